@@ -1,0 +1,214 @@
+//! Diagnostics are data: a stable code, a severity, a message naming every
+//! offender, and where it is. The same input gives the same bytes.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Every diagnostic code planvault emits. The kebab-case spelling is a
+/// public, stable interface: tools match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    // Vault (seed 000).
+    DanglingEdge,
+    CycleWithoutExit,
+    NoStart,
+    MultipleStarts,
+    NoTerminalReachable,
+    AmbiguousLink,
+    BadFrontmatter,
+    Unreachable,
+    EmptyPlan,
+    // PLAN.md (seed 001); `dangling-edge` and `unreachable` are shared.
+    Cycle,
+    UnmetNeed,
+    UnroutableSignal,
+    // Generated plans (seeds 002, 004).
+    MalformedPlan,
+    UnknownTool,
+    ToolNotPermitted,
+    TooManySteps,
+    TooManyDependencies,
+    TooManyReferences,
+    TooManyPreconditions,
+    ArgsTooLarge,
+    DuplicateId,
+    MalformedId,
+    UnknownDependency,
+    SelfDependency,
+    MalformedRef,
+    DanglingRef,
+    UndeclaredRef,
+    ReservedPathSegment,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::DanglingEdge => "dangling-edge",
+            Code::CycleWithoutExit => "cycle-without-exit",
+            Code::NoStart => "no-start",
+            Code::MultipleStarts => "multiple-starts",
+            Code::NoTerminalReachable => "no-terminal-reachable",
+            Code::AmbiguousLink => "ambiguous-link",
+            Code::BadFrontmatter => "bad-frontmatter",
+            Code::Unreachable => "unreachable",
+            Code::EmptyPlan => "empty-plan",
+            Code::Cycle => "cycle",
+            Code::UnmetNeed => "unmet-need",
+            Code::UnroutableSignal => "unroutable-signal",
+            Code::MalformedPlan => "malformed-plan",
+            Code::UnknownTool => "unknown-tool",
+            Code::ToolNotPermitted => "tool-not-permitted",
+            Code::TooManySteps => "too-many-steps",
+            Code::TooManyDependencies => "too-many-dependencies",
+            Code::TooManyReferences => "too-many-references",
+            Code::TooManyPreconditions => "too-many-preconditions",
+            Code::ArgsTooLarge => "args-too-large",
+            Code::DuplicateId => "duplicate-id",
+            Code::MalformedId => "malformed-id",
+            Code::UnknownDependency => "unknown-dependency",
+            Code::SelfDependency => "self-dependency",
+            Code::MalformedRef => "malformed-ref",
+            Code::DanglingRef => "dangling-ref",
+            Code::UndeclaredRef => "undeclared-ref",
+            Code::ReservedPathSegment => "reserved-path-segment",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One finding about a plan. Field order is the JSON order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    /// Vault-relative file (or the plan file's name).
+    pub file: Option<String>,
+    /// 1-based.
+    pub line: Option<u32>,
+    /// 1-based, in characters.
+    pub column: Option<u32>,
+    /// Ids of the nodes involved.
+    pub nodes: Vec<String>,
+    /// PLAN.md: the 1-based item indices involved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<u32>,
+    /// The target a dangling edge or route names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The signal key a channel diagnostic is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            nodes: Vec::new(),
+            items: Vec::new(),
+            target: None,
+            key: None,
+        }
+    }
+
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, message)
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, message)
+    }
+
+    pub fn at(mut self, pos: &crate::SourcePos) -> Self {
+        self.file = Some(pos.file.clone());
+        self.line = Some(pos.line);
+        self.column = Some(pos.column);
+        self
+    }
+
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    pub fn with_nodes<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.nodes = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Compiler-style: `file:line:col: error[code]: message`.
+    pub fn render_human(&self) -> String {
+        let mut out = String::new();
+        if let Some(file) = &self.file {
+            out.push_str(file);
+            if let Some(line) = self.line {
+                out.push_str(&format!(":{line}"));
+                if let Some(col) = self.column {
+                    out.push_str(&format!(":{col}"));
+                }
+            }
+            out.push_str(": ");
+        }
+        out.push_str(&format!("{}[{}]: {}", self.severity.as_str(), self.code, self.message));
+        out
+    }
+}
+
+/// `true` when any diagnostic is an error.
+pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(Diagnostic::is_error)
+}
+
+/// The canonical order for diagnostics that carry positions: by file, line,
+/// column, then code and message, so output never depends on hash order.
+pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (&a.file, a.line, a.column, a.code, &a.message).cmp(&(&b.file, b.line, b.column, b.code, &b.message))
+    });
+}
+
+/// `{"diagnostics": [...]}` as `planvault validate --json` prints it.
+pub fn to_json(diagnostics: &[Diagnostic]) -> String {
+    #[derive(Serialize)]
+    struct Report<'a> {
+        diagnostics: &'a [Diagnostic],
+    }
+    serde_json::to_string_pretty(&Report { diagnostics }).expect("diagnostics serialize")
+}

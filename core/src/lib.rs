@@ -1,0 +1,63 @@
+//! planvault's core: the plan model, the parsers for every plan format, the
+//! validator and the transition engine.
+//!
+//! Invariant: this crate does no I/O. No files, network, clock or randomness;
+//! callers hand in text and carry effects out. It compiles unchanged for
+//! `wasm32-unknown-unknown`.
+
+pub mod diagnostic;
+pub mod generated;
+pub mod model;
+pub mod planmd;
+pub mod vault;
+
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use model::*;
+
+use std::collections::BTreeMap;
+
+/// A plan's text as a caller read it, in one of the formats planvault knows.
+#[derive(Debug, Clone)]
+pub enum PlanSource {
+    /// A vault: vault-relative path (with `.md`, `/`-separated) → note text.
+    /// Callers pass every file; the loader skips what is not a plan note.
+    Vault(BTreeMap<String, String>),
+    /// A PLAN.md checklist; `file` names it in diagnostics.
+    PlanMd { file: String, text: String },
+    /// A generated JSON plan; `file` names it in diagnostics.
+    Generated { file: String, text: String, options: generated::Options },
+}
+
+/// A parsed plan with every diagnostic about it, parse and validation alike.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub plan: Plan,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    pub fn has_errors(&self) -> bool {
+        diagnostic::has_errors(&self.diagnostics)
+    }
+}
+
+/// Parse a plan in any format and validate it: the one entry point the CLI,
+/// the web app, the worker and the npm package share.
+pub fn check(source: &PlanSource) -> Checked {
+    let (plan, mut diagnostics) = match source {
+        PlanSource::Vault(files) => vault::load(files),
+        PlanSource::PlanMd { file, text } => planmd::parse(file, text),
+        PlanSource::Generated { file, text, options } => generated::parse(file, text, options),
+    };
+    diagnostics.extend(validate(&plan));
+    Checked { plan, diagnostics }
+}
+
+/// The graph rules of the plan's own format.
+pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    match plan.format {
+        PlanFormat::Vault => vault::validate(plan),
+        PlanFormat::PlanMd => planmd::validate(plan),
+        PlanFormat::Generated => generated::validate(plan),
+    }
+}

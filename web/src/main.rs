@@ -1,0 +1,2 @@
+//! The browser app (Leptos). Filled in by the web work.
+fn main() {}
