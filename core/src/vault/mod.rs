@@ -1,4 +1,5 @@
 //! Vault format (seed 000): one note per node. Owned by the vault work.
+pub mod edit;
 use crate::{Diagnostic, Plan};
 use std::collections::BTreeMap;
 

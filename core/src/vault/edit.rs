@@ -1,0 +1,610 @@
+//! Surgical edits on one note's text.
+//!
+//! Every function takes the note as it is on disk and returns the new text in
+//! which only the lines the edit is about changed: the byte-order mark, the
+//! line endings (LF or CRLF, per line), unknown frontmatter keys and every
+//! other line survive byte for byte. That is what lets the web app write a
+//! drag on the canvas straight into a note that Obsidian also has open.
+//!
+//! Edges are addressed by the 1-based line of their `## Next` list item (the
+//! line [`crate::Edge::pos`] reports), so the caller never has to re-derive
+//! which of two identical items it meant. An address that no longer points at
+//! an edge item (the note changed underneath) is an [`EditError`], never a
+//! guess.
+
+use thiserror::Error;
+
+/// Why an edit could not be applied to the note as given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EditError {
+    #[error("line {line} is past the end of the note ({lines} lines)")]
+    NoSuchLine { line: u32, lines: u32 },
+    #[error("line {line} is not an edge item under `## Next`")]
+    NotAnEdge { line: u32 },
+    #[error("`{key}` is not a frontmatter knob planvault edits")]
+    UnknownKnob { key: String },
+    #[error("the frontmatter block opened on line 1 is never closed")]
+    UnclosedFrontmatter,
+}
+
+const BOM: &str = "\u{feff}";
+
+/// One line of a note with its terminator kept apart, so edits can rebuild
+/// the line and still end it exactly as before.
+#[derive(Debug, Clone, Copy)]
+struct Line<'a> {
+    /// The line's text without `\n` / `\r\n`.
+    content: &'a str,
+    /// `""` (last line without newline), `"\n"` or `"\r\n"`.
+    ending: &'a str,
+}
+
+/// A note split into its byte-order mark and lines.
+struct Note<'a> {
+    bom: &'a str,
+    lines: Vec<Line<'a>>,
+}
+
+impl<'a> Note<'a> {
+    fn parse(text: &'a str) -> Note<'a> {
+        let (bom, rest) = match text.strip_prefix(BOM) {
+            Some(rest) => (BOM, rest),
+            None => ("", text),
+        };
+        let lines = rest
+            .split_inclusive('\n')
+            .map(|raw| {
+                if let Some(content) = raw.strip_suffix("\r\n") {
+                    Line { content, ending: "\r\n" }
+                } else if let Some(content) = raw.strip_suffix('\n') {
+                    Line { content, ending: "\n" }
+                } else {
+                    Line { content: raw, ending: "" }
+                }
+            })
+            .collect();
+        Note { bom, lines }
+    }
+
+    /// The line ending new lines get: the note's first one, LF for a note
+    /// that has none yet.
+    fn newline(&self) -> &'static str {
+        match self.lines.iter().find(|l| !l.ending.is_empty()) {
+            Some(l) if l.ending == "\r\n" => "\r\n",
+            _ => "\n",
+        }
+    }
+
+    /// `(first, closing)` 0-based line indices of the frontmatter fences.
+    fn frontmatter(&self) -> Result<Option<(usize, usize)>, EditError> {
+        match self.lines.first() {
+            Some(first) if first.content.trim_end() == "---" => {}
+            _ => return Ok(None),
+        }
+        self.lines
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, l)| matches!(l.content.trim_end(), "---" | "..."))
+            .map(|(i, _)| Some((0, i)))
+            .ok_or(EditError::UnclosedFrontmatter)
+    }
+
+    /// 0-based index of the first line after the frontmatter.
+    fn body_start(&self) -> usize {
+        match self.frontmatter() {
+            Ok(Some((_, close))) => close + 1,
+            _ => 0,
+        }
+    }
+
+    /// The `## Next` section: the heading's index and the index one past its
+    /// last line (the next heading of level 1 or 2, or the end).
+    fn next_section(&self) -> Option<(usize, usize)> {
+        let mut fence = Fence::default();
+        let mut heading = None;
+        for (i, line) in self.lines.iter().enumerate().skip(self.body_start()) {
+            if fence.step(line.content) {
+                continue;
+            }
+            let Some((level, title)) = atx_heading(line.content) else { continue };
+            match heading {
+                None if level == 2 && title.eq_ignore_ascii_case("next") => heading = Some(i),
+                Some(start) if level <= 2 => return Some((start, i)),
+                _ => {}
+            }
+        }
+        heading.map(|start| (start, self.lines.len()))
+    }
+
+    /// 0-based index of the edge item on 1-based `line`.
+    fn edge_line(&self, line: u32) -> Result<usize, EditError> {
+        let index = self.index_of(line)?;
+        let in_section = self.next_section().is_some_and(|(head, end)| index > head && index < end);
+        if in_section && EdgeItem::parse(self.lines[index].content).is_some() {
+            Ok(index)
+        } else {
+            Err(EditError::NotAnEdge { line })
+        }
+    }
+
+    fn index_of(&self, line: u32) -> Result<usize, EditError> {
+        let lines = self.lines.len() as u32;
+        if line == 0 || line > lines {
+            return Err(EditError::NoSuchLine { line, lines });
+        }
+        Ok(line as usize - 1)
+    }
+
+    /// The note with lines replaced (`Some`: the new text, its line ending
+    /// included; `None`: removed) and text inserted before a line index.
+    fn render(&self, replaced: &[(usize, Option<String>)], inserted: &[(usize, String)]) -> String {
+        let mut out = String::with_capacity(self.lines.iter().map(|l| l.content.len() + 2).sum::<usize>() + 64);
+        out.push_str(self.bom);
+        for (i, line) in self.lines.iter().enumerate() {
+            for (_, text) in inserted.iter().filter(|(at, _)| *at == i) {
+                out.push_str(text);
+            }
+            match replaced.iter().find(|(at, _)| *at == i) {
+                Some((_, Some(text))) => out.push_str(text),
+                Some((_, None)) => {}
+                None => {
+                    out.push_str(line.content);
+                    out.push_str(line.ending);
+                }
+            }
+        }
+        for (_, text) in inserted.iter().filter(|(at, _)| *at >= self.lines.len()) {
+            out.push_str(text);
+        }
+        out
+    }
+}
+
+/// Tracks fenced code blocks, in which `#` lines are not headings and
+/// wikilinks are not links.
+#[derive(Default)]
+struct Fence {
+    open: Option<(char, usize)>,
+}
+
+impl Fence {
+    /// Feeds one line; `true` when the line belongs to a fence (including
+    /// the fence lines themselves).
+    fn step(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = marker.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
+        match (self.open, marker) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => {
+                self.open = Some((c, run));
+                true
+            }
+            (Some((c, n)), Some(m)) if m == c && run >= n && indent <= 3 && trimmed[run..].trim().is_empty() => {
+                self.open = None;
+                true
+            }
+            (Some(_), _) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// `(level, title)` of an ATX heading line.
+fn atx_heading(line: &str) -> Option<(usize, &str)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let level = trimmed.chars().take_while(|c| *c == '#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &trimmed[level..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let title = rest.trim();
+    // A closing sequence of `#`s is not part of the title.
+    let title = match title.trim_end_matches('#') {
+        t if t.len() < title.len() && (t.is_empty() || t.ends_with([' ', '\t'])) => t.trim_end(),
+        _ => title,
+    };
+    Some((level, title))
+}
+
+/// A `## Next` list item, split into the parts an edit keeps or replaces.
+/// Byte offsets into the line's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EdgeItem {
+    /// Indentation, marker and the spaces after it: `"- "`.
+    prefix_end: usize,
+    /// The label text (empty for `- [[t]]`), trimmed.
+    label: (usize, usize),
+    /// The arrow as written (`->`, `=>`, `→`), when there is one.
+    arrow: Option<(usize, usize)>,
+    /// The whole `[[...]]`.
+    link: (usize, usize),
+}
+
+const ARROWS: [&str; 3] = ["->", "=>", "→"];
+
+impl EdgeItem {
+    fn parse(line: &str) -> Option<EdgeItem> {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let mut chars = trimmed.chars();
+        if !matches!(chars.next(), Some('-' | '*' | '+')) {
+            return None;
+        }
+        let after_marker = &trimmed[1..];
+        if !(after_marker.starts_with([' ', '\t'])) {
+            return None;
+        }
+        let prefix_end = indent + 1 + (after_marker.len() - after_marker.trim_start().len());
+        let link_start = line[prefix_end..].find("[[")? + prefix_end;
+        let link_end = line[link_start..].find("]]")? + link_start + 2;
+        let head = &line[prefix_end..link_start];
+        let arrow = ARROWS
+            .iter()
+            .filter_map(|a| head.rfind(a).map(|at| (prefix_end + at, prefix_end + at + a.len())))
+            .max_by_key(|(start, _)| *start);
+        let label_region = match arrow {
+            Some((start, _)) => (prefix_end, start),
+            None => (prefix_end, link_start),
+        };
+        let raw = &line[label_region.0..label_region.1];
+        let lead = raw.len() - raw.trim_start().len();
+        let label = (label_region.0 + lead, label_region.0 + lead + raw.trim().len());
+        Some(EdgeItem { prefix_end, label, arrow, link: (link_start, link_end) })
+    }
+}
+
+/// Builds the text of a new edge item: `- label -> [[target]]`, or
+/// `- [[target]]` for an empty label.
+pub fn edge_item(label: &str, target: &str) -> String {
+    let label = label.trim();
+    if label.is_empty() {
+        format!("- [[{target}]]")
+    } else {
+        format!("- {label} -> [[{target}]]")
+    }
+}
+
+/// Appends the edge `- label -> [[target]]` as the last item under `## Next`,
+/// adding the heading at the end of the note when it has none. An empty label
+/// writes the unconditional `- [[target]]`. Returns the new text and the
+/// 1-based line of the new item.
+pub fn append_edge(text: &str, label: &str, target: &str) -> (String, u32) {
+    let note = Note::parse(text);
+    let nl = note.newline();
+    let item = edge_item(label, target);
+    match note.next_section() {
+        Some((head, end)) => {
+            // After the section's last non-blank line, so blank lines that
+            // separate it from what follows stay where they are.
+            let last = (head..end).rev().find(|&i| !note.lines[i].content.trim().is_empty()).unwrap_or(head);
+            let at = last + 1;
+            let mut inserted = String::new();
+            let mut replaced = Vec::new();
+            if note.lines[last].ending.is_empty() {
+                // The item goes after a last line without a newline: end that
+                // line first, and leave the file without a final newline as it was.
+                replaced.push((last, Some(format!("{}{nl}", note.lines[last].content))));
+                inserted.push_str(&item);
+            } else {
+                inserted.push_str(&item);
+                inserted.push_str(nl);
+            }
+            (note.render(&replaced, &[(at, inserted)]), at as u32 + 1)
+        }
+        None => {
+            let mut out = String::with_capacity(text.len() + item.len() + 16);
+            out.push_str(text);
+            let mut line = note.lines.len() as u32;
+            match note.lines.last() {
+                None => {}
+                Some(last) if last.ending.is_empty() => {
+                    out.push_str(nl);
+                    out.push_str(nl);
+                    line += 1;
+                }
+                Some(last) if !last.content.trim().is_empty() => {
+                    out.push_str(nl);
+                    line += 1;
+                }
+                Some(_) => {}
+            }
+            out.push_str("## Next");
+            out.push_str(nl);
+            out.push_str(&item);
+            out.push_str(nl);
+            (out, line + 2)
+        }
+    }
+}
+
+/// Removes the edge item on 1-based `line`, terminator included.
+pub fn remove_edge(text: &str, line: u32) -> Result<String, EditError> {
+    let note = Note::parse(text);
+    let index = note.edge_line(line)?;
+    let mut replaced = vec![(index, None)];
+    // Removing a last line without a newline would leave the line before it
+    // ending in one the file did not have; drop that newline too.
+    if note.lines[index].ending.is_empty() && index > 0 {
+        replaced.push((index - 1, Some(note.lines[index - 1].content.to_string())));
+    }
+    Ok(note.render(&replaced, &[]))
+}
+
+/// Points the edge item on 1-based `line` at `target`, keeping its marker,
+/// label and arrow. The link becomes `[[target]]` (an alias or heading
+/// belonged to the old target).
+pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, EditError> {
+    let note = Note::parse(text);
+    let index = note.edge_line(line)?;
+    let content = note.lines[index].content;
+    let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
+    let new = format!("{}[[{target}]]{}{}", &content[..item.link.0], &content[item.link.1..], note.lines[index].ending);
+    Ok(note.render(&[(index, Some(new))], &[]))
+}
+
+/// Sets the label of the edge item on 1-based `line`: an empty label makes it
+/// unconditional (`- [[t]]`); the item's marker, arrow style and link stay.
+pub fn relabel_edge(text: &str, line: u32, label: &str) -> Result<String, EditError> {
+    let note = Note::parse(text);
+    let index = note.edge_line(line)?;
+    let content = note.lines[index].content;
+    let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
+    let label = label.trim();
+    let prefix = &content[..item.prefix_end];
+    let from_link = &content[item.link.0..];
+    let ending = note.lines[index].ending;
+    let new = if label.is_empty() {
+        format!("{prefix}{from_link}{ending}")
+    } else {
+        let arrow = item.arrow.map_or("->", |(s, e)| &content[s..e]);
+        format!("{prefix}{label} {arrow} {from_link}{ending}")
+    };
+    Ok(note.render(&[(index, Some(new))], &[]))
+}
+
+/// A frontmatter knob's new value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KnobValue {
+    /// Written as a plain scalar, quoted when YAML would read it otherwise.
+    Text(String),
+    Number(u32),
+    /// Written in flow style: `[a, b]`.
+    List(Vec<String>),
+}
+
+/// The knobs the editor may set; every other key is left to the user.
+pub const KNOBS: [&str; 5] = ["type", "status", "tools", "role", "max_visits"];
+
+/// Sets (`Some`) or removes (`None`) a frontmatter knob. Only the knob's own
+/// lines change (a block list under it included); a note without frontmatter
+/// gets a block at the top, after any byte-order mark.
+pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String, EditError> {
+    if !KNOBS.contains(&key) {
+        return Err(EditError::UnknownKnob { key: key.to_string() });
+    }
+    let note = Note::parse(text);
+    let nl = note.newline();
+    let rendered = value.map(|v| format!("{key}: {}", yaml_value(v)));
+    let with_ending = |line: &str, at: usize| format!("{line}{}", if note.lines[at].ending.is_empty() { nl } else { note.lines[at].ending });
+    let Some((open, close)) = note.frontmatter()? else {
+        let Some(line) = rendered else { return Ok(text.to_string()) };
+        let block = format!("---{nl}{line}{nl}---{nl}");
+        return Ok(note.render(&[], &[(0, block)]));
+    };
+    let found = (open + 1..close).find(|&i| top_level_key(note.lines[i].content) == Some(key));
+    match (found, rendered) {
+        (Some(at), rendered) => {
+            // The key's value may continue on indented lines (a block list).
+            let end = (at + 1..close)
+                .find(|&i| {
+                    let c = note.lines[i].content;
+                    !(c.starts_with([' ', '\t']) || c.trim_start().starts_with("- ") || c.trim().is_empty())
+                })
+                .unwrap_or(close);
+            // Trailing blank lines inside the block belong to no key.
+            let end = (at + 1..end).rev().find(|&i| !note.lines[i].content.trim().is_empty()).map_or(at + 1, |i| i + 1);
+            let mut replaced: Vec<(usize, Option<String>)> = vec![(at, rendered.map(|l| with_ending(&l, at)))];
+            replaced.extend((at + 1..end).map(|i| (i, None)));
+            Ok(note.render(&replaced, &[]))
+        }
+        (None, Some(line)) => Ok(note.render(&[], &[(close, with_ending(&line, close))])),
+        (None, None) => Ok(text.to_string()),
+    }
+}
+
+fn top_level_key(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t', '#', '-']) {
+        return None;
+    }
+    let (key, _) = line.split_once(':')?;
+    let key = key.trim_end();
+    let key = key.strip_prefix(['"', '\'']).and_then(|k| k.strip_suffix(['"', '\''])).unwrap_or(key);
+    Some(key)
+}
+
+fn yaml_value(value: &KnobValue) -> String {
+    match value {
+        KnobValue::Number(n) => n.to_string(),
+        KnobValue::Text(t) => yaml_scalar(t),
+        KnobValue::List(items) => {
+            let items: Vec<String> = items.iter().map(|t| yaml_scalar(t)).collect();
+            format!("[{}]", items.join(", "))
+        }
+    }
+}
+
+/// A plain scalar when YAML reads it back as the same string, else a
+/// double-quoted one.
+fn yaml_scalar(text: &str) -> String {
+    let reserved = matches!(
+        text.to_ascii_lowercase().as_str(),
+        "" | "~" | "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+    );
+    let numeric = text.parse::<f64>().is_ok() || text.starts_with(['0', '+', '.']);
+    let special = text.starts_with([
+        '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', ' ',
+    ]) || text.ends_with(' ')
+        || text.contains(": ")
+        || text.contains(" #")
+        || text.contains([',', '[', ']', '{', '}', '\n', '\r', '\t'])
+        || text.ends_with(':');
+    if reserved || numeric || special {
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r")
+            .replace('\t', "\\t");
+        format!("\"{escaped}\"")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The note's body: everything after the frontmatter block (the whole text,
+/// less a byte-order mark, when there is none).
+pub fn body(text: &str) -> &str {
+    let note = Note::parse(text);
+    let start = note.body_start();
+    let offset: usize = note.bom.len() + note.lines[..start].iter().map(|l| l.content.len() + l.ending.len()).sum::<usize>();
+    &text[offset..]
+}
+
+/// Replaces everything after the frontmatter with `body`. The frontmatter and
+/// byte-order mark stay byte-identical; the new body's newlines follow the
+/// note's line-ending style, so a textarea's LF never mixes into a CRLF note.
+pub fn replace_body(text: &str, body: &str) -> String {
+    let note = Note::parse(text);
+    let nl = note.newline();
+    let head_len = text.len() - self::body(text).len();
+    let mut out = String::with_capacity(head_len + body.len() + 16);
+    out.push_str(&text[..head_len]);
+    if head_len > note.bom.len() && !out.ends_with('\n') && !body.is_empty() {
+        // A closing `---` without a newline must not run into the body.
+        out.push_str(nl);
+    }
+    let normalised = body.replace("\r\n", "\n");
+    if nl == "\r\n" {
+        out.push_str(&normalised.replace('\n', "\r\n"));
+    } else {
+        out.push_str(&normalised);
+    }
+    out
+}
+
+/// Rewrites every link to the note `old_id` (vault-relative, no `.md`) so it
+/// points at `new_id`, the way Obsidian does on rename: a link written by
+/// basename gets the new basename, a link written as a path gets the new
+/// path; aliases (`|a`), headings and blocks (`#h`, `#^b`), embeds (`![[`)
+/// and a `.md` suffix are kept. Links inside fenced code are left alone.
+/// Returns `None` when no link changed.
+pub fn rename_links(text: &str, old_id: &str, new_id: &str) -> Option<String> {
+    let note = Note::parse(text);
+    let old_base = basename(old_id);
+    let new_base = basename(new_id);
+    let mut fence = Fence::default();
+    let mut replaced = Vec::new();
+    for (i, line) in note.lines.iter().enumerate() {
+        if fence.step(line.content) {
+            continue;
+        }
+        if let Some(new) = rename_in_line(line.content, old_id, old_base, new_id, new_base) {
+            replaced.push((i, Some(format!("{new}{}", line.ending))));
+        }
+    }
+    (!replaced.is_empty()).then(|| note.render(&replaced, &[]))
+}
+
+fn basename(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+fn rename_in_line(line: &str, old_id: &str, old_base: &str, new_id: &str, new_base: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = line;
+    let mut changed = false;
+    while let Some(open) = rest.find("[[") {
+        let Some(close) = rest[open + 2..].find("]]") else { break };
+        let inner = &rest[open + 2..open + 2 + close];
+        out.push_str(&rest[..open + 2]);
+        let target_end = inner.find(['|', '#']).unwrap_or(inner.len());
+        let target = &inner[..target_end];
+        let (stem, suffix) = match target.len().checked_sub(3).filter(|&at| target.is_char_boundary(at)) {
+            Some(at) if target[at..].eq_ignore_ascii_case(".md") => (&target[..at], &target[at..]),
+            _ => (target, ""),
+        };
+        let stem_trimmed = stem.trim();
+        let replacement = if stem_trimmed.contains('/') {
+            stem_trimmed.trim_start_matches('/').eq_ignore_ascii_case(old_id).then_some(new_id)
+        } else {
+            stem_trimmed.eq_ignore_ascii_case(old_base).then_some(new_base)
+        };
+        match replacement {
+            Some(new) => {
+                changed = true;
+                out.push_str(new);
+                out.push_str(suffix);
+                out.push_str(&inner[target_end..]);
+            }
+            None => out.push_str(inner),
+        }
+        out.push_str("]]");
+        rest = &rest[open + 2 + close + 2..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// The text of a new note: frontmatter with its type and status, the title
+/// as the first heading, room for the work description and an empty `## Next`.
+pub fn new_note(title: &str, kind: crate::NodeKind) -> String {
+    let kind = match kind {
+        crate::NodeKind::Start => "start",
+        _ => "step",
+    };
+    let title = title.trim();
+    format!("---\ntype: {kind}\nstatus: pending\n---\n# {title}\n\nDescribe the work of this step.\n\n## Next\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heading_forms() {
+        assert_eq!(atx_heading("## Next"), Some((2, "Next")));
+        assert_eq!(atx_heading("##   Next ##"), Some((2, "Next")));
+        assert_eq!(atx_heading("##Next"), None);
+        assert_eq!(atx_heading("    ## Next"), None);
+        assert_eq!(atx_heading("# C#"), Some((1, "C#")));
+    }
+
+    #[test]
+    fn edge_item_parts() {
+        let line = "  * needs revision => [[draft|the draft]] (again)";
+        let item = EdgeItem::parse(line).unwrap();
+        assert_eq!(&line[..item.prefix_end], "  * ");
+        assert_eq!(&line[item.label.0..item.label.1], "needs revision");
+        assert_eq!(&line[item.arrow.unwrap().0..item.arrow.unwrap().1], "=>");
+        assert_eq!(&line[item.link.0..item.link.1], "[[draft|the draft]]");
+        assert!(EdgeItem::parse("-[[x]]").is_none());
+        assert!(EdgeItem::parse("- no link").is_none());
+    }
+
+    #[test]
+    fn yaml_scalars_round_trip_as_strings() {
+        assert_eq!(yaml_scalar("review"), "review");
+        assert_eq!(yaml_scalar("yes"), "\"yes\"");
+        assert_eq!(yaml_scalar("012"), "\"012\"");
+        assert_eq!(yaml_scalar("a: b"), "\"a: b\"");
+        assert_eq!(yaml_scalar("say \"hi\", then"), "\"say \\\"hi\\\", then\"");
+    }
+}
