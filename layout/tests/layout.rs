@@ -1,0 +1,135 @@
+//! Layout invariants on hand-made plans and on random graphs.
+
+use planvault_layout::{crossings, layout, Graph, Options, Point};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
+    Graph { node_count: n, edges: edges.to_vec(), start, pinned: HashMap::new() }
+}
+
+#[test]
+fn draft_review_send_reads_top_down_with_one_loop_back() {
+    // draft -> review; review -approved-> send; review -needs revision-> draft
+    let g = graph(3, &[(0, 1), (1, 2), (1, 0)], Some(0));
+    let l = layout(&g, &Options::default());
+    assert_eq!(l.layers, vec![0, 1, 2]);
+    assert!(l.nodes[0].y < l.nodes[1].y && l.nodes[1].y < l.nodes[2].y);
+    assert_eq!(l.routes.iter().map(|r| r.back).collect::<Vec<_>>(), vec![false, false, true]);
+}
+
+#[test]
+fn self_loops_are_marked_and_have_no_bends() {
+    let l = layout(&graph(2, &[(0, 1), (1, 1)], Some(0)), &Options::default());
+    assert!(l.routes[1].self_loop);
+    assert!(l.routes[1].bends.is_empty());
+}
+
+#[test]
+fn long_edge_bends_once_per_crossed_layer() {
+    let l = layout(&graph(4, &[(0, 1), (1, 2), (2, 3), (0, 3)], Some(0)), &Options::default());
+    let bends = &l.routes[3].bends;
+    assert_eq!(bends.len(), 2);
+    assert!(bends[0].y > l.nodes[0].y + l.nodes[0].height && bends[1].y < l.nodes[3].y);
+    // Going down: the first bend is above the second.
+    assert!(bends[0].y < bends[1].y);
+}
+
+#[test]
+fn back_edge_bends_run_from_source_to_target() {
+    let l = layout(&graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0)], Some(0)), &Options::default());
+    let route = &l.routes[3];
+    assert!(route.back);
+    assert_eq!(route.bends.len(), 2);
+    assert!(route.bends[0].y > route.bends[1].y, "a back edge climbs: {:?}", route.bends);
+}
+
+#[test]
+fn pinned_nodes_stay_put_and_their_edges_go_straight() {
+    let mut g = graph(4, &[(0, 1), (1, 2), (2, 3), (0, 3)], Some(0));
+    g.pinned.insert(3, Point { x: -500.0, y: 12.5 });
+    let l = layout(&g, &Options::default());
+    assert_eq!((l.nodes[3].x, l.nodes[3].y), (-500.0, 12.5));
+    assert!(l.routes[3].bends.is_empty() && l.routes[2].bends.is_empty());
+    assert_eq!(l.bounds.x, -500.0);
+}
+
+#[test]
+fn dangling_edges_get_an_empty_route() {
+    let l = layout(&graph(2, &[(0, 1), (1, 7)], Some(0)), &Options::default());
+    assert_eq!(l.routes.len(), 2);
+    assert_eq!(l.routes[1], Default::default());
+}
+
+#[test]
+fn empty_graph() {
+    let l = layout(&graph(0, &[], None), &Options::default());
+    assert!(l.nodes.is_empty());
+    assert_eq!(l.bounds, Default::default());
+}
+
+#[test]
+fn crossing_reduction_untangles_a_ladder() {
+    // Two parallel chains whose rungs are listed crosswise.
+    let edges = [(0, 2), (0, 1), (1, 3), (2, 4), (3, 5), (4, 6), (1, 4), (2, 3)];
+    let g = graph(7, &edges, Some(0));
+    let mut no_sweeps = Options::default();
+    no_sweeps.sweeps = 0;
+    assert!(crossings(&g, &Options::default()) <= crossings(&g, &no_sweeps));
+}
+
+#[test]
+fn big_plans_lay_out_without_recursion() {
+    let n = 20_000;
+    let mut edges: Vec<(usize, usize)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+    edges.push((n - 1, 0));
+    let l = layout(&graph(n, &edges, Some(0)), &Options::default());
+    assert_eq!(l.layers[n - 1], n - 1);
+    // The loop back spans more than `max_dummy_span` layers: drawn direct.
+    assert!(l.routes[n - 1].back && l.routes[n - 1].bends.is_empty());
+}
+
+fn arb_graph() -> impl Strategy<Value = Graph> {
+    (1usize..40).prop_flat_map(|n| {
+        (proptest::collection::vec((0..n, 0..n), 0..n * 3), proptest::option::of(0..n))
+            .prop_map(move |(edges, start)| graph(n, &edges, start))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn every_forward_edge_points_down_and_boxes_never_overlap(g in arb_graph()) {
+        let options = Options::default();
+        let l = layout(&g, &options);
+        prop_assert_eq!(l.nodes.len(), g.node_count);
+        prop_assert_eq!(l.routes.len(), g.edges.len());
+        for (&(a, b), route) in g.edges.iter().zip(&l.routes) {
+            if a == b {
+                prop_assert!(route.self_loop);
+            } else if route.back {
+                prop_assert!(l.layers[b] < l.layers[a]);
+                prop_assert_eq!(route.bends.len(), l.layers[a] - l.layers[b] - 1);
+            } else {
+                prop_assert!(l.layers[a] < l.layers[b]);
+                prop_assert_eq!(route.bends.len(), l.layers[b] - l.layers[a] - 1);
+            }
+        }
+        if let Some(s) = g.start {
+            prop_assert_eq!(l.layers[s], 0);
+        }
+        for i in 0..l.nodes.len() {
+            for j in i + 1..l.nodes.len() {
+                let (a, b) = (l.nodes[i], l.nodes[j]);
+                let apart = a.x + a.width + options.node_gap - 1e-6 <= b.x
+                    || b.x + b.width + options.node_gap - 1e-6 <= a.x
+                    || a.y + a.height <= b.y
+                    || b.y + b.height <= a.y;
+                prop_assert!(apart, "nodes {} and {} overlap: {:?} {:?}", i, j, a, b);
+            }
+        }
+        // Same input, same drawing.
+        prop_assert_eq!(layout(&g, &options), l);
+    }
+}
