@@ -19,6 +19,7 @@ pub enum Code {
     BadFrontmatter,
     Unreachable,
     EmptyPlan,
+    MalformedEdge,
     // PLAN.md (seed 001); `dangling-edge` and `unreachable` are shared.
     Cycle,
     UnmetNeed,
@@ -54,6 +55,7 @@ impl Code {
             Code::BadFrontmatter => "bad-frontmatter",
             Code::Unreachable => "unreachable",
             Code::EmptyPlan => "empty-plan",
+            Code::MalformedEdge => "malformed-edge",
             Code::Cycle => "cycle",
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",

@@ -1,12 +1,100 @@
-//! Vault format (seed 000): one note per node. Owned by the vault work.
+//! Vault format (seed 000): a folder of markdown notes, one per node.
+//!
+//! `load` reads an in-memory map of vault-relative path → note text (the
+//! callers do the I/O) into the shared [`Plan`] model; `validate` applies the
+//! vault's graph rules. Writing goes through `update_status` (surgical, for a
+//! note on disk) and `save_plan` (whole notes, for an in-memory plan).
+
+mod document;
 pub mod edit;
-use crate::{Diagnostic, Plan};
+pub mod frontmatter;
+pub mod links;
+pub mod next;
+pub mod note;
+mod text;
+mod validate;
+mod write;
+
+pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
+pub use validate::{find_start, validate, StartRule};
+pub use write::{render_note, save_plan, update_status};
+
+use crate::diagnostic::sort_by_position;
+use crate::{Diagnostic, Edge, Plan, PlanFormat};
+use links::{LinkIndex, Resolution};
+use note::{parse_note, DeclaredEdge};
 use std::collections::BTreeMap;
 
-pub fn load(_files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
-    todo!("vault loader")
+/// The folder a run writes its trace into; never part of the plan.
+pub const TRACE_FOLDER: &str = "00_plan-trace";
+
+/// Whether a vault path is a plan note: a `.md` file outside dot-folders and
+/// the run's trace folder.
+pub fn is_plan_note(path: &str) -> bool {
+    let is_markdown =
+        path.len() > 3 && path.is_char_boundary(path.len() - 3) && path[path.len() - 3..].eq_ignore_ascii_case(".md");
+    is_markdown && !path.split('/').any(|part| part.starts_with('.')) && path.split('/').next() != Some(TRACE_FOLDER)
 }
 
-pub fn validate(_plan: &Plan) -> Vec<Diagnostic> {
-    todo!("vault validator")
+/// A note's node id: its path without `.md`.
+pub fn node_id(path: &str) -> &str {
+    &path[..path.len() - 3]
+}
+
+/// Read a vault into a plan. Every note becomes a node, however broken; the
+/// diagnostics say what was wrong (sorted by position). Link problems are
+/// left to [`validate`], which sees the same unresolved edges.
+pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
+    let mut plan = Plan::new(PlanFormat::Vault);
+    let mut diagnostics = Vec::new();
+    let mut declared: Vec<(usize, DeclaredEdge)> = Vec::new();
+    for (path, text) in files.iter().filter(|(path, _)| is_plan_note(path)) {
+        let parsed = parse_note(path, node_id(path), text, &mut diagnostics);
+        let from = plan.nodes.len();
+        plan.nodes.push(parsed.node);
+        declared.extend(parsed.edges.into_iter().map(|e| (from, e)));
+    }
+    plan.edges = resolve_edges(&plan, declared);
+    plan.start = match find_start(&plan) {
+        StartRule::Found(start) => Some(start),
+        _ => None,
+    };
+    sort_by_position(&mut diagnostics);
+    (plan, diagnostics)
+}
+
+/// Turn declared edges into model edges, resolving each link Obsidian-style.
+pub(crate) fn resolve_edges(plan: &Plan, declared: Vec<(usize, DeclaredEdge)>) -> Vec<Edge> {
+    let index = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+    declared
+        .into_iter()
+        .map(|(from, e)| Edge {
+            from,
+            to: match index.resolve(&e.target, from) {
+                Resolution::Found(to) => Some(to),
+                Resolution::Missing | Resolution::Ambiguous(_) => None,
+            },
+            target: e.target,
+            label: e.label,
+            kind: e.kind,
+            pos: Some(e.pos),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_what_is_not_a_plan_note() {
+        assert!(is_plan_note("draft.md"));
+        assert!(is_plan_note("sub/Draft.MD"));
+        assert!(!is_plan_note("00_plan-trace/trace.md"));
+        assert!(!is_plan_note(".obsidian/x.md"));
+        assert!(!is_plan_note("a/.git/x.md"));
+        assert!(!is_plan_note("image.png"));
+        assert!(!is_plan_note(".md"));
+        assert!(is_plan_note("sub/00_plan-trace/x.md"));
+    }
 }

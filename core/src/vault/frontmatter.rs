@@ -1,0 +1,451 @@
+//! A note's YAML frontmatter: where the block is, its top-level entries as
+//! written, and the execution knobs read from it.
+//!
+//! Dialect: YAML 1.2 as `yaml_serde` reads it (`yes` is a string, and so is
+//! `012`: never octal). Only a block that opens on the file's first line counts,
+//! as in Obsidian. The block is split into top-level entries by text first, so
+//! every diagnostic names the key's own line and unknown keys can be carried
+//! back byte for byte; the values themselves come from the YAML parser.
+
+use super::text::{chomp, lines_with_offsets};
+use crate::{Code, Diagnostic, NodeKind, Status, DEFAULT_MAX_VISITS};
+use yaml_serde::Value;
+
+/// A closed `---` … `---` block at the top of a note.
+#[derive(Debug, Clone, Copy)]
+pub struct Block<'a> {
+    /// The YAML between the fences.
+    pub yaml: &'a str,
+    /// Byte offset of `yaml` in the (BOM-less) note text.
+    pub yaml_offset: usize,
+    /// Byte offset where the closing fence line starts.
+    pub close_offset: usize,
+    /// Byte offset where the note body starts (after the closing fence line).
+    pub body_offset: usize,
+}
+
+/// How a note begins.
+#[derive(Debug, Clone, Copy)]
+pub enum Split<'a> {
+    /// No frontmatter: the body is the whole text.
+    Absent,
+    Closed(Block<'a>),
+    /// An opening fence with no closing one: reported, and the text after the
+    /// opening line is read as the body.
+    Unclosed {
+        body_offset: usize,
+    },
+}
+
+fn is_fence(line: &str) -> bool {
+    chomp(line).trim_end() == "---"
+}
+
+/// Find the frontmatter block of a BOM-less note text.
+pub fn split(text: &str) -> Split<'_> {
+    let mut lines = lines_with_offsets(text);
+    match lines.next() {
+        Some((_, first)) if is_fence(first) => {}
+        _ => return Split::Absent,
+    }
+    let yaml_offset = text.find('\n').map_or(text.len(), |i| i + 1);
+    for (offset, line) in lines {
+        if is_fence(line) {
+            let body_offset = (offset + line.len() + 1).min(text.len());
+            return Split::Closed(Block {
+                yaml: &text[yaml_offset..offset],
+                yaml_offset,
+                close_offset: offset,
+                body_offset,
+            });
+        }
+    }
+    Split::Unclosed { body_offset: yaml_offset }
+}
+
+/// One top-level `key: value` entry as written, with its continuation lines.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    pub key: String,
+    /// The entry's text from its key to its last non-blank line.
+    pub raw: &'a str,
+    /// Byte offset of the entry in the YAML text.
+    pub offset: usize,
+    /// 0-based line of the key within the YAML text.
+    pub line: u32,
+    /// 1-based character column where the value starts on the key line (the
+    /// key's column when the value sits on the following lines).
+    pub value_column: u32,
+    /// The value as written on the key line, comment excluded.
+    pub inline_value: &'a str,
+    /// Byte offset of `inline_value` in the YAML text.
+    pub value_offset: usize,
+}
+
+/// The key a top-level line starts, and the byte length of `key:`; `None`
+/// for continuation lines, comments and blank lines.
+fn entry_key(line: &str) -> Option<(String, usize)> {
+    let first = line.chars().next()?;
+    if matches!(first, ' ' | '\t' | '#' | '-' | '}' | ']' | '?' | '\r') {
+        return None;
+    }
+    if first == '"' || first == '\'' {
+        let close = line[1..].find(first)? + 1;
+        let rest = &line[close + 1..];
+        let after = rest.strip_prefix(':')?;
+        if !(after.is_empty() || after.starts_with([' ', '\t', '\r'])) {
+            return None;
+        }
+        return Some((line[1..close].to_string(), close + 2));
+    }
+    let bytes = line.as_bytes();
+    let colon = (0..bytes.len())
+        .find(|&i| bytes[i] == b':' && (i + 1 == bytes.len() || matches!(bytes[i + 1], b' ' | b'\t' | b'\r')))?;
+    Some((line[..colon].trim_end().to_string(), colon + 1))
+}
+
+/// Split the YAML text into its top-level entries, in file order.
+pub fn entries(yaml: &str) -> Vec<Entry<'_>> {
+    let mut found: Vec<Entry<'_>> = Vec::new();
+    // End of the last non-blank, non-comment line of the open entry.
+    let mut open_end = 0;
+    for (index, (offset, line)) in lines_with_offsets(yaml).enumerate() {
+        let content = chomp(line);
+        if let Some((key, key_len)) = entry_key(content) {
+            if let Some(last) = found.last_mut() {
+                last.raw = &yaml[last.offset..open_end];
+            }
+            let after = &content[key_len..];
+            let value_start = key_len + (after.len() - after.trim_start().len());
+            let inline = strip_comment(&content[value_start..]);
+            let value_column = if inline.is_empty() { 1 } else { content[..value_start].chars().count() as u32 + 1 };
+            found.push(Entry {
+                key,
+                raw: "",
+                offset,
+                line: index as u32,
+                value_column,
+                inline_value: inline,
+                value_offset: offset + value_start,
+            });
+            open_end = offset + content.len();
+        } else if !content.trim().is_empty() && !content.trim_start().starts_with('#') {
+            open_end = offset + content.len();
+        }
+    }
+    if let Some(last) = found.last_mut() {
+        last.raw = &yaml[last.offset..open_end];
+    }
+    found
+}
+
+/// A plain value without its trailing ` # comment`.
+fn strip_comment(value: &str) -> &str {
+    if let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        return match value[1..].find(quote) {
+            Some(close) => &value[..close + 2],
+            None => value.trim_end(),
+        };
+    }
+    match value.find(" #").or_else(|| value.find("\t#")) {
+        Some(i) => value[..i].trim_end(),
+        None if value.starts_with('#') => "",
+        None => value.trim_end(),
+    }
+}
+
+/// The execution knobs of one note (seed 000), defaults filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knobs {
+    pub kind: NodeKind,
+    pub status: Status,
+    pub tools: Vec<String>,
+    pub role: Option<String>,
+    pub max_visits: u32,
+    /// Keys planvault does not interpret, with their raw entry text.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            kind: NodeKind::Step,
+            status: Status::Pending,
+            tools: Vec::new(),
+            role: None,
+            max_visits: DEFAULT_MAX_VISITS,
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// The keys planvault reads; every other key is carried along untouched.
+pub const KNOWN_KEYS: [&str; 5] = ["type", "status", "tools", "role", "max_visits"];
+
+/// Where diagnostics about one note go.
+pub struct NoteContext<'a> {
+    pub file: &'a str,
+    pub node_id: &'a str,
+    /// 1-based line of the block's first YAML line in the file.
+    pub first_line: u32,
+}
+
+impl NoteContext<'_> {
+    fn bad(&self, line: u32, column: u32, message: String) -> Diagnostic {
+        let mut d = Diagnostic::error(Code::BadFrontmatter, message).in_file(self.file).with_nodes([self.node_id]);
+        d.line = Some(line);
+        d.column = Some(column);
+        d
+    }
+}
+
+/// Read the knobs of a closed frontmatter block. Broken YAML is reported
+/// and each entry that parses on its own is still used, so one typo does not
+/// hide the rest of the note.
+pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagnostic>) -> Knobs {
+    let written = entries(yaml);
+    let mut knobs = Knobs::default();
+    if yaml.trim().is_empty() {
+        return knobs;
+    }
+    match yaml_serde::from_str::<Value>(yaml) {
+        Ok(Value::Mapping(mapping)) => {
+            for (key, value) in &mapping {
+                let Some(key) = key.as_str() else {
+                    let text = yaml_serde::to_string(key).unwrap_or_default();
+                    diagnostics.push(ctx.bad(
+                        ctx.first_line,
+                        1,
+                        format!("frontmatter key `{}` is not a name", text.trim_end()),
+                    ));
+                    continue;
+                };
+                let entry = written.iter().find(|e| e.key == key);
+                apply(&mut knobs, key, value, entry, ctx, diagnostics);
+            }
+        }
+        Ok(Value::Null) => {}
+        Ok(other) => {
+            diagnostics.push(ctx.bad(
+                ctx.first_line,
+                1,
+                format!("frontmatter must be `key: value` pairs, found {}", describe(&other)),
+            ));
+        }
+        Err(err) => {
+            let (line, column) = err
+                .location()
+                .map_or((ctx.first_line, 1), |l| (ctx.first_line + l.line() as u32 - 1, l.column() as u32));
+            diagnostics.push(ctx.bad(line, column, format!("frontmatter is not valid YAML: {}", yaml_message(&err))));
+            // Salvage: every entry that is valid YAML by itself still counts.
+            for entry in &written {
+                if let Ok(Value::Mapping(one)) = yaml_serde::from_str::<Value>(entry.raw) {
+                    if let Some((_, value)) = one.iter().next() {
+                        apply(&mut knobs, &entry.key, value, Some(entry), ctx, &mut Vec::new());
+                    }
+                } else if !KNOWN_KEYS.contains(&entry.key.as_str()) {
+                    knobs.extra.push((entry.key.clone(), normalize_raw(entry.raw)));
+                }
+            }
+        }
+    }
+    knobs
+}
+
+/// The parser's message without its trailing position (the diagnostic has it).
+fn yaml_message(err: &yaml_serde::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+fn normalize_raw(raw: &str) -> String {
+    raw.replace("\r\n", "\n")
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".into(),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Number(n) => format!("`{n}`"),
+        Value::String(s) => format!("`{s}`"),
+        Value::Sequence(_) => "a list".into(),
+        Value::Mapping(_) => "a mapping".into(),
+        Value::Tagged(t) => format!("a `{}` tagged value", t.tag),
+    }
+}
+
+fn apply(
+    knobs: &mut Knobs,
+    key: &str,
+    value: &Value,
+    entry: Option<&Entry<'_>>,
+    ctx: &NoteContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let line = ctx.first_line + entry.map_or(0, |e| e.line);
+    let column = entry.map_or(1, |e| e.value_column);
+    let found = || match entry {
+        Some(e) if !e.inline_value.is_empty() => format!("`{}`", e.inline_value),
+        _ => describe(value),
+    };
+    let mut bad = |message: String| diagnostics.push(ctx.bad(line, column, message));
+    match key {
+        "type" => match value {
+            Value::Null => {}
+            Value::String(s) if s == "start" => knobs.kind = NodeKind::Start,
+            Value::String(s) if s == "step" => knobs.kind = NodeKind::Step,
+            _ => bad(format!(
+                "`type` must be `start` or `step` (a terminal is any note without `## Next` links), found {}",
+                found()
+            )),
+        },
+        "status" => match value {
+            Value::Null => {}
+            Value::String(s) if Status::parse(s).is_some() => knobs.status = Status::parse(s).unwrap_or_default(),
+            _ => bad(format!("`status` must be `pending`, `active` or `done`, found {}", found())),
+        },
+        "tools" => match value {
+            Value::Null => {}
+            Value::Sequence(items) => {
+                let mut tools = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::String(s) => tools.push(s.clone()),
+                        other => {
+                            bad(format!("`tools` must list tool names, found {} in the list", describe(other)));
+                            return;
+                        }
+                    }
+                }
+                knobs.tools = tools;
+            }
+            _ => bad(format!("`tools` must be a list of tool names such as `[fetch_url]`, found {}", found())),
+        },
+        "role" => match value {
+            Value::Null => {}
+            Value::String(s) => knobs.role = Some(s.clone()),
+            _ => bad(format!("`role` must be a name, found {}", found())),
+        },
+        "max_visits" => match value.as_u64() {
+            Some(n) if n >= 1 && n <= u64::from(u32::MAX) => knobs.max_visits = n as u32,
+            _ if value.is_null() => {}
+            _ => bad(format!("`max_visits` must be a positive whole number, found {}", found())),
+        },
+        _ => {
+            let raw = match entry {
+                Some(e) => normalize_raw(e.raw),
+                // Written in a form the line split cannot see (a flow mapping):
+                // re-serialise the one entry.
+                None => {
+                    let mut one = yaml_serde::Mapping::new();
+                    one.insert(Value::String(key.to_string()), value.clone());
+                    yaml_serde::to_string(&one).unwrap_or_default().trim_end().to_string()
+                }
+            };
+            knobs.extra.push((key.to_string(), raw));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(yaml: &str) -> (Knobs, Vec<String>) {
+        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2 };
+        let mut diagnostics = Vec::new();
+        let knobs = read_knobs(yaml, &ctx, &mut diagnostics);
+        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+    }
+
+    #[test]
+    fn splits_a_closed_block_and_finds_the_body() {
+        let text = "---\r\ntype: start\r\n---\r\n# T\r\n";
+        let Split::Closed(block) = split(text) else { panic!("no block") };
+        assert_eq!(block.yaml, "type: start\r\n");
+        assert_eq!(&text[block.body_offset..], "# T\r\n");
+    }
+
+    #[test]
+    fn an_unclosed_block_is_reported_by_the_caller() {
+        assert!(matches!(split("---\ntype: start\n"), Split::Unclosed { body_offset: 4 }));
+        assert!(matches!(split("# no frontmatter\n---\n"), Split::Absent));
+    }
+
+    #[test]
+    fn entries_keep_continuation_lines_and_skip_comments() {
+        let yaml = "tools:\n- a   # first\n- b\n\n# trailing\nowner: \"x\" # who\n";
+        let found = entries(yaml);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].raw, "tools:\n- a   # first\n- b");
+        assert_eq!((found[1].key.as_str(), found[1].line, found[1].value_column), ("owner", 5, 8));
+        assert_eq!(found[1].inline_value, "\"x\"");
+    }
+
+    #[test]
+    fn reads_every_knob() {
+        let (k, diags) =
+            knobs("type: start\nstatus: active\ntools: [fetch_url, search]\nrole: review\nmax_visits: 5\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(k.kind, NodeKind::Start);
+        assert_eq!(k.status, Status::Active);
+        assert_eq!(k.tools, ["fetch_url", "search"]);
+        assert_eq!(k.role.as_deref(), Some("review"));
+        assert_eq!(k.max_visits, 5);
+    }
+
+    #[test]
+    fn wrong_types_name_the_key_and_its_line() {
+        let (k, diags) = knobs("role: review\nmax_visits: three\nstatus: finished # later\n");
+        assert_eq!(k.max_visits, DEFAULT_MAX_VISITS);
+        assert_eq!(k.role.as_deref(), Some("review"));
+        assert_eq!(
+            diags,
+            [
+                "n.md:3:13: error[bad-frontmatter]: `max_visits` must be a positive whole number, found `three`",
+                "n.md:4:9: error[bad-frontmatter]: `status` must be `pending`, `active` or `done`, found `finished`",
+            ]
+        );
+    }
+
+    #[test]
+    fn broken_yaml_is_located_and_good_entries_survive() {
+        let (k, diags) = knobs("type: start\ntools: [a, b\nowner: me\n");
+        assert_eq!(k.kind, NodeKind::Start);
+        assert_eq!(k.extra, [("owner".to_string(), "owner: me".to_string())]);
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].starts_with("n.md:"), "{diags:?}");
+        assert!(diags[0].contains("error[bad-frontmatter]: frontmatter is not valid YAML"), "{diags:?}");
+    }
+
+    #[test]
+    fn unknown_keys_keep_their_raw_text() {
+        let (k, diags) = knobs("aliases:\n  - Draft\ncreated: 2026-01-02\nflag: yes\n");
+        assert!(diags.is_empty());
+        assert_eq!(
+            k.extra,
+            [
+                ("aliases".to_string(), "aliases:\n  - Draft".to_string()),
+                ("created".to_string(), "created: 2026-01-02".to_string()),
+                ("flag".to_string(), "flag: yes".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn dialect_is_yaml_1_2() {
+        // `012` is the string "012" (neither octal ten nor twelve), so it is
+        // no visit budget; `yes` is a string, not a boolean.
+        let (k, diags) = knobs("max_visits: 012\n");
+        assert_eq!(k.max_visits, DEFAULT_MAX_VISITS);
+        assert_eq!(
+            diags,
+            ["n.md:2:13: error[bad-frontmatter]: `max_visits` must be a positive whole number, found `012`"]
+        );
+        let (_, diags) = knobs("role: yes\n");
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+}

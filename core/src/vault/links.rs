@@ -1,0 +1,182 @@
+//! Wikilinks: reading `[[target|alias]]` / `[[target#heading]]` and resolving
+//! a target to a note the way Obsidian does, by path or by basename,
+//! case-insensitively. When a link cannot tell two notes apart it is
+//! ambiguous: planvault reports it and never guesses.
+
+use std::collections::HashMap;
+
+/// A `[[...]]` found in a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WikiLink<'a> {
+    /// Byte range of the whole `[[...]]`.
+    pub start: usize,
+    pub end: usize,
+    /// The note the link points at: the text before `|` and `#`, trimmed.
+    pub target: &'a str,
+}
+
+/// Every wikilink in `text`, in order.
+pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("[[").map(|i| i + from) {
+        let inner_start = open + 2;
+        let Some(close) = text[inner_start..].find("]]").map(|i| i + inner_start) else { break };
+        let inner = &text[inner_start..close];
+        if inner.contains('\n') || inner.contains("[[") {
+            from = inner_start;
+            continue;
+        }
+        found.push(WikiLink { start: open, end: close + 2, target: link_target(inner) });
+        from = close + 2;
+    }
+    found
+}
+
+/// The note part of a link's inner text: `t|alias`, `t#heading`, `t#^block`
+/// and `folder/t` all name `t` (the folder narrowing the search).
+pub fn link_target(inner: &str) -> &str {
+    let end = inner.find(['|', '#']).unwrap_or(inner.len());
+    inner[..end].trim()
+}
+
+/// What a link target resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Found(usize),
+    Missing,
+    /// Node indices of every note the link could mean, sorted.
+    Ambiguous(Vec<usize>),
+}
+
+/// Node ids indexed for link lookup.
+pub struct LinkIndex {
+    /// Lower-cased full id → node indices.
+    by_path: HashMap<String, Vec<usize>>,
+    /// Lower-cased basename → node indices.
+    by_basename: HashMap<String, Vec<usize>>,
+    /// Lower-cased ids, by node index.
+    lower_ids: Vec<String>,
+    ids: Vec<String>,
+}
+
+fn basename(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+/// The canonical spelling of a target: no leading `./` or `/`, no `.md`,
+/// lower case.
+fn normalize(target: &str) -> String {
+    let mut t = target.trim().trim_start_matches("./").trim_start_matches('/');
+    if t.len() >= 3 && t.is_char_boundary(t.len() - 3) && t[t.len() - 3..].eq_ignore_ascii_case(".md") {
+        t = &t[..t.len() - 3];
+    }
+    t.to_lowercase()
+}
+
+impl LinkIndex {
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut index =
+            LinkIndex { by_path: HashMap::new(), by_basename: HashMap::new(), lower_ids: Vec::new(), ids: Vec::new() };
+        for (i, id) in ids.into_iter().enumerate() {
+            let lower = id.to_lowercase();
+            index.by_basename.entry(basename(&lower).to_string()).or_default().push(i);
+            index.by_path.entry(lower.clone()).or_default().push(i);
+            index.lower_ids.push(lower);
+            index.ids.push(id.to_string());
+        }
+        index
+    }
+
+    /// Resolve a link target. An empty target (`[[#heading]]`) is the note
+    /// itself.
+    pub fn resolve(&self, target: &str, from: usize) -> Resolution {
+        let wanted = normalize(target);
+        if wanted.is_empty() {
+            return Resolution::Found(from);
+        }
+        // 1. The whole vault-relative path, as Obsidian's "absolute path" links.
+        if let Some(hits) = self.by_path.get(&wanted) {
+            return self.pick(hits, target);
+        }
+        // 2. By basename, narrowed by any folders the link names.
+        let Some(candidates) = self.by_basename.get(basename(&wanted)) else {
+            return Resolution::Missing;
+        };
+        let hits: Vec<usize> = if wanted.contains('/') {
+            let suffix = format!("/{wanted}");
+            candidates.iter().copied().filter(|&i| self.lower_ids[i].ends_with(&suffix)).collect()
+        } else {
+            candidates.clone()
+        };
+        self.pick(&hits, target)
+    }
+
+    /// One hit resolves; several differing only in case resolve to the one
+    /// spelled exactly as written; otherwise the link is ambiguous.
+    fn pick(&self, hits: &[usize], written: &str) -> Resolution {
+        match hits {
+            [] => Resolution::Missing,
+            [one] => Resolution::Found(*one),
+            many => {
+                let written = written.trim().trim_start_matches("./").trim_start_matches('/');
+                let written = written.strip_suffix(".md").unwrap_or(written);
+                let exact: Vec<usize> = many
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.ids[i] == written || self.ids[i].ends_with(&format!("/{written}")))
+                    .collect();
+                if let [one] = exact[..] {
+                    return Resolution::Found(one);
+                }
+                let mut all = many.to_vec();
+                all.sort_unstable();
+                Resolution::Ambiguous(all)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_link_form() {
+        let text = "a [[t]] b [[t|alias]] [[t#heading]] [[folder/t]] [[t#^block]] [[ spaced ]]";
+        let targets: Vec<&str> = find_links(text).iter().map(|l| l.target).collect();
+        assert_eq!(targets, ["t", "t", "t", "folder/t", "t", "spaced"]);
+    }
+
+    #[test]
+    fn an_unclosed_link_is_no_link() {
+        assert!(find_links("[[open and [x] ]").is_empty());
+        assert_eq!(find_links("[[a\n]] [[b]]").iter().map(|l| l.target).collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[test]
+    fn resolves_by_basename_path_and_case() {
+        let index = LinkIndex::new(["Draft", "sub/Review", "a/send", "b/send", "notes"]);
+        assert_eq!(index.resolve("draft", 0), Resolution::Found(0));
+        assert_eq!(index.resolve("review", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("SUB/review.md", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("send", 0), Resolution::Ambiguous(vec![2, 3]));
+        assert_eq!(index.resolve("b/send", 0), Resolution::Found(3));
+        assert_eq!(index.resolve("c/send", 0), Resolution::Missing);
+        assert_eq!(index.resolve("nowhere", 0), Resolution::Missing);
+        assert_eq!(index.resolve("", 4), Resolution::Found(4));
+    }
+
+    #[test]
+    fn a_root_note_is_named_by_its_path() {
+        let index = LinkIndex::new(["send", "sub/send"]);
+        assert_eq!(index.resolve("send", 1), Resolution::Found(0));
+    }
+
+    #[test]
+    fn notes_differing_only_in_case_resolve_to_the_exact_spelling() {
+        let index = LinkIndex::new(["Plan", "plan"]);
+        assert_eq!(index.resolve("plan", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("PLAN", 0), Resolution::Ambiguous(vec![0, 1]));
+    }
+}

@@ -1,0 +1,223 @@
+//! One note → one node and the edges it declares (targets not yet resolved).
+
+use super::frontmatter::{self, NoteContext, Split};
+use super::next::{self, outline};
+use super::text::{strip_bom, LineIndex};
+use crate::{Code, Diagnostic, EdgeKind, Node, NodeExt, SourcePos, VaultNode};
+use pulldown_cmark::HeadingLevel;
+use std::ops::Range;
+
+/// An edge as a note declares it, before link resolution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredEdge {
+    pub target: String,
+    pub label: Option<String>,
+    pub kind: EdgeKind,
+    pub pos: SourcePos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedNote {
+    pub node: Node,
+    pub edges: Vec<DeclaredEdge>,
+}
+
+/// The file name part of a node id: a note's title when it has no heading.
+pub fn basename(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+/// Which headings open the `Next` section: `## Next` in a note.
+pub const NOTE_NEXT_LEVELS: &[HeadingLevel] = &[HeadingLevel::H2];
+
+/// Parse one note. Diagnostics about it are appended; the node is always
+/// produced, with defaults wherever the note is broken.
+pub fn parse_note(file: &str, id: &str, text: &str, diagnostics: &mut Vec<Diagnostic>) -> ParsedNote {
+    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, diagnostics)
+}
+
+/// [`parse_note`] for a note embedded in a larger text: `line_offset` lines
+/// come before it (a plan document's section), and `next_levels` says which
+/// headings open its `Next` section.
+pub fn parse_note_with(
+    file: &str,
+    id: &str,
+    text: &str,
+    next_levels: &[HeadingLevel],
+    line_offset: u32,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ParsedNote {
+    let (text, _) = strip_bom(text);
+    let lines = LineIndex::new(text);
+    let position = |offset: usize| {
+        let (line, column) = lines.position(offset);
+        SourcePos::new(file, line + line_offset, column)
+    };
+
+    let (knobs, body_offset) = match frontmatter::split(text) {
+        Split::Absent => (frontmatter::Knobs::default(), 0),
+        Split::Closed(block) => {
+            let ctx = NoteContext { file, node_id: id, first_line: lines.position(block.yaml_offset).0 + line_offset };
+            (frontmatter::read_knobs(block.yaml, &ctx, diagnostics), block.body_offset)
+        }
+        Split::Unclosed { body_offset } => {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::BadFrontmatter,
+                    "frontmatter opened with `---` is never closed by a `---` line",
+                )
+                .at(&position(0))
+                .with_nodes([id]),
+            );
+            (frontmatter::Knobs::default(), body_offset)
+        }
+    };
+
+    let body = &text[body_offset..];
+    let outline = outline(body, next_levels);
+    let mut edges = Vec::with_capacity(outline.items.len());
+    for item in &outline.items {
+        let item_text = &body[item.clone()];
+        let (marker_len, content) = next::strip_marker(item_text);
+        let content_offset = body_offset + item.start + marker_len;
+        let read = next::parse_item(content);
+        let shown = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        let Some(link) = read.link else {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::MalformedEdge,
+                    format!("`## Next` item `{shown}` has no [[link]], so it is not an edge"),
+                )
+                .at(&position(content_offset))
+                .with_nodes([id]),
+            );
+            continue;
+        };
+        let pos = position(content_offset + link.start);
+        let label = read.label.map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+        if read.missing_arrow {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::MalformedEdge,
+                    format!(
+                        "`## Next` item `{shown}` has no arrow; write `{} -> [[{}]]`",
+                        label.as_deref().unwrap_or_default(),
+                        link.target
+                    ),
+                )
+                .at(&position(content_offset))
+                .with_nodes([id]),
+            );
+        }
+        if read.extra_links > 0 {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::MalformedEdge,
+                    format!(
+                        "`## Next` item `{shown}` has several links; only the first, [[{}]], is the edge",
+                        link.target
+                    ),
+                )
+                .at(&position(content_offset))
+                .with_nodes([id]),
+            );
+        }
+        let kind = match &label {
+            Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
+            _ => EdgeKind::Unconditional,
+        };
+        edges.push(DeclaredEdge { target: link.target.to_string(), label, kind, pos });
+    }
+
+    let title = outline.title.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
+    let mut cut: Vec<Range<usize>> = outline.next_sections.clone();
+    cut.extend(outline.leading_title.clone());
+    let node = Node {
+        id: id.to_string(),
+        title,
+        body: body_without(body, cut),
+        kind: knobs.kind,
+        status: knobs.status,
+        tools: knobs.tools,
+        role: knobs.role,
+        max_visits: knobs.max_visits,
+        pos: Some(SourcePos::new(file, 1 + line_offset, 1)),
+        ext: NodeExt::Vault(VaultNode {
+            file: file.to_string(),
+            extra_frontmatter: knobs.extra,
+            next_line: outline.next_heading.map(|o| lines.position(body_offset + o).0 + line_offset),
+        }),
+    };
+    ParsedNote { node, edges }
+}
+
+/// The body with the title line and the `Next` sections cut out, leading
+/// blank lines and trailing whitespace trimmed: the step's work description.
+fn body_without(body: &str, mut cut: Vec<Range<usize>>) -> String {
+    cut.sort_by_key(|r| r.start);
+    let mut kept = String::with_capacity(body.len());
+    let mut at = 0;
+    for range in cut {
+        if range.start > at {
+            kept.push_str(&body[at..range.start]);
+        }
+        at = at.max(range.end);
+    }
+    kept.push_str(&body[at.min(body.len())..]);
+    trim_blank_edges(&kept).to_string()
+}
+
+/// Drop whole blank lines at the start and all whitespace at the end.
+pub fn trim_blank_edges(text: &str) -> &str {
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            start += line.len();
+        } else {
+            break;
+        }
+    }
+    text[start.min(text.len())..].trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_becomes_a_node_and_its_edges() {
+        let text = "---\ntype: start\nowner: me\n---\n# Review the draft\n\nRead [[draft]] critically.\n\n## Next\n- approved -> [[send]]\n- next -> [[archive|Archive]]\n- [[draft]]\n";
+        let mut diags = Vec::new();
+        let parsed = parse_note("review.md", "review", text, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        let node = &parsed.node;
+        assert_eq!(node.title, "Review the draft");
+        assert_eq!(node.body, "Read [[draft]] critically.");
+        assert_eq!(node.kind, crate::NodeKind::Start);
+        let NodeExt::Vault(ext) = &node.ext else { panic!() };
+        assert_eq!(ext.next_line, Some(9));
+        assert_eq!(ext.extra_frontmatter, [("owner".to_string(), "owner: me".to_string())]);
+        let edges: Vec<_> = parsed
+            .edges
+            .iter()
+            .map(|e| (e.target.as_str(), e.label.as_deref(), e.kind, e.pos.line, e.pos.column))
+            .collect();
+        assert_eq!(
+            edges,
+            [
+                ("send", Some("approved"), EdgeKind::Conditional, 10, 15),
+                ("archive", Some("next"), EdgeKind::Unconditional, 11, 11),
+                ("draft", None, EdgeKind::Unconditional, 12, 3),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_note_without_frontmatter_or_heading_is_named_by_its_file() {
+        let mut diags = Vec::new();
+        let parsed = parse_note("sub/ünïcode note.md", "sub/ünïcode note", "Just prose.\n", &mut diags);
+        assert!(diags.is_empty());
+        assert_eq!(parsed.node.title, "ünïcode note");
+        assert_eq!(parsed.node.body, "Just prose.");
+    }
+}

@@ -1,0 +1,84 @@
+//! Small text helpers shared by the vault modules: BOM, line endings and
+//! byte offset → (line, column) conversion.
+
+/// The UTF-8 byte order mark some editors put at the start of a file.
+pub const BOM: char = '\u{feff}';
+
+/// `text` without a leading BOM, and the BOM's length in bytes (0 or 3).
+pub fn strip_bom(text: &str) -> (&str, usize) {
+    match text.strip_prefix(BOM) {
+        Some(rest) => (rest, BOM.len_utf8()),
+        None => (text, 0),
+    }
+}
+
+/// The line ending a file uses, judged by its first line break.
+pub fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// A line without its trailing `\r` (the `\n` is already gone).
+pub fn chomp(line: &str) -> &str {
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// Lines with their byte offsets, the terminator excluded (`\r` kept so the
+/// offsets stay exact; use [`chomp`] for the content).
+pub fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    text.split_inclusive('\n').map(move |raw| {
+        let start = offset;
+        offset += raw.len();
+        (start, raw.strip_suffix('\n').unwrap_or(raw))
+    })
+}
+
+/// Byte offset → 1-based line and character column, for one text. Built once
+/// per note so every position lookup is a binary search.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    /// Byte offset where each line starts.
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// `(line, column)`, both 1-based; the column counts characters and skips
+    /// a BOM at the very start of the file.
+    pub fn position(&self, offset: usize) -> (u32, u32) {
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let prefix = &self.text[start..offset.min(self.text.len())];
+        let prefix = if line == 0 { prefix.strip_prefix(BOM).unwrap_or(prefix) } else { prefix };
+        (line as u32 + 1, prefix.chars().count() as u32 + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_and_skip_the_bom() {
+        let text = "\u{feff}ab\r\nçé [[x]]\n";
+        let index = LineIndex::new(text);
+        assert_eq!(index.position(3), (1, 1));
+        let link = text.find("[[").unwrap();
+        assert_eq!(index.position(link), (2, 4));
+    }
+
+    #[test]
+    fn line_ending_follows_the_first_break() {
+        assert_eq!(line_ending("a\r\nb\n"), "\r\n");
+        assert_eq!(line_ending("a\nb\r\n"), "\n");
+        assert_eq!(line_ending("no break"), "\n");
+    }
+}

@@ -1,0 +1,180 @@
+//! Writing notes: `update_status` edits one line of a note on disk;
+//! `save_plan` renders whole notes for a plan that lives only in memory (an
+//! LLM-emitted graph persisted into the run vault).
+
+use super::frontmatter::{self, Split};
+use super::text::{chomp, line_ending, strip_bom};
+use crate::{NodeExt, NodeKind, Plan, Status, DEFAULT_MAX_VISITS};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Set a note's `status:`. Only the status value changes; a note without the
+/// key gets it (before the closing `---`), a note without frontmatter gets a
+/// block. Every other byte, BOM and line endings included, stays as it was.
+pub fn update_status(text: &str, status: Status) -> String {
+    let (content, bom_len) = strip_bom(text);
+    let eol = line_ending(text);
+    let value = status.as_str();
+    let Split::Closed(block) = frontmatter::split(content) else {
+        // No block (or an unclosed one, which is no frontmatter to Obsidian
+        // either): put a fresh block on top.
+        let mut out = String::with_capacity(text.len() + 32);
+        out.push_str(&text[..bom_len]);
+        out.push_str(&format!("---{eol}status: {value}{eol}---{eol}"));
+        out.push_str(content);
+        return out;
+    };
+    let base = bom_len + block.yaml_offset;
+    let entries = frontmatter::entries(block.yaml);
+    let (start, end, replacement) = match entries.iter().find(|e| e.key == "status") {
+        Some(entry) if !entry.inline_value.is_empty() => {
+            let start = base + entry.value_offset;
+            (start, start + entry.inline_value.len(), value.to_string())
+        }
+        Some(entry) => {
+            // `status:` with its value missing or on the lines below: the
+            // whole entry becomes one line.
+            let first_line = chomp(entry.raw.lines().next().unwrap_or_default());
+            if entry.raw.trim_end() == first_line.trim_end() {
+                let at = base + entry.offset + first_line.len();
+                (at, at, format!(" {value}"))
+            } else {
+                let start = base + entry.offset;
+                (start, start + entry.raw.len(), format!("status: {value}"))
+            }
+        }
+        None => {
+            let at = bom_len + block.close_offset;
+            (at, at, format!("status: {value}{eol}"))
+        }
+    };
+    let mut out = String::with_capacity(text.len() + replacement.len());
+    out.push_str(&text[..start]);
+    out.push_str(&replacement);
+    out.push_str(&text[end..]);
+    out
+}
+
+/// The knobs as frontmatter, defaults left out (except `status`, the resume
+/// marker, which is always written so it can be watched in a notes app).
+#[derive(Serialize)]
+struct Knobs<'a> {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    status: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    tools: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_visits: Option<u32>,
+}
+
+/// The file a node is saved to: its note's path, or `<id>.md`.
+pub fn note_file(plan: &Plan, node: usize) -> String {
+    let n = &plan.nodes[node];
+    match &n.ext {
+        NodeExt::Vault(v) if !v.file.is_empty() => v.file.clone(),
+        _ => format!("{}.md", n.id),
+    }
+}
+
+/// One node as a complete note: frontmatter, `# title`, body, `## Next`.
+pub fn render_note(plan: &Plan, node: usize) -> String {
+    let n = &plan.nodes[node];
+    let knobs = Knobs {
+        kind: (n.kind == NodeKind::Start).then_some("start"),
+        status: n.status.as_str(),
+        tools: &n.tools,
+        role: n.role.as_deref(),
+        max_visits: (n.max_visits != DEFAULT_MAX_VISITS).then_some(n.max_visits),
+    };
+    let mut out = String::from("---\n");
+    out.push_str(&yaml_serde::to_string(&knobs).unwrap_or_default());
+    if let NodeExt::Vault(v) = &n.ext {
+        for (_, raw) in &v.extra_frontmatter {
+            out.push_str(raw);
+            out.push('\n');
+        }
+    }
+    out.push_str("---\n# ");
+    out.push_str(&n.title);
+    out.push('\n');
+    if !n.body.is_empty() {
+        out.push('\n');
+        out.push_str(&n.body);
+        out.push('\n');
+    }
+    let edges: Vec<_> = plan.outgoing(node).collect();
+    if !edges.is_empty() {
+        out.push_str("\n## Next\n");
+        for edge in edges {
+            let target = match (&edge.to, edge.target.is_empty()) {
+                (Some(to), true) if *to != node => plan.nodes[*to].id.as_str(),
+                _ => edge.target.as_str(),
+            };
+            match &edge.label {
+                Some(label) => out.push_str(&format!("- {label} -> [[{target}]]\n")),
+                None => out.push_str(&format!("- [[{target}]]\n")),
+            }
+        }
+    }
+    out
+}
+
+/// Every node of a plan as a note: vault-relative path → text. The caller
+/// writes the files.
+pub fn save_plan(plan: &Plan) -> BTreeMap<String, String> {
+    (0..plan.nodes.len()).map(|i| (note_file(plan, i), render_note(plan, i))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_only_the_status_value() {
+        let text = "\u{feff}---\r\ntype: step\r\nstatus: pending   # resume marker\r\nowner: me\r\n---\r\n# T\r\n";
+        assert_eq!(
+            update_status(text, Status::Active),
+            "\u{feff}---\r\ntype: step\r\nstatus: active   # resume marker\r\nowner: me\r\n---\r\n# T\r\n"
+        );
+    }
+
+    #[test]
+    fn replaces_a_quoted_value_whole() {
+        assert_eq!(
+            update_status("---\nstatus: \"done\" # x\n---\n", Status::Pending),
+            "---\nstatus: pending # x\n---\n"
+        );
+    }
+
+    #[test]
+    fn adds_the_key_before_the_closing_fence() {
+        assert_eq!(
+            update_status("---\r\nrole: review\r\n---\r\nbody\r\n", Status::Done),
+            "---\r\nrole: review\r\nstatus: done\r\n---\r\nbody\r\n"
+        );
+        assert_eq!(update_status("---\n---\n", Status::Done), "---\nstatus: done\n---\n");
+    }
+
+    #[test]
+    fn adds_a_block_to_a_note_without_one() {
+        assert_eq!(update_status("\u{feff}# T\r\n", Status::Active), "\u{feff}---\r\nstatus: active\r\n---\r\n# T\r\n");
+        assert_eq!(update_status("", Status::Active), "---\nstatus: active\n---\n");
+    }
+
+    #[test]
+    fn fills_an_empty_status() {
+        assert_eq!(update_status("---\nstatus:\nrole: r\n---\n", Status::Done), "---\nstatus: done\nrole: r\n---\n");
+        assert_eq!(update_status("---\nstatus:\n  done\n---\n", Status::Active), "---\nstatus: active\n---\n");
+    }
+
+    #[test]
+    fn leaves_nested_status_keys_alone() {
+        assert_eq!(
+            update_status("---\nmeta:\n  status: x\n---\n", Status::Done),
+            "---\nmeta:\n  status: x\nstatus: done\n---\n"
+        );
+    }
+}
