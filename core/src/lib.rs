@@ -6,6 +6,7 @@
 //! `wasm32-unknown-unknown`.
 
 pub mod diagnostic;
+pub mod engine;
 pub mod generated;
 pub mod model;
 pub mod planmd;

@@ -1,0 +1,148 @@
+//! The YES/NO grid: one request judges every remaining conditional label of a
+//! node, and a strict parser reads the answer back.
+//!
+//! The reply must carry one line per condition, `N. YES` or `N. NO`, with an
+//! optional reason after it. Anything else (a missing condition, one answered
+//! twice with different verdicts, a line that says neither) is malformed and
+//! the engine re-asks a bounded number of times.
+
+use super::{Message, Role};
+
+/// The system prompt of every grid request.
+pub const GRID_SYSTEM: &str = "You judge whether conditions hold for the output of a plan step. \
+For every numbered condition answer on its own line with the number, then YES or NO, then a short reason, \
+for example `1. YES - the draft was approved`. Answer every condition and nothing else.";
+
+/// The messages of a first grid request.
+pub fn grid_messages(query: &str, step_title: &str, output: &str, labels: &[String]) -> Vec<Message> {
+    let mut user = String::new();
+    if !query.is_empty() {
+        user.push_str(&format!("The run's query: {query}\n\n"));
+    }
+    user.push_str(&format!("The step \"{step_title}\" just finished. Its output:\n\n"));
+    user.push_str(&fence(output));
+    user.push_str("\n\nConditions:\n");
+    for (i, label) in labels.iter().enumerate() {
+        user.push_str(&format!("{}. {}\n", i + 1, label));
+    }
+    user.push_str("\nAnswer each condition with YES or NO.");
+    vec![Message::new(Role::System, GRID_SYSTEM), Message::new(Role::User, user)]
+}
+
+/// The follow-up turns appended when a reply did not parse.
+pub fn reask_messages(previous_raw: &str, problem: &GridError, count: usize) -> Vec<Message> {
+    vec![
+        Message::new(Role::Assistant, previous_raw),
+        Message::new(
+            Role::User,
+            format!(
+                "That answer could not be read: {problem}. Reply with exactly {count} line(s), one per condition, \
+                 each `N. YES` or `N. NO` followed by a short reason."
+            ),
+        ),
+    ]
+}
+
+/// Model text goes inside a fence long enough not to be closed by the text itself.
+fn fence(text: &str) -> String {
+    let longest = text
+        .lines()
+        .map(|l| l.trim_start().chars().take_while(|&c| c == '`').count())
+        .max()
+        .unwrap_or(0);
+    let ticks = "`".repeat(longest.max(2) + 1);
+    format!("{ticks}\n{text}\n{ticks}")
+}
+
+/// Why a grid reply could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    #[error("condition {0} has no YES/NO answer")]
+    Missing(usize),
+    #[error("condition {0} is answered both YES and NO")]
+    Conflicting(usize),
+    #[error("the reply answers condition {0}, which was not asked")]
+    Unknown(usize),
+}
+
+/// One verdict per label, in label order.
+pub type Verdicts = Vec<bool>;
+
+/// Read a grid reply for `count` conditions.
+pub fn parse_grid(raw: &str, count: usize) -> Result<Verdicts, GridError> {
+    let mut verdicts: Vec<Option<bool>> = vec![None; count];
+    for line in raw.lines() {
+        let Some((number, verdict)) = parse_line(line) else { continue };
+        if number == 0 || number > count {
+            return Err(GridError::Unknown(number));
+        }
+        match verdicts[number - 1] {
+            Some(previous) if previous != verdict => return Err(GridError::Conflicting(number)),
+            _ => verdicts[number - 1] = Some(verdict),
+        }
+    }
+    verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| v.ok_or(GridError::Missing(i + 1)))
+        .collect()
+}
+
+/// `1. YES - reason`, `- **2**: no`, `3) Yes.` → `(number, verdict)`.
+fn parse_line(line: &str) -> Option<(usize, bool)> {
+    let line = line.trim().trim_start_matches(['-', '*', '>', ' ']);
+    let line = line.trim_start_matches('*');
+    let digits: String = line.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let number: usize = digits.parse().ok()?;
+    let rest = line[digits.len()..].trim_start_matches(['*', '.', ')', ':', ' ', '\t', '-', '=']);
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+    match word.to_ascii_uppercase().as_str() {
+        "YES" => Some((number, true)),
+        "NO" => Some((number, false)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(raw: &str, count: usize, expect: Result<Vec<bool>, GridError>) {
+        assert_eq!(parse_grid(raw, count), expect, "reply: {raw:?}");
+    }
+
+    #[test]
+    fn reads_plain_numbered_lines() {
+        check("1. YES - approved\n2. NO - nothing to fix", 2, Ok(vec![true, false]));
+    }
+
+    #[test]
+    fn reads_decorated_lines_and_ignores_prose() {
+        check("Here is my judgment:\n- **1**: no\n* 2) Yes.\nThanks", 2, Ok(vec![false, true]));
+    }
+
+    #[test]
+    fn a_repeated_consistent_answer_is_fine() {
+        check("1. YES\n1: yes, as said", 1, Ok(vec![true]));
+    }
+
+    #[test]
+    fn missing_conflicting_and_unknown_are_errors() {
+        check("1. YES", 2, Err(GridError::Missing(2)));
+        check("1. YES\n1. NO", 1, Err(GridError::Conflicting(1)));
+        check("1. YES\n3. NO", 2, Err(GridError::Unknown(3)));
+        check("yes", 1, Err(GridError::Missing(1)));
+        check("1. maybe", 1, Err(GridError::Missing(1)));
+    }
+
+    #[test]
+    fn the_prompt_numbers_every_label_and_fences_the_output() {
+        let messages = grid_messages("q", "Review", "```\nx\n```", &["approved".into(), "needs revision".into()]);
+        let user = &messages[1].content;
+        assert!(user.contains("1. approved\n2. needs revision\n"));
+        assert!(user.contains("````\n```\nx\n```\n````"));
+    }
+}

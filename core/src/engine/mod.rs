@@ -1,0 +1,589 @@
+//! The transition engine: a sans-IO, deterministic state machine that walks a
+//! plan.
+//!
+//! The runner (the CLI, the browser worker) feeds [`Event`]s in and carries
+//! [`Effect`]s out: write this status, ask the model this, run this command,
+//! append this trace entry, finish. The engine never touches a file, a socket
+//! or a clock, so the same code runs natively and in wasm, and the same
+//! events always give the same effects.
+//!
+//! Every answer from outside is keyed by the request that asked for it and
+//! recorded in the [`Journal`]. An engine built with a journal serves the
+//! requests it already has answers for without emitting them: that is both
+//! replay (zero model calls, the same effects) and the safety net of resume
+//! (a decision already made is never asked again, so a resumed run cannot
+//! take the other branch).
+
+pub mod grid;
+pub mod journal;
+mod prompt;
+pub mod trace;
+mod vault_run;
+
+pub use journal::{Answer, Journal, JournalEntry, JournalError};
+pub use trace::{DecidedBy, TraceEntry};
+
+use crate::model::{Plan, PlanFormat, Status};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Who speaks in a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message, as OpenAI-compatible endpoints take it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Message { role, content: content.into() }
+    }
+}
+
+/// Who decides a `@human` node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Autonomy {
+    /// The run decides, and records the call.
+    #[default]
+    Full,
+    /// The run halts with `awaiting_human` until a person answers.
+    Ask,
+}
+
+/// What a generated plan does after a step fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureMode {
+    /// Start nothing after a wave that failed.
+    #[default]
+    FailFast,
+    /// Keep running everything that does not depend on a failure.
+    ContinueIndependent,
+}
+
+/// The knobs of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub query: String,
+    /// The global step budget under every per-node budget.
+    pub max_steps: u32,
+    pub autonomy: Autonomy,
+    /// How many times one grid judgment is asked before the node fails.
+    pub grid_attempts: u32,
+    /// Every answer must come from the journal; a missing one ends the run.
+    pub replay_only: bool,
+    pub failure_mode: FailureMode,
+    /// Replanning rounds a generated plan may spend.
+    pub max_replans: u32,
+    /// Items a `@feedback` node may add per run.
+    pub max_amendments: u32,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            query: String::new(),
+            max_steps: 100,
+            autonomy: Autonomy::Full,
+            grid_attempts: 3,
+            replay_only: false,
+            failure_mode: FailureMode::FailFast,
+            max_replans: 2,
+            max_amendments: 3,
+        }
+    }
+}
+
+/// Something the engine needs from outside, answered by [`Event::Answered`]
+/// with the same `id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Stable across runs of the same plan: it is the journal key.
+    pub id: String,
+    pub node: String,
+    pub visit: u32,
+    pub body: RequestBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RequestBody {
+    /// Do a node's work with these tools, through this role's endpoint.
+    Work {
+        messages: Vec<Message>,
+        tools: Vec<String>,
+        role: Option<String>,
+        /// `@gate` / `@verify` / `@feedback`: no editing tool may be offered.
+        review_only: bool,
+    },
+    /// Judge every label in one YES/NO grid.
+    Judge { messages: Vec<Message>, labels: Vec<String>, role: Option<String>, attempt: u32 },
+    /// Run a `@tool` node's command (refused where commands cannot run).
+    Command { command: String },
+    /// Ask a person to decide (`@human` under `autonomy: ask`).
+    Human { question: String },
+    /// Invoke a generated step's tool with resolved arguments.
+    Invoke { capability: String, args: serde_json::Value },
+    /// Ask for a revised plan for everything that has not completed.
+    Replan { messages: Vec<Message>, role: Option<String> },
+}
+
+impl RequestBody {
+    /// The [`Answer`] kind this request takes.
+    pub fn answer_kind(&self) -> &'static str {
+        match self {
+            RequestBody::Work { .. } => "work",
+            RequestBody::Judge { .. } => "judgment",
+            RequestBody::Command { .. } => "command",
+            RequestBody::Human { .. } => "human",
+            RequestBody::Invoke { .. } => "invoke",
+            RequestBody::Replan { .. } => "revision",
+        }
+    }
+}
+
+/// What the runner must do, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "kebab-case")]
+pub enum Effect {
+    /// Write `status:` of this node (surgically, compare-before-write).
+    WriteStatus { node: String, status: Status },
+    /// Answer this request with an [`Event::Answered`].
+    Request(Request),
+    /// Append this live answer to the journal before acting on anything else.
+    Record(JournalEntry),
+    /// Append this entry to `00_plan-trace/trace.md`.
+    Trace(TraceEntry),
+    /// Keep a node's output as a note under `00_plan-trace/`.
+    Output { node: String, title: String, visit: u32, text: String },
+    /// Append an accepted amendment to the plan (a PLAN.md work item).
+    Amend { text: String },
+    /// The run is over.
+    Finish(Finish),
+}
+
+/// What happened outside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// A request was answered.
+    Answered { id: String, answer: Answer },
+    /// A request could not be served even after retries (network, endpoint):
+    /// the run stops resumably, the node stays active.
+    Unavailable { id: String, error: String },
+    /// A request is refused where it cannot run (a command in the browser):
+    /// the node fails with the reason.
+    Refused { id: String, reason: String },
+    /// Stop now (Ctrl-C, an outside budget): the run stops resumably.
+    Stop { reason: String },
+}
+
+/// How a run ended and what it collected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finish {
+    pub reason: FinishReason,
+    /// The terminal node's output, or the freshest output collected.
+    pub answer: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A terminal node (or every item / step) finished.
+    Completed,
+    /// Safety stop: a node was entered more often than its `max_visits`.
+    VisitBudget { node: String, max_visits: u32 },
+    /// Safety stop: the run took more than `max_steps` steps.
+    StepBudget { max_steps: u32 },
+    /// A node failed and nothing routes around it.
+    NodeFailed { node: String, reason: String },
+    /// A `@human` node waits for a person (`autonomy: ask`).
+    AwaitingHuman { node: String, question: String },
+    /// A request could not be served; resuming retries it.
+    Interrupted { node: String, reason: String },
+    /// Stopped from outside; resumable.
+    Stopped { reason: String },
+    /// A replay needed an answer the journal does not have.
+    ReplayDiverged { request: String },
+    /// The plan cannot run at all (no start node, a dangling edge, ...).
+    PlanFailed { reason: String },
+}
+
+impl FinishReason {
+    /// One line for the terminal and the trace.
+    pub fn describe(&self) -> String {
+        match self {
+            FinishReason::Completed => "completed".into(),
+            FinishReason::VisitBudget { node, max_visits } => {
+                format!("safety stop: {node} would exceed its max_visits of {max_visits}")
+            }
+            FinishReason::StepBudget { max_steps } => format!("safety stop: the run would exceed max_steps of {max_steps}"),
+            FinishReason::NodeFailed { node, reason } => format!("node {node} failed: {reason}"),
+            FinishReason::AwaitingHuman { node, question } => format!("awaiting_human at {node}: {question}"),
+            FinishReason::Interrupted { node, reason } => format!("interrupted at {node}: {reason} (run again to resume)"),
+            FinishReason::Stopped { reason } => format!("stopped: {reason} (run again to resume)"),
+            FinishReason::ReplayDiverged { request } => format!("replay diverged: the journal has no answer for {request}"),
+            FinishReason::PlanFailed { reason } => format!("plan failed: {reason}"),
+        }
+    }
+
+    /// The snake_case name (`awaiting_human`, `visit_budget`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            FinishReason::Completed => "completed",
+            FinishReason::VisitBudget { .. } => "visit_budget",
+            FinishReason::StepBudget { .. } => "step_budget",
+            FinishReason::NodeFailed { .. } => "node_failed",
+            FinishReason::AwaitingHuman { .. } => "awaiting_human",
+            FinishReason::Interrupted { .. } => "interrupted",
+            FinishReason::Stopped { .. } => "stopped",
+            FinishReason::ReplayDiverged { .. } => "replay_diverged",
+            FinishReason::PlanFailed { .. } => "plan_failed",
+        }
+    }
+}
+
+/// What a predicate sees when it decides a label.
+#[derive(Debug, Clone, Copy)]
+pub struct PredicateInput<'a> {
+    pub node: &'a str,
+    pub label: &'a str,
+    pub visit: u32,
+    pub output: &'a str,
+    pub query: &'a str,
+}
+
+/// Deterministic code that decides one label instead of the model.
+pub type Predicate = Box<dyn Fn(&PredicateInput<'_>) -> bool + Send + Sync>;
+
+/// What every format's machine shares: the plan, the budgets, the answers
+/// already known, the outputs collected, and the effects being emitted.
+pub(crate) struct Shared {
+    pub plan: Plan,
+    pub config: RunConfig,
+    pub statuses: Vec<Status>,
+    recorded: BTreeMap<String, Answer>,
+    /// The recorded journal in arrival order (resume restores counters from it).
+    pub recorded_order: Vec<JournalEntry>,
+    pub predicates: BTreeMap<String, Predicate>,
+    /// Each node's freshest output.
+    pub outputs: BTreeMap<usize, String>,
+    /// Node indices by recency of output, newest last.
+    pub recency: Vec<usize>,
+    pub steps: u32,
+    trace_seq: u32,
+    out: Vec<Effect>,
+    inbox: VecDeque<(Request, Answer)>,
+    outstanding: BTreeMap<String, Request>,
+    finished: Option<Finish>,
+}
+
+impl Shared {
+    /// Ask for an answer: served from the journal when it has one (no
+    /// effect), emitted as a request otherwise.
+    pub fn ask(&mut self, request: Request) {
+        if self.finished.is_some() {
+            return;
+        }
+        if let Some(answer) = self.recorded.get(&request.id) {
+            if answer.kind() == request.body.answer_kind() {
+                self.inbox.push_back((request, answer.clone()));
+                return;
+            }
+        }
+        if self.config.replay_only {
+            let id = request.id.clone();
+            self.finish(FinishReason::ReplayDiverged { request: id });
+            return;
+        }
+        self.outstanding.insert(request.id.clone(), request.clone());
+        self.out.push(Effect::Request(request));
+    }
+
+    /// Whether a `done` node's work for this visit may be taken as done on
+    /// resume: the journal has it, or there is no journal to ask (then the
+    /// status alone is the checkpoint). A loop that re-enters a `done` node
+    /// for a visit the journal never saw means that work is still to do.
+    pub fn work_recorded_or_unknown(&self, node: usize, visit: u32) -> bool {
+        self.recorded.is_empty() || self.recorded.contains_key(&format!("{}#{visit}:work", self.plan.nodes[node].id))
+    }
+
+    /// The recorded output of one visit's work, if the journal has it.
+    pub fn recorded_work(&self, node: usize, visit: u32) -> Option<String> {
+        match self.recorded.get(&format!("{}#{visit}:work", self.plan.nodes[node].id)) {
+            Some(Answer::Work { output }) => Some(output.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn set_status(&mut self, node: usize, status: Status) {
+        if self.finished.is_some() {
+            return;
+        }
+        self.statuses[node] = status;
+        self.out.push(Effect::WriteStatus { node: self.plan.nodes[node].id.clone(), status });
+    }
+
+    pub fn record_output(&mut self, node: usize, visit: u32, text: String) {
+        if self.finished.is_some() {
+            return;
+        }
+        let n = &self.plan.nodes[node];
+        self.out.push(Effect::Output { node: n.id.clone(), title: n.title.clone(), visit, text: text.clone() });
+        self.remember_output(node, text);
+    }
+
+    /// Keep an output for later prompts without emitting a note (a prior
+    /// output read back on resume).
+    pub fn remember_output(&mut self, node: usize, text: String) {
+        self.outputs.insert(node, text);
+        self.recency.retain(|&n| n != node);
+        self.recency.push(node);
+    }
+
+    /// The freshest outputs, newest last, at most `limit` of them.
+    pub fn freshest(&self, limit: usize, except: Option<usize>) -> Vec<(String, String)> {
+        let picked: Vec<usize> = self.recency.iter().rev().filter(|&&n| Some(n) != except).take(limit).copied().collect();
+        picked
+            .into_iter()
+            .rev()
+            .map(|n| (self.plan.nodes[n].title.clone(), self.outputs[&n].clone()))
+            .collect()
+    }
+
+    pub fn last_output(&self) -> Option<String> {
+        self.recency.last().map(|n| self.outputs[n].clone())
+    }
+
+    pub fn trace(&mut self, node: usize, visit: u32, what: String, decided_by: DecidedBy, rationale: Option<String>) {
+        if self.finished.is_some() {
+            return;
+        }
+        self.trace_seq += 1;
+        let n = &self.plan.nodes[node];
+        self.out.push(Effect::Trace(TraceEntry {
+            seq: self.trace_seq,
+            node: n.id.clone(),
+            title: n.title.clone(),
+            visit,
+            what,
+            decided_by,
+            rationale,
+        }));
+    }
+
+    pub fn emit(&mut self, effect: Effect) {
+        if self.finished.is_none() {
+            self.out.push(effect);
+        }
+    }
+
+    pub fn finish(&mut self, reason: FinishReason) {
+        let answer = self.last_output();
+        self.finish_with(reason, answer);
+    }
+
+    pub fn finish_with(&mut self, reason: FinishReason, answer: Option<String>) {
+        if self.finished.is_some() {
+            return;
+        }
+        let finish = Finish { reason, answer };
+        self.out.push(Effect::Finish(finish.clone()));
+        self.finished = Some(finish);
+        self.outstanding.clear();
+        self.inbox.clear();
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished.is_some()
+    }
+
+    pub fn node_id(&self, node: usize) -> String {
+        self.plan.nodes[node].id.clone()
+    }
+}
+
+/// The format-specific walker.
+enum Machine {
+    Vault(vault_run::VaultRun),
+}
+
+impl Machine {
+    fn start(&mut self, s: &mut Shared) {
+        match self {
+            Machine::Vault(m) => m.start(s),
+        }
+    }
+
+    fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
+        match self {
+            Machine::Vault(m) => m.on_answer(s, request, answer),
+        }
+    }
+
+    fn on_refused(&mut self, s: &mut Shared, request: Request, reason: String) {
+        let node = request.node;
+        s.finish(FinishReason::NodeFailed { node, reason });
+    }
+}
+
+/// Why a run could not even be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error("planvault cannot run {0} plans yet")]
+    Unsupported(&'static str),
+}
+
+/// One run of one plan.
+pub struct Engine {
+    shared: Shared,
+    machine: Machine,
+    started: bool,
+}
+
+impl Engine {
+    /// A run of `plan`, whose node statuses are the checkpoint to resume from,
+    /// with the answers `recorded` so far (empty for a fresh run).
+    pub fn new(plan: Plan, config: RunConfig, recorded: &Journal) -> Result<Engine, EngineError> {
+        let machine = match plan.format {
+            PlanFormat::Vault => Machine::Vault(vault_run::VaultRun::new(&plan)),
+            other => return Err(EngineError::Unsupported(other.as_str())),
+        };
+        let statuses = plan.nodes.iter().map(|n| n.status).collect();
+        Ok(Engine {
+            shared: Shared {
+                plan,
+                config,
+                statuses,
+                recorded: recorded.by_key(),
+                recorded_order: recorded.entries.clone(),
+                predicates: BTreeMap::new(),
+                outputs: BTreeMap::new(),
+                recency: Vec::new(),
+                steps: 0,
+                trace_seq: 0,
+                out: Vec::new(),
+                inbox: VecDeque::new(),
+                outstanding: BTreeMap::new(),
+                finished: None,
+            },
+            machine,
+            started: false,
+        })
+    }
+
+    /// Decide `label` by code instead of the model, wherever it appears.
+    pub fn register_predicate(&mut self, label: impl Into<String>, predicate: Predicate) {
+        self.shared.predicates.insert(label.into(), predicate);
+    }
+
+    /// An output a node produced in an earlier, interrupted run (read back
+    /// from its note), so judging a `done` node sees what it produced.
+    pub fn set_prior_output(&mut self, node_id: &str, text: impl Into<String>) {
+        if let Some(i) = self.shared.plan.node_index(node_id) {
+            self.shared.remember_output(i, text.into());
+        }
+    }
+
+    /// Begin (or resume) the run.
+    pub fn start(&mut self) -> Vec<Effect> {
+        if !self.started {
+            self.started = true;
+            self.machine.start(&mut self.shared);
+            self.pump();
+        }
+        std::mem::take(&mut self.shared.out)
+    }
+
+    /// Feed one event; returns what to do next.
+    pub fn handle(&mut self, event: Event) -> Vec<Effect> {
+        if self.shared.finished.is_none() {
+            match event {
+                Event::Answered { id, answer } => {
+                    if let Some(request) = self.shared.outstanding.remove(&id) {
+                        if answer.kind() != request.body.answer_kind() {
+                            let reason = format!("expected a {} answer for {id}, got {}", request.body.answer_kind(), answer.kind());
+                            self.shared.finish(FinishReason::Interrupted { node: request.node, reason });
+                        } else {
+                            self.shared.out.push(Effect::Record(JournalEntry { key: id, answer: answer.clone() }));
+                            self.shared.inbox.push_back((request, answer));
+                        }
+                    }
+                }
+                Event::Unavailable { id, error } => {
+                    if let Some(request) = self.shared.outstanding.remove(&id) {
+                        self.shared.finish(FinishReason::Interrupted { node: request.node, reason: error });
+                    }
+                }
+                Event::Refused { id, reason } => {
+                    if let Some(request) = self.shared.outstanding.remove(&id) {
+                        self.machine.on_refused(&mut self.shared, request, reason);
+                    }
+                }
+                Event::Stop { reason } => self.shared.finish(FinishReason::Stopped { reason }),
+            }
+            self.pump();
+        }
+        std::mem::take(&mut self.shared.out)
+    }
+
+    fn pump(&mut self) {
+        while let Some((request, answer)) = self.shared.inbox.pop_front() {
+            if self.shared.finished.is_some() {
+                break;
+            }
+            self.machine.on_answer(&mut self.shared, request, answer);
+        }
+    }
+
+    /// The requests still waiting for an answer.
+    pub fn outstanding(&self) -> impl Iterator<Item = &Request> {
+        self.shared.outstanding.values()
+    }
+
+    pub fn finished(&self) -> Option<&Finish> {
+        self.shared.finished.as_ref()
+    }
+
+    /// The statuses as the engine last wrote them.
+    pub fn statuses(&self) -> Vec<(String, Status)> {
+        self.shared.plan.nodes.iter().zip(&self.shared.statuses).map(|(n, s)| (n.id.clone(), *s)).collect()
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.shared.plan
+    }
+}
+
+/// Run to the end with a function that answers every request in the order
+/// they were asked: what tests, benchmarks and `--replay` use. Returns every
+/// effect.
+pub fn drive(engine: &mut Engine, mut answer: impl FnMut(&Request) -> Event) -> Vec<Effect> {
+    fn requests(effects: &[Effect]) -> impl Iterator<Item = Request> + '_ {
+        effects.iter().filter_map(|e| match e {
+            Effect::Request(r) => Some(r.clone()),
+            _ => None,
+        })
+    }
+    let mut all = engine.start();
+    let mut queue: VecDeque<Request> = requests(&all).collect();
+    while let Some(request) = queue.pop_front() {
+        if engine.finished().is_some() {
+            break;
+        }
+        let effects = engine.handle(answer(&request));
+        queue.extend(requests(&effects));
+        all.extend(effects);
+    }
+    all
+}

@@ -1,0 +1,156 @@
+//! Trace entries and node-output notes: what a run leaves in the vault's
+//! `00_plan-trace/` folder, readable in Obsidian. Rendering is pure so the CLI
+//! and the browser worker write the same bytes.
+
+use serde::{Deserialize, Serialize};
+
+/// The folder of a run's trace, journal and outputs, inside the run vault.
+pub const TRACE_DIR: &str = "00_plan-trace";
+/// The trace note.
+pub const TRACE_FILE: &str = "00_plan-trace/trace.md";
+/// The journal (JSON lines).
+pub const JOURNAL_FILE: &str = "00_plan-trace/journal.jsonl";
+
+/// What decided a hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DecidedBy {
+    /// A label registered with a predicate held.
+    Predicate,
+    /// The model's YES/NO grid.
+    Grid,
+    /// No condition held: the unconditional edge.
+    Unconditional,
+    /// No condition held and no unconditional edge: the node works again.
+    Rework,
+    /// A node without outgoing edges finished the run.
+    Terminal,
+    /// A resumed run found the node already done.
+    Resume,
+    /// PLAN.md / generated: dependencies were met.
+    Schedule,
+    /// PLAN.md: an `@on` route fired.
+    Route,
+    /// A command's exit status.
+    Command,
+    /// A person, or the run deciding in their place.
+    Human,
+    /// A safety stop, a failure, or the end of the run.
+    Stop,
+}
+
+impl DecidedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::Predicate => "predicate",
+            DecidedBy::Grid => "grid",
+            DecidedBy::Unconditional => "unconditional",
+            DecidedBy::Rework => "re-work",
+            DecidedBy::Terminal => "terminal",
+            DecidedBy::Resume => "resume",
+            DecidedBy::Schedule => "schedule",
+            DecidedBy::Route => "route",
+            DecidedBy::Command => "command",
+            DecidedBy::Human => "human",
+            DecidedBy::Stop => "stop",
+        }
+    }
+}
+
+/// One hop (or one notable event) of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// 1-based, in the order the engine emitted entries.
+    pub seq: u32,
+    pub node: String,
+    pub title: String,
+    pub visit: u32,
+    /// What happened, e.g. ``took `approved` → [[send]]``.
+    pub what: String,
+    pub decided_by: DecidedBy,
+    /// The raw rationale (a grid reply, a predicate's verdicts).
+    pub rationale: Option<String>,
+}
+
+impl TraceEntry {
+    /// The entry as appended to `trace.md`.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "\n## {}. {} (visit {})\n\n- node: [[{}]]\n- {}\n- decided by: {}\n",
+            self.seq,
+            one_line(&self.title),
+            self.visit,
+            self.node,
+            self.what,
+            self.decided_by.as_str()
+        );
+        if let Some(rationale) = &self.rationale {
+            out.push_str("- rationale:\n\n");
+            for line in rationale.lines() {
+                out.push_str(&format!("  > {line}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// The first lines of a new `trace.md`.
+pub fn trace_header(query: &str) -> String {
+    format!("# Plan trace\n\nQuery: {}\n", one_line(query))
+}
+
+/// A line marking where a later invocation picked the run up.
+pub fn resume_marker(what: &str) -> String {
+    format!("\n---\n\n*{}*\n", one_line(what))
+}
+
+/// Where a node's output for one visit is kept.
+pub fn output_note_path(node: &str, visit: u32) -> String {
+    let safe: String = node.chars().map(|c| if matches!(c, '/' | '\\' | ':' | '#' | '^' | '|' | '[' | ']') { '_' } else { c }).collect();
+    format!("{TRACE_DIR}/{safe}.visit-{visit}.md")
+}
+
+/// The output note's text.
+pub fn output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
+    format!("# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{text}\n", one_line(title))
+}
+
+/// Read an output note back (for a resumed run): the text after the header.
+pub fn parse_output_note(note: &str) -> Option<String> {
+    let rest = note.split_once("\n\nOutput of [[")?.1;
+    let text = rest.split_once("]].\n\n")?.1;
+    Some(text.strip_suffix('\n').unwrap_or(text).to_string())
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_renders_node_visit_edge_decider_and_rationale() {
+        let entry = TraceEntry {
+            seq: 2,
+            node: "review".into(),
+            title: "Review the draft".into(),
+            visit: 1,
+            what: "took `approved` → [[send]]".into(),
+            decided_by: DecidedBy::Grid,
+            rationale: Some("1. YES - fine\n2. NO".into()),
+        };
+        assert_eq!(
+            entry.to_markdown(),
+            "\n## 2. Review the draft (visit 1)\n\n- node: [[review]]\n- took `approved` → [[send]]\n- decided by: grid\n- rationale:\n\n  > 1. YES - fine\n  > 2. NO\n"
+        );
+    }
+
+    #[test]
+    fn output_notes_round_trip_and_have_safe_names() {
+        let note = output_note("drafts/first", "First draft", 2, "hello\n\nworld");
+        assert_eq!(parse_output_note(&note).as_deref(), Some("hello\n\nworld"));
+        assert_eq!(output_note_path("drafts/first", 2), "00_plan-trace/drafts_first.visit-2.md");
+    }
+}

@@ -1,0 +1,293 @@
+//! Vault semantics (seed 000): one node at a time, `active` on entry, `done`
+//! after the work, then the transition: predicates, one YES/NO grid for the
+//! remaining conditional labels, the unconditional edge, or re-work; guarded
+//! by per-node `max_visits` and the global `max_steps`.
+//!
+//! Resume: an `active` node is where an interrupted run stopped, so the run
+//! continues there; without one, a run over `done` nodes walks from the start
+//! and every `done` node goes straight to its transition (served from the
+//! journal when the decision was already made, so a resumed run never takes
+//! the other branch).
+
+use super::grid::{self, GridError};
+use super::prompt;
+use super::{Answer, DecidedBy, FinishReason, Message, Request, RequestBody, Shared};
+use crate::model::{EdgeKind, Status};
+
+struct Judging {
+    node: usize,
+    visit: u32,
+    attempt: u32,
+    /// Edge indices judged by the grid, in label order.
+    edges: Vec<usize>,
+    labels: Vec<String>,
+    messages: Vec<Message>,
+    /// What the predicates said before the grid was asked.
+    predicate_notes: Option<String>,
+}
+
+pub(crate) struct VaultRun {
+    visits: Vec<u32>,
+    /// Resuming over `done` nodes: skip their work, go to their transitions.
+    walking: bool,
+    judging: Option<Judging>,
+}
+
+impl VaultRun {
+    pub fn new(plan: &crate::Plan) -> Self {
+        VaultRun { visits: vec![0; plan.nodes.len()], walking: false, judging: None }
+    }
+
+    pub fn start(&mut self, s: &mut Shared) {
+        let Some(start) = s.plan.start else {
+            s.finish(FinishReason::PlanFailed { reason: "the plan has no start node".into() });
+            return;
+        };
+        if let Some(active) = s.statuses.iter().position(|&st| st == Status::Active) {
+            let visit = self.restore_counters(s, active);
+            self.begin_visit(s, active, visit, true);
+        } else if s.statuses.iter().any(|&st| st == Status::Done) {
+            self.walking = true;
+            self.enter(s, start);
+        } else {
+            self.enter(s, start);
+        }
+    }
+
+    /// Visits and steps of an interrupted run, from its journal; returns the
+    /// visit the `active` node is in. If the journal's last answer is that
+    /// node's work, the work finished but `done` was never written: the same
+    /// visit continues (served). Otherwise it is a new visit.
+    fn restore_counters(&mut self, s: &mut Shared, active: usize) -> u32 {
+        let mut worked = std::collections::BTreeSet::new();
+        let mut last_key = None;
+        for entry in &s.recorded_order {
+            if let Some((id, visit, kind)) = split_key(&entry.key) {
+                if let Some(i) = s.plan.node_index(id) {
+                    self.visits[i] = self.visits[i].max(visit);
+                    if kind == "work" {
+                        worked.insert((i, visit));
+                    }
+                    last_key = Some((i, visit, kind == "work"));
+                }
+            }
+        }
+        s.steps = worked.len() as u32;
+        match last_key {
+            Some((i, visit, true)) if i == active => {
+                s.steps -= 1;
+                self.visits[active] = visit - 1;
+                visit
+            }
+            _ => self.visits[active] + 1,
+        }
+    }
+
+    fn enter(&mut self, s: &mut Shared, node: usize) {
+        let visit = self.visits[node] + 1;
+        self.begin_visit(s, node, visit, false);
+    }
+
+    fn begin_visit(&mut self, s: &mut Shared, node: usize, visit: u32, resumed_active: bool) {
+        let max_visits = s.plan.nodes[node].max_visits;
+        if visit > max_visits {
+            s.trace(node, visit - 1, format!("safety stop: max_visits {max_visits} reached"), DecidedBy::Stop, None);
+            s.finish(FinishReason::VisitBudget { node: s.node_id(node), max_visits });
+            return;
+        }
+        if s.steps >= s.config.max_steps {
+            let max_steps = s.config.max_steps;
+            s.trace(node, visit, format!("safety stop: max_steps {max_steps} reached"), DecidedBy::Stop, None);
+            s.finish(FinishReason::StepBudget { max_steps });
+            return;
+        }
+        self.visits[node] = visit;
+        s.steps += 1;
+        if self.walking && s.statuses[node] == Status::Done && s.work_recorded_or_unknown(node, visit) {
+            // The recorded output of this very visit is the freshest truth;
+            // re-emitting its note repairs one lost to the interruption.
+            if let Some(output) = s.recorded_work(node, visit) {
+                s.record_output(node, visit, output);
+            }
+            self.judge(s, node, visit, true);
+            return;
+        }
+        self.walking = false;
+        if resumed_active {
+            s.trace(node, visit, "resumed: the node was active".into(), DecidedBy::Resume, None);
+        }
+        s.set_status(node, Status::Active);
+        let n = &s.plan.nodes[node];
+        let tools = granted_tools(&s.plan, n);
+        let earlier = s.freshest(prompt::earlier_limit(), None);
+        let messages = prompt::work_messages(&s.config.query, n, false, &earlier, None);
+        let request = Request {
+            id: format!("{}#{visit}:work", n.id),
+            node: n.id.clone(),
+            visit,
+            body: RequestBody::Work { messages, tools, role: n.role.clone(), review_only: false },
+        };
+        s.ask(request);
+    }
+
+    pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
+        let Some(node) = s.plan.node_index(&request.node) else { return };
+        match answer {
+            Answer::Work { output } => {
+                s.set_status(node, Status::Done);
+                s.record_output(node, request.visit, output);
+                self.judge(s, node, request.visit, false);
+            }
+            Answer::Judgment { raw } => self.on_judgment(s, raw),
+            other => s.finish(FinishReason::Interrupted {
+                node: request.node,
+                reason: format!("a vault node takes no {} answer", other.kind()),
+            }),
+        }
+    }
+
+    /// The transition of a node whose work is done.
+    fn judge(&mut self, s: &mut Shared, node: usize, visit: u32, resumed: bool) {
+        let edges: Vec<usize> = s.plan.outgoing_indexed(node).map(|(i, _)| i).collect();
+        if edges.is_empty() {
+            let answer = s.outputs.get(&node).cloned().or_else(|| s.last_output());
+            s.trace(node, visit, "finished: a node with no outgoing edges".into(), DecidedBy::Terminal, None);
+            s.finish_with(FinishReason::Completed, answer);
+            return;
+        }
+        if resumed {
+            s.trace(node, visit, "resumed: already done, straight to its transition".into(), DecidedBy::Resume, None);
+        }
+        let conditional: Vec<usize> =
+            edges.iter().copied().filter(|&e| s.plan.edges[e].kind == EdgeKind::Conditional).collect();
+        let output = s.outputs.get(&node).cloned().unwrap_or_default();
+
+        // Predicates win over the model.
+        let mut notes = Vec::new();
+        let mut grid_edges = Vec::new();
+        for &e in &conditional {
+            let label = edge_label(s, e);
+            if let Some(predicate) = s.predicates.get(&label) {
+                let input = super::PredicateInput {
+                    node: &s.plan.nodes[node].id,
+                    label: &label,
+                    visit,
+                    output: &output,
+                    query: &s.config.query,
+                };
+                let held = predicate(&input);
+                notes.push(format!("predicate `{label}`: {}", if held { "held" } else { "did not hold" }));
+                if held {
+                    self.take(s, node, visit, e, DecidedBy::Predicate, Some(notes.join("\n")));
+                    return;
+                }
+            } else {
+                grid_edges.push(e);
+            }
+        }
+        let predicate_notes = (!notes.is_empty()).then(|| notes.join("\n"));
+        if grid_edges.is_empty() {
+            self.fallback(s, node, visit, predicate_notes);
+            return;
+        }
+        let labels: Vec<String> = grid_edges.iter().map(|&e| edge_label(s, e)).collect();
+        let n = &s.plan.nodes[node];
+        let messages = grid::grid_messages(&s.config.query, &n.title, &output, &labels);
+        self.judging = Some(Judging { node, visit, attempt: 1, edges: grid_edges, labels, messages, predicate_notes });
+        self.ask_grid(s);
+    }
+
+    fn ask_grid(&mut self, s: &mut Shared) {
+        let j = self.judging.as_ref().expect("judging");
+        let n = &s.plan.nodes[j.node];
+        let request = Request {
+            id: format!("{}#{}:judge.{}", n.id, j.visit, j.attempt),
+            node: n.id.clone(),
+            visit: j.visit,
+            body: RequestBody::Judge {
+                messages: j.messages.clone(),
+                labels: j.labels.clone(),
+                role: n.role.clone(),
+                attempt: j.attempt,
+            },
+        };
+        s.ask(request);
+    }
+
+    fn on_judgment(&mut self, s: &mut Shared, raw: String) {
+        let Some(mut j) = self.judging.take() else { return };
+        match grid::parse_grid(&raw, j.labels.len()) {
+            Ok(verdicts) => {
+                let rationale = match &j.predicate_notes {
+                    Some(notes) => format!("{notes}\n{raw}"),
+                    None => raw,
+                };
+                match verdicts.iter().position(|&held| held) {
+                    Some(i) => self.take(s, j.node, j.visit, j.edges[i], DecidedBy::Grid, Some(rationale)),
+                    None => self.fallback(s, j.node, j.visit, Some(rationale)),
+                }
+            }
+            Err(problem) if j.attempt < s.config.grid_attempts => {
+                j.messages.extend(grid::reask_messages(&raw, &problem, j.labels.len()));
+                j.attempt += 1;
+                self.judging = Some(j);
+                self.ask_grid(s);
+            }
+            Err(problem) => self.grid_failed(s, j, problem, raw),
+        }
+    }
+
+    fn grid_failed(&mut self, s: &mut Shared, j: Judging, problem: GridError, raw: String) {
+        let reason = format!("the YES/NO judgment could not be read after {} attempt(s): {problem}", j.attempt);
+        s.trace(j.node, j.visit, format!("failed: {reason}"), DecidedBy::Stop, Some(raw));
+        s.finish(FinishReason::NodeFailed { node: s.node_id(j.node), reason });
+    }
+
+    /// No condition held: the unconditional edge, else re-work.
+    fn fallback(&mut self, s: &mut Shared, node: usize, visit: u32, rationale: Option<String>) {
+        let unconditional = s.plan.outgoing_indexed(node).find(|(_, e)| e.kind == EdgeKind::Unconditional).map(|(i, _)| i);
+        match unconditional {
+            Some(e) => self.take(s, node, visit, e, DecidedBy::Unconditional, rationale),
+            None => {
+                s.trace(node, visit, "no condition held: the node works again".into(), DecidedBy::Rework, rationale);
+                self.walking = false;
+                self.enter(s, node);
+            }
+        }
+    }
+
+    fn take(&mut self, s: &mut Shared, node: usize, visit: u32, edge: usize, decided_by: DecidedBy, rationale: Option<String>) {
+        let e = &s.plan.edges[edge];
+        let label = e.label.clone().unwrap_or_else(|| "next".into());
+        let Some(to) = e.to else {
+            let reason = format!("edge `{label}` of {} points to {}, which does not exist", s.node_id(node), e.target);
+            s.finish(FinishReason::PlanFailed { reason });
+            return;
+        };
+        let what = format!("took `{label}` → [[{}]]", s.plan.nodes[to].id);
+        s.trace(node, visit, what, decided_by, rationale);
+        self.enter(s, to);
+    }
+}
+
+fn edge_label(s: &Shared, edge: usize) -> String {
+    s.plan.edges[edge].label.clone().unwrap_or_default()
+}
+
+/// A node's tools, narrowed to the plan's grant when it declares one.
+pub(crate) fn granted_tools(plan: &crate::Plan, node: &crate::Node) -> Vec<String> {
+    node.tools
+        .iter()
+        .filter(|t| plan.grant.as_ref().is_none_or(|g| g.contains(*t)))
+        .cloned()
+        .collect()
+}
+
+/// `id#visit:kind[.attempt]` → `(id, visit, kind)`.
+pub(crate) fn split_key(key: &str) -> Option<(&str, u32, &str)> {
+    let hash = key.rfind('#')?;
+    let (id, rest) = (&key[..hash], &key[hash + 1..]);
+    let (visit, kind) = rest.split_once(':')?;
+    let kind = kind.split('.').next().unwrap_or(kind);
+    Some((id, visit.parse().ok()?, kind))
+}

@@ -1,0 +1,228 @@
+//! Resume after an interruption at every point of a run, and properties of
+//! random runs: budgets hold, replay reproduces, resume never re-runs work.
+
+mod engine_support;
+
+use engine_support::*;
+use planvault_core::engine::{drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig};
+use planvault_core::{Plan, Status};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+/// What the runner has on disk after applying `effects`: statuses in the
+/// notes, answers in the journal, outputs as notes.
+fn crash_after(plan: &Plan, effects: &[Effect]) -> (Plan, Journal, Vec<(String, String)>) {
+    let mut plan = plan.clone();
+    apply_statuses(&mut plan, effects);
+    let outputs = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Output { node, text, .. } => Some((node.clone(), text.clone())),
+            _ => None,
+        })
+        .collect();
+    (plan, journal_of(effects), outputs)
+}
+
+fn resume(plan: Plan, journal: &Journal, outputs: &[(String, String)], answer: &mut dyn FnMut(&Request) -> Event) -> Vec<Effect> {
+    let mut engine = Engine::new(plan, config(), journal).unwrap();
+    for (node, text) in outputs {
+        engine.set_prior_output(node, text.clone());
+    }
+    drive(&mut engine, |r| answer(r))
+}
+
+fn final_statuses(plan: &Plan, prefix: &[Effect], rest: &[Effect]) -> Vec<Status> {
+    let mut plan = plan.clone();
+    apply_statuses(&mut plan, prefix);
+    apply_statuses(&mut plan, rest);
+    plan.nodes.iter().map(|n| n.status).collect()
+}
+
+fn work_ids(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) if matches!(r.body, RequestBody::Work { .. }) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Interrupt the run after each effect the runner applied, resume, and check
+/// the resumed run finishes exactly as the uninterrupted one, asks for no
+/// work already recorded, and together with the first part does exactly the
+/// uninterrupted run's work (never both branches).
+fn check_resume_everywhere(plan: &Plan, answer: &dyn Fn(&Request) -> Answer) {
+    let mut respond = |r: &Request| Event::Answered { id: r.id.clone(), answer: answer(r) };
+    let mut engine = Engine::new(plan.clone(), config(), &Journal::new()).unwrap();
+    let live = drive(&mut engine, &mut respond);
+    let live_finish = finish(&live);
+    let live_work: BTreeSet<String> = work_ids(&live).into_iter().collect();
+    let live_statuses = final_statuses(plan, &live, &[]);
+
+    for cut in 0..=live.len() {
+        let prefix = &live[..cut];
+        let (on_disk, journal, outputs) = crash_after(plan, prefix);
+        let resumed = resume(on_disk, &journal, &outputs, &mut respond);
+        let f = finish(&resumed);
+        assert_eq!(f.reason, live_finish.reason, "cut {cut}");
+        assert_eq!(f.answer, live_finish.answer, "cut {cut}");
+        assert_eq!(final_statuses(plan, prefix, &resumed), live_statuses, "cut {cut}");
+        let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
+        let again: Vec<String> = work_ids(&resumed);
+        for id in &again {
+            assert!(!recorded.contains(id), "cut {cut}: finished work {id} ran again");
+        }
+        let done_work: BTreeSet<String> =
+            recorded.iter().filter(|k| k.ends_with(":work")).cloned().chain(again.iter().cloned()).collect();
+        assert_eq!(done_work, live_work, "cut {cut}: the resumed run did different work");
+    }
+}
+
+fn loop_answers(r: &Request) -> Answer {
+    match (r.id.as_str(), &r.body) {
+        ("review#1:judge.1", _) => Answer::Judgment { raw: "1. NO\n2. YES - fix it".into() },
+        ("review#2:judge.1", _) => Answer::Judgment { raw: "garbled".into() },
+        ("review#2:judge.2", _) => Answer::Judgment { raw: "1. YES\n2. NO".into() },
+        (id, RequestBody::Work { .. }) => Answer::Work { output: format!("output of {id}") },
+        (id, _) => panic!("unexpected {id}"),
+    }
+}
+
+#[test]
+fn resume_after_an_interruption_at_every_step_of_a_loop() {
+    check_resume_everywhere(&draft_review_send(), &loop_answers);
+}
+
+#[test]
+fn resume_after_an_interruption_at_every_step_of_a_budget_stop() {
+    let plan = vault(&[("a", 3, &[("", "b")]), ("b", 2, &[("done", "c")]), ("c", 3, &[])]);
+    check_resume_everywhere(&plan, &|r| match &r.body {
+        RequestBody::Judge { .. } => Answer::Judgment { raw: "1. NO".into() },
+        _ => Answer::Work { output: format!("out {}", r.id) },
+    });
+}
+
+#[test]
+fn an_active_node_continues_and_done_nodes_go_straight_to_their_transitions() {
+    // As a person would find the notes: draft done, review active, no journal.
+    let mut plan = draft_review_send();
+    plan.nodes[0].status = Status::Done;
+    plan.nodes[1].status = Status::Active;
+    let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
+    let effects = run(plan, config(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["review#1:work", "review#1:judge.1", "send#1:work"]);
+    assert_eq!(trace_lines(&effects)[0], "review#1: resumed: the node was active [resume]");
+
+    // No active node: the walk starts at the start and a done node is not re-worked.
+    let mut plan = draft_review_send();
+    plan.nodes[0].status = Status::Done;
+    let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
+    let effects = run(plan, config(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["review#1:work", "review#1:judge.1", "send#1:work"]);
+    assert_eq!(trace_lines(&effects)[0], "draft#1: resumed: already done, straight to its transition [resume]");
+}
+
+#[test]
+fn a_recorded_decision_is_never_asked_again_so_the_other_branch_never_runs() {
+    // The run chose `needs revision`, then crashed before draft went active.
+    let mut plan = draft_review_send();
+    plan.nodes[0].status = Status::Done;
+    plan.nodes[1].status = Status::Done;
+    let mut journal = Journal::new();
+    journal.push("draft#1:work", Answer::Work { output: "d1".into() });
+    journal.push("review#1:work", Answer::Work { output: "r1".into() });
+    journal.push("review#1:judge.1", Answer::Judgment { raw: "1. NO\n2. YES".into() });
+    let mut script = Script::new().judge("review#2:judge.1", "1. YES\n2. NO");
+    run(plan, config(), &journal, &mut script);
+    assert_eq!(script.asked_ids(), ["draft#2:work", "review#2:work", "review#2:judge.1", "send#1:work"]);
+}
+
+/// A chain where node i may jump back to an earlier node; the last is terminal.
+fn arb_plan() -> impl Strategy<Value = (Plan, u64)> {
+    (2usize..7, any::<u64>()).prop_flat_map(|(n, seed)| {
+        (
+            proptest::collection::vec((1u32..4, 0usize..7, any::<bool>()), n),
+            Just(n),
+            Just(seed),
+        )
+            .prop_map(|(specs, n, seed)| {
+                let ids: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+                let edges: Vec<Vec<(String, String)>> = (0..n)
+                    .map(|i| {
+                        if i + 1 == n {
+                            return vec![];
+                        }
+                        let (_, back, unconditional) = specs[i];
+                        let mut e = vec![("again".to_string(), ids[back.min(i)].clone())];
+                        e.push((if unconditional { String::new() } else { "ok".into() }, ids[i + 1].clone()));
+                        e
+                    })
+                    .collect();
+                let spec: Vec<(&str, u32, Vec<(&str, &str)>)> = (0..n)
+                    .map(|i| (ids[i].as_str(), specs[i].0, edges[i].iter().map(|(l, t)| (l.as_str(), t.as_str())).collect()))
+                    .collect();
+                let borrowed: Vec<(&str, u32, &[(&str, &str)])> = spec.iter().map(|(a, b, c)| (*a, *b, c.as_slice())).collect();
+                (vault(&borrowed), seed)
+            })
+    })
+}
+
+/// Deterministic answers: a judgment's verdicts depend on the request id and the seed.
+fn oracle(seed: u64) -> impl Fn(&Request) -> Answer {
+    move |r: &Request| match &r.body {
+        RequestBody::Judge { labels, .. } => {
+            let mut h = seed ^ 0x9e3779b97f4a7c15;
+            for b in r.id.bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+            }
+            let raw: Vec<String> =
+                labels.iter().enumerate().map(|(i, _)| format!("{}. {}", i + 1, if (h >> i) & 1 == 1 { "YES" } else { "NO" })).collect();
+            Answer::Judgment { raw: raw.join("\n") }
+        }
+        _ => Answer::Work { output: format!("out {}", r.id) },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn budgets_hold_replay_reproduces_and_resume_never_reruns((plan, seed) in arb_plan(), max_steps in 1u32..20) {
+        let answer = oracle(seed);
+        let cfg = RunConfig { max_steps, ..config() };
+        let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
+        let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+        let f = finish(&live);
+        let works = work_ids(&live);
+        prop_assert!(works.len() as u32 <= max_steps);
+        for node in &plan.nodes {
+            let visits = works.iter().filter(|id| id.starts_with(&format!("{}#", node.id))).count() as u32;
+            prop_assert!(visits <= node.max_visits, "{} visited {visits} times", node.id);
+        }
+        let expected_end = matches!(
+            f.reason,
+            FinishReason::Completed | FinishReason::VisitBudget { .. } | FinishReason::StepBudget { .. }
+        );
+        prop_assert!(expected_end, "ended with {:?}", f.reason);
+
+        let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
+        let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&live)).unwrap();
+        let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+        prop_assert_eq!(observable(&replayed), observable(&live));
+
+        let cut = (seed as usize) % (live.len() + 1);
+        let (on_disk, journal, outputs) = crash_after(&plan, &live[..cut]);
+        let mut resumed_engine = Engine::new(on_disk, cfg, &journal).unwrap();
+        for (node, text) in &outputs {
+            resumed_engine.set_prior_output(node, text.clone());
+        }
+        let resumed = drive(&mut resumed_engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+        let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
+        for id in work_ids(&resumed) {
+            prop_assert!(!recorded.contains(&id), "finished work {} ran again", id);
+        }
+        prop_assert_eq!(finish(&resumed).reason, f.reason);
+    }
+}
