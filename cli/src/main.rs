@@ -5,6 +5,7 @@ mod input;
 use clap::{Args, Parser, Subcommand};
 use input::{read_plan, FormatArg};
 use planvault_core::diagnostic;
+use planvault_core::export::{self, GraphFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Check a plan before anything runs: exit 0 sound, 1 unsound, 2 unreadable.
     Validate(ValidateArgs),
+    /// Draw a plan (ASCII tree by default); diagnostics go to stderr.
+    Graph(GraphArgs),
 }
 
 #[derive(Args)]
@@ -42,24 +45,96 @@ struct ValidateArgs {
     quiet: bool,
 }
 
+#[derive(Args)]
+#[group(id = "output", multiple = false)]
+struct GraphOutput {
+    /// `{"format", "start", "nodes": [...], "edges": [...]}`.
+    #[arg(long)]
+    json: bool,
+    /// A Mermaid flowchart.
+    #[arg(long)]
+    mermaid: bool,
+    /// A tree for the terminal (the default).
+    #[arg(long)]
+    ascii: bool,
+    /// A JSON Canvas 1.0 document for Obsidian.
+    #[arg(long)]
+    canvas: bool,
+}
+
+#[derive(Args)]
+struct GraphArgs {
+    #[command(flatten)]
+    plan: PlanArgs,
+    #[command(flatten)]
+    output: GraphOutput,
+    /// Print nothing; exit non-zero when the plan is unsound (CI pre-flight).
+    #[arg(long)]
+    quiet: bool,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Validate(args) => validate(args),
+        Command::Graph(args) => graph(args),
     }
 }
 
-fn validate(args: ValidateArgs) -> ExitCode {
-    let source = match read_plan(&args.plan.path, args.plan.format) {
-        Ok(source) => source,
+/// Read and check a plan; `Err` is exit code 2 with the reason printed.
+fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCode> {
+    match read_plan(&plan.path, plan.format) {
+        Ok(source) => Ok(planvault_core::check(&source)),
         Err(err) => {
-            if !args.quiet {
+            if !quiet {
                 eprintln!("error: {err}");
             }
-            return ExitCode::from(2);
+            Err(ExitCode::from(2))
         }
+    }
+}
+
+fn exit_code(checked: &planvault_core::Checked) -> ExitCode {
+    if checked.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn graph(args: GraphArgs) -> ExitCode {
+    let checked = match load(&args.plan, args.quiet) {
+        Ok(checked) => checked,
+        Err(code) => return code,
     };
-    let checked = planvault_core::check(&source);
+    if !args.quiet {
+        let out = &args.output;
+        let format = if out.json {
+            GraphFormat::Json
+        } else if out.mermaid {
+            GraphFormat::Mermaid
+        } else if out.canvas {
+            GraphFormat::Canvas
+        } else {
+            GraphFormat::Ascii
+        };
+        let drawing = export::export(&checked.plan, format);
+        print!("{drawing}");
+        if !drawing.ends_with('\n') {
+            println!();
+        }
+        for d in &checked.diagnostics {
+            eprintln!("{}", d.render_human());
+        }
+    }
+    exit_code(&checked)
+}
+
+fn validate(args: ValidateArgs) -> ExitCode {
+    let checked = match load(&args.plan, args.quiet) {
+        Ok(checked) => checked,
+        Err(code) => return code,
+    };
     if !args.quiet {
         if args.json {
             println!("{}", diagnostic::to_json(&checked.diagnostics));
@@ -69,9 +144,5 @@ fn validate(args: ValidateArgs) -> ExitCode {
             }
         }
     }
-    if checked.has_errors() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit_code(&checked)
 }

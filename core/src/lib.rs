@@ -7,6 +7,7 @@
 
 pub mod diagnostic;
 pub mod engine;
+pub mod export;
 pub mod generated;
 pub mod model;
 pub mod planmd;

@@ -1,0 +1,154 @@
+//! `planvault graph --canvas`: a JSON Canvas 1.0 document Obsidian opens
+//! next to the notes. File nodes point at the notes; positions come from a
+//! simple layered placement (breadth-first depth from the start), integers as
+//! the spec requires.
+
+use super::node_file;
+use crate::Plan;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+const WIDTH: i64 = 400;
+const HEIGHT: i64 = 240;
+const GAP_X: i64 = 80;
+const GAP_Y: i64 = 120;
+/// Canvas colour "4" is green: the start node.
+const START_COLOR: &str = "4";
+/// Canvas colour "1" is red: a link to no note.
+const MISSING_COLOR: &str = "1";
+
+#[derive(Serialize)]
+struct Canvas {
+    nodes: Vec<CanvasNode>,
+    edges: Vec<CanvasEdge>,
+}
+
+#[derive(Serialize)]
+struct CanvasNode {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    x: i64,
+    y: i64,
+    width: i64,
+    height: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    color: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CanvasEdge {
+    id: String,
+    from_node: String,
+    from_side: &'static str,
+    to_node: String,
+    to_side: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+}
+
+/// Layer of every node: breadth-first depth from the start, then from each
+/// node still unplaced (in order), below everything placed so far.
+pub(crate) fn layers(plan: &Plan) -> Vec<usize> {
+    let successors = plan.successors();
+    let mut layer = vec![usize::MAX; plan.nodes.len()];
+    let roots = plan.start.into_iter().chain(0..plan.nodes.len());
+    let mut deepest = 0;
+    let mut first_walk = true;
+    for root in roots {
+        if layer[root] != usize::MAX {
+            continue;
+        }
+        let base = if first_walk { 0 } else { deepest + 1 };
+        first_walk = false;
+        layer[root] = base;
+        let mut queue = VecDeque::from([root]);
+        while let Some(node) = queue.pop_front() {
+            deepest = deepest.max(layer[node]);
+            for &next in &successors[node] {
+                if layer[next] == usize::MAX {
+                    layer[next] = layer[node] + 1;
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    layer
+}
+
+fn node_key(plan: &Plan, i: usize) -> String {
+    format!("node:{}", plan.nodes[i].id)
+}
+
+pub fn canvas(plan: &Plan) -> String {
+    let layer = layers(plan);
+    let depth = layer.iter().copied().max().map_or(0, |d| d + 1);
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); depth];
+    for (i, &l) in layer.iter().enumerate() {
+        rows[l].push(i);
+    }
+    let mut x = vec![0i64; plan.nodes.len()];
+    let mut y = vec![0i64; plan.nodes.len()];
+    for (l, row) in rows.iter().enumerate() {
+        let row_width = row.len() as i64 * (WIDTH + GAP_X) - GAP_X;
+        for (col, &i) in row.iter().enumerate() {
+            x[i] = col as i64 * (WIDTH + GAP_X) - row_width / 2;
+            y[i] = l as i64 * (HEIGHT + GAP_Y);
+        }
+    }
+    let mut nodes: Vec<CanvasNode> = (0..plan.nodes.len())
+        .map(|i| {
+            let file = node_file(plan, i).filter(|f| f.ends_with(".md") || f.ends_with(".MD"));
+            CanvasNode {
+                id: node_key(plan, i),
+                kind: if file.is_some() { "file" } else { "text" },
+                text: file.is_none().then(|| format!("**{}**\n\n{}", plan.nodes[i].title, plan.nodes[i].body)),
+                file: file.map(str::to_string),
+                x: x[i],
+                y: y[i],
+                width: WIDTH,
+                height: HEIGHT,
+                color: (plan.start == Some(i)).then_some(START_COLOR),
+            }
+        })
+        .collect();
+    let mut edges = Vec::with_capacity(plan.edges.len());
+    for (k, edge) in plan.edges.iter().enumerate() {
+        let (to_node, backwards) = match edge.to {
+            Some(to) => (node_key(plan, to), layer[to] <= layer[edge.from]),
+            None => {
+                // A dangling edge ends at a red card naming the missing note.
+                let id = format!("missing:{k}");
+                nodes.push(CanvasNode {
+                    id: id.clone(),
+                    kind: "text",
+                    file: None,
+                    text: Some(format!("Missing note [[{}]]", edge.target)),
+                    x: x[edge.from] + WIDTH + GAP_X,
+                    y: y[edge.from] + HEIGHT + GAP_Y / 2,
+                    width: WIDTH,
+                    height: HEIGHT / 2,
+                    color: Some(MISSING_COLOR),
+                });
+                (id, false)
+            }
+        };
+        // Loops back up run along the right-hand side so they do not cross
+        // the forward edges.
+        let (from_side, to_side) = if backwards { ("right", "right") } else { ("bottom", "top") };
+        edges.push(CanvasEdge {
+            id: format!("edge:{k}"),
+            from_node: node_key(plan, edge.from),
+            from_side,
+            to_node,
+            to_side,
+            label: edge.label.clone(),
+        });
+    }
+    serde_json::to_string_pretty(&Canvas { nodes, edges }).expect("canvas serializes")
+}

@@ -1,0 +1,80 @@
+//! Drawing a plan: `planvault graph`'s JSON, Mermaid, ASCII tree and JSON
+//! Canvas outputs. Exporters read only the shared model.
+//!
+//! The dispatch matches on the plan's format so a format with its own idea of
+//! a drawing (PLAN.md's items, a generated plan's bindings) can give it its
+//! own arm, e.g. `crate::planmd::export`; the model-level exporters here are
+//! the vault's and draw any plan meanwhile.
+
+mod ascii;
+mod canvas;
+mod json;
+mod mermaid;
+
+use crate::{NodeExt, Plan, PlanFormat};
+
+/// An output of `planvault graph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    Json,
+    Mermaid,
+    Ascii,
+    Canvas,
+}
+
+/// Render a plan in one of the graph formats.
+pub fn export(plan: &Plan, format: GraphFormat) -> String {
+    match format {
+        GraphFormat::Json => graph_json(plan),
+        GraphFormat::Mermaid => mermaid(plan),
+        GraphFormat::Ascii => ascii(plan),
+        GraphFormat::Canvas => canvas(plan),
+    }
+}
+
+/// `{"format", "start", "nodes": [...], "edges": [...]}`.
+pub fn graph_json(plan: &Plan) -> String {
+    match plan.format {
+        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => json::graph_json(plan),
+    }
+}
+
+/// A Mermaid `flowchart` with labeled edges.
+pub fn mermaid(plan: &Plan) -> String {
+    match plan.format {
+        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => mermaid::mermaid(plan),
+    }
+}
+
+/// A tree for a terminal, from the start node.
+pub fn ascii(plan: &Plan) -> String {
+    match plan.format {
+        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => ascii::ascii(plan),
+    }
+}
+
+/// A JSON Canvas 1.0 document: file nodes pointing at the notes.
+pub fn canvas(plan: &Plan) -> String {
+    match plan.format {
+        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => canvas::canvas(plan),
+    }
+}
+
+/// The file a node lives in: its note, else the file its position names.
+pub(crate) fn node_file(plan: &Plan, node: usize) -> Option<&str> {
+    let n = &plan.nodes[node];
+    match &n.ext {
+        NodeExt::Vault(v) if !v.file.is_empty() => Some(&v.file),
+        _ => n.pos.as_ref().map(|p| p.file.as_str()),
+    }
+}
+
+/// Out-degree of every node, dangling edges included (a node with only a
+/// dangling edge is not a terminal).
+pub(crate) fn out_degrees(plan: &Plan) -> Vec<usize> {
+    let mut degree = vec![0; plan.nodes.len()];
+    for edge in &plan.edges {
+        degree[edge.from] += 1;
+    }
+    degree
+}
