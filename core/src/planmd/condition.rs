@@ -1,0 +1,131 @@
+//! `@on` conditions: a signal comparison (`migrated=false`, `exit!=0`) or a
+//! status word (`ok`, `fail`, `blocked`), and the one rule that decides
+//! whether a route fires. The engine and the validator share this module so
+//! what is diagnosed and what runs can never disagree.
+
+use std::collections::BTreeMap;
+
+/// The outcome words the engine records for a node; a route on one of them
+/// never needs a signal.
+pub const STATUS_WORDS: [&str; 3] = ["ok", "fail", "blocked"];
+
+/// Signal values a bare-word route reads as "yes".
+const TRUTHY: [&str; 4] = ["true", "1", "yes", "ok"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalOp {
+    Eq,
+    Ne,
+}
+
+/// A parsed `@on` condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// `key=value` / `key!=value`: compares a key on the channel.
+    Signal { key: String, op: SignalOp, value: String },
+    /// A bare word: the node's own outcome, else a truthy signal of that name.
+    Status { word: String },
+}
+
+impl Condition {
+    /// Parse a condition as written; the text is trimmed, never rejected.
+    pub fn parse(text: &str) -> Condition {
+        let text = text.trim();
+        let split = |at: usize, op: SignalOp, width: usize| Condition::Signal {
+            key: text[..at].trim().to_string(),
+            op,
+            value: text[at + width..].trim().to_string(),
+        };
+        if let Some(at) = text.find("!=") {
+            split(at, SignalOp::Ne, 2)
+        } else if let Some(at) = text.find('=') {
+            split(at, SignalOp::Eq, 1)
+        } else {
+            Condition::Status { word: text.to_string() }
+        }
+    }
+
+    /// The signal key the condition reads: the key, or the bare word.
+    pub fn key(&self) -> &str {
+        match self {
+            Condition::Signal { key, .. } => key,
+            Condition::Status { word } => word,
+        }
+    }
+
+    /// A bare `ok` / `fail` / `blocked`: tests the node's own outcome only.
+    pub fn is_status_word(&self) -> bool {
+        matches!(self, Condition::Status { word } if STATUS_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word)))
+    }
+
+    /// Does the route fire, given the node's recorded outcome and the channel?
+    ///
+    /// An absent key never matches, in either direction: unknown is not
+    /// "different from". Comparisons ignore case and surrounding spaces.
+    pub fn matches(&self, outcome: Option<&str>, signals: &BTreeMap<String, String>) -> bool {
+        match self {
+            Condition::Signal { key, op, value } => match signals.get(key) {
+                None => false,
+                Some(actual) => {
+                    let equal = actual.trim().eq_ignore_ascii_case(value.trim());
+                    (*op == SignalOp::Eq) == equal
+                }
+            },
+            Condition::Status { word } => {
+                if word.is_empty() {
+                    return false;
+                }
+                if outcome.is_some_and(|o| o.trim().eq_ignore_ascii_case(word)) {
+                    return true;
+                }
+                signals.get(word).is_some_and(|v| {
+                    let v = v.trim();
+                    TRUTHY.iter().any(|t| t.eq_ignore_ascii_case(v)) || v.eq_ignore_ascii_case(word)
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn channel(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn parses_both_operators_and_bare_words() {
+        assert_eq!(
+            Condition::parse(" exit!=0 "),
+            Condition::Signal { key: "exit".into(), op: SignalOp::Ne, value: "0".into() }
+        );
+        assert_eq!(
+            Condition::parse("migrated = false"),
+            Condition::Signal { key: "migrated".into(), op: SignalOp::Eq, value: "false".into() }
+        );
+        assert_eq!(Condition::parse("fail"), Condition::Status { word: "fail".into() });
+        assert!(Condition::parse("Blocked").is_status_word());
+        assert!(!Condition::parse("migrated").is_status_word());
+    }
+
+    #[test]
+    fn an_absent_key_matches_in_neither_direction() {
+        let empty = channel(&[]);
+        assert!(!Condition::parse("exit=0").matches(None, &empty));
+        assert!(!Condition::parse("exit!=0").matches(None, &empty));
+        let failed = channel(&[("exit", "2")]);
+        assert!(Condition::parse("exit!=0").matches(None, &failed));
+        assert!(!Condition::parse("exit=0").matches(None, &failed));
+    }
+
+    #[test]
+    fn a_bare_word_tests_the_outcome_then_a_truthy_signal() {
+        let empty = channel(&[]);
+        assert!(Condition::parse("fail").matches(Some("FAIL"), &empty));
+        assert!(!Condition::parse("fail").matches(Some("ok"), &empty));
+        assert!(Condition::parse("ready").matches(Some("ok"), &channel(&[("ready", "true")])));
+        assert!(!Condition::parse("ready").matches(None, &channel(&[("ready", "false")])));
+    }
+}

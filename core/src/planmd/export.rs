@@ -1,0 +1,1 @@
+//! Drawing a PLAN.md plan: `graph --json`, mermaid, ascii and JSON Canvas.

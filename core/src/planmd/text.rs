@@ -1,0 +1,52 @@
+//! Byte offsets to 1-based line/column positions, the one place PLAN.md
+//! positions are computed so every diagnostic counts columns the same way.
+
+use crate::SourcePos;
+
+/// Line starts of one text, for offset → (line, column) look-ups.
+pub(crate) struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub(crate) fn line_col(&self, offset: usize) -> (u32, u32) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let column = self.text.get(start..offset).map_or(0, |s| s.chars().count());
+        (line as u32 + 1, column as u32 + 1)
+    }
+
+    pub(crate) fn pos(&self, file: &str, offset: usize) -> SourcePos {
+        let (line, column) = self.line_col(offset);
+        SourcePos::new(file, line, column)
+    }
+}
+
+/// Offset of `inner` inside `outer`, when `inner` is a sub-slice of it.
+pub(crate) fn offset_in(outer: &str, inner: &str) -> usize {
+    (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_and_lines_start_at_one() {
+        let text = "ab\r\n→x\ny";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_col(0), (1, 1));
+        assert_eq!(index.line_col(4), (2, 1));
+        assert_eq!(index.line_col(4 + '→'.len_utf8()), (2, 2));
+        assert_eq!(index.line_col(text.len() - 1), (3, 1));
+    }
+}

@@ -1,0 +1,306 @@
+//! The five PLAN.md graph defects, in a fixed order: `cycle`, `dangling-edge`,
+//! `unmet-need`, `unroutable-signal` (a warning: the plan still runs, the
+//! route is just dead) and `unreachable`, each by item index within its class.
+//!
+//! Every walk is iterative (Kosaraju for cycles, breadth-first for the cycle
+//! path, a worklist for reachability) so a 100,000-item plan validates in
+//! wasm's small stack.
+
+use super::condition::Condition;
+use super::{emitted_keys, item};
+use crate::{Code, Diagnostic, EdgeKind, Plan, Status};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+const MAX_TITLE_CHARS: usize = 60;
+
+/// Check a PLAN.md plan; an empty result means the graph is sound.
+pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    let v = Validator::new(plan);
+    let mut out = Vec::new();
+    let cyclic = v.cycles(&mut out);
+    v.dangling(&mut out);
+    let unmet = v.unmet_needs(&mut out);
+    v.unroutable(&mut out);
+    v.unreachable(&cyclic, &unmet, &mut out);
+    out
+}
+
+struct Validator<'a> {
+    plan: &'a Plan,
+    /// Sorted, deduplicated successors over both edge kinds.
+    succ: Vec<Vec<usize>>,
+    /// Every key some item may emit.
+    emitted: BTreeSet<&'a str>,
+}
+
+impl<'a> Validator<'a> {
+    fn new(plan: &'a Plan) -> Self {
+        let mut succ = plan.successors();
+        for s in &mut succ {
+            s.sort_unstable();
+            s.dedup();
+        }
+        let emitted = plan.nodes.iter().flat_map(emitted_keys).collect();
+        Validator { plan, succ, emitted }
+    }
+
+    fn index(&self, node: usize) -> u32 {
+        item(&self.plan.nodes[node]).map_or(node as u32 + 1, |i| i.index)
+    }
+
+    /// `item 4 ("Retry")`: the offender named the way a reader finds it.
+    fn name(&self, node: usize) -> String {
+        let index = self.index(node);
+        let title = self.plan.nodes[node].title.trim();
+        if title.is_empty() {
+            return format!("item {index}");
+        }
+        let shown: String = if title.chars().count() > MAX_TITLE_CHARS {
+            let cut: String = title.chars().take(MAX_TITLE_CHARS - 1).collect();
+            format!("{}…", cut.trim_end())
+        } else {
+            title.to_string()
+        };
+        format!("item {index} ({shown:?})")
+    }
+
+    fn about(&self, d: Diagnostic, nodes: &[usize]) -> Diagnostic {
+        let mut d = d.with_nodes(nodes.iter().map(|&n| self.plan.nodes[n].id.clone()));
+        d.items = nodes.iter().map(|&n| self.index(n)).collect();
+        d
+    }
+
+    fn at_node(&self, d: Diagnostic, node: usize) -> Diagnostic {
+        match &self.plan.nodes[node].pos {
+            Some(pos) => d.at(pos),
+            None => d,
+        }
+    }
+
+    /// Strongly connected components that loop, lowest member first.
+    fn cycles(&self, out: &mut Vec<Diagnostic>) -> BTreeSet<usize> {
+        let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(self.succ.len(), 0);
+        for _ in 0..self.succ.len() {
+            graph.add_node(());
+        }
+        for (from, tos) in self.succ.iter().enumerate() {
+            for &to in tos {
+                graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), ());
+            }
+        }
+        let mut components: Vec<Vec<usize>> = petgraph::algo::kosaraju_scc(&graph)
+            .into_iter()
+            .map(|c| {
+                let mut c: Vec<usize> = c.into_iter().map(NodeIndex::index).collect();
+                c.sort_unstable();
+                c
+            })
+            .filter(|c| c.len() > 1 || self.succ[c[0]].contains(&c[0]))
+            .collect();
+        components.sort();
+        let mut cyclic = BTreeSet::new();
+        for component in components {
+            cyclic.extend(component.iter().copied());
+            let path = self.cycle_path(&component);
+            let hops: Vec<String> = path.iter().chain(path.first()).map(|&n| self.name(n)).collect();
+            let message = format!(
+                "Cycle: {}. The run could never finish, so nothing was dispatched.",
+                hops.join(" -> ")
+            );
+            let d = self.about(Diagnostic::error(Code::Cycle, message), &component);
+            out.push(self.at_node(d, component[0]));
+        }
+        cyclic
+    }
+
+    /// The shortest loop from the component's lowest member back to itself,
+    /// found breadth-first over ascending successors (deterministic).
+    fn cycle_path(&self, component: &[usize]) -> Vec<usize> {
+        let start = component[0];
+        let members: BTreeSet<usize> = component.iter().copied().collect();
+        let mut parent: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut queue = VecDeque::from([start]);
+        while let Some(node) = queue.pop_front() {
+            for &next in &self.succ[node] {
+                if next == start {
+                    let mut path = vec![node];
+                    let mut at = node;
+                    while at != start {
+                        at = parent[&at];
+                        path.push(at);
+                    }
+                    path.reverse();
+                    return path;
+                }
+                if members.contains(&next) && !parent.contains_key(&next) {
+                    parent.insert(next, node);
+                    queue.push_back(next);
+                }
+            }
+        }
+        component.to_vec()
+    }
+
+    fn routes(&self) -> impl Iterator<Item = &'a crate::Edge> {
+        self.plan.edges.iter().filter(|e| e.kind == EdgeKind::Route)
+    }
+
+    fn dangling(&self, out: &mut Vec<Diagnostic>) {
+        let mut found: Vec<(usize, u64, Diagnostic)> = Vec::new();
+        for edge in self.routes().filter(|e| e.to.is_none()) {
+            let from = self.name(edge.from);
+            let when = format!("`@on {}`", edge.label.as_deref().unwrap_or("").trim());
+            let message = if edge.target.is_empty() {
+                format!("{from} declares {when} with no target item.")
+            } else {
+                format!("{from} routes to item {}, which does not exist ({when}).", edge.target)
+            };
+            let mut d = self.about(Diagnostic::error(Code::DanglingEdge, message), &[edge.from]);
+            d.target = Some(edge.target.clone());
+            if let Some(pos) = &edge.pos {
+                d = d.at(pos);
+            }
+            let order = super::route_target(&edge.target).unwrap_or(0);
+            found.push((edge.from, order, d));
+        }
+        found.sort_by_key(|(from, target, _)| (*from, *target));
+        out.extend(found.into_iter().map(|(_, _, d)| d));
+    }
+
+    fn unmet_needs(&self, out: &mut Vec<Diagnostic>) -> BTreeSet<usize> {
+        let mut flagged = BTreeSet::new();
+        for (n, node) in self.plan.nodes.iter().enumerate() {
+            let Some(item) = item(node) else { continue };
+            for key in &item.needs {
+                if self.emitted.contains(key.as_str()) {
+                    continue;
+                }
+                flagged.insert(n);
+                let message = format!("{} needs signal {key:?}, which no item emits (`@needs {key}`).", self.name(n));
+                let mut d = self.about(Diagnostic::error(Code::UnmetNeed, message), &[n]);
+                d.key = Some(key.clone());
+                out.push(self.at_node(d, n));
+            }
+        }
+        flagged
+    }
+
+    fn unroutable(&self, out: &mut Vec<Diagnostic>) {
+        let mut found: Vec<(usize, usize, Diagnostic)> = Vec::new();
+        for edge in self.routes() {
+            let Some(to) = edge.to else { continue };
+            let written = edge.label.as_deref().unwrap_or("").trim();
+            let condition = Condition::parse(written);
+            let key = condition.key();
+            if key.is_empty() || condition.is_status_word() || self.emitted.contains(key) {
+                continue;
+            }
+            let message = format!(
+                "{} routes to item {} on signal {key:?} (`@on {written}`), which no item emits: the route can never be taken.",
+                self.name(edge.from),
+                self.index(to)
+            );
+            let mut d = self.about(Diagnostic::warning(Code::UnroutableSignal, message), &[edge.from]);
+            d.target = Some(edge.target.clone());
+            d.key = Some(key.to_string());
+            if let Some(pos) = &edge.pos {
+                d = d.at(pos);
+            }
+            found.push((edge.from, to, d));
+        }
+        found.sort_by_key(|(from, to, _)| (*from, *to));
+        out.extend(found.into_iter().map(|(_, _, d)| d));
+    }
+
+    /// An item can be dispatched once every dependency can, or once a route
+    /// that can fire reaches it, and in both cases only once every key it
+    /// needs can be on the channel. Done items ran, whatever the graph says.
+    fn unreachable(&self, cyclic: &BTreeSet<usize>, unmet: &BTreeSet<usize>, out: &mut Vec<Diagnostic>) {
+        let n = self.plan.nodes.len();
+        let mut waiting_deps = vec![0usize; n];
+        let mut after_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut route_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut seen_after = BTreeSet::new();
+        for edge in &self.plan.edges {
+            let Some(to) = edge.to else { continue };
+            match edge.kind {
+                EdgeKind::After => {
+                    if seen_after.insert((edge.from, to)) {
+                        waiting_deps[to] += 1;
+                        after_succ[edge.from].push(to);
+                    }
+                }
+                EdgeKind::Route => {
+                    let condition = Condition::parse(edge.label.as_deref().unwrap_or(""));
+                    let can_fire = condition.is_status_word() || self.emitted.contains(condition.key());
+                    if can_fire {
+                        route_succ[edge.from].push(to);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut needers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, node) in self.plan.nodes.iter().enumerate() {
+            for key in item(node).map(|it| it.needs.as_slice()).unwrap_or_default() {
+                needers.entry(key.as_str()).or_default().push(i);
+            }
+        }
+
+        let mut reachable = vec![false; n];
+        let mut routed = vec![false; n];
+        let mut signals: BTreeSet<&str> = BTreeSet::new();
+        let mut queue: VecDeque<usize> = VecDeque::new();
+        let admit = |i: usize, reachable: &mut Vec<bool>, signals: &mut BTreeSet<&'a str>, queue: &mut VecDeque<usize>| {
+            reachable[i] = true;
+            queue.push_back(i);
+            for key in emitted_keys(&self.plan.nodes[i]) {
+                signals.insert(key);
+            }
+        };
+        for i in 0..n {
+            if self.plan.nodes[i].status == Status::Done {
+                admit(i, &mut reachable, &mut signals, &mut queue);
+            }
+        }
+        let needs_met = |i: usize, signals: &BTreeSet<&str>| {
+            item(&self.plan.nodes[i]).is_none_or(|it| it.needs.iter().all(|k| signals.contains(k.as_str())))
+        };
+        let mut candidates: VecDeque<usize> = (0..n).collect();
+        loop {
+            while let Some(c) = candidates.pop_front() {
+                if !reachable[c] && (waiting_deps[c] == 0 || routed[c]) && needs_met(c, &signals) {
+                    let before = signals.len();
+                    admit(c, &mut reachable, &mut signals, &mut queue);
+                    if signals.len() != before {
+                        for key in emitted_keys(&self.plan.nodes[c]) {
+                            candidates.extend(needers.get(key).into_iter().flatten().copied());
+                        }
+                    }
+                }
+            }
+            let Some(u) = queue.pop_front() else { break };
+            for &v in &after_succ[u] {
+                waiting_deps[v] -= 1;
+                candidates.push_back(v);
+            }
+            for &v in &route_succ[u] {
+                routed[v] = true;
+                candidates.push_back(v);
+            }
+        }
+
+        for i in 0..n {
+            if reachable[i] || cyclic.contains(&i) || unmet.contains(&i) {
+                continue;
+            }
+            let message = format!(
+                "{} is unreachable: no dependency path and no route that can fire ever dispatches it.",
+                self.name(i)
+            );
+            let d = self.about(Diagnostic::error(Code::Unreachable, message), &[i]);
+            out.push(self.at_node(d, i));
+        }
+    }
+}
