@@ -1,17 +1,428 @@
-//! Generated JSON plans (seeds 002, 004). Owned by the formats work.
-use crate::{Diagnostic, Plan};
+//! Generated JSON plans (seeds 002 and 004): the flat step list a planner
+//! emits and the DAG form with `$from` bindings, read into the one plan model
+//! and refused, before anything runs, with a code naming each broken rule.
+//!
+//! Two shapes are accepted:
+//! - flat: `[{"name", "tool", "args"?, "after"?}]` (or `{"steps": [...]}`);
+//!   `after` absent = the step before, `after: []` = a root, per step;
+//! - DAG: `{"goal"?, "nodes": [{"id", "capability", "args"?, "dependsOn"?,
+//!   "preconditions"?, "rationale"?}]}`; only these keys are read.
+//!
+//! [`parse`] refuses what needs the host's options (tools, limits) or cannot be
+//! represented in the model (bad JSON, duplicate ids, unknown dependencies);
+//! [`validate`] checks what the model carries (bindings, cycles). The plan's
+//! declared tools become [`Plan::grant`](crate::Plan::grant).
+
+pub mod export;
+pub mod refs;
+mod schedule;
+mod validate;
+
+pub use refs::{resolve_refs, ResolveError};
+pub use schedule::waves;
+pub use validate::validate;
+
+use crate::model::{GeneratedNode, Precondition, PreconditionTest};
+use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status, DEFAULT_MAX_VISITS};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Size limits a plan must fit before it runs (seed 004's defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    pub max_nodes: usize,
+    pub max_dependencies: usize,
+    pub max_references: usize,
+    pub max_preconditions: usize,
+    /// Serialized size of one step's arguments, in bytes.
+    pub max_args_bytes: usize,
+    /// Nesting depth of one step's arguments.
+    pub max_args_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_nodes: 32,
+            max_dependencies: 16,
+            max_references: 32,
+            max_preconditions: 8,
+            max_args_bytes: 32 * 1024,
+            max_args_depth: 16,
+        }
+    }
+}
 
 /// What the host permits and how big a plan may be.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Tools the host permits; `None` permits every tool the plan names.
     pub allowed_tools: Option<Vec<String>>,
+    /// Tools that exist (the host's catalog); `None` trusts every name.
+    pub available_tools: Option<Vec<String>>,
+    pub limits: Limits,
 }
 
-pub fn parse(_file: &str, _text: &str, _options: &Options) -> (Plan, Vec<Diagnostic>) {
-    todo!("generated plan parser")
+/// Does the plan's grant cover `tool`? A plan runs under the tools it
+/// declared, not the host's ambient policy.
+pub fn permits(plan: &Plan, tool: &str) -> bool {
+    plan.grant.as_ref().is_none_or(|grant| grant.contains(tool))
 }
 
-pub fn validate(_plan: &Plan) -> Vec<Diagnostic> {
-    todo!("generated plan validator")
+/// The generated-plan facts of a node, when it is a generated step.
+pub fn step(node: &Node) -> Option<&GeneratedNode> {
+    match &node.ext {
+        NodeExt::Generated(step) => Some(step),
+        _ => None,
+    }
+}
+
+/// Byte offset → position, for diagnostics on the plan file.
+struct Locator<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn pos_of(&self, raw: &str) -> SourcePos {
+        let offset = (raw.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize).min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() as u32 + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
+        SourcePos::new(self.file, line, column)
+    }
+}
+
+/// One step as declared, before it becomes a node.
+struct StepDecl<'a> {
+    id: String,
+    tool: String,
+    args: Value,
+    deps: Vec<String>,
+    preconditions: Vec<Precondition>,
+    rationale: String,
+    pos: SourcePos,
+    deps_raw: Option<&'a RawValue>,
+    args_raw: Option<&'a RawValue>,
+}
+
+/// Read a generated plan. Never fails: a plan that cannot be read is an empty
+/// plan with diagnostics.
+pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic>) {
+    let loc = Locator { file, text };
+    let mut diags = Vec::new();
+    let mut plan = Plan::new(PlanFormat::Generated);
+    let Some(steps) = read_steps(&loc, text, &mut diags) else {
+        return (plan, diags);
+    };
+    refuse_steps(&loc, &steps, options, &mut diags);
+
+    let mut grant = BTreeSet::new();
+    for s in &steps {
+        grant.insert(s.tool.clone());
+        plan.nodes.push(Node {
+            id: s.id.clone(),
+            title: s.id.clone(),
+            body: s.rationale.clone(),
+            kind: NodeKind::Invoke,
+            status: Status::Pending,
+            tools: vec![s.tool.clone()],
+            role: None,
+            max_visits: DEFAULT_MAX_VISITS,
+            pos: Some(s.pos.clone()),
+            ext: NodeExt::Generated(GeneratedNode {
+                capability: s.tool.clone(),
+                args: s.args.clone(),
+                preconditions: s.preconditions.clone(),
+            }),
+        });
+    }
+    let first: BTreeMap<&str, usize> = steps.iter().enumerate().rev().map(|(i, s)| (s.id.as_str(), i)).collect();
+    for (i, s) in steps.iter().enumerate() {
+        let mut seen = BTreeSet::new();
+        for dep in &s.deps {
+            let Some(&from) = first.get(dep.as_str()) else { continue };
+            if from == i || !seen.insert(from) {
+                continue;
+            }
+            plan.edges.push(Edge {
+                from,
+                to: Some(i),
+                target: s.id.clone(),
+                label: None,
+                kind: EdgeKind::After,
+                pos: Some(s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()))),
+            });
+        }
+    }
+    plan.grant = Some(grant);
+    (plan, diags)
+}
+
+fn malformed(message: String, pos: SourcePos) -> Diagnostic {
+    Diagnostic::error(Code::MalformedPlan, message).at(&pos)
+}
+
+/// The steps of either shape, or `None` when the text is not a plan at all.
+fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>) -> Option<Vec<StepDecl<'a>>> {
+    let start = SourcePos::new(loc.file, 1, 1);
+    let root: &RawValue = match serde_json::from_str(text) {
+        Ok(root) => root,
+        Err(e) => {
+            let message = format!("the plan is not valid JSON: {}", strip_position(&e.to_string()));
+            let pos = SourcePos::new(loc.file, e.line().max(1) as u32, e.column().max(1) as u32);
+            diags.push(malformed(message, pos));
+            return None;
+        }
+    };
+    let (list, dag): (Vec<&RawValue>, bool) = match root.get().trim_start().as_bytes().first() {
+        Some(b'[') => (serde_json::from_str(root.get()).ok()?, false),
+        Some(b'{') => {
+            let map: BTreeMap<String, &RawValue> = serde_json::from_str(root.get()).ok()?;
+            let (key, dag) = if map.contains_key("nodes") { ("nodes", true) } else { ("steps", false) };
+            let Some(raw) = map.get(key) else {
+                diags.push(malformed(
+                    "the plan is neither a list of steps nor an object with \"nodes\" or \"steps\"".into(),
+                    loc.pos_of(root.get()),
+                ));
+                return None;
+            };
+            if let Some(goal) = map.get("goal") {
+                if !matches!(serde_json::from_str::<Value>(goal.get()), Ok(Value::String(_))) {
+                    diags.push(malformed("\"goal\" must be a string".into(), loc.pos_of(goal.get())));
+                }
+            }
+            match serde_json::from_str(raw.get()) {
+                Ok(list) => (list, dag),
+                Err(_) => {
+                    diags.push(malformed(format!("\"{key}\" must be a list of steps"), loc.pos_of(raw.get())));
+                    return None;
+                }
+            }
+        }
+        _ => {
+            diags.push(malformed("the plan is neither a list of steps nor an object with \"nodes\"".into(), start));
+            return None;
+        }
+    };
+    if list.is_empty() {
+        diags.push(Diagnostic::error(Code::EmptyPlan, "the plan has no steps").at(&loc.pos_of(root.get())));
+        return None;
+    }
+    let mut steps = Vec::new();
+    let mut previous: Option<String> = None;
+    for (n, raw) in list.iter().enumerate() {
+        let step = if dag { read_dag_node(loc, n + 1, raw, diags) } else { read_flat_step(loc, n + 1, raw, previous.as_deref(), diags) };
+        if let Some(step) = step {
+            previous = Some(step.id.clone());
+            steps.push(step);
+        }
+    }
+    Some(steps)
+}
+
+/// serde_json appends " at line L column C"; the diagnostic carries both.
+fn strip_position(message: &str) -> &str {
+    message.rfind(" at line ").map_or(message, |at| &message[..at])
+}
+
+type Fields<'a> = BTreeMap<String, &'a RawValue>;
+
+fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<Fields<'a>> {
+    match serde_json::from_str::<Fields<'a>>(raw.get()) {
+        Ok(map) => Some(map),
+        Err(_) => {
+            diags.push(malformed(format!("step {n} is not an object"), loc.pos_of(raw.get())));
+            None
+        }
+    }
+}
+
+fn string_field(loc: &Locator<'_>, n: usize, map: &Fields<'_>, keys: &[&str], at: &SourcePos, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    let Some((key, raw)) = keys.iter().find_map(|k| map.get(*k).map(|r| (*k, r))) else {
+        diags.push(malformed(format!("step {n} has no \"{}\"", keys[0]), at.clone()));
+        return None;
+    };
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::String(s)) => Some(s),
+        _ => {
+            diags.push(malformed(format!("step {n}: \"{key}\" must be a string"), loc.pos_of(raw.get())));
+            None
+        }
+    }
+}
+
+fn string_list(loc: &Locator<'_>, n: usize, key: &str, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
+    match serde_json::from_str::<Vec<String>>(raw.get()) {
+        Ok(list) => Some(list),
+        Err(_) => {
+            diags.push(malformed(format!("step {n}: \"{key}\" must be a list of step names"), loc.pos_of(raw.get())));
+            None
+        }
+    }
+}
+
+fn args_field<'a>(loc: &Locator<'a>, n: usize, map: &Fields<'a>, diags: &mut Vec<Diagnostic>) -> (Value, Option<&'a RawValue>) {
+    let Some(raw) = map.get("args").copied() else {
+        return (Value::Object(Default::default()), None);
+    };
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(v @ Value::Object(_)) => (v, Some(raw)),
+        Ok(Value::Null) => (Value::Object(Default::default()), Some(raw)),
+        _ => {
+            diags.push(malformed(format!("step {n}: \"args\" must be an object"), loc.pos_of(raw.get())));
+            (Value::Object(Default::default()), Some(raw))
+        }
+    }
+}
+
+fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: Option<&str>, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
+    let map = fields(loc, n, raw, diags)?;
+    let pos = loc.pos_of(raw.get());
+    let id = string_field(loc, n, &map, &["name"], &pos, diags);
+    let tool = string_field(loc, n, &map, &["tool"], &pos, diags);
+    let (args, args_raw) = args_field(loc, n, &map, diags);
+    let deps_raw = map.get("after").copied();
+    let deps = match deps_raw {
+        // Absent: the step before; an explicit `[]` is a declared root.
+        None => previous.map(|p| vec![p.to_string()]).unwrap_or_default(),
+        Some(raw) => string_list(loc, n, "after", raw, diags).unwrap_or_default(),
+    };
+    Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions: Vec::new(), rationale: String::new(), pos, deps_raw, args_raw })
+}
+
+fn read_dag_node<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
+    let map = fields(loc, n, raw, diags)?;
+    let pos = loc.pos_of(raw.get());
+    let id = string_field(loc, n, &map, &["id"], &pos, diags);
+    let tool = string_field(loc, n, &map, &["capability", "capabilityId", "tool"], &pos, diags);
+    let (args, args_raw) = args_field(loc, n, &map, diags);
+    let deps_raw = map.get("dependsOn").copied();
+    let deps = deps_raw.and_then(|raw| string_list(loc, n, "dependsOn", raw, diags)).unwrap_or_default();
+    let preconditions = map.get("preconditions").map(|raw| read_preconditions(loc, n, raw, diags)).unwrap_or_default();
+    let rationale = map
+        .get("rationale")
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+        .unwrap_or_default();
+    Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions, rationale, pos, deps_raw, args_raw })
+}
+
+fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Vec<Precondition> {
+    let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
+        diags.push(malformed(format!("step {n}: \"preconditions\" must be a list"), loc.pos_of(raw.get())));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in list {
+        let pos = loc.pos_of(item.get());
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(item.get()) else {
+            diags.push(malformed(format!("step {n}: a precondition must be an object"), pos));
+            continue;
+        };
+        let Some(Value::String(reference)) = map.get("ref") else {
+            diags.push(malformed(format!("step {n}: a precondition needs a string \"ref\""), pos));
+            continue;
+        };
+        let test = match map.get("test").and_then(Value::as_str) {
+            None if !map.contains_key("test") => PreconditionTest::Exists,
+            Some("exists") => PreconditionTest::Exists,
+            Some("truthy") => PreconditionTest::Truthy,
+            Some("equals") => PreconditionTest::Equals,
+            _ => {
+                diags.push(malformed(format!("step {n}: a precondition's \"test\" is exists, truthy or equals"), pos));
+                continue;
+            }
+        };
+        out.push(Precondition { reference: reference.clone(), test, value: map.get("value").cloned() });
+    }
+    out
+}
+
+/// The refusals that need the host's options or the declarations themselves,
+/// in a fixed order: the step ceiling, then each step in declaration order.
+fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, diags: &mut Vec<Diagnostic>) {
+    let limits = &options.limits;
+    if steps.len() > limits.max_nodes {
+        diags.push(
+            Diagnostic::error(
+                Code::TooManySteps,
+                format!("the plan has {} steps; the ceiling is {}", steps.len(), limits.max_nodes),
+            )
+            .at(&steps[limits.max_nodes].pos),
+        );
+    }
+    let ids: BTreeSet<&str> = steps.iter().map(|s| s.id.as_str()).collect();
+    let mut seen = BTreeSet::new();
+    for s in steps {
+        let id = &s.id;
+        let refuse = |code: Code, message: String, pos: &SourcePos| Diagnostic::error(code, message).at(pos).with_nodes([id.clone()]);
+        if !refs::is_valid_id(id) {
+            diags.push(refuse(Code::MalformedId, format!("step id {id:?} is not a legal id (^[A-Za-z][A-Za-z0-9_-]{{0,63}}$)"), &s.pos));
+        }
+        if !seen.insert(id.as_str()) {
+            diags.push(refuse(Code::DuplicateId, format!("step id {id:?} is declared more than once"), &s.pos));
+        }
+        let tool = &s.tool;
+        if options.available_tools.as_ref().is_some_and(|known| !known.contains(tool)) {
+            diags.push(refuse(Code::UnknownTool, format!("step {id:?} uses tool {tool:?}, which does not exist"), &s.pos));
+        } else if options.allowed_tools.as_ref().is_some_and(|allowed| !allowed.contains(tool)) {
+            diags.push(refuse(Code::ToolNotPermitted, format!("step {id:?} uses tool {tool:?}, which the host does not permit"), &s.pos));
+        }
+        let deps_pos = s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
+        let distinct: BTreeSet<&str> = s.deps.iter().map(String::as_str).collect();
+        if distinct.len() > limits.max_dependencies {
+            diags.push(refuse(
+                Code::TooManyDependencies,
+                format!("step {id:?} has {} dependencies; the limit is {}", distinct.len(), limits.max_dependencies),
+                &deps_pos,
+            ));
+        }
+        if s.preconditions.len() > limits.max_preconditions {
+            diags.push(refuse(
+                Code::TooManyPreconditions,
+                format!("step {id:?} has {} preconditions; the limit is {}", s.preconditions.len(), limits.max_preconditions),
+                &s.pos,
+            ));
+        }
+        let args_pos = s.args_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
+        let bytes = s.args_raw.map_or(2, |r| r.get().len());
+        let depth = refs::depth(&s.args);
+        if bytes > limits.max_args_bytes {
+            diags.push(refuse(
+                Code::ArgsTooLarge,
+                format!("step {id:?} has {bytes} bytes of arguments; the limit is {}", limits.max_args_bytes),
+                &args_pos,
+            ));
+        } else if depth > limits.max_args_depth {
+            diags.push(refuse(
+                Code::ArgsTooLarge,
+                format!("step {id:?} has arguments nested {depth} deep; the limit is {}", limits.max_args_depth),
+                &args_pos,
+            ));
+        }
+        let references = refs::bindings(&s.args).len() + s.preconditions.len();
+        if references > limits.max_references {
+            diags.push(refuse(
+                Code::TooManyReferences,
+                format!("step {id:?} has {references} references; the limit is {}", limits.max_references),
+                &args_pos,
+            ));
+        }
+        let mut reported = BTreeSet::new();
+        for dep in &s.deps {
+            if !reported.insert(dep.as_str()) {
+                continue;
+            }
+            if dep == id {
+                diags.push(refuse(Code::SelfDependency, format!("step {id:?} depends on itself"), &deps_pos));
+            } else if !ids.contains(dep.as_str()) {
+                diags.push(refuse(
+                    Code::UnknownDependency,
+                    format!("step {id:?} depends on {dep:?}, which is not a step of this plan"),
+                    &deps_pos,
+                ));
+            }
+        }
+    }
 }
