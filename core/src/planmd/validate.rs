@@ -1,6 +1,7 @@
 //! The five PLAN.md graph defects, in a fixed order: `cycle`, `dangling-edge`,
 //! `unmet-need`, `unroutable-signal` (a warning: the plan still runs, the
-//! route is just dead) and `unreachable`, each by item index within its class.
+//! route is just dead) and `unreachable`; within a class by item index, then in
+//! the order the item wrote them.
 //!
 //! Every walk is iterative (Kosaraju for cycles, breadth-first for the cycle
 //! path, a worklist for reachability) so a 100,000-item plan validates in
@@ -147,7 +148,7 @@ impl<'a> Validator<'a> {
     }
 
     fn dangling(&self, out: &mut Vec<Diagnostic>) {
-        let mut found: Vec<(usize, u64, Diagnostic)> = Vec::new();
+        let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes().filter(|e| e.to.is_none()) {
             let from = self.name(edge.from);
             let when = format!("`@on {}`", edge.label.as_deref().unwrap_or("").trim());
@@ -157,15 +158,15 @@ impl<'a> Validator<'a> {
                 format!("{from} routes to item {}, which does not exist ({when}).", edge.target)
             };
             let mut d = self.about(Diagnostic::error(Code::DanglingEdge, message), &[edge.from]);
-            d.target = Some(edge.target.clone());
+            d.target = (!edge.target.is_empty()).then(|| edge.target.clone());
             if let Some(pos) = &edge.pos {
                 d = d.at(pos);
             }
-            let order = super::route_target(&edge.target).unwrap_or(0);
-            found.push((edge.from, order, d));
+            found.push((edge.from, d));
         }
-        found.sort_by_key(|(from, target, _)| (*from, *target));
-        out.extend(found.into_iter().map(|(_, _, d)| d));
+        // By item, then in the order the routes were written (a stable sort).
+        found.sort_by_key(|(from, _)| *from);
+        out.extend(found.into_iter().map(|(_, d)| d));
     }
 
     fn unmet_needs(&self, out: &mut Vec<Diagnostic>) -> BTreeSet<usize> {
@@ -187,7 +188,7 @@ impl<'a> Validator<'a> {
     }
 
     fn unroutable(&self, out: &mut Vec<Diagnostic>) {
-        let mut found: Vec<(usize, usize, Diagnostic)> = Vec::new();
+        let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes() {
             let Some(to) = edge.to else { continue };
             let written = edge.label.as_deref().unwrap_or("").trim();
@@ -207,10 +208,10 @@ impl<'a> Validator<'a> {
             if let Some(pos) = &edge.pos {
                 d = d.at(pos);
             }
-            found.push((edge.from, to, d));
+            found.push((edge.from, d));
         }
-        found.sort_by_key(|(from, to, _)| (*from, *to));
-        out.extend(found.into_iter().map(|(_, _, d)| d));
+        found.sort_by_key(|(from, _)| *from);
+        out.extend(found.into_iter().map(|(_, d)| d));
     }
 
     /// An item can be dispatched once every dependency can, or once a route
