@@ -99,7 +99,7 @@ fn entry_key(line: &str) -> Option<(String, usize)> {
         return Some((line[1..close].to_string(), close + 2));
     }
     let bytes = line.as_bytes();
-    let colon = (0..bytes.len())
+    let colon = (1..bytes.len())
         .find(|&i| bytes[i] == b':' && (i + 1 == bytes.len() || matches!(bytes[i + 1], b' ' | b'\t' | b'\r')))?;
     Some((line[..colon].trim_end().to_string(), colon + 1))
 }
@@ -254,11 +254,18 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
 
 /// The parser's message without its trailing position (the diagnostic has it).
 fn yaml_message(err: &yaml_serde::Error) -> String {
-    let text = err.to_string();
-    match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    let mut text = err.to_string();
+    // Positions inside the message count from the block, not the file; the
+    // diagnostic carries the file position instead.
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    while let Some(at) = text.find(" at line ") {
+        let rest = &text[at + " at line ".len()..];
+        let line_len = digits(rest);
+        let Some(column) = rest[line_len..].strip_prefix(" column ") else { break };
+        let end = at + " at line ".len() + line_len + " column ".len() + digits(column);
+        text.replace_range(at..end, "");
     }
+    text
 }
 
 fn normalize_raw(raw: &str) -> String {

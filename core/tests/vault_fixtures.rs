@@ -1,0 +1,96 @@
+//! Data-driven vault tests: each folder under `tests/fixtures/vault/` is a
+//! vault (notes, plus whatever else a real vault holds), and `expected.snap`
+//! beside the notes is what loading and validating it must produce: the
+//! diagnostics compiler-style with the nodes they name, then the plan model.
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test vault_fixtures`
+//! rewrites the snapshots; review the diff before committing.
+
+use planvault_core::{check, NodeExt, PlanSource};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::fs;
+use std::path::Path;
+
+/// Every file under `root` except the snapshot, `/`-separated, dot-folders
+/// included: skipping them is the loader's job and is under test here.
+fn read_folder(root: &Path) -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap();
+            let key = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            if key.starts_with("expected.snap") {
+                continue;
+            }
+            files.insert(key, fs::read_to_string(&path).unwrap());
+        }
+    }
+    files
+}
+
+/// The whole outcome of checking a vault, in a stable text form.
+fn render(files: &BTreeMap<String, String>) -> String {
+    let checked = check(&PlanSource::Vault(files.clone()));
+    let plan = &checked.plan;
+    let mut out = String::from("diagnostics:\n");
+    for d in &checked.diagnostics {
+        let _ = writeln!(out, "  {}", d.render_human());
+        let _ = writeln!(out, "    nodes: {:?}", d.nodes);
+    }
+    let _ = writeln!(out, "start: {:?}", plan.start.map(|s| &plan.nodes[s].id));
+    out.push_str("nodes:\n");
+    for n in &plan.nodes {
+        let _ = writeln!(out, "  {:?} title={:?} kind={} status={}", n.id, n.title, n.kind.as_str(), n.status.as_str());
+        let _ = writeln!(out, "    tools={:?} role={:?} max_visits={}", n.tools, n.role, n.max_visits);
+        if let NodeExt::Vault(v) = &n.ext {
+            let _ = writeln!(out, "    file={:?} next_line={:?}", v.file, v.next_line);
+            for (key, raw) in &v.extra_frontmatter {
+                let _ = writeln!(out, "    extra {key:?}: {raw:?}");
+            }
+        }
+        let _ = writeln!(out, "    body={:?}", n.body);
+    }
+    out.push_str("edges:\n");
+    for e in &plan.edges {
+        let to = e.to.map_or("<none>", |t| plan.nodes[t].id.as_str());
+        let pos = e.pos.as_ref().map(|p| format!("{}:{}:{}", p.file, p.line, p.column)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {} -> {} target={:?} label={:?} {} at {pos}",
+            plan.nodes[e.from].id,
+            to,
+            e.target,
+            e.label,
+            if e.is_conditional() { "conditional" } else { "unconditional" },
+        );
+    }
+    out
+}
+
+#[test]
+fn vault_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
+    let mut cases: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    cases.sort();
+    assert!(cases.len() >= 20, "fixture folders went missing: {}", cases.len());
+    for case in &cases {
+        let files = read_folder(case);
+        let output = render(&files);
+        // Same input, same bytes.
+        assert_eq!(output, render(&files), "{} is not deterministic", case.display());
+        insta::with_settings!({
+            snapshot_path => case.clone(),
+            prepend_module_to_snapshot => false,
+            description => case.file_name().unwrap().to_string_lossy().to_string(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!("expected", output);
+        });
+    }
+}
