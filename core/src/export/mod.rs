@@ -3,8 +3,8 @@
 //!
 //! The dispatch matches on the plan's format so a format with its own idea of
 //! a drawing (PLAN.md's items, a generated plan's bindings) can give it its
-//! own arm, e.g. `crate::planmd::export`; the model-level exporters here are
-//! the vault's and draw any plan meanwhile.
+//! own arm: `crate::planmd::export` and `crate::generated::export`; the
+//! model-level exporters here are the vault's.
 
 mod ascii;
 mod canvas;
@@ -35,28 +35,36 @@ pub fn export(plan: &Plan, format: GraphFormat) -> String {
 /// `{"format", "start", "nodes": [...], "edges": [...]}`.
 pub fn graph_json(plan: &Plan) -> String {
     match plan.format {
-        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => json::graph_json(plan),
+        PlanFormat::Vault => json::graph_json(plan),
+        PlanFormat::PlanMd => crate::planmd::export::json(plan),
+        PlanFormat::Generated => crate::generated::export::json(plan),
     }
 }
 
 /// A Mermaid `flowchart` with labeled edges.
 pub fn mermaid(plan: &Plan) -> String {
     match plan.format {
-        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => mermaid::mermaid(plan),
+        PlanFormat::Vault => mermaid::mermaid(plan),
+        PlanFormat::PlanMd => crate::planmd::export::mermaid(plan),
+        PlanFormat::Generated => crate::generated::export::mermaid(plan),
     }
 }
 
 /// A tree for a terminal, from the start node.
 pub fn ascii(plan: &Plan) -> String {
     match plan.format {
-        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => ascii::ascii(plan),
+        PlanFormat::Vault => ascii::ascii(plan),
+        PlanFormat::PlanMd => crate::planmd::export::ascii(plan),
+        PlanFormat::Generated => crate::generated::export::ascii(plan),
     }
 }
 
 /// A JSON Canvas 1.0 document: file nodes pointing at the notes.
 pub fn canvas(plan: &Plan) -> String {
     match plan.format {
-        PlanFormat::Vault | PlanFormat::PlanMd | PlanFormat::Generated => canvas::canvas(plan),
+        PlanFormat::Vault => canvas::canvas(plan),
+        PlanFormat::PlanMd => crate::planmd::export::canvas(plan),
+        PlanFormat::Generated => crate::generated::export::canvas(plan),
     }
 }
 

@@ -285,8 +285,10 @@ fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: 
     let (args, args_raw) = args_field(loc, n, &map, diags);
     let deps_raw = map.get("after").copied();
     let deps = match deps_raw {
-        // Absent: the step before; an explicit `[]` is a declared root.
-        None => previous.map(|p| vec![p.to_string()]).unwrap_or_default(),
+        // Absent: the step before; an explicit `[]` is a declared root. (A
+        // step repeating the previous name is a duplicate id, not also a
+        // self-dependency nobody wrote.)
+        None => previous.filter(|p| id.as_deref() != Some(*p)).map(|p| vec![p.to_string()]).unwrap_or_default(),
         Some(raw) => string_list(loc, n, "after", raw, diags).unwrap_or_default(),
     };
     Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions: Vec::new(), rationale: String::new(), pos, deps_raw, args_raw })
