@@ -1,6 +1,7 @@
 //! `planvault`: CI pre-flight and headless runs.
 
 mod input;
+mod run;
 
 use clap::{Args, Parser, Subcommand};
 use input::{read_plan, FormatArg};
@@ -22,6 +23,8 @@ enum Command {
     Validate(ValidateArgs),
     /// Draw a plan (ASCII tree by default); diagnostics go to stderr.
     Graph(GraphArgs),
+    /// Run a plan against an OpenAI-compatible endpoint; run again to resume.
+    Run(run::RunArgs),
 }
 
 #[derive(Args)]
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate(args) => validate(args),
         Command::Graph(args) => graph(args),
+        Command::Run(args) => run::run(args),
     }
 }
 

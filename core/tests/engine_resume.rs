@@ -121,7 +121,20 @@ fn an_active_node_continues_and_done_nodes_go_straight_to_their_transitions() {
     let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
     let effects = run(plan, config(), &Journal::new(), &mut script);
     assert_eq!(script.asked_ids(), ["review#1:work", "review#1:judge.1", "send#1:work"]);
-    assert_eq!(trace_lines(&effects)[0], "draft#1: resumed: already done, straight to its transition [resume]");
+    assert_eq!(trace_lines(&effects)[0], "review#1: resumed: walked past 1 done node(s) on recorded decisions [resume]");
+}
+
+#[test]
+fn a_rerun_of_a_finished_vault_asks_nothing_and_answers_with_the_terminal_output() {
+    let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
+    let live = run(draft_review_send(), config(), &Journal::new(), &mut script);
+    let mut plan = draft_review_send();
+    apply_statuses(&mut plan, &live);
+    let mut again = Script::new();
+    let effects = run(plan, config(), &journal_of(&live), &mut again);
+    assert!(again.asked.is_empty());
+    assert!(trace_lines(&effects).is_empty(), "nothing new happened, nothing new is traced");
+    assert_eq!(finish(&effects), finish(&live));
 }
 
 #[test]

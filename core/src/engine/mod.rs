@@ -283,7 +283,9 @@ pub(crate) struct Shared {
     pub steps: u32,
     trace_seq: u32,
     out: Vec<Effect>,
-    inbox: VecDeque<(Request, Answer)>,
+    inbox: VecDeque<(Request, Answer, bool)>,
+    /// Whether the answer being handled came from the journal.
+    pub answer_served: bool,
     outstanding: BTreeMap<String, Request>,
     finished: Option<Finish>,
 }
@@ -297,7 +299,7 @@ impl Shared {
         }
         if let Some(answer) = self.recorded.get(&request.id) {
             if answer.kind() == request.body.answer_kind() {
-                self.inbox.push_back((request, answer.clone()));
+                self.inbox.push_back((request, answer.clone(), true));
                 return;
             }
         }
@@ -474,6 +476,7 @@ impl Engine {
                 trace_seq: 0,
                 out: Vec::new(),
                 inbox: VecDeque::new(),
+                answer_served: false,
                 outstanding: BTreeMap::new(),
                 finished: None,
             },
@@ -516,7 +519,7 @@ impl Engine {
                             self.shared.finish(FinishReason::Interrupted { node: request.node, reason });
                         } else {
                             self.shared.out.push(Effect::Record(JournalEntry { key: id, answer: answer.clone() }));
-                            self.shared.inbox.push_back((request, answer));
+                            self.shared.inbox.push_back((request, answer, false));
                         }
                     }
                 }
@@ -538,10 +541,11 @@ impl Engine {
     }
 
     fn pump(&mut self) {
-        while let Some((request, answer)) = self.shared.inbox.pop_front() {
+        while let Some((request, answer, served)) = self.shared.inbox.pop_front() {
             if self.shared.finished.is_some() {
                 break;
             }
+            self.shared.answer_served = served;
             self.machine.on_answer(&mut self.shared, request, answer);
         }
     }

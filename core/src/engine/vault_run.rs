@@ -30,12 +30,15 @@ pub(crate) struct VaultRun {
     visits: Vec<u32>,
     /// Resuming over `done` nodes: skip their work, go to their transitions.
     walking: bool,
+    /// Done nodes walked past while resuming (their hops are already in the
+    /// trace, so they are not written again).
+    walked: u32,
     judging: Option<Judging>,
 }
 
 impl VaultRun {
     pub fn new(plan: &crate::Plan) -> Self {
-        VaultRun { visits: vec![0; plan.nodes.len()], walking: false, judging: None }
+        VaultRun { visits: vec![0; plan.nodes.len()], walking: false, walked: 0, judging: None }
     }
 
     pub fn start(&mut self, s: &mut Shared) {
@@ -109,10 +112,11 @@ impl VaultRun {
             if let Some(output) = s.recorded_work(node, visit) {
                 s.record_output(node, visit, output);
             }
-            self.judge(s, node, visit, true);
+            self.walked += 1;
+            self.judge(s, node, visit);
             return;
         }
-        self.walking = false;
+        self.end_walk(s, node, visit);
         if resumed_active {
             s.trace(node, visit, "resumed: the node was active".into(), DecidedBy::Resume, None);
         }
@@ -136,7 +140,7 @@ impl VaultRun {
             Answer::Work { output } => {
                 s.set_status(node, Status::Done);
                 s.record_output(node, request.visit, output);
-                self.judge(s, node, request.visit, false);
+                self.judge(s, node, request.visit);
             }
             Answer::Judgment { raw } => self.on_judgment(s, raw),
             other => s.finish(FinishReason::Interrupted {
@@ -147,16 +151,30 @@ impl VaultRun {
     }
 
     /// The transition of a node whose work is done.
-    fn judge(&mut self, s: &mut Shared, node: usize, visit: u32, resumed: bool) {
+    /// Leave the resume walk: one trace entry says where live work picks up.
+    fn end_walk(&mut self, s: &mut Shared, node: usize, visit: u32) {
+        if self.walking && self.walked > 0 {
+            let what = format!("resumed: walked past {} done node(s) on recorded decisions", self.walked);
+            s.trace(node, visit, what, DecidedBy::Resume, None);
+        }
+        self.walking = false;
+    }
+
+    /// A hop decided while walking on recorded (or deterministic) decisions
+    /// is already in the trace.
+    fn quiet(&self, s: &Shared, decided_by: DecidedBy) -> bool {
+        self.walking && (decided_by != DecidedBy::Grid || s.answer_served)
+    }
+
+    fn judge(&mut self, s: &mut Shared, node: usize, visit: u32) {
         let edges: Vec<usize> = s.plan.outgoing_indexed(node).map(|(i, _)| i).collect();
         if edges.is_empty() {
             let answer = s.outputs.get(&node).cloned().or_else(|| s.last_output());
-            s.trace(node, visit, "finished: a node with no outgoing edges".into(), DecidedBy::Terminal, None);
+            if !self.quiet(s, DecidedBy::Terminal) {
+                s.trace(node, visit, "finished: a node with no outgoing edges".into(), DecidedBy::Terminal, None);
+            }
             s.finish_with(FinishReason::Completed, answer);
             return;
-        }
-        if resumed {
-            s.trace(node, visit, "resumed: already done, straight to its transition".into(), DecidedBy::Resume, None);
         }
         let conditional: Vec<usize> =
             edges.iter().copied().filter(|&e| s.plan.edges[e].kind == EdgeKind::Conditional).collect();
@@ -216,6 +234,9 @@ impl VaultRun {
 
     fn on_judgment(&mut self, s: &mut Shared, raw: String) {
         let Some(mut j) = self.judging.take() else { return };
+        if !s.answer_served {
+            self.end_walk(s, j.node, j.visit);
+        }
         match grid::parse_grid(&raw, j.labels.len()) {
             Ok(verdicts) => {
                 let rationale = match &j.predicate_notes {
@@ -249,8 +270,9 @@ impl VaultRun {
         match unconditional {
             Some(e) => self.take(s, node, visit, e, DecidedBy::Unconditional, rationale),
             None => {
-                s.trace(node, visit, "no condition held: the node works again".into(), DecidedBy::Rework, rationale);
-                self.walking = false;
+                if !self.quiet(s, DecidedBy::Rework) {
+                    s.trace(node, visit, "no condition held: the node works again".into(), DecidedBy::Rework, rationale);
+                }
                 self.enter(s, node);
             }
         }
@@ -264,8 +286,10 @@ impl VaultRun {
             s.finish(FinishReason::PlanFailed { reason });
             return;
         };
-        let what = format!("took `{label}` → [[{}]]", s.plan.nodes[to].id);
-        s.trace(node, visit, what, decided_by, rationale);
+        if !self.quiet(s, decided_by) {
+            let what = format!("took `{label}` → [[{}]]", s.plan.nodes[to].id);
+            s.trace(node, visit, what, decided_by, rationale);
+        }
         self.enter(s, to);
     }
 }

@@ -1,0 +1,192 @@
+//! Where a node's model calls go: the default endpoint and one per role,
+//! from `.planvault/config.toml` in the vault, overridden by flags. No
+//! secret ever lives here: the API key comes from the environment.
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The vault-relative config file.
+pub const CONFIG_FILE: &str = ".planvault/config.toml";
+
+/// One OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The API base as OpenAI clients take it, e.g. `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding this endpoint's key, when it is not
+    /// the default `PLANVAULT_API_KEY` / `OPENAI_API_KEY`.
+    pub api_key_env: Option<String>,
+}
+
+/// Retry and timeout policy for model calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpPolicy {
+    /// Attempts per call, the first included.
+    pub attempts: u32,
+    /// The first backoff; doubled per retry, capped at 30 s.
+    pub retry_base: Duration,
+    /// Until the response head arrives.
+    pub timeout: Duration,
+}
+
+impl Default for HttpPolicy {
+    fn default() -> Self {
+        HttpPolicy { attempts: 4, retry_base: Duration::from_millis(500), timeout: Duration::from_secs(120) }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Endpoints {
+    pub default: Option<Endpoint>,
+    pub roles: BTreeMap<String, Endpoint>,
+    pub http: HttpPolicy,
+}
+
+impl Endpoints {
+    /// The endpoint for a node's role: the role's own, else the default.
+    pub fn for_role(&self, role: Option<&str>) -> Option<&Endpoint> {
+        role.and_then(|r| self.roles.get(r)).or(self.default.as_ref())
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    default: Option<EndpointFile>,
+    #[serde(default)]
+    roles: BTreeMap<String, EndpointFile>,
+    #[serde(default)]
+    http: Option<HttpFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndpointFile {
+    endpoint: String,
+    model: String,
+    #[serde(default)]
+    api_key_env: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpFile {
+    attempts: Option<u32>,
+    retry_base_ms: Option<u64>,
+    timeout_secs: Option<u64>,
+}
+
+impl From<EndpointFile> for Endpoint {
+    fn from(f: EndpointFile) -> Self {
+        Endpoint { base_url: f.endpoint.trim_end_matches('/').to_string(), model: f.model, api_key_env: f.api_key_env }
+    }
+}
+
+/// Read the vault's config (if any), then apply `--endpoint`, `--model` and
+/// every `--role ROLE=URL,MODEL`.
+pub fn resolve(vault: &Path, endpoint: Option<&str>, model: Option<&str>, roles: &[String]) -> Result<Endpoints> {
+    let path = vault.join(CONFIG_FILE);
+    let file: File = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            if text.to_ascii_lowercase().contains("api_key =") || text.to_ascii_lowercase().contains("api_key=") {
+                bail!("{} holds an api_key: keys belong in the environment (PLANVAULT_API_KEY), never in the vault", path.display());
+            }
+            toml::from_str(&text).with_context(|| format!("cannot read {}", path.display()))?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut out = Endpoints {
+        default: file.default.map(Endpoint::from),
+        roles: file.roles.into_iter().map(|(k, v)| (k, v.into())).collect(),
+        http: HttpPolicy::default(),
+    };
+    if let Some(http) = file.http {
+        if let Some(a) = http.attempts {
+            out.http.attempts = a.clamp(1, 10);
+        }
+        if let Some(ms) = http.retry_base_ms {
+            out.http.retry_base = Duration::from_millis(ms);
+        }
+        if let Some(s) = http.timeout_secs {
+            out.http.timeout = Duration::from_secs(s.max(1));
+        }
+    }
+    if endpoint.is_some() || model.is_some() {
+        let base = out.default.take();
+        let base_url = endpoint
+            .map(|e| e.trim_end_matches('/').to_string())
+            .or_else(|| base.as_ref().map(|b| b.base_url.clone()))
+            .context("--model needs an endpoint: pass --endpoint or set [default] in .planvault/config.toml")?;
+        let model = model.map(str::to_string).or_else(|| base.as_ref().map(|b| b.model.clone())).unwrap_or_else(|| "default".into());
+        out.default = Some(Endpoint { base_url, model, api_key_env: base.and_then(|b| b.api_key_env) });
+    }
+    for spec in roles {
+        let (role, rest) = spec.split_once('=').with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
+        let (url, model) = rest.rsplit_once(',').with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
+        if role.is_empty() || url.is_empty() || model.is_empty() {
+            bail!("--role {spec}: expected ROLE=URL,MODEL");
+        }
+        out.roles.insert(
+            role.to_string(),
+            Endpoint { base_url: url.trim_end_matches('/').to_string(), model: model.to_string(), api_key_env: None },
+        );
+    }
+    for endpoint in out.default.iter().chain(out.roles.values()) {
+        if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
+            bail!("endpoint {} must be an http:// or https:// URL", endpoint.base_url);
+        }
+        if endpoint.base_url.contains('@') {
+            bail!("endpoint {} carries credentials in the URL; use PLANVAULT_API_KEY instead", endpoint.base_url);
+        }
+    }
+    Ok(out)
+}
+
+/// The API key for an endpoint, from the environment only.
+pub fn api_key(endpoint: &Endpoint) -> Option<String> {
+    let named = endpoint.api_key_env.as_deref().and_then(|name| std::env::var(name).ok());
+    named
+        .or_else(|| std::env::var("PLANVAULT_API_KEY").ok())
+        .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+        .filter(|k| !k.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_roles_are_added() {
+        let dir = std::env::temp_dir().join(format!("pv-config-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".planvault")).unwrap();
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\n",
+        )
+        .unwrap();
+        let e = resolve(&dir, None, Some("other"), &["writer=http://127.0.0.1:3/v1,tiny".into()]).unwrap();
+        assert_eq!(e.default.as_ref().unwrap().base_url, "http://127.0.0.1:1/v1");
+        assert_eq!(e.default.as_ref().unwrap().model, "other");
+        assert_eq!(e.for_role(Some("review")).unwrap().model, "big");
+        assert_eq!(e.for_role(Some("writer")).unwrap().model, "tiny");
+        assert_eq!(e.for_role(Some("unknown")).unwrap().model, "other");
+        assert_eq!(e.http.retry_base, Duration::from_millis(5));
+
+        std::fs::write(dir.join(CONFIG_FILE), "[default]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-1\"\n").unwrap();
+        assert!(resolve(&dir, None, None, &[]).unwrap_err().to_string().contains("never in the vault"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_malformed_role_flag_is_refused() {
+        let dir = std::env::temp_dir();
+        assert!(resolve(&dir, Some("http://127.0.0.1:9/v1"), None, &["review".into()]).is_err());
+        assert!(resolve(&dir, Some("ftp://x"), None, &[]).is_err());
+    }
+}

@@ -1,0 +1,327 @@
+//! `planvault run` end to end: the real binary against the scripted
+//! OpenAI-compatible stub on 127.0.0.1 (real HTTP, real SSE), over a copy of
+//! the bundled example vault.
+
+use llm_stub::{Match, Reply, Script, Stub};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "sk-test-never-written-0123456789";
+const QUERY: &str = "invite the design team";
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn example_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault")
+}
+
+/// A fresh copy of the example vault with fast retries configured.
+fn example_vault(dir: &Path) -> PathBuf {
+    let vault = dir.join("vault");
+    copy_dir(&example_source(), &vault);
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(vault.join(".planvault/config.toml"), "[http]\nretry_base_ms = 20\nattempts = 3\n").unwrap();
+    vault
+}
+
+fn reply(contains: &str, content: &str) -> Reply {
+    Reply {
+        matcher: Match { contains: Some(contains.into()), ..Match::default() },
+        content: content.into(),
+        status: 200,
+        ..Reply::default()
+    }
+}
+
+const DRAFT: &str = "Step: Draft the email";
+const REVIEW: &str = "Step: Review the draft";
+const JUDGE: &str = "The step \"Review the draft\" just finished";
+const SEND: &str = "Step: Send the email";
+
+fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+    cmd.arg("run").arg(vault).args(["--query", QUERY, "--endpoint", &stub.base_url(), "--model", "stub-model"]);
+    cmd.args(extra);
+    cmd.env_remove("OPENAI_API_KEY").env("PLANVAULT_API_KEY", SECRET);
+    cmd
+}
+
+fn run_to_end(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    planvault(vault, stub, extra).output().unwrap()
+}
+
+fn status_of(vault: &Path, note: &str) -> String {
+    let text = std::fs::read_to_string(vault.join(note)).unwrap();
+    text.lines().find_map(|l| l.strip_prefix("status: ")).unwrap().trim().to_string()
+}
+
+fn trace(vault: &Path) -> String {
+    std::fs::read_to_string(vault.join("00_plan-trace/trace.md")).unwrap()
+}
+
+fn count(stub: &Stub, needle: &str) -> usize {
+    stub.requests().iter().filter(|r| r.text().contains(needle)).count()
+}
+
+/// Every file under `dir`, for the "the key is written nowhere" check.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            out.push_str(&all_text(&entry.path()));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out
+}
+
+fn loop_script() -> Script {
+    Script {
+        replies: vec![
+            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
+            reply(REVIEW, "The date is missing."),
+            Reply { status: 429, content: "slow down".into(), ..reply(JUDGE, "") },
+            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
+            reply(DRAFT, "Subject: Quarterly design review\n\nDraft two, with the date."),
+            reply(REVIEW, "Approved."),
+            reply(JUDGE, "1. YES - approved\n2. NO"),
+            reply(SEND, "Sent. Message id <42@example>."),
+        ],
+        default: None,
+    }
+}
+
+#[test]
+fn the_example_vault_runs_through_its_loop_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent. Message id <42@example>.\n");
+
+    for note in ["draft.md", "review.md", "send.md"] {
+        assert_eq!(status_of(&vault, note), "done", "{note}");
+    }
+    // Only the status bytes changed: the rest of the note is as authored.
+    let original = std::fs::read_to_string(example_source().join("review.md")).unwrap();
+    assert_eq!(std::fs::read_to_string(vault.join("review.md")).unwrap(), original.replace("status: pending", "status: done"));
+
+    let trace = trace(&vault);
+    assert!(trace.starts_with("# Plan trace\n\nQuery: invite the design team\n"));
+    let hops: Vec<&str> =
+        trace.lines().filter(|l| l.starts_with("## ") || l.starts_with("- took") || l.starts_with("- decided")).collect();
+    assert_eq!(
+        hops,
+        [
+            "## 1. Draft the email (visit 1)",
+            "- took `next` → [[review]]",
+            "- decided by: unconditional",
+            "## 2. Review the draft (visit 1)",
+            "- took `needs revision` → [[draft]]",
+            "- decided by: grid",
+            "## 3. Draft the email (visit 2)",
+            "- took `next` → [[review]]",
+            "- decided by: unconditional",
+            "## 4. Review the draft (visit 2)",
+            "- took `approved` → [[send]]",
+            "- decided by: grid",
+            "## 5. Send the email (visit 1)",
+            "- decided by: terminal",
+        ]
+    );
+    assert!(trace.contains("  > 1. NO - the date is missing\n  > 2. YES - add the date\n"), "raw rationale kept");
+    let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-2.md")).unwrap();
+    assert!(output.contains("Draft two, with the date."));
+
+    // Real streaming, the key sent as a header and written nowhere.
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 8, "7 answers and one 429");
+    assert!(requests.iter().all(|r| r.authorized && r.body["stream"] == true && r.body["model"] == "stub-model"));
+    assert!(!all_text(&vault).contains(SECRET));
+    assert!(!stderr.contains(SECRET) && !String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    assert!(stderr.contains("answered HTTP 429: slow down; retrying"), "stderr: {stderr}");
+    assert!(stderr.contains("→ review · visit 2"), "progress names node and visit: {stderr}");
+}
+
+#[test]
+fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    assert!(run_to_end(&vault, &stub, &[]).status.success());
+    let first_trace = trace(&vault);
+    let journal = dir.path().join("journal.jsonl");
+    std::fs::copy(vault.join("00_plan-trace/journal.jsonl"), &journal).unwrap();
+    assert_eq!(std::fs::read_to_string(&journal).unwrap().lines().count(), 7);
+
+    let calls = stub.requests().len();
+    let copy = example_vault(&dir.path().join("replay"));
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&copy)
+        .args(["--query", QUERY, "--replay"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stub.requests().len(), calls, "zero model calls");
+    assert_eq!(trace(&copy), first_trace, "byte for byte");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent. Message id <42@example>.\n");
+    for note in ["draft.md", "review.md", "send.md"] {
+        assert_eq!(std::fs::read(copy.join(note)).unwrap(), std::fs::read(vault.join(note)).unwrap());
+    }
+}
+
+/// Start a run, wait until the stub has received the `nth` request containing
+/// `needle` (which the script holds back), and kill the process there.
+fn kill_when_asked(vault: &Path, stub: &Stub, needle: &str, nth: usize) {
+    let mut child = planvault(vault, stub, &[]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(stub, needle) < nth {
+        assert!(Instant::now() < deadline, "the run never asked for {needle}");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            reply(REVIEW, "Looks right."),
+            Reply { delay_ms: 20_000, ..reply(JUDGE, "1. YES\n2. NO") },
+            reply(JUDGE, "1. YES - fine\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    kill_when_asked(&vault, &stub, JUDGE, 1);
+    assert_eq!(status_of(&vault, "draft.md"), "done");
+    assert_eq!(status_of(&vault, "review.md"), "done");
+    assert_eq!(status_of(&vault, "send.md"), "pending");
+
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
+    assert_eq!((count(&stub, DRAFT), count(&stub, REVIEW), count(&stub, JUDGE), count(&stub, SEND)), (1, 1, 2, 1));
+    assert_eq!(status_of(&vault, "send.md"), "done");
+    let trace = trace(&vault);
+    assert!(trace.contains("*resumed by a new run*"));
+    assert!(trace.contains("resumed: walked past 2 done node(s) on recorded decisions"));
+    assert_eq!(trace.matches("took `approved` → [[send]]").count(), 1);
+}
+
+#[test]
+fn a_run_killed_mid_stream_continues_at_the_active_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            Reply { chunk_delay_ms: 2_000, chunk_chars: Some(4), ..reply(REVIEW, "Looks right to me.") },
+            reply(REVIEW, "Looks right."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    kill_when_asked(&vault, &stub, REVIEW, 1);
+    assert_eq!(status_of(&vault, "review.md"), "active", "the interrupted node stays active");
+
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("continuing at review"));
+    assert_eq!((count(&stub, DRAFT), count(&stub, REVIEW), count(&stub, SEND)), (1, 2, 1), "draft never re-ran");
+    assert!(trace(&vault).contains("- resumed: the node was active"));
+}
+
+#[test]
+fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            Reply { status: 503, times: Some(3), content: "overloaded".into(), ..reply(REVIEW, "") },
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted at review"));
+    assert_eq!(count(&stub, REVIEW), 3, "bounded retries");
+    assert_eq!(status_of(&vault, "review.md"), "active");
+
+    let stub2 = Stub::start(
+        Script {
+            replies: vec![
+                reply("could not be read", "1. YES\n2. NO"),
+                reply(REVIEW, "Fine."),
+                reply(JUDGE, "Approved, I would say."),
+                reply(SEND, "Sent."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run_to_end(&vault, &stub2, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(count(&stub2, DRAFT), 0);
+    let reask = stub2.requests().into_iter().find(|r| r.text().contains("could not be read")).unwrap();
+    assert!(reask.text().contains("condition 1 has no YES/NO answer"));
+}
+
+#[test]
+fn a_role_routes_its_calls_to_its_own_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let writer =
+        Stub::start(Script { replies: vec![reply(DRAFT, "Draft."), reply(SEND, "Sent.")], default: None }, 0, None).unwrap();
+    let reviewer =
+        Stub::start(Script { replies: vec![reply(REVIEW, "Good."), reply(JUDGE, "1. YES\n2. NO")], default: None }, 0, None)
+            .unwrap();
+    let role = format!("review={},judge-model", reviewer.base_url());
+    let out = run_to_end(&vault, &writer, &["--role", &role]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(writer.requests().len(), 2);
+    assert_eq!(reviewer.requests().len(), 2);
+    assert!(reviewer.requests().iter().all(|r| r.body["model"] == "judge-model"));
+}
+
+#[test]
+fn an_unsound_plan_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    std::fs::write(vault.join("send.md"), "---\nstatus: pending\n---\n# Send\n\n## Next\n- [[nowhere]]\n").unwrap();
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing ran"));
+    assert!(stub.requests().is_empty());
+}
