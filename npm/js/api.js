@@ -1,0 +1,143 @@
+// The package's public API over the wasm-bindgen glue: argument checks,
+// errors that always carry a `code`, and recovery after a wasm trap.
+// Every entry (node.js, browser.js, inline.js) initialises the wasm, then
+// re-exports this module.
+import * as glue from "./planvault_wasm.js";
+
+const STALE_MESSAGE = "Invalid stale object from previous Wasm instance";
+
+function coded(code, message, cause) {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  error.name = "PlanvaultError";
+  error.code = code;
+  return error;
+}
+
+// Turn whatever a glue call threw into an Error with a `code`. A trap that did
+// not pass through the panic hook (a stack overflow, memory exhaustion)
+// leaves the instance dead: replace it before anything else calls in.
+//
+// After a panic the hook has only *scheduled* the replacement, and the glue
+// checks a handle's instance before it performs a scheduled replacement, so
+// an old handle would reach the new memory. Replace the instance here, at
+// once, so every old handle is known stale from then on.
+function normalise(error) {
+  if (error instanceof Error && error.code === "internal-panic") {
+    glue.__wbg_reset_state();
+    return error;
+  }
+  if (error instanceof Error && typeof error.code === "string") return error;
+  if (error instanceof WebAssembly.RuntimeError || error instanceof RangeError) {
+    glue.__wbg_reset_state();
+    return coded("internal-error", `planvault internal error (please report it): ${error.message}`, error);
+  }
+  if (error instanceof Error && error.message === STALE_MESSAGE) {
+    return coded(
+      "stale-handle",
+      "this object belongs to a wasm instance that was replaced after an internal error; parse the plan again",
+      error,
+    );
+  }
+  if (error instanceof Error && error.message.startsWith("expected instance of")) {
+    return coded("invalid-argument", error.message, error);
+  }
+  return error;
+}
+
+function guarded(call) {
+  try {
+    return call();
+  } catch (error) {
+    throw normalise(error);
+  }
+}
+
+function expectString(name, value) {
+  if (typeof value !== "string") {
+    throw coded("invalid-argument", `invalid argument \`${name}\`: expected a string, got ${describe(value)}`);
+  }
+}
+
+function describe(value) {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+}
+
+export const Plan = glue.Plan;
+
+export function parseVault(files) {
+  return guarded(() => glue.parseVault(files));
+}
+
+export function parsePlanMd(text, file) {
+  expectString("text", text);
+  if (file !== undefined) expectString("file", file);
+  return guarded(() => glue.parsePlanMd(text, file));
+}
+
+export function parseGeneratedPlan(json, options) {
+  expectString("json", json);
+  return guarded(() => glue.parseGeneratedPlan(json, options));
+}
+
+export function validate(plan) {
+  return guarded(() => glue.validate(plan));
+}
+
+// An editor's handle on a vault: update one note, re-validate. Keeps its own
+// map of the notes (the strings are shared with the caller, not copied) so it
+// can rebuild its wasm side if an internal error replaced the instance; the
+// call that hit the error is not applied.
+export class Vault {
+  #files;
+  #core;
+
+  constructor(files) {
+    this.#core = guarded(() => new glue.VaultCore(files));
+    this.#files = new Map(Object.entries(files));
+  }
+
+  update(path, text) {
+    expectString("path", path);
+    expectString("text", text);
+    this.#call((core) => core.update(path, text));
+    this.#files.set(path, text);
+  }
+
+  remove(path) {
+    expectString("path", path);
+    this.#call((core) => core.remove(path));
+    this.#files.delete(path);
+  }
+
+  diagnostics() {
+    return this.validate().diagnostics;
+  }
+
+  validate() {
+    return this.#call((core) => core.validate());
+  }
+
+  free() {
+    this.#core.free();
+  }
+
+  [Symbol.dispose]() {
+    this.free();
+  }
+
+  #call(operation) {
+    try {
+      return guarded(() => operation(this.#core));
+    } catch (error) {
+      if (error.code !== "stale-handle") throw error;
+      this.#core = guarded(() => new glue.VaultCore(Object.fromEntries(this.#files)));
+      return guarded(() => operation(this.#core));
+    }
+  }
+}
+
+// Panics on purpose so the package's tests can prove recovery on the built
+// artifact. Not part of the typed API.
+export function __selfTestPanic() {
+  return guarded(() => glue.__selfTestPanic());
+}

@@ -1,0 +1,35 @@
+// Types of every entry ("planvault" and "planvault/inline"). The interfaces
+// are generated from the Rust types (tsify); this file adds the `Vault`
+// class that api.js defines.
+import type { ValidateReport, Diagnostic, VaultFiles } from "./planvault_wasm.js";
+
+export type {
+  Diagnostic,
+  DiagnosticCode,
+  GeneratedPlanOptions,
+  NodeStatus,
+  PlanFormat,
+  PlanvaultError,
+  Severity,
+  ValidateReport,
+  VaultFiles,
+} from "./planvault_wasm.js";
+export { Plan, parseGeneratedPlan, parsePlanMd, parseVault, validate } from "./planvault_wasm.js";
+
+/**
+ * A vault an editor keeps open: `update` one note, then `diagnostics()`
+ * re-reads only that note and re-runs the graph checks.
+ */
+export declare class Vault {
+  constructor(files: VaultFiles);
+  /** Add or replace one note (vault-relative path with `.md`). */
+  update(path: string, text: string): void;
+  /** Forget one note; a no-op for a path the vault does not have. */
+  remove(path: string): void;
+  /** The diagnostics `planvault validate --json` would print now. */
+  diagnostics(): Diagnostic[];
+  /** `{ diagnostics }`, exactly the object `planvault validate --json` prints. */
+  validate(): ValidateReport;
+  free(): void;
+  [Symbol.dispose](): void;
+}

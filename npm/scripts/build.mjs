@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// Build the npm package into npm/pkg:
+//   cargo (wasm32, profile wasm-release) → wasm-bindgen --target web
+//   → wasm-opt -Oz (from the `binaryen` npm package, when installed)
+//   → the entries: node.js, browser.js, inline.js (wasm as base64), index.d.ts.
+// Prints the sizes the budget in BENCHMARKS.md is about.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const npmDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const repoDir = resolve(npmDir, "..");
+const pkgDir = join(npmDir, "pkg");
+
+function run(command, args, options = {}) {
+  console.error(`$ ${command} ${args.join(" ")}`);
+  try {
+    return execFileSync(command, args, { stdio: ["ignore", "pipe", "inherit"], ...options });
+  } catch (error) {
+    console.error(`build failed: ${command} exited with ${error.status ?? error.message}`);
+    process.exit(1);
+  }
+}
+
+// 1. The wasm, located through cargo's own artifact messages (honours CARGO_TARGET_DIR).
+const messages = run(
+  "cargo",
+  ["build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release", "--message-format=json-render-diagnostics"],
+  { cwd: repoDir, maxBuffer: 256 * 1024 * 1024 },
+).toString();
+const wasmIn = messages
+  .split("\n")
+  .filter((line) => line.startsWith("{"))
+  .map((line) => JSON.parse(line))
+  .filter((m) => m.reason === "compiler-artifact" && m.target?.name === "planvault_wasm")
+  .flatMap((m) => m.filenames)
+  .find((f) => f.endsWith(".wasm"));
+if (!wasmIn) throw new Error("cargo reported no planvault_wasm.wasm artifact");
+
+// 2. The glue. No default module path: each entry says where the wasm comes
+// from, so no entry drags `import.meta.url` into a CommonJS bundle.
+rmSync(pkgDir, { recursive: true, force: true });
+mkdirSync(pkgDir, { recursive: true });
+run("wasm-bindgen", [
+  "--target", "web",
+  "--omit-default-module-path",
+  "--experimental-reset-state-function",
+  "--out-dir", pkgDir,
+  "--out-name", "planvault_wasm",
+  wasmIn,
+]);
+rmSync(join(pkgDir, "planvault_wasm_bg.wasm.d.ts"), { force: true });
+rmSync(join(pkgDir, ".gitignore"), { force: true });
+
+// 3. wasm-opt, when the binaryen npm package is installed (Debian's is too old).
+const wasmFile = join(pkgDir, "planvault_wasm_bg.wasm");
+const beforeOpt = statSync(wasmFile).size;
+const wasmOpt = join(npmDir, "node_modules", ".bin", "wasm-opt");
+if (existsSync(wasmOpt)) {
+  const features = [
+    "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+    "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
+  ];
+  run(wasmOpt, ["-Oz", ...features, wasmFile, "-o", wasmFile]);
+} else {
+  console.error("wasm-opt not installed (npm install in npm/ brings it): skipping");
+}
+
+// 4. The entries.
+for (const file of ["api.js", "node.js", "browser.js", "index.d.ts"]) {
+  copyFileSync(join(npmDir, "js", file), join(pkgDir, file));
+}
+const wasmBytes = readFileSync(wasmFile);
+const inline = readFileSync(join(npmDir, "js", "inline.template.js"), "utf8").replace(
+  "__WASM_BASE64__",
+  wasmBytes.toString("base64"),
+);
+writeFileSync(join(pkgDir, "inline.js"), inline);
+
+// 5. Sizes.
+const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
+const glue = readFileSync(join(pkgDir, "planvault_wasm.js"));
+const api = readFileSync(join(pkgDir, "api.js"));
+const sizes = {
+  wasmBeforeWasmOpt: beforeOpt,
+  wasm: wasmBytes.length,
+  wasmGzip: gz(wasmBytes),
+  jsGzip: gz(Buffer.concat([glue, api])),
+  inlineGzip: gz(Buffer.from(inline)),
+};
+writeFileSync(join(pkgDir, "sizes.json"), JSON.stringify(sizes, null, 2) + "\n");
+console.log(JSON.stringify(sizes));

@@ -1,0 +1,27 @@
+//! JavaScript bindings of planvault's validator: the `planvault` npm package.
+//!
+//! Everything here is glue. Parsing and validation live in `planvault-core`;
+//! this crate moves text in and diagnostics out across the wasm boundary,
+//! one call per plan (not per note) because the boundary cost dominates.
+//!
+//! Failure model, as JavaScript sees it:
+//! - user data never fails: a broken plan yields diagnostics;
+//! - a misuse of the API (a non-string note, an unknown status) throws an
+//!   `Error` whose `code` names the misuse ([`error::BindingError`]);
+//! - a panic inside the wasm (a bug) throws an `Error` with
+//!   `code: "internal-panic"` and schedules a fresh wasm instance for the
+//!   next call ([`panic`]), so a bug can never take the host down.
+
+pub mod error;
+pub mod panic;
+pub mod plan;
+pub mod types;
+pub mod vault;
+
+use wasm_bindgen::prelude::*;
+
+/// Runs once per wasm instance (again after a reinit).
+#[wasm_bindgen(start)]
+pub fn start() {
+    panic::install_hook();
+}

@@ -1,0 +1,116 @@
+//! One-shot API: parse a plan in any format, then validate or draw it.
+//!
+//! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
+//! and exporting it costs no second trip across the boundary.
+
+use crate::types::{from_js, read_files, reject_unknown_keys, to_js, GeneratedPlanOptions, ValidateReport};
+use planvault_core::{generated, Diagnostic, Plan, PlanSource};
+use wasm_bindgen::prelude::*;
+
+/// A parsed plan and what parsing found. Free it with `free()` (or let the
+/// garbage collector do it).
+#[wasm_bindgen(js_name = Plan)]
+pub struct PlanHandle {
+    plan: Plan,
+    parse_diagnostics: Vec<Diagnostic>,
+}
+
+impl PlanHandle {
+    pub fn new(plan: Plan, parse_diagnostics: Vec<Diagnostic>) -> Self {
+        PlanHandle { plan, parse_diagnostics }
+    }
+
+    fn from_source(source: &PlanSource) -> Self {
+        let (plan, diagnostics) = parse(source);
+        PlanHandle::new(plan, diagnostics)
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Parse and validation diagnostics, in the order `planvault validate` prints them.
+    pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all = self.parse_diagnostics.clone();
+        all.extend(planvault_core::validate(&self.plan));
+        all
+    }
+}
+
+/// The parse half of `planvault_core::check`, so a handle can validate later.
+fn parse(source: &PlanSource) -> (Plan, Vec<Diagnostic>) {
+    match source {
+        PlanSource::Vault(files) => planvault_core::vault::load(files),
+        PlanSource::PlanMd { file, text } => planvault_core::planmd::parse(file, text),
+        PlanSource::Generated { file, text, options } => generated::parse(file, text, options),
+    }
+}
+
+#[wasm_bindgen(js_class = Plan)]
+impl PlanHandle {
+    /// `"vault"`, `"plan-md"` or `"generated"`.
+    #[wasm_bindgen(getter, unchecked_return_type = "PlanFormat")]
+    pub fn format(&self) -> String {
+        self.plan.format.as_str().to_owned()
+    }
+
+    /// The start node's id, when one could be determined.
+    #[wasm_bindgen(getter)]
+    pub fn start(&self) -> Option<String> {
+        self.plan.start.and_then(|i| self.plan.nodes.get(i)).map(|n| n.id.clone())
+    }
+
+    /// Node ids in the plan's order.
+    #[wasm_bindgen(getter, js_name = nodeIds)]
+    pub fn node_ids(&self) -> Vec<String> {
+        self.plan.nodes.iter().map(|n| n.id.clone()).collect()
+    }
+
+    /// How many edges the plan declares (dangling ones included).
+    #[wasm_bindgen(getter, js_name = edgeCount)]
+    pub fn edge_count(&self) -> usize {
+        self.plan.edges.len()
+    }
+}
+
+/// Parse a vault: vault-relative path → note text. Pass every file; what is
+/// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped.
+#[wasm_bindgen(js_name = parseVault)]
+pub fn parse_vault(#[wasm_bindgen(unchecked_param_type = "VaultFiles")] files: JsValue) -> Result<PlanHandle, JsValue> {
+    let files = read_files(&files)?;
+    Ok(PlanHandle::from_source(&PlanSource::Vault(files)))
+}
+
+/// Parse a PLAN.md checklist; `file` names it in diagnostics (default `PLAN.md`).
+#[wasm_bindgen(js_name = parsePlanMd)]
+pub fn parse_plan_md(text: String, file: Option<String>) -> PlanHandle {
+    let file = file.unwrap_or_else(|| "PLAN.md".to_owned());
+    PlanHandle::from_source(&PlanSource::PlanMd { file, text })
+}
+
+/// Parse a model-generated JSON plan (flat step list or DAG with bindings).
+/// Malformed JSON is a diagnostic, not an exception.
+#[wasm_bindgen(js_name = parseGeneratedPlan)]
+pub fn parse_generated_plan(
+    json: String,
+    #[wasm_bindgen(unchecked_param_type = "GeneratedPlanOptions | undefined")] options: JsValue,
+) -> Result<PlanHandle, JsValue> {
+    let options: GeneratedPlanOptions = if options.is_undefined() || options.is_null() {
+        GeneratedPlanOptions::default()
+    } else {
+        // serde-wasm-bindgen reads only the fields it knows: name a misspelt
+        // option instead of silently permitting every tool.
+        reject_unknown_keys("options", &options, GeneratedPlanOptions::KEYS)?;
+        from_js("options", options)?
+    };
+    let file = options.file.unwrap_or_else(|| "plan.json".to_owned());
+    let options = generated::Options { allowed_tools: options.allowed_tools, ..Default::default() };
+    Ok(PlanHandle::from_source(&PlanSource::Generated { file, text: json, options }))
+}
+
+/// Every diagnostic about the plan, exactly as `planvault validate --json`
+/// prints it: `JSON.stringify(validate(plan), null, 2)` is the CLI's output.
+#[wasm_bindgen(unchecked_return_type = "ValidateReport")]
+pub fn validate(plan: &PlanHandle) -> Result<JsValue, JsValue> {
+    Ok(to_js(&ValidateReport::from_core(&plan.all_diagnostics()))?)
+}
