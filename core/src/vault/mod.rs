@@ -66,20 +66,24 @@ pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
 /// Turn declared edges into model edges, resolving each link Obsidian-style.
 pub(crate) fn resolve_edges(plan: &Plan, declared: Vec<(usize, DeclaredEdge)>) -> Vec<Edge> {
     let index = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
-    declared
-        .into_iter()
-        .map(|(from, e)| Edge {
-            from,
-            to: match index.resolve(&e.target, from) {
-                Resolution::Found(to) => Some(to),
-                Resolution::Missing | Resolution::Ambiguous(_) => None,
-            },
-            target: e.target,
-            label: e.label,
-            kind: e.kind,
-            pos: Some(e.pos),
-        })
-        .collect()
+    declared.into_iter().map(|(from, e)| resolve_edge(&index, from, e)).collect()
+}
+
+/// One declared edge of node `from` as a model edge, its target resolved
+/// against the vault's notes. Public for callers that keep a plan and
+/// re-read one note at a time (the npm package's incremental `Vault`).
+pub fn resolve_edge(index: &LinkIndex, from: usize, e: DeclaredEdge) -> Edge {
+    Edge {
+        from,
+        to: match index.resolve(&e.target, from) {
+            Resolution::Found(to) => Some(to),
+            Resolution::Missing | Resolution::Ambiguous(_) => None,
+        },
+        target: e.target,
+        label: e.label,
+        kind: e.kind,
+        pos: Some(e.pos),
+    }
 }
 
 #[cfg(test)]
