@@ -83,6 +83,24 @@ export function validate(plan) {
   return guarded(() => glue.validate(plan));
 }
 
+export function toMermaid(plan) {
+  return guarded(() => glue.toMermaid(plan));
+}
+
+export function toJsonCanvas(plan) {
+  return guarded(() => glue.toJsonCanvas(plan));
+}
+
+export function toGraphJson(plan) {
+  return guarded(() => glue.toGraphJson(plan));
+}
+
+export function updateStatus(text, status) {
+  expectString("text", text);
+  expectString("status", status);
+  return guarded(() => glue.updateStatus(text, status));
+}
+
 // An editor's handle on a vault: update one note, re-validate. Keeps its own
 // map of the notes (the strings are shared with the caller, not copied) so it
 // can rebuild its wasm side if an internal error replaced the instance; the
@@ -105,8 +123,9 @@ export class Vault {
 
   remove(path) {
     expectString("path", path);
-    this.#call((core) => core.remove(path));
+    const removed = this.#call((core) => core.remove(path));
     this.#files.delete(path);
+    return removed;
   }
 
   diagnostics() {

@@ -14,7 +14,17 @@ export type {
   ValidateReport,
   VaultFiles,
 } from "./planvault_wasm.js";
-export { Plan, parseGeneratedPlan, parsePlanMd, parseVault, validate } from "./planvault_wasm.js";
+export {
+  Plan,
+  parseGeneratedPlan,
+  parsePlanMd,
+  parseVault,
+  toGraphJson,
+  toJsonCanvas,
+  toMermaid,
+  updateStatus,
+  validate,
+} from "./planvault_wasm.js";
 
 /**
  * A vault an editor keeps open: `update` one note, then `diagnostics()`
@@ -22,10 +32,14 @@ export { Plan, parseGeneratedPlan, parsePlanMd, parseVault, validate } from "./p
  */
 export declare class Vault {
   constructor(files: VaultFiles);
-  /** Add or replace one note (vault-relative path with `.md`). */
+  /**
+   * Add or replace one note (vault-relative path with `.md`). Only that note
+   * is parsed again; a path the loader skips (`.obsidian/`, `00_plan-trace/`,
+   * not markdown) changes nothing.
+   */
   update(path: string, text: string): void;
-  /** Forget one note; a no-op for a path the vault does not have. */
-  remove(path: string): void;
+  /** Forget one note; `false` (and no change) for a path the vault does not have. */
+  remove(path: string): boolean;
   /** The diagnostics `planvault validate --json` would print now. */
   diagnostics(): Diagnostic[];
   /** `{ diagnostics }`, exactly the object `planvault validate --json` prints. */

@@ -13,6 +13,7 @@
 //!   next call ([`panic`]), so a bug can never take the host down.
 
 pub mod error;
+pub mod incremental;
 pub mod panic;
 pub mod plan;
 pub mod types;

@@ -4,7 +4,8 @@
 //! and exporting it costs no second trip across the boundary.
 
 use crate::types::{from_js, read_files, reject_unknown_keys, to_js, GeneratedPlanOptions, ValidateReport};
-use planvault_core::{generated, Diagnostic, Plan, PlanSource};
+use crate::error::BindingError;
+use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
 use wasm_bindgen::prelude::*;
 
 /// A parsed plan and what parsing found. Free it with `free()` (or let the
@@ -113,4 +114,34 @@ pub fn parse_generated_plan(
 #[wasm_bindgen(unchecked_return_type = "ValidateReport")]
 pub fn validate(plan: &PlanHandle) -> Result<JsValue, JsValue> {
     Ok(to_js(&ValidateReport::from_core(&plan.all_diagnostics()))?)
+}
+
+/// A Mermaid `flowchart` of the plan, as `planvault graph --mermaid` prints it.
+#[wasm_bindgen(js_name = toMermaid)]
+pub fn to_mermaid(plan: &PlanHandle) -> String {
+    export::mermaid(&plan.plan)
+}
+
+/// A JSON Canvas 1.0 document (the text of a `.canvas` file Obsidian opens),
+/// as `planvault graph --canvas` prints it.
+#[wasm_bindgen(js_name = toJsonCanvas)]
+pub fn to_json_canvas(plan: &PlanHandle) -> String {
+    export::canvas(&plan.plan)
+}
+
+/// The graph as `planvault graph --json` prints it (`JSON.parse` it for objects).
+#[wasm_bindgen(js_name = toGraphJson)]
+pub fn to_graph_json(plan: &PlanHandle) -> String {
+    export::graph_json(&plan.plan)
+}
+
+/// Set a note's `status:` surgically: only that line changes (it, and a
+/// frontmatter block, are added when missing); CRLF, BOM and unknown keys survive.
+#[wasm_bindgen(js_name = updateStatus)]
+pub fn update_status(
+    text: &str,
+    #[wasm_bindgen(unchecked_param_type = "NodeStatus")] status: &str,
+) -> Result<String, JsValue> {
+    let status = Status::parse(status).ok_or_else(|| BindingError::InvalidStatus(status.to_owned()))?;
+    Ok(planvault_core::vault::update_status(text, status))
 }

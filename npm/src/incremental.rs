@@ -1,0 +1,272 @@
+//! A vault kept parsed between edits: re-reading one note costs one note.
+//!
+//! The plan is held in the same shape `vault::load` builds (nodes in path
+//! order, each node's edges contiguous, in declaration order), so the graph
+//! checks run on it unchanged and give the bytes a full load gives.
+//! - A note's text changes: only that note is parsed, its node replaced and
+//!   its edges re-resolved in place (the set of note ids, and so every other
+//!   link's resolution, is unchanged).
+//! - A note appears or disappears: node indices shift and links may resolve
+//!   differently, so every edge is re-resolved from what the notes declared
+//!   (no note is parsed again).
+//!
+//! Pure Rust with no wasm-bindgen, so it is tested natively against `check`.
+
+use planvault_core::diagnostic::sort_by_position;
+use planvault_core::vault::links::LinkIndex;
+use planvault_core::vault::note::{parse_note, DeclaredEdge};
+use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, StartRule};
+use planvault_core::{Diagnostic, Edge, Node, Plan, PlanFormat};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+/// One plan note's share of the plan.
+#[derive(Debug, Clone)]
+struct NoteState {
+    /// What parsing this note reported.
+    diagnostics: Vec<Diagnostic>,
+    /// Its edges as written, to re-resolve when the set of notes changes.
+    declared: Vec<DeclaredEdge>,
+    /// Its edges' range in `Plan::edges`.
+    edges: Range<usize>,
+}
+
+pub struct IncrementalVault {
+    plan: Plan,
+    /// Plan-note paths in path order; `paths[i]` is `plan.nodes[i]`.
+    paths: Vec<String>,
+    notes: Vec<NoteState>,
+    position: HashMap<String, usize>,
+    links: LinkIndex,
+    /// Parse plus graph diagnostics, until the next change.
+    cached: Option<Vec<Diagnostic>>,
+}
+
+impl IncrementalVault {
+    /// Read a vault as `vault::load` does: every path, plan notes kept.
+    pub fn new(files: &BTreeMap<String, String>) -> Self {
+        let mut vault = IncrementalVault {
+            plan: Plan::new(PlanFormat::Vault),
+            paths: Vec::new(),
+            notes: Vec::new(),
+            position: HashMap::new(),
+            links: LinkIndex::new(std::iter::empty()),
+            cached: None,
+        };
+        for (path, text) in files.iter().filter(|(path, _)| is_plan_note(path)) {
+            let (node, state) = parse(path, text);
+            vault.paths.push(path.clone());
+            vault.plan.nodes.push(node);
+            vault.notes.push(state);
+        }
+        vault.reindex();
+        vault.relink();
+        vault
+    }
+
+    /// Add or replace one file (a path the loader skips changes nothing).
+    pub fn update(&mut self, path: &str, text: &str) {
+        if !is_plan_note(path) {
+            return;
+        }
+        self.cached = None;
+        let (node, mut state) = parse(path, text);
+        if let Some(&i) = self.position.get(path) {
+            // The same ids as before, so every other edge resolves as it did:
+            // splice this note's new edges over its old ones.
+            let new_edges: Vec<Edge> = state.declared.iter().map(|e| resolve_edge(&self.links, i, e.clone())).collect();
+            let old = self.notes[i].edges.clone();
+            let delta = new_edges.len() as isize - old.len() as isize;
+            state.edges = old.start..old.start + new_edges.len();
+            self.plan.edges.splice(old, new_edges);
+            for later in &mut self.notes[i + 1..] {
+                later.edges = shift(&later.edges, delta);
+            }
+            self.plan.nodes[i] = node;
+            self.notes[i] = state;
+        } else {
+            let at = self.paths.partition_point(|p| p.as_str() < path);
+            self.paths.insert(at, path.to_owned());
+            self.plan.nodes.insert(at, node);
+            self.notes.insert(at, state);
+            self.reindex();
+            self.relink();
+        }
+    }
+
+    /// Forget one file; `false` when the vault had no such plan note.
+    pub fn remove(&mut self, path: &str) -> bool {
+        let Some(&at) = self.position.get(path) else { return false };
+        self.cached = None;
+        self.paths.remove(at);
+        self.plan.nodes.remove(at);
+        self.notes.remove(at);
+        self.reindex();
+        self.relink();
+        true
+    }
+
+    /// The plan as `vault::load` would build it from the current files.
+    pub fn plan(&mut self) -> &Plan {
+        self.plan.start = match find_start(&self.plan) {
+            StartRule::Found(start) => Some(start),
+            _ => None,
+        };
+        &self.plan
+    }
+
+    /// Parse diagnostics (sorted by position, as `vault::load` sorts them)
+    /// then the graph checks: what `planvault_core::check` gives.
+    pub fn diagnostics(&mut self) -> &[Diagnostic] {
+        if self.cached.is_none() {
+            let mut all: Vec<Diagnostic> = self.notes.iter().flat_map(|n| n.diagnostics.iter().cloned()).collect();
+            sort_by_position(&mut all);
+            all.extend(planvault_core::validate(&self.plan));
+            self.cached = Some(all);
+        }
+        self.cached.as_deref().unwrap_or_default()
+    }
+
+    fn reindex(&mut self) {
+        self.position = self.paths.iter().enumerate().map(|(i, p)| (p.clone(), i)).collect();
+    }
+
+    /// Resolve every note's declared edges against the current set of notes.
+    fn relink(&mut self) {
+        self.links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
+        let mut edges = Vec::with_capacity(self.notes.iter().map(|n| n.declared.len()).sum());
+        for (from, note) in self.notes.iter_mut().enumerate() {
+            let start = edges.len();
+            edges.extend(note.declared.iter().map(|e| resolve_edge(&self.links, from, e.clone())));
+            note.edges = start..edges.len();
+        }
+        self.plan.edges = edges;
+    }
+}
+
+fn parse(path: &str, text: &str) -> (Node, NoteState) {
+    let mut diagnostics = Vec::new();
+    let parsed = parse_note(path, node_id(path), text, &mut diagnostics);
+    (parsed.node, NoteState { diagnostics, declared: parsed.edges, edges: 0..0 })
+}
+
+fn shift(range: &Range<usize>, delta: isize) -> Range<usize> {
+    let move_by = |x: usize| x.saturating_add_signed(delta);
+    move_by(range.start)..move_by(range.end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planvault_core::{check, PlanSource};
+    use proptest::prelude::*;
+
+    /// The incremental vault agrees with a full `check` of the same files.
+    fn agrees(vault: &mut IncrementalVault, files: &BTreeMap<String, String>) {
+        let full = check(&PlanSource::Vault(files.clone()));
+        assert_eq!(vault.diagnostics(), &full.diagnostics[..]);
+        assert_eq!(vault.plan(), &full.plan);
+    }
+
+    fn files(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+    }
+
+    const START: &str = "---\ntype: start\n---\n# Draft\n\n## Next\n- ok -> [[review]]\n";
+    const REVIEW: &str = "# Review\n\n## Next\n- fix -> [[draft]]\n- [[send]]\n";
+
+    #[test]
+    fn editing_a_note_in_place_matches_a_full_load() {
+        let mut now = files(&[("draft.md", START), ("review.md", REVIEW), ("send.md", "# Send\n")]);
+        let mut vault = IncrementalVault::new(&now);
+        agrees(&mut vault, &now);
+        // The review loses its exit: a loop with no way out, and `send` unreachable.
+        let text = "# Review\n\n## Next\n- fix -> [[draft]]\n";
+        vault.update("review.md", text);
+        now.insert("review.md".into(), text.into());
+        agrees(&mut vault, &now);
+        assert!(vault.diagnostics().iter().any(|d| d.code == planvault_core::Code::CycleWithoutExit));
+        // More edges than before in an earlier note shift the later ones.
+        let text = "---\ntype: start\nmax_visits: three\n---\n# Draft\n\n## Next\n- ok -> [[review]]\n- [[send]]\n- [[nowhere]]\n";
+        vault.update("draft.md", text);
+        now.insert("draft.md".into(), text.into());
+        agrees(&mut vault, &now);
+    }
+
+    #[test]
+    fn adding_and_removing_notes_re_resolves_links() {
+        let mut now = files(&[("draft.md", START), ("review.md", REVIEW)]);
+        let mut vault = IncrementalVault::new(&now);
+        agrees(&mut vault, &now);
+        // `send` appears: the dangling link now resolves.
+        vault.update("send.md", "# Send\n");
+        now.insert("send.md".into(), "# Send\n".into());
+        agrees(&mut vault, &now);
+        // A second `send` makes the link ambiguous.
+        vault.update("old/send.md", "# Old send\n");
+        now.insert("old/send.md".into(), "# Old send\n".into());
+        agrees(&mut vault, &now);
+        assert!(vault.remove("send.md"));
+        now.remove("send.md");
+        agrees(&mut vault, &now);
+        assert!(!vault.remove("send.md"));
+        // What the loader skips changes nothing.
+        vault.update(".obsidian/workspace.md", "# ignored\n");
+        vault.update("00_plan-trace/run.md", "# ignored\n");
+        agrees(&mut vault, &now);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Update(String, String),
+        Remove(String),
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["a.md", "b.md", "B.md", "c.md", "sub/a.md", "sub/d.md", ".obsidian/a.md", "x.txt"])
+            .prop_map(str::to_owned)
+    }
+
+    fn note() -> impl Strategy<Value = String> {
+        let frontmatter = prop::sample::select(vec![
+            "",
+            "---\ntype: start\n---\n",
+            "---\nstatus: done\nmax_visits: 2\n---\n",
+            "---\nmax_visits: three\n---\n",
+            "---\ntype: start\n",
+        ]);
+        let target = prop::sample::select(vec!["a", "b", "c", "d", "sub/a", "missing", "A|alias", "c#h"]);
+        let edge = (prop::sample::select(vec!["- ", "- yes -> ", "- next => ", "- no \u{2192} "]), target)
+            .prop_map(|(lead, t)| format!("{lead}[[{t}]]\n"));
+        (frontmatter, prop::collection::vec(edge, 0..4), any::<bool>()).prop_map(|(fm, edges, crlf)| {
+            let text = format!("{fm}# Title\n\nProse with [[b]].\n\n## Next\n{}", edges.concat());
+            if crlf { text.replace('\n', "\r\n") } else { text }
+        })
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (path(), note()).prop_map(|(p, t)| Op::Update(p, t)),
+            1 => path().prop_map(Op::Remove),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_edit_sequence_matches_a_full_load(
+            initial in prop::collection::btree_map(path(), note(), 0..6),
+            ops in prop::collection::vec(op(), 1..12),
+        ) {
+            let mut now = initial.clone();
+            let mut vault = IncrementalVault::new(&now);
+            agrees(&mut vault, &now);
+            for op in ops {
+                match op {
+                    Op::Update(p, t) => { vault.update(&p, &t); now.insert(p, t); }
+                    Op::Remove(p) => { vault.remove(&p); now.remove(&p); }
+                }
+                agrees(&mut vault, &now);
+            }
+        }
+    }
+}
