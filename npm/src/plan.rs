@@ -3,7 +3,7 @@
 //! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
 //! and exporting it costs no second trip across the boundary.
 
-use crate::types::{from_js, read_files, reject_unknown_keys, to_js, GeneratedPlanOptions, ValidateReport};
+use crate::types::{from_js, read_files, reject_unknown_keys, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
 use crate::error::BindingError;
 use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
 use wasm_bindgen::prelude::*;
@@ -100,12 +100,16 @@ pub fn parse_generated_plan(
         GeneratedPlanOptions::default()
     } else {
         // serde-wasm-bindgen reads only the fields it knows: name a misspelt
-        // option instead of silently permitting every tool.
+        // option instead of silently dropping a limit.
         reject_unknown_keys("options", &options, GeneratedPlanOptions::KEYS)?;
+        let limits = js_sys::Reflect::get(&options, &JsValue::from_str("limits")).unwrap_or(JsValue::UNDEFINED);
+        if !limits.is_undefined() {
+            reject_unknown_keys("options.limits", &limits, GeneratedPlanLimits::KEYS)?;
+        }
         from_js("options", options)?
     };
-    let file = options.file.unwrap_or_else(|| "plan.json".to_owned());
-    let options = generated::Options { allowed_tools: options.allowed_tools, ..Default::default() };
+    let file = options.file.clone().unwrap_or_else(|| "plan.json".to_owned());
+    let options = options.to_core();
     Ok(PlanHandle::from_source(&PlanSource::Generated { file, text: json, options }))
 }
 

@@ -112,11 +112,65 @@ pub struct GeneratedPlanOptions {
     /// Tools the host permits; absent permits every tool the plan names.
     #[tsify(optional)]
     pub allowed_tools: Option<Vec<String>>,
+    /// Tools that exist (the host's catalog); absent trusts every name.
+    #[tsify(optional)]
+    pub available_tools: Option<Vec<String>>,
+    /// Size limits; each absent one keeps planvault's default.
+    #[tsify(optional)]
+    pub limits: Option<GeneratedPlanLimits>,
+}
+
+/// Size limits of a generated plan (defaults: 32 steps, 16 dependencies,
+/// 32 references and 8 preconditions per step, 32 KiB and depth 16 of arguments).
+#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GeneratedPlanLimits {
+    #[tsify(optional)]
+    pub max_nodes: Option<usize>,
+    #[tsify(optional)]
+    pub max_dependencies: Option<usize>,
+    #[tsify(optional)]
+    pub max_references: Option<usize>,
+    #[tsify(optional)]
+    pub max_preconditions: Option<usize>,
+    #[tsify(optional)]
+    pub max_args_bytes: Option<usize>,
+    #[tsify(optional)]
+    pub max_args_depth: Option<usize>,
 }
 
 impl GeneratedPlanOptions {
     /// The option names JavaScript may pass.
-    pub const KEYS: &'static [&'static str] = &["file", "allowedTools"];
+    pub const KEYS: &'static [&'static str] = &["file", "allowedTools", "availableTools", "limits"];
+
+    /// Core's options: what is given, defaults for the rest.
+    pub fn to_core(&self) -> planvault_core::generated::Options {
+        let mut options = planvault_core::generated::Options {
+            allowed_tools: self.allowed_tools.clone(),
+            available_tools: self.available_tools.clone(),
+            ..Default::default()
+        };
+        if let Some(given) = &self.limits {
+            let limits = &mut options.limits;
+            let set = |slot: &mut usize, value: Option<usize>| {
+                if let Some(value) = value {
+                    *slot = value;
+                }
+            };
+            set(&mut limits.max_nodes, given.max_nodes);
+            set(&mut limits.max_dependencies, given.max_dependencies);
+            set(&mut limits.max_references, given.max_references);
+            set(&mut limits.max_preconditions, given.max_preconditions);
+            set(&mut limits.max_args_bytes, given.max_args_bytes);
+            set(&mut limits.max_args_depth, given.max_args_depth);
+        }
+        options
+    }
+}
+
+impl GeneratedPlanLimits {
+    pub const KEYS: &'static [&'static str] =
+        &["maxNodes", "maxDependencies", "maxReferences", "maxPreconditions", "maxArgsBytes", "maxArgsDepth"];
 }
 
 /// Refuse an options object with a key the API does not know.

@@ -1,0 +1,146 @@
+// The Rust fixture cases, run through the built package: every case's
+// diagnostics, rendered the way the Rust fixture tests render them, must equal
+// the diagnostics section of the case's expected output byte for byte.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import * as planvault from "planvault";
+import { repoDir } from "./helpers.mjs";
+
+const fixtures = join(repoDir, "core", "tests", "fixtures");
+
+function cases(format) {
+  const root = join(fixtures, format);
+  const dirs = readdirSync(root).filter((name) => statSync(join(root, name)).isDirectory()).sort();
+  assert.ok(dirs.length > 0, `no fixtures under ${root}`);
+  return dirs.map((name) => ({ name, dir: join(root, name) }));
+}
+
+// Rust's `{:?}` of a string, for the characters fixture names and messages use.
+function debugString(text) {
+  const escaped = [...text]
+    .map((c) => {
+      if (c === "\\") return "\\\\";
+      if (c === '"') return '\\"';
+      if (c === "\n") return "\\n";
+      if (c === "\r") return "\\r";
+      if (c === "\t") return "\\t";
+      if (c === "\0") return "\\0";
+      const code = c.codePointAt(0);
+      if (code < 0x20 || code === 0x7f) return `\\u{${code.toString(16)}}`;
+      return c;
+    })
+    .join("");
+  return `"${escaped}"`;
+}
+
+const debugOption = (value, show) => (value === undefined || value === null ? "None" : `Some(${show(value)})`);
+
+// Diagnostic::render_human: `file:line:col: severity[code]: message`.
+function renderHuman(d) {
+  let out = "";
+  if (d.file !== null) {
+    out += d.file;
+    if (d.line !== null) {
+      out += `:${d.line}`;
+      if (d.column !== null) out += `:${d.column}`;
+    }
+    out += ": ";
+  }
+  return `${out}${d.severity}[${d.code}]: ${d.message}`;
+}
+
+// What core/tests/vault_fixtures.rs writes under `diagnostics:`.
+function renderVaultDiagnostics(diagnostics) {
+  return diagnostics.map((d) => `  ${renderHuman(d)}\n    nodes: [${d.nodes.map(debugString).join(", ")}]\n`).join("");
+}
+
+// What core/tests/fixtures.rs writes under `diagnostics:`.
+function renderPlanDiagnostics(diagnostics) {
+  return diagnostics
+    .map((d) => {
+      let out = `  ${renderHuman(d)}\n`;
+      const items = d.items ?? [];
+      if (items.length > 0 || d.target !== undefined || d.key !== undefined) {
+        out += `    items=[${items.join(", ")}] target=${debugOption(d.target, debugString)} key=${debugOption(d.key, debugString)}\n`;
+      }
+      return out;
+    })
+    .join("");
+}
+
+// Every file of a fixture folder except the expectation (dot-folders
+// included: skipping them is the loader's job), as vault_fixtures.rs reads it.
+function readFolder(root) {
+  const files = {};
+  const pending = [root];
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) {
+        pending.push(path);
+        continue;
+      }
+      const key = relative(root, path).split(sep).join("/");
+      if (!key.startsWith("expected.snap")) files[key] = readFileSync(path, "utf8");
+    }
+  }
+  return files;
+}
+
+function section(text, from, to) {
+  const start = text.indexOf(from);
+  assert.ok(start >= 0, `no ${JSON.stringify(from)} in the expectation`);
+  const end = to === undefined ? text.length : text.indexOf(to, start);
+  return text.slice(start + from.length, end);
+}
+
+function readList(dir, name) {
+  const path = join(dir, name);
+  if (!existsSync(path)) return undefined;
+  return readFileSync(path, "utf8").split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+}
+
+test("vault fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
+  for (const { name, dir } of cases("vault")) {
+    await t.test(name, () => {
+      const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n", "\nstart: ");
+      const report = planvault.validate(planvault.parseVault(readFolder(dir)));
+      assert.equal(renderVaultDiagnostics(report.diagnostics), expected + (expected ? "\n" : ""));
+      // The incremental handle agrees with the one-shot parse.
+      assert.deepEqual(new planvault.Vault(readFolder(dir)).validate(), report);
+    });
+  }
+});
+
+test("PLAN.md fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
+  for (const { name, dir } of cases("planmd")) {
+    await t.test(name, () => {
+      const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
+      const text = readFileSync(join(dir, "PLAN.md"), "utf8");
+      const report = planvault.validate(planvault.parsePlanMd(text, "PLAN.md"));
+      assert.equal(renderPlanDiagnostics(report.diagnostics), expected);
+    });
+  }
+});
+
+test("generated-plan fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
+  for (const { name, dir } of cases("generated")) {
+    await t.test(name, () => {
+      const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
+      const options = { file: "plan.json" };
+      const allowedTools = readList(dir, "allowed_tools.txt");
+      const availableTools = readList(dir, "available_tools.txt");
+      if (allowedTools) options.allowedTools = allowedTools;
+      if (availableTools) options.availableTools = availableTools;
+      if (existsSync(join(dir, "max_nodes.txt"))) {
+        options.limits = { maxNodes: Number(readFileSync(join(dir, "max_nodes.txt"), "utf8").trim()) };
+      }
+      const text = readFileSync(join(dir, "plan.json"), "utf8");
+      const report = planvault.validate(planvault.parseGeneratedPlan(text, options));
+      assert.equal(renderPlanDiagnostics(report.diagnostics), expected);
+    });
+  }
+});
