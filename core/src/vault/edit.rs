@@ -286,6 +286,12 @@ pub fn append_edge(text: &str, label: &str, target: &str) -> (String, u32) {
             // separate it from what follows stay where they are.
             let last = (head..end).rev().find(|&i| !note.lines[i].content.trim().is_empty()).unwrap_or(head);
             let at = last + 1;
+            // A note may mix endings (LF frontmatter, CRLF body): the new
+            // item ends like the line it follows.
+            let nl = match note.lines[last].ending {
+                "" => nl,
+                ending => ending,
+            };
             let mut inserted = String::new();
             let mut replaced = Vec::new();
             if note.lines[last].ending.is_empty() {
@@ -300,6 +306,11 @@ pub fn append_edge(text: &str, label: &str, target: &str) -> (String, u32) {
             (note.render(&replaced, &[(at, inserted)]), at as u32 + 1)
         }
         None => {
+            let nl = match note.lines.last().map(|l| l.ending) {
+                Some("\r\n") => "\r\n",
+                Some("\n") => "\n",
+                _ => nl,
+            };
             let mut out = String::with_capacity(text.len() + item.len() + 16);
             out.push_str(text);
             let mut line = note.lines.len() as u32;
