@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, wr
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
 
 const npmDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const repoDir = resolve(npmDir, "..");
@@ -24,12 +25,16 @@ function run(command, args, options = {}) {
   }
 }
 
-// 1. The wasm, located through cargo's own artifact messages (honours CARGO_TARGET_DIR).
-const messages = run(
-  "cargo",
-  ["build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release", "--message-format=json-render-diagnostics"],
-  { cwd: repoDir, maxBuffer: 256 * 1024 * 1024 },
-).toString();
+// 1. The wasm, located through cargo's own artifact messages (honours
+// CARGO_TARGET_DIR). scripts/wasm-env picks the toolchain route that works on
+// this machine (rustup's wasm32 target, or Debian's Rust with build-std).
+const cargoArgs = [
+  "build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release",
+  "--message-format=json-render-diagnostics",
+];
+const wasmEnv = join(repoDir, "scripts", "wasm-env");
+const [command, args] = existsSync(wasmEnv) ? ["bash", [wasmEnv, "cargo", ...cargoArgs]] : ["cargo", cargoArgs];
+const messages = run(command, args, { cwd: repoDir, maxBuffer: 256 * 1024 * 1024 }).toString();
 const wasmIn = messages
   .split("\n")
   .filter((line) => line.startsWith("{"))
@@ -38,6 +43,15 @@ const wasmIn = messages
   .flatMap((m) => m.filenames)
   .find((f) => f.endsWith(".wasm"));
 if (!wasmIn) throw new Error("cargo reported no planvault_wasm.wasm artifact");
+
+// Nothing changed since the last build (same wasm, same entry sources): keep pkg/.
+const sources = ["api.js", "node.js", "browser.js", "index.d.ts", "inline.template.js"].map((f) => readFileSync(join(npmDir, "js", f)));
+const stamp = createHash("sha256").update(readFileSync(wasmIn)).update(Buffer.concat(sources)).update(readFileSync(fileURLToPath(import.meta.url))).digest("hex");
+const stampFile = join(pkgDir, ".build-stamp");
+if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp && process.argv[2] !== "--force") {
+  console.log(JSON.stringify(JSON.parse(readFileSync(join(pkgDir, "sizes.json"), "utf8"))), "(unchanged)");
+  process.exit(0);
+}
 
 // 2. The glue. No default module path: each entry says where the wasm comes
 // from, so no entry drags `import.meta.url` into a CommonJS bundle.
@@ -91,4 +105,5 @@ const sizes = {
   inlineGzip: gz(Buffer.from(inline)),
 };
 writeFileSync(join(pkgDir, "sizes.json"), JSON.stringify(sizes, null, 2) + "\n");
+writeFileSync(stampFile, stamp);
 console.log(JSON.stringify(sizes));
