@@ -266,6 +266,9 @@ pub struct PredicateInput<'a> {
 /// Deterministic code that decides one label instead of the model.
 pub type Predicate = Box<dyn Fn(&PredicateInput<'_>) -> bool + Send + Sync>;
 
+/// How many nodes' outputs stay in the recency list.
+const RECENCY: usize = 16;
+
 /// What every format's machine shares: the plan, the budgets, the answers
 /// already known, the outputs collected, and the effects being emitted.
 pub(crate) struct Shared {
@@ -278,8 +281,13 @@ pub(crate) struct Shared {
     pub predicates: BTreeMap<String, Predicate>,
     /// Each node's freshest output.
     pub outputs: BTreeMap<usize, String>,
-    /// Node indices by recency of output, newest last.
+    /// Node indices by recency of output, newest last (bounded: prompts
+    /// only ever carry the freshest few).
     pub recency: Vec<usize>,
+    /// Edge indices leaving each node, in declaration order.
+    pub out_edges: Vec<Vec<usize>>,
+    /// Node id → index.
+    index: BTreeMap<String, usize>,
     pub steps: u32,
     trace_seq: u32,
     out: Vec<Effect>,
@@ -351,6 +359,9 @@ impl Shared {
         self.outputs.insert(node, text);
         self.recency.retain(|&n| n != node);
         self.recency.push(node);
+        if self.recency.len() > RECENCY {
+            self.recency.remove(0);
+        }
     }
 
     /// The freshest outputs, newest last, at most `limit` of them.
@@ -410,6 +421,11 @@ impl Shared {
         self.finished.is_some()
     }
 
+    /// The index of a node by id, in O(log n).
+    pub fn node_index(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
     pub fn node_id(&self, node: usize) -> String {
         self.plan.nodes[node].id.clone()
     }
@@ -462,6 +478,13 @@ impl Engine {
             other => return Err(EngineError::Unsupported(other.as_str())),
         };
         let statuses = plan.nodes.iter().map(|n| n.status).collect();
+        let mut out_edges = vec![Vec::new(); plan.nodes.len()];
+        for (i, e) in plan.edges.iter().enumerate() {
+            if e.from < out_edges.len() {
+                out_edges[e.from].push(i);
+            }
+        }
+        let index = plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
         Ok(Engine {
             shared: Shared {
                 plan,
@@ -472,6 +495,8 @@ impl Engine {
                 predicates: BTreeMap::new(),
                 outputs: BTreeMap::new(),
                 recency: Vec::new(),
+                out_edges,
+                index,
                 steps: 0,
                 trace_seq: 0,
                 out: Vec::new(),
@@ -493,7 +518,7 @@ impl Engine {
     /// An output a node produced in an earlier, interrupted run (read back
     /// from its note), so judging a `done` node sees what it produced.
     pub fn set_prior_output(&mut self, node_id: &str, text: impl Into<String>) {
-        if let Some(i) = self.shared.plan.node_index(node_id) {
+        if let Some(i) = self.shared.node_index(node_id) {
             self.shared.remember_output(i, text.into());
         }
     }

@@ -66,7 +66,7 @@ impl VaultRun {
         let mut last_key = None;
         for entry in &s.recorded_order {
             if let Some((id, visit, kind)) = split_key(&entry.key) {
-                if let Some(i) = s.plan.node_index(id) {
+                if let Some(i) = s.node_index(id) {
                     self.visits[i] = self.visits[i].max(visit);
                     if kind == "work" {
                         worked.insert((i, visit));
@@ -135,7 +135,7 @@ impl VaultRun {
     }
 
     pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
-        let Some(node) = s.plan.node_index(&request.node) else { return };
+        let Some(node) = s.node_index(&request.node) else { return };
         match answer {
             Answer::Work { output } => {
                 s.set_status(node, Status::Done);
@@ -167,7 +167,7 @@ impl VaultRun {
     }
 
     fn judge(&mut self, s: &mut Shared, node: usize, visit: u32) {
-        let edges: Vec<usize> = s.plan.outgoing_indexed(node).map(|(i, _)| i).collect();
+        let edges: Vec<usize> = s.out_edges[node].clone();
         if edges.is_empty() {
             let answer = s.outputs.get(&node).cloned().or_else(|| s.last_output());
             if !self.quiet(s, DecidedBy::Terminal) {
@@ -266,7 +266,7 @@ impl VaultRun {
 
     /// No condition held: the unconditional edge, else re-work.
     fn fallback(&mut self, s: &mut Shared, node: usize, visit: u32, rationale: Option<String>) {
-        let unconditional = s.plan.outgoing_indexed(node).find(|(_, e)| e.kind == EdgeKind::Unconditional).map(|(i, _)| i);
+        let unconditional = s.out_edges[node].iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional);
         match unconditional {
             Some(e) => self.take(s, node, visit, e, DecidedBy::Unconditional, rationale),
             None => {
