@@ -16,6 +16,7 @@
 
 pub mod grid;
 pub mod journal;
+mod planmd_run;
 mod prompt;
 pub mod trace;
 mod vault_run;
@@ -85,8 +86,6 @@ pub struct RunConfig {
     pub failure_mode: FailureMode,
     /// Replanning rounds a generated plan may spend.
     pub max_replans: u32,
-    /// Items a `@feedback` node may add per run.
-    pub max_amendments: u32,
 }
 
 impl Default for RunConfig {
@@ -99,7 +98,6 @@ impl Default for RunConfig {
             replay_only: false,
             failure_mode: FailureMode::FailFast,
             max_replans: 2,
-            max_amendments: 3,
         }
     }
 }
@@ -184,6 +182,10 @@ pub enum Event {
     /// A request is refused where it cannot run (a command in the browser):
     /// the node fails with the reason.
     Refused { id: String, reason: String },
+    /// The runner cannot answer this request now (a person must decide and
+    /// nobody is asked here): the run pauses, `awaiting_human` for a `@human`
+    /// item, and resumes when the answer is in the journal.
+    Deferred { id: String },
     /// Stop now (Ctrl-C, an outside budget): the run stops resumably.
     Stop { reason: String },
 }
@@ -328,6 +330,26 @@ impl Shared {
         self.recorded.is_empty() || self.recorded.contains_key(&format!("{}#{visit}:work", self.plan.nodes[node].id))
     }
 
+    /// Whether the journal holds an answer for this request id.
+    pub fn has_recorded(&self, id: &str) -> bool {
+        self.recorded.contains_key(id)
+    }
+
+    /// Add a node mid-run (an accepted amendment).
+    pub fn add_node(&mut self, node: crate::Node) {
+        let i = self.plan.nodes.len();
+        self.index.insert(node.id.clone(), i);
+        self.statuses.push(node.status);
+        self.out_edges.push(Vec::new());
+        self.plan.nodes.push(node);
+    }
+
+    /// Add an edge mid-run (an accepted amendment's dependencies).
+    pub fn add_edge(&mut self, edge: crate::Edge) {
+        self.out_edges[edge.from].push(self.plan.edges.len());
+        self.plan.edges.push(edge);
+    }
+
     /// The recorded output of one visit's work, if the journal has it.
     pub fn recorded_work(&self, node: usize, visit: u32) -> Option<String> {
         match self.recorded.get(&format!("{}#{visit}:work", self.plan.nodes[node].id)) {
@@ -434,24 +456,43 @@ impl Shared {
 /// The format-specific walker.
 enum Machine {
     Vault(vault_run::VaultRun),
+    PlanMd(planmd_run::PlanMdRun),
 }
 
 impl Machine {
     fn start(&mut self, s: &mut Shared) {
         match self {
             Machine::Vault(m) => m.start(s),
+            Machine::PlanMd(m) => m.start(s),
         }
     }
 
     fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
         match self {
             Machine::Vault(m) => m.on_answer(s, request, answer),
+            Machine::PlanMd(m) => m.on_answer(s, request, answer),
+        }
+    }
+
+    fn on_deferred(&mut self, s: &mut Shared, request: Request) {
+        match self {
+            Machine::PlanMd(m) => m.on_deferred(s, request),
+            _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
         }
     }
 
     fn on_refused(&mut self, s: &mut Shared, request: Request, reason: String) {
-        let node = request.node;
-        s.finish(FinishReason::NodeFailed { node, reason });
+        match (self, &request.body) {
+            // A refused command is a command that could not execute (126):
+            // the item fails and an `@on fail` / `exit!=0` route can catch it.
+            (Machine::PlanMd(m), RequestBody::Command { .. }) => {
+                m.on_answer(s, request, Answer::Command { exit: 126, output: format!("refused: {reason}") })
+            }
+            _ => {
+                let node = request.node;
+                s.finish(FinishReason::NodeFailed { node, reason });
+            }
+        }
     }
 }
 
@@ -473,10 +514,9 @@ impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
     /// with the answers `recorded` so far (empty for a fresh run).
     pub fn new(plan: Plan, config: RunConfig, recorded: &Journal) -> Result<Engine, EngineError> {
-        let machine = match plan.format {
-            PlanFormat::Vault => Machine::Vault(vault_run::VaultRun::new(&plan)),
-            other => return Err(EngineError::Unsupported(other.as_str())),
-        };
+        if plan.format == PlanFormat::Generated {
+            return Err(EngineError::Unsupported(plan.format.as_str()));
+        }
         let statuses = plan.nodes.iter().map(|n| n.status).collect();
         let mut out_edges = vec![Vec::new(); plan.nodes.len()];
         for (i, e) in plan.edges.iter().enumerate() {
@@ -485,8 +525,7 @@ impl Engine {
             }
         }
         let index = plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
-        Ok(Engine {
-            shared: Shared {
+        let shared = Shared {
                 plan,
                 config,
                 statuses,
@@ -504,10 +543,19 @@ impl Engine {
                 answer_served: false,
                 outstanding: BTreeMap::new(),
                 finished: None,
-            },
-            machine,
-            started: false,
-        })
+            };
+        let machine = match shared.plan.format {
+            PlanFormat::Vault => Machine::Vault(vault_run::VaultRun::new(&shared.plan)),
+            _ => Machine::PlanMd(planmd_run::PlanMdRun::new(&shared)),
+        };
+        Ok(Engine { shared, machine, started: false })
+    }
+
+    /// The PLAN.md text, so `@feedback` amendments can be applied to it.
+    pub fn set_plan_text(&mut self, text: impl Into<String>) {
+        if let Machine::PlanMd(m) = &mut self.machine {
+            m.set_plan_text(text.into());
+        }
     }
 
     /// Decide `label` by code instead of the model, wherever it appears.
@@ -556,6 +604,11 @@ impl Engine {
                 Event::Refused { id, reason } => {
                     if let Some(request) = self.shared.outstanding.remove(&id) {
                         self.machine.on_refused(&mut self.shared, request, reason);
+                    }
+                }
+                Event::Deferred { id } => {
+                    if let Some(request) = self.shared.outstanding.remove(&id) {
+                        self.machine.on_deferred(&mut self.shared, request);
                     }
                 }
                 Event::Stop { reason } => self.shared.finish(FinishReason::Stopped { reason }),

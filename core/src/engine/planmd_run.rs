@@ -1,0 +1,518 @@
+//! PLAN.md semantics (seed 001): items scheduled by their `(after:)`
+//! dependencies in waves (independent items run together; a wave is a
+//! barrier so the schedule is a pure function of the recorded answers),
+//! `@needs` gates on the signal channel, `@on` routes that fire on a signal or
+//! the item's outcome, bypass the item's other static successors and latch,
+//! node kinds with their own effects (`@tool` runs a command, `@gate` /
+//! `@verify` / `@feedback` are review-only, `@human` asks or decides by
+//! autonomy), and `@feedback` amendments through the amendment bounds.
+
+use super::prompt;
+use super::{Answer, Autonomy, DecidedBy, Effect, FinishReason, Request, RequestBody, Shared};
+use crate::model::{EdgeKind, NodeKind, Status};
+use crate::planmd::{self, amend, channel::Channel, Condition};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Pending,
+    Running,
+    Settled,
+    /// Not run: a dependency steered elsewhere (or was itself bypassed).
+    Bypassed,
+    /// Not run: blocked by a failure or an unmet `@needs`.
+    Skipped(String),
+}
+
+pub(crate) struct PlanMdRun {
+    state: Vec<State>,
+    deps: Vec<Vec<usize>>,
+    /// Route edge indices leaving each item.
+    routes_out: Vec<Vec<usize>>,
+    /// Items with a route into each item.
+    routes_in: Vec<Vec<usize>>,
+    /// An `@on` route fired into the item.
+    routed: Vec<bool>,
+    /// The items a settled item's fired routes point to (empty: it did not steer).
+    fired: Vec<BTreeSet<usize>>,
+    outcomes: Vec<Option<String>>,
+    channel: Channel,
+    /// The wave in flight and the answers that came back for it.
+    wave: Vec<usize>,
+    answers: BTreeMap<usize, (Request, Answer)>,
+    /// Items that failed with nothing routing around them.
+    failures: Vec<(usize, String)>,
+    /// The PLAN.md text, for `@feedback` amendments.
+    plan_text: Option<String>,
+    amendments_spent: u32,
+}
+
+const STATUS_BLOCK_HELP: &str = "End your reply with a status block:\n```leopold-status\nSTATUS: done | blocked | failed\nSIGNALS: key=value, ... (or none)\n```";
+
+impl PlanMdRun {
+    pub fn new(s: &Shared) -> Self {
+        let n = s.plan.nodes.len();
+        let mut run = PlanMdRun {
+            state: vec![State::Pending; n],
+            deps: vec![Vec::new(); n],
+            routes_out: vec![Vec::new(); n],
+            routes_in: vec![Vec::new(); n],
+            routed: vec![false; n],
+            fired: vec![BTreeSet::new(); n],
+            outcomes: vec![None; n],
+            channel: Channel::new(),
+            wave: Vec::new(),
+            answers: BTreeMap::new(),
+            failures: Vec::new(),
+            plan_text: None,
+            amendments_spent: 0,
+        };
+        run.index_edges(s, 0);
+        run
+    }
+
+    pub fn set_plan_text(&mut self, text: String) {
+        self.plan_text = Some(text);
+    }
+
+    /// Index the edges leaving items from `first_edge` on (all at start, the
+    /// new ones after an amendment).
+    fn index_edges(&mut self, s: &Shared, first_edge: usize) {
+        for (i, e) in s.plan.edges.iter().enumerate().skip(first_edge) {
+            let Some(to) = e.to else { continue };
+            match e.kind {
+                EdgeKind::After => self.deps[to].push(e.from),
+                EdgeKind::Route => {
+                    self.routes_out[e.from].push(i);
+                    self.routes_in[to].push(e.from);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn start(&mut self, s: &mut Shared) {
+        self.advance(s);
+    }
+
+    /// Schedule: settle what can be decided without running anything, then
+    /// start the next wave, or finish.
+    fn advance(&mut self, s: &mut Shared) {
+        loop {
+            if s.is_finished() || !self.wave.is_empty() {
+                return;
+            }
+            let mut changed = false;
+            let mut wave = Vec::new();
+            for i in 0..self.state.len() {
+                if self.state[i] != State::Pending {
+                    continue;
+                }
+                match self.readiness(s, i, false) {
+                    Readiness::Wait => {}
+                    Readiness::Bypass(by) => {
+                        self.state[i] = State::Bypassed;
+                        s.trace(i, 0, format!("bypassed: item {} steered elsewhere", by + 1), DecidedBy::Route, None);
+                        changed = true;
+                    }
+                    Readiness::Skip(reason) => {
+                        s.trace(i, 0, format!("skipped: {reason}"), DecidedBy::Schedule, None);
+                        self.state[i] = State::Skipped(reason);
+                        changed = true;
+                    }
+                    Readiness::Ready => wave.push(i),
+                }
+            }
+            if !wave.is_empty() {
+                self.start_wave(s, wave);
+                return;
+            }
+            if changed {
+                continue;
+            }
+            // Nothing runnable and nothing decided: whatever still waits
+            // waits for something that will never come.
+            let mut forced = false;
+            for i in 0..self.state.len() {
+                if self.state[i] == State::Pending {
+                    match self.readiness(s, i, true) {
+                        Readiness::Bypass(by) => {
+                            forced = true;
+                            self.state[i] = State::Bypassed;
+                            s.trace(i, 0, format!("bypassed: item {} steered elsewhere", by + 1), DecidedBy::Route, None);
+                        }
+                        Readiness::Skip(reason) => {
+                            forced = true;
+                            s.trace(i, 0, format!("skipped: {reason}"), DecidedBy::Schedule, None);
+                            self.state[i] = State::Skipped(reason);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if forced {
+                continue;
+            }
+            self.finish(s);
+            return;
+        }
+    }
+
+    /// Whether a pending item can run. `final_say`: nothing else can change,
+    /// so a postponed decision is taken now.
+    fn readiness(&self, s: &Shared, i: usize, final_say: bool) -> Readiness {
+        let settled = |d: usize| matches!(self.state[d], State::Settled | State::Bypassed | State::Skipped(_));
+        if !self.deps[i].iter().all(|&d| settled(d)) {
+            return Readiness::Wait;
+        }
+        // A route source still to settle might yet route here.
+        let route_pending = self.routes_in[i].iter().any(|&src| matches!(self.state[src], State::Pending | State::Running));
+        if !self.routed[i] {
+            for &d in &self.deps[i] {
+                let steered_away = self.state[d] == State::Settled && !self.fired[d].is_empty() && !self.fired[d].contains(&i);
+                if steered_away || self.state[d] == State::Bypassed {
+                    return if route_pending && !final_say { Readiness::Wait } else { Readiness::Bypass(d) };
+                }
+                let blocked = match &self.state[d] {
+                    State::Skipped(_) => Some(format!("item {} did not run", d + 1)),
+                    State::Settled if self.fired[d].is_empty() && is_failure(self.outcomes[d].as_deref()) => {
+                        Some(format!("item {} ended {}", d + 1, self.outcomes[d].as_deref().unwrap_or("")))
+                    }
+                    _ => None,
+                };
+                if let Some(reason) = blocked {
+                    return if route_pending && !final_say { Readiness::Wait } else { Readiness::Skip(reason) };
+                }
+            }
+        }
+        if let Some(missing) = self.missing_need(s, i) {
+            return if final_say {
+                Readiness::Skip(format!("@needs {missing}, which is not on the channel"))
+            } else {
+                Readiness::Wait
+            };
+        }
+        Readiness::Ready
+    }
+
+    /// The first `@needs` key not on the channel.
+    fn missing_need(&self, s: &Shared, i: usize) -> Option<String> {
+        let item = planmd::item(&s.plan.nodes[i])?;
+        item.needs.iter().find(|k| self.channel.get(k).is_none()).cloned()
+    }
+
+    fn start_wave(&mut self, s: &mut Shared, wave: Vec<usize>) {
+        let budget_left = s.config.max_steps.saturating_sub(s.steps) as usize;
+        if wave.len() > budget_left {
+            let max_steps = s.config.max_steps;
+            s.trace(wave[budget_left.min(wave.len() - 1)], 0, format!("safety stop: max_steps {max_steps} reached"), DecidedBy::Stop, None);
+            s.finish(FinishReason::StepBudget { max_steps });
+            return;
+        }
+        self.wave = wave.clone();
+        for &i in &wave {
+            self.state[i] = State::Running;
+            s.steps += 1;
+        }
+        for &i in &wave {
+            if s.is_finished() {
+                return;
+            }
+            self.ask(s, i);
+        }
+    }
+
+    fn ask(&mut self, s: &mut Shared, i: usize) {
+        let node = &s.plan.nodes[i];
+        let id = node.id.clone();
+        let already_done = s.statuses[i] == Status::Done;
+        let kind = node.kind;
+        let (key, body) = match kind {
+            NodeKind::Tool => {
+                let command = planmd::item(node).and_then(|it| it.command.clone()).unwrap_or_else(|| node.title.clone());
+                ("command", RequestBody::Command { command })
+            }
+            NodeKind::Human if s.config.autonomy == Autonomy::Ask => {
+                let question = format!("Item {}: {}", id, node.title);
+                ("human", RequestBody::Human { question })
+            }
+            _ => {
+                let review_only = matches!(kind, NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback);
+                let extra = work_extra(s, i);
+                let earlier = s.freshest(prompt::earlier_limit(), None);
+                let messages = prompt::work_messages(&s.config.query, node, review_only, &earlier, Some(&extra));
+                let tools = super::vault_run::granted_tools(&s.plan, node);
+                let tools = if review_only { Vec::new() } else { tools };
+                ("work", RequestBody::Work { messages, tools, role: node.role.clone(), review_only })
+            }
+        };
+        let request = Request { id: format!("{id}#1:{key}"), node: id, visit: 1, body };
+        // A done item (a resumed run) with its answer recorded is re-derived
+        // from the journal; without one it simply counts as done.
+        if already_done && !s.has_recorded(&request.id) {
+            self.answers.insert(i, (request, Answer::Work { output: s.outputs.get(&i).cloned().unwrap_or_default() }));
+            self.complete_wave_if_ready(s);
+            return;
+        }
+        if !already_done {
+            s.set_status(i, Status::Active);
+        }
+        s.ask(request);
+    }
+
+    pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
+        let Some(i) = s.node_index(&request.node) else { return };
+        if !self.wave.contains(&i) {
+            return;
+        }
+        self.answers.insert(i, (request, answer));
+        self.complete_wave_if_ready(s);
+    }
+
+    fn complete_wave_if_ready(&mut self, s: &mut Shared) {
+        if self.answers.len() < self.wave.len() {
+            return;
+        }
+        let wave = std::mem::take(&mut self.wave);
+        let mut answers = std::mem::take(&mut self.answers);
+        for i in wave {
+            if let Some((request, answer)) = answers.remove(&i) {
+                self.settle(s, i, request, answer);
+            }
+        }
+        self.advance(s);
+    }
+
+    pub fn on_deferred(&mut self, s: &mut Shared, request: Request) {
+        match request.body {
+            RequestBody::Human { question } => s.finish(FinishReason::AwaitingHuman { node: request.node, question }),
+            _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
+        }
+    }
+
+    /// Record an item's result: channel, outcome, routes, status, trace.
+    fn settle(&mut self, s: &mut Shared, i: usize, request: Request, answer: Answer) {
+        let node = s.plan.nodes[i].clone();
+        // A done item of a resumed run: re-derived from its recorded answer
+        // (channel and routes exactly as before) or, without one, counted ok.
+        let rederive = s.statuses[i] == Status::Done;
+        let already_done = rederive && !s.has_recorded(&request.id);
+        let (output, outcome, signals, decided_by) = match &answer {
+            Answer::Command { exit, output } => {
+                let outcome = if *exit == 0 { "ok" } else { "fail" };
+                (output.clone(), Some(outcome.to_string()), vec![(planmd::TOOL_EXIT_SIGNAL.to_string(), exit.to_string())], DecidedBy::Command)
+            }
+            Answer::Human { decision, approved } => {
+                let outcome = if *approved { "ok" } else { "fail" };
+                (decision.clone(), Some(outcome.to_string()), Vec::new(), DecidedBy::Human)
+            }
+            Answer::Work { output } if already_done => (output.clone(), Some("ok".to_string()), Vec::new(), DecidedBy::Resume),
+            Answer::Work { output } => {
+                let (status, signals) = status_block(output);
+                let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
+                let outcome = status.map(|st| match (st.as_str(), review) {
+                    ("done", _) => "ok".to_string(),
+                    ("blocked", false) => "blocked".to_string(),
+                    _ => "fail".to_string(),
+                });
+                let by = if node.kind == NodeKind::Human { DecidedBy::Human } else { DecidedBy::Schedule };
+                (output.clone(), outcome, signals, by)
+            }
+            other => (String::new(), Some("fail".into()), Vec::new(), {
+                let _ = other;
+                DecidedBy::Stop
+            }),
+        };
+        self.state[i] = State::Settled;
+        self.outcomes[i] = outcome.clone();
+        let declared = planmd::channel::declared_keys(&node);
+        let mut notes = Vec::new();
+        for (key, value) in &signals {
+            match self.channel.write(&declared, key, value) {
+                Ok(()) => notes.push(format!("{key}={value}")),
+                Err(err) => notes.push(format!("refused {key}={value} ({}: {err})", err.bound())),
+            }
+        }
+        if !rederive {
+            s.set_status(i, Status::Done);
+            s.record_output(i, 1, output.clone());
+        } else if !output.is_empty() {
+            s.remember_output(i, output.clone());
+        }
+        let mut what = match &outcome {
+            Some(o) => format!("settled: {o}"),
+            None => "settled: no outcome reported".to_string(),
+        };
+        if rederive {
+            what = format!("already done (resumed): {what}");
+        }
+        if !notes.is_empty() {
+            what.push_str(&format!("; signals {}", notes.join(", ")));
+        }
+        let rationale = (decided_by == DecidedBy::Human && node.kind == NodeKind::Human).then(|| output.clone());
+        let what = if node.kind == NodeKind::Human && s.config.autonomy == Autonomy::Full && !rederive {
+            format!("{what}; decided by the run under autonomy: full")
+        } else {
+            what
+        };
+        if !rederive {
+            s.trace(i, 1, what, decided_by, rationale);
+        }
+
+        // Routes fire on the settled state and latch: computed once, here.
+        for &e in &self.routes_out[i] {
+            let edge = &s.plan.edges[e];
+            let label = edge.label.clone().unwrap_or_default();
+            if Condition::parse(&label).matches(outcome.as_deref(), self.channel.signals()) {
+                if let Some(to) = edge.to {
+                    self.fired[i].insert(to);
+                    self.routed[to] = true;
+                    let target = s.plan.nodes[to].title.clone();
+                    if !rederive {
+                        s.trace(i, 1, format!("took route `{label}` → item {} ({target})", to + 1), DecidedBy::Route, None);
+                    }
+                }
+            }
+        }
+        if self.fired[i].is_empty() && is_failure(outcome.as_deref()) {
+            let reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
+            self.failures.push((i, reason));
+        }
+        if node.kind == NodeKind::Feedback && !already_done {
+            self.amend(s, i, &output, rederive);
+        }
+    }
+
+    /// Apply a feedback item's proposals under the amendment bounds.
+    /// `rederive`: the amendments of a resumed run's feedback item are
+    /// already in the PLAN.md; only what they spent of the budget counts.
+    fn amend(&mut self, s: &mut Shared, i: usize, output: &str, rederive: bool) {
+        let Some(block) = amend::extract_block(output) else { return };
+        let Some(text) = self.plan_text.clone() else {
+            s.trace(i, 1, "amendments proposed, but this run has no PLAN.md text to amend".into(), DecidedBy::Stop, Some(block));
+            return;
+        };
+        let proposals = amend::parse_block(&block);
+        let outcome = amend::apply(&text, &proposals, self.amendments_spent);
+        self.amendments_spent = outcome.spent;
+        if rederive {
+            return;
+        }
+        for refusal in &outcome.refused {
+            s.trace(i, 1, format!("amendment refused ({}): {}", refusal.bound.as_str(), refusal.reason), DecidedBy::Stop, Some(refusal.proposal.clone()));
+        }
+        if outcome.accepted.is_empty() {
+            return;
+        }
+        let (new_plan, _) = planmd::parse("PLAN.md", &outcome.plan_text);
+        let first_new = s.plan.nodes.len();
+        let first_edge = s.plan.edges.len();
+        for accepted in &outcome.accepted {
+            let idx = accepted.index as usize - 1;
+            if idx < first_new || idx >= new_plan.nodes.len() {
+                continue;
+            }
+            let mut node = new_plan.nodes[idx].clone();
+            node.status = Status::Pending;
+            s.add_node(node);
+            s.trace(i, 1, format!("amendment accepted: item {} appended", accepted.index), DecidedBy::Schedule, Some(format!("Reversal: delete the line `{}`", accepted.line)));
+        }
+        for e in new_plan.edges.iter().filter(|e| e.from >= first_new || e.to.is_some_and(|t| t >= first_new)) {
+            if e.from < s.plan.nodes.len() && e.to.is_none_or(|t| t < s.plan.nodes.len()) {
+                s.add_edge(e.clone());
+            }
+        }
+        let added = s.plan.nodes.len() - first_new;
+        self.state.extend(std::iter::repeat_n(State::Pending, added));
+        self.deps.extend(std::iter::repeat_n(Vec::new(), added));
+        self.routes_out.extend(std::iter::repeat_n(Vec::new(), added));
+        self.routes_in.extend(std::iter::repeat_n(Vec::new(), added));
+        self.routed.extend(std::iter::repeat_n(false, added));
+        self.fired.extend(std::iter::repeat_n(BTreeSet::new(), added));
+        self.outcomes.extend(std::iter::repeat_n(None, added));
+        self.index_edges(s, first_edge);
+        self.plan_text = Some(outcome.plan_text.clone());
+        s.emit(Effect::Amend { text: outcome.plan_text });
+    }
+
+    fn finish(&mut self, s: &mut Shared) {
+        match self.failures.first() {
+            Some((i, reason)) => {
+                let node = s.node_id(*i);
+                s.finish(FinishReason::NodeFailed { node, reason: reason.clone() });
+            }
+            None => s.finish(FinishReason::Completed),
+        }
+    }
+}
+
+enum Readiness {
+    Wait,
+    Ready,
+    Bypass(usize),
+    Skip(String),
+}
+
+fn is_failure(outcome: Option<&str>) -> bool {
+    matches!(outcome, Some("fail") | Some("blocked"))
+}
+
+/// What a worker is told beyond the step: the definition of done, the
+/// signals it may report, and how to report its status.
+fn work_extra(s: &Shared, i: usize) -> String {
+    let node = &s.plan.nodes[i];
+    let mut extra = String::new();
+    if let Some(item) = planmd::item(node) {
+        if !item.scenarios.is_empty() {
+            extra.push_str("Done when every scenario holds:\n");
+            for sc in &item.scenarios {
+                extra.push_str(&format!("- {sc}\n"));
+            }
+            extra.push('\n');
+        }
+        if !item.emits.is_empty() {
+            let options: Vec<String> = item.emits.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            extra.push_str(&format!("Signals you may report (and only these): {}\n\n", options.join(", ")));
+        }
+    }
+    if node.kind == NodeKind::Human {
+        extra.push_str(
+            "No person is available to decide this item. Take the role the decision needs, decide it, \
+             and state the decision, the reasons, and a line `Reversal: <how to undo it>`.\n\n",
+        );
+    }
+    if node.kind == NodeKind::Feedback {
+        extra.push_str(&format!(
+            "You may propose at most {} follow-up items in a fenced `{}` block, one `add: <item text>` per line. \
+             You never change the plan yourself.\n\n",
+            amend::MAX_ADDED_PER_RUN,
+            amend::FENCE
+        ));
+    }
+    extra.push_str(STATUS_BLOCK_HELP);
+    extra
+}
+
+/// The `STATUS:` word and the `SIGNALS:` pairs of a worker's reply (the last
+/// of each wins).
+pub(crate) fn status_block(output: &str) -> (Option<String>, Vec<(String, String)>) {
+    let mut status = None;
+    let mut signals = Vec::new();
+    for line in output.lines() {
+        let line = line.trim();
+        let upper = line.to_ascii_uppercase();
+        if let Some(rest) = upper.strip_prefix("STATUS:") {
+            let word = rest.trim().split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            let word = match word.as_str() {
+                "done" | "ok" | "complete" | "completed" => "done",
+                "blocked" => "blocked",
+                "failed" | "fail" | "failure" => "failed",
+                _ => continue,
+            };
+            status = Some(word.to_string());
+        } else if upper.starts_with("SIGNALS:") {
+            signals = planmd::channel::parse_signals(line);
+        }
+    }
+    (status, signals)
+}
