@@ -1,0 +1,85 @@
+# Shared by scripts/*: paths, logging and the wasm32 toolchain route.
+# Sourced, not run.
+
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$REPO_ROOT/node_modules/.bin:$PATH"
+
+# Pinned tool versions. wasm-bindgen-cli must equal the wasm-bindgen crate in
+# Cargo.lock (read from there); trunk 0.21.14 is the newest that builds with
+# the rustc these machines have (see /work/shared/TOOLCHAIN.md or README).
+TRUNK_VERSION="0.21.14"
+CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
+CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export CHROMIUM_PATH="$CHROMIUM" CHROMEDRIVER
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+wasm_bindgen_version() {
+    awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' \
+        "$REPO_ROOT/Cargo.lock"
+}
+
+# Path A: rustup's toolchain has the wasm32 standard library.
+rustup_has_wasm32() {
+    local sysroot
+    sysroot="$(rustc --print sysroot 2>/dev/null)" || return 1
+    [ -d "$sysroot/lib/rustlib/wasm32-unknown-unknown/lib" ]
+}
+
+# Path B: Debian's browser Rust builds std for wasm32 from source. Only for
+# wasm builds; native builds and tests keep the rustup toolchain.
+debian_wasm_ready() {
+    [ -x /usr/bin/rustc ] && [ -x /usr/bin/rust-lld ] && [ -d /usr/lib/rustlib/src/rust/library ]
+}
+
+# Which route wasm builds take: "rustup" or "debian". PLANVAULT_WASM_ROUTE
+# forces one (e.g. to test Path B on a machine that has both).
+wasm_route() {
+    case "${PLANVAULT_WASM_ROUTE:-}" in
+        rustup | debian) echo "$PLANVAULT_WASM_ROUTE"; return ;;
+        "") ;;
+        *) die "PLANVAULT_WASM_ROUTE must be rustup or debian" ;;
+    esac
+    if rustup_has_wasm32; then echo rustup
+    elif debian_wasm_ready; then echo debian
+    else echo none
+    fi
+}
+
+# Runs "$@" with the environment a wasm32 build needs on this machine.
+with_wasm_env() {
+    case "$(wasm_route)" in
+        rustup) "$@" ;;
+        debian)
+            RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+                CARGO_UNSTABLE_BUILD_STD=std,panic_abort "$@" ;;
+        none) die "no wasm32 toolchain: run scripts/setup" ;;
+    esac
+}
+
+# Folders below the root with their own package.json (the npm package, the
+# example plugin, ...), outside node_modules and build output.
+npm_package_dirs() {
+    find "$REPO_ROOT" \( -name node_modules -o -name target -o -name dist -o -name pkg \
+        -o \( -name '.*' ! -path "$REPO_ROOT" \) \) -prune \
+        -o -name package.json -type f ! -path "$REPO_ROOT/package.json" -print \
+        | sort | xargs -r -n1 dirname
+}
+
+# npm ci (or install, without a lock file) unless node_modules is current.
+npm_install_if_needed() {
+    local dir="$1" lock=package-lock.json
+    if [ -f "$dir/$lock" ]; then
+        if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
+            say "npm: installing packages in ${dir#"$REPO_ROOT"/}"
+            (cd "$dir" && npm ci --no-audit --no-fund </dev/null)
+        fi
+    elif [ ! -d "$dir/node_modules" ]; then
+        say "npm: installing packages in ${dir#"$REPO_ROOT"/}"
+        (cd "$dir" && npm install --no-audit --no-fund </dev/null)
+    fi
+}

@@ -1,0 +1,52 @@
+// Smoke test of the built app (dist/): it loads in headless Chromium, both
+// wasm binaries start, the example plan is checked and drawn on the canvas.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist } from './support/server.mjs';
+import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('the app renders the example plan on a canvas and the worker answers', async () => {
+  const page = await openPage(browser);
+  await page.goto(server.url);
+
+  // The app (main wasm) mounted and drew something on a canvas.
+  const canvas = page.locator('canvas').first();
+  await canvas.waitFor({ state: 'visible', timeout: 30_000 });
+  const painted = await canvas.evaluate((element) => {
+    const { width, height } = element;
+    const pixels = element.getContext('2d').getImageData(0, 0, width, height).data;
+    const distinct = new Set();
+    for (let i = 0; i < pixels.length && distinct.size < 2; i += 4) {
+      distinct.add(`${pixels[i]},${pixels[i + 1]},${pixels[i + 2]},${pixels[i + 3]}`);
+    }
+    return { width, height, colours: distinct.size };
+  });
+  assert.ok(painted.width > 0 && painted.height > 0, `canvas has a size: ${JSON.stringify(painted)}`);
+  assert.ok(painted.colours >= 2, `canvas is painted, not blank: ${JSON.stringify(painted)}`);
+
+  // The worker (second wasm binary) started, said "ready" and checked the vault.
+  const status = page.locator('#worker-status');
+  await page.waitForFunction(
+    () => /checked \d+ notes/.test(document.querySelector('#worker-status')?.textContent ?? ''),
+    null,
+    { timeout: 30_000 },
+  );
+  assert.match(await status.textContent(), /Worker: checked \d+ notes: \d+ errors, \d+ warnings/);
+
+  const screenshot = await saveScreenshot(page, 'smoke');
+  assert.deepEqual(page.problems, [], `the app ran without errors (screenshot: ${screenshot})`);
+});
