@@ -40,6 +40,9 @@ export async function openPage(browser, { width = 1280, height = 720 } = {}) {
   page.on('console', (message) => {
     if (message.type() === 'error') page.problems.push(`console error: ${message.text()}`);
   });
+  page.on('response', (response) => {
+    if (response.status() >= 400) page.problems.push(`HTTP ${response.status()}: ${response.url()}`);
+  });
   return page;
 }
 
