@@ -20,6 +20,7 @@ mod planmd_run;
 mod prompt;
 pub mod trace;
 mod vault_run;
+mod waves_run;
 
 pub use journal::{Answer, Journal, JournalEntry, JournalError};
 pub use trace::{DecidedBy, TraceEntry};
@@ -457,6 +458,7 @@ impl Shared {
 enum Machine {
     Vault(vault_run::VaultRun),
     PlanMd(planmd_run::PlanMdRun),
+    Generated(waves_run::WavesRun),
 }
 
 impl Machine {
@@ -464,6 +466,7 @@ impl Machine {
         match self {
             Machine::Vault(m) => m.start(s),
             Machine::PlanMd(m) => m.start(s),
+            Machine::Generated(m) => m.start(s),
         }
     }
 
@@ -471,6 +474,7 @@ impl Machine {
         match self {
             Machine::Vault(m) => m.on_answer(s, request, answer),
             Machine::PlanMd(m) => m.on_answer(s, request, answer),
+            Machine::Generated(m) => m.on_answer(s, request, answer),
         }
     }
 
@@ -488,6 +492,10 @@ impl Machine {
             (Machine::PlanMd(m), RequestBody::Command { .. }) => {
                 m.on_answer(s, request, Answer::Command { exit: 126, output: format!("refused: {reason}") })
             }
+            // A tool the host refuses is that step's failure (a replan can answer it).
+            (Machine::Generated(m), RequestBody::Invoke { .. }) => {
+                m.on_answer(s, request, Answer::Invoke { value: None, error: Some(format!("refused: {reason}")) })
+            }
             _ => {
                 let node = request.node;
                 s.finish(FinishReason::NodeFailed { node, reason });
@@ -499,8 +507,9 @@ impl Machine {
 /// Why a run could not even be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
-    #[error("planvault cannot run {0} plans yet")]
-    Unsupported(&'static str),
+    /// Two nodes share an id, so answers and statuses could not be told apart.
+    #[error("node id {0:?} is used by more than one node")]
+    DuplicateNodeId(String),
 }
 
 /// One run of one plan.
@@ -514,9 +523,6 @@ impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
     /// with the answers `recorded` so far (empty for a fresh run).
     pub fn new(plan: Plan, config: RunConfig, recorded: &Journal) -> Result<Engine, EngineError> {
-        if plan.format == PlanFormat::Generated {
-            return Err(EngineError::Unsupported(plan.format.as_str()));
-        }
         let statuses = plan.nodes.iter().map(|n| n.status).collect();
         let mut out_edges = vec![Vec::new(); plan.nodes.len()];
         for (i, e) in plan.edges.iter().enumerate() {
@@ -524,7 +530,12 @@ impl Engine {
                 out_edges[e.from].push(i);
             }
         }
-        let index = plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+        let mut index = BTreeMap::new();
+        for (i, n) in plan.nodes.iter().enumerate() {
+            if index.insert(n.id.clone(), i).is_some() {
+                return Err(EngineError::DuplicateNodeId(n.id.clone()));
+            }
+        }
         let shared = Shared {
                 plan,
                 config,
@@ -546,7 +557,8 @@ impl Engine {
             };
         let machine = match shared.plan.format {
             PlanFormat::Vault => Machine::Vault(vault_run::VaultRun::new(&shared.plan)),
-            _ => Machine::PlanMd(planmd_run::PlanMdRun::new(&shared)),
+            PlanFormat::PlanMd => Machine::PlanMd(planmd_run::PlanMdRun::new(&shared)),
+            PlanFormat::Generated => Machine::Generated(waves_run::WavesRun::new(&shared)),
         };
         Ok(Engine { shared, machine, started: false })
     }
