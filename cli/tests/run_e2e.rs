@@ -325,3 +325,90 @@ fn an_unsound_plan_is_refused_before_any_call() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing ran"));
     assert!(stub.requests().is_empty());
 }
+
+const PLAN_MD: &str = "# Plan
+
+- [ ] Write the migration
+- [ ] (after: 1) @tool test -f migrated.flag
+      @on exit=0 -> 3
+      @on exit!=0 -> 4
+- [ ] (after: 2) @verify Prove the app boots
+      @emit migrated=true
+      @emit migrated=false
+- [ ] (after: 2) Roll the migration back
+- [ ] (after: 3) @human Decide whether this ships today
+      @needs migrated
+";
+
+fn plan_md_run(dir: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.join("PLAN.md"))
+        .args(["--query", "ship locales", "--endpoint", &stub.base_url(), "--model", "m", "--autonomy", "ask"])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("PLAN.md"), PLAN_MD).unwrap();
+    std::fs::write(dir.path().join("migrated.flag"), "").unwrap();
+    let script = Script {
+        replies: vec![
+            reply("Step: Write the migration", "Wrote it.\nSTATUS: done"),
+            reply("Step: Prove the app boots", "It boots.\n```leopold-status\nSTATUS: done\nSIGNALS: migrated=true\n```"),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "awaiting_human: {stderr}");
+    assert!(stderr.contains("awaiting_human at 5"));
+    assert!(out.stdout.is_empty(), "a paused run has no answer yet");
+    let run = dir.path().join("PLAN.run");
+    assert_eq!(
+        ["1.md", "2.md", "3.md", "4.md", "5.md"].map(|n| status_of(&run, n)),
+        ["done", "done", "done", "pending", "active"],
+        "the command ran in the plan's folder, exit=0 routed to 3, the rollback was bypassed"
+    );
+    let review = stub.requests().into_iter().find(|r| r.text().contains("Step: Prove the app boots")).unwrap();
+    assert!(review.body["tools"].is_null(), "a verify node is offered no tools");
+
+    let out = plan_md_run(dir.path(), &stub, &["--decide", "5=approve:Ship it today."]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Ship it today.\n");
+    assert_eq!(status_of(&run, "5.md"), "done");
+    assert_eq!(stub.requests().len(), 2, "nothing ran twice");
+    assert_eq!(std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(), PLAN_MD, "the plan itself is untouched");
+    assert!(trace(&run).contains("- settled: ok; signals exit=0"));
+}
+
+#[test]
+fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"{"goal": "summarise", "nodes": [
+        {"id": "write", "capability": "write_note", "args": {"path": "inbox/a.md", "content": "alpha"}},
+        {"id": "read", "capability": "read_note", "args": {"path": "inbox/a.md"}, "dependsOn": ["write"]},
+        {"id": "sum", "capability": "llm", "args": {"prompt": {"$from": "read"}}, "dependsOn": ["read"]}
+    ]}"#;
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let stub = Stub::start(Script { replies: vec![reply("alpha", "A one-word note.")], default: None }, 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("plan.json"))
+        .args(["--query", "summarise", "--endpoint", &stub.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "A one-word note.\n");
+    let run = dir.path().join("plan.run");
+    for note in ["write.md", "read.md", "sum.md"] {
+        assert_eq!(status_of(&run, note), "done");
+    }
+    assert_eq!(stub.requests()[0].text(), "alpha", "the bound value, resolved from the recorded output");
+}

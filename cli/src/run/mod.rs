@@ -31,7 +31,8 @@ const MAX_TOOL_ROUNDS: usize = 8;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// A vault folder.
+    /// A vault folder, a PLAN.md or a generated `.json` plan (the last two run
+    /// in a run vault beside them, `<name>.run/`, so they can resume).
     path: PathBuf,
     /// What the run is for; handed to every node.
     #[arg(long)]
@@ -60,6 +61,9 @@ pub struct RunArgs {
     /// Read PATH in this format instead of detecting it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
+    /// Answer a `@human` item that paused the run: ITEM=approve|reject[:NOTE] (repeatable).
+    #[arg(long = "decide", value_name = "ITEM=approve|reject[:NOTE]")]
+    decide: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -92,6 +96,9 @@ struct Runner {
     args: RunArgs,
     vault: RunVault,
     plan: Plan,
+    /// A PLAN.md run: the file and its text as last read or written, so
+    /// accepted amendments are appended to it (never over an unseen edit).
+    plan_md: Option<(PathBuf, String)>,
     endpoints: Endpoints,
     client: Client,
     stop: Arc<AtomicBool>,
@@ -101,20 +108,32 @@ struct Runner {
 impl Runner {
     fn prepare(args: RunArgs, stop: Arc<AtomicBool>) -> Result<Runner> {
         let source = read_plan(&args.path, args.format).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let PlanSource::Vault(files) = source else {
-            bail!("planvault run takes a vault folder; {} is not one", args.path.display());
-        };
-        let checked = planvault_core::check(&PlanSource::Vault(files.clone()));
+        let checked = planvault_core::check(&source);
         if checked.has_errors() {
             for d in &checked.diagnostics {
                 eprintln!("{}", d.render_human());
             }
             bail!("the plan is unsound; nothing ran");
         }
-        let endpoints = config::resolve(&args.path, args.endpoint.as_deref(), args.model.as_deref(), &args.roles)?;
+        let mut plan = checked.plan;
+        let (root, files, plan_md) = match source {
+            PlanSource::Vault(files) => (args.path.clone(), files, None),
+            PlanSource::PlanMd { text, .. } => {
+                let root = run_vault_dir(&args.path);
+                let files = materialize(&root, &mut plan, args.fresh || args.replay.is_some())?;
+                (root, files, Some((args.path.clone(), text)))
+            }
+            PlanSource::Generated { .. } => {
+                let root = run_vault_dir(&args.path);
+                let files = materialize(&root, &mut plan, args.fresh || args.replay.is_some())?;
+                (root, files, None)
+            }
+        };
+        let config_root = if plan.format == planvault_core::PlanFormat::Vault { args.path.clone() } else { root.clone() };
+        let endpoints = config::resolve(&config_root, args.endpoint.as_deref(), args.model.as_deref(), &args.roles)?;
         let client = Client::new(endpoints.http.clone(), stop.clone());
-        let vault = RunVault::new(&args.path, files);
-        Ok(Runner { progress: Progress::new(), args, vault, plan: checked.plan, endpoints, client, stop })
+        let vault = RunVault::new(&root, files);
+        Ok(Runner { progress: Progress::new(), args, vault, plan, plan_md, endpoints, client, stop })
     }
 
     fn note_files(&self) -> Vec<String> {
@@ -128,18 +147,27 @@ impl Runner {
         };
         let resuming = !self.args.fresh && replay.is_none() && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
         if self.args.fresh || replay.is_some() {
-            let files = self.note_files();
+            // A vault starts over from pending; a PLAN.md's notes were just
+            // rewritten from the file, where `[x]` items stay done.
+            let files = if self.plan.format == planvault_core::PlanFormat::Vault { self.note_files() } else { Vec::new() };
             self.vault.reset(&files)?;
-            for node in &mut self.plan.nodes {
-                node.status = Status::Pending;
+            if self.plan.format == planvault_core::PlanFormat::Vault {
+                for node in &mut self.plan.nodes {
+                    node.status = Status::Pending;
+                }
             }
         }
-        let journal = match &replay {
+        let mut journal = match &replay {
             Some(j) => j.clone(),
             None if resuming => RunVault::read_journal(&self.vault.journal_path())?,
             None => Journal::new(),
         };
-        if replay.is_none() {
+        for decision in &self.args.decide {
+            let entry = parse_decision(decision)?;
+            self.vault.append_journal(&entry)?;
+            journal.entries.push(entry);
+        }
+        if replay.is_none() && self.plan.format == planvault_core::PlanFormat::Vault {
             self.check_endpoints()?;
         }
         let config = RunConfig {
@@ -170,6 +198,9 @@ impl Runner {
         for (node, text) in prior {
             engine.set_prior_output(&node, text);
         }
+        if let Some((_, text)) = &self.plan_md {
+            engine.set_plan_text(text.clone());
+        }
         let mut queue: VecDeque<Effect> = engine.start().into();
         while let Some(effect) = queue.pop_front() {
             match effect {
@@ -186,7 +217,12 @@ impl Runner {
                     self.progress.hop(&entry);
                 }
                 Effect::Output { node, title, visit, text } => self.vault.write_output(&node, &title, visit, &text)?,
-                Effect::Amend { text } => self.progress.line(&format!("amendment proposed (not applied to a vault): {text}")),
+                Effect::Amend { text } => {
+                    if let Err(err) = self.amend(&text, engine.plan()) {
+                        self.progress.line(&format!("■ stopped: {err:#}"));
+                        return Ok(ExitCode::from(5));
+                    }
+                }
                 Effect::Request(request) => {
                     let event = self.serve(&request);
                     queue.extend(engine.handle(event));
@@ -195,6 +231,24 @@ impl Runner {
             }
         }
         bail!("the engine stopped without finishing")
+    }
+
+    /// Append accepted items to the PLAN.md (refusing to overwrite an edit
+    /// made since the run read it) and give each new item its note.
+    fn amend(&mut self, text: &str, plan: &Plan) -> Result<()> {
+        let Some((path, seen)) = &mut self.plan_md else { return Ok(()) };
+        let current = std::fs::read_to_string(&*path).with_context(|| format!("cannot read {}", path.display()))?;
+        if current != *seen {
+            bail!("{} changed on disk since the run read it; the amendment was not written", path.display());
+        }
+        std::fs::write(&*path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        *seen = text.to_string();
+        for i in 0..plan.nodes.len() {
+            let file = format!("{}.md", plan.nodes[i].id);
+            self.vault.ensure_note(&file, &planvault_core::vault::render_note(plan, i))?;
+        }
+        self.progress.line(&format!("  amended {}", path.display()));
+        Ok(())
     }
 
     fn check_endpoints(&self) -> Result<()> {
@@ -219,7 +273,10 @@ impl Runner {
 
     fn finish(&mut self, finish: &Finish) -> ExitCode {
         self.progress.line(&format!("■ {}", finish.reason.describe()));
-        if let Some(answer) = &finish.answer {
+        // The answer of a finished (or safety-stopped) run; a paused or
+        // interrupted run has none yet.
+        let answers = matches!(finish.reason, FinishReason::Completed | FinishReason::VisitBudget { .. } | FinishReason::StepBudget { .. });
+        if let (true, Some(answer)) = (answers, &finish.answer) {
             println!("{answer}");
         }
         ExitCode::from(match &finish.reason {
@@ -251,12 +308,22 @@ impl Runner {
             RequestBody::Replan { messages, role } => {
                 self.chat(role.as_deref(), &to_json(messages), &[]).map(|c| Answer::Revision { text: c.content })
             }
-            RequestBody::Command { command } => return run_command(&id, command),
-            RequestBody::Human { question } => {
-                return Event::Refused { id, reason: format!("a person must decide ({question}); the terminal runner does not ask") }
+            RequestBody::Command { command } => {
+                self.progress.line(&format!("→ item {} · $ {command}", request.node));
+                let dir = self.plan_md.as_ref().and_then(|(p, _)| p.parent().map(PathBuf::from));
+                return run_command(&id, command, dir.as_deref());
             }
-            RequestBody::Invoke { capability, .. } => {
-                return Event::Refused { id, reason: format!("the terminal runner cannot invoke {capability}") }
+            RequestBody::Human { question } => {
+                self.progress.line(&format!(
+                    "? {question}\n  answer with: planvault run {} --query … --decide {}=approve|reject[:note]",
+                    self.args.path.display(),
+                    request.node
+                ));
+                return Event::Deferred { id };
+            }
+            RequestBody::Invoke { capability, args } => {
+                self.progress.line(&format!("→ {} · {capability}", request.node));
+                return self.invoke(&id, capability, args);
             }
         };
         match result {
@@ -267,6 +334,29 @@ impl Runner {
                 Event::Unavailable { id, error: format!("{err}{hint}") }
             }
         }
+    }
+
+    /// A generated step: a native tool, or `llm` (a model call on `prompt`).
+    fn invoke(&mut self, id: &str, capability: &str, args: &Value) -> Event {
+        let id = id.to_string();
+        if capability == "llm" {
+            let prompt = args["prompt"].as_str().map(str::to_string).unwrap_or_else(|| args.to_string());
+            let messages = vec![json!({"role": "user", "content": prompt})];
+            return match self.chat(None, &messages, &[]) {
+                Ok(c) => Event::Answered { id, answer: Answer::Invoke { value: Some(Value::String(c.content)), error: None } },
+                Err(LlmError::Interrupted) => Event::Stop { reason: "interrupted by Ctrl-C".into() },
+                Err(err) => Event::Unavailable { id, error: err.to_string() },
+            };
+        }
+        if !tools::NATIVE_TOOLS.contains(&capability) {
+            return Event::Refused { id, reason: format!("the terminal runner has no tool {capability}") };
+        }
+        let result = tools::call(self.vault.root(), &self.note_files(), capability, &args.to_string());
+        let answer = match result.strip_prefix("error: ") {
+            Some(error) => Answer::Invoke { value: None, error: Some(error.to_string()) },
+            None => Answer::Invoke { value: Some(Value::String(result)), error: None },
+        };
+        Event::Answered { id, answer }
     }
 
     fn work(&mut self, role: Option<&str>, messages: &[Message], declared: &[String], review_only: bool) -> Result<String, LlmError> {
@@ -323,12 +413,55 @@ impl Runner {
     }
 }
 
-/// The note a vault node lives in.
+/// The note a node lives in: a vault note, or `<id>.md` in the run vault of
+/// an in-memory plan (the name `vault::save_plan` gives it).
 fn note_file(node: &planvault_core::Node) -> Option<String> {
     match &node.ext {
-        NodeExt::Vault(v) => Some(v.file.clone()),
-        _ => None,
+        NodeExt::Vault(v) if !v.file.is_empty() => Some(v.file.clone()),
+        _ => Some(format!("{}.md", node.id)),
     }
+}
+
+/// `PLAN.md` → `PLAN.run/` beside it.
+fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
+    let stem = plan_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plan".into());
+    plan_file.with_file_name(format!("{stem}.run"))
+}
+
+/// Write an in-memory plan into its run vault (`vault::save_plan`) unless it
+/// is already there, then read the statuses back: the notes are the
+/// checkpoint, and an item marked `[x]` in the plan itself counts as done.
+fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) -> Result<std::collections::BTreeMap<String, String>> {
+    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
+    for (file, text) in planvault_core::vault::save_plan(plan) {
+        let path = root.join(&file);
+        if fresh || !path.exists() {
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    let files = crate::input::read_vault(root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (saved, _) = planvault_core::vault::load(&files);
+    for node in &mut plan.nodes {
+        if let Some(note) = saved.nodes.iter().find(|n| n.id == node.id) {
+            if node.status != Status::Done {
+                node.status = note.status;
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// `7=approve`, `7=reject:not today` → the person's recorded answer.
+fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
+    let (item, rest) = spec.split_once('=').with_context(|| format!("--decide {spec}: expected ITEM=approve|reject[:NOTE]"))?;
+    let (verdict, note) = rest.split_once(':').map_or((rest, None), |(v, n)| (v, Some(n.trim())));
+    let approved = match verdict.trim() {
+        "approve" | "approved" | "yes" => true,
+        "reject" | "rejected" | "no" => false,
+        other => bail!("--decide {spec}: {other:?} is neither approve nor reject"),
+    };
+    let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| if approved { "approved" } else { "rejected" }.into());
+    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved } })
 }
 
 fn to_json(messages: &[Message]) -> Vec<Value> {
@@ -346,14 +479,32 @@ fn to_json(messages: &[Message]) -> Vec<Value> {
 }
 
 /// Run a `@tool` command through the shell, killed after 30 minutes (exit 124).
-fn run_command(id: &str, command: &str) -> Event {
+fn run_command(id: &str, command: &str, dir: Option<&std::path::Path>) -> Event {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let child = Command::new("sh").arg("-c").arg(command).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(command).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        cmd.current_dir(dir);
+    }
+    let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return Event::Answered { id: id.into(), answer: Answer::Command { exit: 127, output: e.to_string() } },
     };
+    // Drain both pipes while the command runs, so a chatty command never
+    // blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
     let deadline = Instant::now() + Duration::from_secs(30 * 60);
     let exit = loop {
         match child.try_wait() {
@@ -367,13 +518,8 @@ fn run_command(id: &str, command: &str) -> Event {
             Err(_) => break 128,
         }
     };
-    let mut output = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = std::io::Read::read_to_string(&mut out, &mut output);
-    }
-    if let Some(mut err) = child.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut err, &mut output);
-    }
+    let mut output = out.join().unwrap_or_default();
+    output.push_str(&err.join().unwrap_or_default());
     let output: String = output.chars().take(4000).collect();
     Event::Answered { id: id.into(), answer: Answer::Command { exit, output } }
 }

@@ -60,6 +60,17 @@ impl RunVault {
         Ok(changed)
     }
 
+    /// Create a note that does not exist yet (an item added mid-run).
+    pub fn ensure_note(&mut self, file: &str, text: &str) -> Result<(), StoreError> {
+        let path = self.path(file);
+        if path.exists() {
+            return Ok(());
+        }
+        write_atomic(&path, text).map_err(|source| StoreError::Write { path: file.into(), source })?;
+        self.seen.insert(file.into(), text.into());
+        Ok(())
+    }
+
     /// Whether the trace note exists.
     pub fn has_trace(&self) -> bool {
         self.path(TRACE_FILE).exists()
