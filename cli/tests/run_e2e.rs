@@ -412,3 +412,71 @@ fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
     }
     assert_eq!(stub.requests()[0].text(), "alpha", "the bound value, resolved from the recorded output");
 }
+
+#[test]
+fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    // draft.md declares `tools: [fetch_url, search]`; the terminal runner has
+    // no `search`, so only `fetch_url` is offered. The model fetches the
+    // stub's own model list (on 127.0.0.1; `$STUB` is the stub's address) and
+    // answers with what it read.
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![llm_stub::ToolCall { name: "fetch_url".into(), arguments: serde_json::json!({"url": "$STUB/v1/models"}) }],
+                ..reply(DRAFT, "")
+            },
+            reply("owned_by", "Draft built from the agenda."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = stub.requests();
+    let tools: Vec<&str> = requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["fetch_url"]);
+    let second = &requests[1].body["messages"];
+    let tool_turn = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the tool result went back");
+    assert!(tool_turn["content"].as_str().unwrap().contains("stub-model"));
+    assert!(requests[2].body["tools"].is_null(), "review declares no tools");
+    let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap();
+    assert!(output.contains("Draft built from the agenda."));
+}
+
+#[test]
+fn ctrl_c_stops_the_run_resumably() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            Reply { chunk_delay_ms: 300, chunk_chars: Some(2), ..reply(REVIEW, "Looks right to me, all of it.") },
+            reply(REVIEW, "Looks right."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let mut child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(&stub, REVIEW) < 1 {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped: interrupted by Ctrl-C"));
+    assert_eq!(status_of(&vault, "review.md"), "active");
+
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(count(&stub, DRAFT), 1);
+}

@@ -10,7 +10,7 @@
 
 mod script;
 
-pub use script::{Match, Reply, Script};
+pub use script::{Match, Reply, Script, ToolCall};
 
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -137,6 +137,8 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
         ("POST", p) if p.ends_with("/chat/completions") => {
             let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
             let (index, reply) = pick(state, &json);
+            let port = stream.local_addr().map(|a| a.port()).unwrap_or(0);
+            let reply = reply.map(|r| with_address(r, port));
             let status = reply.as_ref().map_or(404, |r| r.status);
             record(state, Recorded { seq: 0, method, path, authorized, body: json.clone(), reply: index, status });
             match reply {
@@ -195,12 +197,17 @@ fn answer(stream: &TcpStream, request: &serde_json::Value, reply: &Reply) -> std
     if request["stream"].as_bool() == Some(true) {
         stream_reply(stream, &model, reply)
     } else {
+        let mut message = serde_json::json!({"role": "assistant", "content": reply.content});
+        if !reply.tool_calls.is_empty() {
+            message["tool_calls"] = tool_calls_json(reply, false);
+        }
+        let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
         let body = serde_json::json!({
             "id": "chatcmpl-stub",
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         });
         respond(stream, 200, "application/json", &[], body.to_string().as_bytes())
@@ -231,9 +238,44 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
         stream.write_all(chunk(serde_json::json!({"content": text}), None).as_bytes())?;
         stream.flush()?;
     }
-    stream.write_all(chunk(serde_json::json!({}), Some("stop")).as_bytes())?;
+    if !reply.tool_calls.is_empty() {
+        stream.write_all(chunk(serde_json::json!({"tool_calls": tool_calls_json(reply, true)}), None).as_bytes())?;
+    }
+    let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+    stream.write_all(chunk(serde_json::json!({}), Some(finish)).as_bytes())?;
     stream.write_all(b"data: [DONE]\n\n")?;
     stream.flush()
+}
+
+/// `$STUB` in a scripted tool call's arguments becomes the stub's own
+/// address, so a script can make the model fetch from the stub itself.
+fn with_address(mut reply: Reply, port: u16) -> Reply {
+    for call in &mut reply.tool_calls {
+        let text = call.arguments.to_string().replace("$STUB", &format!("http://127.0.0.1:{port}"));
+        call.arguments = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    }
+    reply
+}
+
+/// The OpenAI `tool_calls` array (with `index` on streamed deltas).
+fn tool_calls_json(reply: &Reply, streamed: bool) -> serde_json::Value {
+    let calls: Vec<serde_json::Value> = reply
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let mut c = serde_json::json!({
+                "id": format!("call_{i}"),
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments.to_string()}
+            });
+            if streamed {
+                c["index"] = serde_json::json!(i);
+            }
+            c
+        })
+        .collect();
+    serde_json::Value::Array(calls)
 }
 
 fn reason(status: u16) -> &'static str {

@@ -48,6 +48,19 @@ pub struct Reply {
     /// `0` means without limit.
     #[serde(default)]
     pub times: Option<u32>,
+    /// Function calls the assistant makes instead of (or before) answering.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One scripted function call.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    pub name: String,
+    /// The arguments object (sent to the client as a JSON string).
+    #[serde(default)]
+    pub arguments: serde_json::Value,
 }
 
 fn ok() -> u16 {
