@@ -463,7 +463,7 @@ fn ctrl_c_stops_the_run_resumably() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let mut child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while count(&stub, REVIEW) < 1 {
         assert!(Instant::now() < deadline);

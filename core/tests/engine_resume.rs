@@ -173,10 +173,9 @@ fn arb_plan() -> impl Strategy<Value = (Plan, u64)> {
                         e
                     })
                     .collect();
-                let spec: Vec<(&str, u32, Vec<(&str, &str)>)> = (0..n)
-                    .map(|i| (ids[i].as_str(), specs[i].0, edges[i].iter().map(|(l, t)| (l.as_str(), t.as_str())).collect()))
-                    .collect();
-                let borrowed: Vec<(&str, u32, &[(&str, &str)])> = spec.iter().map(|(a, b, c)| (*a, *b, c.as_slice())).collect();
+                let pairs: Vec<Vec<(&str, &str)>> =
+                    edges.iter().map(|e| e.iter().map(|(l, t)| (l.as_str(), t.as_str())).collect()).collect();
+                let borrowed: Vec<NodeSpec<'_>> = (0..n).map(|i| (ids[i].as_str(), specs[i].0, pairs[i].as_slice())).collect();
                 (vault(&borrowed), seed)
             })
     })

@@ -318,10 +318,8 @@ impl PlanMdRun {
                 let by = if node.kind == NodeKind::Human { DecidedBy::Human } else { DecidedBy::Schedule };
                 (output.clone(), outcome, signals, by)
             }
-            other => (String::new(), Some("fail".into()), Vec::new(), {
-                let _ = other;
-                DecidedBy::Stop
-            }),
+            // An answer of the wrong kind for an item (a corrupt journal): the item fails.
+            other => (format!("unexpected {} answer", other.kind()), Some("fail".into()), Vec::new(), DecidedBy::Stop),
         };
         self.state[i] = State::Settled;
         self.outcomes[i] = outcome.clone();
@@ -502,7 +500,7 @@ pub(crate) fn status_block(output: &str) -> (Option<String>, Vec<(String, String
         let line = line.trim();
         let upper = line.to_ascii_uppercase();
         if let Some(rest) = upper.strip_prefix("STATUS:") {
-            let word = rest.trim().split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            let word = rest.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
             let word = match word.as_str() {
                 "done" | "ok" | "complete" | "completed" => "done",
                 "blocked" => "blocked",

@@ -49,7 +49,7 @@ impl VaultRun {
         if let Some(active) = s.statuses.iter().position(|&st| st == Status::Active) {
             let visit = self.restore_counters(s, active);
             self.begin_visit(s, active, visit, true);
-        } else if s.statuses.iter().any(|&st| st == Status::Done) {
+        } else if s.statuses.contains(&Status::Done) {
             self.walking = true;
             self.enter(s, start);
         } else {

@@ -5,9 +5,12 @@ use planvault_core::engine::{drive, Answer, Effect, Engine, Event, Journal, Requ
 use planvault_core::{Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
 use std::collections::BTreeMap;
 
-/// `(id, max_visits, edges as (label, target))`; the first node is the start.
-/// An empty label or `next` is unconditional.
-pub fn vault(nodes: &[(&str, u32, &[(&str, &str)])]) -> Plan {
+/// `(id, max_visits, edges as (label, target))`.
+pub type NodeSpec<'a> = (&'a str, u32, &'a [(&'a str, &'a str)]);
+
+/// A vault plan; the first node is the start. An empty label or `next` is
+/// unconditional.
+pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
     let mut plan = Plan::new(PlanFormat::Vault);
     for (i, (id, max_visits, _)) in nodes.iter().enumerate() {
         plan.nodes.push(Node {
