@@ -75,11 +75,12 @@ pub struct TraceEntry {
 impl TraceEntry {
     /// The entry as appended to `trace.md`.
     pub fn to_markdown(&self) -> String {
+        // Visit 0: the node never ran (bypassed, skipped).
+        let visit = if self.visit == 0 { "not run".to_string() } else { format!("visit {}", self.visit) };
         let mut out = format!(
-            "\n## {}. {} (visit {})\n\n- node: [[{}]]\n- {}\n- decided by: {}\n",
+            "\n## {}. {} ({visit})\n\n- node: [[{}]]\n- {}\n- decided by: {}\n",
             self.seq,
             one_line(&self.title),
-            self.visit,
             self.node,
             self.what,
             self.decided_by.as_str()
