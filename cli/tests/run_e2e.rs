@@ -480,3 +480,53 @@ fn ctrl_c_stops_the_run_resumably() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(count(&stub, DRAFT), 1);
 }
+
+#[test]
+fn a_reply_slower_than_the_timeout_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    std::fs::write(vault.join(".planvault/config.toml"), "[http]\nretry_base_ms = 20\nattempts = 3\ntimeout_secs = 1\n").unwrap();
+    let script = Script {
+        replies: vec![
+            Reply { delay_ms: 2_500, ..reply(DRAFT, "too late") },
+            reply(DRAFT, "Draft one."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("timed out waiting for"), "{stderr}");
+    assert_eq!(count(&stub, DRAFT), 2);
+    assert!(std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap().contains("Draft one."));
+}
+
+#[test]
+fn a_note_edited_during_the_run_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![Reply { delay_ms: 1_500, ..reply(DRAFT, "Draft one.") }, reply(REVIEW, "Good.")],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(&stub, DRAFT) < 1 {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A person edits the active note in Obsidian while the model works.
+    let edited = std::fs::read_to_string(vault.join("draft.md")).unwrap().replace("under 200 words", "under 150 words");
+    std::fs::write(vault.join("draft.md"), &edited).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("draft.md changed on disk since the run read it"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(vault.join("draft.md")).unwrap(), edited, "the edit survives");
+    assert_eq!(count(&stub, REVIEW), 0);
+}

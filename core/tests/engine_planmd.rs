@@ -265,3 +265,99 @@ fn replay_and_resume_of_a_plan_md_run_ask_nothing_again() {
     assert_eq!(ran(&effects), ["5"], "the recorded migrated=false still routes to the rollback; nothing re-runs");
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// A random acyclic PLAN.md: `(after:)` only backwards, `@on` only forwards.
+    fn arb_plan() -> impl Strategy<Value = String> {
+        (2usize..8).prop_flat_map(|n| {
+            proptest::collection::vec((0u8..3, any::<u8>(), proptest::option::of((0u8..4, any::<u8>()))), n).prop_map(move |items| {
+                let mut text = String::from("# Plan\n\n");
+                for (i, (kind, deps, route)) in items.iter().enumerate() {
+                    let after: Vec<String> = (0..i).filter(|d| deps >> (d % 8) & 1 == 1).map(|d| (d + 1).to_string()).collect();
+                    let after = if after.is_empty() { String::new() } else { format!("(after: {}) ", after.join(", ")) };
+                    let body = match kind {
+                        0 => format!("Work item {}", i + 1),
+                        1 => format!("@tool check-{}", i + 1),
+                        _ => format!("@gate Review item {}", i + 1),
+                    };
+                    text.push_str(&format!("- [ ] {after}{body}\n"));
+                    if let Some((cond, target)) = route {
+                        if i + 1 < n {
+                            let to = i + 2 + (*target as usize % (n - i - 1));
+                            let cond = ["exit=0", "exit!=0", "fail", "ok"][*cond as usize];
+                            text.push_str(&format!("      @on {cond} -> {to}\n"));
+                        }
+                    }
+                }
+                text
+            })
+        })
+    }
+
+    fn oracle(seed: u64) -> impl Fn(&Request) -> Answer {
+        move |r: &Request| {
+            let mut h = seed;
+            for b in r.id.bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+            }
+            match &r.body {
+                RequestBody::Command { .. } => Answer::Command { exit: (h % 3) as i32, output: String::new() },
+                _ => Answer::Work { output: format!("out\nSTATUS: {}", ["done", "done", "blocked"][(h % 3) as usize]) },
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>()) {
+            let plan = plan_any(&text);
+            let answer = oracle(seed);
+            let mut engine = Engine::new(plan.clone(), config(), &Journal::new()).unwrap();
+            let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            let f = finish(&live);
+            let ended = matches!(f.reason, FinishReason::Completed | FinishReason::NodeFailed { .. });
+            prop_assert!(ended, "ended with {:?}", f.reason);
+
+            let order = ran(&live);
+            let unique: BTreeSet<&String> = order.iter().collect();
+            prop_assert_eq!(unique.len(), order.len(), "an item ran twice: {:?}", order);
+            let position: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+            for e in plan.edges.iter().filter(|e| e.kind == planvault_core::EdgeKind::After) {
+                let (dep, item) = (plan.nodes[e.from].id.as_str(), plan.nodes[e.to.unwrap()].id.as_str());
+                if let Some(&at) = position.get(item) {
+                    // A dependency that ran was asked in an earlier wave.
+                    if let Some(&d) = position.get(dep) {
+                        prop_assert!(d < at, "{} ran before its dependency {}", item, dep);
+                    }
+                }
+            }
+
+            let replay_cfg = RunConfig { replay_only: true, ..config() };
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&live)).unwrap();
+            let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+            prop_assert_eq!(observable(&replayed), observable(&live));
+
+            let cut = (seed as usize) % (live.len() + 1);
+            let mut on_disk = plan.clone();
+            apply_statuses(&mut on_disk, &live[..cut]);
+            let journal = journal_of(&live[..cut]);
+            let mut resumed = Engine::new(on_disk, config(), &journal).unwrap();
+            let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            prop_assert_eq!(finish(&again).reason, f.reason);
+            let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
+            for r in again.iter().filter_map(|e| match e { Effect::Request(r) => Some(r), _ => None }) {
+                prop_assert!(!recorded.contains(&r.id), "{} was asked again after it was recorded", r.id);
+            }
+        }
+    }
+
+    fn plan_any(text: &str) -> Plan {
+        planmd::parse("PLAN.md", text).0
+    }
+}
