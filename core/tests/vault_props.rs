@@ -77,7 +77,8 @@ fn note(notes: usize) -> impl Strategy<Value = GenNote> {
             prop::option::of(word()),
             prop::option::of(1u32..20),
         ),
-        prop::collection::vec((word().prop_map(|w| format!("x_{w}")), words()), 0..3),
+        prop::collection::btree_map(word().prop_map(|w| format!("x_{w}")), words(), 0..3)
+            .prop_map(|m| m.into_iter().collect::<Vec<_>>()),
         prop::collection::vec(edge(notes), 0..4),
         (any::<bool>(), any::<bool>()),
     )

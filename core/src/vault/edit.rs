@@ -404,7 +404,9 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
     let note = Note::parse(text);
     let nl = note.newline();
     let rendered = value.map(|v| format!("{key}: {}", yaml_value(v)));
-    let with_ending = |line: &str, at: usize| format!("{line}{}", if note.lines[at].ending.is_empty() { nl } else { note.lines[at].ending });
+    let with_ending = |line: &str, at: usize| {
+        format!("{line}{}", if note.lines[at].ending.is_empty() { nl } else { note.lines[at].ending })
+    };
     let Some((open, close)) = note.frontmatter()? else {
         let Some(line) = rendered else { return Ok(text.to_string()) };
         let block = format!("---{nl}{line}{nl}---{nl}");
@@ -485,7 +487,8 @@ fn yaml_scalar(text: &str) -> String {
 pub fn body(text: &str) -> &str {
     let note = Note::parse(text);
     let start = note.body_start();
-    let offset: usize = note.bom.len() + note.lines[..start].iter().map(|l| l.content.len() + l.ending.len()).sum::<usize>();
+    let offset: usize =
+        note.bom.len() + note.lines[..start].iter().map(|l| l.content.len() + l.ending.len()).sum::<usize>();
     &text[offset..]
 }
 
