@@ -1,56 +1,12 @@
-//! The browser app (Leptos, client-side rendered, built by Trunk).
-//!
-//! This is the minimal shell the build plumbing needs: it checks the bundled
-//! example vault with `planvault-core`, draws the plan on a `<canvas>`, and
-//! hands the same vault to the Web Worker (the second wasm binary) to prove
-//! both binaries load. The web work grows the real app from here.
+//! The browser app's entry point (built by Trunk; see web/index.html).
 
-mod canvas;
-mod example;
-mod worker;
-
-use leptos::prelude::*;
-use planvault_core::{check, PlanSource};
-
+#[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    leptos::mount::mount_to_body(planvault_web::app::App);
 }
 
-#[component]
-fn App() -> impl IntoView {
-    let checked = check(&PlanSource::Vault(example::files()));
-    let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
-    let summary = format!(
-        "Example vault: {} notes, {} edges, {} errors, {} warnings",
-        checked.plan.nodes.len(),
-        checked.plan.edges.len(),
-        errors,
-        checked.diagnostics.len() - errors,
-    );
-
-    let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
-    let plan = StoredValue::new(checked.plan);
-    Effect::new(move |_| {
-        if let Some(element) = canvas_ref.get() {
-            plan.with_value(|plan| canvas::draw(&element, plan));
-        }
-    });
-
-    let worker_status = worker::start(example::files());
-
-    view! {
-        <main>
-            <h1>"planvault"</h1>
-            <p id="summary">{summary}</p>
-            <canvas
-                id="plan-canvas"
-                node_ref=canvas_ref
-                width="960"
-                height="540"
-                aria-label="The example plan as a graph"
-            ></canvas>
-            <p id="worker-status" role="status">{move || worker_status.get()}</p>
-        </main>
-    }
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("planvault-web runs in the browser: build it with `trunk build` (see README.md)");
 }

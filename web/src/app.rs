@@ -1,0 +1,430 @@
+//! The app shell: toolbar, canvas, side panel, dialog; opening vaults
+//! (example, picker, remembered folder, read-only fallback); polling for
+//! outside changes; global shortcuts; and the test hook.
+
+use crate::canvas_view::PlanCanvas;
+use crate::commands;
+use crate::dialog::DialogView;
+use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
+use crate::panel::SidePanel;
+use crate::state::{AppState, Dialog, Mode};
+use leptos::ev;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use planvault_layout::Point;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// How often the vault is re-read for changes made elsewhere.
+const POLL_MS: i32 = 1500;
+
+/// The example vault: its OPFS copy, created from the bundled notes on the
+/// first visit. Until OPFS answers, the bundled notes show straight away.
+async fn open_example(state: AppState) {
+    let bundled = crate::example::files();
+    match VaultDir::private(EXAMPLE_FOLDER).await {
+        Ok(dir) => {
+            let mut files = dir.read_all().await.unwrap_or_default();
+            if files.is_empty() {
+                for (path, text) in &bundled {
+                    if let Err(e) = dir.write(path, text).await {
+                        state.message.set(format!("Could not store the example in this browser: {e}"));
+                    }
+                }
+                files = dir.read_all().await.unwrap_or(bundled);
+            }
+            state.show(dir, files, Mode::Example);
+        }
+        Err(e) => state.message.set(format!("This browser has no private file storage ({e}); the example is read-only.")),
+    }
+}
+
+/// Opens a folder handle read-write (from the picker, IndexedDB or a test).
+pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
+    match dir.read_all().await {
+        Ok(files) => {
+            let name = dir.name();
+            let count = files.keys().filter(|p| p.ends_with(".md")).count();
+            if remember {
+                if let Err(e) = dir.remember().await {
+                    state.message.set(format!("Opened, but could not remember the folder for next time: {e}"));
+                }
+            }
+            state.show(dir, files, Mode::Folder(name.clone()));
+            state.reopen.set(None);
+            state.message.set(format!("Opened “{name}”: {count} notes"));
+        }
+        Err(e) => state.message.set(format!("Could not read the folder: {e}")),
+    }
+}
+
+/// The read-only fallback: copy what `<input webkitdirectory>` gave into
+/// OPFS and edit that copy.
+async fn open_copy(state: AppState, files: JsValue) {
+    let (name, notes) = match fs::read_selection(&files).await {
+        Ok(x) => x,
+        Err(e) => {
+            state.message.set(format!("Could not read the folder: {e}"));
+            return;
+        }
+    };
+    let _ = VaultDir::clear_private(COPY_FOLDER).await;
+    let dir = match VaultDir::private(COPY_FOLDER).await {
+        Ok(d) => d,
+        Err(e) => {
+            state.message.set(format!("No private storage for a working copy: {e}"));
+            return;
+        }
+    };
+    for (path, text) in &notes {
+        if let Err(e) = dir.write(path, text).await {
+            state.message.set(format!("Could not copy {path}: {e}"));
+            return;
+        }
+    }
+    let count = notes.len();
+    state.show(dir, notes, Mode::Copy(name.clone()));
+    state.message.set(format!("Opened a copy of “{name}” ({count} files). Download the changes as a zip when done."));
+}
+
+async fn start(state: AppState) {
+    if let Some(dir) = fs::remembered().await {
+        match dir.permission(false).await.as_str() {
+            "granted" => return open_folder(state, dir, false).await,
+            "prompt" => state.reopen.set(Some(dir.name())),
+            _ => {}
+        }
+    }
+    open_example(state).await;
+}
+
+fn download_zip(state: AppState) {
+    let Some(files) = state.with_doc(|d| d.files.clone()) else { return };
+    let name = match state.mode.get_untracked() {
+        Mode::Copy(name) | Mode::Folder(name) => name,
+        _ => "example-vault".to_string(),
+    };
+    let bytes = fs::zip(&files);
+    fs::download(&format!("{name}.zip"), &bytes, "application/zip");
+    state.message.set(format!("Downloaded {name}.zip ({} files)", files.len()));
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    install_test_hook(state);
+    spawn_local(start(state));
+
+    // Outside changes: poll (cheap: unchanged files are not re-read).
+    let poll = Closure::<dyn FnMut()>::new(move || spawn_local(async move { state.poll().await }));
+    if let Some(w) = web_sys::window() {
+        let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(poll.as_ref().unchecked_ref(), POLL_MS);
+    }
+    poll.forget();
+
+    // Undo/redo from anywhere except while typing in a field.
+    let _shortcuts = window_event_listener(ev::keydown, move |e| {
+        let typing = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
+        if typing || !(e.ctrl_key() || e.meta_key()) {
+            return;
+        }
+        match e.key().to_lowercase().as_str() {
+            "z" if e.shift_key() => {
+                e.prevent_default();
+                state.redo();
+            }
+            "z" => {
+                e.prevent_default();
+                state.undo();
+            }
+            "y" => {
+                e.prevent_default();
+                state.redo();
+            }
+            _ => {}
+        }
+    });
+
+    let picker = fs::picker_available();
+    // `webkitdirectory` is not a standard attribute the view macro knows.
+    let folder_input = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(input) = folder_input.get() {
+            let _ = input.set_attribute("webkitdirectory", "");
+        }
+    });
+    let on_open = move |_| {
+        spawn_local(async move {
+            match fs::pick().await {
+                Ok(dir) => {
+                    if dir.permission(true).await == "granted" {
+                        open_folder(state, dir, true).await;
+                    } else {
+                        state.message.set("planvault needs permission to edit the folder's notes".into());
+                    }
+                }
+                Err(e) => state.message.set(format!("No folder opened ({e})")),
+            }
+        })
+    };
+    let on_reopen = move |_| {
+        spawn_local(async move {
+            if let Some(dir) = fs::remembered().await {
+                if dir.permission(true).await == "granted" {
+                    open_folder(state, dir, false).await;
+                } else {
+                    state.message.set("Permission was not granted; showing the example vault".into());
+                }
+            }
+        })
+    };
+    let on_folder_input = move |ev: ev::Event| {
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(files) = input.files() else { return };
+        let files: JsValue = files.into();
+        spawn_local(async move { open_copy(state, files).await });
+    };
+    let on_example = move |_| spawn_local(async move { open_example(state).await });
+    let on_new = move |_| {
+        let at = state.viewport.with_untracked(|v| {
+            let c = v.to_world(Point { x: v.width / 2.0, y: v.height / 2.0 });
+            Point { x: c.x - 110.0, y: c.y - 38.0 }
+        });
+        state.dialog.set(Some(Dialog::NewNode { at }));
+    };
+    let on_relayout = move |_| {
+        if let Some(Some(change)) = state.with_doc(commands::reset_layout) {
+            state.submit(change, crate::state::Origin::Edit);
+        }
+        state.fit_requested.update(|n| *n += 1);
+    };
+
+    let worker_status = crate::worker::start(crate::example::files());
+
+    view! {
+        <header class="toolbar" role="toolbar" aria-label="Vault">
+            <span class="brand">"planvault"</span>
+            {if picker {
+                view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
+            } else {
+                view! {
+                    <label class="button" for="open-folder">"Open folder (read-only)…"</label>
+                    <input id="open-folder" class="visually-hidden" type="file" multiple=true node_ref=folder_input
+                        on:change=on_folder_input />
+                }
+                    .into_any()
+            }}
+            <Show when=move || state.reopen.with(Option::is_some)>
+                <button id="reopen" on:click=on_reopen>
+                    {move || format!("Reopen “{}”", state.reopen.get().unwrap_or_default())}
+                </button>
+            </Show>
+            <button on:click=on_example>"Example"</button>
+            <span class="sep"></span>
+            <button id="new-node" on:click=on_new>"New node"</button>
+            <button id="undo" on:click=move |_| state.undo()
+                disabled=move || state.history.with(|h| h.undo_summary().is_none())
+                title=move || state.history.with(|h| h.undo_summary().map(|s| format!("Undo {s}")).unwrap_or_default())>
+                "Undo"
+            </button>
+            <button id="redo" on:click=move |_| state.redo()
+                disabled=move || state.history.with(|h| h.redo_summary().is_none())
+                title=move || state.history.with(|h| h.redo_summary().map(|s| format!("Redo {s}")).unwrap_or_default())>
+                "Redo"
+            </button>
+            <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
+            <button on:click=on_relayout title="Forget dragged positions">"Auto layout"</button>
+            <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
+                <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
+            </Show>
+        </header>
+        <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
+        <main class="workspace">
+            <PlanCanvas state=state />
+            <SidePanel state=state />
+        </main>
+        <footer>
+            <p id="status" role="status" aria-live="polite">{move || state.message.get()}</p>
+            <p id="worker-status" role="status">{move || worker_status.get()}</p>
+        </footer>
+        <DialogView state=state />
+    }
+}
+
+/// `window.planvaultTest`: what the end-to-end tests need and a person
+/// never sees. The File System Access picker cannot be automated, so tests
+/// hand the app an origin-private directory handle instead; the rest tells
+/// them where things are drawn and what the app holds.
+fn install_test_hook(state: AppState) {
+    let hook = js_sys::Object::new();
+    let set = |name: &str, f: JsValue| {
+        let _ = js_sys::Reflect::set(&hook, &name.into(), &f);
+    };
+
+    set(
+        "openHandle",
+        Closure::<dyn Fn(JsValue) -> js_sys::Promise>::new(move |handle: JsValue| {
+            wasm_bindgen_futures::future_to_promise(async move {
+                open_folder(state, VaultDir::from_handle(handle), false).await;
+                Ok(JsValue::TRUE)
+            })
+        })
+        .into_js_value(),
+    );
+
+    // Page coordinates of a world point.
+    let to_page = move |p: Point| -> JsValue {
+        let v = state.viewport.get_untracked();
+        let s = v.to_screen(p);
+        let (left, top) = document()
+            .get_element_by_id("plan-canvas")
+            .map(|c| {
+                let r = c.get_bounding_client_rect();
+                (r.left(), r.top())
+            })
+            .unwrap_or((0.0, 0.0));
+        let o = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&o, &"x".into(), &(left + s.x).into());
+        let _ = js_sys::Reflect::set(&o, &"y".into(), &(top + s.y).into());
+        o.into()
+    };
+
+    set(
+        "nodePoint",
+        Closure::<dyn Fn(String, String) -> JsValue>::new(move |id: String, part: String| {
+            let p = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let r = o.scene.nodes[o.doc.node_index(&id)?];
+                Some(match part.as_str() {
+                    "handle" => crate::geometry::handle_center(&r),
+                    _ => Point { x: r.x + r.width / 2.0, y: r.y + 22.0 },
+                })
+            });
+            p.map_or(JsValue::NULL, to_page)
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "edgePoint",
+        Closure::<dyn Fn(String, String, String) -> JsValue>::new(move |from: String, to: String, part: String| {
+            let p = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let (f, t) = (o.doc.node_index(&from)?, o.doc.node_index(&to)?);
+                let e = o.doc.checked.plan.edges.iter().position(|e| e.from == f && e.to == Some(t))?;
+                let shape = o.scene.shape_of_edge(e)?;
+                Some(match part.as_str() {
+                    "head" => shape.head(),
+                    "label" => shape.label_box.map(|b| b.center()).unwrap_or(shape.points[shape.points.len() / 2]),
+                    _ => {
+                        let (a, b) = (shape.points[0], shape.points[1]);
+                        Point { x: (a.x + b.x) / 2.0, y: (a.y + b.y) / 2.0 }
+                    }
+                })
+            });
+            p.map_or(JsValue::NULL, to_page)
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "plan",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.open.with_untracked(|o| {
+                o.as_ref().map(|o| {
+                    let plan = &o.doc.checked.plan;
+                    serde_json::json!({
+                        "nodes": plan.nodes.iter().map(|n| serde_json::json!({
+                            "id": n.id, "title": n.title, "status": n.status.as_str(), "kind": n.kind.as_str(),
+                        })).collect::<Vec<_>>(),
+                        "edges": plan.edges.iter().map(|e| serde_json::json!({
+                            "from": plan.nodes[e.from].id,
+                            "to": e.to.map(|t| plan.nodes[t].id.clone()),
+                            "label": e.label,
+                            "line": e.pos.as_ref().map(|p| p.line),
+                        })).collect::<Vec<_>>(),
+                        "diagnostics": o.doc.checked.diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(),
+                        "positions": o.doc.positions.keys().collect::<Vec<_>>(),
+                    })
+                    .to_string()
+                })
+            });
+            json.map_or(JsValue::NULL, |s| js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL))
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "idle",
+        Closure::<dyn Fn() -> js_sys::Promise>::new(move || {
+            wasm_bindgen_futures::future_to_promise(async move {
+                // Resolves once every queued write has reached the disk.
+                while state.busy() {
+                    let wait = js_sys::Promise::new(&mut |resolve, _| {
+                        if let Some(w) = web_sys::window() {
+                            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 20);
+                        }
+                    });
+                    let _ = wasm_bindgen_futures::JsFuture::from(wait).await;
+                }
+                Ok(JsValue::TRUE)
+            })
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "setPolling",
+        Closure::<dyn Fn(bool)>::new(move |on: bool| state.polling.set_value(on)).into_js_value(),
+    );
+
+    set(
+        "poll",
+        Closure::<dyn Fn() -> js_sys::Promise>::new(move || {
+            wasm_bindgen_futures::future_to_promise(async move {
+                let was = state.polling.get_value();
+                state.polling.set_value(true);
+                state.poll().await;
+                state.polling.set_value(was);
+                Ok(JsValue::TRUE)
+            })
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "frameTimes",
+        Closure::<dyn Fn(bool) -> JsValue>::new(move |reset: bool| {
+            let times = state.frame_times.get_value();
+            if reset {
+                state.frame_times.set_value(Vec::new());
+            }
+            let array = js_sys::Array::new();
+            for t in times {
+                array.push(&t.into());
+            }
+            array.into()
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "viewport",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let v = state.viewport.get_untracked();
+            let o = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&o, &"zoom".into(), &v.zoom.into());
+            let _ = js_sys::Reflect::set(&o, &"x".into(), &v.offset.x.into());
+            let _ = js_sys::Reflect::set(&o, &"y".into(), &v.offset.y.into());
+            o.into()
+        })
+        .into_js_value(),
+    );
+
+    if let Some(w) = web_sys::window() {
+        let _ = js_sys::Reflect::set(&w, &"planvaultTest".into(), &hook);
+    }
+}

@@ -1,0 +1,184 @@
+// File System Access glue for planvault's web app: walking a vault folder,
+// reading and writing notes byte-exactly, the origin-private file system,
+// the directory picker, and keeping the picked handle in IndexedDB.
+// Kept in JS because async directory iteration and IndexedDB requests are a
+// few lines here and a page of bindings in Rust; every decision stays in Rust.
+
+// Blob.text() drops a leading byte-order mark; notes must keep theirs.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+// Per directory handle: path -> { modified, size, text }, so polling for
+// outside changes only reads the files whose stamp changed.
+const caches = new WeakMap();
+
+function wanted(path, name) {
+  return name.toLowerCase().endsWith('.md') || path === 'plan.canvas';
+}
+
+/** Every note (and plan.canvas) under `dir`: { path: text }. */
+export async function readVault(dir) {
+  let cache = caches.get(dir);
+  if (!cache) { cache = new Map(); caches.set(dir, cache); }
+  const out = {};
+  const seen = new Set();
+  const stack = [[dir, '']];
+  while (stack.length) {
+    const [folder, prefix] = stack.pop();
+    for await (const [name, handle] of folder.entries()) {
+      if (name.startsWith('.')) continue; // .obsidian, .git, .trash
+      const path = prefix + name;
+      if (handle.kind === 'directory') {
+        if (path !== '00_plan-trace') stack.push([handle, path + '/']);
+        continue;
+      }
+      if (!wanted(path, name)) continue;
+      const file = await handle.getFile();
+      seen.add(path);
+      const known = cache.get(path);
+      if (known && known.modified === file.lastModified && known.size === file.size) {
+        out[path] = known.text;
+        continue;
+      }
+      const text = decoder.decode(await file.arrayBuffer());
+      cache.set(path, { modified: file.lastModified, size: file.size, text });
+      out[path] = text;
+    }
+  }
+  for (const path of [...cache.keys()]) if (!seen.has(path)) cache.delete(path);
+  return out;
+}
+
+async function parentOf(dir, path, create) {
+  const parts = path.split('/');
+  const name = parts.pop();
+  let folder = dir;
+  for (const part of parts) folder = await folder.getDirectoryHandle(part, { create });
+  return [folder, name];
+}
+
+/** The file's text, or null when it does not exist. */
+export async function readFile(dir, path) {
+  try {
+    const [folder, name] = await parentOf(dir, path, false);
+    const handle = await folder.getFileHandle(name);
+    return decoder.decode(await (await handle.getFile()).arrayBuffer());
+  } catch (error) {
+    if (error && (error.name === 'NotFoundError' || error.name === 'TypeMismatchError')) return null;
+    throw error;
+  }
+}
+
+export async function writeFile(dir, path, text) {
+  const [folder, name] = await parentOf(dir, path, true);
+  const handle = await folder.getFileHandle(name, { create: true });
+  const writable = await handle.createWritable();
+  await writable.write(text);
+  await writable.close();
+}
+
+export async function removeFile(dir, path) {
+  try {
+    const [folder, name] = await parentOf(dir, path, false);
+    await folder.removeEntry(name);
+  } catch (error) {
+    if (!(error && error.name === 'NotFoundError')) throw error;
+  }
+}
+
+/** A folder in the origin-private file system (created when missing). */
+export async function opfsFolder(name) {
+  const root = await navigator.storage.getDirectory();
+  return root.getDirectoryHandle(name, { create: true });
+}
+
+/** Removes a folder from the origin-private file system, if there. */
+export async function opfsClear(name) {
+  const root = await navigator.storage.getDirectory();
+  try { await root.removeEntry(name, { recursive: true }); } catch (_) { /* absent */ }
+}
+
+export function pickerAvailable() {
+  return typeof window.showDirectoryPicker === 'function';
+}
+
+export async function pickDirectory() {
+  return window.showDirectoryPicker({ id: 'planvault-vault', mode: 'readwrite' });
+}
+
+export function handleName(dir) {
+  return dir.name;
+}
+
+/** 'granted', 'prompt' or 'denied' for read-write access; asks when `ask`. */
+export async function permission(dir, ask) {
+  const options = { mode: 'readwrite' };
+  if (typeof dir.queryPermission !== 'function') return 'granted'; // OPFS
+  let state = await dir.queryPermission(options);
+  if (state === 'prompt' && ask) state = await dir.requestPermission(options);
+  return state;
+}
+
+function database() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open('planvault', 1);
+    request.onupgradeneeded = () => request.result.createObjectStore('handles');
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+async function store(mode, action) {
+  const db = await database();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction('handles', mode);
+    const request = action(tx.objectStore('handles'));
+    tx.oncomplete = () => { db.close(); resolve(request.result); };
+    tx.onerror = () => { db.close(); reject(tx.error); };
+  });
+}
+
+/** Keeps the picked folder's handle for the next visit. */
+export function saveHandle(dir) {
+  return store('readwrite', (s) => s.put(dir, 'vault'));
+}
+
+export async function loadHandle() {
+  return (await store('readonly', (s) => s.get('vault'))) ?? null;
+}
+
+export function forgetHandle() {
+  return store('readwrite', (s) => s.delete('vault'));
+}
+
+/** Files from an <input webkitdirectory>: { vault-relative path: text }. */
+export async function readFileList(files) {
+  const out = {};
+  for (const file of files) {
+    const full = file.webkitRelativePath || file.name;
+    const path = full.includes('/') ? full.slice(full.indexOf('/') + 1) : full;
+    if (path.split('/').some((part) => part.startsWith('.'))) continue;
+    if (path.split('/')[0] === '00_plan-trace') continue;
+    if (!wanted(path, file.name)) continue;
+    out[path] = decoder.decode(await file.arrayBuffer());
+  }
+  return out;
+}
+
+/** The name of the folder an <input webkitdirectory> picked. */
+export function fileListFolder(files) {
+  const first = files[0];
+  const full = first ? (first.webkitRelativePath || '') : '';
+  return full.includes('/') ? full.slice(0, full.indexOf('/')) : 'vault';
+}
+
+/** Offers bytes as a download. */
+export function download(name, bytes, type) {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,0 +1,203 @@
+//! The vault on disk, from Rust: a folder handle (picked, restored from
+//! IndexedDB, or in the origin-private file system) and the few operations
+//! the app needs. Every write goes through [`VaultDir::apply`], which first
+//! compares each file with the text the change expects and refuses the whole
+//! change when any differs: a note edited elsewhere is never overwritten.
+
+use crate::commands::Change;
+use js_sys::{Array, Object, Uint8Array};
+use std::collections::BTreeMap;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/fs.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = readVault)]
+    async fn read_vault(dir: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = readFile)]
+    async fn read_file(dir: &JsValue, path: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = writeFile)]
+    async fn write_file(dir: &JsValue, path: &str, text: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = removeFile)]
+    async fn remove_file(dir: &JsValue, path: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = opfsFolder)]
+    async fn opfs_folder(name: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = opfsClear)]
+    async fn opfs_clear(name: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = pickerAvailable)]
+    pub fn picker_available() -> bool;
+    #[wasm_bindgen(catch, js_name = pickDirectory)]
+    async fn pick_directory() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = handleName)]
+    fn handle_name(dir: &JsValue) -> String;
+    #[wasm_bindgen(catch, js_name = permission)]
+    async fn permission_js(dir: &JsValue, ask: bool) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = saveHandle)]
+    async fn save_handle(dir: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = loadHandle)]
+    async fn load_handle() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = forgetHandle)]
+    async fn forget_handle_js() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = readFileList)]
+    async fn read_file_list(files: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = fileListFolder)]
+    fn file_list_folder(files: &JsValue) -> String;
+    #[wasm_bindgen(js_name = download)]
+    fn download_js(name: &str, bytes: &Uint8Array, mime: &str);
+}
+
+/// What went wrong talking to the file system, as the browser said it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    #[error("{0}")]
+    Browser(String),
+    #[error("changed outside planvault: {}", .0.join(", "))]
+    Conflict(Vec<String>),
+}
+
+fn browser(e: JsValue) -> FsError {
+    let text = js_sys::Reflect::get(&e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"));
+    FsError::Browser(text)
+}
+
+fn to_map(value: JsValue) -> BTreeMap<String, String> {
+    let object: Object = value.unchecked_into();
+    Object::entries(&object)
+        .iter()
+        .filter_map(|pair| {
+            let pair: Array = pair.unchecked_into();
+            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+        })
+        .collect()
+}
+
+/// A vault folder the app can read and write.
+#[derive(Clone, Debug)]
+pub struct VaultDir {
+    handle: JsValue,
+}
+
+/// The OPFS folder the bundled example lives in, edited like a real vault.
+pub const EXAMPLE_FOLDER: &str = "example-vault";
+/// The OPFS folder holding the working copy of a read-only opened folder.
+pub const COPY_FOLDER: &str = "working-copy";
+
+impl VaultDir {
+    pub fn from_handle(handle: JsValue) -> VaultDir {
+        VaultDir { handle }
+    }
+
+    pub fn handle(&self) -> &JsValue {
+        &self.handle
+    }
+
+    pub fn name(&self) -> String {
+        handle_name(&self.handle)
+    }
+
+    /// A folder in the origin-private file system.
+    pub async fn private(name: &str) -> Result<VaultDir, FsError> {
+        Ok(VaultDir { handle: opfs_folder(name).await.map_err(browser)? })
+    }
+
+    /// Empties a private folder (a fresh working copy).
+    pub async fn clear_private(name: &str) -> Result<(), FsError> {
+        opfs_clear(name).await.map_err(browser).map(|_| ())
+    }
+
+    /// Every note and `plan.canvas`: path → text, byte-exact (BOM kept).
+    pub async fn read_all(&self) -> Result<BTreeMap<String, String>, FsError> {
+        Ok(to_map(read_vault(&self.handle).await.map_err(browser)?))
+    }
+
+    pub async fn read(&self, path: &str) -> Result<Option<String>, FsError> {
+        Ok(read_file(&self.handle, path).await.map_err(browser)?.as_string())
+    }
+
+    pub async fn write(&self, path: &str, text: &str) -> Result<(), FsError> {
+        write_file(&self.handle, path, text).await.map_err(browser).map(|_| ())
+    }
+
+    /// Writes a change after checking every file still has the text the
+    /// change was made from. On a mismatch nothing is written.
+    pub async fn apply(&self, change: &Change) -> Result<(), FsError> {
+        let mut conflicts = Vec::new();
+        for file in &change.files {
+            if self.read(&file.path).await? != file.before {
+                conflicts.push(file.path.clone());
+            }
+        }
+        if !conflicts.is_empty() {
+            return Err(FsError::Conflict(conflicts));
+        }
+        // New files first, removals last: an interrupted rename leaves both
+        // copies rather than none.
+        let mut files: Vec<_> = change.files.iter().collect();
+        files.sort_by_key(|f| f.after.is_none());
+        for file in files {
+            match &file.after {
+                Some(text) => self.write(&file.path, text).await?,
+                None => remove_file(&self.handle, &file.path).await.map(|_| ()).map_err(browser)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Read-write permission: `"granted"`, `"prompt"` or `"denied"`. With
+    /// `ask`, prompts the user (needs a click to be in progress).
+    pub async fn permission(&self, ask: bool) -> String {
+        permission_js(&self.handle, ask).await.ok().and_then(|v| v.as_string()).unwrap_or_else(|| "denied".into())
+    }
+
+    /// Remember this folder for the next visit.
+    pub async fn remember(&self) -> Result<(), FsError> {
+        save_handle(&self.handle).await.map_err(browser).map(|_| ())
+    }
+}
+
+/// Opens the browser's folder picker (read-write).
+pub async fn pick() -> Result<VaultDir, FsError> {
+    Ok(VaultDir { handle: pick_directory().await.map_err(browser)? })
+}
+
+/// The folder picked on an earlier visit, if any.
+pub async fn remembered() -> Option<VaultDir> {
+    let handle = load_handle().await.ok()?;
+    (!handle.is_null() && !handle.is_undefined()).then_some(VaultDir { handle })
+}
+
+pub async fn forget() {
+    let _ = forget_handle_js().await;
+}
+
+/// The notes of an `<input webkitdirectory>` selection, and the folder name.
+pub async fn read_selection(files: &JsValue) -> Result<(String, BTreeMap<String, String>), FsError> {
+    let name = file_list_folder(files);
+    Ok((name, to_map(read_file_list(files).await.map_err(browser)?)))
+}
+
+/// Offers `bytes` as a file download.
+pub fn download(name: &str, bytes: &[u8], mime: &str) {
+    download_js(name, &Uint8Array::from(bytes), mime);
+}
+
+/// A zip (stored, not compressed) of the given files, for the read-only
+/// mode's "download changed notes".
+pub fn zip(files: &BTreeMap<String, String>) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut writer = zip::ZipWriter::new(&mut out);
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for (path, text) in files {
+            if writer.start_file(path.as_str(), options).is_ok() {
+                let _ = writer.write_all(text.as_bytes());
+            }
+        }
+        let _ = writer.finish();
+    }
+    out.into_inner()
+}

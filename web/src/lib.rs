@@ -1,0 +1,35 @@
+//! planvault's browser app: open a vault, see the plan on a canvas, edit it
+//! by dragging, every edit written back into the notes.
+//!
+//! Pure parts (tested natively and in headless Chromium): [`doc`] (the open
+//! vault and what is derived from it), [`commands`] (every edit as a file
+//! change), [`history`] (undo/redo), [`canvas_file`] (`plan.canvas`),
+//! [`geometry`] (shapes, viewport, hit-testing) and [`gesture`] (what a
+//! pointer drag means). The browser parts: [`fs`] (File System Access, OPFS,
+//! IndexedDB), [`render`] (Canvas 2D) and [`app`] (the Leptos components).
+
+pub mod canvas_file;
+pub mod commands;
+pub mod doc;
+pub mod geometry;
+pub mod history;
+pub mod gesture;
+
+#[cfg(target_arch = "wasm32")]
+pub mod app;
+#[cfg(target_arch = "wasm32")]
+mod canvas_view;
+#[cfg(target_arch = "wasm32")]
+mod dialog;
+#[cfg(target_arch = "wasm32")]
+pub mod example;
+#[cfg(target_arch = "wasm32")]
+pub mod fs;
+#[cfg(target_arch = "wasm32")]
+mod panel;
+#[cfg(target_arch = "wasm32")]
+pub mod render;
+#[cfg(target_arch = "wasm32")]
+pub mod state;
+#[cfg(target_arch = "wasm32")]
+mod worker;

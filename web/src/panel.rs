@@ -1,0 +1,276 @@
+//! The side panel: the selected node's knobs and body, or the selected
+//! edge's label; and the live diagnostics list (click one to focus its node).
+
+use crate::canvas_view::delete_selected;
+use crate::commands;
+use crate::state::{AppState, Dialog};
+use leptos::prelude::*;
+use planvault_core::vault::edit::KnobValue;
+use planvault_core::{NodeKind, Severity};
+
+/// What the panel shows for one node, read from the doc.
+#[derive(Debug, Clone, PartialEq)]
+struct NodeFacts {
+    index: usize,
+    id: String,
+    file: String,
+    title: String,
+    start: bool,
+    status: String,
+    tools: String,
+    role: String,
+    max_visits: u32,
+    body: String,
+    outgoing: Vec<(usize, String)>,
+}
+
+fn node_facts(state: AppState) -> Option<NodeFacts> {
+    let selection = state.selection.get();
+    state.open.with(|o| {
+        let o = o.as_ref()?;
+        let nodes = selection.node_indices(&o.doc);
+        let [index] = nodes.as_slice() else { return None };
+        let index = *index;
+        let node = &o.doc.checked.plan.nodes[index];
+        let plan = &o.doc.checked.plan;
+        Some(NodeFacts {
+            index,
+            id: node.id.clone(),
+            file: o.doc.file_of(index).unwrap_or_default().to_string(),
+            title: node.title.clone(),
+            start: node.kind == NodeKind::Start,
+            status: node.status.as_str().to_string(),
+            tools: node.tools.join(", "),
+            role: node.role.clone().unwrap_or_default(),
+            max_visits: node.max_visits,
+            body: commands::body_of(&o.doc, index).unwrap_or_default(),
+            outgoing: plan
+                .outgoing_indexed(index)
+                .map(|(i, e)| {
+                    let to = e.to.map_or(format!("{} (missing)", e.target), |t| plan.nodes[t].id.clone());
+                    (i, match &e.label {
+                        Some(l) => format!("{l} → {to}"),
+                        None => format!("→ {to}"),
+                    })
+                })
+                .collect(),
+        })
+    })
+}
+
+#[component]
+pub fn SidePanel(state: AppState) -> impl IntoView {
+    let facts = Memo::new(move |_| node_facts(state));
+    let edge = Memo::new(move |_| {
+        let selection = state.selection.get();
+        state.open.with(|o| {
+            let o = o.as_ref()?;
+            let e = selection.edge_index(&o.doc)?;
+            let edge = &o.doc.checked.plan.edges[e];
+            let plan = &o.doc.checked.plan;
+            Some((
+                e,
+                plan.nodes[edge.from].id.clone(),
+                edge.to.map_or(edge.target.clone(), |t| plan.nodes[t].id.clone()),
+                edge.label.clone().unwrap_or_default(),
+                edge.is_conditional(),
+            ))
+        })
+    });
+    let body = RwSignal::new(String::new());
+    let edge_label = RwSignal::new(String::new());
+    // Start editing from the note's text whenever another node is selected
+    // or the note changed on disk; typing is kept until then.
+    Effect::new(move |_| {
+        if let Some(f) = facts.get() {
+            body.set(f.body);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some((_, _, _, label, _)) = edge.get() {
+            edge_label.set(label);
+        }
+    });
+
+    let knob = move |key: &'static str, value: Option<KnobValue>| {
+        if let Some(f) = facts.get_untracked() {
+            state.run(|doc| commands::set_knob(doc, f.index, key, value));
+        }
+    };
+
+    let node_panel = move || {
+        facts.get().map(|f| {
+            let index = f.index;
+            let rename_current = crate::doc::basename(&f.id).to_string();
+            view! {
+                <section aria-labelledby="panel-title" class="panel-node">
+                    <h2 id="panel-title">{f.title.clone()}</h2>
+                    <p class="file">{f.file.clone()}</p>
+                    <div class="row">
+                        <button on:click=move |_| {
+                            state.dialog.set(Some(Dialog::Rename { node: index, current: rename_current.clone() }))
+                        }>"Rename…"</button>
+                        <button class="danger" on:click=move |_| delete_selected(state)>"Delete…"</button>
+                    </div>
+                    <label for="knob-type">"Type"</label>
+                    <select id="knob-type" on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        knob("type", Some(KnobValue::Text(v)));
+                    }>
+                        <option value="step" selected=!f.start>"step"</option>
+                        <option value="start" selected=f.start>"start"</option>
+                    </select>
+                    <label for="knob-status">"Status"</label>
+                    <select id="knob-status" on:change=move |ev| {
+                        knob("status", Some(KnobValue::Text(event_target_value(&ev))));
+                    }>
+                        {["pending", "active", "done"]
+                            .into_iter()
+                            .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
+                            .collect_view()}
+                    </select>
+                    <label for="knob-tools">"Tools (comma-separated)"</label>
+                    <input id="knob-tools" type="text" value=f.tools.clone() on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        let tools: Vec<String> = v
+                            .split(',')
+                            .map(|t| t.trim().to_string())
+                            .filter(|t| !t.is_empty())
+                            .collect();
+                        knob("tools", (!tools.is_empty()).then_some(KnobValue::List(tools)));
+                    } />
+                    <label for="knob-role">"Role"</label>
+                    <input id="knob-role" type="text" value=f.role.clone() on:change=move |ev| {
+                        let v = event_target_value(&ev).trim().to_string();
+                        knob("role", (!v.is_empty()).then_some(KnobValue::Text(v)));
+                    } />
+                    <label for="knob-max-visits">"Max visits"</label>
+                    <input id="knob-max-visits" type="number" min="1" value=f.max_visits.to_string()
+                        on:change=move |ev| {
+                            match event_target_value(&ev).trim().parse::<u32>() {
+                                Ok(n) if n > 0 => knob("max_visits", Some(KnobValue::Number(n))),
+                                _ => state.message.set("Max visits must be a positive whole number".into()),
+                            }
+                        } />
+                    <label for="node-body">"Note text (after the frontmatter)"</label>
+                    <textarea id="node-body" rows="14" prop:value=move || body.get()
+                        on:input=move |ev| body.set(event_target_value(&ev))></textarea>
+                    <button class="primary" on:click=move |_| {
+                        let text = body.get_untracked();
+                        state.run(|doc| commands::set_body(doc, index, &text));
+                    }>"Save note text"</button>
+                    <h3>"Edges out"</h3>
+                    <ul class="edges">
+                        {f.outgoing.iter().map(|(e, text)| {
+                            let e = *e;
+                            view! {
+                                <li><button class="link" on:click=move |_| {
+                                    let key = state.with_doc(|d| crate::state::Selection::edge_key(d, e)).flatten();
+                                    state.selection.update(|s| { s.edge = key; s.nodes.clear(); });
+                                }>{text.clone()}</button></li>
+                            }
+                        }).collect_view()}
+                    </ul>
+                </section>
+            }
+        })
+    };
+
+    let edge_panel = move || {
+        edge.get().map(|(e, from, to, _, conditional)| {
+            view! {
+                <section aria-labelledby="panel-title" class="panel-edge">
+                    <h2 id="panel-title">{format!("Edge {from} → {to}")}</h2>
+                    <p>{if conditional { "Conditional: taken when its label holds." } else { "Unconditional: taken when no condition holds." }}</p>
+                    <label for="edge-label">"Label (empty = unconditional)"</label>
+                    <input id="edge-label" type="text" prop:value=move || edge_label.get()
+                        on:input=move |ev| edge_label.set(event_target_value(&ev)) />
+                    <div class="row">
+                        <button class="primary" on:click=move |_| {
+                            let label = edge_label.get_untracked();
+                            state.run(|doc| commands::relabel_edge(doc, e, &label));
+                        }>"Save label"</button>
+                        <button class="danger" on:click=move |_| delete_selected(state)>"Delete edge"</button>
+                    </div>
+                    <p class="hint">"Drag the arrow head onto another card to point the edge elsewhere."</p>
+                </section>
+            }
+        })
+    };
+
+    view! {
+        <aside class="side" aria-label="Selection">
+            {node_panel}
+            {edge_panel}
+            <Show when=move || facts.with(Option::is_none) && edge.with(Option::is_none)>
+                <section class="help">
+                    <h2>"Editing"</h2>
+                    <ul>
+                        <li>"Drag a card to move it; Shift-drag the background to select several."</li>
+                        <li>"Drag from the dot under a card onto another card to add an edge."</li>
+                        <li>"Drag an arrow head onto another card to retarget it."</li>
+                        <li>"Click an edge and press Delete to remove it; double-click a label to edit it."</li>
+                        <li>"Double-click the background to create a note; double-click a card to rename it."</li>
+                        <li>"Ctrl+Z undoes, Ctrl+Shift+Z redoes. Everything is written to the notes."</li>
+                    </ul>
+                </section>
+            </Show>
+            <Diagnostics state=state />
+        </aside>
+    }
+}
+
+#[component]
+fn Diagnostics(state: AppState) -> impl IntoView {
+    let items = Memo::new(move |_| {
+        state.open.with(|o| {
+            o.as_ref()
+                .map(|o| {
+                    o.doc
+                        .checked
+                        .diagnostics
+                        .iter()
+                        .map(|d| {
+                            let node = d
+                                .nodes
+                                .first()
+                                .and_then(|id| o.doc.node_index(id))
+                                .or_else(|| d.file.as_ref().and_then(|f| o.doc.node_index(f.trim_end_matches(".md"))));
+                            (d.severity == Severity::Error, d.render_human(), node)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    view! {
+        <section class="diagnostics" aria-labelledby="diagnostics-title">
+            <h2 id="diagnostics-title">
+                {move || {
+                    let list = items.get();
+                    let errors = list.iter().filter(|d| d.0).count();
+                    format!("Diagnostics: {errors} errors, {} warnings", list.len() - errors)
+                }}
+            </h2>
+            <ul id="diagnostics">
+                {move || {
+                    items
+                        .get()
+                        .into_iter()
+                        .map(|(error, text, node)| {
+                            view! {
+                                <li class=if error { "error" } else { "warning" }>
+                                    <button class="link" disabled=node.is_none() on:click=move |_| {
+                                        if let Some(n) = node {
+                                            state.focus_node(n);
+                                        }
+                                    }>{text}</button>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+        </section>
+    }
+}

@@ -1,0 +1,318 @@
+//! Draws a [`Scene`] on a 2D canvas: cards, arrows, labels, the drag
+//! previews and the minimap. Only what intersects the view is drawn, and at
+//! small zoom cards lose their text (level of detail), so big plans stay
+//! smooth. Shapes come from the scene unchanged, so what is drawn is what
+//! hit-testing tests.
+
+use crate::geometry::{handle_center, EdgeShape, Scene, Viewport, HANDLE_RADIUS, LABEL_FONT};
+use planvault_core::{NodeKind, Status};
+use planvault_layout::{Point, Rect};
+use web_sys::CanvasRenderingContext2d as Ctx;
+
+/// A drag in progress, drawn over the scene.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Preview {
+    #[default]
+    None,
+    /// A new edge from a card's handle to the pointer (snapped to `target`).
+    Connect { from: usize, to: Point, target: Option<usize> },
+    /// An edge's head dragged to the pointer.
+    Retarget { edge: usize, to: Point, target: Option<usize> },
+    Marquee(Rect),
+}
+
+/// Per node, what the diagnostics say about it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Badge {
+    pub errors: u32,
+    pub warnings: u32,
+}
+
+/// One node's text and state as the card shows it.
+#[derive(Debug, Clone)]
+pub struct Card {
+    pub title: String,
+    pub kind: NodeKind,
+    pub status: Status,
+    pub start: bool,
+    pub badge: Badge,
+}
+
+pub struct Frame<'a> {
+    pub scene: &'a Scene,
+    pub cards: &'a [Card],
+    pub viewport: Viewport,
+    pub selected: &'a [usize],
+    pub selected_edge: Option<usize>,
+    /// Keyboard focus (drawn as a focus ring).
+    pub focused: Option<usize>,
+    pub hovered: Option<usize>,
+    pub preview: &'a Preview,
+    pub device_pixel_ratio: f64,
+    /// Edges whose source has a diagnostic about it, drawn in red.
+    pub flagged_edges: &'a [usize],
+}
+
+pub const MINIMAP: (f64, f64) = (200.0, 130.0);
+const MINIMAP_MARGIN: f64 = 12.0;
+
+/// Where the minimap sits on the screen.
+pub fn minimap_rect(viewport: &Viewport) -> Rect {
+    Rect {
+        x: viewport.width - MINIMAP.0 - MINIMAP_MARGIN,
+        y: viewport.height - MINIMAP.1 - MINIMAP_MARGIN,
+        width: MINIMAP.0,
+        height: MINIMAP.1,
+    }
+}
+
+/// The world → minimap mapping: scale and the world point at its corner.
+fn minimap_transform(scene: &Scene, viewport: &Viewport) -> (f64, Point, Rect) {
+    let area = minimap_rect(viewport);
+    let world = crate::geometry::union(scene.bounds, viewport.visible());
+    let scale = ((area.width - 8.0) / world.width.max(1.0)).min((area.height - 8.0) / world.height.max(1.0));
+    (scale, Point { x: world.x, y: world.y }, area)
+}
+
+/// The world point a click on the minimap at `screen` means.
+pub fn minimap_to_world(scene: &Scene, viewport: &Viewport, screen: Point) -> Point {
+    let (scale, origin, area) = minimap_transform(scene, viewport);
+    Point { x: (screen.x - area.x - 4.0) / scale + origin.x, y: (screen.y - area.y - 4.0) / scale + origin.y }
+}
+
+fn status_colour(status: Status) -> &'static str {
+    match status {
+        Status::Pending => "#8a96a3",
+        Status::Active => "#e09b00",
+        Status::Done => "#2e9e5b",
+    }
+}
+
+const SELECT: &str = "#2563eb";
+const EDGE: &str = "#4b5563";
+const CONDITIONAL: &str = "#7c3aed";
+const FLAGGED: &str = "#dc2626";
+
+pub fn draw(ctx: &Ctx, frame: &Frame) {
+    let v = frame.viewport;
+    let dpr = frame.device_pixel_ratio;
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    ctx.set_fill_style_str("#f6f7f9");
+    ctx.fill_rect(0.0, 0.0, v.width, v.height);
+    let _ = ctx.set_transform(dpr * v.zoom, 0.0, 0.0, dpr * v.zoom, -v.offset.x * v.zoom * dpr, -v.offset.y * v.zoom * dpr);
+
+    let visible = v.visible();
+    let detailed = v.zoom >= 0.35;
+    for shape in frame.scene.edges_in(visible) {
+        draw_edge(ctx, frame, shape, detailed);
+    }
+    for i in frame.scene.nodes_in(visible) {
+        draw_card(ctx, frame, i, detailed);
+    }
+    draw_preview(ctx, frame);
+
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    if frame.scene.nodes.len() > 1 {
+        draw_minimap(ctx, frame);
+    }
+}
+
+fn polyline(ctx: &Ctx, points: &[Point]) {
+    ctx.begin_path();
+    ctx.move_to(points[0].x, points[0].y);
+    for p in &points[1..] {
+        ctx.line_to(p.x, p.y);
+    }
+    ctx.stroke();
+}
+
+fn arrow_head(ctx: &Ctx, from: Point, to: Point, size: f64) {
+    let angle = (to.y - from.y).atan2(to.x - from.x);
+    ctx.begin_path();
+    ctx.move_to(to.x, to.y);
+    ctx.line_to(to.x - size * (angle - 0.45).cos(), to.y - size * (angle - 0.45).sin());
+    ctx.line_to(to.x - size * (angle + 0.45).cos(), to.y - size * (angle + 0.45).sin());
+    ctx.close_path();
+    ctx.fill();
+}
+
+fn dash(ctx: &Ctx, pattern: &[f64]) {
+    let array = js_sys::Array::new();
+    for d in pattern {
+        array.push(&(*d).into());
+    }
+    let _ = ctx.set_line_dash(&array);
+}
+
+fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape, detailed: bool) {
+    let selected = frame.selected_edge == Some(shape.edge);
+    let flagged = frame.flagged_edges.contains(&shape.edge);
+    let colour = if selected {
+        SELECT
+    } else if flagged {
+        FLAGGED
+    } else if shape.conditional {
+        CONDITIONAL
+    } else {
+        EDGE
+    };
+    ctx.set_stroke_style_str(colour);
+    ctx.set_fill_style_str(colour);
+    ctx.set_line_width(if selected { 3.0 } else { 1.6 });
+    // Conditional edges are dashed, unconditional ones solid; loops back
+    // get a dotted line so a reader tells them from the forward flow.
+    if shape.back || shape.self_loop {
+        dash(ctx, &[2.0, 4.0]);
+    } else if shape.conditional {
+        dash(ctx, &[8.0, 5.0]);
+    } else {
+        dash(ctx, &[]);
+    }
+    polyline(ctx, &shape.points);
+    dash(ctx, &[]);
+    let n = shape.points.len();
+    arrow_head(ctx, shape.points[n - 2], shape.points[n - 1], 11.0);
+    if selected {
+        // The head is draggable: show where to grab it.
+        ctx.begin_path();
+        let head = shape.head();
+        let _ = ctx.arc(head.x, head.y, 6.0, 0.0, std::f64::consts::TAU);
+        ctx.stroke();
+    }
+    if let (true, Some(label), Some(b)) = (detailed, &shape.label, shape.label_box) {
+        ctx.set_fill_style_str("#ffffff");
+        ctx.fill_rect(b.x, b.y, b.width, b.height);
+        ctx.set_line_width(1.0);
+        ctx.stroke_rect(b.x, b.y, b.width, b.height);
+        ctx.set_fill_style_str(colour);
+        ctx.set_font(&format!("{LABEL_FONT}px system-ui, sans-serif"));
+        ctx.set_text_align("center");
+        ctx.set_text_baseline("middle");
+        let _ = ctx.fill_text_with_max_width(label, b.x + b.width / 2.0, b.y + b.height / 2.0 + 0.5, b.width - 4.0);
+    }
+}
+
+fn draw_card(ctx: &Ctx, frame: &Frame, i: usize, detailed: bool) {
+    let r = frame.scene.nodes[i];
+    let card = &frame.cards[i];
+    let selected = frame.selected.contains(&i);
+    ctx.set_fill_style_str("#ffffff");
+    ctx.set_stroke_style_str(if selected { SELECT } else { "#c4cad3" });
+    ctx.set_line_width(if selected { 3.0 } else if card.start { 2.0 } else { 1.0 });
+    ctx.fill_rect(r.x, r.y, r.width, r.height);
+    ctx.stroke_rect(r.x, r.y, r.width, r.height);
+    // The status stripe: pending grey, active amber, done green.
+    ctx.set_fill_style_str(status_colour(card.status));
+    ctx.fill_rect(r.x, r.y, 8.0, r.height);
+
+    if frame.focused == Some(i) {
+        ctx.set_stroke_style_str("#111827");
+        ctx.set_line_width(2.0);
+        dash(ctx, &[4.0, 3.0]);
+        ctx.stroke_rect(r.x - 5.0, r.y - 5.0, r.width + 10.0, r.height + 10.0);
+        dash(ctx, &[]);
+    }
+    if !detailed {
+        return;
+    }
+    ctx.set_text_align("left");
+    ctx.set_text_baseline("alphabetic");
+    ctx.set_fill_style_str("#111827");
+    ctx.set_font("600 14px system-ui, sans-serif");
+    let _ = ctx.fill_text_with_max_width(&card.title, r.x + 18.0, r.y + 28.0, r.width - 46.0);
+    ctx.set_font("12px system-ui, sans-serif");
+    ctx.set_fill_style_str("#4b5563");
+    let kind = if card.start { "start" } else { card.kind.as_str() };
+    let _ = ctx.fill_text_with_max_width(
+        &format!("{kind} · {}", card.status.as_str()),
+        r.x + 18.0,
+        r.y + 52.0,
+        r.width - 30.0,
+    );
+
+    let badge = card.badge;
+    if badge.errors + badge.warnings > 0 {
+        let (colour, count) = if badge.errors > 0 { (FLAGGED, badge.errors) } else { ("#d97706", badge.warnings) };
+        ctx.set_fill_style_str(colour);
+        ctx.begin_path();
+        let _ = ctx.arc(r.x + r.width - 16.0, r.y + 16.0, 11.0, 0.0, std::f64::consts::TAU);
+        ctx.fill();
+        ctx.set_fill_style_str("#ffffff");
+        ctx.set_font("bold 12px system-ui, sans-serif");
+        ctx.set_text_align("center");
+        ctx.set_text_baseline("middle");
+        let _ = ctx.fill_text(&count.to_string(), r.x + r.width - 16.0, r.y + 16.5);
+    }
+
+    if selected || frame.hovered == Some(i) {
+        let h = handle_center(&r);
+        ctx.set_fill_style_str(SELECT);
+        ctx.begin_path();
+        let _ = ctx.arc(h.x, h.y, HANDLE_RADIUS, 0.0, std::f64::consts::TAU);
+        ctx.fill();
+    }
+}
+
+fn draw_preview(ctx: &Ctx, frame: &Frame) {
+    let highlight = |target: Option<usize>| {
+        if let Some(t) = target.and_then(|t| frame.scene.nodes.get(t)) {
+            ctx.set_stroke_style_str("#16a34a");
+            ctx.set_line_width(3.0);
+            ctx.stroke_rect(t.x - 3.0, t.y - 3.0, t.width + 6.0, t.height + 6.0);
+        }
+    };
+    match frame.preview {
+        Preview::None => {}
+        Preview::Connect { from, to, target } => {
+            let Some(r) = frame.scene.nodes.get(*from) else { return };
+            ctx.set_stroke_style_str(SELECT);
+            ctx.set_fill_style_str(SELECT);
+            ctx.set_line_width(2.0);
+            dash(ctx, &[6.0, 4.0]);
+            let start = handle_center(r);
+            polyline(ctx, &[start, *to]);
+            dash(ctx, &[]);
+            arrow_head(ctx, start, *to, 11.0);
+            highlight(*target);
+        }
+        Preview::Retarget { edge, to, target } => {
+            let Some(shape) = frame.scene.shape_of_edge(*edge) else { return };
+            ctx.set_stroke_style_str(SELECT);
+            ctx.set_fill_style_str(SELECT);
+            ctx.set_line_width(2.0);
+            dash(ctx, &[6.0, 4.0]);
+            let start = shape.points[0];
+            polyline(ctx, &[start, *to]);
+            dash(ctx, &[]);
+            arrow_head(ctx, start, *to, 11.0);
+            highlight(*target);
+        }
+        Preview::Marquee(area) => {
+            ctx.set_fill_style_str("rgba(37, 99, 235, 0.08)");
+            ctx.fill_rect(area.x, area.y, area.width, area.height);
+            ctx.set_stroke_style_str(SELECT);
+            ctx.set_line_width(1.0 / frame.viewport.zoom);
+            ctx.stroke_rect(area.x, area.y, area.width, area.height);
+        }
+    }
+}
+
+fn draw_minimap(ctx: &Ctx, frame: &Frame) {
+    let (scale, origin, area) = minimap_transform(frame.scene, &frame.viewport);
+    ctx.set_fill_style_str("rgba(255, 255, 255, 0.92)");
+    ctx.fill_rect(area.x, area.y, area.width, area.height);
+    ctx.set_stroke_style_str("#9ca3af");
+    ctx.set_line_width(1.0);
+    ctx.stroke_rect(area.x, area.y, area.width, area.height);
+    let map = |p: Point| Point { x: area.x + 4.0 + (p.x - origin.x) * scale, y: area.y + 4.0 + (p.y - origin.y) * scale };
+    for (i, r) in frame.scene.nodes.iter().enumerate() {
+        let p = map(Point { x: r.x, y: r.y });
+        ctx.set_fill_style_str(if frame.selected.contains(&i) { SELECT } else { status_colour(frame.cards[i].status) });
+        ctx.fill_rect(p.x, p.y, (r.width * scale).max(1.5), (r.height * scale).max(1.5));
+    }
+    let vis = frame.viewport.visible();
+    let p = map(Point { x: vis.x, y: vis.y });
+    ctx.set_stroke_style_str(SELECT);
+    ctx.set_line_width(1.5);
+    ctx.stroke_rect(p.x, p.y, vis.width * scale, vis.height * scale);
+}

@@ -1,0 +1,376 @@
+//! The app's state: signals the components read, plus the one path every
+//! edit takes to disk ([`AppState::submit`]): apply it in memory at once (the
+//! canvas answers immediately), queue the write, and let the writer compare
+//! each file with what the edit expects before writing it. On a mismatch the
+//! vault is reloaded from disk and the user is told; nothing on disk is lost.
+
+use crate::commands::Change;
+use crate::doc::VaultDoc;
+use crate::fs::{FsError, VaultDir};
+use crate::geometry::{Scene, Viewport};
+use crate::history::History;
+use crate::render::{Badge, Card, Preview};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use planvault_core::{NodeKind, Severity};
+use planvault_layout::Point;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Where the open vault lives, said plainly in the toolbar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Loading,
+    /// The bundled example, kept in this browser's private storage.
+    Example,
+    /// A folder on disk, edited in place.
+    Folder(String),
+    /// A read-only opened folder: edits go to a copy in this browser.
+    Copy(String),
+}
+
+impl Mode {
+    pub fn describe(&self) -> String {
+        match self {
+            Mode::Loading => "Loading…".into(),
+            Mode::Example => "Example vault, stored in this browser. Open your own vault to edit it on disk.".into(),
+            Mode::Folder(name) => format!("Editing “{name}” on disk: every change is written to its notes."),
+            Mode::Copy(name) => format!(
+                "Read-only copy of “{name}”: this browser cannot write to the folder, so edits go to a copy kept here. \
+                 Download the changed notes as a zip."
+            ),
+        }
+    }
+}
+
+/// The open vault with everything the canvas draws from it.
+#[derive(Debug, Clone)]
+pub struct Open {
+    pub doc: VaultDoc,
+    pub scene: Scene,
+    pub cards: Vec<Card>,
+    /// Edges from a note with an error about that very edge's line.
+    pub flagged_edges: Vec<usize>,
+}
+
+impl Open {
+    pub fn new(doc: VaultDoc) -> Open {
+        let scene = Scene::build(&doc, &[], Point::default());
+        let plan = &doc.checked.plan;
+        let mut badges = vec![Badge::default(); plan.nodes.len()];
+        for d in &doc.checked.diagnostics {
+            let mut hit: Vec<usize> = d.nodes.iter().filter_map(|id| doc.node_index(id)).collect();
+            if hit.is_empty() {
+                if let Some(file) = &d.file {
+                    hit.extend(doc.node_index(file.trim_end_matches(".md")));
+                }
+            }
+            for i in hit {
+                match d.severity {
+                    Severity::Error => badges[i].errors += 1,
+                    Severity::Warning => badges[i].warnings += 1,
+                }
+            }
+        }
+        let cards = plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Card {
+                title: n.title.clone(),
+                kind: n.kind,
+                status: n.status,
+                start: plan.start == Some(i) || n.kind == NodeKind::Start,
+                badge: badges[i],
+            })
+            .collect();
+        let flagged_edges = plan
+            .edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e.pos.as_ref().is_some_and(|p| {
+                    doc.checked.diagnostics.iter().any(|d| d.file.as_deref() == Some(&p.file) && d.line == Some(p.line))
+                })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Open { doc, scene, cards, flagged_edges }
+    }
+}
+
+/// What is selected, by node id and by an edge's note and line, so a
+/// selection survives edits that renumber nodes and edges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub nodes: Vec<String>,
+    pub edge: Option<(String, u32)>,
+    /// Keyboard focus on the canvas.
+    pub focus: Option<String>,
+}
+
+impl Selection {
+    pub fn node_indices(&self, doc: &VaultDoc) -> Vec<usize> {
+        self.nodes.iter().filter_map(|id| doc.node_index(id)).collect()
+    }
+
+    pub fn edge_index(&self, doc: &VaultDoc) -> Option<usize> {
+        let (from, line) = self.edge.as_ref()?;
+        let from = doc.node_index(from)?;
+        doc.checked.plan.edges.iter().position(|e| e.from == from && e.pos.as_ref().is_some_and(|p| p.line == *line))
+    }
+
+    pub fn edge_key(doc: &VaultDoc, edge: usize) -> Option<(String, u32)> {
+        let e = doc.checked.plan.edges.get(edge)?;
+        Some((doc.checked.plan.nodes[e.from].id.clone(), e.pos.as_ref()?.line))
+    }
+
+    pub fn single_node(doc: &VaultDoc, index: usize) -> Selection {
+        let id = doc.checked.plan.nodes[index].id.clone();
+        Selection { nodes: vec![id.clone()], edge: None, focus: Some(id) }
+    }
+}
+
+/// A question the app is asking in a dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// Label for a new edge (empty = unconditional).
+    NewEdge { from: usize, to: usize },
+    Relabel { edge: usize, current: String },
+    NewNode { at: Point },
+    Rename { node: usize, current: String },
+    /// Deleting a node: its incoming edges are listed first.
+    Delete { node: usize, incoming: Vec<String> },
+}
+
+/// Whether a write came from a new edit, an undo or a redo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Edit,
+    Undo,
+    Redo,
+}
+
+#[derive(Default)]
+pub struct Writer {
+    queue: VecDeque<Change>,
+    running: bool,
+    /// Bumped by every write and reload, so a poll that read the disk
+    /// meanwhile drops what it read.
+    pub generation: u64,
+}
+
+/// Signals and stored values shared by every component (all `Copy`).
+#[derive(Clone, Copy)]
+pub struct AppState {
+    pub open: RwSignal<Option<Open>>,
+    pub mode: RwSignal<Mode>,
+    /// The last thing the app has to tell the user (an ARIA live region).
+    pub message: RwSignal<String>,
+    pub selection: RwSignal<Selection>,
+    pub history: RwSignal<History>,
+    pub viewport: RwSignal<Viewport>,
+    pub preview: RwSignal<Preview>,
+    pub hovered: RwSignal<Option<usize>>,
+    pub dialog: RwSignal<Option<Dialog>>,
+    /// Nodes being dragged and by how much (drawn without writing yet).
+    pub dragging: RwSignal<Option<(Vec<usize>, Point)>>,
+    /// A remembered folder that needs a click to be granted again.
+    pub reopen: RwSignal<Option<String>>,
+    pub fit_requested: RwSignal<u64>,
+    pub vault: StoredValue<Option<VaultDir>, LocalStorage>,
+    pub writer: StoredValue<Writer, LocalStorage>,
+    pub polling: StoredValue<bool, LocalStorage>,
+    /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
+    pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
+}
+
+impl AppState {
+    pub fn new() -> AppState {
+        AppState {
+            open: RwSignal::new(None),
+            mode: RwSignal::new(Mode::Loading),
+            message: RwSignal::new(String::new()),
+            selection: RwSignal::new(Selection::default()),
+            history: RwSignal::new(History::default()),
+            viewport: RwSignal::new(Viewport::default()),
+            preview: RwSignal::new(Preview::None),
+            hovered: RwSignal::new(None),
+            dialog: RwSignal::new(None),
+            dragging: RwSignal::new(None),
+            reopen: RwSignal::new(None),
+            fit_requested: RwSignal::new(0),
+            vault: StoredValue::new_local(None),
+            writer: StoredValue::new_local(Writer::default()),
+            polling: StoredValue::new_local(true),
+            frame_times: StoredValue::new_local(Vec::new()),
+        }
+    }
+
+    /// Shows a vault: from now on edits go to `dir`.
+    pub fn show(&self, dir: VaultDir, files: BTreeMap<String, String>, mode: Mode) {
+        self.vault.set_value(Some(dir));
+        self.writer.update_value(|w| {
+            w.queue.clear();
+            w.generation += 1;
+        });
+        self.history.set(History::default());
+        self.selection.set(Selection::default());
+        self.open.set(Some(Open::new(VaultDoc::new(files))));
+        self.mode.set(mode);
+        self.fit_requested.update(|n| *n += 1);
+    }
+
+    /// Runs `f` on the open vault's doc.
+    pub fn with_doc<R>(&self, f: impl FnOnce(&VaultDoc) -> R) -> Option<R> {
+        self.open.with_untracked(|o| o.as_ref().map(|o| f(&o.doc)))
+    }
+
+    /// Applies a change now and queues its write.
+    pub fn submit(&self, change: Change, origin: Origin) {
+        if change.files.is_empty() {
+            return;
+        }
+        let summary = change.summary.clone();
+        self.open.update(|open| {
+            if let Some(o) = open {
+                *o = Open::new(o.doc.with_changes(change.results()));
+            }
+        });
+        self.history.update(|h| match origin {
+            Origin::Edit => h.record(change.clone()),
+            Origin::Undo => h.undone(),
+            Origin::Redo => h.redone(),
+        });
+        self.message.set(match origin {
+            Origin::Edit => format!("Saving: {summary}"),
+            Origin::Undo => format!("Undoing: {summary}"),
+            Origin::Redo => format!("Redoing: {summary}"),
+        });
+        let start = self.writer.try_update_value(|w| {
+            w.queue.push_back(change);
+            w.generation += 1;
+            !std::mem::replace(&mut w.running, true)
+        });
+        if start == Some(true) {
+            let state = *self;
+            spawn_local(async move { state.drain().await });
+        }
+    }
+
+    async fn drain(self) {
+        loop {
+            let next = self.writer.try_update_value(|w| w.queue.pop_front()).flatten();
+            let Some(change) = next else { break };
+            let Some(dir) = self.vault.get_value() else { break };
+            match dir.apply(&change).await {
+                Ok(()) => self.message.set(format!("Saved: {}", change.summary)),
+                Err(error) => {
+                    self.writer.update_value(|w| w.queue.clear());
+                    let what = match &error {
+                        FsError::Conflict(paths) => format!(
+                            "{} changed outside planvault, so “{}” was not written. Reloaded the vault from disk; \
+                             your notes are as they are there.",
+                            paths.join(", "),
+                            change.summary
+                        ),
+                        FsError::Browser(e) => {
+                            format!("Could not write “{}”: {e}. Reloaded the vault from disk.", change.summary)
+                        }
+                    };
+                    self.history.set(History::default());
+                    self.reload().await;
+                    self.message.set(what);
+                }
+            }
+        }
+        self.writer.update_value(|w| {
+            w.running = false;
+            w.generation += 1;
+        });
+    }
+
+    /// Reads the whole vault again and shows it (keeping the selection and
+    /// the view).
+    pub async fn reload(&self) {
+        let Some(dir) = self.vault.get_value() else { return };
+        match dir.read_all().await {
+            Ok(files) => {
+                self.writer.update_value(|w| w.generation += 1);
+                self.open.set(Some(Open::new(VaultDoc::new(files))));
+            }
+            Err(e) => self.message.set(format!("Could not read the vault: {e}")),
+        }
+    }
+
+    /// Whether writes are queued or running.
+    pub fn busy(&self) -> bool {
+        self.writer.with_value(|w| w.running || !w.queue.is_empty())
+    }
+
+    /// One poll for changes made outside the app: re-read the vault and, if
+    /// it differs from what the app holds, show what is on disk.
+    pub async fn poll(&self) {
+        if self.busy() || !self.polling.get_value() {
+            return;
+        }
+        let Some(dir) = self.vault.get_value() else { return };
+        let generation = self.writer.with_value(|w| w.generation);
+        let Ok(files) = dir.read_all().await else { return };
+        if self.busy() || self.writer.with_value(|w| w.generation) != generation {
+            return; // the app wrote meanwhile; what was read may be stale
+        }
+        let changed: Vec<String> = self
+            .with_doc(|doc| {
+                let mut changed: Vec<String> =
+                    files.iter().filter(|(p, t)| doc.files.get(*p) != Some(*t)).map(|(p, _)| p.clone()).collect();
+                changed.extend(doc.files.keys().filter(|p| !files.contains_key(*p)).cloned());
+                changed
+            })
+            .unwrap_or_default();
+        if changed.is_empty() {
+            return;
+        }
+        self.open.set(Some(Open::new(VaultDoc::new(files))));
+        self.message.set(format!("Picked up changes made outside planvault: {}", changed.join(", ")));
+    }
+
+    pub fn undo(&self) {
+        match self.history.with_untracked(History::peek_undo) {
+            Some(change) => self.submit(change, Origin::Undo),
+            None => self.message.set("Nothing to undo".into()),
+        }
+    }
+
+    pub fn redo(&self) {
+        match self.history.with_untracked(History::peek_redo) {
+            Some(change) => self.submit(change, Origin::Redo),
+            None => self.message.set("Nothing to redo".into()),
+        }
+    }
+
+    /// Runs a command on the open doc and submits its change, or says why not.
+    pub fn run<E: std::fmt::Display>(&self, command: impl FnOnce(&VaultDoc) -> Result<Change, E>) {
+        match self.with_doc(command) {
+            Some(Ok(change)) => self.submit(change, Origin::Edit),
+            Some(Err(e)) => self.message.set(format!("Not done: {e}")),
+            None => {}
+        }
+    }
+
+    /// Selects node `index` and scrolls it into view.
+    pub fn focus_node(&self, index: usize) {
+        let Some((selection, rect)) =
+            self.open.with_untracked(|o| o.as_ref().map(|o| (Selection::single_node(&o.doc, index), o.scene.nodes[index])))
+        else {
+            return;
+        };
+        self.selection.set(selection);
+        self.viewport.update(|v| v.reveal(rect, 40.0));
+    }
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
