@@ -412,6 +412,23 @@ fn install_test_hook(state: AppState) {
     );
 
     set(
+        "centerOn",
+        Closure::<dyn Fn(String, f64)>::new(move |id: String, zoom: f64| {
+            let Some(center) = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                Some(o.scene.nodes[o.doc.node_index(&id)?].center())
+            }) else {
+                return;
+            };
+            state.viewport.update(|v| {
+                v.zoom = zoom;
+                v.offset = Point { x: center.x - v.width / 2.0 / zoom, y: center.y - v.height / 2.0 / zoom };
+            });
+        })
+        .into_js_value(),
+    );
+
+    set(
         "viewport",
         Closure::<dyn Fn() -> JsValue>::new(move || {
             let v = state.viewport.get_untracked();

@@ -18,7 +18,8 @@ pub struct Viewport {
     pub height: f64,
 }
 
-pub const MIN_ZOOM: f64 = 0.02;
+/// Far enough out to fit a plan thousands of layers deep.
+pub const MIN_ZOOM: f64 = 0.001;
 pub const MAX_ZOOM: f64 = 4.0;
 
 impl Default for Viewport {

@@ -102,18 +102,74 @@ pub fn draw(ctx: &Ctx, frame: &Frame) {
     let _ = ctx.set_transform(dpr * v.zoom, 0.0, 0.0, dpr * v.zoom, -v.offset.x * v.zoom * dpr, -v.offset.y * v.zoom * dpr);
 
     let visible = v.visible();
-    let detailed = v.zoom >= 0.35;
-    for shape in frame.scene.edges_in(visible) {
-        draw_edge(ctx, frame, shape, detailed);
-    }
-    for i in frame.scene.nodes_in(visible) {
-        draw_card(ctx, frame, i, detailed);
+    if v.zoom >= 0.35 {
+        for shape in frame.scene.edges_in(visible) {
+            draw_edge(ctx, frame, shape);
+        }
+        for i in frame.scene.nodes_in(visible) {
+            draw_card(ctx, frame, i);
+        }
+    } else {
+        draw_overview(ctx, frame, visible);
     }
     draw_preview(ctx, frame);
 
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     if frame.scene.nodes.len() > 1 {
         draw_minimap(ctx, frame);
+    }
+}
+
+/// Zoomed out, cards are a few pixels wide: draw them and the edges in a
+/// handful of batched paths (one per colour) instead of one call per shape,
+/// so thousands of nodes stay smooth. Selection, focus and badges still show.
+fn draw_overview(ctx: &Ctx, frame: &Frame, visible: Rect) {
+    let px = 1.0 / frame.viewport.zoom;
+    dash(ctx, &[]);
+    for (conditional, colour) in [(false, EDGE), (true, CONDITIONAL)] {
+        ctx.begin_path();
+        for shape in frame.scene.edges_in(visible).filter(|e| e.conditional == conditional) {
+            ctx.move_to(shape.points[0].x, shape.points[0].y);
+            for p in &shape.points[1..] {
+                ctx.line_to(p.x, p.y);
+            }
+        }
+        ctx.set_stroke_style_str(colour);
+        ctx.set_line_width(px);
+        ctx.stroke();
+    }
+    if let Some(shape) = frame.selected_edge.and_then(|e| frame.scene.shape_of_edge(e)) {
+        ctx.set_stroke_style_str(SELECT);
+        ctx.set_line_width(3.0 * px);
+        polyline(ctx, &shape.points);
+    }
+    let nodes: Vec<usize> = frame.scene.nodes_in(visible).collect();
+    for status in [Status::Pending, Status::Active, Status::Done] {
+        ctx.begin_path();
+        for &i in nodes.iter().filter(|&&i| frame.cards[i].status == status) {
+            let r = frame.scene.nodes[i];
+            ctx.rect(r.x, r.y, r.width, r.height);
+        }
+        ctx.set_fill_style_str(status_colour(status));
+        ctx.fill();
+    }
+    ctx.begin_path();
+    for &i in nodes.iter().filter(|&&i| frame.cards[i].badge.errors > 0) {
+        let r = frame.scene.nodes[i];
+        ctx.rect(r.x + r.width * 0.75, r.y, r.width * 0.25, r.height * 0.4);
+    }
+    ctx.set_fill_style_str(FLAGGED);
+    ctx.fill();
+    ctx.set_line_width(3.0 * px);
+    ctx.set_stroke_style_str(SELECT);
+    for &i in frame.selected {
+        if let Some(r) = frame.scene.nodes.get(i) {
+            ctx.stroke_rect(r.x, r.y, r.width, r.height);
+        }
+    }
+    if let Some(r) = frame.focused.and_then(|i| frame.scene.nodes.get(i)) {
+        ctx.set_stroke_style_str("#111827");
+        ctx.stroke_rect(r.x - 4.0 * px, r.y - 4.0 * px, r.width + 8.0 * px, r.height + 8.0 * px);
     }
 }
 
@@ -144,7 +200,7 @@ fn dash(ctx: &Ctx, pattern: &[f64]) {
     let _ = ctx.set_line_dash(&array);
 }
 
-fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape, detailed: bool) {
+fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
     let selected = frame.selected_edge == Some(shape.edge);
     let flagged = frame.flagged_edges.contains(&shape.edge);
     let colour = if selected {
@@ -179,7 +235,7 @@ fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape, detailed: bool) {
         let _ = ctx.arc(head.x, head.y, 6.0, 0.0, std::f64::consts::TAU);
         ctx.stroke();
     }
-    if let (true, Some(label), Some(b)) = (detailed, &shape.label, shape.label_box) {
+    if let (Some(label), Some(b)) = (&shape.label, shape.label_box) {
         ctx.set_fill_style_str("#ffffff");
         ctx.fill_rect(b.x, b.y, b.width, b.height);
         ctx.set_line_width(1.0);
@@ -192,7 +248,7 @@ fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape, detailed: bool) {
     }
 }
 
-fn draw_card(ctx: &Ctx, frame: &Frame, i: usize, detailed: bool) {
+fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
     let r = frame.scene.nodes[i];
     let card = &frame.cards[i];
     let selected = frame.selected.contains(&i);
@@ -211,9 +267,6 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize, detailed: bool) {
         dash(ctx, &[4.0, 3.0]);
         ctx.stroke_rect(r.x - 5.0, r.y - 5.0, r.width + 10.0, r.height + 10.0);
         dash(ctx, &[]);
-    }
-    if !detailed {
-        return;
     }
     ctx.set_text_align("left");
     ctx.set_text_baseline("alphabetic");
@@ -305,10 +358,24 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame) {
     ctx.set_line_width(1.0);
     ctx.stroke_rect(area.x, area.y, area.width, area.height);
     let map = |p: Point| Point { x: area.x + 4.0 + (p.x - origin.x) * scale, y: area.y + 4.0 + (p.y - origin.y) * scale };
-    for (i, r) in frame.scene.nodes.iter().enumerate() {
-        let p = map(Point { x: r.x, y: r.y });
-        ctx.set_fill_style_str(if frame.selected.contains(&i) { SELECT } else { status_colour(frame.cards[i].status) });
-        ctx.fill_rect(p.x, p.y, (r.width * scale).max(1.5), (r.height * scale).max(1.5));
+    // One path per colour: the minimap is drawn every frame.
+    for status in [Status::Pending, Status::Active, Status::Done] {
+        ctx.begin_path();
+        for (i, r) in frame.scene.nodes.iter().enumerate() {
+            if frame.cards[i].status == status {
+                let p = map(Point { x: r.x, y: r.y });
+                ctx.rect(p.x, p.y, (r.width * scale).max(1.5), (r.height * scale).max(1.5));
+            }
+        }
+        ctx.set_fill_style_str(status_colour(status));
+        ctx.fill();
+    }
+    ctx.set_fill_style_str(SELECT);
+    for &i in frame.selected {
+        if let Some(r) = frame.scene.nodes.get(i) {
+            let p = map(Point { x: r.x, y: r.y });
+            ctx.fill_rect(p.x, p.y, (r.width * scale).max(2.5), (r.height * scale).max(2.5));
+        }
     }
     let vis = frame.viewport.visible();
     let p = map(Point { x: vis.x, y: vis.y });

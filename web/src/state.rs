@@ -154,6 +154,8 @@ pub enum Origin {
 pub struct Writer {
     queue: VecDeque<Change>,
     running: bool,
+    /// A poll for outside changes is reading the vault.
+    polling: bool,
     /// Bumped by every write and reload, so a poll that read the disk
     /// meanwhile drops what it read.
     pub generation: u64,
@@ -310,9 +312,16 @@ impl AppState {
     /// One poll for changes made outside the app: re-read the vault and, if
     /// it differs from what the app holds, show what is on disk.
     pub async fn poll(&self) {
-        if self.busy() || !self.polling.get_value() {
+        // One poll at a time: on a big vault a read can outlast the interval.
+        if self.busy() || !self.polling.get_value() || self.writer.with_value(|w| w.polling) {
             return;
         }
+        self.writer.update_value(|w| w.polling = true);
+        self.poll_once().await;
+        self.writer.update_value(|w| w.polling = false);
+    }
+
+    async fn poll_once(&self) {
         let Some(dir) = self.vault.get_value() else { return };
         let generation = self.writer.with_value(|w| w.generation);
         let Ok(files) = dir.read_all().await else { return };
