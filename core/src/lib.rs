@@ -12,6 +12,7 @@ pub mod generated;
 pub mod model;
 pub mod planmd;
 pub mod vault;
+pub(crate) mod position;
 pub(crate) mod text_canvas;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

@@ -23,6 +23,7 @@ pub use schedule::waves;
 pub use validate::validate;
 
 use crate::model::{GeneratedNode, Precondition, PreconditionTest};
+use crate::position::{offset_in, LineIndex};
 use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status, DEFAULT_MAX_VISITS};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -78,19 +79,17 @@ pub fn step(node: &Node) -> Option<&GeneratedNode> {
     }
 }
 
-/// Byte offset → position, for diagnostics on the plan file.
+/// Where a piece of the plan text is, for diagnostics on the plan file.
 struct Locator<'a> {
     file: &'a str,
     text: &'a str,
+    lines: LineIndex<'a>,
 }
 
 impl Locator<'_> {
+    /// `raw` is a sub-slice of the plan text (a `RawValue` borrows from it).
     fn pos_of(&self, raw: &str) -> SourcePos {
-        let offset = (raw.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize).min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() as u32 + 1;
-        let column = before.rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
-        SourcePos::new(self.file, line, column)
+        self.lines.pos(self.file, offset_in(self.text, raw))
     }
 }
 
@@ -110,7 +109,7 @@ struct StepDecl<'a> {
 /// Read a generated plan. Never fails: a plan that cannot be read is an empty
 /// plan with diagnostics.
 pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic>) {
-    let loc = Locator { file, text };
+    let loc = Locator { file, text, lines: LineIndex::new(text) };
     let mut diags = Vec::new();
     let mut plan = Plan::new(PlanFormat::Generated);
     let Some(steps) = read_steps(&loc, text, &mut diags) else {
@@ -371,13 +370,16 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
         } else if options.allowed_tools.as_ref().is_some_and(|allowed| !allowed.contains(tool)) {
             diags.push(refuse(Code::ToolNotPermitted, format!("step {id:?} uses tool {tool:?}, which the host does not permit"), &s.pos));
         }
-        let deps_pos = s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
+        // Positions are computed only for a refusal: look-ups that jump
+        // backwards in a long line cost a scan.
+        let deps_pos = || s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
+        let args_pos = || s.args_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
         let distinct: BTreeSet<&str> = s.deps.iter().map(String::as_str).collect();
         if distinct.len() > limits.max_dependencies {
             diags.push(refuse(
                 Code::TooManyDependencies,
                 format!("step {id:?} has {} dependencies; the limit is {}", distinct.len(), limits.max_dependencies),
-                &deps_pos,
+                &deps_pos(),
             ));
         }
         if s.preconditions.len() > limits.max_preconditions {
@@ -387,20 +389,19 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
                 &s.pos,
             ));
         }
-        let args_pos = s.args_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
         let bytes = s.args_raw.map_or(2, |r| r.get().len());
         let depth = refs::depth(&s.args);
         if bytes > limits.max_args_bytes {
             diags.push(refuse(
                 Code::ArgsTooLarge,
                 format!("step {id:?} has {bytes} bytes of arguments; the limit is {}", limits.max_args_bytes),
-                &args_pos,
+                &args_pos(),
             ));
         } else if depth > limits.max_args_depth {
             diags.push(refuse(
                 Code::ArgsTooLarge,
                 format!("step {id:?} has arguments nested {depth} deep; the limit is {}", limits.max_args_depth),
-                &args_pos,
+                &args_pos(),
             ));
         }
         let references = refs::bindings(&s.args).len() + s.preconditions.len();
@@ -408,7 +409,7 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
             diags.push(refuse(
                 Code::TooManyReferences,
                 format!("step {id:?} has {references} references; the limit is {}", limits.max_references),
-                &args_pos,
+                &args_pos(),
             ));
         }
         let mut reported = BTreeSet::new();
@@ -417,12 +418,12 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
                 continue;
             }
             if dep == id {
-                diags.push(refuse(Code::SelfDependency, format!("step {id:?} depends on itself"), &deps_pos));
+                diags.push(refuse(Code::SelfDependency, format!("step {id:?} depends on itself"), &deps_pos()));
             } else if !ids.contains(dep.as_str()) {
                 diags.push(refuse(
                     Code::UnknownDependency,
                     format!("step {id:?} depends on {dep:?}, which is not a step of this plan"),
-                    &deps_pos,
+                    &deps_pos(),
                 ));
             }
         }

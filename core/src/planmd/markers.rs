@@ -5,7 +5,7 @@
 //! start of a line under it; `@gate` written after some words is just words.
 
 use super::items::{RawItem, RawLine};
-use super::text::offset_in;
+use crate::position::offset_in;
 use crate::NodeKind;
 
 /// An `@on` line as written.

@@ -14,7 +14,6 @@ pub mod condition;
 pub mod export;
 mod items;
 mod markers;
-mod text;
 mod validate;
 
 pub use condition::{Condition, SignalOp};
@@ -22,7 +21,7 @@ pub use validate::validate;
 
 use crate::{Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, PlanMdNode, Status, DEFAULT_MAX_VISITS};
 use markers::{first_code_span, ItemDecl};
-use text::LineIndex;
+use crate::position::LineIndex;
 
 /// The signal a `@tool` node always puts on the channel: its exit status.
 pub const TOOL_EXIT_SIGNAL: &str = "exit";

@@ -1,27 +1,39 @@
-//! Byte offsets to 1-based line/column positions, the one place PLAN.md
-//! positions are computed so every diagnostic counts columns the same way.
+//! Byte offsets to 1-based line/column positions: the one place the
+//! single-file formats compute positions, so every diagnostic counts columns
+//! the same way (in characters) and a look-up costs O(log lines).
 
 use crate::SourcePos;
+use std::cell::Cell;
 
 /// Line starts of one text, for offset → (line, column) look-ups.
 pub(crate) struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// The last look-up: `(line, byte offset, column)`. Look-ups mostly move
+    /// forward, so counting characters from there keeps a long single-line
+    /// file (minified JSON) linear instead of quadratic.
+    last: Cell<(usize, usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        LineIndex { text, starts, last: Cell::new((0, 0, 0)) }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub(crate) fn line_col(&self, offset: usize) -> (u32, u32) {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.starts[line];
-        let column = self.text.get(start..offset).map_or(0, |s| s.chars().count());
+        let (last_line, last_offset, last_column) = self.last.get();
+        let (from, base) = if last_line == line && last_offset <= offset {
+            (last_offset, last_column)
+        } else {
+            (self.starts[line], 0)
+        };
+        let column = base + self.text.get(from..offset).map_or(0, |s| s.chars().count());
+        self.last.set((line, offset, column));
         (line as u32 + 1, column as u32 + 1)
     }
 
@@ -48,5 +60,8 @@ mod tests {
         assert_eq!(index.line_col(4), (2, 1));
         assert_eq!(index.line_col(4 + '→'.len_utf8()), (2, 2));
         assert_eq!(index.line_col(text.len() - 1), (3, 1));
+        // Backwards after forwards still counts from the line start.
+        assert_eq!(index.line_col(4 + '→'.len_utf8()), (2, 2));
+        assert_eq!(index.line_col(4), (2, 1));
     }
 }

@@ -1,0 +1,146 @@
+//! Property tests for the PLAN.md grammar and validator.
+
+use planvault_core::{check, planmd, Code, PlanSource};
+use proptest::prelude::*;
+
+fn source(text: String) -> PlanSource {
+    PlanSource::PlanMd { file: "PLAN.md".into(), text }
+}
+
+/// One line of an item that uses none of `@on`, `@emit`, `@needs`: any kind,
+/// label, dependency (backward, forward, zero, huge), scenario or prose.
+fn old_grammar_item() -> impl Strategy<Value = String> {
+    let check = prop_oneof![Just("[ ]"), Just("[x]"), Just("[X]")];
+    let after = prop_oneof![
+        Just(String::new()),
+        (0u32..40, 0u32..40).prop_map(|(a, b)| format!("(after: {a}, {b}) ")),
+        (0u32..40).prop_map(|a| format!("(DEPS: {a}) ")),
+        Just("(after: 99999999999) ".to_string()),
+    ];
+    let kind = prop_oneof![
+        Just(""),
+        Just("@work "),
+        Just("@gate security "),
+        Just("@verify "),
+        Just("@tool build: "),
+        Just("@tool "),
+        Just("@human "),
+        Just("@feedback "),
+        Just("@node gate "),
+        Just("@toolbox "),
+    ];
+    let indent = prop_oneof![Just(""), Just("  "), Just("    ")];
+    let text = "[A-Za-z`→ ,.:()-]{0,30}";
+    let extra = prop_oneof![
+        Just(String::new()),
+        "[a-z ]{1,20}".prop_map(|s| format!("\n      @scenario {s}")),
+        Just("\n      @gate".to_string()),
+        "[A-Za-z ]{1,20}".prop_map(|s| format!("\n      {s}")),
+    ];
+    (indent, check, after, kind, text, extra).prop_map(|(i, c, a, k, t, e)| format!("{i}- {c} {a}{k}{t}{e}"))
+}
+
+fn old_grammar_plan() -> impl Strategy<Value = String> {
+    let block = prop_oneof![
+        4 => old_grammar_item(),
+        1 => Just("# Heading".to_string()),
+        1 => Just("Some prose.".to_string()),
+        1 => Just("```\n- [ ] (after: 3) in a fence\n```".to_string()),
+        1 => Just(String::new()),
+    ];
+    (prop::collection::vec(block, 0..40), any::<bool>()).prop_map(|(blocks, crlf)| {
+        let text = blocks.join("\n") + "\n";
+        if crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text
+        }
+    })
+}
+
+/// Lines using the whole grammar, routes and signals included.
+fn full_grammar_plan() -> impl Strategy<Value = String> {
+    let marker = prop_oneof![
+        (0u32..12).prop_map(|n| format!("      @on fail -> {n}")),
+        (0u32..12, "[a-c]").prop_map(|(n, k)| format!("      @on {k}=1 => {n}")),
+        (0u32..12, "[a-c]").prop_map(|(n, k)| format!("      @on {k}!=1 → {n}")),
+        Just("      @on ok".to_string()),
+        "[a-c]".prop_map(|k| format!("      @emit {k}=1")),
+        "[a-c]".prop_map(|k| format!("      @emit {k}")),
+        "[a-c], [a-c]".prop_map(|k| format!("      @needs {k}")),
+        "[a-z →=>!-]{0,12}".prop_map(|s| format!("      @on {s}")),
+    ];
+    let item = (old_grammar_item(), prop::collection::vec(marker, 0..4))
+        .prop_map(|(item, markers)| std::iter::once(item).chain(markers).collect::<Vec<_>>().join("\n"));
+    prop::collection::vec(item, 0..14).prop_map(|items| items.join("\n") + "\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Seed 001's promise: validation is a gate for the new grammar, never a
+    /// new way for an old plan to fail.
+    #[test]
+    fn a_plan_without_on_emit_or_needs_never_yields_a_diagnostic(text in old_grammar_plan()) {
+        prop_assume!(!text.contains("@on") && !text.contains("@emit") && !text.contains("@needs"));
+        let checked = check(&source(text));
+        prop_assert_eq!(checked.diagnostics, vec![]);
+    }
+
+    /// Any plan: no panic, only the five codes, in the fixed class order,
+    /// the same bytes twice, and CRLF exactly like LF.
+    #[test]
+    fn every_plan_gets_only_the_five_codes_in_order(text in full_grammar_plan()) {
+        let checked = check(&source(text.clone()));
+        let rank = |c: Code| match c {
+            Code::Cycle => 0,
+            Code::DanglingEdge => 1,
+            Code::UnmetNeed => 2,
+            Code::UnroutableSignal => 3,
+            Code::Unreachable => 4,
+            other => panic!("unexpected code {other}"),
+        };
+        let ranks: Vec<u8> = checked.diagnostics.iter().map(|d| rank(d.code)).collect();
+        let mut sorted = ranks.clone();
+        sorted.sort();
+        prop_assert_eq!(&ranks, &sorted);
+        for d in &checked.diagnostics {
+            prop_assert!(!d.items.is_empty());
+            let named = format!("item {}", d.items[0]);
+            prop_assert!(d.message.contains(&named), "{} does not name {}", d.message, named);
+        }
+        let again = check(&source(text.clone()));
+        prop_assert_eq!(&checked.diagnostics, &again.diagnostics);
+        let crlf = check(&source(text.replace('\n', "\r\n")));
+        prop_assert_eq!(&checked.plan, &crlf.plan);
+        prop_assert_eq!(&checked.diagnostics, &crlf.diagnostics);
+    }
+
+    /// Arbitrary text never panics the parser or the validator.
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+        let _ = check(&source(text));
+    }
+}
+
+/// Graph walks are iterative: a 100,000-item chain whose last item routes
+/// back to the first validates on a thread with a small (wasm-like) stack.
+#[test]
+fn a_hundred_thousand_items_validate_in_a_small_stack() {
+    let mut text = String::from("- [ ] Item 1\n");
+    for i in 2..=100_000 {
+        text.push_str(&format!("- [ ] (after: {}) Item {i}\n", i - 1));
+    }
+    text.push_str("      @on fail -> 1\n");
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let (plan, _) = planmd::parse("PLAN.md", &text);
+            planmd::validate(&plan)
+        })
+        .unwrap();
+    let diagnostics = handle.join().expect("no stack overflow");
+    assert_eq!(diagnostics.len(), 1);
+    assert_eq!(diagnostics[0].code, Code::Cycle);
+    assert_eq!(diagnostics[0].items.len(), 100_000);
+}
