@@ -186,6 +186,11 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
     for note in ["draft.md", "review.md", "send.md"] {
         assert_eq!(std::fs::read(copy.join(note)).unwrap(), std::fs::read(vault.join(note)).unwrap());
     }
+    assert_eq!(
+        std::fs::read(copy.join("00_plan-trace/journal.jsonl")).unwrap(),
+        std::fs::read(&journal).unwrap(),
+        "the replayed vault keeps its journal"
+    );
 }
 
 /// Start a run, wait until the stub has received the `nth` request containing

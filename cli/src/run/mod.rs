@@ -162,6 +162,12 @@ impl Runner {
             None if resuming => RunVault::read_journal(&self.vault.journal_path())?,
             None => Journal::new(),
         };
+        if let Some(replayed) = &replay {
+            // The vault keeps the journal of the run it now holds.
+            for entry in &replayed.entries {
+                self.vault.append_journal(entry)?;
+            }
+        }
         for decision in &self.args.decide {
             let entry = parse_decision(decision)?;
             self.vault.append_journal(&entry)?;
