@@ -34,6 +34,10 @@ struct PlanArgs {
     /// Read PATH in this format instead of detecting it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
+    /// A generated plan may use only these tools (repeatable); any other tool
+    /// is refused as `tool-not-permitted` before anything runs.
+    #[arg(long = "allow-tool", value_name = "TOOL")]
+    allow_tool: Vec<String>,
 }
 
 #[derive(Args)]
@@ -88,7 +92,14 @@ fn main() -> ExitCode {
 /// Read and check a plan; `Err` is exit code 2 with the reason printed.
 fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCode> {
     match read_plan(&plan.path, plan.format) {
-        Ok(source) => Ok(planvault_core::check(&source)),
+        Ok(mut source) => {
+            if let planvault_core::PlanSource::Generated { options, .. } = &mut source {
+                if !plan.allow_tool.is_empty() {
+                    options.allowed_tools = Some(plan.allow_tool.clone());
+                }
+            }
+            Ok(planvault_core::check(&source))
+        }
         Err(err) => {
             if !quiet {
                 eprintln!("error: {err}");

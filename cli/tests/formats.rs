@@ -193,3 +193,17 @@ fn unreadable_paths_exit_2() {
     std::fs::write(&not_utf8, b"- [ ] caf\xe9\n").unwrap();
     assert_eq!(run(&["validate", not_utf8.to_str().unwrap()]).status.code(), Some(2));
 }
+
+#[test]
+fn allow_tool_narrows_what_a_generated_plan_may_use() {
+    let path = example("generated/flat-plan.json");
+    let allowed = ["--allow-tool", "http.get", "--allow-tool", "stats.summarize", "--allow-tool", "doc.write"];
+    let out = run(&[&["validate"][..], &allowed, &[&path]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "flat-plan.json:4:3: error[tool-not-permitted]: step \"notify\" uses tool \"mail.send\", which the host does not permit\n"
+    );
+    let everything = [&allowed[..], &["--allow-tool", "mail.send"]].concat();
+    assert_eq!(run(&[&["validate"][..], &everything, &[&path]].concat()).status.code(), Some(0));
+}
