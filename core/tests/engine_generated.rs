@@ -166,3 +166,30 @@ fn an_empty_revision_gives_up_with_the_reason() {
         FinishReason::NodeFailed { node: "a".into(), reason: "the replan gave up (an empty plan)".into() }
     );
 }
+
+#[test]
+fn a_resumed_generated_run_never_invokes_a_completed_step_again() {
+    let mut engine = Engine::new(plan(DAG), config(), &Journal::new()).unwrap();
+    let live = drive(&mut engine, dag_answers);
+    for cut in 0..=live.len() {
+        let mut on_disk = plan(DAG);
+        apply_statuses(&mut on_disk, &live[..cut]);
+        let journal = journal_of(&live[..cut]);
+        let mut resumed = Engine::new(on_disk, config(), &journal).unwrap();
+        let effects = drive(&mut resumed, dag_answers);
+        for (step, _) in invoked(&effects) {
+            assert!(!journal.entries.iter().any(|e| e.key == format!("{step}#1:invoke")), "cut {cut}: {step} ran again");
+        }
+        assert_eq!(finish(&effects), finish(&live), "cut {cut}");
+    }
+}
+
+#[test]
+fn a_step_marked_done_without_a_journal_counts_as_done() {
+    let mut p = plan(WIDE);
+    p.nodes[0].status = planvault_core::Status::Done;
+    let mut engine = Engine::new(p, config(), &Journal::new()).unwrap();
+    let effects = drive(&mut engine, |r| ok(r, json!(1)));
+    let ran: Vec<String> = invoked(&effects).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(ran, ["c", "b", "d"]);
+}
