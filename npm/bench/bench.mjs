@@ -62,17 +62,29 @@ const vault = new planvault.Vault(files);
 const path = "stage-050/step-05000.md";
 const knob = [files[path], files[path].replace("status: pending", "status: active")];
 const prose = [files[path], files[path].replace("# Step 5000", "# Step 5000\n\nAn added paragraph.\n")];
-const incremental = race(200, {
-  update: (i) => vault.update(path, knob[i % 2]),
-  updateAndDiagnostics: (i) => {
-    vault.update(path, knob[i % 2]);
-    vault.diagnostics();
-  },
-  proseEditAndDiagnostics: (i) => {
-    vault.update(path, prose[i % 2]);
-    vault.diagnostics();
-  },
-});
+const link = [files[path], files[path].replace("## Next\n", "## Next\n- shortcut -> [[step-05009]]\n")];
+// Each alone (not round-robin): one contender's edit must not undo another's.
+const incremental = {
+  ...race(200, { update: (i) => vault.update(path, knob[i % 2]) }),
+  ...race(200, {
+    updateAndDiagnostics: (i) => {
+      vault.update(path, knob[i % 2]);
+      vault.diagnostics();
+    },
+  }),
+  ...race(200, {
+    proseEditAndDiagnostics: (i) => {
+      vault.update(path, prose[i % 2]);
+      vault.diagnostics();
+    },
+  }),
+  ...race(200, {
+    linkEditAndDiagnostics: (i) => {
+      vault.update(path, link[i % 2]);
+      vault.diagnostics();
+    },
+  }),
+};
 const structural = race(30, {
   addRemoveAndDiagnostics: () => {
     vault.update("stage-050/new-note.md", "# New\n");
@@ -89,6 +101,7 @@ console.log(`  of which parseVault           : ${ms(whole.parseOnly)}`);
 console.log(`plain JS (gray-matter, regex, graphology): ${ms(plain)}`);
 console.log(`ratio plain JS / planvault      : ${(plain.median / wasm.median).toFixed(2)}x (medians), ${(plain.min / wasm.min).toFixed(2)}x (minima)`);
 console.log(`Vault.update(one note)          : ${ms(incremental.update)}`);
-console.log(`Vault.update + diagnostics()    : ${ms(incremental.updateAndDiagnostics)}`);
+console.log(`Vault.update + diagnostics(), a knob edit: ${ms(incremental.updateAndDiagnostics)}`);
 console.log(`  a prose edit that moves lines : ${ms(incremental.proseEditAndDiagnostics)}`);
+console.log(`  an edit that adds a link      : ${ms(incremental.linkEditAndDiagnostics)}`);
 console.log(`Vault add + remove a note + diagnostics(): ${ms(structural.addRemoveAndDiagnostics)}`);

@@ -16,7 +16,7 @@ use planvault_core::diagnostic::sort_by_position;
 use planvault_core::vault::links::LinkIndex;
 use planvault_core::vault::note::{parse_note, DeclaredEdge};
 use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, StartRule};
-use planvault_core::{Diagnostic, Edge, Node, Plan, PlanFormat};
+use planvault_core::{Diagnostic, Edge, Node, NodeExt, Plan, PlanFormat, SourcePos};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
@@ -38,8 +38,71 @@ pub struct IncrementalVault {
     notes: Vec<NoteState>,
     position: HashMap<String, usize>,
     links: LinkIndex,
+    /// The graph checks' diagnostics, until an edit changes the graph.
+    graph_diagnostics: Option<Vec<Diagnostic>>,
     /// Parse plus graph diagnostics, until the next change.
     cached: Option<Vec<Diagnostic>>,
+}
+
+/// What the graph checks read of one note: whether it is the start, where
+/// it and its `## Next` heading are, and its edges. An edit that leaves this
+/// unchanged (a knob like `status`, prose below the `## Next` list) cannot
+/// change their diagnostics; one that only moves it (prose typed above the
+/// list) moves the diagnostics that point into the note, nothing else.
+struct GraphFacts<'a> {
+    kind: planvault_core::NodeKind,
+    pos: Option<&'a SourcePos>,
+    next_line: Option<u32>,
+    edges: &'a [Edge],
+}
+
+impl<'a> GraphFacts<'a> {
+    fn of(node: &'a Node, edges: &'a [Edge]) -> Self {
+        let next_line = match &node.ext {
+            NodeExt::Vault(v) => v.next_line,
+            _ => None,
+        };
+        GraphFacts { kind: node.kind, pos: node.pos.as_ref(), next_line, edges }
+    }
+
+    /// The same graph: start-ness and every edge's target, kind and label.
+    fn same_shape(&self, other: &GraphFacts<'_>) -> bool {
+        self.kind == other.kind
+            && self.edges.len() == other.edges.len()
+            && self.edges.iter().zip(other.edges).all(|(a, b)| {
+                (a.from, a.to, &a.target, a.kind, &a.label) == (b.from, b.to, &b.target, b.kind, &b.label)
+            })
+    }
+
+    /// Every position a graph diagnostic can take from this note (the note's
+    /// own, its `## Next` heading's, each edge's), in a fixed order.
+    fn positions(&self) -> Vec<Option<SourcePos>> {
+        let next = self.pos.zip(self.next_line).map(|(p, line)| SourcePos::new(p.file.clone(), line, 1));
+        let mut all = vec![self.pos.cloned(), next];
+        all.extend(self.edges.iter().map(|e| e.pos.clone()));
+        all
+    }
+}
+
+/// The graph diagnostics after a note moved without changing shape: each one
+/// pointing into the note follows its source; `None` when a position cannot
+/// be traced to exactly one source (the caller re-runs the checks).
+fn relocate(mut diagnostics: Vec<Diagnostic>, old: &GraphFacts<'_>, new: &GraphFacts<'_>) -> Option<Vec<Diagnostic>> {
+    let moves: Vec<(SourcePos, SourcePos)> =
+        old.positions().into_iter().zip(new.positions()).filter_map(|(a, b)| a.zip(b)).collect();
+    let file = &old.pos?.file;
+    for d in diagnostics.iter_mut().filter(|d| d.file.as_ref() == Some(file)) {
+        let (line, column) = (d.line?, d.column?);
+        let mut targets = moves.iter().filter(|(from, _)| (from.line, from.column) == (line, column)).map(|(_, to)| to);
+        let to = targets.next()?;
+        if targets.any(|other| other != to) {
+            return None;
+        }
+        d.line = Some(to.line);
+        d.column = Some(to.column);
+    }
+    sort_by_position(&mut diagnostics);
+    Some(diagnostics)
 }
 
 impl IncrementalVault {
@@ -51,6 +114,7 @@ impl IncrementalVault {
             notes: Vec::new(),
             position: HashMap::new(),
             links: LinkIndex::new(std::iter::empty()),
+            graph_diagnostics: None,
             cached: None,
         };
         for (path, text) in files.iter().filter(|(path, _)| is_plan_note(path)) {
@@ -76,6 +140,12 @@ impl IncrementalVault {
             // splice this note's new edges over its old ones.
             let new_edges: Vec<Edge> = state.declared.iter().map(|e| resolve_edge(&self.links, i, e.clone())).collect();
             let old = self.notes[i].edges.clone();
+            let (was, now) = (GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]), GraphFacts::of(&node, &new_edges));
+            self.graph_diagnostics = match self.graph_diagnostics.take() {
+                Some(kept) if was.same_shape(&now) && was.positions() == now.positions() => Some(kept),
+                Some(kept) if was.same_shape(&now) => relocate(kept, &was, &now),
+                _ => None,
+            };
             let delta = new_edges.len() as isize - old.len() as isize;
             state.edges = old.start..old.start + new_edges.len();
             self.plan.edges.splice(old, new_edges);
@@ -91,6 +161,7 @@ impl IncrementalVault {
             self.notes.insert(at, state);
             self.reindex();
             self.relink();
+            self.graph_diagnostics = None;
         }
     }
 
@@ -103,6 +174,7 @@ impl IncrementalVault {
         self.notes.remove(at);
         self.reindex();
         self.relink();
+        self.graph_diagnostics = None;
         true
     }
 
@@ -121,7 +193,8 @@ impl IncrementalVault {
         if self.cached.is_none() {
             let mut all: Vec<Diagnostic> = self.notes.iter().flat_map(|n| n.diagnostics.iter().cloned()).collect();
             sort_by_position(&mut all);
-            all.extend(planvault_core::validate(&self.plan));
+            let plan = &self.plan;
+            all.extend_from_slice(self.graph_diagnostics.get_or_insert_with(|| planvault_core::validate(plan)));
             self.cached = Some(all);
         }
         self.cached.as_deref().unwrap_or_default()
@@ -194,6 +267,33 @@ mod tests {
     }
 
     #[test]
+    fn knob_and_prose_edits_keep_the_graph_checks_and_their_diagnostics() {
+        let review = "---\nstatus: pending\n---\n# Review\n\n## Next\n- fix -> [[draft]]\n- lost -> [[nowhere]]\n";
+        let mut now = files(&[("draft.md", START), ("review.md", review), ("send.md", "# Send\n")]);
+        let mut vault = IncrementalVault::new(&now);
+        agrees(&mut vault, &now);
+        let done = review.replace("pending", "done");
+        vault.update("review.md", &done);
+        now.insert("review.md".into(), done.clone());
+        assert!(vault.graph_diagnostics.is_some(), "a status change leaves the graph as it was");
+        agrees(&mut vault, &now);
+        // Prose above the `## Next` list moves its diagnostics along.
+        let moved = done.replace("# Review\n", "# Review\n\nMore prose.\n");
+        vault.update("review.md", &moved);
+        now.insert("review.md".into(), moved);
+        assert!(vault.graph_diagnostics.is_some(), "moved, not changed: the diagnostics follow");
+        agrees(&mut vault, &now);
+        let dangling = vault.diagnostics().iter().find(|d| d.code == planvault_core::Code::DanglingEdge).cloned();
+        assert_eq!(dangling.and_then(|d| d.line), Some(10), "the dangling edge's new line");
+        // A new edge changes the graph: the checks run again.
+        let linked = review.replace("- fix -> [[draft]]\n", "- fix -> [[draft]]\n- [[send]]\n");
+        vault.update("review.md", &linked);
+        now.insert("review.md".into(), linked);
+        assert!(vault.graph_diagnostics.is_none());
+        agrees(&mut vault, &now);
+    }
+
+    #[test]
     fn adding_and_removing_notes_re_resolves_links() {
         let mut now = files(&[("draft.md", START), ("review.md", REVIEW)]);
         let mut vault = IncrementalVault::new(&now);
@@ -233,6 +333,8 @@ mod tests {
             "---\ntype: start\n---\n",
             "---\nstatus: done\nmax_visits: 2\n---\n",
             "---\nmax_visits: three\n---\n",
+            "---\nstatus: active\nmax_visits: 2\n---\n",
+            "---\nstatus: done\nmax_visits: 0\n---\n",
             "---\ntype: start\n",
         ]);
         let target = prop::sample::select(vec!["a", "b", "c", "d", "sub/a", "missing", "A|alias", "c#h"]);
