@@ -70,9 +70,17 @@ pub type Verdicts = Vec<bool>;
 
 /// Read a grid reply for `count` conditions.
 pub fn parse_grid(raw: &str, count: usize) -> Result<Verdicts, GridError> {
+    parse_grid_labelled(raw, &vec![String::new(); count])
+}
+
+/// Read a grid reply for these conditions. A line may name a condition by
+/// its number (`2. NO`, `Condition 2: NO`) or by its label as asked
+/// (`needs revision: NO`), which small models often echo.
+pub fn parse_grid_labelled(raw: &str, labels: &[String]) -> Result<Verdicts, GridError> {
+    let count = labels.len();
     let mut verdicts: Vec<Option<bool>> = vec![None; count];
     for line in raw.lines() {
-        let Some((number, verdict)) = parse_line(line) else { continue };
+        let Some((number, verdict)) = parse_line(line).or_else(|| parse_labelled_line(line, labels)) else { continue };
         if number == 0 || number > count {
             return Err(GridError::Unknown(number));
         }
@@ -88,22 +96,45 @@ pub fn parse_grid(raw: &str, count: usize) -> Result<Verdicts, GridError> {
         .collect()
 }
 
-/// `1. YES - reason`, `- **2**: no`, `3) Yes.` → `(number, verdict)`.
+/// `approved: YES`, `- **needs revision** — no` → `(number, verdict)`.
+fn parse_labelled_line(line: &str, labels: &[String]) -> Option<(usize, bool)> {
+    let line = line.trim().trim_start_matches(['-', '*', '>', ' ', '#']).trim_start_matches('*');
+    let lower = line.to_lowercase();
+    // The longest label that prefixes the line, so `approved with changes`
+    // is not read as `approved`.
+    let (index, label) = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty() && lower.starts_with(&l.to_lowercase()))
+        .max_by_key(|(_, l)| l.len())?;
+    let rest = line[label.len()..].trim_start_matches(['*', '"', '`', ':', ' ', '\t', '-', '=', '—', '–', '→', '>', '.']);
+    verdict_word(rest).map(|v| (index + 1, v))
+}
+
+fn verdict_word(rest: &str) -> Option<bool> {
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+    match word.to_ascii_uppercase().as_str() {
+        "YES" => Some(true),
+        "NO" => Some(false),
+        _ => None,
+    }
+}
+
+/// `1. YES - reason`, `- **2**: no`, `3) Yes.`, `Condition 2: NO` → `(number, verdict)`.
 fn parse_line(line: &str) -> Option<(usize, bool)> {
     let line = line.trim().trim_start_matches(['-', '*', '>', ' ']);
     let line = line.trim_start_matches('*');
+    let line = match line.get(..9) {
+        Some(word) if word.eq_ignore_ascii_case("condition") => line[9..].trim_start(),
+        _ => line,
+    };
     let digits: String = line.chars().take_while(char::is_ascii_digit).collect();
     if digits.is_empty() {
         return None;
     }
     let number: usize = digits.parse().ok()?;
     let rest = line[digits.len()..].trim_start_matches(['*', '.', ')', ':', ' ', '\t', '-', '=']);
-    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
-    match word.to_ascii_uppercase().as_str() {
-        "YES" => Some((number, true)),
-        "NO" => Some((number, false)),
-        _ => None,
-    }
+    verdict_word(rest).map(|v| (number, v))
 }
 
 #[cfg(test)]
@@ -136,6 +167,14 @@ mod tests {
         check("1. YES\n3. NO", 2, Err(GridError::Unknown(3)));
         check("yes", 1, Err(GridError::Missing(1)));
         check("1. maybe", 1, Err(GridError::Missing(1)));
+    }
+
+    #[test]
+    fn conditions_may_be_named_by_label_or_as_condition_n() {
+        let labels = vec!["approved".to_string(), "approved with changes".to_string()];
+        assert_eq!(parse_grid_labelled("Approved: NO\n**approved with changes** — yes", &labels), Ok(vec![false, true]));
+        assert_eq!(parse_grid_labelled("Condition 1: yes\nCondition 2: no", &labels), Ok(vec![true, false]));
+        assert_eq!(parse_grid_labelled("approved, I think", &labels), Err(GridError::Missing(1)));
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl VaultRun {
         if !s.answer_served {
             self.end_walk(s, j.node, j.visit);
         }
-        match grid::parse_grid(&raw, j.labels.len()) {
+        match grid::parse_grid_labelled(&raw, &j.labels) {
             Ok(verdicts) => {
                 let rationale = match &j.predicate_notes {
                     Some(notes) => format!("{notes}\n{raw}"),
