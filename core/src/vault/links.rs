@@ -3,6 +3,7 @@
 //! case-insensitively. When a link cannot tell two notes apart it is
 //! ambiguous: planvault reports it and never guesses.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// A `[[...]]` found in a line.
@@ -49,42 +50,88 @@ pub enum Resolution {
     Ambiguous(Vec<usize>),
 }
 
-/// Node ids indexed for link lookup.
-pub struct LinkIndex {
+/// Node ids indexed for link lookup. Ids that are already lower case (most
+/// are) are borrowed, not copied.
+pub struct LinkIndex<'a> {
     /// Lower-cased full id → node indices.
-    by_path: HashMap<String, Vec<usize>>,
+    by_path: HashMap<Cow<'a, str>, Hits>,
     /// Lower-cased basename → node indices.
-    by_basename: HashMap<String, Vec<usize>>,
-    /// Lower-cased ids, by node index.
-    lower_ids: Vec<String>,
-    ids: Vec<String>,
+    by_basename: HashMap<Cow<'a, str>, Hits>,
+    ids: Vec<&'a str>,
+}
+
+/// The notes one key names: nearly always one, so no list is allocated.
+#[derive(Debug, Clone)]
+enum Hits {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Hits {
+    fn add(&mut self, node: usize) {
+        match self {
+            Hits::One(first) => *self = Hits::Many(vec![*first, node]),
+            Hits::Many(all) => all.push(node),
+        }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            Hits::One(one) => std::slice::from_ref(one),
+            Hits::Many(all) => all,
+        }
+    }
 }
 
 fn basename(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
 }
 
+fn lower(text: &str) -> Cow<'_, str> {
+    if text.chars().any(char::is_uppercase) {
+        Cow::Owned(text.to_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// The canonical spelling of a target: no leading `./` or `/`, no `.md`,
 /// lower case.
-fn normalize(target: &str) -> String {
+fn normalize(target: &str) -> Cow<'_, str> {
     let mut t = target.trim().trim_start_matches("./").trim_start_matches('/');
     if t.len() >= 3 && t.is_char_boundary(t.len() - 3) && t[t.len() - 3..].eq_ignore_ascii_case(".md") {
         t = &t[..t.len() - 3];
     }
-    t.to_lowercase()
+    lower(t)
 }
 
-impl LinkIndex {
-    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut index =
-            LinkIndex { by_path: HashMap::new(), by_basename: HashMap::new(), lower_ids: Vec::new(), ids: Vec::new() };
-        for (i, id) in ids.into_iter().enumerate() {
-            let lower = id.to_lowercase();
-            index.by_basename.entry(basename(&lower).to_string()).or_default().push(i);
-            index.by_path.entry(lower.clone()).or_default().push(i);
-            index.lower_ids.push(lower);
-            index.ids.push(id.to_string());
+fn insert<'a>(map: &mut HashMap<Cow<'a, str>, Hits>, key: Cow<'a, str>, node: usize) {
+    match map.get_mut(key.as_ref()) {
+        Some(hits) => hits.add(node),
+        None => {
+            map.insert(key, Hits::One(node));
         }
+    }
+}
+
+impl<'a> LinkIndex<'a> {
+    pub fn new(ids: impl IntoIterator<Item = &'a str>) -> Self {
+        let ids: Vec<&'a str> = ids.into_iter().collect();
+        let mut index = LinkIndex {
+            by_path: HashMap::with_capacity(ids.len()),
+            by_basename: HashMap::with_capacity(ids.len()),
+            ids: Vec::new(),
+        };
+        for (i, id) in ids.iter().enumerate() {
+            let lowered = lower(id);
+            let base = match &lowered {
+                Cow::Borrowed(b) => Cow::Borrowed(basename(b)),
+                Cow::Owned(o) => Cow::Owned(basename(o).to_string()),
+            };
+            insert(&mut index.by_basename, base, i);
+            insert(&mut index.by_path, lowered, i);
+        }
+        index.ids = ids;
         index
     }
 
@@ -96,19 +143,19 @@ impl LinkIndex {
             return Resolution::Found(from);
         }
         // 1. The whole vault-relative path, as Obsidian's "absolute path" links.
-        if let Some(hits) = self.by_path.get(&wanted) {
-            return self.pick(hits, target);
+        if let Some(hits) = self.by_path.get(wanted.as_ref()) {
+            return self.pick(hits.as_slice(), target);
         }
         // 2. By basename, narrowed by any folders the link names.
         let Some(candidates) = self.by_basename.get(basename(&wanted)) else {
             return Resolution::Missing;
         };
-        let hits: Vec<usize> = if wanted.contains('/') {
-            let suffix = format!("/{wanted}");
-            candidates.iter().copied().filter(|&i| self.lower_ids[i].ends_with(&suffix)).collect()
-        } else {
-            candidates.clone()
-        };
+        let candidates = candidates.as_slice();
+        if !wanted.contains('/') {
+            return self.pick(candidates, target);
+        }
+        let suffix = format!("/{wanted}");
+        let hits: Vec<usize> = candidates.iter().copied().filter(|&i| lower(self.ids[i]).ends_with(&suffix)).collect();
         self.pick(&hits, target)
     }
 

@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod links;
 pub mod next;
 pub mod note;
+mod scan;
 mod simple_yaml;
 mod text;
 mod validate;

@@ -27,16 +27,12 @@ pub struct Outline {
 /// Whether a body could contain a `Next` heading at all: a cheap line scan
 /// that lets most of the work skip list tracking. False positives are fine.
 fn may_have_next_heading(body: &str) -> bool {
-    body.lines().any(|line| {
-        let t = line.trim_start();
-        (t.starts_with('#') && t.trim_start_matches('#').trim().eq_ignore_ascii_case("next"))
-            || t.trim_end().eq_ignore_ascii_case("next")
-    })
+    body.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"next"))
 }
 
-/// Outline a body. `next_level` is the heading level of the `Next` section
+/// Outline a body with a full CommonMark parse (see `scan` for the fast way). `next_level` is the heading level of the `Next` section
 /// (2 in a note; a plan document accepts its own level too).
-pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
+pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     let mut out = Outline::default();
     let look_for_next = may_have_next_heading(body);
     let mut heading: Option<(HeadingLevel, usize, String)> = None;
@@ -44,10 +40,21 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     // The level of the open `Next` section and where it began.
     let mut open_next: Option<(HeadingLevel, usize)> = None;
     let mut list_depth = 0usize;
+    // Headings and lists inside a blockquote are quoted text, never structure.
+    let mut quote_depth = 0usize;
     let mut item: Option<(usize, usize)> = None; // (start, own-text end)
 
     for (event, range) in Parser::new(body).into_offset_iter() {
         match event {
+            Event::Start(Tag::BlockQuote(_)) => quote_depth += 1,
+            Event::End(TagEnd::BlockQuote(_)) if quote_depth > 0 => {
+                quote_depth -= 1;
+                if quote_depth == 0 && list_depth == 0 {
+                    first_block = false;
+                }
+            }
+            // Only a top-level heading is the title or opens `Next`.
+            Event::Start(Tag::Heading { .. }) if quote_depth > 0 || list_depth > 0 => {}
             Event::Start(Tag::Heading { level, .. }) => {
                 if let Some((open_level, start)) = open_next {
                     if level <= open_level {
@@ -66,8 +73,11 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                 let Some((_, start, text)) = heading.take() else { continue };
                 let text = text.trim();
                 if look_for_next && next_levels.contains(&level) && text.eq_ignore_ascii_case("next") {
-                    open_next = Some((level, start));
-                    out.next_heading.get_or_insert(start);
+                    // A deeper `Next` inside an open section is part of it.
+                    if open_next.is_none() {
+                        open_next = Some((level, start));
+                        out.next_heading.get_or_insert(start);
+                    }
                 } else if level == HeadingLevel::H1 && out.title.is_none() {
                     out.title = Some(text.to_string());
                     if first_block {
@@ -90,7 +100,7 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                     first_block = false;
                 }
             }
-            Event::Start(Tag::Item) if list_depth == 1 && open_next.is_some() => {
+            Event::Start(Tag::Item) if list_depth == 1 && quote_depth == 0 && open_next.is_some() => {
                 item = Some((range.start, usize::MAX));
             }
             Event::End(TagEnd::Item) if list_depth == 1 => {
@@ -98,10 +108,7 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                     out.items.push(start..own_end.min(range.end));
                 }
             }
-            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::HtmlBlock | TagEnd::BlockQuote(_))
-            | Event::Rule
-                if list_depth == 0 =>
-            {
+            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::HtmlBlock) | Event::Rule if list_depth == 0 => {
                 first_block = false;
             }
             _ => {}
@@ -177,14 +184,14 @@ mod tests {
     const NOTE: HeadingLevel = HeadingLevel::H2;
 
     fn items(body: &str) -> Vec<&str> {
-        outline(body, &[NOTE]).items.into_iter().map(|r| body[r].trim_end()).collect()
+        outline_full(body, &[NOTE]).items.into_iter().map(|r| body[r].trim_end()).collect()
     }
 
     #[test]
     fn only_items_under_next_count() {
         let body = "# Title\n\nSee [[elsewhere]].\n\n- [[not-an-edge]]\n\n## Next\n- approved -> [[send]]\n  - nested [[no]]\n- [[draft]]\n\n## Notes\n- [[also-not]]\n";
         assert_eq!(items(body), ["- approved -> [[send]]\n", "- [[draft]]"].map(str::trim_end));
-        let o = outline(body, &[NOTE]);
+        let o = outline_full(body, &[NOTE]);
         assert_eq!(o.title.as_deref(), Some("Title"));
         assert_eq!(o.leading_title, Some(0..8));
         assert_eq!(o.next_sections.len(), 1);
@@ -198,12 +205,12 @@ mod tests {
     fn a_next_heading_in_a_code_block_is_not_one() {
         let body = "```\n## Next\n- [[x]]\n```\n";
         assert!(items(body).is_empty());
-        assert_eq!(outline(body, &[NOTE]).next_heading, None);
+        assert_eq!(outline_full(body, &[NOTE]).next_heading, None);
     }
 
     #[test]
     fn a_title_after_prose_is_not_the_leading_title() {
-        let o = outline("Intro.\n\n# Title\n", &[NOTE]);
+        let o = outline_full("Intro.\n\n# Title\n", &[NOTE]);
         assert_eq!(o.title.as_deref(), Some("Title"));
         assert_eq!(o.leading_title, None);
     }

@@ -1,7 +1,8 @@
 //! One note → one node and the edges it declares (targets not yet resolved).
 
 use super::frontmatter::{self, NoteContext, Split};
-use super::next::{self, outline};
+use super::next;
+use super::scan::outline;
 use super::text::{strip_bom, LineIndex};
 use crate::{Code, Diagnostic, EdgeKind, Node, NodeExt, SourcePos, VaultNode};
 use pulldown_cmark::HeadingLevel;
@@ -75,6 +76,8 @@ pub fn parse_note_with(
 
     let body = &text[body_offset..];
     let outline = outline(body, next_levels);
+    // Positions are looked up in file order (the line index counts forward).
+    let next_line = outline.next_heading.map(|o| lines.position(body_offset + o).0 + line_offset);
     let mut edges = Vec::with_capacity(outline.items.len());
     for item in &outline.items {
         let item_text = &body[item.clone()];
@@ -142,11 +145,7 @@ pub fn parse_note_with(
         role: knobs.role,
         max_visits: knobs.max_visits,
         pos: Some(SourcePos::new(file, 1 + line_offset, 1)),
-        ext: NodeExt::Vault(VaultNode {
-            file: file.to_string(),
-            extra_frontmatter: knobs.extra,
-            next_line: outline.next_heading.map(|o| lines.position(body_offset + o).0 + line_offset),
-        }),
+        ext: NodeExt::Vault(VaultNode { file: file.to_string(), extra_frontmatter: knobs.extra, next_line }),
     };
     ParsedNote { node, edges }
 }

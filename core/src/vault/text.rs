@@ -1,6 +1,8 @@
 //! Small text helpers shared by the vault modules: BOM, line endings and
 //! byte offset → (line, column) conversion.
 
+use std::cell::Cell;
+
 /// The UTF-8 byte order mark some editors put at the start of a file.
 pub const BOM: char = '\u{feff}';
 
@@ -36,27 +38,35 @@ pub fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// Byte offset → 1-based line and character column, for one text. Built once
-/// per note so every position lookup is a binary search.
+/// Byte offset → 1-based line and character column, for one text. Lookups
+/// come in increasing order (frontmatter, then `## Next` items), so it counts
+/// line breaks forward from the last answer instead of indexing every line.
 pub struct LineIndex<'a> {
     text: &'a str,
-    /// Byte offset where each line starts.
-    starts: Vec<usize>,
+    /// Start of the line of the last lookup, and that line's 0-based number.
+    last: Cell<(usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        LineIndex { text, last: Cell::new((0, 0)) }
     }
 
     /// `(line, column)`, both 1-based; the column counts characters and skips
     /// a BOM at the very start of the file.
     pub fn position(&self, offset: usize) -> (u32, u32) {
-        let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.starts[line];
-        let prefix = &self.text[start..offset.min(self.text.len())];
+        let offset = offset.min(self.text.len());
+        let (mut line_start, mut line) = self.last.get();
+        if offset < line_start {
+            (line_start, line) = (0, 0);
+        }
+        let skipped = &self.text.as_bytes()[line_start..offset];
+        line += skipped.iter().filter(|&&b| b == b'\n').count();
+        if let Some(last_break) = skipped.iter().rposition(|&b| b == b'\n') {
+            line_start += last_break + 1;
+        }
+        self.last.set((line_start, line));
+        let prefix = &self.text[line_start..offset];
         let prefix = if line == 0 { prefix.strip_prefix(BOM).unwrap_or(prefix) } else { prefix };
         (line as u32 + 1, prefix.chars().count() as u32 + 1)
     }
@@ -73,6 +83,9 @@ mod tests {
         assert_eq!(index.position(3), (1, 1));
         let link = text.find("[[").unwrap();
         assert_eq!(index.position(link), (2, 4));
+        // Out of order lookups start over.
+        assert_eq!(index.position(4), (1, 2));
+        assert_eq!(index.position(text.len()), (3, 1));
     }
 
     #[test]

@@ -1,0 +1,318 @@
+//! The fast way to a note's outline: a line scan finds the headings, and
+//! pulldown-cmark parses only the `## Next` sections (and a title with inline
+//! markup). A full CommonMark parse of every body cost more than the rest of
+//! loading together; most of a note is prose no rule looks at.
+//!
+//! The scan trusts only what is certain line by line: an ATX heading whose
+//! `#` sits in column 0 (outside a column-0 fenced code block) is a top-level
+//! heading, and such a heading is a clean block boundary, so a section parsed
+//! alone parses as it would inside the whole note. Anything that could make
+//! a line mean something else — a `#` after indentation, a list marker or
+//! `>`, an indented fence, an HTML block, a possible setext underline —
+//! sends the note to the full parse instead. A property test checks that
+//! both ways agree.
+
+use super::next::{outline_full, Outline};
+use pulldown_cmark::{Event, HeadingLevel, Parser};
+
+/// A column-0 ATX heading found by the scan.
+struct Heading<'a> {
+    start: usize,
+    /// End of the heading's line (its line break excluded).
+    end: usize,
+    level: HeadingLevel,
+    content: &'a str,
+}
+
+fn level(hashes: usize) -> HeadingLevel {
+    match hashes {
+        1 => HeadingLevel::H1,
+        2 => HeadingLevel::H2,
+        3 => HeadingLevel::H3,
+        4 => HeadingLevel::H4,
+        5 => HeadingLevel::H5,
+        _ => HeadingLevel::H6,
+    }
+}
+
+/// The ATX heading on a line starting with `#`, if it is one.
+fn atx(line: &str) -> Option<(usize, &str)> {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    if hashes == 0 || hashes > 6 {
+        return None;
+    }
+    let rest = &line[hashes..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let mut content = rest.trim();
+    // An optional closing sequence: spaces then only `#`s.
+    let without_closing = content.trim_end_matches('#');
+    if without_closing.is_empty() {
+        content = "";
+    } else if without_closing.len() < content.len() && without_closing.ends_with([' ', '\t']) {
+        content = without_closing.trim_end();
+    }
+    Some((hashes, content))
+}
+
+/// Whether the content of a line, past indentation, `>` and list markers,
+/// starts with something the scan cannot place for sure.
+fn needs_full_parse(line: &str, previous_blank: bool) -> bool {
+    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let rest = &line[indent..];
+    if indent > 0 && rest.starts_with(['#', '`', '~']) {
+        return true;
+    }
+    if indent <= 3 && rest.starts_with('<') {
+        return true;
+    }
+    // A possible setext underline (`Title` over `===` or `---`).
+    if !previous_blank && indent <= 3 && !rest.is_empty() {
+        let t = rest.trim_end();
+        if !t.is_empty() && (t.bytes().all(|b| b == b'=') || t.bytes().all(|b| b == b'-')) {
+            return true;
+        }
+    }
+    // A heading or fence inside a blockquote or list item.
+    let mut inner = rest;
+    loop {
+        let before = inner;
+        inner = inner.trim_start_matches([' ', '\t', '>']);
+        let marker = if inner.starts_with(['-', '*', '+']) {
+            1
+        } else {
+            let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && inner[digits..].starts_with(['.', ')']) {
+                digits + 1
+            } else {
+                0
+            }
+        };
+        if marker > 0 && inner[marker..].starts_with([' ', '\t']) {
+            inner = &inner[marker..];
+        }
+        if inner.len() == before.len() {
+            break;
+        }
+    }
+    inner.len() != rest.len() && inner.starts_with(['#', '`', '~', '<'])
+}
+
+/// A heading's text as pulldown-cmark renders it: the raw content when it
+/// has no inline markup, else the content parsed.
+fn heading_text(content: &str) -> String {
+    if !content.contains(['*', '_', '`', '[', ']', '<', '&', '\\', '!']) {
+        return content.to_string();
+    }
+    let mut text = String::new();
+    for event in Parser::new(content) {
+        if let Event::Text(t) | Event::Code(t) = event {
+            text.push_str(&t);
+        }
+    }
+    text
+}
+
+/// Find the column-0 headings, or `None` when the body needs the full parse.
+fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
+    let mut found = Vec::new();
+    let mut fence: Option<(u8, usize)> = None;
+    let mut previous_blank = true;
+    let mut offset = 0;
+    for raw in body.split_inclusive('\n') {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let bytes = line.as_bytes();
+        if let Some((c, len)) = fence {
+            let run = bytes.iter().take_while(|&&b| b == c).count();
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            if indent <= 3 && run == 0 {
+                let inner = &line[indent..];
+                let run = inner.bytes().take_while(|&b| b == c).count();
+                if run >= len && inner[run..].trim().is_empty() {
+                    fence = None;
+                }
+            } else if run >= len && line[run..].trim().is_empty() {
+                fence = None;
+            }
+            previous_blank = true;
+            continue;
+        }
+        match bytes.first() {
+            Some(b'#') => {
+                if let Some((hashes, content)) = atx(line) {
+                    found.push(Heading { start, end: start + line.len(), level: level(hashes), content });
+                    previous_blank = true;
+                    continue;
+                }
+            }
+            Some(&c @ (b'`' | b'~')) => {
+                let run = bytes.iter().take_while(|&&b| b == c).count();
+                if run >= 3 && !(c == b'`' && line[run..].contains('`')) {
+                    fence = Some((c, run));
+                    previous_blank = true;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if needs_full_parse(line, previous_blank) {
+            return None;
+        }
+        previous_blank = line.trim().is_empty();
+    }
+    Some(found)
+}
+
+/// The outline of a body: scanned when the scan is sure, else fully parsed.
+pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
+    let Some(found) = headings(body) else {
+        return outline_full(body, next_levels);
+    };
+    let mut out = Outline::default();
+    // Headings inside a `Next` section already handled belong to it.
+    let mut section_end = 0;
+    for (i, h) in found.iter().enumerate() {
+        if h.start < section_end {
+            continue;
+        }
+        let text = heading_text(h.content);
+        let text_trimmed = text.trim();
+        if next_levels.contains(&h.level) && text_trimmed.eq_ignore_ascii_case("next") {
+            let end =
+                found[i + 1..].iter().find(|later| later.level <= h.level).map_or(body.len(), |later| later.start);
+            let section = outline_full(&body[h.start..end], next_levels);
+            out.items.extend(section.items.into_iter().map(|r| r.start + h.start..r.end + h.start));
+            out.next_sections.push(h.start..end);
+            out.next_heading.get_or_insert(h.start);
+            section_end = end;
+        } else if h.level == HeadingLevel::H1 && out.title.is_none() {
+            out.title = Some(text_trimmed.to_string());
+            if body[..h.start].trim().is_empty() {
+                out.leading_title = Some(h.start..h.end);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTE: &[HeadingLevel] = &[HeadingLevel::H2];
+
+    /// What the loader takes from an outline, comparable across both ways.
+    fn summary(body: &str, o: &Outline) -> (Option<String>, Vec<String>, Vec<String>, bool, Option<usize>) {
+        let lead = o.leading_title.clone().map(|r| body[..r.start].trim().is_empty());
+        (
+            o.title.clone(),
+            o.items.iter().map(|r| body[r.clone()].trim_end().to_string()).collect(),
+            o.next_sections.iter().map(|r| body[r.clone()].trim_end().to_string()).collect(),
+            lead.unwrap_or(false),
+            o.next_heading,
+        )
+    }
+
+    fn agrees(body: &str) {
+        assert_eq!(summary(body, &outline(body, NOTE)), summary(body, &outline_full(body, NOTE)), "{body:?}");
+    }
+
+    #[test]
+    fn the_common_note_is_scanned() {
+        let body = "# Review the *draft*\n\nSee [[x]].\n\n```\n## Next\n- [[no]]\n```\n\n## Next\n- approved -> [[send]]\n  - nested [[n]]\n- [[draft]]\n\n## Notes\n- [[not]]\n";
+        assert!(headings(body).is_some());
+        agrees(body);
+        let o = outline(body, NOTE);
+        assert_eq!(o.title.as_deref(), Some("Review the draft"));
+        assert_eq!(o.items.len(), 2);
+    }
+
+    #[test]
+    fn doubtful_notes_take_the_full_parse() {
+        for body in [
+            "Title\n=====\n",
+            "text\n---\n",
+            "- # heading in a list\n",
+            "> ## Next\n> - [[q]]\n",
+            "  ## indented\n",
+            "<div>\n## Next\n</div>\n",
+            "- item\n  ```\n# x\n  ```\n",
+        ] {
+            assert!(headings(body).is_none(), "{body:?} scanned");
+            agrees(body);
+        }
+    }
+
+    #[test]
+    fn closing_sequences_and_empty_headings() {
+        for body in ["## Next ##\n- [[a]]\n", "#\n\nbody\n", "# Title #\n", "#hashtag\n", "## Next\\#\n- [[a]]\n"] {
+            agrees(body);
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "# Title",
+            "# The *title*",
+            "## Next",
+            "## next ##",
+            "### Next",
+            "## Other",
+            "#",
+            "#tag",
+            "- [[a]]",
+            "- x -> [[b]]",
+            "  - nested [[c]]",
+            "1. [[d]]",
+            "* y => [[e]]",
+            "```",
+            "~~~",
+            "````md",
+            "text with [[link]]",
+            "",
+            "",
+            "> quote",
+            "> ## Next",
+            "    indented",
+            "  # two spaces",
+            "---",
+            "===",
+            "<div>",
+            "- # in item",
+            "\tTabbed",
+            "+ [[f]]",
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn the_scan_agrees_with_the_full_parse(lines in prop::collection::vec(line(), 0..14), crlf in any::<bool>()) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let body = lines.join(eol);
+            for levels in [&[HeadingLevel::H2][..], &[HeadingLevel::H2, HeadingLevel::H3][..]] {
+                let fast = outline(&body, levels);
+                let full = outline_full(&body, levels);
+                let texts = |o: &Outline| (
+                    o.title.clone(),
+                    o.items.iter().map(|r| body[r.clone()].trim_end().to_string()).collect::<Vec<_>>(),
+                    o.next_sections.iter().map(|r| body[r.clone()].trim_end().to_string()).collect::<Vec<_>>(),
+                    o.leading_title.is_some(),
+                    o.next_heading,
+                );
+                prop_assert_eq!(texts(&fast), texts(&full), "{:?}", body);
+            }
+        }
+    }
+}
