@@ -72,14 +72,16 @@ npm_package_dirs() {
 
 # npm ci (or install, without a lock file) unless node_modules is current.
 npm_install_if_needed() {
-    local dir="$1" lock=package-lock.json
+    local dir="$1" lock=package-lock.json name="${1#"$REPO_ROOT"}"
+    name="${name#/}"
+    name="${name:-the repository root}"
     if [ -f "$dir/$lock" ]; then
         if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
-            say "npm: installing packages in ${dir#"$REPO_ROOT"/}"
+            say "npm: installing packages in $name"
             (cd "$dir" && npm ci --no-audit --no-fund </dev/null)
         fi
     elif [ ! -d "$dir/node_modules" ]; then
-        say "npm: installing packages in ${dir#"$REPO_ROOT"/}"
+        say "npm: installing packages in $name"
         (cd "$dir" && npm install --no-audit --no-fund </dev/null)
     fi
 }
