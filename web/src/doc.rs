@@ -8,7 +8,7 @@
 
 use crate::canvas_file;
 use planvault_core::{check, Checked, PlanSource};
-use planvault_layout::{layout_plan, Layout, Options, Point};
+use planvault_layout::{layout_plan, Layout, Options, Point, Rect, Route};
 use std::collections::BTreeMap;
 
 /// The JSON Canvas file that keeps node positions next to the notes.
@@ -36,9 +36,12 @@ impl VaultDoc {
         let notes: BTreeMap<String, String> =
             files.iter().filter(|(p, _)| p.as_str() != CANVAS_FILE).map(|(p, t)| (p.clone(), t.clone())).collect();
         let checked = check(&PlanSource::Vault(notes));
+        VaultDoc::derive(files, checked)
+    }
+
+    fn derive(files: BTreeMap<String, String>, checked: Checked) -> VaultDoc {
         let positions = files.get(CANVAS_FILE).map(|t| canvas_file::positions(t)).unwrap_or_default();
-        let pinned = positions.iter().map(|(id, p)| (id.clone(), *p)).collect();
-        let layout = layout_plan(&checked.plan, &pinned, &layout_options());
+        let layout = place(&checked, &positions);
         let ids = checked.plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
         VaultDoc { files, checked, positions, layout, ids }
     }
@@ -46,13 +49,21 @@ impl VaultDoc {
     /// The doc after some files changed (`None`: deleted).
     pub fn with_changes<'a>(&self, changes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> VaultDoc {
         let mut files = self.files.clone();
+        let mut notes_changed = false;
         for (path, text) in changes {
+            notes_changed |= path != CANVAS_FILE;
             match text {
                 Some(text) => files.insert(path.to_string(), text.to_string()),
                 None => files.remove(path),
             };
         }
-        VaultDoc::new(files)
+        if notes_changed {
+            VaultDoc::new(files)
+        } else {
+            // Only positions moved: the notes, and so the plan and its
+            // diagnostics, are what they were.
+            VaultDoc::derive(files, self.checked.clone())
+        }
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
@@ -95,6 +106,42 @@ impl VaultDoc {
             .iter()
             .filter(move |d| d.nodes.iter().any(|n| *n == node.id) || (d.file.is_some() && d.file == file))
     }
+}
+
+/// Node boxes and edge routes. When every node has a position the user set,
+/// there is nothing to lay out: the boxes are the positions and edges go
+/// direct, which keeps a drag on a big plan cheap.
+fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
+    let plan = &checked.plan;
+    let options = layout_options();
+    let all_placed = !plan.nodes.is_empty() && plan.nodes.iter().all(|n| positions.contains_key(&n.id));
+    if !all_placed {
+        let pinned = positions.iter().map(|(id, p)| (id.clone(), *p)).collect();
+        return layout_plan(plan, &pinned, &options);
+    }
+    let nodes: Vec<Rect> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            let p = positions[&n.id];
+            Rect { x: p.x, y: p.y, width: options.node_width, height: options.node_height }
+        })
+        .collect();
+    let routes = plan
+        .edges
+        .iter()
+        .map(|e| Route {
+            bends: Vec::new(),
+            back: e.to.is_some_and(|t| nodes[t].y + nodes[t].height <= nodes[e.from].y),
+            self_loop: e.to == Some(e.from),
+        })
+        .collect();
+    let bounds = nodes.iter().copied().reduce(|a, b| {
+        let x = a.x.min(b.x);
+        let y = a.y.min(b.y);
+        Rect { x, y, width: (a.x + a.width).max(b.x + b.width) - x, height: (a.y + a.height).max(b.y + b.height) - y }
+    });
+    Layout { layers: vec![0; nodes.len()], nodes, routes, bounds: bounds.unwrap_or_default() }
 }
 
 pub fn basename(id: &str) -> &str {

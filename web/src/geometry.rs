@@ -99,6 +99,8 @@ pub struct EdgeShape {
     pub conditional: bool,
     pub back: bool,
     pub self_loop: bool,
+    /// The link names no note.
+    pub dangling: bool,
     /// Box around the whole shape, for culling.
     pub bbox: Rect,
 }
@@ -146,7 +148,29 @@ impl Scene {
         }
         let mut edges = Vec::with_capacity(plan.edges.len());
         for (i, edge) in plan.edges.iter().enumerate() {
-            let Some(to) = edge.to else { continue };
+            let Some(to) = edge.to else {
+                // An edge to a missing note: a short red stub named after
+                // the link, so it can be seen, selected and deleted.
+                let r = nodes[edge.from];
+                let start = Point { x: r.x + r.width * 0.85, y: r.y + r.height };
+                let points = vec![start, Point { x: start.x + 36.0, y: start.y + 54.0 }];
+                let text = format!("{} (missing)", edge.target);
+                let (w, h) = label_size(&text);
+                let label_box = Rect { x: start.x + 36.0 - w / 2.0, y: start.y + 56.0, width: w, height: h };
+                let bbox = union(bbox_of(&points), label_box);
+                edges.push(EdgeShape {
+                    edge: i,
+                    points,
+                    label: Some(text),
+                    label_box: Some(label_box),
+                    conditional: matches!(edge.kind, EdgeKind::Conditional | EdgeKind::Route),
+                    back: false,
+                    self_loop: false,
+                    dangling: true,
+                    bbox,
+                });
+                continue;
+            };
             let route = doc.layout.routes.get(i).cloned().unwrap_or_default();
             let (a, b) = (nodes[edge.from], nodes[to]);
             let straight = moved.contains(&edge.from) || moved.contains(&to);
@@ -185,6 +209,7 @@ impl Scene {
                 conditional: matches!(edge.kind, EdgeKind::Conditional | EdgeKind::Route),
                 back: route.back,
                 self_loop: edge.from == to,
+                dangling: false,
                 bbox,
             });
         }
@@ -371,8 +396,17 @@ mod tests {
             "review.md".into(),
             "# Review\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[draft]]\n- [[review]]\n".into(),
         );
-        files.insert("send.md".into(), "# Send\n".into());
+        files.insert("send.md".into(), "# Send\n\n## Next\n- [[nowhere]]\n".into());
         VaultDoc::new(files)
+    }
+
+    #[test]
+    fn dangling_edges_are_drawn_and_hit() {
+        let d = doc();
+        let scene = Scene::build(&d, &[], Point::default());
+        let stub = scene.edges.iter().find(|e| e.dangling).expect("a stub for [[nowhere]]");
+        assert_eq!(stub.label.as_deref(), Some("nowhere (missing)"));
+        assert_eq!(scene.hit(stub.label_box.unwrap().center(), 6.0), Hit::Label(stub.edge));
     }
 
     #[test]

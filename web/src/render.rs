@@ -202,7 +202,7 @@ fn dash(ctx: &Ctx, pattern: &[f64]) {
 
 fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
     let selected = frame.selected_edge == Some(shape.edge);
-    let flagged = frame.flagged_edges.contains(&shape.edge);
+    let flagged = shape.dangling || frame.flagged_edges.contains(&shape.edge);
     let colour = if selected {
         SELECT
     } else if flagged {
@@ -217,7 +217,9 @@ fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
     ctx.set_line_width(if selected { 3.0 } else { 1.6 });
     // Conditional edges are dashed, unconditional ones solid; loops back
     // get a dotted line so a reader tells them from the forward flow.
-    if shape.back || shape.self_loop {
+    if shape.dangling {
+        dash(ctx, &[3.0, 3.0]);
+    } else if shape.back || shape.self_loop {
         dash(ctx, &[2.0, 4.0]);
     } else if shape.conditional {
         dash(ctx, &[8.0, 5.0]);

@@ -1,0 +1,126 @@
+// Keyboard editing on the canvas, and the read-only mode for browsers
+// without the directory picker: a folder opened through
+// <input webkitdirectory> is copied into the origin-private file system,
+// edited there, and downloaded as a zip.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveDist } from './support/server.mjs';
+import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+
+let server;
+let browser;
+
+const NOTES = {
+  'start.md': '---\ntype: start\n---\n# Start here\n\n## Next\n- [[work]]\n',
+  'work.md': '# Do the work\n\n## Next\n- done -> [[finish]]\n- [[missing note]]\n',
+  'finish.md': '# Finish\n',
+};
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function ready(page) {
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
+}
+
+test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, Ctrl+Z restores', async () => {
+  const page = await openPage(browser);
+  await ready(page);
+  await page.evaluate(async (files) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry('keys-vault', { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle('keys-vault', { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+    window.e2eVault = dir;
+    await window.planvaultTest.openHandle(dir);
+  }, NOTES);
+  const read = (name) => page.evaluate(async (name) => {
+    const f = await (await window.e2eVault.getFileHandle(name)).getFile();
+    return f.text();
+  }, name);
+
+  // The missing link is reported and drawn as a stub.
+  const p = await page.evaluate(() => window.planvaultTest.plan());
+  assert.ok(p.diagnostics.includes('dangling-edge'), JSON.stringify(p.diagnostics));
+  await page.locator('#diagnostics li.error button').first().waitFor();
+
+  await page.locator('#plan-canvas').focus();
+  await page.keyboard.press('ArrowDown'); // focus lands on the start
+  await page.keyboard.press('Enter');
+  await page.locator('#panel-title').filter({ hasText: 'Start here' }).waitFor();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.locator('#panel-title').filter({ hasText: 'Do the work' }).waitFor();
+  await page.keyboard.press('e'); // first edge out of "work"
+  await page.locator('#panel-title').filter({ hasText: 'Edge work → finish' }).waitFor();
+  await page.keyboard.press('e'); // the dangling one
+  await page.locator('#panel-title').filter({ hasText: 'Edge work → missing note' }).waitFor();
+  await saveScreenshot(page, 'keyboard-dangling-edge');
+  await page.keyboard.press('Delete');
+  await page.evaluate(() => window.planvaultTest.idle());
+  assert.equal(await read('work.md'), '# Do the work\n\n## Next\n- done -> [[finish]]\n');
+  await page.keyboard.press('Control+z');
+  await page.evaluate(() => window.planvaultTest.idle());
+  assert.equal(await read('work.md'), NOTES['work.md']);
+  // Clicking a diagnostic focuses its node.
+  await page.locator('#diagnostics li.error button').first().click();
+  await page.locator('#panel-title').filter({ hasText: 'Do the work' }).waitFor();
+  await page.close();
+});
+
+test('without the directory picker: read-only copy, edits kept in the browser, zip download', async () => {
+  const page = await openPage(browser);
+  await page.addInitScript(() => {
+    Object.defineProperty(window, 'showDirectoryPicker', { value: undefined, configurable: true });
+  });
+  await ready(page);
+  const folder = join(mkdtempSync(join(tmpdir(), 'planvault-e2e-')), 'my-plan');
+  mkdirSync(join(folder, '.obsidian'), { recursive: true });
+  writeFileSync(join(folder, '.obsidian', 'app.json'), '{}');
+  for (const [path, text] of Object.entries(NOTES)) writeFileSync(join(folder, path), text);
+
+  const input = page.locator('#open-folder');
+  assert.equal(await page.locator('#open-vault').count(), 0, 'no picker button without the picker');
+  await input.setInputFiles(folder);
+  await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('Read-only copy of “my-plan”'));
+  const p = await page.evaluate(() => window.planvaultTest.plan());
+  assert.deepEqual(p.nodes.map((n) => n.id).sort(), ['finish', 'start', 'work']);
+
+  // An edit goes to the working copy.
+  const from = await page.evaluate(() => window.planvaultTest.nodePoint('finish', 'handle'));
+  const to = await page.evaluate(() => window.planvaultTest.nodePoint('start', 'body'));
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  await page.mouse.up();
+  await page.locator('#dialog-input').fill('again');
+  await page.keyboard.press('Enter');
+  await page.evaluate(() => window.planvaultTest.idle());
+  await saveScreenshot(page, 'fallback-read-only-copy');
+  // The folder on disk is untouched.
+  assert.equal(readFileSync(join(folder, 'finish.md'), 'utf8'), NOTES['finish.md']);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download').click()]);
+  assert.equal(download.suggestedFilename(), 'my-plan.zip');
+  const zipped = readFileSync(await download.path()).toString('latin1');
+  assert.ok(zipped.startsWith('PK'), 'a zip archive');
+  assert.ok(zipped.includes('# Finish\n\n## Next\n- again -> [[start]]\n'), 'the changed note is in the zip');
+  assert.ok(zipped.includes('work.md') && !zipped.includes('.obsidian'), 'notes only');
+  await page.close();
+});
