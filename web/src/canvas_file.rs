@@ -11,7 +11,7 @@
 use planvault_core::{NodeExt, Plan};
 use planvault_layout::Point;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Edge ids this app writes start with this, so it only replaces its own.
 const EDGE_PREFIX: &str = "planvault-edge-";
@@ -54,14 +54,16 @@ pub fn write(existing: Option<&str>, plan: &Plan, positions: &BTreeMap<String, P
 
     let is_note_node = |n: &Value| n["type"] == "file" && n["file"].as_str().is_some_and(|f| f.ends_with(".md"));
     let mut nodes: Vec<Value> = old_nodes.iter().filter(|n| !is_note_node(n)).cloned().collect();
+    // Indexed once: a plan of thousands of notes is rewritten on every move.
+    let old_cards: HashMap<&str, &Value> =
+        old_nodes.iter().filter(|n| is_note_node(n)).filter_map(|n| Some((n["file"].as_str()?, n))).collect();
     let mut canvas_id = BTreeMap::new();
     for (index, node) in plan.nodes.iter().enumerate() {
         let Some(p) = positions.get(&node.id) else { continue };
         let file = note_file(plan, index);
         // Keep the card's own id, size and colour when it was there before.
-        let mut entry = old_nodes
-            .iter()
-            .find(|n| is_note_node(n) && n["file"] == file.as_str())
+        let mut entry = old_cards
+            .get(file.as_str())
             .and_then(|n| n.as_object().cloned())
             .unwrap_or_else(|| {
                 let mut m = Map::new();
@@ -78,13 +80,13 @@ pub fn write(existing: Option<&str>, plan: &Plan, positions: &BTreeMap<String, P
         nodes.push(Value::Object(entry));
     }
 
+    let ids: HashSet<&str> = nodes.iter().filter_map(|n| n["id"].as_str()).collect();
     let mut edges: Vec<Value> = old_edges
         .into_iter()
         .filter(|e| !e["id"].as_str().is_some_and(|id| id.starts_with(EDGE_PREFIX)))
+        // The user's own edges stay while both their ends do.
         .filter(|e| {
-            // The user's own edges stay while both their ends do.
-            let ids: Vec<&Value> = nodes.iter().map(|n| &n["id"]).collect();
-            ids.contains(&&e["fromNode"]) && ids.contains(&&e["toNode"])
+            e["fromNode"].as_str().is_some_and(|id| ids.contains(id)) && e["toNode"].as_str().is_some_and(|id| ids.contains(id))
         })
         .collect();
     for (i, edge) in plan.edges.iter().enumerate() {
