@@ -37,7 +37,6 @@ pub struct IncrementalVault {
     paths: Vec<String>,
     notes: Vec<NoteState>,
     position: HashMap<String, usize>,
-    links: LinkIndex,
     /// The graph checks' diagnostics, until an edit changes the graph.
     graph_diagnostics: Option<Vec<Diagnostic>>,
     /// Parse plus graph diagnostics, until the next change.
@@ -113,7 +112,6 @@ impl IncrementalVault {
             paths: Vec::new(),
             notes: Vec::new(),
             position: HashMap::new(),
-            links: LinkIndex::new(std::iter::empty()),
             graph_diagnostics: None,
             cached: None,
         };
@@ -138,8 +136,8 @@ impl IncrementalVault {
         if let Some(&i) = self.position.get(path) {
             // The same ids as before, so every other edge resolves as it did:
             // splice this note's new edges over its old ones.
-            let new_edges: Vec<Edge> = state.declared.iter().map(|e| resolve_edge(&self.links, i, e.clone())).collect();
             let old = self.notes[i].edges.clone();
+            let new_edges = self.resolve_note(i, &state.declared, &self.plan.edges[old.clone()]);
             let (was, now) = (GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]), GraphFacts::of(&node, &new_edges));
             self.graph_diagnostics = match self.graph_diagnostics.take() {
                 Some(kept) if was.same_shape(&now) && was.positions() == now.positions() => Some(kept),
@@ -204,13 +202,31 @@ impl IncrementalVault {
         self.position = self.paths.iter().enumerate().map(|(i, p)| (p.clone(), i)).collect();
     }
 
+    /// Note `i`'s declared edges as model edges. When it declares the same
+    /// targets as before (a knob or prose edit), each resolves as it did,
+    /// which spares building the link index over every note.
+    fn resolve_note(&self, i: usize, declared: &[DeclaredEdge], before: &[Edge]) -> Vec<Edge> {
+        let same_targets = declared.len() == before.len() && declared.iter().zip(before).all(|(d, e)| d.target == e.target);
+        if same_targets {
+            let no_links = LinkIndex::new(std::iter::empty());
+            declared
+                .iter()
+                .zip(before)
+                .map(|(d, e)| Edge { to: e.to, ..resolve_edge(&no_links, i, d.clone()) })
+                .collect()
+        } else {
+            let links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
+            declared.iter().map(|d| resolve_edge(&links, i, d.clone())).collect()
+        }
+    }
+
     /// Resolve every note's declared edges against the current set of notes.
     fn relink(&mut self) {
-        self.links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
+        let links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
         let mut edges = Vec::with_capacity(self.notes.iter().map(|n| n.declared.len()).sum());
         for (from, note) in self.notes.iter_mut().enumerate() {
             let start = edges.len();
-            edges.extend(note.declared.iter().map(|e| resolve_edge(&self.links, from, e.clone())));
+            edges.extend(note.declared.iter().map(|e| resolve_edge(&links, from, e.clone())));
             note.edges = start..edges.len();
         }
         self.plan.edges = edges;
