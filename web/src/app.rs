@@ -377,6 +377,19 @@ fn install_test_hook(state: AppState) {
     );
 
     set(
+        "selection",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let ids = state.selection.with_untracked(|s| s.nodes.clone());
+            let array = js_sys::Array::new();
+            for id in ids {
+                array.push(&id.into());
+            }
+            array.into()
+        })
+        .into_js_value(),
+    );
+
+    set(
         "setPolling",
         Closure::<dyn Fn(bool)>::new(move |on: bool| state.polling.set_value(on)).into_js_value(),
     );
