@@ -61,8 +61,8 @@ impl<'a> LineIndex<'a> {
             (line_start, line) = (0, 0);
         }
         let skipped = &self.text.as_bytes()[line_start..offset];
-        line += skipped.iter().filter(|&&b| b == b'\n').count();
-        if let Some(last_break) = skipped.iter().rposition(|&b| b == b'\n') {
+        line += memchr::memchr_iter(b'\n', skipped).count();
+        if let Some(last_break) = memchr::memrchr(b'\n', skipped) {
             line_start += last_break + 1;
         }
         self.last.set((line_start, line));
