@@ -151,6 +151,24 @@ impl RequestBody {
     }
 }
 
+impl Request {
+    /// The request as the engine keeps it while it waits: everything but the
+    /// prompt, which only the runner needs (and which is the costly part).
+    fn without_messages(&self) -> Request {
+        let body = match &self.body {
+            RequestBody::Work { tools, role, review_only, .. } => {
+                RequestBody::Work { messages: Vec::new(), tools: tools.clone(), role: role.clone(), review_only: *review_only }
+            }
+            RequestBody::Judge { labels, role, attempt, .. } => {
+                RequestBody::Judge { messages: Vec::new(), labels: labels.clone(), role: role.clone(), attempt: *attempt }
+            }
+            RequestBody::Replan { role, .. } => RequestBody::Replan { messages: Vec::new(), role: role.clone() },
+            other => other.clone(),
+        };
+        Request { id: self.id.clone(), node: self.node.clone(), visit: self.visit, body }
+    }
+}
+
 /// What the runner must do, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "kebab-case")]
@@ -319,7 +337,7 @@ impl Shared {
             self.finish(FinishReason::ReplayDiverged { request: id });
             return;
         }
-        self.outstanding.insert(request.id.clone(), request.clone());
+        self.outstanding.insert(request.id.clone(), request.without_messages());
         self.out.push(Effect::Request(request));
     }
 
