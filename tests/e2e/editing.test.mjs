@@ -215,7 +215,11 @@ test('an edit to a note changed outside is refused, the vault reloaded, nothing 
   assert.equal(files['ship.md'], outside);
   await page.waitForFunction(() => /changed outside planvault/.test(document.querySelector('#status').textContent));
   assert.ok(!(await plan()).edges.some((e) => e.from === 'ship'));
+  // What the refused edit would have written stays readable.
+  const kept = await page.locator('textarea[id="rejected-ship.md"]').inputValue();
+  assert.ok(kept.includes('- late -> [[work]]'), kept);
   await saveScreenshot(page, 'editing-conflict');
+  await page.locator('.rejected button').click();
   await page.evaluate(() => window.planvaultTest.setPolling(true));
 });
 

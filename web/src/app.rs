@@ -246,6 +246,33 @@ pub fn App() -> impl IntoView {
             <PlanCanvas state=state />
             <SidePanel state=state />
         </main>
+        <Show when=move || state.rejected.with(Option::is_some)>
+            <section class="rejected" aria-labelledby="rejected-title">
+                <h2 id="rejected-title">
+                    {move || state.rejected.with(|r| r.as_ref().map(|c| format!("Not written: {}", c.summary)).unwrap_or_default())}
+                </h2>
+                <p>"The notes changed outside planvault first, so this is what your edit would have written. Copy what you need; the notes on disk were not touched."</p>
+                {move || {
+                    state
+                        .rejected
+                        .get()
+                        .map(|c| {
+                            c.files
+                                .into_iter()
+                                .filter_map(|f| f.after.map(|t| (f.path, t)))
+                                .map(|(path, text)| {
+                                    let id = format!("rejected-{path}");
+                                    view! {
+                                        <label for=id.clone()>{path}</label>
+                                        <textarea id=id readonly rows="6">{text}</textarea>
+                                    }
+                                })
+                                .collect_view()
+                        })
+                }}
+                <button on:click=move |_| state.rejected.set(None)>"Dismiss"</button>
+            </section>
+        </Show>
         <footer>
             <p id="status" role="status" aria-live="polite">{move || state.message.get()}</p>
             <p id="worker-status" role="status">{move || worker_status.get()}</p>

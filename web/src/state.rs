@@ -179,6 +179,9 @@ pub struct AppState {
     /// A remembered folder that needs a click to be granted again.
     pub reopen: RwSignal<Option<String>>,
     pub fit_requested: RwSignal<u64>,
+    /// The last change refused because its notes changed outside: the text
+    /// it would have written stays readable, so no typing is ever lost.
+    pub rejected: RwSignal<Option<Change>>,
     pub vault: StoredValue<Option<VaultDir>, LocalStorage>,
     pub writer: StoredValue<Writer, LocalStorage>,
     pub polling: StoredValue<bool, LocalStorage>,
@@ -201,6 +204,7 @@ impl AppState {
             dragging: RwSignal::new(None),
             reopen: RwSignal::new(None),
             fit_requested: RwSignal::new(0),
+            rejected: RwSignal::new(None),
             vault: StoredValue::new_local(None),
             writer: StoredValue::new_local(Writer::default()),
             polling: StoredValue::new_local(true),
@@ -280,6 +284,7 @@ impl AppState {
                         }
                     };
                     self.history.set(History::default());
+                    self.rejected.set(Some(change.clone()));
                     self.reload().await;
                     self.message.set(what);
                 }
