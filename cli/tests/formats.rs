@@ -19,9 +19,12 @@ fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-/// Write a plan under this test binary's scratch folder.
+/// Write a plan under a scratch folder of its own: tests run in parallel, and
+/// two of them rewriting one shared file let a reader see it half-written.
 fn scratch(name: &str, text: &str) -> String {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("formats-cli");
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("formats-cli").join(format!("{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
