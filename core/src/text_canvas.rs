@@ -28,36 +28,41 @@ pub(crate) struct Arrow {
     pub label: Option<String>,
 }
 
+/// A JSON Canvas 1.0 document: the one schema both canvas exporters write.
 #[derive(Serialize)]
-struct Canvas {
-    nodes: Vec<CanvasNode>,
-    edges: Vec<CanvasEdge>,
+pub(crate) struct Canvas {
+    pub nodes: Vec<CanvasNode>,
+    pub edges: Vec<CanvasEdge>,
 }
 
+/// A canvas node: a `file` node points at a note, a `text` node carries text.
 #[derive(Serialize)]
-struct CanvasNode {
-    id: String,
+pub(crate) struct CanvasNode {
+    pub id: String,
     #[serde(rename = "type")]
-    kind: &'static str,
-    text: String,
-    x: i64,
-    y: i64,
-    width: i64,
-    height: i64,
+    pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    color: Option<&'static str>,
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    pub x: i64,
+    pub y: i64,
+    pub width: i64,
+    pub height: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<&'static str>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct CanvasEdge {
-    id: String,
-    from_node: String,
-    from_side: &'static str,
-    to_node: String,
-    to_side: &'static str,
+pub(crate) struct CanvasEdge {
+    pub id: String,
+    pub from_node: String,
+    pub from_side: &'static str,
+    pub to_node: String,
+    pub to_side: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    label: Option<String>,
+    pub label: Option<String>,
 }
 
 /// Cards top to bottom by layer, left to right in the order given.
@@ -74,7 +79,8 @@ pub(crate) fn render(cards: Vec<Card>, arrows: Vec<Arrow>) -> String {
             CanvasNode {
                 id: card.id,
                 kind: "text",
-                text: card.text,
+                file: None,
+                text: Some(card.text),
                 x: column * (WIDTH + GAP_X),
                 y: card.layer as i64 * (HEIGHT + GAP_Y),
                 width: WIDTH,

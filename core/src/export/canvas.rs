@@ -4,8 +4,8 @@
 //! the spec requires.
 
 use super::node_file;
+use crate::text_canvas::{Canvas, CanvasEdge, CanvasNode};
 use crate::Plan;
-use serde::Serialize;
 use std::collections::VecDeque;
 
 const WIDTH: i64 = 400;
@@ -16,41 +16,6 @@ const GAP_Y: i64 = 120;
 const START_COLOR: &str = "4";
 /// Canvas colour "1" is red: a link to no note.
 const MISSING_COLOR: &str = "1";
-
-#[derive(Serialize)]
-struct Canvas {
-    nodes: Vec<CanvasNode>,
-    edges: Vec<CanvasEdge>,
-}
-
-#[derive(Serialize)]
-struct CanvasNode {
-    id: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    x: i64,
-    y: i64,
-    width: i64,
-    height: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    color: Option<&'static str>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CanvasEdge {
-    id: String,
-    from_node: String,
-    from_side: &'static str,
-    to_node: String,
-    to_side: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    label: Option<String>,
-}
 
 /// Layer of every node: breadth-first depth from the start, then from each
 /// node still unplaced (in order), below everything placed so far.

@@ -8,8 +8,6 @@
 
 use super::note::{parse_note_with, DeclaredEdge};
 use super::text::{chomp, lines_with_offsets};
-use super::{find_start, resolve_edges, StartRule};
-use crate::diagnostic::sort_by_position;
 use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
 use crate::{SourcePos, DEFAULT_MAX_VISITS};
 use pulldown_cmark::HeadingLevel;
@@ -133,13 +131,7 @@ pub fn parse_plan_document(text: &str) -> (Plan, Vec<Diagnostic>) {
         plan.nodes.push(parsed.node);
         declared.extend(parsed.edges.into_iter().map(|e| (from, e)));
     }
-    plan.edges = resolve_edges(&plan, declared);
-    plan.start = match find_start(&plan) {
-        StartRule::Found(start) => Some(start),
-        _ => None,
-    };
-    sort_by_position(&mut diagnostics);
-    (plan, diagnostics)
+    super::finish(plan, declared, diagnostics)
 }
 
 /// The linear plan: one node per step, each leading unconditionally to the

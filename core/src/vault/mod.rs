@@ -56,6 +56,16 @@ pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
         plan.nodes.push(parsed.node);
         declared.extend(parsed.edges.into_iter().map(|e| (from, e)));
     }
+    finish(plan, declared, diagnostics)
+}
+
+/// Resolve the declared edges, find the start and put the diagnostics in
+/// their canonical order: the last step of every way a vault plan is read.
+pub(crate) fn finish(
+    mut plan: Plan,
+    declared: Vec<(usize, DeclaredEdge)>,
+    mut diagnostics: Vec<Diagnostic>,
+) -> (Plan, Vec<Diagnostic>) {
     plan.edges = resolve_edges(&plan, declared);
     plan.start = match find_start(&plan) {
         StartRule::Found(start) => Some(start),
