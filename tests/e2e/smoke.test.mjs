@@ -26,6 +26,10 @@ test('the app renders the example plan on a canvas and the worker answers', asyn
   // The app (main wasm) mounted and drew something on a canvas.
   const canvas = page.locator('canvas').first();
   await canvas.waitFor({ state: 'visible', timeout: 30_000 });
+  // The canvas is visible before the example vault is copied into OPFS and
+  // drawn: wait for the loaded plan and the next frames, then sample.
+  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 30_000 });
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   const painted = await canvas.evaluate((element) => {
     const { width, height } = element;
     const pixels = element.getContext('2d').getImageData(0, 0, width, height).data;
