@@ -12,9 +12,10 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use config::Endpoints;
 use llm::{Client, LlmError};
+use planvault_llm::{assistant_turn, messages_json as to_json, tool_turn, Surface, MAX_TOOL_ROUNDS};
 use planvault_core::engine::trace::resume_marker;
 use planvault_core::engine::{
-    Answer, Autonomy, Effect, Engine, Event, Finish, FinishReason, Journal, Message, Request, RequestBody, Role, RunConfig,
+    Answer, Autonomy, Effect, Engine, Event, Finish, FinishReason, Journal, Message, Request, RequestBody, RunConfig,
 };
 use planvault_core::{NodeExt, Plan, PlanSource, Status};
 use serde_json::{json, Value};
@@ -26,8 +27,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use store::RunVault;
 
-/// Rounds of tool calls one node's work may take before it must answer.
-const MAX_TOOL_ROUNDS: usize = 8;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -336,7 +335,7 @@ impl Runner {
             Ok(answer) => Event::Answered { id, answer },
             Err(LlmError::Interrupted) => Event::Stop { reason: "interrupted by Ctrl-C".into() },
             Err(err) => {
-                let hint = err.hint().map(|h| format!(" ({h})")).unwrap_or_default();
+                let hint = err.hint(Surface::Cli).map(|h| format!(" ({h})")).unwrap_or_default();
                 Event::Unavailable { id, error: format!("{err}{hint}") }
             }
         }
@@ -378,12 +377,7 @@ impl Runner {
             if completion.tool_calls.is_empty() {
                 return Ok(completion.content);
             }
-            let calls: Vec<Value> = completion
-                .tool_calls
-                .iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                .collect();
-            conversation.push(json!({"role": "assistant", "content": completion.content, "tool_calls": calls}));
+            conversation.push(assistant_turn(&completion));
             for call in &completion.tool_calls {
                 let result = if offered.contains(&call.name) {
                     self.progress.line(&format!("  tool {}", call.name));
@@ -391,17 +385,18 @@ impl Runner {
                 } else {
                     format!("error: tool {} is not offered at this step", call.name)
                 };
-                conversation.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+                conversation.push(tool_turn(&call.id, &result));
             }
         }
         Err(LlmError::Malformed { url: "the model".into(), reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds") })
     }
 
     fn chat(&mut self, role: Option<&str>, messages: &[Value], tools: &[Value]) -> Result<llm::Completion, LlmError> {
-        let endpoint = self.endpoints.for_role(role).cloned().ok_or_else(|| LlmError::Connect {
-            url: "(none)".into(),
-            reason: format!("no endpoint configured for role {}", role.unwrap_or("default")),
-        })?;
+        let endpoint = self
+            .endpoints
+            .for_role(role)
+            .cloned()
+            .ok_or_else(|| LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() })?;
         let progress = std::cell::RefCell::new(&mut self.progress);
         let mut received = 0usize;
         let result = self.client.chat(
@@ -468,20 +463,6 @@ fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
     };
     let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| if approved { "approved" } else { "rejected" }.into());
     Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved } })
-}
-
-fn to_json(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .map(|m| {
-            let role = match m.role {
-                Role::System => "system",
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({"role": role, "content": m.content})
-        })
-        .collect()
 }
 
 /// Run a `@tool` command through the shell, killed after 30 minutes (exit 124).

@@ -1,0 +1,121 @@
+//! The chat-completions request and the non-streamed reply.
+
+use crate::LlmError;
+use planvault_core::engine::{Message, Role};
+use serde_json::{json, Value};
+
+/// Rounds of tool calls one node's work may take before it must answer.
+pub const MAX_TOOL_ROUNDS: usize = 8;
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text, maybe invalid).
+    pub arguments: String,
+}
+
+/// One assistant turn.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completion {
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// `BASE/chat/completions` (a trailing slash on the base is dropped).
+pub fn chat_url(base_url: &str) -> String {
+    format!("{}/chat/completions", base_url.trim_end_matches('/'))
+}
+
+/// The engine's messages as chat-completions JSON.
+pub fn messages_json(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({"role": role, "content": m.content})
+        })
+        .collect()
+}
+
+/// The request body; `tools` are function schemas ([`crate::tools::schema`]).
+pub fn chat_body(model: &str, messages: &[Value], tools: &[Value], stream: bool) -> Value {
+    let mut body = json!({"model": model, "messages": messages, "stream": stream});
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools.to_vec());
+    }
+    body
+}
+
+/// The assistant turn that asked for tools, as it goes back into the conversation.
+pub fn assistant_turn(completion: &Completion) -> Value {
+    let calls: Vec<Value> = completion
+        .tool_calls
+        .iter()
+        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+        .collect();
+    json!({"role": "assistant", "content": completion.content, "tool_calls": calls})
+}
+
+/// A tool's result, answering the call `id`.
+pub fn tool_turn(id: &str, content: &str) -> Value {
+    json!({"role": "tool", "tool_call_id": id, "content": content})
+}
+
+/// A non-streamed reply (`application/json`): `choices[0].message`.
+pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
+    let value: Value = serde_json::from_str(body).map_err(|e| LlmError::Malformed { url: url.into(), reason: e.to_string() })?;
+    if let Some(message) = value["error"]["message"].as_str() {
+        return Err(LlmError::Malformed { url: url.into(), reason: format!("the reply reported: {message}") });
+    }
+    let message = &value["choices"][0]["message"];
+    if !message.is_object() {
+        return Err(LlmError::Malformed { url: url.into(), reason: "no choices[0].message".into() });
+    }
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c["id"].as_str().unwrap_or_default().into(),
+                    name: c["function"]["name"].as_str().unwrap_or_default().into(),
+                    arguments: c["function"]["arguments"].as_str().unwrap_or_default().into(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Completion { content: message["content"].as_str().unwrap_or_default().to_string(), tool_calls })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_carries_model_messages_stream_and_only_offered_tools() {
+        let messages = messages_json(&[Message::new(Role::System, "s"), Message::new(Role::User, "u")]);
+        let body = chat_body("m", &messages, &[], true);
+        assert_eq!(body, json!({"model": "m", "stream": true, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}));
+        let with = chat_body("m", &messages, &[crate::tools::schema("read_note")], false);
+        assert_eq!(with["tools"][0]["function"]["name"], "read_note");
+        assert_eq!(chat_url("http://h/v1/"), "http://h/v1/chat/completions");
+    }
+
+    #[test]
+    fn a_json_completion_is_read_with_its_tool_calls() {
+        let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"list_notes","arguments":"{}"}}]}}]}"#;
+        let c = parse_completion("u", body).unwrap();
+        assert_eq!(c.tool_calls, vec![ToolCall { id: "c1".into(), name: "list_notes".into(), arguments: "{}".into() }]);
+        assert_eq!(assistant_turn(&c)["tool_calls"][0]["function"]["name"], "list_notes");
+        assert_eq!(parse_completion("u", r#"{"choices":[{"message":{"content":"hi"}}]}"#).unwrap().content, "hi");
+        for bad in ["{", "{}", r#"{"error":{"message":"overloaded"}}"#] {
+            assert!(matches!(parse_completion("u", bad), Err(LlmError::Malformed { .. })), "{bad}");
+        }
+    }
+}

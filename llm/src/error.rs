@@ -1,0 +1,148 @@
+//! Why a model call failed, whether another attempt may help, and what the
+//! person should do about it.
+
+/// Where the failure is shown: hints name the place the person fixes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// `planvault run`: flags, `.planvault/config.toml`, the environment.
+    Cli,
+    /// The web app: its Settings panel, the browser's CORS rules.
+    Browser,
+}
+
+/// Why a model call failed. Messages name the URL, never the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    #[error("timed out waiting for {url}")]
+    Timeout { url: String },
+    /// No connection, or (in a browser) `fetch` rejected: the server is down,
+    /// unreachable, or its reply was blocked by CORS.
+    #[error("cannot reach {url}: {reason}")]
+    Connect { url: String, reason: String },
+    #[error("{url} answered HTTP {status}: {message}")]
+    Status { url: String, status: u16, message: String, retry_after: Option<u64> },
+    /// Not a chat completion, a garbled or cut-short stream, or an error
+    /// event inside the stream.
+    #[error("malformed reply from {url}: {reason}")]
+    Malformed { url: String, reason: String },
+    #[error("no endpoint configured for role {role}")]
+    NoEndpoint { role: String },
+    /// Stopped from outside (Ctrl-C, the Stop button).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl LlmError {
+    /// Worth another attempt: timeouts, connection failures, 429 and 5xx,
+    /// and a reply that broke off.
+    pub fn retryable(&self) -> bool {
+        match self {
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => true,
+            LlmError::Status { status, .. } => *status == 408 || *status == 429 || *status >= 500,
+            LlmError::NoEndpoint { .. } | LlmError::Interrupted => false,
+        }
+    }
+
+    /// The wait the server asked for, in seconds.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// What to do about it, phrased for where it is shown.
+    pub fn hint(&self, surface: Surface) -> Option<String> {
+        let cli = surface == Surface::Cli;
+        let text = match self {
+            LlmError::Status { status: 401 | 403, .. } if cli => "check PLANVAULT_API_KEY (or OPENAI_API_KEY)",
+            LlmError::Status { status: 401 | 403, .. } => "check this endpoint's API key in Settings",
+            LlmError::Status { status: 404, .. } if cli => "check --endpoint (it ends in /v1) and --model",
+            LlmError::Status { status: 404, .. } => "check the base URL (it usually ends in /v1) and the model name in Settings",
+            LlmError::Status { status: 429, .. } => "the endpoint is rate-limiting: wait, then resume the run",
+            LlmError::Status { status, .. } if *status >= 500 => "the endpoint failed on its side: resume the run later",
+            LlmError::Status { .. } => return None,
+            LlmError::Timeout { .. } => "the model took too long to answer: resume the run, or raise the timeout",
+            LlmError::Connect { .. } if cli => "is the model server running?",
+            LlmError::Connect { .. } => {
+                "the browser could not reach the endpoint or was refused by CORS: is the server running, and does it \
+                 allow this page's origin (Access-Control-Allow-Origin, e.g. OLLAMA_ORIGINS)?"
+            }
+            LlmError::Malformed { .. } => "is this an OpenAI-compatible /chat/completions endpoint?",
+            LlmError::NoEndpoint { .. } if cli => "pass --endpoint BASE_URL --model NAME, --role ROLE=URL,MODEL, or configure .planvault/config.toml",
+            LlmError::NoEndpoint { .. } => "add a default endpoint, or one for this role, in Settings",
+            LlmError::Interrupted => return None,
+        };
+        Some(text.to_string())
+    }
+
+    /// Turn the text of a non-200 reply into a status error: its
+    /// `error.message` when it is OpenAI-shaped JSON, else its first 200
+    /// characters.
+    pub fn from_status(url: &str, status: u16, body: &str, retry_after: Option<u64>) -> LlmError {
+        let message = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v["error"]["message"].as_str().or_else(|| v["error"].as_str()).map(str::to_string))
+            .unwrap_or_else(|| body.chars().take(200).collect());
+        LlmError::Status { url: url.into(), status, message, retry_after }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(s: u16) -> LlmError {
+        LlmError::Status { url: "u".into(), status: s, message: String::new(), retry_after: None }
+    }
+
+    #[test]
+    fn what_is_retried() {
+        let cases = [
+            (status(429), true),
+            (status(500), true),
+            (status(503), true),
+            (status(408), true),
+            (status(400), false),
+            (status(401), false),
+            (status(403), false),
+            (status(404), false),
+            (LlmError::Timeout { url: "u".into() }, true),
+            (LlmError::Connect { url: "u".into(), reason: "r".into() }, true),
+            (LlmError::Malformed { url: "u".into(), reason: "r".into() }, true),
+            (LlmError::NoEndpoint { role: "r".into() }, false),
+            (LlmError::Interrupted, false),
+        ];
+        for (err, want) in cases {
+            assert_eq!(err.retryable(), want, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn every_failure_a_person_can_fix_has_a_hint_on_both_surfaces() {
+        let fixable = [
+            (status(401), "API key", "PLANVAULT_API_KEY"),
+            (status(403), "API key", "PLANVAULT_API_KEY"),
+            (status(404), "model name", "--model"),
+            (status(429), "rate-limiting", "rate-limiting"),
+            (status(502), "resume", "resume"),
+            (LlmError::Timeout { url: "u".into() }, "too long", "too long"),
+            (LlmError::Connect { url: "u".into(), reason: "TypeError".into() }, "CORS", "running"),
+            (LlmError::NoEndpoint { role: "review".into() }, "Settings", "--endpoint"),
+        ];
+        for (err, browser, cli) in fixable {
+            assert!(err.hint(Surface::Browser).unwrap().contains(browser), "{err:?}");
+            assert!(err.hint(Surface::Cli).unwrap().contains(cli), "{err:?}");
+        }
+        assert_eq!(LlmError::Interrupted.hint(Surface::Browser), None);
+    }
+
+    #[test]
+    fn a_status_body_gives_its_error_message() {
+        let e = LlmError::from_status("u", 404, r#"{"error":{"message":"model 'x' not found"}}"#, None);
+        assert_eq!(e.to_string(), "u answered HTTP 404: model 'x' not found");
+        let e = LlmError::from_status("u", 429, &"x".repeat(500), Some(3));
+        assert_eq!(e.retry_after(), Some(3));
+        assert!(e.to_string().len() < 260);
+    }
+}

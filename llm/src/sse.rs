@@ -1,0 +1,338 @@
+//! An incremental decoder of a streamed chat completion (server-sent
+//! events): feed it the body's bytes in whatever chunks they arrive, get the
+//! content deltas and tool-call fragments as soon as each event is complete,
+//! and the assembled [`Completion`] at the end.
+//!
+//! Lines end in LF, CRLF or CR (a CRLF split across two chunks counts once);
+//! `:` comments and `event:`/`id:`/`retry:` fields are skipped; several
+//! `data:` lines of one event are joined with LF; a line is only decoded as
+//! UTF-8 once it is complete, so a character split across chunks survives.
+//! `data: [DONE]` ends the stream; a stream that ends without `[DONE]` or a
+//! `finish_reason` was cut short ([`LlmError::Malformed`], retryable), and an
+//! event carrying `error` is reported the same way.
+
+use crate::{Completion, LlmError, ToolCall};
+use serde_json::Value;
+
+/// What one complete event said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// Tokens of the reply.
+    Content(String),
+    /// A piece of a tool call; pieces with the same `index` are concatenated.
+    ToolCall { index: usize, id: Option<String>, name: Option<String>, arguments: Option<String> },
+    /// `[DONE]`: nothing more will come.
+    Done,
+}
+
+/// The decoder of one streamed reply.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    url: String,
+    line: Vec<u8>,
+    after_cr: bool,
+    data: String,
+    has_data: bool,
+    error_event: bool,
+    completion: Completion,
+    finished: bool,
+    done: bool,
+}
+
+impl SseDecoder {
+    /// A decoder for the reply of `url` (named in errors).
+    pub fn new(url: &str) -> Self {
+        SseDecoder { url: url.to_string(), ..SseDecoder::default() }
+    }
+
+    /// Decode the next chunk of the body.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<StreamEvent>, LlmError> {
+        let mut out = Vec::new();
+        let mut rest = chunk;
+        while !rest.is_empty() && !self.done {
+            if std::mem::take(&mut self.after_cr) && rest[0] == b'\n' {
+                rest = &rest[1..];
+                continue;
+            }
+            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(end) => {
+                    self.line.extend_from_slice(&rest[..end]);
+                    self.after_cr = rest[end] == b'\r';
+                    rest = &rest[end + 1..];
+                    self.end_line(&mut out)?;
+                }
+                None => {
+                    self.line.extend_from_slice(rest);
+                    rest = &[];
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `[DONE]` was read: the caller may stop reading.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// What has been assembled so far.
+    pub fn completion(&self) -> &Completion {
+        &self.completion
+    }
+
+    /// The body ended: decode an event that lacked its closing blank line.
+    /// [`SseDecoder::finish`] does this too; call it first to see the
+    /// event's deltas.
+    pub fn flush(&mut self) -> Result<Vec<StreamEvent>, LlmError> {
+        let mut out = Vec::new();
+        if !self.done {
+            if !self.line.is_empty() {
+                self.end_line(&mut out)?;
+            }
+            self.dispatch(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The body ended: the assembled reply, or why it is incomplete.
+    pub fn finish(mut self) -> Result<Completion, LlmError> {
+        self.flush()?;
+        if self.done || self.finished {
+            Ok(self.completion)
+        } else {
+            Err(self.malformed("the stream ended before the reply was complete".into()))
+        }
+    }
+
+    fn malformed(&self, reason: String) -> LlmError {
+        LlmError::Malformed { url: self.url.clone(), reason }
+    }
+
+    fn end_line(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let bytes = std::mem::take(&mut self.line);
+        if bytes.is_empty() {
+            return self.dispatch(out);
+        }
+        let line = String::from_utf8(bytes).map_err(|_| self.malformed("an event is not UTF-8".into()))?;
+        if line.starts_with(':') {
+            return Ok(());
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line.as_str(), ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.error_event = value == "error",
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let error_event = std::mem::take(&mut self.error_event);
+        if !std::mem::take(&mut self.has_data) {
+            return Ok(());
+        }
+        let data = std::mem::take(&mut self.data);
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            out.push(StreamEvent::Done);
+            return Ok(());
+        }
+        let event: Value = match serde_json::from_str(&data) {
+            Ok(v) => v,
+            Err(_) if error_event => return Err(self.malformed(format!("the stream reported: {}", data.trim()))),
+            Err(e) => return Err(self.malformed(format!("an event is not JSON: {e}"))),
+        };
+        if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
+            let message = error["message"].as_str().or(error.as_str()).unwrap_or("an error").to_string();
+            return Err(self.malformed(format!("the stream reported: {message}")));
+        }
+        if error_event {
+            return Err(self.malformed(format!("the stream reported: {data}")));
+        }
+        let choice = &event["choices"][0];
+        if let Some(text) = choice["delta"]["content"].as_str().filter(|t| !t.is_empty()) {
+            self.completion.content.push_str(text);
+            out.push(StreamEvent::Content(text.to_string()));
+        }
+        if let Some(calls) = choice["delta"]["tool_calls"].as_array() {
+            for call in calls {
+                let index = call["index"].as_u64().unwrap_or(0).min(63) as usize;
+                while self.completion.tool_calls.len() <= index {
+                    self.completion.tool_calls.push(ToolCall::default());
+                }
+                let slot = &mut self.completion.tool_calls[index];
+                let id = call["id"].as_str().map(str::to_string);
+                let name = call["function"]["name"].as_str().map(str::to_string);
+                let arguments = call["function"]["arguments"].as_str().map(str::to_string);
+                if let Some(id) = &id {
+                    slot.id = id.clone();
+                }
+                if let Some(name) = &name {
+                    slot.name.push_str(name);
+                }
+                if let Some(arguments) = &arguments {
+                    slot.arguments.push_str(arguments);
+                }
+                out.push(StreamEvent::ToolCall { index, id, name, arguments });
+            }
+        }
+        if choice["finish_reason"].is_string() {
+            self.finished = true;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decode `text` in the given chunks; the content deltas joined, and the result.
+    fn decode(chunks: &[&[u8]]) -> (String, Result<Completion, LlmError>) {
+        let mut decoder = SseDecoder::new("u");
+        let mut seen = String::new();
+        let mut flushed = false;
+        for chunk in chunks.iter().map(Some).chain([None]) {
+            let result = match chunk {
+                Some(chunk) => decoder.feed(chunk),
+                None => {
+                    flushed = true;
+                    decoder.flush()
+                }
+            };
+            match result {
+                Ok(events) => {
+                    for e in events {
+                        if let StreamEvent::Content(t) = e {
+                            seen.push_str(&t);
+                        }
+                    }
+                }
+                Err(e) => return (seen, Err(e)),
+            }
+        }
+        assert!(flushed);
+        (seen, decoder.finish())
+    }
+
+    const HELLO: &str = ": keep-alive\n\ndata: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n\
+        data: {\"choices\":[{\"delta\":{\"content\":\"Hél\"}}]}\r\n\r\n\
+        event: message\nid: 3\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo ✓\"},\"finish_reason\":null}]}\r\r\
+        data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+    const TOOLS: &str = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"read_note\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n\
+        data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c2\",\"function\":{\"name\":\"list_notes\",\"arguments\":\"{}\"}}]}}]}\n\n\
+        data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n";
+
+    /// (name, stream, Ok(content) or Err(part of the error)).
+    fn cases() -> Vec<(&'static str, String, Result<&'static str, &'static str>)> {
+        vec![
+            ("deltas, comments, CRLF, CR, other fields", HELLO.to_string(), Ok("Héllo ✓")),
+            ("tool calls only", TOOLS.to_string(), Ok("")),
+            ("finish_reason without [DONE]", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n".into(), Ok("a")),
+            ("last event without a blank line", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}".into(), Ok("a")),
+            ("[DONE] ends it, later bytes ignored", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\ndata: {nope\n\n".into(), Ok("a")),
+            ("multi-line data joined", "data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"x\"}, \"finish_reason\":\"stop\"}]}\n\n".into(), Ok("x")),
+            ("no space after the colon", "data:{\"choices\":[{\"delta\":{\"content\":\"y\"},\"finish_reason\":\"stop\"}]}\n\n".into(), Ok("y")),
+            ("cut short", "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n".into(), Err("ended before")),
+            ("empty body", String::new(), Err("ended before")),
+            ("garbled event", "data: {nope\n\n".into(), Err("not JSON")),
+            ("error object in the stream", "data: {\"error\":{\"message\":\"overloaded\"}}\n\n".into(), Err("overloaded")),
+            ("error event", "event: error\ndata: upstream gone\n\n".into(), Err("upstream gone")),
+        ]
+    }
+
+    #[test]
+    fn every_case_decodes_in_one_chunk() {
+        for (name, text, want) in cases() {
+            let (seen, got) = decode(&[text.as_bytes()]);
+            match (want, got) {
+                (Ok(content), Ok(c)) => {
+                    assert_eq!(c.content, content, "{name}");
+                    assert_eq!(seen, content, "{name}: deltas");
+                }
+                (Err(part), Err(e)) => {
+                    assert!(matches!(e, LlmError::Malformed { .. }) && e.retryable(), "{name}: {e:?}");
+                    assert!(e.to_string().contains(part), "{name}: {e}");
+                }
+                (want, got) => panic!("{name}: wanted {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn tool_call_fragments_are_assembled_by_index() {
+        let c = decode(&[TOOLS.as_bytes()]).1.unwrap();
+        assert_eq!(
+            c.tool_calls,
+            vec![
+                ToolCall { id: "c1".into(), name: "read_note".into(), arguments: "{\"path\":1}".into() },
+                ToolCall { id: "c2".into(), name: "list_notes".into(), arguments: "{}".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn every_case_decodes_the_same_split_at_every_byte_boundary() {
+        for (name, text, _) in cases() {
+            let bytes = text.as_bytes();
+            let (whole_seen, whole) = decode(&[bytes]);
+            for at in 0..=bytes.len() {
+                let (seen, split) = decode(&[&bytes[..at], &bytes[at..]]);
+                assert_eq!(split, whole, "{name}: split at {at}");
+                if whole.is_ok() {
+                    assert_eq!(seen, whole_seen, "{name}: deltas split at {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_crlf_split_between_chunks_ends_one_line_not_two() {
+        let mut d = SseDecoder::new("u");
+        let events = d.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r").unwrap();
+        assert!(events.is_empty(), "the event is not complete before its blank line");
+        assert_eq!(d.feed(b"\n").unwrap(), vec![]);
+        assert_eq!(d.feed(b"\r\n").unwrap(), vec![StreamEvent::Content("a".into())]);
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any chunking of any case gives the same result as one chunk.
+            #[test]
+            fn any_chunking_decodes_like_one_chunk(case in 0usize..12, cuts in proptest::collection::vec(any::<u16>(), 0..12)) {
+                let all = cases();
+                let (name, text, _) = &all[case % all.len()];
+                let bytes = text.as_bytes();
+                let mut points: Vec<usize> = cuts.iter().map(|&c| c as usize % (bytes.len() + 1)).collect();
+                points.sort_unstable();
+                let mut chunks: Vec<&[u8]> = Vec::new();
+                let mut last = 0;
+                for p in points {
+                    chunks.push(&bytes[last..p]);
+                    last = p;
+                }
+                chunks.push(&bytes[last..]);
+                let (whole_seen, whole) = decode(&[bytes]);
+                let (seen, split) = decode(&chunks);
+                prop_assert_eq!(split.clone(), whole.clone(), "{}", name);
+                if whole.is_ok() {
+                    prop_assert_eq!(seen, whole_seen);
+                }
+            }
+        }
+    }
+}
