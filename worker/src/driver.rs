@@ -1,0 +1,910 @@
+//! One browser run of a vault plan: read the vault, build the engine (fresh
+//! or resumed from statuses, journal and prior outputs, exactly like
+//! `planvault run`), then carry out its effects and answer its requests
+//! until it finishes, obeying the app's controls between requests.
+//!
+//! Message order the app can rely on:
+//! - `Started` once the vault is read and the engine built (or `Failed` and
+//!   nothing else when the plan cannot run).
+//! - Per live node visit: `Status(active)`, then `Hop` (when the active node
+//!   changed along an edge), `Visit`, `Delta`s while the reply streams,
+//!   `Tool`s, `Status(done)`, `Output`, `Trace`s.
+//! - `Paused` is posted at a checkpoint, i.e. before the next request is
+//!   served: after `Pause` (a reply being streamed finishes first), after a
+//!   `Step` completed a node's work (before its edge is judged), at `RunTo`'s
+//!   node (before its work), and at a breakpoint (after the node's work,
+//!   before the engine sees it, followed by `Ask{Breakpoint}`). `Resumed`
+//!   follows `Resume`/`Step` of a paused run.
+//! - `Ask` waits for a `Reply` with the same `request`; a breakpoint's ask
+//!   is also answered by `Resume`/`Step` (the output unchanged).
+//! - `Retrying` before each retry of a model call; after the last failure
+//!   the run finishes `Interrupted` with the typed error.
+//! - `Finished` is the last message of a run, always.
+
+use crate::host::{Host, HostError};
+use crate::inbox::Inbox;
+use crate::COMMAND_REFUSED;
+use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
+use planvault_core::engine::{
+    journal, Answer, Effect, Engine, Event, FinishReason, Journal, Message, Request, RequestBody, RunConfig, TraceEntry,
+};
+use planvault_core::{check, NodeExt, Plan, PlanFormat, PlanSource, Status};
+use planvault_llm::{
+    assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn, tools, Completion, LlmError,
+    SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
+};
+use planvault_protocol::{
+    AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, RunMode, StartRun, ToWorker,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Streamed tokens are posted at most this often (one `Delta` per window).
+pub const DELTA_INTERVAL_MS: f64 = 50.0;
+/// A Stop is noticed within this long while waiting out a backoff.
+const SLEEP_SLICE_MS: u32 = 100;
+
+/// Run one plan to its end (or a resumable stop). Every message goes out
+/// through `host.post`; the last one is `Finished` or `Failed`.
+pub async fn run<H: Host>(host: &H, inbox: &Inbox, start: StartRun) -> Option<FinishReason> {
+    let keys = match &start.mode {
+        RunMode::Model { endpoints } => endpoints
+            .default
+            .iter()
+            .chain(endpoints.roles.values())
+            .filter_map(|e| e.api_key.clone())
+            .filter(|k| k.len() >= 4)
+            .collect(),
+        RunMode::Manual => Vec::new(),
+    };
+    let mut driver = Driver::new(host, inbox, start, keys);
+    let mut engine = match driver.prepare().await {
+        Ok(engine) => engine,
+        Err(error) => {
+            driver.post(FromWorker::Failed { error });
+            return None;
+        }
+    };
+    driver.drive(&mut engine).await
+}
+
+/// The app's controls as they stand.
+struct Controls {
+    paused: bool,
+    /// Pause once the next node's work is done.
+    stepping: bool,
+    /// A step finished at this node: pause at the next checkpoint.
+    pause_after: Option<String>,
+    breakpoints: BTreeSet<String>,
+    run_to: Option<String>,
+}
+
+/// What a control message meant to a waiting driver.
+enum Ctl {
+    Other,
+    Resumed,
+    Stopped,
+    Reply(String, PersonReply),
+}
+
+struct Driver<'a, H: Host> {
+    host: &'a H,
+    inbox: &'a Inbox,
+    start: StartRun,
+    /// API keys, scrubbed from anything written or posted should one ever
+    /// come back inside a reply.
+    keys: Vec<String>,
+    ctl: Controls,
+    plan: Plan,
+    /// Plan note → its text as the run last read or wrote it.
+    seen: BTreeMap<String, String>,
+    trace_exists: bool,
+    /// `Started` was posted (a fresh reset's status writes are not reported).
+    started: bool,
+    /// Each node's freshest output (a manual judgment shows it).
+    outputs: BTreeMap<String, String>,
+    /// The node whose work last began.
+    active: Option<String>,
+    /// Each node's latest trace entry (the label of a hop).
+    last_trace: BTreeMap<String, TraceEntry>,
+    /// Why the run is about to finish interrupted.
+    last_error: Option<RunError>,
+    delta: String,
+    delta_at: f64,
+}
+
+fn vault_error(err: HostError) -> RunError {
+    RunError::new(ErrorCode::VaultIo, format!("cannot use the vault: {err}"))
+        .with_hint("check that the app still has permission to the vault's folder, then resume the run")
+}
+
+/// The typed error of a failed model call, with what to do about it.
+pub fn run_error(err: &LlmError) -> RunError {
+    let code = match err {
+        LlmError::Timeout { .. } => ErrorCode::Timeout,
+        LlmError::Connect { .. } => ErrorCode::CorsOrNetwork,
+        LlmError::Status { status: 401 | 403, .. } => ErrorCode::Unauthorized,
+        LlmError::Status { status: 404, .. } => ErrorCode::NotFound,
+        LlmError::Status { status: 429, .. } => ErrorCode::RateLimited,
+        LlmError::Status { .. } => ErrorCode::ServerError,
+        LlmError::Malformed { .. } => ErrorCode::MalformedReply,
+        LlmError::NoEndpoint { .. } => ErrorCode::NoEndpoint,
+        LlmError::Interrupted => ErrorCode::BadState,
+    };
+    let error = RunError::new(code, err.to_string());
+    match err.hint(Surface::Browser) {
+        Some(hint) => error.with_hint(hint),
+        None => error,
+    }
+}
+
+/// The note a node lives in.
+fn note_file(node: &planvault_core::Node) -> String {
+    match &node.ext {
+        NodeExt::Vault(v) if !v.file.is_empty() => v.file.clone(),
+        _ => format!("{}.md", node.id),
+    }
+}
+
+/// `id#visit:kind` → (id, visit).
+fn key_visit(key: &str) -> Option<(&str, u32)> {
+    let hash = key.rfind('#')?;
+    let (visit, _) = key[hash + 1..].split_once(':')?;
+    Some((&key[..hash], visit.parse().ok()?))
+}
+
+/// The label of a ``took `label` → [[to]]`` trace line.
+fn took_label(what: &str) -> Option<&str> {
+    what.strip_prefix("took `")?.split_once('`').map(|(label, _)| label)
+}
+
+/// What a person reads instead of a model prompt.
+fn prompt_text(messages: &[Message]) -> String {
+    messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n")
+}
+
+impl<'a, H: Host> Driver<'a, H> {
+    fn new(host: &'a H, inbox: &'a Inbox, start: StartRun, keys: Vec<String>) -> Self {
+            Driver {
+            host,
+            inbox,
+            keys,
+            ctl: Controls {
+                paused: false,
+                stepping: false,
+                pause_after: None,
+                breakpoints: start.breakpoints.iter().cloned().collect(),
+                run_to: start.run_to.clone(),
+            },
+            start,
+            plan: Plan::new(PlanFormat::Vault),
+            seen: BTreeMap::new(),
+            trace_exists: false,
+            started: false,
+            outputs: BTreeMap::new(),
+            active: None,
+            last_trace: BTreeMap::new(),
+            last_error: None,
+            delta: String::new(),
+            delta_at: 0.0,
+            }
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for key in &self.keys {
+            if text.contains(key.as_str()) {
+                text = text.replace(key.as_str(), "<redacted>");
+            }
+        }
+        text
+    }
+
+    fn post(&self, message: FromWorker) {
+        if !self.keys.is_empty() {
+            if let Ok(json) = serde_json::to_string(&message) {
+                if self.keys.iter().any(|k| json.contains(k.as_str())) {
+                    if let Ok(clean) = serde_json::from_str(&self.scrub(&json)) {
+                        self.host.post(&clean);
+                        return;
+                    }
+                }
+            }
+        }
+        self.host.post(&message);
+    }
+
+    async fn write(&self, path: &str, text: &str) -> Result<(), RunError> {
+        self.host.write(path, &self.scrub(text)).await.map_err(vault_error)
+    }
+
+    async fn append(&self, path: &str, text: &str) -> Result<(), RunError> {
+        self.host.append(path, &self.scrub(text)).await.map_err(vault_error)
+    }
+
+    /// Read the vault, reset or resume, and build the engine.
+    async fn prepare(&mut self) -> Result<Engine, RunError> {
+        let listed = self.host.list().await.map_err(vault_error)?;
+        let mut files = BTreeMap::new();
+        for path in listed.iter().filter(|p| planvault_core::vault::is_plan_note(p)) {
+            if let Some(text) = self.host.read(path).await.map_err(vault_error)? {
+                files.insert(path.clone(), text);
+            }
+        }
+        let checked = check(&PlanSource::Vault(files.clone()));
+        if checked.has_errors() {
+            let first: Vec<String> = checked.diagnostics.iter().filter(|d| d.is_error()).take(3).map(|d| d.render_human()).collect();
+            return Err(RunError::new(ErrorCode::PlanInvalid, format!("the plan has errors; nothing ran:\n{}", first.join("\n")))
+                .with_hint("fix the problems shown on the canvas, then start again"));
+        }
+        self.plan = checked.plan;
+        self.seen = files;
+        if let RunMode::Model { endpoints } = &self.start.mode {
+            let missing: Vec<String> =
+                self.plan.nodes.iter().filter(|n| endpoints.for_role(n.role.as_deref()).is_none()).map(|n| n.id.clone()).collect();
+            if !missing.is_empty() {
+                return Err(RunError::new(ErrorCode::NoEndpoint, format!("no model endpoint for {}", missing.join(", ")))
+                    .with_hint("add a default endpoint, or one for each role, in Settings"));
+            }
+        }
+        let trace_files: Vec<&String> = listed.iter().filter(|p| p.starts_with(&format!("{TRACE_DIR}/"))).collect();
+        let resuming = !self.start.fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
+        if self.start.fresh {
+            for i in 0..self.plan.nodes.len() {
+                let (id, status) = (self.plan.nodes[i].id.clone(), self.plan.nodes[i].status);
+                if status != Status::Pending {
+                    self.write_status(&id, Status::Pending).await?;
+                    self.plan.nodes[i].status = Status::Pending;
+                }
+            }
+            for path in &trace_files {
+                let name = &path[TRACE_DIR.len() + 1..];
+                if name == "trace.md" || name == "journal.jsonl" || name.contains(".visit-") {
+                    self.host.remove(path).await.map_err(vault_error)?;
+                }
+            }
+        }
+        self.trace_exists = !self.start.fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
+        let journal = if resuming {
+            match self.host.read(JOURNAL_FILE).await.map_err(vault_error)? {
+                Some(text) => Journal::from_jsonl(&text).map_err(|e| {
+                    RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
+                        .with_hint("start over (fresh), or repair the journal's broken line")
+                })?,
+                None => Journal::new(),
+            }
+        } else {
+            Journal::new()
+        };
+        let mut prior = Vec::new();
+        if resuming {
+            for node in &self.plan.nodes {
+                let mut visit = 1;
+                let mut latest = None;
+                while trace_files.iter().any(|p| **p == trace::output_note_path(&node.id, visit)) {
+                    if let Some(note) = self.host.read(&trace::output_note_path(&node.id, visit)).await.map_err(vault_error)? {
+                        latest = trace::parse_output_note(&note).or(latest);
+                    }
+                    visit += 1;
+                }
+                if let Some(text) = latest {
+                    prior.push((node.id.clone(), text));
+                }
+            }
+            if self.trace_exists {
+                self.append(TRACE_FILE, &trace::resume_marker("resumed in the browser")).await?;
+            }
+        }
+        let config = RunConfig {
+            query: self.start.query.clone(),
+            max_steps: self.start.max_steps,
+            autonomy: self.start.autonomy,
+            ..RunConfig::default()
+        };
+        let mut engine = Engine::new(self.plan.clone(), config, &journal)
+            .map_err(|e| RunError::new(ErrorCode::PlanInvalid, e.to_string()))?;
+        for (node, text) in prior {
+            self.outputs.insert(node.clone(), text.clone());
+            engine.set_prior_output(&node, text);
+        }
+        let mut visits = BTreeMap::new();
+        for entry in &journal.entries {
+            if let Some((id, visit)) = key_visit(&entry.key) {
+                let v = visits.entry(id.to_string()).or_insert(0);
+                *v = (*v).max(visit);
+            }
+        }
+        let done = self.plan.nodes.iter().filter(|n| n.status == Status::Done).count() as u32;
+        self.started = true;
+        self.post(FromWorker::Started { resumed: resuming, done, recorded: journal.entries.len() as u32, visits });
+        Ok(engine)
+    }
+
+    /// Carry out effects until the engine finishes.
+    async fn drive(&mut self, engine: &mut Engine) -> Option<FinishReason> {
+        let mut queue: VecDeque<Effect> = engine.start().into();
+        while let Some(effect) = queue.pop_front() {
+            let done = match effect {
+                Effect::WriteStatus { node, status } => self.write_status(&node, status).await.map(|()| None),
+                Effect::Record(entry) => self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n")).await.map(|()| None),
+                Effect::Trace(entry) => self.trace(entry).await.map(|()| None),
+                Effect::Output { node, title, visit, text } => self.output(&node, &title, visit, &text).await.map(|()| None),
+                // Amendments belong to PLAN.md runs; a vault has none.
+                Effect::Amend { .. } => Ok(None),
+                Effect::Request(request) => {
+                    let event = self.serve(&request).await;
+                    queue.extend(engine.handle(event));
+                    Ok(None)
+                }
+                Effect::Finish(finish) => Ok(Some(finish)),
+            };
+            match done {
+                Ok(None) => {}
+                Ok(Some(finish)) => {
+                    self.flush_delta(None);
+                    let error = match &finish.reason {
+                        FinishReason::Interrupted { .. } => self.last_error.take(),
+                        _ => None,
+                    };
+                    self.post(FromWorker::Finished { reason: finish.reason.clone(), answer: finish.answer, error });
+                    return Some(finish.reason);
+                }
+                Err(error) => {
+                    // The vault refused a write (or changed under the run):
+                    // nothing more is written; a new run resumes from here.
+                    let reason = FinishReason::Stopped { reason: error.message.clone() };
+                    self.post(FromWorker::Finished { reason: reason.clone(), answer: None, error: Some(error) });
+                    return Some(reason);
+                }
+            }
+        }
+        None
+    }
+
+    /// Set a note's `status:` surgically, refusing when the note changed on
+    /// disk since the run read it.
+    async fn write_status(&mut self, node: &str, status: Status) -> Result<(), RunError> {
+        let Some(i) = self.plan.node_index(node) else { return Ok(()) };
+        let file = note_file(&self.plan.nodes[i]);
+        let current = self.host.read(&file).await.map_err(vault_error)?;
+        let current = current.ok_or_else(|| {
+            RunError::new(ErrorCode::ChangedOnDisk, format!("{file} was removed since the run read it"))
+                .with_hint("restore the note, then resume the run")
+        })?;
+        if self.seen.get(&file).is_some_and(|seen| *seen != current) {
+            return Err(RunError::new(
+                ErrorCode::ChangedOnDisk,
+                format!("{file} changed on disk since the run read it; not overwritten"),
+            )
+            .with_hint("resume the run to continue with the edited note"));
+        }
+        let updated = planvault_core::vault::update_status(&current, status);
+        if updated != current {
+            self.host.write(&file, &updated).await.map_err(vault_error)?;
+        }
+        self.seen.insert(file, updated);
+        if status == Status::Active {
+            if let Some(from) = self.active.replace(node.to_string()) {
+                let label = self
+                    .last_trace
+                    .get(&from)
+                    .and_then(|e| took_label(&e.what))
+                    .filter(|label| {
+                        let to = self.plan.node_index(node);
+                        let from = self.plan.node_index(&from);
+                        self.plan.edges.iter().any(|e| Some(e.from) == from && e.to == to && e.label.as_deref() == Some(*label))
+                    })
+                    .map(str::to_string);
+                self.post(FromWorker::Hop { from, to: node.to_string(), label });
+            }
+        }
+        if self.started {
+            self.post(FromWorker::Status { node: node.to_string(), status });
+        }
+        Ok(())
+    }
+
+    async fn trace(&mut self, entry: TraceEntry) -> Result<(), RunError> {
+        let markdown = entry.to_markdown();
+        let text = if self.trace_exists { markdown.clone() } else { trace::trace_header(&self.start.query) + &markdown };
+        self.append(TRACE_FILE, &text).await?;
+        self.trace_exists = true;
+        self.last_trace.insert(entry.node.clone(), entry);
+        self.post(FromWorker::Trace { markdown });
+        Ok(())
+    }
+
+    async fn output(&mut self, node: &str, title: &str, visit: u32, text: &str) -> Result<(), RunError> {
+        let path = trace::output_note_path(node, visit);
+        let note = trace::output_note(node, title, visit, text);
+        if self.host.read(&path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
+            self.write(&path, &note).await?;
+        }
+        self.outputs.insert(node.to_string(), text.to_string());
+        self.post(FromWorker::Output { node: node.to_string(), visit, text: text.to_string() });
+        Ok(())
+    }
+
+    // ----- controls -----
+
+    /// Apply one control message.
+    fn control(&mut self, message: ToWorker) -> Ctl {
+        match message {
+            ToWorker::Pause => {
+                self.ctl.paused = true;
+                Ctl::Other
+            }
+            ToWorker::Resume => {
+                self.ctl.paused = false;
+                Ctl::Resumed
+            }
+            ToWorker::Step => {
+                self.ctl.paused = false;
+                self.ctl.stepping = true;
+                Ctl::Resumed
+            }
+            ToWorker::Stop => Ctl::Stopped,
+            ToWorker::SetBreakpoints { nodes } => {
+                self.ctl.breakpoints = nodes.into_iter().collect();
+                Ctl::Other
+            }
+            ToWorker::RunTo { node } => {
+                self.ctl.run_to = node;
+                Ctl::Other
+            }
+            ToWorker::Reply { request, reply } => Ctl::Reply(request, reply),
+            ToWorker::Start(_) => {
+                self.post(FromWorker::Failed { error: RunError::new(ErrorCode::BadState, "a run is already going; stop it first") });
+                Ctl::Other
+            }
+        }
+    }
+
+    fn unexpected_reply(&self, request: &str) {
+        self.post(FromWorker::Failed {
+            error: RunError::new(ErrorCode::BadState, format!("no question {request} is open; the reply was ignored")),
+        });
+    }
+
+    /// Take every queued message; `false` when the run must stop.
+    fn drain(&mut self) -> bool {
+        let mut go_on = true;
+        while let Some(message) = self.inbox.take() {
+            match self.control(message) {
+                Ctl::Stopped => go_on = false,
+                Ctl::Reply(request, _) => self.unexpected_reply(&request),
+                Ctl::Resumed | Ctl::Other => {}
+            }
+        }
+        go_on && !self.inbox.stop_requested()
+    }
+
+    /// Before a request is served: apply controls and pause where asked.
+    /// `false` when the run must stop.
+    async fn checkpoint(&mut self, request: &Request) -> bool {
+        if !self.drain() {
+            return false;
+        }
+        let is_work = matches!(request.body, RequestBody::Work { .. });
+        let reason = if is_work && self.ctl.run_to.as_deref() == Some(request.node.as_str()) {
+            self.ctl.run_to = None;
+            Some(PauseReason::RunTo { node: request.node.clone() })
+        } else if let Some(node) = self.ctl.pause_after.take() {
+            Some(PauseReason::Step { node })
+        } else if self.ctl.paused {
+            Some(PauseReason::Requested)
+        } else {
+            None
+        };
+        let Some(reason) = reason else { return true };
+        self.ctl.paused = true;
+        self.flush_delta(None);
+        self.post(FromWorker::Paused { reason });
+        loop {
+            match self.control(self.inbox.next().await) {
+                Ctl::Resumed => {
+                    self.post(FromWorker::Resumed);
+                    return true;
+                }
+                Ctl::Stopped => return false,
+                Ctl::Reply(request, _) => self.unexpected_reply(&request),
+                Ctl::Other => {}
+            }
+        }
+    }
+
+    /// Ask a person and wait for the reply to `id`. `Resume`/`Step` answer
+    /// it with `on_resume` when given (a breakpoint). `None`: stop.
+    async fn ask(&mut self, id: &str, request: &Request, ask: AskKind, on_resume: Option<PersonReply>) -> Option<PersonReply> {
+        self.flush_delta(None);
+        self.post(FromWorker::Ask { request: id.to_string(), node: request.node.clone(), visit: request.visit, ask });
+        loop {
+            if self.inbox.stop_requested() {
+                return None;
+            }
+            match self.control(self.inbox.next().await) {
+                Ctl::Reply(r, reply) if r == id => return Some(reply),
+                Ctl::Reply(r, _) => self.unexpected_reply(&r),
+                Ctl::Stopped => return None,
+                Ctl::Resumed => {
+                    if let Some(reply) = &on_resume {
+                        self.post(FromWorker::Resumed);
+                        return Some(reply.clone());
+                    }
+                }
+                Ctl::Other => {}
+            }
+        }
+    }
+
+    // ----- requests -----
+
+    fn stopped(&self) -> Event {
+        Event::Stop { reason: "stopped from the app".into() }
+    }
+
+    async fn serve(&mut self, request: &Request) -> Event {
+        let id = request.id.clone();
+        if !self.checkpoint(request).await {
+            return self.stopped();
+        }
+        let manual = matches!(self.start.mode, RunMode::Manual);
+        let title = self.plan.node_index(&request.node).map(|i| self.plan.nodes[i].title.clone()).unwrap_or_default();
+        let answer = match &request.body {
+            RequestBody::Work { messages, tools, role, review_only } => {
+                self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
+                let output = if manual {
+                    let ask = AskKind::Work { title: title.clone(), prompt: prompt_text(messages) };
+                    match self.ask(&id, request, ask, None).await {
+                        Some(PersonReply::Work { output } | PersonReply::Continue { output }) => Ok(output),
+                        // A reply of another kind is an empty answer.
+                        Some(_) => Ok(String::new()),
+                        None => return self.stopped(),
+                    }
+                } else {
+                    self.work(request, role.as_deref(), messages, tools, *review_only).await
+                };
+                let output = match output {
+                    Ok(output) => output,
+                    Err(LlmError::Interrupted) => return self.stopped(),
+                    Err(err) => return self.unavailable(id, &err),
+                };
+                let output = if self.ctl.breakpoints.contains(&request.node) {
+                    self.post(FromWorker::Paused { reason: PauseReason::Breakpoint { node: request.node.clone() } });
+                    let ask = AskKind::Breakpoint { title, output: output.clone() };
+                    let unchanged = PersonReply::Continue { output: output.clone() };
+                    match self.ask(&format!("{id}/breakpoint"), request, ask, Some(unchanged)).await {
+                        Some(PersonReply::Continue { output } | PersonReply::Work { output }) => output,
+                        Some(_) => output,
+                        None => return self.stopped(),
+                    }
+                } else {
+                    output
+                };
+                if std::mem::take(&mut self.ctl.stepping) {
+                    self.ctl.pause_after = Some(request.node.clone());
+                }
+                Answer::Work { output }
+            }
+            RequestBody::Judge { messages, labels, role, .. } => {
+                if manual {
+                    let output = self.outputs.get(&request.node).cloned().unwrap_or_default();
+                    let ask = AskKind::Judge { title, output, labels: labels.clone() };
+                    match self.ask(&id, request, ask, None).await {
+                        Some(PersonReply::Judge { verdicts }) => Answer::Judgment { raw: compat::render_verdicts(labels, &verdicts) },
+                        // Anything else is no verdict: the engine re-asks.
+                        Some(_) => Answer::Judgment { raw: String::new() },
+                        None => return self.stopped(),
+                    }
+                } else {
+                    match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
+                        Ok(c) => Answer::Judgment { raw: c.content },
+                        Err(LlmError::Interrupted) => return self.stopped(),
+                        Err(err) => return self.unavailable(id, &err),
+                    }
+                }
+            }
+            RequestBody::Human { question, .. } => {
+                let ask = AskKind::Human { question: question.clone(), choices: compat::human_choices(&request.body) };
+                match self.ask(&id, request, ask, None).await {
+                    Some(PersonReply::Human { approved, note, choice }) => compat::human_answer(approved, note, choice),
+                    Some(_) => compat::human_answer(false, "no decision".into(), None),
+                    None => return self.stopped(),
+                }
+            }
+            RequestBody::Command { .. } => return Event::Refused { id, reason: COMMAND_REFUSED.into() },
+            RequestBody::Invoke { capability, .. } => {
+                return Event::Refused { id, reason: format!("the browser runner has no tool {capability}: run this plan with `planvault run`") }
+            }
+            RequestBody::Replan { messages, role } => {
+                if manual {
+                    return Event::Refused { id, reason: "replanning needs a model; manual mode has none".into() };
+                }
+                match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
+                    Ok(c) => Answer::Revision { text: c.content },
+                    Err(LlmError::Interrupted) => return self.stopped(),
+                    Err(err) => return self.unavailable(id, &err),
+                }
+            }
+        };
+        Event::Answered { id, answer }
+    }
+
+    fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
+        let error = run_error(err);
+        let text = match &error.hint {
+            Some(hint) => format!("{} ({hint})", error.message),
+            None => error.message.clone(),
+        };
+        self.last_error = Some(error);
+        Event::Unavailable { id, error: text }
+    }
+
+    fn endpoint(&self, role: Option<&str>) -> Result<Endpoint, LlmError> {
+        match &self.start.mode {
+            RunMode::Model { endpoints } => endpoints
+                .for_role(role)
+                .cloned()
+                .ok_or_else(|| LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() }),
+            RunMode::Manual => Err(LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() }),
+        }
+    }
+
+    /// A node's work: the model, with the node's declared tools, until it
+    /// answers without calling one.
+    async fn work(
+        &mut self,
+        request: &Request,
+        role: Option<&str>,
+        messages: &[Message],
+        declared: &[String],
+        review_only: bool,
+    ) -> Result<String, LlmError> {
+        let (offered, _missing) = tools::offer(declared, review_only);
+        let schemas: Vec<Value> = offered.iter().map(|t| tools::schema(t)).collect();
+        let mut conversation = messages_json(messages);
+        for _ in 0..MAX_TOOL_ROUNDS {
+            let completion = self.chat_for(request, role, &conversation, &schemas).await?;
+            if completion.tool_calls.is_empty() {
+                return Ok(completion.content);
+            }
+            conversation.push(assistant_turn(&completion));
+            for call in &completion.tool_calls {
+                let result = if offered.contains(&call.name) {
+                    self.tool(&call.name, &call.arguments).await
+                } else {
+                    Err(format!("tool {} is not offered at this step", call.name))
+                };
+                self.post(FromWorker::Tool { node: request.node.clone(), name: call.name.clone(), ok: result.is_ok() });
+                let text = result.unwrap_or_else(|e| format!("error: {e}"));
+                conversation.push(tool_turn(&call.id, &self.scrub(&text)));
+            }
+        }
+        Err(LlmError::Malformed { url: "the model".into(), reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds") })
+    }
+
+    /// Run one browser tool.
+    async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, String> {
+        let args = tools::arguments(arguments);
+        match name {
+            "list_notes" => {
+                let files = self.host.list().await.map_err(|e| e.to_string())?;
+                Ok(files.into_iter().filter(|p| p.ends_with(".md")).collect::<Vec<_>>().join("\n"))
+            }
+            "read_note" => {
+                let path = tools::safe_path(args["path"].as_str())?;
+                match self.host.read(&path).await.map_err(|e| e.to_string())? {
+                    Some(text) => Ok(text),
+                    None => Err(format!("{path} does not exist")),
+                }
+            }
+            "write_note" => {
+                let path = tools::safe_path(args["path"].as_str())?;
+                let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
+                tools::writable(&path, &plan_notes)?;
+                let content = args["content"].as_str().unwrap_or_default();
+                self.host.write(&path, &self.scrub(content)).await.map_err(|e| e.to_string())?;
+                Ok(format!("wrote {path}"))
+            }
+            "fetch_url" => {
+                let url = tools::fetchable(args["url"].as_str().unwrap_or_default())?;
+                let text = self.host.fetch_text(url).await?;
+                Ok(text.chars().take(tools::FETCH_LIMIT_CHARS).collect())
+            }
+            other => Err(format!("tool {other} is not available in the browser")),
+        }
+    }
+
+    /// One model call with bounded retries; `Retrying` before each retry.
+    async fn chat_for(&mut self, request: &Request, role: Option<&str>, messages: &[Value], schemas: &[Value]) -> Result<Completion, LlmError> {
+        let endpoint = self.endpoint(role)?;
+        let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
+        let policy = self.start.retry;
+        let attempts = policy.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            if self.inbox.stop_requested() {
+                return Err(LlmError::Interrupted);
+            }
+            match self.attempt(&request.node, &endpoint, &body).await {
+                Ok(completion) => return Ok(completion),
+                Err(err) if err.retryable() && attempt < attempts => {
+                    let wait = backoff_ms(u64::from(policy.base_delay_ms), attempt, err.retry_after()) as u32;
+                    self.flush_delta(None);
+                    self.post(FromWorker::Retrying { node: request.node.clone(), error: run_error(&err), wait_ms: wait });
+                    let mut left = wait;
+                    while left > 0 {
+                        let slice = left.min(SLEEP_SLICE_MS);
+                        self.host.sleep(slice).await;
+                        left -= slice;
+                        if self.inbox.stop_requested() {
+                            return Err(LlmError::Interrupted);
+                        }
+                    }
+                    attempt += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn attempt(&mut self, node: &str, endpoint: &Endpoint, body: &str) -> Result<Completion, LlmError> {
+        let url = chat_url(&endpoint.base_url);
+        let key = endpoint.api_key.as_deref().filter(|k| !k.is_empty());
+        let (head, mut stream) = self.host.post_json(&url, key, body, self.start.retry.timeout_ms).await?;
+        if head.status != 200 || !head.content_type.starts_with("text/event-stream") {
+            let mut bytes = Vec::new();
+            while let Some(chunk) = self.host.read_chunk(&mut stream).await? {
+                bytes.extend_from_slice(&chunk);
+                if self.inbox.stop_requested() {
+                    return Err(LlmError::Interrupted);
+                }
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if head.status != 200 {
+                return Err(LlmError::from_status(&url, head.status, &text, head.retry_after));
+            }
+            let completion = parse_completion(&url, &text)?;
+            self.delta.push_str(&completion.content);
+            self.flush_delta(Some(node));
+            return Ok(completion);
+        }
+        let mut decoder = SseDecoder::new(&url);
+        loop {
+            if self.inbox.stop_requested() {
+                self.flush_delta(Some(node));
+                return Err(LlmError::Interrupted);
+            }
+            let (events, ended) = match self.host.read_chunk(&mut stream).await? {
+                Some(chunk) => (decoder.feed(&chunk)?, false),
+                None => (decoder.flush()?, true),
+            };
+            for event in events {
+                if let StreamEvent::Content(text) = event {
+                    self.delta.push_str(&text);
+                }
+            }
+            if !self.delta.is_empty() && self.host.now_ms() - self.delta_at >= DELTA_INTERVAL_MS {
+                self.flush_delta(Some(node));
+            }
+            if ended || decoder.is_done() {
+                self.flush_delta(Some(node));
+                return decoder.finish();
+            }
+        }
+    }
+
+    /// Post the streamed tokens gathered so far.
+    fn flush_delta(&mut self, node: Option<&str>) {
+        if self.delta.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.delta);
+        self.delta_at = self.host.now_ms();
+        let node = node.map(str::to_string).or_else(|| self.active.clone()).unwrap_or_default();
+        self.post(FromWorker::Delta { node, text });
+    }
+}
+
+/// The names the lead's core additions will bring (human choices, the
+/// verdict grid renderer), kept in one place.
+mod compat {
+    use planvault_core::engine::{Answer, RequestBody};
+
+    pub fn human_choices(_body: &RequestBody) -> Vec<String> {
+        Vec::new()
+    }
+
+    pub fn human_answer(approved: bool, note: String, _choice: Option<String>) -> Answer {
+        let decision = if note.trim().is_empty() { if approved { "approved" } else { "rejected" }.to_string() } else { note };
+        Answer::Human { decision, approved }
+    }
+
+    /// One `N. YES` / `N. NO` line per label, which the grid parser reads back.
+    pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
+        labels
+            .iter()
+            .zip(verdicts)
+            .enumerate()
+            .map(|(i, (label, &held))| format!("{}. {} - {label} (decided by a person)", i + 1, if held { "YES" } else { "NO" }))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{block_on, MemoryHost};
+    use planvault_core::engine::Autonomy;
+    use planvault_protocol::RetryPolicy;
+
+    fn start(mode: RunMode) -> StartRun {
+        StartRun {
+            query: "q".into(),
+            mode,
+            fresh: false,
+            max_steps: 10,
+            autonomy: Autonomy::Ask,
+            breakpoints: vec![],
+            run_to: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    #[test]
+    fn a_command_or_a_generated_tool_is_refused_in_the_browser() {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
+        let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
+        let command = Request { id: "3#1:command".into(), node: "3".into(), visit: 1, body: RequestBody::Command { command: "make".into() } };
+        assert_eq!(block_on(driver.serve(&command)), Some(Event::Refused { id: "3#1:command".into(), reason: COMMAND_REFUSED.into() }));
+        let invoke = Request {
+            id: "s:invoke".into(),
+            node: "s".into(),
+            visit: 1,
+            body: RequestBody::Invoke { capability: "shell".into(), args: serde_json::Value::Null },
+        };
+        assert!(matches!(block_on(driver.serve(&invoke)), Some(Event::Refused { reason, .. }) if reason.contains("planvault run")));
+    }
+
+    #[test]
+    fn a_human_request_asks_the_person_and_their_note_is_the_decision() {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
+        let answers = [(true, "ship it", "ship it"), (false, "", "rejected"), (true, " ", "approved")];
+        for (approved, note, decision) in answers {
+            host.respond(move |m| match m {
+                FromWorker::Ask { request, ask: AskKind::Human { question, .. }, .. } => {
+                    assert_eq!(question, "Send it?");
+                    vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Human { approved, note: note.into(), choice: None } }]
+                }
+                _ => vec![],
+            });
+            let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
+            let human = Request { id: "send#1:human".into(), node: "send".into(), visit: 1, body: RequestBody::Human { question: "Send it?".into() } };
+            let event = block_on(driver.serve(&human)).unwrap();
+            assert_eq!(event, Event::Answered { id: "send#1:human".into(), answer: compat::human_answer(approved, decision.into(), None) });
+            match event {
+                Event::Answered { answer: Answer::Human { decision: d, approved: a, .. }, .. } => assert_eq!((d.as_str(), a), (decision, approved)),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn manual_verdicts_render_as_a_grid_the_engine_reads_back() {
+        let labels = vec!["approved".to_string(), "needs revision".into()];
+        for verdicts in [vec![true, false], vec![false, true], vec![false, false]] {
+            let raw = compat::render_verdicts(&labels, &verdicts);
+            assert_eq!(planvault_core::engine::grid::parse_grid_labelled(&raw, &labels).unwrap().to_vec(), verdicts);
+        }
+    }
+
+    #[test]
+    fn hop_labels_are_read_from_took_lines_only() {
+        assert_eq!(took_label("took `approved` → [[send]]"), Some("approved"));
+        assert_eq!(took_label("no condition held: the node works again"), None);
+        assert_eq!(key_visit("a#b#3:judge.2"), Some(("a#b", 3)));
+    }
+}

@@ -1,0 +1,223 @@
+//! An in-memory [`Host`]: a vault as a map, scripted model replies, a fake
+//! clock, and every posted message kept. The driver's native tests and
+//! benchmark run on it; `block_on` polls a run to its end on this thread.
+
+use crate::host::{Host, HostError, HttpHead};
+use crate::inbox::Inbox;
+use planvault_llm::LlmError;
+use planvault_protocol::{FromWorker, ToWorker};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+/// One model call as the host received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpCall {
+    pub url: String,
+    /// What went into `Authorization: Bearer`.
+    pub api_key: Option<String>,
+    pub body: serde_json::Value,
+}
+
+/// A scripted reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// `text/event-stream`, in these chunks.
+    Stream(Vec<String>),
+    /// `application/json`.
+    Json(String),
+    /// An HTTP error: status, body, `Retry-After`.
+    Status(u16, String, Option<u64>),
+    /// `fetch` itself failed.
+    Fail(LlmError),
+}
+
+impl Reply {
+    /// A streamed reply of `text`, one content delta per word.
+    pub fn streamed(text: &str) -> Reply {
+        let mut chunks: Vec<String> = text
+            .split_inclusive(' ')
+            .map(|w| format!("data: {}\n\n", serde_json::json!({"choices": [{"delta": {"content": w}}]})))
+            .collect();
+        chunks.push("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".into());
+        Reply::Stream(chunks)
+    }
+
+    /// A streamed reply asking for one tool call.
+    pub fn tool_call(id: &str, name: &str, arguments: &str) -> Reply {
+        let call = serde_json::json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": id, "function": {"name": name, "arguments": arguments}}]}, "finish_reason": "tool_calls"}]});
+        Reply::Stream(vec![format!("data: {call}\n\n"), "data: [DONE]\n\n".into()])
+    }
+}
+
+type Responder = Box<dyn FnMut(&FromWorker) -> Vec<ToWorker>>;
+type Model = Box<dyn FnMut(&HttpCall) -> Reply>;
+type WriteHook = Box<dyn FnMut(&str, &mut BTreeMap<String, String>)>;
+
+/// The in-memory host.
+pub struct MemoryHost {
+    pub files: RefCell<BTreeMap<String, String>>,
+    pub posted: RefCell<Vec<FromWorker>>,
+    pub calls: RefCell<Vec<HttpCall>>,
+    pub fetched: RefCell<Vec<String>>,
+    /// Total time slept (backoff), in ms.
+    pub slept: Cell<u64>,
+    /// Whether to keep posted messages (a benchmark does not).
+    pub keep_posts: Cell<bool>,
+    clock: Cell<f64>,
+    inbox: Inbox,
+    model: RefCell<Model>,
+    responder: RefCell<Option<Responder>>,
+    before_write: RefCell<Option<WriteHook>>,
+}
+
+impl MemoryHost {
+    /// A host over `files` whose model answers with `model`; controls the
+    /// responder sends go to `inbox`.
+    pub fn new(files: BTreeMap<String, String>, inbox: &Inbox, model: impl FnMut(&HttpCall) -> Reply + 'static) -> Self {
+        MemoryHost {
+            files: RefCell::new(files),
+            posted: RefCell::new(Vec::new()),
+            calls: RefCell::new(Vec::new()),
+            fetched: RefCell::new(Vec::new()),
+            slept: Cell::new(0),
+            keep_posts: Cell::new(true),
+            clock: Cell::new(0.0),
+            inbox: inbox.clone(),
+            model: RefCell::new(Box::new(model)),
+            responder: RefCell::new(None),
+            before_write: RefCell::new(None),
+        }
+    }
+
+    /// The app's side: what it sends back on each posted message.
+    pub fn respond(&self, responder: impl FnMut(&FromWorker) -> Vec<ToWorker> + 'static) {
+        *self.responder.borrow_mut() = Some(Box::new(responder));
+    }
+
+    /// Something editing the vault before each write (path about to be written).
+    pub fn before_write(&self, hook: impl FnMut(&str, &mut BTreeMap<String, String>) + 'static) {
+        *self.before_write.borrow_mut() = Some(Box::new(hook));
+    }
+
+    pub fn file(&self, path: &str) -> Option<String> {
+        self.files.borrow().get(path).cloned()
+    }
+
+    fn hook(&self, path: &str) {
+        if let Some(hook) = self.before_write.borrow_mut().as_mut() {
+            hook(path, &mut self.files.borrow_mut());
+        }
+    }
+}
+
+impl Host for MemoryHost {
+    type Body = VecDeque<Vec<u8>>;
+
+    async fn list(&self) -> Result<Vec<String>, HostError> {
+        Ok(self.files.borrow().keys().filter(|p| !p.split('/').any(|s| s.starts_with('.'))).cloned().collect())
+    }
+
+    async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
+        Ok(self.files.borrow().get(path).cloned())
+    }
+
+    async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.hook(path);
+        self.files.borrow_mut().insert(path.to_string(), text.to_string());
+        Ok(())
+    }
+
+    async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.hook(path);
+        self.files.borrow_mut().entry(path.to_string()).or_default().push_str(text);
+        Ok(())
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.files.borrow_mut().remove(path);
+        Ok(())
+    }
+
+    async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, _timeout_ms: u32) -> Result<(HttpHead, Self::Body), LlmError> {
+        let call = HttpCall {
+            url: url.to_string(),
+            api_key: api_key.map(str::to_string),
+            body: serde_json::from_str(body).expect("the driver posts JSON"),
+        };
+        let reply = (self.model.borrow_mut())(&call);
+        self.calls.borrow_mut().push(call);
+        let (head, chunks) = match reply {
+            Reply::Stream(chunks) => (
+                HttpHead { status: 200, content_type: "text/event-stream".into(), retry_after: None },
+                chunks.into_iter().map(String::into_bytes).collect(),
+            ),
+            Reply::Json(text) => (HttpHead { status: 200, content_type: "application/json".into(), retry_after: None }, [text.into_bytes()].into()),
+            Reply::Status(status, text, retry_after) => {
+                (HttpHead { status, content_type: "application/json".into(), retry_after }, [text.into_bytes()].into())
+            }
+            Reply::Fail(err) => return Err(err),
+        };
+        Ok((head, chunks))
+    }
+
+    async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError> {
+        self.clock.set(self.clock.get() + 60.0);
+        Ok(body.pop_front())
+    }
+
+    async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        self.fetched.borrow_mut().push(url.to_string());
+        Ok(format!("the page at {url}"))
+    }
+
+    async fn sleep(&self, ms: u32) {
+        self.slept.set(self.slept.get() + u64::from(ms));
+        self.clock.set(self.clock.get() + f64::from(ms));
+    }
+
+    fn now_ms(&self) -> f64 {
+        self.clock.get()
+    }
+
+    fn post(&self, message: &FromWorker) {
+        let replies = match self.responder.borrow_mut().as_mut() {
+            Some(responder) => responder(message),
+            None => Vec::new(),
+        };
+        if self.keep_posts.get() {
+            self.posted.borrow_mut().push(message.clone());
+        }
+        for reply in replies {
+            self.inbox.push(reply);
+        }
+    }
+}
+
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Poll `future` on this thread until it is ready. `None` when it waits for
+/// something nobody will deliver (a message no responder sends).
+pub fn block_on<F: Future>(future: F) -> Option<F::Output> {
+    let flag = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        flag.0.store(false, Ordering::SeqCst);
+        match future.as_mut().poll(&mut cx) {
+            Poll::Ready(value) => return Some(value),
+            Poll::Pending if flag.0.load(Ordering::SeqCst) => continue,
+            Poll::Pending => return None,
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! The run driver against the in-memory host: whole runs of the example
+//! vault, every control, manual mode, retries, resumable stops, and the API
+//! key kept out of everything written and posted.
+
+use planvault_core::engine::trace::{trace_header, JOURNAL_FILE, TRACE_FILE};
+use planvault_core::engine::{drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, RequestBody, RunConfig};
+use planvault_core::{check, PlanSource};
+use planvault_llm::LlmError;
+use planvault_protocol::{
+    AskKind, Endpoint, Endpoints, ErrorCode, FromWorker, PauseReason, PersonReply, RetryPolicy, RunMode, StartRun, ToWorker,
+};
+use planvault_worker::memory::{block_on, HttpCall, MemoryHost, Reply};
+use planvault_worker::{run, Inbox};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+const KEY: &str = "sk-test-0123456789";
+const QUERY: &str = "invite the design team";
+
+fn example() -> BTreeMap<String, String> {
+    [
+        ("draft.md", include_str!("../../static/example-vault/draft.md")),
+        ("review.md", include_str!("../../static/example-vault/review.md")),
+        ("send.md", include_str!("../../static/example-vault/send.md")),
+        (".obsidian/app.json", "{}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect()
+}
+
+fn start(mode: RunMode) -> StartRun {
+    StartRun {
+        query: QUERY.into(),
+        mode,
+        fresh: false,
+        max_steps: 50,
+        autonomy: Autonomy::Ask,
+        breakpoints: vec![],
+        run_to: None,
+        retry: RetryPolicy { attempts: 3, base_delay_ms: 250, timeout_ms: 1_000 },
+    }
+}
+
+fn model() -> RunMode {
+    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: Some(KEY.into()) };
+    RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: BTreeMap::new() } }
+}
+
+/// The user message of a call (the prompt).
+fn prompt(call: &HttpCall) -> String {
+    call.body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+}
+
+/// Which node a work call is for, from its `Step:` line.
+fn step(call: &HttpCall) -> &'static str {
+    let p = prompt(call);
+    if p.contains("Conditions:") {
+        "judge"
+    } else if p.contains("Step: Draft") {
+        "draft"
+    } else if p.contains("Step: Review") {
+        "review"
+    } else {
+        "send"
+    }
+}
+
+/// A model that writes "<node> text" and approves every review.
+fn good_model(call: &HttpCall) -> Reply {
+    match step(call) {
+        "judge" => Reply::streamed("1. YES - approved\n2. NO - nothing to change"),
+        node => Reply::streamed(&format!("the {node} output, in several words")),
+    }
+}
+
+fn go(host: &MemoryHost, inbox: &Inbox, start: StartRun) -> Option<FinishReason> {
+    inbox.clear();
+    block_on(run(host, inbox, start)).expect("the run waited for a message nobody sends")
+}
+
+fn posted(host: &MemoryHost) -> Vec<FromWorker> {
+    host.posted.borrow().clone()
+}
+
+fn finished(host: &MemoryHost) -> (FinishReason, Option<planvault_protocol::RunError>) {
+    match host.posted.borrow().last() {
+        Some(FromWorker::Finished { reason, error, .. }) => (reason.clone(), error.clone()),
+        other => panic!("the last message is not Finished: {other:?}"),
+    }
+}
+
+fn status_of(host: &MemoryHost, file: &str) -> String {
+    let text = host.file(file).unwrap();
+    text.lines().find(|l| l.starts_with("status:")).unwrap().to_string()
+}
+
+fn pauses(host: &MemoryHost) -> Vec<PauseReason> {
+    posted(host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Paused { reason } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
+fn index_of(messages: &[FromWorker], wanted: impl Fn(&FromWorker) -> bool) -> usize {
+    messages.iter().position(wanted).expect("message posted")
+}
+
+/// No file and no posted message carries the key.
+fn assert_no_key(host: &MemoryHost) {
+    for (path, text) in host.files.borrow().iter() {
+        assert!(!text.contains(KEY), "{path} carries the API key");
+    }
+    for message in host.posted.borrow().iter() {
+        assert!(!serde_json::to_string(message).unwrap().contains(KEY), "{message:?} carries the API key");
+    }
+}
+
+#[test]
+fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+
+    for file in ["draft.md", "review.md", "send.md"] {
+        assert_eq!(status_of(&host, file), "status: done", "{file}");
+    }
+    let calls = host.calls.borrow().clone();
+    assert_eq!(calls.iter().map(step).collect::<Vec<_>>(), ["draft", "review", "judge", "send"]);
+    assert!(calls.iter().all(|c| c.api_key.as_deref() == Some(KEY) && c.url == "http://127.0.0.1:9/v1/chat/completions"));
+    assert!(calls.iter().all(|c| c.body["stream"] == true));
+    // draft declares fetch_url (and `search`, which no runner has); send declares only send_email.
+    let offered = |c: &HttpCall| c.body["tools"].as_array().map(|t| t.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>());
+    assert_eq!(offered(&calls[0]), Some(vec![serde_json::json!("fetch_url")]));
+    assert_eq!(offered(&calls[3]), None);
+
+    // The trace is byte for byte what the engine's effects render to, as the CLI writes them.
+    let files = example();
+    let plan = check(&PlanSource::Vault(files)).plan;
+    let config = RunConfig { query: QUERY.into(), max_steps: 50, autonomy: Autonomy::Ask, ..RunConfig::default() };
+    let mut engine = Engine::new(plan, config, &Journal::new()).unwrap();
+    let effects = drive(&mut engine, |r| {
+        let answer = match &r.body {
+            RequestBody::Judge { .. } => Answer::Judgment { raw: "1. YES - approved\n2. NO - nothing to change".into() },
+            _ => Answer::Work { output: format!("the {} output, in several words", r.node) },
+        };
+        Event::Answered { id: r.id.clone(), answer }
+    });
+    let mut want = trace_header(QUERY);
+    for e in &effects {
+        if let Effect::Trace(entry) = e {
+            want.push_str(&entry.to_markdown());
+        }
+    }
+    assert_eq!(host.file(TRACE_FILE).unwrap(), want);
+    let journal = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap();
+    assert_eq!(journal.entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["draft#1:work", "review#1:work", "review#1:judge.1", "send#1:work"]);
+    assert!(host.file("00_plan-trace/send.visit-1.md").unwrap().contains("the send output, in several words"));
+
+    // Messages: Started first, Finished last, hops along the edges, streamed deltas.
+    let messages = posted(&host);
+    assert!(matches!(messages[0], FromWorker::Started { resumed: false, done: 0, recorded: 0, .. }));
+    let hops: Vec<_> = messages.iter().filter(|m| matches!(m, FromWorker::Hop { .. })).cloned().collect();
+    assert_eq!(
+        hops,
+        [
+            FromWorker::Hop { from: "draft".into(), to: "review".into(), label: None },
+            FromWorker::Hop { from: "review".into(), to: "send".into(), label: Some("approved".into()) },
+        ]
+    );
+    let deltas: String = messages
+        .iter()
+        .filter_map(|m| match m {
+            FromWorker::Delta { node, text } if node == "draft" => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, "the draft output, in several words");
+    assert!(messages.iter().filter(|m| matches!(m, FromWorker::Delta { node, .. } if node == "draft")).count() > 1, "tokens arrive as they stream");
+    let visit = index_of(&messages, |m| matches!(m, FromWorker::Visit { node, visit: 1 } if node == "review"));
+    let output = index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "review"));
+    assert!(visit < output);
+    assert_eq!(messages.iter().filter(|m| matches!(m, FromWorker::Trace { .. })).count(), 3);
+    assert!(matches!(messages.last(), Some(FromWorker::Finished { reason: FinishReason::Completed, answer: Some(a), error: None }) if a.contains("send output")));
+    assert_no_key(&host);
+}
+
+#[test]
+fn pause_waits_at_the_next_request_and_resume_continues() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Visit { node, .. } if node == "draft" => vec![ToWorker::Pause],
+        FromWorker::Paused { .. } => vec![ToWorker::Resume],
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(pauses(&host), [PauseReason::Requested]);
+    let messages = posted(&host);
+    let paused = index_of(&messages, |m| matches!(m, FromWorker::Paused { .. }));
+    // The streaming reply finished first: draft's output is in, review's work not begun.
+    assert!(index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "draft")) < paused);
+    assert_eq!(messages[paused + 1], FromWorker::Resumed);
+    assert!(paused < index_of(&messages, |m| matches!(m, FromWorker::Visit { node, .. } if node == "review")));
+}
+
+#[test]
+fn step_pauses_after_each_nodes_work_before_its_edge_is_judged() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    let steps = Rc::new(Cell::new(0));
+    let count = steps.clone();
+    host.respond(move |m| match m {
+        FromWorker::Started { .. } => vec![ToWorker::Step],
+        FromWorker::Paused { reason: PauseReason::Step { .. } } => {
+            count.set(count.get() + 1);
+            vec![if count.get() < 2 { ToWorker::Step } else { ToWorker::Resume }]
+        }
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(pauses(&host), [PauseReason::Step { node: "draft".into() }, PauseReason::Step { node: "review".into() }]);
+    let messages = posted(&host);
+    // The second pause comes after review's work and before its judgment was asked.
+    let second = messages.iter().enumerate().filter(|(_, m)| matches!(m, FromWorker::Paused { .. })).nth(1).unwrap().0;
+    let review_trace = index_of(&messages, |m| matches!(m, FromWorker::Trace { markdown } if markdown.contains("- node: [[review]]")));
+    assert!(index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "review")) < second);
+    assert!(second < review_trace, "the edge is judged after the pause");
+}
+
+#[test]
+fn run_to_pauses_before_the_chosen_nodes_work() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Paused { .. } => vec![ToWorker::Resume],
+        _ => vec![],
+    });
+    let mut s = start(model());
+    s.run_to = Some("send".into());
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    assert_eq!(pauses(&host), [PauseReason::RunTo { node: "send".into() }]);
+    let messages = posted(&host);
+    let paused = index_of(&messages, |m| matches!(m, FromWorker::Paused { .. }));
+    assert!(paused < index_of(&messages, |m| matches!(m, FromWorker::Visit { node, .. } if node == "send")));
+    assert!(index_of(&messages, |m| matches!(m, FromWorker::Status { node, .. } if node == "send")) < paused, "send is active");
+}
+
+#[test]
+fn a_breakpoint_lets_the_person_edit_the_output_before_the_engine_sees_it() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Ask { request, ask: AskKind::Breakpoint { output, .. }, .. } => {
+            assert_eq!(output, "the draft output, in several words");
+            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Continue { output: "EDITED draft".into() } }]
+        }
+        _ => vec![],
+    });
+    let mut s = start(model());
+    s.breakpoints = vec!["draft".into()];
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "draft".into() }]);
+    let messages = posted(&host);
+    let ask = index_of(&messages, |m| matches!(m, FromWorker::Ask { .. }));
+    assert!(matches!(&messages[ask], FromWorker::Ask { request, node, visit: 1, .. } if request == "draft#1:work/breakpoint" && node == "draft"));
+    assert!(matches!(messages[ask - 1], FromWorker::Paused { .. }));
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(journal.lines().next().unwrap().contains("EDITED draft"), "{journal}");
+    assert!(host.file("00_plan-trace/draft.visit-1.md").unwrap().contains("EDITED draft"));
+    assert!(prompt(&host.calls.borrow()[1]).contains("EDITED draft"), "the next node reads the edited output");
+}
+
+#[test]
+fn manual_mode_asks_the_person_for_work_and_judgments_and_calls_no_model() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, |_: &HttpCall| panic!("manual mode called a model"));
+    host.respond(|m| match m {
+        FromWorker::Ask { request, node, ask: AskKind::Work { prompt, .. }, .. } => {
+            assert!(prompt.contains("Step:"), "{prompt}");
+            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Work { output: format!("by hand: {node}") } }]
+        }
+        FromWorker::Ask { request, ask: AskKind::Judge { labels, output, .. }, .. } => {
+            assert_eq!(labels, &["approved".to_string(), "needs revision".into()]);
+            assert_eq!(output, "by hand: review");
+            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Judge { verdicts: vec![true, false] } }]
+        }
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(RunMode::Manual)), Some(FinishReason::Completed));
+    let journal = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap();
+    assert_eq!(journal.entries.len(), 4);
+    assert!(host.file(TRACE_FILE).unwrap().contains("took `approved` → [[send]]"));
+    let asks = posted(&host).iter().filter(|m| matches!(m, FromWorker::Ask { .. })).count();
+    assert_eq!(asks, 4);
+}
+
+#[test]
+fn a_rate_limit_is_retried_after_retry_after_and_the_run_goes_on() {
+    let inbox = Inbox::new();
+    let first = Rc::new(Cell::new(true));
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if first.replace(false) {
+            Reply::Status(429, r#"{"error":{"message":"slow down"}}"#.into(), Some(2))
+        } else {
+            good_model(c)
+        }
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    let retrying: Vec<_> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Retrying { node, error, wait_ms } => Some((node, error.code, wait_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retrying, [("draft".to_string(), ErrorCode::RateLimited, 2_000)]);
+    assert_eq!(host.slept.get(), 2_000);
+    assert_eq!(host.calls.borrow().len(), 5);
+}
+
+#[test]
+fn a_call_that_keeps_failing_leaves_the_run_resumable_and_a_new_run_finishes_it() {
+    let inbox = Inbox::new();
+    let failing = Rc::new(Cell::new(true));
+    let fail = failing.clone();
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if fail.get() && step(c) == "review" {
+            Reply::Status(503, "upstream down".into(), None)
+        } else {
+            good_model(c)
+        }
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(matches!(reason, Some(FinishReason::Interrupted { ref node, .. }) if node == "review"), "{reason:?}");
+    let (_, error) = finished(&host);
+    let error = error.expect("a typed error");
+    assert_eq!(error.code, ErrorCode::ServerError);
+    assert!(error.hint.unwrap().contains("resume"));
+    assert_eq!(posted(&host).iter().filter(|m| matches!(m, FromWorker::Retrying { .. })).count(), 2, "3 attempts, 2 retries");
+    assert_eq!((status_of(&host, "draft.md"), status_of(&host, "review.md")), ("status: done".into(), "status: active".into()));
+
+    failing.set(false);
+    host.posted.borrow_mut().clear();
+    let before = host.calls.borrow().len();
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert!(matches!(posted(&host)[0], FromWorker::Started { resumed: true, done: 1, recorded: 1, .. }));
+    let again: Vec<&str> = host.calls.borrow()[before..].iter().map(step).collect();
+    assert_eq!(again, ["review", "judge", "send"], "draft's work is not asked again");
+    assert!(host.file(TRACE_FILE).unwrap().contains("*resumed in the browser*"));
+}
+
+#[test]
+fn a_stopped_run_resumes_without_repeating_a_model_call() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(matches!(reason, Some(FinishReason::Stopped { .. })), "{reason:?}");
+    assert_eq!(host.calls.borrow().len(), 2, "stopped before the judgment");
+
+    host.respond(|_| vec![]);
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
+    assert_eq!(steps, ["draft", "review", "judge", "send"], "every call made once across both runs");
+}
+
+#[test]
+fn a_stop_during_a_streamed_reply_cuts_it_off_and_keeps_the_node_active() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Delta { .. } => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    assert!(matches!(go(&host, &inbox, start(model())), Some(FinishReason::Stopped { .. })));
+    assert_eq!(status_of(&host, "draft.md"), "status: active");
+    assert_eq!(host.file(JOURNAL_FILE), None, "nothing recorded for a reply cut off");
+}
+
+#[test]
+fn fresh_starts_over_and_removes_the_previous_trace() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    let mut s = start(model());
+    s.fresh = true;
+    host.posted.borrow_mut().clear();
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    assert!(matches!(posted(&host)[0], FromWorker::Started { resumed: false, done: 0, .. }));
+    assert_eq!(host.calls.borrow().len(), 8);
+    assert_eq!(Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap().entries.len(), 4);
+    assert!(!host.file(TRACE_FILE).unwrap().contains("resumed"));
+}
+
+#[test]
+fn a_note_changed_on_disk_is_never_overwritten_and_the_run_stops_resumably() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    let edited = example()["review.md"].replace("Read the latest draft", "Read the LATEST draft");
+    let edit = edited.clone();
+    host.before_write(move |path, files| {
+        if path == "00_plan-trace/draft.visit-1.md" {
+            files.insert("review.md".into(), edit.clone());
+        }
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(matches!(reason, Some(FinishReason::Stopped { .. })), "{reason:?}");
+    assert_eq!(finished(&host).1.unwrap().code, ErrorCode::ChangedOnDisk);
+    assert_eq!(host.file("review.md").unwrap(), edited, "the person's edit is kept");
+
+    // A new run reads the edited note and goes on from there.
+    host.before_write(|_, _| {});
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert!(host.file("review.md").unwrap().contains("Read the LATEST draft"));
+    assert_eq!(status_of(&host, "review.md"), "status: done");
+}
+
+#[test]
+fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
+    let inbox = Inbox::new();
+    let round = Rc::new(Cell::new(0));
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" || c.body["messages"].as_array().unwrap().len() > 4 {
+            return good_model(c);
+        }
+        round.set(round.get() + 1);
+        match round.get() {
+            1 => Reply::tool_call("c1", "fetch_url", r#"{"url":"https://wiki.example/agenda"}"#),
+            _ => Reply::tool_call("c2", "write_note", r#"{"path":"draft.md","content":"x"}"#),
+        }
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(*host.fetched.borrow(), ["https://wiki.example/agenda"]);
+    let tools: Vec<_> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { node, name, ok } => Some((node, name, ok)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tools, [("draft".into(), "fetch_url".into(), true), ("draft".into(), "write_note".into(), false)]);
+    let third = host.calls.borrow()[2].clone();
+    let last = third.body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "tool");
+    assert!(last["content"].as_str().unwrap().contains("not offered"));
+    assert!(!host.file("draft.md").unwrap().contains("\nx"));
+}
+
+#[test]
+fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
+    let cases: Vec<(Reply, ErrorCode, &str)> = vec![
+        (Reply::Status(401, format!(r#"{{"error":{{"message":"bad key {KEY}"}}}}"#), None), ErrorCode::Unauthorized, "API key"),
+        (Reply::Status(404, r#"{"error":{"message":"model not found"}}"#.into(), None), ErrorCode::NotFound, "model name"),
+        (Reply::Fail(LlmError::Connect { url: "u".into(), reason: "TypeError: Failed to fetch".into() }), ErrorCode::CorsOrNetwork, "CORS"),
+        (Reply::Fail(LlmError::Timeout { url: "u".into() }), ErrorCode::Timeout, "too long"),
+        (Reply::Stream(vec!["data: {\"choices\":[{\"delta\":{\"content\":\"cut\"}}]}\n\n".into()]), ErrorCode::MalformedReply, "OpenAI-compatible"),
+    ];
+    for (reply, code, hint) in cases {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(example(), &inbox, move |_: &HttpCall| reply.clone());
+        let reason = go(&host, &inbox, start(model()));
+        assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{code:?}: {reason:?}");
+        let error = finished(&host).1.unwrap();
+        assert_eq!(error.code, code);
+        assert!(error.hint.as_deref().unwrap().contains(hint), "{code:?}: {error:?}");
+        assert_no_key(&host);
+    }
+}
+
+#[test]
+fn a_plan_with_errors_or_without_endpoints_fails_before_anything_runs() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    files.insert("review.md".into(), files["review.md"].replace("[[send]]", "[[nowhere]]"));
+    let host = MemoryHost::new(files, &inbox, good_model);
+    assert_eq!(go(&host, &inbox, start(model())), None);
+    assert!(matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::PlanInvalid));
+
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    let mode = RunMode::Model { endpoints: Endpoints::default() };
+    assert_eq!(go(&host, &inbox, start(mode)), None);
+    assert!(matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::NoEndpoint));
+    assert!(host.calls.borrow().is_empty());
+}
+
+#[test]
+fn a_reply_nobody_asked_for_is_refused_and_the_run_goes_on() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Started { .. } => vec![ToWorker::Reply { request: "nope".into(), reply: PersonReply::Work { output: "x".into() } }],
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert!(posted(&host).iter().any(|m| matches!(m, FromWorker::Failed { error } if error.code == ErrorCode::BadState)));
+}
