@@ -21,7 +21,9 @@ pub fn offer(declared: &[String], review_only: bool) -> (Vec<String>, Vec<String
     for name in declared {
         if !TOOLS.contains(&name.as_str()) {
             missing.push(name.clone());
-        } else if !(review_only && is_editing(name)) && !offered.contains(name) {
+        } else if offered.contains(name) || (review_only && is_editing(name)) {
+            continue;
+        } else {
             offered.push(name.clone());
         }
     }

@@ -1,0 +1,367 @@
+//! The browser side: the worker's message port, a [`Host`] over the vault's
+//! `FileSystemDirectoryHandle` and `fetch` (streamed body, `AbortController`
+//! for Stop and the timeout), and the entry point.
+
+use crate::host::{Host, HostError, HttpHead};
+use crate::inbox::Inbox;
+use js_sys::{Function, Promise, Reflect, Uint8Array};
+use planvault_core::{check, PlanSource};
+use planvault_llm::LlmError;
+use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, DedicatedWorkerGlobalScope, File, FileSystemCreateWritableOptions, FileSystemDirectoryHandle,
+    FileSystemFileHandle, FileSystemGetDirectoryOptions, FileSystemGetFileOptions, FileSystemWritableFileStream, Headers,
+    MessageEvent, ReadableStreamDefaultReader, RequestInit, Response,
+};
+
+/// How long a `fetch_url` tool call may take.
+const FETCH_URL_TIMEOUT_MS: i32 = 20_000;
+
+fn describe(err: &JsValue) -> String {
+    if let Some(e) = err.dyn_ref::<js_sys::Error>() {
+        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    }
+    err.as_string().unwrap_or_else(|| format!("{err:?}"))
+}
+
+fn error_name(err: &JsValue) -> String {
+    Reflect::get(err, &"name".into()).ok().and_then(|n| n.as_string()).unwrap_or_default()
+}
+
+/// The vault and the network, as the worker sees them.
+pub struct BrowserHost {
+    root: FileSystemDirectoryHandle,
+    scope: DedicatedWorkerGlobalScope,
+    /// The model call in flight, aborted by Stop.
+    abort: RefCell<Option<AbortController>>,
+    /// Whether the abort in flight is the timeout's (else Stop's).
+    timed_out: Rc<Cell<bool>>,
+}
+
+/// A reply body being read.
+pub struct Body {
+    reader: Option<ReadableStreamDefaultReader>,
+}
+
+impl BrowserHost {
+    pub fn new(root: FileSystemDirectoryHandle, scope: DedicatedWorkerGlobalScope) -> Self {
+        BrowserHost { root, scope, abort: RefCell::new(None), timed_out: Rc::new(Cell::new(false)) }
+    }
+
+    /// Stop: cut off the model call in flight.
+    pub fn abort(&self) {
+        if let Some(controller) = self.abort.borrow().as_ref() {
+            controller.abort();
+        }
+    }
+
+    /// The folder holding `path` and the file's name.
+    async fn folder(&self, path: &str, create: bool) -> Result<Option<(FileSystemDirectoryHandle, String)>, HostError> {
+        let mut parts: Vec<&str> = path.split('/').collect();
+        let name = parts.pop().unwrap_or_default().to_string();
+        let mut dir = self.root.clone();
+        for part in parts {
+            let options = FileSystemGetDirectoryOptions::new();
+            options.set_create(create);
+            match JsFuture::from(dir.get_directory_handle_with_options(part, &options)).await {
+                Ok(handle) => dir = handle.unchecked_into(),
+                Err(e) if error_name(&e) == "NotFoundError" => return Ok(None),
+                Err(e) => return Err(HostError::new(path, describe(&e))),
+            }
+        }
+        Ok(Some((dir, name)))
+    }
+
+    async fn file(&self, path: &str, create: bool) -> Result<Option<FileSystemFileHandle>, HostError> {
+        let Some((dir, name)) = self.folder(path, create).await? else { return Ok(None) };
+        let options = FileSystemGetFileOptions::new();
+        options.set_create(create);
+        match JsFuture::from(dir.get_file_handle_with_options(&name, &options)).await {
+            Ok(handle) => Ok(Some(handle.unchecked_into())),
+            Err(e) if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" => Ok(None),
+            Err(e) => Err(HostError::new(path, describe(&e))),
+        }
+    }
+
+    fn timer(&self, ms: i32, then: impl FnOnce() + 'static) -> Option<i32> {
+        let callback = Closure::once_into_js(then);
+        self.scope.set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), ms).ok()
+    }
+
+    async fn get(&self, url: &str, controller: &AbortController) -> Result<Response, JsValue> {
+        let init = RequestInit::new();
+        init.set_method("GET");
+        init.set_signal(Some(&controller.signal()));
+        let response = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await?;
+        Ok(response.unchecked_into())
+    }
+}
+
+impl Host for BrowserHost {
+    type Body = Body;
+
+    async fn list(&self) -> Result<Vec<String>, HostError> {
+        // An explicit stack of folders: no recursion over the vault.
+        let mut out = Vec::new();
+        let mut stack = vec![(String::new(), self.root.clone())];
+        while let Some((prefix, dir)) = stack.pop() {
+            let entries = dir.entries();
+            loop {
+                let next = entries.next().map_err(|e| HostError::new(&prefix, describe(&e)))?;
+                let step = JsFuture::from(next).await.map_err(|e| HostError::new(&prefix, describe(&e)))?;
+                if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                    break;
+                }
+                let pair: js_sys::Array = Reflect::get(&step, &"value".into()).unwrap_or_default().unchecked_into();
+                let name = pair.get(0).as_string().unwrap_or_default();
+                if name.starts_with('.') {
+                    continue;
+                }
+                let handle = pair.get(1);
+                let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+                let kind = Reflect::get(&handle, &"kind".into()).ok().and_then(|k| k.as_string()).unwrap_or_default();
+                if kind == "directory" {
+                    stack.push((path, handle.unchecked_into()));
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
+        let Some(handle) = self.file(path, false).await? else { return Ok(None) };
+        let err = |e: JsValue| HostError::new(path, describe(&e));
+        let file: File = JsFuture::from(handle.get_file()).await.map_err(err)?.unchecked_into();
+        let text = JsFuture::from(file.text()).await.map_err(err)?;
+        Ok(Some(text.as_string().unwrap_or_default()))
+    }
+
+    async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
+        let handle = self.file(path, true).await?.ok_or_else(|| HostError::new(path, "cannot be created"))?;
+        let err = |e: JsValue| HostError::new(path, describe(&e));
+        // The writable stream writes to a swap file that replaces the note on
+        // close: a write is all or nothing.
+        let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable()).await.map_err(err)?.unchecked_into();
+        JsFuture::from(stream.write_with_str(text).map_err(err)?).await.map_err(err)?;
+        JsFuture::from(stream.close()).await.map_err(err)?;
+        Ok(())
+    }
+
+    async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
+        let handle = self.file(path, true).await?.ok_or_else(|| HostError::new(path, "cannot be created"))?;
+        let err = |e: JsValue| HostError::new(path, describe(&e));
+        let file: File = JsFuture::from(handle.get_file()).await.map_err(err)?.unchecked_into();
+        let options = FileSystemCreateWritableOptions::new();
+        options.set_keep_existing_data(true);
+        let stream: FileSystemWritableFileStream =
+            JsFuture::from(handle.create_writable_with_options(&options)).await.map_err(err)?.unchecked_into();
+        JsFuture::from(stream.seek_with_f64(file.size()).map_err(err)?).await.map_err(err)?;
+        JsFuture::from(stream.write_with_str(text).map_err(err)?).await.map_err(err)?;
+        // Closed (and so on disk) before the run acts on what it recorded.
+        JsFuture::from(stream.close()).await.map_err(err)?;
+        Ok(())
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        let Some((dir, name)) = self.folder(path, false).await? else { return Ok(()) };
+        match JsFuture::from(dir.remove_entry(&name)).await {
+            Ok(_) => Ok(()),
+            Err(e) if error_name(&e) == "NotFoundError" => Ok(()),
+            Err(e) => Err(HostError::new(path, describe(&e))),
+        }
+    }
+
+    async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, timeout_ms: u32) -> Result<(HttpHead, Body), LlmError> {
+        let controller = AbortController::new().map_err(|e| LlmError::Connect { url: url.into(), reason: describe(&e) })?;
+        let headers = Headers::new().map_err(|e| LlmError::Connect { url: url.into(), reason: describe(&e) })?;
+        let _ = headers.set("Content-Type", "application/json");
+        let _ = headers.set("Accept", "text/event-stream");
+        if let Some(key) = api_key {
+            let _ = headers.set("Authorization", &format!("Bearer {key}"));
+        }
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_headers_headers(&headers);
+        init.set_body(&JsValue::from_str(body));
+        init.set_signal(Some(&controller.signal()));
+        self.timed_out.set(false);
+        *self.abort.borrow_mut() = Some(controller.clone());
+        let (flag, timeout_controller) = (self.timed_out.clone(), controller.clone());
+        let timer = self.timer(timeout_ms.min(i32::MAX as u32) as i32, move || {
+            flag.set(true);
+            timeout_controller.abort();
+        });
+        let result = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await;
+        if let Some(timer) = timer {
+            self.scope.clear_timeout_with_handle(timer);
+        }
+        let response: Response = match result {
+            Ok(r) => r.unchecked_into(),
+            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => return Err(LlmError::Timeout { url: url.into() }),
+            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
+            // fetch rejects with a TypeError for CORS refusals and network
+            // failures alike; the browser does not say which.
+            Err(e) => return Err(LlmError::Connect { url: url.into(), reason: describe(&e) }),
+        };
+        let header = |name: &str| response.headers().get(name).ok().flatten();
+        let head = HttpHead {
+            status: response.status(),
+            content_type: header("content-type").unwrap_or_default().to_ascii_lowercase(),
+            retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
+        };
+        let reader = response.body().map(|b| b.get_reader().unchecked_into::<ReadableStreamDefaultReader>());
+        Ok((head, Body { reader }))
+    }
+
+    async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
+        let Some(reader) = &body.reader else { return Ok(None) };
+        let step = match JsFuture::from(reader.read()).await {
+            Ok(step) => step,
+            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
+            Err(e) => return Err(LlmError::Malformed { url: "the model".into(), reason: format!("the reply broke off: {}", describe(&e)) }),
+        };
+        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            body.reader = None;
+            return Ok(None);
+        }
+        let value: Uint8Array = Reflect::get(&step, &"value".into()).unwrap_or_default().unchecked_into();
+        Ok(Some(value.to_vec()))
+    }
+
+    async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        let controller = AbortController::new().map_err(|e| describe(&e))?;
+        let abort = controller.clone();
+        let timer = self.timer(FETCH_URL_TIMEOUT_MS, move || abort.abort());
+        let result = async {
+            let response = self.get(url, &controller).await.map_err(|e| {
+                format!("{url}: {} (the browser refuses pages whose server does not allow this origin: CORS)", describe(&e))
+            })?;
+            if !response.ok() {
+                return Err(format!("{url} answered HTTP {}", response.status()));
+            }
+            let text = JsFuture::from(response.text().map_err(|e| describe(&e))?).await.map_err(|e| describe(&e))?;
+            Ok(text.as_string().unwrap_or_default())
+        }
+        .await;
+        if let Some(timer) = timer {
+            self.scope.clear_timeout_with_handle(timer);
+        }
+        result
+    }
+
+    async fn sleep(&self, ms: u32) {
+        let scope = self.scope.clone();
+        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
+            let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u32) as i32);
+        });
+        let _ = JsFuture::from(promise).await;
+    }
+
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn post(&self, message: &FromWorker) {
+        let _ = self.scope.post_message(&js::encode(message, None));
+    }
+}
+
+/// The worker's state between messages.
+struct Worker {
+    scope: DedicatedWorkerGlobalScope,
+    inbox: Inbox,
+    running: Cell<bool>,
+    host: RefCell<Option<Rc<BrowserHost>>>,
+}
+
+impl Worker {
+    fn post(&self, message: &FromWorker) {
+        let _ = self.scope.post_message(&js::encode(message, None));
+    }
+
+    fn fail(&self, code: ErrorCode, message: impl Into<String>) {
+        self.post(&FromWorker::Failed { error: RunError::new(code, message) });
+    }
+
+    fn on_message(self: &Rc<Self>, data: JsValue) {
+        if let Some(text) = data.as_string() {
+            // The plain-text check of the first worker protocol.
+            let _ = self.scope.post_message(&JsValue::from_str(&legacy_check(&text)));
+            return;
+        }
+        let message = match js::decode::<ToWorker>(&data) {
+            Ok(message) => message,
+            Err(err) => return self.post(&FromWorker::Failed { error: err.into() }),
+        };
+        match message {
+            ToWorker::Start(start) => {
+                if self.running.get() {
+                    return self.fail(ErrorCode::BadState, "a run is already going; stop it first");
+                }
+                let Some(vault) = js::vault(&data).and_then(|v| v.dyn_into::<FileSystemDirectoryHandle>().ok()) else {
+                    return self.fail(ErrorCode::VaultIo, "Start came without the vault's directory handle (`vault`)");
+                };
+                let host = Rc::new(BrowserHost::new(vault, self.scope.clone()));
+                *self.host.borrow_mut() = Some(host.clone());
+                self.running.set(true);
+                self.inbox.clear();
+                let worker = self.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    crate::run(&*host, &worker.inbox, start).await;
+                    worker.running.set(false);
+                    *worker.host.borrow_mut() = None;
+                });
+            }
+            message if !self.running.get() => self.fail(ErrorCode::BadState, format!("no run is going ({message:?} ignored)")),
+            message => {
+                if message == ToWorker::Stop {
+                    if let Some(host) = self.host.borrow().as_ref() {
+                        host.abort();
+                    }
+                }
+                self.inbox.push(message);
+            }
+        }
+    }
+}
+
+/// `{path: text}` JSON → a one-line check summary.
+fn legacy_check(request: &str) -> String {
+    match serde_json::from_str::<BTreeMap<String, String>>(request) {
+        Ok(files) => {
+            let checked = check(&PlanSource::Vault(files));
+            let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+            format!(
+                "checked {} notes: {} errors, {} warnings",
+                checked.plan.nodes.len(),
+                errors,
+                checked.diagnostics.len() - errors
+            )
+        }
+        Err(err) => format!("not a vault: {err}"),
+    }
+}
+
+/// Entry point: install the message handler, then say ready (messages
+/// posted before this are lost).
+pub fn main() {
+    console_error_panic_hook::set_once();
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let worker = Rc::new(Worker { scope: scope.clone(), inbox: Inbox::new(), running: Cell::new(false), host: RefCell::new(None) });
+    let handler = worker.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| handler.on_message(event.data()));
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    on_message.forget();
+    worker.post(&FromWorker::Ready { version: VERSION });
+    // The first protocol's greeting, for an app that still speaks it.
+    let _ = scope.post_message(&JsValue::from_str("ready"));
+}
