@@ -96,6 +96,10 @@ struct Driver<'a, H: Host> {
     keys: Vec<String>,
     ctl: Controls,
     plan: Plan,
+    /// Edge indices leaving each node (a hop's label is looked up there).
+    out_edges: Vec<Vec<usize>>,
+    /// Node id → index.
+    index: BTreeMap<String, usize>,
     /// Plan note → its text as the run last read or wrote it.
     seen: BTreeMap<String, String>,
     trace_exists: bool,
@@ -178,6 +182,8 @@ impl<'a, H: Host> Driver<'a, H> {
             },
             start,
             plan: Plan::new(PlanFormat::Vault),
+            out_edges: Vec::new(),
+            index: BTreeMap::new(),
             seen: BTreeMap::new(),
             trace_exists: false,
             started: false,
@@ -188,6 +194,11 @@ impl<'a, H: Host> Driver<'a, H> {
             delta: String::new(),
             delta_at: 0.0,
             }
+    }
+
+    /// A node's index in O(log n) (`Plan::node_index` scans).
+    fn node_index(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
     }
 
     fn scrub(&self, text: &str) -> String {
@@ -238,6 +249,13 @@ impl<'a, H: Host> Driver<'a, H> {
                 .with_hint("fix the problems shown on the canvas, then start again"));
         }
         self.plan = checked.plan;
+        self.index = self.plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+        self.out_edges = vec![Vec::new(); self.plan.nodes.len()];
+        for (i, e) in self.plan.edges.iter().enumerate() {
+            if let Some(list) = self.out_edges.get_mut(e.from) {
+                list.push(i);
+            }
+        }
         self.seen = files;
         if let RunMode::Model { endpoints } = &self.start.mode {
             let missing: Vec<String> =
@@ -364,7 +382,7 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Set a note's `status:` surgically, refusing when the note changed on
     /// disk since the run read it.
     async fn write_status(&mut self, node: &str, status: Status) -> Result<(), RunError> {
-        let Some(i) = self.plan.node_index(node) else { return Ok(()) };
+        let Some(i) = self.node_index(node) else { return Ok(()) };
         let file = note_file(&self.plan.nodes[i]);
         let current = self.host.read(&file).await.map_err(vault_error)?;
         let current = current.ok_or_else(|| {
@@ -390,9 +408,11 @@ impl<'a, H: Host> Driver<'a, H> {
                     .get(&from)
                     .and_then(|e| took_label(&e.what))
                     .filter(|label| {
-                        let to = self.plan.node_index(node);
-                        let from = self.plan.node_index(&from);
-                        self.plan.edges.iter().any(|e| Some(e.from) == from && e.to == to && e.label.as_deref() == Some(*label))
+                        let to = self.node_index(node);
+                        let from = self.node_index(&from);
+                        from.and_then(|f| self.out_edges.get(f)).is_some_and(|edges| {
+                            edges.iter().any(|&e| self.plan.edges[e].to == to && self.plan.edges[e].label.as_deref() == Some(*label))
+                        })
                     })
                     .map(str::to_string);
                 self.post(FromWorker::Hop { from, to: node.to_string(), label });
@@ -549,7 +569,7 @@ impl<'a, H: Host> Driver<'a, H> {
             return self.stopped();
         }
         let manual = matches!(self.start.mode, RunMode::Manual);
-        let title = self.plan.node_index(&request.node).map(|i| self.plan.nodes[i].title.clone()).unwrap_or_default();
+        let title = self.node_index(&request.node).map(|i| self.plan.nodes[i].title.clone()).unwrap_or_default();
         let answer = match &request.body {
             RequestBody::Work { messages, tools, role, review_only } => {
                 self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });

@@ -65,7 +65,7 @@ pub struct MemoryHost {
     pub fetched: RefCell<Vec<String>>,
     /// Total time slept (backoff), in ms.
     pub slept: Cell<u64>,
-    /// Whether to keep posted messages (a benchmark does not).
+    /// Whether to keep posted messages and model calls (a benchmark does not).
     pub keep_posts: Cell<bool>,
     clock: Cell<f64>,
     inbox: Inbox,
@@ -143,13 +143,15 @@ impl Host for MemoryHost {
     }
 
     async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, _timeout_ms: u32) -> Result<(HttpHead, Self::Body), LlmError> {
-        let call = HttpCall {
-            url: url.to_string(),
-            api_key: api_key.map(str::to_string),
-            body: serde_json::from_str(body).expect("the driver posts JSON"),
-        };
+        // A benchmark (posts not kept) skips reading the request back: that
+        // cost is this host's, not the worker's.
+        let keep = self.keep_posts.get();
+        let body = if keep { serde_json::from_str(body).expect("the driver posts JSON") } else { serde_json::Value::Null };
+        let call = HttpCall { url: url.to_string(), api_key: api_key.map(str::to_string), body };
         let reply = (self.model.borrow_mut())(&call);
-        self.calls.borrow_mut().push(call);
+        if keep {
+            self.calls.borrow_mut().push(call);
+        }
         let (head, chunks) = match reply {
             Reply::Stream(chunks) => (
                 HttpHead { status: 200, content_type: "text/event-stream".into(), retry_after: None },
@@ -220,4 +222,22 @@ pub fn block_on<F: Future>(future: F) -> Option<F::Output> {
             Poll::Pending => return None,
         }
     }
+}
+
+/// A vault of `n` notes in one chain (`step-0000` → … → `step-{n-1}`): what
+/// the per-hop benchmarks run.
+pub fn chain_vault(n: usize) -> BTreeMap<String, String> {
+    (0..n)
+        .map(|i| {
+            let kind = if i == 0 { "start" } else { "step" };
+            let next = if i + 1 < n { format!("\n## Next\n- [[step-{:04}]]\n", i + 1) } else { String::new() };
+            let text = format!("---\ntype: {kind}\nstatus: pending\n---\n# Step {i}\n\nDo step {i} of the plan.\n{next}");
+            (format!("step-{i:04}.md"), text)
+        })
+        .collect()
+}
+
+/// The shortest streamed reply: one delta, then `[DONE]`.
+pub fn short_reply(_: &HttpCall) -> Reply {
+    Reply::Stream(vec!["data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".into()])
 }
