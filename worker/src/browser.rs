@@ -5,7 +5,6 @@
 use crate::host::{Host, HostError, HttpHead};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
-use planvault_core::{check, PlanSource};
 use planvault_llm::LlmError;
 use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
 use std::cell::{Cell, RefCell};
@@ -320,7 +319,7 @@ impl Worker {
                     *worker.host.borrow_mut() = None;
                 });
             }
-            message if !self.running.get() => self.fail(ErrorCode::BadState, format!("no run is going ({message:?} ignored)")),
+            _ if !self.running.get() => self.fail(ErrorCode::BadState, "no run is going; the message was ignored"),
             message => {
                 if message == ToWorker::Stop {
                     if let Some(host) = self.host.borrow().as_ref() {
@@ -337,7 +336,7 @@ impl Worker {
 fn legacy_check(request: &str) -> String {
     match serde_json::from_str::<BTreeMap<String, String>>(request) {
         Ok(files) => {
-            let checked = check(&PlanSource::Vault(files));
+            let checked = crate::driver::check_vault(&files);
             let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
             format!(
                 "checked {} notes: {} errors, {} warnings",

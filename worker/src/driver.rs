@@ -28,7 +28,7 @@ use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
 use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, Message, Request, RequestBody, RunConfig, TraceEntry,
 };
-use planvault_core::{check, NodeExt, Plan, PlanFormat, PlanSource, Status};
+use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
     assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn, tools, Completion, LlmError,
     SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
@@ -142,6 +142,14 @@ pub fn run_error(err: &LlmError) -> RunError {
     }
 }
 
+/// `planvault_core::check` of a vault, without the other formats' parsers
+/// (the worker only runs vaults, and its size budget is tight).
+pub fn check_vault(files: &BTreeMap<String, String>) -> Checked {
+    let (plan, mut diagnostics) = planvault_core::vault::load(files);
+    diagnostics.extend(planvault_core::vault::validate(&plan));
+    Checked { plan, diagnostics }
+}
+
 /// The note a node lives in.
 fn note_file(node: &planvault_core::Node) -> String {
     match &node.ext {
@@ -202,6 +210,9 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     fn scrub(&self, text: &str) -> String {
+        if self.keys.is_empty() {
+            return text.to_string();
+        }
         let mut text = text.to_string();
         for key in &self.keys {
             if text.contains(key.as_str()) {
@@ -211,18 +222,17 @@ impl<'a, H: Host> Driver<'a, H> {
         text
     }
 
+    /// Post a message. Text that came from outside (model replies, server
+    /// error messages) is scrubbed where it enters, so no key can ride along.
     fn post(&self, message: FromWorker) {
-        if !self.keys.is_empty() {
-            if let Ok(json) = serde_json::to_string(&message) {
-                if self.keys.iter().any(|k| json.contains(k.as_str())) {
-                    if let Ok(clean) = serde_json::from_str(&self.scrub(&json)) {
-                        self.host.post(&clean);
-                        return;
-                    }
-                }
-            }
-        }
         self.host.post(&message);
+    }
+
+    fn scrub_error(&self, mut error: RunError) -> RunError {
+        if !self.keys.is_empty() {
+            error.message = self.scrub(&error.message);
+        }
+        error
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), RunError> {
@@ -242,7 +252,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 files.insert(path.clone(), text);
             }
         }
-        let checked = check(&PlanSource::Vault(files.clone()));
+        let checked = check_vault(&files);
         if checked.has_errors() {
             let first: Vec<String> = checked.diagnostics.iter().filter(|d| d.is_error()).take(3).map(|d| d.render_human()).collect();
             return Err(RunError::new(ErrorCode::PlanInvalid, format!("the plan has errors; nothing ran:\n{}", first.join("\n")))
@@ -364,7 +374,8 @@ impl<'a, H: Host> Driver<'a, H> {
                         FinishReason::Interrupted { .. } => self.last_error.take(),
                         _ => None,
                     };
-                    self.post(FromWorker::Finished { reason: finish.reason.clone(), answer: finish.answer, error });
+                    let answer = finish.answer.map(|a| self.scrub(&a));
+                    self.post(FromWorker::Finished { reason: finish.reason.clone(), answer, error });
                     return Some(finish.reason);
                 }
                 Err(error) => {
@@ -430,7 +441,7 @@ impl<'a, H: Host> Driver<'a, H> {
         self.append(TRACE_FILE, &text).await?;
         self.trace_exists = true;
         self.last_trace.insert(entry.node.clone(), entry);
-        self.post(FromWorker::Trace { markdown });
+        self.post(FromWorker::Trace { markdown: self.scrub(&markdown) });
         Ok(())
     }
 
@@ -441,7 +452,7 @@ impl<'a, H: Host> Driver<'a, H> {
             self.write(&path, &note).await?;
         }
         self.outputs.insert(node.to_string(), text.to_string());
-        self.post(FromWorker::Output { node: node.to_string(), visit, text: text.to_string() });
+        self.post(FromWorker::Output { node: node.to_string(), visit, text: self.scrub(text) });
         Ok(())
     }
 
@@ -591,7 +602,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 };
                 let output = if self.ctl.breakpoints.contains(&request.node) {
                     self.post(FromWorker::Paused { reason: PauseReason::Breakpoint { node: request.node.clone() } });
-                    let ask = AskKind::Breakpoint { title, output: output.clone() };
+                    let ask = AskKind::Breakpoint { title, output: self.scrub(&output) };
                     let unchanged = PersonReply::Continue { output: output.clone() };
                     match self.ask(&format!("{id}/breakpoint"), request, ask, Some(unchanged)).await {
                         Some(PersonReply::Continue { output } | PersonReply::Work { output }) => output,
@@ -609,7 +620,7 @@ impl<'a, H: Host> Driver<'a, H> {
             RequestBody::Judge { messages, labels, role, .. } => {
                 if manual {
                     let output = self.outputs.get(&request.node).cloned().unwrap_or_default();
-                    let ask = AskKind::Judge { title, output, labels: labels.clone() };
+                    let ask = AskKind::Judge { title, output: self.scrub(&output), labels: labels.clone() };
                     match self.ask(&id, request, ask, None).await {
                         Some(PersonReply::Judge { verdicts }) => Answer::Judgment { raw: compat::render_verdicts(labels, &verdicts) },
                         // Anything else is no verdict: the engine re-asks.
@@ -651,7 +662,7 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
-        let error = run_error(err);
+        let error = self.scrub_error(run_error(err));
         let text = match &error.hint {
             Some(hint) => format!("{} ({hint})", error.message),
             None => error.message.clone(),
@@ -751,7 +762,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 Err(err) if err.retryable() && attempt < attempts => {
                     let wait = backoff_ms(u64::from(policy.base_delay_ms), attempt, err.retry_after()) as u32;
                     self.flush_delta(None);
-                    self.post(FromWorker::Retrying { node: request.node.clone(), error: run_error(&err), wait_ms: wait });
+                    self.post(FromWorker::Retrying { node: request.node.clone(), error: self.scrub_error(run_error(&err)), wait_ms: wait });
                     let mut left = wait;
                     while left > 0 {
                         let slice = left.min(SLEEP_SLICE_MS);
@@ -819,7 +830,8 @@ impl<'a, H: Host> Driver<'a, H> {
         if self.delta.is_empty() {
             return;
         }
-        let text = std::mem::take(&mut self.delta);
+        let taken = std::mem::take(&mut self.delta);
+        let text = self.scrub(&taken);
         self.delta_at = self.host.now_ms();
         let node = node.map(str::to_string).or_else(|| self.active.clone()).unwrap_or_default();
         self.post(FromWorker::Delta { node, text });
