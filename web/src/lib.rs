@@ -14,6 +14,8 @@ pub mod doc;
 pub mod geometry;
 pub mod history;
 pub mod gesture;
+pub mod run;
+pub mod settings;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

@@ -1,0 +1,561 @@
+//! A plan run as the app shows it, reduced from the worker's messages.
+//!
+//! Pure (tested natively): [`RunView::apply`] folds one [`FromWorker`] into
+//! the view, [`RunView::sent`] notes what the app asked for, and
+//! [`RunView::overlay`] says what the canvas draws for it. The browser side
+//! (`run_client`) only posts messages and calls these.
+
+use crate::doc::VaultDoc;
+use planvault_core::engine::FinishReason;
+use planvault_core::Status;
+use planvault_protocol::{AskKind, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, ToWorker};
+use std::collections::BTreeMap;
+
+/// Whether the worker can take messages.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WorkerState {
+    #[default]
+    Starting,
+    Ready,
+    /// It could not start, or it speaks another protocol version.
+    Broken(String),
+}
+
+/// Where the run is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Phase {
+    #[default]
+    Idle,
+    /// Start was sent; the worker has not said `Started` yet.
+    Starting,
+    Running,
+    /// Pause was asked for; the worker pauses before its next request.
+    Pausing,
+    Paused(PauseReason),
+    /// A question is open ([`RunView::ask`]).
+    AwaitingPerson,
+    Finished { reason: FinishReason, answer: Option<String>, error: Option<RunError> },
+}
+
+impl Phase {
+    /// The run is under way (a worker is working on it, or waiting).
+    pub fn live(&self) -> bool {
+        matches!(self, Phase::Starting | Phase::Running | Phase::Pausing | Phase::Paused(_) | Phase::AwaitingPerson)
+    }
+
+    /// Stable name for the UI and the tests.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Starting => "starting",
+            Phase::Running => "running",
+            Phase::Pausing => "pausing",
+            Phase::Paused(_) => "paused",
+            Phase::AwaitingPerson => "awaiting-person",
+            Phase::Finished { .. } => "finished",
+        }
+    }
+
+    /// One line for the run panel.
+    pub fn describe(&self) -> String {
+        match self {
+            Phase::Idle => "Not running".into(),
+            Phase::Starting => "Starting…".into(),
+            Phase::Running => "Running".into(),
+            Phase::Pausing => "Pausing after the current request…".into(),
+            Phase::Paused(reason) => match reason {
+                PauseReason::Requested => "Paused".into(),
+                PauseReason::Step { node } => format!("Paused after one step ({node})"),
+                PauseReason::Breakpoint { node } => format!("Paused at the breakpoint on {node}"),
+                PauseReason::RunTo { node } => format!("Paused: reached {node}"),
+            },
+            Phase::AwaitingPerson => "Waiting for your answer".into(),
+            Phase::Finished { reason, .. } => match reason {
+                FinishReason::Completed => "Finished: completed".into(),
+                other => format!("Stopped: {}", other.describe()),
+            },
+        }
+    }
+}
+
+/// An open question from the worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub request: String,
+    pub node: String,
+    pub visit: u32,
+    pub ask: AskKind,
+}
+
+/// The last edge the run moved along; `seq` counts hops so the canvas
+/// animates each one once, even the same edge twice in a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    pub from: String,
+    pub to: String,
+    pub label: Option<String>,
+    pub seq: u32,
+}
+
+/// One kept output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub node: String,
+    pub visit: u32,
+    pub text: String,
+}
+
+/// A call failed and will be tried again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    pub node: String,
+    pub error: RunError,
+    pub wait_ms: u32,
+}
+
+/// Everything the run panel and the canvas show about a run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunView {
+    pub worker: WorkerState,
+    pub phase: Phase,
+    pub resumed: bool,
+    /// The node being worked on (or where the run stopped).
+    pub active: Option<String>,
+    pub visits: BTreeMap<String, u32>,
+    /// Statuses the worker wrote during this run.
+    pub statuses: BTreeMap<String, Status>,
+    pub hop: Option<Hop>,
+    /// `trace.md` entries as appended, in order.
+    pub trace: Vec<String>,
+    pub outputs: Vec<Output>,
+    /// The reply streaming in: node and text so far.
+    pub live: Option<(String, String)>,
+    pub retry: Option<Retry>,
+    /// The last failure (also when the run goes on, e.g. a refused message).
+    pub error: Option<RunError>,
+    pub ask: Option<Ask>,
+    /// Tools that ran: node, tool, whether it worked.
+    pub tools: Vec<(String, String, bool)>,
+    /// How many retry notices this run had (for the panel and the tests).
+    pub retries: u32,
+}
+
+impl RunView {
+    /// Folds one message from the worker into the view.
+    pub fn apply(&mut self, message: FromWorker) {
+        match message {
+            FromWorker::Ready { .. } => self.worker = WorkerState::Ready,
+            FromWorker::Started { resumed, visits, .. } => {
+                self.phase = Phase::Running;
+                self.resumed = resumed;
+                self.visits = visits;
+                self.error = None;
+            }
+            FromWorker::Status { node, status } => {
+                self.statuses.insert(node, status);
+            }
+            FromWorker::Visit { node, visit } => {
+                self.visits.insert(node.clone(), visit);
+                self.active = Some(node);
+                self.live = None;
+                self.retry = None;
+            }
+            FromWorker::Hop { from, to, label } => {
+                let seq = self.hop.as_ref().map_or(1, |h| h.seq + 1);
+                self.active = Some(to.clone());
+                self.hop = Some(Hop { from, to, label, seq });
+            }
+            FromWorker::Delta { node, text } => match &mut self.live {
+                Some((n, so_far)) if *n == node => so_far.push_str(&text),
+                _ => self.live = Some((node, text)),
+            },
+            FromWorker::Output { node, visit, text } => {
+                if self.live.as_ref().is_some_and(|(n, _)| *n == node) {
+                    self.live = None;
+                }
+                self.retry = None;
+                self.outputs.push(Output { node, visit, text });
+            }
+            FromWorker::Trace { markdown } => self.trace.push(markdown),
+            FromWorker::Tool { node, name, ok } => self.tools.push((node, name, ok)),
+            FromWorker::Ask { request, node, visit, ask } => {
+                self.active = Some(node.clone());
+                self.ask = Some(Ask { request, node, visit, ask });
+                self.phase = Phase::AwaitingPerson;
+            }
+            FromWorker::Retrying { node, error, wait_ms } => {
+                self.retries += 1;
+                // A retry restarts the reply: what streamed so far is void.
+                if self.live.as_ref().is_some_and(|(n, _)| *n == node) {
+                    self.live = None;
+                }
+                self.retry = Some(Retry { node, error, wait_ms });
+            }
+            FromWorker::Paused { reason } => {
+                // A breakpoint pauses and asks at once: the question stays open.
+                if self.ask.is_none() {
+                    self.phase = Phase::Paused(reason);
+                }
+            }
+            FromWorker::Resumed => {
+                if self.ask.is_none() {
+                    self.phase = Phase::Running;
+                }
+            }
+            FromWorker::Finished { reason, answer, error } => {
+                self.ask = None;
+                self.live = None;
+                self.retry = None;
+                if let Some(e) = &error {
+                    self.error = Some(e.clone());
+                }
+                self.phase = Phase::Finished { reason, answer, error };
+            }
+            FromWorker::Failed { error } => {
+                if self.phase == Phase::Starting {
+                    self.phase = Phase::Idle;
+                }
+                if error.code == ErrorCode::Protocol {
+                    self.worker = WorkerState::Broken(error.message.clone());
+                }
+                self.error = Some(error);
+            }
+        }
+    }
+
+    /// Notes what the app just sent.
+    pub fn sent(&mut self, message: &ToWorker) {
+        match message {
+            ToWorker::Start(_) => {
+                let worker = std::mem::take(&mut self.worker);
+                *self = RunView { worker, phase: Phase::Starting, ..RunView::default() };
+            }
+            ToWorker::Pause => {
+                if matches!(self.phase, Phase::Running | Phase::Starting) {
+                    self.phase = Phase::Pausing;
+                }
+            }
+            ToWorker::Reply { request, .. } => {
+                if self.ask.as_ref().is_some_and(|a| a.request == *request) {
+                    self.ask = None;
+                    self.phase = Phase::Running;
+                }
+            }
+            ToWorker::Resume | ToWorker::Step => {
+                if matches!(self.phase, Phase::Paused(_)) {
+                    self.phase = Phase::Running;
+                }
+            }
+            ToWorker::Stop | ToWorker::SetBreakpoints { .. } | ToWorker::RunTo { .. } => {}
+        }
+    }
+
+    /// The reply that answers the open question, if it is `request`.
+    pub fn reply(&self, reply: PersonReply) -> Option<ToWorker> {
+        let ask = self.ask.as_ref()?;
+        Some(ToWorker::Reply { request: ask.request.clone(), reply })
+    }
+
+    /// What the canvas draws for this run on `doc`.
+    pub fn overlay(&self, doc: &VaultDoc) -> Overlay {
+        let plan = &doc.checked.plan;
+        let mut visits = vec![0; plan.nodes.len()];
+        for (id, n) in &self.visits {
+            if let Some(i) = doc.node_index(id) {
+                visits[i] = *n;
+            }
+        }
+        let hop = self.hop.as_ref().and_then(|h| {
+            let (from, to) = (doc.node_index(&h.from)?, doc.node_index(&h.to)?);
+            let between = |e: &&planvault_core::Edge| e.from == from && e.to == Some(to);
+            // The labelled edge when the label names one, else any edge between them.
+            let edge = plan
+                .edges
+                .iter()
+                .position(|e| between(&e) && e.label == h.label)
+                .or_else(|| plan.edges.iter().position(|e| between(&e)))?;
+            Some((edge, h.seq))
+        });
+        let stopped = match &self.phase {
+            Phase::Finished { reason, .. } => Some(match reason {
+                FinishReason::Completed => "completed".to_string(),
+                other => other.describe(),
+            }),
+            _ => None,
+        };
+        Overlay {
+            active: self.active.as_deref().and_then(|id| doc.node_index(id)),
+            visits,
+            hop,
+            stopped,
+            asking: self.ask.as_ref().and_then(|a| doc.node_index(&a.node)),
+        }
+    }
+}
+
+/// The run as drawn on the canvas, by node and edge index.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Overlay {
+    pub active: Option<usize>,
+    /// Visit counts per node index (0: not visited).
+    pub visits: Vec<u32>,
+    /// The edge last taken and its hop number (a new number animates).
+    pub hop: Option<(usize, u32)>,
+    /// The run is over: completed, or why it stopped.
+    pub stopped: Option<String>,
+    /// A node waiting for a person.
+    pub asking: Option<usize>,
+}
+
+/// What to do about a failure, when the worker gave no hint of its own.
+pub fn hint(error: &RunError, origin: &str) -> String {
+    if let Some(h) = &error.hint {
+        return h.clone();
+    }
+    match error.code {
+        ErrorCode::CorsOrNetwork => format!(
+            "The browser could not read the endpoint's answer. Check that the server runs and that it allows \
+             requests from {origin} (CORS). For Ollama start it with OLLAMA_ORIGINS={origin}; llama.cpp's server \
+             and vLLM need their CORS options; some hosted providers refuse browsers altogether."
+        ),
+        ErrorCode::Unauthorized => "The endpoint refused the API key: check it in Run settings.".into(),
+        ErrorCode::NotFound => {
+            "Check the base URL (it usually ends in /v1) and that the model name exists on that server.".into()
+        }
+        ErrorCode::RateLimited => {
+            "The endpoint kept answering 429 (too many requests). Wait a little, then resume the run.".into()
+        }
+        ErrorCode::ServerError => "The endpoint failed on its side. Resume the run once it is back.".into(),
+        ErrorCode::Timeout => "No answer in time. Raise the timeout in Run settings or check the server.".into(),
+        ErrorCode::MalformedReply => "The reply was not an OpenAI-compatible chat completion.".into(),
+        ErrorCode::NoEndpoint => "Add an endpoint for this role (or a default) in Run settings.".into(),
+        ErrorCode::ChangedOnDisk => "A note changed outside the run; reload and resume.".into(),
+        ErrorCode::VaultIo => "The vault could not be read or written; check the folder's permission.".into(),
+        ErrorCode::PlanInvalid => "Fix the errors listed under Diagnostics, then run again.".into(),
+        ErrorCode::Journal => "The run's journal is unreadable; start a fresh run.".into(),
+        ErrorCode::Protocol => "The app and its worker come from different builds: reload the page.".into(),
+        ErrorCode::BadState => "That does not apply right now.".into(),
+    }
+}
+
+/// A run left unfinished in a vault, offered for resuming when it opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumeOffer {
+    /// From `trace.md`'s `Query:` line.
+    pub query: Option<String>,
+}
+
+/// Whether the vault holds an interrupted run: a journal beside notes that
+/// are not all pending, and a trace that does not end the run.
+pub fn interrupted_run<'a>(
+    statuses: impl IntoIterator<Item = Status>,
+    journal: Option<&'a str>,
+    trace: Option<&'a str>,
+) -> Option<ResumeOffer> {
+    journal?;
+    if statuses.into_iter().all(|s| s == Status::Pending) {
+        return None;
+    }
+    let trace = trace.unwrap_or_default();
+    // The last part of the trace (after the last resume marker) holds the
+    // latest invocation; a terminal node there means it completed.
+    let last = trace.rsplit("\n---\n").next().unwrap_or(trace);
+    if last.contains("- decided by: terminal") {
+        return None;
+    }
+    let query = trace
+        .lines()
+        .find_map(|l| l.strip_prefix("Query:"))
+        .map(|q| q.trim().to_string())
+        .filter(|q| !q.is_empty());
+    Some(ResumeOffer { query })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planvault_protocol::{PersonReply, StartRun};
+
+    fn doc() -> VaultDoc {
+        let mut files = BTreeMap::new();
+        files.insert("draft.md".into(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into());
+        files.insert(
+            "review.md".into(),
+            "# Review\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[draft]]\n".into(),
+        );
+        files.insert("send.md".into(), "# Send\n".into());
+        VaultDoc::new(files)
+    }
+
+    fn start() -> ToWorker {
+        ToWorker::Start(StartRun {
+            query: "q".into(),
+            mode: planvault_protocol::RunMode::Manual,
+            fresh: true,
+            max_steps: 50,
+            autonomy: planvault_core::engine::Autonomy::Ask,
+            breakpoints: vec![],
+            run_to: None,
+            retry: Default::default(),
+        })
+    }
+
+    fn hop(from: &str, to: &str, label: Option<&str>) -> FromWorker {
+        FromWorker::Hop { from: from.into(), to: to.into(), label: label.map(str::to_string) }
+    }
+
+    #[test]
+    fn a_run_to_the_end_moves_active_node_visits_hops_and_finishes() {
+        let mut v = RunView::default();
+        v.apply(FromWorker::Ready { version: 1 });
+        assert_eq!(v.worker, WorkerState::Ready);
+        v.sent(&start());
+        assert_eq!(v.phase, Phase::Starting);
+        assert_eq!(v.worker, WorkerState::Ready, "a new run keeps the worker's state");
+        v.apply(FromWorker::Started { resumed: false, done: 0, recorded: 0, visits: BTreeMap::new() });
+        assert_eq!(v.phase, Phase::Running);
+        v.apply(FromWorker::Visit { node: "draft".into(), visit: 1 });
+        v.apply(FromWorker::Status { node: "draft".into(), status: Status::Active });
+        v.apply(FromWorker::Delta { node: "draft".into(), text: "Subj".into() });
+        v.apply(FromWorker::Delta { node: "draft".into(), text: "ect".into() });
+        assert_eq!(v.live, Some(("draft".into(), "Subject".into())));
+        v.apply(FromWorker::Output { node: "draft".into(), visit: 1, text: "Subject".into() });
+        assert_eq!(v.live, None, "the kept output replaces the live text");
+        v.apply(FromWorker::Status { node: "draft".into(), status: Status::Done });
+        v.apply(FromWorker::Trace { markdown: "\n## 1. Draft (visit 1)\n".into() });
+        v.apply(hop("draft", "review", None));
+        v.apply(FromWorker::Visit { node: "review".into(), visit: 1 });
+        v.apply(hop("review", "draft", Some("needs revision")));
+        v.apply(FromWorker::Visit { node: "draft".into(), visit: 2 });
+        assert_eq!(v.active.as_deref(), Some("draft"));
+        assert_eq!(v.visits.get("draft"), Some(&2));
+        assert_eq!(v.hop.as_ref().map(|h| h.seq), Some(2));
+
+        let o = v.overlay(&doc());
+        let d = doc();
+        let (draft, review) = (d.node_index("draft").unwrap(), d.node_index("review").unwrap());
+        assert_eq!(o.active, Some(draft));
+        assert_eq!((o.visits[draft], o.visits[review]), (2, 1));
+        let (edge, seq) = o.hop.unwrap();
+        assert_eq!(d.checked.plan.edges[edge].label.as_deref(), Some("needs revision"));
+        assert_eq!(seq, 2);
+        assert_eq!(o.stopped, None);
+
+        v.apply(FromWorker::Finished { reason: FinishReason::Completed, answer: Some("Sent.".into()), error: None });
+        assert_eq!(v.phase.code(), "finished");
+        assert_eq!(v.overlay(&d).stopped.as_deref(), Some("completed"));
+        assert_eq!(v.statuses.get("draft"), Some(&Status::Done));
+        assert_eq!(v.trace.len(), 1);
+        assert_eq!(v.outputs.len(), 1);
+    }
+
+    #[test]
+    fn questions_open_and_close_with_the_reply_that_names_them() {
+        let mut v = RunView::default();
+        v.sent(&start());
+        v.apply(FromWorker::Started { resumed: false, done: 0, recorded: 0, visits: BTreeMap::new() });
+        v.apply(FromWorker::Paused { reason: PauseReason::Breakpoint { node: "draft".into() } });
+        v.apply(FromWorker::Ask {
+            request: "draft#1:breakpoint".into(),
+            node: "draft".into(),
+            visit: 1,
+            ask: AskKind::Breakpoint { title: "Draft".into(), output: "text".into() },
+        });
+        assert_eq!(v.phase, Phase::AwaitingPerson);
+        // A late Paused does not hide the open question.
+        v.apply(FromWorker::Paused { reason: PauseReason::Breakpoint { node: "draft".into() } });
+        assert_eq!(v.phase, Phase::AwaitingPerson);
+        // Another request id does not close it.
+        v.sent(&ToWorker::Reply { request: "other".into(), reply: PersonReply::Continue { output: String::new() } });
+        assert!(v.ask.is_some());
+        let reply = v.reply(PersonReply::Continue { output: "edited".into() }).unwrap();
+        assert!(matches!(&reply, ToWorker::Reply { request, .. } if request == "draft#1:breakpoint"));
+        v.sent(&reply);
+        assert_eq!((v.ask.clone(), v.phase.clone()), (None, Phase::Running));
+        assert_eq!(v.overlay(&doc()).asking, None);
+    }
+
+    #[test]
+    fn pause_step_resume_and_retry_notices() {
+        let mut v = RunView::default();
+        v.sent(&start());
+        v.apply(FromWorker::Started { resumed: true, done: 1, recorded: 2, visits: [("draft".to_string(), 1)].into() });
+        assert!(v.resumed);
+        assert_eq!(v.visits.get("draft"), Some(&1), "visits from the journal on resume");
+        v.sent(&ToWorker::Pause);
+        assert_eq!(v.phase, Phase::Pausing);
+        v.apply(FromWorker::Paused { reason: PauseReason::Requested });
+        assert_eq!(v.phase.describe(), "Paused");
+        v.sent(&ToWorker::Step);
+        assert_eq!(v.phase, Phase::Running);
+        v.apply(FromWorker::Paused { reason: PauseReason::Step { node: "review".into() } });
+        assert_eq!(v.phase.code(), "paused");
+        v.apply(FromWorker::Resumed);
+        assert_eq!(v.phase, Phase::Running);
+        v.apply(FromWorker::Delta { node: "review".into(), text: "half a rep".into() });
+        let error = RunError::new(ErrorCode::RateLimited, "429 Too Many Requests");
+        v.apply(FromWorker::Retrying { node: "review".into(), error: error.clone(), wait_ms: 500 });
+        assert_eq!(v.live, None, "a retry restarts the stream");
+        assert_eq!(v.retries, 1);
+        assert_eq!(v.retry.as_ref().map(|r| r.wait_ms), Some(500));
+        v.apply(FromWorker::Output { node: "review".into(), visit: 1, text: "ok".into() });
+        assert_eq!(v.retry, None);
+    }
+
+    #[test]
+    fn a_stop_keeps_where_and_why() {
+        let mut v = RunView::default();
+        v.sent(&start());
+        v.apply(FromWorker::Visit { node: "review".into(), visit: 1 });
+        let error = RunError::new(ErrorCode::CorsOrNetwork, "Failed to fetch");
+        v.apply(FromWorker::Finished {
+            reason: FinishReason::Interrupted { node: "review".into(), reason: "Failed to fetch".into() },
+            answer: None,
+            error: Some(error.clone()),
+        });
+        assert_eq!(v.error, Some(error.clone()));
+        assert!(!v.phase.live());
+        assert!(v.phase.describe().starts_with("Stopped: interrupted at review"));
+        let o = v.overlay(&doc());
+        assert_eq!(o.active, doc().node_index("review"));
+        assert!(o.stopped.unwrap().contains("interrupted at review"));
+        assert!(hint(&error, "http://127.0.0.1:8080").contains("OLLAMA_ORIGINS=http://127.0.0.1:8080"));
+        let own = error.with_hint("the worker's own hint");
+        assert_eq!(hint(&own, "x"), "the worker's own hint");
+    }
+
+    #[test]
+    fn a_refused_start_goes_back_to_idle_and_a_version_mismatch_breaks_the_worker() {
+        let mut v = RunView::default();
+        v.sent(&start());
+        v.apply(FromWorker::Failed { error: RunError::new(ErrorCode::PlanInvalid, "no start node") });
+        assert_eq!(v.phase, Phase::Idle);
+        assert_eq!(v.error.as_ref().map(|e| e.code), Some(ErrorCode::PlanInvalid));
+        v.apply(FromWorker::Failed { error: RunError::new(ErrorCode::Protocol, "message version 2") });
+        assert!(matches!(v.worker, WorkerState::Broken(_)));
+    }
+
+    #[test]
+    fn a_hop_to_a_node_not_in_the_plan_draws_nothing() {
+        let mut v = RunView::default();
+        v.apply(hop("draft", "gone", None));
+        assert_eq!(v.overlay(&doc()).hop, None);
+    }
+
+    #[test]
+    fn an_interrupted_run_is_offered_with_its_query() {
+        let trace = "# Plan trace\n\nQuery: invite the design team\n\n## 1. Draft (visit 1)\n\n- decided by: unconditional\n";
+        let some = [Status::Done, Status::Pending];
+        assert_eq!(
+            interrupted_run(some, Some("{}\n"), Some(trace)),
+            Some(ResumeOffer { query: Some("invite the design team".into()) })
+        );
+        assert_eq!(interrupted_run(some, None, Some(trace)), None, "no journal: never run");
+        assert_eq!(interrupted_run([Status::Pending; 3], Some(""), Some(trace)), None, "all pending");
+        let done = format!("{trace}\n## 2. Send (visit 1)\n\n- decided by: terminal\n");
+        assert_eq!(interrupted_run(some, Some(""), Some(&done)), None, "completed");
+        let resumed = format!("{done}\n---\n\n*resumed by a new run*\n\n## 3. Draft (visit 2)\n");
+        assert!(interrupted_run(some, Some(""), Some(&resumed)).is_some(), "only the latest invocation counts");
+        assert_eq!(interrupted_run(some, Some(""), None), Some(ResumeOffer { query: None }));
+    }
+}
