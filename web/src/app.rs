@@ -7,6 +7,8 @@ use crate::commands;
 use crate::dialog::DialogView;
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
 use crate::panel::SidePanel;
+use crate::run::WorkerState;
+use crate::run_panel::{AskDialog, ResumeOfferBar, RunPanel, SettingsDialog};
 use crate::state::{AppState, Dialog, Mode};
 use leptos::ev;
 use leptos::prelude::*;
@@ -202,7 +204,14 @@ pub fn App() -> impl IntoView {
         state.fit_requested.update(|n| *n += 1);
     };
 
-    let worker_status = crate::worker::start(crate::example::files());
+    state.run.start_worker(state);
+    let worker_status = move || {
+        state.run.view.with(|v| match &v.worker {
+            WorkerState::Starting => "Worker: starting".to_string(),
+            WorkerState::Ready => "Worker: ready".to_string(),
+            WorkerState::Broken(why) => format!("Worker: {why}"),
+        })
+    };
 
     view! {
         <header class="toolbar" role="toolbar" aria-label="Vault">
@@ -240,11 +249,18 @@ pub fn App() -> impl IntoView {
             <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
                 <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
             </Show>
+            <span class="sep"></span>
+            <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
+                on:click=move |_| state.run.panel_open.update(|o| *o = !*o)>"Run…"</button>
         </header>
         <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
-        <main class="workspace">
+        <ResumeOfferBar state=state />
+        <main class="workspace" class:with-run=move || state.run.panel_open.get()>
             <PlanCanvas state=state />
             <SidePanel state=state />
+            <Show when=move || state.run.panel_open.get()>
+                <RunPanel state=state />
+            </Show>
         </main>
         <Show when=move || state.rejected.with(Option::is_some)>
             <section class="rejected" aria-labelledby="rejected-title">
@@ -275,9 +291,11 @@ pub fn App() -> impl IntoView {
         </Show>
         <footer>
             <p id="status" role="status" aria-live="polite">{move || state.message.get()}</p>
-            <p id="worker-status" role="status">{move || worker_status.get()}</p>
+            <p id="worker-status" role="status">{worker_status}</p>
         </footer>
         <DialogView state=state />
+        <SettingsDialog state=state />
+        <AskDialog state=state />
     }
 }
 
@@ -481,7 +499,62 @@ fn install_test_hook(state: AppState) {
         .into_js_value(),
     );
 
+    set(
+        "run",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.run.view.with_untracked(run_json);
+            js_sys::JSON::parse(&json.to_string()).unwrap_or(JsValue::NULL)
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "canvasRun",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.run.drawn.get_value();
+            js_sys::JSON::parse(&json.to_string()).unwrap_or(JsValue::NULL)
+        })
+        .into_js_value(),
+    );
+
     if let Some(w) = web_sys::window() {
         let _ = js_sys::Reflect::set(&w, &"planvaultTest".into(), &hook);
     }
+}
+
+/// The run as the tests read it (never an API key: the view holds none).
+fn run_json(v: &crate::run::RunView) -> serde_json::Value {
+    use crate::run::Phase;
+    let error = |e: &planvault_protocol::RunError| {
+        serde_json::json!({ "code": e.code, "message": e.message, "hint": e.hint })
+    };
+    serde_json::json!({
+        "worker": match &v.worker {
+            WorkerState::Starting => "starting".to_string(),
+            WorkerState::Ready => "ready".to_string(),
+            WorkerState::Broken(why) => format!("broken: {why}"),
+        },
+        "phase": v.phase.code(),
+        "describe": v.phase.describe(),
+        "pause": match &v.phase { Phase::Paused(reason) => serde_json::to_value(reason).unwrap_or_default(), _ => serde_json::Value::Null },
+        "finish": match &v.phase {
+            Phase::Finished { reason, answer, error: e } => serde_json::json!({
+                "code": reason.code(), "describe": reason.describe(), "answer": answer, "error": e.as_ref().map(error),
+            }),
+            _ => serde_json::Value::Null,
+        },
+        "resumed": v.resumed,
+        "active": v.active,
+        "visits": v.visits,
+        "statuses": v.statuses.iter().map(|(k, s)| (k.clone(), serde_json::json!(s.as_str()))).collect::<serde_json::Map<_, _>>(),
+        "hop": v.hop.as_ref().map(|h| serde_json::json!({ "from": h.from, "to": h.to, "label": h.label, "seq": h.seq })),
+        "trace": v.trace,
+        "outputs": v.outputs.iter().map(|o| serde_json::json!({ "node": o.node, "visit": o.visit, "text": o.text })).collect::<Vec<_>>(),
+        "live": v.live.as_ref().map(|(n, t)| serde_json::json!({ "node": n, "text": t })),
+        "retries": v.retries,
+        "retry": v.retry.as_ref().map(|r| serde_json::json!({ "node": r.node, "error": error(&r.error), "waitMs": r.wait_ms })),
+        "error": v.error.as_ref().map(error),
+        "ask": v.ask.as_ref().map(|a| serde_json::json!({ "request": a.request, "node": a.node, "visit": a.visit, "ask": a.ask })),
+        "tools": v.tools.iter().map(|(n, t, ok)| serde_json::json!({ "node": n, "name": t, "ok": ok })).collect::<Vec<_>>(),
+    })
 }

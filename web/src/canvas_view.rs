@@ -4,7 +4,8 @@
 use crate::commands;
 use crate::geometry::{Hit, Scene, Viewport};
 use crate::gesture::{Gesture, Outcome};
-use crate::render::{self, minimap_rect, minimap_to_world, Frame, Preview};
+use crate::render::{self, minimap_rect, minimap_to_world, Frame, Preview, RunFrame};
+use crate::run::Phase;
 use crate::state::{AppState, Dialog, Selection};
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -26,7 +27,15 @@ struct Input {
     pinch: Option<f64>,
     on_minimap: bool,
     frame_requested: bool,
+    /// The run's hop being animated: its number and when it began (ms).
+    hop_seq: u32,
+    hop_start: f64,
+    /// How many hops have been animated (for the tests).
+    animations: u32,
 }
+
+/// How long the marker takes along a taken edge.
+const HOP_MS: f64 = 700.0;
 
 fn screen_point(ev: &web_sys::MouseEvent) -> Point {
     Point { x: ev.offset_x() as f64, y: ev.offset_y() as f64 }
@@ -40,9 +49,9 @@ fn now() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
 }
 
-/// Draws the current state once.
-fn draw(state: AppState, canvas: &HtmlCanvasElement) {
-    let Some(ctx) = context(canvas) else { return };
+/// Draws the current state once; true while a hop is still animating.
+fn draw(state: AppState, canvas: &HtmlCanvasElement, input: StoredValue<Input, LocalStorage>) -> bool {
+    let Some(ctx) = context(canvas) else { return false };
     let started = now();
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let viewport = state.viewport.get_untracked();
@@ -50,6 +59,8 @@ fn draw(state: AppState, canvas: &HtmlCanvasElement) {
     let dragging = state.dragging.get_untracked();
     let selection = state.selection.get_untracked();
     let hovered = state.hovered.get_untracked();
+    let breakpoint_ids = state.run.breakpoints.get_untracked();
+    let mut animating = false;
     state.open.with_untracked(|open| {
         let Some(open) = open else { return };
         let moved_scene;
@@ -62,6 +73,22 @@ fn draw(state: AppState, canvas: &HtmlCanvasElement) {
         };
         let selected = selection.node_indices(&open.doc);
         let focused = selection.focus.as_ref().and_then(|id| open.doc.node_index(id));
+        let (overlay, live) = state.run.view.with_untracked(|v| (v.overlay(&open.doc), v.phase != Phase::Idle));
+        let breakpoints: Vec<usize> = breakpoint_ids.iter().filter_map(|id| open.doc.node_index(id)).collect();
+        // A new hop restarts the marker; it runs for HOP_MS.
+        let hop_progress = overlay.hop.and_then(|(_, seq)| {
+            let t = now();
+            input.update_value(|i| {
+                if i.hop_seq != seq {
+                    i.hop_seq = seq;
+                    i.hop_start = t;
+                    i.animations += 1;
+                }
+            });
+            let p = (t - input.with_value(|i| i.hop_start)) / HOP_MS;
+            (p < 1.0).then_some(p.max(0.0))
+        });
+        animating = hop_progress.is_some();
         render::draw(
             &ctx,
             &Frame {
@@ -75,8 +102,27 @@ fn draw(state: AppState, canvas: &HtmlCanvasElement) {
                 preview: &preview,
                 device_pixel_ratio: dpr,
                 flagged_edges: &open.flagged_edges,
+                run: RunFrame { overlay: live.then_some(&overlay), breakpoints: &breakpoints, hop_progress },
             },
         );
+        // What was drawn, by id, for the tests.
+        let plan = &open.doc.checked.plan;
+        let id = |i: usize| plan.nodes[i].id.clone();
+        let drawn = serde_json::json!({
+            "active": overlay.active.map(id),
+            "asking": overlay.asking.map(id),
+            "visits": overlay.visits.iter().enumerate().filter(|(_, n)| **n > 0)
+                .map(|(i, n)| (id(i), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+            "hop": overlay.hop.map(|(e, seq)| {
+                let edge = &plan.edges[e];
+                serde_json::json!({ "from": id(edge.from), "to": edge.to.map(id), "label": edge.label, "seq": seq })
+            }),
+            "stopped": overlay.stopped,
+            "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+            "animating": animating,
+            "animations": input.with_value(|i| i.animations),
+        });
+        state.run.drawn.set_value(drawn);
     });
     let took = now() - started;
     state.frame_times.update_value(|t| {
@@ -85,6 +131,27 @@ fn draw(state: AppState, canvas: &HtmlCanvasElement) {
             t.drain(..1000);
         }
     });
+    animating
+}
+
+/// Asks for one redraw at the next animation frame (coalesced), and keeps
+/// asking while a hop animates.
+fn schedule(state: AppState, canvas_ref: NodeRef<Canvas>, input: StoredValue<Input, LocalStorage>) {
+    if input.with_value(|i| i.frame_requested) {
+        return;
+    }
+    input.update_value(|i| i.frame_requested = true);
+    let callback = Closure::once_into_js(move || {
+        input.update_value(|i| i.frame_requested = false);
+        if let Some(canvas) = canvas_ref.get_untracked() {
+            if draw(state, &canvas, input) {
+                schedule(state, canvas_ref, input);
+            }
+        }
+    });
+    if let Some(w) = web_sys::window() {
+        let _ = w.request_animation_frame(callback.unchecked_ref());
+    }
 }
 
 /// The node nearest to `from` in the direction (dx, dy), for arrow keys.
@@ -115,24 +182,15 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
     let input = StoredValue::new_local(Input::default());
 
     // Coalesce redraws into one per animation frame.
-    let request_frame = move || {
-        if input.with_value(|i| i.frame_requested) {
-            return;
-        }
-        input.update_value(|i| i.frame_requested = true);
-        let callback = Closure::once_into_js(move || {
-            input.update_value(|i| i.frame_requested = false);
-            if let Some(canvas) = canvas_ref.get_untracked() {
-                draw(state, &canvas);
-            }
-        });
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(callback.unchecked_ref());
-        }
-    };
+    let request_frame = move || schedule(state, canvas_ref, input);
+
+    // What the run shows, so streamed tokens do not redraw the canvas.
+    let overlay = Memo::new(move |_| state.open.with(|o| o.as_ref().map(|o| state.run.view.with(|v| v.overlay(&o.doc)))));
 
     // Redraw whenever anything drawn changes.
     Effect::new(move |_| {
+        overlay.track();
+        state.run.breakpoints.track();
         state.open.track();
         state.viewport.track();
         state.selection.track();

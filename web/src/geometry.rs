@@ -109,6 +109,22 @@ impl EdgeShape {
     pub fn head(&self) -> Point {
         *self.points.last().expect("an edge shape has points")
     }
+
+    /// The point a fraction `t` (0 to 1) of the way along the edge, by
+    /// length: where the run's hop marker is drawn while it animates.
+    pub fn point_along(&self, t: f64) -> Point {
+        let lengths: Vec<f64> = self.points.windows(2).map(|w| distance(w[0], w[1])).collect();
+        let total: f64 = lengths.iter().sum();
+        let mut left = t.clamp(0.0, 1.0) * total;
+        for (w, len) in self.points.windows(2).zip(lengths) {
+            if left <= len && len > 0.0 {
+                let f = left / len;
+                return Point { x: w[0].x + (w[1].x - w[0].x) * f, y: w[0].y + (w[1].y - w[0].y) * f };
+            }
+            left -= len;
+        }
+        self.head()
+    }
 }
 
 /// Everything drawn on the canvas, in world coordinates.
@@ -387,6 +403,25 @@ pub fn rect_between(a: Point, b: Point) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_point_along_an_edge_goes_by_length_over_its_bends() {
+        let shape = EdgeShape {
+            edge: 0,
+            points: vec![Point { x: 0.0, y: 0.0 }, Point { x: 30.0, y: 0.0 }, Point { x: 30.0, y: 10.0 }],
+            label: None,
+            label_box: None,
+            conditional: false,
+            back: false,
+            self_loop: false,
+            dangling: false,
+            bbox: Rect::default(),
+        };
+        assert_eq!(shape.point_along(0.0), Point { x: 0.0, y: 0.0 });
+        assert_eq!(shape.point_along(0.5), Point { x: 20.0, y: 0.0 });
+        assert_eq!(shape.point_along(0.9), Point { x: 30.0, y: 6.0 });
+        assert_eq!(shape.point_along(2.0), Point { x: 30.0, y: 10.0 });
+    }
     use std::collections::BTreeMap;
 
     fn doc() -> VaultDoc {

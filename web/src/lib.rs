@@ -34,4 +34,6 @@ pub mod render;
 #[cfg(target_arch = "wasm32")]
 pub mod state;
 #[cfg(target_arch = "wasm32")]
-mod worker;
+pub mod run_client;
+#[cfg(target_arch = "wasm32")]
+mod run_panel;

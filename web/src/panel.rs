@@ -81,9 +81,12 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
     let edge_label = RwSignal::new(String::new());
     // Start editing from the note's text whenever another node is selected
     // or the note changed on disk; typing is kept until then.
+    // Keyed on the node and its text only: a status the run writes does
+    // not throw away what is being typed.
+    let body_source = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| (f.id.clone(), f.body.clone()))));
     Effect::new(move |_| {
-        if let Some(f) = facts.get() {
-            body.set(f.body);
+        if let Some((_, text)) = body_source.get() {
+            body.set(text);
         }
     });
     Effect::new(move |_| {
@@ -129,6 +132,18 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                             .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
                             .collect_view()}
                     </select>
+                    <label class="check" for="knob-breakpoint">
+                        <input type="checkbox" id="knob-breakpoint"
+                            prop:checked={
+                                let id = f.id.clone();
+                                move || state.run.breakpoints.with(|b| b.contains(&id))
+                            }
+                            on:change={
+                                let id = f.id.clone();
+                                move |_| state.run.toggle_breakpoint(&id)
+                            } />
+                        "Breakpoint: pause the run after this node's work"
+                    </label>
                     <label for="knob-tools">"Tools (comma-separated)"</label>
                     <input id="knob-tools" type="text" value=f.tools.clone() on:change=move |ev| {
                         let v = event_target_value(&ev);

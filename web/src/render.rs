@@ -5,6 +5,7 @@
 //! hit-testing tests.
 
 use crate::geometry::{handle_center, EdgeShape, Scene, Viewport, HANDLE_RADIUS, LABEL_FONT};
+use crate::run::Overlay;
 use planvault_core::{NodeKind, Status};
 use planvault_layout::{Point, Rect};
 use web_sys::CanvasRenderingContext2d as Ctx;
@@ -51,6 +52,18 @@ pub struct Frame<'a> {
     pub device_pixel_ratio: f64,
     /// Edges whose source has a diagnostic about it, drawn in red.
     pub flagged_edges: &'a [usize],
+    /// The plan run, when there is one to show.
+    pub run: RunFrame<'a>,
+}
+
+/// What a run adds to the drawing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunFrame<'a> {
+    pub overlay: Option<&'a Overlay>,
+    /// Nodes with a breakpoint (a red dot on the card).
+    pub breakpoints: &'a [usize],
+    /// How far the last hop's marker has travelled (0 to 1) while it animates.
+    pub hop_progress: Option<f64>,
 }
 
 pub const MINIMAP: (f64, f64) = (200.0, 130.0);
@@ -92,6 +105,12 @@ const SELECT: &str = "#2563eb";
 const EDGE: &str = "#4b5563";
 const CONDITIONAL: &str = "#7c3aed";
 const FLAGGED: &str = "#dc2626";
+/// The node the run is at.
+pub const ACTIVE_RING: &str = "#f97316";
+/// The edge the run last took.
+pub const HOP: &str = "#16a34a";
+const ASKING: &str = "#9333ea";
+const BREAKPOINT: &str = "#dc2626";
 
 pub fn draw(ctx: &Ctx, frame: &Frame) {
     let v = frame.viewport;
@@ -112,12 +131,97 @@ pub fn draw(ctx: &Ctx, frame: &Frame) {
     } else {
         draw_overview(ctx, frame, visible);
     }
+    draw_run(ctx, frame);
     draw_preview(ctx, frame);
 
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     if frame.scene.nodes.len() > 1 {
         draw_minimap(ctx, frame);
     }
+    draw_run_banner(ctx, frame);
+}
+
+/// The run over the plan: the taken edge (with a marker travelling along it
+/// while it animates), a ring round the active node, visit counts, the
+/// node waiting for a person, breakpoints.
+fn draw_run(ctx: &Ctx, frame: &Frame) {
+    let px = 1.0 / frame.viewport.zoom;
+    for &i in frame.run.breakpoints {
+        let Some(r) = frame.scene.nodes.get(i) else { continue };
+        ctx.set_fill_style_str(BREAKPOINT);
+        ctx.begin_path();
+        let _ = ctx.arc(r.x, r.y, 7.0_f64.max(3.0 * px), 0.0, std::f64::consts::TAU);
+        ctx.fill();
+    }
+    let Some(o) = frame.run.overlay else { return };
+    dash(ctx, &[]);
+    if let Some(shape) = o.hop.and_then(|(e, _)| frame.scene.shape_of_edge(e)) {
+        ctx.set_stroke_style_str(HOP);
+        ctx.set_fill_style_str(HOP);
+        ctx.set_line_width(4.0_f64.max(2.0 * px));
+        polyline(ctx, &shape.points);
+        let n = shape.points.len();
+        arrow_head(ctx, shape.points[n - 2], shape.points[n - 1], 13.0);
+        if let Some(t) = frame.run.hop_progress {
+            let p = shape.point_along(t);
+            ctx.begin_path();
+            let _ = ctx.arc(p.x, p.y, 8.0_f64.max(4.0 * px), 0.0, std::f64::consts::TAU);
+            ctx.fill();
+        }
+    }
+    let ring = |i: usize, colour: &str, pattern: &[f64]| {
+        if let Some(r) = frame.scene.nodes.get(i) {
+            ctx.set_stroke_style_str(colour);
+            ctx.set_line_width(4.0_f64.max(2.0 * px));
+            dash(ctx, pattern);
+            ctx.stroke_rect(r.x - 6.0, r.y - 6.0, r.width + 12.0, r.height + 12.0);
+            dash(ctx, &[]);
+        }
+    };
+    if let Some(i) = o.active {
+        ring(i, ACTIVE_RING, &[]);
+    }
+    if let Some(i) = o.asking {
+        ring(i, ASKING, &[6.0, 4.0]);
+    }
+    if frame.viewport.zoom < 0.35 {
+        return;
+    }
+    for (i, &visits) in o.visits.iter().enumerate() {
+        let Some(r) = frame.scene.nodes.get(i) else { continue };
+        if visits == 0 {
+            continue;
+        }
+        let (x, y) = (r.x + r.width - 20.0, r.y + r.height - 14.0);
+        ctx.set_fill_style_str("#1e3a8a");
+        ctx.fill_rect(x - 16.0, y - 9.0, 32.0, 18.0);
+        ctx.set_fill_style_str("#ffffff");
+        ctx.set_font("bold 12px system-ui, sans-serif");
+        ctx.set_text_align("center");
+        ctx.set_text_baseline("middle");
+        let _ = ctx.fill_text(&format!("×{visits}"), x, y + 0.5);
+    }
+}
+
+/// The run's end, said on the canvas: completed, or why it stopped.
+fn draw_run_banner(ctx: &Ctx, frame: &Frame) {
+    let Some(text) = frame.run.overlay.and_then(|o| o.stopped.as_ref()) else { return };
+    let (colour, text) = if text == "completed" {
+        (HOP, "Run completed".to_string())
+    } else {
+        (FLAGGED, format!("Run stopped: {text}"))
+    };
+    ctx.set_font("600 13px system-ui, sans-serif");
+    let width = ctx.measure_text(&text).map_or(300.0, |m| m.width()).min(frame.viewport.width - 40.0) + 20.0;
+    ctx.set_fill_style_str("rgba(255, 255, 255, 0.94)");
+    ctx.fill_rect(12.0, 12.0, width, 28.0);
+    ctx.set_stroke_style_str(colour);
+    ctx.set_line_width(2.0);
+    ctx.stroke_rect(12.0, 12.0, width, 28.0);
+    ctx.set_fill_style_str(colour);
+    ctx.set_text_align("left");
+    ctx.set_text_baseline("middle");
+    let _ = ctx.fill_text_with_max_width(&text, 22.0, 26.5, width - 20.0);
 }
 
 /// Zoomed out, cards are a few pixels wide: draw them and the edges in a

@@ -10,6 +10,7 @@ use crate::fs::{FsError, VaultDir};
 use crate::geometry::{Scene, Viewport};
 use crate::history::History;
 use crate::render::{Badge, Card, Preview};
+use crate::run_client::RunClient;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::{NodeKind, Severity};
@@ -187,6 +188,8 @@ pub struct AppState {
     pub polling: StoredValue<bool, LocalStorage>,
     /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
     pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
+    /// The plan run: its worker, settings and what it reports.
+    pub run: RunClient,
 }
 
 impl AppState {
@@ -209,6 +212,7 @@ impl AppState {
             writer: StoredValue::new_local(Writer::default()),
             polling: StoredValue::new_local(true),
             frame_times: StoredValue::new_local(Vec::new()),
+            run: RunClient::new(),
         }
     }
 
@@ -224,6 +228,7 @@ impl AppState {
         self.open.set(Some(Open::new(VaultDoc::new(files))));
         self.mode.set(mode);
         self.fit_requested.update(|n| *n += 1);
+        self.run.vault_opened(*self);
     }
 
     /// Runs `f` on the open vault's doc.
@@ -345,7 +350,12 @@ impl AppState {
             return;
         }
         self.open.set(Some(Open::new(VaultDoc::new(files))));
-        self.message.set(format!("Picked up changes made outside planvault: {}", changed.join(", ")));
+        // While a run is on, the worker is what writes the notes.
+        if self.run.view.with_untracked(|v| v.phase.live()) {
+            self.message.set(format!("The run updated {}", changed.join(", ")));
+        } else {
+            self.message.set(format!("Picked up changes made outside planvault: {}", changed.join(", ")));
+        }
     }
 
     pub fn undo(&self) {

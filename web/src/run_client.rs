@@ -1,0 +1,270 @@
+//! The run client: starts the plan worker (`worker/`, built by Trunk as
+//! `planvault-worker`), queues messages until it says `Ready`, turns what it
+//! posts into [`RunView`] updates, and keeps the open vault's notes in step
+//! with the statuses the worker writes. Settings live in localStorage.
+//!
+//! Every decision is in the pure [`crate::run`] and [`crate::settings`];
+//! this module is the edge where messages cross.
+
+use crate::run::{interrupted_run, ResumeOffer, RunView, WorkerState};
+use crate::settings::{Settings, STORAGE_KEY};
+use crate::state::{AppState, Open};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
+use planvault_protocol::{js, FromWorker, StartRun, ToWorker};
+use std::collections::BTreeSet;
+use wasm_bindgen::prelude::*;
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+
+/// Trunk's loader shim for the worker binary: unhashed, next to index.html.
+const WORKER_URL: &str = "./planvault-worker_loader.js";
+
+/// The run's signals and the worker behind them (all `Copy`).
+#[derive(Clone, Copy)]
+pub struct RunClient {
+    pub view: RwSignal<RunView>,
+    pub settings: RwSignal<Settings>,
+    /// Node ids that pause after their work.
+    pub breakpoints: RwSignal<BTreeSet<String>>,
+    /// Pause when this node is entered.
+    pub run_to: RwSignal<Option<String>>,
+    pub query: RwSignal<String>,
+    /// The open vault holds an interrupted run.
+    pub offer: RwSignal<Option<ResumeOffer>>,
+    pub panel_open: RwSignal<bool>,
+    pub settings_open: RwSignal<bool>,
+    /// Why the last Run could not start (settings, no query, ...).
+    pub refused: RwSignal<Option<String>>,
+    worker: StoredValue<Option<Worker>, LocalStorage>,
+    /// Posts waiting for the worker's `Ready`.
+    queue: StoredValue<Vec<JsValue>, LocalStorage>,
+    /// What the canvas last drew of the run, by node id (for the tests).
+    pub drawn: StoredValue<serde_json::Value, LocalStorage>,
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+impl RunClient {
+    pub fn new() -> RunClient {
+        let stored = storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten());
+        RunClient {
+            view: RwSignal::new(RunView::default()),
+            settings: RwSignal::new(Settings::load(stored.as_deref())),
+            breakpoints: RwSignal::new(BTreeSet::new()),
+            run_to: RwSignal::new(None),
+            query: RwSignal::new(String::new()),
+            offer: RwSignal::new(None),
+            panel_open: RwSignal::new(false),
+            settings_open: RwSignal::new(false),
+            refused: RwSignal::new(None),
+            worker: StoredValue::new_local(None),
+            queue: StoredValue::new_local(Vec::new()),
+            drawn: StoredValue::new_local(serde_json::Value::Null),
+        }
+    }
+
+    /// Keeps the settings (keys included) in this browser only.
+    pub fn save_settings(&self, settings: Settings) {
+        if let Some(s) = storage() {
+            let _ = s.set_item(STORAGE_KEY, &settings.to_json());
+        }
+        self.settings.set(settings);
+    }
+
+    /// Starts the worker; its messages update the view from then on.
+    pub fn start_worker(&self, state: AppState) {
+        let client = *self;
+        let options = WorkerOptions::new();
+        options.set_type(WorkerType::Module);
+        let worker = match Worker::new_with_options(WORKER_URL, &options) {
+            Ok(worker) => worker,
+            Err(err) => {
+                let text = err.as_string().unwrap_or_else(|| "the browser refused".into());
+                client.view.update(|v| v.worker = WorkerState::Broken(format!("could not start ({text})")));
+                return;
+            }
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            match js::decode::<FromWorker>(&event.data()) {
+                Ok(message) => client.receive(state, message),
+                Err(err) => client.view.update(|v| v.worker = WorkerState::Broken(err.to_string())),
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            client.view.update(|v| v.worker = WorkerState::Broken("the worker stopped with an error".into()));
+        });
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        // The app lives as long as the page: so do the handlers.
+        on_message.forget();
+        on_error.forget();
+        self.worker.set_value(Some(worker));
+    }
+
+    fn receive(&self, state: AppState, message: FromWorker) {
+        match &message {
+            FromWorker::Ready { .. } => {
+                self.view.update(|v| v.worker = WorkerState::Ready);
+                let queued = self.queue.try_update_value(std::mem::take).unwrap_or_default();
+                for value in queued {
+                    self.post_value(&value);
+                }
+            }
+            FromWorker::Status { node, .. } => spawn_local(refresh_note(state, node.clone())),
+            FromWorker::Finished { reason, .. } => {
+                self.offer.set(None);
+                state.message.set(format!("Run {}", reason.describe()));
+                // The worker's last writes may not have been announced one by one.
+                spawn_local(async move { state.poll().await });
+            }
+            _ => {}
+        }
+        self.view.update(|v| v.apply(message));
+    }
+
+    fn post_value(&self, value: &JsValue) {
+        let sent = self.worker.with_value(|w| w.as_ref().map(|w| w.post_message(value)));
+        if let Some(Err(_)) | None = sent {
+            self.view.update(|v| v.worker = WorkerState::Broken("could not post to the worker".into()));
+        }
+    }
+
+    /// Sends `message` now, or once the worker is ready.
+    pub fn send(&self, message: ToWorker, vault: Option<&JsValue>) {
+        let value = js::encode(&message, vault);
+        self.view.update(|v| v.sent(&message));
+        if self.view.with_untracked(|v| v.worker == WorkerState::Ready) {
+            self.post_value(&value);
+        } else {
+            self.queue.update_value(|q| q.push(value));
+        }
+    }
+
+    /// Starts a run of the open vault (fresh, or resuming what it holds).
+    /// With `step`, it pauses after the first node's work.
+    pub fn run(&self, state: AppState, fresh: bool, step: bool) {
+        let client = *self;
+        let query = self.query.get_untracked().trim().to_string();
+        if query.is_empty() {
+            self.refused.set(Some("Type what the run is for in Query first.".into()));
+            return;
+        }
+        let roles = state
+            .with_doc(|d| d.checked.plan.nodes.iter().map(|n| n.role.clone().unwrap_or_default()).collect::<BTreeSet<_>>())
+            .unwrap_or_default();
+        let settings = self.settings.get_untracked();
+        let mode = match settings.run_mode(&roles) {
+            Ok(mode) => mode,
+            Err(e) => {
+                self.refused.set(Some(format!("Run settings: {e}")));
+                return;
+            }
+        };
+        let Some(dir) = state.vault.get_value() else {
+            self.refused.set(Some("Open a vault first.".into()));
+            return;
+        };
+        self.refused.set(None);
+        self.offer.set(None);
+        let start = ToWorker::Start(StartRun {
+            query,
+            mode,
+            fresh,
+            max_steps: settings.max_steps,
+            autonomy: settings.autonomy(),
+            breakpoints: self.breakpoints.get_untracked().into_iter().collect(),
+            run_to: self.run_to.get_untracked(),
+            retry: settings.retry,
+        });
+        spawn_local(async move {
+            // Edits still on their way to disk go first: the run reads the notes.
+            while state.busy() {
+                sleep(20).await;
+            }
+            client.send(start, Some(dir.handle()));
+            if step {
+                client.send(ToWorker::Step, None);
+            }
+        });
+    }
+
+    pub fn toggle_breakpoint(&self, node: &str) {
+        self.breakpoints.update(|b| {
+            if !b.remove(node) {
+                b.insert(node.to_string());
+            }
+        });
+        if self.view.with_untracked(|v| v.phase.live()) {
+            let nodes = self.breakpoints.get_untracked().into_iter().collect();
+            self.send(ToWorker::SetBreakpoints { nodes }, None);
+        }
+    }
+
+    pub fn set_run_to(&self, node: Option<String>) {
+        self.run_to.set(node.clone());
+        if self.view.with_untracked(|v| v.phase.live()) {
+            self.send(ToWorker::RunTo { node }, None);
+        }
+    }
+
+    /// A vault was opened: forget the previous one's run and look for an
+    /// interrupted run in this one.
+    pub fn vault_opened(&self, state: AppState) {
+        if self.view.with_untracked(|v| v.phase.live()) {
+            self.send(ToWorker::Stop, None);
+        }
+        let worker = self.view.with_untracked(|v| v.worker.clone());
+        self.view.set(RunView { worker, ..RunView::default() });
+        self.breakpoints.set(BTreeSet::new());
+        self.run_to.set(None);
+        self.offer.set(None);
+        let client = *self;
+        spawn_local(async move {
+            let Some(dir) = state.vault.get_value() else { return };
+            let journal = dir.read(JOURNAL_FILE).await.ok().flatten();
+            let trace = dir.read(TRACE_FILE).await.ok().flatten();
+            let statuses = state.with_doc(|d| d.checked.plan.nodes.iter().map(|n| n.status).collect::<Vec<_>>());
+            let offer = interrupted_run(statuses.unwrap_or_default(), journal.as_deref(), trace.as_deref());
+            if let Some(q) = offer.as_ref().and_then(|o| o.query.clone()) {
+                client.query.set(q);
+            }
+            client.offer.set(offer);
+        });
+    }
+}
+
+impl Default for RunClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub async fn sleep(ms: i32) {
+    let wait = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(wait).await;
+}
+
+/// The worker wrote `node`'s status: read that note again so the canvas and
+/// the editor show it, and so the outside-change poll sees nothing new.
+async fn refresh_note(state: AppState, node: String) {
+    let path = state.with_doc(|d| d.node_index(&node).and_then(|i| d.file_of(i)).map(str::to_string)).flatten();
+    let (Some(path), Some(dir)) = (path, state.vault.get_value()) else { return };
+    let Ok(Some(text)) = dir.read(&path).await else { return };
+    // An edit on its way to disk wins; the poll reconciles afterwards.
+    if state.busy() || state.with_doc(|d| d.files.get(&path) == Some(&text)) != Some(false) {
+        return;
+    }
+    state.writer.update_value(|w| w.generation += 1);
+    state.open.update(|open| {
+        if let Some(o) = open {
+            *o = Open::new(o.doc.with_changes([(path.as_str(), Some(text.as_str()))]));
+        }
+    });
+}

@@ -1,0 +1,465 @@
+//! Running a plan from the app: the run panel (query, Run / Resume / Pause /
+//! Step / Stop, run-to, breakpoints, the streamed trace and outputs), the
+//! settings dialog, the dialogs where a person answers the worker, and the
+//! offer to resume an interrupted run.
+
+use crate::run::{hint, Phase, WorkerState};
+use crate::settings::{EndpointForm, Settings, Source};
+use crate::state::AppState;
+use leptos::prelude::*;
+use planvault_core::engine::FinishReason;
+use planvault_protocol::{AskKind, PersonReply, ToWorker};
+
+fn origin() -> String {
+    web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default()
+}
+
+/// The node ids and titles of the open plan, in plan order.
+fn nodes(state: AppState) -> Vec<(String, String)> {
+    state.open.with(|o| {
+        o.as_ref()
+            .map(|o| o.doc.checked.plan.nodes.iter().map(|n| (n.id.clone(), n.title.clone())).collect())
+            .unwrap_or_default()
+    })
+}
+
+#[component]
+pub fn RunPanel(state: AppState) -> impl IntoView {
+    let run = state.run;
+    let phase = Memo::new(move |_| run.view.with(|v| v.phase.clone()));
+    let has_ask = Memo::new(move |_| run.view.with(|v| v.ask.is_some()));
+    let ready = Memo::new(move |_| run.view.with(|v| v.worker == WorkerState::Ready));
+    let live = move || phase.with(Phase::live);
+    let paused = move || matches!(phase.get(), Phase::Paused(_));
+    let resumable = move || {
+        run.offer.with(Option::is_some)
+            || matches!(phase.get(), Phase::Finished { ref reason, .. } if *reason != FinishReason::Completed)
+    };
+
+    let error = Memo::new(move |_| run.view.with(|v| v.error.clone()));
+    let retry = Memo::new(move |_| run.view.with(|v| v.retry.clone()));
+    let live_text = Memo::new(move |_| run.view.with(|v| v.live.clone()));
+    let trace_len = Memo::new(move |_| run.view.with(|v| v.trace.len()));
+    let outputs_len = Memo::new(move |_| run.view.with(|v| v.outputs.len()));
+    let answer = Memo::new(move |_| match phase.get() {
+        Phase::Finished { answer, .. } => answer,
+        _ => None,
+    });
+
+    view! {
+        <aside id="run-panel" class="run-panel" aria-label="Run">
+            <div class="run-head">
+                <h2>"Run"</h2>
+                <button id="run-settings" on:click=move |_| run.settings_open.set(true)>"Settings…"</button>
+            </div>
+            <p id="run-source" class="hint">{move || run.settings.with(Settings::summary)}</p>
+            <label for="run-query">"Query"</label>
+            <textarea id="run-query" rows="2" placeholder="What is this run for?"
+                prop:value=move || run.query.get()
+                on:input=move |ev| run.query.set(event_target_value(&ev))
+                disabled=live></textarea>
+            <div class="row wrap">
+                <button id="run-start" class="primary" disabled=move || live() || !ready.get()
+                    title="Start over: every note back to pending"
+                    on:click=move |_| run.run(state, true, false)>"Run"</button>
+                <Show when=move || resumable() && !live()>
+                    <button id="run-continue" disabled=move || !ready.get()
+                        title="Continue the run this vault holds"
+                        on:click=move |_| run.run(state, false, false)>"Resume run"</button>
+                </Show>
+                <button id="run-pause" disabled=move || !matches!(phase.get(), Phase::Running)
+                    on:click=move |_| run.send(ToWorker::Pause, None)>"Pause"</button>
+                <button id="run-resume" disabled=move || !paused()
+                    on:click=move |_| run.send(ToWorker::Resume, None)>"Resume"</button>
+                <button id="run-step" disabled=move || !(paused() || (!live() && ready.get()))
+                    title="Run one node's work, then pause"
+                    on:click=move |_| {
+                        if paused() { run.send(ToWorker::Step, None) } else { run.run(state, true, true) }
+                    }>"Step"</button>
+                <button id="run-stop" class="danger" disabled=move || !live()
+                    on:click=move |_| run.send(ToWorker::Stop, None)>"Stop"</button>
+            </div>
+            <label for="run-to">"Run to (pause when this node is reached)"</label>
+            <select id="run-to" on:change=move |ev| {
+                let v = event_target_value(&ev);
+                run.set_run_to((!v.is_empty()).then_some(v));
+            }>
+                <option value="" selected=move || run.run_to.with(Option::is_none)>"(the end)"</option>
+                {move || nodes(state).into_iter().map(|(id, title)| {
+                    let selected = { let id = id.clone(); move || run.run_to.with(|r| r.as_deref() == Some(id.as_str())) };
+                    view! { <option value=id.clone() selected=selected>{format!("{title} ({id})")}</option> }
+                }).collect_view()}
+            </select>
+            <details class="breakpoints">
+                <summary>{move || format!("Breakpoints ({})", run.breakpoints.with(|b| b.len()))}</summary>
+                <p class="hint">"Pause after the node's work, before its edge is judged, to read or change the output."</p>
+                {move || nodes(state).into_iter().map(|(id, title)| {
+                    let (field, label_for) = (format!("bp-{id}"), format!("bp-{id}"));
+                    let checked = { let id = id.clone(); move || run.breakpoints.with(|b| b.contains(&id)) };
+                    view! {
+                        <label class="check" for=label_for>
+                            <input type="checkbox" id=field prop:checked=checked
+                                on:change=move |_| run.toggle_breakpoint(&id) />
+                            {title}
+                        </label>
+                    }
+                }).collect_view()}
+            </details>
+            <p id="run-phase" data-phase=move || phase.with(|p| p.code()) role="status" aria-live="polite">
+                {move || phase.with(Phase::describe)}
+            </p>
+            <Show when=move || run.refused.with(Option::is_some)>
+                <p id="run-refused" class="run-error">{move || run.refused.get().unwrap_or_default()}</p>
+            </Show>
+            {move || error.get().map(|e| view! {
+                <div id="run-error" class="run-error" data-code=format!("{:?}", e.code)>
+                    <p class="message">{e.message.clone()}</p>
+                    <p id="run-error-hint" class="hint">{hint(&e, &origin())}</p>
+                </div>
+            })}
+            {move || retry.get().map(|r| view! {
+                <p id="run-retry" class="run-retry">
+                    {format!("{}: {} — trying again in {:.1} s", r.node, r.error.message, f64::from(r.wait_ms) / 1000.0)}
+                </p>
+            })}
+            <Show when=move || has_ask.get()>
+                <p class="hint">"The run is waiting for your answer in the dialog."</p>
+            </Show>
+            {move || live_text.get().map(|(node, text)| view! {
+                <h3>{format!("{node}: receiving…")}</h3>
+                <pre id="run-live" class="run-text">{text}</pre>
+            })}
+            {move || answer.get().map(|a| view! {
+                <h3>"Answer"</h3>
+                <pre id="run-answer" class="run-text">{a}</pre>
+            })}
+            <details id="run-outputs-box" open>
+                <summary>{move || format!("Outputs ({})", outputs_len.get())}</summary>
+                <ol id="run-outputs">
+                    {move || run.view.with(|v| v.outputs.iter().rev().take(30).map(|o| view! {
+                        <li data-node=o.node.clone() data-visit=o.visit>
+                            <strong>{format!("{} · visit {}", o.node, o.visit)}</strong>
+                            <pre class="run-text">{o.text.clone()}</pre>
+                        </li>
+                    }).collect_view())}
+                </ol>
+            </details>
+            <details id="run-trace-box" open>
+                <summary>{move || format!("Trace ({} entries)", trace_len.get())}</summary>
+                <div id="run-trace">
+                    {move || run.view.with(|v| v.trace.iter().map(|t| view! {
+                        <pre class="run-text trace-entry">{t.trim().to_string()}</pre>
+                    }).collect_view())}
+                </div>
+            </details>
+        </aside>
+    }
+}
+
+/// The offer to resume a run the vault left unfinished.
+#[component]
+pub fn ResumeOfferBar(state: AppState) -> impl IntoView {
+    let run = state.run;
+    // Always one element, so the page grid keeps its rows.
+    view! {
+        <div class="resume-slot">
+        <Show when=move || run.offer.with(Option::is_some) && !run.view.with(|v| v.phase.live())>
+            <section id="resume-offer" class="resume-offer" aria-label="Interrupted run">
+                <span>
+                    {move || match run.offer.get().and_then(|o| o.query) {
+                        Some(q) => format!("This vault holds an interrupted run (query: “{q}”)."),
+                        None => "This vault holds an interrupted run.".to_string(),
+                    }}
+                </span>
+                <button id="resume-offer-accept" class="primary" on:click=move |_| {
+                    run.panel_open.set(true);
+                    run.run(state, false, false);
+                }>"Resume the interrupted run"</button>
+                <button id="resume-offer-dismiss" on:click=move |_| run.offer.set(None)>"Dismiss"</button>
+            </section>
+        </Show>
+        </div>
+    }
+}
+
+/// One endpoint's three fields.
+fn endpoint_fields(prefix: String, title: String, draft: RwSignal<Settings>, role: Option<String>) -> impl IntoView {
+    let get = {
+        let role = role.clone();
+        move |f: fn(&EndpointForm) -> String| {
+            let role = role.clone();
+            move || {
+                draft.with(|s| match &role {
+                    None => f(&s.default),
+                    Some(r) => s.roles.get(r).map(f).unwrap_or_default(),
+                })
+            }
+        }
+    };
+    let set = move |f: fn(&mut EndpointForm, String)| {
+        let role = role.clone();
+        move |ev: leptos::ev::Event| {
+            let value = event_target_value(&ev);
+            draft.update(|s| match &role {
+                None => f(&mut s.default, value),
+                Some(r) => f(s.roles.entry(r.clone()).or_default(), value),
+            })
+        }
+    };
+    let (url, model, key) = (format!("{prefix}-url"), format!("{prefix}-model"), format!("{prefix}-key"));
+    view! {
+        <fieldset class="endpoint">
+            <legend>{title}</legend>
+            <label for=url.clone()>"Base URL"</label>
+            <input id=url type="url" placeholder="http://127.0.0.1:11434/v1" autocomplete="off"
+                prop:value=get(|e| e.base_url.clone()) on:input=set(|e, v| e.base_url = v) />
+            <label for=model.clone()>"Model"</label>
+            <input id=model type="text" autocomplete="off"
+                prop:value=get(|e| e.model.clone()) on:input=set(|e, v| e.model = v) />
+            <label for=key.clone()>"API key (kept in this browser only)"</label>
+            <input id=key type="password" autocomplete="off"
+                prop:value=get(|e| e.api_key.clone()) on:input=set(|e, v| e.api_key = v) />
+        </fieldset>
+    }
+}
+
+#[component]
+pub fn SettingsDialog(state: AppState) -> impl IntoView {
+    let run = state.run;
+    let draft = RwSignal::new(Settings::default());
+    // Each opening starts from what is saved, with a row per role of the vault.
+    Effect::new(move |_| {
+        if run.settings_open.get() {
+            let roles: Vec<String> = state
+                .with_doc(|d| d.checked.plan.nodes.iter().filter_map(|n| n.role.clone()).collect())
+                .unwrap_or_default();
+            draft.set(run.settings.get_untracked().with_roles(roles.iter().map(String::as_str)));
+        }
+    });
+    let number = move |f: fn(&mut Settings, u32)| {
+        move |ev: leptos::ev::Event| {
+            if let Ok(n) = event_target_value(&ev).trim().parse::<u32>() {
+                draft.update(|s| f(s, n));
+            }
+        }
+    };
+    let role_names = move || draft.with(|s| s.roles.keys().cloned().collect::<Vec<_>>());
+    let close = move || run.settings_open.set(false);
+    view! {
+        <Show when=move || run.settings_open.get()>
+            <div class="backdrop">
+                <form id="settings" class="dialog wide" role="dialog" aria-modal="true" aria-labelledby="settings-title"
+                    on:submit=move |ev| {
+                        ev.prevent_default();
+                        run.save_settings(draft.get_untracked());
+                        close();
+                    }
+                    on:keydown=move |ev| if ev.key() == "Escape" { close() }>
+                    <h2 id="settings-title">"Run settings"</h2>
+                    <fieldset>
+                        <legend>"Who does the work"</legend>
+                        <label class="check" for="source-manual">
+                            <input type="radio" name="source" id="source-manual"
+                                prop:checked=move || draft.with(|s| s.source == Source::Manual)
+                                on:change=move |_| draft.update(|s| s.source = Source::Manual) />
+                            "Manual: I answer each step and each YES/NO judgment (needs nothing)"
+                        </label>
+                        <label class="check" for="source-model">
+                            <input type="radio" name="source" id="source-model"
+                                prop:checked=move || draft.with(|s| s.source == Source::Model)
+                                on:change=move |_| draft.update(|s| s.source = Source::Model) />
+                            "LLM endpoints (OpenAI-compatible: Ollama, llama.cpp, vLLM, hosted)"
+                        </label>
+                    </fieldset>
+                    <Show when=move || draft.with(|s| s.source == Source::Model)>
+                        {endpoint_fields("ep-default".into(), "Default endpoint".into(), draft, None)}
+                        <p class="hint">"A role left empty uses the default endpoint."</p>
+                        {move || role_names().into_iter().map(|r| {
+                            endpoint_fields(format!("ep-role-{r}"), format!("Role “{r}”"), draft, Some(r))
+                        }).collect_view()}
+                    </Show>
+                    <fieldset class="numbers">
+                        <legend>"Limits"</legend>
+                        <label for="retry-attempts">"Attempts per model call"</label>
+                        <input id="retry-attempts" type="number" min="1" max="10"
+                            prop:value=move || draft.with(|s| s.retry.attempts.to_string())
+                            on:change=number(|s, n| s.retry.attempts = n.clamp(1, 10)) />
+                        <label for="retry-delay">"First retry after (ms, doubling)"</label>
+                        <input id="retry-delay" type="number" min="0"
+                            prop:value=move || draft.with(|s| s.retry.base_delay_ms.to_string())
+                            on:change=number(|s, n| s.retry.base_delay_ms = n) />
+                        <label for="retry-timeout">"Timeout per attempt (s)"</label>
+                        <input id="retry-timeout" type="number" min="1"
+                            prop:value=move || draft.with(|s| (s.retry.timeout_ms / 1000).to_string())
+                            on:change=number(|s, n| s.retry.timeout_ms = n.max(1).saturating_mul(1000)) />
+                        <label for="max-steps">"Most steps in one run"</label>
+                        <input id="max-steps" type="number" min="1"
+                            prop:value=move || draft.with(|s| s.max_steps.to_string())
+                            on:change=number(|s, n| s.max_steps = n.max(1)) />
+                        <label class="check" for="ask-humans">
+                            <input type="checkbox" id="ask-humans" prop:checked=move || draft.with(|s| s.ask_humans)
+                                on:change=move |ev| draft.update(|s| s.ask_humans = event_target_checked(&ev)) />
+                            "Ask me at human / approval nodes"
+                        </label>
+                    </fieldset>
+                    <div class="buttons">
+                        <button type="button" id="settings-forget-keys" class="danger"
+                            title="Remove every API key from this browser"
+                            on:click=move |_| {
+                                draft.update(Settings::forget_keys);
+                                let mut saved = run.settings.get_untracked();
+                                saved.forget_keys();
+                                run.save_settings(saved);
+                                state.message.set("API keys forgotten: none is kept in this browser now".into());
+                            }>"Forget keys"</button>
+                        <span class="grow"></span>
+                        <button type="button" on:click=move |_| close()>"Cancel"</button>
+                        <button type="submit" id="settings-save" class="primary">"Save"</button>
+                    </div>
+                </form>
+            </div>
+        </Show>
+    }
+}
+
+/// The question the worker is waiting on, as a modal dialog.
+#[component]
+pub fn AskDialog(state: AppState) -> impl IntoView {
+    let run = state.run;
+    let ask = Memo::new(move |_| run.view.with(|v| v.ask.clone()));
+    let text = RwSignal::new(String::new());
+    let verdicts = RwSignal::new(Vec::<Option<bool>>::new());
+    let choice = RwSignal::new(None::<String>);
+    // A new question starts from its own defaults.
+    Effect::new(move |_| {
+        let Some(a) = ask.get() else { return };
+        text.set(match &a.ask {
+            AskKind::Breakpoint { output, .. } => output.clone(),
+            _ => String::new(),
+        });
+        verdicts.set(match &a.ask {
+            AskKind::Judge { labels, .. } => vec![None; labels.len()],
+            _ => Vec::new(),
+        });
+        choice.set(None);
+    });
+    let reply = move |r: PersonReply| {
+        if let Some(message) = run.view.with_untracked(|v| v.reply(r)) {
+            run.send(message, None);
+        }
+    };
+
+    let body = move || {
+        let a = ask.get()?;
+        let node = a.node.clone();
+        let visit = a.visit;
+        Some(match a.ask {
+            AskKind::Work { title, prompt } => view! {
+                <h2 id="ask-title">{format!("Do the work: {title}")}</h2>
+                <p class="hint">{format!("{node} · visit {visit}. This is what a model would read:")}</p>
+                <pre id="ask-prompt" class="run-text">{prompt}</pre>
+                <label for="ask-answer">"Your output for this step"</label>
+                <textarea id="ask-answer" rows="6" prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                <div class="buttons">
+                    <button type="button" id="ask-submit" class="primary" disabled=move || text.with(|t| t.trim().is_empty())
+                        on:click=move |_| reply(PersonReply::Work { output: text.get_untracked() })>"Submit"</button>
+                </div>
+            }
+            .into_any(),
+            AskKind::Judge { title, output, labels } => view! {
+                <h2 id="ask-title">{format!("Judge: {title}")}</h2>
+                <p class="hint">"The step's output:"</p>
+                <pre id="ask-output" class="run-text">{output}</pre>
+                <p>"Does each condition hold?"</p>
+                {labels.into_iter().enumerate().map(|(i, label)| {
+                    let pick = move |yes: bool| verdicts.update(|v| if let Some(x) = v.get_mut(i) { *x = Some(yes) });
+                    view! {
+                        <fieldset class="verdict">
+                            <legend>{label}</legend>
+                            <label class="check" for=format!("judge-{i}-yes")>
+                                <input type="radio" name=format!("judge-{i}") id=format!("judge-{i}-yes")
+                                    on:change=move |_| pick(true) />"YES"
+                            </label>
+                            <label class="check" for=format!("judge-{i}-no")>
+                                <input type="radio" name=format!("judge-{i}") id=format!("judge-{i}-no")
+                                    on:change=move |_| pick(false) />"NO"
+                            </label>
+                        </fieldset>
+                    }
+                }).collect_view()}
+                <div class="buttons">
+                    <button type="button" id="ask-submit" class="primary"
+                        disabled=move || verdicts.with(|v| v.iter().any(Option::is_none))
+                        on:click=move |_| {
+                            let v = verdicts.get_untracked().into_iter().map(|x| x.unwrap_or(false)).collect();
+                            reply(PersonReply::Judge { verdicts: v });
+                        }>"Submit"</button>
+                </div>
+            }
+            .into_any(),
+            AskKind::Human { question, choices } => {
+                let has_choices = !choices.is_empty();
+                view! {
+                    <h2 id="ask-title">{format!("Decide: {node}")}</h2>
+                    <p id="ask-question">{question}</p>
+                    {choices.into_iter().enumerate().map(|(i, c)| {
+                        let value = c.clone();
+                        view! {
+                            <label class="check" for=format!("human-choice-{i}")>
+                                <input type="radio" name="human-choice" id=format!("human-choice-{i}")
+                                    on:change=move |_| choice.set(Some(value.clone())) />{c}
+                            </label>
+                        }
+                    }).collect_view()}
+                    <label for="human-note">"Note (kept in the trace)"</label>
+                    <textarea id="human-note" rows="3" prop:value=move || text.get()
+                        on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                    <div class="buttons">
+                        <button type="button" id="human-reject" class="danger"
+                            on:click=move |_| reply(PersonReply::Human { approved: false, note: text.get_untracked(), choice: choice.get_untracked() })>
+                            "Reject"</button>
+                        <button type="button" id="human-approve" class="primary"
+                            disabled=move || has_choices && choice.with(Option::is_none)
+                            on:click=move |_| reply(PersonReply::Human { approved: true, note: text.get_untracked(), choice: choice.get_untracked() })>
+                            {if has_choices { "Take this way" } else { "Approve" }}</button>
+                    </div>
+                }
+                .into_any()
+            }
+            AskKind::Breakpoint { title, .. } => view! {
+                <h2 id="ask-title">{format!("Breakpoint after: {title}")}</h2>
+                <p class="hint">"Read or change the output; the run judges its edges once you continue."</p>
+                <label for="breakpoint-output">"Output"</label>
+                <textarea id="breakpoint-output" rows="10" prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                <div class="buttons">
+                    <button type="button" id="breakpoint-continue" class="primary"
+                        on:click=move |_| reply(PersonReply::Continue { output: text.get_untracked() })>"Continue"</button>
+                </div>
+            }
+            .into_any(),
+        })
+    };
+
+    view! {
+        <Show when=move || ask.with(Option::is_some)>
+            <div class="backdrop">
+                <section id="ask-dialog" class="dialog wide" role="dialog" aria-modal="true" aria-labelledby="ask-title"
+                    data-kind=move || ask.with(|a| match a.as_ref().map(|a| &a.ask) {
+                        Some(AskKind::Work { .. }) => "work",
+                        Some(AskKind::Judge { .. }) => "judge",
+                        Some(AskKind::Human { .. }) => "human",
+                        Some(AskKind::Breakpoint { .. }) => "breakpoint",
+                        None => "",
+                    })>
+                    {body}
+                    <p class="hint">
+                        <button type="button" id="ask-stop" class="link" on:click=move |_| run.send(ToWorker::Stop, None)>
+                            "Stop the run (it stays resumable)"</button>
+                    </p>
+                </section>
+            </div>
+        </Show>
+    }
+}
