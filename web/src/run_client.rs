@@ -88,7 +88,12 @@ impl RunClient {
             }
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            match js::decode::<FromWorker>(&event.data()) {
+            let data = event.data();
+            // The first protocol's plain "ready" string: the envelope follows it.
+            if data.is_string() {
+                return;
+            }
+            match js::decode::<FromWorker>(&data) {
                 Ok(message) => client.receive(state, message),
                 Err(err) => client.view.update(|v| v.worker = WorkerState::Broken(err.to_string())),
             }
