@@ -1,0 +1,508 @@
+// Running plans in the built app (dist/), in headless Chromium: the run
+// panel drives the Web Worker, which calls the scripted OpenAI-compatible
+// stub (testkit/llm-stub, real HTTP and SSE with CORS headers) on
+// 127.0.0.1, or asks the person in manual mode. Each test hands the app an
+// origin-private copy of a vault and reads back the notes, the trace and
+// what the canvas shows.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { serveDist, REPO_ROOT } from './support/server.mjs';
+import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { startStub, reply } from './support/llm-stub.mjs';
+
+const SECRET = 'sk-e2e-never-stored-0123456789';
+const QUERY = 'invite the design team';
+const FOLDER = 'e2e-run';
+
+const EXAMPLE_DIR = join(REPO_ROOT, 'static', 'example-vault');
+const EXAMPLE = Object.fromEntries(
+  readdirSync(EXAMPLE_DIR).filter((f) => f.endsWith('.md')).map((f) => [f, readFileSync(join(EXAMPLE_DIR, f), 'utf8')]),
+);
+
+// What the example's requests contain (as in cli/tests/run_e2e.rs).
+const DRAFT = 'Step: Draft the email';
+const REVIEW = 'Step: Review the draft';
+const JUDGE = 'The step "Review the draft" just finished';
+const SEND = 'Step: Send the email';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function newPage() {
+  const page = await openPage(browser, { width: 1440, height: 900 });
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+  return page;
+}
+
+/** Writes `files` into a fresh OPFS folder and opens it in the app. */
+async function openVault(page, files) {
+  await page.evaluate(async ([folder, files]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(folder, { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle(folder, { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+  }, [FOLDER, files]);
+  await reopenVault(page);
+}
+
+/** Opens the OPFS folder as it is (after a reload). */
+async function reopenVault(page) {
+  await page.evaluate(async (folder) => {
+    const root = await navigator.storage.getDirectory();
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle(folder));
+  }, FOLDER);
+  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
+}
+
+/** Every file of the vault folder, `00_plan-trace/` included: path → text. */
+async function readVault(page) {
+  return page.evaluate(async (folder) => {
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const out = {};
+    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
+    while (stack.length) {
+      const [dir, prefix] = stack.pop();
+      for await (const [name, handle] of dir.entries()) {
+        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
+        else out[prefix + name] = decoder.decode(await (await handle.getFile()).arrayBuffer());
+      }
+    }
+    return out;
+  }, FOLDER);
+}
+
+/** Every message content of a recorded request, joined. */
+const textOf = (request) => (request.body?.messages ?? []).map((m) => m.content ?? '').join('\n');
+const statusOf = (text) => /^status: (\w+)/m.exec(text)?.[1];
+const run = (page) => page.evaluate(() => window.planvaultTest.run());
+const canvasRun = (page) => page.evaluate(() => window.planvaultTest.canvasRun());
+
+async function waitFor(page, predicate, arg, timeout = 60_000) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
+  } catch (error) {
+    const state = await run(page).catch(() => null);
+    throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
+  }
+}
+
+const waitPhase = (page, phase, timeout) =>
+  waitFor(page, (phase) => window.planvaultTest.run().phase === phase, phase, timeout);
+
+/** Waits for a question of `kind` (work, judge, human, breakpoint) and returns it. */
+async function waitAsk(page, kind) {
+  await waitFor(page, (kind) => window.planvaultTest.run().ask?.ask.kind === kind, kind);
+  await page.locator(`#ask-dialog[data-kind="${kind}"]`).waitFor({ state: 'visible' });
+  return (await run(page)).ask;
+}
+
+async function openRunPanel(page) {
+  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+  await page.locator('#run-panel').waitFor({ state: 'visible' });
+}
+
+/** Settings → LLM endpoints → the stub as the default endpoint. */
+async function useEndpoint(page, url, { attempts = 3, delayMs = 50 } = {}) {
+  await openRunPanel(page);
+  await page.click('#run-settings');
+  await page.check('#source-model');
+  await page.fill('#ep-default-url', url);
+  await page.fill('#ep-default-model', 'stub-model');
+  await page.fill('#ep-default-key', SECRET);
+  await page.fill('#retry-attempts', String(attempts));
+  await page.fill('#retry-delay', String(delayMs));
+  await page.click('#settings-save');
+  await page.locator('#settings').waitFor({ state: 'detached' });
+}
+
+async function startRun(page, query = QUERY) {
+  await openRunPanel(page);
+  await page.fill('#run-query', query);
+  await page.click('#run-start');
+}
+
+/** Colours drawn around a page point (5×5 canvas pixels). */
+async function pixelsAt(page, point) {
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  return page.evaluate(({ x, y }) => {
+    const canvas = document.querySelector('#plan-canvas');
+    const rect = canvas.getBoundingClientRect();
+    const scale = canvas.width / rect.width;
+    const px = Math.round((x - rect.left) * scale);
+    const py = Math.round((y - rect.top) * scale);
+    const data = canvas.getContext('2d').getImageData(px - 2, py - 2, 5, 5).data;
+    const out = [];
+    for (let i = 0; i < data.length; i += 4) out.push([data[i], data[i + 1], data[i + 2]]);
+    return out;
+  }, point);
+}
+
+const near = ([r, g, b], [R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 60;
+const ORANGE = [0xf9, 0x73, 0x16]; // the active node's ring (render.rs ACTIVE_RING)
+
+/** The trace's hop lines, as the CLI's test reads them. */
+const hops = (trace) => trace.split('\n').filter((l) => l.startsWith('## ') || l.startsWith('- took') || l.startsWith('- decided'));
+
+function loopScript() {
+  return {
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'The date is missing.'),
+      reply(JUDGE, '1. NO - the date is missing\n2. YES - add the date'),
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft two, with the date.'),
+      reply(REVIEW, 'Approved.'),
+      reply(JUDGE, '1. YES - approved\n2. NO'),
+      reply(SEND, 'Sent. Message id <42@example>.'),
+    ],
+  };
+}
+
+const EXPECTED_HOPS = [
+  '## 1. Draft the email (visit 1)',
+  '- took `next` → [[review]]',
+  '- decided by: unconditional',
+  '## 2. Review the draft (visit 1)',
+  '- took `needs revision` → [[draft]]',
+  '- decided by: grid',
+  '## 3. Draft the email (visit 2)',
+  '- took `next` → [[review]]',
+  '- decided by: unconditional',
+  '## 4. Review the draft (visit 2)',
+  '- took `approved` → [[send]]',
+  '- decided by: grid',
+  '## 5. Send the email (visit 1)',
+  '- decided by: terminal',
+];
+
+test('the example vault runs to the end against an endpoint: notes, trace, canvas and panel agree', async () => {
+  const stub = await startStub(loopScript());
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    // The key stays in this browser's storage; the panel says where answers come from.
+    assert.match(await page.locator('#run-source').textContent(), /stub-model at http:\/\/127\.0\.0\.1:\d+\/v1/);
+    await startRun(page);
+    await waitPhase(page, 'finished');
+
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.finish.answer, 'Sent. Message id <42@example>.');
+    assert.deepEqual(state.visits, { draft: 2, review: 2, send: 1 });
+    assert.deepEqual(state.statuses, { draft: 'done', review: 'done', send: 'done' });
+    assert.deepEqual(state.outputs.map((o) => `${o.node}#${o.visit}`), ['draft#1', 'review#1', 'draft#2', 'review#2', 'send#1']);
+    assert.ok(state.trace.length >= 5, `trace entries streamed: ${state.trace.length}`);
+
+    // The notes: statuses written, nothing else changed.
+    const files = await readVault(page);
+    for (const note of ['draft.md', 'review.md', 'send.md']) assert.equal(statusOf(files[note]), 'done', note);
+    assert.equal(files['review.md'], EXAMPLE['review.md'].replace('status: pending', 'status: done'));
+    const trace = files['00_plan-trace/trace.md'];
+    assert.ok(trace.startsWith(`# Plan trace\n\nQuery: ${QUERY}\n`), trace.slice(0, 200));
+    assert.deepEqual(hops(trace), EXPECTED_HOPS);
+    assert.match(files['00_plan-trace/draft.visit-2.md'], /Draft two, with the date\./);
+    // The app's view of the notes follows the worker's writes, with no false conflict.
+    const plan = await page.evaluate(() => window.planvaultTest.plan());
+    assert.deepEqual(plan.nodes.map((n) => n.status), ['done', 'done', 'done']);
+    assert.equal(await page.locator('.rejected').count(), 0);
+
+    // The panel streamed the trace and the outputs and says how it ended.
+    assert.equal(await page.locator('#run-phase').getAttribute('data-phase'), 'finished');
+    assert.equal(await page.locator('#run-phase').textContent(), 'Finished: completed');
+    assert.equal(await page.locator('#run-trace .trace-entry').count(), state.trace.length);
+    assert.equal(await page.locator('#run-outputs li').count(), 5);
+    assert.equal(await page.locator('#run-answer').textContent(), 'Sent. Message id <42@example>.');
+
+    // The canvas: where the run ended, visits, the last edge taken, the reason.
+    await waitFor(page, () => window.planvaultTest.canvasRun().animating === false, null, 5_000);
+    const drawn = await canvasRun(page);
+    assert.equal(drawn.active, 'send');
+    assert.deepEqual(drawn.visits, { draft: 2, review: 2, send: 1 });
+    assert.deepEqual([drawn.hop.from, drawn.hop.to, drawn.hop.label], ['review', 'send', 'approved']);
+    assert.equal(drawn.stopped, 'completed');
+    assert.ok(drawn.animations >= 1 && drawn.animations <= 4, `hops animated: ${drawn.animations}`);
+    await page.evaluate(() => window.planvaultTest.centerOn('send', 1));
+    const ring = await pixelsAt(page, await page.evaluate(() => window.planvaultTest.nodePoint('send', 'ring')));
+    assert.ok(ring.some((p) => near(p, ORANGE)), `the active ring is drawn: ${JSON.stringify(ring)}`);
+
+    // Real streaming with the key as a header; the key is written nowhere.
+    const requests = await stub.requests();
+    assert.equal(requests.length, 7);
+    assert.ok(requests.every((r) => r.authorized && r.body.stream === true && r.body.model === 'stub-model'));
+    assert.ok(requests.every((r) => !r.path.includes(SECRET)));
+    assert.ok(!JSON.stringify(files).includes(SECRET), 'no key in the vault, trace or journal');
+    assert.ok(!JSON.stringify(state).includes(SECRET));
+    const stored = () => page.evaluate(() => localStorage.getItem('planvault.run-settings.v1'));
+    assert.ok((await stored()).includes(SECRET), 'kept in this browser');
+    await page.click('#run-settings');
+    await page.click('#settings-forget-keys');
+    await page.click('#settings-save');
+    assert.ok(!(await stored()).includes(SECRET), 'and forgotten on request');
+    assert.match(await stored(), /"base_url":"http:\/\/127\.0\.0\.1/, 'only the keys go');
+
+    const shot = await saveScreenshot(page, 'run-finished');
+    assert.deepEqual(page.problems, [], `no errors (screenshot: ${shot})`);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+test('a run interrupted by a page reload is offered and resumes where it stopped', async () => {
+  // The first review reply is held back long enough to reload during it;
+  // the resumed run asks again and is approved.
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'never delivered: the page reloads first', { delay_ms: 8000 }),
+      reply(REVIEW, 'Approved.'),
+      reply(JUDGE, '1. YES - approved\n2. NO'),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  let page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    await startRun(page);
+    // Draft done, review asked: reload mid-request.
+    const deadline = Date.now() + 30_000;
+    while (!(await stub.requests()).some((r) => textOf(r).includes(REVIEW))) {
+      assert.ok(Date.now() < deadline, 'the review request reached the stub');
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    await page.reload();
+    await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await reopenVault(page);
+
+    const offer = page.locator('#resume-offer');
+    await offer.waitFor({ state: 'visible' });
+    assert.match(await offer.textContent(), /interrupted run \(query: “invite the design team”\)/);
+    await page.click('#resume-offer-accept');
+    await waitPhase(page, 'finished');
+
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.resumed, true);
+    const files = await readVault(page);
+    for (const note of ['draft.md', 'review.md', 'send.md']) assert.equal(statusOf(files[note]), 'done', note);
+    const trace = files['00_plan-trace/trace.md'];
+    assert.match(trace, /resumed/);
+    assert.deepEqual(hops(trace).filter((l) => l.startsWith('- took')), ['- took `next` → [[review]]', '- took `approved` → [[send]]']);
+    assert.ok(!trace.includes('never delivered'));
+    const requests = await stub.requests();
+    assert.equal(requests.filter((r) => textOf(r).includes(DRAFT)).length, 1, 'the draft is not asked again');
+    assert.equal(requests.filter((r) => textOf(r).includes(REVIEW)).length, 2, 'the cut-off review is');
+    assert.equal(await offer.count(), 0, 'the offer is gone');
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+test('a 429 is retried after the notice and the run completes', async () => {
+  const script = loopScript();
+  script.replies.splice(0, 0, { ...reply(DRAFT, 'slow down'), status: 429 });
+  const stub = await startStub(script);
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url, { attempts: 3, delayMs: 300 });
+    await startRun(page);
+    // The notice shows while the retry waits.
+    await page.locator('#run-retry').waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await page.locator('#run-retry').textContent(), /^draft: .*429.* trying again in/);
+    await waitPhase(page, 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.retries, 1);
+    assert.equal(state.error, null);
+    const requests = await stub.requests();
+    assert.deepEqual(requests.map((r) => r.status), [429, 200, 200, 200, 200, 200, 200, 200]);
+    assert.deepEqual(page.problems.filter((p) => !p.startsWith('HTTP 429')), []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+test('a breakpoint pauses after the node’s work, before its edge is judged, and the edited output is judged', async () => {
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'The date is missing.'),
+      reply(JUDGE, '1. YES - approved after the edit\n2. NO'),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    // The breakpoint is set from the selected node's side panel.
+    const at = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'body'));
+    await page.mouse.click(at.x, at.y);
+    await page.check('#knob-breakpoint');
+    await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
+    assert.deepEqual((await canvasRun(page)).breakpoints, ['review'], 'the canvas marks it');
+    await openRunPanel(page);
+    assert.equal(await page.locator('#bp-review').isChecked(), true, 'and so does the run panel');
+    await startRun(page);
+
+    const ask = await waitAsk(page, 'breakpoint');
+    assert.equal(ask.node, 'review');
+    assert.equal(await page.locator('#breakpoint-output').inputValue(), 'The date is missing.');
+    assert.equal((await run(page)).phase, 'awaiting-person');
+    assert.equal((await canvasRun(page)).asking, 'review');
+    // Paused after the work and before the judgment: no judge request yet.
+    const before = await stub.requests();
+    assert.equal(before.filter((r) => textOf(r).includes(JUDGE)).length, 0);
+
+    await page.fill('#breakpoint-output', 'The date is missing. EDITED AT THE BREAKPOINT');
+    await page.click('#breakpoint-continue');
+    await waitPhase(page, 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    const judge = (await stub.requests()).find((r) => textOf(r).includes(JUDGE));
+    assert.ok(textOf(judge).includes('EDITED AT THE BREAKPOINT'), 'the edited output was judged');
+    const files = await readVault(page);
+    assert.match(files['00_plan-trace/review.visit-1.md'], /EDITED AT THE BREAKPOINT/);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+/** Answers every question of a manual run from `answers[kind](ask)`. */
+async function answerUntilFinished(page, answers) {
+  const seen = [];
+  for (;;) {
+    await waitFor(page, () => {
+      const r = window.planvaultTest.run();
+      return r.ask !== null || r.phase === 'finished';
+    });
+    const state = await run(page);
+    if (state.phase === 'finished') return seen;
+    const { ask } = state;
+    seen.push(`${ask.ask.kind}:${ask.node}#${ask.visit}`);
+    await page.locator(`#ask-dialog[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
+    await answers[ask.ask.kind](ask);
+    await waitFor(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
+  }
+}
+
+test('manual mode runs the example vault end to end with nothing configured', async () => {
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await openRunPanel(page);
+    assert.match(await page.locator('#run-source').textContent(), /^Manual mode/);
+    await startRun(page);
+    let reviews = 0;
+    const seen = await answerUntilFinished(page, {
+      async work(ask) {
+        assert.ok(ask.ask.prompt.includes(`Step: ${ask.ask.title}`), 'the prompt a model would read is shown');
+        assert.equal(await page.locator('#ask-prompt').textContent(), ask.ask.prompt);
+        await page.fill('#ask-answer', `${ask.node} by hand, visit ${ask.visit}`);
+        await page.click('#ask-submit');
+      },
+      async judge(ask) {
+        assert.deepEqual(ask.ask.labels, ['approved', 'needs revision']);
+        assert.equal(await page.locator('#ask-output').textContent(), `review by hand, visit ${ask.visit}`);
+        reviews += 1;
+        const approve = reviews === 2;
+        await page.check(approve ? '#judge-0-yes' : '#judge-0-no');
+        await page.check(approve ? '#judge-1-no' : '#judge-1-yes');
+        await page.click('#ask-submit');
+      },
+    });
+    assert.deepEqual(seen, [
+      'work:draft#1', 'work:review#1', 'judge:review#1',
+      'work:draft#2', 'work:review#2', 'judge:review#2',
+      'work:send#1',
+    ]);
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    const files = await readVault(page);
+    for (const note of ['draft.md', 'review.md', 'send.md']) assert.equal(statusOf(files[note]), 'done', note);
+    assert.deepEqual(hops(files['00_plan-trace/trace.md']).filter((l) => l.startsWith('- took')), [
+      '- took `next` → [[review]]',
+      '- took `needs revision` → [[draft]]',
+      '- took `next` → [[review]]',
+      '- took `approved` → [[send]]',
+    ]);
+    assert.match(files['00_plan-trace/send.visit-1.md'], /send by hand, visit 1/);
+    assert.equal((await canvasRun(page)).stopped, 'completed');
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+const HUMAN_VAULT = {
+  'write.md': '---\ntype: start\n---\n# Write the note\n\nWrite one line.\n\n## Next\n- [[approve]]\n',
+  'approve.md': '---\ntype: human\n---\n# Approve the note\n\nIs the note good to publish?\n\n## Next\n- approved -> [[publish]]\n- rejected -> [[write]]\n',
+  'publish.md': '# Publish\n\nPublish it.\n',
+};
+
+test('a human node is decided through the dialog', async (t) => {
+  const page = await newPage();
+  try {
+    await openVault(page, HUMAN_VAULT);
+    const plan = await page.evaluate(() => window.planvaultTest.plan());
+    const kind = plan.nodes.find((n) => n.id === 'approve')?.kind;
+    if (kind !== 'human') {
+      t.skip(`this build's core reads type: human as "${kind}"`);
+      return;
+    }
+    await startRun(page, 'publish a note');
+    const seen = await answerUntilFinished(page, {
+      async work(ask) {
+        await page.fill('#ask-answer', `${ask.node} by hand`);
+        await page.click('#ask-submit');
+      },
+      async human(ask) {
+        assert.match(await page.locator('#ask-question').textContent(), /\S/);
+        const choices = ask.ask.choices;
+        if (choices.length > 0) {
+          await page.check(`#human-choice-${choices.indexOf('approved')}`);
+        }
+        await page.fill('#human-note', 'Looks right to me.');
+        await page.click('#human-approve');
+      },
+      async judge() {
+        throw new Error('a human node is not judged by a grid');
+      },
+    });
+    assert.ok(seen.includes('human:approve#1'), seen.join(', '));
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    const files = await readVault(page);
+    assert.equal(statusOf(files['publish.md']), 'done');
+    assert.match(files['00_plan-trace/trace.md'], /decided by: human/);
+    assert.match(files['00_plan-trace/trace.md'], /→ \[\[publish\]\]/);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
