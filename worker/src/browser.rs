@@ -45,6 +45,8 @@ pub struct BrowserHost {
 /// A reply body being read.
 pub struct Body {
     reader: Option<ReadableStreamDefaultReader>,
+    /// A body that sends nothing for this long is cut off (a stalled stream).
+    stall_ms: i32,
 }
 
 impl BrowserHost {
@@ -217,13 +219,29 @@ impl Host for BrowserHost {
             retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
         };
         let reader = response.body().map(|b| b.get_reader().unchecked_into::<ReadableStreamDefaultReader>());
-        Ok((head, Body { reader }))
+        Ok((head, Body { reader, stall_ms: timeout_ms.min(i32::MAX as u32) as i32 }))
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
         let Some(reader) = &body.reader else { return Ok(None) };
-        let step = match JsFuture::from(reader.read()).await {
+        self.timed_out.set(false);
+        let controller = self.abort.borrow().clone();
+        let flag = self.timed_out.clone();
+        let timer = controller.and_then(|c| {
+            self.timer(body.stall_ms, move || {
+                flag.set(true);
+                c.abort();
+            })
+        });
+        let result = JsFuture::from(reader.read()).await;
+        if let Some(timer) = timer {
+            self.scope.clear_timeout_with_handle(timer);
+        }
+        let step = match result {
             Ok(step) => step,
+            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
+                return Err(LlmError::Timeout { url: "the model (the reply stalled)".into() })
+            }
             Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
             Err(e) => return Err(LlmError::Malformed { url: "the model".into(), reason: format!("the reply broke off: {}", describe(&e)) }),
         };

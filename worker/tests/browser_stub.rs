@@ -151,7 +151,7 @@ async fn the_example_vault_runs_against_the_stub_with_streamed_tokens_and_a_retr
 }
 
 #[wasm_bindgen_test]
-async fn a_stop_aborts_the_stream_and_a_silent_endpoint_times_out() {
+async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
     let Some(url) = STUB else { return console_log!("PLANVAULT_STUB_URL not set at build time: skipped") };
     let inbox = Inbox::new();
     let host = example("pv-stub-stop", &inbox, true).await;
@@ -163,6 +163,13 @@ async fn a_stop_aborts_the_stream_and_a_silent_endpoint_times_out() {
     let inbox = Inbox::new();
     let host = example("pv-stub-hang", &inbox, false).await;
     let reason = run(&host, &inbox, start(url, "HANG", 1, 400)).await;
+    assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{reason:?}");
+    assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
+
+    // A stream whose head came but whose chunks stall is cut off the same way.
+    let inbox = Inbox::new();
+    let host = example("pv-stub-stall", &inbox, false).await;
+    let reason = run(&host, &inbox, start(url, "STALL", 1, 600)).await;
     assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{reason:?}");
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
 }
