@@ -506,3 +506,105 @@ test('a human node is decided through the dialog', async (t) => {
     await page.context().close();
   }
 });
+
+test('run to a node, step one node, pause, stop and resume from the panel', async () => {
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'Approved.'),
+      // Held back so Pause lands while it is being answered.
+      reply(JUDGE, '1. YES - approved\n2. NO', { delay_ms: 1500 }),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  const page = await newPage();
+  const asked = async (needle) => (await stub.requests()).filter((r) => textOf(r).includes(needle)).length;
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    await openRunPanel(page);
+    await page.selectOption('#run-to', 'review');
+    await startRun(page);
+
+    // Run-to pauses when review is entered, before its work.
+    await waitPhase(page, 'paused');
+    assert.deepEqual((await run(page)).pause, { kind: 'run-to', node: 'review' });
+    assert.equal(await page.locator('#run-phase').textContent(), 'Paused: reached review');
+    assert.equal(await asked(REVIEW), 0);
+    assert.equal(await page.locator('#run-to').inputValue(), '', 'run-to holds once');
+
+    // Step: review's work, then a pause before its edge is judged.
+    await page.click('#run-step');
+    await waitFor(page, () => window.planvaultTest.run().pause?.kind === 'step');
+    assert.deepEqual((await run(page)).pause, { kind: 'step', node: 'review' });
+    assert.equal(await asked(REVIEW), 1);
+    assert.equal(await asked(JUDGE), 0);
+
+    // Resume; Pause while the judgment is held back: the run pauses after it,
+    // before send's work.
+    await page.click('#run-resume');
+    const deadline = Date.now() + 20_000;
+    while ((await asked(JUDGE)) === 0) {
+      assert.ok(Date.now() < deadline, 'the judgment reached the stub');
+      await new Promise((done) => setTimeout(done, 30));
+    }
+    await page.click('#run-pause');
+    assert.equal((await run(page)).phase, 'pausing');
+    await waitPhase(page, 'paused');
+    assert.deepEqual((await run(page)).pause, { kind: 'requested' });
+    assert.equal(await asked(SEND), 0);
+
+    // Stop: the vault stays resumable and the panel offers to resume.
+    await page.click('#run-stop');
+    await waitPhase(page, 'finished');
+    assert.equal((await run(page)).finish.code, 'stopped');
+    await page.click('#run-continue');
+    await waitPhase(page, 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    const files = await readVault(page);
+    for (const note of ['draft.md', 'review.md', 'send.md']) assert.equal(statusOf(files[note]), 'done', note);
+    assert.equal(await asked(JUDGE), 1, 'the judgment is kept, not asked again');
+    assert.equal(await asked(SEND), 1);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+test('stop in the middle of a run, then resume it from the panel', async () => {
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'cut off by Stop', { delay_ms: 8000 }),
+      reply(REVIEW, 'Approved.'),
+      reply(JUDGE, '1. YES - approved\n2. NO'),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    await startRun(page);
+    await waitFor(page, () => window.planvaultTest.run().active === 'review');
+    await page.click('#run-stop');
+    await waitPhase(page, 'finished');
+    const stopped = await run(page);
+    assert.equal(stopped.finish.code, 'stopped', JSON.stringify(stopped.finish));
+    assert.match(await page.locator('#run-phase').textContent(), /^Stopped: stopped/);
+    assert.match((await canvasRun(page)).stopped, /^stopped/);
+    await page.click('#run-continue');
+    await waitPhase(page, 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.resumed, true);
+    const files = await readVault(page);
+    assert.ok(!files['00_plan-trace/trace.md'].includes('cut off by Stop'));
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});

@@ -12,7 +12,7 @@ use crate::state::{AppState, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
-use planvault_protocol::{js, FromWorker, StartRun, ToWorker};
+use planvault_protocol::{js, FromWorker, PauseReason, StartRun, ToWorker};
 use std::collections::BTreeSet;
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
@@ -119,6 +119,8 @@ impl RunClient {
                 }
             }
             FromWorker::Status { node, .. } => spawn_local(refresh_note(state, node.clone())),
+            // Run-to holds once: the worker forgets it when reached, so does the select.
+            FromWorker::Paused { reason: PauseReason::RunTo { .. } } => self.run_to.set(None),
             FromWorker::Finished { reason, .. } => {
                 self.offer.set(None);
                 state.message.set(format!("Run {}", reason.describe()));
