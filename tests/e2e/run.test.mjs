@@ -608,3 +608,82 @@ test('stop in the middle of a run, then resume it from the panel', async () => {
     await page.context().close();
   }
 });
+
+test('streamed tokens show in the run panel as they arrive', async () => {
+  const review = 'The date is right, the place is right, the tone is friendly: approved.';
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Draft one.'),
+      reply(REVIEW, review, { chunk_delay_ms: 120, chunk_chars: 4 }),
+      reply(JUDGE, '1. YES\n2. NO'),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    await startRun(page);
+    // Part of the reply is on screen before the whole of it has arrived.
+    await waitFor(page, (full) => {
+      const text = document.querySelector('#run-live')?.textContent ?? '';
+      return text.length >= 8 && text.length < full.length;
+    }, review, 30_000);
+    const partial = await page.locator('#run-live').textContent();
+    assert.ok(review.startsWith(partial), `a prefix of the reply: ${partial}`);
+    await waitPhase(page, 'finished');
+    assert.equal(await page.locator('#run-live').count(), 0, 'the live text gives way to the kept output');
+    const state = await run(page);
+    assert.equal(state.outputs.find((o) => o.node === 'review').text, review);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
+/** A local port nobody listens on. */
+async function closedPort() {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address();
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+test('a failed call stops the run resumably and says what to do', async () => {
+  const stub = await startStub({ replies: [{ ...reply(DRAFT, 'invalid api key'), status: 401 }] });
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    // 401: the key.
+    await useEndpoint(page, stub.url, { attempts: 2 });
+    await startRun(page);
+    await waitPhase(page, 'finished');
+    let state = await run(page);
+    assert.equal(state.finish.code, 'interrupted', JSON.stringify(state.finish));
+    assert.equal(state.error.code, 'unauthorized');
+    assert.match(await page.locator('#run-error-hint').textContent(), /key/i);
+    assert.equal((await stub.requests()).length, 1, 'a refused key is not retried');
+    await page.locator('#run-continue').waitFor({ state: 'visible' });
+
+    // Nothing listening: the browser cannot reach it (or CORS refused it).
+    await useEndpoint(page, `http://127.0.0.1:${await closedPort()}/v1`, { attempts: 1 });
+    await startRun(page);
+    await waitPhase(page, 'finished');
+    state = await run(page);
+    assert.equal(state.finish.code, 'interrupted', JSON.stringify(state.finish));
+    assert.equal(state.error.code, 'cors-or-network');
+    assert.match(await page.locator('#run-error-hint').textContent(), /OLLAMA_ORIGINS/);
+    const files = await readVault(page);
+    assert.ok(!JSON.stringify(files).includes(SECRET));
+    assert.deepEqual(
+      page.problems.filter((p) => !/HTTP 401|ERR_CONNECTION_REFUSED|Failed to fetch/.test(p)),
+      [],
+    );
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
