@@ -6,13 +6,15 @@
 //! Message order the app can rely on:
 //! - `Started` once the vault is read and the engine built (or `Failed` and
 //!   nothing else when the plan cannot run).
-//! - Per live node visit: `Status(active)`, then `Hop` (when the active node
-//!   changed along an edge), `Visit`, `Delta`s while the reply streams,
-//!   `Tool`s, `Status(done)`, `Output`, `Trace`s.
+//! - Per live node visit: `Hop` (when the active node changed along an
+//!   edge, or a node works again), `Status(active)`, `Visit` (also for a
+//!   human node's decision), `Delta`s while the reply streams (at most one
+//!   per 50 ms), `Tool`s, `Status(done)`, `Output`, then the `Trace` of the
+//!   hop taken. Nodes walked past on resume post nothing.
 //! - `Paused` is posted at a checkpoint, i.e. before the next request is
 //!   served: after `Pause` (a reply being streamed finishes first), after a
 //!   `Step` completed a node's work (before its edge is judged), at `RunTo`'s
-//!   node (before its work), and at a breakpoint (after the node's work,
+//!   node (after its `Status(active)`, before its `Visit`), and at a breakpoint (after the node's work,
 //!   before the engine sees it, followed by `Ask{Breakpoint}`). `Resumed`
 //!   follows `Resume`/`Step` of a paused run.
 //! - `Ask` waits for a `Reply` with the same `request`; a breakpoint's ask
@@ -636,6 +638,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             RequestBody::Human { question, .. } => {
+                // A person's decision is the node's work.
+                self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
                 let ask = AskKind::Human { question: question.clone(), choices: compat::human_choices(&request.body) };
                 match self.ask(&id, request, ask, None).await {
                     Some(PersonReply::Human { approved, note, choice }) => compat::human_answer(approved, note, choice),
