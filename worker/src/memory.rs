@@ -65,6 +65,10 @@ pub struct MemoryHost {
     pub fetched: RefCell<Vec<String>>,
     /// Total time slept (backoff), in ms.
     pub slept: Cell<u64>,
+    /// Every write and append, in order (the path).
+    pub writes: RefCell<Vec<String>>,
+    /// How far the clock moves while one body chunk arrives, in ms.
+    pub chunk_ms: Cell<f64>,
     /// Whether to keep posted messages and model calls (a benchmark does not).
     pub keep_posts: Cell<bool>,
     clock: Cell<f64>,
@@ -84,6 +88,8 @@ impl MemoryHost {
             calls: RefCell::new(Vec::new()),
             fetched: RefCell::new(Vec::new()),
             slept: Cell::new(0),
+            writes: RefCell::new(Vec::new()),
+            chunk_ms: Cell::new(60.0),
             keep_posts: Cell::new(true),
             clock: Cell::new(0.0),
             inbox: inbox.clone(),
@@ -108,6 +114,9 @@ impl MemoryHost {
     }
 
     fn hook(&self, path: &str) {
+        if self.keep_posts.get() {
+            self.writes.borrow_mut().push(path.to_string());
+        }
         if let Some(hook) = self.before_write.borrow_mut().as_mut() {
             hook(path, &mut self.files.borrow_mut());
         }
@@ -167,7 +176,7 @@ impl Host for MemoryHost {
     }
 
     async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError> {
-        self.clock.set(self.clock.get() + 60.0);
+        self.clock.set(self.clock.get() + self.chunk_ms.get());
         Ok(body.pop_front())
     }
 

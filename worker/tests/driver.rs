@@ -502,3 +502,56 @@ fn a_reply_nobody_asked_for_is_refused_and_the_run_goes_on() {
     assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
     assert!(posted(&host).iter().any(|m| matches!(m, FromWorker::Failed { error } if error.code == ErrorCode::BadState)));
 }
+
+#[test]
+fn each_answer_is_journaled_before_the_run_acts_on_it() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    let writes = host.writes.borrow().clone();
+    let journal_lines: Vec<usize> = writes.iter().enumerate().filter(|(_, p)| *p == JOURNAL_FILE).map(|(i, _)| i).collect();
+    let outputs: Vec<usize> = writes.iter().enumerate().filter(|(_, p)| p.contains(".visit-")).map(|(i, _)| i).collect();
+    assert_eq!(journal_lines.len(), 4);
+    // draft's answer, then draft done and its output note; and so on.
+    assert!(journal_lines[0] < outputs[0] && journal_lines[1] < outputs[1] && journal_lines[3] < outputs[2]);
+    let draft_done = writes.iter().enumerate().filter(|(_, p)| *p == "draft.md").map(|(i, _)| i).nth(1).unwrap();
+    assert!(journal_lines[0] < draft_done, "{writes:?}");
+}
+
+#[test]
+fn streamed_tokens_are_posted_at_most_every_50_ms() {
+    let inbox = Inbox::new();
+    let words = "w ".repeat(100);
+    let reply = Reply::streamed(&words);
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| if step(c) == "draft" { reply.clone() } else { good_model(c) });
+    host.chunk_ms.set(10.0);
+    go(&host, &inbox, start(model()));
+    let deltas: Vec<String> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Delta { node, text } if node == "draft" => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), words, "every token arrives");
+    assert!((19..=22).contains(&deltas.len()), "101 chunks 10 ms apart in {} deltas", deltas.len());
+}
+
+#[test]
+fn breakpoints_and_run_to_can_change_while_the_run_goes() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Started { .. } => vec![ToWorker::SetBreakpoints { nodes: vec!["review".into()] }, ToWorker::RunTo { node: Some("send".into()) }],
+        FromWorker::Ask { request, ask: AskKind::Breakpoint { .. }, .. } => {
+            // Resume answers a breakpoint with the output unchanged; drop the run-to.
+            let _ = request;
+            vec![ToWorker::RunTo { node: None }, ToWorker::Resume]
+        }
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "review".into() }]);
+    assert!(host.file("00_plan-trace/review.visit-1.md").unwrap().contains("the review output, in several words"));
+    assert!(posted(&host).contains(&FromWorker::Resumed));
+}
