@@ -415,6 +415,10 @@ test('manual mode runs the example vault end to end with nothing configured', as
   const page = await newPage();
   try {
     await openVault(page, EXAMPLE);
+    // A note open in the side panel, with typing not yet saved.
+    const at = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'body'));
+    await page.mouse.click(at.x, at.y);
+    await page.fill('#node-body', 'typed while the plan runs');
     await openRunPanel(page);
     assert.match(await page.locator('#run-source').textContent(), /^Manual mode/);
     await startRun(page);
@@ -453,6 +457,10 @@ test('manual mode runs the example vault end to end with nothing configured', as
     ]);
     assert.match(files['00_plan-trace/send.visit-1.md'], /send by hand, visit 1/);
     assert.equal((await canvasRun(page)).stopped, 'completed');
+    // The editor follows the statuses the worker wrote and keeps the typing.
+    await waitFor(page, () => document.querySelector('#knob-status')?.value === 'done', null, 5_000);
+    assert.equal(await page.locator('#node-body').inputValue(), 'typed while the plan runs');
+    assert.equal(await page.locator('.rejected').count(), 0, 'no false conflict');
     assert.deepEqual(page.problems, []);
   } finally {
     await page.context().close();

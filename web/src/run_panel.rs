@@ -9,6 +9,8 @@ use crate::state::AppState;
 use leptos::prelude::*;
 use planvault_core::engine::FinishReason;
 use planvault_protocol::{AskKind, PersonReply, ToWorker};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 fn origin() -> String {
     web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default()
@@ -342,6 +344,19 @@ pub fn AskDialog(state: AppState) -> impl IntoView {
             _ => Vec::new(),
         });
         choice.set(None);
+        // The answer field (or the first button) takes the focus.
+        let focus = Closure::once_into_js(|| {
+            let doc = document();
+            let target = ["ask-answer", "breakpoint-output", "judge-0-yes", "human-choice-0", "human-note"]
+                .iter()
+                .find_map(|id| doc.get_element_by_id(id));
+            if let Some(el) = target.and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok()) {
+                let _ = el.focus();
+            }
+        });
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(focus.unchecked_ref());
+        }
     });
     let reply = move |r: PersonReply| {
         if let Some(message) = run.view.with_untracked(|v| v.reply(r)) {
