@@ -634,8 +634,9 @@ test('streamed tokens show in the run panel as they arrive', async () => {
     await startRun(page);
     // Part of the reply is on screen before the whole of it has arrived.
     await waitFor(page, (full) => {
+      const live = window.planvaultTest.run().live;
       const text = document.querySelector('#run-live')?.textContent ?? '';
-      return text.length >= 8 && text.length < full.length;
+      return live?.node === 'review' && text === live.text && text.length >= 8 && text.length < full.length;
     }, review, 30_000);
     const partial = await page.locator('#run-live').textContent();
     assert.ok(review.startsWith(partial), `a prefix of the reply: ${partial}`);
@@ -692,6 +693,39 @@ test('a failed call stops the run resumably and says what to do', async () => {
     );
   } finally {
     stub.close();
+    await page.context().close();
+  }
+});
+
+test('opening another vault stops the run and forgets it', async () => {
+  const page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await startRun(page);
+    await waitAsk(page, 'work');
+    // Another vault while the run waits for an answer.
+    await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const dir = await root.getDirectoryHandle('e2e-other', { create: true });
+      const w = await (await dir.getFileHandle('only.md', { create: true })).createWritable();
+      await w.write('---\ntype: start\n---\n# Only\n');
+      await w.close();
+      await window.planvaultTest.openHandle(dir);
+    });
+    await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('e2e-other'));
+    await page.locator('#ask-dialog').waitFor({ state: 'detached' });
+    // The old run's last messages (its stop) change nothing on screen.
+    await page.waitForTimeout(500);
+    const state = await run(page);
+    assert.equal(state.phase, 'idle', JSON.stringify(state));
+    assert.equal(state.ask, null);
+    assert.deepEqual(state.visits, {});
+    assert.equal((await canvasRun(page)).active, null);
+    // The stopped vault is left resumable: draft is active, nothing lost.
+    const files = await readVault(page);
+    assert.equal(statusOf(files['draft.md']), 'active');
+    assert.deepEqual(page.problems, []);
+  } finally {
     await page.context().close();
   }
 });

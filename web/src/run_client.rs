@@ -41,6 +41,9 @@ pub struct RunClient {
     queue: StoredValue<Vec<JsValue>, LocalStorage>,
     /// What the canvas last drew of the run, by node id (for the tests).
     pub drawn: StoredValue<serde_json::Value, LocalStorage>,
+    /// A run of the previously open vault is being stopped: its last
+    /// messages are not about the vault on screen.
+    discarding: StoredValue<bool, LocalStorage>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -63,6 +66,7 @@ impl RunClient {
             worker: StoredValue::new_local(None),
             queue: StoredValue::new_local(Vec::new()),
             drawn: StoredValue::new_local(serde_json::Value::Null),
+            discarding: StoredValue::new_local(false),
         }
     }
 
@@ -72,6 +76,7 @@ impl RunClient {
             let _ = s.set_item(STORAGE_KEY, &settings.to_json());
         }
         self.settings.set(settings);
+        self.refused.set(None);
     }
 
     /// Starts the worker; its messages update the view from then on.
@@ -110,6 +115,12 @@ impl RunClient {
     }
 
     fn receive(&self, state: AppState, message: FromWorker) {
+        if self.discarding.get_value() && !matches!(message, FromWorker::Ready { .. }) {
+            if matches!(message, FromWorker::Finished { .. } | FromWorker::Failed { .. }) {
+                self.discarding.set_value(false);
+            }
+            return;
+        }
         match &message {
             FromWorker::Ready { .. } => {
                 self.view.update(|v| v.worker = WorkerState::Ready);
@@ -222,6 +233,7 @@ impl RunClient {
     pub fn vault_opened(&self, state: AppState) {
         if self.view.with_untracked(|v| v.phase.live()) {
             self.send(ToWorker::Stop, None);
+            self.discarding.set_value(true);
         }
         let worker = self.view.with_untracked(|v| v.worker.clone());
         self.view.set(RunView { worker, ..RunView::default() });
