@@ -200,6 +200,13 @@ test('the example vault runs to the end against an endpoint: notes, trace, canva
     await useEndpoint(page, stub.url);
     // The key stays in this browser's storage; the panel says where answers come from.
     assert.match(await page.locator('#run-source').textContent(), /stub-model at http:\/\/127\.0\.0\.1:\d+\/v1/);
+    // A row per `role:` of the vault; review gets a model of its own.
+    await page.click('#run-settings');
+    assert.equal(await page.locator('#ep-role-writer-url').inputValue(), '', 'writer falls back to the default');
+    await page.fill('#ep-role-review-url', stub.url);
+    await page.fill('#ep-role-review-model', 'review-model');
+    await page.fill('#ep-role-review-key', SECRET);
+    await page.click('#settings-save');
     await startRun(page);
     await waitPhase(page, 'finished');
 
@@ -246,7 +253,11 @@ test('the example vault runs to the end against an endpoint: notes, trace, canva
     // Real streaming with the key as a header; the key is written nowhere.
     const requests = await stub.requests();
     assert.equal(requests.length, 7);
-    assert.ok(requests.every((r) => r.authorized && r.body.stream === true && r.body.model === 'stub-model'));
+    assert.ok(requests.every((r) => r.authorized && r.body.stream === true));
+    const models = (needle) => [...new Set(requests.filter((r) => textOf(r).includes(needle)).map((r) => r.body.model))];
+    assert.deepEqual(models(DRAFT), ['stub-model']);
+    assert.deepEqual(models(SEND), ['stub-model']);
+    assert.deepEqual(models(REVIEW), ['review-model'], 'the role routes to its endpoint');
     assert.ok(requests.every((r) => !r.path.includes(SECRET)));
     assert.ok(!JSON.stringify(files).includes(SECRET), 'no key in the vault, trace or journal');
     assert.ok(!JSON.stringify(state).includes(SECRET));
