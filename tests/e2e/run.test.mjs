@@ -375,6 +375,14 @@ test('a breakpoint pauses after the node’s work, before its edge is judged, an
     await page.check('#knob-breakpoint');
     await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
     assert.deepEqual((await canvasRun(page)).breakpoints, ['review'], 'the canvas marks it');
+    // B on the focused card toggles it too.
+    await page.mouse.click(at.x, at.y);
+    await page.keyboard.press('b');
+    await waitFor(page, () => window.planvaultTest.canvasRun().breakpoints.length === 0, null, 5_000);
+    assert.equal(await page.locator('#knob-breakpoint').isChecked(), false);
+    await page.keyboard.press('b');
+    await waitFor(page, () => window.planvaultTest.canvasRun().breakpoints.includes('review'), null, 5_000);
+    assert.match(await page.locator('#status').textContent(), /Breakpoint set on review/);
     await openRunPanel(page);
     assert.equal(await page.locator('#bp-review').isChecked(), true, 'and so does the run panel');
     await startRun(page);

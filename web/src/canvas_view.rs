@@ -443,6 +443,18 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 cycle_edges(state, ev.shift_key());
                 true
             }
+            "b" | "B" => {
+                // A breakpoint on the focused node (drawn as a red dot on its card).
+                match state.selection.with_untracked(|s| s.focus.clone()) {
+                    Some(id) => {
+                        state.run.toggle_breakpoint(&id);
+                        let on = state.run.breakpoints.with_untracked(|b| b.contains(&id));
+                        state.message.set(format!("Breakpoint {} on {id}", if on { "set" } else { "removed" }));
+                    }
+                    None => state.message.set("Focus a node (arrow keys or a click) to toggle its breakpoint".into()),
+                }
+                true
+            }
             "Escape" => {
                 state.selection.set(Selection::default());
                 true
@@ -476,7 +488,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             tabindex="0"
             role="application"
             aria-label="Plan canvas. Arrow keys move between nodes, E cycles through the selected node's edges, \
-                        Delete removes the selection, plus and minus zoom, 0 fits the plan in view. \
+                        B toggles a run breakpoint on the focused node, Delete removes the selection, plus and minus zoom, 0 fits the plan in view. \
                         Drag from the dot under a card onto another card to add an edge."
             aria-describedby="status"
             on:pointerdown=on_pointer_down
