@@ -620,7 +620,7 @@ test('stop in the middle of a run, then resume it from the panel', async () => {
     await waitPhase(page, 'finished');
     const stopped = await run(page);
     assert.equal(stopped.finish.code, 'stopped', JSON.stringify(stopped.finish));
-    assert.match(await page.locator('#run-phase').textContent(), /^Stopped: stopped/);
+    assert.match(await page.locator('#run-phase').textContent(), /^Stopped: .*\(run again to resume\)$/);
     assert.match((await canvasRun(page)).stopped, /^stopped/);
     await page.click('#run-continue');
     await waitPhase(page, 'finished');

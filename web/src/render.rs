@@ -209,7 +209,7 @@ fn draw_run_banner(ctx: &Ctx, frame: &Frame) {
     let (colour, text) = if text == "completed" {
         (HOP, "Run completed".to_string())
     } else {
-        (FLAGGED, format!("Run stopped: {text}"))
+        (FLAGGED, crate::run::capitalized(text))
     };
     ctx.set_font("600 13px system-ui, sans-serif");
     let width = ctx.measure_text(&text).map_or(300.0, |m| m.width()).min(frame.viewport.width - 40.0) + 20.0;

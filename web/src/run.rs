@@ -72,9 +72,18 @@ impl Phase {
             Phase::AwaitingPerson => "Waiting for your answer".into(),
             Phase::Finished { reason, .. } => match reason {
                 FinishReason::Completed => "Finished: completed".into(),
-                other => format!("Stopped: {}", other.describe()),
+                other => capitalized(&other.describe()),
             },
         }
+    }
+}
+
+/// `text` with its first letter in upper case (for a sentence on screen).
+pub fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -515,7 +524,7 @@ mod tests {
         });
         assert_eq!(v.error, Some(error.clone()));
         assert!(!v.phase.live());
-        assert!(v.phase.describe().starts_with("Stopped: interrupted at review"));
+        assert!(v.phase.describe().starts_with("Interrupted at review: Failed to fetch"), "{}", v.phase.describe());
         let o = v.overlay(&doc());
         assert_eq!(o.active, doc().node_index("review"));
         assert!(o.stopped.unwrap().contains("interrupted at review"));

@@ -137,14 +137,14 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
             })}
             <details id="run-outputs-box" open>
                 <summary>{move || format!("Outputs ({})", outputs_len.get())}</summary>
-                <ol id="run-outputs">
+                <ul id="run-outputs">
                     {move || run.view.with(|v| v.outputs.iter().rev().take(30).map(|o| view! {
                         <li data-node=o.node.clone() data-visit=o.visit>
                             <strong>{format!("{} · visit {}", o.node, o.visit)}</strong>
                             <pre class="run-text">{o.text.clone()}</pre>
                         </li>
                     }).collect_view())}
-                </ol>
+                </ul>
             </details>
             <details id="run-trace-box" open>
                 <summary>{move || format!("Trace ({} entries)", trace_len.get())}</summary>
