@@ -64,8 +64,51 @@ function describe(value) {
 
 export const Plan = glue.Plan;
 
+const encoder = new TextEncoder();
+
+// `files` (path → note text) as one UTF-8 buffer and the byte length of
+// each path and text in turn: one copy into the wasm instead of a call across
+// the boundary per note. Checks the argument the way the API promises.
+function packFiles(files) {
+  if (files === null || typeof files !== "object" || Array.isArray(files)) {
+    throw coded("invalid-argument", `invalid argument \`files\`: expected an object of path → note text, got ${describe(files)}`);
+  }
+  const paths = Object.keys(files);
+  const lengths = new Uint32Array(paths.length * 2);
+  let units = 0;
+  for (const path of paths) {
+    const text = files[path];
+    if (typeof text !== "string") {
+      throw coded("invalid-argument", `invalid argument \`files\`: the note ${JSON.stringify(path)} is ${describe(text)}, not a string`);
+    }
+    units += path.length + text.length;
+  }
+  // One byte per UTF-16 unit fits ASCII; grow when a note needs more.
+  let bytes = new Uint8Array(units + 64);
+  let at = 0;
+  const put = (text, slot) => {
+    let start = at;
+    for (;;) {
+      const { read, written } = encoder.encodeInto(text, bytes.subarray(at));
+      at += written;
+      if (read === text.length) break;
+      text = text.slice(read);
+      const grown = new Uint8Array(Math.max(bytes.length * 2, at + text.length * 3));
+      grown.set(bytes.subarray(0, at));
+      bytes = grown;
+    }
+    lengths[slot] = at - start;
+  };
+  for (let i = 0; i < paths.length; i++) {
+    put(paths[i], 2 * i);
+    put(files[paths[i]], 2 * i + 1);
+  }
+  return [bytes.subarray(0, at), lengths];
+}
+
 export function parseVault(files) {
-  return guarded(() => glue.parseVault(files));
+  const [bytes, lengths] = packFiles(files);
+  return guarded(() => glue.parseVaultPacked(bytes, lengths));
 }
 
 export function parsePlanMd(text, file) {
@@ -110,7 +153,8 @@ export class Vault {
   #core;
 
   constructor(files) {
-    this.#core = guarded(() => new glue.VaultCore(files));
+    const [bytes, lengths] = packFiles(files);
+    this.#core = guarded(() => new glue.VaultCore(bytes, lengths));
     this.#files = new Map(Object.entries(files));
   }
 
@@ -149,7 +193,8 @@ export class Vault {
       return guarded(() => operation(this.#core));
     } catch (error) {
       if (error.code !== "stale-handle") throw error;
-      this.#core = guarded(() => new glue.VaultCore(Object.fromEntries(this.#files)));
+      const [bytes, lengths] = packFiles(Object.fromEntries(this.#files));
+      this.#core = guarded(() => new glue.VaultCore(bytes, lengths));
       return guarded(() => operation(this.#core));
     }
   }

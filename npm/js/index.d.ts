@@ -1,7 +1,7 @@
 // Types of every entry ("planvault" and "planvault/inline"). The interfaces
 // are generated from the Rust types (tsify); this file adds the `Vault`
 // class that api.js defines.
-import type { ValidateReport, Diagnostic, VaultFiles } from "./planvault_wasm.js";
+import type { Plan, ValidateReport, Diagnostic, VaultFiles } from "./planvault_wasm.js";
 
 export type {
   Diagnostic,
@@ -18,13 +18,20 @@ export {
   Plan,
   parseGeneratedPlan,
   parsePlanMd,
-  parseVault,
   toGraphJson,
   toJsonCanvas,
   toMermaid,
   updateStatus,
   validate,
 } from "./planvault_wasm.js";
+
+/**
+ * Parse a vault: vault-relative path (with `.md`, `/`-separated) → note text.
+ * Pass every file; what is not a plan note (`.obsidian/`, `00_plan-trace/`,
+ * non-markdown) is skipped. Throws `invalid-argument` when `files` is not an
+ * object of strings.
+ */
+export declare function parseVault(files: VaultFiles): Plan;
 
 /**
  * A vault an editor keeps open: `update` one note, then `diagnostics()`

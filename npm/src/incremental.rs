@@ -4,11 +4,11 @@
 //! order, each node's edges contiguous, in declaration order), so the graph
 //! checks run on it unchanged and give the bytes a full load gives.
 //! - A note's text changes: only that note is parsed, its node replaced and
-//!   its edges re-resolved in place (the set of note ids, and so every other
-//!   link's resolution, is unchanged).
+//!   its edges re-resolved in place against the kept link index (the set of
+//!   note ids, and so every other link's resolution, is unchanged).
 //! - A note appears or disappears: node indices shift and links may resolve
-//!   differently, so every edge is re-resolved from what the notes declared
-//!   (no note is parsed again).
+//!   differently, so the link index is rebuilt and every edge re-resolved
+//!   from what the notes declared (no note is parsed again).
 //!
 //! Pure Rust with no wasm-bindgen, so it is tested natively against `check`.
 
@@ -17,7 +17,7 @@ use planvault_core::vault::links::LinkIndex;
 use planvault_core::vault::note::{parse_note, DeclaredEdge};
 use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, StartRule};
 use planvault_core::{Diagnostic, Edge, Node, NodeExt, Plan, PlanFormat, SourcePos};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// One plan note's share of the plan.
@@ -37,6 +37,9 @@ pub struct IncrementalVault {
     paths: Vec<String>,
     notes: Vec<NoteState>,
     position: HashMap<String, usize>,
+    /// Every note id, for link resolution; valid until a note appears or
+    /// disappears.
+    links: LinkIndex<'static>,
     /// The graph checks' diagnostics, until an edit changes the graph.
     graph_diagnostics: Option<Vec<Diagnostic>>,
     /// Parse plus graph diagnostics, until the next change.
@@ -105,19 +108,21 @@ fn relocate(mut diagnostics: Vec<Diagnostic>, old: &GraphFacts<'_>, new: &GraphF
 }
 
 impl IncrementalVault {
-    /// Read a vault as `vault::load` does: every path, plan notes kept.
-    pub fn new(files: &BTreeMap<String, String>) -> Self {
+    /// Read a vault as `vault::load_from` does: `(path, text)` in path
+    /// order, each path once; plan notes kept.
+    pub fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut vault = IncrementalVault {
             plan: Plan::new(PlanFormat::Vault),
             paths: Vec::new(),
             notes: Vec::new(),
             position: HashMap::new(),
+            links: LinkIndex::owned(std::iter::empty()),
             graph_diagnostics: None,
             cached: None,
         };
-        for (path, text) in files.iter().filter(|(path, _)| is_plan_note(path)) {
+        for (path, text) in files.into_iter().filter(|(path, _)| is_plan_note(path)) {
             let (node, state) = parse(path, text);
-            vault.paths.push(path.clone());
+            vault.paths.push(path.to_owned());
             vault.plan.nodes.push(node);
             vault.notes.push(state);
         }
@@ -137,7 +142,7 @@ impl IncrementalVault {
             // The same ids as before, so every other edge resolves as it did:
             // splice this note's new edges over its old ones.
             let old = self.notes[i].edges.clone();
-            let new_edges = self.resolve_note(i, &state.declared, &self.plan.edges[old.clone()]);
+            let new_edges = self.resolve_note(i, &state.declared);
             let (was, now) = (GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]), GraphFacts::of(&node, &new_edges));
             self.graph_diagnostics = match self.graph_diagnostics.take() {
                 Some(kept) if was.same_shape(&now) && was.positions() == now.positions() => Some(kept),
@@ -200,33 +205,21 @@ impl IncrementalVault {
 
     fn reindex(&mut self) {
         self.position = self.paths.iter().enumerate().map(|(i, p)| (p.clone(), i)).collect();
+        self.links = LinkIndex::owned(self.plan.nodes.iter().map(|n| n.id.as_str()));
     }
 
-    /// Note `i`'s declared edges as model edges. When it declares the same
-    /// targets as before (a knob or prose edit), each resolves as it did,
-    /// which spares building the link index over every note.
-    fn resolve_note(&self, i: usize, declared: &[DeclaredEdge], before: &[Edge]) -> Vec<Edge> {
-        let same_targets = declared.len() == before.len() && declared.iter().zip(before).all(|(d, e)| d.target == e.target);
-        if same_targets {
-            let no_links = LinkIndex::new(std::iter::empty());
-            declared
-                .iter()
-                .zip(before)
-                .map(|(d, e)| Edge { to: e.to, ..resolve_edge(&no_links, i, d.clone()) })
-                .collect()
-        } else {
-            let links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
-            declared.iter().map(|d| resolve_edge(&links, i, d.clone())).collect()
-        }
+    /// Note `i`'s declared edges as model edges, resolved against the kept index.
+    fn resolve_note(&self, i: usize, declared: &[DeclaredEdge]) -> Vec<Edge> {
+        declared.iter().map(|d| resolve_edge(&self.links, i, d.clone())).collect()
     }
 
     /// Resolve every note's declared edges against the current set of notes.
     fn relink(&mut self) {
-        let links = LinkIndex::new(self.plan.nodes.iter().map(|n| n.id.as_str()));
+        let links = &self.links;
         let mut edges = Vec::with_capacity(self.notes.iter().map(|n| n.declared.len()).sum());
         for (from, note) in self.notes.iter_mut().enumerate() {
             let start = edges.len();
-            edges.extend(note.declared.iter().map(|e| resolve_edge(&links, from, e.clone())));
+            edges.extend(note.declared.iter().map(|e| resolve_edge(links, from, e.clone())));
             note.edges = start..edges.len();
         }
         self.plan.edges = edges;
@@ -249,6 +242,11 @@ mod tests {
     use super::*;
     use planvault_core::{check, PlanSource};
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn open(files: &BTreeMap<String, String>) -> IncrementalVault {
+        IncrementalVault::new(files.iter().map(|(p, t)| (p.as_str(), t.as_str())))
+    }
 
     /// The incremental vault agrees with a full `check` of the same files.
     fn agrees(vault: &mut IncrementalVault, files: &BTreeMap<String, String>) {
@@ -267,7 +265,7 @@ mod tests {
     #[test]
     fn editing_a_note_in_place_matches_a_full_load() {
         let mut now = files(&[("draft.md", START), ("review.md", REVIEW), ("send.md", "# Send\n")]);
-        let mut vault = IncrementalVault::new(&now);
+        let mut vault = open(&now);
         agrees(&mut vault, &now);
         // The review loses its exit: a loop with no way out, and `send` unreachable.
         let text = "# Review\n\n## Next\n- fix -> [[draft]]\n";
@@ -286,7 +284,7 @@ mod tests {
     fn knob_and_prose_edits_keep_the_graph_checks_and_their_diagnostics() {
         let review = "---\nstatus: pending\n---\n# Review\n\n## Next\n- fix -> [[draft]]\n- lost -> [[nowhere]]\n";
         let mut now = files(&[("draft.md", START), ("review.md", review), ("send.md", "# Send\n")]);
-        let mut vault = IncrementalVault::new(&now);
+        let mut vault = open(&now);
         agrees(&mut vault, &now);
         let done = review.replace("pending", "done");
         vault.update("review.md", &done);
@@ -312,7 +310,7 @@ mod tests {
     #[test]
     fn adding_and_removing_notes_re_resolves_links() {
         let mut now = files(&[("draft.md", START), ("review.md", REVIEW)]);
-        let mut vault = IncrementalVault::new(&now);
+        let mut vault = open(&now);
         agrees(&mut vault, &now);
         // `send` appears: the dangling link now resolves.
         vault.update("send.md", "# Send\n");
@@ -376,7 +374,7 @@ mod tests {
             ops in prop::collection::vec(op(), 1..12),
         ) {
             let mut now = initial.clone();
-            let mut vault = IncrementalVault::new(&now);
+            let mut vault = open(&now);
             agrees(&mut vault, &now);
             for op in ops {
                 match op {

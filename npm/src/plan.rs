@@ -3,7 +3,7 @@
 //! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
 //! and exporting it costs no second trip across the boundary.
 
-use crate::types::{from_js, read_files, reject_unknown_keys, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
+use crate::types::{from_js, reject_unknown_keys, unpack_files, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
 use crate::error::BindingError;
 use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
 use wasm_bindgen::prelude::*;
@@ -76,10 +76,13 @@ impl PlanHandle {
 
 /// Parse a vault: vault-relative path → note text. Pass every file; what is
 /// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped.
-#[wasm_bindgen(js_name = parseVault)]
-pub fn parse_vault(#[wasm_bindgen(unchecked_param_type = "VaultFiles")] files: JsValue) -> Result<PlanHandle, JsValue> {
-    let files = read_files(&files)?;
-    Ok(PlanHandle::from_source(&PlanSource::Vault(files)))
+/// The JavaScript `parseVault(files)` packs the notes into one buffer
+/// (see [`unpack_files`]) and calls this.
+#[wasm_bindgen(js_name = parseVaultPacked, skip_typescript)]
+pub fn parse_vault_packed(bytes: &[u8], lengths: &[u32]) -> Result<PlanHandle, JsValue> {
+    let files = unpack_files(bytes, lengths)?;
+    let (plan, diagnostics) = planvault_core::vault::load_from(files.iter().copied());
+    Ok(PlanHandle::new(plan, diagnostics))
 }
 
 /// Parse a PLAN.md checklist; `file` names it in diagnostics (default `PLAN.md`).

@@ -8,7 +8,6 @@
 use crate::error::BindingError;
 use planvault_core::{Code, Severity};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 
@@ -208,24 +207,43 @@ pub fn from_js<T: serde::de::DeserializeOwned>(name: &'static str, value: JsValu
     })
 }
 
-/// Read `files`, a `Record<string, string>` of vault-relative path → text,
-/// naming the first note that is not text.
-pub fn read_files(value: &JsValue) -> Result<BTreeMap<String, String>, BindingError> {
-    let invalid = |reason: String| BindingError::InvalidArgument { name: "files", reason };
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(invalid(format!("expected an object of path → note text, got {}", js_type(value))));
+/// The notes of a vault as the JavaScript wrapper packs them (one copy
+/// across the boundary instead of one call per note): every path and text
+/// UTF-8-encoded back to back in `bytes`, `lengths` holding the byte length
+/// of each in turn (path, text, path, text...). Returns the pairs in path
+/// order, each path once (the last one given wins, as in a map), which is
+/// what `vault::load_from` expects.
+pub fn unpack_files<'a>(bytes: &'a [u8], lengths: &[u32]) -> Result<Vec<(&'a str, &'a str)>, BindingError> {
+    let invalid = |reason: &str| BindingError::InvalidArgument { name: "files", reason: reason.to_owned() };
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid("the packed notes are not UTF-8"))?;
+    if lengths.len() % 2 != 0 {
+        return Err(invalid("the packed notes have a path without a text"));
     }
-    let mut files = BTreeMap::new();
-    for entry in js_sys::Object::entries(value.unchecked_ref()).iter() {
-        let entry: js_sys::Array = entry.unchecked_into();
-        let path = entry.get(0).as_string().unwrap_or_default();
-        let text = entry.get(1);
-        let Some(text) = text.as_string() else {
-            return Err(invalid(format!("the note {path:?} is {}, not a string", js_type(&text))));
-        };
-        files.insert(path, text);
+    let mut files = Vec::with_capacity(lengths.len() / 2);
+    let mut at = 0usize;
+    let mut next = |len: u32| -> Result<&'a str, BindingError> {
+        let end = at.checked_add(len as usize).filter(|&end| end <= text.len() && text.is_char_boundary(end));
+        let end = end.ok_or_else(|| invalid("the packed notes' lengths do not match their bytes"))?;
+        let piece = &text[at..end];
+        at = end;
+        Ok(piece)
+    };
+    for pair in lengths.chunks_exact(2) {
+        let path = next(pair[0])?;
+        let note = next(pair[1])?;
+        files.push((path, note));
     }
-    Ok(files)
+    // Stable, so among equal paths (two JavaScript keys that differ only in
+    // unpaired surrogates encode alike) the last one given stays last.
+    files.sort_by(|a, b| a.0.cmp(b.0));
+    let mut unique: Vec<(&'a str, &'a str)> = Vec::with_capacity(files.len());
+    for pair in files {
+        match unique.last_mut() {
+            Some(last) if last.0 == pair.0 => *last = pair,
+            _ => unique.push(pair),
+        }
+    }
+    Ok(unique)
 }
 
 fn js_type(value: &JsValue) -> String {
@@ -263,6 +281,28 @@ mod tests {
     #[test]
     fn mirror_serializes_like_core_when_optional_fields_are_absent() {
         check(planvault_core::Diagnostic::warning(Code::Unreachable, "nothing reaches `x`"));
+    }
+
+    #[test]
+    fn packed_notes_come_back_in_path_order_and_the_last_duplicate_wins() {
+        let bytes = "b.mdBéa.mdAb.mdB2".as_bytes();
+        let files = unpack_files(bytes, &[4, 3, 4, 1, 4, 2]).unwrap();
+        assert_eq!(files, [("a.md", "A"), ("b.md", "B2")]);
+        assert_eq!(unpack_files(b"", &[]).unwrap(), []);
+    }
+
+    #[test]
+    fn packed_notes_that_do_not_add_up_are_refused_not_panicked_on() {
+        for (bytes, lengths) in [
+            ("a.mdA".as_bytes(), &[4u32, 2][..]),
+            ("a.mdA".as_bytes(), &[4][..]),
+            ("é".as_bytes(), &[1, 1][..]),
+            (&[0xff, 0xfe][..], &[1, 1][..]),
+            ("a".as_bytes(), &[u32::MAX, 1][..]),
+        ] {
+            let err = unpack_files(bytes, lengths).unwrap_err();
+            assert_eq!(err.code(), "invalid-argument", "{err}");
+        }
     }
 
     #[test]

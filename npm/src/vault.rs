@@ -2,7 +2,7 @@
 //! that note is read again, the graph checks run over the whole plan.
 
 use crate::incremental::IncrementalVault;
-use crate::types::{read_files, to_js, ValidateReport};
+use crate::types::{to_js, unpack_files, ValidateReport};
 use wasm_bindgen::prelude::*;
 
 /// The wasm side of `Vault`; the package's JavaScript `Vault` wraps it so it
@@ -14,9 +14,10 @@ pub struct VaultCore {
 
 #[wasm_bindgen]
 impl VaultCore {
+    /// The notes packed as for `parseVaultPacked`.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "VaultFiles")] files: JsValue) -> Result<VaultCore, JsValue> {
-        Ok(VaultCore { vault: IncrementalVault::new(&read_files(&files)?) })
+    pub fn new(bytes: &[u8], lengths: &[u32]) -> Result<VaultCore, JsValue> {
+        Ok(VaultCore { vault: IncrementalVault::new(unpack_files(bytes, lengths)?) })
     }
 
     /// Add or replace one note: parses that note only.

@@ -45,7 +45,7 @@ proptest! {
     #[test]
     fn vault_text_never_panics(files in prop::collection::btree_map(path(), plan_text(), 0..5), edits in prop::collection::vec((path(), plan_text()), 0..4)) {
         let mut now: BTreeMap<String, String> = files.clone();
-        let mut vault = IncrementalVault::new(&files);
+        let mut vault = IncrementalVault::new(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
         for (p, t) in edits {
             vault.update(&p, &t);
             now.insert(p, t);

@@ -51,13 +51,14 @@ pub enum Resolution {
 }
 
 /// Node ids indexed for link lookup. Ids that are already lower case (most
-/// are) are borrowed, not copied.
+/// are) are borrowed, not copied; [`LinkIndex::owned`] builds one that owns
+/// its ids, for a caller that keeps it across edits of the notes.
 pub struct LinkIndex<'a> {
     /// Lower-cased full id → node indices.
     by_path: HashMap<Cow<'a, str>, Hits>,
     /// Lower-cased basename → node indices.
     by_basename: HashMap<Cow<'a, str>, Hits>,
-    ids: Vec<&'a str>,
+    ids: Vec<Cow<'a, str>>,
 }
 
 /// The notes one key names: nearly always one, so no list is allocated.
@@ -114,6 +115,28 @@ fn insert<'a>(map: &mut HashMap<Cow<'a, str>, Hits>, key: Cow<'a, str>, node: us
     }
 }
 
+impl LinkIndex<'static> {
+    /// An index that owns copies of the ids, so it can outlive the nodes
+    /// it was built from (an editor keeps it while notes change; it stays
+    /// valid as long as the set of ids and their order do).
+    pub fn owned<'i>(ids: impl IntoIterator<Item = &'i str>) -> LinkIndex<'static> {
+        let ids: Vec<Cow<'static, str>> = ids.into_iter().map(|id| Cow::Owned(id.to_owned())).collect();
+        let mut index = LinkIndex {
+            by_path: HashMap::with_capacity(ids.len()),
+            by_basename: HashMap::with_capacity(ids.len()),
+            ids: Vec::new(),
+        };
+        for (i, id) in ids.iter().enumerate() {
+            let lowered = lower(id);
+            let base = Cow::Owned(basename(&lowered).to_string());
+            insert(&mut index.by_basename, base, i);
+            insert(&mut index.by_path, Cow::Owned(lowered.into_owned()), i);
+        }
+        index.ids = ids;
+        index
+    }
+}
+
 impl<'a> LinkIndex<'a> {
     pub fn new(ids: impl IntoIterator<Item = &'a str>) -> Self {
         let ids: Vec<&'a str> = ids.into_iter().collect();
@@ -131,8 +154,17 @@ impl<'a> LinkIndex<'a> {
             insert(&mut index.by_basename, base, i);
             insert(&mut index.by_path, lowered, i);
         }
-        index.ids = ids;
+        index.ids = ids.into_iter().map(Cow::Borrowed).collect();
         index
+    }
+
+    /// How many notes the index knows.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     /// Resolve a link target. An empty target (`[[#heading]]`) is the note
@@ -155,7 +187,7 @@ impl<'a> LinkIndex<'a> {
             return self.pick(candidates, target);
         }
         let suffix = format!("/{wanted}");
-        let hits: Vec<usize> = candidates.iter().copied().filter(|&i| lower(self.ids[i]).ends_with(&suffix)).collect();
+        let hits: Vec<usize> = candidates.iter().copied().filter(|&i| lower(&self.ids[i]).ends_with(&suffix)).collect();
         self.pick(&hits, target)
     }
 
@@ -212,6 +244,17 @@ mod tests {
         assert_eq!(index.resolve("c/send", 0), Resolution::Missing);
         assert_eq!(index.resolve("nowhere", 0), Resolution::Missing);
         assert_eq!(index.resolve("", 4), Resolution::Found(4));
+    }
+
+    #[test]
+    fn an_owned_index_resolves_like_a_borrowed_one() {
+        let ids = ["Draft", "sub/Review", "a/send", "b/send", "notes", "Plan", "plan"];
+        let borrowed = LinkIndex::new(ids);
+        let owned = LinkIndex::owned(ids);
+        for target in ["draft", "review", "SUB/review.md", "send", "b/send", "c/send", "nowhere", "", "plan", "PLAN"] {
+            assert_eq!(owned.resolve(target, 4), borrowed.resolve(target, 4), "{target}");
+        }
+        assert_eq!(owned.len(), ids.len());
     }
 
     #[test]

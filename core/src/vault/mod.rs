@@ -47,10 +47,18 @@ pub fn node_id(path: &str) -> &str {
 /// diagnostics say what was wrong (sorted by position). Link problems are
 /// left to [`validate`], which sees the same unresolved edges.
 pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
+    load_from(files.iter().map(|(path, text)| (path.as_str(), text.as_str())))
+}
+
+/// [`load`] from borrowed `(path, text)` pairs, which must come in path
+/// (byte) order with each path once, as a `BTreeMap` iterates: for callers
+/// that hold the notes in another shape (the npm package reads them out of
+/// one buffer) and would otherwise copy every note into a map.
+pub fn load_from<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> (Plan, Vec<Diagnostic>) {
     let mut plan = Plan::new(PlanFormat::Vault);
     let mut diagnostics = Vec::new();
     let mut declared: Vec<(usize, DeclaredEdge)> = Vec::new();
-    for (path, text) in files.iter().filter(|(path, _)| is_plan_note(path)) {
+    for (path, text) in files.into_iter().filter(|(path, _)| is_plan_note(path)) {
         let parsed = parse_note(path, node_id(path), text, &mut diagnostics);
         let from = plan.nodes.len();
         plan.nodes.push(parsed.node);

@@ -1,14 +1,16 @@
 //! The vault's graph rules (seed 000), checked before anything runs.
 //!
 //! Every walk here is iterative: a 100,000-note chain or loop must validate
-//! inside wasm's small stack. Strongly connected components come from
-//! petgraph's `kosaraju_scc`, whose two passes use explicit stacks
-//! (`DfsPostOrder`, `Dfs`); petgraph's `tarjan_scc` recurses and is avoided.
+//! inside wasm's small stack. The walks share one compact adjacency (an
+//! offset per node into one array of targets: two allocations, however big
+//! the plan), and strongly connected components come from Tarjan's
+//! algorithm with an explicit stack (tested against petgraph's
+//! `kosaraju_scc`). An editor re-runs these checks after every edit that
+//! changes a link, so they are kept to a few linear passes.
 
 use super::links::{LinkIndex, Resolution};
 use crate::diagnostic::sort_by_position;
 use crate::{Code, Diagnostic, NodeExt, NodeKind, Plan, SourcePos};
-use petgraph::graph::{DiGraph, NodeIndex};
 
 /// How a plan's start node is determined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,10 +95,11 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     }
     check_links(plan, &mut out);
     let start = check_start(plan, &mut out);
+    let adjacency = Adjacency::of(plan);
     if let Some(start) = start {
-        check_reachability(plan, start, &mut out);
+        check_reachability(plan, &adjacency, start, &mut out);
     }
-    check_cycles(plan, &mut out);
+    check_cycles(plan, &adjacency, &mut out);
     sort_by_position(&mut out);
     out
 }
@@ -170,8 +173,7 @@ fn check_start(plan: &Plan, out: &mut Vec<Diagnostic>) -> Option<usize> {
 }
 
 /// `unreachable` warnings and `no-terminal-reachable`, by one breadth-first walk.
-fn check_reachability(plan: &Plan, start: usize, out: &mut Vec<Diagnostic>) {
-    let successors = plan.successors();
+fn check_reachability(plan: &Plan, adjacency: &Adjacency, start: usize, out: &mut Vec<Diagnostic>) {
     let mut out_degree = vec![0usize; plan.nodes.len()];
     for edge in &plan.edges {
         out_degree[edge.from] += 1;
@@ -182,7 +184,7 @@ fn check_reachability(plan: &Plan, start: usize, out: &mut Vec<Diagnostic>) {
     let mut terminal_reached = false;
     while let Some(node) = queue.pop_front() {
         terminal_reached |= out_degree[node] == 0;
-        for &next in &successors[node] {
+        for &next in adjacency.successors(node) {
             if !reached[next] {
                 reached[next] = true;
                 queue.push_back(next);
@@ -208,26 +210,107 @@ fn check_reachability(plan: &Plan, start: usize, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Resolved edges as compressed adjacency: node `i`'s successors are
+/// `targets[offsets[i]..offsets[i + 1]]`, in edge order.
+pub(crate) struct Adjacency {
+    offsets: Vec<usize>,
+    targets: Vec<usize>,
+}
+
+impl Adjacency {
+    pub(crate) fn of(plan: &Plan) -> Self {
+        let n = plan.nodes.len();
+        let mut offsets = vec![0usize; n + 1];
+        for edge in &plan.edges {
+            if edge.to.is_some() {
+                offsets[edge.from + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut targets = vec![0usize; offsets[n]];
+        for edge in &plan.edges {
+            if let Some(to) = edge.to {
+                targets[fill[edge.from]] = to;
+                fill[edge.from] += 1;
+            }
+        }
+        Adjacency { offsets, targets }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub(crate) fn successors(&self, node: usize) -> &[usize] {
+        &self.targets[self.offsets[node]..self.offsets[node + 1]]
+    }
+}
+
+/// Strongly connected components by Tarjan's algorithm, iteratively: the
+/// component of every node (numbered in the order they complete) and how
+/// many there are.
+pub(crate) fn components(adjacency: &Adjacency) -> (Vec<usize>, usize) {
+    const UNSEEN: usize = usize::MAX;
+    let n = adjacency.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0usize; n];
+    let mut component = vec![UNSEEN; n];
+    let mut stack: Vec<usize> = Vec::new();
+    // (node, position of its next successor to look at)
+    let mut calls: Vec<(usize, usize)> = Vec::new();
+    let mut counter = 0;
+    let mut count = 0;
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        calls.push((root, adjacency.offsets[root]));
+        while let Some(&mut (node, ref mut at)) = calls.last_mut() {
+            if *at < adjacency.offsets[node + 1] {
+                let next = adjacency.targets[*at];
+                *at += 1;
+                if index[next] == UNSEEN {
+                    index[next] = counter;
+                    low[next] = counter;
+                    counter += 1;
+                    stack.push(next);
+                    calls.push((next, adjacency.offsets[next]));
+                } else if component[next] == UNSEEN {
+                    // Still on the stack: part of the component being built.
+                    low[node] = low[node].min(index[next]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                while let Some(member) = stack.pop() {
+                    component[member] = count;
+                    if member == node {
+                        break;
+                    }
+                }
+                count += 1;
+            }
+        }
+    }
+    (component, count)
+}
+
 /// `cycle-without-exit`: a strongly connected loop no edge leaves.
-fn check_cycles(plan: &Plan, out: &mut Vec<Diagnostic>) {
-    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(plan.nodes.len(), plan.edges.len());
-    for _ in &plan.nodes {
-        graph.add_node(());
-    }
-    for edge in &plan.edges {
-        if let Some(to) = edge.to {
-            graph.add_edge(NodeIndex::new(edge.from), NodeIndex::new(to), ());
-        }
-    }
-    let components = petgraph::algo::kosaraju_scc(&graph);
-    let mut component_of = vec![0usize; plan.nodes.len()];
-    for (c, members) in components.iter().enumerate() {
-        for m in members {
-            component_of[m.index()] = c;
-        }
-    }
-    let mut loops = vec![false; components.len()];
-    let mut exits = vec![false; components.len()];
+fn check_cycles(plan: &Plan, adjacency: &Adjacency, out: &mut Vec<Diagnostic>) {
+    let (component_of, count) = components(adjacency);
+    let mut loops = vec![false; count];
+    let mut exits = vec![false; count];
     for edge in &plan.edges {
         let c = component_of[edge.from];
         match edge.to {
@@ -237,12 +320,14 @@ fn check_cycles(plan: &Plan, out: &mut Vec<Diagnostic>) {
             _ => exits[c] = true,
         }
     }
-    for (c, members) in components.iter().enumerate() {
-        if !loops[c] || exits[c] {
-            continue;
+    // Members of every loop without exit, in node order.
+    let mut stuck: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for (node, &c) in component_of.iter().enumerate() {
+        if loops[c] && !exits[c] {
+            stuck[c].push(node);
         }
-        let mut members: Vec<usize> = members.iter().map(|m| m.index()).collect();
-        members.sort_unstable();
+    }
+    for members in stuck.into_iter().filter(|m| !m.is_empty()) {
         let names = members.iter().map(|&i| plan.nodes[i].id.as_str());
         let d = Diagnostic::error(
             Code::CycleWithoutExit,
@@ -253,5 +338,67 @@ fn check_cycles(plan: &Plan, out: &mut Vec<Diagnostic>) {
         )
         .with_nodes(names);
         out.push(located(d, node_pos(plan, members[0], true)));
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use petgraph::graph::{DiGraph, NodeIndex};
+    use proptest::prelude::*;
+
+    /// Components as a partition: for each node, the smallest node of its component.
+    fn partition(component_of: &[usize]) -> Vec<usize> {
+        let mut first = std::collections::HashMap::new();
+        component_of.iter().enumerate().map(|(node, c)| *first.entry(*c).or_insert(node)).collect()
+    }
+
+    fn adjacency(n: usize, edges: &[(usize, usize)]) -> Adjacency {
+        let mut offsets = vec![0; n + 1];
+        let mut sorted = edges.to_vec();
+        sorted.sort_by_key(|e| e.0);
+        for &(from, _) in &sorted {
+            offsets[from + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        Adjacency { offsets, targets: sorted.iter().map(|e| e.1).collect() }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn tarjan_agrees_with_petgraph(n in 1usize..40, raw in prop::collection::vec((0usize..40, 0usize..40), 0..120)) {
+            let edges: Vec<(usize, usize)> = raw.into_iter().map(|(a, b)| (a % n, b % n)).collect();
+            let mut graph: DiGraph<(), ()> = DiGraph::new();
+            for _ in 0..n {
+                graph.add_node(());
+            }
+            for &(a, b) in &edges {
+                graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+            }
+            let mut expected = vec![0; n];
+            for (c, members) in petgraph::algo::kosaraju_scc(&graph).iter().enumerate() {
+                for m in members {
+                    expected[m.index()] = c;
+                }
+            }
+            let (ours, count) = components(&adjacency(n, &edges));
+            prop_assert_eq!(partition(&ours), partition(&expected));
+            prop_assert_eq!(count, ours.iter().max().map_or(0, |m| m + 1));
+        }
+    }
+
+    #[test]
+    fn a_long_chain_and_loop_do_not_recurse() {
+        let n = 200_000;
+        let chain: Vec<(usize, usize)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+        let (_, count) = components(&adjacency(n, &chain));
+        assert_eq!(count, n);
+        let mut cycle = chain;
+        cycle.push((n - 1, 0));
+        let (_, count) = components(&adjacency(n, &cycle));
+        assert_eq!(count, 1);
     }
 }
