@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Build the npm package into npm/pkg:
-//   cargo (wasm32, profile wasm-release) → wasm-bindgen --target web
+//   cargo (wasm32, profile npm-release; PLANVAULT_NPM_PROFILE picks another)
+//   → wasm-bindgen --target web
 //   → wasm-opt -Oz (from the `binaryen` npm package, when installed)
 //   → the entries: node.js, browser.js, inline.js (wasm as base64), index.d.ts.
 // Prints the sizes the budget in BENCHMARKS.md is about.
@@ -29,7 +30,7 @@ function run(command, args, options = {}) {
 // CARGO_TARGET_DIR). scripts/wasm-env picks the toolchain route that works on
 // this machine (rustup's wasm32 target, or Debian's Rust with build-std).
 const cargoArgs = [
-  "build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release",
+  "build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", process.env.PLANVAULT_NPM_PROFILE ?? "npm-release",
   "--message-format=json-render-diagnostics",
 ];
 const wasmEnv = join(repoDir, "scripts", "wasm-env");

@@ -4,9 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { join } from "node:path";
 import * as planvault from "planvault";
-import { repoDir } from "./helpers.mjs";
+import { readFolder, repoDir } from "./helpers.mjs";
 
 const fixtures = join(repoDir, "core", "tests", "fixtures");
 
@@ -68,26 +68,6 @@ function renderPlanDiagnostics(diagnostics) {
       return out;
     })
     .join("");
-}
-
-// Every file of a fixture folder except the expectation (dot-folders
-// included: skipping them is the loader's job), as vault_fixtures.rs reads it.
-function readFolder(root) {
-  const files = {};
-  const pending = [root];
-  while (pending.length > 0) {
-    const dir = pending.pop();
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) {
-        pending.push(path);
-        continue;
-      }
-      const key = relative(root, path).split(sep).join("/");
-      if (!key.startsWith("expected.snap")) files[key] = readFileSync(path, "utf8");
-    }
-  }
-  return files;
 }
 
 function section(text, from, to) {

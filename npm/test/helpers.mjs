@@ -25,3 +25,25 @@ export function readVault(root) {
 export function asCliJson(report) {
   return JSON.stringify(report, null, 2) + "\n";
 }
+
+/**
+ * Every file of a fixture folder except the expectation (dot-folders
+ * included: skipping them is the loader's job), as vault_fixtures.rs reads it.
+ */
+export function readFolder(root) {
+  const files = {};
+  const pending = [root];
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) {
+        pending.push(path);
+        continue;
+      }
+      const key = relative(root, path).split(sep).join("/");
+      if (!key.startsWith("expected.snap")) files[key] = readFileSync(path, "utf8");
+    }
+  }
+  return files;
+}
