@@ -7,13 +7,14 @@
 //!   its edges re-resolved in place against the kept link index (the set of
 //!   note ids, and so every other link's resolution, is unchanged).
 //! - A note appears or disappears: node indices shift and links may resolve
-//!   differently, so the link index is rebuilt and every edge re-resolved
-//!   from what the notes declared (no note is parsed again).
+//!   differently, so the link and path indices and the edges are renumbered
+//!   in place and every edge's target is resolved again (no note is parsed
+//!   again, no index rebuilt).
 //!
 //! Pure Rust with no wasm-bindgen, so it is tested natively against `check`.
 
 use planvault_core::diagnostic::sort_by_position;
-use planvault_core::vault::links::LinkIndex;
+use planvault_core::vault::links::{LinkIndex, Resolution};
 use planvault_core::vault::note::{parse_note, DeclaredEdge};
 use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, StartRule};
 use planvault_core::{Diagnostic, Edge, Node, NodeExt, Plan, PlanFormat, SourcePos};
@@ -158,12 +159,29 @@ impl IncrementalVault {
             self.plan.nodes[i] = node;
             self.notes[i] = state;
         } else {
+            // A new note: later notes move up one index. Renumber what
+            // holds indices, then re-resolve every edge's target in place
+            // (the new id may resolve or disambiguate any link).
             let at = self.paths.partition_point(|p| p.as_str() < path);
+            for i in self.position.values_mut().filter(|i| **i >= at) {
+                *i += 1;
+            }
+            self.position.insert(path.to_owned(), at);
+            self.links.insert_at(at, node_id(path));
+            for edge in self.plan.edges.iter_mut().filter(|e| e.from >= at) {
+                edge.from += 1;
+            }
+            let edge_at = if at == 0 { 0 } else { self.notes[at - 1].edges.end };
+            let new_edges = self.resolve_note(at, &state.declared);
+            state.edges = edge_at..edge_at + new_edges.len();
+            for later in &mut self.notes[at..] {
+                later.edges = shift(&later.edges, new_edges.len() as isize);
+            }
+            self.plan.edges.splice(edge_at..edge_at, new_edges);
             self.paths.insert(at, path.to_owned());
             self.plan.nodes.insert(at, node);
             self.notes.insert(at, state);
-            self.reindex();
-            self.relink();
+            self.re_resolve();
             self.graph_diagnostics = None;
         }
     }
@@ -172,13 +190,37 @@ impl IncrementalVault {
     pub fn remove(&mut self, path: &str) -> bool {
         let Some(&at) = self.position.get(path) else { return false };
         self.cached = None;
+        self.position.remove(path);
+        for i in self.position.values_mut().filter(|i| **i > at) {
+            *i -= 1;
+        }
+        self.links.remove_at(at);
         self.paths.remove(at);
         self.plan.nodes.remove(at);
-        self.notes.remove(at);
-        self.reindex();
-        self.relink();
+        let gone = self.notes.remove(at).edges;
+        let removed = gone.len() as isize;
+        self.plan.edges.drain(gone);
+        for later in &mut self.notes[at..] {
+            later.edges = shift(&later.edges, -removed);
+        }
+        for edge in self.plan.edges.iter_mut().filter(|e| e.from > at) {
+            edge.from -= 1;
+        }
+        self.re_resolve();
         self.graph_diagnostics = None;
         true
+    }
+
+    /// Every edge's target resolved again against the current notes, in
+    /// place (no edge is rebuilt).
+    fn re_resolve(&mut self) {
+        let links = &self.links;
+        for edge in &mut self.plan.edges {
+            edge.to = match links.resolve(&edge.target, edge.from) {
+                Resolution::Found(to) => Some(to),
+                Resolution::Missing | Resolution::Ambiguous(_) => None,
+            };
+        }
     }
 
     /// The plan as `vault::load` would build it from the current files.

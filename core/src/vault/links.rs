@@ -76,6 +76,32 @@ impl Hits {
         }
     }
 
+    /// Forget `node`; `true` when no note is left.
+    fn remove(&mut self, node: usize) -> bool {
+        match self {
+            Hits::One(one) => *one == node,
+            Hits::Many(all) => {
+                all.retain(|&i| i != node);
+                all.is_empty()
+            }
+        }
+    }
+
+    /// Renumber after a note was inserted at `at` (`up`) or removed from it.
+    fn shift(&mut self, at: usize, up: bool) {
+        let renumber = |i: &mut usize| {
+            if up && *i >= at {
+                *i += 1;
+            } else if !up && *i > at {
+                *i -= 1;
+            }
+        };
+        match self {
+            Hits::One(one) => renumber(one),
+            Hits::Many(all) => all.iter_mut().for_each(renumber),
+        }
+    }
+
     fn as_slice(&self) -> &[usize] {
         match self {
             Hits::One(one) => std::slice::from_ref(one),
@@ -134,6 +160,36 @@ impl LinkIndex<'static> {
         }
         index.ids = ids;
         index
+    }
+
+    /// A note `id` inserted at node index `at` (later notes move up one):
+    /// the index answers as one built from the new list of ids, without
+    /// copying every id again.
+    pub fn insert_at(&mut self, at: usize, id: &str) {
+        for hits in self.by_path.values_mut().chain(self.by_basename.values_mut()) {
+            hits.shift(at, true);
+        }
+        let lowered = lower(id).into_owned();
+        insert(&mut self.by_basename, Cow::Owned(basename(&lowered).to_string()), at);
+        insert(&mut self.by_path, Cow::Owned(lowered), at);
+        self.ids.insert(at, Cow::Owned(id.to_owned()));
+    }
+
+    /// The note at node index `at` removed (later notes move down one).
+    pub fn remove_at(&mut self, at: usize) {
+        if at >= self.ids.len() {
+            return;
+        }
+        let id = self.ids.remove(at);
+        let lowered = lower(&id).into_owned();
+        for (map, key) in [(&mut self.by_path, lowered.as_str()), (&mut self.by_basename, basename(&lowered))] {
+            if map.get_mut(key).is_some_and(|hits| hits.remove(at)) {
+                map.remove(key);
+            }
+        }
+        for hits in self.by_path.values_mut().chain(self.by_basename.values_mut()) {
+            hits.shift(at, false);
+        }
     }
 }
 
@@ -255,6 +311,28 @@ mod tests {
             assert_eq!(owned.resolve(target, 4), borrowed.resolve(target, 4), "{target}");
         }
         assert_eq!(owned.len(), ids.len());
+    }
+
+    #[test]
+    fn inserting_and_removing_notes_answers_as_a_fresh_index() {
+        let targets = ["draft", "review", "SUB/review.md", "send", "b/send", "c/send", "nowhere", "plan", "PLAN", "x"];
+        let mut ids = vec!["Draft", "sub/Review", "a/send", "notes", "plan"];
+        let mut index = LinkIndex::owned(ids.iter().copied());
+        let steps: [(bool, usize, &str); 6] =
+            [(true, 3, "b/send"), (true, 0, "Plan"), (false, 2, ""), (true, 6, "x"), (false, 0, ""), (false, 3, "")];
+        for (insert, at, id) in steps {
+            if insert {
+                ids.insert(at, id);
+                index.insert_at(at, id);
+            } else {
+                ids.remove(at);
+                index.remove_at(at);
+            }
+            let fresh = LinkIndex::new(ids.iter().copied());
+            for target in targets {
+                assert_eq!(index.resolve(target, 0), fresh.resolve(target, 0), "{target} after {ids:?}");
+            }
+        }
     }
 
     #[test]
