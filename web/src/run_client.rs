@@ -262,8 +262,8 @@ impl Default for RunClient {
 }
 
 /// The wire object `{version, message, vault?}`, made through the JSON
-/// support the app links anyway (the same plain object `protocol::js`
-/// builds; a second deserializer would cost the app ~20 KB gzipped).
+/// support the app links anyway: the same plain object `protocol::js`
+/// builds, without linking serde-wasm-bindgen too (2 KB gzipped less).
 fn encode(message: &ToWorker, vault: Option<&JsValue>) -> JsValue {
     let text = serde_json::to_string(&Envelope::new(message)).unwrap_or_default();
     let value = js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL);
