@@ -100,7 +100,7 @@ fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer()
     let mut engine = Engine::new(plan(MIGRATION), cfg.clone(), &Journal::new()).unwrap();
     let mut respond = answers(0, "Boots.\nSTATUS: done\nSIGNALS: migrated=true");
     let effects = drive(&mut engine, |r| match &r.body {
-        RequestBody::Human { question } => {
+        RequestBody::Human { question, .. } => {
             assert_eq!(question, "Item 7: Decide whether this ships today");
             Event::Deferred { id: r.id.clone() }
         }
@@ -115,7 +115,7 @@ fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer()
     apply_statuses(&mut on_disk, &effects);
     assert_eq!(on_disk.nodes[6].status, Status::Active);
     let mut journal = journal_of(&effects);
-    journal.push("7#1:human", Answer::Human { decision: "Ship it.".into(), approved: true });
+    journal.push("7#1:human", Answer::Human { decision: "Ship it.".into(), approved: true, choice: None });
     let mut engine = Engine::new(on_disk, cfg, &journal).unwrap();
     let resumed = drive(&mut engine, |r| panic!("resume asked {}", r.id));
     let f = finish(&resumed);

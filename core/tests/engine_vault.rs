@@ -293,3 +293,109 @@ fn a_plan_without_a_start_fails_before_any_call() {
     assert!(script.asked.is_empty());
     assert!(matches!(finish(&effects).reason, FinishReason::PlanFailed { .. }));
 }
+
+/// draft → gate (type: human) → (ship: send | rework: draft)
+fn gated() -> planvault_core::Plan {
+    let mut plan = vault(&[
+        ("draft", 3, &[("", "gate")]),
+        ("gate", 3, &[("ship", "send"), ("rework", "draft")]),
+        ("send", 3, &[]),
+    ]);
+    plan.nodes[1].kind = planvault_core::NodeKind::Human;
+    plan
+}
+
+fn ask() -> RunConfig {
+    RunConfig { autonomy: planvault_core::engine::Autonomy::Ask, ..config() }
+}
+
+#[test]
+fn a_human_note_asks_a_person_to_pick_one_of_its_conditions_and_takes_that_edge() {
+    let mut script = Script::new().human("gate#1:human", true, "looks right", Some("ship"));
+    let effects = run(gated(), ask(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["draft#1:work", "gate#1:human", "send#1:work"]);
+    let RequestBody::Human { question, choices } = &script.asked[1].body else { unreachable!() };
+    assert_eq!(choices, &["ship", "rework"]);
+    assert!(question.starts_with("Title of gate\n\nDo gate."), "{question}");
+    assert!(!question.contains("## Next"), "edges are not part of the question");
+    assert_eq!(status_writes(&effects)[2..4], ["gate=active".to_string(), "gate=done".into()]);
+    let lines = trace_lines(&effects);
+    assert_eq!(lines[1], "gate#1: took `ship` → [[send]] [human]");
+    let output = effects.iter().find_map(|e| match e {
+        Effect::Output { node, text, .. } if node == "gate" => Some(text.clone()),
+        _ => None,
+    });
+    assert_eq!(output.as_deref(), Some("chose `ship`: looks right"));
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+}
+
+#[test]
+fn a_rejection_stops_the_run_at_the_human_note_and_an_unknown_choice_fails_it() {
+    let mut script = Script::new().human("gate#1:human", false, "not today", None);
+    let effects = run(gated(), ask(), &Journal::new(), &mut script);
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::NodeFailed { node: "gate".into(), reason: "rejected by a person: not today".into() }
+    );
+    let mut script = Script::new().human("gate#1:human", true, "", Some("launch"));
+    let effects = run(gated(), ask(), &Journal::new(), &mut script);
+    assert!(matches!(finish(&effects).reason, FinishReason::NodeFailed { ref reason, .. } if reason.contains("`launch`")));
+}
+
+#[test]
+fn an_approval_takes_the_unconditional_edge_or_finishes_at_a_terminal() {
+    let mut plan = vault(&[("a", 3, &[("", "check")]), ("check", 3, &[("", "b")]), ("b", 3, &[])]);
+    plan.nodes[1].kind = planvault_core::NodeKind::Human;
+    let mut script = Script::new().human("check#1:human", true, "approved", None);
+    let effects = run(plan.clone(), ask(), &Journal::new(), &mut script);
+    assert_eq!(trace_lines(&effects)[1], "check#1: took `next` → [[b]] [human]");
+
+    let mut plan = vault(&[("a", 3, &[("", "sign")]), ("sign", 3, &[])]);
+    plan.nodes[1].kind = planvault_core::NodeKind::Human;
+    let mut script = Script::new().human("sign#1:human", true, "signed", None);
+    let effects = run(plan, ask(), &Journal::new(), &mut script);
+    let f = finish(&effects);
+    assert_eq!((f.reason, f.answer.as_deref()), (FinishReason::Completed, Some("approved: signed")));
+}
+
+#[test]
+fn under_full_autonomy_a_human_note_is_worked_and_judged_like_a_step() {
+    let mut script = Script::new().judge("gate#1:judge.1", "1. YES\n2. NO");
+    let effects = run(gated(), config(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["draft#1:work", "gate#1:work", "gate#1:judge.1", "send#1:work"]);
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+}
+
+#[test]
+fn a_deferred_human_note_pauses_awaiting_a_person_and_resumes_on_the_recorded_decision() {
+    let plan = gated();
+    let mut engine = Engine::new(plan.clone(), ask(), &Journal::new()).unwrap();
+    let effects = drive(&mut engine, |r| match r.body {
+        RequestBody::Human { .. } => Event::Deferred { id: r.id.clone() },
+        _ => Event::Answered { id: r.id.clone(), answer: Answer::Work { output: "draft one".into() } },
+    });
+    assert!(matches!(finish(&effects).reason, FinishReason::AwaitingHuman { ref node, .. } if node == "gate"));
+    let mut resumed = plan.clone();
+    apply_statuses(&mut resumed, &effects);
+    let mut journal = journal_of(&effects);
+    journal.push("gate#1:human", Answer::Human { decision: "ok".into(), approved: true, choice: Some("ship".into()) });
+    let mut script = Script::new();
+    let effects = run(resumed.clone(), ask(), &journal, &mut script);
+    assert_eq!(script.asked_ids(), ["send#1:work"], "the decision is served from the journal");
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+
+    // Once past the gate (draft and gate done, send not yet begun), a
+    // resumed walk re-takes the person's recorded choice rather than asking.
+    let mut walked = plan.clone();
+    for id in ["draft", "gate"] {
+        let i = walked.node_index(id).unwrap();
+        walked.nodes[i].status = Status::Done;
+    }
+    let mut journal = Journal::new();
+    journal.push("draft#1:work", Answer::Work { output: "draft one".into() });
+    journal.push("gate#1:human", Answer::Human { decision: "ok".into(), approved: true, choice: Some("ship".into()) });
+    let mut script = Script::new();
+    let effects = run(walked, ask(), &journal, &mut script);
+    assert_eq!(script.asked_ids(), ["send#1:work"]);
+    assert_eq!(trace_lines(&effects)[0], "send#1: resumed: walked past 2 done node(s) on recorded decisions [resume]");
+}

@@ -318,7 +318,7 @@ impl Runner {
                 let dir = self.plan_md.as_ref().and_then(|(p, _)| p.parent().map(PathBuf::from));
                 return run_command(&id, command, dir.as_deref());
             }
-            RequestBody::Human { question } => {
+            RequestBody::Human { question, .. } => {
                 self.progress.line(&format!(
                     "? {question}\n  answer with: planvault run {} --query … --decide {}=approve|reject[:note]",
                     self.args.path.display(),
@@ -462,7 +462,7 @@ fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
         other => bail!("--decide {spec}: {other:?} is neither approve nor reject"),
     };
     let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| if approved { "approved" } else { "rejected" }.into());
-    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved } })
+    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved, choice: None } })
 }
 
 /// Run a `@tool` command through the shell, killed after 30 minutes (exit 124).

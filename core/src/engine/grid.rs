@@ -96,6 +96,19 @@ pub fn parse_grid_labelled(raw: &str, labels: &[String]) -> Result<Verdicts, Gri
         .collect()
 }
 
+/// A grid reply for verdicts a person (or a test) gave directly, one line per
+/// label, that [`parse_grid_labelled`] reads back to the same verdicts. Manual
+/// runs journal this text, so their judgments replay like a model's.
+pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
+    labels
+        .iter()
+        .zip(verdicts)
+        .enumerate()
+        .map(|(i, (label, &held))| format!("{}. {} - {label}", i + 1, if held { "YES" } else { "NO" }))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `approved: YES`, `- **needs revision** — no` → `(number, verdict)`.
 fn parse_labelled_line(line: &str, labels: &[String]) -> Option<(usize, bool)> {
     let line = line.trim().trim_start_matches(['-', '*', '>', ' ', '#']).trim_start_matches('*');
@@ -175,6 +188,15 @@ mod tests {
         assert_eq!(parse_grid_labelled("Approved: NO\n**approved with changes** — yes", &labels), Ok(vec![false, true]));
         assert_eq!(parse_grid_labelled("Condition 1: yes\nCondition 2: no", &labels), Ok(vec![true, false]));
         assert_eq!(parse_grid_labelled("approved, I think", &labels), Err(GridError::Missing(1)));
+    }
+
+    #[test]
+    fn rendered_verdicts_read_back_to_the_same_verdicts() {
+        let labels = vec!["approved".to_string(), "needs revision".into(), "3. odd YES label".into()];
+        for verdicts in [vec![true, false, false], vec![false, false, true], vec![false, true, true]] {
+            let raw = render_verdicts(&labels, &verdicts);
+            assert_eq!(parse_grid_labelled(&raw, &labels), Ok(verdicts), "{raw}");
+        }
     }
 
     #[test]

@@ -18,8 +18,14 @@ pub enum Answer {
     Judgment { raw: String },
     /// A `@tool` command exited.
     Command { exit: i32, output: String },
-    /// A person (or, under `autonomy: full`, the run) decided.
-    Human { decision: String, approved: bool },
+    /// A person (or, under `autonomy: full`, the run) decided. `choice` is
+    /// the outgoing label a person picked at a vault `type: human` note.
+    Human {
+        decision: String,
+        approved: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<String>,
+    },
     /// A generated step's tool returned a value or failed.
     Invoke {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,7 +126,7 @@ mod tests {
         journal.push("a#1:work", Answer::Work { output: "line one\nline two".into() });
         journal.push("a#1:judge.1", Answer::Judgment { raw: "1. YES".into() });
         journal.push("2#1:command", Answer::Command { exit: 3, output: "boom".into() });
-        journal.push("7#1:human", Answer::Human { decision: "ship it".into(), approved: true });
+        journal.push("7#1:human", Answer::Human { decision: "ship it".into(), approved: true, choice: None });
         journal.push("s:invoke", Answer::Invoke { value: Some(serde_json::json!({"x": 1})), error: None });
         journal.push("replan.1", Answer::Revision { text: "{}".into() });
         let text = journal.to_jsonl();

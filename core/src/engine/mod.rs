@@ -129,8 +129,14 @@ pub enum RequestBody {
     Judge { messages: Vec<Message>, labels: Vec<String>, role: Option<String>, attempt: u32 },
     /// Run a `@tool` node's command (refused where commands cannot run).
     Command { command: String },
-    /// Ask a person to decide (`@human` under `autonomy: ask`).
-    Human { question: String },
+    /// Ask a person to decide (`@human`, or a vault `type: human` note, under
+    /// `autonomy: ask`). `choices` are the labels a person may pick (a vault
+    /// note's outgoing conditions); empty means approve or reject.
+    Human {
+        question: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        choices: Vec<String>,
+    },
     /// Invoke a generated step's tool with resolved arguments.
     Invoke { capability: String, args: serde_json::Value },
     /// Ask for a revised plan for everything that has not completed.
@@ -499,6 +505,12 @@ impl Machine {
     fn on_deferred(&mut self, s: &mut Shared, request: Request) {
         match self {
             Machine::PlanMd(m) => m.on_deferred(s, request),
+            Machine::Vault(_) => match request.body {
+                RequestBody::Human { question, .. } => {
+                    s.finish(FinishReason::AwaitingHuman { node: request.node, question })
+                }
+                _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
+            },
             _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
         }
     }

@@ -234,7 +234,7 @@ impl PlanMdRun {
             }
             NodeKind::Human if s.config.autonomy == Autonomy::Ask => {
                 let question = format!("Item {}: {}", id, node.title);
-                ("human", RequestBody::Human { question })
+                ("human", RequestBody::Human { question, choices: Vec::new() })
             }
             _ => {
                 let review_only = matches!(kind, NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback);
@@ -285,7 +285,7 @@ impl PlanMdRun {
 
     pub fn on_deferred(&mut self, s: &mut Shared, request: Request) {
         match request.body {
-            RequestBody::Human { question } => s.finish(FinishReason::AwaitingHuman { node: request.node, question }),
+            RequestBody::Human { question, .. } => s.finish(FinishReason::AwaitingHuman { node: request.node, question }),
             _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
         }
     }
@@ -302,7 +302,7 @@ impl PlanMdRun {
                 let outcome = if *exit == 0 { "ok" } else { "fail" };
                 (output.clone(), Some(outcome.to_string()), vec![(planmd::TOOL_EXIT_SIGNAL.to_string(), exit.to_string())], DecidedBy::Command)
             }
-            Answer::Human { decision, approved } => {
+            Answer::Human { decision, approved, .. } => {
                 let outcome = if *approved { "ok" } else { "fail" };
                 (decision.clone(), Some(outcome.to_string()), Vec::new(), DecidedBy::Human)
             }

@@ -11,8 +11,8 @@
 
 use super::grid::{self, GridError};
 use super::prompt;
-use super::{Answer, DecidedBy, FinishReason, Message, Request, RequestBody, Shared};
-use crate::model::{EdgeKind, Status};
+use super::{Answer, Autonomy, DecidedBy, FinishReason, Message, Request, RequestBody, Shared};
+use crate::model::{EdgeKind, NodeKind, Status};
 
 struct Judging {
     node: usize,
@@ -68,10 +68,12 @@ impl VaultRun {
             if let Some((id, visit, kind)) = split_key(&entry.key) {
                 if let Some(i) = s.node_index(id) {
                     self.visits[i] = self.visits[i].max(visit);
-                    if kind == "work" {
+                    // A person's decision at a human note is that visit's work.
+                    let work = kind == "work" || kind == "human";
+                    if work {
                         worked.insert((i, visit));
                     }
-                    last_key = Some((i, visit, kind == "work"));
+                    last_key = Some((i, visit, work));
                 }
             }
         }
@@ -106,6 +108,13 @@ impl VaultRun {
         }
         self.visits[node] = visit;
         s.steps += 1;
+        if self.walking && s.statuses[node] == Status::Done && asks_a_person(s, node) {
+            // The person's recorded decision is the transition (served from
+            // the journal; a lost journal asks again rather than guess).
+            self.walked += 1;
+            self.ask_human(s, node, visit);
+            return;
+        }
         if self.walking && s.statuses[node] == Status::Done && s.work_recorded_or_unknown(node, visit) {
             // The recorded output of this very visit is the freshest truth;
             // re-emitting its note repairs one lost to the interruption.
@@ -121,6 +130,10 @@ impl VaultRun {
             s.trace(node, visit, "resumed: the node was active".into(), DecidedBy::Resume, None);
         }
         s.set_status(node, Status::Active);
+        if asks_a_person(s, node) {
+            self.ask_human(s, node, visit);
+            return;
+        }
         let n = &s.plan.nodes[node];
         let tools = granted_tools(&s.plan, n);
         let earlier = s.freshest(prompt::earlier_limit(), None);
@@ -143,10 +156,84 @@ impl VaultRun {
                 self.judge(s, node, request.visit);
             }
             Answer::Judgment { raw } => self.on_judgment(s, raw),
+            Answer::Human { decision, approved, choice } => self.on_decision(s, node, request.visit, decision, approved, choice),
             other => s.finish(FinishReason::Interrupted {
                 node: request.node,
                 reason: format!("a vault node takes no {} answer", other.kind()),
             }),
+        }
+    }
+
+    /// A `type: human` note under `autonomy: ask`: a person decides, picking
+    /// one of its conditional labels or approving / rejecting.
+    fn ask_human(&mut self, s: &mut Shared, node: usize, visit: u32) {
+        let n = &s.plan.nodes[node];
+        let choices: Vec<String> = s.out_edges[node]
+            .iter()
+            .filter(|&&e| s.plan.edges[e].kind == EdgeKind::Conditional)
+            .map(|&e| edge_label(s, e))
+            .collect();
+        let text = prompt::step_text(n);
+        let question = if text.is_empty() { n.title.clone() } else { format!("{}\n\n{text}", n.title) };
+        let request = Request {
+            id: format!("{}#{visit}:human", n.id),
+            node: n.id.clone(),
+            visit,
+            body: RequestBody::Human { question, choices },
+        };
+        s.ask(request);
+    }
+
+    /// A person's decision: the picked label's edge; else approval takes the
+    /// unconditional edge (or ends the run at a terminal note), and a
+    /// rejection stops the run at this node.
+    fn on_decision(&mut self, s: &mut Shared, node: usize, visit: u32, decision: String, approved: bool, choice: Option<String>) {
+        if !s.answer_served {
+            self.end_walk(s, node, visit);
+        }
+        if s.statuses[node] != Status::Done {
+            s.set_status(node, Status::Done);
+        }
+        let verdict = match (&choice, approved) {
+            (Some(label), _) => format!("chose `{label}`"),
+            (None, true) => "approved".to_string(),
+            (None, false) => "rejected".to_string(),
+        };
+        let output = if decision.trim().is_empty() || decision == verdict { verdict.clone() } else { format!("{verdict}: {decision}") };
+        s.record_output(node, visit, output.clone());
+        let edges = s.out_edges[node].clone();
+        if let Some(label) = &choice {
+            let picked = edges.iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Conditional && edge_label(s, e) == *label);
+            match picked {
+                Some(e) => self.take(s, node, visit, e, DecidedBy::Human, Some(output)),
+                None => {
+                    let reason = format!("the person chose `{label}`, which is not a condition of {}", s.node_id(node));
+                    s.trace(node, visit, format!("failed: {reason}"), DecidedBy::Human, None);
+                    s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+                }
+            }
+            return;
+        }
+        if !approved {
+            let reason = format!("rejected by a person: {decision}");
+            s.trace(node, visit, "rejected: the run stops here".into(), DecidedBy::Human, Some(output));
+            s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+            return;
+        }
+        if edges.is_empty() {
+            if !self.quiet(s, DecidedBy::Human) {
+                s.trace(node, visit, "approved: a node with no outgoing edges".into(), DecidedBy::Human, Some(output.clone()));
+            }
+            s.finish_with(FinishReason::Completed, Some(output));
+            return;
+        }
+        match edges.iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional) {
+            Some(e) => self.take(s, node, visit, e, DecidedBy::Human, Some(output)),
+            None => {
+                let reason = format!("{} needs one of its conditions picked, not a bare approval", s.node_id(node));
+                s.trace(node, visit, format!("failed: {reason}"), DecidedBy::Human, None);
+                s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+            }
         }
     }
 
@@ -292,6 +379,12 @@ impl VaultRun {
         }
         self.enter(s, to);
     }
+}
+
+/// A `type: human` note is a person's decision only when the run asks people;
+/// under `autonomy: full` the run does its work and judges it like a step.
+fn asks_a_person(s: &Shared, node: usize) -> bool {
+    s.plan.nodes[node].kind == NodeKind::Human && s.config.autonomy == Autonomy::Ask
 }
 
 fn edge_label(s: &Shared, edge: usize) -> String {

@@ -582,6 +582,7 @@ fn rename_in_line(line: &str, old_id: &str, old_base: &str, new_id: &str, new_ba
 pub fn new_note(title: &str, kind: crate::NodeKind) -> String {
     let kind = match kind {
         crate::NodeKind::Start => "start",
+        crate::NodeKind::Human => "human",
         _ => "step",
     };
     let title = title.trim();

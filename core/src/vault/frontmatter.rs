@@ -320,8 +320,9 @@ fn apply(
             Value::Null => {}
             Value::String(s) if s == "start" => knobs.kind = NodeKind::Start,
             Value::String(s) if s == "step" => knobs.kind = NodeKind::Step,
+            Value::String(s) if s == "human" => knobs.kind = NodeKind::Human,
             _ => bad(format!(
-                "`type` must be `start` or `step` (a terminal is any note without `## Next` links), found {}",
+                "`type` must be `start`, `step` or `human` (a terminal is any note without `## Next` links), found {}",
                 found()
             )),
         },

@@ -83,7 +83,11 @@ pub fn note_file(plan: &Plan, node: usize) -> String {
 pub fn render_note(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     let knobs = Knobs {
-        kind: (n.kind == NodeKind::Start).then_some("start"),
+        kind: match n.kind {
+            NodeKind::Start => Some("start"),
+            NodeKind::Human => Some("human"),
+            _ => None,
+        },
         status: n.status.as_str(),
         tools: &n.tools,
         role: n.role.as_deref(),

@@ -68,6 +68,11 @@ impl Script {
         self.answers.insert(id.into(), Answer::Work { output: output.into() });
         self
     }
+    pub fn human(mut self, id: &str, approved: bool, decision: &str, choice: Option<&str>) -> Self {
+        let answer = Answer::Human { decision: decision.into(), approved, choice: choice.map(str::to_string) };
+        self.answers.insert(id.into(), answer);
+        self
+    }
     pub fn judge(mut self, id: &str, raw: &str) -> Self {
         self.answers.insert(id.into(), Answer::Judgment { raw: raw.into() });
         self
