@@ -844,27 +844,26 @@ impl<'a, H: Host> Driver<'a, H> {
 
 /// The names the lead's core additions will bring (human choices, the
 /// verdict grid renderer), kept in one place.
+/// The person's side of human nodes and manual judgments, in the engine's terms.
 mod compat {
     use planvault_core::engine::{Answer, RequestBody};
 
-    pub fn human_choices(_body: &RequestBody) -> Vec<String> {
-        Vec::new()
+    /// The labels a person may pick at a human node (its conditions).
+    pub fn human_choices(body: &RequestBody) -> Vec<String> {
+        match body {
+            RequestBody::Human { choices, .. } => choices.clone(),
+            _ => Vec::new(),
+        }
     }
 
-    pub fn human_answer(approved: bool, note: String, _choice: Option<String>) -> Answer {
+    pub fn human_answer(approved: bool, note: String, choice: Option<String>) -> Answer {
         let decision = if note.trim().is_empty() { if approved { "approved" } else { "rejected" }.to_string() } else { note };
-        Answer::Human { decision, approved }
+        Answer::Human { decision, approved, choice: choice.filter(|c| !c.is_empty()) }
     }
 
     /// One `N. YES` / `N. NO` line per label, which the grid parser reads back.
     pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
-        labels
-            .iter()
-            .zip(verdicts)
-            .enumerate()
-            .map(|(i, (label, &held))| format!("{}. {} - {label} (decided by a person)", i + 1, if held { "YES" } else { "NO" }))
-            .collect::<Vec<_>>()
-            .join("\n")
+        planvault_core::engine::grid::render_verdicts(labels, verdicts)
     }
 }
 
@@ -918,7 +917,7 @@ mod tests {
                 _ => vec![],
             });
             let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
-            let human = Request { id: "send#1:human".into(), node: "send".into(), visit: 1, body: RequestBody::Human { question: "Send it?".into() } };
+            let human = Request { id: "send#1:human".into(), node: "send".into(), visit: 1, body: RequestBody::Human { question: "Send it?".into(), choices: vec![] } };
             let event = block_on(driver.serve(&human)).unwrap();
             assert_eq!(event, Event::Answered { id: "send#1:human".into(), answer: compat::human_answer(approved, decision.into(), None) });
             match event {
