@@ -535,3 +535,35 @@ fn a_note_edited_during_the_run_is_never_overwritten() {
     assert_eq!(std::fs::read_to_string(vault.join("draft.md")).unwrap(), edited, "the edit survives");
     assert_eq!(count(&stub, REVIEW), 0);
 }
+
+#[test]
+fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n").unwrap();
+    std::fs::write(
+        vault.join("approve.md"),
+        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("publish.md"), "---\ntype: step\n---\n# Publish the note\n").unwrap();
+    let script = Script {
+        replies: vec![reply("Step: Write the note", "A fine note."), reply("Step: Publish the note", "Published as #7.")],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&vault, &stub, &["--autonomy", "ask"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "awaiting_human: {stderr}");
+    assert!(stderr.contains("--decide approve=publish|rewrite[:note]"), "{stderr}");
+    assert_eq!(status_of(&vault, "approve.md"), "active");
+
+    let out = planvault(&vault, &stub, &["--autonomy", "ask", "--decide", "approve=publish:Looks right."]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Published as #7.\n");
+    assert_eq!(["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)), ["done", "done", "done"]);
+    assert_eq!(stub.requests().len(), 2, "the person's decision is not a model call and nothing ran twice");
+    let trace = trace(&vault);
+    assert!(trace.contains("- took `publish` → [[publish]]\n- decided by: human"), "{trace}");
+}

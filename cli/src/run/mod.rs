@@ -60,8 +60,9 @@ pub struct RunArgs {
     /// Read PATH in this format instead of detecting it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Answer a `@human` item that paused the run: ITEM=approve|reject[:NOTE] (repeatable).
-    #[arg(long = "decide", value_name = "ITEM=approve|reject[:NOTE]")]
+    /// Answer a `@human` item or `type: human` note that paused the run:
+    /// ITEM=approve|reject|LABEL[:NOTE] (repeatable).
+    #[arg(long = "decide", value_name = "ITEM=approve|reject|LABEL[:NOTE]")]
     decide: Vec<String>,
 }
 
@@ -318,9 +319,10 @@ impl Runner {
                 let dir = self.plan_md.as_ref().and_then(|(p, _)| p.parent().map(PathBuf::from));
                 return run_command(&id, command, dir.as_deref());
             }
-            RequestBody::Human { question, .. } => {
+            RequestBody::Human { question, choices } => {
+                let verdicts = if choices.is_empty() { "approve|reject".to_string() } else { choices.join("|") };
                 self.progress.line(&format!(
-                    "? {question}\n  answer with: planvault run {} --query … --decide {}=approve|reject[:note]",
+                    "? {question}\n  answer with: planvault run {} --query … --decide {}={verdicts}[:note]",
                     self.args.path.display(),
                     request.node
                 ));
@@ -452,17 +454,23 @@ fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) -> Result<s
     Ok(files)
 }
 
-/// `7=approve`, `7=reject:not today` → the person's recorded answer.
+/// `7=approve`, `7=reject:not today`, `gate=ship:looks right` (a condition
+/// of a `type: human` note) → the person's recorded answer.
 fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
-    let (item, rest) = spec.split_once('=').with_context(|| format!("--decide {spec}: expected ITEM=approve|reject[:NOTE]"))?;
+    let (item, rest) = spec.split_once('=').with_context(|| format!("--decide {spec}: expected ITEM=approve|reject|LABEL[:NOTE]"))?;
     let (verdict, note) = rest.split_once(':').map_or((rest, None), |(v, n)| (v, Some(n.trim())));
-    let approved = match verdict.trim() {
-        "approve" | "approved" | "yes" => true,
-        "reject" | "rejected" | "no" => false,
-        other => bail!("--decide {spec}: {other:?} is neither approve nor reject"),
+    let (approved, choice) = match verdict.trim() {
+        "approve" | "approved" | "yes" => (true, None),
+        "reject" | "rejected" | "no" => (false, None),
+        "" => bail!("--decide {spec}: say approve, reject or the condition to take"),
+        label => (true, Some(label.to_string())),
     };
-    let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| if approved { "approved" } else { "rejected" }.into());
-    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved, choice: None } })
+    let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| match &choice {
+        Some(label) => label.clone(),
+        None if approved => "approved".into(),
+        None => "rejected".into(),
+    });
+    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved, choice } })
 }
 
 /// Run a `@tool` command through the shell, killed after 30 minutes (exit 124).
