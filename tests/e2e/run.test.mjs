@@ -502,6 +502,10 @@ test('a human node is decided through the dialog', async (t) => {
       t.skip(`this build's core reads type: human as "${kind}"`);
       return;
     }
+    // The side panel names the kind.
+    const at = await page.evaluate(() => window.planvaultTest.nodePoint('approve', 'body'));
+    await page.mouse.click(at.x, at.y);
+    assert.equal(await page.locator('#knob-type').inputValue(), 'human');
     await startRun(page, 'publish a note');
     const seen = await answerUntilFinished(page, {
       async work(ask) {

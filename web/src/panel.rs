@@ -16,6 +16,8 @@ struct NodeFacts {
     file: String,
     title: String,
     start: bool,
+    /// A `type: human` note: a person decides at it.
+    human: bool,
     status: String,
     tools: String,
     role: String,
@@ -39,6 +41,7 @@ fn node_facts(state: AppState) -> Option<NodeFacts> {
             file: o.doc.file_of(index).unwrap_or_default().to_string(),
             title: node.title.clone(),
             start: node.kind == NodeKind::Start,
+            human: node.kind == NodeKind::Human,
             status: node.status.as_str().to_string(),
             tools: node.tools.join(", "),
             role: node.role.clone().unwrap_or_default(),
@@ -120,8 +123,9 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                         let v = event_target_value(&ev);
                         knob("type", Some(KnobValue::Text(v)));
                     }>
-                        <option value="step" selected=!f.start>"step"</option>
+                        <option value="step" selected=!f.start && !f.human>"step"</option>
                         <option value="start" selected=f.start>"start"</option>
+                        <option value="human" selected=f.human>"human (a person decides)"</option>
                     </select>
                     <label for="knob-status">"Status"</label>
                     <select id="knob-status" on:change=move |ev| {
