@@ -149,7 +149,7 @@ pub fn basename(id: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn example() -> BTreeMap<String, String> {

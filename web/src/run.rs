@@ -385,15 +385,9 @@ mod tests {
     use super::*;
     use planvault_protocol::{PersonReply, StartRun};
 
+    /// The example's shape: draft → review → (approved: send | needs revision: draft).
     fn doc() -> VaultDoc {
-        let mut files = BTreeMap::new();
-        files.insert("draft.md".into(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into());
-        files.insert(
-            "review.md".into(),
-            "# Review\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[draft]]\n".into(),
-        );
-        files.insert("send.md".into(), "# Send\n".into());
-        VaultDoc::new(files)
+        VaultDoc::new(crate::doc::tests::example())
     }
 
     fn start() -> ToWorker {
