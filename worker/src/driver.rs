@@ -842,13 +842,11 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 }
 
-/// The names the lead's core additions will bring (human choices, the
-/// verdict grid renderer), kept in one place.
-/// The person's side of human nodes and manual judgments, in the engine's terms.
+/// Human decisions and manual verdicts in the engine's terms.
 mod compat {
     use planvault_core::engine::{Answer, RequestBody};
 
-    /// The labels a person may pick at a human node (its conditions).
+    /// The outgoing labels a person may pick at a human node.
     pub fn human_choices(body: &RequestBody) -> Vec<String> {
         match body {
             RequestBody::Human { choices, .. } => choices.clone(),
@@ -858,13 +856,10 @@ mod compat {
 
     pub fn human_answer(approved: bool, note: String, choice: Option<String>) -> Answer {
         let decision = if note.trim().is_empty() { if approved { "approved" } else { "rejected" }.to_string() } else { note };
-        Answer::Human { decision, approved, choice: choice.filter(|c| !c.is_empty()) }
+        Answer::Human { decision, approved, choice }
     }
 
-    /// One `N. YES` / `N. NO` line per label, which the grid parser reads back.
-    pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
-        planvault_core::engine::grid::render_verdicts(labels, verdicts)
-    }
+    pub use planvault_core::engine::grid::render_verdicts;
 }
 
 #[cfg(test)]

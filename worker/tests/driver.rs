@@ -555,3 +555,64 @@ fn breakpoints_and_run_to_can_change_while_the_run_goes() {
     assert!(host.file("00_plan-trace/review.visit-1.md").unwrap().contains("the review output, in several words"));
     assert!(posted(&host).contains(&FromWorker::Resumed));
 }
+
+fn human_vault() -> BTreeMap<String, String> {
+    let mut files = example();
+    files.insert(
+        "review.md".into(),
+        "---\ntype: human\nstatus: pending\n---\n# Approve the draft\n\nRead the draft; send it or ask for a new one.\n\n## Next\n- send it -> [[send]]\n- redo -> [[draft]]\n"
+            .into(),
+    );
+    files
+}
+
+#[test]
+fn a_human_node_asks_the_person_and_their_choice_picks_the_edge() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(human_vault(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Ask { request, node, ask: AskKind::Human { question, choices }, .. } => {
+            assert_eq!(node, "review");
+            assert!(question.starts_with("Approve the draft"), "{question}");
+            assert_eq!(choices, &["send it".to_string(), "redo".into()]);
+            let reply = PersonReply::Human { approved: true, note: "looks good".into(), choice: Some("send it".into()) };
+            vec![ToWorker::Reply { request: request.clone(), reply }]
+        }
+        _ => vec![],
+    });
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
+    assert_eq!(steps, ["draft", "send"], "a person decided review: no model call for it");
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(journal.contains(r#""key":"review#1:human""#) && journal.contains(r#""choice":"send it""#), "{journal}");
+    assert!(host.file("00_plan-trace/review.visit-1.md").unwrap().contains("looks good"));
+    assert_eq!(status_of(&host, "review.md"), "status: done");
+    let messages = posted(&host);
+    assert!(messages.contains(&FromWorker::Visit { node: "review".into(), visit: 1 }));
+    assert!(messages.contains(&FromWorker::Hop { from: "review".into(), to: "send".into(), label: Some("send it".into()) }));
+}
+
+#[test]
+fn a_rejection_stops_the_run_at_the_human_node() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(human_vault(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Ask { request, ask: AskKind::Human { .. }, .. } => {
+            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Human { approved: false, note: "not now".into(), choice: None } }]
+        }
+        _ => vec![],
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(matches!(reason, Some(FinishReason::NodeFailed { ref node, ref reason }) if node == "review" && reason.contains("not now")), "{reason:?}");
+    assert!(host.file(TRACE_FILE).unwrap().contains("rejected"));
+}
+
+#[test]
+fn under_full_autonomy_a_human_node_is_worked_and_judged_like_a_step() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(human_vault(), &inbox, good_model);
+    let mut s = start(model());
+    s.autonomy = Autonomy::Full;
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    assert!(!posted(&host).iter().any(|m| matches!(m, FromWorker::Ask { .. })));
+}
