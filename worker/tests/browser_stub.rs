@@ -10,7 +10,9 @@
 //!   --target wasm32-unknown-unknown -p planvault-worker --test browser_stub
 //! ```
 //!
-//! Without `PLANVAULT_STUB_URL` each test says so and passes without running.
+//! Without `PLANVAULT_STUB_URL` each test says so and passes without running,
+//! unless `PLANVAULT_REQUIRE_STUB` was set at build time (`scripts/test` sets
+//! both), when a missing URL is a failure.
 #![cfg(target_arch = "wasm32")]
 
 use planvault_core::engine::{Autonomy, FinishReason};
@@ -27,7 +29,10 @@ use web_sys::{DedicatedWorkerGlobalScope, FileSystemDirectoryHandle, FileSystemG
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const STUB: Option<&str> = option_env!("PLANVAULT_STUB_URL");
+const STUB: Option<&str> = match (option_env!("PLANVAULT_STUB_URL"), option_env!("PLANVAULT_REQUIRE_STUB")) {
+    (None, Some(_)) => panic!("PLANVAULT_REQUIRE_STUB is set but PLANVAULT_STUB_URL is not"),
+    (url, _) => url,
+};
 const KEY: &str = "sk-browser-test-42";
 
 fn scope() -> DedicatedWorkerGlobalScope {
