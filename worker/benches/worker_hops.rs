@@ -5,8 +5,8 @@
 //! `cargo bench -p planvault-worker --bench worker_hops`.
 
 use divan::Bencher;
-use planvault_core::engine::{Autonomy, FinishReason};
-use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode, StartRun};
+use planvault_core::engine::FinishReason;
+use planvault_protocol::StartRun;
 use planvault_worker::memory::{block_on, chain_vault, short_reply, MemoryHost};
 use planvault_worker::{run, Inbox};
 
@@ -15,17 +15,7 @@ fn main() {
 }
 
 fn start() -> StartRun {
-    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: Some("sk-bench".into()) };
-    StartRun {
-        query: "bench".into(),
-        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
-        fresh: false,
-        max_steps: 100_000,
-        autonomy: Autonomy::Full,
-        breakpoints: vec![],
-        run_to: None,
-        retry: RetryPolicy::default(),
-    }
+    planvault_worker::memory::chain_start(Some("sk-bench".into()))
 }
 
 #[divan::bench(args = [100, 1000], sample_count = 20)]

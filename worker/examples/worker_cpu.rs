@@ -4,8 +4,7 @@
 //! (reads `/proc/self/stat`). Run:
 //! `cargo run --release -p planvault-worker --example worker_cpu`.
 
-use planvault_core::engine::{Autonomy, FinishReason};
-use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode, StartRun};
+use planvault_core::engine::FinishReason;
 use planvault_worker::memory::{block_on, chain_vault, short_reply, MemoryHost};
 use planvault_worker::{run, Inbox};
 
@@ -20,17 +19,7 @@ fn cpu_ticks() -> u64 {
 fn main() {
     let n = 1_000;
     let runs = 60;
-    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: std::env::var("BENCH_KEY").ok() };
-    let start = StartRun {
-        query: "bench".into(),
-        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
-        fresh: false,
-        max_steps: 100_000,
-        autonomy: Autonomy::Full,
-        breakpoints: vec![],
-        run_to: None,
-        retry: RetryPolicy::default(),
-    };
+    let start = planvault_worker::memory::chain_start(std::env::var("BENCH_KEY").ok());
     let vaults: Vec<_> = (0..runs).map(|_| chain_vault(n)).collect();
     let checks: Vec<_> = (0..runs).map(|_| chain_vault(n)).collect();
 

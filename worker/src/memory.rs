@@ -233,6 +233,23 @@ pub fn block_on<F: Future>(future: F) -> Option<F::Output> {
     }
 }
 
+/// The start of a per-hop benchmark run over [`chain_vault`]: a model mode
+/// whose endpoint the host answers itself, full autonomy, no step limit.
+pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
+    use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode, StartRun};
+    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key };
+    StartRun {
+        query: "bench".into(),
+        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
+        fresh: false,
+        max_steps: 100_000,
+        autonomy: planvault_core::engine::Autonomy::Full,
+        breakpoints: vec![],
+        run_to: None,
+        retry: RetryPolicy::default(),
+    }
+}
+
 /// A vault of `n` notes in one chain (`step-0000` → … → `step-{n-1}`): what
 /// the per-hop benchmarks run.
 pub fn chain_vault(n: usize) -> BTreeMap<String, String> {

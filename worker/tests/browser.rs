@@ -7,9 +7,9 @@
 //! `WASM_BINDGEN_USE_BROWSER=1`, `CHROMEDRIVER`).
 #![cfg(target_arch = "wasm32")]
 
-use planvault_core::engine::{Autonomy, FinishReason};
+use planvault_core::engine::FinishReason;
 use planvault_llm::LlmError;
-use planvault_protocol::{Endpoint, Endpoints, FromWorker, RetryPolicy, RunMode, StartRun};
+use planvault_protocol::{FromWorker, StartRun};
 use planvault_worker::browser::BrowserHost;
 use planvault_worker::host::{Host, HostError, HttpHead};
 use planvault_worker::memory::{chain_vault, short_reply, MemoryHost};
@@ -122,17 +122,7 @@ impl Host for VaultOnly {
 }
 
 fn start() -> StartRun {
-    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: Some("sk-bench".into()) };
-    StartRun {
-        query: "bench".into(),
-        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
-        fresh: false,
-        max_steps: 100_000,
-        autonomy: Autonomy::Full,
-        breakpoints: vec![],
-        run_to: None,
-        retry: RetryPolicy::default(),
-    }
+    planvault_worker::memory::chain_start(Some("sk-bench".into()))
 }
 
 #[wasm_bindgen_test]
