@@ -212,7 +212,7 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
     if let Some(fast) = super::simple_yaml::parse(yaml, &KNOWN_KEYS) {
         for (entry, value) in fast {
             match value {
-                Some(value) => apply(&mut knobs, entry.key, &value, Some(&entry), ctx, diagnostics),
+                Some(value) => apply(&mut knobs, entry.key, value, Some(&entry), ctx, diagnostics),
                 None => knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw))),
             }
         }
@@ -222,9 +222,9 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
     let parsed = yaml_serde::from_str::<Value>(yaml);
     match parsed {
         Ok(Value::Mapping(mapping)) => {
-            for (key, value) in &mapping {
+            for (key, value) in mapping {
                 let Some(key) = key.as_str() else {
-                    let text = yaml_serde::to_string(key).unwrap_or_default();
+                    let text = yaml_serde::to_string(&key).unwrap_or_default();
                     diagnostics.push(ctx.bad(
                         ctx.first_line,
                         1,
@@ -252,7 +252,7 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
             // Salvage: every entry that is valid YAML by itself still counts.
             for entry in &written {
                 if let Ok(Value::Mapping(one)) = yaml_serde::from_str::<Value>(entry.raw) {
-                    if let Some((_, value)) = one.iter().next() {
+                    if let Some((_, value)) = one.into_iter().next() {
                         apply(&mut knobs, entry.key, value, Some(entry), ctx, &mut Vec::new());
                     }
                 } else if !KNOWN_KEYS.contains(&entry.key) {
@@ -303,7 +303,7 @@ fn describe(value: &Value) -> String {
 fn apply(
     knobs: &mut Knobs,
     key: &str,
-    value: &Value,
+    value: Value,
     entry: Option<&Entry<'_>>,
     ctx: &NoteContext<'_>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -312,7 +312,7 @@ fn apply(
     let column = entry.map_or(1, |e| e.value_column);
     let found = || match entry {
         Some(e) if !e.inline_value.is_empty() => format!("`{}`", e.inline_value),
-        _ => describe(value),
+        _ => describe(&value),
     };
     let mut bad = |message: String| diagnostics.push(ctx.bad(line, column, message));
     match key {
@@ -328,7 +328,7 @@ fn apply(
         },
         "status" => match value {
             Value::Null => {}
-            Value::String(s) if Status::parse(s).is_some() => knobs.status = Status::parse(s).unwrap_or_default(),
+            Value::String(s) if Status::parse(&s).is_some() => knobs.status = Status::parse(&s).unwrap_or_default(),
             _ => bad(format!("`status` must be `pending`, `active` or `done`, found {}", found())),
         },
         "tools" => match value {
@@ -337,9 +337,9 @@ fn apply(
                 let mut tools = Vec::with_capacity(items.len());
                 for item in items {
                     match item {
-                        Value::String(s) => tools.push(s.clone()),
+                        Value::String(s) => tools.push(s),
                         other => {
-                            bad(format!("`tools` must list tool names, found {} in the list", describe(other)));
+                            bad(format!("`tools` must list tool names, found {} in the list", describe(&other)));
                             return;
                         }
                     }
@@ -350,7 +350,7 @@ fn apply(
         },
         "role" => match value {
             Value::Null => {}
-            Value::String(s) => knobs.role = Some(s.clone()),
+            Value::String(s) => knobs.role = Some(s),
             _ => bad(format!("`role` must be a name, found {}", found())),
         },
         "max_visits" => match value.as_u64() {
@@ -365,7 +365,7 @@ fn apply(
                 // re-serialise the one entry.
                 None => {
                     let mut one = yaml_serde::Mapping::new();
-                    one.insert(Value::String(key.to_string()), value.clone());
+                    one.insert(Value::String(key.to_string()), value);
                     yaml_serde::to_string(&one).unwrap_or_default().trim_end().to_string()
                 }
             };

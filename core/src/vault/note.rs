@@ -84,12 +84,13 @@ pub fn parse_note_with(
         let (marker_len, content) = next::strip_marker(item_text);
         let content_offset = body_offset + item.start + marker_len;
         let read = next::parse_item(content);
-        let shown = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        // The item as a diagnostic quotes it (only built for one).
+        let shown = || collapse_whitespace(content);
         let Some(link) = read.link else {
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
-                    format!("`## Next` item `{shown}` has no [[link]], so it is not an edge"),
+                    format!("`## Next` item `{}` has no [[link]], so it is not an edge", shown()),
                 )
                 .at(&position(content_offset))
                 .with_nodes([id]),
@@ -97,13 +98,14 @@ pub fn parse_note_with(
             continue;
         };
         let pos = position(content_offset + link.start);
-        let label = read.label.map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+        let label = read.label.map(collapse_whitespace);
         if read.missing_arrow {
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
                     format!(
-                        "`## Next` item `{shown}` has no arrow; write `{} -> [[{}]]`",
+                        "`## Next` item `{}` has no arrow; write `{} -> [[{}]]`",
+                        shown(),
                         label.as_deref().unwrap_or_default(),
                         link.target
                     ),
@@ -117,7 +119,8 @@ pub fn parse_note_with(
                 Diagnostic::warning(
                     Code::MalformedEdge,
                     format!(
-                        "`## Next` item `{shown}` has several links; only the first, [[{}]], is the edge",
+                        "`## Next` item `{}` has several links; only the first, [[{}]], is the edge",
+                        shown(),
                         link.target
                     ),
                 )
@@ -154,16 +157,40 @@ pub fn parse_note_with(
 /// blank lines and trailing whitespace trimmed: the step's work description.
 fn body_without(body: &str, mut cut: Vec<Range<usize>>) -> String {
     cut.sort_by_key(|r| r.start);
-    let mut kept = String::with_capacity(body.len());
+    let mut kept: Vec<Range<usize>> = Vec::with_capacity(cut.len() + 1);
     let mut at = 0;
     for range in cut {
         if range.start > at {
-            kept.push_str(&body[at..range.start]);
+            kept.push(at..range.start);
         }
         at = at.max(range.end);
     }
-    kept.push_str(&body[at.min(body.len())..]);
-    trim_blank_edges(&kept).to_string()
+    if at < body.len() {
+        kept.push(at..body.len());
+    }
+    // The common note (title first, `## Next` last) keeps one piece: trim it
+    // and copy once.
+    if let [one] = kept.as_slice() {
+        return trim_blank_edges(&body[one.clone()]).to_string();
+    }
+    let mut joined = String::with_capacity(kept.iter().map(|r| r.len()).sum());
+    for range in kept {
+        joined.push_str(&body[range]);
+    }
+    trim_blank_edges(&joined).to_string()
+}
+
+/// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined
+/// by spaces), without a copy-per-word.
+fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// Drop whole blank lines at the start and all whitespace at the end.

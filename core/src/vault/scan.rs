@@ -1,7 +1,8 @@
-//! The fast way to a note's outline: a line scan finds the headings, and
-//! pulldown-cmark parses only the `## Next` sections (and a title with inline
-//! markup). A full CommonMark parse of every body cost more than the rest of
-//! loading together; most of a note is prose no rule looks at.
+//! The fast way to a note's outline: a line scan finds the headings and the
+//! items of a plain `## Next` list, and pulldown-cmark parses only what the
+//! scan cannot place (a `## Next` section with nesting or other blocks, a
+//! title with inline markup). A full CommonMark parse of every body cost more
+//! than the rest of loading together; most of a note is prose no rule looks at.
 //!
 //! The scan trusts only what is certain line by line: an ATX heading whose
 //! `#` sits in column 0 (outside a column-0 fenced code block) is a top-level
@@ -14,6 +15,7 @@
 
 use super::next::{outline_full, Outline};
 use pulldown_cmark::{Event, HeadingLevel, Parser};
+use std::ops::Range;
 
 /// A column-0 ATX heading found by the scan.
 struct Heading<'a> {
@@ -142,6 +144,12 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
             continue;
         }
         match bytes.first() {
+            // Prose: a line starting with a letter is paragraph text whatever
+            // came before it (the commonest line, so it skips the checks).
+            Some(b) if b.is_ascii_alphabetic() => {
+                previous_blank = false;
+                continue;
+            }
             Some(b'#') => {
                 if let Some((hashes, content)) = atx(line) {
                     found.push(Heading { start, end: start + line.len(), level: level(hashes), content });
@@ -167,6 +175,58 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
     Some(found)
 }
 
+/// The items of a `Next` section (its heading line first) when the section
+/// is one plain list: every other line blank or a top-level item on one line
+/// (`- `, `* `, `+ ` or `1. `, one space, then text that opens no block of its
+/// own). Ranges run from the marker to the line's end. `None` when anything
+/// else is there (nesting, continuation lines, prose, code, a sub-heading), for
+/// the full parse; a property test checks both ways agree.
+fn plain_list_items(section: &str) -> Option<Vec<Range<usize>>> {
+    let mut lines = section.split_inclusive('\n');
+    let mut offset = lines.next()?.len();
+    let mut items = Vec::new();
+    let mut previous_blank = true;
+    for raw in lines {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let bytes = line.as_bytes();
+        if bytes.iter().all(|&b| b == b' ' || b == b'\t') {
+            previous_blank = true;
+            continue;
+        }
+        let marker = match bytes[0] {
+            b'-' | b'*' | b'+' => 1,
+            b'0'..=b'9' => {
+                let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+                // Right after an item's text only `1.` starts another item;
+                // any other number would continue that text.
+                if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) || (!previous_blank && &line[..digits] != "1") {
+                    return None;
+                }
+                digits + 1
+            }
+            _ => return None,
+        };
+        // Exactly one space, then text whose first character starts no block
+        // (heading, quote, fence, HTML, nested list, thematic break, indented code).
+        if bytes.get(marker) != Some(&b' ') {
+            return None;
+        }
+        match bytes.get(marker + 1) {
+            None => return None,
+            Some(b' ' | b'\t' | b'#' | b'>' | b'`' | b'~' | b'<' | b'-' | b'*' | b'+' | b'_' | b'=' | b'0'..=b'9') => {
+                return None
+            }
+            Some(_) => {}
+        }
+        items.push(start..start + line.len());
+        previous_blank = false;
+    }
+    Some(items)
+}
+
 /// The outline of a body: scanned when the scan is sure, else fully parsed.
 pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     let Some(found) = headings(body) else {
@@ -184,8 +244,9 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
         if next_levels.contains(&h.level) && text_trimmed.eq_ignore_ascii_case("next") {
             let end =
                 found[i + 1..].iter().find(|later| later.level <= h.level).map_or(body.len(), |later| later.start);
-            let section = outline_full(&body[h.start..end], next_levels);
-            out.items.extend(section.items.into_iter().map(|r| r.start + h.start..r.end + h.start));
+            let section = &body[h.start..end];
+            let items = plain_list_items(section).unwrap_or_else(|| outline_full(section, next_levels).items);
+            out.items.extend(items.into_iter().map(|r| r.start + h.start..r.end + h.start));
             out.next_sections.push(h.start..end);
             out.next_heading.get_or_insert(h.start);
             section_end = end;
@@ -248,6 +309,30 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_next_list_is_scanned_and_anything_else_is_parsed() {
+        let plain = "## Next\n- [[a]]\n* x -> [[b]]\n\n+ y => [[c]]\r\n1. [[d]]\n1) [[e]]\n\n7. [[f]]\n\n";
+        let items = plain_list_items(plain).expect("a plain list is scanned");
+        let texts: Vec<&str> = items.iter().map(|r| &plain[r.clone()]).collect();
+        assert_eq!(texts, ["- [[a]]", "* x -> [[b]]", "+ y => [[c]]", "1. [[d]]", "1) [[e]]", "7. [[f]]"]);
+        agrees(plain);
+        for section in [
+            "## Next\n- [[a]]\n  - nested [[b]]\n",
+            "## Next\n- [[a]]\ncontinued\n",
+            "## Next\n- [[a]]\n2. [[b]]\n",
+            "## Next\n- ---\n",
+            "## Next\n-\n",
+            "## Next\n- \n",
+            "## Next\n12\n",
+            "## Next\n-  [[two spaces]]\n",
+            "## Next\n- > [[quoted]]\n",
+            "## Next\n### Sub\n- [[a]]\n",
+        ] {
+            assert_eq!(plain_list_items(section), None, "{section:?}");
+            agrees(section);
+        }
+    }
+
+    #[test]
     fn closing_sequences_and_empty_headings() {
         for body in ["## Next ##\n- [[a]]\n", "#\n\nbody\n", "# Title #\n", "#hashtag\n", "## Next\\#\n- [[a]]\n"] {
             agrees(body);
@@ -291,6 +376,31 @@ mod props {
             "- # in item",
             "\tTabbed",
             "+ [[f]]",
+            "2. [[g]]",
+            "1) [[h]]",
+            "12. [[i]]",
+            "- - -",
+            "- ---",
+            "* * *",
+            "-",
+            "- ",
+            "-\t[[j]]",
+            "-   [[k]]",
+            "-     code [[l]]",
+            "- > q [[m]]",
+            "- `c` [[n]]",
+            "- <b>[[o]]</b>",
+            "- [x] done [[p]]",
+            "- [ref]: /url",
+            "- _x_ [[q]]",
+            "continuation [[r]]",
+            "- a -> [[s]]  ",
+            "- ## x",
+            "*",
+            "- 1. [[t]]",
+            "  ",
+            "7",
+            "2024",
         ])
     }
 
@@ -313,6 +423,21 @@ mod props {
                 );
                 prop_assert_eq!(texts(&fast), texts(&full), "{:?}", body);
             }
+        }
+
+        /// Bodies whose `## Next` section is mostly list items, so the
+        /// section scan is taken often and its edge cases meet.
+        #[test]
+        fn the_list_scan_agrees_with_the_full_parse(
+            items in prop::collection::vec(prop_oneof![4 => line(), 1 => Just("- [[a]]"), 1 => Just("")], 0..10),
+            crlf in any::<bool>(),
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let body = format!("# T{eol}{eol}Prose.{eol}{eol}## Next{eol}{}", items.join(eol));
+            let fast = outline(&body, &[HeadingLevel::H2]);
+            let full = outline_full(&body, &[HeadingLevel::H2]);
+            let texts = |o: &Outline| o.items.iter().map(|r| body[r.clone()].trim_end().to_string()).collect::<Vec<_>>();
+            prop_assert_eq!(texts(&fast), texts(&full), "{:?}", body);
         }
     }
 }

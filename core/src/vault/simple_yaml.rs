@@ -26,8 +26,8 @@ fn is_plain_word(text: &str, allow_space: bool) -> bool {
     (first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/') || (allow_space && c == ' '))
         && !text.ends_with(' ')
-        && !AMBIGUOUS.contains(&text)
-        && !matches!(text, "off" | "Off" | "OFF")
+        // The ambiguous words are all five letters or shorter.
+        && (text.len() > 5 || (!AMBIGUOUS.contains(&text) && !matches!(text, "off" | "Off" | "OFF")))
 }
 
 /// A value the fast path is sure about.
@@ -54,10 +54,11 @@ fn untyped(text: &str) -> bool {
         && !text.ends_with(' ')
 }
 
-/// The value part of a line without a trailing comment.
+/// The value part of a line without a trailing comment (from ` #` on).
 fn without_comment(value: &str) -> &str {
-    match value.find(" #") {
-        Some(i) => value[..i].trim_end(),
+    let bytes = value.as_bytes();
+    match memchr::memchr_iter(b'#', bytes).find(|&i| i > 0 && bytes[i - 1] == b' ') {
+        Some(hash) => value[..hash - 1].trim_end(),
         None => value.trim_end(),
     }
 }
@@ -66,7 +67,7 @@ fn without_comment(value: &str) -> &str {
 /// the exact value of each key in `typed` (`None` for the others, which are
 /// only checked to be valid).
 pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option<Value>)>> {
-    let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::new();
+    let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::with_capacity(8);
     let mut offset = 0;
     for (index, raw) in yaml.split_inclusive('\n').enumerate() {
         let line_offset = offset;
