@@ -14,6 +14,7 @@
 //! both ways agree.
 
 use super::next::{outline_full, Outline};
+use super::text::lines_inclusive;
 use pulldown_cmark::{Event, HeadingLevel, Parser};
 use std::ops::Range;
 
@@ -121,10 +122,7 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
     let mut found = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut previous_blank = true;
-    let mut offset = 0;
-    for raw in body.split_inclusive('\n') {
-        let start = offset;
-        offset += raw.len();
+    for (start, raw) in lines_inclusive(body) {
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let bytes = line.as_bytes();
@@ -182,13 +180,10 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
 /// else is there (nesting, continuation lines, prose, code, a sub-heading), for
 /// the full parse; a property test checks both ways agree.
 fn plain_list_items(section: &str) -> Option<Vec<Range<usize>>> {
-    let mut lines = section.split_inclusive('\n');
-    let mut offset = lines.next()?.len();
     let mut items = Vec::new();
     let mut previous_blank = true;
-    for raw in lines {
-        let start = offset;
-        offset += raw.len();
+    // The first line is the heading.
+    for (start, raw) in lines_inclusive(section).skip(1) {
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let bytes = line.as_bytes();

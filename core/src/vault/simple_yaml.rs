@@ -11,6 +11,7 @@
 //! `yaml_serde`. A property test checks the agreement.
 
 use super::frontmatter::Entry;
+use super::text::lines_inclusive;
 use yaml_serde::Value;
 
 /// Words YAML might resolve to something other than a string, in this
@@ -68,20 +69,17 @@ fn without_comment(value: &str) -> &str {
 /// only checked to be valid).
 pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option<Value>)>> {
     let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::with_capacity(8);
-    let mut offset = 0;
-    for (index, raw) in yaml.split_inclusive('\n').enumerate() {
-        let line_offset = offset;
-        offset += raw.len();
+    for (index, (line_offset, raw)) in lines_inclusive(yaml).enumerate() {
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let content = line.trim_start();
         if content.is_empty() || content.starts_with('#') {
             continue;
         }
-        if content.len() != line.len() || line.contains('\t') {
+        if content.len() != line.len() || memchr::memchr(b'\t', line.as_bytes()).is_some() {
             return None;
         }
-        let colon = line.find(':')?;
+        let colon = memchr::memchr(b':', line.as_bytes())?;
         let key = &line[..colon];
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
             return None;
