@@ -16,6 +16,7 @@ pub mod error;
 pub mod incremental;
 pub mod panic;
 pub mod plan;
+pub mod staging;
 pub mod types;
 pub mod vault;
 

@@ -3,7 +3,8 @@
 //! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
 //! and exporting it costs no second trip across the boundary.
 
-use crate::types::{from_js, reject_unknown_keys, unpack_files, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
+use crate::staging::with_staged_files;
+use crate::types::{from_js, reject_unknown_keys, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
 use crate::error::BindingError;
 use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
 use wasm_bindgen::prelude::*;
@@ -76,12 +77,12 @@ impl PlanHandle {
 
 /// Parse a vault: vault-relative path → note text. Pass every file; what is
 /// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped.
-/// The JavaScript `parseVault(files)` packs the notes into one buffer
-/// (see [`unpack_files`]) and calls this.
-#[wasm_bindgen(js_name = parseVaultPacked, skip_typescript)]
-pub fn parse_vault_packed(bytes: &[u8], lengths: &[u32]) -> Result<PlanHandle, JsValue> {
-    let files = unpack_files(bytes, lengths)?;
-    let (plan, diagnostics) = planvault_core::vault::load_from(files.iter().copied());
+/// The JavaScript `parseVault(files)` writes the notes into the staged room
+/// (see [`crate::staging`]) and calls this with their byte lengths.
+#[wasm_bindgen(js_name = parseVaultStaged, skip_typescript)]
+pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, JsValue> {
+    let (plan, diagnostics) =
+        with_staged_files(used, lengths, |files| planvault_core::vault::load_from(files.iter().copied()))?;
     Ok(PlanHandle::new(plan, diagnostics))
 }
 

@@ -2,7 +2,8 @@
 //! that note is read again, the graph checks run over the whole plan.
 
 use crate::incremental::IncrementalVault;
-use crate::types::{to_js, unpack_files, ValidateReport};
+use crate::staging::with_staged_files;
+use crate::types::{to_js, ValidateReport};
 use wasm_bindgen::prelude::*;
 
 /// The wasm side of `Vault`; the package's JavaScript `Vault` wraps it so it
@@ -14,10 +15,10 @@ pub struct VaultCore {
 
 #[wasm_bindgen]
 impl VaultCore {
-    /// The notes packed as for `parseVaultPacked`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(bytes: &[u8], lengths: &[u32]) -> Result<VaultCore, JsValue> {
-        Ok(VaultCore { vault: IncrementalVault::new(unpack_files(bytes, lengths)?) })
+    /// The notes staged as for `parseVaultStaged`.
+    #[wasm_bindgen(js_name = fromStaged)]
+    pub fn from_staged(used: usize, lengths: &[u32]) -> Result<VaultCore, JsValue> {
+        Ok(VaultCore { vault: with_staged_files(used, lengths, |files| IncrementalVault::new(files))? })
     }
 
     /// Add or replace one note: parses that note only.

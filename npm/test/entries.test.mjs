@@ -44,3 +44,40 @@ test("the package exports only the documented API", async () => {
     "validate",
   ]);
 });
+
+test("notes in any script reach the wasm intact through both entries' UTF-8 writers", () => {
+  // Mostly 3- and 4-byte characters, so the room first staged (one byte per
+  // UTF-16 unit plus slack) must grow mid-way; a lone surrogate becomes U+FFFD.
+  const script = `
+    import { parseVault, validate, toGraphJson } from ENTRY;
+    const files = {};
+    for (let i = 0; i < 40; i++) {
+      const prose = "日本語の文章と絵文字 😀🎉 ".repeat(400 + i);
+      const next = i < 39 ? "- 次へ -> [[ノート-" + (i + 1) + "]]" : "- 終わり 😀 -> [[どこにもない]]";
+      files["ノート-" + i + ".md"] = (i === 0 ? "---\\ntype: start\\n---\\n" : "") + "# 題名 " + i + " \\ud800\\n\\n" + prose + "\\n\\n## Next\\n" + next + "\\n";
+    }
+    const plan = parseVault(files);
+    const graph = JSON.parse(toGraphJson(plan));
+    process.stdout.write(JSON.stringify({ ids: plan.nodeIds, edges: plan.edgeCount, report: validate(plan), titles: graph.nodes.map((n) => n.title) }));
+  `;
+  const run = (entry) =>
+    JSON.parse(
+      execFileSync(process.execPath, ["--input-type=module", "-e", script.replace("ENTRY", JSON.stringify(entry))], {
+        cwd: npmDir,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      }),
+    );
+  const node = run("planvault");
+  assert.equal(node.ids.length, 40);
+  assert.ok(node.ids.includes("ノート-39"), JSON.stringify(node.ids));
+  assert.equal(node.edges, 40, "the dangling edge counts too");
+  assert.equal(node.titles[0], "題名 0 \ufffd");
+  const dangling = node.report.diagnostics.filter((d) => d.code === "dangling-edge");
+  assert.deepEqual(
+    dangling.map((d) => [d.file, d.line, d.column, d.target]),
+    // Columns count characters: 😀 is one, though two UTF-16 units.
+    [["ノート-39.md", 6, [..."- 終わり 😀 -> "].length + 1, "どこにもない"]],
+  );
+  assert.deepEqual(run("planvault/inline"), node);
+});
