@@ -35,7 +35,15 @@ const cargoArgs = [
 ];
 const wasmEnv = join(repoDir, "scripts", "wasm-env");
 const [command, args] = existsSync(wasmEnv) ? ["bash", [wasmEnv, "cargo", ...cargoArgs]] : ["cargo", cargoArgs];
-const messages = run(command, args, { cwd: repoDir, maxBuffer: 256 * 1024 * 1024 }).toString();
+// wasm SIMD (Node 16.4+, every current browser, Safari 16.4+): memchr's line
+// and link scans run 16 bytes at a time, ~15% off parseVault. Set here, not
+// in .cargo/config.toml, so the app and worker bundles are unaffected; the
+// variable replaces that file's wasm32 rustflags, so it repeats them.
+const env = {
+  ...process.env,
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS: "--cfg=web_sys_unstable_apis -Ctarget-feature=+simd128",
+};
+const messages = run(command, args, { cwd: repoDir, env, maxBuffer: 256 * 1024 * 1024 }).toString();
 const wasmIn = messages
   .split("\n")
   .filter((line) => line.startsWith("{"))
@@ -76,7 +84,7 @@ const wasmOpt = join(npmDir, "node_modules", ".bin", "wasm-opt");
 if (existsSync(wasmOpt)) {
   const features = [
     "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
-    "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
+    "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue", "--enable-simd",
   ];
   run(wasmOpt, ["-Oz", ...features, wasmFile, "-o", wasmFile]);
 } else {
