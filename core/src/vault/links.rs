@@ -20,11 +20,12 @@ pub struct WikiLink<'a> {
 pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(open) = text[from..].find("[[").map(|i| i + from) {
+    let bytes = text.as_bytes();
+    while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
         let inner_start = open + 2;
-        let Some(close) = text[inner_start..].find("]]").map(|i| i + inner_start) else { break };
+        let Some(close) = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start) else { break };
         let inner = &text[inner_start..close];
-        if inner.contains('\n') || inner.contains("[[") {
+        if memchr::memchr(b'\n', inner.as_bytes()).is_some() || find_doubled(inner.as_bytes(), b'[').is_some() {
             from = inner_start;
             continue;
         }
@@ -32,6 +33,12 @@ pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
         from = close + 2;
     }
     found
+}
+
+/// Where `byte` first appears twice in a row (`[[`, `]]`): `str::find` with
+/// a two-byte needle sets up a general substring search per call.
+fn find_doubled(haystack: &[u8], byte: u8) -> Option<usize> {
+    memchr::memchr_iter(byte, haystack).find(|&i| haystack.get(i + 1) == Some(&byte))
 }
 
 /// The note part of a link's inner text: `t|alias`, `t#heading`, `t#^block`
@@ -115,6 +122,13 @@ fn basename(id: &str) -> &str {
 }
 
 fn lower(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(text.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(text)
+        };
+    }
     if text.chars().any(char::is_uppercase) {
         Cow::Owned(text.to_lowercase())
     } else {

@@ -155,6 +155,15 @@ pub fn strip_marker(item: &str) -> (usize, &str) {
     (lead + marker_len + (rest.len() - content.len()), content)
 }
 
+/// The last arrow in `text`: its byte offset and length. The arrows start
+/// with different bytes, so at most one starts at any offset.
+fn last_arrow(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).rev().find_map(|at| {
+        ARROWS.iter().find(|arrow| bytes[at..].starts_with(arrow.as_bytes())).map(|arrow| (at, arrow.len()))
+    })
+}
+
 /// Read an item's text (marker already stripped) as an edge. Offsets in the
 /// returned link are relative to `text`.
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
@@ -163,7 +172,7 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
         return ItemEdge { label: None, link: None, missing_arrow: false, extra_links: 0 };
     };
     let before = &text[..first.start];
-    let arrow = ARROWS.iter().filter_map(|a| before.rfind(a).map(|i| (i, a.len()))).max();
+    let arrow = last_arrow(before);
     let (label, missing_arrow) = match arrow {
         Some((at, _)) => {
             let label = before[..at].trim();
@@ -228,6 +237,15 @@ mod tests {
         let e = parse_item("approved [[t]] or [[u]]");
         assert_eq!((e.label, e.missing_arrow, e.extra_links), (Some("approved"), true, 1));
         assert_eq!(parse_item("just prose").link, None);
+    }
+
+    #[test]
+    fn the_last_arrow_wins_whichever_it_is() {
+        assert_eq!(last_arrow("a -> b => c"), Some((7, 2)));
+        assert_eq!(last_arrow("a => b → c -> d"), Some((13, 2)));
+        assert_eq!(last_arrow("a -> b → c"), Some((7, 3)));
+        assert_eq!(last_arrow("no arrow - > here"), None);
+        assert_eq!(last_arrow(""), None);
     }
 
     #[test]

@@ -135,9 +135,9 @@ pub fn parse_note_with(
         edges.push(DeclaredEdge { target: link.target.to_string(), label, kind, pos });
     }
 
-    let title = outline.title.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
-    let mut cut: Vec<Range<usize>> = outline.next_sections.clone();
-    cut.extend(outline.leading_title.clone());
+    let title = outline.title.filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
+    let mut cut: Vec<Range<usize>> = outline.next_sections;
+    cut.extend(outline.leading_title);
     let node = Node {
         id: id.to_string(),
         title,
@@ -157,27 +157,34 @@ pub fn parse_note_with(
 /// blank lines and trailing whitespace trimmed: the step's work description.
 fn body_without(body: &str, mut cut: Vec<Range<usize>>) -> String {
     cut.sort_by_key(|r| r.start);
-    let mut kept: Vec<Range<usize>> = Vec::with_capacity(cut.len() + 1);
+    // The common note (title first, `## Next` last) keeps one piece: trim it
+    // and copy once.
+    let mut pieces = 0;
+    let mut only = 0..0;
+    for_each_kept(body.len(), &cut, |piece| {
+        pieces += 1;
+        only = piece;
+    });
+    if pieces <= 1 {
+        return trim_blank_edges(&body[only]).to_string();
+    }
+    let mut joined = String::with_capacity(body.len());
+    for_each_kept(body.len(), &cut, |piece| joined.push_str(&body[piece]));
+    trim_blank_edges(&joined).to_string()
+}
+
+/// The non-empty pieces of `0..len` between the sorted `cut` ranges, in order.
+fn for_each_kept(len: usize, cut: &[Range<usize>], mut piece: impl FnMut(Range<usize>)) {
     let mut at = 0;
     for range in cut {
         if range.start > at {
-            kept.push(at..range.start);
+            piece(at..range.start);
         }
         at = at.max(range.end);
     }
-    if at < body.len() {
-        kept.push(at..body.len());
+    if at < len {
+        piece(at..len);
     }
-    // The common note (title first, `## Next` last) keeps one piece: trim it
-    // and copy once.
-    if let [one] = kept.as_slice() {
-        return trim_blank_edges(&body[one.clone()]).to_string();
-    }
-    let mut joined = String::with_capacity(kept.iter().map(|r| r.len()).sum());
-    for range in kept {
-        joined.push_str(&body[range]);
-    }
-    trim_blank_edges(&joined).to_string()
 }
 
 /// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined

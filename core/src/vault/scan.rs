@@ -16,6 +16,7 @@
 use super::next::{outline_full, Outline};
 use super::text::lines_inclusive;
 use pulldown_cmark::{Event, HeadingLevel, Parser};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A column-0 ATX heading found by the scan.
@@ -104,9 +105,9 @@ fn needs_full_parse(line: &str, previous_blank: bool) -> bool {
 
 /// A heading's text as pulldown-cmark renders it: the raw content when it
 /// has no inline markup, else the content parsed.
-fn heading_text(content: &str) -> String {
+fn heading_text(content: &str) -> Cow<'_, str> {
     if !content.contains(['*', '_', '`', '[', ']', '<', '&', '\\', '!']) {
-        return content.to_string();
+        return Cow::Borrowed(content);
     }
     let mut text = String::new();
     for event in Parser::new(content) {
@@ -114,7 +115,7 @@ fn heading_text(content: &str) -> String {
             text.push_str(&t);
         }
     }
-    text
+    Cow::Owned(text)
 }
 
 /// Find the column-0 headings, or `None` when the body needs the full parse.
@@ -181,6 +182,21 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
 /// the full parse; a property test checks both ways agree.
 fn plain_list_items(section: &str) -> Option<Vec<Range<usize>>> {
     let mut items = Vec::new();
+    plain_list_items_into(section, 0, &mut items).then_some(items)
+}
+
+/// [`plain_list_items`] appended to `items`, shifted by `at`; `false` (and
+/// `items` as it was) when the section is not a plain list.
+fn plain_list_items_into(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> bool {
+    let before = items.len();
+    let scanned = scan_plain_list(section, at, items).is_some();
+    if !scanned {
+        items.truncate(before);
+    }
+    scanned
+}
+
+fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> Option<()> {
     let mut previous_blank = true;
     // The first line is the heading.
     for (start, raw) in lines_inclusive(section).skip(1) {
@@ -216,10 +232,10 @@ fn plain_list_items(section: &str) -> Option<Vec<Range<usize>>> {
             }
             Some(_) => {}
         }
-        items.push(start..start + line.len());
+        items.push(at + start..at + start + line.len());
         previous_blank = false;
     }
-    Some(items)
+    Some(())
 }
 
 /// The outline of a body: scanned when the scan is sure, else fully parsed.
@@ -240,8 +256,10 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
             let end =
                 found[i + 1..].iter().find(|later| later.level <= h.level).map_or(body.len(), |later| later.start);
             let section = &body[h.start..end];
-            let items = plain_list_items(section).unwrap_or_else(|| outline_full(section, next_levels).items);
-            out.items.extend(items.into_iter().map(|r| r.start + h.start..r.end + h.start));
+            if !plain_list_items_into(section, h.start, &mut out.items) {
+                let items = outline_full(section, next_levels).items;
+                out.items.extend(items.into_iter().map(|r| r.start + h.start..r.end + h.start));
+            }
             out.next_sections.push(h.start..end);
             out.next_heading.get_or_insert(h.start);
             section_end = end;
