@@ -215,7 +215,7 @@ pub fn from_js<T: serde::de::DeserializeOwned>(name: &'static str, value: JsValu
 /// what `vault::load_from` expects.
 pub fn unpack_files<'a>(bytes: &'a [u8], lengths: &[u32]) -> Result<Vec<(&'a str, &'a str)>, BindingError> {
     let invalid = |reason: &str| BindingError::InvalidArgument { name: "files", reason: reason.to_owned() };
-    let text = std::str::from_utf8(bytes).map_err(|_| invalid("the packed notes are not UTF-8"))?;
+    let text = simdutf8::basic::from_utf8(bytes).map_err(|_| invalid("the packed notes are not UTF-8"))?;
     if lengths.len() % 2 != 0 {
         return Err(invalid("the packed notes have a path without a text"));
     }
