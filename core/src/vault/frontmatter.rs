@@ -281,7 +281,7 @@ fn yaml_message(err: &yaml_serde::Error) -> String {
 }
 
 fn normalize_raw(raw: &str) -> String {
-    if raw.contains('\r') {
+    if memchr::memchr(b'\r', raw.as_bytes()).is_some() {
         raw.replace("\r\n", "\n")
     } else {
         raw.to_string()

@@ -35,7 +35,9 @@ pub const TRACE_FOLDER: &str = "00_plan-trace";
 pub fn is_plan_note(path: &str) -> bool {
     let is_markdown =
         path.len() > 3 && path.is_char_boundary(path.len() - 3) && path[path.len() - 3..].eq_ignore_ascii_case(".md");
-    is_markdown && !path.split('/').any(|part| part.starts_with('.')) && path.split('/').next() != Some(TRACE_FOLDER)
+    let hidden = path.starts_with('.') || path.as_bytes().windows(2).any(|pair| pair == b"/.");
+    let in_trace = path.strip_prefix(TRACE_FOLDER).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    is_markdown && !hidden && !in_trace
 }
 
 /// A note's node id: its path without `.md`.
@@ -120,5 +122,8 @@ mod tests {
         assert!(!is_plan_note("image.png"));
         assert!(!is_plan_note(".md"));
         assert!(is_plan_note("sub/00_plan-trace/x.md"));
+        assert!(is_plan_note("00_plan-trace.md"));
+        assert!(is_plan_note("00_plan-traces/x.md"));
+        assert!(!is_plan_note("a/.x.md"));
     }
 }

@@ -3,7 +3,7 @@
 use super::frontmatter::{self, NoteContext, Split};
 use super::next;
 use super::scan::outline;
-use super::text::{strip_bom, LineIndex};
+use super::text::{lines_inclusive, strip_bom, LineIndex};
 use crate::{Code, Diagnostic, EdgeKind, Node, NodeExt, SourcePos, VaultNode};
 use pulldown_cmark::HeadingLevel;
 use std::ops::Range;
@@ -203,7 +203,7 @@ fn collapse_whitespace(text: &str) -> String {
 /// Drop whole blank lines at the start and all whitespace at the end.
 pub fn trim_blank_edges(text: &str) -> &str {
     let mut start = 0;
-    for line in text.split_inclusive('\n') {
+    for (_, line) in lines_inclusive(text) {
         if line.trim().is_empty() {
             start += line.len();
         } else {
