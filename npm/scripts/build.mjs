@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Build the npm package into npm/pkg:
-//   cargo (wasm32, profile npm-release; PLANVAULT_NPM_PROFILE picks another)
+//   cargo (wasm32, profile npm-release; PLANVAULT_NPM_PROFILE picks another;
+//   std built from source for size when its sources are installed)
 //   → wasm-bindgen --target web
 //   → wasm-opt -Oz (from the `binaryen` npm package, when installed)
 //   → the entries: node.js, browser.js, inline.js (wasm as base64), index.d.ts.
@@ -29,21 +30,65 @@ function run(command, args, options = {}) {
 // 1. The wasm, located through cargo's own artifact messages (honours
 // CARGO_TARGET_DIR). scripts/wasm-env picks the toolchain route that works on
 // this machine (rustup's wasm32 target, or Debian's Rust with build-std).
+const profile = process.env.PLANVAULT_NPM_PROFILE ?? "npm-release";
 const cargoArgs = [
-  "build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", process.env.PLANVAULT_NPM_PROFILE ?? "npm-release",
+  "build", "-p", "planvault-wasm", "--target", "wasm32-unknown-unknown", "--profile", profile,
   "--message-format=json-render-diagnostics",
 ];
 const wasmEnv = join(repoDir, "scripts", "wasm-env");
-const [command, args] = existsSync(wasmEnv) ? ["bash", [wasmEnv, "cargo", ...cargoArgs]] : ["cargo", cargoArgs];
+const withWasmEnv = (argv) => (existsSync(wasmEnv) ? ["bash", [wasmEnv, ...argv]] : [argv[0], argv.slice(1)]);
+
+// std compiled with the package, when the toolchain has std's sources
+// (rustup's `rust-src` component; Debian's `rust-web-src` on its build-std
+// route): at the profile's opt-level, inside the one LTO unit, and with std's
+// `optimize_for_size` feature (a merge sort instead of driftsort/ipnsort per
+// element type, the short integer and float formatting paths), ~20 KB gzipped
+// less than the prebuilt std, the same results. Without the sources, or with
+// PLANVAULT_NPM_STD=prebuilt, the prebuilt std is linked and the build says so.
+function stdSources() {
+  if (process.env.PLANVAULT_NPM_STD === "prebuilt") return null;
+  const probe = 'd="$("${RUSTC:-rustc}" --print sysroot)/lib/rustlib/src/rust/library"; [ -d "$d/std" ] && echo "$d"';
+  const [probeCommand, probeArgs] = withWasmEnv(["bash", "-c", probe]);
+  try {
+    return execFileSync(probeCommand, probeArgs, { cwd: repoDir, stdio: ["ignore", "pipe", "ignore"] }).toString().trim() || null;
+  } catch {
+    return null;
+  }
+}
+const stdSource = stdSources();
 // wasm SIMD (Node 16.4+, every current browser, Safari 16.4+): memchr's line
 // and link scans run 16 bytes at a time, ~15% off parseVault. Set here, not
 // in .cargo/config.toml, so the app and worker bundles are unaffected; the
 // variable replaces that file's wasm32 rustflags, so it repeats them.
-const env = {
+const cargoEnv = {
   ...process.env,
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS: "--cfg=web_sys_unstable_apis -Ctarget-feature=+simd128",
 };
-const messages = run(command, args, { cwd: repoDir, env, maxBuffer: 256 * 1024 * 1024 }).toString();
+if (stdSource) {
+  Object.assign(cargoEnv, {
+    RUSTC_BOOTSTRAP: "1",
+    CARGO_UNSTABLE_BUILD_STD: "std,panic_abort",
+    CARGO_UNSTABLE_BUILD_STD_FEATURES: "optimize_for_size",
+  });
+  // npm-release is built for speed: keep the prebuilt std's opt-level 3
+  // where the vault loader spends its time in std, core (UTF-8 validation,
+  // memchr, str searching) and the allocator; the rest of std builds at `z`.
+  // (Given here, not in Cargo.toml, where builds without build-std would
+  // warn that no package matches.)
+  if (profile === "npm-release") {
+    for (const crate of ["core", "dlmalloc"]) {
+      cargoArgs.push("--config", `profile.npm-release.package.${crate}.opt-level=3`);
+    }
+  }
+} else {
+  console.error(
+    process.env.PLANVAULT_NPM_STD === "prebuilt"
+      ? "std: prebuilt (PLANVAULT_NPM_STD=prebuilt)"
+      : "std: prebuilt, ~20 KB gzipped larger (no std sources: `rustup component add rust-src`)",
+  );
+}
+const [command, args] = withWasmEnv(["cargo", ...cargoArgs]);
+const messages = run(command, args, { cwd: repoDir, env: cargoEnv, maxBuffer: 256 * 1024 * 1024 }).toString();
 const wasmIn = messages
   .split("\n")
   .filter((line) => line.startsWith("{"))
@@ -107,6 +152,8 @@ const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
 const glue = readFileSync(join(pkgDir, "planvault_wasm.js"));
 const api = readFileSync(join(pkgDir, "api.js"));
 const sizes = {
+  profile,
+  std: stdSource ? "built with the package, optimize_for_size" : "prebuilt",
   wasmBeforeWasmOpt: beforeOpt,
   wasm: wasmBytes.length,
   wasmGzip: gz(wasmBytes),
