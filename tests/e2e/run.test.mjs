@@ -418,6 +418,59 @@ test('a breakpoint pauses after the node’s work, before its edge is judged, an
   }
 });
 
+test('a page reload at a breakpoint comes back to it without calling the model again', async () => {
+  // Each reply is scripted once: a second review request would get nothing.
+  const stub = await startStub({
+    replies: [
+      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
+      reply(REVIEW, 'The date is missing.'),
+      reply(JUDGE, '1. YES - approved after the edit\n2. NO'),
+      reply(SEND, 'Sent.'),
+    ],
+  });
+  let page = await newPage();
+  try {
+    await openVault(page, EXAMPLE);
+    await useEndpoint(page, stub.url);
+    const at = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'body'));
+    await page.mouse.click(at.x, at.y);
+    await page.check('#knob-breakpoint');
+    await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
+    await startRun(page);
+    await waitAsk(page, 'breakpoint');
+    const held = (await readVault(page))['00_plan-trace/review.visit-1.held.md'];
+    assert.match(held ?? '', /The date is missing\./, 'the output waits in the vault');
+
+    await page.reload();
+    await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await reopenVault(page);
+    await page.locator('#resume-offer').waitFor({ state: 'visible' });
+    await page.click('#resume-offer-accept');
+    // The reloaded page has no breakpoints set; the held output brings the run back to this one.
+    const ask = await waitAsk(page, 'breakpoint');
+    assert.equal(ask.node, 'review');
+    assert.equal(await page.locator('#breakpoint-output').inputValue(), 'The date is missing.');
+    await page.fill('#breakpoint-output', 'The date is missing. EDITED AFTER THE RELOAD');
+    await page.click('#breakpoint-continue');
+    await waitPhase(page, 'finished');
+
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    const requests = await stub.requests();
+    assert.equal(requests.filter((r) => textOf(r).includes(REVIEW)).length, 1, 'the review is asked of the model once');
+    assert.equal(requests.length, 4);
+    const judge = requests.find((r) => textOf(r).includes(JUDGE));
+    assert.ok(textOf(judge).includes('EDITED AFTER THE RELOAD'), 'the edited output was judged');
+    const files = await readVault(page);
+    assert.equal(files['00_plan-trace/review.visit-1.held.md'], undefined, 'nothing stays held');
+    assert.match(files['00_plan-trace/review.visit-1.md'], /EDITED AFTER THE RELOAD/);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    stub.close();
+    await page.context().close();
+  }
+});
+
 /** Answers every question of a manual run from `answers[kind](ask)`. */
 async function answerUntilFinished(page, answers) {
   const seen = [];

@@ -361,11 +361,13 @@ impl<'a, H: Host> Driver<'a, H> {
                 Effect::Output { node, title, visit, text } => self.output(&node, &title, visit, &text).await.map(|()| None),
                 // Amendments belong to PLAN.md runs; a vault has none.
                 Effect::Amend { .. } => Ok(None),
-                Effect::Request(request) => {
-                    let event = self.serve(&request).await;
-                    queue.extend(engine.handle(event));
-                    Ok(None)
-                }
+                Effect::Request(request) => match self.serve(&request).await {
+                    Ok(event) => {
+                        queue.extend(engine.handle(event));
+                        Ok(None)
+                    }
+                    Err(error) => Err(error),
+                },
                 Effect::Finish(finish) => Ok(Some(finish)),
             };
             match done {
@@ -576,44 +578,65 @@ impl<'a, H: Host> Driver<'a, H> {
         Event::Stop { reason: "stopped from the app".into() }
     }
 
-    async fn serve(&mut self, request: &Request) -> Event {
+    /// Answer one engine request; `Err` only when the vault refused a write.
+    async fn serve(&mut self, request: &Request) -> Result<Event, RunError> {
         let id = request.id.clone();
         if !self.checkpoint(request).await {
-            return self.stopped();
+            return Ok(self.stopped());
         }
         let manual = matches!(self.start.mode, RunMode::Manual);
         let title = self.node_index(&request.node).map(|i| self.plan.nodes[i].title.clone()).unwrap_or_default();
         let answer = match &request.body {
             RequestBody::Work { messages, tools, role, review_only } => {
                 self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
-                let output = if manual {
+                let held_path = trace::held_output_path(&request.node, request.visit);
+                let held = self.host.read(&held_path).await.map_err(vault_error)?.and_then(|note| trace::parse_output_note(&note));
+                let was_held = held.is_some();
+                let output = if let Some(held) = held {
+                    // Stopped (or reloaded) at this node's breakpoint: its work is done.
+                    self.post(FromWorker::Delta { node: request.node.clone(), text: self.scrub(&held) });
+                    Ok(held)
+                } else if manual {
                     let ask = AskKind::Work { title: title.clone(), prompt: prompt_text(messages) };
                     match self.ask(&id, request, ask, None).await {
                         Some(PersonReply::Work { output } | PersonReply::Continue { output }) => Ok(output),
                         // A reply of another kind is an empty answer.
                         Some(_) => Ok(String::new()),
-                        None => return self.stopped(),
+                        None => return Ok(self.stopped()),
                     }
                 } else {
                     self.work(request, role.as_deref(), messages, tools, *review_only).await
                 };
                 let output = match output {
                     Ok(output) => output,
-                    Err(LlmError::Interrupted) => return self.stopped(),
-                    Err(err) => return self.unavailable(id, &err),
+                    Err(LlmError::Interrupted) => return Ok(self.stopped()),
+                    Err(err) => return Ok(self.unavailable(id, &err)),
                 };
-                let output = if self.ctl.breakpoints.contains(&request.node) {
+                // A held output means the person was still looking at it:
+                // the run picks up at that breakpoint even if the app no
+                // longer has it set (breakpoints live in the page).
+                let output = if was_held || self.ctl.breakpoints.contains(&request.node) {
+                    // The output waits on disk while the person looks at it,
+                    // so a stop or a page reload here does not pay for the
+                    // model call again.
+                    let note = trace::held_output_note(&request.node, &title, request.visit, &output);
+                    if self.host.read(&held_path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
+                        self.write(&held_path, &note).await?;
+                    }
                     self.post(FromWorker::Paused { reason: PauseReason::Breakpoint { node: request.node.clone() } });
                     let ask = AskKind::Breakpoint { title, output: self.scrub(&output) };
                     let unchanged = PersonReply::Continue { output: output.clone() };
                     match self.ask(&format!("{id}/breakpoint"), request, ask, Some(unchanged)).await {
                         Some(PersonReply::Continue { output } | PersonReply::Work { output }) => output,
                         Some(_) => output,
-                        None => return self.stopped(),
+                        None => return Ok(self.stopped()),
                     }
                 } else {
                     output
                 };
+                if self.host.read(&held_path).await.map_err(vault_error)?.is_some() {
+                    self.host.remove(&held_path).await.map_err(vault_error)?;
+                }
                 if std::mem::take(&mut self.ctl.stepping) {
                     self.ctl.pause_after = Some(request.node.clone());
                 }
@@ -627,13 +650,13 @@ impl<'a, H: Host> Driver<'a, H> {
                         Some(PersonReply::Judge { verdicts }) => Answer::Judgment { raw: compat::render_verdicts(labels, &verdicts) },
                         // Anything else is no verdict: the engine re-asks.
                         Some(_) => Answer::Judgment { raw: String::new() },
-                        None => return self.stopped(),
+                        None => return Ok(self.stopped()),
                     }
                 } else {
                     match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
                         Ok(c) => Answer::Judgment { raw: c.content },
-                        Err(LlmError::Interrupted) => return self.stopped(),
-                        Err(err) => return self.unavailable(id, &err),
+                        Err(LlmError::Interrupted) => return Ok(self.stopped()),
+                        Err(err) => return Ok(self.unavailable(id, &err)),
                     }
                 }
             }
@@ -644,25 +667,28 @@ impl<'a, H: Host> Driver<'a, H> {
                 match self.ask(&id, request, ask, None).await {
                     Some(PersonReply::Human { approved, note, choice }) => compat::human_answer(approved, note, choice),
                     Some(_) => compat::human_answer(false, "no decision".into(), None),
-                    None => return self.stopped(),
+                    None => return Ok(self.stopped()),
                 }
             }
-            RequestBody::Command { .. } => return Event::Refused { id, reason: COMMAND_REFUSED.into() },
+            RequestBody::Command { .. } => return Ok(Event::Refused { id, reason: COMMAND_REFUSED.into() }),
             RequestBody::Invoke { capability, .. } => {
-                return Event::Refused { id, reason: format!("the browser runner has no tool {capability}: run this plan with `planvault run`") }
+                return Ok(Event::Refused {
+                    id,
+                    reason: format!("the browser runner has no tool {capability}: run this plan with `planvault run`"),
+                })
             }
             RequestBody::Replan { messages, role } => {
                 if manual {
-                    return Event::Refused { id, reason: "replanning needs a model; manual mode has none".into() };
+                    return Ok(Event::Refused { id, reason: "replanning needs a model; manual mode has none".into() });
                 }
                 match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
                     Ok(c) => Answer::Revision { text: c.content },
-                    Err(LlmError::Interrupted) => return self.stopped(),
-                    Err(err) => return self.unavailable(id, &err),
+                    Err(LlmError::Interrupted) => return Ok(self.stopped()),
+                    Err(err) => return Ok(self.unavailable(id, &err)),
                 }
             }
         };
-        Event::Answered { id, answer }
+        Ok(Event::Answered { id, answer })
     }
 
     fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
@@ -888,14 +914,14 @@ mod tests {
         let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
         let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
         let command = Request { id: "3#1:command".into(), node: "3".into(), visit: 1, body: RequestBody::Command { command: "make".into() } };
-        assert_eq!(block_on(driver.serve(&command)), Some(Event::Refused { id: "3#1:command".into(), reason: COMMAND_REFUSED.into() }));
+        assert_eq!(block_on(driver.serve(&command)), Some(Ok(Event::Refused { id: "3#1:command".into(), reason: COMMAND_REFUSED.into() })));
         let invoke = Request {
             id: "s:invoke".into(),
             node: "s".into(),
             visit: 1,
             body: RequestBody::Invoke { capability: "shell".into(), args: serde_json::Value::Null },
         };
-        assert!(matches!(block_on(driver.serve(&invoke)), Some(Event::Refused { reason, .. }) if reason.contains("planvault run")));
+        assert!(matches!(block_on(driver.serve(&invoke)), Some(Ok(Event::Refused { reason, .. })) if reason.contains("planvault run")));
     }
 
     #[test]
@@ -913,7 +939,7 @@ mod tests {
             });
             let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
             let human = Request { id: "send#1:human".into(), node: "send".into(), visit: 1, body: RequestBody::Human { question: "Send it?".into(), choices: vec![] } };
-            let event = block_on(driver.serve(&human)).unwrap();
+            let event = block_on(driver.serve(&human)).unwrap().expect("no vault error");
             assert_eq!(event, Event::Answered { id: "send#1:human".into(), answer: compat::human_answer(approved, decision.into(), None) });
             match event {
                 Event::Answered { answer: Answer::Human { decision: d, approved: a, .. }, .. } => assert_eq!((d.as_str(), a), (decision, approved)),

@@ -276,6 +276,57 @@ fn a_breakpoint_lets_the_person_edit_the_output_before_the_engine_sees_it() {
 }
 
 #[test]
+fn a_run_stopped_at_a_breakpoint_resumes_there_without_calling_the_model_again() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    // The page goes away while the person reads draft's output.
+    host.respond(|m| match m {
+        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let mut s = start(model());
+    s.breakpoints = vec!["draft".into()];
+    assert!(matches!(go(&host, &inbox, s), Some(FinishReason::Stopped { .. })));
+    assert_eq!(host.calls.borrow().len(), 1);
+    let held = host.file("00_plan-trace/draft.visit-1.held.md").expect("the output is held on disk");
+    assert!(held.contains("the draft output, in several words"), "{held}");
+    assert_eq!(host.file(JOURNAL_FILE), None, "the engine has not seen the output");
+
+    // The resumed run asks about the same output again, and the model is not called for it.
+    host.posted.borrow_mut().clear();
+    host.respond(|m| match m {
+        FromWorker::Ask { request, ask: AskKind::Breakpoint { output, .. }, .. } => {
+            assert_eq!(output, "the draft output, in several words");
+            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Continue { output: "EDITED draft".into() } }]
+        }
+        _ => vec![],
+    });
+    // A reloaded page has forgotten its breakpoints; the held output still
+    // brings the run back to this one.
+    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
+    assert_eq!(steps, ["draft", "review", "judge", "send"], "draft's model call is made once across both runs");
+    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "draft".into() }]);
+    assert!(host.file("00_plan-trace/draft.visit-1.md").unwrap().contains("EDITED draft"));
+    assert_eq!(host.file("00_plan-trace/draft.visit-1.held.md"), None, "the held output is gone once the run went on");
+}
+
+#[test]
+fn a_breakpoint_continued_at_once_leaves_no_held_output() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![ToWorker::Resume],
+        _ => vec![],
+    });
+    let mut s = start(model());
+    s.breakpoints = vec!["draft".into(), "review".into()];
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    assert!(host.files.borrow().keys().all(|path| !path.contains(".held.")), "{:?}", host.files.borrow().keys());
+    assert_eq!(host.calls.borrow().len(), 4);
+}
+
+#[test]
 fn manual_mode_asks_the_person_for_work_and_judgments_and_calls_no_model() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, |_: &HttpCall| panic!("manual mode called a model"));

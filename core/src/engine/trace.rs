@@ -107,8 +107,23 @@ pub fn resume_marker(what: &str) -> String {
 
 /// Where a node's output for one visit is kept.
 pub fn output_note_path(node: &str, visit: u32) -> String {
-    let safe: String = node.chars().map(|c| if matches!(c, '/' | '\\' | ':' | '#' | '^' | '|' | '[' | ']') { '_' } else { c }).collect();
-    format!("{TRACE_DIR}/{safe}.visit-{visit}.md")
+    format!("{TRACE_DIR}/{}.visit-{visit}.md", file_safe(node))
+}
+
+/// Where a node's output waits while a breakpoint holds it, before the
+/// engine has seen it: a run stopped or reloaded there resumes with this
+/// text instead of asking the model again. Gone once the run goes on.
+pub fn held_output_path(node: &str, visit: u32) -> String {
+    format!("{TRACE_DIR}/{}.visit-{visit}.held.md", file_safe(node))
+}
+
+/// The held output's note; [`parse_output_note`] reads it back.
+pub fn held_output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
+    format!("# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{text}\n", one_line(title))
+}
+
+fn file_safe(node: &str) -> String {
+    node.chars().map(|c| if matches!(c, '/' | '\\' | ':' | '#' | '^' | '|' | '[' | ']') { '_' } else { c }).collect()
 }
 
 /// The output note's text.
@@ -153,5 +168,8 @@ mod tests {
         let note = output_note("drafts/first", "First draft", 2, "hello\n\nworld");
         assert_eq!(parse_output_note(&note).as_deref(), Some("hello\n\nworld"));
         assert_eq!(output_note_path("drafts/first", 2), "00_plan-trace/drafts_first.visit-2.md");
+        let held = held_output_note("drafts/first", "First draft", 2, "hello\n\nworld");
+        assert_eq!(parse_output_note(&held).as_deref(), Some("hello\n\nworld"));
+        assert_eq!(held_output_path("drafts/first", 2), "00_plan-trace/drafts_first.visit-2.held.md");
     }
 }
