@@ -362,24 +362,35 @@ test('a 429 is retried after the notice and the run completes', async () => {
   }
 });
 
-test('a breakpoint pauses after the node’s work, before its edge is judged, and the edited output is judged', async () => {
-  const stub = await startStub({
+/** One reply per request of a run that stops at review's breakpoint. */
+function reviewHeldAtABreakpoint() {
+  return {
     replies: [
       reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
       reply(REVIEW, 'The date is missing.'),
       reply(JUDGE, '1. YES - approved after the edit\n2. NO'),
       reply(SEND, 'Sent.'),
     ],
-  });
+  };
+}
+
+/** Selects `node` on the canvas and ticks its breakpoint; returns the point clicked. */
+async function setBreakpointFromSidePanel(page, node) {
+  const at = await page.evaluate((node) => window.planvaultTest.nodePoint(node, 'body'), node);
+  await page.mouse.click(at.x, at.y);
+  await page.check('#knob-breakpoint');
+  await waitFor(page, (node) => window.planvaultTest.canvasRun()?.breakpoints?.includes(node), node, 5_000);
+  return at;
+}
+
+test('a breakpoint pauses after the node’s work, before its edge is judged, and the edited output is judged', async () => {
+  const stub = await startStub(reviewHeldAtABreakpoint());
   const page = await newPage();
   try {
     await openVault(page, EXAMPLE);
     await useEndpoint(page, stub.url);
     // The breakpoint is set from the selected node's side panel.
-    const at = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'body'));
-    await page.mouse.click(at.x, at.y);
-    await page.check('#knob-breakpoint');
-    await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
+    const at = await setBreakpointFromSidePanel(page, 'review');
     assert.deepEqual((await canvasRun(page)).breakpoints, ['review'], 'the canvas marks it');
     // B on the focused card toggles it too.
     await page.mouse.click(at.x, at.y);
@@ -420,22 +431,12 @@ test('a breakpoint pauses after the node’s work, before its edge is judged, an
 
 test('a page reload at a breakpoint comes back to it without calling the model again', async () => {
   // Each reply is scripted once: a second review request would get nothing.
-  const stub = await startStub({
-    replies: [
-      reply(DRAFT, 'Subject: Quarterly design review\n\nDraft one.'),
-      reply(REVIEW, 'The date is missing.'),
-      reply(JUDGE, '1. YES - approved after the edit\n2. NO'),
-      reply(SEND, 'Sent.'),
-    ],
-  });
-  let page = await newPage();
+  const stub = await startStub(reviewHeldAtABreakpoint());
+  const page = await newPage();
   try {
     await openVault(page, EXAMPLE);
     await useEndpoint(page, stub.url);
-    const at = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'body'));
-    await page.mouse.click(at.x, at.y);
-    await page.check('#knob-breakpoint');
-    await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
+    await setBreakpointFromSidePanel(page, 'review');
     await startRun(page);
     await waitAsk(page, 'breakpoint');
     const held = (await readVault(page))['00_plan-trace/review.visit-1.held.md'];

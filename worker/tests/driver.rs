@@ -275,15 +275,20 @@ fn a_breakpoint_lets_the_person_edit_the_output_before_the_engine_sees_it() {
     assert!(prompt(&host.calls.borrow()[1]).contains("EDITED draft"), "the next node reads the edited output");
 }
 
+/// Every breakpoint question is answered by `control` (a Stop, a Resume).
+fn answer_breakpoints_with(host: &MemoryHost, control: ToWorker) {
+    host.respond(move |m| match m {
+        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![control.clone()],
+        _ => vec![],
+    });
+}
+
 #[test]
 fn a_run_stopped_at_a_breakpoint_resumes_there_without_calling_the_model_again() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
     // The page goes away while the person reads draft's output.
-    host.respond(|m| match m {
-        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![ToWorker::Stop],
-        _ => vec![],
-    });
+    answer_breakpoints_with(&host, ToWorker::Stop);
     let mut s = start(model());
     s.breakpoints = vec!["draft".into()];
     assert!(matches!(go(&host, &inbox, s), Some(FinishReason::Stopped { .. })));
@@ -315,10 +320,7 @@ fn a_run_stopped_at_a_breakpoint_resumes_there_without_calling_the_model_again()
 fn a_breakpoint_continued_at_once_leaves_no_held_output() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
-    host.respond(|m| match m {
-        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![ToWorker::Resume],
-        _ => vec![],
-    });
+    answer_breakpoints_with(&host, ToWorker::Resume);
     let mut s = start(model());
     s.breakpoints = vec!["draft".into(), "review".into()];
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
