@@ -61,6 +61,28 @@ with_wasm_env() {
     esac
 }
 
+# Runs "$@" like with_wasm_env, building std from source inside the release
+# bundle's LTO unit with std's `optimize_for_size` feature when std's sources
+# are installed (rustup's rust-src; always on the Debian route): the app and
+# worker bundles come out ~30 KB and ~20 KB gzipped smaller. Without the
+# sources the prebuilt std is linked (and the bundles are bigger).
+with_wasm_bundle_env() {
+    local route library
+    route="$(wasm_route)"
+    if [ "$route" = debian ]; then
+        CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size with_wasm_env "$@"
+        return
+    fi
+    library="$(rustc --print sysroot)/lib/rustlib/src/rust/library"
+    if [ "$route" = rustup ] && [ -d "$library/std" ] && [ -z "${PLANVAULT_PREBUILT_STD:-}" ]; then
+        RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
+            CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size with_wasm_env "$@"
+    else
+        say "std: prebuilt (no std sources; \`rustup component add rust-src\` makes the bundles smaller)"
+        with_wasm_env "$@"
+    fi
+}
+
 # Folders below the root with their own package.json (the npm package, the
 # example plugin, ...), outside node_modules and build output.
 npm_package_dirs() {
