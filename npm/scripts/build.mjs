@@ -80,6 +80,14 @@ if (stdSource) {
       cargoArgs.push("--config", `profile.npm-release.package.${crate}.opt-level=3`);
     }
   }
+  // No source locations in panics (-Zlocation-detail, unstable like
+  // build-std): every bounds check, unwrap and expect otherwise carries a
+  // file path, line and column, ~9 KB gzipped in all. An internal-panic error
+  // then reads "panicked at <redacted>:0:0: <the panic message>". To see
+  // where a reported panic comes from, build with PLANVAULT_NPM_PANIC_LOCATIONS=1.
+  if (!process.env.PLANVAULT_NPM_PANIC_LOCATIONS) {
+    cargoEnv.CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS += " -Zlocation-detail=none";
+  }
 } else {
   console.error(
     process.env.PLANVAULT_NPM_STD === "prebuilt"
@@ -154,6 +162,7 @@ const api = readFileSync(join(pkgDir, "api.js"));
 const sizes = {
   profile,
   std: stdSource ? "built with the package, optimize_for_size" : "prebuilt",
+  panicLocations: !stdSource || Boolean(process.env.PLANVAULT_NPM_PANIC_LOCATIONS),
   wasmBeforeWasmOpt: beforeOpt,
   wasm: wasmBytes.length,
   wasmGzip: gz(wasmBytes),
