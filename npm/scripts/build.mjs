@@ -44,9 +44,11 @@ const withWasmEnv = (argv) => (existsSync(wasmEnv) ? ["bash", [wasmEnv, ...argv]
 // `optimize_for_size` feature (a merge sort instead of driftsort/ipnsort per
 // element type, the short integer and float formatting paths), ~20 KB gzipped
 // less than the prebuilt std, the same results. Without the sources, or with
-// PLANVAULT_NPM_STD=prebuilt, the prebuilt std is linked and the build says so.
+// PLANVAULT_NPM_STD=prebuilt (or PLANVAULT_PREBUILT_STD, as for the app and
+// worker bundles), the prebuilt std is linked and the build says so.
+const prebuiltStd = process.env.PLANVAULT_NPM_STD === "prebuilt" || Boolean(process.env.PLANVAULT_PREBUILT_STD);
 function stdSources() {
-  if (process.env.PLANVAULT_NPM_STD === "prebuilt") return null;
+  if (prebuiltStd) return null;
   const probe = 'd="$("${RUSTC:-rustc}" --print sysroot)/lib/rustlib/src/rust/library"; [ -d "$d/std" ] && echo "$d"';
   const [probeCommand, probeArgs] = withWasmEnv(["bash", "-c", probe]);
   try {
@@ -90,8 +92,8 @@ if (stdSource) {
   }
 } else {
   console.error(
-    process.env.PLANVAULT_NPM_STD === "prebuilt"
-      ? "std: prebuilt (PLANVAULT_NPM_STD=prebuilt)"
+    prebuiltStd
+      ? "std: prebuilt (PLANVAULT_NPM_STD=prebuilt or PLANVAULT_PREBUILT_STD set)"
       : "std: prebuilt, ~20 KB gzipped larger (no std sources: `rustup component add rust-src`)",
   );
 }
