@@ -4,7 +4,7 @@
 //! and exporting it costs no second trip across the boundary.
 
 use crate::staging::with_staged_files;
-use crate::types::{from_js, reject_unknown_keys, to_js, GeneratedPlanLimits, GeneratedPlanOptions, ValidateReport};
+use crate::types::{read_generated_plan_options, reject_unknown_keys, report_to_js, GeneratedPlanLimits, GeneratedPlanOptions};
 use crate::error::BindingError;
 use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
 use wasm_bindgen::prelude::*;
@@ -103,14 +103,14 @@ pub fn parse_generated_plan(
     let options: GeneratedPlanOptions = if options.is_undefined() || options.is_null() {
         GeneratedPlanOptions::default()
     } else {
-        // serde-wasm-bindgen reads only the fields it knows: name a misspelt
+        // The reader reads only the fields it knows: name a misspelt
         // option instead of silently dropping a limit.
         reject_unknown_keys("options", &options, GeneratedPlanOptions::KEYS)?;
         let limits = js_sys::Reflect::get(&options, &JsValue::from_str("limits")).unwrap_or(JsValue::UNDEFINED);
         if !limits.is_undefined() {
             reject_unknown_keys("options.limits", &limits, GeneratedPlanLimits::KEYS)?;
         }
-        from_js("options", options)?
+        read_generated_plan_options(&options)?
     };
     let file = options.file.clone().unwrap_or_else(|| "plan.json".to_owned());
     let options = options.to_core();
@@ -121,7 +121,7 @@ pub fn parse_generated_plan(
 /// prints it: `JSON.stringify(validate(plan), null, 2)` is the CLI's output.
 #[wasm_bindgen(unchecked_return_type = "ValidateReport")]
 pub fn validate(plan: &PlanHandle) -> Result<JsValue, JsValue> {
-    Ok(to_js(&ValidateReport::from_core(&plan.all_diagnostics()))?)
+    Ok(report_to_js(&plan.all_diagnostics())?)
 }
 
 /// A Mermaid `flowchart` of the plan, as `planvault graph --mermaid` prints it.

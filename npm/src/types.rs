@@ -190,21 +190,146 @@ pub fn reject_unknown_keys(name: &'static str, value: &JsValue, known: &[&str]) 
 }
 
 /// Serialize for JavaScript the way the CLI's JSON reads: `None` is `null`
-/// (not `undefined`), maps are plain objects.
+/// (not `undefined`), maps are plain objects. Built as JSON text with
+/// serde_json (linked for the parsers anyway) and handed to `JSON.parse`,
+/// which gives the same objects a field-by-field JavaScript serializer would.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, BindingError> {
-    let serializer = serde_wasm_bindgen::Serializer::new()
-        .serialize_missing_as_null(true)
-        .serialize_maps_as_objects(true);
-    value.serialize(&serializer).map_err(|e| BindingError::Conversion(e.to_string()))
+    let json = serde_json::to_string(value).map_err(|e| BindingError::Conversion(e.to_string()))?;
+    js_sys::JSON::parse(&json).map_err(|e| BindingError::Conversion(js_string(&e)))
 }
 
-/// Read a JavaScript argument into a Rust value, naming the argument on failure.
-pub fn from_js<T: serde::de::DeserializeOwned>(name: &'static str, value: JsValue) -> Result<T, BindingError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
-        let reason = e.to_string();
-        let reason = reason.strip_prefix("Error: ").unwrap_or(&reason).to_owned();
-        BindingError::InvalidArgument { name, reason }
+/// The `ValidateReport` for these diagnostics, serialized from core's
+/// diagnostics directly (the mirror [`ValidateReport`], which gives the
+/// TypeScript types, has the same JSON; a unit test holds that).
+pub fn report_to_js(diagnostics: &[planvault_core::Diagnostic]) -> Result<JsValue, BindingError> {
+    to_js(&CoreReport { diagnostics })
+}
+
+/// `{"diagnostics": [...]}` over core's own diagnostics.
+#[derive(Serialize)]
+struct CoreReport<'a> {
+    diagnostics: &'a [planvault_core::Diagnostic],
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// JavaScript's `String(value)`.
+    #[wasm_bindgen(js_name = String)]
+    fn js_string(value: &JsValue) -> String;
+}
+
+/// Read `parseGeneratedPlan`'s options object, field by field.
+///
+/// Reads exactly as serde-wasm-bindgen's `from_value` did for these types
+/// (what it accepts, its error messages, which are serde's), without a
+/// generic deserializer in the binary: `null` and `undefined` are absent; a
+/// string is a JavaScript string; a tool list is an array or any iterable of
+/// them; a limit is a non-negative safe integer or a BigInt that fits.
+/// Errors name `options`; an exception thrown by a getter propagates as is.
+pub fn read_generated_plan_options(options: &JsValue) -> Result<GeneratedPlanOptions, BindingError> {
+    read_options(options).map_err(|reason| BindingError::InvalidArgument { name: "options", reason })
+}
+
+fn read_options(options: &JsValue) -> Result<GeneratedPlanOptions, String> {
+    if !options.is_object() {
+        return Err(invalid_type(options, "struct GeneratedPlanOptions"));
+    }
+    Ok(GeneratedPlanOptions {
+        file: optional(field(options, "file"), read_string)?,
+        allowed_tools: optional(field(options, "allowedTools"), read_strings)?,
+        available_tools: optional(field(options, "availableTools"), read_strings)?,
+        limits: optional(field(options, "limits"), read_limits)?,
     })
+}
+
+fn read_limits(limits: JsValue) -> Result<GeneratedPlanLimits, String> {
+    if !limits.is_object() {
+        return Err(invalid_type(&limits, "struct GeneratedPlanLimits"));
+    }
+    let count = |key| optional(field(&limits, key), read_count);
+    Ok(GeneratedPlanLimits {
+        max_nodes: count("maxNodes")?,
+        max_dependencies: count("maxDependencies")?,
+        max_references: count("maxReferences")?,
+        max_preconditions: count("maxPreconditions")?,
+        max_args_bytes: count("maxArgsBytes")?,
+        max_args_depth: count("maxArgsDepth")?,
+    })
+}
+
+/// `object[key]`; a getter's exception is rethrown to the caller's caller.
+fn field(object: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(object, &JsValue::from_str(key)).unwrap_or_else(|e| wasm_bindgen::throw_val(e))
+}
+
+fn optional<T>(value: JsValue, read: impl FnOnce(JsValue) -> Result<T, String>) -> Result<Option<T>, String> {
+    if is_nullish(&value) {
+        Ok(None)
+    } else {
+        read(value).map(Some)
+    }
+}
+
+fn read_string(value: JsValue) -> Result<String, String> {
+    value.as_string().ok_or_else(|| invalid_type(&value, "a string"))
+}
+
+fn read_strings(value: JsValue) -> Result<Vec<String>, String> {
+    if let Some(array) = value.dyn_ref::<js_sys::Array>() {
+        return array.iter().map(read_string).collect();
+    }
+    match js_sys::try_iter(&value) {
+        Ok(Some(items)) => items.map(|item| item.map_err(|e| thrown(&e)).and_then(read_string)).collect(),
+        Ok(None) => Err(invalid_type(&value, "a sequence")),
+        Err(e) => Err(thrown(&e)),
+    }
+}
+
+fn read_count(value: JsValue) -> Result<usize, String> {
+    let whole = if value.is_bigint() {
+        u64::try_from(value.clone())
+            .map_err(|_| "Couldn't deserialize u64 from a BigInt outside u64::MIN..u64::MAX bounds".to_owned())?
+    } else if js_sys::Number::is_safe_integer(&value) && value.as_f64().is_some_and(|n| n as i64 >= 0) {
+        value.as_f64().unwrap_or_default() as i64 as u64
+    } else {
+        return Err(invalid_type(&value, "usize"));
+    };
+    usize::try_from(whole)
+        .map_err(|_| format!("invalid value: {}, expected usize", serde::de::Unexpected::Unsigned(whole)))
+}
+
+fn is_nullish(value: &JsValue) -> bool {
+    value.loose_eq(&JsValue::NULL)
+}
+
+/// serde's "invalid type" message, naming the JavaScript value as
+/// serde-wasm-bindgen did.
+fn invalid_type(value: &JsValue, expected: &str) -> String {
+    use serde::de::Unexpected;
+    let text;
+    let unexpected = if is_nullish(value) {
+        Unexpected::Unit
+    } else if let Some(b) = value.as_bool() {
+        Unexpected::Bool(b)
+    } else if let Some(n) = value.as_f64() {
+        Unexpected::Float(n)
+    } else if let Some(s) = value.as_string() {
+        text = s;
+        Unexpected::Str(&text)
+    } else if value.is_instance_of::<js_sys::Uint8Array>() || value.is_instance_of::<js_sys::ArrayBuffer>() {
+        Unexpected::Bytes(&[])
+    } else {
+        text = format!("{value:?}");
+        Unexpected::Other(&text)
+    };
+    format!("invalid type: {unexpected}, expected {expected}")
+}
+
+/// A JavaScript exception as text: `String(error)`, without a plain
+/// `Error: ` prefix.
+fn thrown(error: &JsValue) -> String {
+    let text = js_string(error);
+    text.strip_prefix("Error: ").map(str::to_owned).unwrap_or(text)
 }
 
 /// The notes of a vault as the JavaScript wrapper packs them (one copy
@@ -303,6 +428,23 @@ mod tests {
             let err = unpack_files(bytes, lengths).unwrap_err();
             assert_eq!(err.code(), "invalid-argument", "{err}");
         }
+    }
+
+    #[test]
+    fn the_report_handed_to_javascript_reads_like_the_typed_mirror() {
+        let mut full = planvault_core::Diagnostic::error(Code::DanglingEdge, "`a` links to \"missing\" `b`\n\u{7}")
+            .at(&SourcePos::new("a.md", 4, 3))
+            .with_nodes(["a", "é"]);
+        full.items = vec![1, 2];
+        full.target = Some("b".into());
+        full.key = Some("exit".into());
+        let bare = planvault_core::Diagnostic::warning(Code::Unreachable, "nothing reaches `x`");
+        let core = [full, bare];
+        let sent = serde_json::to_string(&CoreReport { diagnostics: &core }).unwrap();
+        let typed = serde_json::to_string(&ValidateReport::from_core(&core)).unwrap();
+        assert_eq!(sent, typed);
+        assert!(sent.starts_with("{\"diagnostics\":[{\"code\":\"dangling-edge\",\"severity\":\"error\""), "{sent}");
+        assert!(sent.contains("\"file\":null,\"line\":null"), "absent fields are null: {sent}");
     }
 
     #[test]

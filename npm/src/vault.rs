@@ -3,7 +3,7 @@
 
 use crate::incremental::IncrementalVault;
 use crate::staging::with_staged_files;
-use crate::types::{to_js, ValidateReport};
+use crate::types::report_to_js;
 use wasm_bindgen::prelude::*;
 
 /// The wasm side of `Vault`; the package's JavaScript `Vault` wraps it so it
@@ -34,6 +34,6 @@ impl VaultCore {
     /// What `planvault validate --json` would print for the vault as it is now.
     #[wasm_bindgen(unchecked_return_type = "ValidateReport")]
     pub fn validate(&mut self) -> Result<JsValue, JsValue> {
-        Ok(to_js(&ValidateReport::from_core(self.vault.diagnostics()))?)
+        Ok(report_to_js(self.vault.diagnostics())?)
     }
 }
