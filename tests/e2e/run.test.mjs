@@ -400,6 +400,16 @@ test('a breakpoint pauses after the node’s work, before its edge is judged, an
     await page.keyboard.press('b');
     await waitFor(page, () => window.planvaultTest.canvasRun().breakpoints.includes('review'), null, 5_000);
     assert.match(await page.locator('#status').textContent(), /Breakpoint set on review/);
+    // A click on the card's corner dot toggles it, off and on again.
+    const dot = await page.evaluate(() => window.planvaultTest.nodePoint('review', 'breakpoint'));
+    await page.mouse.click(dot.x, dot.y);
+    await waitFor(page, () => window.planvaultTest.canvasRun().breakpoints.length === 0, null, 5_000);
+    assert.match(await page.locator('#status').textContent(), /Breakpoint removed on review/);
+    await page.mouse.click(dot.x, dot.y);
+    await waitFor(page, () => window.planvaultTest.canvasRun().breakpoints.includes('review'), null, 5_000);
+    assert.deepEqual((await canvasRun(page)).breakpoints, ['review']);
+    const [r, g, b] = (await pixelsAt(page, dot))[12];
+    assert.ok(near([r, g, b], [0xdc, 0x26, 0x26]), `the dot is drawn red at the corner, got ${[r, g, b]}`);
     await openRunPanel(page);
     assert.equal(await page.locator('#bp-review').isChecked(), true, 'and so does the run panel');
     await startRun(page);

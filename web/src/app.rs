@@ -345,6 +345,7 @@ fn install_test_hook(state: AppState) {
                 let r = o.scene.nodes[o.doc.node_index(&id)?];
                 Some(match part.as_str() {
                     "handle" => crate::geometry::handle_center(&r),
+                    "breakpoint" => crate::geometry::breakpoint_center(&r),
                     // On the ring the canvas draws round the run's active node.
                     "ring" => Point { x: r.x - 6.0, y: r.y + r.height / 2.0 },
                     _ => Point { x: r.x + r.width / 2.0, y: r.y + 22.0 },

@@ -309,7 +309,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         let Some(mut gesture) = input.with_value(|i| i.gesture.clone()) else {
             // Hover: show the handle of the card under the pointer.
             let hovered = match hit {
-                Hit::Node(i) | Hit::Handle(i) => Some(i),
+                Hit::Node(i) | Hit::Handle(i) | Hit::Breakpoint(i) => Some(i),
                 _ => None,
             };
             if state.hovered.get_untracked() != hovered {
@@ -319,7 +319,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 let cursor = match hit {
                     Hit::Handle(_) | Hit::EdgeHead(_) => "crosshair",
                     Hit::Node(_) => "move",
-                    Hit::Edge(_) | Hit::Label(_) => "pointer",
+                    Hit::Edge(_) | Hit::Label(_) | Hit::Breakpoint(_) => "pointer",
                     Hit::Empty => "grab",
                 };
                 let _ = web_sys::HtmlElement::style(&canvas).set_property("cursor", cursor);
@@ -386,6 +386,8 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 edge: e,
                 current: doc.checked.plan.edges[e].label.clone().unwrap_or_default(),
             }),
+            // Two clicks on a breakpoint dot toggle it twice; no dialog.
+            Hit::Breakpoint(_) => None,
             Hit::Node(i) | Hit::Handle(i) => {
                 Some(Dialog::Rename { node: i, current: crate::doc::basename(&doc.checked.plan.nodes[i].id).to_string() })
             }
@@ -446,11 +448,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             "b" | "B" => {
                 // A breakpoint on the focused node (drawn as a red dot on its card).
                 match state.selection.with_untracked(|s| s.focus.clone()) {
-                    Some(id) => {
-                        state.run.toggle_breakpoint(&id);
-                        let on = state.run.breakpoints.with_untracked(|b| b.contains(&id));
-                        state.message.set(format!("Breakpoint {} on {id}", if on { "set" } else { "removed" }));
-                    }
+                    Some(id) => toggle_breakpoint(state, &id),
                     None => state.message.set("Focus a node (arrow keys or a click) to toggle its breakpoint".into()),
                 }
                 true
@@ -489,7 +487,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             role="application"
             aria-label="Plan canvas. Arrow keys move between nodes, E cycles through the selected node's edges, \
                         B toggles a run breakpoint on the focused node, Delete removes the selection, plus and minus zoom, 0 fits the plan in view. \
-                        Drag from the dot under a card onto another card to add an edge."
+                        Drag from the dot under a card onto another card to add an edge; click a card's top-left corner to toggle its breakpoint."
             aria-describedby="status"
             on:pointerdown=on_pointer_down
             on:pointermove=on_pointer_move
@@ -513,9 +511,21 @@ fn center_on_minimap(state: AppState, screen: Point) {
     });
 }
 
+/// Set or clear a node's run breakpoint and say which.
+fn toggle_breakpoint(state: AppState, id: &str) {
+    state.run.toggle_breakpoint(id);
+    let on = state.run.breakpoints.with_untracked(|b| b.contains(id));
+    state.message.set(format!("Breakpoint {} on {id}", if on { "set" } else { "removed" }));
+}
+
 fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
     match outcome {
         Outcome::Nothing => {}
+        Outcome::Click { hit: Hit::Breakpoint(i), .. } => {
+            if let Some(id) = state.with_doc(|doc| doc.checked.plan.nodes[i].id.clone()) {
+                toggle_breakpoint(state, &id);
+            }
+        }
         Outcome::Click { hit, .. } => {
             let Some(selection) = state.with_doc(|doc| {
                 let mut s = state.selection.get_untracked();
@@ -539,6 +549,8 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                         Selection { nodes: Vec::new(), edge: Selection::edge_key(doc, e), focus: s.focus }
                     }
                     Hit::Empty if additive => s,
+                    // Handled above: a click there toggles the breakpoint.
+                    Hit::Breakpoint(_) => s,
                     Hit::Empty => Selection::default(),
                 }
             }) else {

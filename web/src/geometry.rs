@@ -145,6 +145,15 @@ pub fn label_size(text: &str) -> (f64, f64) {
     (text.chars().count() as f64 * LABEL_CHAR + 12.0, LABEL_FONT + 8.0)
 }
 
+/// The run breakpoint's dot at a card's top-left corner, radius in world units.
+pub const BREAKPOINT_RADIUS: f64 = 7.0;
+
+/// Where a card's breakpoint dot sits (drawn when set, hinted on hover;
+/// clicking it toggles the breakpoint).
+pub fn breakpoint_center(r: &Rect) -> Point {
+    Point { x: r.x, y: r.y }
+}
+
 /// The handle a drag starts a new edge from: bottom centre of the card.
 pub fn handle_center(r: &Rect) -> Point {
     Point { x: r.x + r.width / 2.0, y: r.y + r.height }
@@ -257,6 +266,9 @@ impl Scene {
             if distance(p, handle_center(r)) <= HANDLE_RADIUS + small {
                 return Hit::Handle(i);
             }
+            if distance(p, breakpoint_center(r)) <= BREAKPOINT_RADIUS + small {
+                return Hit::Breakpoint(i);
+            }
         }
         for e in self.edges.iter().rev() {
             if distance(p, e.head()) <= small + 4.0 {
@@ -296,6 +308,8 @@ pub enum Hit {
     Edge(usize),
     /// The arrow head: drag it onto another card to retarget.
     EdgeHead(usize),
+    /// The breakpoint dot at a card's corner: a click toggles it.
+    Breakpoint(usize),
     Label(usize),
 }
 
@@ -469,6 +483,7 @@ mod tests {
             let tol = 6.0 / zoom;
             assert_eq!(scene.hit(r.center(), tol), Hit::Node(review));
             assert_eq!(scene.hit(handle_center(&r), tol), Hit::Handle(review));
+            assert_eq!(scene.hit(breakpoint_center(&r), tol), Hit::Breakpoint(review));
             let approved = d.checked.plan.edges.iter().position(|e| e.label.as_deref() == Some("approved")).unwrap();
             let shape = scene.shape_of_edge(approved).unwrap();
             assert_eq!(scene.hit(shape.label_box.unwrap().center(), tol), Hit::Label(approved));

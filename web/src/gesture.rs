@@ -81,7 +81,7 @@ impl Gesture {
     /// The pointer was released over `hit`.
     pub fn release(self, hit: Hit) -> Outcome {
         let target = match hit {
-            Hit::Node(i) | Hit::Handle(i) => Some(i),
+            Hit::Node(i) | Hit::Handle(i) | Hit::Breakpoint(i) => Some(i),
             _ => None,
         };
         match self {
@@ -111,6 +111,13 @@ mod tests {
         let mut g = Gesture::press(Hit::Node(2), p(10.0, 10.0), p(10.0, 10.0), false);
         assert_eq!(g.drag(p(12.0, 11.0), p(12.0, 11.0), &[]), None);
         assert_eq!(g.release(Hit::Node(2)), Outcome::Click { hit: Hit::Node(2), additive: false });
+    }
+
+    #[test]
+    fn a_click_on_a_breakpoint_dot_is_a_click_on_it() {
+        let mut g = Gesture::press(Hit::Breakpoint(1), p(0.0, 0.0), p(0.0, 0.0), false);
+        g.drag(p(1.0, 1.0), p(1.0, 1.0), &[]);
+        assert_eq!(g.release(Hit::Breakpoint(1)), Outcome::Click { hit: Hit::Breakpoint(1), additive: false });
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! smooth. Shapes come from the scene unchanged, so what is drawn is what
 //! hit-testing tests.
 
-use crate::geometry::{handle_center, EdgeShape, Scene, Viewport, HANDLE_RADIUS, LABEL_FONT};
+use crate::geometry::{breakpoint_center, handle_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, HANDLE_RADIUS, LABEL_FONT};
 use crate::run::Overlay;
 use planvault_core::{NodeKind, Status};
 use planvault_layout::{Point, Rect};
@@ -148,9 +148,10 @@ fn draw_run(ctx: &Ctx, frame: &Frame) {
     let px = 1.0 / frame.viewport.zoom;
     for &i in frame.run.breakpoints {
         let Some(r) = frame.scene.nodes.get(i) else { continue };
+        let c = breakpoint_center(r);
         ctx.set_fill_style_str(BREAKPOINT);
         ctx.begin_path();
-        let _ = ctx.arc(r.x, r.y, 7.0_f64.max(3.0 * px), 0.0, std::f64::consts::TAU);
+        let _ = ctx.arc(c.x, c.y, BREAKPOINT_RADIUS.max(3.0 * px), 0.0, std::f64::consts::TAU);
         ctx.fill();
     }
     let Some(o) = frame.run.overlay else { return };
@@ -409,6 +410,15 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
         ctx.begin_path();
         let _ = ctx.arc(h.x, h.y, HANDLE_RADIUS, 0.0, std::f64::consts::TAU);
         ctx.fill();
+    }
+    if frame.hovered == Some(i) {
+        // Where a click sets a breakpoint (the run layer fills it when set).
+        let c = breakpoint_center(&r);
+        ctx.set_stroke_style_str(BREAKPOINT);
+        ctx.set_line_width(1.5);
+        ctx.begin_path();
+        let _ = ctx.arc(c.x, c.y, BREAKPOINT_RADIUS - 1.0, 0.0, std::f64::consts::TAU);
+        ctx.stroke();
     }
 }
 

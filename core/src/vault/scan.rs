@@ -180,6 +180,7 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
 /// own). Ranges run from the marker to the line's end. `None` when anything
 /// else is there (nesting, continuation lines, prose, code, a sub-heading), for
 /// the full parse; a property test checks both ways agree.
+#[cfg(test)]
 fn plain_list_items(section: &str) -> Option<Vec<Range<usize>>> {
     let mut items = Vec::new();
     plain_list_items_into(section, 0, &mut items).then_some(items)
