@@ -226,12 +226,11 @@ impl<'a> Validator<'a> {
         for edge in &self.plan.edges {
             let Some(to) = edge.to else { continue };
             match edge.kind {
-                EdgeKind::After => {
-                    if seen_after.insert((edge.from, to)) {
-                        waiting_deps[to] += 1;
-                        after_succ[edge.from].push(to);
-                    }
+                EdgeKind::After if seen_after.insert((edge.from, to)) => {
+                    waiting_deps[to] += 1;
+                    after_succ[edge.from].push(to);
                 }
+                EdgeKind::After => {}
                 EdgeKind::Route => {
                     let condition = Condition::parse(edge.label.as_deref().unwrap_or(""));
                     let can_fire = condition.is_status_word() || self.emitted.contains(condition.key());
@@ -292,8 +291,8 @@ impl<'a> Validator<'a> {
             }
         }
 
-        for i in 0..n {
-            if reachable[i] || cyclic.contains(&i) || unmet.contains(&i) {
+        for (i, &is_reachable) in reachable.iter().enumerate() {
+            if is_reachable || cyclic.contains(&i) || unmet.contains(&i) {
                 continue;
             }
             let message = format!(
