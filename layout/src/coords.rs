@@ -55,8 +55,10 @@ pub fn place(order: &Ordering, options: &Options) -> Placement {
     let mut offsets = Vec::new();
     let mut targets = Vec::new();
     let mut weights = Vec::new();
+    // The neighbours to average over, and the layers to sweep, this pass.
+    type Sweep<'a> = (&'a [Vec<usize>], Box<dyn Iterator<Item = &'a Vec<usize>> + 'a>);
     for pass in 0..PASSES {
-        let (neighbours, layers): (&[Vec<usize>], Box<dyn Iterator<Item = &Vec<usize>>>) = if pass % 2 == 0 {
+        let (neighbours, layers): Sweep<'_> = if pass % 2 == 0 {
             (&order.up, Box::new(order.layers.iter().skip(1)))
         } else {
             (&order.down, Box::new(order.layers.iter().rev().skip(1)))

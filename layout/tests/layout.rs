@@ -73,8 +73,7 @@ fn crossing_reduction_untangles_a_ladder() {
     // Two parallel chains whose rungs are listed crosswise.
     let edges = [(0, 2), (0, 1), (1, 3), (2, 4), (3, 5), (4, 6), (1, 4), (2, 3)];
     let g = graph(7, &edges, Some(0));
-    let mut no_sweeps = Options::default();
-    no_sweeps.sweeps = 0;
+    let no_sweeps = Options { sweeps: 0, ..Options::default() };
     assert!(crossings(&g, &Options::default()) <= crossings(&g, &no_sweeps));
 }
 

@@ -104,7 +104,7 @@ impl VaultDoc {
         self.checked
             .diagnostics
             .iter()
-            .filter(move |d| d.nodes.iter().any(|n| *n == node.id) || (d.file.is_some() && d.file == file))
+            .filter(move |d| d.nodes.contains(&node.id) || (d.file.is_some() && d.file == file))
     }
 }
 
