@@ -124,3 +124,49 @@ test('without the directory picker: read-only copy, edits kept in the browser, z
   assert.ok(zipped.includes('work.md') && !zipped.includes('.obsidian'), 'notes only');
   await page.close();
 });
+
+test('a folder dropped on the page opens as the vault; a dropped file is refused with a hint', async () => {
+  const page = await openPage(browser);
+  await ready(page);
+  // A synthetic drop cannot carry a real folder, so the browser's
+  // getAsFileSystemHandle is answered with an origin-private folder (or, for
+  // the second drop, a file in it); everything after it is the app's own code.
+  const outcome = await page.evaluate(async (files) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry('dropped-vault', { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle('dropped-vault', { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+    const drop = async (handle) => {
+      DataTransferItem.prototype.getAsFileSystemHandle = async () => handle;
+      const transfer = new DataTransfer();
+      transfer.items.add(new File(['x'], 'dropped-vault'));
+      const canvas = document.querySelector('#plan-canvas');
+      const over = new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true });
+      canvas.dispatchEvent(over);
+      canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      return over.defaultPrevented;
+    };
+    return { accepted: await drop(dir) };
+  }, NOTES);
+  assert.equal(outcome.accepted, true, 'dragover is accepted, so the browser allows the drop');
+  await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('dropped-vault'), null, { timeout: 10_000 });
+  const plan = await page.evaluate(() => window.planvaultTest.plan());
+  assert.equal(plan.nodes.length, 3, JSON.stringify(plan.nodes));
+  assert.match(await page.locator('#status').textContent(), /Opened “dropped-vault”: 3 notes/);
+
+  await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('dropped-vault');
+    DataTransferItem.prototype.getAsFileSystemHandle = async () => dir.getFileHandle('work.md');
+    const transfer = new DataTransfer();
+    transfer.items.add(new File(['x'], 'work.md'));
+    document.querySelector('#plan-canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  });
+  await page.waitForFunction(() => document.querySelector('#status').textContent.includes('not a file'), null, { timeout: 10_000 });
+  assert.ok((await page.locator('#mode').textContent()).includes('dropped-vault'), 'the open vault stays');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

@@ -150,6 +150,26 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    // A vault folder dropped anywhere on the page opens like a picked one.
+    let _drag_over = window_event_listener(ev::dragover, move |e| {
+        e.prevent_default();
+        if let Some(transfer) = e.data_transfer() {
+            transfer.set_drop_effect("copy");
+        }
+    });
+    let _drop = window_event_listener(ev::drop, move |e| {
+        e.prevent_default();
+        let dropped = fs::dropped(&e);
+        spawn_local(async move {
+            match dropped.await {
+                Ok(Some(dir)) if dir.permission(true).await == "granted" => open_folder(state, dir, true).await,
+                Ok(Some(_)) => state.message.set("planvault needs permission to edit the folder's notes".into()),
+                Ok(None) => state.message.set("Drop the vault's folder (not a file) to open it".into()),
+                Err(e) => state.message.set(format!("Could not open the dropped folder ({e})")),
+            }
+        });
+    });
+
     let picker = fs::picker_available();
     // `webkitdirectory` is not a standard attribute the view macro knows.
     let folder_input = NodeRef::<leptos::html::Input>::new();

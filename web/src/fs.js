@@ -97,6 +97,19 @@ export async function opfsClear(name) {
   try { await root.removeEntry(name, { recursive: true }); } catch (_) { /* absent */ }
 }
 
+/**
+ * The folder a drag-and-drop brought, as a directory handle (Chromium's
+ * DataTransferItem.getAsFileSystemHandle), or null when the drop holds no
+ * folder or the browser cannot hand one over. Call it while the drop event
+ * is dispatched: the items are gone afterwards, so the handles are asked
+ * for at once and only awaited later.
+ */
+export function droppedDirectory(event) {
+  const items = [...(event.dataTransfer?.items ?? [])].filter((item) => item.kind === 'file');
+  const pending = items.map((item) => (typeof item.getAsFileSystemHandle === 'function' ? item.getAsFileSystemHandle() : null));
+  return Promise.all(pending).then((handles) => handles.find((h) => h?.kind === 'directory') ?? null);
+}
+
 export function pickerAvailable() {
   return typeof window.showDirectoryPicker === 'function';
 }

@@ -27,6 +27,8 @@ extern "C" {
     pub fn picker_available() -> bool;
     #[wasm_bindgen(catch, js_name = pickDirectory)]
     async fn pick_directory() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = droppedDirectory)]
+    fn dropped_directory(event: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = handleName)]
     fn handle_name(dir: &JsValue) -> String;
     #[wasm_bindgen(catch, js_name = permission)]
@@ -161,6 +163,17 @@ impl VaultDir {
 /// Opens the browser's folder picker (read-write).
 pub async fn pick() -> Result<VaultDir, FsError> {
     Ok(VaultDir { handle: pick_directory().await.map_err(browser)? })
+}
+
+/// The folder a drop brought, `None` when it held none. Call this inside the
+/// drop handler (the dropped items are gone once it returns) and await the
+/// future afterwards.
+pub fn dropped(event: &web_sys::DragEvent) -> impl std::future::Future<Output = Result<Option<VaultDir>, FsError>> {
+    let pending = dropped_directory(event.as_ref());
+    async move {
+        let handle = wasm_bindgen_futures::JsFuture::from(pending).await.map_err(browser)?;
+        Ok((!handle.is_null() && !handle.is_undefined()).then_some(VaultDir { handle }))
+    }
 }
 
 /// The folder picked on an earlier visit, if any.
