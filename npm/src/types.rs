@@ -359,8 +359,11 @@ pub fn unpack_files<'a>(bytes: &'a [u8], lengths: &[u32]) -> Result<Vec<(&'a str
         files.push((path, note));
     }
     // Stable, so among equal paths (two JavaScript keys that differ only in
-    // unpaired surrogates encode alike) the last one given stays last.
-    files.sort_by(|a, b| a.0.cmp(b.0));
+    // unpaired surrogates encode alike) the last one given stays last. Most
+    // vaults arrive in order already (a directory walk): one pass then.
+    if !files.is_sorted_by(|a, b| a.0 <= b.0) {
+        files.sort_by(|a, b| a.0.cmp(b.0));
+    }
     let mut unique: Vec<(&'a str, &'a str)> = Vec::with_capacity(files.len());
     for pair in files {
         match unique.last_mut() {
