@@ -30,6 +30,20 @@ after(async () => {
   await server?.close();
 });
 
+/** A fresh origin-private folder `name` holding `files` (path → text). */
+async function writePrivateFolder(page, name, files) {
+  await page.evaluate(async ([name, files]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle(name, { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+  }, [name, files]);
+}
+
 async function ready(page) {
   await page.goto(server.url);
   await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
@@ -38,18 +52,11 @@ async function ready(page) {
 test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, Ctrl+Z restores', async () => {
   const page = await openPage(browser);
   await ready(page);
-  await page.evaluate(async (files) => {
-    const root = await navigator.storage.getDirectory();
-    try { await root.removeEntry('keys-vault', { recursive: true }); } catch (_) {}
-    const dir = await root.getDirectoryHandle('keys-vault', { create: true });
-    for (const [path, text] of Object.entries(files)) {
-      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
-      await w.write(text);
-      await w.close();
-    }
-    window.e2eVault = dir;
-    await window.planvaultTest.openHandle(dir);
-  }, NOTES);
+  await writePrivateFolder(page, 'keys-vault', NOTES);
+  await page.evaluate(async () => {
+    window.e2eVault = await (await navigator.storage.getDirectory()).getDirectoryHandle('keys-vault');
+    await window.planvaultTest.openHandle(window.e2eVault);
+  });
   const read = (name) => page.evaluate(async (name) => {
     const f = await (await window.e2eVault.getFileHandle(name)).getFile();
     return f.text();
@@ -131,15 +138,9 @@ test('a folder dropped on the page opens as the vault; a dropped file is refused
   // A synthetic drop cannot carry a real folder, so the browser's
   // getAsFileSystemHandle is answered with an origin-private folder (or, for
   // the second drop, a file in it); everything after it is the app's own code.
-  const outcome = await page.evaluate(async (files) => {
-    const root = await navigator.storage.getDirectory();
-    try { await root.removeEntry('dropped-vault', { recursive: true }); } catch (_) {}
-    const dir = await root.getDirectoryHandle('dropped-vault', { create: true });
-    for (const [path, text] of Object.entries(files)) {
-      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
-      await w.write(text);
-      await w.close();
-    }
+  await writePrivateFolder(page, 'dropped-vault', NOTES);
+  const outcome = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('dropped-vault');
     const drop = async (handle) => {
       DataTransferItem.prototype.getAsFileSystemHandle = async () => handle;
       const transfer = new DataTransfer();
@@ -151,7 +152,7 @@ test('a folder dropped on the page opens as the vault; a dropped file is refused
       return over.defaultPrevented;
     };
     return { accepted: await drop(dir) };
-  }, NOTES);
+  });
   assert.equal(outcome.accepted, true, 'dragover is accepted, so the browser allows the drop');
   await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('dropped-vault'), null, { timeout: 10_000 });
   const plan = await page.evaluate(() => window.planvaultTest.plan());
