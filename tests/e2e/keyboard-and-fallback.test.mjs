@@ -9,7 +9,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { launchBrowser, openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 
 let server;
 let browser;
@@ -29,20 +29,6 @@ after(async () => {
   await browser?.close();
   await server?.close();
 });
-
-/** A fresh origin-private folder `name` holding `files` (path → text). */
-async function writePrivateFolder(page, name, files) {
-  await page.evaluate(async ([name, files]) => {
-    const root = await navigator.storage.getDirectory();
-    try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
-    const dir = await root.getDirectoryHandle(name, { create: true });
-    for (const [path, text] of Object.entries(files)) {
-      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
-      await w.write(text);
-      await w.close();
-    }
-  }, [name, files]);
-}
 
 async function ready(page) {
   await page.goto(server.url);

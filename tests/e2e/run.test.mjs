@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveDist, REPO_ROOT } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { launchBrowser, openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 
 const SECRET = 'sk-e2e-never-stored-0123456789';
@@ -50,16 +50,7 @@ async function newPage() {
 
 /** Writes `files` into a fresh OPFS folder and opens it in the app. */
 async function openVault(page, files) {
-  await page.evaluate(async ([folder, files]) => {
-    const root = await navigator.storage.getDirectory();
-    try { await root.removeEntry(folder, { recursive: true }); } catch (_) {}
-    const dir = await root.getDirectoryHandle(folder, { create: true });
-    for (const [path, text] of Object.entries(files)) {
-      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
-      await w.write(text);
-      await w.close();
-    }
-  }, [FOLDER, files]);
+  await writePrivateFolder(page, FOLDER, files);
   await reopenVault(page);
 }
 

@@ -53,3 +53,17 @@ export async function saveScreenshot(page, name) {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/** A fresh origin-private folder `name` holding `files` (path → text). */
+export async function writePrivateFolder(page, name, files) {
+  await page.evaluate(async ([name, files]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle(name, { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+  }, [name, files]);
+}
