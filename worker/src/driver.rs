@@ -107,6 +107,8 @@ struct Driver<'a, H: Host> {
     trace_exists: bool,
     /// `Started` was posted (a fresh reset's status writes are not reported).
     started: bool,
+    /// This run picks up an earlier one, so a breakpoint may hold an output.
+    resumed: bool,
     /// Each node's freshest output (a manual judgment shows it).
     outputs: BTreeMap<String, String>,
     /// The node whose work last began.
@@ -197,6 +199,7 @@ impl<'a, H: Host> Driver<'a, H> {
             seen: BTreeMap::new(),
             trace_exists: false,
             started: false,
+            resumed: false,
             outputs: BTreeMap::new(),
             active: None,
             last_trace: BTreeMap::new(),
@@ -346,6 +349,7 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         let done = self.plan.nodes.iter().filter(|n| n.status == Status::Done).count() as u32;
         self.started = true;
+        self.resumed = resuming;
         self.post(FromWorker::Started { resumed: resuming, done, recorded: journal.entries.len() as u32, visits });
         Ok(engine)
     }
@@ -590,8 +594,11 @@ impl<'a, H: Host> Driver<'a, H> {
             RequestBody::Work { messages, tools, role, review_only } => {
                 self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
                 let held_path = trace::held_output_path(&request.node, request.visit);
-                let held = self.host.read(&held_path).await.map_err(vault_error)?.and_then(|note| trace::parse_output_note(&note));
-                let was_held = held.is_some();
+                let held = match self.resumed {
+                    true => self.host.read(&held_path).await.map_err(vault_error)?.and_then(|n| trace::parse_output_note(&n)),
+                    false => None,
+                };
+                let mut holding = held.is_some();
                 let output = if let Some(held) = held {
                     // Stopped (or reloaded) at this node's breakpoint: its work is done.
                     self.post(FromWorker::Delta { node: request.node.clone(), text: self.scrub(&held) });
@@ -615,7 +622,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 // A held output means the person was still looking at it:
                 // the run picks up at that breakpoint even if the app no
                 // longer has it set (breakpoints live in the page).
-                let output = if was_held || self.ctl.breakpoints.contains(&request.node) {
+                let output = if holding || self.ctl.breakpoints.contains(&request.node) {
                     // The output waits on disk while the person looks at it,
                     // so a stop or a page reload here does not pay for the
                     // model call again.
@@ -623,6 +630,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     if self.host.read(&held_path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
                         self.write(&held_path, &note).await?;
                     }
+                    holding = true;
                     self.post(FromWorker::Paused { reason: PauseReason::Breakpoint { node: request.node.clone() } });
                     let ask = AskKind::Breakpoint { title, output: self.scrub(&output) };
                     let unchanged = PersonReply::Continue { output: output.clone() };
@@ -634,8 +642,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 } else {
                     output
                 };
-                if self.host.read(&held_path).await.map_err(vault_error)?.is_some() {
-                    self.host.remove(&held_path).await.map_err(vault_error)?;
+                if holding {
+                    // A held note that cannot be removed (deleted meanwhile)
+                    // is harmless: once this answer is journaled, no run asks
+                    // for this visit's work again.
+                    let _ = self.host.remove(&held_path).await;
                 }
                 if std::mem::take(&mut self.ctl.stepping) {
                     self.ctl.pause_after = Some(request.node.clone());
