@@ -109,6 +109,9 @@ struct Driver<'a, H: Host> {
     started: bool,
     /// This run picks up an earlier one, so a breakpoint may hold an output.
     resumed: bool,
+    /// A held breakpoint output whose answer is on its way to the journal;
+    /// removed once it is recorded.
+    held_answered: Option<String>,
     /// Each node's freshest output (a manual judgment shows it).
     outputs: BTreeMap<String, String>,
     /// The node whose work last began.
@@ -200,6 +203,7 @@ impl<'a, H: Host> Driver<'a, H> {
             trace_exists: false,
             started: false,
             resumed: false,
+            held_answered: None,
             outputs: BTreeMap::new(),
             active: None,
             last_trace: BTreeMap::new(),
@@ -360,7 +364,16 @@ impl<'a, H: Host> Driver<'a, H> {
         while let Some(effect) = queue.pop_front() {
             let done = match effect {
                 Effect::WriteStatus { node, status } => self.write_status(&node, status).await.map(|()| None),
-                Effect::Record(entry) => self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n")).await.map(|()| None),
+                Effect::Record(entry) => {
+                    let recorded = self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n")).await;
+                    if let (Ok(()), Some(held)) = (&recorded, self.held_answered.take()) {
+                        // Journaled: no run asks for this visit's work again,
+                        // so a note that cannot be removed (deleted meanwhile)
+                        // is harmless.
+                        let _ = self.host.remove(&held).await;
+                    }
+                    recorded.map(|()| None)
+                }
                 Effect::Trace(entry) => self.trace(entry).await.map(|()| None),
                 Effect::Output { node, title, visit, text } => self.output(&node, &title, visit, &text).await.map(|()| None),
                 // Amendments belong to PLAN.md runs; a vault has none.
@@ -643,10 +656,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     output
                 };
                 if holding {
-                    // A held note that cannot be removed (deleted meanwhile)
-                    // is harmless: once this answer is journaled, no run asks
-                    // for this visit's work again.
-                    let _ = self.host.remove(&held_path).await;
+                    self.held_answered = Some(held_path);
                 }
                 if std::mem::take(&mut self.ctl.stepping) {
                     self.ctl.pause_after = Some(request.node.clone());
