@@ -446,9 +446,11 @@ test('a page reload at a breakpoint comes back to it without calling the model a
     await page.reload();
     await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
     await reopenVault(page);
+    // The browser remembers the vault's breakpoints (the held output alone
+    // would bring the run back to this one too: worker/tests/driver.rs).
+    await waitFor(page, () => window.planvaultTest.canvasRun()?.breakpoints?.includes('review'), null, 5_000);
     await page.locator('#resume-offer').waitFor({ state: 'visible' });
     await page.click('#resume-offer-accept');
-    // The reloaded page has no breakpoints set; the held output brings the run back to this one.
     const ask = await waitAsk(page, 'breakpoint');
     assert.equal(ask.node, 'review');
     assert.equal(await page.locator('#breakpoint-output').inputValue(), 'The date is missing.');

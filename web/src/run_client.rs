@@ -8,7 +8,7 @@
 
 use crate::run::{interrupted_run, ResumeOffer, RunView, WorkerState};
 use crate::settings::{Settings, STORAGE_KEY};
-use crate::state::{AppState, Open};
+use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
@@ -44,6 +44,20 @@ pub struct RunClient {
     /// A run of the previously open vault is being stopped: its last
     /// messages are not about the vault on screen.
     discarding: StoredValue<bool, LocalStorage>,
+    /// Where the open vault's breakpoints are remembered (see [`breakpoints_key`]).
+    breakpoints_key: StoredValue<Option<String>, LocalStorage>,
+}
+
+/// Where an open vault's breakpoints are kept between visits, in this
+/// browser's localStorage: by kind of vault and folder name, so a reload
+/// (or opening the folder again) keeps them.
+fn breakpoints_key(mode: &Mode) -> Option<String> {
+    match mode {
+        Mode::Loading => None,
+        Mode::Example => Some("planvault.breakpoints.example".into()),
+        Mode::Folder(name) => Some(format!("planvault.breakpoints.folder.{name}")),
+        Mode::Copy(name) => Some(format!("planvault.breakpoints.copy.{name}")),
+    }
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -67,6 +81,7 @@ impl RunClient {
             queue: StoredValue::new_local(Vec::new()),
             drawn: StoredValue::new_local(serde_json::Value::Null),
             discarding: StoredValue::new_local(false),
+            breakpoints_key: StoredValue::new_local(None),
         }
     }
 
@@ -215,6 +230,10 @@ impl RunClient {
                 b.insert(node.to_string());
             }
         });
+        if let (Some(key), Some(storage)) = (self.breakpoints_key.get_value(), storage()) {
+            let nodes: Vec<String> = self.breakpoints.get_untracked().into_iter().collect();
+            let _ = storage.set_item(&key, &serde_json::to_string(&nodes).unwrap_or_default());
+        }
         if self.view.with_untracked(|v| v.phase.live()) {
             let nodes = self.breakpoints.get_untracked().into_iter().collect();
             self.send(ToWorker::SetBreakpoints { nodes }, None);
@@ -237,7 +256,11 @@ impl RunClient {
         }
         let worker = self.view.with_untracked(|v| v.worker.clone());
         self.view.set(RunView { worker, ..RunView::default() });
-        self.breakpoints.set(BTreeSet::new());
+        let key = breakpoints_key(&state.mode.get_untracked());
+        let saved = key.as_deref().and_then(|k| storage()?.get_item(k).ok().flatten());
+        let saved: BTreeSet<String> = saved.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        self.breakpoints_key.set_value(key);
+        self.breakpoints.set(saved);
         self.run_to.set(None);
         self.offer.set(None);
         let client = *self;
