@@ -37,6 +37,9 @@ struct Input {
 /// How long the marker takes along a taken edge.
 const HOP_MS: f64 = 700.0;
 
+// `offsetX` is an `f64` under `web_sys_unstable_apis` (our builds) and an
+// `i32` without it: the cast keeps both compiling.
+#[allow(clippy::unnecessary_cast)]
 fn screen_point(ev: &web_sys::MouseEvent) -> Point {
     Point { x: ev.offset_x() as f64, y: ev.offset_y() as f64 }
 }
