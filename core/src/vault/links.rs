@@ -167,10 +167,7 @@ impl LinkIndex<'static> {
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
-            let lowered = lower(id);
-            let base = Cow::Owned(basename(&lowered).to_string());
-            insert(&mut index.by_basename, base, i);
-            insert(&mut index.by_path, Cow::Owned(lowered.into_owned()), i);
+            index.add(i, Cow::Owned(lower(id).into_owned()));
         }
         index.ids = ids;
         index
@@ -183,9 +180,7 @@ impl LinkIndex<'static> {
         for hits in self.by_path.values_mut().chain(self.by_basename.values_mut()) {
             hits.shift(at, true);
         }
-        let lowered = lower(id).into_owned();
-        insert(&mut self.by_basename, Cow::Owned(basename(&lowered).to_string()), at);
-        insert(&mut self.by_path, Cow::Owned(lowered), at);
+        self.add(at, Cow::Owned(lower(id).into_owned()));
         self.ids.insert(at, Cow::Owned(id.to_owned()));
     }
 
@@ -216,16 +211,21 @@ impl<'a> LinkIndex<'a> {
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
-            let lowered = lower(id);
-            let base = match &lowered {
-                Cow::Borrowed(b) => Cow::Borrowed(basename(b)),
-                Cow::Owned(o) => Cow::Owned(basename(o).to_string()),
-            };
-            insert(&mut index.by_basename, base, i);
-            insert(&mut index.by_path, lowered, i);
+            index.add(i, lower(id));
         }
         index.ids = ids.into_iter().map(Cow::Borrowed).collect();
         index
+    }
+
+    /// Index node `i` under its lower-cased id and that id's basename
+    /// (borrowed when the id is, owned otherwise).
+    fn add(&mut self, i: usize, lowered: Cow<'a, str>) {
+        let base = match &lowered {
+            Cow::Borrowed(b) => Cow::Borrowed(basename(b)),
+            Cow::Owned(o) => Cow::Owned(basename(o).to_string()),
+        };
+        insert(&mut self.by_basename, base, i);
+        insert(&mut self.by_path, lowered, i);
     }
 
     /// How many notes the index knows.
