@@ -2,29 +2,20 @@
 // figures are written to tests/artifacts/frame-times.json and printed; the
 // test asserts what was drawn, never how fast (timings vary by machine).
 
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot, ARTIFACTS_DIR } from './support/browser.mjs';
+import { saveScreenshot, ARTIFACTS_DIR } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
 
 const NOTES = 2000;
-let server;
-let browser;
+const app = useApp();
 let page;
 
 before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-  page = await openPage(browser, { width: 1280, height: 720 });
-  await page.goto(server.url);
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+  page = await app.open({ width: 1280, height: 720 });
+  await planShown(page);
 });
 
 function summary(times) {

@@ -4,13 +4,12 @@
 // keyboard, and reads the notes back from that folder to check every edit
 // landed in the markdown, byte for byte.
 
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
 
-let server;
-let browser;
+const app = useApp();
 let page;
 
 const VAULT = {
@@ -80,16 +79,8 @@ async function answerDialog(text) {
 }
 
 before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-  page = await openPage(browser, { width: 1280, height: 720 });
-  await page.goto(server.url);
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+  page = await app.open({ width: 1280, height: 720 });
+  await planShown(page);
 });
 
 test('the example vault shows at once, drawn on the canvas', async () => {

@@ -3,16 +3,15 @@
 // <input webkitdirectory> is copied into the origin-private file system,
 // edited there, and downloaded as a zip.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
 
-let server;
-let browser;
+const app = useApp();
 
 const NOTES = {
   'start.md': '---\ntype: start\n---\n# Start here\n\n## Next\n- [[work]]\n',
@@ -20,23 +19,13 @@ const NOTES = {
   'finish.md': '# Finish\n',
 };
 
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
 async function ready(page) {
-  await page.goto(server.url);
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
+  await page.goto(app.server.url);
+  await planShown(page);
 }
 
 test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, Ctrl+Z restores', async () => {
-  const page = await openPage(browser);
+  const page = await openPage(app.browser);
   await ready(page);
   await writePrivateFolder(page, 'keys-vault', NOTES);
   await page.evaluate(async () => {
@@ -78,7 +67,7 @@ test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, C
 });
 
 test('without the directory picker: read-only copy, edits kept in the browser, zip download', async () => {
-  const page = await openPage(browser);
+  const page = await openPage(app.browser);
   await page.addInitScript(() => {
     Object.defineProperty(window, 'showDirectoryPicker', { value: undefined, configurable: true });
   });
@@ -119,7 +108,7 @@ test('without the directory picker: read-only copy, edits kept in the browser, z
 });
 
 test('a folder dropped on the page opens as the vault; a dropped file is refused with a hint', async () => {
-  const page = await openPage(browser);
+  const page = await openPage(app.browser);
   await ready(page);
   // A synthetic drop cannot carry a real folder, so the browser's
   // getAsFileSystemHandle is answered with an origin-private folder (or, for

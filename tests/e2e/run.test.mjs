@@ -5,12 +5,13 @@
 // origin-private copy of a vault and reads back the notes, the trace and
 // what the canvas shows.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { serveDist, REPO_ROOT } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { REPO_ROOT } from './support/server.mjs';
+import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 
 const SECRET = 'sk-e2e-never-stored-0123456789';
@@ -28,22 +29,10 @@ const REVIEW = 'Step: Review the draft';
 const JUDGE = 'The step "Review the draft" just finished';
 const SEND = 'Step: Send the email';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 async function newPage() {
-  const page = await openPage(browser, { width: 1440, height: 900 });
-  await page.goto(server.url);
+  const page = await app.open({ width: 1440, height: 900 });
   await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
   return page;
 }

@@ -2,28 +2,16 @@
 // selection together (positions kept in plan.canvas), and the layout at a
 // large screen size.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test('marquee and Shift-click select several cards, which then move together', async () => {
-  const page = await openPage(browser, { width: 1920, height: 1080 });
-  await page.goto(server.url);
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 60_000 });
+  const page = await app.open({ width: 1920, height: 1080 });
+  await planShown(page);
   await page.evaluate(async () => {
     const root = await navigator.storage.getDirectory();
     try { await root.removeEntry('select-vault', { recursive: true }); } catch (_) {}

@@ -1,34 +1,22 @@
 // Smoke test of the built app (dist/): it loads in headless Chromium, both
 // wasm binaries start, the example plan is checked and drawn on the canvas.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist } from './support/server.mjs';
-import { launchBrowser, openPage, saveScreenshot } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test('the app renders the example plan on a canvas and the worker answers', async () => {
-  const page = await openPage(browser);
-  await page.goto(server.url);
+  const page = await app.open();
 
   // The app (main wasm) mounted and drew something on a canvas.
   const canvas = page.locator('canvas').first();
   await canvas.waitFor({ state: 'visible', timeout: 30_000 });
   // The canvas is visible before the example vault is copied into OPFS and
   // drawn: wait for the loaded plan and the next frames, then sample.
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout: 30_000 });
+  await planShown(page, 30_000);
   await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   const painted = await canvas.evaluate((element) => {
     const { width, height } = element;

@@ -1,0 +1,42 @@
+// The built app and a browser for one test file: a static server on
+// 127.0.0.1 and one headless Chromium, started before the file's tests and
+// closed after them (each file its own, so files can run in parallel).
+
+import { before, after } from 'node:test';
+import { serveDist } from './server.mjs';
+import { launchBrowser, openPage } from './browser.mjs';
+
+/** Registers the file's before/after hooks; the fields are set once `before` ran. */
+export function useApp() {
+  // Node 20 starts a file's top-level `before` hooks together, without
+  // waiting for one to finish: a hook of the file that opens a page awaits
+  // the start-up through `open`.
+  let startup = null;
+  const start = () =>
+    (startup ??= (async () => {
+      app.server = await serveDist();
+      app.browser = await launchBrowser();
+    })());
+  const app = {
+    server: null,
+    browser: null,
+    /** A new page (viewport as for openPage) that has loaded the app. */
+    async open(viewport) {
+      await start();
+      const page = await openPage(app.browser, viewport);
+      await page.goto(app.server.url);
+      return page;
+    },
+  };
+  before(start);
+  after(async () => {
+    await app.browser?.close();
+    await app.server?.close();
+  });
+  return app;
+}
+
+/** Waits until the app has loaded a plan with at least one node. */
+export async function planShown(page, timeout = 60_000) {
+  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout });
+}
