@@ -6,7 +6,7 @@
 use crate::staging::with_staged_files;
 use crate::types::{read_generated_plan_options, reject_unknown_keys, report_to_js, GeneratedPlanLimits, GeneratedPlanOptions};
 use crate::error::BindingError;
-use planvault_core::{export, generated, Diagnostic, Plan, PlanSource, Status};
+use planvault_core::{export, generated, Diagnostic, Plan, Status};
 use wasm_bindgen::prelude::*;
 
 /// A parsed plan and what parsing found. Free it with `free()` (or let the
@@ -22,8 +22,7 @@ impl PlanHandle {
         PlanHandle { plan, parse_diagnostics }
     }
 
-    fn from_source(source: &PlanSource) -> Self {
-        let (plan, diagnostics) = parse(source);
+    fn from_parse((plan, diagnostics): (Plan, Vec<Diagnostic>)) -> Self {
         PlanHandle::new(plan, diagnostics)
     }
 
@@ -36,15 +35,6 @@ impl PlanHandle {
         let mut all = self.parse_diagnostics.clone();
         all.extend(planvault_core::validate(&self.plan));
         all
-    }
-}
-
-/// The parse half of `planvault_core::check`, so a handle can validate later.
-fn parse(source: &PlanSource) -> (Plan, Vec<Diagnostic>) {
-    match source {
-        PlanSource::Vault(files) => planvault_core::vault::load(files),
-        PlanSource::PlanMd { file, text } => planvault_core::planmd::parse(file, text),
-        PlanSource::Generated { file, text, options } => generated::parse(file, text, options),
     }
 }
 
@@ -90,7 +80,7 @@ pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, Js
 #[wasm_bindgen(js_name = parsePlanMd)]
 pub fn parse_plan_md(text: String, file: Option<String>) -> PlanHandle {
     let file = file.unwrap_or_else(|| "PLAN.md".to_owned());
-    PlanHandle::from_source(&PlanSource::PlanMd { file, text })
+    PlanHandle::from_parse(planvault_core::planmd::parse(&file, &text))
 }
 
 /// Parse a model-generated JSON plan (flat step list or DAG with bindings).
@@ -114,7 +104,7 @@ pub fn parse_generated_plan(
     };
     let file = options.file.clone().unwrap_or_else(|| "plan.json".to_owned());
     let options = options.to_core();
-    Ok(PlanHandle::from_source(&PlanSource::Generated { file, text: json, options }))
+    Ok(PlanHandle::from_parse(generated::parse(&file, &json, &options)))
 }
 
 /// Every diagnostic about the plan, exactly as `planvault validate --json`
