@@ -25,9 +25,12 @@ pub use validate::validate;
 use crate::model::{GeneratedNode, Precondition, PreconditionTest};
 use crate::position::{offset_in, LineIndex};
 use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status, DEFAULT_MAX_VISITS};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// Size limits a plan must fit before it runs (seed 004's defaults).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +79,25 @@ pub fn step(node: &Node) -> Option<&GeneratedNode> {
     match &node.ext {
         NodeExt::Generated(step) => Some(step),
         _ => None,
+    }
+}
+
+/// Step ids sorted for binary search, each with the first position that
+/// declares it (a later duplicate is refused, not looked up).
+pub(crate) struct IdIndex<'a>(Vec<(&'a str, usize)>);
+
+impl<'a> IdIndex<'a> {
+    pub(crate) fn new(ids: impl Iterator<Item = &'a str>) -> Self {
+        let mut index: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
+        // By id, then by position: the first of equal ids is the first declared.
+        index.sort_unstable();
+        index.dedup_by_key(|&mut (id, _)| id);
+        IdIndex(index)
+    }
+
+    /// The first position declaring `id`.
+    pub(crate) fn get(&self, id: &str) -> Option<usize> {
+        self.0.binary_search_by(|&(probe, _)| probe.cmp(id)).ok().map(|at| self.0[at].1)
     }
 }
 
@@ -137,14 +159,16 @@ pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic
             }),
         });
     }
-    let first: BTreeMap<&str, usize> = steps.iter().enumerate().rev().map(|(i, s)| (s.id.as_str(), i)).collect();
+    let first = IdIndex::new(steps.iter().map(|s| s.id.as_str()));
+    // `added_for[from] == i`: step i already has its edge from `from`.
+    let mut added_for = vec![usize::MAX; steps.len()];
     for (i, s) in steps.iter().enumerate() {
-        let mut seen = BTreeSet::new();
         for dep in &s.deps {
-            let Some(&from) = first.get(dep.as_str()) else { continue };
-            if from == i || !seen.insert(from) {
+            let Some(from) = first.get(dep) else { continue };
+            if from == i || added_for[from] == i {
                 continue;
             }
+            added_for[from] = i;
             plan.edges.push(Edge {
                 from,
                 to: Some(i),
@@ -178,7 +202,7 @@ fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>)
     let (list, dag): (Vec<&RawValue>, bool) = match root.get().trim_start().as_bytes().first() {
         Some(b'[') => (serde_json::from_str(root.get()).ok()?, false),
         Some(b'{') => {
-            let map: BTreeMap<String, &RawValue> = serde_json::from_str(root.get()).ok()?;
+            let map: Fields<'_> = serde_json::from_str(root.get()).ok()?;
             let (key, dag) = if map.contains_key("nodes") { ("nodes", true) } else { ("steps", false) };
             let Some(raw) = map.get(key) else {
                 diags.push(malformed(
@@ -226,7 +250,39 @@ fn strip_position(message: &str) -> &str {
     message.rfind(" at line ").map_or(message, |at| &message[..at])
 }
 
-type Fields<'a> = BTreeMap<String, &'a RawValue>;
+/// A JSON object's members as written, their values unparsed. A repeated
+/// key reads as its last value, as in any serde map.
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<&&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, &'a RawValue>()? {
+                    members.push(member);
+                }
+                Ok(Fields(members))
+            }
+        }
+        deserializer.deserialize_map(Members(PhantomData))
+    }
+}
 
 fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<Fields<'a>> {
     match serde_json::from_str::<Fields<'a>>(raw.get()) {
@@ -239,7 +295,7 @@ fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Di
 }
 
 fn string_field(loc: &Locator<'_>, n: usize, map: &Fields<'_>, keys: &[&str], at: &SourcePos, diags: &mut Vec<Diagnostic>) -> Option<String> {
-    let Some((key, raw)) = keys.iter().find_map(|k| map.get(*k).map(|r| (*k, r))) else {
+    let Some((key, raw)) = keys.iter().find_map(|k| map.get(k).map(|r| (*k, r))) else {
         diags.push(malformed(format!("step {n} has no \"{}\"", keys[0]), at.clone()));
         return None;
     };
@@ -353,15 +409,14 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
             .at(&steps[limits.max_nodes].pos),
         );
     }
-    let ids: BTreeSet<&str> = steps.iter().map(|s| s.id.as_str()).collect();
-    let mut seen = BTreeSet::new();
-    for s in steps {
+    let ids = IdIndex::new(steps.iter().map(|s| s.id.as_str()));
+    for (at, s) in steps.iter().enumerate() {
         let id = &s.id;
         let refuse = |code: Code, message: String, pos: &SourcePos| Diagnostic::error(code, message).at(pos).with_nodes([id.clone()]);
         if !refs::is_valid_id(id) {
             diags.push(refuse(Code::MalformedId, format!("step id {id:?} is not a legal id (^[A-Za-z][A-Za-z0-9_-]{{0,63}}$)"), &s.pos));
         }
-        if !seen.insert(id.as_str()) {
+        if ids.get(id) != Some(at) {
             diags.push(refuse(Code::DuplicateId, format!("step id {id:?} is declared more than once"), &s.pos));
         }
         let tool = &s.tool;
@@ -374,7 +429,9 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
         // backwards in a long line cost a scan.
         let deps_pos = || s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
         let args_pos = || s.args_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
-        let distinct: BTreeSet<&str> = s.deps.iter().map(String::as_str).collect();
+        let mut distinct: Vec<&str> = s.deps.iter().map(String::as_str).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
         if distinct.len() > limits.max_dependencies {
             diags.push(refuse(
                 Code::TooManyDependencies,
@@ -412,20 +469,63 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
                 &args_pos(),
             ));
         }
-        let mut reported = BTreeSet::new();
+        let mut reported = vec![false; distinct.len()];
         for dep in &s.deps {
-            if !reported.insert(dep.as_str()) {
+            let at = distinct.binary_search(&dep.as_str()).unwrap_or_default();
+            if std::mem::replace(&mut reported[at], true) {
                 continue;
             }
             if dep == id {
                 diags.push(refuse(Code::SelfDependency, format!("step {id:?} depends on itself"), &deps_pos()));
-            } else if !ids.contains(dep.as_str()) {
+            } else if ids.get(dep).is_none() {
                 diags.push(refuse(
                     Code::UnknownDependency,
                     format!("step {id:?} depends on {dep:?}, which is not a step of this plan"),
                     &deps_pos(),
                 ));
             }
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        /// The index answers as the first-wins `BTreeMap` it replaced.
+        #[test]
+        fn id_index_finds_the_first_declaration(ids in prop::collection::vec("[a-d]{0,2}", 0..12), probe in "[a-d]{0,2}") {
+            let index = IdIndex::new(ids.iter().map(String::as_str));
+            let map: BTreeMap<&str, usize> = ids.iter().enumerate().rev().map(|(i, id)| (id.as_str(), i)).collect();
+            for id in ids.iter().map(String::as_str).chain([probe.as_str()]) {
+                prop_assert_eq!(index.get(id), map.get(id).copied());
+            }
+        }
+
+        /// An object's members read as through a `BTreeMap<String, &RawValue>`
+        /// (a repeated key: its last value), and what is not an object is
+        /// refused by both.
+        #[test]
+        fn fields_read_like_a_map(
+            members in prop::collection::vec(("[ab\"\\\\é]{0,2}", prop_oneof![Just("1"), Just("[2, {}]"), Just("\"x\""), Just("null")]), 0..6),
+            not_object in prop_oneof![Just(""), Just("[]"), Just("null"), Just("3"), Just("{"), Just("{\"a\"}")],
+        ) {
+            let text = format!(
+                "{{{}}}",
+                members.iter().map(|(k, v)| format!("{}: {v}", serde_json::to_string(k).unwrap())).collect::<Vec<_>>().join(", ")
+            );
+            let fields: Fields<'_> = serde_json::from_str(&text).unwrap();
+            let map: BTreeMap<String, &RawValue> = serde_json::from_str(&text).unwrap();
+            for (key, _) in &members {
+                prop_assert_eq!(fields.get(key).map(|r| r.get()), map.get(key).map(|r| r.get()));
+                prop_assert!(fields.contains_key(key));
+            }
+            prop_assert!(!fields.contains_key("zz"));
+            prop_assert!(serde_json::from_str::<Fields<'_>>(not_object).is_err());
+            prop_assert!(serde_json::from_str::<BTreeMap<String, &RawValue>>(not_object).is_err());
         }
     }
 }

@@ -4,20 +4,23 @@
 
 use super::refs::{self, RefSyntax};
 use super::schedule::waves;
-use super::step;
+use super::{step, IdIndex};
 use crate::{Code, Diagnostic, EdgeKind, Plan};
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Check a generated plan's bindings and dependency graph.
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let index: BTreeMap<&str, usize> = plan.nodes.iter().enumerate().rev().map(|(i, n)| (n.id.as_str(), i)).collect();
-    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.nodes.len()];
+    let index = IdIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+    // Each step's dependencies, sorted for binary search.
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
     for edge in &plan.edges {
         if let (EdgeKind::After, Some(to)) = (edge.kind, edge.to) {
-            deps[to].insert(edge.from);
+            deps[to].push(edge.from);
         }
+    }
+    for list in &mut deps {
+        list.sort_unstable();
     }
     for (i, node) in plan.nodes.iter().enumerate() {
         let Some(s) = step(node) else { continue };
@@ -55,12 +58,12 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
                     Code::MalformedRef,
                     format!("step {id:?}: {place} reads {reference:?}, which is not <step>[.path]"),
                 ))),
-                Ok(parsed) => match index.get(parsed.step.as_str()) {
+                Ok(parsed) => match index.get(&parsed.step) {
                     None => out.push(at(Diagnostic::error(
                         Code::DanglingRef,
                         format!("step {id:?}: {place} reads step {:?}, which is not in the plan", parsed.step),
                     ))),
-                    Some(&target) if !deps[i].contains(&target) => out.push(at(Diagnostic::error(
+                    Some(target) if deps[i].binary_search(&target).is_err() => out.push(at(Diagnostic::error(
                         Code::UndeclaredRef,
                         format!(
                             "step {id:?}: {place} reads step {:?}, which is not in its dependencies",

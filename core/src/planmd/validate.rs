@@ -11,7 +11,7 @@ use super::condition::Condition;
 use super::{emitted_keys, item};
 use crate::{Code, Diagnostic, EdgeKind, Plan, Status};
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 const MAX_TITLE_CHARS: usize = 60;
 
@@ -31,8 +31,9 @@ struct Validator<'a> {
     plan: &'a Plan,
     /// Sorted, deduplicated successors over both edge kinds.
     succ: Vec<Vec<usize>>,
-    /// Every key some item may emit.
-    emitted: BTreeSet<&'a str>,
+    /// Every key some item may emit, sorted and distinct (a binary search
+    /// finds a key's position, which indexes the per-key tables below).
+    emitted: Vec<&'a str>,
 }
 
 impl<'a> Validator<'a> {
@@ -42,8 +43,19 @@ impl<'a> Validator<'a> {
             s.sort_unstable();
             s.dedup();
         }
-        let emitted = plan.nodes.iter().flat_map(emitted_keys).collect();
+        let mut emitted: Vec<&str> = plan.nodes.iter().flat_map(emitted_keys).collect();
+        emitted.sort_unstable();
+        emitted.dedup();
         Validator { plan, succ, emitted }
+    }
+
+    /// Where `key` sits in `emitted`, if some item emits it.
+    fn emitted_at(&self, key: &str) -> Option<usize> {
+        self.emitted.binary_search(&key).ok()
+    }
+
+    fn is_emitted(&self, key: &str) -> bool {
+        self.emitted_at(key).is_some()
     }
 
     fn index(&self, node: usize) -> u32 {
@@ -80,7 +92,7 @@ impl<'a> Validator<'a> {
     }
 
     /// Strongly connected components that loop, lowest member first.
-    fn cycles(&self, out: &mut Vec<Diagnostic>) -> BTreeSet<usize> {
+    fn cycles(&self, out: &mut Vec<Diagnostic>) -> Vec<bool> {
         let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(self.succ.len(), 0);
         for _ in 0..self.succ.len() {
             graph.add_node(());
@@ -100,9 +112,11 @@ impl<'a> Validator<'a> {
             .filter(|c| c.len() > 1 || self.succ[c[0]].contains(&c[0]))
             .collect();
         components.sort();
-        let mut cyclic = BTreeSet::new();
+        let mut cyclic = vec![false; self.succ.len()];
         for component in components {
-            cyclic.extend(component.iter().copied());
+            for &member in &component {
+                cyclic[member] = true;
+            }
             let path = self.cycle_path(&component);
             let hops: Vec<String> = path.iter().chain(path.first()).map(|&n| self.name(n)).collect();
             let message = format!(
@@ -119,8 +133,9 @@ impl<'a> Validator<'a> {
     /// found breadth-first over ascending successors (deterministic).
     fn cycle_path(&self, component: &[usize]) -> Vec<usize> {
         let start = component[0];
-        let members: BTreeSet<usize> = component.iter().copied().collect();
-        let mut parent: BTreeMap<usize, usize> = BTreeMap::new();
+        // `component` is sorted: a member's position is its binary search,
+        // and `parent` is kept by position (`usize::MAX`: not reached yet).
+        let mut parent = vec![usize::MAX; component.len()];
         let mut queue = VecDeque::from([start]);
         while let Some(node) = queue.pop_front() {
             for &next in &self.succ[node] {
@@ -128,15 +143,17 @@ impl<'a> Validator<'a> {
                     let mut path = vec![node];
                     let mut at = node;
                     while at != start {
-                        at = parent[&at];
+                        at = parent[component.binary_search(&at).unwrap_or_default()];
                         path.push(at);
                     }
                     path.reverse();
                     return path;
                 }
-                if members.contains(&next) && !parent.contains_key(&next) {
-                    parent.insert(next, node);
-                    queue.push_back(next);
+                if let Ok(at) = component.binary_search(&next) {
+                    if parent[at] == usize::MAX {
+                        parent[at] = node;
+                        queue.push_back(next);
+                    }
                 }
             }
         }
@@ -169,15 +186,15 @@ impl<'a> Validator<'a> {
         out.extend(found.into_iter().map(|(_, d)| d));
     }
 
-    fn unmet_needs(&self, out: &mut Vec<Diagnostic>) -> BTreeSet<usize> {
-        let mut flagged = BTreeSet::new();
+    fn unmet_needs(&self, out: &mut Vec<Diagnostic>) -> Vec<bool> {
+        let mut flagged = vec![false; self.plan.nodes.len()];
         for (n, node) in self.plan.nodes.iter().enumerate() {
             let Some(item) = item(node) else { continue };
             for key in &item.needs {
-                if self.emitted.contains(key.as_str()) {
+                if self.is_emitted(key) {
                     continue;
                 }
-                flagged.insert(n);
+                flagged[n] = true;
                 let message = format!("{} needs signal {key:?}, which no item emits (`@needs {key}`).", self.name(n));
                 let mut d = self.about(Diagnostic::error(Code::UnmetNeed, message), &[n]);
                 d.key = Some(key.clone());
@@ -194,7 +211,7 @@ impl<'a> Validator<'a> {
             let written = edge.label.as_deref().unwrap_or("").trim();
             let condition = Condition::parse(written);
             let key = condition.key();
-            if key.is_empty() || condition.is_status_word() || self.emitted.contains(key) {
+            if key.is_empty() || condition.is_status_word() || self.is_emitted(key) {
                 continue;
             }
             let message = format!(
@@ -217,23 +234,32 @@ impl<'a> Validator<'a> {
     /// An item can be dispatched once every dependency can, or once a route
     /// that can fire reaches it, and in both cases only once every key it
     /// needs can be on the channel. Done items ran, whatever the graph says.
-    fn unreachable(&self, cyclic: &BTreeSet<usize>, unmet: &BTreeSet<usize>, out: &mut Vec<Diagnostic>) {
+    fn unreachable(&self, cyclic: &[bool], unmet: &[bool], out: &mut Vec<Diagnostic>) {
         let n = self.plan.nodes.len();
         let mut waiting_deps = vec![0usize; n];
         let mut after_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut route_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut seen_after = BTreeSet::new();
-        for edge in &self.plan.edges {
+        // An `after` edge counts once however often it is written: the
+        // first of each (from, to) pair, found by a stable sort.
+        let edges = &self.plan.edges;
+        let mut after: Vec<usize> = (0..edges.len()).filter(|&e| edges[e].kind == EdgeKind::After && edges[e].to.is_some()).collect();
+        after.sort_by_key(|&e| (edges[e].from, edges[e].to));
+        let mut repeated = vec![false; edges.len()];
+        for pair in after.windows(2) {
+            let (a, b) = (&edges[pair[0]], &edges[pair[1]]);
+            repeated[pair[1]] = (a.from, a.to) == (b.from, b.to);
+        }
+        for (e, edge) in edges.iter().enumerate() {
             let Some(to) = edge.to else { continue };
             match edge.kind {
-                EdgeKind::After if seen_after.insert((edge.from, to)) => {
+                EdgeKind::After if !repeated[e] => {
                     waiting_deps[to] += 1;
                     after_succ[edge.from].push(to);
                 }
                 EdgeKind::After => {}
                 EdgeKind::Route => {
                     let condition = Condition::parse(edge.label.as_deref().unwrap_or(""));
-                    let can_fire = condition.is_status_word() || self.emitted.contains(condition.key());
+                    let can_fire = condition.is_status_word() || self.is_emitted(condition.key());
                     if can_fire {
                         route_succ[edge.from].push(to);
                     }
@@ -241,22 +267,32 @@ impl<'a> Validator<'a> {
                 _ => {}
             }
         }
-        let mut needers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        // Keys are numbered by their place in `emitted`: a key nobody
+        // emits can never be on the channel, so only emitted keys matter.
+        let mut needers: Vec<Vec<usize>> = vec![Vec::new(); self.emitted.len()];
         for (i, node) in self.plan.nodes.iter().enumerate() {
             for key in item(node).map(|it| it.needs.as_slice()).unwrap_or_default() {
-                needers.entry(key.as_str()).or_default().push(i);
+                if let Some(k) = self.emitted_at(key) {
+                    needers[k].push(i);
+                }
             }
         }
 
         let mut reachable = vec![false; n];
         let mut routed = vec![false; n];
-        let mut signals: BTreeSet<&str> = BTreeSet::new();
+        // Which emitted keys can be on the channel, and how many.
+        let mut signals = (vec![false; self.emitted.len()], 0usize);
         let mut queue: VecDeque<usize> = VecDeque::new();
-        let admit = |i: usize, reachable: &mut Vec<bool>, signals: &mut BTreeSet<&'a str>, queue: &mut VecDeque<usize>| {
+        let admit = |i: usize, reachable: &mut Vec<bool>, signals: &mut (Vec<bool>, usize), queue: &mut VecDeque<usize>| {
             reachable[i] = true;
             queue.push_back(i);
             for key in emitted_keys(&self.plan.nodes[i]) {
-                signals.insert(key);
+                if let Some(k) = self.emitted_at(key) {
+                    if !signals.0[k] {
+                        signals.0[k] = true;
+                        signals.1 += 1;
+                    }
+                }
             }
         };
         for i in 0..n {
@@ -264,18 +300,20 @@ impl<'a> Validator<'a> {
                 admit(i, &mut reachable, &mut signals, &mut queue);
             }
         }
-        let needs_met = |i: usize, signals: &BTreeSet<&str>| {
-            item(&self.plan.nodes[i]).is_none_or(|it| it.needs.iter().all(|k| signals.contains(k.as_str())))
+        let needs_met = |i: usize, signals: &(Vec<bool>, usize)| {
+            item(&self.plan.nodes[i]).is_none_or(|it| it.needs.iter().all(|k| self.emitted_at(k).is_some_and(|k| signals.0[k])))
         };
         let mut candidates: VecDeque<usize> = (0..n).collect();
         loop {
             while let Some(c) = candidates.pop_front() {
                 if !reachable[c] && (waiting_deps[c] == 0 || routed[c]) && needs_met(c, &signals) {
-                    let before = signals.len();
+                    let before = signals.1;
                     admit(c, &mut reachable, &mut signals, &mut queue);
-                    if signals.len() != before {
+                    if signals.1 != before {
                         for key in emitted_keys(&self.plan.nodes[c]) {
-                            candidates.extend(needers.get(key).into_iter().flatten().copied());
+                            if let Some(k) = self.emitted_at(key) {
+                                candidates.extend(needers[k].iter().copied());
+                            }
                         }
                     }
                 }
@@ -292,7 +330,7 @@ impl<'a> Validator<'a> {
         }
 
         for (i, &is_reachable) in reachable.iter().enumerate() {
-            if is_reachable || cyclic.contains(&i) || unmet.contains(&i) {
+            if is_reachable || cyclic[i] || unmet[i] {
                 continue;
             }
             let message = format!(
