@@ -224,7 +224,7 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
         Ok(Value::Mapping(mapping)) => {
             for (key, value) in mapping {
                 let Some(key) = key.as_str() else {
-                    let text = yaml_serde::to_string(&key).unwrap_or_default();
+                    let text = super::yaml_emit::to_string(&key).unwrap_or_default();
                     diagnostics.push(ctx.bad(
                         ctx.first_line,
                         1,
@@ -366,7 +366,7 @@ fn apply(
                 None => {
                     let mut one = yaml_serde::Mapping::new();
                     one.insert(Value::String(key.to_string()), value);
-                    yaml_serde::to_string(&one).unwrap_or_default().trim_end().to_string()
+                    super::yaml_emit::to_string(&Value::Mapping(one)).unwrap_or_default().trim_end().to_string()
                 }
             };
             knobs.extra.push((key.to_string(), raw));
@@ -455,6 +455,34 @@ mod tests {
                 ("aliases".to_string(), "aliases:\n  - Draft".to_string()),
                 ("created".to_string(), "created: 2026-01-02".to_string()),
                 ("flag".to_string(), "flag: yes".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_key_that_is_not_a_name_is_shown_as_yaml() {
+        let (_, diags) = knobs("1.5: x\n? [a, 'b c']\n: y\n~: z\n");
+        assert_eq!(
+            diags,
+            [
+                "n.md:2:1: error[bad-frontmatter]: frontmatter key `1.5` is not a name",
+                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\n- b c` is not a name",
+                "n.md:2:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
+            ]
+        );
+    }
+
+    #[test]
+    fn entries_of_a_flow_block_are_written_back_as_yaml() {
+        let (k, diags) = knobs("{role: r, owner: me, tags: [a, 'x: y'], when: {at: 1e20}}\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(k.role.as_deref(), Some("r"));
+        assert_eq!(
+            k.extra,
+            [
+                ("owner".to_string(), "owner: me".to_string()),
+                ("tags".to_string(), "tags:\n- a\n- 'x: y'".to_string()),
+                ("when".to_string(), "when:\n  at: 1e20".to_string()),
             ]
         );
     }

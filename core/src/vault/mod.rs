@@ -16,6 +16,7 @@ mod simple_yaml;
 mod text;
 mod validate;
 mod write;
+mod yaml_emit;
 
 pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
 pub use validate::{find_start, validate, StartRule};
