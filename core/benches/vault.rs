@@ -7,6 +7,11 @@
 use planvault_core::{check, vault, PlanSource};
 use std::collections::BTreeMap;
 
+// Allocation counts per iteration beside the times (divan's `alloc:` rows):
+// the loader's malloc/free is a third of its time.
+#[global_allocator]
+static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
+
 fn main() {
     divan::main();
 }

@@ -5,6 +5,58 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The index's maps: keyed by note ids and link targets, hashed a word at a
+/// time (std's SipHash costs more than the lookup itself). Not DoS-resistant;
+/// a vault's own note names are the keys.
+type Map<'a> = HashMap<Cow<'a, str>, Hits, BuildHasherDefault<WordHasher>>;
+
+/// A multiply-rotate hash over 8-byte words (rustc-hash's, version 2).
+#[derive(Default, Clone, Copy)]
+struct WordHasher {
+    hash: u64,
+}
+
+impl WordHasher {
+    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = self.hash.wrapping_add(word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for WordHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            // The length keeps `ab` and `ab\0` apart.
+            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // The multiply leaves the high bits best mixed; hashbrown takes its
+        // bucket from the low ones.
+        self.hash.rotate_left(26)
+    }
+}
 
 /// A `[[...]]` found in a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,9 +114,9 @@ pub enum Resolution {
 /// its ids, for a caller that keeps it across edits of the notes.
 pub struct LinkIndex<'a> {
     /// Lower-cased full id → node indices.
-    by_path: HashMap<Cow<'a, str>, Hits>,
+    by_path: Map<'a>,
     /// Lower-cased basename → node indices.
-    by_basename: HashMap<Cow<'a, str>, Hits>,
+    by_basename: Map<'a>,
     ids: Vec<Cow<'a, str>>,
 }
 
@@ -121,7 +173,33 @@ fn basename(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
 }
 
+/// Whether `text` is ASCII without capital letters (most ids and links):
+/// eight bytes at a time, where `is_ascii` and a search for a capital took
+/// two passes a byte at a time in wasm.
+fn is_ascii_lower(text: &str) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // For bytes below 0x80 the sums cannot carry into the next byte: a byte's
+    // high bit is set by `+ 0x3f` when it is at least `A`, by `+ 0x25` when
+    // it is past `Z`.
+    let has_capital_or_high = |word: u64| {
+        word & HIGH != 0 || (word.wrapping_add(0x3f * ONES) & !word.wrapping_add(0x25 * ONES) & HIGH) != 0
+    };
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        if has_capital_or_high(u64::from_le_bytes(word)) {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|&b| b < 0x80 && !b.is_ascii_uppercase())
+}
+
 fn lower(text: &str) -> Cow<'_, str> {
+    if is_ascii_lower(text) {
+        return Cow::Borrowed(text);
+    }
     if text.is_ascii() {
         return if text.bytes().any(|b| b.is_ascii_uppercase()) {
             Cow::Owned(text.to_ascii_lowercase())
@@ -146,7 +224,7 @@ fn normalize(target: &str) -> Cow<'_, str> {
     lower(t)
 }
 
-fn insert<'a>(map: &mut HashMap<Cow<'a, str>, Hits>, key: Cow<'a, str>, node: usize) {
+fn insert<'a>(map: &mut Map<'a>, key: Cow<'a, str>, node: usize) {
     match map.get_mut(key.as_ref()) {
         Some(hits) => hits.add(node),
         None => {
@@ -162,8 +240,8 @@ impl LinkIndex<'static> {
     pub fn owned<'i>(ids: impl IntoIterator<Item = &'i str>) -> LinkIndex<'static> {
         let ids: Vec<Cow<'static, str>> = ids.into_iter().map(|id| Cow::Owned(id.to_owned())).collect();
         let mut index = LinkIndex {
-            by_path: HashMap::with_capacity(ids.len()),
-            by_basename: HashMap::with_capacity(ids.len()),
+            by_path: Map::with_capacity_and_hasher(ids.len(), Default::default()),
+            by_basename: Map::with_capacity_and_hasher(ids.len(), Default::default()),
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
@@ -206,8 +284,8 @@ impl<'a> LinkIndex<'a> {
     pub fn new(ids: impl IntoIterator<Item = &'a str>) -> Self {
         let ids: Vec<&'a str> = ids.into_iter().collect();
         let mut index = LinkIndex {
-            by_path: HashMap::with_capacity(ids.len()),
-            by_basename: HashMap::with_capacity(ids.len()),
+            by_path: Map::with_capacity_and_hasher(ids.len(), Default::default()),
+            by_basename: Map::with_capacity_and_hasher(ids.len(), Default::default()),
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
@@ -289,6 +367,26 @@ impl<'a> LinkIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        /// The word-at-a-time check says what the byte-at-a-time one does,
+        /// around every letter, `@`, `[`, `` ` ``, `{` and non-ASCII.
+        #[test]
+        fn ascii_lower_matches_the_bytewise_check(
+            pieces in proptest::collection::vec(proptest::prop_oneof![
+                8 => "[a-z0-9/_. -]",
+                1 => proptest::sample::select(vec!["@", "A", "M", "Z", "[", "`", "{", "a", "z", "é", "\u{7f}", "\u{80}", "\u{ff}"]).prop_map(str::to_string),
+            ], 0..40)
+        ) {
+            let text = pieces.concat();
+            let bytewise = text.is_ascii() && !text.bytes().any(|b| b.is_ascii_uppercase());
+            proptest::prop_assert_eq!(is_ascii_lower(&text), bytewise, "{:?}", text);
+        }
+    }
 
     #[test]
     fn reads_every_link_form() {
