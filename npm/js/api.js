@@ -66,17 +66,23 @@ export const Plan = glue.Plan;
 
 const encoder = new TextEncoder();
 
-// Write `text` as UTF-8 into wasm memory at [at, end): the bytes written, or
-// -1 when it does not fit (nothing usable written). The Node entry swaps in
-// Buffer#write, several times faster there than TextEncoder#encodeInto.
-let writeUtf8 = (text, memory, at, end) => {
-  const { read, written } = encoder.encodeInto(text, new Uint8Array(memory.buffer, at, end - at));
-  return read === text.length ? written : -1;
+// A writer of UTF-8 into the wasm memory as it is now (its buffer is
+// replaced when the memory grows, so a writer is made again after every call
+// that may grow it): `(text, at, end)` writes `text` at [at, end) and returns
+// the bytes written, or -1 when it does not fit (nothing usable written). The
+// Node entry swaps in one over Buffer, several times faster there than
+// TextEncoder#encodeInto.
+let utf8Writer = (memory) => {
+  const bytes = new Uint8Array(memory.buffer);
+  return (text, at, end) => {
+    const { read, written } = encoder.encodeInto(text, bytes.subarray(at, end));
+    return read === text.length ? written : -1;
+  };
 };
 
 // Not part of the typed API: node.js installs its writer here.
-export function __useUtf8Writer(writer) {
-  writeUtf8 = writer;
+export function __useUtf8Writer(makeWriter) {
+  utf8Writer = makeWriter;
 }
 
 // `files` (path → note text) written back to back as UTF-8 straight into a
@@ -88,13 +94,17 @@ function stageFiles(files) {
     throw coded("invalid-argument", `invalid argument \`files\`: expected an object of path → note text, got ${describe(files)}`);
   }
   const paths = Object.keys(files);
-  const lengths = new Uint32Array(paths.length * 2);
+  const count = paths.length;
+  const texts = new Array(count);
+  const lengths = new Uint32Array(count * 2);
   let units = 0;
-  for (const path of paths) {
+  for (let i = 0; i < count; i++) {
+    const path = paths[i];
     const text = files[path];
     if (typeof text !== "string") {
       throw coded("invalid-argument", `invalid argument \`files\`: the note ${JSON.stringify(path)} is ${describe(text)}, not a string`);
     }
+    texts[i] = text;
     units += path.length + text.length;
   }
   // One byte per UTF-16 unit fits ASCII, plus some slack; grow when a note
@@ -102,23 +112,25 @@ function stageFiles(files) {
   // an instance lost to an earlier panic, and the memory is that instance's.
   let capacity = units + (units >>> 4) + 64;
   let base = guarded(() => glue.stageNotes(capacity));
-  const memory = glue.wasmMemory();
-  let at = 0;
-  const put = (text, slot) => {
-    let written = writeUtf8(text, memory, base + at, base + capacity);
+  let write = utf8Writer(glue.wasmMemory());
+  let at = base;
+  let end = base + capacity;
+  for (let slot = 0; slot < 2 * count; slot++) {
+    const text = (slot & 1) === 0 ? paths[slot >>> 1] : texts[slot >>> 1];
+    let written = write(text, at, end);
     while (written < 0) {
-      capacity = Math.max(capacity * 2, at + text.length * 3 + 64);
+      const used = at - base;
+      capacity = Math.max(capacity * 2, used + text.length * 3 + 64);
       base = guarded(() => glue.stageNotes(capacity));
-      written = writeUtf8(text, memory, base + at, base + capacity);
+      write = utf8Writer(glue.wasmMemory());
+      at = base + used;
+      end = base + capacity;
+      written = write(text, at, end);
     }
     lengths[slot] = written;
     at += written;
-  };
-  for (let i = 0; i < paths.length; i++) {
-    put(paths[i], 2 * i);
-    put(files[paths[i]], 2 * i + 1);
   }
-  return [at, lengths];
+  return [at - base, lengths];
 }
 
 export function parseVault(files) {

@@ -5,16 +5,21 @@ import { __useUtf8Writer } from "./api.js";
 
 initSync({ module: readFileSync(new URL("./planvault_wasm_bg.wasm", import.meta.url)) });
 
-// Buffer#write encodes UTF-8 several times faster than TextEncoder#encodeInto
-// in Node. It never writes half a character and does not say whether the
-// whole text fit, so the text must surely fit (3 bytes per UTF-16 unit at
-// most) or be measured first.
-let view = null;
-__useUtf8Writer((text, memory, at, end) => {
-  const room = end - at;
-  if (room < text.length * 3 && Buffer.byteLength(text, "utf8") > room) return -1;
-  if (view === null || view.buffer !== memory.buffer) view = Buffer.from(memory.buffer);
-  return view.write(text, at, room, "utf8");
+// Buffer encodes UTF-8 several times faster than TextEncoder#encodeInto in
+// Node (`utf8Write`, where Node has it, is `write("utf8")` without the
+// argument juggling). It never writes half a character and does not say
+// whether the whole text fit, so the text must surely fit (3 bytes per UTF-16
+// unit at most) or be measured first.
+__useUtf8Writer((memory) => {
+  const view = Buffer.from(memory.buffer);
+  const write = typeof view.utf8Write === "function"
+    ? (text, at, room) => view.utf8Write(text, at, room)
+    : (text, at, room) => view.write(text, at, room, "utf8");
+  return (text, at, end) => {
+    const room = end - at;
+    if (room < text.length * 3 && Buffer.byteLength(text, "utf8") > room) return -1;
+    return write(text, at, room);
+  };
 });
 
 export * from "./api.js";
