@@ -12,6 +12,7 @@
 //!   `code: "internal-panic"` and schedules a fresh wasm instance for the
 //!   next call ([`panic`]), so a bug can never take the host down.
 
+pub mod alloc;
 pub mod error;
 pub mod incremental;
 pub mod panic;
