@@ -4,6 +4,13 @@
 //! Invariant: this crate does no I/O. No files, network, clock or randomness;
 //! callers hand in text and carry effects out. It compiles unchanged for
 //! `wasm32-unknown-unknown`.
+//!
+//! The npm package builds this crate at opt-level 3 for the vault loader's
+//! sake; with `--cfg planvault_size` (its build-std route, already unstable)
+//! the functions of the modules off that path (PLAN.md, generated plans,
+//! exports, note writing, the YAML writer) carry `optimize(size)`, so they
+//! are compiled for size as the rest of the package is (~9 KB gzipped).
+#![cfg_attr(planvault_size, feature(optimize_attribute))]
 
 pub mod diagnostic;
 pub mod engine;

@@ -66,6 +66,7 @@ pub(crate) struct CanvasEdge {
 }
 
 /// Cards top to bottom by layer, left to right in the order given.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn render(cards: Vec<Card>, arrows: Vec<Arrow>) -> String {
     let mut per_layer: Vec<i64> = Vec::new();
     let nodes = cards

@@ -83,6 +83,12 @@ if (stdSource) {
       cargoArgs.push("--config", `profile.npm-release.package.${crate}.opt-level=3`);
     }
   }
+  // planvault-core's modules off the vault loader's path (PLAN.md, generated
+  // plans, exports, the YAML writer) compiled for size although the crate is
+  // at opt-level 3: their functions carry `optimize(size)` under this cfg
+  // (an unstable attribute, so only on this route). ~9 KB gzipped; parseVault
+  // is untouched.
+  cargoEnv.CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS += " --cfg=planvault_size";
   // No source locations in panics (-Zlocation-detail, unstable like
   // build-std): every bounds check, unwrap and expect otherwise carries a
   // file path, line and column, ~9 KB gzipped in all. An internal-panic error

@@ -22,6 +22,7 @@ struct Pending {
 }
 
 impl Tree<'_> {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn describe(&self, node: usize) -> String {
         let n = &self.plan.nodes[node];
         let mut text = n.id.clone();
@@ -42,6 +43,7 @@ impl Tree<'_> {
         text
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn push_edges(&self, edges: &[usize], prefix: &str, stack: &mut Vec<Pending>) {
         for (i, &edge) in edges.iter().enumerate().rev() {
             stack.push(Pending { edge, prefix: prefix.to_string(), last: i + 1 == edges.len() });
@@ -49,6 +51,7 @@ impl Tree<'_> {
     }
 
     /// Draw `root` and everything reachable from it not drawn yet.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn draw_from(&mut self, root: usize, by_source: &[Vec<usize>]) {
         self.drawn[root] = true;
         self.out.push_str(&self.describe(root));
@@ -86,6 +89,7 @@ impl Tree<'_> {
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
     let mut by_source = vec![Vec::new(); plan.nodes.len()];
     for (k, edge) in plan.edges.iter().enumerate() {

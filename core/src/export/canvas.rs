@@ -19,6 +19,7 @@ const MISSING_COLOR: &str = "1";
 
 /// Layer of every node: breadth-first depth from the start, then from each
 /// node still unplaced (in order), below everything placed so far.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn layers(plan: &Plan) -> Vec<usize> {
     let successors = plan.successors();
     let mut layer = vec![usize::MAX; plan.nodes.len()];
@@ -46,10 +47,12 @@ pub(crate) fn layers(plan: &Plan) -> Vec<usize> {
     layer
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn node_key(plan: &Plan, i: usize) -> String {
     format!("node:{}", plan.nodes[i].id)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn canvas(plan: &Plan) -> String {
     let layer = layers(plan);
     let depth = layer.iter().copied().max().map_or(0, |d| d + 1);

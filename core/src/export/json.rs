@@ -33,6 +33,7 @@ struct EdgeOut<'a> {
     conditional: bool,
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn graph_json(plan: &Plan) -> String {
     let id = |i: usize| plan.nodes[i].id.as_str();
     let graph = Graph {

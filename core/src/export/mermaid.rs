@@ -5,6 +5,7 @@ use crate::Plan;
 use std::fmt::Write;
 
 /// Text safe inside a Mermaid `"..."` label.
+#[cfg_attr(planvault_size, optimize(size))]
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -19,6 +20,7 @@ fn escape(text: &str) -> String {
     out
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn mermaid(plan: &Plan) -> String {
     let degree = out_degrees(plan);
     let mut out = String::from("flowchart TD\n");

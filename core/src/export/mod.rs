@@ -23,6 +23,7 @@ pub enum GraphFormat {
 }
 
 /// Render a plan in one of the graph formats.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn export(plan: &Plan, format: GraphFormat) -> String {
     match format {
         GraphFormat::Json => graph_json(plan),
@@ -33,6 +34,7 @@ pub fn export(plan: &Plan, format: GraphFormat) -> String {
 }
 
 /// `{"format", "start", "nodes": [...], "edges": [...]}`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn graph_json(plan: &Plan) -> String {
     match plan.format {
         PlanFormat::Vault => json::graph_json(plan),
@@ -42,6 +44,7 @@ pub fn graph_json(plan: &Plan) -> String {
 }
 
 /// A Mermaid `flowchart` with labeled edges.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn mermaid(plan: &Plan) -> String {
     match plan.format {
         PlanFormat::Vault => mermaid::mermaid(plan),
@@ -51,6 +54,7 @@ pub fn mermaid(plan: &Plan) -> String {
 }
 
 /// A tree for a terminal, from the start node.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
     match plan.format {
         PlanFormat::Vault => ascii::ascii(plan),
@@ -60,6 +64,7 @@ pub fn ascii(plan: &Plan) -> String {
 }
 
 /// A JSON Canvas 1.0 document: file nodes pointing at the notes.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn canvas(plan: &Plan) -> String {
     match plan.format {
         PlanFormat::Vault => canvas::canvas(plan),
@@ -69,6 +74,7 @@ pub fn canvas(plan: &Plan) -> String {
 }
 
 /// The file a node lives in: its note, else the file its position names.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn node_file(plan: &Plan, node: usize) -> Option<&str> {
     let n = &plan.nodes[node];
     match &n.ext {
@@ -79,6 +85,7 @@ pub(crate) fn node_file(plan: &Plan, node: usize) -> Option<&str> {
 
 /// Out-degree of every node, dangling edges included (a node with only a
 /// dangling edge is not a terminal).
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn out_degrees(plan: &Plan) -> Vec<usize> {
     let mut degree = vec![0; plan.nodes.len()];
     for edge in &plan.edges {

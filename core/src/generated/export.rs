@@ -44,6 +44,7 @@ struct EdgeOut<'a> {
     kind: &'static str,
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn test_name(test: PreconditionTest) -> &'static str {
     match test {
         PreconditionTest::Exists => "exists",
@@ -53,6 +54,7 @@ fn test_name(test: PreconditionTest) -> &'static str {
 }
 
 /// `{"format": "generated", "grant", "nodes", "edges", "waves"}`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn json(plan: &Plan) -> String {
     let empty = Value::Object(Default::default());
     let nodes = plan
@@ -92,6 +94,7 @@ pub fn json(plan: &Plan) -> String {
     out
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn caption(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     let tool = step(n).map_or("", |s| s.capability.as_str());
@@ -99,6 +102,7 @@ fn caption(plan: &Plan, node: usize) -> String {
 }
 
 /// The bindings a step reads, as `name ← step.path` lines.
+#[cfg_attr(planvault_size, optimize(size))]
 fn bindings(plan: &Plan, node: usize) -> Vec<String> {
     let Some(s) = step(&plan.nodes[node]) else { return Vec::new() };
     refs::bindings(&s.args)
@@ -109,6 +113,7 @@ fn bindings(plan: &Plan, node: usize) -> Vec<String> {
 
 /// A mermaid `flowchart TD`: one box per step (`id · tool`), solid arrows
 /// from each dependency to the step that waits for it.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn mermaid(plan: &Plan) -> String {
     let mut out = String::from("flowchart TD\n");
     for i in 0..plan.nodes.len() {
@@ -124,6 +129,7 @@ pub fn mermaid(plan: &Plan) -> String {
 
 /// The schedule: each wave on its line, each step with its tool, the steps
 /// it waits for and the bindings it reads.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
     let mut out = String::new();
     let waves = waves(plan);
@@ -144,6 +150,7 @@ pub fn ascii(plan: &Plan) -> String {
     out
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn line(plan: &Plan, i: usize, out: &mut String) {
     let n = &plan.nodes[i];
     write!(out, "  {} ({})", n.id, step(n).map_or("", |s| s.capability.as_str())).unwrap();
@@ -159,6 +166,7 @@ fn line(plan: &Plan, i: usize, out: &mut String) {
 }
 
 /// JSON Canvas 1.0: a text card per step, one row per wave.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn canvas(plan: &Plan) -> String {
     let waves = waves(plan);
     let mut layer = vec![waves.len(); plan.nodes.len()];

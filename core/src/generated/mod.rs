@@ -46,6 +46,7 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn default() -> Self {
         Limits {
             max_nodes: 32,
@@ -70,11 +71,13 @@ pub struct Options {
 
 /// Does the plan's grant cover `tool`? A plan runs under the tools it
 /// declared, not the host's ambient policy.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn permits(plan: &Plan, tool: &str) -> bool {
     plan.grant.as_ref().is_none_or(|grant| grant.contains(tool))
 }
 
 /// The generated-plan facts of a node, when it is a generated step.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn step(node: &Node) -> Option<&GeneratedNode> {
     match &node.ext {
         NodeExt::Generated(step) => Some(step),
@@ -87,6 +90,7 @@ pub fn step(node: &Node) -> Option<&GeneratedNode> {
 pub(crate) struct IdIndex<'a>(Vec<(&'a str, usize)>);
 
 impl<'a> IdIndex<'a> {
+    #[cfg_attr(planvault_size, optimize(size))]
     pub(crate) fn new(ids: impl Iterator<Item = &'a str>) -> Self {
         let mut index: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
         // By id, then by position: the first of equal ids is the first declared.
@@ -96,6 +100,7 @@ impl<'a> IdIndex<'a> {
     }
 
     /// The first position declaring `id`.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub(crate) fn get(&self, id: &str) -> Option<usize> {
         self.0.binary_search_by(|&(probe, _)| probe.cmp(id)).ok().map(|at| self.0[at].1)
     }
@@ -110,6 +115,7 @@ struct Locator<'a> {
 
 impl Locator<'_> {
     /// `raw` is a sub-slice of the plan text (a `RawValue` borrows from it).
+    #[cfg_attr(planvault_size, optimize(size))]
     fn pos_of(&self, raw: &str) -> SourcePos {
         self.lines.pos(self.file, offset_in(self.text, raw))
     }
@@ -130,6 +136,7 @@ struct StepDecl<'a> {
 
 /// Read a generated plan. Never fails: a plan that cannot be read is an empty
 /// plan with diagnostics.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic>) {
     let loc = Locator { file, text, lines: LineIndex::new(text) };
     let mut diags = Vec::new();
@@ -183,11 +190,13 @@ pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic
     (plan, diags)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn malformed(message: String, pos: SourcePos) -> Diagnostic {
     Diagnostic::error(Code::MalformedPlan, message).at(&pos)
 }
 
 /// The steps of either shape, or `None` when the text is not a plan at all.
+#[cfg_attr(planvault_size, optimize(size))]
 fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>) -> Option<Vec<StepDecl<'a>>> {
     let start = SourcePos::new(loc.file, 1, 1);
     let root: &RawValue = match serde_json::from_str(text) {
@@ -246,6 +255,7 @@ fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>)
 }
 
 /// serde_json appends " at line L column C"; the diagnostic carries both.
+#[cfg_attr(planvault_size, optimize(size))]
 fn strip_position(message: &str) -> &str {
     message.rfind(" at line ").map_or(message, |at| &message[..at])
 }
@@ -255,23 +265,28 @@ fn strip_position(message: &str) -> &str {
 struct Fields<'a>(Vec<(String, &'a RawValue)>);
 
 impl<'a> Fields<'a> {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn get(&self, key: &str) -> Option<&&'a RawValue> {
         self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Members<'a>(PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
             type Value = Fields<'a>;
+            #[cfg_attr(planvault_size, optimize(size))]
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a map")
             }
+            #[cfg_attr(planvault_size, optimize(size))]
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
                 let mut members = Vec::new();
                 while let Some(member) = map.next_entry::<String, &'a RawValue>()? {
@@ -284,6 +299,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<Fields<'a>> {
     match serde_json::from_str::<Fields<'a>>(raw.get()) {
         Ok(map) => Some(map),
@@ -294,6 +310,7 @@ fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Di
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn string_field(loc: &Locator<'_>, n: usize, map: &Fields<'_>, keys: &[&str], at: &SourcePos, diags: &mut Vec<Diagnostic>) -> Option<String> {
     let Some((key, raw)) = keys.iter().find_map(|k| map.get(k).map(|r| (*k, r))) else {
         diags.push(malformed(format!("step {n} has no \"{}\"", keys[0]), at.clone()));
@@ -308,6 +325,7 @@ fn string_field(loc: &Locator<'_>, n: usize, map: &Fields<'_>, keys: &[&str], at
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn string_list(loc: &Locator<'_>, n: usize, key: &str, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
     match serde_json::from_str::<Vec<String>>(raw.get()) {
         Ok(list) => Some(list),
@@ -318,6 +336,7 @@ fn string_list(loc: &Locator<'_>, n: usize, key: &str, raw: &RawValue, diags: &m
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn args_field<'a>(loc: &Locator<'a>, n: usize, map: &Fields<'a>, diags: &mut Vec<Diagnostic>) -> (Value, Option<&'a RawValue>) {
     let Some(raw) = map.get("args").copied() else {
         return (Value::Object(Default::default()), None);
@@ -332,6 +351,7 @@ fn args_field<'a>(loc: &Locator<'a>, n: usize, map: &Fields<'a>, diags: &mut Vec
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: Option<&str>, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
     let map = fields(loc, n, raw, diags)?;
     let pos = loc.pos_of(raw.get());
@@ -349,6 +369,7 @@ fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: 
     Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions: Vec::new(), rationale: String::new(), pos, deps_raw, args_raw })
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn read_dag_node<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
     let map = fields(loc, n, raw, diags)?;
     let pos = loc.pos_of(raw.get());
@@ -365,6 +386,7 @@ fn read_dag_node<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut
     Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions, rationale, pos, deps_raw, args_raw })
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Vec<Precondition> {
     let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
         diags.push(malformed(format!("step {n}: \"preconditions\" must be a list"), loc.pos_of(raw.get())));
@@ -398,6 +420,7 @@ fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut V
 
 /// The refusals that need the host's options or the declarations themselves,
 /// in a fixed order: the step ceiling, then each step in declaration order.
+#[cfg_attr(planvault_size, optimize(size))]
 fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, diags: &mut Vec<Diagnostic>) {
     let limits = &options.limits;
     if steps.len() > limits.max_nodes {

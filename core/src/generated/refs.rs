@@ -13,6 +13,7 @@ pub const FROM: &str = "$from";
 pub const RESERVED_SEGMENTS: [&str; 3] = ["__proto__", "constructor", "prototype"];
 
 /// `^[A-Za-z][A-Za-z0-9_-]{0,63}$`: a step id.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn is_valid_id(id: &str) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -37,6 +38,7 @@ pub enum RefSyntax {
 }
 
 /// Parse `step` or `step.path.0.more`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn parse_reference(text: &str) -> Result<Reference, RefSyntax> {
     let mut parts = text.split('.');
     let step = parts.next().unwrap_or("");
@@ -61,12 +63,14 @@ pub struct Binding {
     pub exact: bool,
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
 /// Every object carrying a `$from` key, in document order. A binding's own
 /// contents are not searched: it is replaced whole.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn bindings(args: &Value) -> Vec<Binding> {
     let mut found = Vec::new();
     let mut stack: Vec<(String, &Value)> = vec![(String::new(), args)];
@@ -97,6 +101,7 @@ pub fn bindings(args: &Value) -> Vec<Binding> {
 }
 
 /// The nesting depth of a value (a scalar is 1), iteratively.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn depth(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 1usize)];
@@ -125,6 +130,7 @@ pub enum ResolveError {
 }
 
 /// Follow a reference into recorded outputs (own keys and array indices only).
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn lookup<'a>(reference: &str, outputs: &'a BTreeMap<String, Value>) -> Result<&'a Value, ResolveError> {
     let parsed = parse_reference(reference).map_err(|e| match e {
         RefSyntax::Reserved(segment) => ResolveError::Reserved { reference: reference.to_string(), segment },
@@ -147,6 +153,7 @@ pub fn lookup<'a>(reference: &str, outputs: &'a BTreeMap<String, Value>) -> Resu
 /// Substitute every `$from` binding in `args` with the value it names in
 /// `outputs` (step id → that step's recorded output). Pure; the model never
 /// supplies a bound value, and a resolved value is data, never re-scanned.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn resolve_refs(args: &Value, outputs: &BTreeMap<String, Value>) -> Result<Value, ResolveError> {
     let mut resolved = args.clone();
     for binding in bindings(args) {

@@ -6,6 +6,7 @@ use crate::{EdgeKind, Plan};
 
 /// The plan's nodes in dependency layers, each ascending by declaration.
 /// Nodes on or behind a dependency cycle appear in no wave.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn waves(plan: &Plan) -> Vec<Vec<usize>> {
     let n = plan.nodes.len();
     let mut indegree = vec![0usize; n];

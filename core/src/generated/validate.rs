@@ -9,6 +9,7 @@ use crate::{Code, Diagnostic, EdgeKind, Plan};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 /// Check a generated plan's bindings and dependency graph.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let index = IdIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
@@ -81,6 +82,7 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
 
 /// Kahn's algorithm finds whether any step can never be scheduled; the
 /// strongly connected components among those name each cycle exactly.
+#[cfg_attr(planvault_size, optimize(size))]
 fn cycles(plan: &Plan) -> Vec<Diagnostic> {
     let scheduled: usize = waves(plan).iter().map(Vec::len).sum();
     if scheduled == plan.nodes.len() {

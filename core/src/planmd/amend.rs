@@ -37,6 +37,7 @@ pub enum Bound {
 }
 
 impl Bound {
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn as_str(self) -> &'static str {
         match self {
             Bound::AddBudget => "add-budget",
@@ -99,6 +100,7 @@ pub struct Outcome {
 }
 
 /// The last fenced `leopold-amend` block of a feedback node's output.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn extract_block(output: &str) -> Option<String> {
     let mut last = None;
     let mut current: Option<String> = None;
@@ -125,6 +127,7 @@ pub fn extract_block(output: &str) -> Option<String> {
 }
 
 /// Read the proposals of a block, one per non-empty line.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn parse_block(block: &str) -> Vec<Proposal> {
     block
         .lines()
@@ -160,6 +163,7 @@ pub fn parse_block(block: &str) -> Vec<Proposal> {
 
 /// Apply proposals to a PLAN.md under every bound. `spent` is how many items
 /// this run already added (zero for a fresh run).
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn apply(plan_text: &str, proposals: &[Proposal], spent: u32) -> Outcome {
     let (plan, _) = super::parse("PLAN.md", plan_text);
     let mut count = plan.nodes.len() as u32;
@@ -242,6 +246,7 @@ pub fn apply(plan_text: &str, proposals: &[Proposal], spent: u32) -> Outcome {
 
 /// A marker anywhere at the start of the text after `(after: …)`: an added
 /// item may carry dependencies but no kind, route, signal or need.
+#[cfg_attr(planvault_size, optimize(size))]
 fn text_declares_marker(text: &str) -> bool {
     let decl = parse_item_text(text);
     !decl.routes.is_empty() || !decl.emits.is_empty() || !decl.needs.is_empty() || decl.title.starts_with('@')

@@ -36,6 +36,7 @@ pub enum ChannelError {
 
 impl ChannelError {
     /// The bound's stable name, for logs and events.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn bound(&self) -> &'static str {
         match self {
             ChannelError::BadKey { .. } => "key",
@@ -49,6 +50,7 @@ impl ChannelError {
 }
 
 /// `^[A-Za-z][A-Za-z0-9_.-]{0,63}$`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn is_valid_key(key: &str) -> bool {
     let mut chars = key.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -57,6 +59,7 @@ pub fn is_valid_key(key: &str) -> bool {
 }
 
 /// The keys a node may write: its `@emit` keys (and `exit` for `@tool`).
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn declared_keys(node: &Node) -> BTreeSet<String> {
     emitted_keys(node).into_iter().map(str::to_string).collect()
 }
@@ -68,11 +71,13 @@ pub struct Channel {
 }
 
 impl Channel {
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn new() -> Self {
         Channel::default()
     }
 
     /// Read a serialized channel (`bus.json`), checking every bound.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn from_json(text: &str) -> Result<Channel, ChannelError> {
         if text.len() > MAX_BYTES {
             return Err(ChannelError::TooLarge { key: String::new(), bytes: text.len() });
@@ -94,28 +99,34 @@ impl Channel {
     }
 
     /// Compact JSON, keys in order: the bytes [`MAX_BYTES`] bounds.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn to_json(&self) -> String {
         serde_json::to_string(&self.signals).expect("string map serializes")
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn get(&self, key: &str) -> Option<&str> {
         self.signals.get(key).map(String::as_str)
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn signals(&self) -> &BTreeMap<String, String> {
         &self.signals
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn len(&self) -> usize {
         self.signals.len()
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn is_empty(&self) -> bool {
         self.signals.is_empty()
     }
 
     /// Write one signal on behalf of a node that declared `declared` keys.
     /// On refusal the channel is unchanged.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn write(&mut self, declared: &BTreeSet<String>, key: &str, value: &str) -> Result<(), ChannelError> {
         if !is_valid_key(key) {
             return Err(ChannelError::BadKey { key: key.to_string() });
@@ -129,6 +140,7 @@ impl Channel {
     }
 
     /// Would `key=value` keep the channel within every bound?
+    #[cfg_attr(planvault_size, optimize(size))]
     fn check(&self, key: &str, value: &str) -> Result<(), ChannelError> {
         if !is_valid_key(key) {
             return Err(ChannelError::BadKey { key: key.to_string() });
@@ -160,6 +172,7 @@ impl Channel {
 
 /// The pairs of a status block's `SIGNALS:` line (`migrated=false, ready`):
 /// a bare key means `key=true`. The line may carry the `SIGNALS:` prefix.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn parse_signals(line: &str) -> Vec<(String, String)> {
     let line = line.trim();
     let line = match line.get(..8) {

@@ -29,6 +29,7 @@ pub enum Condition {
 
 impl Condition {
     /// Parse a condition as written; the text is trimmed, never rejected.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn parse(text: &str) -> Condition {
         let text = text.trim();
         let split = |at: usize, op: SignalOp, width: usize| Condition::Signal {
@@ -46,6 +47,7 @@ impl Condition {
     }
 
     /// The signal key the condition reads: the key, or the bare word.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn key(&self) -> &str {
         match self {
             Condition::Signal { key, .. } => key,
@@ -54,6 +56,7 @@ impl Condition {
     }
 
     /// A bare `ok` / `fail` / `blocked`: tests the node's own outcome only.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn is_status_word(&self) -> bool {
         matches!(self, Condition::Status { word } if STATUS_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word)))
     }
@@ -62,6 +65,7 @@ impl Condition {
     ///
     /// An absent key never matches, in either direction: unknown is not
     /// "different from". Comparisons ignore case and surrounding spaces.
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn matches(&self, outcome: Option<&str>, signals: &BTreeMap<String, String>) -> bool {
         match self {
             Condition::Signal { key, op, value } => match signals.get(key) {

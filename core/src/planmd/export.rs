@@ -45,10 +45,12 @@ struct EdgeOut<'a> {
     condition: Option<&'a str>,
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn index(plan: &Plan, node: usize) -> u32 {
     item(&plan.nodes[node]).map_or(node as u32 + 1, |i| i.index)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn status(s: Status) -> &'static str {
     if s == Status::Done {
         "done"
@@ -58,6 +60,7 @@ fn status(s: Status) -> &'static str {
 }
 
 /// `{"format": "plan-md", "nodes": [...], "edges": [...]}`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn json(plan: &Plan) -> String {
     let empty: &[String] = &[];
     let nodes = plan
@@ -101,6 +104,7 @@ pub fn json(plan: &Plan) -> String {
 
 const MAX_SHOWN: usize = 48;
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn shorten(text: &str) -> String {
     if text.chars().count() <= MAX_SHOWN {
         return text.to_string();
@@ -110,6 +114,7 @@ fn shorten(text: &str) -> String {
 }
 
 /// `1 · release: Review the diff`.
+#[cfg_attr(planvault_size, optimize(size))]
 fn caption(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     let mut text = format!("{} · ", index(plan, node));
@@ -125,10 +130,12 @@ fn caption(plan: &Plan, node: usize) -> String {
 }
 
 /// Mermaid text inside `"…"`: a double quote is an entity there.
+#[cfg_attr(planvault_size, optimize(size))]
 fn quoted(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "#quot;"))
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn shape(kind: NodeKind, text: &str) -> String {
     let q = quoted(text);
     match kind {
@@ -144,6 +151,7 @@ fn shape(kind: NodeKind, text: &str) -> String {
 /// Edges in drawing order: per item, its routes as written, then its
 /// dependencies not already drawn as a route to the same item (a steering
 /// node's static successors are reached through its routes).
+#[cfg_attr(planvault_size, optimize(size))]
 fn drawing_order(plan: &Plan) -> Vec<usize> {
     let mut by_source: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
     for (i, e) in plan.edges.iter().enumerate() {
@@ -162,6 +170,7 @@ fn drawing_order(plan: &Plan) -> Vec<usize> {
 }
 
 /// A mermaid `flowchart TD`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn mermaid(plan: &Plan) -> String {
     let mut out = String::from("flowchart TD\n");
     for i in 0..plan.nodes.len() {
@@ -201,6 +210,7 @@ pub fn mermaid(plan: &Plan) -> String {
 
 /// One line per item (`[x]` when done, its kind, its dependencies), its
 /// routes indented under it.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
     let mut out = String::new();
     let width = plan.nodes.len().to_string().len();
@@ -239,6 +249,7 @@ pub fn ascii(plan: &Plan) -> String {
 
 /// JSON Canvas 1.0: a text card per item, in dependency layers, a red
 /// placeholder for each missing route target.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn canvas(plan: &Plan) -> String {
     let mut layer = vec![usize::MAX; plan.nodes.len()];
     let waves = crate::generated::waves(plan);

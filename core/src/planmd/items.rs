@@ -38,6 +38,7 @@ struct Frame {
 
 /// Every checkbox item, open and done, in the order their boxes appear (a
 /// parent before its nested children), which is the order of their indices.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn checkbox_items(text: &str) -> Vec<RawItem<'_>> {
     let mut out: Vec<RawItem<'_>> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -78,6 +79,7 @@ pub(crate) fn checkbox_items(text: &str) -> Vec<RawItem<'_>> {
 }
 
 /// Split `text[start..end]` into trimmed lines, dropping blank ones.
+#[cfg_attr(planvault_size, optimize(size))]
 fn own_lines(text: &str, start: usize, end: usize) -> Vec<RawLine<'_>> {
     let mut lines = Vec::new();
     let mut at = start;

@@ -38,6 +38,7 @@ pub(crate) struct ItemDecl {
 }
 
 impl Default for ItemDecl {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn default() -> Self {
         ItemDecl {
             kind: NodeKind::Work,
@@ -65,6 +66,7 @@ const KINDS: [(&str, NodeKind); 6] = [
 ];
 
 /// Read one item from its raw lines (offsets are into the whole PLAN.md).
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn parse_item(item: &RawItem<'_>) -> ItemDecl {
     let mut decl = ItemDecl::default();
     let mut lines = item.lines.iter();
@@ -78,12 +80,14 @@ pub(crate) fn parse_item(item: &RawItem<'_>) -> ItemDecl {
 }
 
 /// Parse the text of an item line alone (used for amendments too).
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn parse_item_text(text: &str) -> ItemDecl {
     let mut decl = ItemDecl::default();
     parse_item_line(&RawLine { start: 0, text }, &mut decl);
     decl
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn parse_item_line(line: &RawLine<'_>, decl: &mut ItemDecl) {
     let mut rest = line.text;
     loop {
@@ -105,6 +109,7 @@ fn parse_item_line(line: &RawLine<'_>, decl: &mut ItemDecl) {
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn parse_marker_line(line: &RawLine<'_>, decl: &mut ItemDecl) {
     let text = line.text;
     if !text.starts_with('@') {
@@ -133,6 +138,7 @@ fn parse_marker_line(line: &RawLine<'_>, decl: &mut ItemDecl) {
 }
 
 /// `(after: 1, 3)` / `(deps: 2)`, any case. Returns the indices and the rest.
+#[cfg_attr(planvault_size, optimize(size))]
 fn after_marker(s: &str) -> Option<(Vec<u32>, &str)> {
     let inner = s.strip_prefix('(')?.trim_start();
     let word_len = ["after", "deps"]
@@ -157,6 +163,7 @@ fn after_marker(s: &str) -> Option<(Vec<u32>, &str)> {
 }
 
 /// The `@word` at the start of `s`, when it ends at whitespace, `:` or the end.
+#[cfg_attr(planvault_size, optimize(size))]
 fn marker_word(s: &str) -> Option<(&str, &str)> {
     let body = s.strip_prefix('@')?;
     let len = body.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(body.len());
@@ -172,12 +179,14 @@ fn marker_word(s: &str) -> Option<(&str, &str)> {
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn kind_named(word: &str) -> Option<NodeKind> {
     KINDS.iter().find(|(name, _)| name.eq_ignore_ascii_case(word)).map(|(_, k)| *k)
 }
 
 /// A kind marker and its optional label. `on_item_line` decides whether a
 /// bare lowercase word needs text after it to count as a label.
+#[cfg_attr(planvault_size, optimize(size))]
 fn kind_marker<'a>(s: &'a str, decl: &mut ItemDecl, on_item_line: bool) -> Option<&'a str> {
     let (word, mut rest) = marker_word(s)?;
     let kind = if word.eq_ignore_ascii_case("node") {
@@ -210,11 +219,13 @@ fn kind_marker<'a>(s: &'a str, decl: &mut ItemDecl, on_item_line: bool) -> Optio
     Some(rest)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn is_label_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
 }
 
 /// `name:` (any case) followed by whitespace or the end.
+#[cfg_attr(planvault_size, optimize(size))]
 fn explicit_label(s: &str) -> Option<(&str, &str)> {
     let first = s.chars().next()?;
     if !first.is_ascii_alphabetic() {
@@ -230,6 +241,7 @@ fn explicit_label(s: &str) -> Option<(&str, &str)> {
 }
 
 /// A bare lowercase word followed by whitespace or the end.
+#[cfg_attr(planvault_size, optimize(size))]
 fn bare_label(s: &str) -> Option<(&str, &str)> {
     let first = s.chars().next()?;
     if !first.is_ascii_lowercase() {
@@ -246,6 +258,7 @@ fn bare_label(s: &str) -> Option<(&str, &str)> {
 
 /// `@scenario`, `@emit`, `@needs` and `@on`, which take the rest of the line.
 /// `at` is the byte offset of `s` in the document. Returns whether `s` was one.
+#[cfg_attr(planvault_size, optimize(size))]
 fn arg_marker(at: usize, s: &str, decl: &mut ItemDecl) -> bool {
     let Some((word, rest)) = marker_word(s) else { return false };
     let rest = rest.trim();
@@ -269,11 +282,13 @@ fn arg_marker(at: usize, s: &str, decl: &mut ItemDecl) -> bool {
     true
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn split_keys(s: &str) -> impl Iterator<Item = &str> {
     s.split(|c: char| c == ',' || c.is_whitespace()).filter(|k| !k.is_empty())
 }
 
 /// `cond -> N`, `cond => N`, `cond → N`: the earliest arrow splits.
+#[cfg_attr(planvault_size, optimize(size))]
 fn route(rest: &str, at: usize) -> RouteDecl {
     let arrow = ["->", "=>", "→"].iter().filter_map(|a| rest.find(a).map(|i| (i, a.len()))).min();
     match arrow {
@@ -287,6 +302,7 @@ fn route(rest: &str, at: usize) -> RouteDecl {
 }
 
 /// The first backticked span of `text`, when it has one.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn first_code_span(text: &str) -> Option<&str> {
     let open = text.find('`')?;
     let ticks = text[open..].chars().take_while(|&c| c == '`').count();

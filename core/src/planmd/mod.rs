@@ -27,6 +27,7 @@ use crate::position::LineIndex;
 pub const TOOL_EXIT_SIGNAL: &str = "exit";
 
 /// Parse a PLAN.md into the plan model. `file` names it in positions.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
     let lines = LineIndex::new(text);
     let raw = items::checkbox_items(text);
@@ -103,6 +104,7 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
 }
 
 /// `5` or `#5` (an item index); anything else names no item.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn route_target(text: &str) -> Option<u64> {
     let digits = text.strip_prefix('#').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -112,6 +114,7 @@ pub(crate) fn route_target(text: &str) -> Option<u64> {
 }
 
 /// The PLAN.md facts of a node, when it is a PLAN.md item.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn item(node: &Node) -> Option<&PlanMdNode> {
     match &node.ext {
         NodeExt::PlanMd(item) => Some(item),
@@ -121,6 +124,7 @@ pub fn item(node: &Node) -> Option<&PlanMdNode> {
 
 /// The keys a node may write on the channel: its `@emit` keys, plus `exit`
 /// for a `@tool` node, which reports it without declaring it.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn emitted_keys(node: &Node) -> Vec<&str> {
     let mut keys: Vec<&str> = item(node).map(|i| i.emits.iter().map(|(k, _)| k.as_str()).collect()).unwrap_or_default();
     if node.kind == NodeKind::Tool && !keys.contains(&TOOL_EXIT_SIGNAL) {

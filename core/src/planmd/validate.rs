@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 const MAX_TITLE_CHARS: usize = 60;
 
 /// Check a PLAN.md plan; an empty result means the graph is sound.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     let v = Validator::new(plan);
     let mut out = Vec::new();
@@ -37,6 +38,7 @@ struct Validator<'a> {
 }
 
 impl<'a> Validator<'a> {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn new(plan: &'a Plan) -> Self {
         let mut succ = plan.successors();
         for s in &mut succ {
@@ -50,19 +52,23 @@ impl<'a> Validator<'a> {
     }
 
     /// Where `key` sits in `emitted`, if some item emits it.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn emitted_at(&self, key: &str) -> Option<usize> {
         self.emitted.binary_search(&key).ok()
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn is_emitted(&self, key: &str) -> bool {
         self.emitted_at(key).is_some()
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn index(&self, node: usize) -> u32 {
         item(&self.plan.nodes[node]).map_or(node as u32 + 1, |i| i.index)
     }
 
     /// `item 4 ("Retry")`: the offender named the way a reader finds it.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn name(&self, node: usize) -> String {
         let index = self.index(node);
         let title = self.plan.nodes[node].title.trim();
@@ -78,12 +84,14 @@ impl<'a> Validator<'a> {
         format!("item {index} ({shown:?})")
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn about(&self, d: Diagnostic, nodes: &[usize]) -> Diagnostic {
         let mut d = d.with_nodes(nodes.iter().map(|&n| self.plan.nodes[n].id.clone()));
         d.items = nodes.iter().map(|&n| self.index(n)).collect();
         d
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn at_node(&self, d: Diagnostic, node: usize) -> Diagnostic {
         match &self.plan.nodes[node].pos {
             Some(pos) => d.at(pos),
@@ -92,6 +100,7 @@ impl<'a> Validator<'a> {
     }
 
     /// Strongly connected components that loop, lowest member first.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn cycles(&self, out: &mut Vec<Diagnostic>) -> Vec<bool> {
         let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(self.succ.len(), 0);
         for _ in 0..self.succ.len() {
@@ -131,6 +140,7 @@ impl<'a> Validator<'a> {
 
     /// The shortest loop from the component's lowest member back to itself,
     /// found breadth-first over ascending successors (deterministic).
+    #[cfg_attr(planvault_size, optimize(size))]
     fn cycle_path(&self, component: &[usize]) -> Vec<usize> {
         let start = component[0];
         // `component` is sorted: a member's position is its binary search,
@@ -160,10 +170,12 @@ impl<'a> Validator<'a> {
         component.to_vec()
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn routes(&self) -> impl Iterator<Item = &'a crate::Edge> {
         self.plan.edges.iter().filter(|e| e.kind == EdgeKind::Route)
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn dangling(&self, out: &mut Vec<Diagnostic>) {
         let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes().filter(|e| e.to.is_none()) {
@@ -186,6 +198,7 @@ impl<'a> Validator<'a> {
         out.extend(found.into_iter().map(|(_, d)| d));
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn unmet_needs(&self, out: &mut Vec<Diagnostic>) -> Vec<bool> {
         let mut flagged = vec![false; self.plan.nodes.len()];
         for (n, node) in self.plan.nodes.iter().enumerate() {
@@ -204,6 +217,7 @@ impl<'a> Validator<'a> {
         flagged
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn unroutable(&self, out: &mut Vec<Diagnostic>) {
         let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes() {
@@ -234,6 +248,7 @@ impl<'a> Validator<'a> {
     /// An item can be dispatched once every dependency can, or once a route
     /// that can fire reaches it, and in both cases only once every key it
     /// needs can be on the channel. Done items ran, whatever the graph says.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn unreachable(&self, cyclic: &[bool], unmet: &[bool], out: &mut Vec<Diagnostic>) {
         let n = self.plan.nodes.len();
         let mut waiting_deps = vec![0usize; n];

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 /// Set a note's `status:`. Only the status value changes; a note without the
 /// key gets it (before the closing `---`), a note without frontmatter gets a
 /// block. Every other byte, BOM and line endings included, stays as it was.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn update_status(text: &str, status: Status) -> String {
     let (content, bom_len) = strip_bom(text);
     let eol = line_ending(text);
@@ -71,6 +72,7 @@ struct Knobs<'a> {
 }
 
 /// The file a node is saved to: its note's path, or `<id>.md`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn note_file(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     match &n.ext {
@@ -80,6 +82,7 @@ pub fn note_file(plan: &Plan, node: usize) -> String {
 }
 
 /// One node as a complete note: frontmatter, `# title`, body, `## Next`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn render_note(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     let knobs = Knobs {
@@ -128,6 +131,7 @@ pub fn render_note(plan: &Plan, node: usize) -> String {
 
 /// Every node of a plan as a note: vault-relative path → text. The caller
 /// writes the files.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn save_plan(plan: &Plan) -> BTreeMap<String, String> {
     (0..plan.nodes.len()).map(|i| (note_file(plan, i), render_note(plan, i))).collect()
 }

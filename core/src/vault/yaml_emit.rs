@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use yaml_serde::{Number, Value};
 
 /// `yaml_serde::to_string(value).ok()`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn to_string(value: &Value) -> Option<String> {
     if fails(value, false) {
         return None;
@@ -36,6 +37,7 @@ pub fn to_string(value: &Value) -> Option<String> {
 /// one-entry mapping (the entry might be a tag); a first key that defers its
 /// own start (a tagged value, another one-entry mapping) loses one start.
 /// A tag on a tag is refused.
+#[cfg_attr(planvault_size, optimize(size))]
 fn fails(value: &Value, tagged: bool) -> bool {
     match value {
         Value::Sequence(items) => items.iter().any(|item| fails(item, false)),
@@ -59,6 +61,7 @@ enum Style {
 }
 
 /// A scalar's text and the style yaml_serde asks for; `None` for a collection.
+#[cfg_attr(planvault_size, optimize(size))]
 fn scalar(value: &Value) -> Option<(Cow<'_, str>, Style)> {
     let plain = |text: String| Some((Cow::Owned(text), Style::Plain));
     match value {
@@ -86,11 +89,13 @@ fn scalar(value: &Value) -> Option<(Cow<'_, str>, Style)> {
 struct TagText(String);
 
 impl TagText {
+    #[cfg_attr(planvault_size, optimize(size))]
     fn new(tag: &yaml_serde::value::Tag) -> Self {
         TagText(tag.to_string())
     }
 
     /// `(handle, suffix)`; no handle: verbatim.
+    #[cfg_attr(planvault_size, optimize(size))]
     fn split(&self) -> (Option<&str>, &str) {
         let bare = &self.0[1..];
         match bare.strip_prefix('!') {
@@ -100,6 +105,7 @@ impl TagText {
         }
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn len(&self) -> usize {
         let (handle, suffix) = self.split();
         handle.map_or(0, str::len) + suffix.len()
@@ -108,6 +114,7 @@ impl TagText {
 
 /// itoa for integers; ryu's layout for floats (shortest digits, which
 /// `{:e}` also gives), `.inf`, `-.inf`, `.nan`.
+#[cfg_attr(planvault_size, optimize(size))]
 fn number(n: &Number) -> String {
     if let Some(u) = n.as_u64() {
         return u.to_string();
@@ -172,25 +179,30 @@ fn number(n: &Number) -> String {
 /// only case where the answer matters: otherwise libyaml quotes it anyway),
 /// and the parser is linked already. Digits after a leading zero read as a
 /// string but are quoted all the same.
+#[cfg_attr(planvault_size, optimize(size))]
 fn reads_as_non_string(v: &str) -> bool {
     digits_but_not_number(v) || !matches!(yaml_serde::from_str::<Value>(v), Ok(Value::String(read)) if read == v)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn digits_but_not_number(scalar: &str) -> bool {
     let scalar = scalar.strip_prefix(['-', '+']).unwrap_or(scalar);
     scalar.len() > 1 && scalar.starts_with('0') && scalar[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn is_break(c: char) -> bool {
     matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
 /// libyaml's IS_BLANKZ; the end of the text counts (libyaml's copy ends in NUL).
+#[cfg_attr(planvault_size, optimize(size))]
 fn is_blankz(c: Option<char>) -> bool {
     c.is_none_or(|c| c == ' ' || c == '\t' || c == '\0' || is_break(c))
 }
 
 /// libyaml's IS_PRINTABLE, on characters.
+#[cfg_attr(planvault_size, optimize(size))]
 fn is_printable(c: char) -> bool {
     matches!(c, '\n' | ' '..='~') || (c >= '\u{a0}' && !matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}'))
 }
@@ -204,6 +216,7 @@ struct Analysis {
     block_allowed: bool,
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn analyze(value: &str) -> Analysis {
     if value.is_empty() {
         return Analysis { multiline: false, block_plain_allowed: true, single_quoted_allowed: true, block_allowed: false };
@@ -264,17 +277,20 @@ struct Emitter {
 
 impl Emitter {
     #[inline(never)]
+    #[cfg_attr(planvault_size, optimize(size))]
     fn put(&mut self, c: char) {
         self.out.push(c);
         self.column += 1;
     }
 
     #[inline(never)]
+    #[cfg_attr(planvault_size, optimize(size))]
     fn write_break(&mut self, c: char) {
         self.out.push(c);
         self.column = 0;
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn push_indent(&mut self, indentless: bool) {
         self.indents.push(self.indent);
         if self.indent < 0 {
@@ -284,11 +300,13 @@ impl Emitter {
         }
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn pop_indent(&mut self) {
         self.indent = self.indents.pop().unwrap_or(-1);
     }
 
     #[inline(never)]
+    #[cfg_attr(planvault_size, optimize(size))]
     fn write_indent(&mut self) {
         let indent = self.indent.max(0) as usize;
         if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
@@ -302,6 +320,7 @@ impl Emitter {
     }
 
     #[inline(never)]
+    #[cfg_attr(planvault_size, optimize(size))]
     fn write_indicator(&mut self, indicator: &str, need_whitespace: bool, is_whitespace: bool, is_indention: bool) {
         if need_whitespace && !self.whitespace {
             self.put(' ');
@@ -311,6 +330,7 @@ impl Emitter {
         self.indention = self.indention && is_indention;
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn write_tag(&mut self, tag: &TagText) {
         let (handle, content) = tag.split();
         match handle {
@@ -335,6 +355,7 @@ impl Emitter {
         self.indention = false;
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn hex(&mut self, code: u32, width: u32) {
         for digit in (0..width).rev() {
             let d = (code >> (digit * 4)) & 15;
@@ -343,6 +364,7 @@ impl Emitter {
     }
 
     /// libyaml's check: may this key be written `key: value`?
+    #[cfg_attr(planvault_size, optimize(size))]
     fn is_simple_key(key: &Value) -> bool {
         let (tag_length, key) = match key {
             Value::Tagged(tagged) => (TagText::new(&tagged.tag).len(), &tagged.value),
@@ -355,6 +377,7 @@ impl Emitter {
         }
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn node(&mut self, value: &Value, tag: Option<&TagText>, mapping_context: bool, simple_key: bool) {
         if let Value::Tagged(tagged) = value {
             // `fails` has refused a tag on a tag.
@@ -405,6 +428,7 @@ impl Emitter {
         }
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn scalar(&mut self, value: &str, mut style: Style, simple_key: bool) {
         let analysis = analyze(value);
         if simple_key && analysis.multiline {
