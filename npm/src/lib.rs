@@ -12,7 +12,6 @@
 //!   `code: "internal-panic"` and schedules a fresh wasm instance for the
 //!   next call ([`panic`]), so a bug can never take the host down.
 
-pub mod alloc;
 pub mod error;
 pub mod incremental;
 pub mod panic;
@@ -28,3 +27,8 @@ use wasm_bindgen::prelude::*;
 pub fn start() {
     panic::install_hook();
 }
+
+/// Small blocks from size-class pages (see `planvault-npm-alloc`); wasm only.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: planvault_npm_alloc::Global = planvault_npm_alloc::Global::new();

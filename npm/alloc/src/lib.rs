@@ -1,4 +1,4 @@
-//! The package's global allocator in wasm: small blocks from pages of one
+//! The npm package's global allocator in wasm: small blocks from pages of one
 //! size each, everything else from std's allocator (dlmalloc in wasm).
 //!
 //! A parsed vault is mostly small strings and vectors (ids, titles, tool
@@ -315,9 +315,21 @@ unsafe impl GlobalAlloc for Global {
     }
 }
 
+/// The allocator the npm package installs (`#[global_allocator]` in
+/// `planvault-wasm`).
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-#[global_allocator]
-static GLOBAL: Global = Global(SizeClasses::new(std::alloc::System));
+impl Global {
+    pub const fn new() -> Self {
+        Global(SizeClasses::new(std::alloc::System))
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+impl Default for Global {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 #[cfg(test)]
 mod tests {
