@@ -138,15 +138,37 @@ fn number(n: &Number) -> String {
         return out;
     }
     // ryu's digits: the fewest that read back, and of those the closest to
-    // the value. `{:e}` gives the fewest, not always the closest (17-digit
-    // cases), so the value is rounded again to that many digits.
-    let shortest = format!("{:e}", f.abs());
-    let count = shortest.split_once('e').map_or(1, |(m, _)| m.len() - usize::from(m.contains('.')));
-    let sci = format!("{:.*e}", count - 1, f.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits = mantissa.replace('.', "");
-    // value = 0.digits × 10^point
-    let point = exponent.parse::<i32>().unwrap_or(0) + 1;
+    // the value. Display gives the fewest (never with an exponent), not
+    // always the closest (17-digit cases), so the exact expansion (1074
+    // places hold every f64) is rounded again to that many digits, half to
+    // even. (Display's own formatting is linked already; `{:e}` is not.)
+    let count = significant(&f.abs().to_string()).0.len();
+    let (exact, exact_point) = significant(&format!("{:.1074}", f.abs()));
+    let mut digits: Vec<u8> = exact.as_bytes()[..count].to_vec();
+    let rest = &exact.as_bytes()[count..];
+    let round_up = match rest.first() {
+        Some(b'6'..=b'9') => true,
+        Some(b'5') => rest[1..].iter().any(|&d| d != b'0') || digits[count - 1] % 2 == 1,
+        _ => false,
+    };
+    let mut point = exact_point;
+    if round_up {
+        // Round up, carrying; all nines become 1 and the point moves.
+        match digits.iter().rposition(|&d| d != b'9') {
+            Some(at) => {
+                digits[at] += 1;
+                digits.truncate(at + 1);
+            }
+            None => {
+                digits = vec![b'1'];
+                point += 1;
+            }
+        }
+    }
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let digits = String::from_utf8(digits).unwrap_or_default();
     let length = digits.len() as i32;
     if (1..=16).contains(&point) {
         // 1234e7 → 12340000000.0, 1234e-2 → 12.34
@@ -171,6 +193,17 @@ fn number(n: &Number) -> String {
         out.push_str(&(point - 1).to_string());
     }
     out
+}
+
+/// The significant digits of a plain decimal (no sign, no exponent) and
+/// where the point falls: the value is 0.digits × 10^point. Leading zeros
+/// go; trailing zeros stay (the caller decides).
+#[cfg_attr(planvault_size, optimize(size))]
+fn significant(decimal: &str) -> (String, i32) {
+    let (int, frac) = decimal.split_once('.').unwrap_or((decimal, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let lead = all.bytes().take_while(|&b| b == b'0').count();
+    (all[lead..].trim_end_matches('0').to_string(), int.len() as i32 - lead as i32)
 }
 
 /// Would this text, written plain, read back as null, a boolean or a
