@@ -218,6 +218,15 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
         }
         return knobs;
     }
+    read_knobs_parsed(yaml, ctx, diagnostics, knobs)
+}
+
+/// The rest of [`read_knobs`]: a block the fast path does not take, read
+/// by yaml_serde (whose parser dominates the time here, so this glue is
+/// compiled for size in the npm package, like the error paths below).
+#[cfg_attr(planvault_size, optimize(size))]
+#[inline(never)]
+fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagnostic>, mut knobs: Knobs) -> Knobs {
     let written = entries(yaml);
     let parsed = yaml_serde::from_str::<Value>(yaml);
     match parsed {
@@ -265,6 +274,7 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
 }
 
 /// The parser's message without its trailing position (the diagnostic has it).
+#[cfg_attr(planvault_size, optimize(size))]
 fn yaml_message(err: &yaml_serde::Error) -> String {
     let mut text = err.to_string();
     // Positions inside the message count from the block, not the file; the
@@ -288,6 +298,7 @@ fn normalize_raw(raw: &str) -> String {
     }
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn describe(value: &Value) -> String {
     match value {
         Value::Null => "nothing".into(),
