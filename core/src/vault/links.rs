@@ -170,7 +170,9 @@ impl Hits {
 }
 
 fn basename(id: &str) -> &str {
-    id.rsplit('/').next().unwrap_or(id)
+    // After the last `/` (found with memrchr: `rsplit` set up a reverse
+    // char searcher per call).
+    memchr::memrchr(b'/', id.as_bytes()).map_or(id, |slash| &id[slash + 1..])
 }
 
 /// Whether `text` is ASCII without capital letters (most ids and links):
@@ -217,7 +219,12 @@ fn lower(text: &str) -> Cow<'_, str> {
 /// The canonical spelling of a target: no leading `./` or `/`, no `.md`,
 /// lower case.
 fn normalize(target: &str) -> Cow<'_, str> {
-    let mut t = target.trim().trim_start_matches("./").trim_start_matches('/');
+    // `trim_start_matches("./")` set up a substring searcher per call.
+    let mut t = target.trim();
+    while let Some(rest) = t.strip_prefix("./") {
+        t = rest;
+    }
+    let mut t = t.trim_start_matches('/');
     if t.len() >= 3 && t.is_char_boundary(t.len() - 3) && t[t.len() - 3..].eq_ignore_ascii_case(".md") {
         t = &t[..t.len() - 3];
     }
@@ -412,6 +419,10 @@ mod tests {
         assert_eq!(index.resolve("c/send", 0), Resolution::Missing);
         assert_eq!(index.resolve("nowhere", 0), Resolution::Missing);
         assert_eq!(index.resolve("", 4), Resolution::Found(4));
+        // Leading `./` (any number) and `/` name the vault root.
+        assert_eq!(index.resolve(" ././b/send", 0), Resolution::Found(3));
+        assert_eq!(index.resolve("/sub/review", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("./.b/send", 0), Resolution::Missing);
     }
 
     #[test]
