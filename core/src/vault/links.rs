@@ -3,60 +3,14 @@
 //! case-insensitively. When a link cannot tell two notes apart it is
 //! ambiguous: planvault reports it and never guesses.
 
+use rustc_hash::FxBuildHasher;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// The index's maps: keyed by note ids and link targets, hashed a word at a
 /// time (std's SipHash costs more than the lookup itself). Not DoS-resistant;
 /// a vault's own note names are the keys.
-type Map<'a> = HashMap<Cow<'a, str>, Hits, BuildHasherDefault<WordHasher>>;
-
-/// A multiply-rotate hash over 8-byte words (rustc-hash's, version 2).
-#[derive(Default, Clone, Copy)]
-struct WordHasher {
-    hash: u64,
-}
-
-impl WordHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = self.hash.wrapping_add(word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for WordHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            // The length keeps `ab` and `ab\0` apart.
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        // The multiply leaves the high bits best mixed; hashbrown takes its
-        // bucket from the low ones.
-        self.hash.rotate_left(26)
-    }
-}
+type Map<'a> = HashMap<Cow<'a, str>, Hits, FxBuildHasher>;
 
 /// A `[[...]]` found in a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,8 +201,8 @@ impl LinkIndex<'static> {
     pub fn owned<'i>(ids: impl IntoIterator<Item = &'i str>) -> LinkIndex<'static> {
         let ids: Vec<Cow<'static, str>> = ids.into_iter().map(|id| Cow::Owned(id.to_owned())).collect();
         let mut index = LinkIndex {
-            by_path: Map::with_capacity_and_hasher(ids.len(), Default::default()),
-            by_basename: Map::with_capacity_and_hasher(ids.len(), Default::default()),
+            by_path: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
+            by_basename: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
@@ -291,8 +245,8 @@ impl<'a> LinkIndex<'a> {
     pub fn new(ids: impl IntoIterator<Item = &'a str>) -> Self {
         let ids: Vec<&'a str> = ids.into_iter().collect();
         let mut index = LinkIndex {
-            by_path: Map::with_capacity_and_hasher(ids.len(), Default::default()),
-            by_basename: Map::with_capacity_and_hasher(ids.len(), Default::default()),
+            by_path: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
+            by_basename: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
