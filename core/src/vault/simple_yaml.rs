@@ -68,8 +68,20 @@ fn trim_spaces(text: &str) -> &str {
 }
 
 /// The items of a flow list's inside (`a, b` of `[a, b]`), spaces trimmed.
+/// (`str::split` by a char runs a searcher per item; these lists are a few
+/// short ASCII words.)
 fn list_items(inner: &str) -> impl Iterator<Item = &str> {
-    inner.split(',').map(trim_spaces)
+    let bytes = inner.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start > bytes.len() {
+            return None;
+        }
+        let end = bytes[start..].iter().position(|&b| b == b',').map_or(bytes.len(), |at| start + at);
+        let item = trim_spaces(&inner[start..end]);
+        start = end + 1;
+        Some(item)
+    })
 }
 
 /// Whether a line the key scan did not take is blank or a comment: skipped,
