@@ -282,6 +282,15 @@ mod tests {
         assert!(parse("max_visits: 012\n", TYPED).is_none());
     }
 
+    /// Regression: the fast path trimmed a no-break space next to a value,
+    /// which YAML keeps (`role: \u{a0}writer` is the role `\u{a0}writer`).
+    #[test]
+    fn a_no_break_space_is_part_of_the_value() {
+        for yaml in ["role: \u{a0}writer\n", "role: writer\u{a0}\n", "tools: [a,\u{a0}b]\n", "owner: x\u{a0}\n"] {
+            assert!(parse(yaml, TYPED).is_none() || agrees(yaml), "{yaml:?} taken");
+        }
+    }
+
     #[test]
     fn leaves_everything_doubtful_to_the_parser() {
         for yaml in [
