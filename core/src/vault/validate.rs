@@ -26,6 +26,7 @@ pub enum StartRule {
 
 /// Apply the start rules: the one `type: start`; with none, the single node
 /// with no incoming edge.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn find_start(plan: &Plan) -> StartRule {
     let marked: Vec<usize> = (0..plan.nodes.len()).filter(|&i| plan.nodes[i].kind == NodeKind::Start).collect();
     match marked[..] {
@@ -50,6 +51,7 @@ pub fn find_start(plan: &Plan) -> StartRule {
 /// diagnostic's `nodes` always lists them all).
 const NAMES_IN_MESSAGE: usize = 10;
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     let total = names.len();
     let mut shown: Vec<String> = names.take(NAMES_IN_MESSAGE).map(|n| format!("`{n}`")).collect();
@@ -67,6 +69,7 @@ fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
 }
 
 /// A node's file position, or its `## Next` heading when `at_next` and it has one.
+#[cfg_attr(planvault_size, optimize(size))]
 fn node_pos(plan: &Plan, node: usize, at_next: bool) -> Option<SourcePos> {
     let n = &plan.nodes[node];
     let mut pos = n.pos.clone()?;
@@ -79,6 +82,7 @@ fn node_pos(plan: &Plan, node: usize, at_next: bool) -> Option<SourcePos> {
     Some(pos)
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
     match pos {
         Some(pos) => d.at(&pos),
@@ -87,6 +91,7 @@ fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
 }
 
 /// Check a vault plan's graph. Diagnostics come sorted by position.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if plan.nodes.is_empty() {
@@ -105,6 +110,7 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
 }
 
 /// `dangling-edge` and `ambiguous-link`: edges whose target is no single note.
+#[cfg_attr(planvault_size, optimize(size))]
 fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
     if plan.edges.iter().all(|e| e.to.is_some()) {
         return;
@@ -142,6 +148,7 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
 }
 
 /// `no-start` and `multiple-starts`; returns the start when there is one.
+#[cfg_attr(planvault_size, optimize(size))]
 fn check_start(plan: &Plan, out: &mut Vec<Diagnostic>) -> Option<usize> {
     match find_start(plan) {
         StartRule::Found(start) => Some(start),
@@ -173,6 +180,7 @@ fn check_start(plan: &Plan, out: &mut Vec<Diagnostic>) -> Option<usize> {
 }
 
 /// `unreachable` warnings and `no-terminal-reachable`, by one breadth-first walk.
+#[cfg_attr(planvault_size, optimize(size))]
 fn check_reachability(plan: &Plan, adjacency: &Adjacency, start: usize, out: &mut Vec<Diagnostic>) {
     let mut out_degree = vec![0usize; plan.nodes.len()];
     for edge in &plan.edges {
@@ -218,6 +226,7 @@ pub(crate) struct Adjacency {
 }
 
 impl Adjacency {
+    #[cfg_attr(planvault_size, optimize(size))]
     pub(crate) fn of(plan: &Plan) -> Self {
         let n = plan.nodes.len();
         let mut offsets = vec![0usize; n + 1];
@@ -240,10 +249,12 @@ impl Adjacency {
         Adjacency { offsets, targets }
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     fn len(&self) -> usize {
         self.offsets.len() - 1
     }
 
+    #[cfg_attr(planvault_size, optimize(size))]
     pub(crate) fn successors(&self, node: usize) -> &[usize] {
         &self.targets[self.offsets[node]..self.offsets[node + 1]]
     }
@@ -252,6 +263,7 @@ impl Adjacency {
 /// Strongly connected components by Tarjan's algorithm, iteratively: the
 /// component of every node (numbered in the order they complete) and how
 /// many there are.
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn components(adjacency: &Adjacency) -> (Vec<usize>, usize) {
     const UNSEEN: usize = usize::MAX;
     let n = adjacency.len();
@@ -307,6 +319,7 @@ pub(crate) fn components(adjacency: &Adjacency) -> (Vec<usize>, usize) {
 }
 
 /// `cycle-without-exit`: a strongly connected loop no edge leaves.
+#[cfg_attr(planvault_size, optimize(size))]
 fn check_cycles(plan: &Plan, adjacency: &Adjacency, out: &mut Vec<Diagnostic>) {
     let (component_of, count) = components(adjacency);
     let mut loops = vec![false; count];
