@@ -31,7 +31,6 @@ fn is_plain_word(text: &[u8], allow_space: bool) -> bool {
         && (text.len() > 5 || is_unambiguous(text))
 }
 
-#[cold]
 fn is_unambiguous(text: &[u8]) -> bool {
     !AMBIGUOUS.iter().any(|word| word.as_bytes() == text) && !matches!(text, b"off" | b"Off" | b"OFF")
 }
