@@ -1,0 +1,161 @@
+// The package as a web app gets it: `npm pack`ed (so only what `files`
+// publishes), installed into a fresh app, and bundled by Vite (its
+// production build and its dev server) and by webpack 5, with no
+// configuration beyond an entry. Each must pick the browser entry, ship the
+// `.wasm` as an asset of its own, and the page must then answer every vault
+// fixture exactly as the Node entry does.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { createServer } from "node:http";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { extname, join, normalize, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build as viteBuild, createServer as viteServer } from "vite";
+import webpack from "webpack";
+import { assertPageAgreesWithNode, findChromium, launch, newWatchedPage, vaultCases } from "./chromium.mjs";
+
+const npmDir = fileURLToPath(new URL("..", import.meta.url));
+const { chromium, missing } = await findChromium();
+
+// The inline entry's base64 wasm alone is ~850 KB: a bundle of that size
+// took the wrong entry.
+const MAX_APP_SCRIPT_BYTES = 100_000;
+
+const INDEX_HTML = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>planvault in a bundled app</title>
+<script type="module" src="./main.js"></script>
+`;
+const MAIN_JS = `import * as planvault from "planvault";
+window.planvault = planvault;
+window.ready = true;
+`;
+
+let workDir;
+let appDir;
+let browser;
+
+before(async () => {
+  if (missing) return;
+  workDir = mkdtempSync(join(tmpdir(), "planvault-bundlers-"));
+  appDir = join(workDir, "app");
+  const installed = join(appDir, "node_modules", "planvault");
+  mkdirSync(installed, { recursive: true });
+  execFileSync("npm", ["pack", "--pack-destination", workDir], { cwd: npmDir, stdio: ["ignore", "pipe", "pipe"] });
+  const tarball = readdirSync(workDir).find((name) => name.endsWith(".tgz"));
+  execFileSync("tar", ["xzf", join(workDir, tarball), "-C", installed, "--strip-components=1"]);
+  writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "bundled-app", private: true, type: "module" }));
+  writeFileSync(join(appDir, "index.html"), INDEX_HTML);
+  writeFileSync(join(appDir, "main.js"), MAIN_JS);
+  browser = await launch(chromium);
+});
+
+after(async () => {
+  await browser?.close();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+const TYPES = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
+
+/** A built app's folder from 127.0.0.1. */
+function serveStatic(root) {
+  const server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url, "http://127.0.0.1").pathname);
+    const file = normalize(join(root, path === "/" ? "index.html" : path));
+    if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
+    response.end(readFileSync(file));
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() });
+    });
+  });
+}
+
+/** Every file under `dir`, relative, with its size. */
+function filesIn(dir, prefix = "") {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesIn(path, `${prefix}${name}/`) : [{ name: `${prefix}${name}`, bytes: statSync(path).size }];
+  });
+}
+
+/** The built app's `.wasm` and scripts, checked; the wasm's name. */
+function checkBuiltAssets(outDir) {
+  const files = filesIn(outDir);
+  const wasm = files.filter((f) => f.name.endsWith(".wasm"));
+  assert.equal(wasm.length, 1, `one .wasm asset in ${JSON.stringify(files)}`);
+  const shipped = statSync(join(appDir, "node_modules", "planvault", "pkg", "planvault_wasm_bg.wasm")).size;
+  assert.equal(wasm[0].bytes, shipped, "the asset is the package's wasm, whole");
+  for (const script of files.filter((f) => f.name.endsWith(".js"))) {
+    assert.ok(script.bytes < MAX_APP_SCRIPT_BYTES, `${script.name} is ${script.bytes} bytes: the inline entry was bundled`);
+  }
+  return wasm[0].name;
+}
+
+/** Open `url` (a page whose script sets window.planvault), run the common check. */
+async function checkApp(url, wasmPath) {
+  const { page, problems, responses } = await newWatchedPage(browser);
+  await page.goto(url);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+  await assertPageAgreesWithNode(page, vaultCases());
+  const wasmFetched = responses.filter((r) => r.url.endsWith(".wasm"));
+  assert.deepEqual(wasmFetched, [{ url: wasmPath, status: 200 }], "the page fetched the bundled wasm, once");
+  assert.deepEqual(problems, []);
+  await page.close();
+}
+
+test("a Vite production build ships the wasm and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-vite");
+  await viteBuild({ root: appDir, logLevel: "silent", build: { outDir, emptyOutDir: true } });
+  const wasm = checkBuiltAssets(outDir);
+  assert.match(wasm, /^assets\/planvault_wasm_bg-[\w-]+\.wasm$/);
+  const server = await serveStatic(outDir);
+  try {
+    await checkApp(server.url, `/${wasm}`);
+  } finally {
+    server.close();
+  }
+});
+
+test("the Vite dev server serves the package and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const server = await viteServer({ root: appDir, logLevel: "silent", server: { host: "127.0.0.1", port: 0, strictPort: false } });
+  await server.listen();
+  try {
+    const url = server.resolvedUrls.local[0];
+    // Vite pre-bundles the package's JavaScript and points its wasm URL back
+    // at the installed package's file.
+    await checkApp(url, "/node_modules/planvault/pkg/planvault_wasm_bg.wasm");
+  } finally {
+    await server.close();
+  }
+});
+
+test("a webpack 5 build ships the wasm and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-webpack");
+  const compiler = webpack({
+    mode: "production",
+    context: appDir,
+    entry: "./main.js",
+    output: { path: outDir, filename: "main.js", clean: true },
+    performance: { hints: false },
+  });
+  const stats = await new Promise((resolve, reject) => {
+    compiler.run((error, result) => (error ? reject(error) : compiler.close(() => resolve(result))));
+  });
+  assert.ok(!stats.hasErrors() && !stats.hasWarnings(), stats.toString({ all: false, errors: true, warnings: true }));
+  writeFileSync(join(outDir, "index.html"), INDEX_HTML);
+  const wasm = checkBuiltAssets(outDir);
+  assert.match(wasm, /^[0-9a-f]+\.wasm$/);
+  const server = await serveStatic(outDir);
+  try {
+    await checkApp(server.url, `/${wasm}`);
+  } finally {
+    server.close();
+  }
+});
