@@ -115,6 +115,9 @@ const wasmIn = messages
   .find((f) => f.endsWith(".wasm"));
 if (!wasmIn) throw new Error("cargo reported no planvault_wasm.wasm artifact");
 
+// The license texts beside package.json (its `files` lists them).
+for (const file of ["LICENSE-MIT", "LICENSE-APACHE"]) copyFileSync(join(repoDir, file), join(npmDir, file));
+
 // Nothing changed since the last build (same wasm, same entry sources): keep pkg/.
 const sources = ["api.js", "node.js", "browser.js", "index.d.ts", "inline.template.js"].map((f) => readFileSync(join(npmDir, "js", f)));
 const stamp = createHash("sha256").update(readFileSync(wasmIn)).update(Buffer.concat(sources)).update(readFileSync(fileURLToPath(import.meta.url))).digest("hex");

@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { repoDir } from "./helpers.mjs";
@@ -80,4 +81,28 @@ test("notes in any script reach the wasm intact through both entries' UTF-8 writ
     [["ノート-39.md", 6, [..."- 終わり 😀 -> "].length + 1, "どこにもない"]],
   );
   assert.deepEqual(run("planvault/inline"), node);
+});
+
+test("npm pack publishes the entries, their types, the wasm, the README and the license texts, nothing else", () => {
+  const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: npmDir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
+  const paths = packed.files.map((f) => f.path).sort();
+  assert.deepEqual(paths, [
+    "LICENSE-APACHE",
+    "LICENSE-MIT",
+    "README.md",
+    "package.json",
+    "pkg/api.js",
+    "pkg/browser.js",
+    "pkg/index.d.ts",
+    "pkg/inline.js",
+    "pkg/node.js",
+    "pkg/planvault_wasm.d.ts",
+    "pkg/planvault_wasm.js",
+    "pkg/planvault_wasm_bg.wasm",
+  ]);
+  // Every file `exports` names is among them.
+  const manifest = JSON.parse(readFileSync(join(npmDir, "package.json"), "utf8"));
+  const named = JSON.stringify(manifest.exports).match(/\.\/pkg\/[\w.]+/g);
+  for (const path of named) assert.ok(paths.includes(path.slice(2)), `${path} is exported but not packed`);
+  assert.ok(named.length >= 5, named.join(", "));
 });
