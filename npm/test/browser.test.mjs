@@ -8,16 +8,15 @@
 // (see chromium.mjs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { existsSync, readFileSync } from "node:fs";
-import { extname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assertPageAgreesWithNode, findChromium, launch, newWatchedPage, vaultCases } from "./chromium.mjs";
+import { assertPageAgreesWithNode, fileAnswer, findChromium, launch, newWatchedPage, serve, vaultCases } from "./chromium.mjs";
 
 const pkgDir = fileURLToPath(new URL("../pkg/", import.meta.url));
 const { chromium, missing } = await findChromium();
 
-const PAGE = `<!doctype html><meta charset="utf-8"><title>planvault browser entry</title>
+const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>planvault browser entry</title>
 <script type="module">
   window.entries = {
     browser: () => import("./pkg/browser.js"),
@@ -26,35 +25,13 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>planvault browser entr
   window.ready = true;
 </script>`;
 
-const TYPES = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
-
-// The page and the built package, from 127.0.0.1; records what was fetched.
-function serve() {
-  const fetched = [];
-  const server = createServer((request, response) => {
-    const path = new URL(request.url, "http://127.0.0.1").pathname;
-    fetched.push(path);
-    if (path === "/") {
-      response.writeHead(200, { "content-type": TYPES[".html"] }).end(PAGE);
-      return;
-    }
-    if (path === "/favicon.ico") {
-      response.writeHead(204).end();
-      return;
-    }
+// The page and the built package.
+function servePackage() {
+  return serve((path) => {
+    if (path === "/") return { type: "text/html", body: PAGE };
     const name = path.startsWith("/pkg/") ? path.slice("/pkg/".length) : "";
     const file = join(pkgDir, name);
-    if (!/^[\w.-]+$/.test(name) || !existsSync(file)) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
-    response.end(readFileSync(file));
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      resolve({ url: `http://127.0.0.1:${server.address().port}/`, fetched, close: () => server.close() });
-    });
+    return /^[\w.-]+$/.test(name) && existsSync(file) ? fileAnswer(file) : undefined;
   });
 }
 
@@ -63,7 +40,7 @@ let browser;
 
 before(async () => {
   if (missing) return;
-  server = await serve();
+  server = await servePackage();
   browser = await launch(chromium);
 });
 
@@ -86,9 +63,8 @@ async function openEntry(entry) {
 
 for (const entry of ["browser", "inline"]) {
   test(`the ${entry} entry validates every vault fixture in Chromium as the Node entry does`, { skip: missing }, async () => {
-    const fetchedBefore = server.fetched.length;
-    const { page, problems } = await openEntry(entry);
-    const wasmFetched = server.fetched.slice(fetchedBefore).includes("/pkg/planvault_wasm_bg.wasm");
+    const { page, problems, responses } = await openEntry(entry);
+    const wasmFetched = responses.some((r) => r.url === "/pkg/planvault_wasm_bg.wasm" && r.status === 200);
     assert.equal(wasmFetched, entry === "browser", "only the browser entry fetches the .wasm file");
 
     await assertPageAgreesWithNode(page, cases);

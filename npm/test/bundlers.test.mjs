@@ -7,14 +7,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createServer } from "node:http";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, normalize, sep } from "node:path";
+import { join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build as viteBuild, createServer as viteServer } from "vite";
 import webpack from "webpack";
-import { assertPageAgreesWithNode, findChromium, launch, newWatchedPage, vaultCases } from "./chromium.mjs";
+import { assertPageAgreesWithNode, fileAnswer, findChromium, launch, newWatchedPage, serve, vaultCases } from "./chromium.mjs";
 
 const npmDir = fileURLToPath(new URL("..", import.meta.url));
 const { chromium, missing } = await findChromium();
@@ -56,24 +55,11 @@ after(async () => {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-const TYPES = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
-
-/** A built app's folder from 127.0.0.1. */
+/** A built app's folder. */
 function serveStatic(root) {
-  const server = createServer((request, response) => {
-    const path = decodeURIComponent(new URL(request.url, "http://127.0.0.1").pathname);
+  return serve((path) => {
     const file = normalize(join(root, path === "/" ? "index.html" : path));
-    if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
-    response.end(readFileSync(file));
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() });
-    });
+    return file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile() ? fileAnswer(file) : undefined;
   });
 }
 

@@ -3,8 +3,9 @@
 // Chromium, the vault fixtures, and the check that a page running planvault
 // answers exactly as the Node entry does.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { createServer } from "node:http";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { extname, join } from "node:path";
 import * as planvault from "planvault";
 import { readFolder, repoDir } from "./helpers.mjs";
 
@@ -37,6 +38,33 @@ export function launch(chromium) {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync"],
   });
+}
+
+const TYPES = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
+
+/**
+ * An HTTP server on 127.0.0.1 that answers a path with `route(path)`:
+ * `{ type, body }`, or nothing for a 404. Resolves to `{ url, close }`.
+ */
+export function serve(route) {
+  const server = createServer((request, response) => {
+    const found = route(decodeURIComponent(new URL(request.url, "http://127.0.0.1").pathname));
+    if (!found) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": found.type }).end(found.body);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() });
+    });
+  });
+}
+
+/** A file as `serve`'s route answers it. */
+export function fileAnswer(file) {
+  return { type: TYPES[extname(file)] ?? "application/octet-stream", body: readFileSync(file) };
 }
 
 /** Every vault fixture folder: `{ name, files }`, by name. */
