@@ -94,3 +94,33 @@ fn vault_fixtures() {
         });
     }
 }
+
+/// A load that skips the bodies (the npm package's) is a full load with
+/// every body emptied: the same diagnostics, the same plan otherwise, and
+/// the same exports, which do not read bodies.
+#[test]
+fn skipping_bodies_changes_only_the_bodies() {
+    use planvault_core::{export, vault};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
+    let mut with_bodies = 0;
+    for case in fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let files = read_folder(&case);
+        let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
+        let (full, full_diagnostics) = vault::load_from(pairs());
+        let (skipped, skipped_diagnostics) = vault::load_from_as(pairs(), vault::Bodies::Skip);
+        assert_eq!(skipped_diagnostics, full_diagnostics, "{}", case.display());
+        assert!(skipped.nodes.iter().all(|n| n.body.is_empty()), "{}", case.display());
+        if full.nodes.iter().any(|n| !n.body.is_empty()) {
+            with_bodies += 1;
+        }
+        use export::GraphFormat::*;
+        for format in [Json, Mermaid, Ascii, Canvas] {
+            let same = export::export(&skipped, format) == export::export(&full, format);
+            assert!(same, "{} {format:?}: the export differs without bodies", case.display());
+        }
+        let mut emptied = full;
+        emptied.nodes.iter_mut().for_each(|n| n.body.clear());
+        assert_eq!(skipped, emptied, "{}", case.display());
+    }
+    assert!(with_bodies >= 5, "only {with_bodies} fixtures have bodies");
+}

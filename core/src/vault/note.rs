@@ -31,10 +31,35 @@ pub fn basename(id: &str) -> &str {
 /// Which headings open the `Next` section: `## Next` in a note.
 pub const NOTE_NEXT_LEVELS: &[HeadingLevel] = &[HeadingLevel::H2];
 
+/// Whether a read keeps each note's body ([`Node::body`], the work
+/// description). Nothing that checks or draws a vault plan reads it (the
+/// diagnostics, `graph --json`, Mermaid and JSON Canvas of a vault), and
+/// copying it is a large share of a load (~12% of the npm package's
+/// `parseVault` on the 10,000-note benchmark vault, and 12 MB of memory an
+/// editor's `Vault` would hold for nothing), so the npm package skips it.
+/// Only runs need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    Keep,
+    /// Every node's `body` is left empty.
+    Skip,
+}
+
 /// Parse one note. Diagnostics about it are appended; the node is always
 /// produced, with defaults wherever the note is broken.
 pub fn parse_note(file: &str, id: &str, text: &str, diagnostics: &mut Vec<Diagnostic>) -> ParsedNote {
-    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, diagnostics)
+    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, Bodies::Keep, diagnostics)
+}
+
+/// [`parse_note`], keeping the body or not.
+pub fn parse_note_as(
+    file: &str,
+    id: &str,
+    text: &str,
+    bodies: Bodies,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ParsedNote {
+    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, bodies, diagnostics)
 }
 
 /// [`parse_note`] for a note embedded in a larger text: `line_offset` lines
@@ -46,6 +71,7 @@ pub fn parse_note_with(
     text: &str,
     next_levels: &[HeadingLevel],
     line_offset: u32,
+    bodies: Bodies,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ParsedNote {
     let (text, _) = strip_bom(text);
@@ -136,12 +162,18 @@ pub fn parse_note_with(
     }
 
     let title = outline.title.filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
-    let mut cut: Vec<Range<usize>> = outline.next_sections;
-    cut.extend(outline.leading_title);
+    let body = match bodies {
+        Bodies::Keep => {
+            let mut cut: Vec<Range<usize>> = outline.next_sections;
+            cut.extend(outline.leading_title);
+            body_without(body, cut)
+        }
+        Bodies::Skip => String::new(),
+    };
     let node = Node {
         id: id.to_string(),
         title,
-        body: body_without(body, cut),
+        body,
         kind: knobs.kind,
         status: knobs.status,
         tools: knobs.tools,
