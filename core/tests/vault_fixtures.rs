@@ -95,23 +95,30 @@ fn vault_fixtures() {
     }
 }
 
-/// A load that skips the bodies (the npm package's) is a full load with
-/// every body emptied: the same diagnostics, the same plan otherwise, and
-/// the same exports, which do not read bodies.
+/// A load for checks only (the npm package's) is a full load with every
+/// body and unknown frontmatter key dropped: the same diagnostics, the same
+/// plan otherwise, and the same exports, which read neither.
 #[test]
-fn skipping_bodies_changes_only_the_bodies() {
+fn a_load_for_checks_drops_only_bodies_and_unknown_keys() {
     use planvault_core::{export, vault};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
-    let mut with_bodies = 0;
+    let (mut with_bodies, mut with_unknown_keys) = (0, 0);
     for case in fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
         let files = read_folder(&case);
         let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
         let (full, full_diagnostics) = vault::load_from(pairs());
-        let (skipped, skipped_diagnostics) = vault::load_from_as(pairs(), vault::Bodies::Skip);
+        let (skipped, skipped_diagnostics) = vault::load_from_as(pairs(), vault::Detail::Checks);
         assert_eq!(skipped_diagnostics, full_diagnostics, "{}", case.display());
-        assert!(skipped.nodes.iter().all(|n| n.body.is_empty()), "{}", case.display());
+        let extra = |n: &planvault_core::Node| match &n.ext {
+            NodeExt::Vault(v) => v.extra_frontmatter.len(),
+            _ => 0,
+        };
+        assert!(skipped.nodes.iter().all(|n| n.body.is_empty() && extra(n) == 0), "{}", case.display());
         if full.nodes.iter().any(|n| !n.body.is_empty()) {
             with_bodies += 1;
+        }
+        if full.nodes.iter().any(|n| extra(n) > 0) {
+            with_unknown_keys += 1;
         }
         use export::GraphFormat::*;
         for format in [Json, Mermaid, Ascii, Canvas] {
@@ -119,8 +126,14 @@ fn skipping_bodies_changes_only_the_bodies() {
             assert!(same, "{} {format:?}: the export differs without bodies", case.display());
         }
         let mut emptied = full;
-        emptied.nodes.iter_mut().for_each(|n| n.body.clear());
+        for node in &mut emptied.nodes {
+            node.body.clear();
+            if let NodeExt::Vault(v) = &mut node.ext {
+                v.extra_frontmatter.clear();
+            }
+        }
         assert_eq!(skipped, emptied, "{}", case.display());
     }
     assert!(with_bodies >= 5, "only {with_bodies} fixtures have bodies");
+    assert!(with_unknown_keys >= 2, "only {with_unknown_keys} fixtures have unknown frontmatter keys");
 }

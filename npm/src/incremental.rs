@@ -3,8 +3,9 @@
 //! The plan is held in the same shape `vault::load` builds (nodes in path
 //! order, each node's edges contiguous, in declaration order), so the graph
 //! checks run on it unchanged and give the bytes a full load gives. Notes
-//! are read without their bodies (`Bodies::Skip`): the checks never read
-//! them, and an editor would otherwise hold a copy of every note's prose.
+//! are read for checks only (`Detail::Checks`: no bodies, no unknown
+//! frontmatter keys), which the checks never read and an editor would
+//! otherwise hold a copy of.
 //! - A note's text changes: only that note is parsed, its node replaced and
 //!   its edges re-resolved in place against the kept link index (the set of
 //!   note ids, and so every other link's resolution, is unchanged).
@@ -18,7 +19,7 @@
 use planvault_core::diagnostic::sort_by_position;
 use planvault_core::vault::links::{LinkIndex, Resolution};
 use planvault_core::vault::note::{parse_note_as, DeclaredEdge};
-use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, Bodies, StartRule};
+use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, Detail, StartRule};
 use planvault_core::{Diagnostic, Edge, Node, NodeExt, Plan, PlanFormat, SourcePos};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -225,7 +226,7 @@ impl IncrementalVault {
         }
     }
 
-    /// The plan as `vault::load_from_as(.., Bodies::Skip)` would build it
+    /// The plan as `vault::load_from_as(.., Detail::Checks)` would build it
     /// from the current files.
     pub fn plan(&mut self) -> &Plan {
         self.plan.start = match find_start(&self.plan) {
@@ -273,7 +274,7 @@ impl IncrementalVault {
 
 fn parse(path: &str, text: &str) -> (Node, NoteState) {
     let mut diagnostics = Vec::new();
-    let parsed = parse_note_as(path, node_id(path), text, Bodies::Skip, &mut diagnostics);
+    let parsed = parse_note_as(path, node_id(path), text, Detail::Checks, &mut diagnostics);
     (parsed.node, NoteState { diagnostics, declared: parsed.edges, edges: 0..0 })
 }
 
@@ -295,12 +296,12 @@ mod tests {
     }
 
     /// The incremental vault agrees with a full `check` of the same files,
-    /// and holds the plan a full load without bodies builds.
+    /// and holds the plan a load for checks builds.
     fn agrees(vault: &mut IncrementalVault, files: &BTreeMap<String, String>) {
         let full = check(&PlanSource::Vault(files.clone()));
         assert_eq!(vault.diagnostics(), &full.diagnostics[..]);
-        let (without_bodies, _) = load_from_as(files.iter().map(|(p, t)| (p.as_str(), t.as_str())), Bodies::Skip);
-        assert_eq!(vault.plan(), &without_bodies);
+        let (for_checks, _) = load_from_as(files.iter().map(|(p, t)| (p.as_str(), t.as_str())), Detail::Checks);
+        assert_eq!(vault.plan(), &for_checks);
     }
 
     fn files(entries: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -6,7 +6,7 @@
 use crate::staging::with_staged_files;
 use crate::types::{read_generated_plan_options, reject_unknown_keys, report_to_js, GeneratedPlanLimits, GeneratedPlanOptions};
 use crate::error::BindingError;
-use planvault_core::vault::{self, Bodies};
+use planvault_core::vault::{self, Detail};
 use planvault_core::{export, generated, Diagnostic, Plan, Status};
 use wasm_bindgen::prelude::*;
 
@@ -73,7 +73,7 @@ impl PlanHandle {
 #[wasm_bindgen(js_name = parseVaultStaged, skip_typescript)]
 pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, JsValue> {
     let (plan, diagnostics) =
-        with_staged_files(used, lengths, |files| vault::load_from_as(files.iter().copied(), Bodies::Skip))?;
+        with_staged_files(used, lengths, |files| vault::load_from_as(files.iter().copied(), Detail::Checks))?;
     Ok(PlanHandle::new(plan, diagnostics))
 }
 

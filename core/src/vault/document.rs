@@ -6,7 +6,7 @@
 //! `### Next` inside the section). Nodes get `<id>.md` as their file so
 //! `save_plan` can persist them into a run vault.
 
-use super::note::{parse_note_with, Bodies, DeclaredEdge};
+use super::note::{parse_note_with, Detail, DeclaredEdge};
 use super::text::{chomp, lines_with_offsets};
 use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
 use crate::{SourcePos, DEFAULT_MAX_VISITS};
@@ -121,7 +121,7 @@ pub fn parse_plan_document(text: &str) -> (Plan, Vec<Diagnostic>) {
             &text[start..end],
             DOCUMENT_NEXT_LEVELS,
             line_offset,
-            Bodies::Keep,
+            Detail::Full,
             &mut diagnostics,
         );
         if let NodeExt::Vault(v) = &mut parsed.node.ext {

@@ -188,6 +188,8 @@ pub struct NoteContext<'a> {
     pub node_id: &'a str,
     /// 1-based line of the block's first YAML line in the file.
     pub first_line: u32,
+    /// Whether [`Knobs::extra`] is filled (see `note::Detail`).
+    pub keep_unknown_keys: bool,
 }
 
 impl NoteContext<'_> {
@@ -213,7 +215,8 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
         for (entry, value) in fast {
             match value {
                 Some(value) => apply(&mut knobs, entry.key, value, Some(&entry), ctx, diagnostics),
-                None => knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw))),
+                None if ctx.keep_unknown_keys => knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw))),
+                None => {}
             }
         }
         return knobs;
@@ -264,7 +267,7 @@ fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Di
                     if let Some((_, value)) = one.into_iter().next() {
                         apply(&mut knobs, entry.key, value, Some(entry), ctx, &mut Vec::new());
                     }
-                } else if !KNOWN_KEYS.contains(&entry.key) {
+                } else if ctx.keep_unknown_keys && !KNOWN_KEYS.contains(&entry.key) {
                     knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw)));
                 }
             }
@@ -369,6 +372,7 @@ fn apply(
             _ if value.is_null() => {}
             _ => bad(format!("`max_visits` must be a positive whole number, found {}", found())),
         },
+        _ if !ctx.keep_unknown_keys => {}
         _ => {
             let raw = match entry {
                 Some(e) => normalize_raw(e.raw),
@@ -390,10 +394,38 @@ mod tests {
     use super::*;
 
     fn knobs(yaml: &str) -> (Knobs, Vec<String>) {
-        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2 };
+        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys: true };
         let mut diagnostics = Vec::new();
         let knobs = read_knobs(yaml, &ctx, &mut diagnostics);
         (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+    }
+
+    /// Without unknown keys kept (a read for checks), every path through the
+    /// reader gives the same knobs and diagnostics, only no `extra`.
+    #[test]
+    fn unknown_keys_can_be_left_out_on_every_path() {
+        let blocks = [
+            // The fast path.
+            "type: step\nowner: me\ntags: [a, b]\n",
+            // yaml_serde: quotes, a block list, a nested map.
+            "owner: \"me\"\ntools:\n  - search\nmeta:\n  a: 1\n",
+            // A flow mapping the line split cannot see: re-serialised entries.
+            "{owner: me, type: start}\n",
+            // Broken YAML: each entry salvaged alone.
+            "owner: me\ntype: [step\nrole: writer\n",
+            // Broken YAML whose unknown entry is itself broken: kept raw.
+            "owner: [a\ntype: step\n",
+        ];
+        for yaml in blocks {
+            let (full, full_diagnostics) = knobs(yaml);
+            assert!(!full.extra.is_empty(), "{yaml:?} has unknown keys");
+            let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys: false };
+            let mut diagnostics = Vec::new();
+            let checks = read_knobs(yaml, &ctx, &mut diagnostics);
+            let diagnostics: Vec<String> = diagnostics.iter().map(Diagnostic::render_human).collect();
+            assert_eq!(diagnostics, full_diagnostics, "{yaml:?}");
+            assert_eq!(checks, Knobs { extra: Vec::new(), ..full }, "{yaml:?}");
+        }
     }
 
     #[test]

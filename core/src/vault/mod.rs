@@ -25,7 +25,7 @@ pub use write::{render_note, save_plan, update_status};
 use crate::diagnostic::sort_by_position;
 use crate::{Diagnostic, Edge, Plan, PlanFormat};
 use links::{LinkIndex, Resolution};
-pub use note::Bodies;
+pub use note::Detail;
 use note::{parse_note_as, DeclaredEdge};
 use std::collections::BTreeMap;
 
@@ -59,20 +59,20 @@ pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
 /// that hold the notes in another shape (the npm package reads them out of
 /// one buffer) and would otherwise copy every note into a map.
 pub fn load_from<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> (Plan, Vec<Diagnostic>) {
-    load_from_as(files, Bodies::Keep)
+    load_from_as(files, Detail::Full)
 }
 
-/// [`load_from`], keeping the notes' bodies or not (the same plan and
-/// diagnostics otherwise).
+/// [`load_from`] with the given [`Detail`]: at `Detail::Checks` the same
+/// plan without bodies and unknown frontmatter keys, the same diagnostics.
 pub fn load_from_as<'a>(
     files: impl IntoIterator<Item = (&'a str, &'a str)>,
-    bodies: Bodies,
+    detail: Detail,
 ) -> (Plan, Vec<Diagnostic>) {
     let mut plan = Plan::new(PlanFormat::Vault);
     let mut diagnostics = Vec::new();
     let mut declared: Vec<(usize, DeclaredEdge)> = Vec::new();
     for (path, text) in files.into_iter().filter(|(path, _)| is_plan_note(path)) {
-        let parsed = parse_note_as(path, node_id(path), text, bodies, &mut diagnostics);
+        let parsed = parse_note_as(path, node_id(path), text, detail, &mut diagnostics);
         let from = plan.nodes.len();
         plan.nodes.push(parsed.node);
         declared.extend(parsed.edges.into_iter().map(|e| (from, e)));

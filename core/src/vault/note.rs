@@ -31,35 +31,34 @@ pub fn basename(id: &str) -> &str {
 /// Which headings open the `Next` section: `## Next` in a note.
 pub const NOTE_NEXT_LEVELS: &[HeadingLevel] = &[HeadingLevel::H2];
 
-/// Whether a read keeps each note's body ([`Node::body`], the work
-/// description). Nothing that checks or draws a vault plan reads it (the
-/// diagnostics, `graph --json`, Mermaid and JSON Canvas of a vault), and
-/// copying it is a large share of a load (~12% of the npm package's
-/// `parseVault` on the 10,000-note benchmark vault, and 12 MB of memory an
-/// editor's `Vault` would hold for nothing), so the npm package skips it.
-/// Only runs need it.
+/// How much of each note a read keeps. Nothing that checks or draws a vault
+/// plan (the diagnostics, `graph --json`, Mermaid, JSON Canvas) reads a
+/// node's body or its unknown frontmatter keys; only runs and rewrites
+/// (`save_plan`) do. Copying them is a large share of a load (~15% of the
+/// npm package's `parseVault` on the 10,000-note benchmark vault) and of the
+/// memory an editor's `Vault` holds, so the npm package reads `Checks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bodies {
-    Keep,
-    /// Every node's `body` is left empty.
-    Skip,
+pub enum Detail {
+    Full,
+    /// Every node's `body` and `extra_frontmatter` are left empty.
+    Checks,
 }
 
 /// Parse one note. Diagnostics about it are appended; the node is always
 /// produced, with defaults wherever the note is broken.
 pub fn parse_note(file: &str, id: &str, text: &str, diagnostics: &mut Vec<Diagnostic>) -> ParsedNote {
-    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, Bodies::Keep, diagnostics)
+    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, Detail::Full, diagnostics)
 }
 
-/// [`parse_note`], keeping the body or not.
+/// [`parse_note`] with the given [`Detail`].
 pub fn parse_note_as(
     file: &str,
     id: &str,
     text: &str,
-    bodies: Bodies,
+    detail: Detail,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ParsedNote {
-    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, bodies, diagnostics)
+    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, detail, diagnostics)
 }
 
 /// [`parse_note`] for a note embedded in a larger text: `line_offset` lines
@@ -71,7 +70,7 @@ pub fn parse_note_with(
     text: &str,
     next_levels: &[HeadingLevel],
     line_offset: u32,
-    bodies: Bodies,
+    detail: Detail,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ParsedNote {
     let (text, _) = strip_bom(text);
@@ -84,7 +83,12 @@ pub fn parse_note_with(
     let (knobs, body_offset) = match frontmatter::split(text) {
         Split::Absent => (frontmatter::Knobs::default(), 0),
         Split::Closed(block) => {
-            let ctx = NoteContext { file, node_id: id, first_line: lines.position(block.yaml_offset).0 + line_offset };
+            let ctx = NoteContext {
+                file,
+                node_id: id,
+                first_line: lines.position(block.yaml_offset).0 + line_offset,
+                keep_unknown_keys: detail == Detail::Full,
+            };
             (frontmatter::read_knobs(block.yaml, &ctx, diagnostics), block.body_offset)
         }
         Split::Unclosed { body_offset } => {
@@ -162,13 +166,13 @@ pub fn parse_note_with(
     }
 
     let title = outline.title.filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
-    let body = match bodies {
-        Bodies::Keep => {
+    let body = match detail {
+        Detail::Full => {
             let mut cut: Vec<Range<usize>> = outline.next_sections;
             cut.extend(outline.leading_title);
             body_without(body, cut)
         }
-        Bodies::Skip => String::new(),
+        Detail::Checks => String::new(),
     };
     let node = Node {
         id: id.to_string(),
