@@ -265,6 +265,16 @@ mod tests {
     }
 
     #[test]
+    fn the_ambiguous_words_and_only_they_are_refused() {
+        for word in AMBIGUOUS.iter().map(|w| w.as_bytes()).chain([&b"off"[..], b"Off", b"OFF"]) {
+            assert!(!is_unambiguous(word), "{:?}", std::str::from_utf8(word));
+        }
+        for word in ["step", "start", "nulls", "Nul", "ye", "nO", "oFF", "tRUE", "writer", "", "x"] {
+            assert!(is_unambiguous(word.as_bytes()), "{word:?}");
+        }
+    }
+
+    #[test]
     fn takes_the_common_block() {
         assert!(agrees(
             "type: start\nstatus: pending  # marker\ntools: [fetch_url, search]\nrole: review\nmax_visits: 3\n"
