@@ -1,10 +1,13 @@
 //! A whole vault from arbitrary bytes: NUL separates notes, each note's first
 //! line is its vault path (`.md` added when missing), the rest its text.
-//! Loading and validating must never panic, whatever the notes say.
+//! Loading and validating must never panic, whatever the notes say, and a
+//! load for checks only (the npm package's) must be the full load without
+//! bodies and unknown frontmatter keys.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use planvault_core::PlanSource;
+use planvault_core::vault::{self, Detail};
+use planvault_core::{NodeExt, PlanSource};
 use std::collections::BTreeMap;
 
 /// Enough notes for links to resolve, clash and dangle; more only slows runs.
@@ -18,6 +21,18 @@ fuzz_target!(|data: &[u8]| {
         let path = if path.to_ascii_lowercase().ends_with(".md") { path.to_string() } else { format!("{path}.md") };
         files.insert(path, note.to_string());
     }
+    let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
+    let (for_checks, for_checks_diagnostics) = vault::load_from_as(pairs(), Detail::Checks);
+    let (mut full, full_diagnostics) = vault::load_from(pairs());
+    assert_eq!(for_checks_diagnostics, full_diagnostics);
+    for node in &mut full.nodes {
+        node.body.clear();
+        if let NodeExt::Vault(v) = &mut node.ext {
+            v.extra_frontmatter.clear();
+        }
+    }
+    assert_eq!(for_checks, full);
+
     let checked = planvault_core::check(&PlanSource::Vault(files));
     // Every edge and the start must point at a node that exists.
     let nodes = checked.plan.nodes.len();
