@@ -231,7 +231,7 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
 #[inline(never)]
 fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagnostic>, mut knobs: Knobs) -> Knobs {
     let written = entries(yaml);
-    let parsed = yaml_serde::from_str::<Value>(yaml);
+    let parsed = super::yaml_value::from_str(yaml);
     match parsed {
         Ok(Value::Mapping(mapping)) => {
             for (key, value) in mapping {
@@ -263,7 +263,7 @@ fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Di
             diagnostics.push(ctx.bad(line, column, format!("frontmatter is not valid YAML: {}", yaml_message(&err))));
             // Salvage: every entry that is valid YAML by itself still counts.
             for entry in &written {
-                if let Ok(Value::Mapping(one)) = yaml_serde::from_str::<Value>(entry.raw) {
+                if let Ok(Value::Mapping(one)) = super::yaml_value::from_str(entry.raw) {
                     if let Some((_, value)) = one.into_iter().next() {
                         apply(&mut knobs, entry.key, value, Some(entry), ctx, &mut Vec::new());
                     }
@@ -530,6 +530,23 @@ mod tests {
         );
     }
 
+    /// Valid YAML that yaml_serde's `Value` cannot hold is no error; a knob
+    /// set to it is told what it must be.
+    #[test]
+    fn integers_beyond_64_bits_are_valid_yaml() {
+        // The quoted value sends the block to the parser.
+        let (k, diags) = knobs("owner: 99999999999999999999\nrole: \"writer\"\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(k.role.as_deref(), Some("writer"));
+        assert_eq!(k.extra[0], ("owner".to_string(), "owner: 99999999999999999999".to_string()));
+        let (k, diags) = knobs("max_visits: 99999999999999999999\n");
+        assert_eq!(k.max_visits, DEFAULT_MAX_VISITS);
+        assert_eq!(
+            diags,
+            ["n.md:2:13: error[bad-frontmatter]: `max_visits` must be a positive whole number, found `99999999999999999999`"]
+        );
+    }
+
     #[test]
     fn dialect_is_yaml_1_2() {
         // `012` is the string "012" (neither octal ten nor twelve), so it is
@@ -542,5 +559,69 @@ mod tests {
         );
         let (_, diags) = knobs("role: yes\n");
         assert!(diags.is_empty(), "{diags:?}");
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Knob lines, right and wrong, most of which the fast path takes.
+    fn line() -> impl Strategy<Value = String> {
+        let key = prop::sample::select(vec!["type", "status", "tools", "role", "max_visits", "owner"]);
+        let value = prop::sample::select(vec![
+            "",
+            "start",
+            "step",
+            "human",
+            "begin",
+            "Start",
+            "pending",
+            "active",
+            "done",
+            "finished",
+            "[]",
+            "[a]",
+            "[fetch_url, search]",
+            "[a, 1]",
+            "[1, 2]",
+            "x",
+            "my role",
+            "0",
+            "1",
+            "3",
+            "4294967295",
+            "4294967296",
+            "99999999999999999999",
+            "three",
+            "[ ]",
+            "yes",
+            "2026-11-30",
+        ]);
+        (key, value).prop_map(|(k, v)| format!("{k}: {v}"))
+    }
+
+    fn read(yaml: &str, keep_unknown_keys: bool, fast: bool) -> (Knobs, Vec<String>) {
+        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys };
+        let mut diagnostics = Vec::new();
+        let knobs = if fast {
+            read_knobs(yaml, &ctx, &mut diagnostics)
+        } else {
+            read_knobs_parsed(yaml, &ctx, &mut diagnostics, Knobs::default())
+        };
+        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whichever way a block is read, its knobs and diagnostics are the
+        /// parser's, byte for byte.
+        #[test]
+        fn the_fast_read_is_the_parsed_read(lines in prop::collection::vec(line(), 0..6), keep in any::<bool>()) {
+            let yaml = lines.join("\n") + "\n";
+            prop_assert_eq!(read(&yaml, keep, true), read(&yaml, keep, false), "{:?}", yaml);
+        }
     }
 }

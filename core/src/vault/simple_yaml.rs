@@ -228,7 +228,7 @@ fn compare(yaml: &str, fast: &[(Entry<'_>, Option<Value>)], typed: &[&str]) -> R
             return Err(format!("{yaml:?}: entry {entry:?} vs {general:?}"));
         }
     }
-    let full: Value = yaml_serde::from_str(yaml).map_err(|e| format!("{yaml:?} taken but invalid: {e}"))?;
+    let full: Value = super::yaml_value::from_str(yaml).map_err(|e| format!("{yaml:?} taken but invalid: {e}"))?;
     let full = full.as_mapping().cloned().unwrap_or_default();
     let full_keys: Vec<&str> = full.keys().filter_map(Value::as_str).collect();
     let fast_keys: Vec<&str> = fast.iter().map(|(e, _)| e.key).collect();
@@ -289,6 +289,16 @@ mod tests {
         assert!(agrees(yaml));
         assert!(parse("created: 12:30\n", TYPED).is_none());
         assert!(parse("max_visits: 012\n", TYPED).is_none());
+    }
+
+    /// Regression: an unknown key's integer beyond `u64` was taken here but
+    /// refused by the parser (yaml_serde's `Value` cannot hold it), so the
+    /// same entry was an error or not depending on the other lines. Both
+    /// ways now read it (`yaml_value`); a knob's huge number is the parser's.
+    #[test]
+    fn an_integer_beyond_64_bits_reads_alike_both_ways() {
+        assert!(agrees("owner: 99999999999999999999\ntags: [a, 18446744073709551616]\nid: 0xFFFFFFFFFFFFFFFFFFFFF\n"));
+        assert!(parse("max_visits: 99999999999999999999\n", TYPED).is_none());
     }
 
     /// Regression: the fast path trimmed a no-break space next to a value,
@@ -373,6 +383,14 @@ mod props {
                 "[a,\u{a0}b]",
                 "[ a , b ]",
                 "a#b",
+                // Integers beyond `u64`, which `yaml_value` reads as floats.
+                "18446744073709551615",
+                "18446744073709551616",
+                "99999999999999999999",
+                "0xFFFFFFFFFFFFFFFFFFFFF",
+                "[1, 99999999999999999999]",
+                "340282366920938463463374607431768211456",
+                "123456789012345678",
             ])
             .prop_map(str::to_string),
         ];

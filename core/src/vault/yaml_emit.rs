@@ -211,10 +211,12 @@ fn significant(decimal: &str) -> (String, i32) {
 /// document asks the same for every text that can be written plain (the
 /// only case where the answer matters: otherwise libyaml quotes it anyway),
 /// and the parser is linked already. Digits after a leading zero read as a
-/// string but are quoted all the same.
+/// string but are quoted all the same. (Through `yaml_value`, the reader the
+/// frontmatter uses, so `Value`'s own is not linked; an integer too large
+/// for `Value` is a number there and an error in `Value`: quoted either way.)
 #[cfg_attr(planvault_size, optimize(size))]
 fn reads_as_non_string(v: &str) -> bool {
-    digits_but_not_number(v) || !matches!(yaml_serde::from_str::<Value>(v), Ok(Value::String(read)) if read == v)
+    digits_but_not_number(v) || !matches!(super::yaml_value::from_str(v), Ok(Value::String(read)) if read == v)
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
