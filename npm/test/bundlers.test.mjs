@@ -3,16 +3,21 @@
 // production build and its dev server) and by webpack 5, with no
 // configuration beyond an entry. Each must pick the browser entry, ship the
 // `.wasm` as an asset of its own, and the page must then answer every vault
-// fixture exactly as the Node entry does.
+// fixture exactly as the Node entry does. Rollup, which ships no assets
+// without a plugin, is held to what the README tells its users: the
+// browser entry with the `.wasm` copied next to the bundle, or the inline
+// entry alone.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build as viteBuild, createServer as viteServer } from "vite";
 import webpack from "webpack";
+import { rollup } from "rollup";
+import { nodeResolve } from "@rollup/plugin-node-resolve";
 import { assertPageAgreesWithNode, fileAnswer, findChromium, launch, newWatchedPage, serve, vaultCases } from "./chromium.mjs";
 
 const npmDir = fileURLToPath(new URL("..", import.meta.url));
@@ -30,6 +35,7 @@ const MAIN_JS = `import * as planvault from "planvault";
 window.planvault = planvault;
 window.ready = true;
 `;
+const INLINE_MAIN_JS = MAIN_JS.replace('"planvault"', '"planvault/inline"');
 
 let workDir;
 let appDir;
@@ -47,6 +53,7 @@ before(async () => {
   writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "bundled-app", private: true, type: "module" }));
   writeFileSync(join(appDir, "index.html"), INDEX_HTML);
   writeFileSync(join(appDir, "main.js"), MAIN_JS);
+  writeFileSync(join(appDir, "inline-main.js"), INLINE_MAIN_JS);
   browser = await launch(chromium);
 });
 
@@ -141,6 +148,53 @@ test("a webpack 5 build ships the wasm and validates like Node", { skip: missing
   const server = await serveStatic(outDir);
   try {
     await checkApp(server.url, `/${wasm}`);
+  } finally {
+    server.close();
+  }
+});
+
+/** Rollup with only the resolver every npm import needs, browser conditions. */
+async function rollupApp(entry, outDir) {
+  const warnings = [];
+  const bundle = await rollup({
+    input: join(appDir, entry),
+    plugins: [nodeResolve({ browser: true, rootDir: appDir })],
+    onwarn: (warning) => warnings.push(warning.message),
+  });
+  await bundle.write({ dir: outDir, format: "es", entryFileNames: "main.js" });
+  await bundle.close();
+  assert.deepEqual(warnings, []);
+  writeFileSync(join(outDir, "index.html"), INDEX_HTML);
+}
+
+test("a Rollup build of the browser entry, the wasm copied beside it, validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-rollup");
+  await rollupApp("main.js", outDir);
+  assert.deepEqual(filesIn(outDir).filter((f) => f.name.endsWith(".wasm")), [], "Rollup ships no asset by itself");
+  copyFileSync(join(appDir, "node_modules", "planvault", "pkg", "planvault_wasm_bg.wasm"), join(outDir, "planvault_wasm_bg.wasm"));
+  const wasm = checkBuiltAssets(outDir);
+  assert.equal(wasm, "planvault_wasm_bg.wasm");
+  const server = await serveStatic(outDir);
+  try {
+    await checkApp(server.url, `/${wasm}`);
+  } finally {
+    server.close();
+  }
+});
+
+test("a Rollup build of planvault/inline needs no asset and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-rollup-inline");
+  await rollupApp("inline-main.js", outDir);
+  assert.deepEqual(filesIn(outDir).map((f) => f.name).sort(), ["index.html", "main.js"]);
+  const server = await serveStatic(outDir);
+  try {
+    const { page, problems, responses } = await newWatchedPage(browser);
+    await page.goto(server.url);
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+    await assertPageAgreesWithNode(page, vaultCases());
+    assert.deepEqual(responses.filter((r) => r.url.endsWith(".wasm")), [], "the inline entry fetches no wasm");
+    assert.deepEqual(problems, []);
+    await page.close();
   } finally {
     server.close();
   }
