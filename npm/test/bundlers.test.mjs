@@ -103,17 +103,22 @@ async function checkApp(url, wasmPath) {
   await page.close();
 }
 
+/** `checkApp` on a built app's folder, served for the check. */
+async function checkServedApp(outDir, wasmPath) {
+  const server = await serveStatic(outDir);
+  try {
+    await checkApp(server.url, wasmPath);
+  } finally {
+    server.close();
+  }
+}
+
 test("a Vite production build ships the wasm and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
   const outDir = join(workDir, "dist-vite");
   await viteBuild({ root: appDir, logLevel: "silent", build: { outDir, emptyOutDir: true } });
   const wasm = checkBuiltAssets(outDir);
   assert.match(wasm, /^assets\/planvault_wasm_bg-[\w-]+\.wasm$/);
-  const server = await serveStatic(outDir);
-  try {
-    await checkApp(server.url, `/${wasm}`);
-  } finally {
-    server.close();
-  }
+  await checkServedApp(outDir, `/${wasm}`);
 });
 
 test("the Vite dev server serves the package and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
@@ -145,12 +150,7 @@ test("a webpack 5 build ships the wasm and validates like Node", { skip: missing
   writeFileSync(join(outDir, "index.html"), INDEX_HTML);
   const wasm = checkBuiltAssets(outDir);
   assert.match(wasm, /^[0-9a-f]+\.wasm$/);
-  const server = await serveStatic(outDir);
-  try {
-    await checkApp(server.url, `/${wasm}`);
-  } finally {
-    server.close();
-  }
+  await checkServedApp(outDir, `/${wasm}`);
 });
 
 /** Rollup with only the resolver every npm import needs, browser conditions. */
@@ -174,12 +174,7 @@ test("a Rollup build of the browser entry, the wasm copied beside it, validates 
   copyFileSync(join(appDir, "node_modules", "planvault", "pkg", "planvault_wasm_bg.wasm"), join(outDir, "planvault_wasm_bg.wasm"));
   const wasm = checkBuiltAssets(outDir);
   assert.equal(wasm, "planvault_wasm_bg.wasm");
-  const server = await serveStatic(outDir);
-  try {
-    await checkApp(server.url, `/${wasm}`);
-  } finally {
-    server.close();
-  }
+  await checkServedApp(outDir, `/${wasm}`);
 });
 
 test("a Rollup build of planvault/inline needs no asset and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
