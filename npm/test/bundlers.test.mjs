@@ -3,10 +3,10 @@
 // production build and its dev server) and by webpack 5, with no
 // configuration beyond an entry. Each must pick the browser entry, ship the
 // `.wasm` as an asset of its own, and the page must then answer every vault
-// fixture exactly as the Node entry does. Rollup, which ships no assets
-// without a plugin, is held to what the README tells its users: the
-// browser entry with the `.wasm` copied next to the bundle, or the inline
-// entry alone.
+// fixture exactly as the Node entry does. Rollup and esbuild, which ship no
+// assets without a plugin, are held to what the README tells their users:
+// the browser entry with the `.wasm` copied next to the bundle, or the
+// inline entry alone (esbuild's inline build is the example plugin's test).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -18,6 +18,7 @@ import { build as viteBuild, createServer as viteServer } from "vite";
 import webpack from "webpack";
 import { rollup } from "rollup";
 import { nodeResolve } from "@rollup/plugin-node-resolve";
+import * as esbuild from "esbuild";
 import { assertPageAgreesWithNode, fileAnswer, findChromium, launch, newWatchedPage, serve, vaultCases } from "./chromium.mjs";
 
 const npmDir = fileURLToPath(new URL("..", import.meta.url));
@@ -193,4 +194,23 @@ test("a Rollup build of planvault/inline needs no asset and validates like Node"
   } finally {
     server.close();
   }
+});
+
+test("an esbuild bundle of the browser entry, the wasm copied beside it, validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-esbuild");
+  const result = await esbuild.build({
+    absWorkingDir: appDir,
+    entryPoints: ["main.js"],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    outfile: join(outDir, "main.js"),
+    logLevel: "silent",
+  });
+  assert.deepEqual([...result.errors, ...result.warnings], []);
+  writeFileSync(join(outDir, "index.html"), INDEX_HTML);
+  assert.deepEqual(filesIn(outDir).filter((f) => f.name.endsWith(".wasm")), [], "esbuild ships no asset by itself");
+  copyFileSync(join(appDir, "node_modules", "planvault", "pkg", "planvault_wasm_bg.wasm"), join(outDir, "planvault_wasm_bg.wasm"));
+  const wasm = checkBuiltAssets(outDir);
+  await checkServedApp(outDir, `/${wasm}`);
 });
