@@ -389,6 +389,26 @@ fn apply(
     }
 }
 
+/// For the `frontmatter` fuzz target (`cargo fuzz` sets `--cfg fuzzing`):
+/// `yaml` read by [`read_knobs`] and by the parser alone, knobs and
+/// rendered diagnostics each, which must be equal. (A block of whitespace
+/// alone is empty either way, by [`read_knobs`]'s first rule.)
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub fn read_both_ways(yaml: &str, keep_unknown_keys: bool) -> [(Knobs, Vec<String>); 2] {
+    let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys };
+    let read = |fast: bool| {
+        let mut diagnostics = Vec::new();
+        let knobs = if fast || yaml.trim().is_empty() {
+            read_knobs(yaml, &ctx, &mut diagnostics)
+        } else {
+            read_knobs_parsed(yaml, &ctx, &mut diagnostics, Knobs::default())
+        };
+        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+    };
+    [read(true), read(false)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

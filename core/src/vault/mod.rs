@@ -17,7 +17,10 @@ mod text;
 mod validate;
 mod write;
 mod yaml_emit;
+#[cfg(not(fuzzing))]
 mod yaml_value;
+#[cfg(fuzzing)]
+pub mod yaml_value;
 
 pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
 pub use validate::{find_start, validate, StartRule};

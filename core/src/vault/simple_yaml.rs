@@ -85,11 +85,33 @@ fn list_items(inner: &str) -> impl Iterator<Item = &str> {
 
 /// Whether a line the key scan did not take is blank or a comment: skipped,
 /// as YAML skips it. Anything else there (indentation, a quoted key, a list)
-/// is for the real parser.
+/// is for the real parser. Only spaces count as blank: YAML's whitespace is
+/// spaces and tabs, and a tab opening a block line is an error to libyaml.
 #[cold]
 fn is_blank_or_comment(line: &str) -> bool {
-    let content = line.trim_start();
+    let content = line.trim_start_matches(' ');
     content.is_empty() || content.starts_with('#')
+}
+
+/// Whether every character of the block is one the YAML reader accepts and
+/// every line break is `\n` or `\r\n`. libyaml refuses control characters
+/// anywhere, comments included (C0 but tab and breaks, DEL, C1, U+FFFE and
+/// U+FFFF), and also breaks lines at a lone `\r`, U+0085, U+2028 and U+2029,
+/// which the line scan does not: such a block is the parser's.
+fn plain_text(yaml: &str) -> bool {
+    let bytes = yaml.as_bytes();
+    for (at, &b) in bytes.iter().enumerate() {
+        let fine = match b {
+            b'\t' | b'\n' | b' '..=b'~' => true,
+            b'\r' => bytes.get(at + 1) == Some(&b'\n'),
+            0x80.. => true,
+            _ => false,
+        };
+        if !fine {
+            return false;
+        }
+    }
+    yaml.is_ascii() || !yaml.chars().any(|c| matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'))
 }
 
 /// Read `yaml` if it lies inside the simple subset: its keys in order, with
@@ -100,6 +122,9 @@ fn is_blank_or_comment(line: &str) -> bool {
 /// `:` and spaces, the value up to a ` #` comment; a byte outside printable
 /// ASCII (a tab among them) before the comment leaves the block to the parser.
 pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option<Value>)>> {
+    if !plain_text(yaml) {
+        return None;
+    }
     let bytes = yaml.as_bytes();
     let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::with_capacity(8);
     let mut start = 0;
@@ -158,7 +183,8 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         // Checked ASCII above, so these are character boundaries.
         let key = &yaml[line_offset..line_offset + colon];
         let value = &yaml[line_offset + value_start..line_offset + value_end];
-        if found.iter().any(|(e, _)| e.key == key) {
+        // A key YAML may read as null or a boolean (`TRUE:`) is no name.
+        if found.iter().any(|(e, _)| e.key == key) || (key.len() <= 5 && !is_unambiguous(key.as_bytes())) {
             return None;
         }
         let entry = Entry {
@@ -301,6 +327,31 @@ mod tests {
         assert!(parse("max_visits: 99999999999999999999\n", TYPED).is_none());
     }
 
+    /// Regressions (found by the `frontmatter` fuzz target): a control
+    /// character in a comment, which libyaml refuses anywhere, was skipped
+    /// with the comment; so were a tab-indented comment line and a comment
+    /// running past a lone `\r`, which YAML reads as a line break; and a
+    /// key such as `TRUE`, a boolean to YAML, was taken as a name.
+    #[test]
+    fn what_the_yaml_reader_refuses_anywhere_is_left_to_it() {
+        for yaml in [
+            "owner: me\n # o\0\n",
+            "owner: me # \u{7f}\n",
+            "owner: me # \u{85}\n",
+            "owner: me # \u{2028} x\n",
+            "owner: me # \u{ffff}\n",
+            "\t# comment\nowner: me\n",
+            "\u{a0}# comment\nowner: me\n",
+            "owner: me # c\rtype: start\n",
+            // A key that reads as a boolean or null.
+            "TRUE: x\n",
+            "null: x\n",
+        ] {
+            assert!(parse(yaml, TYPED).is_none(), "{yaml:?} taken");
+        }
+        assert!(agrees("owner: me # tab\tand é fine\n  # indented comment\n"));
+    }
+
     /// Regression: the fast path trimmed a no-break space next to a value,
     /// which YAML keeps (`role: \u{a0}writer` is the role `\u{a0}writer`).
     #[test]
@@ -346,7 +397,7 @@ mod props {
     const TYPED: &[&str] = &["a", "b", "c", "type", "status", "tools", "role", "max_visits"];
 
     fn line() -> impl Strategy<Value = String> {
-        let key = prop_oneof!["[a-z_][a-z0-9_-]{0,5}", "[abc]"];
+        let key = prop_oneof!["[a-z_][a-z0-9_-]{0,5}", "[abc]", "(true|True|TRUE|null|Null|yes|on|n)"];
         let value = prop_oneof![
             "[a-zA-Z0-9_ ./:#-]{0,8}",
             "\\[[a-z0-9_ ,.-]{0,10}\\]",
