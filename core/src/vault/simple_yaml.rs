@@ -14,7 +14,9 @@ use super::frontmatter::Entry;
 use yaml_serde::Value;
 
 /// Words YAML might resolve to something other than a string, in this
-/// dialect or a neighbouring one: never taken on the fast path.
+/// dialect or a neighbouring one: never taken on the fast path (refused by
+/// [`is_unambiguous`]; a test holds it to this list).
+#[cfg(test)]
 const AMBIGUOUS: [&str; 22] = [
     "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "yes", "Yes", "YES", "n", "N",
     "no", "No", "NO", "on", "On", "ON",
@@ -32,7 +34,14 @@ fn is_plain_word(text: &[u8], allow_space: bool) -> bool {
 }
 
 fn is_unambiguous(text: &[u8]) -> bool {
-    !AMBIGUOUS.iter().any(|word| word.as_bytes() == text) && !matches!(text, b"off" | b"Off" | b"OFF")
+    // `AMBIGUOUS` as a `match` (a length switch and word compares; a test
+    // holds the two equal): asked for most keys and short values.
+    !matches!(
+        text,
+        b"null" | b"Null" | b"NULL" | b"true" | b"True" | b"TRUE" | b"false" | b"False" | b"FALSE" | b"y" | b"Y"
+            | b"yes" | b"Yes" | b"YES" | b"n" | b"N" | b"no" | b"No" | b"NO" | b"on" | b"On" | b"ON" | b"off"
+            | b"Off" | b"OFF"
+    )
 }
 
 /// A value the fast path is sure about. `text` is ASCII (the caller checked).
@@ -90,28 +99,21 @@ fn list_items(inner: &str) -> impl Iterator<Item = &str> {
 #[cold]
 fn is_blank_or_comment(line: &str) -> bool {
     let content = line.trim_start_matches(' ');
-    content.is_empty() || content.starts_with('#')
+    content.is_empty() || (content.starts_with('#') && is_comment_text(content))
 }
 
-/// Whether every character of the block is one the YAML reader accepts and
-/// every line break is `\n` or `\r\n`. libyaml refuses control characters
-/// anywhere, comments included (C0 but tab and breaks, DEL, C1, U+FFFE and
-/// U+FFFF), and also breaks lines at a lone `\r`, U+0085, U+2028 and U+2029,
-/// which the line scan does not: such a block is the parser's.
-fn plain_text(yaml: &str) -> bool {
-    let bytes = yaml.as_bytes();
-    for (at, &b) in bytes.iter().enumerate() {
-        let fine = match b {
-            b'\t' | b'\n' | b' '..=b'~' => true,
-            b'\r' => bytes.get(at + 1) == Some(&b'\n'),
-            0x80.. => true,
-            _ => false,
-        };
-        if !fine {
-            return false;
-        }
-    }
-    yaml.is_ascii() || !yaml.chars().any(|c| matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'))
+/// Whether a comment (from its `#` to the line's end, the `\r` of a `\r\n`
+/// excluded) holds only what the YAML reader accepts as one comment.
+/// libyaml refuses control characters anywhere, comments included (C0 but
+/// tab, DEL, C1, U+FFFE, U+FFFF), and breaks lines at a lone `\r`, U+0085,
+/// U+2028 and U+2029, which the line scan does not: such a block is the
+/// parser's. (Keys and values are printable ASCII already.)
+#[cold]
+fn is_comment_text(comment: &str) -> bool {
+    let ascii_fine = comment.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80);
+    ascii_fine
+        && (comment.is_ascii()
+            || !comment.chars().any(|c| matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}')))
 }
 
 /// Read `yaml` if it lies inside the simple subset: its keys in order, with
@@ -122,9 +124,6 @@ fn plain_text(yaml: &str) -> bool {
 /// `:` and spaces, the value up to a ` #` comment; a byte outside printable
 /// ASCII (a tab among them) before the comment leaves the block to the parser.
 pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option<Value>)>> {
-    if !plain_text(yaml) {
-        return None;
-    }
     let bytes = yaml.as_bytes();
     let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::with_capacity(8);
     let mut start = 0;
@@ -169,6 +168,9 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         while at < line.len() {
             let byte = line[at];
             if byte == b'#' && line[at - 1] == b' ' {
+                if !is_comment_text(&yaml[line_offset + at..end]) {
+                    return None;
+                }
                 value_end = at;
                 break;
             }
