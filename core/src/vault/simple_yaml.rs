@@ -329,11 +329,12 @@ mod tests {
         assert!(parse("max_visits: 99999999999999999999\n", TYPED).is_none());
     }
 
-    /// Regressions (found by the `frontmatter` fuzz target): a control
-    /// character in a comment, which libyaml refuses anywhere, was skipped
-    /// with the comment; so were a tab-indented comment line and a comment
-    /// running past a lone `\r`, which YAML reads as a line break; and a
-    /// key such as `TRUE`, a boolean to YAML, was taken as a name.
+    /// Regressions: a control character in a comment, which libyaml
+    /// refuses anywhere, was skipped with the comment, and a key such as
+    /// `TRUE`, a boolean to YAML, was taken as a name (both found by the
+    /// `frontmatter` fuzz target); so were, by libyaml's reader rules, a
+    /// tab-indented comment line and a comment running past a lone `\r`,
+    /// which YAML reads as a line break.
     #[test]
     fn what_the_yaml_reader_refuses_anywhere_is_left_to_it() {
         for yaml in [
