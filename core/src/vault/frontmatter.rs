@@ -237,8 +237,12 @@ fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Di
             for (key, value) in mapping {
                 let Some(key) = key.as_str() else {
                     let text = super::yaml_emit::to_string(&key).unwrap_or_default();
+                    // The key's own line when it is written plainly (`TRUE:`,
+                    // `1.5:`); a complex key (`? [a]`) falls back to the block.
+                    let written_at =
+                        written.iter().find(|e| super::yaml_value::from_str(e.key).ok().as_ref() == Some(&key));
                     diagnostics.push(ctx.bad(
-                        ctx.first_line,
+                        ctx.first_line + written_at.map_or(0, |e| e.line),
                         1,
                         format!("frontmatter key `{}` is not a name", text.trim_end()),
                     ));
@@ -530,7 +534,7 @@ mod tests {
             [
                 "n.md:2:1: error[bad-frontmatter]: frontmatter key `1.5` is not a name",
                 "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\n- b c` is not a name",
-                "n.md:2:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
+                "n.md:5:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
             ]
         );
     }
