@@ -393,11 +393,12 @@ fn apply(
     }
 }
 
-/// For the `frontmatter` fuzz target (`cargo fuzz` sets `--cfg fuzzing`):
-/// `yaml` read by [`read_knobs`] and by the parser alone, knobs and
-/// rendered diagnostics each, which must be equal. (A block of whitespace
-/// alone is empty either way, by [`read_knobs`]'s first rule.)
-#[cfg(fuzzing)]
+/// For the `frontmatter` fuzz target (`cargo fuzz` sets `--cfg fuzzing`)
+/// and the property test below: `yaml` read by [`read_knobs`] and by the
+/// parser alone, knobs and rendered diagnostics each, which must be equal.
+/// (A block of whitespace alone is empty either way, by [`read_knobs`]'s
+/// first rule.)
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub fn read_both_ways(yaml: &str, keep_unknown_keys: bool) -> [(Knobs, Vec<String>); 2] {
     let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys };
@@ -626,17 +627,6 @@ mod props {
         (key, value).prop_map(|(k, v)| format!("{k}: {v}"))
     }
 
-    fn read(yaml: &str, keep_unknown_keys: bool, fast: bool) -> (Knobs, Vec<String>) {
-        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys };
-        let mut diagnostics = Vec::new();
-        let knobs = if fast {
-            read_knobs(yaml, &ctx, &mut diagnostics)
-        } else {
-            read_knobs_parsed(yaml, &ctx, &mut diagnostics, Knobs::default())
-        };
-        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -645,7 +635,8 @@ mod props {
         #[test]
         fn the_fast_read_is_the_parsed_read(lines in prop::collection::vec(line(), 0..6), keep in any::<bool>()) {
             let yaml = lines.join("\n") + "\n";
-            prop_assert_eq!(read(&yaml, keep, true), read(&yaml, keep, false), "{:?}", yaml);
+            let [fast, parsed] = read_both_ways(&yaml, keep);
+            prop_assert_eq!(fast, parsed, "{:?}", yaml);
         }
     }
 }
