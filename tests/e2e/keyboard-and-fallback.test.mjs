@@ -107,6 +107,50 @@ test('without the directory picker: read-only copy, edits kept in the browser, z
   await page.close();
 });
 
+test('a folder opened while the example is still loading stays open when the example arrives', async () => {
+  // The start-up reads the example from origin-private storage; hold that
+  // read until the test's folder is open, as a slow disk would.
+  const page = await app.open(undefined, {
+    init: () => {
+      const getDirectoryHandle = FileSystemDirectoryHandle.prototype.getDirectoryHandle;
+      let release;
+      const released = new Promise((done) => (release = done));
+      window.releaseExample = release;
+      window.exampleRead = null;
+      FileSystemDirectoryHandle.prototype.getDirectoryHandle = async function (name, options) {
+        if (name !== 'example-vault') return getDirectoryHandle.call(this, name, options);
+        await released;
+        const handle = await getDirectoryHandle.call(this, name, options);
+        // The app reads the folder next: note when it has listed it.
+        const entries = handle.entries.bind(handle);
+        handle.entries = async function* () {
+          yield* entries();
+          window.exampleRead = Date.now();
+        };
+        return handle;
+      };
+    },
+  });
+  await page.waitForFunction(() => window.planvaultTest?.openHandle);
+  await writePrivateFolder(page, 'opened-early', NOTES);
+  await page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle('opened-early'));
+  });
+  assert.match(await page.locator('#mode').textContent(), /opened-early/);
+
+  await page.evaluate(() => window.releaseExample());
+  await page.waitForFunction(() => window.exampleRead !== null, null, { timeout: 10_000 });
+  // Whatever the example's open does after its read, it does within a few frames.
+  await page.evaluate(() => new Promise((done) => setTimeout(done, 500)));
+  assert.match(await page.locator('#mode').textContent(), /opened-early/, 'the folder opened last stays open');
+  const plan = await page.evaluate(() => window.planvaultTest.plan());
+  assert.deepEqual(plan.nodes.map((n) => n.id).sort(), ['finish', 'start', 'work']);
+  assert.match(await page.locator('#status').textContent(), /Opened “opened-early”: 3 notes/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test('a folder dropped on the page opens as the vault; a dropped file is refused with a hint', async () => {
   const page = await openPage(app.browser);
   await ready(page);

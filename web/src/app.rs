@@ -21,8 +21,9 @@ use wasm_bindgen::JsCast;
 const POLL_MS: i32 = 1500;
 
 /// The example vault: its OPFS copy, created from the bundled notes on the
-/// first visit. Until OPFS answers, the bundled notes show straight away.
+/// first visit (the bundled notes themselves if that copy cannot be read).
 async fn open_example(state: AppState) {
+    let ticket = state.begin_open();
     let bundled = crate::example::files();
     match VaultDir::private(EXAMPLE_FOLDER).await {
         Ok(dir) => {
@@ -35,14 +36,18 @@ async fn open_example(state: AppState) {
                 }
                 files = dir.read_all().await.unwrap_or(bundled);
             }
-            state.show(dir, files, Mode::Example);
+            state.show(ticket, dir, files, Mode::Example);
         }
-        Err(e) => state.message.set(format!("This browser has no private file storage ({e}); the example is read-only.")),
+        Err(e) if state.is_latest(ticket) => {
+            state.message.set(format!("This browser has no private file storage ({e}); the example is read-only."))
+        }
+        Err(_) => {}
     }
 }
 
 /// Opens a folder handle read-write (from the picker, IndexedDB or a test).
 pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
+    let ticket = state.begin_open();
     match dir.read_all().await {
         Ok(files) => {
             let name = dir.name();
@@ -52,17 +57,20 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
                     state.message.set(format!("Opened, but could not remember the folder for next time: {e}"));
                 }
             }
-            state.show(dir, files, Mode::Folder(name.clone()));
-            state.reopen.set(None);
-            state.message.set(format!("Opened “{name}”: {count} notes"));
+            if state.show(ticket, dir, files, Mode::Folder(name.clone())) {
+                state.reopen.set(None);
+                state.message.set(format!("Opened “{name}”: {count} notes"));
+            }
         }
-        Err(e) => state.message.set(format!("Could not read the folder: {e}")),
+        Err(e) if state.is_latest(ticket) => state.message.set(format!("Could not read the folder: {e}")),
+        Err(_) => {}
     }
 }
 
 /// The read-only fallback: copy what `<input webkitdirectory>` gave into
 /// OPFS and edit that copy.
 async fn open_copy(state: AppState, files: JsValue) {
+    let ticket = state.begin_open();
     let (name, notes) = match fs::read_selection(&files).await {
         Ok(x) => x,
         Err(e) => {
@@ -70,6 +78,10 @@ async fn open_copy(state: AppState, files: JsValue) {
             return;
         }
     };
+    // A later open owns the working copy: stop writing into it.
+    if !state.is_latest(ticket) {
+        return;
+    }
     let _ = VaultDir::clear_private(COPY_FOLDER).await;
     let dir = match VaultDir::private(COPY_FOLDER).await {
         Ok(d) => d,
@@ -79,14 +91,19 @@ async fn open_copy(state: AppState, files: JsValue) {
         }
     };
     for (path, text) in &notes {
+        if !state.is_latest(ticket) {
+            return;
+        }
         if let Err(e) = dir.write(path, text).await {
             state.message.set(format!("Could not copy {path}: {e}"));
             return;
         }
     }
     let count = notes.len();
-    state.show(dir, notes, Mode::Copy(name.clone()));
-    state.message.set(format!("Opened a copy of “{name}” ({count} files). Download the changes as a zip when done."));
+    if state.show(ticket, dir, notes, Mode::Copy(name.clone())) {
+        let hint = "Download the changes as a zip when done.";
+        state.message.set(format!("Opened a copy of “{name}” ({count} files). {hint}"));
+    }
 }
 
 async fn start(state: AppState) {

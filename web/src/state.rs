@@ -162,6 +162,10 @@ pub struct Writer {
     pub generation: u64,
 }
 
+/// One request to open a vault (`AppState::begin_open`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenTicket(u64);
+
 /// Signals and stored values shared by every component (all `Copy`).
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -186,6 +190,8 @@ pub struct AppState {
     pub vault: StoredValue<Option<VaultDir>, LocalStorage>,
     pub writer: StoredValue<Writer, LocalStorage>,
     pub polling: StoredValue<bool, LocalStorage>,
+    /// How many vault opens were started: the number of the newest.
+    opens: StoredValue<u64, LocalStorage>,
     /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
     pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
     /// The plan run: its worker, settings and what it reports.
@@ -211,13 +217,31 @@ impl AppState {
             vault: StoredValue::new_local(None),
             writer: StoredValue::new_local(Writer::default()),
             polling: StoredValue::new_local(true),
+            opens: StoredValue::new_local(0),
             frame_times: StoredValue::new_local(Vec::new()),
             run: RunClient::new(),
         }
     }
 
-    /// Shows a vault: from now on edits go to `dir`.
-    pub fn show(&self, dir: VaultDir, files: BTreeMap<String, String>, mode: Mode) {
+    /// Starts opening a vault. Reading a folder takes a while, and the one
+    /// asked for last must be the one shown: without the ticket, the example
+    /// the start-up reads from a slow disk replaced a folder opened meanwhile.
+    pub fn begin_open(&self) -> OpenTicket {
+        self.opens.update_value(|n| *n += 1);
+        OpenTicket(self.opens.get_value())
+    }
+
+    /// Whether no other open was started after this one.
+    pub fn is_latest(&self, ticket: OpenTicket) -> bool {
+        self.opens.get_value() == ticket.0
+    }
+
+    /// Shows a vault, so edits go to `dir` from now on, unless another open
+    /// was started after `ticket`'s; says whether it did.
+    pub fn show(&self, ticket: OpenTicket, dir: VaultDir, files: BTreeMap<String, String>, mode: Mode) -> bool {
+        if !self.is_latest(ticket) {
+            return false;
+        }
         self.vault.set_value(Some(dir));
         self.writer.update_value(|w| {
             w.queue.clear();
@@ -229,6 +253,7 @@ impl AppState {
         self.mode.set(mode);
         self.fit_requested.update(|n| *n += 1);
         self.run.vault_opened(*self);
+        true
     }
 
     /// Runs `f` on the open vault's doc.

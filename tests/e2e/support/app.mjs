@@ -20,10 +20,14 @@ export function useApp() {
   const app = {
     server: null,
     browser: null,
-    /** A new page (viewport as for openPage) that has loaded the app. */
-    async open(viewport) {
+    /**
+     * A new page (viewport as for openPage) that has loaded the app;
+     * `init` runs in the page before the app's own scripts.
+     */
+    async open(viewport, { init } = {}) {
       await start();
       const page = await openPage(app.browser, viewport);
+      if (init) await page.addInitScript(init);
       await page.goto(app.server.url);
       return page;
     },
