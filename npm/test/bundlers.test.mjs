@@ -3,7 +3,8 @@
 // production build and its dev server) and by webpack 5, with no
 // configuration beyond an entry. Each must pick the browser entry, ship the
 // `.wasm` as an asset of its own, and the page must then answer every vault
-// fixture exactly as the Node entry does. Rollup and esbuild, which ship no
+// fixture exactly as the Node entry does; Parcel 2 too, which by default
+// reads the `browser` field, not `exports`. Rollup and esbuild, which ship no
 // assets without a plugin, are held to what the README tells their users:
 // the browser entry with the `.wasm` copied next to the bundle, or the
 // inline entry alone (esbuild's inline build is the example plugin's test).
@@ -19,9 +20,11 @@ import webpack from "webpack";
 import { rollup } from "rollup";
 import { nodeResolve } from "@rollup/plugin-node-resolve";
 import * as esbuild from "esbuild";
+import { createRequire } from "node:module";
 import { assertPageAgreesWithNode, fileAnswer, findChromium, launch, newWatchedPage, serve, vaultCases } from "./chromium.mjs";
 
 const npmDir = fileURLToPath(new URL("..", import.meta.url));
+const parcelCli = createRequire(import.meta.url).resolve("parcel/lib/bin.js");
 const { chromium, missing } = await findChromium();
 
 // The inline entry's base64 wasm alone is ~850 KB: a bundle of that size
@@ -55,6 +58,7 @@ before(async () => {
   writeFileSync(join(appDir, "index.html"), INDEX_HTML);
   writeFileSync(join(appDir, "main.js"), MAIN_JS);
   writeFileSync(join(appDir, "inline-main.js"), INLINE_MAIN_JS);
+  writeFileSync(join(appDir, "inline.html"), INDEX_HTML.replace("./main.js", "./inline-main.js"));
   browser = await launch(chromium);
 });
 
@@ -154,6 +158,32 @@ test("a webpack 5 build ships the wasm and validates like Node", { skip: missing
   await checkServedApp(outDir, `/${wasm}`);
 });
 
+/** `parcel build PAGE` in the app, as a Parcel user runs it (its CLI, its default configuration). */
+function parcelBuild(page, outDir) {
+  // No cache, so nothing is left beside the app.
+  execFileSync(process.execPath, [parcelCli, "build", page, "--dist-dir", outDir, "--no-cache", "--no-source-maps", "--log-level", "error"], {
+    cwd: appDir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+test("a Parcel 2 build, with its default configuration, ships the wasm and validates like Node", { skip: missing, timeout: 180_000 }, async () => {
+  const outDir = join(workDir, "dist-parcel");
+  parcelBuild("index.html", outDir);
+  const wasm = checkBuiltAssets(outDir);
+  assert.match(wasm, /^planvault_wasm_bg\.[0-9a-f]+\.wasm$/);
+  await checkServedApp(outDir, `/${wasm}`);
+});
+
+test("a Parcel 2 build of planvault/inline, without `exports` support, needs no asset and validates like Node", { skip: missing, timeout: 180_000 }, async () => {
+  // Parcel's default resolver reads no `exports`: the subpath resolves
+  // through the package's `inline/package.json`.
+  const outDir = join(workDir, "dist-parcel-inline");
+  parcelBuild("inline.html", outDir);
+  assert.deepEqual(filesIn(outDir).filter((f) => f.name.endsWith(".wasm")), [], "the wasm is inside the script");
+  await checkServedInlineApp(outDir, "/inline.html");
+});
+
 /** Rollup with only the resolver every npm import needs, browser conditions. */
 async function rollupApp(entry, outDir) {
   const warnings = [];
@@ -178,14 +208,12 @@ test("a Rollup build of the browser entry, the wasm copied beside it, validates 
   await checkServedApp(outDir, `/${wasm}`);
 });
 
-test("a Rollup build of planvault/inline needs no asset and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
-  const outDir = join(workDir, "dist-rollup-inline");
-  await rollupApp("inline-main.js", outDir);
-  assert.deepEqual(filesIn(outDir).map((f) => f.name).sort(), ["index.html", "main.js"]);
+/** A built app of the inline entry (page `path` of `outDir`): no wasm fetched, the common check. */
+async function checkServedInlineApp(outDir, path = "/") {
   const server = await serveStatic(outDir);
   try {
     const { page, problems, responses } = await newWatchedPage(browser);
-    await page.goto(server.url);
+    await page.goto(new URL(path, server.url).href);
     await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
     await assertPageAgreesWithNode(page, vaultCases());
     assert.deepEqual(responses.filter((r) => r.url.endsWith(".wasm")), [], "the inline entry fetches no wasm");
@@ -194,6 +222,13 @@ test("a Rollup build of planvault/inline needs no asset and validates like Node"
   } finally {
     server.close();
   }
+}
+
+test("a Rollup build of planvault/inline needs no asset and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-rollup-inline");
+  await rollupApp("inline-main.js", outDir);
+  assert.deepEqual(filesIn(outDir).map((f) => f.name).sort(), ["index.html", "main.js"]);
+  await checkServedInlineApp(outDir);
 });
 
 test("an esbuild bundle of the browser entry, the wasm copied beside it, validates like Node", { skip: missing, timeout: 120_000 }, async () => {

@@ -90,6 +90,7 @@ test("npm pack publishes the entries, their types, the wasm, the README and the 
     "LICENSE-APACHE",
     "LICENSE-MIT",
     "README.md",
+    "inline/package.json",
     "package.json",
     "pkg/api.js",
     "pkg/browser.js",
@@ -105,4 +106,11 @@ test("npm pack publishes the entries, their types, the wasm, the README and the 
   const named = JSON.stringify(manifest.exports).match(/\.\/pkg\/[\w.]+/g);
   for (const path of named) assert.ok(paths.includes(path.slice(2)), `${path} is exported but not packed`);
   assert.ok(named.length >= 5, named.join(", "));
+  // So do the fields of resolvers that read no `exports`: the same files.
+  assert.deepEqual([manifest.main, manifest.module, manifest.browser], ["./pkg/node.js", "./pkg/browser.js", "./pkg/browser.js"]);
+  assert.equal(manifest.exports["."].node, manifest.main);
+  assert.equal(manifest.exports["."].default, manifest.browser);
+  const inline = JSON.parse(readFileSync(join(npmDir, "inline", "package.json"), "utf8"));
+  assert.equal(join("inline", inline.main), join(manifest.exports["./inline"].default));
+  assert.equal(join("inline", inline.types), join(manifest.exports["./inline"].types));
 });
