@@ -310,7 +310,7 @@ fn describe(value: &Value) -> String {
     match value {
         Value::Null => "nothing".into(),
         Value::Bool(b) => format!("`{b}`"),
-        Value::Number(n) => format!("`{n}`"),
+        Value::Number(n) => format!("`{}`", super::yaml_emit::number(n)),
         Value::String(s) => format!("`{s}`"),
         Value::Sequence(_) => "a list".into(),
         Value::Mapping(_) => "a mapping".into(),

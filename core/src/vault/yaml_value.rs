@@ -124,7 +124,7 @@ fn duplicate_key(key: &Value) -> String {
     match key {
         Value::Null => "duplicate entry with null key".to_string(),
         Value::Bool(b) => format!("duplicate entry with key `{b}`"),
-        Value::Number(n) => format!("duplicate entry with key {n}"),
+        Value::Number(n) => format!("duplicate entry with key {}", super::yaml_emit::number(n)),
         Value::String(s) => format!("duplicate entry with key {s:?}"),
         Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => "duplicate entry in YAML map".to_string(),
     }
