@@ -84,12 +84,15 @@ with_wasm_bundle_env() {
 }
 
 # Folders below the root with their own package.json (the npm package, the
-# example plugin, ...), outside node_modules and build output.
+# example plugin, ...), outside node_modules and build output. A package.json
+# without scripts or dependencies is no project of its own (npm/inline/ only
+# points resolvers that read no \`exports\` at the package's files).
 npm_package_dirs() {
     find "$REPO_ROOT" \( -name node_modules -o -name target -o -name dist -o -name pkg \
         -o \( -name '.*' ! -path "$REPO_ROOT" \) \) -prune \
         -o -name package.json -type f ! -path "$REPO_ROOT/package.json" -print \
-        | sort | xargs -r -n1 dirname
+        | sort | xargs -r grep -lE '"(scripts|dependencies|devDependencies)"[[:space:]]*:' \
+        | xargs -r -n1 dirname
 }
 
 # npm ci (or install, without a lock file) unless node_modules is current.
