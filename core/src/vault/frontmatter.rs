@@ -209,7 +209,12 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
     if yaml.trim().is_empty() {
         return knobs;
     }
-    // Most blocks are plain `key: word` lines: read those without the full
+    // Nearly every block is plain `key: word` lines with valid knobs: set
+    // those straight from the text.
+    if let Some(knobs) = super::simple_yaml::read_plain_knobs(yaml, ctx.keep_unknown_keys) {
+        return knobs;
+    }
+    // Most other blocks are still plain lines: read those without the full
     // parser (same values, a fraction of the time).
     if let Some(fast) = super::simple_yaml::parse(yaml, &KNOWN_KEYS) {
         for (entry, value) in fast {
@@ -625,6 +630,58 @@ mod props {
             "2026-11-30",
         ]);
         (key, value).prop_map(|(k, v)| format!("{k}: {v}"))
+    }
+
+    /// Lines around what the plain read takes: other keys, spaces, lists
+    /// with odd items, `#`, CRLF, words YAML types.
+    fn plain_line() -> impl Strategy<Value = String> {
+        let key = prop::sample::select(vec![
+            "type", "status", "tools", "role", "max_visits", "tags", "created", "owner", "TRUE", "n", "a-b", "_x", "Type",
+        ]);
+        let value = prop::sample::select(vec![
+            "", "start", "step", "human", "Step", "pending", "done", "[]", "[ ]", "[fetch_url, search]", "[ a , b ]",
+            "[a,]", "[a, 1]", "[yes]", "[my tool]", "[a", "a]", "x", "my role", "my  role", "yes", "1", "3", "0", "03",
+            "4294967295", "4294967296", "2026-11-30", "1.5", "a#b", "a # b", "~", "null", "[2026-11-30, v1.2]", "{a: b}",
+            "'q'", "a: b", "-x", "step ",
+        ]);
+        let ending = prop::sample::select(vec!["\n", "\n", "\n", "\r\n"]);
+        let any_line = (key, value, ending).prop_map(|(k, v, e)| format!("{k}: {v}{e}"));
+        let good_line = prop::sample::select(vec![
+            "type: step\n", "type: start\n", "type: human\n", "status: done\n", "status:\n", "tools: [a, b]\n",
+            "tools: []\n", "tools: [my tool]\n", "role: writer\n", "role: my role\n", "max_visits: 7\n",
+            "max_visits: 4294967295\n", "tags: [x, y]\n", "created: 2026-11-30\n", "owner: me\n", "_x: 1.5\n",
+            "a-b: v1.2\n", "owner:\n",
+        ])
+        .prop_map(String::from);
+        // Mostly lines it takes, so whole blocks get through.
+        prop_oneof![3 => good_line, 1 => any_line]
+    }
+
+    #[test]
+    fn the_plain_read_takes_the_benchmark_block() {
+        let yaml = "type: step\nstatus: pending\ntools: [fetch_url, search, write_file]\nrole: writer\nmax_visits: 3\ntags: [plan, generated]\ncreated: 2026-11-30\n";
+        let knobs = super::super::simple_yaml::read_plain_knobs(yaml, true).expect("taken");
+        let [(parsed, diagnostics), _] = read_both_ways(yaml, true);
+        assert!(diagnostics.is_empty());
+        assert_eq!(knobs, parsed);
+        assert_eq!(knobs.tools, ["fetch_url", "search", "write_file"]);
+        assert_eq!(knobs.extra[1], ("created".to_string(), "created: 2026-11-30".to_string()));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// What the plain read takes, it reads as the parser does, and the
+        /// parser finds nothing wrong there.
+        #[test]
+        fn the_plain_read_is_the_parsed_read(lines in prop::collection::vec(plain_line(), 0..8), keep in any::<bool>()) {
+            let yaml = lines.concat();
+            if let Some(plain) = super::super::simple_yaml::read_plain_knobs(&yaml, keep) {
+                let [_, (parsed, diagnostics)] = read_both_ways(&yaml, keep);
+                prop_assert!(diagnostics.is_empty(), "{:?}: {:?}", yaml, diagnostics);
+                prop_assert_eq!(plain, parsed, "{:?}", yaml);
+            }
+        }
     }
 
     proptest! {
