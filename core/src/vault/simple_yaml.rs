@@ -201,7 +201,7 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
             return None;
         }
         let mut at = 1;
-        while at < line.len() && (line[at].is_ascii_alphanumeric() || matches!(line[at], b'_' | b'-')) {
+        while at < line.len() && CLASS[line[at] as usize] & KEY_CHAR != 0 {
             at += 1;
         }
         if line.get(at) != Some(&b':') {
