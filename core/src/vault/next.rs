@@ -19,6 +19,9 @@ pub struct Outline {
     pub next_sections: Vec<Range<usize>>,
     /// Start of the first `## Next` heading.
     pub next_heading: Option<usize>,
+    /// That heading's line in the body (0-based), when the line scan found
+    /// it (it counts lines anyway); the full parse leaves it to the caller.
+    pub next_heading_line: Option<usize>,
     /// The own text of each top-level list item under `## Next` (nested lists
     /// excluded).
     pub items: Vec<Range<usize>>,

@@ -107,7 +107,16 @@ pub fn parse_note_with(
     let body = &text[body_offset..];
     let outline = outline(body, next_levels);
     // Positions are looked up in file order (the line index counts forward).
-    let next_line = outline.next_heading.map(|o| lines.position(body_offset + o).0 + line_offset);
+    let next_line = outline.next_heading.map(|o| {
+        // The scan counted the body's lines: no second count up to `## Next`.
+        if let Some(in_body) = outline.next_heading_line {
+            let (body_line, column) = lines.position(body_offset);
+            if column == 1 {
+                lines.known_line(body_offset + o, body_line + in_body as u32);
+            }
+        }
+        lines.position(body_offset + o).0 + line_offset
+    });
     let mut edges = Vec::with_capacity(outline.items.len());
     for item in &outline.items {
         let item_text = &body[item.clone()];

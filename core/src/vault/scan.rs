@@ -22,6 +22,8 @@ use std::ops::Range;
 /// A column-0 ATX heading found by the scan.
 struct Heading<'a> {
     start: usize,
+    /// The heading's line in the body, 0-based.
+    line: usize,
     /// End of the heading's line (its line break excluded).
     end: usize,
     level: HeadingLevel,
@@ -123,7 +125,7 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
     let mut found = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut previous_blank = true;
-    for (start, raw) in lines_inclusive(body) {
+    for (line_number, (start, raw)) in lines_inclusive(body).enumerate() {
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let bytes = line.as_bytes();
@@ -149,9 +151,22 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
                 previous_blank = false;
                 continue;
             }
+            // The next commonest, which `needs_full_parse` would pass too: a
+            // blank line, and a list item whose text starts with a letter.
+            None => {
+                previous_blank = true;
+                continue;
+            }
+            Some(b'-' | b'*' | b'+')
+                if bytes.get(1) == Some(&b' ') && bytes.get(2).is_some_and(u8::is_ascii_alphabetic) =>
+            {
+                previous_blank = false;
+                continue;
+            }
             Some(b'#') => {
                 if let Some((hashes, content)) = atx(line) {
-                    found.push(Heading { start, end: start + line.len(), level: level(hashes), content });
+                    let end = start + line.len();
+                    found.push(Heading { start, line: line_number, end, level: level(hashes), content });
                     previous_blank = true;
                     continue;
                 }
@@ -262,7 +277,10 @@ pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                 out.items.extend(items.into_iter().map(|r| r.start + h.start..r.end + h.start));
             }
             out.next_sections.push(h.start..end);
-            out.next_heading.get_or_insert(h.start);
+            if out.next_heading.is_none() {
+                out.next_heading = Some(h.start);
+                out.next_heading_line = Some(h.line);
+            }
             section_end = end;
         } else if h.level == HeadingLevel::H1 && out.title.is_none() {
             out.title = Some(text_trimmed.to_string());
@@ -293,7 +311,11 @@ mod tests {
     }
 
     fn agrees(body: &str) {
-        assert_eq!(summary(body, &outline(body, NOTE)), summary(body, &outline_full(body, NOTE)), "{body:?}");
+        let scanned = outline(body, NOTE);
+        assert_eq!(summary(body, &scanned), summary(body, &outline_full(body, NOTE)), "{body:?}");
+        if let (Some(at), Some(line)) = (scanned.next_heading, scanned.next_heading_line) {
+            assert_eq!(body[..at].matches('\n').count(), line, "{body:?}");
+        }
     }
 
     #[test]
@@ -436,6 +458,9 @@ mod props {
                     o.next_heading,
                 );
                 prop_assert_eq!(texts(&fast), texts(&full), "{:?}", body);
+                if let (Some(at), Some(line)) = (fast.next_heading, fast.next_heading_line) {
+                    prop_assert_eq!(body[..at].matches('\n').count(), line, "{:?}", body);
+                }
             }
         }
 

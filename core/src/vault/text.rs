@@ -64,6 +64,15 @@ impl<'a> LineIndex<'a> {
         LineIndex { text, last: Cell::new((0, 0)) }
     }
 
+    /// Tell the index that line `line` (1-based) starts at byte `line_start`,
+    /// when the caller has counted lines already: later lookups count from
+    /// there instead of from the last one.
+    pub fn known_line(&self, line_start: usize, line: u32) {
+        debug_assert!(line >= 1 && (line_start == 0 || self.text.as_bytes()[line_start - 1] == b'\n'));
+        debug_assert_eq!(memchr::memchr_iter(b'\n', &self.text.as_bytes()[..line_start]).count() + 1, line as usize);
+        self.last.set((line_start, line as usize - 1));
+    }
+
     /// `(line, column)`, both 1-based; the column counts characters and skips
     /// a BOM at the very start of the file.
     pub fn position(&self, offset: usize) -> (u32, u32) {
