@@ -38,7 +38,8 @@ pub enum Split<'a> {
 }
 
 fn is_fence(line: &str) -> bool {
-    chomp(line).trim_end() == "---"
+    // Most lines fail on their first byte, before any trimming.
+    line.starts_with("---") && chomp(line).trim_end() == "---"
 }
 
 /// Find the frontmatter block of a BOM-less note text.

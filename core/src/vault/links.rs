@@ -24,21 +24,28 @@ pub struct WikiLink<'a> {
 
 /// Every wikilink in `text`, in order.
 pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
-    let mut found = Vec::new();
+    links(text).collect()
+}
+
+/// [`find_links`] one at a time, for a caller that needs only the first and
+/// how many more (a `## Next` item): no list built per item.
+pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
-    while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
-        let inner_start = open + 2;
-        let Some(close) = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start) else { break };
-        let inner = &text[inner_start..close];
-        if memchr::memchr(b'\n', inner.as_bytes()).is_some() || find_doubled(inner.as_bytes(), b'[').is_some() {
-            from = inner_start;
-            continue;
+    std::iter::from_fn(move || {
+        while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
+            let inner_start = open + 2;
+            let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
+            let inner = &text[inner_start..close];
+            if memchr::memchr(b'\n', inner.as_bytes()).is_some() || find_doubled(inner.as_bytes(), b'[').is_some() {
+                from = inner_start;
+                continue;
+            }
+            from = close + 2;
+            return Some(WikiLink { start: open, end: close + 2, target: link_target(inner) });
         }
-        found.push(WikiLink { start: open, end: close + 2, target: link_target(inner) });
-        from = close + 2;
-    }
-    found
+        None
+    })
 }
 
 /// Where `byte` first appears twice in a row (`[[`, `]]`): `str::find` with

@@ -2,7 +2,7 @@
 //! `## Next`, found with pulldown-cmark so a `## Next` inside a code block or
 //! a link in prose never becomes an edge.
 
-use super::links::{find_links, WikiLink};
+use super::links::{links, WikiLink};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use std::ops::Range;
 
@@ -170,8 +170,8 @@ fn last_arrow(text: &str) -> Option<(usize, usize)> {
 /// Read an item's text (marker already stripped) as an edge. Offsets in the
 /// returned link are relative to `text`.
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
-    let links = find_links(text);
-    let Some(first) = links.first() else {
+    let mut links = links(text);
+    let Some(first) = links.next() else {
         return ItemEdge { label: None, link: None, missing_arrow: false, extra_links: 0 };
     };
     let before = &text[..first.start];
@@ -186,7 +186,7 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
             (Some(label).filter(|l| !l.is_empty()), !label.is_empty())
         }
     };
-    ItemEdge { label, link: Some(first.clone()), missing_arrow, extra_links: links.len() - 1 }
+    ItemEdge { label, link: Some(first), missing_arrow, extra_links: links.count() }
 }
 
 #[cfg(test)]
