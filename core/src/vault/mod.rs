@@ -74,8 +74,13 @@ pub fn load_from_as<'a>(
 ) -> (Plan, Vec<Diagnostic>) {
     let mut plan = Plan::new(PlanFormat::Vault);
     let mut diagnostics = Vec::new();
-    let mut declared: Vec<(usize, DeclaredEdge)> = Vec::new();
-    for (path, text) in files.into_iter().filter(|(path, _)| is_plan_note(path)) {
+    let files = files.into_iter();
+    // Nearly every file is a note with one edge or more: room for them all
+    // at once rather than a copy of the nodes at every doubling.
+    let expected = files.size_hint().0;
+    plan.nodes.reserve(expected);
+    let mut declared: Vec<(usize, DeclaredEdge)> = Vec::with_capacity(expected);
+    for (path, text) in files.filter(|(path, _)| is_plan_note(path)) {
         let parsed = parse_note_as(path, node_id(path), text, detail, &mut diagnostics);
         let from = plan.nodes.len();
         plan.nodes.push(parsed.node);
