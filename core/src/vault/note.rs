@@ -2,7 +2,7 @@
 
 use super::frontmatter::{self, NoteContext, Split};
 use super::next;
-use super::scan::outline;
+use super::scan::outline_for;
 use super::text::{lines_inclusive, strip_bom, LineIndex};
 use crate::{Code, Diagnostic, EdgeKind, Node, NodeExt, SourcePos, VaultNode};
 use pulldown_cmark::HeadingLevel;
@@ -105,7 +105,7 @@ pub fn parse_note_with(
     };
 
     let body = &text[body_offset..];
-    let outline = outline(body, next_levels);
+    let outline = outline_for(body, next_levels, detail == Detail::Full);
     // Positions are looked up in file order (the line index counts forward).
     let next_line = outline.next_heading.map(|o| {
         // The scan counted the body's lines: no second count up to `## Next`.

@@ -120,9 +120,9 @@ fn heading_text(content: &str) -> Cow<'_, str> {
     Cow::Owned(text)
 }
 
-/// Find the column-0 headings, or `None` when the body needs the full parse.
-fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
-    let mut found = Vec::new();
+/// Hand each column-0 heading to `each`, in order; `false` when the body
+/// needs the full parse (what `each` saw until then is to be dropped).
+fn headings<'a>(body: &'a str, mut each: impl FnMut(Heading<'a>)) -> bool {
     let mut fence: Option<(u8, usize)> = None;
     let mut previous_blank = true;
     for (line_number, (start, raw)) in lines_inclusive(body).enumerate() {
@@ -166,7 +166,7 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
             Some(b'#') => {
                 if let Some((hashes, content)) = atx(line) {
                     let end = start + line.len();
-                    found.push(Heading { start, line: line_number, end, level: level(hashes), content });
+                    each(Heading { start, line: line_number, end, level: level(hashes), content });
                     previous_blank = true;
                     continue;
                 }
@@ -182,11 +182,11 @@ fn headings(body: &str) -> Option<Vec<Heading<'_>>> {
             _ => {}
         }
         if needs_full_parse(line, previous_blank) {
-            return None;
+            return false;
         }
         previous_blank = line.trim().is_empty();
     }
-    Some(found)
+    true
 }
 
 /// The items of a `Next` section (its heading line first) when the section
@@ -229,7 +229,10 @@ fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> O
                 let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
                 // Right after an item's text only `1.` starts another item;
                 // any other number would continue that text.
-                if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) || (!previous_blank && &line[..digits] != "1") {
+                if digits > 9
+                    || !matches!(bytes.get(digits), Some(b'.' | b')'))
+                    || (!previous_blank && &line[..digits] != "1")
+                {
                     return None;
                 }
                 digits + 1
@@ -254,42 +257,73 @@ fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> O
     Some(())
 }
 
-/// The outline of a body: scanned when the scan is sure, else fully parsed.
+/// [`outline_for`] with the sections.
+#[cfg(test)]
 pub fn outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
-    let Some(found) = headings(body) else {
-        return outline_full(body, next_levels);
-    };
+    outline_for(body, next_levels, true)
+}
+
+/// The outline of a body: scanned when the scan is sure, else fully parsed;
+/// `next_sections` left empty unless `sections` (only a read that keeps
+/// bodies cuts them out).
+pub fn outline_for(body: &str, next_levels: &[HeadingLevel], sections: bool) -> Outline {
     let mut out = Outline::default();
-    // Headings inside a `Next` section already handled belong to it.
-    let mut section_end = 0;
-    for (i, h) in found.iter().enumerate() {
-        if h.start < section_end {
-            continue;
+    // The `Next` section being read: a later heading of its level or higher
+    // ends it, deeper ones belong to it.
+    let mut open: Option<Heading<'_>> = None;
+    let scanned = headings(body, |h| {
+        if let Some(next) = &open {
+            if h.level > next.level {
+                return;
+            }
+            end_next_section(body, next, h.start, next_levels, sections, &mut out);
+            open = None;
         }
         let text = heading_text(h.content);
         let text_trimmed = text.trim();
         if next_levels.contains(&h.level) && text_trimmed.eq_ignore_ascii_case("next") {
-            let end =
-                found[i + 1..].iter().find(|later| later.level <= h.level).map_or(body.len(), |later| later.start);
-            let section = &body[h.start..end];
-            if !plain_list_items_into(section, h.start, &mut out.items) {
-                let items = outline_full(section, next_levels).items;
-                out.items.extend(items.into_iter().map(|r| r.start + h.start..r.end + h.start));
-            }
-            out.next_sections.push(h.start..end);
-            if out.next_heading.is_none() {
-                out.next_heading = Some(h.start);
-                out.next_heading_line = Some(h.line);
-            }
-            section_end = end;
+            open = Some(h);
         } else if h.level == HeadingLevel::H1 && out.title.is_none() {
             out.title = Some(text_trimmed.to_string());
             if body[..h.start].trim().is_empty() {
                 out.leading_title = Some(h.start..h.end);
             }
         }
+    });
+    if !scanned {
+        let mut full = outline_full(body, next_levels);
+        if !sections {
+            full.next_sections = Vec::new();
+        }
+        return full;
+    }
+    if let Some(next) = &open {
+        end_next_section(body, next, body.len(), next_levels, sections, &mut out);
     }
     out
+}
+
+/// Read the `Next` section that `heading` opens and `end` ends into `out`.
+fn end_next_section(
+    body: &str,
+    heading: &Heading<'_>,
+    end: usize,
+    next_levels: &[HeadingLevel],
+    sections: bool,
+    out: &mut Outline,
+) {
+    let section = &body[heading.start..end];
+    if !plain_list_items_into(section, heading.start, &mut out.items) {
+        let items = outline_full(section, next_levels).items;
+        out.items.extend(items.into_iter().map(|r| r.start + heading.start..r.end + heading.start));
+    }
+    if sections {
+        out.next_sections.push(heading.start..end);
+    }
+    if out.next_heading.is_none() {
+        out.next_heading = Some(heading.start);
+        out.next_heading_line = Some(heading.line);
+    }
 }
 
 #[cfg(test)]
@@ -321,7 +355,7 @@ mod tests {
     #[test]
     fn the_common_note_is_scanned() {
         let body = "# Review the *draft*\n\nSee [[x]].\n\n```\n## Next\n- [[no]]\n```\n\n## Next\n- approved -> [[send]]\n  - nested [[n]]\n- [[draft]]\n\n## Notes\n- [[not]]\n";
-        assert!(headings(body).is_some());
+        assert!(headings(body, |_| {}));
         agrees(body);
         let o = outline(body, NOTE);
         assert_eq!(o.title.as_deref(), Some("Review the draft"));
@@ -339,7 +373,7 @@ mod tests {
             "<div>\n## Next\n</div>\n",
             "- item\n  ```\n# x\n  ```\n",
         ] {
-            assert!(headings(body).is_none(), "{body:?} scanned");
+            assert!(!headings(body, |_| {}), "{body:?} scanned");
             agrees(body);
         }
     }
