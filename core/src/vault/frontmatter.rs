@@ -44,22 +44,32 @@ fn is_fence(line: &str) -> bool {
 
 /// Find the frontmatter block of a BOM-less note text.
 pub fn split(text: &str) -> Split<'_> {
-    let mut lines = lines_with_offsets(text);
-    match lines.next() {
-        Some((_, first)) if is_fence(first) => {}
-        _ => return Split::Absent,
+    let bytes = text.as_bytes();
+    let first_end = memchr::memchr(b'\n', bytes).unwrap_or(text.len());
+    if !is_fence(&text[..first_end]) {
+        return Split::Absent;
     }
-    let yaml_offset = text.find('\n').map_or(text.len(), |i| i + 1);
-    for (offset, line) in lines {
-        if is_fence(line) {
-            let body_offset = (offset + line.len() + 1).min(text.len());
-            return Split::Closed(Block {
-                yaml: &text[yaml_offset..offset],
-                yaml_offset,
-                close_offset: offset,
-                body_offset,
-            });
+    let yaml_offset = (first_end + 1).min(text.len());
+    // Only a line starting with `---` can close the block: look at the
+    // bytes after each line break, not at every line.
+    let mut breaks = memchr::memchr_iter(b'\n', &bytes[yaml_offset..]).map(|at| yaml_offset + at + 1);
+    let mut offset = yaml_offset;
+    while offset < text.len() {
+        let next = breaks.next();
+        if bytes[offset..].starts_with(b"---") {
+            let line = &text[offset..next.map_or(text.len(), |start| start - 1)];
+            if is_fence(line) {
+                let body_offset = (offset + line.len() + 1).min(text.len());
+                return Split::Closed(Block {
+                    yaml: &text[yaml_offset..offset],
+                    yaml_offset,
+                    close_offset: offset,
+                    body_offset,
+                });
+            }
         }
+        let Some(start) = next else { break };
+        offset = start;
     }
     Split::Unclosed { body_offset: yaml_offset }
 }
@@ -682,6 +692,45 @@ mod props {
                 prop_assert!(diagnostics.is_empty(), "{:?}: {:?}", yaml, diagnostics);
                 prop_assert_eq!(plain, parsed, "{:?}", yaml);
             }
+        }
+    }
+
+    /// [`split`] as it was, line by line: the oracle for the byte scan.
+    fn split_by_lines(text: &str) -> Option<(usize, usize, usize)> {
+        let mut lines = lines_with_offsets(text);
+        match lines.next() {
+            Some((_, first)) if is_fence(first) => {}
+            _ => return None,
+        }
+        let yaml_offset = text.find('\n').map_or(text.len(), |i| i + 1);
+        for (offset, line) in lines {
+            if is_fence(line) {
+                return Some((yaml_offset, offset, (offset + line.len() + 1).min(text.len())));
+            }
+        }
+        Some((yaml_offset, usize::MAX, yaml_offset))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn the_fence_scan_is_the_line_scan(
+            lines in prop::collection::vec(prop::sample::select(vec![
+                "---", "--- ", "---\r", "----", "-- -", "---x", " ---", "a: b", "", "\r", "---\t",
+            ]), 0..7),
+            ending in prop::sample::select(vec!["", "\n"]),
+        ) {
+            let text = lines.join("\n") + ending;
+            let scanned = match split(&text) {
+                Split::Absent => None,
+                Split::Closed(b) => {
+                    prop_assert_eq!(b.yaml, &text[b.yaml_offset..b.close_offset]);
+                    Some((b.yaml_offset, b.close_offset, b.body_offset))
+                }
+                Split::Unclosed { body_offset } => Some((body_offset, usize::MAX, body_offset)),
+            };
+            prop_assert_eq!(scanned, split_by_lines(&text), "{:?}", text);
         }
     }
 
