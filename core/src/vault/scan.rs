@@ -229,10 +229,7 @@ fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> O
                 let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
                 // Right after an item's text only `1.` starts another item;
                 // any other number would continue that text.
-                if digits > 9
-                    || !matches!(bytes.get(digits), Some(b'.' | b')'))
-                    || (!previous_blank && &line[..digits] != "1")
-                {
+                if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) || (!previous_blank && &line[..digits] != "1") {
                     return None;
                 }
                 digits + 1
