@@ -4,6 +4,12 @@
 //! this crate moves text in and diagnostics out across the wasm boundary,
 //! one call per plan (not per note) because the boundary cost dominates.
 //!
+//! Two builds come from this crate. The full one (default features) is the
+//! `planvault` entry. `planvault/markdown` is built without default
+//! features: vaults and PLAN.md only, no `parseGeneratedPlan` (`json-plans`)
+//! and no exporters (`exports`), so an editor plugin ships the validator
+//! alone (see BENCHMARKS.md for the sizes).
+//!
 //! Failure model, as JavaScript sees it:
 //! - user data never fails: a broken plan yields diagnostics;
 //! - a misuse of the API (a non-string note, an unknown status) throws an
@@ -13,6 +19,10 @@
 //!   next call ([`panic`]), so a bug can never take the host down.
 
 pub mod error;
+#[cfg(feature = "exports")]
+pub mod export;
+#[cfg(feature = "json-plans")]
+pub mod generated;
 pub mod incremental;
 pub mod panic;
 pub mod plan;

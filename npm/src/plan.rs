@@ -4,10 +4,10 @@
 //! and exporting it costs no second trip across the boundary.
 
 use crate::staging::with_staged_files;
-use crate::types::{read_generated_plan_options, reject_unknown_keys, report_to_js, GeneratedPlanLimits, GeneratedPlanOptions};
+use crate::types::report_to_js;
 use crate::error::BindingError;
 use planvault_core::vault::{self, Detail};
-use planvault_core::{export, generated, Diagnostic, Plan, Status};
+use planvault_core::{Diagnostic, Plan, Status};
 use wasm_bindgen::prelude::*;
 
 /// A parsed plan and what parsing found. Free it with `free()` (or let the
@@ -23,7 +23,7 @@ impl PlanHandle {
         PlanHandle { plan, parse_diagnostics }
     }
 
-    fn from_parse((plan, diagnostics): (Plan, Vec<Diagnostic>)) -> Self {
+    pub(crate) fn from_parse((plan, diagnostics): (Plan, Vec<Diagnostic>)) -> Self {
         PlanHandle::new(plan, diagnostics)
     }
 
@@ -84,54 +84,11 @@ pub fn parse_plan_md(text: String, file: Option<String>) -> PlanHandle {
     PlanHandle::from_parse(planvault_core::planmd::parse(&file, &text))
 }
 
-/// Parse a model-generated JSON plan (flat step list or DAG with bindings).
-/// Malformed JSON is a diagnostic, not an exception.
-#[wasm_bindgen(js_name = parseGeneratedPlan)]
-pub fn parse_generated_plan(
-    json: String,
-    #[wasm_bindgen(unchecked_param_type = "GeneratedPlanOptions | undefined")] options: JsValue,
-) -> Result<PlanHandle, JsValue> {
-    let options: GeneratedPlanOptions = if options.is_undefined() || options.is_null() {
-        GeneratedPlanOptions::default()
-    } else {
-        // The reader reads only the fields it knows: name a misspelt
-        // option instead of silently dropping a limit.
-        reject_unknown_keys("options", &options, GeneratedPlanOptions::KEYS)?;
-        let limits = js_sys::Reflect::get(&options, &JsValue::from_str("limits")).unwrap_or(JsValue::UNDEFINED);
-        if !limits.is_undefined() {
-            reject_unknown_keys("options.limits", &limits, GeneratedPlanLimits::KEYS)?;
-        }
-        read_generated_plan_options(&options)?
-    };
-    let file = options.file.clone().unwrap_or_else(|| "plan.json".to_owned());
-    let options = options.to_core();
-    Ok(PlanHandle::from_parse(generated::parse(&file, &json, &options)))
-}
-
 /// Every diagnostic about the plan, exactly as `planvault validate --json`
 /// prints it: `JSON.stringify(validate(plan), null, 2)` is the CLI's output.
 #[wasm_bindgen(unchecked_return_type = "ValidateReport")]
 pub fn validate(plan: &PlanHandle) -> Result<JsValue, JsValue> {
     Ok(report_to_js(&plan.all_diagnostics())?)
-}
-
-/// A Mermaid `flowchart` of the plan, as `planvault graph --mermaid` prints it.
-#[wasm_bindgen(js_name = toMermaid)]
-pub fn to_mermaid(plan: &PlanHandle) -> String {
-    export::mermaid(&plan.plan)
-}
-
-/// A JSON Canvas 1.0 document (the text of a `.canvas` file Obsidian opens),
-/// as `planvault graph --canvas` prints it.
-#[wasm_bindgen(js_name = toJsonCanvas)]
-pub fn to_json_canvas(plan: &PlanHandle) -> String {
-    export::canvas(&plan.plan)
-}
-
-/// The graph as `planvault graph --json` prints it (`JSON.parse` it for objects).
-#[wasm_bindgen(js_name = toGraphJson)]
-pub fn to_graph_json(plan: &PlanHandle) -> String {
-    export::graph_json(&plan.plan)
 }
 
 /// Set a note's `status:` surgically: only that line changes (it, and a
