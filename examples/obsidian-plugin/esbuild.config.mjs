@@ -1,6 +1,7 @@
-// Bundle the plugin into the single main.js Obsidian loads. planvault/inline
-// carries its wasm as base64, so nothing is fetched at run time. Obsidian
-// provides `obsidian`, `electron` and CodeMirror: they stay external.
+// Bundle the plugin into the single main.js Obsidian loads.
+// planvault/markdown/inline carries its wasm as base64, so nothing is
+// fetched at run time. Obsidian provides `obsidian`, `electron` and
+// CodeMirror: they stay external.
 import esbuild from "esbuild";
 
 const result = await esbuild.build({

@@ -1,7 +1,8 @@
 // The package's public API over the wasm-bindgen glue: argument checks,
 // errors that always carry a `code`, and recovery after a wasm trap.
 // Every entry (node.js, browser.js, inline.js) initialises the wasm, then
-// re-exports this module.
+// re-exports what public.js names: from here, what both builds have; from
+// full.js, what only the full build's wasm has.
 import * as glue from "./planvault_wasm.js";
 
 const STALE_MESSAGE = "Invalid stale object from previous Wasm instance";
@@ -44,7 +45,7 @@ function normalise(error) {
   return error;
 }
 
-function guarded(call) {
+export function guarded(call) {
   try {
     return call();
   } catch (error) {
@@ -52,7 +53,7 @@ function guarded(call) {
   }
 }
 
-function expectString(name, value) {
+export function expectString(name, value) {
   if (typeof value !== "string") {
     throw coded("invalid-argument", `invalid argument \`${name}\`: expected a string, got ${describe(value)}`);
   }
@@ -144,25 +145,8 @@ export function parsePlanMd(text, file) {
   return guarded(() => glue.parsePlanMd(text, file));
 }
 
-export function parseGeneratedPlan(json, options) {
-  expectString("json", json);
-  return guarded(() => glue.parseGeneratedPlan(json, options));
-}
-
 export function validate(plan) {
   return guarded(() => glue.validate(plan));
-}
-
-export function toMermaid(plan) {
-  return guarded(() => glue.toMermaid(plan));
-}
-
-export function toJsonCanvas(plan) {
-  return guarded(() => glue.toJsonCanvas(plan));
-}
-
-export function toGraphJson(plan) {
-  return guarded(() => glue.toGraphJson(plan));
 }
 
 export function updateStatus(text, status) {

@@ -5,4 +5,4 @@ import init from "./planvault_wasm.js";
 
 await init({ module_or_path: new URL("./planvault_wasm_bg.wasm", import.meta.url) });
 
-export * from "./api.js";
+export * from "./public.js";

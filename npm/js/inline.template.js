@@ -14,4 +14,4 @@ function decode(base64) {
 
 initSync({ module: decode(WASM_BASE64) });
 
-export * from "./api.js";
+export * from "./public.js";

@@ -22,4 +22,4 @@ __useUtf8Writer((memory) => {
   };
 });
 
-export * from "./api.js";
+export * from "./public.js";

@@ -6,6 +6,9 @@
 //   → wasm-opt -O3 (npm-release; -Oz for the other profiles) --low-memory-unused
 //     (from the `binaryen` npm package, when installed)
 //   → the entries: node.js, browser.js, inline.js (wasm as base64), index.d.ts.
+// Twice: the full API into pkg/ (`planvault`, `planvault/inline`), and the
+// markdown validator alone, without default features, into pkg/markdown/
+// (`planvault/markdown`, `planvault/markdown/inline`).
 // Prints the sizes the budget in BENCHMARKS.md is about.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -104,94 +107,131 @@ if (stdSource) {
       : "std: prebuilt, ~20 KB gzipped larger (no std sources: `rustup component add rust-src`)",
   );
 }
-const [command, args] = withWasmEnv(["cargo", ...cargoArgs]);
-const messages = run(command, args, { cwd: repoDir, env: cargoEnv, maxBuffer: 256 * 1024 * 1024 }).toString();
-const wasmIn = messages
-  .split("\n")
-  .filter((line) => line.startsWith("{"))
-  .map((line) => JSON.parse(line))
-  .filter((m) => m.reason === "compiler-artifact" && m.target?.name === "planvault_wasm")
-  .flatMap((m) => m.filenames)
-  .find((f) => f.endsWith(".wasm"));
-if (!wasmIn) throw new Error("cargo reported no planvault_wasm.wasm artifact");
+
+// The two builds: what each compiles and which files become its entries.
+const variants = [
+  { name: "full", dir: pkgDir, features: [], js: "js", only: ["full.js"] },
+  { name: "markdown", dir: join(pkgDir, "markdown"), features: ["--no-default-features"], js: join("js", "markdown"), only: [] },
+];
+const entrySources = (variant) => ({
+  "api.js": join(npmDir, "js", "api.js"),
+  ...Object.fromEntries(variant.only.map((file) => [file, join(npmDir, "js", file)])),
+  "node.js": join(npmDir, "js", "node.js"),
+  "browser.js": join(npmDir, "js", "browser.js"),
+  "public.js": join(npmDir, variant.js, "public.js"),
+  "index.d.ts": join(npmDir, variant.js, "index.d.ts"),
+  "vault.d.ts": join(npmDir, "js", "vault.d.ts"),
+});
+const inlineTemplate = join(npmDir, "js", "inline.template.js");
+
+function cargoBuild(variant) {
+  const [command, args] = withWasmEnv(["cargo", ...cargoArgs, ...variant.features]);
+  const messages = run(command, args, { cwd: repoDir, env: cargoEnv, maxBuffer: 256 * 1024 * 1024 }).toString();
+  const wasmIn = messages
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line))
+    .filter((m) => m.reason === "compiler-artifact" && m.target?.name === "planvault_wasm")
+    .flatMap((m) => m.filenames)
+    .find((f) => f.endsWith(".wasm"));
+  if (!wasmIn) throw new Error("cargo reported no planvault_wasm.wasm artifact");
+  // Both builds leave their wasm at the same path: take it before the next.
+  return readFileSync(wasmIn);
+}
+const wasmIns = variants.map(cargoBuild);
 
 // The license texts beside package.json (its `files` lists them).
 for (const file of ["LICENSE-MIT", "LICENSE-APACHE"]) copyFileSync(join(repoDir, file), join(npmDir, file));
 
 // Nothing changed since the last build (same wasm, same entry sources): keep pkg/.
-const sources = ["api.js", "node.js", "browser.js", "index.d.ts", "inline.template.js"].map((f) => readFileSync(join(npmDir, "js", f)));
-const stamp = createHash("sha256").update(readFileSync(wasmIn)).update(Buffer.concat(sources)).update(readFileSync(fileURLToPath(import.meta.url))).digest("hex");
+const stampHash = createHash("sha256");
+variants.forEach((variant, i) => {
+  stampHash.update(wasmIns[i]);
+  for (const source of Object.values(entrySources(variant))) stampHash.update(readFileSync(source));
+});
+const stamp = stampHash.update(readFileSync(inlineTemplate)).update(readFileSync(fileURLToPath(import.meta.url))).digest("hex");
 const stampFile = join(pkgDir, ".build-stamp");
 if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp && process.argv[2] !== "--force") {
   console.log(JSON.stringify(JSON.parse(readFileSync(join(pkgDir, "sizes.json"), "utf8"))), "(unchanged)");
   process.exit(0);
 }
-
-// 2. The glue. No default module path: each entry says where the wasm comes
-// from, so no entry drags `import.meta.url` into a CommonJS bundle.
 rmSync(pkgDir, { recursive: true, force: true });
-mkdirSync(pkgDir, { recursive: true });
-run("wasm-bindgen", [
-  "--target", "web",
-  "--omit-default-module-path",
-  "--experimental-reset-state-function",
-  "--out-dir", pkgDir,
-  "--out-name", "planvault_wasm",
-  wasmIn,
-]);
-rmSync(join(pkgDir, "planvault_wasm_bg.wasm.d.ts"), { force: true });
-rmSync(join(pkgDir, ".gitignore"), { force: true });
 
-// 3. wasm-opt, when the binaryen npm package is installed (Debian's is too old).
-const wasmFile = join(pkgDir, "planvault_wasm_bg.wasm");
-const beforeOpt = statSync(wasmFile).size;
-const wasmOpt = join(npmDir, "node_modules", ".bin", "wasm-opt");
-if (existsSync(wasmOpt)) {
-  const features = [
-    "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
-    "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue", "--enable-simd",
-  ];
-  // --low-memory-unused: lets wasm-opt fold constant address offsets into
-  // loads and stores (−2.4 KB gzipped), assuming no address arithmetic
-  // wraps around into the first 1 KB of memory. rustc links wasm32 with the
-  // stack first: [0, 1 MiB) is the shadow stack, growing down, and data
-  // starts at 1 MiB, so only a stack exhausted to its last kilobyte reaches
-  // there, and never through a wrapped address. The producers and
-  // target-features sections are for tools, not engines (−0.26 KB).
-  const strip = ["--strip-producers", "--strip-target-features"];
-  // npm-release is the speed build: -O3 here, measured on the same input,
-  // runs parseVault ~3% faster than -Oz for +0.15 KB gzipped. Other
-  // profiles stay at -Oz.
-  const level = profile === "npm-release" ? "-O3" : "-Oz";
-  run(wasmOpt, [level, "--low-memory-unused", ...strip, ...features, wasmFile, "-o", wasmFile]);
-} else {
-  console.error("wasm-opt not installed (npm install in npm/ brings it): skipping");
-}
-
-// 4. The entries.
-for (const file of ["api.js", "node.js", "browser.js", "index.d.ts"]) {
-  copyFileSync(join(npmDir, "js", file), join(pkgDir, file));
-}
-const wasmBytes = readFileSync(wasmFile);
-const inline = readFileSync(join(npmDir, "js", "inline.template.js"), "utf8").replace(
-  "__WASM_BASE64__",
-  wasmBytes.toString("base64"),
-);
-writeFileSync(join(pkgDir, "inline.js"), inline);
-
-// 5. Sizes.
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
-const glue = readFileSync(join(pkgDir, "planvault_wasm.js"));
-const api = readFileSync(join(pkgDir, "api.js"));
+
+function packageVariant(variant, wasmIn) {
+  const dir = variant.dir;
+  mkdirSync(dir, { recursive: true });
+  const wasmInFile = join(dir, "planvault_wasm.in.wasm");
+  writeFileSync(wasmInFile, wasmIn);
+  // 2. The glue. No default module path: each entry says where the wasm comes
+  // from, so no entry drags `import.meta.url` into a CommonJS bundle.
+  run("wasm-bindgen", [
+    "--target", "web",
+    "--omit-default-module-path",
+    "--experimental-reset-state-function",
+    "--out-dir", dir,
+    "--out-name", "planvault_wasm",
+    wasmInFile,
+  ]);
+  rmSync(join(dir, "planvault_wasm_bg.wasm.d.ts"), { force: true });
+  rmSync(join(dir, ".gitignore"), { force: true });
+  rmSync(wasmInFile);
+
+  // 3. wasm-opt, when the binaryen npm package is installed (Debian's is too old).
+  const wasmFile = join(dir, "planvault_wasm_bg.wasm");
+  const beforeOpt = statSync(wasmFile).size;
+  if (existsSync(wasmOpt)) {
+    const features = [
+      "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+      "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue", "--enable-simd",
+    ];
+    // --low-memory-unused: lets wasm-opt fold constant address offsets into
+    // loads and stores (−2.4 KB gzipped), assuming no address arithmetic
+    // wraps around into the first 1 KB of memory. rustc links wasm32 with the
+    // stack first: [0, 1 MiB) is the shadow stack, growing down, and data
+    // starts at 1 MiB, so only a stack exhausted to its last kilobyte reaches
+    // there, and never through a wrapped address. The producers and
+    // target-features sections are for tools, not engines (−0.26 KB).
+    const strip = ["--strip-producers", "--strip-target-features"];
+    // npm-release is the speed build: -O3 here, measured on the same input,
+    // runs parseVault ~3% faster than -Oz for +0.15 KB gzipped. Other
+    // profiles stay at -Oz.
+    const level = profile === "npm-release" ? "-O3" : "-Oz";
+    run(wasmOpt, [level, "--low-memory-unused", ...strip, ...features, wasmFile, "-o", wasmFile]);
+  } else {
+    console.error("wasm-opt not installed (npm install in npm/ brings it): skipping");
+  }
+
+  // 4. The entries. `public.js` says what the entries export; `vault.d.ts`
+  // declares what api.js adds to the glue's types.
+  for (const [file, source] of Object.entries(entrySources(variant))) {
+    copyFileSync(source, join(dir, file));
+  }
+  const wasmBytes = readFileSync(wasmFile);
+  const inline = readFileSync(inlineTemplate, "utf8").replace("__WASM_BASE64__", wasmBytes.toString("base64"));
+  writeFileSync(join(dir, "inline.js"), inline);
+
+  // 5. Sizes.
+  const glue = readFileSync(join(dir, "planvault_wasm.js"));
+  const api = readFileSync(join(dir, "api.js"));
+  return {
+    wasmBeforeWasmOpt: beforeOpt,
+    wasm: wasmBytes.length,
+    wasmGzip: gz(wasmBytes),
+    jsGzip: gz(Buffer.concat([glue, api])),
+    inlineGzip: gz(Buffer.from(inline)),
+  };
+}
+
+const wasmOpt = join(npmDir, "node_modules", ".bin", "wasm-opt");
+const [full, markdown] = variants.map((variant, i) => packageVariant(variant, wasmIns[i]));
 const sizes = {
   profile,
   std: stdSource ? "built with the package, optimize_for_size" : "prebuilt",
   panicLocations: !stdSource || Boolean(process.env.PLANVAULT_NPM_PANIC_LOCATIONS),
-  wasmBeforeWasmOpt: beforeOpt,
-  wasm: wasmBytes.length,
-  wasmGzip: gz(wasmBytes),
-  jsGzip: gz(Buffer.concat([glue, api])),
-  inlineGzip: gz(Buffer.from(inline)),
+  ...full,
+  markdown,
 };
 writeFileSync(join(pkgDir, "sizes.json"), JSON.stringify(sizes, null, 2) + "\n");
 writeFileSync(stampFile, stamp);

@@ -1,6 +1,7 @@
 // The browser entries in headless Chromium: `planvault` as a bundler or a
 // page imports it (browser.js fetches the .wasm next to it, top-level await)
-// and `planvault/inline` (the wasm inlined, no fetch). Every vault fixture
+// and `planvault/inline` (the wasm inlined, no fetch), and the same two of
+// the markdown build (`planvault/markdown`, `planvault/markdown/inline`). Every vault fixture
 // validated in the page must give exactly the report the Node entry gives
 // (which fixtures.test.mjs holds byte for byte to the Rust snapshots).
 //
@@ -21,6 +22,8 @@ const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,
   window.entries = {
     browser: () => import("./pkg/browser.js"),
     inline: () => import("./pkg/inline.js"),
+    "markdown/browser": () => import("./pkg/markdown/browser.js"),
+    "markdown/inline": () => import("./pkg/markdown/inline.js"),
   };
   window.ready = true;
 </script>`;
@@ -31,7 +34,7 @@ function servePackage() {
     if (path === "/") return { type: "text/html", body: PAGE };
     const name = path.startsWith("/pkg/") ? path.slice("/pkg/".length) : "";
     const file = join(pkgDir, name);
-    return /^[\w.-]+$/.test(name) && existsSync(file) ? fileAnswer(file) : undefined;
+    return /^(markdown\/)?[\w.-]+$/.test(name) && existsSync(file) ? fileAnswer(file) : undefined;
   });
 }
 
@@ -61,11 +64,12 @@ async function openEntry(entry) {
   return watched;
 }
 
-for (const entry of ["browser", "inline"]) {
+for (const entry of ["browser", "inline", "markdown/browser", "markdown/inline"]) {
   test(`the ${entry} entry validates every vault fixture in Chromium as the Node entry does`, { skip: missing }, async () => {
     const { page, problems, responses } = await openEntry(entry);
-    const wasmFetched = responses.some((r) => r.url === "/pkg/planvault_wasm_bg.wasm" && r.status === 200);
-    assert.equal(wasmFetched, entry === "browser", "only the browser entry fetches the .wasm file");
+    const fetched = responses.filter((r) => r.url.endsWith(".wasm") && r.status === 200).map((r) => r.url);
+    const wasm = entry.startsWith("markdown/") ? "/pkg/markdown/planvault_wasm_bg.wasm" : "/pkg/planvault_wasm_bg.wasm";
+    assert.deepEqual(fetched, entry.endsWith("browser") ? [wasm] : [], "only a browser entry fetches a .wasm file, its own");
 
     await assertPageAgreesWithNode(page, cases);
     assert.deepEqual(problems, []);

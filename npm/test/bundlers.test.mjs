@@ -40,6 +40,7 @@ window.planvault = planvault;
 window.ready = true;
 `;
 const INLINE_MAIN_JS = MAIN_JS.replace('"planvault"', '"planvault/inline"');
+const MARKDOWN_MAIN_JS = MAIN_JS.replace('"planvault"', '"planvault/markdown"');
 
 let workDir;
 let appDir;
@@ -59,6 +60,8 @@ before(async () => {
   writeFileSync(join(appDir, "main.js"), MAIN_JS);
   writeFileSync(join(appDir, "inline-main.js"), INLINE_MAIN_JS);
   writeFileSync(join(appDir, "inline.html"), INDEX_HTML.replace("./main.js", "./inline-main.js"));
+  writeFileSync(join(appDir, "markdown-main.js"), MARKDOWN_MAIN_JS);
+  writeFileSync(join(appDir, "markdown.html"), INDEX_HTML.replace("./main.js", "./markdown-main.js"));
   browser = await launch(chromium);
 });
 
@@ -83,12 +86,12 @@ function filesIn(dir, prefix = "") {
   });
 }
 
-/** The built app's `.wasm` and scripts, checked; the wasm's name. */
-function checkBuiltAssets(outDir) {
+/** The built app's `.wasm` (the package's `build`) and scripts, checked; the wasm's name. */
+function checkBuiltAssets(outDir, build = "pkg") {
   const files = filesIn(outDir);
   const wasm = files.filter((f) => f.name.endsWith(".wasm"));
   assert.equal(wasm.length, 1, `one .wasm asset in ${JSON.stringify(files)}`);
-  const shipped = statSync(join(appDir, "node_modules", "planvault", "pkg", "planvault_wasm_bg.wasm")).size;
+  const shipped = statSync(join(appDir, "node_modules", "planvault", build, "planvault_wasm_bg.wasm")).size;
   assert.equal(wasm[0].bytes, shipped, "the asset is the package's wasm, whole");
   for (const script of files.filter((f) => f.name.endsWith(".js"))) {
     assert.ok(script.bytes < MAX_APP_SCRIPT_BYTES, `${script.name} is ${script.bytes} bytes: the inline entry was bundled`);
@@ -109,10 +112,10 @@ async function checkApp(url, wasmPath) {
 }
 
 /** `checkApp` on a built app's folder, served for the check. */
-async function checkServedApp(outDir, wasmPath) {
+async function checkServedApp(outDir, wasmPath, page = "") {
   const server = await serveStatic(outDir);
   try {
-    await checkApp(server.url, wasmPath);
+    await checkApp(server.url + page, wasmPath);
   } finally {
     server.close();
   }
@@ -124,6 +127,15 @@ test("a Vite production build ships the wasm and validates like Node", { skip: m
   const wasm = checkBuiltAssets(outDir);
   assert.match(wasm, /^assets\/planvault_wasm_bg-[\w-]+\.wasm$/);
   await checkServedApp(outDir, `/${wasm}`);
+});
+
+test("a Vite production build of planvault/markdown ships that build's smaller wasm and validates like Node", { skip: missing, timeout: 120_000 }, async () => {
+  const outDir = join(workDir, "dist-vite-markdown");
+  const input = join(appDir, "markdown.html");
+  await viteBuild({ root: appDir, logLevel: "silent", build: { outDir, emptyOutDir: true, rollupOptions: { input } } });
+  const wasm = checkBuiltAssets(outDir, join("pkg", "markdown"));
+  assert.match(wasm, /^assets\/planvault_wasm_bg-[\w-]+\.wasm$/);
+  await checkServedApp(outDir, `/${wasm}`, "markdown.html");
 });
 
 test("the Vite dev server serves the package and validates like Node", { skip: missing, timeout: 120_000 }, async () => {

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { repoDir } from "./helpers.mjs";
@@ -23,11 +24,12 @@ function runEntry(specifier) {
   return JSON.parse(out);
 }
 
-test("planvault/inline initialises synchronously and answers like the Node entry", () => {
-  const inline = runEntry("planvault/inline");
+test("the inline entries initialise synchronously and every entry answers like the Node entry", () => {
   const node = runEntry("planvault");
-  assert.ok(inline.diagnostics.some((d) => d.code === "dangling-edge"), JSON.stringify(inline));
-  assert.deepEqual(inline, node);
+  assert.ok(node.diagnostics.some((d) => d.code === "dangling-edge"), JSON.stringify(node));
+  for (const entry of ["planvault/inline", "planvault/markdown", "planvault/markdown/inline"]) {
+    assert.deepEqual(runEntry(entry), node, entry);
+  }
 });
 
 test("the package exports only the documented API", async () => {
@@ -44,13 +46,37 @@ test("the package exports only the documented API", async () => {
     "updateStatus",
     "validate",
   ]);
+  const markdown = await import("planvault/markdown");
+  assert.deepEqual(Object.keys(markdown).filter((name) => !name.startsWith("__")).sort(), [
+    "Plan",
+    "Vault",
+    "parsePlanMd",
+    "parseVault",
+    "updateStatus",
+    "validate",
+  ]);
+});
+
+test("the markdown build is the validator alone, under 250 KB gzipped; the full build stays near its figure", () => {
+  // Measured here from the files themselves, not from what the build wrote.
+  const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
+  const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
+  const full = gzipped("pkg/planvault_wasm_bg.wasm");
+  assert.ok(markdown < 250_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 250 KB budget`);
+  // The full build has no budget of its own (BENCHMARKS.md says what takes
+  // its space); this ceiling only catches a change that adds to it unnoticed.
+  assert.ok(full < 295_000, `planvault's wasm is ${full} B gzipped, over its 295 KB ceiling`);
+  assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
+  const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
+  assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");
 });
 
 test("notes in any script reach the wasm intact through both entries' UTF-8 writers", () => {
   // Mostly 3- and 4-byte characters, so the room first staged (one byte per
   // UTF-16 unit plus slack) must grow mid-way; a lone surrogate becomes U+FFFD.
   const script = `
-    import { parseVault, validate, toGraphJson } from ENTRY;
+    import * as planvault from ENTRY;
+    const { parseVault, validate } = planvault;
     const files = {};
     for (let i = 0; i < 40; i++) {
       const prose = "日本語の文章と絵文字 😀🎉 ".repeat(400 + i);
@@ -58,8 +84,9 @@ test("notes in any script reach the wasm intact through both entries' UTF-8 writ
       files["ノート-" + i + ".md"] = (i === 0 ? "---\\ntype: start\\n---\\n" : "") + "# 題名 " + i + " \\ud800\\n\\n" + prose + "\\n\\n## Next\\n" + next + "\\n";
     }
     const plan = parseVault(files);
-    const graph = JSON.parse(toGraphJson(plan));
-    process.stdout.write(JSON.stringify({ ids: plan.nodeIds, edges: plan.edgeCount, report: validate(plan), titles: graph.nodes.map((n) => n.title) }));
+    // The markdown build has no exporters: titles only where toGraphJson is.
+    const titles = planvault.toGraphJson ? JSON.parse(planvault.toGraphJson(plan)).nodes.map((n) => n.title) : null;
+    process.stdout.write(JSON.stringify({ ids: plan.nodeIds, edges: plan.edgeCount, report: validate(plan), titles }));
   `;
   const run = (entry) =>
     JSON.parse(
@@ -81,31 +108,32 @@ test("notes in any script reach the wasm intact through both entries' UTF-8 writ
     [["ノート-39.md", 6, [..."- 終わり 😀 -> "].length + 1, "どこにもない"]],
   );
   assert.deepEqual(run("planvault/inline"), node);
+  assert.deepEqual(run("planvault/markdown"), { ...node, titles: null });
 });
 
 test("npm pack publishes the entries, their types, the wasm, the README and the license texts, nothing else", () => {
   const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: npmDir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
   const paths = packed.files.map((f) => f.path).sort();
+  const build = (dir, ...only) =>
+    ["api.js", "browser.js", "index.d.ts", "inline.js", "node.js", "planvault_wasm.d.ts", "planvault_wasm.js", "planvault_wasm_bg.wasm", "public.js", "vault.d.ts", ...only].map(
+      (file) => dir + file,
+    );
   assert.deepEqual(paths, [
     "LICENSE-APACHE",
     "LICENSE-MIT",
     "README.md",
     "inline/package.json",
+    "markdown/inline/package.json",
+    "markdown/package.json",
     "package.json",
-    "pkg/api.js",
-    "pkg/browser.js",
-    "pkg/index.d.ts",
-    "pkg/inline.js",
-    "pkg/node.js",
-    "pkg/planvault_wasm.d.ts",
-    "pkg/planvault_wasm.js",
-    "pkg/planvault_wasm_bg.wasm",
-  ]);
+    ...build("pkg/", "full.js"),
+    ...build("pkg/markdown/"),
+  ].sort());
   // Every file `exports` names is among them.
   const manifest = JSON.parse(readFileSync(join(npmDir, "package.json"), "utf8"));
-  const named = JSON.stringify(manifest.exports).match(/\.\/pkg\/[\w.]+/g);
+  const named = JSON.stringify(manifest.exports).match(/\.\/pkg\/[\w./]+/g);
   for (const path of named) assert.ok(paths.includes(path.slice(2)), `${path} is exported but not packed`);
-  assert.ok(named.length >= 5, named.join(", "));
+  assert.ok(named.length >= 12, named.join(", "));
   // So do the fields of resolvers that read no `exports`: the same files.
   assert.deepEqual([manifest.main, manifest.module, manifest.browser], ["./pkg/node.js", "./pkg/browser.js", "./pkg/browser.js"]);
   assert.equal(manifest.exports["."].node, manifest.main);
@@ -113,4 +141,12 @@ test("npm pack publishes the entries, their types, the wasm, the README and the 
   const inline = JSON.parse(readFileSync(join(npmDir, "inline", "package.json"), "utf8"));
   assert.equal(join("inline", inline.main), join(manifest.exports["./inline"].default));
   assert.equal(join("inline", inline.types), join(manifest.exports["./inline"].types));
+  const markdown = JSON.parse(readFileSync(join(npmDir, "markdown", "package.json"), "utf8"));
+  assert.equal(join("markdown", markdown.main), join(manifest.exports["./markdown"].node));
+  assert.equal(join("markdown", markdown.browser), join(manifest.exports["./markdown"].default));
+  assert.equal(join("markdown", markdown.module), join(manifest.exports["./markdown"].default));
+  assert.equal(join("markdown", markdown.types), join(manifest.exports["./markdown"].types));
+  const markdownInline = JSON.parse(readFileSync(join(npmDir, "markdown", "inline", "package.json"), "utf8"));
+  assert.equal(join("markdown", "inline", markdownInline.main), join(manifest.exports["./markdown/inline"].default));
+  assert.equal(join("markdown", "inline", markdownInline.types), join(manifest.exports["./markdown/inline"].types));
 });

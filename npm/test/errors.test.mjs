@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as planvault from "planvault";
+import * as markdown from "planvault/markdown";
 
 function throwsCode(call, code, messagePart) {
   assert.throws(call, (error) => {
@@ -58,4 +59,16 @@ test("a Vault made before a panic rebuilds itself from its notes", () => {
   // Would be a stale handle into the discarded instance; the wrapper rebuilds.
   vault.remove("missing.md");
   throwsCode(() => vault.update("a.md", 7), "invalid-argument");
+});
+
+test("the markdown build recovers from a panic the same way, its own instance apart", () => {
+  const vault = new markdown.Vault({ "a.md": "# A\n" });
+  throwsCode(() => markdown.__selfTestPanic(), "internal-panic", /deliberate panic/);
+  assert.deepEqual(vault.validate(), markdown.validate(markdown.parseVault({ "a.md": "# A\n" })));
+  throwsCode(() => markdown.updateStatus("# A\n", "finished"), "invalid-status");
+});
+
+test("a Plan from one build is refused by the other's functions, not misread", () => {
+  throwsCode(() => markdown.validate(planvault.parsePlanMd("- [ ] a\n")), "invalid-argument", /Plan/);
+  throwsCode(() => planvault.validate(markdown.parsePlanMd("- [ ] a\n")), "invalid-argument", /Plan/);
 });

@@ -1,5 +1,6 @@
 // The example Obsidian plugin type-checks against the package's .d.ts and
 // bundles with esbuild: a change that breaks the package's API breaks this.
+// With the TypeScript it installs, npm/test/types checks every entry's types.
 // Then the bundle runs against a stand-in for Obsidian's API.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,7 +31,21 @@ test("the example Obsidian plugin builds against the package", { timeout: 300_00
   const bundle = readFileSync(join(example, "main.js"), "utf8");
   // The wasm travels inside main.js (base64 of "\0asm"), nothing is fetched.
   assert.ok(bundle.includes('"AGFzbQ'), "the wasm is inlined");
+  // It is the markdown build's (planvault/markdown/inline), the validator
+  // alone: the full build's glue would bring the JSON plan parser's binding.
+  assert.ok(!bundle.includes("parseGeneratedPlan"), "the plugin bundles planvault/markdown, not the full build");
   assert.ok(!bundle.includes("import.meta"), "no import.meta in a CommonJS bundle");
+});
+
+test("every entry's types declare its API, and the markdown build's no more than its wasm has", () => {
+  // The TypeScript the plugin's build installed; npm/test/types/api.ts uses
+  // the whole API through all four entries, with the .d.ts files checked too.
+  const tsc = join(example, "node_modules", "typescript", "bin", "tsc");
+  try {
+    execFileSync(process.execPath, [tsc, "-p", join(repoDir, "npm", "test", "types")], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    assert.fail(`the package's types do not check:\n${error.stdout}\n${error.stderr}`);
+  }
 });
 
 // Obsidian's runtime, as much of it as the plugin touches.

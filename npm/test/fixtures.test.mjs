@@ -1,11 +1,14 @@
 // The Rust fixture cases, run through the built package: every case's
 // diagnostics, rendered the way the Rust fixture tests render them, must equal
-// the diagnostics section of the case's expected output byte for byte.
+// the diagnostics section of the case's expected output byte for byte. The
+// vault and PLAN.md cases run through both builds (`planvault` and the
+// smaller `planvault/markdown`), which must not differ in a byte.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as planvault from "planvault";
+import * as markdown from "planvault/markdown";
 import { readFolder, repoDir } from "./helpers.mjs";
 
 const fixtures = join(repoDir, "core", "tests", "fixtures");
@@ -83,28 +86,35 @@ function readList(dir, name) {
   return readFileSync(path, "utf8").split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
 }
 
-test("vault fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
-  for (const { name, dir } of cases("vault")) {
-    await t.test(name, () => {
-      const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n", "\nstart: ");
-      const report = planvault.validate(planvault.parseVault(readFolder(dir)));
-      assert.equal(renderVaultDiagnostics(report.diagnostics), expected + (expected ? "\n" : ""));
-      // The incremental handle agrees with the one-shot parse.
-      assert.deepEqual(new planvault.Vault(readFolder(dir)).validate(), report);
-    });
-  }
-});
+const builds = [
+  ["planvault", planvault],
+  ["planvault/markdown", markdown],
+];
 
-test("PLAN.md fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
-  for (const { name, dir } of cases("planmd")) {
-    await t.test(name, () => {
-      const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
-      const text = readFileSync(join(dir, "PLAN.md"), "utf8");
-      const report = planvault.validate(planvault.parsePlanMd(text, "PLAN.md"));
-      assert.equal(renderPlanDiagnostics(report.diagnostics), expected);
-    });
-  }
-});
+for (const [entry, build] of builds) {
+  test(`vault fixtures through ${entry}: the same diagnostics as the Rust tests, byte for byte`, async (t) => {
+    for (const { name, dir } of cases("vault")) {
+      await t.test(name, () => {
+        const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n", "\nstart: ");
+        const report = build.validate(build.parseVault(readFolder(dir)));
+        assert.equal(renderVaultDiagnostics(report.diagnostics), expected + (expected ? "\n" : ""));
+        // The incremental handle agrees with the one-shot parse.
+        assert.deepEqual(new build.Vault(readFolder(dir)).validate(), report);
+      });
+    }
+  });
+
+  test(`PLAN.md fixtures through ${entry}: the same diagnostics as the Rust tests, byte for byte`, async (t) => {
+    for (const { name, dir } of cases("planmd")) {
+      await t.test(name, () => {
+        const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
+        const text = readFileSync(join(dir, "PLAN.md"), "utf8");
+        const report = build.validate(build.parsePlanMd(text, "PLAN.md"));
+        assert.equal(renderPlanDiagnostics(report.diagnostics), expected);
+      });
+    }
+  });
+}
 
 test("generated-plan fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
   for (const { name, dir } of cases("generated")) {

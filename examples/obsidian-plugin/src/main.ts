@@ -3,7 +3,7 @@
 // side panel and marks the offending lines (`## Next` items, headings) in the
 // editor. Each change re-reads only the changed note (`Vault.update`).
 import { Plugin, PluginSettingTab, Setting, TAbstractFile, TFile, type App, type WorkspaceLeaf } from "obsidian";
-import { Vault as PlanVault, type Diagnostic } from "planvault/inline";
+import { Vault as PlanVault, type Diagnostic } from "planvault/markdown/inline";
 import { DiagnosticsView, VIEW_TYPE } from "./view";
 import { lineMarks } from "./marks";
 

@@ -4,7 +4,7 @@
 import { RangeSetBuilder } from "@codemirror/state";
 import { Decoration, EditorView, ViewPlugin, type DecorationSet, type ViewUpdate } from "@codemirror/view";
 import { editorInfoField } from "obsidian";
-import type { Diagnostic } from "planvault/inline";
+import type { Diagnostic } from "planvault/markdown/inline";
 import type PlanvaultPlugin from "./main";
 
 function marksFor(view: EditorView, plugin: PlanvaultPlugin): DecorationSet {

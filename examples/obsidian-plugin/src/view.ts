@@ -1,7 +1,7 @@
 // The side panel: one row per diagnostic; clicking a row opens the note at
 // the offending line.
 import { ItemView, TFile, type WorkspaceLeaf } from "obsidian";
-import type { Diagnostic } from "planvault/inline";
+import type { Diagnostic } from "planvault/markdown/inline";
 import type PlanvaultPlugin from "./main";
 
 export const VIEW_TYPE = "planvault-diagnostics";

@@ -1,0 +1,33 @@
+// What api.js adds to the glue's types, the same in both builds:
+// `parseVault` (the notes staged in wasm memory) and the `Vault` class.
+import type { Plan, ValidateReport, Diagnostic, VaultFiles } from "./planvault_wasm.js";
+
+/**
+ * Parse a vault: vault-relative path (with `.md`, `/`-separated) → note text.
+ * Pass every file; what is not a plan note (`.obsidian/`, `00_plan-trace/`,
+ * non-markdown) is skipped. Throws `invalid-argument` when `files` is not an
+ * object of strings.
+ */
+export declare function parseVault(files: VaultFiles): Plan;
+
+/**
+ * A vault an editor keeps open: `update` one note, then `diagnostics()`
+ * re-reads only that note and re-runs the graph checks.
+ */
+export declare class Vault {
+  constructor(files: VaultFiles);
+  /**
+   * Add or replace one note (vault-relative path with `.md`). Only that note
+   * is parsed again; a path the loader skips (`.obsidian/`, `00_plan-trace/`,
+   * not markdown) changes nothing.
+   */
+  update(path: string, text: string): void;
+  /** Forget one note; `false` (and no change) for a path the vault does not have. */
+  remove(path: string): boolean;
+  /** The diagnostics `planvault validate --json` would print now. */
+  diagnostics(): Diagnostic[];
+  /** `{ diagnostics }`, exactly the object `planvault validate --json` prints. */
+  validate(): ValidateReport;
+  free(): void;
+  [Symbol.dispose](): void;
+}
