@@ -110,7 +110,7 @@ if (stdSource) {
 
 // The two builds: what each compiles and which files become its entries.
 const variants = [
-  { name: "full", dir: pkgDir, features: [], js: "js", only: ["full.js"] },
+  { name: "full", dir: pkgDir, features: [], js: "js", only: ["full.js", "full.d.ts"] },
   { name: "markdown", dir: join(pkgDir, "markdown"), features: ["--no-default-features"], js: join("js", "markdown"), only: [] },
 ];
 const entrySources = (variant) => ({
@@ -119,8 +119,8 @@ const entrySources = (variant) => ({
   "node.js": join(npmDir, "js", "node.js"),
   "browser.js": join(npmDir, "js", "browser.js"),
   "public.js": join(npmDir, variant.js, "public.js"),
+  "api.d.ts": join(npmDir, "js", "api.d.ts"),
   "index.d.ts": join(npmDir, variant.js, "index.d.ts"),
-  "vault.d.ts": join(npmDir, "js", "vault.d.ts"),
 });
 const inlineTemplate = join(npmDir, "js", "inline.template.js");
 
@@ -203,8 +203,7 @@ function packageVariant(variant, wasmIn) {
     console.error("wasm-opt not installed (npm install in npm/ brings it): skipping");
   }
 
-  // 4. The entries. `public.js` says what the entries export; `vault.d.ts`
-  // declares what api.js adds to the glue's types.
+  // 4. The entries. `public.js` and `index.d.ts` say what the entries export.
   for (const [file, source] of Object.entries(entrySources(variant))) {
     copyFileSync(source, join(dir, file));
   }

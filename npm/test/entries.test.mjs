@@ -115,7 +115,7 @@ test("npm pack publishes the entries, their types, the wasm, the README and the 
   const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: npmDir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
   const paths = packed.files.map((f) => f.path).sort();
   const build = (dir, ...only) =>
-    ["api.js", "browser.js", "index.d.ts", "inline.js", "node.js", "planvault_wasm.d.ts", "planvault_wasm.js", "planvault_wasm_bg.wasm", "public.js", "vault.d.ts", ...only].map(
+    ["api.d.ts", "api.js", "browser.js", "index.d.ts", "inline.js", "node.js", "planvault_wasm.d.ts", "planvault_wasm.js", "planvault_wasm_bg.wasm", "public.js", ...only].map(
       (file) => dir + file,
     );
   assert.deepEqual(paths, [
@@ -126,7 +126,7 @@ test("npm pack publishes the entries, their types, the wasm, the README and the 
     "markdown/inline/package.json",
     "markdown/package.json",
     "package.json",
-    ...build("pkg/", "full.js"),
+    ...build("pkg/", "full.d.ts", "full.js"),
     ...build("pkg/markdown/"),
   ].sort());
   // Every file `exports` names is among them.

@@ -1,6 +1,19 @@
-// What api.js adds to the glue's types, the same in both builds:
-// `parseVault` (the notes staged in wasm memory) and the `Vault` class.
+// Types of api.js, the part of the API both builds have: the glue's
+// declarations (generated from the Rust types by tsify) for what api.js
+// passes through, and what api.js itself defines (`parseVault`, `Vault`).
 import type { Plan, ValidateReport, Diagnostic, VaultFiles } from "./planvault_wasm.js";
+
+export type {
+  Diagnostic,
+  DiagnosticCode,
+  NodeStatus,
+  PlanFormat,
+  PlanvaultError,
+  Severity,
+  ValidateReport,
+  VaultFiles,
+} from "./planvault_wasm.js";
+export { Plan, parsePlanMd, updateStatus, validate } from "./planvault_wasm.js";
 
 /**
  * Parse a vault: vault-relative path (with `.md`, `/`-separated) → note text.
