@@ -16,7 +16,7 @@
 //!   `Error` whose `code` names the misuse ([`error::BindingError`]);
 //! - a panic inside the wasm (a bug) throws an `Error` with
 //!   `code: "internal-panic"` and schedules a fresh wasm instance for the
-//!   next call ([`panic`]), so a bug can never take the host down.
+//!   next call ([`panic`](mod@panic)), so a bug can never take the host down.
 
 pub mod error;
 #[cfg(feature = "exports")]

@@ -1,4 +1,7 @@
-//! One-shot API: parse a plan in any format, then validate or draw it.
+//! One-shot API: the `Plan` handle, the vault and PLAN.md parsers,
+//! `validate` and `updateStatus`, which both builds have. JSON plans are
+//! parsed in [`crate::generated`] and drawn in [`crate::export`], which only
+//! the full build has.
 //!
 //! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
 //! and exporting it costs no second trip across the boundary.
