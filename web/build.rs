@@ -20,7 +20,9 @@ fn main() {
 
     let mut out = String::from("pub static FILES: &[(&str, &str)] = &[\n");
     for (relative, absolute) in &files {
-        out.push_str(&format!("    ({relative:?}, include_str!({absolute:?})),\n"));
+        out.push_str(&format!(
+            "    ({relative:?}, include_str!({absolute:?})),\n"
+        ));
     }
     out.push_str("];\n");
 
@@ -33,9 +35,15 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             collect(root, &path, files);
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("md" | "canvas")) {
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("md" | "canvas")
+        ) {
             let relative = path.strip_prefix(root).unwrap();
-            let relative: Vec<_> = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect();
+            let relative: Vec<_> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect();
             let absolute = fs::canonicalize(&path).unwrap();
             files.push((relative.join("/"), absolute.to_string_lossy().into_owned()));
         }

@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "planvault", version, about = "Validate, draw and run plans kept as markdown notes")]
+#[command(
+    name = "planvault",
+    version,
+    about = "Validate, draw and run plans kept as markdown notes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn example() -> PathBuf {
@@ -19,7 +22,11 @@ fn fixture(case: &str) -> PathBuf {
 }
 
 fn run(args: &[&str], path: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planvault")).args(args).arg(path).output().expect("run planvault")
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(args)
+        .arg(path)
+        .output()
+        .expect("run planvault")
 }
 
 fn stdout(out: &Output) -> String {
@@ -37,7 +44,10 @@ fn the_example_vault_is_sound() {
     assert_eq!(stdout(&out), "");
     let out = run(&["validate", "--json"], &example());
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(serde_json::from_str::<Value>(&stdout(&out)).unwrap(), serde_json::json!({"diagnostics": []}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        serde_json::json!({"diagnostics": []})
+    );
 }
 
 #[test]
@@ -66,18 +76,38 @@ fn json_lists_every_field() {
     let out = run(&["validate", "--json"], &fixture("ambiguous-link"));
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let ambiguous = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "ambiguous-link").unwrap();
+    let ambiguous = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "ambiguous-link")
+        .unwrap();
     assert_eq!(ambiguous["severity"], "error");
     assert_eq!(ambiguous["file"], "start.md");
-    assert_eq!((ambiguous["line"].as_u64(), ambiguous["column"].as_u64()), (Some(5), Some(3)));
-    assert_eq!(ambiguous["nodes"], serde_json::json!(["start", "a/send", "b/send"]));
-    assert!(ambiguous["message"].as_str().unwrap().contains("`a/send` and `b/send`"));
+    assert_eq!(
+        (ambiguous["line"].as_u64(), ambiguous["column"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert_eq!(
+        ambiguous["nodes"],
+        serde_json::json!(["start", "a/send", "b/send"])
+    );
+    assert!(ambiguous["message"]
+        .as_str()
+        .unwrap()
+        .contains("`a/send` and `b/send`"));
 }
 
 #[test]
 fn output_is_byte_identical_across_runs() {
-    let a = run(&["validate", "--json"], &fixture("broken-note-does-not-stop-the-rest"));
-    let b = run(&["validate", "--json"], &fixture("broken-note-does-not-stop-the-rest"));
+    let a = run(
+        &["validate", "--json"],
+        &fixture("broken-note-does-not-stop-the-rest"),
+    );
+    let b = run(
+        &["validate", "--json"],
+        &fixture("broken-note-does-not-stop-the-rest"),
+    );
     assert_eq!(a.stdout, b.stdout);
     assert!(stdout(&a).matches("\"code\"").count() >= 4);
 }
@@ -88,7 +118,10 @@ fn quiet_prints_nothing_and_keeps_the_exit_code() {
         for command in ["validate", "graph"] {
             let out = run(&[command, "--quiet"], &fixture(case));
             assert_eq!(out.status.code(), Some(code), "{command} {case}");
-            assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{command} {case} printed");
+            assert!(
+                out.stdout.is_empty() && out.stderr.is_empty(),
+                "{command} {case} printed"
+            );
         }
     }
 }
@@ -99,7 +132,11 @@ fn an_unreadable_path_exits_2() {
     for command in ["validate", "graph"] {
         let out = run(&[command], &missing);
         assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).starts_with("error: cannot read"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("error: cannot read"),
+            "{}",
+            stderr(&out)
+        );
         assert_eq!(run(&[command, "--quiet"], &missing).stderr, b"");
     }
     let file = repo().join("README.md");
@@ -115,7 +152,10 @@ fn graph_draws_ascii_by_default_with_diagnostics_on_stderr() {
         stdout(&out),
         "draft — Draft the email  [start]\n└─▶ review — Review the draft\n    ├─ approved ─▶ send — Send the email  [end]\n    └─ needs revision ─▶ ↺ draft\n"
     );
-    assert_eq!(stdout(&out), stdout(&run(&["graph", "--ascii"], &example())));
+    assert_eq!(
+        stdout(&out),
+        stdout(&run(&["graph", "--ascii"], &example()))
+    );
     let out = run(&["graph"], &fixture("dangling-edge"));
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("✗ [[c-missing]]"));
@@ -128,7 +168,12 @@ fn graph_json_mermaid_and_canvas() {
     assert_eq!(v["format"], "vault");
     assert_eq!(v["start"], "draft");
     assert_eq!(v["nodes"].as_array().unwrap().len(), 3);
-    let revise = v["edges"].as_array().unwrap().iter().find(|e| e["label"] == "needs revision").unwrap();
+    let revise = v["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["label"] == "needs revision")
+        .unwrap();
     assert_eq!(
         (&revise["from"], &revise["to"], &revise["conditional"]),
         (&"review".into(), &"draft".into(), &true.into())
@@ -138,8 +183,14 @@ fn graph_json_mermaid_and_canvas() {
     assert!(mermaid.starts_with("flowchart TD\n"));
     assert!(mermaid.contains("-->|\"approved\"|"));
 
-    let canvas: Value = serde_json::from_str(&stdout(&run(&["graph", "--canvas"], &example()))).unwrap();
-    let files: Vec<&str> = canvas["nodes"].as_array().unwrap().iter().map(|n| n["file"].as_str().unwrap()).collect();
+    let canvas: Value =
+        serde_json::from_str(&stdout(&run(&["graph", "--canvas"], &example()))).unwrap();
+    let files: Vec<&str> = canvas["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["file"].as_str().unwrap())
+        .collect();
     assert_eq!(files, ["draft.md", "review.md", "send.md"]);
     assert_eq!(canvas["edges"].as_array().unwrap().len(), 3);
 }
@@ -158,12 +209,24 @@ fn the_cli_skips_dot_folders_and_reads_crlf_and_bom() {
     std::fs::create_dir_all(dir.join(".obsidian")).unwrap();
     std::fs::create_dir_all(dir.join("00_plan-trace")).unwrap();
     std::fs::write(dir.join(".obsidian/app.md"), "## Next\n- [[nowhere]]\n").unwrap();
-    std::fs::write(dir.join("00_plan-trace/trace.md"), "## Next\n- [[nowhere]]\n").unwrap();
-    std::fs::write(dir.join("start.md"), "\u{feff}---\r\ntype: start\r\n---\r\n## Next\r\n- go -> [[End]]\r\n")
-        .unwrap();
+    std::fs::write(
+        dir.join("00_plan-trace/trace.md"),
+        "## Next\n- [[nowhere]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("start.md"),
+        "\u{feff}---\r\ntype: start\r\n---\r\n## Next\r\n- go -> [[End]]\r\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("end.md"), "# End\r\n").unwrap();
     std::fs::write(dir.join("picture.png"), [0u8, 159, 146, 150]).unwrap();
     let out = run(&["validate"], &dir);
-    assert_eq!((out.status.code(), stdout(&out)), (Some(0), String::new()), "{}", stderr(&out));
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(0), String::new()),
+        "{}",
+        stderr(&out)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

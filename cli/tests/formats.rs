@@ -12,7 +12,10 @@ fn examples() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planvault")).args(args).output().expect("planvault runs")
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(args)
+        .output()
+        .expect("planvault runs")
 }
 
 fn stdout(out: &Output) -> String {
@@ -24,7 +27,9 @@ fn stdout(out: &Output) -> String {
 fn scratch(name: &str, text: &str) -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("formats-cli").join(format!("{}-{n}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("formats-cli")
+        .join(format!("{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -40,7 +45,12 @@ const BROKEN_PLAN: &str = "- [ ] Build\n- [ ] (after: 1) Retry\n      @on fail -
 #[test]
 fn the_migration_example_validates_clean() {
     let out = run(&["validate", &example("PLAN.md")]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(stdout(&out), "");
 }
 
@@ -69,7 +79,10 @@ fn validate_json_carries_items_target_and_key() {
     assert_eq!(d[0]["items"], serde_json::json!([1, 2]));
     assert_eq!(d[0]["nodes"], serde_json::json!(["1", "2"]));
     assert_eq!(d[1]["code"], "dangling-edge");
-    assert_eq!((d[1]["line"].as_u64(), d[1]["column"].as_u64()), (Some(5), Some(7)));
+    assert_eq!(
+        (d[1]["line"].as_u64(), d[1]["column"].as_u64()),
+        (Some(5), Some(7))
+    );
     assert_eq!(d[1]["target"], "99");
     assert_eq!(d[2]["severity"], "warning");
     assert_eq!(d[2]["key"], "migrated");
@@ -83,7 +96,12 @@ fn quiet_prints_nothing_and_keeps_the_exit_code() {
         assert_eq!(out.status.code(), Some(1), "{cmd}");
         assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{cmd}");
     }
-    assert_eq!(run(&["graph", "--quiet", &example("PLAN.md")]).status.code(), Some(0));
+    assert_eq!(
+        run(&["graph", "--quiet", &example("PLAN.md")])
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -93,13 +111,35 @@ fn graph_json_for_plan_md_has_the_issue_shape() {
     let graph: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(graph["format"], "plan-md");
     let node = &graph["nodes"][1];
-    let keys: Vec<&str> = node.as_object().unwrap().keys().map(String::as_str).collect();
-    let mut expected = vec!["id", "title", "kind", "label", "command", "status", "scenarios", "emits", "needs"];
+    let keys: Vec<&str> = node
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut expected = vec![
+        "id",
+        "title",
+        "kind",
+        "label",
+        "command",
+        "status",
+        "scenarios",
+        "emits",
+        "needs",
+    ];
     expected.sort();
     let mut keys_sorted = keys.clone();
     keys_sorted.sort();
     assert_eq!(keys_sorted, expected);
-    assert_eq!((node["id"].as_u64(), node["kind"].as_str(), node["command"].as_str()), (Some(2), Some("tool"), Some("make migrate")));
+    assert_eq!(
+        (
+            node["id"].as_u64(),
+            node["kind"].as_str(),
+            node["command"].as_str()
+        ),
+        (Some(2), Some("tool"), Some("make migrate"))
+    );
     assert_eq!(graph["nodes"][3]["label"], "release");
     assert_eq!(graph["nodes"][0]["status"], "pending");
     let routes: Vec<(u64, u64, &str)> = graph["edges"]
@@ -107,9 +147,22 @@ fn graph_json_for_plan_md_has_the_issue_shape() {
         .unwrap()
         .iter()
         .filter(|e| e["kind"] == "route")
-        .map(|e| (e["from"].as_u64().unwrap(), e["to"].as_u64().unwrap(), e["condition"].as_str().unwrap()))
+        .map(|e| {
+            (
+                e["from"].as_u64().unwrap(),
+                e["to"].as_u64().unwrap(),
+                e["condition"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(routes, vec![(2, 3, "exit=0"), (2, 5, "exit!=0"), (3, 5, "migrated=false")]);
+    assert_eq!(
+        routes,
+        vec![
+            (2, 3, "exit=0"),
+            (2, 5, "exit!=0"),
+            (3, 5, "migrated=false")
+        ]
+    );
 }
 
 #[test]
@@ -117,11 +170,21 @@ fn graph_mermaid_ascii_and_canvas_for_plan_md() {
     let path = example("PLAN.md");
     let mermaid = stdout(&run(&["graph", "--mermaid", &path]));
     assert!(mermaid.starts_with("flowchart TD\n"));
-    for line in ["n2[[\"2 · make migrate\"]]", "n2 -. \"exit=0\" .-> n3", "n3 --> n4", "n7{\"7 · Decide whether this ships today\"}"] {
+    for line in [
+        "n2[[\"2 · make migrate\"]]",
+        "n2 -. \"exit=0\" .-> n3",
+        "n3 --> n4",
+        "n7{\"7 · Decide whether this ships today\"}",
+    ] {
         assert!(mermaid.contains(line), "{line} in\n{mermaid}");
     }
     let ascii = stdout(&run(&["graph", "--ascii", &path]));
-    assert!(ascii.contains("2. [ ] tool      make migrate  (after 1)\n   ├─ exit=0 → 3\n   └─ exit!=0 → 5\n"), "{ascii}");
+    assert!(
+        ascii.contains(
+            "2. [ ] tool      make migrate  (after 1)\n   ├─ exit=0 → 3\n   └─ exit!=0 → 5\n"
+        ),
+        "{ascii}"
+    );
     let canvas: Value = serde_json::from_str(&stdout(&run(&["graph", "--canvas", &path]))).unwrap();
     assert_eq!(canvas["nodes"].as_array().unwrap().len(), 7);
     assert_eq!(canvas["edges"].as_array().unwrap().len(), 7);
@@ -148,11 +211,25 @@ fn generated_examples_validate_and_draw() {
         assert_eq!(graph["nodes"].as_array().unwrap().len(), 4);
         assert_eq!(graph["waves"].as_array().unwrap().len(), 3, "{rel}");
     }
-    let dag = stdout(&run(&["graph", "--ascii", &example("generated/dag-plan.json")]));
-    assert!(dag.starts_with("wave 1\n  fetch (issues.list)\n  owners (team.roster)\nwave 2\n"), "{dag}");
-    let flat = stdout(&run(&["graph", "--json", &example("generated/flat-plan.json")]));
+    let dag = stdout(&run(&[
+        "graph",
+        "--ascii",
+        &example("generated/dag-plan.json"),
+    ]));
+    assert!(
+        dag.starts_with("wave 1\n  fetch (issues.list)\n  owners (team.roster)\nwave 2\n"),
+        "{dag}"
+    );
+    let flat = stdout(&run(&[
+        "graph",
+        "--json",
+        &example("generated/flat-plan.json"),
+    ]));
     let graph: Value = serde_json::from_str(&flat).unwrap();
-    assert_eq!(graph["grant"], serde_json::json!(["doc.write", "http.get", "mail.send", "stats.summarize"]));
+    assert_eq!(
+        graph["grant"],
+        serde_json::json!(["doc.write", "http.get", "mail.send", "stats.summarize"])
+    );
 }
 
 #[test]
@@ -170,13 +247,20 @@ fn refused_generated_plans_exit_1_naming_the_rule() {
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let d = &report["diagnostics"][0];
-    assert_eq!((d["code"].as_str(), d["line"].as_u64(), d["column"].as_u64()), (Some("malformed-plan"), Some(2), Some(14)));
+    assert_eq!(
+        (d["code"].as_str(), d["line"].as_u64(), d["column"].as_u64()),
+        (Some("malformed-plan"), Some(2), Some(14))
+    );
 }
 
 #[test]
 fn format_flag_overrides_detection() {
     let md_as_txt = scratch("plan.txt", "- [ ] One\n- [ ] (after: 1) Two\n");
-    assert_eq!(run(&["validate", &md_as_txt]).status.code(), Some(0), "any non-json file reads as PLAN.md");
+    assert_eq!(
+        run(&["validate", &md_as_txt]).status.code(),
+        Some(0),
+        "any non-json file reads as PLAN.md"
+    );
     let json_as_plan = scratch("steps.plan", "[{\"name\": \"a\", \"tool\": \"t\"}]");
     let out = run(&["graph", "--json", "--format", "json", &json_as_plan]);
     assert_eq!(out.status.code(), Some(0));
@@ -187,20 +271,33 @@ fn format_flag_overrides_detection() {
 
 #[test]
 fn unreadable_paths_exit_2() {
-    for args in [vec!["validate", "/nonexistent/PLAN.md"], vec!["graph", "/nonexistent/plan.json"]] {
+    for args in [
+        vec!["validate", "/nonexistent/PLAN.md"],
+        vec!["graph", "/nonexistent/plan.json"],
+    ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
     let not_utf8 = Path::new(env!("CARGO_TARGET_TMPDIR")).join("formats-cli/latin1.md");
     std::fs::create_dir_all(not_utf8.parent().unwrap()).unwrap();
     std::fs::write(&not_utf8, b"- [ ] caf\xe9\n").unwrap();
-    assert_eq!(run(&["validate", not_utf8.to_str().unwrap()]).status.code(), Some(2));
+    assert_eq!(
+        run(&["validate", not_utf8.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
 fn allow_tool_narrows_what_a_generated_plan_may_use() {
     let path = example("generated/flat-plan.json");
-    let allowed = ["--allow-tool", "http.get", "--allow-tool", "stats.summarize", "--allow-tool", "doc.write"];
+    let allowed = [
+        "--allow-tool",
+        "http.get",
+        "--allow-tool",
+        "stats.summarize",
+        "--allow-tool",
+        "doc.write",
+    ];
     let out = run(&[&["validate"][..], &allowed, &[&path]].concat());
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -208,5 +305,10 @@ fn allow_tool_narrows_what_a_generated_plan_may_use() {
         "flat-plan.json:4:3: error[tool-not-permitted]: step \"notify\" uses tool \"mail.send\", which the host does not permit\n"
     );
     let everything = [&allowed[..], &["--allow-tool", "mail.send"]].concat();
-    assert_eq!(run(&[&["validate"][..], &everything, &[&path]].concat()).status.code(), Some(0));
+    assert_eq!(
+        run(&[&["validate"][..], &everything, &[&path]].concat())
+            .status
+            .code(),
+        Some(0)
+    );
 }

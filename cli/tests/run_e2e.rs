@@ -32,13 +32,20 @@ fn example_vault(dir: &Path) -> PathBuf {
     let vault = dir.join("vault");
     copy_dir(&example_source(), &vault);
     std::fs::create_dir_all(vault.join(".planvault")).unwrap();
-    std::fs::write(vault.join(".planvault/config.toml"), "[http]\nretry_base_ms = 20\nattempts = 3\n").unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[http]\nretry_base_ms = 20\nattempts = 3\n",
+    )
+    .unwrap();
     vault
 }
 
 fn reply(contains: &str, content: &str) -> Reply {
     Reply {
-        matcher: Match { contains: Some(contains.into()), ..Match::default() },
+        matcher: Match {
+            contains: Some(contains.into()),
+            ..Match::default()
+        },
         content: content.into(),
         status: 200,
         ..Reply::default()
@@ -52,9 +59,17 @@ const SEND: &str = "Step: Send the email";
 
 fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
-    cmd.arg("run").arg(vault).args(["--query", QUERY, "--endpoint", &stub.base_url(), "--model", "stub-model"]);
+    cmd.arg("run").arg(vault).args([
+        "--query",
+        QUERY,
+        "--endpoint",
+        &stub.base_url(),
+        "--model",
+        "stub-model",
+    ]);
     cmd.args(extra);
-    cmd.env_remove("OPENAI_API_KEY").env("PLANVAULT_API_KEY", SECRET);
+    cmd.env_remove("OPENAI_API_KEY")
+        .env("PLANVAULT_API_KEY", SECRET);
     cmd
 }
 
@@ -64,7 +79,11 @@ fn run_to_end(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
 
 fn status_of(vault: &Path, note: &str) -> String {
     let text = std::fs::read_to_string(vault.join(note)).unwrap();
-    text.lines().find_map(|l| l.strip_prefix("status: ")).unwrap().trim().to_string()
+    text.lines()
+        .find_map(|l| l.strip_prefix("status: "))
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 fn trace(vault: &Path) -> String {
@@ -72,7 +91,10 @@ fn trace(vault: &Path) -> String {
 }
 
 fn count(stub: &Stub, needle: &str) -> usize {
-    stub.requests().iter().filter(|r| r.text().contains(needle)).count()
+    stub.requests()
+        .iter()
+        .filter(|r| r.text().contains(needle))
+        .count()
 }
 
 /// Every file under `dir`, for the "the key is written nowhere" check.
@@ -83,7 +105,9 @@ fn all_text(dir: &Path) -> String {
         if entry.file_type().unwrap().is_dir() {
             out.push_str(&all_text(&entry.path()));
         } else {
-            out.push_str(&String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()));
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry.path()).unwrap(),
+            ));
         }
     }
     out
@@ -94,9 +118,16 @@ fn loop_script() -> Script {
         replies: vec![
             reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
             reply(REVIEW, "The date is missing."),
-            Reply { status: 429, content: "slow down".into(), ..reply(JUDGE, "") },
+            Reply {
+                status: 429,
+                content: "slow down".into(),
+                ..reply(JUDGE, "")
+            },
             reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
-            reply(DRAFT, "Subject: Quarterly design review\n\nDraft two, with the date."),
+            reply(
+                DRAFT,
+                "Subject: Quarterly design review\n\nDraft two, with the date.",
+            ),
             reply(REVIEW, "Approved."),
             reply(JUDGE, "1. YES - approved\n2. NO"),
             reply(SEND, "Sent. Message id <42@example>."),
@@ -113,19 +144,27 @@ fn the_example_vault_runs_through_its_loop_to_the_end() {
     let out = run_to_end(&vault, &stub, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stderr: {stderr}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent. Message id <42@example>.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Sent. Message id <42@example>.\n"
+    );
 
     for note in ["draft.md", "review.md", "send.md"] {
         assert_eq!(status_of(&vault, note), "done", "{note}");
     }
     // Only the status bytes changed: the rest of the note is as authored.
     let original = std::fs::read_to_string(example_source().join("review.md")).unwrap();
-    assert_eq!(std::fs::read_to_string(vault.join("review.md")).unwrap(), original.replace("status: pending", "status: done"));
+    assert_eq!(
+        std::fs::read_to_string(vault.join("review.md")).unwrap(),
+        original.replace("status: pending", "status: done")
+    );
 
     let trace = trace(&vault);
     assert!(trace.starts_with("# Plan trace\n\nQuery: invite the design team\n"));
-    let hops: Vec<&str> =
-        trace.lines().filter(|l| l.starts_with("## ") || l.starts_with("- took") || l.starts_with("- decided")).collect();
+    let hops: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.starts_with("## ") || l.starts_with("- took") || l.starts_with("- decided"))
+        .collect();
     assert_eq!(
         hops,
         [
@@ -145,18 +184,29 @@ fn the_example_vault_runs_through_its_loop_to_the_end() {
             "- decided by: terminal",
         ]
     );
-    assert!(trace.contains("  > 1. NO - the date is missing\n  > 2. YES - add the date\n"), "raw rationale kept");
+    assert!(
+        trace.contains("  > 1. NO - the date is missing\n  > 2. YES - add the date\n"),
+        "raw rationale kept"
+    );
     let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-2.md")).unwrap();
     assert!(output.contains("Draft two, with the date."));
 
     // Real streaming, the key sent as a header and written nowhere.
     let requests = stub.requests();
     assert_eq!(requests.len(), 8, "7 answers and one 429");
-    assert!(requests.iter().all(|r| r.authorized && r.body["stream"] == true && r.body["model"] == "stub-model"));
+    assert!(requests
+        .iter()
+        .all(|r| r.authorized && r.body["stream"] == true && r.body["model"] == "stub-model"));
     assert!(!all_text(&vault).contains(SECRET));
     assert!(!stderr.contains(SECRET) && !String::from_utf8_lossy(&out.stdout).contains(SECRET));
-    assert!(stderr.contains("answered HTTP 429: slow down; retrying"), "stderr: {stderr}");
-    assert!(stderr.contains("→ review · visit 2"), "progress names node and visit: {stderr}");
+    assert!(
+        stderr.contains("answered HTTP 429: slow down; retrying"),
+        "stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("→ review · visit 2"),
+        "progress names node and visit: {stderr}"
+    );
 }
 
 #[test]
@@ -168,7 +218,10 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
     let first_trace = trace(&vault);
     let journal = dir.path().join("journal.jsonl");
     std::fs::copy(vault.join("00_plan-trace/journal.jsonl"), &journal).unwrap();
-    assert_eq!(std::fs::read_to_string(&journal).unwrap().lines().count(), 7);
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap().lines().count(),
+        7
+    );
 
     let calls = stub.requests().len();
     let copy = example_vault(&dir.path().join("replay"));
@@ -179,12 +232,22 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
         .arg(&journal)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stub.requests().len(), calls, "zero model calls");
     assert_eq!(trace(&copy), first_trace, "byte for byte");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent. Message id <42@example>.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Sent. Message id <42@example>.\n"
+    );
     for note in ["draft.md", "review.md", "send.md"] {
-        assert_eq!(std::fs::read(copy.join(note)).unwrap(), std::fs::read(vault.join(note)).unwrap());
+        assert_eq!(
+            std::fs::read(copy.join(note)).unwrap(),
+            std::fs::read(vault.join(note)).unwrap()
+        );
     }
     assert_eq!(
         std::fs::read(copy.join("00_plan-trace/journal.jsonl")).unwrap(),
@@ -196,11 +259,21 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
 /// Start a run, wait until the stub has received the `nth` request containing
 /// `needle` (which the script holds back), and kill the process there.
 fn kill_when_asked(vault: &Path, stub: &Stub, needle: &str, nth: usize) {
-    let mut child = planvault(vault, stub, &[]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = planvault(vault, stub, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while count(stub, needle) < nth {
-        assert!(Instant::now() < deadline, "the run never asked for {needle}");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        assert!(
+            Instant::now() < deadline,
+            "the run never asked for {needle}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().unwrap();
@@ -215,7 +288,10 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
         replies: vec![
             reply(DRAFT, "Draft one."),
             reply(REVIEW, "Looks right."),
-            Reply { delay_ms: 20_000, ..reply(JUDGE, "1. YES\n2. NO") },
+            Reply {
+                delay_ms: 20_000,
+                ..reply(JUDGE, "1. YES\n2. NO")
+            },
             reply(JUDGE, "1. YES - fine\n2. NO"),
             reply(SEND, "Sent."),
         ],
@@ -228,9 +304,21 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
     assert_eq!(status_of(&vault, "send.md"), "pending");
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
-    assert_eq!((count(&stub, DRAFT), count(&stub, REVIEW), count(&stub, JUDGE), count(&stub, SEND)), (1, 1, 2, 1));
+    assert_eq!(
+        (
+            count(&stub, DRAFT),
+            count(&stub, REVIEW),
+            count(&stub, JUDGE),
+            count(&stub, SEND)
+        ),
+        (1, 1, 2, 1)
+    );
     assert_eq!(status_of(&vault, "send.md"), "done");
     let trace = trace(&vault);
     assert!(trace.contains("*resumed by a new run*"));
@@ -245,7 +333,11 @@ fn a_run_killed_mid_stream_continues_at_the_active_node() {
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
-            Reply { chunk_delay_ms: 2_000, chunk_chars: Some(4), ..reply(REVIEW, "Looks right to me.") },
+            Reply {
+                chunk_delay_ms: 2_000,
+                chunk_chars: Some(4),
+                ..reply(REVIEW, "Looks right to me.")
+            },
             reply(REVIEW, "Looks right."),
             reply(JUDGE, "1. YES\n2. NO"),
             reply(SEND, "Sent."),
@@ -254,12 +346,28 @@ fn a_run_killed_mid_stream_continues_at_the_active_node() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     kill_when_asked(&vault, &stub, REVIEW, 1);
-    assert_eq!(status_of(&vault, "review.md"), "active", "the interrupted node stays active");
+    assert_eq!(
+        status_of(&vault, "review.md"),
+        "active",
+        "the interrupted node stays active"
+    );
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("continuing at review"));
-    assert_eq!((count(&stub, DRAFT), count(&stub, REVIEW), count(&stub, SEND)), (1, 2, 1), "draft never re-ran");
+    assert_eq!(
+        (
+            count(&stub, DRAFT),
+            count(&stub, REVIEW),
+            count(&stub, SEND)
+        ),
+        (1, 2, 1),
+        "draft never re-ran"
+    );
     assert!(trace(&vault).contains("- resumed: the node was active"));
 }
 
@@ -270,13 +378,23 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
-            Reply { status: 503, times: Some(3), content: "overloaded".into(), ..reply(REVIEW, "") },
+            Reply {
+                status: 503,
+                times: Some(3),
+                content: "overloaded".into(),
+                ..reply(REVIEW, "")
+            },
         ],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted at review"));
     assert_eq!(count(&stub, REVIEW), 3, "bounded retries");
     assert_eq!(status_of(&vault, "review.md"), "active");
@@ -296,9 +414,17 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
     )
     .unwrap();
     let out = run_to_end(&vault, &stub2, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(count(&stub2, DRAFT), 0);
-    let reask = stub2.requests().into_iter().find(|r| r.text().contains("could not be read")).unwrap();
+    let reask = stub2
+        .requests()
+        .into_iter()
+        .find(|r| r.text().contains("could not be read"))
+        .unwrap();
     assert!(reask.text().contains("condition 1 has no YES/NO answer"));
 }
 
@@ -306,24 +432,48 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
 fn a_role_routes_its_calls_to_its_own_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
-    let writer =
-        Stub::start(Script { replies: vec![reply(DRAFT, "Draft."), reply(SEND, "Sent.")], default: None }, 0, None).unwrap();
-    let reviewer =
-        Stub::start(Script { replies: vec![reply(REVIEW, "Good."), reply(JUDGE, "1. YES\n2. NO")], default: None }, 0, None)
-            .unwrap();
+    let writer = Stub::start(
+        Script {
+            replies: vec![reply(DRAFT, "Draft."), reply(SEND, "Sent.")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let reviewer = Stub::start(
+        Script {
+            replies: vec![reply(REVIEW, "Good."), reply(JUDGE, "1. YES\n2. NO")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
     let role = format!("review={},judge-model", reviewer.base_url());
     let out = run_to_end(&vault, &writer, &["--role", &role]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(writer.requests().len(), 2);
     assert_eq!(reviewer.requests().len(), 2);
-    assert!(reviewer.requests().iter().all(|r| r.body["model"] == "judge-model"));
+    assert!(reviewer
+        .requests()
+        .iter()
+        .all(|r| r.body["model"] == "judge-model"));
 }
 
 #[test]
 fn an_unsound_plan_is_refused_before_any_call() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
-    std::fs::write(vault.join("send.md"), "---\nstatus: pending\n---\n# Send\n\n## Next\n- [[nowhere]]\n").unwrap();
+    std::fs::write(
+        vault.join("send.md"),
+        "---\nstatus: pending\n---\n# Send\n\n## Next\n- [[nowhere]]\n",
+    )
+    .unwrap();
     let stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -349,7 +499,16 @@ fn plan_md_run(dir: &Path, stub: &Stub, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("run")
         .arg(dir.join("PLAN.md"))
-        .args(["--query", "ship locales", "--endpoint", &stub.base_url(), "--model", "m", "--autonomy", "ask"])
+        .args([
+            "--query",
+            "ship locales",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+            "--autonomy",
+            "ask",
+        ])
         .args(extra)
         .env_remove("OPENAI_API_KEY")
         .env_remove("PLANVAULT_API_KEY")
@@ -365,7 +524,10 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
     let script = Script {
         replies: vec![
             reply("Step: Write the migration", "Wrote it.\nSTATUS: done"),
-            reply("Step: Prove the app boots", "It boots.\n```leopold-status\nSTATUS: done\nSIGNALS: migrated=true\n```"),
+            reply(
+                "Step: Prove the app boots",
+                "It boots.\n```leopold-status\nSTATUS: done\nSIGNALS: migrated=true\n```",
+            ),
         ],
         default: None,
     };
@@ -381,15 +543,30 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
         ["done", "done", "done", "pending", "active"],
         "the command ran in the plan's folder, exit=0 routed to 3, the rollback was bypassed"
     );
-    let review = stub.requests().into_iter().find(|r| r.text().contains("Step: Prove the app boots")).unwrap();
-    assert!(review.body["tools"].is_null(), "a verify node is offered no tools");
+    let review = stub
+        .requests()
+        .into_iter()
+        .find(|r| r.text().contains("Step: Prove the app boots"))
+        .unwrap();
+    assert!(
+        review.body["tools"].is_null(),
+        "a verify node is offered no tools"
+    );
 
     let out = plan_md_run(dir.path(), &stub, &["--decide", "5=approve:Ship it today."]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Ship it today.\n");
     assert_eq!(status_of(&run, "5.md"), "done");
     assert_eq!(stub.requests().len(), 2, "nothing ran twice");
-    assert_eq!(std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(), PLAN_MD, "the plan itself is untouched");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
+        PLAN_MD,
+        "the plan itself is untouched"
+    );
     assert!(trace(&run).contains("- settled: ok; signals exit=0"));
 }
 
@@ -402,20 +579,43 @@ fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
         {"id": "sum", "capability": "llm", "args": {"prompt": {"$from": "read"}}, "dependsOn": ["read"]}
     ]}"#;
     std::fs::write(dir.path().join("plan.json"), plan).unwrap();
-    let stub = Stub::start(Script { replies: vec![reply("alpha", "A one-word note.")], default: None }, 0, None).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![reply("alpha", "A one-word note.")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("run")
         .arg(dir.path().join("plan.json"))
-        .args(["--query", "summarise", "--endpoint", &stub.base_url(), "--model", "m"])
+        .args([
+            "--query",
+            "summarise",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "A one-word note.\n");
     let run = dir.path().join("plan.run");
     for note in ["write.md", "read.md", "sum.md"] {
         assert_eq!(status_of(&run, note), "done");
     }
-    assert_eq!(stub.requests()[0].text(), "alpha", "the bound value, resolved from the recorded output");
+    assert_eq!(
+        stub.requests()[0].text(),
+        "alpha",
+        "the bound value, resolved from the recorded output"
+    );
 }
 
 #[test]
@@ -429,7 +629,10 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     let script = Script {
         replies: vec![
             Reply {
-                tool_calls: vec![llm_stub::ToolCall { name: "fetch_url".into(), arguments: serde_json::json!({"url": "$STUB/v1/models"}) }],
+                tool_calls: vec![llm_stub::ToolCall {
+                    name: "fetch_url".into(),
+                    arguments: serde_json::json!({"url": "$STUB/v1/models"}),
+                }],
                 ..reply(DRAFT, "")
             },
             reply("owned_by", "Draft built from the agenda."),
@@ -441,14 +644,34 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let requests = stub.requests();
-    let tools: Vec<&str> = requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(tools, ["fetch_url"]);
     let second = &requests[1].body["messages"];
-    let tool_turn = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the tool result went back");
-    assert!(tool_turn["content"].as_str().unwrap().contains("stub-model"));
-    assert!(requests[2].body["tools"].is_null(), "review declares no tools");
+    let tool_turn = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the tool result went back");
+    assert!(tool_turn["content"]
+        .as_str()
+        .unwrap()
+        .contains("stub-model"));
+    assert!(
+        requests[2].body["tools"].is_null(),
+        "review declares no tools"
+    );
     let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap();
     assert!(output.contains("Draft built from the agenda."));
 }
@@ -460,7 +683,11 @@ fn ctrl_c_stops_the_run_resumably() {
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
-            Reply { chunk_delay_ms: 300, chunk_chars: Some(2), ..reply(REVIEW, "Looks right to me, all of it.") },
+            Reply {
+                chunk_delay_ms: 300,
+                chunk_chars: Some(2),
+                ..reply(REVIEW, "Looks right to me, all of it.")
+            },
             reply(REVIEW, "Looks right."),
             reply(JUDGE, "1. YES\n2. NO"),
             reply(SEND, "Sent."),
@@ -468,21 +695,38 @@ fn ctrl_c_stops_the_run_resumably() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = planvault(&vault, &stub, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while count(&stub, REVIEW) < 1 {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
-    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped: interrupted by Ctrl-C"));
     assert_eq!(status_of(&vault, "review.md"), "active");
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(count(&stub, DRAFT), 1);
 }
 
@@ -490,10 +734,17 @@ fn ctrl_c_stops_the_run_resumably() {
 fn a_reply_slower_than_the_timeout_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
-    std::fs::write(vault.join(".planvault/config.toml"), "[http]\nretry_base_ms = 20\nattempts = 3\ntimeout_secs = 1\n").unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[http]\nretry_base_ms = 20\nattempts = 3\ntimeout_secs = 1\n",
+    )
+    .unwrap();
     let script = Script {
         replies: vec![
-            Reply { delay_ms: 2_500, ..reply(DRAFT, "too late") },
+            Reply {
+                delay_ms: 2_500,
+                ..reply(DRAFT, "too late")
+            },
             reply(DRAFT, "Draft one."),
             reply(REVIEW, "Good."),
             reply(JUDGE, "1. YES\n2. NO"),
@@ -507,7 +758,11 @@ fn a_reply_slower_than_the_timeout_is_retried() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("timed out waiting for"), "{stderr}");
     assert_eq!(count(&stub, DRAFT), 2);
-    assert!(std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap().contains("Draft one."));
+    assert!(
+        std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md"))
+            .unwrap()
+            .contains("Draft one.")
+    );
 }
 
 #[test]
@@ -515,24 +770,43 @@ fn a_note_edited_during_the_run_is_never_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
     let script = Script {
-        replies: vec![Reply { delay_ms: 1_500, ..reply(DRAFT, "Draft one.") }, reply(REVIEW, "Good.")],
+        replies: vec![
+            Reply {
+                delay_ms: 1_500,
+                ..reply(DRAFT, "Draft one.")
+            },
+            reply(REVIEW, "Good."),
+        ],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let child = planvault(&vault, &stub, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = planvault(&vault, &stub, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while count(&stub, DRAFT) < 1 {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(10));
     }
     // A person edits the active note in Obsidian while the model works.
-    let edited = std::fs::read_to_string(vault.join("draft.md")).unwrap().replace("under 200 words", "under 150 words");
+    let edited = std::fs::read_to_string(vault.join("draft.md"))
+        .unwrap()
+        .replace("under 200 words", "under 150 words");
     std::fs::write(vault.join("draft.md"), &edited).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("draft.md changed on disk since the run read it"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(vault.join("draft.md")).unwrap(), edited, "the edit survives");
+    assert!(
+        stderr.contains("draft.md changed on disk since the run read it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("draft.md")).unwrap(),
+        edited,
+        "the edit survives"
+    );
     assert_eq!(count(&stub, REVIEW), 0);
 }
 
@@ -541,29 +815,70 @@ fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_
     let dir = tempfile::tempdir().unwrap();
     let vault = dir.path().join("vault");
     std::fs::create_dir_all(&vault).unwrap();
-    std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n").unwrap();
+    std::fs::write(
+        vault.join("write.md"),
+        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
+    )
+    .unwrap();
     std::fs::write(
         vault.join("approve.md"),
         "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
     )
     .unwrap();
-    std::fs::write(vault.join("publish.md"), "---\ntype: step\n---\n# Publish the note\n").unwrap();
+    std::fs::write(
+        vault.join("publish.md"),
+        "---\ntype: step\n---\n# Publish the note\n",
+    )
+    .unwrap();
     let script = Script {
-        replies: vec![reply("Step: Write the note", "A fine note."), reply("Step: Publish the note", "Published as #7.")],
+        replies: vec![
+            reply("Step: Write the note", "A fine note."),
+            reply("Step: Publish the note", "Published as #7."),
+        ],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let out = planvault(&vault, &stub, &["--autonomy", "ask"]).output().unwrap();
+    let out = planvault(&vault, &stub, &["--autonomy", "ask"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "awaiting_human: {stderr}");
-    assert!(stderr.contains("--decide approve=publish|rewrite[:note]"), "{stderr}");
+    assert!(
+        stderr.contains("--decide approve=publish|rewrite[:note]"),
+        "{stderr}"
+    );
     assert_eq!(status_of(&vault, "approve.md"), "active");
 
-    let out = planvault(&vault, &stub, &["--autonomy", "ask", "--decide", "approve=publish:Looks right."]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = planvault(
+        &vault,
+        &stub,
+        &[
+            "--autonomy",
+            "ask",
+            "--decide",
+            "approve=publish:Looks right.",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Published as #7.\n");
-    assert_eq!(["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)), ["done", "done", "done"]);
-    assert_eq!(stub.requests().len(), 2, "the person's decision is not a model call and nothing ran twice");
+    assert_eq!(
+        ["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)),
+        ["done", "done", "done"]
+    );
+    assert_eq!(
+        stub.requests().len(),
+        2,
+        "the person's decision is not a model call and nothing ran twice"
+    );
     let trace = trace(&vault);
-    assert!(trace.contains("- took `publish` → [[publish]]\n- decided by: human"), "{trace}");
+    assert!(
+        trace.contains("- took `publish` → [[publish]]\n- decided by: human"),
+        "{trace}"
+    );
 }

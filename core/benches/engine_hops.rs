@@ -5,7 +5,9 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use planvault_core::engine::{drive, Answer, Engine, Event, Journal, RequestBody, RunConfig};
-use planvault_core::{Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
+use planvault_core::{
+    Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,
+};
 use std::hint::black_box;
 
 fn node(i: usize, max_visits: u32) -> Node {
@@ -13,13 +15,20 @@ fn node(i: usize, max_visits: u32) -> Node {
         id: format!("step-{i:04}"),
         title: format!("Step {i}"),
         body: format!("Do step {i} of the plan."),
-        kind: if i == 0 { NodeKind::Start } else { NodeKind::Step },
+        kind: if i == 0 {
+            NodeKind::Start
+        } else {
+            NodeKind::Step
+        },
         status: Status::Pending,
         tools: vec![],
         role: None,
         max_visits,
         pos: None,
-        ext: NodeExt::Vault(VaultNode { file: format!("step-{i:04}.md"), ..Default::default() }),
+        ext: NodeExt::Vault(VaultNode {
+            file: format!("step-{i:04}.md"),
+            ..Default::default()
+        }),
     }
 }
 
@@ -29,7 +38,11 @@ fn edge(from: usize, to: usize, label: Option<&str>) -> Edge {
         to: Some(to),
         target: format!("step-{to:04}"),
         label: label.map(str::to_string),
-        kind: if label.is_some() { EdgeKind::Conditional } else { EdgeKind::Unconditional },
+        kind: if label.is_some() {
+            EdgeKind::Conditional
+        } else {
+            EdgeKind::Unconditional
+        },
         pos: None,
     }
 }
@@ -56,14 +69,24 @@ fn grid_plan(n: usize) -> Plan {
 
 fn answer(request: &planvault_core::engine::Request) -> Event {
     let answer = match &request.body {
-        RequestBody::Judge { .. } => Answer::Judgment { raw: "1. YES\n2. NO".into() },
-        _ => Answer::Work { output: "ok".into() },
+        RequestBody::Judge { .. } => Answer::Judgment {
+            raw: "1. YES\n2. NO".into(),
+        },
+        _ => Answer::Work {
+            output: "ok".into(),
+        },
     };
-    Event::Answered { id: request.id.clone(), answer }
+    Event::Answered {
+        id: request.id.clone(),
+        answer,
+    }
 }
 
 fn bench(c: &mut Criterion) {
-    let config = RunConfig { max_steps: 10_000, ..RunConfig::default() };
+    let config = RunConfig {
+        max_steps: 10_000,
+        ..RunConfig::default()
+    };
     let path = path_plan(1_000);
     c.bench_function("path_1000_nodes", |b| {
         b.iter_batched(

@@ -15,7 +15,11 @@ fn main() {
 fn plan_md(items: usize) -> String {
     let mut text = String::from("# Plan\n\n");
     for i in 1..=items {
-        let after = if i > 1 { format!("(after: {}) ", i - 1) } else { String::new() };
+        let after = if i > 1 {
+            format!("(after: {}) ", i - 1)
+        } else {
+            String::new()
+        };
         match i % 10 {
             1 => {
                 text.push_str(&format!("- [ ] {after}@tool build: `make test SHARD={i}`\n"));
@@ -56,7 +60,10 @@ fn dag(steps: usize) -> String {
 fn plan_md_10000_items(bencher: divan::Bencher) {
     let text = plan_md(10_000);
     bencher.bench(|| {
-        let checked = check(&PlanSource::PlanMd { file: "PLAN.md".into(), text: text.clone() });
+        let checked = check(&PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text: text.clone(),
+        });
         assert!(checked.diagnostics.is_empty());
         checked
     });
@@ -66,7 +73,11 @@ fn plan_md_10000_items(bencher: divan::Bencher) {
 fn generated_dag_32_steps(bencher: divan::Bencher) {
     let text = dag(32);
     bencher.bench(|| {
-        let source = PlanSource::Generated { file: "plan.json".into(), text: text.clone(), options: generated::Options::default() };
+        let source = PlanSource::Generated {
+            file: "plan.json".into(),
+            text: text.clone(),
+            options: generated::Options::default(),
+        };
         let checked = check(&source);
         assert!(checked.diagnostics.is_empty());
         checked
@@ -79,7 +90,11 @@ fn generated_dag_10000_steps(bencher: divan::Bencher) {
     let mut options = generated::Options::default();
     options.limits.max_nodes = 10_000;
     bencher.bench(|| {
-        let source = PlanSource::Generated { file: "plan.json".into(), text: text.clone(), options: options.clone() };
+        let source = PlanSource::Generated {
+            file: "plan.json".into(),
+            text: text.clone(),
+            options: options.clone(),
+        };
         let checked = check(&source);
         assert!(checked.diagnostics.is_empty());
         checked

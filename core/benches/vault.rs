@@ -40,20 +40,30 @@ pub fn generate(n: usize) -> BTreeMap<String, String> {
         .map(|i| {
             let mut text = String::with_capacity(1700);
             text.push_str("---\n");
-            text.push_str(if i == 0 { "type: start\n" } else { "type: step\n" });
+            text.push_str(if i == 0 {
+                "type: start\n"
+            } else {
+                "type: step\n"
+            });
             text.push_str("status: pending\n");
             text.push_str("tools: [fetch_url, search, write_file]\n");
             text.push_str(["role: writer\n", "role: review\n", "role: research\n"][i % 3]);
             text.push_str("max_visits: 3\n");
             text.push_str("tags: [plan, generated]\ncreated: 2026-11-30\n---\n");
-            text.push_str(&format!("# Step {i}: work on part {}\n\n", next_random() % 1000));
+            text.push_str(&format!(
+                "# Step {i}: work on part {}\n\n",
+                next_random() % 1000
+            ));
             for p in 0..4 {
                 for s in 0..3 {
                     text.push_str(PROSE[(i + p + s) % PROSE.len()]);
                     text.push(' ');
                 }
                 if p == 1 {
-                    text.push_str(&format!("See [[{}]] for context. ", id(next_random() as usize % n)));
+                    text.push_str(&format!(
+                        "See [[{}]] for context. ",
+                        id(next_random() as usize % n)
+                    ));
                 }
                 text.push_str("\n\n");
             }

@@ -4,7 +4,9 @@
 //! `/proc/self/stat`). Run: `cargo run --release -p planvault-core --example engine_cpu`.
 
 use planvault_core::engine::{drive, Answer, Engine, Event, Journal, RunConfig};
-use planvault_core::{Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
+use planvault_core::{
+    Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,
+};
 
 fn path_plan(n: usize) -> Plan {
     let mut plan = Plan::new(PlanFormat::Vault);
@@ -13,17 +15,31 @@ fn path_plan(n: usize) -> Plan {
             id: format!("step-{i:04}"),
             title: format!("Step {i}"),
             body: format!("Do step {i} of the plan."),
-            kind: if i == 0 { NodeKind::Start } else { NodeKind::Step },
+            kind: if i == 0 {
+                NodeKind::Start
+            } else {
+                NodeKind::Step
+            },
             status: Status::Pending,
             tools: vec![],
             role: None,
             max_visits: 3,
             pos: None,
-            ext: NodeExt::Vault(VaultNode { file: format!("step-{i:04}.md"), ..Default::default() }),
+            ext: NodeExt::Vault(VaultNode {
+                file: format!("step-{i:04}.md"),
+                ..Default::default()
+            }),
         })
         .collect();
     plan.edges = (1..n)
-        .map(|i| Edge { from: i - 1, to: Some(i), target: format!("step-{i:04}"), label: None, kind: EdgeKind::Unconditional, pos: None })
+        .map(|i| Edge {
+            from: i - 1,
+            to: Some(i),
+            target: format!("step-{i:04}"),
+            label: None,
+            kind: EdgeKind::Unconditional,
+            pos: None,
+        })
         .collect();
     plan.start = Some(0);
     plan
@@ -39,15 +55,28 @@ fn cpu_ticks() -> u64 {
 
 fn main() {
     let plan = path_plan(1_000);
-    let config = RunConfig { max_steps: 10_000, ..RunConfig::default() };
+    let config = RunConfig {
+        max_steps: 10_000,
+        ..RunConfig::default()
+    };
     let runs = 300;
-    let engines: Vec<Engine> = (0..runs).map(|_| Engine::new(plan.clone(), config.clone(), &Journal::new()).unwrap()).collect();
+    let engines: Vec<Engine> = (0..runs)
+        .map(|_| Engine::new(plan.clone(), config.clone(), &Journal::new()).unwrap())
+        .collect();
     let start = cpu_ticks();
     for mut engine in engines {
-        let effects = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: Answer::Work { output: "ok".into() } });
+        let effects = drive(&mut engine, |r| Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: "ok".into(),
+            },
+        });
         assert!(effects.len() > 1_000);
     }
     let ticks = cpu_ticks() - start;
     let per_run_ms = ticks as f64 * 10.0 / runs as f64;
-    println!("path_1000_nodes: {per_run_ms:.2} ms CPU per run ({:.2} µs per hop), over {runs} runs", per_run_ms);
+    println!(
+        "path_1000_nodes: {per_run_ms:.2} ms CPU per run ({:.2} µs per hop), over {runs} runs",
+        per_run_ms
+    );
 }

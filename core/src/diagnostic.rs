@@ -188,7 +188,12 @@ impl Diagnostic {
             }
             out.push_str(": ");
         }
-        out.push_str(&format!("{}[{}]: {}", self.severity.as_str(), self.code, self.message));
+        out.push_str(&format!(
+            "{}[{}]: {}",
+            self.severity.as_str(),
+            self.code,
+            self.message
+        ));
         out
     }
 }
@@ -202,7 +207,8 @@ pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
 /// column, then code and message, so output never depends on hash order.
 pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {
-        (&a.file, a.line, a.column, a.code, &a.message).cmp(&(&b.file, b.line, b.column, b.code, &b.message))
+        (&a.file, a.line, a.column, a.code, &a.message)
+            .cmp(&(&b.file, b.line, b.column, b.code, &b.message))
     });
 }
 

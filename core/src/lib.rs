@@ -18,9 +18,9 @@ pub mod export;
 pub mod generated;
 pub mod model;
 pub mod planmd;
-pub mod vault;
 pub(crate) mod position;
 pub(crate) mod text_canvas;
+pub mod vault;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use model::*;
@@ -36,7 +36,11 @@ pub enum PlanSource {
     /// A PLAN.md checklist; `file` names it in diagnostics.
     PlanMd { file: String, text: String },
     /// A generated JSON plan; `file` names it in diagnostics.
-    Generated { file: String, text: String, options: generated::Options },
+    Generated {
+        file: String,
+        text: String,
+        options: generated::Options,
+    },
 }
 
 /// A parsed plan with every diagnostic about it, parse and validation alike.
@@ -58,7 +62,11 @@ pub fn check(source: &PlanSource) -> Checked {
     let (plan, mut diagnostics) = match source {
         PlanSource::Vault(files) => vault::load(files),
         PlanSource::PlanMd { file, text } => planmd::parse(file, text),
-        PlanSource::Generated { file, text, options } => generated::parse(file, text, options),
+        PlanSource::Generated {
+            file,
+            text,
+            options,
+        } => generated::parse(file, text, options),
     };
     diagnostics.extend(validate(&plan));
     Checked { plan, diagnostics }

@@ -42,7 +42,11 @@ pub struct SourcePos {
 
 impl SourcePos {
     pub fn new(file: impl Into<String>, line: u32, column: u32) -> Self {
-        SourcePos { file: file.into(), line, column }
+        SourcePos {
+            file: file.into(),
+            line,
+            column,
+        }
     }
 }
 
@@ -87,7 +91,9 @@ impl NodeKind {
 }
 
 /// The resume marker: `status:` in a note, `[x]` in a PLAN.md.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     #[default]
@@ -253,7 +259,13 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(format: PlanFormat) -> Self {
-        Plan { format, nodes: Vec::new(), edges: Vec::new(), start: None, grant: None }
+        Plan {
+            format,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            start: None,
+            grant: None,
+        }
     }
 
     /// The index of the node with this id.
@@ -268,7 +280,10 @@ impl Plan {
 
     /// Edges leaving `node` paired with their index in [`Plan::edges`].
     pub fn outgoing_indexed(&self, node: usize) -> impl Iterator<Item = (usize, &Edge)> {
-        self.edges.iter().enumerate().filter(move |(_, e)| e.from == node)
+        self.edges
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| e.from == node)
     }
 
     /// A node's outgoing adjacency for every node at once (resolved edges only),

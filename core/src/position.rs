@@ -19,7 +19,11 @@ impl<'a> LineIndex<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts, last: Cell::new((0, 0, 0)) }
+        LineIndex {
+            text,
+            starts,
+            last: Cell::new((0, 0, 0)),
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset.

@@ -102,7 +102,8 @@ pub(crate) fn render(cards: Vec<Card>, arrows: Vec<Arrow>) -> String {
             label: a.label,
         })
         .collect();
-    let mut out = serde_json::to_string_pretty(&Canvas { nodes, edges }).expect("canvas serializes");
+    let mut out =
+        serde_json::to_string_pretty(&Canvas { nodes, edges }).expect("canvas serializes");
     out.push('\n');
     out
 }

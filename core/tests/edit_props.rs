@@ -35,7 +35,11 @@ fn line_kind() -> impl Strategy<Value = String> {
         Just("# Title".to_string()),
         Just("```".to_string()),
         Just("".to_string()),
-        ("[a-z ]{0,12}", prop_oneof![Just("->"), Just("=>"), Just("→")], "[a-z/]{1,8}")
+        (
+            "[a-z ]{0,12}",
+            prop_oneof![Just("->"), Just("=>"), Just("→")],
+            "[a-z/]{1,8}"
+        )
             .prop_map(|(label, arrow, target)| format!("- {label} {arrow} [[{target}]]")),
         "[a-z/]{1,8}".prop_map(|t| format!("* [[{t}|alias]]")),
         "[a-z ]{0,10}".prop_map(|t| format!("prose with [[{t}]] link")),

@@ -5,7 +5,9 @@
 //! `UPDATE_EXPECT=1 cargo test --test engine_fixtures` rewrites the expectations.
 
 use planvault_core::engine::trace::trace_header;
-use planvault_core::engine::{drive, Answer, Autonomy, Effect, Engine, Event, FailureMode, Journal, RequestBody, RunConfig};
+use planvault_core::engine::{
+    drive, Answer, Autonomy, Effect, Engine, Event, FailureMode, Journal, RequestBody, RunConfig,
+};
 use planvault_core::{check, generated, PlanSource};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -32,7 +34,11 @@ fn read_dir_md(root: &Path, dir: &Path, files: &mut BTreeMap<String, String>) {
         if path.is_dir() {
             read_dir_md(root, &path, files);
         } else if path.extension().is_some_and(|e| e == "md") {
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             files.insert(rel, std::fs::read_to_string(&path).unwrap());
         }
     }
@@ -44,7 +50,10 @@ fn source(case: &Path) -> PlanSource {
         read_dir_md(&case.join("vault"), &case.join("vault"), &mut files);
         PlanSource::Vault(files)
     } else if case.join("PLAN.md").exists() {
-        PlanSource::PlanMd { file: "PLAN.md".into(), text: std::fs::read_to_string(case.join("PLAN.md")).unwrap() }
+        PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text: std::fs::read_to_string(case.join("PLAN.md")).unwrap(),
+        }
     } else {
         PlanSource::Generated {
             file: "plan.json".into(),
@@ -55,10 +64,16 @@ fn source(case: &Path) -> PlanSource {
 }
 
 fn run_case(case: &Path) -> String {
-    let script: Script = serde_json::from_str(&std::fs::read_to_string(case.join("script.json")).unwrap()).unwrap();
+    let script: Script =
+        serde_json::from_str(&std::fs::read_to_string(case.join("script.json")).unwrap()).unwrap();
     let source = source(case);
     let checked = check(&source);
-    assert!(!checked.has_errors(), "{}: {:?}", case.display(), checked.diagnostics);
+    assert!(
+        !checked.has_errors(),
+        "{}: {:?}",
+        case.display(),
+        checked.diagnostics
+    );
     let defaults = RunConfig::default();
     let config = RunConfig {
         query: script.query.clone(),
@@ -76,11 +91,20 @@ fn run_case(case: &Path) -> String {
         asked.push(r.id.clone());
         let answer = match (script.answers.get(&r.id), &r.body) {
             (Some(a), _) => a.clone(),
-            (None, RequestBody::Work { .. }) => Answer::Work { output: format!("output of {}\nSTATUS: done", r.id) },
+            (None, RequestBody::Work { .. }) => Answer::Work {
+                output: format!("output of {}\nSTATUS: done", r.id),
+            },
             (None, RequestBody::Human { .. }) => return Event::Deferred { id: r.id.clone() },
-            (None, other) => panic!("{}: no answer scripted for {} ({other:?})", case.display(), r.id),
+            (None, other) => panic!(
+                "{}: no answer scripted for {} ({other:?})",
+                case.display(),
+                r.id
+            ),
         };
-        Event::Answered { id: r.id.clone(), answer }
+        Event::Answered {
+            id: r.id.clone(),
+            answer,
+        }
     });
     let mut out = trace_header(&script.query);
     let mut finish = String::new();
@@ -88,7 +112,11 @@ fn run_case(case: &Path) -> String {
         match effect {
             Effect::Trace(entry) => out.push_str(&entry.to_markdown()),
             Effect::Finish(f) => {
-                finish = format!("finish: {}\nanswer: {}\n", f.reason.describe(), f.answer.as_deref().unwrap_or("(none)").replace('\n', "\\n"));
+                finish = format!(
+                    "finish: {}\nanswer: {}\n",
+                    f.reason.describe(),
+                    f.answer.as_deref().unwrap_or("(none)").replace('\n', "\\n")
+                );
             }
             _ => {}
         }
@@ -104,7 +132,11 @@ fn run_case(case: &Path) -> String {
 #[test]
 fn every_fixture_runs_as_expected() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
-    let mut cases: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     cases.sort();
     assert!(!cases.is_empty());
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
@@ -118,7 +150,10 @@ fn every_fixture_runs_as_expected() {
         }
         let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
         if expected != actual {
-            failures.push(format!("{}:\n--- expected\n{expected}\n--- actual\n{actual}", case.display()));
+            failures.push(format!(
+                "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
+                case.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

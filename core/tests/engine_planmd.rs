@@ -4,7 +4,10 @@
 mod engine_support;
 
 use engine_support::*;
-use planvault_core::engine::{drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig, Autonomy};
+use planvault_core::engine::{
+    drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody,
+    RunConfig,
+};
 use planvault_core::{planmd, Plan, Status};
 
 const MIGRATION: &str = "# Plan
@@ -37,14 +40,26 @@ fn answers(exit: i32, verify: &'static str) -> impl FnMut(&Request) -> Event {
         let answer = match (&r.body, r.node.as_str()) {
             (RequestBody::Command { command }, _) => {
                 assert_eq!(command, "make migrate");
-                Answer::Command { exit, output: format!("exit {exit}") }
+                Answer::Command {
+                    exit,
+                    output: format!("exit {exit}"),
+                }
             }
-            (RequestBody::Work { .. }, "3") => Answer::Work { output: verify.into() },
-            (RequestBody::Work { .. }, "4") => Answer::Work { output: "Nothing risky.\nSTATUS: done".into() },
-            (RequestBody::Work { .. }, id) => Answer::Work { output: format!("item {id} done\nSTATUS: done\nSIGNALS: none") },
+            (RequestBody::Work { .. }, "3") => Answer::Work {
+                output: verify.into(),
+            },
+            (RequestBody::Work { .. }, "4") => Answer::Work {
+                output: "Nothing risky.\nSTATUS: done".into(),
+            },
+            (RequestBody::Work { .. }, id) => Answer::Work {
+                output: format!("item {id} done\nSTATUS: done\nSIGNALS: none"),
+            },
             (other, id) => panic!("unexpected request for {id}: {other:?}"),
         };
-        Event::Answered { id: r.id.clone(), answer }
+        Event::Answered {
+            id: r.id.clone(),
+            answer,
+        }
     }
 }
 
@@ -61,16 +76,28 @@ fn ran(effects: &[Effect]) -> Vec<String> {
 #[test]
 fn exit_zero_runs_the_verify_branch_and_bypasses_the_rollback() {
     let mut engine = Engine::new(plan(MIGRATION), config(), &Journal::new()).unwrap();
-    let effects = drive(&mut engine, answers(0, "Boots fine.\nSTATUS: done\nSIGNALS: migrated=true"));
+    let effects = drive(
+        &mut engine,
+        answers(0, "Boots fine.\nSTATUS: done\nSIGNALS: migrated=true"),
+    );
     assert_eq!(ran(&effects), ["1", "2", "3", "4", "6", "7"]);
     let lines = trace_lines(&effects);
-    assert!(lines.contains(&"2#1: settled: ok; signals exit=0 [command]".to_string()), "{lines:#?}");
+    assert!(
+        lines.contains(&"2#1: settled: ok; signals exit=0 [command]".to_string()),
+        "{lines:#?}"
+    );
     assert!(lines.contains(&"2#1: took route `exit=0` → item 3 (Prove the app boots and reads locales against the migrated schema) [route]".to_string()));
     assert!(lines.contains(&"5#0: bypassed: item 2 steered elsewhere [route]".to_string()));
-    assert!(lines.iter().any(|l| l.starts_with("7#1: settled: ok; decided by the run under autonomy: full")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("7#1: settled: ok; decided by the run under autonomy: full")));
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
     let statuses: Vec<Status> = engine.statuses().into_iter().map(|(_, s)| s).collect();
-    assert_eq!(statuses[4], Status::Pending, "the bypassed rollback never ran");
+    assert_eq!(
+        statuses[4],
+        Status::Pending,
+        "the bypassed rollback never ran"
+    );
 }
 
 #[test]
@@ -80,7 +107,12 @@ fn a_failed_command_steers_to_the_rollback_and_the_verify_cone_is_bypassed() {
     assert_eq!(ran(&effects), ["1", "2", "5"], "exactly one branch runs");
     let lines = trace_lines(&effects);
     for item in ["3", "4", "6", "7"] {
-        assert!(lines.iter().any(|l| l.starts_with(&format!("{item}#0: bypassed"))), "{item}: {lines:#?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{item}#0: bypassed"))),
+            "{item}: {lines:#?}"
+        );
     }
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
@@ -88,15 +120,27 @@ fn a_failed_command_steers_to_the_rollback_and_the_verify_cone_is_bypassed() {
 #[test]
 fn a_later_route_into_a_bypassed_item_runs_it_and_the_route_latches() {
     let mut engine = Engine::new(plan(MIGRATION), config(), &Journal::new()).unwrap();
-    let effects = drive(&mut engine, answers(0, "It does not boot.\nSTATUS: done\nSIGNALS: migrated=false"));
+    let effects = drive(
+        &mut engine,
+        answers(
+            0,
+            "It does not boot.\nSTATUS: done\nSIGNALS: migrated=false",
+        ),
+    );
     assert_eq!(ran(&effects), ["1", "2", "3", "5"]);
     let lines = trace_lines(&effects);
-    assert!(lines.contains(&"4#0: bypassed: item 3 steered elsewhere [route]".to_string()), "{lines:#?}");
+    assert!(
+        lines.contains(&"4#0: bypassed: item 3 steered elsewhere [route]".to_string()),
+        "{lines:#?}"
+    );
 }
 
 #[test]
 fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer() {
-    let cfg = RunConfig { autonomy: Autonomy::Ask, ..config() };
+    let cfg = RunConfig {
+        autonomy: Autonomy::Ask,
+        ..config()
+    };
     let mut engine = Engine::new(plan(MIGRATION), cfg.clone(), &Journal::new()).unwrap();
     let mut respond = answers(0, "Boots.\nSTATUS: done\nSIGNALS: migrated=true");
     let effects = drive(&mut engine, |r| match &r.body {
@@ -108,14 +152,24 @@ fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer()
     });
     assert_eq!(
         finish(&effects).reason,
-        FinishReason::AwaitingHuman { node: "7".into(), question: "Item 7: Decide whether this ships today".into() }
+        FinishReason::AwaitingHuman {
+            node: "7".into(),
+            question: "Item 7: Decide whether this ships today".into()
+        }
     );
     // The person answers; the run resumes from the notes and the journal.
     let mut on_disk = plan(MIGRATION);
     apply_statuses(&mut on_disk, &effects);
     assert_eq!(on_disk.nodes[6].status, Status::Active);
     let mut journal = journal_of(&effects);
-    journal.push("7#1:human", Answer::Human { decision: "Ship it.".into(), approved: true, choice: None });
+    journal.push(
+        "7#1:human",
+        Answer::Human {
+            decision: "Ship it.".into(),
+            approved: true,
+            choice: None,
+        },
+    );
     let mut engine = Engine::new(on_disk, cfg, &journal).unwrap();
     let resumed = drive(&mut engine, |r| panic!("resume asked {}", r.id));
     let f = finish(&resumed);
@@ -126,14 +180,29 @@ fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer()
 
 #[test]
 fn independent_items_form_one_wave_and_a_wave_is_a_barrier() {
-    let mut engine = Engine::new(plan("- [ ] A\n- [ ] B\n- [ ] (after: 1, 2) C\n"), config(), &Journal::new()).unwrap();
+    let mut engine = Engine::new(
+        plan("- [ ] A\n- [ ] B\n- [ ] (after: 1, 2) C\n"),
+        config(),
+        &Journal::new(),
+    )
+    .unwrap();
     let first = engine.start();
     let asked: Vec<String> = ran(&first);
     assert_eq!(asked, ["1", "2"]);
     // B answers first; nothing moves until A is in too.
-    let b = engine.handle(Event::Answered { id: "2#1:work".into(), answer: Answer::Work { output: "b\nSTATUS: done".into() } });
+    let b = engine.handle(Event::Answered {
+        id: "2#1:work".into(),
+        answer: Answer::Work {
+            output: "b\nSTATUS: done".into(),
+        },
+    });
     assert_eq!(b.len(), 1, "only the record: {b:?}");
-    let a = engine.handle(Event::Answered { id: "1#1:work".into(), answer: Answer::Work { output: "a\nSTATUS: done".into() } });
+    let a = engine.handle(Event::Answered {
+        id: "1#1:work".into(),
+        answer: Answer::Work {
+            output: "a\nSTATUS: done".into(),
+        },
+    });
     let order: Vec<String> = a
         .iter()
         .filter_map(|e| match e {
@@ -141,7 +210,11 @@ fn independent_items_form_one_wave_and_a_wave_is_a_barrier() {
             _ => None,
         })
         .collect();
-    assert_eq!(order, ["1=done", "2=done", "3=active"], "settled in item order, whatever the arrival order");
+    assert_eq!(
+        order,
+        ["1=done", "2=done", "3=active"],
+        "settled in item order, whatever the arrival order"
+    );
 }
 
 #[test]
@@ -149,13 +222,28 @@ fn undeclared_signals_are_refused_and_an_absent_key_never_matches() {
     let text = "- [ ] Probe\n      @emit ready\n      @on migrated!=true -> 3\n      @on ready -> 2\n- [ ] (after: 1) Next\n- [ ] (after: 1) Other\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| {
-        let output = if r.node == "1" { "x\nSTATUS: done\nSIGNALS: ready, migrated=false" } else { "y\nSTATUS: done" };
-        Event::Answered { id: r.id.clone(), answer: Answer::Work { output: output.into() } }
+        let output = if r.node == "1" {
+            "x\nSTATUS: done\nSIGNALS: ready, migrated=false"
+        } else {
+            "y\nSTATUS: done"
+        };
+        Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: output.into(),
+            },
+        }
     });
     let lines = trace_lines(&effects);
-    assert!(lines[0].contains("signals ready=true, refused migrated=false (declared-keys-only"), "{lines:#?}");
+    assert!(
+        lines[0].contains("signals ready=true, refused migrated=false (declared-keys-only"),
+        "{lines:#?}"
+    );
     assert!(lines.contains(&"1#1: took route `ready` → item 2 (Next) [route]".to_string()));
-    assert!(!lines.iter().any(|l| l.contains("migrated!=true")), "an absent key never matches");
+    assert!(
+        !lines.iter().any(|l| l.contains("migrated!=true")),
+        "an absent key never matches"
+    );
     assert_eq!(ran(&effects), ["1", "2"]);
 }
 
@@ -166,10 +254,27 @@ fn a_gate_is_review_only_and_its_block_is_a_failure_a_route_can_catch() {
     let mut seen = Vec::new();
     let effects = drive(&mut engine, |r| {
         seen.push(r.clone());
-        let output = if r.node == "1" { "Secrets in the diff.\nSTATUS: blocked" } else { "fixed\nSTATUS: done" };
-        Event::Answered { id: r.id.clone(), answer: Answer::Work { output: output.into() } }
+        let output = if r.node == "1" {
+            "Secrets in the diff.\nSTATUS: blocked"
+        } else {
+            "fixed\nSTATUS: done"
+        };
+        Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: output.into(),
+            },
+        }
     });
-    let RequestBody::Work { review_only, tools, messages, .. } = &seen[0].body else { unreachable!() };
+    let RequestBody::Work {
+        review_only,
+        tools,
+        messages,
+        ..
+    } = &seen[0].body
+    else {
+        unreachable!()
+    };
     assert!(*review_only && tools.is_empty());
     assert!(messages[0].content.contains("must not change anything"));
     assert_eq!(ran(&effects), ["1", "3"]);
@@ -181,21 +286,45 @@ fn an_unrouted_failure_skips_its_cone_and_fails_the_run() {
     let text = "- [ ] Build\n- [ ] (after: 1) Test\n- [ ] Docs\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| {
-        let output = if r.node == "1" { "broken\nSTATUS: failed" } else { "ok\nSTATUS: done" };
-        Event::Answered { id: r.id.clone(), answer: Answer::Work { output: output.into() } }
+        let output = if r.node == "1" {
+            "broken\nSTATUS: failed"
+        } else {
+            "ok\nSTATUS: done"
+        };
+        Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: output.into(),
+            },
+        }
     });
     assert_eq!(ran(&effects), ["1", "3"]);
-    assert!(trace_lines(&effects).contains(&"2#0: skipped: item 1 ended fail [schedule]".to_string()));
-    assert_eq!(finish(&effects).reason, FinishReason::NodeFailed { node: "1".into(), reason: "ended fail".into() });
+    assert!(
+        trace_lines(&effects).contains(&"2#0: skipped: item 1 ended fail [schedule]".to_string())
+    );
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::NodeFailed {
+            node: "1".into(),
+            reason: "ended fail".into()
+        }
+    );
 }
 
 #[test]
 fn an_unmet_need_is_skipped_once_nothing_else_can_emit_it() {
     let text = "- [ ] Probe\n      @emit ready\n- [ ] (after: 1) Use it\n      @needs ready\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
-    let effects = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: Answer::Work { output: "STATUS: done".into() } });
+    let effects = drive(&mut engine, |r| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: "STATUS: done".into(),
+        },
+    });
     assert_eq!(ran(&effects), ["1"]);
-    assert!(trace_lines(&effects).contains(&"2#0: skipped: @needs ready, which is not on the channel [schedule]".to_string()));
+    assert!(trace_lines(&effects).contains(
+        &"2#0: skipped: @needs ready, which is not on the channel [schedule]".to_string()
+    ));
 }
 
 #[test]
@@ -203,10 +332,19 @@ fn a_refused_command_fails_with_exit_126_and_routes_on_it() {
     let text = "- [ ] @tool make test\n      @on exit!=0 -> 2\n- [ ] Report the failure\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| match &r.body {
-        RequestBody::Command { .. } => Event::Refused { id: r.id.clone(), reason: "commands do not run in the browser".into() },
-        _ => Event::Answered { id: r.id.clone(), answer: Answer::Work { output: "reported\nSTATUS: done".into() } },
+        RequestBody::Command { .. } => Event::Refused {
+            id: r.id.clone(),
+            reason: "commands do not run in the browser".into(),
+        },
+        _ => Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: "reported\nSTATUS: done".into(),
+            },
+        },
     });
-    assert!(trace_lines(&effects).contains(&"1#1: took route `exit!=0` → item 2 (Report the failure) [route]".to_string()));
+    assert!(trace_lines(&effects)
+        .contains(&"1#1: took route `exit!=0` → item 2 (Report the failure) [route]".to_string()));
 }
 
 #[test]
@@ -219,11 +357,26 @@ fn feedback_amendments_go_through_the_bounds_and_accepted_items_run() {
             "2" => "Two ideas.\n```leopold-amend\nadd: Write the changelog\ndelete 1\nadd: @tool rm -rf /\n```\nSTATUS: done",
             _ => "done\nSTATUS: done",
         };
-        Event::Answered { id: r.id.clone(), answer: Answer::Work { output: output.into() } }
+        Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: output.into(),
+            },
+        }
     });
     let lines = trace_lines(&effects);
-    assert!(lines.iter().any(|l| l.contains("amendment refused (no-delete)")), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.contains("amendment refused (work-only)")), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("amendment refused (no-delete)")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("amendment refused (work-only)")),
+        "{lines:#?}"
+    );
     assert!(lines.contains(&"2#1: amendment accepted: item 3 appended [schedule]".to_string()));
     let amended = effects.iter().find_map(|e| match e {
         Effect::Amend { text } => Some(text.clone()),
@@ -247,22 +400,38 @@ fn feedback_amendments_go_through_the_bounds_and_accepted_items_run() {
 #[test]
 fn replay_and_resume_of_a_plan_md_run_ask_nothing_again() {
     let mut engine = Engine::new(plan(MIGRATION), config(), &Journal::new()).unwrap();
-    let live = drive(&mut engine, answers(0, "Boots.\nSTATUS: done\nSIGNALS: migrated=false"));
+    let live = drive(
+        &mut engine,
+        answers(0, "Boots.\nSTATUS: done\nSIGNALS: migrated=false"),
+    );
     let journal = journal_of(&live);
 
-    let cfg = RunConfig { replay_only: true, ..config() };
+    let cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
     let mut replay = Engine::new(plan(MIGRATION), cfg, &journal).unwrap();
     let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
     assert_eq!(observable(&replayed), observable(&live));
 
     // Interrupted right after item 3 settled: items 1-3 done, the rest pending.
-    let cut = live.iter().position(|e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "3")).unwrap() + 1;
+    let cut = live
+        .iter()
+        .position(
+            |e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "3"),
+        )
+        .unwrap()
+        + 1;
     let mut on_disk = plan(MIGRATION);
     apply_statuses(&mut on_disk, &live[..cut]);
     let mut resumed = Engine::new(on_disk, config(), &journal_of(&live[..cut])).unwrap();
     let mut respond = answers(0, "unused");
     let effects = drive(&mut resumed, |r| respond(r));
-    assert_eq!(ran(&effects), ["5"], "the recorded migrated=false still routes to the rollback; nothing re-runs");
+    assert_eq!(
+        ran(&effects),
+        ["5"],
+        "the recorded migrated=false still routes to the rollback; nothing re-runs"
+    );
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
 
@@ -274,11 +443,26 @@ mod properties {
     /// A random acyclic PLAN.md: `(after:)` only backwards, `@on` only forwards.
     fn arb_plan() -> impl Strategy<Value = String> {
         (2usize..8).prop_flat_map(|n| {
-            proptest::collection::vec((0u8..3, any::<u8>(), proptest::option::of((0u8..4, any::<u8>()))), n).prop_map(move |items| {
+            proptest::collection::vec(
+                (
+                    0u8..3,
+                    any::<u8>(),
+                    proptest::option::of((0u8..4, any::<u8>())),
+                ),
+                n,
+            )
+            .prop_map(move |items| {
                 let mut text = String::from("# Plan\n\n");
                 for (i, (kind, deps, route)) in items.iter().enumerate() {
-                    let after: Vec<String> = (0..i).filter(|d| deps >> (d % 8) & 1 == 1).map(|d| (d + 1).to_string()).collect();
-                    let after = if after.is_empty() { String::new() } else { format!("(after: {}) ", after.join(", ")) };
+                    let after: Vec<String> = (0..i)
+                        .filter(|d| deps >> (d % 8) & 1 == 1)
+                        .map(|d| (d + 1).to_string())
+                        .collect();
+                    let after = if after.is_empty() {
+                        String::new()
+                    } else {
+                        format!("(after: {}) ", after.join(", "))
+                    };
                     let body = match kind {
                         0 => format!("Work item {}", i + 1),
                         1 => format!("@tool check-{}", i + 1),
@@ -305,8 +489,16 @@ mod properties {
                 h = (h ^ b as u64).wrapping_mul(0x100000001b3);
             }
             match &r.body {
-                RequestBody::Command { .. } => Answer::Command { exit: (h % 3) as i32, output: String::new() },
-                _ => Answer::Work { output: format!("out\nSTATUS: {}", ["done", "done", "blocked"][(h % 3) as usize]) },
+                RequestBody::Command { .. } => Answer::Command {
+                    exit: (h % 3) as i32,
+                    output: String::new(),
+                },
+                _ => Answer::Work {
+                    output: format!(
+                        "out\nSTATUS: {}",
+                        ["done", "done", "blocked"][(h % 3) as usize]
+                    ),
+                },
             }
         }
     }

@@ -4,7 +4,9 @@
 mod engine_support;
 
 use engine_support::*;
-use planvault_core::engine::{drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig};
+use planvault_core::engine::{
+    drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig,
+};
 use planvault_core::{Plan, Status};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -24,7 +26,12 @@ fn crash_after(plan: &Plan, effects: &[Effect]) -> (Plan, Journal, Vec<(String, 
     (plan, journal_of(effects), outputs)
 }
 
-fn resume(plan: Plan, journal: &Journal, outputs: &[(String, String)], answer: &mut dyn FnMut(&Request) -> Event) -> Vec<Effect> {
+fn resume(
+    plan: Plan,
+    journal: &Journal,
+    outputs: &[(String, String)],
+    answer: &mut dyn FnMut(&Request) -> Event,
+) -> Vec<Effect> {
     let mut engine = Engine::new(plan, config(), journal).unwrap();
     for (node, text) in outputs {
         engine.set_prior_output(node, text.clone());
@@ -54,7 +61,10 @@ fn work_ids(effects: &[Effect]) -> Vec<String> {
 /// work already recorded, and together with the first part does exactly the
 /// uninterrupted run's work (never both branches).
 fn check_resume_everywhere(plan: &Plan, answer: &dyn Fn(&Request) -> Answer) {
-    let mut respond = |r: &Request| Event::Answered { id: r.id.clone(), answer: answer(r) };
+    let mut respond = |r: &Request| Event::Answered {
+        id: r.id.clone(),
+        answer: answer(r),
+    };
     let mut engine = Engine::new(plan.clone(), config(), &Journal::new()).unwrap();
     let live = drive(&mut engine, &mut respond);
     let live_finish = finish(&live);
@@ -68,24 +78,46 @@ fn check_resume_everywhere(plan: &Plan, answer: &dyn Fn(&Request) -> Answer) {
         let f = finish(&resumed);
         assert_eq!(f.reason, live_finish.reason, "cut {cut}");
         assert_eq!(f.answer, live_finish.answer, "cut {cut}");
-        assert_eq!(final_statuses(plan, prefix, &resumed), live_statuses, "cut {cut}");
+        assert_eq!(
+            final_statuses(plan, prefix, &resumed),
+            live_statuses,
+            "cut {cut}"
+        );
         let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
         let again: Vec<String> = work_ids(&resumed);
         for id in &again {
-            assert!(!recorded.contains(id), "cut {cut}: finished work {id} ran again");
+            assert!(
+                !recorded.contains(id),
+                "cut {cut}: finished work {id} ran again"
+            );
         }
-        let done_work: BTreeSet<String> =
-            recorded.iter().filter(|k| k.ends_with(":work")).cloned().chain(again.iter().cloned()).collect();
-        assert_eq!(done_work, live_work, "cut {cut}: the resumed run did different work");
+        let done_work: BTreeSet<String> = recorded
+            .iter()
+            .filter(|k| k.ends_with(":work"))
+            .cloned()
+            .chain(again.iter().cloned())
+            .collect();
+        assert_eq!(
+            done_work, live_work,
+            "cut {cut}: the resumed run did different work"
+        );
     }
 }
 
 fn loop_answers(r: &Request) -> Answer {
     match (r.id.as_str(), &r.body) {
-        ("review#1:judge.1", _) => Answer::Judgment { raw: "1. NO\n2. YES - fix it".into() },
-        ("review#2:judge.1", _) => Answer::Judgment { raw: "garbled".into() },
-        ("review#2:judge.2", _) => Answer::Judgment { raw: "1. YES\n2. NO".into() },
-        (id, RequestBody::Work { .. }) => Answer::Work { output: format!("output of {id}") },
+        ("review#1:judge.1", _) => Answer::Judgment {
+            raw: "1. NO\n2. YES - fix it".into(),
+        },
+        ("review#2:judge.1", _) => Answer::Judgment {
+            raw: "garbled".into(),
+        },
+        ("review#2:judge.2", _) => Answer::Judgment {
+            raw: "1. YES\n2. NO".into(),
+        },
+        (id, RequestBody::Work { .. }) => Answer::Work {
+            output: format!("output of {id}"),
+        },
         (id, _) => panic!("unexpected {id}"),
     }
 }
@@ -97,10 +129,18 @@ fn resume_after_an_interruption_at_every_step_of_a_loop() {
 
 #[test]
 fn resume_after_an_interruption_at_every_step_of_a_budget_stop() {
-    let plan = vault(&[("a", 3, &[("", "b")]), ("b", 2, &[("done", "c")]), ("c", 3, &[])]);
+    let plan = vault(&[
+        ("a", 3, &[("", "b")]),
+        ("b", 2, &[("done", "c")]),
+        ("c", 3, &[]),
+    ]);
     check_resume_everywhere(&plan, &|r| match &r.body {
-        RequestBody::Judge { .. } => Answer::Judgment { raw: "1. NO".into() },
-        _ => Answer::Work { output: format!("out {}", r.id) },
+        RequestBody::Judge { .. } => Answer::Judgment {
+            raw: "1. NO".into(),
+        },
+        _ => Answer::Work {
+            output: format!("out {}", r.id),
+        },
     });
 }
 
@@ -112,16 +152,28 @@ fn an_active_node_continues_and_done_nodes_go_straight_to_their_transitions() {
     plan.nodes[1].status = Status::Active;
     let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
     let effects = run(plan, config(), &Journal::new(), &mut script);
-    assert_eq!(script.asked_ids(), ["review#1:work", "review#1:judge.1", "send#1:work"]);
-    assert_eq!(trace_lines(&effects)[0], "review#1: resumed: the node was active [resume]");
+    assert_eq!(
+        script.asked_ids(),
+        ["review#1:work", "review#1:judge.1", "send#1:work"]
+    );
+    assert_eq!(
+        trace_lines(&effects)[0],
+        "review#1: resumed: the node was active [resume]"
+    );
 
     // No active node: the walk starts at the start and a done node is not re-worked.
     let mut plan = draft_review_send();
     plan.nodes[0].status = Status::Done;
     let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
     let effects = run(plan, config(), &Journal::new(), &mut script);
-    assert_eq!(script.asked_ids(), ["review#1:work", "review#1:judge.1", "send#1:work"]);
-    assert_eq!(trace_lines(&effects)[0], "review#1: resumed: walked past 1 done node(s) on recorded decisions [resume]");
+    assert_eq!(
+        script.asked_ids(),
+        ["review#1:work", "review#1:judge.1", "send#1:work"]
+    );
+    assert_eq!(
+        trace_lines(&effects)[0],
+        "review#1: resumed: walked past 1 done node(s) on recorded decisions [resume]"
+    );
 }
 
 #[test]
@@ -133,7 +185,10 @@ fn a_rerun_of_a_finished_vault_asks_nothing_and_answers_with_the_terminal_output
     let mut again = Script::new();
     let effects = run(plan, config(), &journal_of(&live), &mut again);
     assert!(again.asked.is_empty());
-    assert!(trace_lines(&effects).is_empty(), "nothing new happened, nothing new is traced");
+    assert!(
+        trace_lines(&effects).is_empty(),
+        "nothing new happened, nothing new is traced"
+    );
     assert_eq!(finish(&effects), finish(&live));
 }
 
@@ -144,12 +199,35 @@ fn a_recorded_decision_is_never_asked_again_so_the_other_branch_never_runs() {
     plan.nodes[0].status = Status::Done;
     plan.nodes[1].status = Status::Done;
     let mut journal = Journal::new();
-    journal.push("draft#1:work", Answer::Work { output: "d1".into() });
-    journal.push("review#1:work", Answer::Work { output: "r1".into() });
-    journal.push("review#1:judge.1", Answer::Judgment { raw: "1. NO\n2. YES".into() });
+    journal.push(
+        "draft#1:work",
+        Answer::Work {
+            output: "d1".into(),
+        },
+    );
+    journal.push(
+        "review#1:work",
+        Answer::Work {
+            output: "r1".into(),
+        },
+    );
+    journal.push(
+        "review#1:judge.1",
+        Answer::Judgment {
+            raw: "1. NO\n2. YES".into(),
+        },
+    );
     let mut script = Script::new().judge("review#2:judge.1", "1. YES\n2. NO");
     run(plan, config(), &journal, &mut script);
-    assert_eq!(script.asked_ids(), ["draft#2:work", "review#2:work", "review#2:judge.1", "send#1:work"]);
+    assert_eq!(
+        script.asked_ids(),
+        [
+            "draft#2:work",
+            "review#2:work",
+            "review#2:judge.1",
+            "send#1:work"
+        ]
+    );
 }
 
 /// A chain where node i may jump back to an earlier node; the last is terminal.
@@ -169,13 +247,24 @@ fn arb_plan() -> impl Strategy<Value = (Plan, u64)> {
                         }
                         let (_, back, unconditional) = specs[i];
                         let mut e = vec![("again".to_string(), ids[back.min(i)].clone())];
-                        e.push((if unconditional { String::new() } else { "ok".into() }, ids[i + 1].clone()));
+                        e.push((
+                            if unconditional {
+                                String::new()
+                            } else {
+                                "ok".into()
+                            },
+                            ids[i + 1].clone(),
+                        ));
                         e
                     })
                     .collect();
-                let pairs: Vec<Vec<(&str, &str)>> =
-                    edges.iter().map(|e| e.iter().map(|(l, t)| (l.as_str(), t.as_str())).collect()).collect();
-                let borrowed: Vec<NodeSpec<'_>> = (0..n).map(|i| (ids[i].as_str(), specs[i].0, pairs[i].as_slice())).collect();
+                let pairs: Vec<Vec<(&str, &str)>> = edges
+                    .iter()
+                    .map(|e| e.iter().map(|(l, t)| (l.as_str(), t.as_str())).collect())
+                    .collect();
+                let borrowed: Vec<NodeSpec<'_>> = (0..n)
+                    .map(|i| (ids[i].as_str(), specs[i].0, pairs[i].as_slice()))
+                    .collect();
                 (vault(&borrowed), seed)
             })
     })
@@ -189,11 +278,24 @@ fn oracle(seed: u64) -> impl Fn(&Request) -> Answer {
             for b in r.id.bytes() {
                 h = (h ^ b as u64).wrapping_mul(0x100000001b3);
             }
-            let raw: Vec<String> =
-                labels.iter().enumerate().map(|(i, _)| format!("{}. {}", i + 1, if (h >> i) & 1 == 1 { "YES" } else { "NO" })).collect();
-            Answer::Judgment { raw: raw.join("\n") }
+            let raw: Vec<String> = labels
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    format!(
+                        "{}. {}",
+                        i + 1,
+                        if (h >> i) & 1 == 1 { "YES" } else { "NO" }
+                    )
+                })
+                .collect();
+            Answer::Judgment {
+                raw: raw.join("\n"),
+            }
         }
-        _ => Answer::Work { output: format!("out {}", r.id) },
+        _ => Answer::Work {
+            output: format!("out {}", r.id),
+        },
     }
 }
 

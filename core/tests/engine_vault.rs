@@ -10,10 +10,17 @@ use planvault_core::Status;
 
 #[test]
 fn a_path_runs_active_then_done_and_finishes_with_the_terminal_output() {
-    let plan = vault(&[("a", 3, &[("", "b")]), ("b", 3, &[("next", "c")]), ("c", 3, &[])]);
+    let plan = vault(&[
+        ("a", 3, &[("", "b")]),
+        ("b", 3, &[("next", "c")]),
+        ("c", 3, &[]),
+    ]);
     let mut script = Script::new().work("c#1:work", "the answer");
     let effects = run(plan, config(), &Journal::new(), &mut script);
-    assert_eq!(status_writes(&effects), ["a=active", "a=done", "b=active", "b=done", "c=active", "c=done"]);
+    assert_eq!(
+        status_writes(&effects),
+        ["a=active", "a=done", "b=active", "b=done", "c=active", "c=done"]
+    );
     assert_eq!(script.asked_ids(), ["a#1:work", "b#1:work", "c#1:work"]);
     assert_eq!(
         trace_lines(&effects),
@@ -65,14 +72,29 @@ fn the_status_is_written_before_the_work_is_asked_and_done_before_the_judgment()
 fn one_grid_request_judges_every_conditional_label_and_keeps_the_raw_rationale() {
     let mut script = Script::new()
         .work("review#1:work", "two typos")
-        .judge("review#1:judge.1", "1. NO - typos remain\n2. YES - fix the typos")
+        .judge(
+            "review#1:judge.1",
+            "1. NO - typos remain\n2. YES - fix the typos",
+        )
         .judge("review#2:judge.1", "1. YES - clean now\n2. NO");
     let effects = run(draft_review_send(), config(), &Journal::new(), &mut script);
-    let judges: Vec<_> = script.asked.iter().filter(|r| matches!(r.body, RequestBody::Judge { .. })).collect();
+    let judges: Vec<_> = script
+        .asked
+        .iter()
+        .filter(|r| matches!(r.body, RequestBody::Judge { .. }))
+        .collect();
     assert_eq!(judges.len(), 2, "one grid per visit of review");
-    let RequestBody::Judge { labels, messages, .. } = &judges[0].body else { unreachable!() };
+    let RequestBody::Judge {
+        labels, messages, ..
+    } = &judges[0].body
+    else {
+        unreachable!()
+    };
     assert_eq!(labels, &["approved", "needs revision"]);
-    assert!(messages[1].content.contains("two typos"), "judged against the freshest output");
+    assert!(
+        messages[1].content.contains("two typos"),
+        "judged against the freshest output"
+    );
     assert_eq!(
         trace_lines(&effects),
         [
@@ -87,7 +109,10 @@ fn one_grid_request_judges_every_conditional_label_and_keeps_the_raw_rationale()
         Effect::Trace(t) if t.decided_by == DecidedBy::Grid => t.rationale.clone(),
         _ => None,
     });
-    assert_eq!(rationale.as_deref(), Some("1. NO - typos remain\n2. YES - fix the typos"));
+    assert_eq!(
+        rationale.as_deref(),
+        Some("1. NO - typos remain\n2. YES - fix the typos")
+    );
 }
 
 #[test]
@@ -96,8 +121,15 @@ fn a_predicate_decides_its_label_before_the_model_is_asked() {
     engine.register_predicate("approved", Box::new(|input| input.output.contains("LGTM")));
     let mut script = Script::new().work("review#1:work", "LGTM");
     let effects = drive(&mut engine, |r| script.answer(r));
-    assert!(script.asked.iter().all(|r| !matches!(r.body, RequestBody::Judge { .. })), "no grid asked");
-    assert!(trace_lines(&effects).contains(&"review#1: took `approved` → [[send]] [predicate]".to_string()));
+    assert!(
+        script
+            .asked
+            .iter()
+            .all(|r| !matches!(r.body, RequestBody::Judge { .. })),
+        "no grid asked"
+    );
+    assert!(trace_lines(&effects)
+        .contains(&"review#1: took `approved` → [[send]] [predicate]".to_string()));
 }
 
 #[test]
@@ -110,33 +142,58 @@ fn a_predicate_that_does_not_hold_leaves_only_the_other_labels_to_the_grid() {
         .judge("review#3:judge.1", "1. NO");
     let mut cfg_engine = engine;
     let effects = drive(&mut cfg_engine, |r| script.answer(r));
-    let RequestBody::Judge { labels, .. } = &script.asked.iter().find(|r| r.id == "review#1:judge.1").unwrap().body else {
+    let RequestBody::Judge { labels, .. } = &script
+        .asked
+        .iter()
+        .find(|r| r.id == "review#1:judge.1")
+        .unwrap()
+        .body
+    else {
         unreachable!()
     };
     assert_eq!(labels, &["needs revision"]);
     // Visit 2: the predicate fails, the grid says no, there is no
     // unconditional edge, so review works again; visit 3 is its last.
-    assert!(trace_lines(&effects).contains(&"review#2: no condition held: the node works again [re-work]".to_string()));
-    assert_eq!(finish(&effects).reason, FinishReason::VisitBudget { node: "review".into(), max_visits: 3 });
+    assert!(trace_lines(&effects)
+        .contains(&"review#2: no condition held: the node works again [re-work]".to_string()));
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::VisitBudget {
+            node: "review".into(),
+            max_visits: 3
+        }
+    );
     let rationale = effects.iter().find_map(|e| match e {
         Effect::Trace(t) if t.decided_by == DecidedBy::Grid => t.rationale.clone(),
         _ => None,
     });
-    assert_eq!(rationale.as_deref(), Some("predicate `approved`: did not hold\n1. YES"));
+    assert_eq!(
+        rationale.as_deref(),
+        Some("predicate `approved`: did not hold\n1. YES")
+    );
 }
 
 #[test]
 fn when_no_condition_holds_the_unconditional_edge_is_taken() {
-    let plan = vault(&[("a", 3, &[("urgent", "b"), ("", "c")]), ("b", 3, &[]), ("c", 3, &[])]);
+    let plan = vault(&[
+        ("a", 3, &[("urgent", "b"), ("", "c")]),
+        ("b", 3, &[]),
+        ("c", 3, &[]),
+    ]);
     let mut script = Script::new().judge("a#1:judge.1", "1. NO - not urgent");
     let effects = run(plan, config(), &Journal::new(), &mut script);
-    assert_eq!(trace_lines(&effects)[0], "a#1: took `next` → [[c]] [unconditional]");
+    assert_eq!(
+        trace_lines(&effects)[0],
+        "a#1: took `next` → [[c]] [unconditional]"
+    );
 }
 
 #[test]
 fn when_nothing_holds_and_nothing_is_unconditional_the_node_reworks_until_its_budget() {
     let plan = vault(&[("a", 2, &[("ready", "b")]), ("b", 3, &[])]);
-    let mut script = Script::new().judge("a#1:judge.1", "1. NO").judge("a#2:judge.1", "1. NO");
+    let mut script = Script::new()
+        .judge("a#1:judge.1", "1. NO")
+        .judge("a#2:judge.1", "1. NO");
     let effects = run(plan, config(), &Journal::new(), &mut script);
     assert_eq!(
         trace_lines(&effects),
@@ -147,19 +204,38 @@ fn when_nothing_holds_and_nothing_is_unconditional_the_node_reworks_until_its_bu
         ]
     );
     let f = finish(&effects);
-    assert_eq!(f.reason, FinishReason::VisitBudget { node: "a".into(), max_visits: 2 });
-    assert_eq!(f.answer.as_deref(), Some("output of a#2:work"), "finalizes with what was collected");
-    assert_eq!(f.reason.describe(), "safety stop: a would exceed its max_visits of 2");
+    assert_eq!(
+        f.reason,
+        FinishReason::VisitBudget {
+            node: "a".into(),
+            max_visits: 2
+        }
+    );
+    assert_eq!(
+        f.answer.as_deref(),
+        Some("output of a#2:work"),
+        "finalizes with what was collected"
+    );
+    assert_eq!(
+        f.reason.describe(),
+        "safety stop: a would exceed its max_visits of 2"
+    );
 }
 
 #[test]
 fn the_global_step_budget_stops_a_run_that_every_node_budget_allows() {
     let plan = vault(&[("a", 10, &[("", "b")]), ("b", 10, &[("", "a")])]);
-    let cfg = RunConfig { max_steps: 5, ..config() };
+    let cfg = RunConfig {
+        max_steps: 5,
+        ..config()
+    };
     let mut script = Script::new();
     let effects = run(plan, cfg, &Journal::new(), &mut script);
     assert_eq!(script.asked.len(), 5);
-    assert_eq!(finish(&effects).reason, FinishReason::StepBudget { max_steps: 5 });
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::StepBudget { max_steps: 5 }
+    );
 }
 
 #[test]
@@ -168,11 +244,22 @@ fn a_malformed_grid_is_asked_again_with_the_problem_then_read() {
         .judge("review#1:judge.1", "I think it looks good")
         .judge("review#1:judge.2", "1. YES\n2. NO");
     let effects = run(draft_review_send(), config(), &Journal::new(), &mut script);
-    let second = script.asked.iter().find(|r| r.id == "review#1:judge.2").unwrap();
-    let RequestBody::Judge { messages, attempt, .. } = &second.body else { unreachable!() };
+    let second = script
+        .asked
+        .iter()
+        .find(|r| r.id == "review#1:judge.2")
+        .unwrap();
+    let RequestBody::Judge {
+        messages, attempt, ..
+    } = &second.body
+    else {
+        unreachable!()
+    };
     assert_eq!(*attempt, 2);
     assert_eq!(messages[2].content, "I think it looks good");
-    assert!(messages[3].content.contains("condition 1 has no YES/NO answer"));
+    assert!(messages[3]
+        .content
+        .contains("condition 1 has no YES/NO answer"));
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
 
@@ -200,19 +287,33 @@ fn tools_and_role_of_the_node_travel_with_its_requests() {
     plan.grant = Some(["fetch_url".to_string()].into_iter().collect());
     let mut script = Script::new().judge("review#1:judge.1", "1. YES\n2. NO");
     run(plan, config(), &Journal::new(), &mut script);
-    let work = script.asked.iter().find(|r| r.id == "review#1:work").unwrap();
-    let RequestBody::Work { tools, role, .. } = &work.body else { unreachable!() };
+    let work = script
+        .asked
+        .iter()
+        .find(|r| r.id == "review#1:work")
+        .unwrap();
+    let RequestBody::Work { tools, role, .. } = &work.body else {
+        unreachable!()
+    };
     assert_eq!(tools, &["fetch_url"], "narrowed to the plan's grant");
     assert_eq!(role.as_deref(), Some("review"));
-    let judge = script.asked.iter().find(|r| r.id == "review#1:judge.1").unwrap();
+    let judge = script
+        .asked
+        .iter()
+        .find(|r| r.id == "review#1:judge.1")
+        .unwrap();
     assert!(matches!(&judge.body, RequestBody::Judge { role: Some(r), .. } if r == "review"));
 }
 
 #[test]
 fn the_work_prompt_carries_the_query_the_step_and_not_its_edges() {
-    let mut script = Script::new().work("draft#1:work", "first draft").judge("review#1:judge.1", "1. YES\n2. NO");
+    let mut script = Script::new()
+        .work("draft#1:work", "first draft")
+        .judge("review#1:judge.1", "1. YES\n2. NO");
     run(draft_review_send(), config(), &Journal::new(), &mut script);
-    let RequestBody::Work { messages, .. } = &script.asked[1].body else { unreachable!() };
+    let RequestBody::Work { messages, .. } = &script.asked[1].body else {
+        unreachable!()
+    };
     let user = &messages[1].content;
     assert!(user.contains("write a note"));
     assert!(user.contains("Do review."));
@@ -232,11 +333,16 @@ fn replaying_the_journal_makes_zero_model_calls_and_reproduces_every_effect() {
     let text = journal.to_jsonl();
     let journal = Journal::from_jsonl(&text).unwrap();
 
-    let replay_cfg = RunConfig { replay_only: true, ..config() };
+    let replay_cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
     let mut engine = Engine::new(draft_review_send(), replay_cfg, &journal).unwrap();
     let replayed = drive(&mut engine, |r| panic!("replay asked {}", r.id));
     assert_eq!(observable(&replayed), observable(&live));
-    assert!(replayed.iter().all(|e| !matches!(e, Effect::Request(_) | Effect::Record(_))));
+    assert!(replayed
+        .iter()
+        .all(|e| !matches!(e, Effect::Request(_) | Effect::Record(_))));
     assert_eq!(
         serde_json::to_string(&observable(&replayed)).unwrap(),
         serde_json::to_string(&observable(&live)).unwrap()
@@ -247,10 +353,18 @@ fn replaying_the_journal_makes_zero_model_calls_and_reproduces_every_effect() {
 fn a_replay_missing_an_answer_diverges_instead_of_calling_the_model() {
     let mut journal = Journal::new();
     journal.push("draft#1:work", Answer::Work { output: "x".into() });
-    let cfg = RunConfig { replay_only: true, ..config() };
+    let cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
     let mut engine = Engine::new(draft_review_send(), cfg, &journal).unwrap();
     let effects = drive(&mut engine, |r| panic!("replay asked {}", r.id));
-    assert_eq!(finish(&effects).reason, FinishReason::ReplayDiverged { request: "review#1:work".into() });
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::ReplayDiverged {
+            request: "review#1:work".into()
+        }
+    );
 }
 
 #[test]
@@ -270,18 +384,42 @@ fn an_unavailable_endpoint_interrupts_resumably_and_a_stop_does_too() {
     let mut engine = Engine::new(draft_review_send(), config(), &Journal::new()).unwrap();
     let effects = engine.start();
     assert!(matches!(effects.last(), Some(Effect::Request(r)) if r.id == "draft#1:work"));
-    let effects = engine.handle(Event::Unavailable { id: "draft#1:work".into(), error: "HTTP 503 after 3 tries".into() });
+    let effects = engine.handle(Event::Unavailable {
+        id: "draft#1:work".into(),
+        error: "HTTP 503 after 3 tries".into(),
+    });
     assert_eq!(
         finish(&effects).reason,
-        FinishReason::Interrupted { node: "draft".into(), reason: "HTTP 503 after 3 tries".into() }
+        FinishReason::Interrupted {
+            node: "draft".into(),
+            reason: "HTTP 503 after 3 tries".into()
+        }
     );
-    assert_eq!(engine.statuses()[0], ("draft".into(), Status::Active), "left active: the resume point");
+    assert_eq!(
+        engine.statuses()[0],
+        ("draft".into(), Status::Active),
+        "left active: the resume point"
+    );
 
     let mut engine = Engine::new(draft_review_send(), config(), &Journal::new()).unwrap();
     engine.start();
-    let effects = engine.handle(Event::Stop { reason: "interrupted by the user".into() });
-    assert_eq!(finish(&effects).reason, FinishReason::Stopped { reason: "interrupted by the user".into() });
-    assert!(engine.handle(Event::Answered { id: "draft#1:work".into(), answer: Answer::Work { output: "late".into() } }).is_empty());
+    let effects = engine.handle(Event::Stop {
+        reason: "interrupted by the user".into(),
+    });
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::Stopped {
+            reason: "interrupted by the user".into()
+        }
+    );
+    assert!(engine
+        .handle(Event::Answered {
+            id: "draft#1:work".into(),
+            answer: Answer::Work {
+                output: "late".into()
+            }
+        })
+        .is_empty());
 }
 
 #[test]
@@ -291,7 +429,10 @@ fn a_plan_without_a_start_fails_before_any_call() {
     let mut script = Script::new();
     let effects = run(plan, config(), &Journal::new(), &mut script);
     assert!(script.asked.is_empty());
-    assert!(matches!(finish(&effects).reason, FinishReason::PlanFailed { .. }));
+    assert!(matches!(
+        finish(&effects).reason,
+        FinishReason::PlanFailed { .. }
+    ));
 }
 
 /// draft → gate (type: human) → (ship: send | rework: draft)
@@ -306,19 +447,36 @@ fn gated() -> planvault_core::Plan {
 }
 
 fn ask() -> RunConfig {
-    RunConfig { autonomy: planvault_core::engine::Autonomy::Ask, ..config() }
+    RunConfig {
+        autonomy: planvault_core::engine::Autonomy::Ask,
+        ..config()
+    }
 }
 
 #[test]
 fn a_human_note_asks_a_person_to_pick_one_of_its_conditions_and_takes_that_edge() {
     let mut script = Script::new().human("gate#1:human", true, "looks right", Some("ship"));
     let effects = run(gated(), ask(), &Journal::new(), &mut script);
-    assert_eq!(script.asked_ids(), ["draft#1:work", "gate#1:human", "send#1:work"]);
-    let RequestBody::Human { question, choices } = &script.asked[1].body else { unreachable!() };
+    assert_eq!(
+        script.asked_ids(),
+        ["draft#1:work", "gate#1:human", "send#1:work"]
+    );
+    let RequestBody::Human { question, choices } = &script.asked[1].body else {
+        unreachable!()
+    };
     assert_eq!(choices, &["ship", "rework"]);
-    assert!(question.starts_with("Title of gate\n\nDo gate."), "{question}");
-    assert!(!question.contains("## Next"), "edges are not part of the question");
-    assert_eq!(status_writes(&effects)[2..4], ["gate=active".to_string(), "gate=done".into()]);
+    assert!(
+        question.starts_with("Title of gate\n\nDo gate."),
+        "{question}"
+    );
+    assert!(
+        !question.contains("## Next"),
+        "edges are not part of the question"
+    );
+    assert_eq!(
+        status_writes(&effects)[2..4],
+        ["gate=active".to_string(), "gate=done".into()]
+    );
     let lines = trace_lines(&effects);
     assert_eq!(lines[1], "gate#1: took `ship` → [[send]] [human]");
     let output = effects.iter().find_map(|e| match e {
@@ -335,34 +493,57 @@ fn a_rejection_stops_the_run_at_the_human_note_and_an_unknown_choice_fails_it() 
     let effects = run(gated(), ask(), &Journal::new(), &mut script);
     assert_eq!(
         finish(&effects).reason,
-        FinishReason::NodeFailed { node: "gate".into(), reason: "rejected by a person: not today".into() }
+        FinishReason::NodeFailed {
+            node: "gate".into(),
+            reason: "rejected by a person: not today".into()
+        }
     );
     let mut script = Script::new().human("gate#1:human", true, "", Some("launch"));
     let effects = run(gated(), ask(), &Journal::new(), &mut script);
-    assert!(matches!(finish(&effects).reason, FinishReason::NodeFailed { ref reason, .. } if reason.contains("`launch`")));
+    assert!(
+        matches!(finish(&effects).reason, FinishReason::NodeFailed { ref reason, .. } if reason.contains("`launch`"))
+    );
 }
 
 #[test]
 fn an_approval_takes_the_unconditional_edge_or_finishes_at_a_terminal() {
-    let mut plan = vault(&[("a", 3, &[("", "check")]), ("check", 3, &[("", "b")]), ("b", 3, &[])]);
+    let mut plan = vault(&[
+        ("a", 3, &[("", "check")]),
+        ("check", 3, &[("", "b")]),
+        ("b", 3, &[]),
+    ]);
     plan.nodes[1].kind = planvault_core::NodeKind::Human;
     let mut script = Script::new().human("check#1:human", true, "approved", None);
     let effects = run(plan.clone(), ask(), &Journal::new(), &mut script);
-    assert_eq!(trace_lines(&effects)[1], "check#1: took `next` → [[b]] [human]");
+    assert_eq!(
+        trace_lines(&effects)[1],
+        "check#1: took `next` → [[b]] [human]"
+    );
 
     let mut plan = vault(&[("a", 3, &[("", "sign")]), ("sign", 3, &[])]);
     plan.nodes[1].kind = planvault_core::NodeKind::Human;
     let mut script = Script::new().human("sign#1:human", true, "signed", None);
     let effects = run(plan, ask(), &Journal::new(), &mut script);
     let f = finish(&effects);
-    assert_eq!((f.reason, f.answer.as_deref()), (FinishReason::Completed, Some("approved: signed")));
+    assert_eq!(
+        (f.reason, f.answer.as_deref()),
+        (FinishReason::Completed, Some("approved: signed"))
+    );
 }
 
 #[test]
 fn under_full_autonomy_a_human_note_is_worked_and_judged_like_a_step() {
     let mut script = Script::new().judge("gate#1:judge.1", "1. YES\n2. NO");
     let effects = run(gated(), config(), &Journal::new(), &mut script);
-    assert_eq!(script.asked_ids(), ["draft#1:work", "gate#1:work", "gate#1:judge.1", "send#1:work"]);
+    assert_eq!(
+        script.asked_ids(),
+        [
+            "draft#1:work",
+            "gate#1:work",
+            "gate#1:judge.1",
+            "send#1:work"
+        ]
+    );
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
 
@@ -372,16 +553,34 @@ fn a_deferred_human_note_pauses_awaiting_a_person_and_resumes_on_the_recorded_de
     let mut engine = Engine::new(plan.clone(), ask(), &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| match r.body {
         RequestBody::Human { .. } => Event::Deferred { id: r.id.clone() },
-        _ => Event::Answered { id: r.id.clone(), answer: Answer::Work { output: "draft one".into() } },
+        _ => Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: "draft one".into(),
+            },
+        },
     });
-    assert!(matches!(finish(&effects).reason, FinishReason::AwaitingHuman { ref node, .. } if node == "gate"));
+    assert!(
+        matches!(finish(&effects).reason, FinishReason::AwaitingHuman { ref node, .. } if node == "gate")
+    );
     let mut resumed = plan.clone();
     apply_statuses(&mut resumed, &effects);
     let mut journal = journal_of(&effects);
-    journal.push("gate#1:human", Answer::Human { decision: "ok".into(), approved: true, choice: Some("ship".into()) });
+    journal.push(
+        "gate#1:human",
+        Answer::Human {
+            decision: "ok".into(),
+            approved: true,
+            choice: Some("ship".into()),
+        },
+    );
     let mut script = Script::new();
     let effects = run(resumed.clone(), ask(), &journal, &mut script);
-    assert_eq!(script.asked_ids(), ["send#1:work"], "the decision is served from the journal");
+    assert_eq!(
+        script.asked_ids(),
+        ["send#1:work"],
+        "the decision is served from the journal"
+    );
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
 
     // Once past the gate (draft and gate done, send not yet begun), a
@@ -392,10 +591,25 @@ fn a_deferred_human_note_pauses_awaiting_a_person_and_resumes_on_the_recorded_de
         walked.nodes[i].status = Status::Done;
     }
     let mut journal = Journal::new();
-    journal.push("draft#1:work", Answer::Work { output: "draft one".into() });
-    journal.push("gate#1:human", Answer::Human { decision: "ok".into(), approved: true, choice: Some("ship".into()) });
+    journal.push(
+        "draft#1:work",
+        Answer::Work {
+            output: "draft one".into(),
+        },
+    );
+    journal.push(
+        "gate#1:human",
+        Answer::Human {
+            decision: "ok".into(),
+            approved: true,
+            choice: Some("ship".into()),
+        },
+    );
     let mut script = Script::new();
     let effects = run(walked, ask(), &journal, &mut script);
     assert_eq!(script.asked_ids(), ["send#1:work"]);
-    assert_eq!(trace_lines(&effects)[0], "send#1: resumed: walked past 2 done node(s) on recorded decisions [resume]");
+    assert_eq!(
+        trace_lines(&effects)[0],
+        "send#1: resumed: walked past 2 done node(s) on recorded decisions [resume]"
+    );
 }

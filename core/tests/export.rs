@@ -27,17 +27,38 @@ fn json_has_the_documented_shape() {
     let v: Value = serde_json::from_str(&text).unwrap();
     // Field order is part of the format: check it on the text itself.
     let in_order = |keys: &[&str], from: usize| {
-        let at: Vec<usize> = keys.iter().map(|k| from + text[from..].find(&format!("\"{k}\"")).unwrap()).collect();
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| from + text[from..].find(&format!("\"{k}\"")).unwrap())
+            .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{keys:?} out of order");
     };
     in_order(&["format", "start", "nodes", "edges"], 0);
     in_order(
-        &["id", "title", "kind", "status", "tools", "role", "max_visits", "file"],
+        &[
+            "id",
+            "title",
+            "kind",
+            "status",
+            "tools",
+            "role",
+            "max_visits",
+            "file",
+        ],
         text.find("\"nodes\"").unwrap(),
     );
-    in_order(&["from", "to", "label", "conditional"], text.find("\"edges\"").unwrap());
-    assert_eq!(v["nodes"].as_array().unwrap()[0].as_object().unwrap().len(), 8);
-    assert_eq!(v["edges"].as_array().unwrap()[0].as_object().unwrap().len(), 4);
+    in_order(
+        &["from", "to", "label", "conditional"],
+        text.find("\"edges\"").unwrap(),
+    );
+    assert_eq!(
+        v["nodes"].as_array().unwrap()[0].as_object().unwrap().len(),
+        8
+    );
+    assert_eq!(
+        v["edges"].as_array().unwrap()[0].as_object().unwrap().len(),
+        4
+    );
     assert_eq!(v["edges"][0]["label"], Value::Null);
 }
 
@@ -60,7 +81,10 @@ fn canvas_is_json_canvas_1_0() {
     let v: Value = serde_json::from_str(&text).unwrap();
     let mut ids = BTreeSet::new();
     for node in v["nodes"].as_array().unwrap() {
-        assert!(ids.insert(node["id"].as_str().unwrap().to_string()), "duplicate id");
+        assert!(
+            ids.insert(node["id"].as_str().unwrap().to_string()),
+            "duplicate id"
+        );
         for key in ["x", "y", "width", "height"] {
             assert!(node[key].is_i64(), "{key} must be an integer: {node}");
         }

@@ -17,17 +17,27 @@ const OUTPUTS: [(GraphFormat, &str); 4] = [
 
 fn source(dir: &Path) -> PlanSource {
     if let Ok(text) = fs::read_to_string(dir.join("PLAN.md")) {
-        PlanSource::PlanMd { file: "PLAN.md".into(), text }
+        PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text,
+        }
     } else {
         let text = fs::read_to_string(dir.join("plan.json")).unwrap();
-        PlanSource::Generated { file: "plan.json".into(), text, options: generated::Options::default() }
+        PlanSource::Generated {
+            file: "plan.json".into(),
+            text,
+            options: generated::Options::default(),
+        }
     }
 }
 
 #[test]
 fn export_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export");
-    let mut dirs: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();
@@ -45,7 +55,11 @@ fn export_fixtures() {
             }
         }
     }
-    assert!(failures.is_empty(), "exports differ (UPDATE_EXPECT=1 to bless):\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "exports differ (UPDATE_EXPECT=1 to bless):\n{}",
+        failures.join("\n")
+    );
 }
 
 /// The JSON exports are valid JSON, and a canvas has integer geometry on
@@ -56,10 +70,17 @@ fn json_and_canvas_are_well_formed() {
     for entry in fs::read_dir(&root).unwrap() {
         let dir = entry.unwrap().path();
         let plan = check(&source(&dir)).plan;
-        let graph: serde_json::Value = serde_json::from_str(&export(&plan, GraphFormat::Json)).unwrap();
+        let graph: serde_json::Value =
+            serde_json::from_str(&export(&plan, GraphFormat::Json)).unwrap();
         assert_eq!(graph["nodes"].as_array().unwrap().len(), plan.nodes.len());
-        let canvas: serde_json::Value = serde_json::from_str(&export(&plan, GraphFormat::Canvas)).unwrap();
-        let ids: Vec<&str> = canvas["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+        let canvas: serde_json::Value =
+            serde_json::from_str(&export(&plan, GraphFormat::Canvas)).unwrap();
+        let ids: Vec<&str> = canvas["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["id"].as_str().unwrap())
+            .collect();
         for node in canvas["nodes"].as_array().unwrap() {
             for key in ["x", "y", "width", "height"] {
                 assert!(node[key].is_i64(), "{key} of {node}");

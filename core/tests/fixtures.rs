@@ -13,8 +13,20 @@ use std::path::{Path, PathBuf};
 fn summary(plan: &Plan) -> String {
     let mut out = String::from("nodes:\n");
     for node in &plan.nodes {
-        let pos = node.pos.as_ref().map(|p| format!("{}:{}", p.line, p.column)).unwrap_or_default();
-        write!(out, "  {} {} {} @{pos} {:?}", node.id, node.kind.as_str(), node.status.as_str(), node.title).unwrap();
+        let pos = node
+            .pos
+            .as_ref()
+            .map(|p| format!("{}:{}", p.line, p.column))
+            .unwrap_or_default();
+        write!(
+            out,
+            "  {} {} {} @{pos} {:?}",
+            node.id,
+            node.kind.as_str(),
+            node.status.as_str(),
+            node.title
+        )
+        .unwrap();
         match &node.ext {
             NodeExt::PlanMd(item) => {
                 if let Some(label) = &item.label {
@@ -36,7 +48,12 @@ fn summary(plan: &Plan) -> String {
             NodeExt::Generated(step) => {
                 write!(out, " tool={:?} args={}", step.capability, step.args).unwrap();
                 for p in &step.preconditions {
-                    write!(out, "\n    precondition {:?} {:?} {:?}", p.reference, p.test, p.value).unwrap();
+                    write!(
+                        out,
+                        "\n    precondition {:?} {:?} {:?}",
+                        p.reference, p.test, p.value
+                    )
+                    .unwrap();
                 }
             }
             NodeExt::Vault(_) => {}
@@ -46,19 +63,35 @@ fn summary(plan: &Plan) -> String {
     out.push_str("edges:\n");
     for edge in &plan.edges {
         let from = &plan.nodes[edge.from].id;
-        let to = edge.to.map_or_else(|| format!("<missing {:?}>", edge.target), |t| plan.nodes[t].id.clone());
+        let to = edge.to.map_or_else(
+            || format!("<missing {:?}>", edge.target),
+            |t| plan.nodes[t].id.clone(),
+        );
         let kind = match edge.kind {
             EdgeKind::After => "after",
             EdgeKind::Route => "route",
             EdgeKind::Conditional => "conditional",
             EdgeKind::Unconditional => "unconditional",
         };
-        let pos = edge.pos.as_ref().map(|p| format!(" @{}:{}", p.line, p.column)).unwrap_or_default();
-        let label = edge.label.as_ref().map(|l| format!(" {l:?}")).unwrap_or_default();
+        let pos = edge
+            .pos
+            .as_ref()
+            .map(|p| format!(" @{}:{}", p.line, p.column))
+            .unwrap_or_default();
+        let label = edge
+            .label
+            .as_ref()
+            .map(|l| format!(" {l:?}"))
+            .unwrap_or_default();
         writeln!(out, "  {from} -> {to} {kind}{label}{pos}").unwrap();
     }
     if let Some(grant) = &plan.grant {
-        writeln!(out, "grant: {}", grant.iter().cloned().collect::<Vec<_>>().join(", ")).unwrap();
+        writeln!(
+            out,
+            "grant: {}",
+            grant.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+        .unwrap();
     }
     out
 }
@@ -70,15 +103,26 @@ fn render(source: &PlanSource) -> String {
     for d in &checked.diagnostics {
         writeln!(out, "  {}", d.render_human()).unwrap();
         if !d.items.is_empty() || d.target.is_some() || d.key.is_some() {
-            writeln!(out, "    items={:?} target={:?} key={:?}", d.items, d.target, d.key).unwrap();
+            writeln!(
+                out,
+                "    items={:?} target={:?} key={:?}",
+                d.items, d.target, d.key
+            )
+            .unwrap();
         }
     }
     out
 }
 
 fn cases(format: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format);
-    let mut dirs: Vec<PathBuf> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format);
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     dirs.sort();
     assert!(!dirs.is_empty(), "no fixtures under {}", root.display());
     dirs
@@ -87,7 +131,13 @@ fn cases(format: &str) -> Vec<PathBuf> {
 fn options(dir: &Path) -> generated::Options {
     let mut options = generated::Options::default();
     let read_list = |name: &str| {
-        fs::read_to_string(dir.join(name)).ok().map(|t| t.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
+        fs::read_to_string(dir.join(name)).ok().map(|t| {
+            t.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
+        })
     };
     options.allowed_tools = read_list("allowed_tools.txt");
     options.available_tools = read_list("available_tools.txt");
@@ -113,27 +163,48 @@ fn run(format: &str, input: &str, source: impl Fn(&Path, String) -> PlanSource) 
             }
         }
     }
-    assert!(failures.is_empty(), "fixtures differ (UPDATE_EXPECT=1 to bless):\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "fixtures differ (UPDATE_EXPECT=1 to bless):\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn planmd_fixtures() {
-    run("planmd", "PLAN.md", |_, text| PlanSource::PlanMd { file: "PLAN.md".into(), text });
+    run("planmd", "PLAN.md", |_, text| PlanSource::PlanMd {
+        file: "PLAN.md".into(),
+        text,
+    });
 }
 
 #[test]
 fn generated_fixtures() {
-    run("generated", "plan.json", |dir, text| PlanSource::Generated { file: "plan.json".into(), text, options: options(dir) });
+    run("generated", "plan.json", |dir, text| {
+        PlanSource::Generated {
+            file: "plan.json".into(),
+            text,
+            options: options(dir),
+        }
+    });
 }
 
 /// Every planmd fixture parses identically with CRLF line endings.
 #[test]
 fn planmd_crlf_parses_like_lf() {
     for dir in cases("planmd") {
-        let lf = fs::read_to_string(dir.join("PLAN.md")).unwrap().replace("\r\n", "\n");
+        let lf = fs::read_to_string(dir.join("PLAN.md"))
+            .unwrap()
+            .replace("\r\n", "\n");
         let crlf = lf.replace('\n', "\r\n");
-        let a = check(&PlanSource::PlanMd { file: "PLAN.md".into(), text: lf });
-        let b = check(&PlanSource::PlanMd { file: "PLAN.md".into(), text: crlf });
+        let a = check(&PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text: lf,
+        });
+        let b = check(&PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text: crlf,
+        });
         assert_eq!(a.plan, b.plan, "{}", dir.display());
         assert_eq!(a.diagnostics, b.diagnostics, "{}", dir.display());
     }

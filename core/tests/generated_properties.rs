@@ -56,7 +56,8 @@ fn args() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z]{1,4}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
@@ -69,19 +70,26 @@ fn deps() -> impl Strategy<Value = Value> {
 }
 
 fn flat_step() -> impl Strategy<Value = Value> {
-    (name(), prop_oneof![Just(json!("t")), Just(json!("u")), scalar()], args(), prop::option::of(deps())).prop_map(
-        |(n, tool, args, after)| {
+    (
+        name(),
+        prop_oneof![Just(json!("t")), Just(json!("u")), scalar()],
+        args(),
+        prop::option::of(deps()),
+    )
+        .prop_map(|(n, tool, args, after)| {
             let mut step = json!({"name": n, "tool": tool, "args": args});
             if let Some(after) = after {
                 step["after"] = after;
             }
             step
-        },
-    )
+        })
 }
 
 fn dag_node() -> impl Strategy<Value = Value> {
-    let precondition = (name(), prop_oneof![Just(json!("exists")), Just(json!("equals")), scalar()])
+    let precondition = (
+        name(),
+        prop_oneof![Just(json!("exists")), Just(json!("equals")), scalar()],
+    )
         .prop_map(|(r, test)| json!({"ref": r, "test": test, "value": 1}));
     (name(), prop_oneof![Just(json!("t")), scalar()], args(), deps(), prop::collection::vec(precondition, 0..3))
         .prop_map(|(id, cap, args, deps, pre)| json!({"id": id, "capability": cap, "args": args, "dependsOn": deps, "preconditions": pre}))
@@ -90,7 +98,8 @@ fn dag_node() -> impl Strategy<Value = Value> {
 fn plan() -> impl Strategy<Value = Value> {
     prop_oneof![
         prop::collection::vec(flat_step(), 0..8).prop_map(Value::Array),
-        prop::collection::vec(dag_node(), 0..8).prop_map(|nodes| json!({"goal": "g", "nodes": nodes})),
+        prop::collection::vec(dag_node(), 0..8)
+            .prop_map(|nodes| json!({"goal": "g", "nodes": nodes})),
         prop::collection::vec(flat_step(), 0..4).prop_map(|steps| json!({"steps": steps})),
         args(),
     ]
@@ -100,9 +109,20 @@ fn run(text: String) -> planvault_core::Checked {
     let options = generated::Options {
         allowed_tools: Some(vec!["t".into()]),
         available_tools: Some(vec!["t".into(), "u".into()]),
-        limits: generated::Limits { max_nodes: 6, max_dependencies: 3, max_references: 4, max_preconditions: 2, max_args_bytes: 200, max_args_depth: 4 },
+        limits: generated::Limits {
+            max_nodes: 6,
+            max_dependencies: 3,
+            max_references: 4,
+            max_preconditions: 2,
+            max_args_bytes: 200,
+            max_args_depth: 4,
+        },
     };
-    check(&PlanSource::Generated { file: "plan.json".into(), text, options })
+    check(&PlanSource::Generated {
+        file: "plan.json".into(),
+        text,
+        options,
+    })
 }
 
 proptest! {
@@ -167,7 +187,8 @@ fn hostile_nesting_is_refused() {
 #[test]
 fn twenty_thousand_steps_validate_in_a_small_stack() {
     const STEPS: usize = 20_000;
-    let mut nodes = vec![json!({"id": "s0", "capability": "t", "dependsOn": [format!("s{}", STEPS - 1)]})];
+    let mut nodes =
+        vec![json!({"id": "s0", "capability": "t", "dependsOn": [format!("s{}", STEPS - 1)]})];
     for i in 1..STEPS {
         let prev = format!("s{}", i - 1);
         nodes.push(json!({"id": format!("s{i}"), "capability": "t", "dependsOn": [prev.clone()], "args": {"x": {"$from": format!("{prev}.out")}}}));
@@ -178,7 +199,12 @@ fn twenty_thousand_steps_validate_in_a_small_stack() {
         .spawn(move || {
             let mut options = generated::Options::default();
             options.limits.max_nodes = STEPS;
-            check(&PlanSource::Generated { file: "plan.json".into(), text, options }).diagnostics
+            check(&PlanSource::Generated {
+                file: "plan.json".into(),
+                text,
+                options,
+            })
+            .diagnostics
         })
         .unwrap();
     let diagnostics = handle.join().expect("no stack overflow");

@@ -4,7 +4,10 @@ use planvault_core::{check, planmd, Code, PlanSource};
 use proptest::prelude::*;
 
 fn source(text: String) -> PlanSource {
-    PlanSource::PlanMd { file: "PLAN.md".into(), text }
+    PlanSource::PlanMd {
+        file: "PLAN.md".into(),
+        text,
+    }
 }
 
 /// One line of an item that uses none of `@on`, `@emit`, `@needs`: any kind,
@@ -37,7 +40,8 @@ fn old_grammar_item() -> impl Strategy<Value = String> {
         Just("\n      @gate".to_string()),
         "[A-Za-z ]{1,20}".prop_map(|s| format!("\n      {s}")),
     ];
-    (indent, check, after, kind, text, extra).prop_map(|(i, c, a, k, t, e)| format!("{i}- {c} {a}{k}{t}{e}"))
+    (indent, check, after, kind, text, extra)
+        .prop_map(|(i, c, a, k, t, e)| format!("{i}- {c} {a}{k}{t}{e}"))
 }
 
 fn old_grammar_plan() -> impl Strategy<Value = String> {
@@ -70,8 +74,13 @@ fn full_grammar_plan() -> impl Strategy<Value = String> {
         "[a-c], [a-c]".prop_map(|k| format!("      @needs {k}")),
         "[a-z →=>!-]{0,12}".prop_map(|s| format!("      @on {s}")),
     ];
-    let item = (old_grammar_item(), prop::collection::vec(marker, 0..4))
-        .prop_map(|(item, markers)| std::iter::once(item).chain(markers).collect::<Vec<_>>().join("\n"));
+    let item =
+        (old_grammar_item(), prop::collection::vec(marker, 0..4)).prop_map(|(item, markers)| {
+            std::iter::once(item)
+                .chain(markers)
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
     prop::collection::vec(item, 0..14).prop_map(|items| items.join("\n") + "\n")
 }
 

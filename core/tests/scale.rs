@@ -17,7 +17,11 @@ const NOTES: usize = 100_000;
 fn chain(close_loop: bool) -> BTreeMap<String, String> {
     (0..NOTES)
         .map(|i| {
-            let frontmatter = if i == 0 { "---\ntype: start\n---\n" } else { "" };
+            let frontmatter = if i == 0 {
+                "---\ntype: start\n---\n"
+            } else {
+                ""
+            };
             let next = if i + 1 < NOTES {
                 format!("\n## Next\n- [[n{:05}]]\n", i + 1)
             } else if close_loop {
@@ -25,7 +29,10 @@ fn chain(close_loop: bool) -> BTreeMap<String, String> {
             } else {
                 String::new()
             };
-            (format!("n{i:05}.md"), format!("{frontmatter}# Step {i}\n\nDo step {i}.\n{next}"))
+            (
+                format!("n{i:05}.md"),
+                format!("{frontmatter}# Step {i}\n\nDo step {i}.\n{next}"),
+            )
         })
         .collect()
 }
@@ -36,7 +43,11 @@ fn a_100k_chain_validates_clean() {
     let checked = check(&PlanSource::Vault(chain(false)));
     assert_eq!(checked.plan.nodes.len(), NOTES);
     assert_eq!(checked.plan.edges.len(), NOTES - 1);
-    assert!(checked.diagnostics.is_empty(), "{:?}", &checked.diagnostics[..checked.diagnostics.len().min(3)]);
+    assert!(
+        checked.diagnostics.is_empty(),
+        "{:?}",
+        &checked.diagnostics[..checked.diagnostics.len().min(3)]
+    );
     let tree = export::export(&checked.plan, GraphFormat::Ascii);
     assert_eq!(tree.lines().count(), NOTES);
 }
@@ -49,6 +60,10 @@ fn a_100k_loop_is_one_cycle_without_exit() {
     assert_eq!(codes, [Code::NoTerminalReachable, Code::CycleWithoutExit]);
     let cycle = &checked.diagnostics[1];
     assert_eq!(cycle.nodes.len(), NOTES);
-    assert!(cycle.message.contains("and 99990 more"), "{}", cycle.message);
+    assert!(
+        cycle.message.contains("and 99990 more"),
+        "{}",
+        cycle.message
+    );
     assert_eq!(cycle.file.as_deref(), Some("n00000.md"));
 }

@@ -24,7 +24,11 @@ fn read_folder(root: &Path) -> BTreeMap<String, String> {
                 continue;
             }
             let rel = path.strip_prefix(root).unwrap();
-            let key = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            let key = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
             if key.starts_with("expected.snap") {
                 continue;
             }
@@ -46,8 +50,19 @@ fn render(files: &BTreeMap<String, String>) -> String {
     let _ = writeln!(out, "start: {:?}", plan.start.map(|s| &plan.nodes[s].id));
     out.push_str("nodes:\n");
     for n in &plan.nodes {
-        let _ = writeln!(out, "  {:?} title={:?} kind={} status={}", n.id, n.title, n.kind.as_str(), n.status.as_str());
-        let _ = writeln!(out, "    tools={:?} role={:?} max_visits={}", n.tools, n.role, n.max_visits);
+        let _ = writeln!(
+            out,
+            "  {:?} title={:?} kind={} status={}",
+            n.id,
+            n.title,
+            n.kind.as_str(),
+            n.status.as_str()
+        );
+        let _ = writeln!(
+            out,
+            "    tools={:?} role={:?} max_visits={}",
+            n.tools, n.role, n.max_visits
+        );
         if let NodeExt::Vault(v) = &n.ext {
             let _ = writeln!(out, "    file={:?} next_line={:?}", v.file, v.next_line);
             for (key, raw) in &v.extra_frontmatter {
@@ -59,7 +74,11 @@ fn render(files: &BTreeMap<String, String>) -> String {
     out.push_str("edges:\n");
     for e in &plan.edges {
         let to = e.to.map_or("<none>", |t| plan.nodes[t].id.as_str());
-        let pos = e.pos.as_ref().map(|p| format!("{}:{}:{}", p.file, p.line, p.column)).unwrap_or_default();
+        let pos = e
+            .pos
+            .as_ref()
+            .map(|p| format!("{}:{}:{}", p.file, p.line, p.column))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "  {} -> {} target={:?} label={:?} {} at {pos}",
@@ -67,7 +86,11 @@ fn render(files: &BTreeMap<String, String>) -> String {
             to,
             e.target,
             e.label,
-            if e.is_conditional() { "conditional" } else { "unconditional" },
+            if e.is_conditional() {
+                "conditional"
+            } else {
+                "unconditional"
+            },
         );
     }
     out
@@ -76,14 +99,27 @@ fn render(files: &BTreeMap<String, String>) -> String {
 #[test]
 fn vault_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
-    let mut cases: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut cases: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     cases.sort();
-    assert!(cases.len() >= 20, "fixture folders went missing: {}", cases.len());
+    assert!(
+        cases.len() >= 20,
+        "fixture folders went missing: {}",
+        cases.len()
+    );
     for case in &cases {
         let files = read_folder(case);
         let output = render(&files);
         // Same input, same bytes.
-        assert_eq!(output, render(&files), "{} is not deterministic", case.display());
+        assert_eq!(
+            output,
+            render(&files),
+            "{} is not deterministic",
+            case.display()
+        );
         insta::with_settings!({
             snapshot_path => case.clone(),
             prepend_module_to_snapshot => false,
@@ -103,7 +139,11 @@ fn a_load_for_checks_drops_only_bodies_and_unknown_keys() {
     use planvault_core::{export, vault};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
     let (mut with_bodies, mut with_unknown_keys) = (0, 0);
-    for case in fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+    for case in fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+    {
         let files = read_folder(&case);
         let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
         let (full, full_diagnostics) = vault::load_from(pairs());
@@ -113,7 +153,14 @@ fn a_load_for_checks_drops_only_bodies_and_unknown_keys() {
             NodeExt::Vault(v) => v.extra_frontmatter.len(),
             _ => 0,
         };
-        assert!(skipped.nodes.iter().all(|n| n.body.is_empty() && extra(n) == 0), "{}", case.display());
+        assert!(
+            skipped
+                .nodes
+                .iter()
+                .all(|n| n.body.is_empty() && extra(n) == 0),
+            "{}",
+            case.display()
+        );
         if full.nodes.iter().any(|n| !n.body.is_empty()) {
             with_bodies += 1;
         }
@@ -123,7 +170,11 @@ fn a_load_for_checks_drops_only_bodies_and_unknown_keys() {
         use export::GraphFormat::*;
         for format in [Json, Mermaid, Ascii, Canvas] {
             let same = export::export(&skipped, format) == export::export(&full, format);
-            assert!(same, "{} {format:?}: the export differs without bodies", case.display());
+            assert!(
+                same,
+                "{} {format:?}: the export differs without bodies",
+                case.display()
+            );
         }
         let mut emptied = full;
         for node in &mut emptied.nodes {
@@ -135,5 +186,8 @@ fn a_load_for_checks_drops_only_bodies_and_unknown_keys() {
         assert_eq!(skipped, emptied, "{}", case.display());
     }
     assert!(with_bodies >= 5, "only {with_bodies} fixtures have bodies");
-    assert!(with_unknown_keys >= 2, "only {with_unknown_keys} fixtures have unknown frontmatter keys");
+    assert!(
+        with_unknown_keys >= 2,
+        "only {with_unknown_keys} fixtures have unknown frontmatter keys"
+    );
 }

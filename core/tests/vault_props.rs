@@ -5,7 +5,9 @@
 //!   matrix) on random small graphs.
 
 use planvault_core::vault::{self, save_plan};
-use planvault_core::{Code, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
+use planvault_core::{
+    Code, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,7 +72,13 @@ fn edge(notes: usize) -> impl Strategy<Value = GenEdge> {
 
 fn note(notes: usize) -> impl Strategy<Value = GenNote> {
     (
-        (prop::option::of(word()), word(), prop::option::of(words()), paragraph(), any::<bool>()),
+        (
+            prop::option::of(word()),
+            word(),
+            prop::option::of(words()),
+            paragraph(),
+            any::<bool>(),
+        ),
         (
             prop::option::of(prop::sample::select(vec!["pending", "active", "done"])),
             prop::collection::vec(word(), 0..3),
@@ -83,8 +91,28 @@ fn note(notes: usize) -> impl Strategy<Value = GenNote> {
         (any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |((folder, name, title, body, start), (status, tools, role, max_visits), extra, edges, (crlf, bom))| {
-                GenNote { folder, name, title, body, start, status, tools, role, max_visits, extra, edges, crlf, bom }
+            |(
+                (folder, name, title, body, start),
+                (status, tools, role, max_visits),
+                extra,
+                edges,
+                (crlf, bom),
+            )| {
+                GenNote {
+                    folder,
+                    name,
+                    title,
+                    body,
+                    start,
+                    status,
+                    tools,
+                    role,
+                    max_visits,
+                    extra,
+                    edges,
+                    crlf,
+                    bom,
+                }
             },
         )
 }
@@ -138,7 +166,11 @@ fn render(notes: &[GenNote]) -> BTreeMap<String, String> {
                     Ok(t) => path(&notes[*t], *t).rsplit('/').next().unwrap().to_string(),
                     Err(missing) => missing.clone(),
                 };
-                let link = if e.alias { format!("[[{target}|shown]]") } else { format!("[[{target}]]") };
+                let link = if e.alias {
+                    format!("[[{target}|shown]]")
+                } else {
+                    format!("[[{target}]]")
+                };
                 match &e.label {
                     Some(l) => text.push_str(&format!("- {l} {} {link}\n", e.arrow)),
                     None => text.push_str(&format!("- {link}\n")),
@@ -236,13 +268,20 @@ fn to_plan(g: &Graph) -> Plan {
         plan.nodes.push(Node {
             title: id.clone(),
             body: String::new(),
-            kind: if g.starts[i] { NodeKind::Start } else { NodeKind::Step },
+            kind: if g.starts[i] {
+                NodeKind::Start
+            } else {
+                NodeKind::Step
+            },
             status: Status::Pending,
             tools: Vec::new(),
             role: None,
             max_visits: 3,
             pos: None,
-            ext: NodeExt::Vault(VaultNode { file: format!("{id}.md"), ..VaultNode::default() }),
+            ext: NodeExt::Vault(VaultNode {
+                file: format!("{id}.md"),
+                ..VaultNode::default()
+            }),
             id,
         });
     }
@@ -287,7 +326,9 @@ fn reference(g: &Graph) -> BTreeSet<(Code, Vec<String>)> {
         }
     }
     let marked: Vec<usize> = (0..g.n).filter(|&i| g.starts[i]).collect();
-    let roots: Vec<usize> = (0..g.n).filter(|&i| !g.edges.iter().any(|&(_, t)| t == Some(i))).collect();
+    let roots: Vec<usize> = (0..g.n)
+        .filter(|&i| !g.edges.iter().any(|&(_, t)| t == Some(i)))
+        .collect();
     let start = match (marked.len(), roots.len()) {
         (1, _) => Some(marked[0]),
         (0, 1) => Some(roots[0]),
@@ -296,7 +337,10 @@ fn reference(g: &Graph) -> BTreeSet<(Code, Vec<String>)> {
             None
         }
         _ => {
-            out.insert((Code::MultipleStarts, marked.iter().map(|&i| name(i)).collect()));
+            out.insert((
+                Code::MultipleStarts,
+                marked.iter().map(|&i| name(i)).collect(),
+            ));
             None
         }
     };
@@ -315,14 +359,22 @@ fn reference(g: &Graph) -> BTreeSet<(Code, Vec<String>)> {
         if seen[i] {
             continue;
         }
-        let members: Vec<usize> = (0..g.n).filter(|&j| j == i || (reach[i][j] && reach[j][i])).collect();
+        let members: Vec<usize> = (0..g.n)
+            .filter(|&j| j == i || (reach[i][j] && reach[j][i]))
+            .collect();
         for &m in &members {
             seen[m] = true;
         }
         let cyclic = reach[i][i];
-        let exits = g.edges.iter().any(|&(f, t)| members.contains(&f) && t.is_none_or(|t| !members.contains(&t)));
+        let exits = g
+            .edges
+            .iter()
+            .any(|&(f, t)| members.contains(&f) && t.is_none_or(|t| !members.contains(&t)));
         if cyclic && !exits {
-            out.insert((Code::CycleWithoutExit, members.iter().map(|&m| name(m)).collect()));
+            out.insert((
+                Code::CycleWithoutExit,
+                members.iter().map(|&m| name(m)).collect(),
+            ));
         }
     }
     out

@@ -10,7 +10,9 @@ use libfuzzer_sys::fuzz_target;
 use planvault_core::vault::{frontmatter, yaml_value};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flag, yaml)) = data.split_first() else { return };
+    let Some((&flag, yaml)) = data.split_first() else {
+        return;
+    };
     let yaml = String::from_utf8_lossy(yaml);
     let [fast, parsed] = frontmatter::read_both_ways(&yaml, flag & 1 == 1);
     assert_eq!(fast, parsed, "{yaml:?}");
@@ -21,7 +23,10 @@ fuzz_target!(|data: &[u8]| {
         // still find a later error, but not that one.
         Err(message) if message.contains(" as u128") || message.contains(" as i128") => {
             if let Err(ours) = &ours {
-                assert!(!ours.contains(" as u128") && !ours.contains(" as i128"), "{yaml:?}: {ours}");
+                assert!(
+                    !ours.contains(" as u128") && !ours.contains(" as i128"),
+                    "{yaml:?}: {ours}"
+                );
             }
         }
         _ => assert_eq!(ours, theirs, "{yaml:?}"),

@@ -13,7 +13,11 @@ fuzz_target!(|text: &str| {
         ..Options::default()
     };
     for options in [Options::default(), restrictive] {
-        let source = PlanSource::Generated { file: "plan.json".into(), text: text.into(), options };
+        let source = PlanSource::Generated {
+            file: "plan.json".into(),
+            text: text.into(),
+            options,
+        };
         let checked = planvault_core::check(&source);
         let nodes = checked.plan.nodes.len();
         for edge in &checked.plan.edges {

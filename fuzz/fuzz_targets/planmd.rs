@@ -5,7 +5,10 @@ use libfuzzer_sys::fuzz_target;
 use planvault_core::PlanSource;
 
 fuzz_target!(|text: &str| {
-    let source = PlanSource::PlanMd { file: "PLAN.md".into(), text: text.into() };
+    let source = PlanSource::PlanMd {
+        file: "PLAN.md".into(),
+        text: text.into(),
+    };
     let checked = planvault_core::check(&source);
     let nodes = checked.plan.nodes.len();
     for edge in &checked.plan.edges {

@@ -35,9 +35,18 @@ fuzz_target!(|text: &str| {
         match split(content) {
             Split::Closed(block) => {
                 // Everything up to the YAML and everything after the block stays.
-                assert_eq!(&out_content[..block.yaml_offset], &content[..block.yaml_offset]);
-                let Split::Closed(out_block) = split(out_content) else { panic!("block lost") };
-                assert_eq!(&out_content[out_block.body_offset..], &content[block.body_offset..], "body changed");
+                assert_eq!(
+                    &out_content[..block.yaml_offset],
+                    &content[..block.yaml_offset]
+                );
+                let Split::Closed(out_block) = split(out_content) else {
+                    panic!("block lost")
+                };
+                assert_eq!(
+                    &out_content[out_block.body_offset..],
+                    &content[block.body_offset..],
+                    "body changed"
+                );
                 // Within the block, the only new lines are the status entry.
                 let mut before: HashMap<&str, usize> = HashMap::new();
                 for line in content.lines() {
@@ -53,7 +62,10 @@ fuzz_target!(|text: &str| {
             Split::Absent | Split::Unclosed { .. } => {
                 // A fresh block goes on top; the old text follows unchanged.
                 assert!(out_content.starts_with("---"), "no fresh block");
-                assert!(out_content.ends_with(content), "text after the fresh block changed");
+                assert!(
+                    out_content.ends_with(content),
+                    "text after the fresh block changed"
+                );
                 let head = &out_content[..out_content.len() - content.len()];
                 assert!(head.contains(&format!("status: {}", status.as_str())));
             }

@@ -18,7 +18,11 @@ fuzz_target!(|data: &[u8]| {
     let mut files = BTreeMap::new();
     for chunk in text.split('\0').take(MAX_NOTES) {
         let (path, note) = chunk.split_once('\n').unwrap_or((chunk, ""));
-        let path = if path.to_ascii_lowercase().ends_with(".md") { path.to_string() } else { format!("{path}.md") };
+        let path = if path.to_ascii_lowercase().ends_with(".md") {
+            path.to_string()
+        } else {
+            format!("{path}.md")
+        };
         files.insert(path, note.to_string());
     }
     let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));

@@ -14,7 +14,9 @@ pub fn plan_like(n: usize) -> Graph {
     // A tiny fixed linear congruential generator: same graph every run.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = |m: usize| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((seed >> 33) as usize) % m.max(1)
     };
     for v in 0..n.saturating_sub(1) {
@@ -26,7 +28,12 @@ pub fn plan_like(n: usize) -> Graph {
             edges.push((v, v - 1 - next(5).min(v - 1)));
         }
     }
-    Graph { node_count: n, edges, start: Some(0), pinned: Default::default() }
+    Graph {
+        node_count: n,
+        edges,
+        start: Some(0),
+        pinned: Default::default(),
+    }
 }
 
 #[divan::bench(args = [100, 500, 2000, 5000], sample_count = 10)]

@@ -26,9 +26,19 @@ const PASSES: usize = 8;
 pub fn place(order: &Ordering, options: &Options) -> Placement {
     let items = order.item_count();
     let n = order.node_count;
-    let width = |v: usize| if v < n { options.node_width } else { options.dummy_width };
+    let width = |v: usize| {
+        if v < n {
+            options.node_width
+        } else {
+            options.dummy_width
+        }
+    };
     let separation = |a: usize, b: usize| {
-        let gap = if a >= n && b >= n { options.node_gap / 4.0 } else { options.node_gap };
+        let gap = if a >= n && b >= n {
+            options.node_gap / 4.0
+        } else {
+            options.node_gap
+        };
         width(a) / 2.0 + gap + width(b) / 2.0
     };
     let mut x = vec![0.0f64; items];
@@ -42,7 +52,11 @@ pub fn place(order: &Ordering, options: &Options) -> Placement {
         }
     }
     // Centre the initial packing on the widest layer, so passes start balanced.
-    let widest = order.layers.iter().filter_map(|l| l.last().map(|&v| x[v])).fold(0.0, f64::max);
+    let widest = order
+        .layers
+        .iter()
+        .filter_map(|l| l.last().map(|&v| x[v]))
+        .fold(0.0, f64::max);
     for layer in &order.layers {
         if let Some(&last) = layer.last() {
             let shift = (widest - x[last]) / 2.0;
@@ -56,7 +70,10 @@ pub fn place(order: &Ordering, options: &Options) -> Placement {
     let mut targets = Vec::new();
     let mut weights = Vec::new();
     // The neighbours to average over, and the layers to sweep, this pass.
-    type Sweep<'a> = (&'a [Vec<usize>], Box<dyn Iterator<Item = &'a Vec<usize>> + 'a>);
+    type Sweep<'a> = (
+        &'a [Vec<usize>],
+        Box<dyn Iterator<Item = &'a Vec<usize>> + 'a>,
+    );
     for pass in 0..PASSES {
         let (neighbours, layers): Sweep<'_> = if pass % 2 == 0 {
             (&order.up, Box::new(order.layers.iter().skip(1)))
@@ -90,7 +107,9 @@ pub fn place(order: &Ordering, options: &Options) -> Placement {
         }
     }
 
-    let left = (0..items).map(|v| x[v] - width(v) / 2.0).fold(f64::INFINITY, f64::min);
+    let left = (0..items)
+        .map(|v| x[v] - width(v) / 2.0)
+        .fold(f64::INFINITY, f64::min);
     let left = if left.is_finite() { left } else { 0.0 };
     let mut centers = vec![Point::default(); items];
     for (l, layer) in order.layers.iter().enumerate() {
@@ -119,7 +138,10 @@ fn isotonic(values: &[f64], weights: &[f64]) -> Vec<f64> {
             *blocks.last_mut().unwrap() = ((m1 * w1 + m2 * w2) / total, total, n1 + n2);
         }
     }
-    blocks.into_iter().flat_map(|(m, _, len)| std::iter::repeat_n(m, len)).collect()
+    blocks
+        .into_iter()
+        .flat_map(|(m, _, len)| std::iter::repeat_n(m, len))
+        .collect()
 }
 
 #[cfg(test)]
@@ -128,7 +150,10 @@ mod tests {
 
     #[test]
     fn isotonic_pools_violators() {
-        assert_eq!(isotonic(&[1.0, 3.0, 2.0], &[1.0, 1.0, 1.0]), vec![1.0, 2.5, 2.5]);
+        assert_eq!(
+            isotonic(&[1.0, 3.0, 2.0], &[1.0, 1.0, 1.0]),
+            vec![1.0, 2.5, 2.5]
+        );
         assert_eq!(isotonic(&[0.0, 1.0], &[1.0, 1.0]), vec![0.0, 1.0]);
     }
 }

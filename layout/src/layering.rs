@@ -14,7 +14,10 @@ pub fn longest_path(n: usize, dag: &[Option<(usize, usize)>], start: Option<usiz
     }
     let mut layer = vec![0usize; n];
     // Kahn's order; the start first so ties never push it down.
-    let mut queue: VecDeque<usize> = start.filter(|&s| s < n && indegree[s] == 0).into_iter().collect();
+    let mut queue: VecDeque<usize> = start
+        .filter(|&s| s < n && indegree[s] == 0)
+        .into_iter()
+        .collect();
     queue.extend((0..n).filter(|&v| indegree[v] == 0 && Some(v) != start));
     while let Some(v) = queue.pop_front() {
         for &w in &out[v] {

@@ -41,7 +41,10 @@ pub struct Rect {
 
 impl Rect {
     pub fn center(&self) -> Point {
-        Point { x: self.x + self.width / 2.0, y: self.y + self.height / 2.0 }
+        Point {
+            x: self.x + self.width / 2.0,
+            y: self.y + self.height / 2.0,
+        }
     }
 }
 
@@ -114,7 +117,12 @@ pub struct Layout {
 /// Lays a graph out.
 pub fn layout(graph: &Graph, options: &Options) -> Layout {
     let n = graph.node_count;
-    let edges: Vec<(usize, usize)> = graph.edges.iter().copied().filter(|&(a, b)| a < n && b < n).collect();
+    let edges: Vec<(usize, usize)> = graph
+        .edges
+        .iter()
+        .copied()
+        .filter(|&(a, b)| a < n && b < n)
+        .collect();
     let back = acyclic::feedback_arcs(n, &edges, graph.start);
     // The DAG every later phase sees: back edges turned around, self-loops out.
     let dag: Vec<Option<(usize, usize)>> = edges
@@ -158,16 +166,32 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
         let i = kept;
         kept += 1;
         let pinned_end = graph.pinned.contains_key(&a) || graph.pinned.contains_key(&b);
-        let mut bends: Vec<Point> =
-            if pinned_end { Vec::new() } else { order.chain(i).iter().map(|&d| placed.dummy_center(d)).collect() };
+        let mut bends: Vec<Point> = if pinned_end {
+            Vec::new()
+        } else {
+            order
+                .chain(i)
+                .iter()
+                .map(|&d| placed.dummy_center(d))
+                .collect()
+        };
         if back[i] {
             bends.reverse();
         }
-        routes.push(Route { bends, back: back[i], self_loop: a == b });
+        routes.push(Route {
+            bends,
+            back: back[i],
+            self_loop: a == b,
+        });
     }
 
     let bounds = bounds(&nodes, &routes);
-    Layout { nodes, routes, layers, bounds }
+    Layout {
+        nodes,
+        routes,
+        layers,
+        bounds,
+    }
 }
 
 /// Lays out a parsed plan. `pinned` maps node ids to the top-left corners the
@@ -175,19 +199,37 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
 pub fn layout_plan(plan: &Plan, pinned: &HashMap<String, Point>, options: &Options) -> Layout {
     let n = plan.nodes.len();
     // Dangling edges get an out-of-range target, which `layout` skips.
-    let edges = plan.edges.iter().map(|e| (e.from, e.to.unwrap_or(n))).collect();
+    let edges = plan
+        .edges
+        .iter()
+        .map(|e| (e.from, e.to.unwrap_or(n)))
+        .collect();
     let pinned = plan
         .nodes
         .iter()
         .enumerate()
         .filter_map(|(i, node)| pinned.get(&node.id).map(|p| (i, *p)))
         .collect();
-    layout(&Graph { node_count: n, edges, start: plan.start, pinned }, options)
+    layout(
+        &Graph {
+            node_count: n,
+            edges,
+            start: plan.start,
+            pinned,
+        },
+        options,
+    )
 }
 
 fn bounds(nodes: &[Rect], routes: &[Route]) -> Rect {
-    let mut min = Point { x: f64::INFINITY, y: f64::INFINITY };
-    let mut max = Point { x: f64::NEG_INFINITY, y: f64::NEG_INFINITY };
+    let mut min = Point {
+        x: f64::INFINITY,
+        y: f64::INFINITY,
+    };
+    let mut max = Point {
+        x: f64::NEG_INFINITY,
+        y: f64::NEG_INFINITY,
+    };
     let mut grow = |x0: f64, y0: f64, x1: f64, y1: f64| {
         min.x = min.x.min(x0);
         min.y = min.y.min(y0);
@@ -203,17 +245,30 @@ fn bounds(nodes: &[Rect], routes: &[Route]) -> Rect {
     if min.x > max.x {
         return Rect::default();
     }
-    Rect { x: min.x, y: min.y, width: max.x - min.x, height: max.y - min.y }
+    Rect {
+        x: min.x,
+        y: min.y,
+        width: max.x - min.x,
+        height: max.y - min.y,
+    }
 }
 
 /// Number of crossings between consecutive layers of a finished layout,
 /// counted on the drawn segments (for tests and the benchmark's report).
 pub fn crossings(graph: &Graph, options: &Options) -> usize {
     let n = graph.node_count;
-    let edges: Vec<(usize, usize)> = graph.edges.iter().copied().filter(|&(a, b)| a < n && b < n).collect();
+    let edges: Vec<(usize, usize)> = graph
+        .edges
+        .iter()
+        .copied()
+        .filter(|&(a, b)| a < n && b < n)
+        .collect();
     let back = acyclic::feedback_arcs(n, &edges, graph.start);
-    let dag: Vec<Option<(usize, usize)>> =
-        edges.iter().zip(&back).map(|(&(a, b), &r)| (a != b).then_some(if r { (b, a) } else { (a, b) })).collect();
+    let dag: Vec<Option<(usize, usize)>> = edges
+        .iter()
+        .zip(&back)
+        .map(|(&(a, b), &r)| (a != b).then_some(if r { (b, a) } else { (a, b) }))
+        .collect();
     let layers = layering::longest_path(n, &dag, graph.start);
     ordering::order(n, &dag, &layers, graph.start, options).crossings()
 }

@@ -37,7 +37,10 @@ impl Ordering {
                 pos[v] = i;
             }
         }
-        self.layers.windows(2).map(|pair| bilayer_crossings(&pair[0], &pair[1], &self.down, &pos)).sum()
+        self.layers
+            .windows(2)
+            .map(|pair| bilayer_crossings(&pair[0], &pair[1], &self.down, &pos))
+            .sum()
     }
 }
 
@@ -54,7 +57,11 @@ pub fn order(
     let mut up: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut down: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut chains = vec![Vec::new(); dag.len()];
-    for (i, &(a, b)) in dag.iter().enumerate().filter_map(|(i, e)| e.as_ref().map(|e| (i, e))) {
+    for (i, &(a, b)) in dag
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.as_ref().map(|e| (i, e)))
+    {
         let span = layer_of[b] - layer_of[a];
         if span > options.max_dummy_span {
             continue; // drawn direct; too long to route through every layer
@@ -98,7 +105,13 @@ pub fn order(
         }
     }
 
-    let mut ordering = Ordering { node_count: n, layers, up, down, chains };
+    let mut ordering = Ordering {
+        node_count: n,
+        layers,
+        up,
+        down,
+        chains,
+    };
     let mut best = ordering.layers.clone();
     let mut best_crossings = ordering.crossings();
     let mut pos = vec![0usize; items];
@@ -124,7 +137,13 @@ pub fn order(
 
 /// Reorders layer `l` by the mean position of each item's neighbours in the
 /// fixed layer `fixed`; items without such neighbours keep their place.
-fn sweep_layer(layers: &mut [Vec<usize>], l: usize, neighbours: &[Vec<usize>], pos: &mut [usize], fixed: usize) {
+fn sweep_layer(
+    layers: &mut [Vec<usize>],
+    l: usize,
+    neighbours: &[Vec<usize>],
+    pos: &mut [usize],
+    fixed: usize,
+) {
     for (i, &v) in layers[fixed].iter().enumerate() {
         pos[v] = i;
     }
@@ -147,9 +166,16 @@ fn sweep_layer(layers: &mut [Vec<usize>], l: usize, neighbours: &[Vec<usize>], p
 
 /// Crossings between two consecutive layers: inversions among the segments'
 /// lower ends once sorted by their upper ends (a Fenwick tree, O(E log V)).
-fn bilayer_crossings(upper: &[usize], lower: &[usize], down: &[Vec<usize>], pos: &[usize]) -> usize {
-    let mut segments: Vec<(usize, usize)> =
-        upper.iter().flat_map(|&v| down[v].iter().map(move |&w| (pos[v], pos[w]))).collect();
+fn bilayer_crossings(
+    upper: &[usize],
+    lower: &[usize],
+    down: &[Vec<usize>],
+    pos: &[usize],
+) -> usize {
+    let mut segments: Vec<(usize, usize)> = upper
+        .iter()
+        .flat_map(|&v| down[v].iter().map(move |&w| (pos[v], pos[w])))
+        .collect();
     segments.sort_unstable();
     let size = lower.len() + 1;
     let mut tree = vec![0usize; size + 1];
@@ -199,7 +225,13 @@ mod tests {
     fn sweeps_remove_an_avoidable_crossing() {
         // 0 -> {1, 2}; 1 -> 4, 2 -> 3; BFS puts 3 before 4 only if 2 came
         // first, so the initial order crosses and the sweep must fix it.
-        let dag = [Some((0, 2)), Some((0, 1)), Some((1, 4)), Some((2, 3)), Some((1, 3))];
+        let dag = [
+            Some((0, 2)),
+            Some((0, 1)),
+            Some((1, 4)),
+            Some((2, 3)),
+            Some((1, 3)),
+        ];
         let layers = [0, 1, 1, 2, 2];
         let o = order(5, &dag, &layers, Some(0), &Options::default());
         assert_eq!(o.crossings(), 0);

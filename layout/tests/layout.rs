@@ -5,7 +5,12 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 
 fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
-    Graph { node_count: n, edges: edges.to_vec(), start, pinned: HashMap::new() }
+    Graph {
+        node_count: n,
+        edges: edges.to_vec(),
+        start,
+        pinned: HashMap::new(),
+    }
 }
 
 #[test]
@@ -15,7 +20,10 @@ fn draft_review_send_reads_top_down_with_one_loop_back() {
     let l = layout(&g, &Options::default());
     assert_eq!(l.layers, vec![0, 1, 2]);
     assert!(l.nodes[0].y < l.nodes[1].y && l.nodes[1].y < l.nodes[2].y);
-    assert_eq!(l.routes.iter().map(|r| r.back).collect::<Vec<_>>(), vec![false, false, true]);
+    assert_eq!(
+        l.routes.iter().map(|r| r.back).collect::<Vec<_>>(),
+        vec![false, false, true]
+    );
 }
 
 #[test]
@@ -27,7 +35,10 @@ fn self_loops_are_marked_and_have_no_bends() {
 
 #[test]
 fn long_edge_bends_once_per_crossed_layer() {
-    let l = layout(&graph(4, &[(0, 1), (1, 2), (2, 3), (0, 3)], Some(0)), &Options::default());
+    let l = layout(
+        &graph(4, &[(0, 1), (1, 2), (2, 3), (0, 3)], Some(0)),
+        &Options::default(),
+    );
     let bends = &l.routes[3].bends;
     assert_eq!(bends.len(), 2);
     assert!(bends[0].y > l.nodes[0].y + l.nodes[0].height && bends[1].y < l.nodes[3].y);
@@ -37,11 +48,18 @@ fn long_edge_bends_once_per_crossed_layer() {
 
 #[test]
 fn back_edge_bends_run_from_source_to_target() {
-    let l = layout(&graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0)], Some(0)), &Options::default());
+    let l = layout(
+        &graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0)], Some(0)),
+        &Options::default(),
+    );
     let route = &l.routes[3];
     assert!(route.back);
     assert_eq!(route.bends.len(), 2);
-    assert!(route.bends[0].y > route.bends[1].y, "a back edge climbs: {:?}", route.bends);
+    assert!(
+        route.bends[0].y > route.bends[1].y,
+        "a back edge climbs: {:?}",
+        route.bends
+    );
 }
 
 #[test]
@@ -71,9 +89,21 @@ fn empty_graph() {
 #[test]
 fn crossing_reduction_untangles_a_ladder() {
     // Two parallel chains whose rungs are listed crosswise.
-    let edges = [(0, 2), (0, 1), (1, 3), (2, 4), (3, 5), (4, 6), (1, 4), (2, 3)];
+    let edges = [
+        (0, 2),
+        (0, 1),
+        (1, 3),
+        (2, 4),
+        (3, 5),
+        (4, 6),
+        (1, 4),
+        (2, 3),
+    ];
     let g = graph(7, &edges, Some(0));
-    let no_sweeps = Options { sweeps: 0, ..Options::default() };
+    let no_sweeps = Options {
+        sweeps: 0,
+        ..Options::default()
+    };
     assert!(crossings(&g, &Options::default()) <= crossings(&g, &no_sweeps));
 }
 
@@ -90,7 +120,10 @@ fn big_plans_lay_out_without_recursion() {
 
 fn arb_graph() -> impl Strategy<Value = Graph> {
     (1usize..40).prop_flat_map(|n| {
-        (proptest::collection::vec((0..n, 0..n), 0..n * 3), proptest::option::of(0..n))
+        (
+            proptest::collection::vec((0..n, 0..n), 0..n * 3),
+            proptest::option::of(0..n),
+        )
             .prop_map(move |(edges, start)| graph(n, &edges, start))
     })
 }

@@ -38,7 +38,11 @@ mod tests {
             (u64::MAX, 2, None, 30_000),
         ];
         for &(base, attempt, after, want) in cases {
-            assert_eq!(backoff_ms(base, attempt, after), want, "base {base}, attempt {attempt}, retry-after {after:?}");
+            assert_eq!(
+                backoff_ms(base, attempt, after),
+                want,
+                "base {base}, attempt {attempt}, retry-after {after:?}"
+            );
         }
         assert_eq!(parse_retry_after(" 7 "), Some(7));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2026 07:28:00 GMT"), None);

@@ -69,13 +69,22 @@ pub fn tool_turn(id: &str, content: &str) -> Value {
 
 /// A non-streamed reply (`application/json`): `choices[0].message`.
 pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
-    let value: Value = serde_json::from_str(body).map_err(|e| LlmError::Malformed { url: url.into(), reason: e.to_string() })?;
+    let value: Value = serde_json::from_str(body).map_err(|e| LlmError::Malformed {
+        url: url.into(),
+        reason: e.to_string(),
+    })?;
     if let Some(message) = value["error"]["message"].as_str() {
-        return Err(LlmError::Malformed { url: url.into(), reason: format!("the reply reported: {message}") });
+        return Err(LlmError::Malformed {
+            url: url.into(),
+            reason: format!("the reply reported: {message}"),
+        });
     }
     let message = &value["choices"][0]["message"];
     if !message.is_object() {
-        return Err(LlmError::Malformed { url: url.into(), reason: "no choices[0].message".into() });
+        return Err(LlmError::Malformed {
+            url: url.into(),
+            reason: "no choices[0].message".into(),
+        });
     }
     let tool_calls = message["tool_calls"]
         .as_array()
@@ -85,12 +94,18 @@ pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
                 .map(|c| ToolCall {
                     id: c["id"].as_str().unwrap_or_default().into(),
                     name: c["function"]["name"].as_str().unwrap_or_default().into(),
-                    arguments: c["function"]["arguments"].as_str().unwrap_or_default().into(),
+                    arguments: c["function"]["arguments"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .into(),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    Ok(Completion { content: message["content"].as_str().unwrap_or_default().to_string(), tool_calls })
+    Ok(Completion {
+        content: message["content"].as_str().unwrap_or_default().to_string(),
+        tool_calls,
+    })
 }
 
 #[cfg(test)]
@@ -99,9 +114,15 @@ mod tests {
 
     #[test]
     fn the_body_carries_model_messages_stream_and_only_offered_tools() {
-        let messages = messages_json(&[Message::new(Role::System, "s"), Message::new(Role::User, "u")]);
+        let messages = messages_json(&[
+            Message::new(Role::System, "s"),
+            Message::new(Role::User, "u"),
+        ]);
         let body = chat_body("m", &messages, &[], true);
-        assert_eq!(body, json!({"model": "m", "stream": true, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}));
+        assert_eq!(
+            body,
+            json!({"model": "m", "stream": true, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]})
+        );
         let with = chat_body("m", &messages, &[crate::tools::schema("read_note")], false);
         assert_eq!(with["tools"][0]["function"]["name"], "read_note");
         assert_eq!(chat_url("http://h/v1/"), "http://h/v1/chat/completions");
@@ -111,11 +132,29 @@ mod tests {
     fn a_json_completion_is_read_with_its_tool_calls() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"list_notes","arguments":"{}"}}]}}]}"#;
         let c = parse_completion("u", body).unwrap();
-        assert_eq!(c.tool_calls, vec![ToolCall { id: "c1".into(), name: "list_notes".into(), arguments: "{}".into() }]);
-        assert_eq!(assistant_turn(&c)["tool_calls"][0]["function"]["name"], "list_notes");
-        assert_eq!(parse_completion("u", r#"{"choices":[{"message":{"content":"hi"}}]}"#).unwrap().content, "hi");
+        assert_eq!(
+            c.tool_calls,
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "list_notes".into(),
+                arguments: "{}".into()
+            }]
+        );
+        assert_eq!(
+            assistant_turn(&c)["tool_calls"][0]["function"]["name"],
+            "list_notes"
+        );
+        assert_eq!(
+            parse_completion("u", r#"{"choices":[{"message":{"content":"hi"}}]}"#)
+                .unwrap()
+                .content,
+            "hi"
+        );
         for bad in ["{", "{}", r#"{"error":{"message":"overloaded"}}"#] {
-            assert!(matches!(parse_completion("u", bad), Err(LlmError::Malformed { .. })), "{bad}");
+            assert!(
+                matches!(parse_completion("u", bad), Err(LlmError::Malformed { .. })),
+                "{bad}"
+            );
         }
     }
 }

@@ -20,7 +20,12 @@ pub enum LlmError {
     #[error("cannot reach {url}: {reason}")]
     Connect { url: String, reason: String },
     #[error("{url} answered HTTP {status}: {message}")]
-    Status { url: String, status: u16, message: String, retry_after: Option<u64> },
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+        retry_after: Option<u64>,
+    },
     /// Not a chat completion, a garbled or cut-short stream, or an error
     /// event inside the stream.
     #[error("malformed reply from {url}: {reason}")]
@@ -37,7 +42,9 @@ impl LlmError {
     /// and a reply that broke off.
     pub fn retryable(&self) -> bool {
         match self {
-            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => true,
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
+                true
+            }
             LlmError::Status { status, .. } => *status == 408 || *status == 429 || *status >= 500,
             LlmError::NoEndpoint { .. } | LlmError::Interrupted => false,
         }
@@ -82,9 +89,19 @@ impl LlmError {
     pub fn from_status(url: &str, status: u16, body: &str, retry_after: Option<u64>) -> LlmError {
         let message = serde_json::from_str::<serde_json::Value>(body)
             .ok()
-            .and_then(|v| v["error"]["message"].as_str().or_else(|| v["error"].as_str()).map(str::to_string))
+            .and_then(|v| {
+                v["error"]["message"]
+                    .as_str()
+                    .or_else(|| v["error"].as_str())
+                    .map(str::to_string)
+            })
             .unwrap_or_else(|| body.chars().take(200).collect());
-        LlmError::Status { url: url.into(), status, message, retry_after }
+        LlmError::Status {
+            url: url.into(),
+            status,
+            message,
+            retry_after,
+        }
     }
 }
 
@@ -93,7 +110,12 @@ mod tests {
     use super::*;
 
     fn status(s: u16) -> LlmError {
-        LlmError::Status { url: "u".into(), status: s, message: String::new(), retry_after: None }
+        LlmError::Status {
+            url: "u".into(),
+            status: s,
+            message: String::new(),
+            retry_after: None,
+        }
     }
 
     #[test]
@@ -108,8 +130,20 @@ mod tests {
             (status(403), false),
             (status(404), false),
             (LlmError::Timeout { url: "u".into() }, true),
-            (LlmError::Connect { url: "u".into(), reason: "r".into() }, true),
-            (LlmError::Malformed { url: "u".into(), reason: "r".into() }, true),
+            (
+                LlmError::Connect {
+                    url: "u".into(),
+                    reason: "r".into(),
+                },
+                true,
+            ),
+            (
+                LlmError::Malformed {
+                    url: "u".into(),
+                    reason: "r".into(),
+                },
+                true,
+            ),
             (LlmError::NoEndpoint { role: "r".into() }, false),
             (LlmError::Interrupted, false),
         ];
@@ -126,12 +160,32 @@ mod tests {
             (status(404), "model name", "--model"),
             (status(429), "rate-limiting", "rate-limiting"),
             (status(502), "resume", "resume"),
-            (LlmError::Timeout { url: "u".into() }, "too long", "too long"),
-            (LlmError::Connect { url: "u".into(), reason: "TypeError".into() }, "CORS", "running"),
-            (LlmError::NoEndpoint { role: "review".into() }, "Settings", "--endpoint"),
+            (
+                LlmError::Timeout { url: "u".into() },
+                "too long",
+                "too long",
+            ),
+            (
+                LlmError::Connect {
+                    url: "u".into(),
+                    reason: "TypeError".into(),
+                },
+                "CORS",
+                "running",
+            ),
+            (
+                LlmError::NoEndpoint {
+                    role: "review".into(),
+                },
+                "Settings",
+                "--endpoint",
+            ),
         ];
         for (err, browser, cli) in fixable {
-            assert!(err.hint(Surface::Browser).unwrap().contains(browser), "{err:?}");
+            assert!(
+                err.hint(Surface::Browser).unwrap().contains(browser),
+                "{err:?}"
+            );
             assert!(err.hint(Surface::Cli).unwrap().contains(cli), "{err:?}");
         }
         assert_eq!(LlmError::Interrupted.hint(Surface::Browser), None);
@@ -139,7 +193,12 @@ mod tests {
 
     #[test]
     fn a_status_body_gives_its_error_message() {
-        let e = LlmError::from_status("u", 404, r#"{"error":{"message":"model 'x' not found"}}"#, None);
+        let e = LlmError::from_status(
+            "u",
+            404,
+            r#"{"error":{"message":"model 'x' not found"}}"#,
+            None,
+        );
         assert_eq!(e.to_string(), "u answered HTTP 404: model 'x' not found");
         let e = LlmError::from_status("u", 429, &"x".repeat(500), Some(3));
         assert_eq!(e.retry_after(), Some(3));

@@ -20,7 +20,12 @@ pub enum StreamEvent {
     /// Tokens of the reply.
     Content(String),
     /// A piece of a tool call; pieces with the same `index` are concatenated.
-    ToolCall { index: usize, id: Option<String>, name: Option<String>, arguments: Option<String> },
+    ToolCall {
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: Option<String>,
+    },
     /// `[DONE]`: nothing more will come.
     Done,
 }
@@ -42,7 +47,10 @@ pub struct SseDecoder {
 impl SseDecoder {
     /// A decoder for the reply of `url` (named in errors).
     pub fn new(url: &str) -> Self {
-        SseDecoder { url: url.to_string(), ..SseDecoder::default() }
+        SseDecoder {
+            url: url.to_string(),
+            ..SseDecoder::default()
+        }
     }
 
     /// Decode the next chunk of the body.
@@ -105,7 +113,10 @@ impl SseDecoder {
     }
 
     fn malformed(&self, reason: String) -> LlmError {
-        LlmError::Malformed { url: self.url.clone(), reason }
+        LlmError::Malformed {
+            url: self.url.clone(),
+            reason,
+        }
     }
 
     fn end_line(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
@@ -113,7 +124,8 @@ impl SseDecoder {
         if bytes.is_empty() {
             return self.dispatch(out);
         }
-        let line = String::from_utf8(bytes).map_err(|_| self.malformed("an event is not UTF-8".into()))?;
+        let line =
+            String::from_utf8(bytes).map_err(|_| self.malformed("an event is not UTF-8".into()))?;
         if line.starts_with(':') {
             return Ok(());
         }
@@ -148,18 +160,27 @@ impl SseDecoder {
         }
         let event: Value = match serde_json::from_str(&data) {
             Ok(v) => v,
-            Err(_) if error_event => return Err(self.malformed(format!("the stream reported: {}", data.trim()))),
+            Err(_) if error_event => {
+                return Err(self.malformed(format!("the stream reported: {}", data.trim())))
+            }
             Err(e) => return Err(self.malformed(format!("an event is not JSON: {e}"))),
         };
         if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
-            let message = error["message"].as_str().or(error.as_str()).unwrap_or("an error").to_string();
+            let message = error["message"]
+                .as_str()
+                .or(error.as_str())
+                .unwrap_or("an error")
+                .to_string();
             return Err(self.malformed(format!("the stream reported: {message}")));
         }
         if error_event {
             return Err(self.malformed(format!("the stream reported: {data}")));
         }
         let choice = &event["choices"][0];
-        if let Some(text) = choice["delta"]["content"].as_str().filter(|t| !t.is_empty()) {
+        if let Some(text) = choice["delta"]["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+        {
             self.completion.content.push_str(text);
             out.push(StreamEvent::Content(text.to_string()));
         }
@@ -182,7 +203,12 @@ impl SseDecoder {
                 if let Some(arguments) = &arguments {
                     slot.arguments.push_str(arguments);
                 }
-                out.push(StreamEvent::ToolCall { index, id, name, arguments });
+                out.push(StreamEvent::ToolCall {
+                    index,
+                    id,
+                    name,
+                    arguments,
+                });
             }
         }
         if choice["finish_reason"].is_string() {
@@ -261,7 +287,10 @@ mod tests {
                     assert_eq!(seen, content, "{name}: deltas");
                 }
                 (Err(part), Err(e)) => {
-                    assert!(matches!(e, LlmError::Malformed { .. }) && e.retryable(), "{name}: {e:?}");
+                    assert!(
+                        matches!(e, LlmError::Malformed { .. }) && e.retryable(),
+                        "{name}: {e:?}"
+                    );
                     assert!(e.to_string().contains(part), "{name}: {e}");
                 }
                 (want, got) => panic!("{name}: wanted {want:?}, got {got:?}"),
@@ -275,8 +304,16 @@ mod tests {
         assert_eq!(
             c.tool_calls,
             vec![
-                ToolCall { id: "c1".into(), name: "read_note".into(), arguments: "{\"path\":1}".into() },
-                ToolCall { id: "c2".into(), name: "list_notes".into(), arguments: "{}".into() },
+                ToolCall {
+                    id: "c1".into(),
+                    name: "read_note".into(),
+                    arguments: "{\"path\":1}".into()
+                },
+                ToolCall {
+                    id: "c2".into(),
+                    name: "list_notes".into(),
+                    arguments: "{}".into()
+                },
             ]
         );
     }
@@ -299,10 +336,18 @@ mod tests {
     #[test]
     fn a_crlf_split_between_chunks_ends_one_line_not_two() {
         let mut d = SseDecoder::new("u");
-        let events = d.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r").unwrap();
-        assert!(events.is_empty(), "the event is not complete before its blank line");
+        let events = d
+            .feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r")
+            .unwrap();
+        assert!(
+            events.is_empty(),
+            "the event is not complete before its blank line"
+        );
         assert_eq!(d.feed(b"\n").unwrap(), vec![]);
-        assert_eq!(d.feed(b"\r\n").unwrap(), vec![StreamEvent::Content("a".into())]);
+        assert_eq!(
+            d.feed(b"\r\n").unwrap(),
+            vec![StreamEvent::Content("a".into())]
+        );
     }
 
     #[cfg(not(target_arch = "wasm32"))]

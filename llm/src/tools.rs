@@ -33,7 +33,10 @@ pub fn offer(declared: &[String], review_only: bool) -> (Vec<String>, Vec<String
 /// The OpenAI function schema of a tool.
 pub fn schema(name: &str) -> Value {
     let (description, params) = match name {
-        "list_notes" => ("List the vault's notes (vault-relative paths).", json!({"type": "object", "properties": {}})),
+        "list_notes" => (
+            "List the vault's notes (vault-relative paths).",
+            json!({"type": "object", "properties": {}}),
+        ),
         "read_note" => (
             "Read one note of the vault.",
             json!({"type": "object", "properties": {"path": {"type": "string", "description": "vault-relative path, e.g. ideas/a.md"}}, "required": ["path"]}),
@@ -63,7 +66,9 @@ pub fn safe_path(path: Option<&str>) -> Result<String, String> {
     let clean = !norm.is_empty()
         && !norm.starts_with('/')
         && !norm.contains(':')
-        && norm.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
+        && norm
+            .split('/')
+            .all(|part| !part.is_empty() && !part.starts_with('.'));
     if !clean || !norm.ends_with(".md") {
         return Err(format!("{path} is not a vault-relative .md path"));
     }
@@ -74,7 +79,9 @@ pub fn safe_path(path: Option<&str>) -> Result<String, String> {
 /// trace folder.
 pub fn writable(path: &str, plan_notes: &[String]) -> Result<(), String> {
     if plan_notes.iter().any(|n| n == path) || path.starts_with("00_plan-trace/") {
-        return Err(format!("{path} belongs to the plan or its trace and cannot be written by a tool"));
+        return Err(format!(
+            "{path} belongs to the plan or its trace and cannot be written by a tool"
+        ));
     }
     Ok(())
 }
@@ -97,9 +104,23 @@ mod tests {
 
     #[test]
     fn a_node_is_offered_only_what_it_declares_and_review_only_nodes_nothing_that_edits() {
-        let declared = vec!["read_note".to_string(), "write_note".into(), "send_email".into(), "read_note".into()];
-        assert_eq!(offer(&declared, false), (vec!["read_note".into(), "write_note".into()], vec!["send_email".into()]));
-        assert_eq!(offer(&declared, true), (vec!["read_note".into()], vec!["send_email".into()]));
+        let declared = vec![
+            "read_note".to_string(),
+            "write_note".into(),
+            "send_email".into(),
+            "read_note".into(),
+        ];
+        assert_eq!(
+            offer(&declared, false),
+            (
+                vec!["read_note".into(), "write_note".into()],
+                vec!["send_email".into()]
+            )
+        );
+        assert_eq!(
+            offer(&declared, true),
+            (vec!["read_note".into()], vec!["send_email".into()])
+        );
         assert_eq!(offer(&[], false), (vec![], vec![]));
         for name in TOOLS {
             assert_eq!(schema(name)["function"]["name"], *name);
@@ -108,7 +129,17 @@ mod tests {
 
     #[test]
     fn paths_cannot_escape_the_vault() {
-        for bad in ["../x.md", "/etc/x.md", ".obsidian/x.md", "a/../../x.md", "a/b.txt", "a//b.md", "C:/x.md", "a\\..\\x.md", ""] {
+        for bad in [
+            "../x.md",
+            "/etc/x.md",
+            ".obsidian/x.md",
+            "a/../../x.md",
+            "a/b.txt",
+            "a//b.md",
+            "C:/x.md",
+            "a\\..\\x.md",
+            "",
+        ] {
             assert!(safe_path(Some(bad)).is_err(), "{bad}");
         }
         assert!(safe_path(None).is_err());

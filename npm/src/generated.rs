@@ -24,15 +24,21 @@ pub fn parse_generated_plan(
         // The reader reads only the fields it knows: name a misspelt
         // option instead of silently dropping a limit.
         reject_unknown_keys("options", &options, GeneratedPlanOptions::KEYS)?;
-        let limits = js_sys::Reflect::get(&options, &JsValue::from_str("limits")).unwrap_or(JsValue::UNDEFINED);
+        let limits = js_sys::Reflect::get(&options, &JsValue::from_str("limits"))
+            .unwrap_or(JsValue::UNDEFINED);
         if !limits.is_undefined() {
             reject_unknown_keys("options.limits", &limits, GeneratedPlanLimits::KEYS)?;
         }
         read_generated_plan_options(&options)?
     };
-    let file = options.file.clone().unwrap_or_else(|| "plan.json".to_owned());
+    let file = options
+        .file
+        .clone()
+        .unwrap_or_else(|| "plan.json".to_owned());
     let options = options.to_core();
-    Ok(PlanHandle::from_parse(generated::parse(&file, &json, &options)))
+    Ok(PlanHandle::from_parse(generated::parse(
+        &file, &json, &options,
+    )))
 }
 
 /// Options of `parseGeneratedPlan`.
@@ -102,14 +108,27 @@ impl GeneratedPlanOptions {
 }
 
 impl GeneratedPlanLimits {
-    pub const KEYS: &'static [&'static str] =
-        &["maxNodes", "maxDependencies", "maxReferences", "maxPreconditions", "maxArgsBytes", "maxArgsDepth"];
+    pub const KEYS: &'static [&'static str] = &[
+        "maxNodes",
+        "maxDependencies",
+        "maxReferences",
+        "maxPreconditions",
+        "maxArgsBytes",
+        "maxArgsDepth",
+    ];
 }
 
 /// Refuse an options object with a key the API does not know.
-pub fn reject_unknown_keys(name: &'static str, value: &JsValue, known: &[&str]) -> Result<(), BindingError> {
+pub fn reject_unknown_keys(
+    name: &'static str,
+    value: &JsValue,
+    known: &[&str],
+) -> Result<(), BindingError> {
     if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(BindingError::InvalidArgument { name, reason: format!("expected an object, got {}", js_type(value)) });
+        return Err(BindingError::InvalidArgument {
+            name,
+            reason: format!("expected an object, got {}", js_type(value)),
+        });
     }
     for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
         let key = key.as_string().unwrap_or_default();
@@ -131,8 +150,13 @@ pub fn reject_unknown_keys(name: &'static str, value: &JsValue, known: &[&str]) 
 /// string is a JavaScript string; a tool list is an array or any iterable of
 /// them; a limit is a non-negative safe integer or a BigInt that fits.
 /// Errors name `options`; an exception thrown by a getter propagates as is.
-pub fn read_generated_plan_options(options: &JsValue) -> Result<GeneratedPlanOptions, BindingError> {
-    read_options(options).map_err(|reason| BindingError::InvalidArgument { name: "options", reason })
+pub fn read_generated_plan_options(
+    options: &JsValue,
+) -> Result<GeneratedPlanOptions, BindingError> {
+    read_options(options).map_err(|reason| BindingError::InvalidArgument {
+        name: "options",
+        reason,
+    })
 }
 
 fn read_options(options: &JsValue) -> Result<GeneratedPlanOptions, String> {
@@ -164,10 +188,14 @@ fn read_limits(limits: JsValue) -> Result<GeneratedPlanLimits, String> {
 
 /// `object[key]`; a getter's exception is rethrown to the caller's caller.
 fn field(object: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(object, &JsValue::from_str(key)).unwrap_or_else(|e| wasm_bindgen::throw_val(e))
+    js_sys::Reflect::get(object, &JsValue::from_str(key))
+        .unwrap_or_else(|e| wasm_bindgen::throw_val(e))
 }
 
-fn optional<T>(value: JsValue, read: impl FnOnce(JsValue) -> Result<T, String>) -> Result<Option<T>, String> {
+fn optional<T>(
+    value: JsValue,
+    read: impl FnOnce(JsValue) -> Result<T, String>,
+) -> Result<Option<T>, String> {
     if is_nullish(&value) {
         Ok(None)
     } else {
@@ -176,7 +204,9 @@ fn optional<T>(value: JsValue, read: impl FnOnce(JsValue) -> Result<T, String>) 
 }
 
 fn read_string(value: JsValue) -> Result<String, String> {
-    value.as_string().ok_or_else(|| invalid_type(&value, "a string"))
+    value
+        .as_string()
+        .ok_or_else(|| invalid_type(&value, "a string"))
 }
 
 fn read_strings(value: JsValue) -> Result<Vec<String>, String> {
@@ -184,7 +214,9 @@ fn read_strings(value: JsValue) -> Result<Vec<String>, String> {
         return array.iter().map(read_string).collect();
     }
     match js_sys::try_iter(&value) {
-        Ok(Some(items)) => items.map(|item| item.map_err(|e| thrown(&e)).and_then(read_string)).collect(),
+        Ok(Some(items)) => items
+            .map(|item| item.map_err(|e| thrown(&e)).and_then(read_string))
+            .collect(),
         Ok(None) => Err(invalid_type(&value, "a sequence")),
         Err(e) => Err(thrown(&e)),
     }
@@ -192,15 +224,22 @@ fn read_strings(value: JsValue) -> Result<Vec<String>, String> {
 
 fn read_count(value: JsValue) -> Result<usize, String> {
     let whole = if value.is_bigint() {
-        u64::try_from(value.clone())
-            .map_err(|_| "Couldn't deserialize u64 from a BigInt outside u64::MIN..u64::MAX bounds".to_owned())?
-    } else if js_sys::Number::is_safe_integer(&value) && value.as_f64().is_some_and(|n| n as i64 >= 0) {
+        u64::try_from(value.clone()).map_err(|_| {
+            "Couldn't deserialize u64 from a BigInt outside u64::MIN..u64::MAX bounds".to_owned()
+        })?
+    } else if js_sys::Number::is_safe_integer(&value)
+        && value.as_f64().is_some_and(|n| n as i64 >= 0)
+    {
         value.as_f64().unwrap_or_default() as i64 as u64
     } else {
         return Err(invalid_type(&value, "usize"));
     };
-    usize::try_from(whole)
-        .map_err(|_| format!("invalid value: {}, expected usize", serde::de::Unexpected::Unsigned(whole)))
+    usize::try_from(whole).map_err(|_| {
+        format!(
+            "invalid value: {}, expected usize",
+            serde::de::Unexpected::Unsigned(whole)
+        )
+    })
 }
 
 fn is_nullish(value: &JsValue) -> bool {
@@ -221,7 +260,9 @@ fn invalid_type(value: &JsValue, expected: &str) -> String {
     } else if let Some(s) = value.as_string() {
         text = s;
         Unexpected::Str(&text)
-    } else if value.is_instance_of::<js_sys::Uint8Array>() || value.is_instance_of::<js_sys::ArrayBuffer>() {
+    } else if value.is_instance_of::<js_sys::Uint8Array>()
+        || value.is_instance_of::<js_sys::ArrayBuffer>()
+    {
         Unexpected::Bytes(&[])
     } else {
         text = format!("{value:?}");
@@ -234,7 +275,9 @@ fn invalid_type(value: &JsValue, expected: &str) -> String {
 /// `Error: ` prefix.
 fn thrown(error: &JsValue) -> String {
     let text = js_string(error);
-    text.strip_prefix("Error: ").map(str::to_owned).unwrap_or(text)
+    text.strip_prefix("Error: ")
+        .map(str::to_owned)
+        .unwrap_or(text)
 }
 
 fn js_type(value: &JsValue) -> String {

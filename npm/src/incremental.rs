@@ -68,7 +68,12 @@ impl<'a> GraphFacts<'a> {
             NodeExt::Vault(v) => v.next_line,
             _ => None,
         };
-        GraphFacts { kind: node.kind, pos: node.pos.as_ref(), next_line, edges }
+        GraphFacts {
+            kind: node.kind,
+            pos: node.pos.as_ref(),
+            next_line,
+            edges,
+        }
     }
 
     /// The same graph: start-ness and every edge's target, kind and label.
@@ -76,14 +81,18 @@ impl<'a> GraphFacts<'a> {
         self.kind == other.kind
             && self.edges.len() == other.edges.len()
             && self.edges.iter().zip(other.edges).all(|(a, b)| {
-                (a.from, a.to, &a.target, a.kind, &a.label) == (b.from, b.to, &b.target, b.kind, &b.label)
+                (a.from, a.to, &a.target, a.kind, &a.label)
+                    == (b.from, b.to, &b.target, b.kind, &b.label)
             })
     }
 
     /// Every position a graph diagnostic can take from this note (the note's
     /// own, its `## Next` heading's, each edge's), in a fixed order.
     fn positions(&self) -> Vec<Option<SourcePos>> {
-        let next = self.pos.zip(self.next_line).map(|(p, line)| SourcePos::new(p.file.clone(), line, 1));
+        let next = self
+            .pos
+            .zip(self.next_line)
+            .map(|(p, line)| SourcePos::new(p.file.clone(), line, 1));
         let mut all = vec![self.pos.cloned(), next];
         all.extend(self.edges.iter().map(|e| e.pos.clone()));
         all
@@ -93,13 +102,27 @@ impl<'a> GraphFacts<'a> {
 /// The graph diagnostics after a note moved without changing shape: each one
 /// pointing into the note follows its source; `None` when a position cannot
 /// be traced to exactly one source (the caller re-runs the checks).
-fn relocate(mut diagnostics: Vec<Diagnostic>, old: &GraphFacts<'_>, new: &GraphFacts<'_>) -> Option<Vec<Diagnostic>> {
-    let moves: Vec<(SourcePos, SourcePos)> =
-        old.positions().into_iter().zip(new.positions()).filter_map(|(a, b)| a.zip(b)).collect();
+fn relocate(
+    mut diagnostics: Vec<Diagnostic>,
+    old: &GraphFacts<'_>,
+    new: &GraphFacts<'_>,
+) -> Option<Vec<Diagnostic>> {
+    let moves: Vec<(SourcePos, SourcePos)> = old
+        .positions()
+        .into_iter()
+        .zip(new.positions())
+        .filter_map(|(a, b)| a.zip(b))
+        .collect();
     let file = &old.pos?.file;
-    for d in diagnostics.iter_mut().filter(|d| d.file.as_ref() == Some(file)) {
+    for d in diagnostics
+        .iter_mut()
+        .filter(|d| d.file.as_ref() == Some(file))
+    {
         let (line, column) = (d.line?, d.column?);
-        let mut targets = moves.iter().filter(|(from, _)| (from.line, from.column) == (line, column)).map(|(_, to)| to);
+        let mut targets = moves
+            .iter()
+            .filter(|(from, _)| (from.line, from.column) == (line, column))
+            .map(|(_, to)| to);
         let to = targets.next()?;
         if targets.any(|other| other != to) {
             return None;
@@ -147,9 +170,14 @@ impl IncrementalVault {
             // splice this note's new edges over its old ones.
             let old = self.notes[i].edges.clone();
             let new_edges = self.resolve_note(i, &state.declared);
-            let (was, now) = (GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]), GraphFacts::of(&node, &new_edges));
+            let (was, now) = (
+                GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]),
+                GraphFacts::of(&node, &new_edges),
+            );
             self.graph_diagnostics = match self.graph_diagnostics.take() {
-                Some(kept) if was.same_shape(&now) && was.positions() == now.positions() => Some(kept),
+                Some(kept) if was.same_shape(&now) && was.positions() == now.positions() => {
+                    Some(kept)
+                }
                 Some(kept) if was.same_shape(&now) => relocate(kept, &was, &now),
                 _ => None,
             };
@@ -174,7 +202,11 @@ impl IncrementalVault {
             for edge in self.plan.edges.iter_mut().filter(|e| e.from >= at) {
                 edge.from += 1;
             }
-            let edge_at = if at == 0 { 0 } else { self.notes[at - 1].edges.end };
+            let edge_at = if at == 0 {
+                0
+            } else {
+                self.notes[at - 1].edges.end
+            };
             let new_edges = self.resolve_note(at, &state.declared);
             state.edges = edge_at..edge_at + new_edges.len();
             for later in &mut self.notes[at..] {
@@ -191,7 +223,9 @@ impl IncrementalVault {
 
     /// Forget one file; `false` when the vault had no such plan note.
     pub fn remove(&mut self, path: &str) -> bool {
-        let Some(&at) = self.position.get(path) else { return false };
+        let Some(&at) = self.position.get(path) else {
+            return false;
+        };
         self.cached = None;
         self.position.remove(path);
         for i in self.position.values_mut().filter(|i| **i > at) {
@@ -240,23 +274,38 @@ impl IncrementalVault {
     /// then the graph checks: what `planvault_core::check` gives.
     pub fn diagnostics(&mut self) -> &[Diagnostic] {
         if self.cached.is_none() {
-            let mut all: Vec<Diagnostic> = self.notes.iter().flat_map(|n| n.diagnostics.iter().cloned()).collect();
+            let mut all: Vec<Diagnostic> = self
+                .notes
+                .iter()
+                .flat_map(|n| n.diagnostics.iter().cloned())
+                .collect();
             sort_by_position(&mut all);
             let plan = &self.plan;
-            all.extend_from_slice(self.graph_diagnostics.get_or_insert_with(|| planvault_core::validate(plan)));
+            all.extend_from_slice(
+                self.graph_diagnostics
+                    .get_or_insert_with(|| planvault_core::validate(plan)),
+            );
             self.cached = Some(all);
         }
         self.cached.as_deref().unwrap_or_default()
     }
 
     fn reindex(&mut self) {
-        self.position = self.paths.iter().enumerate().map(|(i, p)| (p.clone(), i)).collect();
+        self.position = self
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.clone(), i))
+            .collect();
         self.links = LinkIndex::owned(self.plan.nodes.iter().map(|n| n.id.as_str()));
     }
 
     /// Note `i`'s declared edges as model edges, resolved against the kept index.
     fn resolve_note(&self, i: usize, declared: &[DeclaredEdge]) -> Vec<Edge> {
-        declared.iter().map(|d| resolve_edge(&self.links, i, d.clone())).collect()
+        declared
+            .iter()
+            .map(|d| resolve_edge(&self.links, i, d.clone()))
+            .collect()
     }
 
     /// Resolve every note's declared edges against the current set of notes.
@@ -265,7 +314,11 @@ impl IncrementalVault {
         let mut edges = Vec::with_capacity(self.notes.iter().map(|n| n.declared.len()).sum());
         for (from, note) in self.notes.iter_mut().enumerate() {
             let start = edges.len();
-            edges.extend(note.declared.iter().map(|e| resolve_edge(links, from, e.clone())));
+            edges.extend(
+                note.declared
+                    .iter()
+                    .map(|e| resolve_edge(links, from, e.clone())),
+            );
             note.edges = start..edges.len();
         }
         self.plan.edges = edges;
@@ -275,7 +328,14 @@ impl IncrementalVault {
 fn parse(path: &str, text: &str) -> (Node, NoteState) {
     let mut diagnostics = Vec::new();
     let parsed = parse_note_as(path, node_id(path), text, Detail::Checks, &mut diagnostics);
-    (parsed.node, NoteState { diagnostics, declared: parsed.edges, edges: 0..0 })
+    (
+        parsed.node,
+        NoteState {
+            diagnostics,
+            declared: parsed.edges,
+            edges: 0..0,
+        },
+    )
 }
 
 fn shift(range: &Range<usize>, delta: isize) -> Range<usize> {
@@ -300,12 +360,18 @@ mod tests {
     fn agrees(vault: &mut IncrementalVault, files: &BTreeMap<String, String>) {
         let full = check(&PlanSource::Vault(files.clone()));
         assert_eq!(vault.diagnostics(), &full.diagnostics[..]);
-        let (for_checks, _) = load_from_as(files.iter().map(|(p, t)| (p.as_str(), t.as_str())), Detail::Checks);
+        let (for_checks, _) = load_from_as(
+            files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
+            Detail::Checks,
+        );
         assert_eq!(vault.plan(), &for_checks);
     }
 
     fn files(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
-        entries.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+        entries
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect()
     }
 
     const START: &str = "---\ntype: start\n---\n# Draft\n\n## Next\n- ok -> [[review]]\n";
@@ -313,7 +379,11 @@ mod tests {
 
     #[test]
     fn editing_a_note_in_place_matches_a_full_load() {
-        let mut now = files(&[("draft.md", START), ("review.md", REVIEW), ("send.md", "# Send\n")]);
+        let mut now = files(&[
+            ("draft.md", START),
+            ("review.md", REVIEW),
+            ("send.md", "# Send\n"),
+        ]);
         let mut vault = open(&now);
         agrees(&mut vault, &now);
         // The review loses its exit: a loop with no way out, and `send` unreachable.
@@ -321,7 +391,10 @@ mod tests {
         vault.update("review.md", text);
         now.insert("review.md".into(), text.into());
         agrees(&mut vault, &now);
-        assert!(vault.diagnostics().iter().any(|d| d.code == planvault_core::Code::CycleWithoutExit));
+        assert!(vault
+            .diagnostics()
+            .iter()
+            .any(|d| d.code == planvault_core::Code::CycleWithoutExit));
         // More edges than before in an earlier note shift the later ones.
         let text = "---\ntype: start\nmax_visits: three\n---\n# Draft\n\n## Next\n- ok -> [[review]]\n- [[send]]\n- [[nowhere]]\n";
         vault.update("draft.md", text);
@@ -332,22 +405,40 @@ mod tests {
     #[test]
     fn knob_and_prose_edits_keep_the_graph_checks_and_their_diagnostics() {
         let review = "---\nstatus: pending\n---\n# Review\n\n## Next\n- fix -> [[draft]]\n- lost -> [[nowhere]]\n";
-        let mut now = files(&[("draft.md", START), ("review.md", review), ("send.md", "# Send\n")]);
+        let mut now = files(&[
+            ("draft.md", START),
+            ("review.md", review),
+            ("send.md", "# Send\n"),
+        ]);
         let mut vault = open(&now);
         agrees(&mut vault, &now);
         let done = review.replace("pending", "done");
         vault.update("review.md", &done);
         now.insert("review.md".into(), done.clone());
-        assert!(vault.graph_diagnostics.is_some(), "a status change leaves the graph as it was");
+        assert!(
+            vault.graph_diagnostics.is_some(),
+            "a status change leaves the graph as it was"
+        );
         agrees(&mut vault, &now);
         // Prose above the `## Next` list moves its diagnostics along.
         let moved = done.replace("# Review\n", "# Review\n\nMore prose.\n");
         vault.update("review.md", &moved);
         now.insert("review.md".into(), moved);
-        assert!(vault.graph_diagnostics.is_some(), "moved, not changed: the diagnostics follow");
+        assert!(
+            vault.graph_diagnostics.is_some(),
+            "moved, not changed: the diagnostics follow"
+        );
         agrees(&mut vault, &now);
-        let dangling = vault.diagnostics().iter().find(|d| d.code == planvault_core::Code::DanglingEdge).cloned();
-        assert_eq!(dangling.and_then(|d| d.line), Some(10), "the dangling edge's new line");
+        let dangling = vault
+            .diagnostics()
+            .iter()
+            .find(|d| d.code == planvault_core::Code::DanglingEdge)
+            .cloned();
+        assert_eq!(
+            dangling.and_then(|d| d.line),
+            Some(10),
+            "the dangling edge's new line"
+        );
         // A new edge changes the graph: the checks run again.
         let linked = review.replace("- fix -> [[draft]]\n", "- fix -> [[draft]]\n- [[send]]\n");
         vault.update("review.md", &linked);
@@ -386,8 +477,17 @@ mod tests {
     }
 
     fn path() -> impl Strategy<Value = String> {
-        prop::sample::select(vec!["a.md", "b.md", "B.md", "c.md", "sub/a.md", "sub/d.md", ".obsidian/a.md", "x.txt"])
-            .prop_map(str::to_owned)
+        prop::sample::select(vec![
+            "a.md",
+            "b.md",
+            "B.md",
+            "c.md",
+            "sub/a.md",
+            "sub/d.md",
+            ".obsidian/a.md",
+            "x.txt",
+        ])
+        .prop_map(str::to_owned)
     }
 
     fn note() -> impl Strategy<Value = String> {
@@ -400,13 +500,30 @@ mod tests {
             "---\nstatus: done\nmax_visits: 0\n---\n",
             "---\ntype: start\n",
         ]);
-        let target = prop::sample::select(vec!["a", "b", "c", "d", "sub/a", "missing", "A|alias", "c#h"]);
-        let edge = (prop::sample::select(vec!["- ", "- yes -> ", "- next => ", "- no \u{2192} "]), target)
+        let target = prop::sample::select(vec![
+            "a", "b", "c", "d", "sub/a", "missing", "A|alias", "c#h",
+        ]);
+        let edge = (
+            prop::sample::select(vec!["- ", "- yes -> ", "- next => ", "- no \u{2192} "]),
+            target,
+        )
             .prop_map(|(lead, t)| format!("{lead}[[{t}]]\n"));
-        (frontmatter, prop::collection::vec(edge, 0..4), any::<bool>()).prop_map(|(fm, edges, crlf)| {
-            let text = format!("{fm}# Title\n\nProse with [[b]].\n\n## Next\n{}", edges.concat());
-            if crlf { text.replace('\n', "\r\n") } else { text }
-        })
+        (
+            frontmatter,
+            prop::collection::vec(edge, 0..4),
+            any::<bool>(),
+        )
+            .prop_map(|(fm, edges, crlf)| {
+                let text = format!(
+                    "{fm}# Title\n\nProse with [[b]].\n\n## Next\n{}",
+                    edges.concat()
+                );
+                if crlf {
+                    text.replace('\n', "\r\n")
+                } else {
+                    text
+                }
+            })
     }
 
     fn op() -> impl Strategy<Value = Op> {

@@ -6,9 +6,9 @@
 //! A parsed plan stays in wasm memory behind a `Plan` handle, so validating
 //! and exporting it costs no second trip across the boundary.
 
+use crate::error::BindingError;
 use crate::staging::with_staged_files;
 use crate::types::report_to_js;
-use crate::error::BindingError;
 use planvault_core::vault::{self, Detail};
 use planvault_core::{Diagnostic, Plan, Status};
 use wasm_bindgen::prelude::*;
@@ -23,7 +23,10 @@ pub struct PlanHandle {
 
 impl PlanHandle {
     pub fn new(plan: Plan, parse_diagnostics: Vec<Diagnostic>) -> Self {
-        PlanHandle { plan, parse_diagnostics }
+        PlanHandle {
+            plan,
+            parse_diagnostics,
+        }
     }
 
     pub(crate) fn from_parse((plan, diagnostics): (Plan, Vec<Diagnostic>)) -> Self {
@@ -53,7 +56,10 @@ impl PlanHandle {
     /// The start node's id, when one could be determined.
     #[wasm_bindgen(getter)]
     pub fn start(&self) -> Option<String> {
-        self.plan.start.and_then(|i| self.plan.nodes.get(i)).map(|n| n.id.clone())
+        self.plan
+            .start
+            .and_then(|i| self.plan.nodes.get(i))
+            .map(|n| n.id.clone())
     }
 
     /// Node ids in the plan's order.
@@ -75,8 +81,9 @@ impl PlanHandle {
 /// (see [`crate::staging`]) and calls this with their byte lengths.
 #[wasm_bindgen(js_name = parseVaultStaged, skip_typescript)]
 pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, JsValue> {
-    let (plan, diagnostics) =
-        with_staged_files(used, lengths, |files| vault::load_from_as(files.iter().copied(), Detail::Checks))?;
+    let (plan, diagnostics) = with_staged_files(used, lengths, |files| {
+        vault::load_from_as(files.iter().copied(), Detail::Checks)
+    })?;
     Ok(PlanHandle::new(plan, diagnostics))
 }
 
@@ -101,6 +108,7 @@ pub fn update_status(
     text: &str,
     #[wasm_bindgen(unchecked_param_type = "NodeStatus")] status: &str,
 ) -> Result<String, JsValue> {
-    let status = Status::parse(status).ok_or_else(|| BindingError::InvalidStatus(status.to_owned()))?;
+    let status =
+        Status::parse(status).ok_or_else(|| BindingError::InvalidStatus(status.to_owned()))?;
     Ok(planvault_core::vault::update_status(text, status))
 }

@@ -51,10 +51,12 @@ pub fn with_staged_files<T>(
     read: impl FnOnce(Vec<(&str, &str)>) -> T,
 ) -> Result<T, BindingError> {
     STAGED.with_borrow(|staged| {
-        let bytes = staged.get(..used).ok_or_else(|| BindingError::InvalidArgument {
-            name: "files",
-            reason: "the packed notes are longer than the room staged for them".to_owned(),
-        })?;
+        let bytes = staged
+            .get(..used)
+            .ok_or_else(|| BindingError::InvalidArgument {
+                name: "files",
+                reason: "the packed notes are longer than the room staged for them".to_owned(),
+            })?;
         Ok(read(unpack_files(bytes, lengths)?))
     })
 }
@@ -73,7 +75,10 @@ mod tests {
         // SAFETY: the room is now `notes.len()` bytes; the first 4 were kept.
         unsafe { std::ptr::copy_nonoverlapping(notes[4..].as_ptr(), at.add(4), notes.len() - 4) };
         let files = with_staged_files(notes.len(), &[4, 3, 4, 3], |files| {
-            files.iter().map(|(p, t)| format!("{p}={t}")).collect::<Vec<_>>()
+            files
+                .iter()
+                .map(|(p, t)| format!("{p}={t}"))
+                .collect::<Vec<_>>()
         })
         .unwrap();
         assert_eq!(files, ["a.md=# A", "b.md=# B"]);

@@ -97,7 +97,9 @@ pub struct ValidateReport {
 
 impl ValidateReport {
     pub fn from_core(diagnostics: &[planvault_core::Diagnostic]) -> Self {
-        ValidateReport { diagnostics: diagnostics.iter().map(Diagnostic::from).collect() }
+        ValidateReport {
+            diagnostics: diagnostics.iter().map(Diagnostic::from).collect(),
+        }
     }
 }
 
@@ -136,17 +138,27 @@ extern "C" {
 /// of each in turn (path, text, path, text...). Returns the pairs in path
 /// order, each path once (the last one given wins, as in a map), which is
 /// what `vault::load_from` expects.
-pub fn unpack_files<'a>(bytes: &'a [u8], lengths: &[u32]) -> Result<Vec<(&'a str, &'a str)>, BindingError> {
-    let invalid = |reason: &str| BindingError::InvalidArgument { name: "files", reason: reason.to_owned() };
-    let text = simdutf8::basic::from_utf8(bytes).map_err(|_| invalid("the packed notes are not UTF-8"))?;
+pub fn unpack_files<'a>(
+    bytes: &'a [u8],
+    lengths: &[u32],
+) -> Result<Vec<(&'a str, &'a str)>, BindingError> {
+    let invalid = |reason: &str| BindingError::InvalidArgument {
+        name: "files",
+        reason: reason.to_owned(),
+    };
+    let text =
+        simdutf8::basic::from_utf8(bytes).map_err(|_| invalid("the packed notes are not UTF-8"))?;
     if lengths.len() % 2 != 0 {
         return Err(invalid("the packed notes have a path without a text"));
     }
     let mut files = Vec::with_capacity(lengths.len() / 2);
     let mut at = 0usize;
     let mut next = |len: u32| -> Result<&'a str, BindingError> {
-        let end = at.checked_add(len as usize).filter(|&end| end <= text.len() && text.is_char_boundary(end));
-        let end = end.ok_or_else(|| invalid("the packed notes' lengths do not match their bytes"))?;
+        let end = at
+            .checked_add(len as usize)
+            .filter(|&end| end <= text.len() && text.is_char_boundary(end));
+        let end =
+            end.ok_or_else(|| invalid("the packed notes' lengths do not match their bytes"))?;
         let piece = &text[at..end];
         at = end;
         Ok(piece)
@@ -187,9 +199,10 @@ mod tests {
 
     #[test]
     fn mirror_serializes_like_core_when_every_field_is_set() {
-        let mut d = planvault_core::Diagnostic::error(Code::DanglingEdge, "`a` links to missing `b`")
-            .at(&SourcePos::new("a.md", 4, 3))
-            .with_nodes(["a"]);
+        let mut d =
+            planvault_core::Diagnostic::error(Code::DanglingEdge, "`a` links to missing `b`")
+                .at(&SourcePos::new("a.md", 4, 3))
+                .with_nodes(["a"]);
         d.items = vec![1, 2];
         d.target = Some("b".into());
         d.key = Some("exit".into());
@@ -198,7 +211,10 @@ mod tests {
 
     #[test]
     fn mirror_serializes_like_core_when_optional_fields_are_absent() {
-        check(planvault_core::Diagnostic::warning(Code::Unreachable, "nothing reaches `x`"));
+        check(planvault_core::Diagnostic::warning(
+            Code::Unreachable,
+            "nothing reaches `x`",
+        ));
     }
 
     #[test]
@@ -228,9 +244,12 @@ mod tests {
 
     #[test]
     fn the_report_handed_to_javascript_reads_like_the_typed_mirror() {
-        let mut full = planvault_core::Diagnostic::error(Code::DanglingEdge, "`a` links to \"missing\" `b`\n\u{7}")
-            .at(&SourcePos::new("a.md", 4, 3))
-            .with_nodes(["a", "é"]);
+        let mut full = planvault_core::Diagnostic::error(
+            Code::DanglingEdge,
+            "`a` links to \"missing\" `b`\n\u{7}",
+        )
+        .at(&SourcePos::new("a.md", 4, 3))
+        .with_nodes(["a", "é"]);
         full.items = vec![1, 2];
         full.target = Some("b".into());
         full.key = Some("exit".into());
@@ -239,8 +258,16 @@ mod tests {
         let sent = serde_json::to_string(&CoreReport { diagnostics: &core }).unwrap();
         let typed = serde_json::to_string(&ValidateReport::from_core(&core)).unwrap();
         assert_eq!(sent, typed);
-        assert!(sent.starts_with("{\"diagnostics\":[{\"code\":\"dangling-edge\",\"severity\":\"error\""), "{sent}");
-        assert!(sent.contains("\"file\":null,\"line\":null"), "absent fields are null: {sent}");
+        assert!(
+            sent.starts_with(
+                "{\"diagnostics\":[{\"code\":\"dangling-edge\",\"severity\":\"error\""
+            ),
+            "{sent}"
+        );
+        assert!(
+            sent.contains("\"file\":null,\"line\":null"),
+            "absent fields are null: {sent}"
+        );
     }
 
     #[test]

@@ -18,7 +18,9 @@ impl VaultCore {
     /// The notes staged as for `parseVaultStaged`.
     #[wasm_bindgen(js_name = fromStaged)]
     pub fn from_staged(used: usize, lengths: &[u32]) -> Result<VaultCore, JsValue> {
-        Ok(VaultCore { vault: with_staged_files(used, lengths, |files| IncrementalVault::new(files))? })
+        Ok(VaultCore {
+            vault: with_staged_files(used, lengths, |files| IncrementalVault::new(files))?,
+        })
     }
 
     /// Add or replace one note: parses that note only.

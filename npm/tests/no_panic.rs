@@ -26,7 +26,10 @@ fn plan_text() -> impl Strategy<Value = String> {
         Just("- [ ] (after: 2, 9) @tool `x` @on exit=0 -> 3\n".to_owned()),
         Just("- [x] @emit k=v @needs k\n".to_owned()),
         Just("```leopold-amend\n".to_owned()),
-        Just("{\"id\": \"a\", \"dependsOn\": [\"a\"], \"args\": {\"$from\": \"__proto__.x\"}}".to_owned()),
+        Just(
+            "{\"id\": \"a\", \"dependsOn\": [\"a\"], \"args\": {\"$from\": \"__proto__.x\"}}"
+                .to_owned()
+        ),
         Just("[{\"name\": \"s\", \"tool\": \"t\", \"after\": []}]".to_owned()),
         "\\PC{0,12}",
     ];

@@ -31,7 +31,10 @@ pub struct Envelope<T> {
 
 impl<T> Envelope<T> {
     pub fn new(message: T) -> Self {
-        Envelope { version: VERSION, message }
+        Envelope {
+            version: VERSION,
+            message,
+        }
     }
 }
 
@@ -99,7 +102,8 @@ pub struct Endpoints {
 
 impl Endpoints {
     pub fn for_role(&self, role: Option<&str>) -> Option<&Endpoint> {
-        role.and_then(|r| self.roles.get(r)).or(self.default.as_ref())
+        role.and_then(|r| self.roles.get(r))
+            .or(self.default.as_ref())
     }
 }
 
@@ -137,7 +141,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { attempts: 4, base_delay_ms: 500, timeout_ms: 120_000 }
+        RetryPolicy {
+            attempts: 4,
+            base_delay_ms: 500,
+            timeout_ms: 120_000,
+        }
     }
 }
 
@@ -151,7 +159,11 @@ pub enum PersonReply {
     Judge { verdicts: Vec<bool> },
     /// A human node: approve or reject, with a note; `choice` picks an
     /// outgoing label when the node offers several.
-    Human { approved: bool, note: String, choice: Option<String> },
+    Human {
+        approved: bool,
+        note: String,
+        choice: Option<String>,
+    },
     /// A breakpoint: continue with this output (edited or not).
     Continue { output: String },
 }
@@ -161,34 +173,81 @@ pub enum PersonReply {
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum FromWorker {
     /// The worker's wasm is running; earlier posts were lost.
-    Ready { version: u32 },
+    Ready {
+        version: u32,
+    },
     /// A run began. `visits` are per node, read from the journal on resume.
-    Started { resumed: bool, done: u32, recorded: u32, visits: BTreeMap<String, u32> },
+    Started {
+        resumed: bool,
+        done: u32,
+        recorded: u32,
+        visits: BTreeMap<String, u32>,
+    },
     /// A note's `status:` was written.
-    Status { node: String, status: Status },
+    Status {
+        node: String,
+        status: Status,
+    },
     /// A node's work begins (its visit count).
-    Visit { node: String, visit: u32 },
+    Visit {
+        node: String,
+        visit: u32,
+    },
     /// The run moved along an edge.
-    Hop { from: String, to: String, label: Option<String> },
+    Hop {
+        from: String,
+        to: String,
+        label: Option<String>,
+    },
     /// Streamed tokens of the reply being received for `node`.
-    Delta { node: String, text: String },
+    Delta {
+        node: String,
+        text: String,
+    },
     /// A node's output was kept (in `00_plan-trace/`).
-    Output { node: String, visit: u32, text: String },
+    Output {
+        node: String,
+        visit: u32,
+        text: String,
+    },
     /// One trace entry, as appended to `00_plan-trace/trace.md`.
-    Trace { markdown: String },
+    Trace {
+        markdown: String,
+    },
     /// A tool ran at a node (`fetch_url`, `read_note`, ...).
-    Tool { node: String, name: String, ok: bool },
+    Tool {
+        node: String,
+        name: String,
+        ok: bool,
+    },
     /// A person must answer; reply with [`ToWorker::Reply`].
-    Ask { request: String, node: String, visit: u32, ask: AskKind },
+    Ask {
+        request: String,
+        node: String,
+        visit: u32,
+        ask: AskKind,
+    },
     /// A call failed and will be retried after `wait_ms`.
-    Retrying { node: String, error: RunError, wait_ms: u32 },
+    Retrying {
+        node: String,
+        error: RunError,
+        wait_ms: u32,
+    },
     /// The run is paused (resume with [`ToWorker::Resume`] or [`ToWorker::Step`]).
-    Paused { reason: PauseReason },
+    Paused {
+        reason: PauseReason,
+    },
     Resumed,
     /// The run is over; `error` says why a resumable stop happened.
-    Finished { reason: FinishReason, answer: Option<String>, error: Option<RunError> },
+    Finished {
+        reason: FinishReason,
+        answer: Option<String>,
+        error: Option<RunError>,
+    },
     /// A message could not be acted on (no run, bad version, ...).
-    Failed { error: RunError },
+    Failed {
+        error: RunError,
+    },
 }
 
 /// What a person is asked.
@@ -198,9 +257,16 @@ pub enum AskKind {
     /// Manual mode: do the node's work. `prompt` is what a model would read.
     Work { title: String, prompt: String },
     /// Manual mode: does each condition hold for this output?
-    Judge { title: String, output: String, labels: Vec<String> },
+    Judge {
+        title: String,
+        output: String,
+        labels: Vec<String>,
+    },
     /// A human node: decide. `choices` are its outgoing labels (empty: approve/reject).
-    Human { question: String, choices: Vec<String> },
+    Human {
+        question: String,
+        choices: Vec<String>,
+    },
     /// A breakpoint after the node's work: read or change the output, then continue.
     Breakpoint { title: String, output: String },
 }
@@ -230,7 +296,11 @@ pub struct RunError {
 
 impl RunError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        RunError { code, message: message.into(), hint: None }
+        RunError {
+            code,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -290,7 +360,10 @@ impl From<ProtocolError> for RunError {
 /// Check an envelope's version and take its message out.
 pub fn open<T>(envelope: Envelope<T>) -> Result<T, ProtocolError> {
     if envelope.version != VERSION {
-        return Err(ProtocolError::Version { got: envelope.version, want: VERSION });
+        return Err(ProtocolError::Version {
+            got: envelope.version,
+            want: VERSION,
+        });
     }
     Ok(envelope.message)
 }
@@ -304,11 +377,16 @@ struct VersionOnly {
 
 /// Decode a message from JSON text (tests, and tools that speak JSON).
 pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ProtocolError> {
-    let version: VersionOnly = serde_json::from_str(text).map_err(|e| ProtocolError::Malformed(e.to_string()))?;
+    let version: VersionOnly =
+        serde_json::from_str(text).map_err(|e| ProtocolError::Malformed(e.to_string()))?;
     if version.version != VERSION {
-        return Err(ProtocolError::Version { got: version.version, want: VERSION });
+        return Err(ProtocolError::Version {
+            got: version.version,
+            want: VERSION,
+        });
     }
-    let envelope: Envelope<T> = serde_json::from_str(text).map_err(|e| ProtocolError::Malformed(e.to_string()))?;
+    let envelope: Envelope<T> =
+        serde_json::from_str(text).map_err(|e| ProtocolError::Malformed(e.to_string()))?;
     open(envelope)
 }
 
@@ -322,7 +400,9 @@ pub mod js {
     /// The object to post: `{version, message, vault?}`.
     pub fn encode<T: Serialize>(message: &T, vault: Option<&JsValue>) -> JsValue {
         let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-        let value = Envelope::new(message).serialize(&serializer).unwrap_or(JsValue::NULL);
+        let value = Envelope::new(message)
+            .serialize(&serializer)
+            .unwrap_or(JsValue::NULL);
         if let Some(vault) = vault {
             let _ = js_sys::Reflect::set(&value, &JsValue::from_str("vault"), vault);
         }
@@ -336,7 +416,10 @@ pub mod js {
             .and_then(|v| v.as_f64())
             .ok_or_else(|| ProtocolError::Malformed("no version".into()))?;
         if version != f64::from(VERSION) {
-            return Err(ProtocolError::Version { got: version as u32, want: VERSION });
+            return Err(ProtocolError::Version {
+                got: version as u32,
+                want: VERSION,
+            });
         }
         let message = js_sys::Reflect::get(value, &JsValue::from_str("message"))
             .map_err(|_| ProtocolError::Malformed("no message".into()))?;
@@ -345,7 +428,9 @@ pub mod js {
 
     /// The directory handle posted beside a message, if any.
     pub fn vault(value: &JsValue) -> Option<JsValue> {
-        js_sys::Reflect::get(value, &JsValue::from_str("vault")).ok().filter(|v| v.is_object())
+        js_sys::Reflect::get(value, &JsValue::from_str("vault"))
+            .ok()
+            .filter(|v| v.is_object())
     }
 }
 
@@ -353,18 +438,27 @@ pub mod js {
 mod tests {
     use super::*;
 
-    fn roundtrip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(message: T) {
+    fn roundtrip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        message: T,
+    ) {
         let text = serde_json::to_string(&Envelope::new(&message)).unwrap();
         assert_eq!(from_json::<T>(&text).unwrap(), message, "{text}");
     }
 
     #[test]
     fn every_message_survives_the_wire() {
-        let endpoint = Endpoint { base_url: "http://127.0.0.1:1/v1".into(), model: "m".into(), api_key: Some("sk-secret".into()) };
+        let endpoint = Endpoint {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            model: "m".into(),
+            api_key: Some("sk-secret".into()),
+        };
         roundtrip(ToWorker::Start(StartRun {
             query: "q".into(),
             mode: RunMode::Model {
-                endpoints: Endpoints { default: Some(endpoint.clone()), roles: [("review".to_string(), endpoint)].into() },
+                endpoints: Endpoints {
+                    default: Some(endpoint.clone()),
+                    roles: [("review".to_string(), endpoint)].into(),
+                },
             },
             fresh: false,
             max_steps: 100,
@@ -373,9 +467,17 @@ mod tests {
             run_to: None,
             retry: RetryPolicy::default(),
         }));
-        roundtrip(ToWorker::Reply { request: "review#1:judge.1".into(), reply: PersonReply::Judge { verdicts: vec![true, false] } });
+        roundtrip(ToWorker::Reply {
+            request: "review#1:judge.1".into(),
+            reply: PersonReply::Judge {
+                verdicts: vec![true, false],
+            },
+        });
         roundtrip(FromWorker::Finished {
-            reason: FinishReason::Interrupted { node: "draft".into(), reason: "429".into() },
+            reason: FinishReason::Interrupted {
+                node: "draft".into(),
+                reason: "429".into(),
+            },
             answer: None,
             error: Some(RunError::new(ErrorCode::RateLimited, "429").with_hint("wait")),
         });
@@ -383,20 +485,36 @@ mod tests {
             request: "send#1:human".into(),
             node: "send".into(),
             visit: 1,
-            ask: AskKind::Human { question: "Send?".into(), choices: vec![] },
+            ask: AskKind::Human {
+                question: "Send?".into(),
+                choices: vec![],
+            },
         });
     }
 
     #[test]
     fn a_message_from_another_build_is_refused_by_version() {
         let text = r#"{"version":99,"message":{"type":"pause"}}"#;
-        assert_eq!(from_json::<ToWorker>(text), Err(ProtocolError::Version { got: 99, want: VERSION }));
-        assert!(matches!(from_json::<ToWorker>(r#"{"version":1,"message":{"type":"dance"}}"#), Err(ProtocolError::Malformed(_))));
+        assert_eq!(
+            from_json::<ToWorker>(text),
+            Err(ProtocolError::Version {
+                got: 99,
+                want: VERSION
+            })
+        );
+        assert!(matches!(
+            from_json::<ToWorker>(r#"{"version":1,"message":{"type":"dance"}}"#),
+            Err(ProtocolError::Malformed(_))
+        ));
     }
 
     #[test]
     fn the_api_key_never_shows_in_debug_output() {
-        let endpoint = Endpoint { base_url: "u".into(), model: "m".into(), api_key: Some("sk-secret".into()) };
+        let endpoint = Endpoint {
+            base_url: "u".into(),
+            model: "m".into(),
+            api_key: Some("sk-secret".into()),
+        };
         assert!(!format!("{endpoint:?}").contains("sk-secret"));
     }
 }

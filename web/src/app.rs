@@ -31,16 +31,18 @@ async fn open_example(state: AppState) {
             if files.is_empty() {
                 for (path, text) in &bundled {
                     if let Err(e) = dir.write(path, text).await {
-                        state.message.set(format!("Could not store the example in this browser: {e}"));
+                        state
+                            .message
+                            .set(format!("Could not store the example in this browser: {e}"));
                     }
                 }
                 files = dir.read_all().await.unwrap_or(bundled);
             }
             state.show(ticket, dir, files, Mode::Example);
         }
-        Err(e) if state.is_latest(ticket) => {
-            state.message.set(format!("This browser has no private file storage ({e}); the example is read-only."))
-        }
+        Err(e) if state.is_latest(ticket) => state.message.set(format!(
+            "This browser has no private file storage ({e}); the example is read-only."
+        )),
         Err(_) => {}
     }
 }
@@ -54,7 +56,9 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
             let count = files.keys().filter(|p| p.ends_with(".md")).count();
             if remember {
                 if let Err(e) = dir.remember().await {
-                    state.message.set(format!("Opened, but could not remember the folder for next time: {e}"));
+                    state.message.set(format!(
+                        "Opened, but could not remember the folder for next time: {e}"
+                    ));
                 }
             }
             if state.show(ticket, dir, files, Mode::Folder(name.clone())) {
@@ -62,7 +66,9 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
                 state.message.set(format!("Opened “{name}”: {count} notes"));
             }
         }
-        Err(e) if state.is_latest(ticket) => state.message.set(format!("Could not read the folder: {e}")),
+        Err(e) if state.is_latest(ticket) => {
+            state.message.set(format!("Could not read the folder: {e}"))
+        }
         Err(_) => {}
     }
 }
@@ -86,7 +92,9 @@ async fn open_copy(state: AppState, files: JsValue) {
     let dir = match VaultDir::private(COPY_FOLDER).await {
         Ok(d) => d,
         Err(e) => {
-            state.message.set(format!("No private storage for a working copy: {e}"));
+            state
+                .message
+                .set(format!("No private storage for a working copy: {e}"));
             return;
         }
     };
@@ -102,7 +110,9 @@ async fn open_copy(state: AppState, files: JsValue) {
     let count = notes.len();
     if state.show(ticket, dir, notes, Mode::Copy(name.clone())) {
         let hint = "Download the changes as a zip when done.";
-        state.message.set(format!("Opened a copy of “{name}” ({count} files). {hint}"));
+        state
+            .message
+            .set(format!("Opened a copy of “{name}” ({count} files). {hint}"));
     }
 }
 
@@ -118,14 +128,18 @@ async fn start(state: AppState) {
 }
 
 fn download_zip(state: AppState) {
-    let Some(files) = state.with_doc(|d| d.files.clone()) else { return };
+    let Some(files) = state.with_doc(|d| d.files.clone()) else {
+        return;
+    };
     let name = match state.mode.get_untracked() {
         Mode::Copy(name) | Mode::Folder(name) => name,
         _ => "example-vault".to_string(),
     };
     let bytes = fs::zip(&files);
     fs::download(&format!("{name}.zip"), &bytes, "application/zip");
-    state.message.set(format!("Downloaded {name}.zip ({} files)", files.len()));
+    state
+        .message
+        .set(format!("Downloaded {name}.zip ({} files)", files.len()));
 }
 
 #[component]
@@ -137,7 +151,10 @@ pub fn App() -> impl IntoView {
     // Outside changes: poll (cheap: unchanged files are not re-read).
     let poll = Closure::<dyn FnMut()>::new(move || spawn_local(async move { state.poll().await }));
     if let Some(w) = web_sys::window() {
-        let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(poll.as_ref().unchecked_ref(), POLL_MS);
+        let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(
+            poll.as_ref().unchecked_ref(),
+            POLL_MS,
+        );
     }
     poll.forget();
 
@@ -179,10 +196,18 @@ pub fn App() -> impl IntoView {
         let dropped = fs::dropped(&e);
         spawn_local(async move {
             match dropped.await {
-                Ok(Some(dir)) if dir.permission(true).await == "granted" => open_folder(state, dir, true).await,
-                Ok(Some(_)) => state.message.set("planvault needs permission to edit the folder's notes".into()),
-                Ok(None) => state.message.set("Drop the vault's folder (not a file) to open it".into()),
-                Err(e) => state.message.set(format!("Could not open the dropped folder ({e})")),
+                Ok(Some(dir)) if dir.permission(true).await == "granted" => {
+                    open_folder(state, dir, true).await
+                }
+                Ok(Some(_)) => state
+                    .message
+                    .set("planvault needs permission to edit the folder's notes".into()),
+                Ok(None) => state
+                    .message
+                    .set("Drop the vault's folder (not a file) to open it".into()),
+                Err(e) => state
+                    .message
+                    .set(format!("Could not open the dropped folder ({e})")),
             }
         });
     });
@@ -202,7 +227,9 @@ pub fn App() -> impl IntoView {
                     if dir.permission(true).await == "granted" {
                         open_folder(state, dir, true).await;
                     } else {
-                        state.message.set("planvault needs permission to edit the folder's notes".into());
+                        state
+                            .message
+                            .set("planvault needs permission to edit the folder's notes".into());
                     }
                 }
                 Err(e) => state.message.set(format!("No folder opened ({e})")),
@@ -215,13 +242,20 @@ pub fn App() -> impl IntoView {
                 if dir.permission(true).await == "granted" {
                     open_folder(state, dir, false).await;
                 } else {
-                    state.message.set("Permission was not granted; showing the example vault".into());
+                    state
+                        .message
+                        .set("Permission was not granted; showing the example vault".into());
                 }
             }
         })
     };
     let on_folder_input = move |ev: ev::Event| {
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
         let Some(files) = input.files() else { return };
         let files: JsValue = files.into();
         spawn_local(async move { open_copy(state, files).await });
@@ -229,8 +263,14 @@ pub fn App() -> impl IntoView {
     let on_example = move |_| spawn_local(async move { open_example(state).await });
     let on_new = move |_| {
         let at = state.viewport.with_untracked(|v| {
-            let c = v.to_world(Point { x: v.width / 2.0, y: v.height / 2.0 });
-            Point { x: c.x - 110.0, y: c.y - 38.0 }
+            let c = v.to_world(Point {
+                x: v.width / 2.0,
+                y: v.height / 2.0,
+            });
+            Point {
+                x: c.x - 110.0,
+                y: c.y - 38.0,
+            }
         });
         state.dialog.set(Some(Dialog::NewNode { at }));
     };
@@ -384,8 +424,14 @@ fn install_test_hook(state: AppState) {
                     "handle" => crate::geometry::handle_center(&r),
                     "breakpoint" => crate::geometry::breakpoint_center(&r),
                     // On the ring the canvas draws round the run's active node.
-                    "ring" => Point { x: r.x - 6.0, y: r.y + r.height / 2.0 },
-                    _ => Point { x: r.x + r.width / 2.0, y: r.y + 22.0 },
+                    "ring" => Point {
+                        x: r.x - 6.0,
+                        y: r.y + r.height / 2.0,
+                    },
+                    _ => Point {
+                        x: r.x + r.width / 2.0,
+                        y: r.y + 22.0,
+                    },
                 })
             });
             p.map_or(JsValue::NULL, to_page)
@@ -395,23 +441,37 @@ fn install_test_hook(state: AppState) {
 
     set(
         "edgePoint",
-        Closure::<dyn Fn(String, String, String) -> JsValue>::new(move |from: String, to: String, part: String| {
-            let p = state.open.with_untracked(|o| {
-                let o = o.as_ref()?;
-                let (f, t) = (o.doc.node_index(&from)?, o.doc.node_index(&to)?);
-                let e = o.doc.checked.plan.edges.iter().position(|e| e.from == f && e.to == Some(t))?;
-                let shape = o.scene.shape_of_edge(e)?;
-                Some(match part.as_str() {
-                    "head" => shape.head(),
-                    "label" => shape.label_box.map(|b| b.center()).unwrap_or(shape.points[shape.points.len() / 2]),
-                    _ => {
-                        let (a, b) = (shape.points[0], shape.points[1]);
-                        Point { x: (a.x + b.x) / 2.0, y: (a.y + b.y) / 2.0 }
-                    }
-                })
-            });
-            p.map_or(JsValue::NULL, to_page)
-        })
+        Closure::<dyn Fn(String, String, String) -> JsValue>::new(
+            move |from: String, to: String, part: String| {
+                let p = state.open.with_untracked(|o| {
+                    let o = o.as_ref()?;
+                    let (f, t) = (o.doc.node_index(&from)?, o.doc.node_index(&to)?);
+                    let e = o
+                        .doc
+                        .checked
+                        .plan
+                        .edges
+                        .iter()
+                        .position(|e| e.from == f && e.to == Some(t))?;
+                    let shape = o.scene.shape_of_edge(e)?;
+                    Some(match part.as_str() {
+                        "head" => shape.head(),
+                        "label" => shape
+                            .label_box
+                            .map(|b| b.center())
+                            .unwrap_or(shape.points[shape.points.len() / 2]),
+                        _ => {
+                            let (a, b) = (shape.points[0], shape.points[1]);
+                            Point {
+                                x: (a.x + b.x) / 2.0,
+                                y: (a.y + b.y) / 2.0,
+                            }
+                        }
+                    })
+                });
+                p.map_or(JsValue::NULL, to_page)
+            },
+        )
         .into_js_value(),
     );
 
@@ -450,7 +510,9 @@ fn install_test_hook(state: AppState) {
                 while state.busy() {
                     let wait = js_sys::Promise::new(&mut |resolve, _| {
                         if let Some(w) = web_sys::window() {
-                            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 20);
+                            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                                &resolve, 20,
+                            );
                         }
                     });
                     let _ = wasm_bindgen_futures::JsFuture::from(wait).await;
@@ -520,7 +582,10 @@ fn install_test_hook(state: AppState) {
             };
             state.viewport.update(|v| {
                 v.zoom = zoom;
-                v.offset = Point { x: center.x - v.width / 2.0 / zoom, y: center.y - v.height / 2.0 / zoom };
+                v.offset = Point {
+                    x: center.x - v.width / 2.0 / zoom,
+                    y: center.y - v.height / 2.0 / zoom,
+                };
             });
         })
         .into_js_value(),
@@ -565,9 +630,7 @@ fn install_test_hook(state: AppState) {
 /// The run as the tests read it (never an API key: the view holds none).
 fn run_json(v: &crate::run::RunView) -> serde_json::Value {
     use crate::run::Phase;
-    let error = |e: &planvault_protocol::RunError| {
-        serde_json::json!({ "code": e.code, "message": e.message, "hint": e.hint })
-    };
+    let error = |e: &planvault_protocol::RunError| serde_json::json!({ "code": e.code, "message": e.message, "hint": e.hint });
     serde_json::json!({
         "worker": match &v.worker {
             WorkerState::Starting => "starting".to_string(),

@@ -19,13 +19,19 @@ const EDGE_PREFIX: &str = "planvault-edge-";
 /// Positions by node id (a note's path without `.md`). A file that is not
 /// JSON Canvas yields no positions rather than an error: the layout fills in.
 pub fn positions(text: &str) -> BTreeMap<String, Point> {
-    let Ok(doc) = serde_json::from_str::<Value>(text) else { return BTreeMap::new() };
+    let Ok(doc) = serde_json::from_str::<Value>(text) else {
+        return BTreeMap::new();
+    };
     let mut out = BTreeMap::new();
     for node in doc["nodes"].as_array().into_iter().flatten() {
         if node["type"] != "file" {
             continue;
         }
-        let (Some(file), Some(x), Some(y)) = (node["file"].as_str(), node["x"].as_f64(), node["y"].as_f64()) else {
+        let (Some(file), Some(x), Some(y)) = (
+            node["file"].as_str(),
+            node["x"].as_f64(),
+            node["y"].as_f64(),
+        ) else {
             continue;
         };
         if let Some(id) = file.strip_suffix(".md") {
@@ -44,7 +50,12 @@ fn note_file(plan: &Plan, index: usize) -> String {
 
 /// The canvas file with `positions` written for the plan's notes. `existing`
 /// is the file as it is now (if any); what this app does not own survives.
-pub fn write(existing: Option<&str>, plan: &Plan, positions: &BTreeMap<String, Point>, size: (f64, f64)) -> String {
+pub fn write(
+    existing: Option<&str>,
+    plan: &Plan,
+    positions: &BTreeMap<String, Point>,
+    size: (f64, f64),
+) -> String {
     let mut doc = existing
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .filter(Value::is_object)
@@ -52,14 +63,24 @@ pub fn write(existing: Option<&str>, plan: &Plan, positions: &BTreeMap<String, P
     let old_nodes: Vec<Value> = doc["nodes"].as_array().cloned().unwrap_or_default();
     let old_edges: Vec<Value> = doc["edges"].as_array().cloned().unwrap_or_default();
 
-    let is_note_node = |n: &Value| n["type"] == "file" && n["file"].as_str().is_some_and(|f| f.ends_with(".md"));
-    let mut nodes: Vec<Value> = old_nodes.iter().filter(|n| !is_note_node(n)).cloned().collect();
+    let is_note_node =
+        |n: &Value| n["type"] == "file" && n["file"].as_str().is_some_and(|f| f.ends_with(".md"));
+    let mut nodes: Vec<Value> = old_nodes
+        .iter()
+        .filter(|n| !is_note_node(n))
+        .cloned()
+        .collect();
     // Indexed once: a plan of thousands of notes is rewritten on every move.
-    let old_cards: HashMap<&str, &Value> =
-        old_nodes.iter().filter(|n| is_note_node(n)).filter_map(|n| Some((n["file"].as_str()?, n))).collect();
+    let old_cards: HashMap<&str, &Value> = old_nodes
+        .iter()
+        .filter(|n| is_note_node(n))
+        .filter_map(|n| Some((n["file"].as_str()?, n)))
+        .collect();
     let mut canvas_id = BTreeMap::new();
     for (index, node) in plan.nodes.iter().enumerate() {
-        let Some(p) = positions.get(&node.id) else { continue };
+        let Some(p) = positions.get(&node.id) else {
+            continue;
+        };
         let file = note_file(plan, index);
         // Keep the card's own id, size and colour when it was there before.
         let mut entry = old_cards
@@ -83,15 +104,22 @@ pub fn write(existing: Option<&str>, plan: &Plan, positions: &BTreeMap<String, P
     let ids: HashSet<&str> = nodes.iter().filter_map(|n| n["id"].as_str()).collect();
     let mut edges: Vec<Value> = old_edges
         .into_iter()
-        .filter(|e| !e["id"].as_str().is_some_and(|id| id.starts_with(EDGE_PREFIX)))
+        .filter(|e| {
+            !e["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with(EDGE_PREFIX))
+        })
         // The user's own edges stay while both their ends do.
         .filter(|e| {
-            e["fromNode"].as_str().is_some_and(|id| ids.contains(id)) && e["toNode"].as_str().is_some_and(|id| ids.contains(id))
+            e["fromNode"].as_str().is_some_and(|id| ids.contains(id))
+                && e["toNode"].as_str().is_some_and(|id| ids.contains(id))
         })
         .collect();
     for (i, edge) in plan.edges.iter().enumerate() {
         let Some(to) = edge.to else { continue };
-        let (Some(from_id), Some(to_id)) = (canvas_id.get(&edge.from), canvas_id.get(&to)) else { continue };
+        let (Some(from_id), Some(to_id)) = (canvas_id.get(&edge.from), canvas_id.get(&to)) else {
+            continue;
+        };
         let mut e = Map::new();
         e.insert("id".into(), json!(format!("{EDGE_PREFIX}{i}")));
         e.insert("fromNode".into(), from_id.clone());
@@ -117,7 +145,10 @@ mod tests {
 
     fn plan() -> Plan {
         let mut files = BTreeMap::new();
-        files.insert("draft.md".to_string(), "---\ntype: start\n---\n# D\n\n## Next\n- go -> [[send]]\n".to_string());
+        files.insert(
+            "draft.md".to_string(),
+            "---\ntype: start\n---\n# D\n\n## Next\n- go -> [[send]]\n".to_string(),
+        );
         files.insert("send.md".to_string(), "# S\n".to_string());
         VaultDoc::new(files).checked.plan
     }

@@ -13,7 +13,9 @@ use planvault_layout::Point;
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, WheelEvent};
+use web_sys::{
+    CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, WheelEvent,
+};
 
 /// Hit tolerance in screen pixels (divided by the zoom for the world).
 const TOLERANCE_PX: f64 = 6.0;
@@ -41,7 +43,10 @@ const HOP_MS: f64 = 700.0;
 // `i32` without it: the cast keeps both compiling.
 #[allow(clippy::unnecessary_cast)]
 fn screen_point(ev: &web_sys::MouseEvent) -> Point {
-    Point { x: ev.offset_x() as f64, y: ev.offset_y() as f64 }
+    Point {
+        x: ev.offset_x() as f64,
+        y: ev.offset_y() as f64,
+    }
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -49,12 +54,20 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
 }
 
 fn now() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// Draws the current state once; true while a hop is still animating.
-fn draw(state: AppState, canvas: &HtmlCanvasElement, input: StoredValue<Input, LocalStorage>) -> bool {
-    let Some(ctx) = context(canvas) else { return false };
+fn draw(
+    state: AppState,
+    canvas: &HtmlCanvasElement,
+    input: StoredValue<Input, LocalStorage>,
+) -> bool {
+    let Some(ctx) = context(canvas) else {
+        return false;
+    };
     let started = now();
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let viewport = state.viewport.get_untracked();
@@ -188,7 +201,12 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
     let request_frame = move || schedule(state, canvas_ref, input);
 
     // What the run shows, so streamed tokens do not redraw the canvas.
-    let overlay = Memo::new(move |_| state.open.with(|o| o.as_ref().map(|o| state.run.view.with(|v| v.overlay(&o.doc)))));
+    let overlay = Memo::new(move |_| {
+        state.open.with(|o| {
+            o.as_ref()
+                .map(|o| state.run.view.with(|v| v.overlay(&o.doc)))
+        })
+    });
 
     // Redraw whenever anything drawn changes.
     Effect::new(move |_| {
@@ -206,7 +224,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
     // Fit the view when a vault is opened (and on request).
     Effect::new(move |_| {
         state.fit_requested.track();
-        let bounds = state.open.with_untracked(|o| o.as_ref().map(|o| o.scene.bounds));
+        let bounds = state
+            .open
+            .with_untracked(|o| o.as_ref().map(|o| o.scene.bounds));
         if let Some(bounds) = bounds {
             state.viewport.update(|v| v.fit(bounds, 40.0));
         }
@@ -214,7 +234,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
 
     // Keep the canvas's backing store the size it is shown at.
     Effect::new(move |_| {
-        let Some(canvas) = canvas_ref.get() else { return };
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
         let resize = {
             let canvas = canvas.clone();
             move || {
@@ -223,7 +245,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 let (w, h) = (rect.width().max(1.0), rect.height().max(1.0));
                 canvas.set_width((w * dpr).round() as u32);
                 canvas.set_height((h * dpr).round() as u32);
-                let first = state.viewport.with_untracked(|v| v.width == Viewport::default().width);
+                let first = state
+                    .viewport
+                    .with_untracked(|v| v.width == Viewport::default().width);
                 state.viewport.update(|v| {
                     v.width = w;
                     v.height = h;
@@ -236,7 +260,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         };
         resize();
         let observer_callback = Closure::<dyn FnMut()>::new(resize);
-        if let Ok(observer) = web_sys::ResizeObserver::new(observer_callback.as_ref().unchecked_ref()) {
+        if let Ok(observer) =
+            web_sys::ResizeObserver::new(observer_callback.as_ref().unchecked_ref())
+        {
             observer.observe(&canvas);
             std::mem::forget(observer);
         }
@@ -248,7 +274,10 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         let world = v.to_world(screen);
         let hit = state
             .open
-            .with_untracked(|o| o.as_ref().map(|o| o.scene.hit(world, TOLERANCE_PX / v.zoom)))
+            .with_untracked(|o| {
+                o.as_ref()
+                    .map(|o| o.scene.hit(world, TOLERANCE_PX / v.zoom))
+            })
             .unwrap_or(Hit::Empty);
         (world, hit)
     };
@@ -278,7 +307,11 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         }
         let v = state.viewport.get_untracked();
         let map = minimap_rect(&v);
-        if crate::geometry::contains(&map, screen) && state.open.with_untracked(|o| o.as_ref().is_some_and(|o| o.scene.nodes.len() > 1)) {
+        if crate::geometry::contains(&map, screen)
+            && state
+                .open
+                .with_untracked(|o| o.as_ref().is_some_and(|o| o.scene.nodes.len() > 1))
+        {
             input.update_value(|i| i.on_minimap = true);
             center_on_minimap(state, screen);
             return;
@@ -300,7 +333,13 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             });
             let (d, mid) = input.with_value(|i| {
                 let p: Vec<Point> = i.pointers.values().copied().collect();
-                (crate::geometry::distance(p[0], p[1]), Point { x: (p[0].x + p[1].x) / 2.0, y: (p[0].y + p[1].y) / 2.0 })
+                (
+                    crate::geometry::distance(p[0], p[1]),
+                    Point {
+                        x: (p[0].x + p[1].x) / 2.0,
+                        y: (p[0].y + p[1].y) / 2.0,
+                    },
+                )
             });
             if start > 0.0 && d > 0.0 {
                 state.viewport.update(|v| v.zoom_at(mid, d / start));
@@ -330,7 +369,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             return;
         };
         let selected = state.open.with_untracked(|o| {
-            o.as_ref().map(|o| state.selection.with_untracked(|s| s.node_indices(&o.doc))).unwrap_or_default()
+            o.as_ref()
+                .map(|o| state.selection.with_untracked(|s| s.node_indices(&o.doc)))
+                .unwrap_or_default()
         });
         if let Some((dx, dy)) = gesture.drag(screen, world, &selected) {
             state.viewport.update(|v| v.pan_by_screen(dx, dy));
@@ -340,12 +381,22 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             _ => None,
         };
         match &gesture {
-            Gesture::MovingNodes { nodes, delta, .. } => state.dragging.set(Some((nodes.clone(), *delta))),
-            Gesture::Connecting { from, to } => state.preview.set(Preview::Connect { from: *from, to: *to, target }),
-            Gesture::Retargeting { edge, to } => state.preview.set(Preview::Retarget { edge: *edge, to: *to, target }),
-            Gesture::Marquee { from, to, .. } => {
-                state.preview.set(Preview::Marquee(crate::geometry::rect_between(*from, *to)))
+            Gesture::MovingNodes { nodes, delta, .. } => {
+                state.dragging.set(Some((nodes.clone(), *delta)))
             }
+            Gesture::Connecting { from, to } => state.preview.set(Preview::Connect {
+                from: *from,
+                to: *to,
+                target,
+            }),
+            Gesture::Retargeting { edge, to } => state.preview.set(Preview::Retarget {
+                edge: *edge,
+                to: *to,
+                target,
+            }),
+            Gesture::Marquee { from, to, .. } => state
+                .preview
+                .set(Preview::Marquee(crate::geometry::rect_between(*from, *to))),
             _ => {}
         }
         input.update_value(|i| i.gesture = Some(gesture));
@@ -363,7 +414,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             input.update_value(|i| i.on_minimap = false);
             return;
         }
-        let Some(gesture) = input.try_update_value(|i| i.gesture.take()).flatten() else { return };
+        let Some(gesture) = input.try_update_value(|i| i.gesture.take()).flatten() else {
+            return;
+        };
         let (_, hit) = hit_at(screen);
         state.preview.set(Preview::None);
         state.dragging.set(None);
@@ -391,10 +444,16 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             }),
             // Two clicks on a breakpoint dot toggle it twice; no dialog.
             Hit::Breakpoint(_) => None,
-            Hit::Node(i) | Hit::Handle(i) => {
-                Some(Dialog::Rename { node: i, current: crate::doc::basename(&doc.checked.plan.nodes[i].id).to_string() })
-            }
-            Hit::Empty => Some(Dialog::NewNode { at: Point { x: world.x - 110.0, y: world.y - 38.0 } }),
+            Hit::Node(i) | Hit::Handle(i) => Some(Dialog::Rename {
+                node: i,
+                current: crate::doc::basename(&doc.checked.plan.nodes[i].id).to_string(),
+            }),
+            Hit::Empty => Some(Dialog::NewNode {
+                at: Point {
+                    x: world.x - 110.0,
+                    y: world.y - 38.0,
+                },
+            }),
         }) else {
             return;
         };
@@ -405,7 +464,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         ev.prevent_default();
         let screen = screen_point(&ev);
         if ev.shift_key() {
-            state.viewport.update(|v| v.pan_by_screen(-ev.delta_x() - ev.delta_y(), 0.0));
+            state
+                .viewport
+                .update(|v| v.pan_by_screen(-ev.delta_x() - ev.delta_y(), 0.0));
             return;
         }
         // Trackpad pinches arrive as wheel events with Ctrl held and small deltas.
@@ -416,7 +477,10 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
 
     let on_key = move |ev: KeyboardEvent| {
         let key = ev.key();
-        let center = state.viewport.with_untracked(|v| Point { x: v.width / 2.0, y: v.height / 2.0 });
+        let center = state.viewport.with_untracked(|v| Point {
+            x: v.width / 2.0,
+            y: v.height / 2.0,
+        });
         let handled = match key.as_str() {
             "+" | "=" => {
                 state.viewport.update(|v| v.zoom_at(center, 1.2));
@@ -438,7 +502,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                     _ => (1.0, 0.0),
                 };
                 if ev.shift_key() {
-                    state.viewport.update(|v| v.pan_by_screen(-dx * 60.0, -dy * 60.0));
+                    state
+                        .viewport
+                        .update(|v| v.pan_by_screen(-dx * 60.0, -dy * 60.0));
                 } else {
                     move_focus(state, dx, dy);
                 }
@@ -452,7 +518,9 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 // A breakpoint on the focused node (drawn as a red dot on its card).
                 match state.selection.with_untracked(|s| s.focus.clone()) {
                     Some(id) => toggle_breakpoint(state, &id),
-                    None => state.message.set("Focus a node (arrow keys or a click) to toggle its breakpoint".into()),
+                    None => state.message.set(
+                        "Focus a node (arrow keys or a click) to toggle its breakpoint".into(),
+                    ),
                 }
                 true
             }
@@ -504,13 +572,17 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
 }
 
 fn center_on_minimap(state: AppState, screen: Point) {
-    let Some(world) =
-        state.open.with_untracked(|o| o.as_ref().map(|o| minimap_to_world(&o.scene, &state.viewport.get_untracked(), screen)))
-    else {
+    let Some(world) = state.open.with_untracked(|o| {
+        o.as_ref()
+            .map(|o| minimap_to_world(&o.scene, &state.viewport.get_untracked(), screen))
+    }) else {
         return;
     };
     state.viewport.update(|v| {
-        v.offset = Point { x: world.x - v.width / 2.0 / v.zoom, y: world.y - v.height / 2.0 / v.zoom };
+        v.offset = Point {
+            x: world.x - v.width / 2.0 / v.zoom,
+            y: world.y - v.height / 2.0 / v.zoom,
+        };
     });
 }
 
@@ -518,13 +590,19 @@ fn center_on_minimap(state: AppState, screen: Point) {
 fn toggle_breakpoint(state: AppState, id: &str) {
     state.run.toggle_breakpoint(id);
     let on = state.run.breakpoints.with_untracked(|b| b.contains(id));
-    state.message.set(format!("Breakpoint {} on {id}", if on { "set" } else { "removed" }));
+    state.message.set(format!(
+        "Breakpoint {} on {id}",
+        if on { "set" } else { "removed" }
+    ));
 }
 
 fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
     match outcome {
         Outcome::Nothing => {}
-        Outcome::Click { hit: Hit::Breakpoint(i), .. } => {
+        Outcome::Click {
+            hit: Hit::Breakpoint(i),
+            ..
+        } => {
             if let Some(id) = state.with_doc(|doc| doc.checked.plan.nodes[i].id.clone()) {
                 toggle_breakpoint(state, &id);
             }
@@ -548,9 +626,11 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                             Selection::single_node(doc, i)
                         }
                     }
-                    Hit::Edge(e) | Hit::Label(e) | Hit::EdgeHead(e) => {
-                        Selection { nodes: Vec::new(), edge: Selection::edge_key(doc, e), focus: s.focus }
-                    }
+                    Hit::Edge(e) | Hit::Label(e) | Hit::EdgeHead(e) => Selection {
+                        nodes: Vec::new(),
+                        edge: Selection::edge_key(doc, e),
+                        focus: s.focus,
+                    },
                     Hit::Empty if additive => s,
                     // Handled above: a click there toggles the breakpoint.
                     Hit::Breakpoint(_) => s,
@@ -566,12 +646,21 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                 o.as_ref().map(|o| {
                     nodes
                         .iter()
-                        .map(|&i| (i, Point { x: o.scene.nodes[i].x + delta.x, y: o.scene.nodes[i].y + delta.y }))
+                        .map(|&i| {
+                            (
+                                i,
+                                Point {
+                                    x: o.scene.nodes[i].x + delta.x,
+                                    y: o.scene.nodes[i].y + delta.y,
+                                },
+                            )
+                        })
                         .collect()
                 })
             });
             if let Some(moves) = moves {
-                if let Some(Some(change)) = state.with_doc(|doc| commands::move_nodes(doc, &moves)) {
+                if let Some(Some(change)) = state.with_doc(|doc| commands::move_nodes(doc, &moves))
+                {
                     state.submit(change, crate::state::Origin::Edit);
                 }
             }
@@ -582,7 +671,12 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
         }
         Outcome::Select { area, additive } => {
             let Some(ids) = state.open.with_untracked(|o| {
-                o.as_ref().map(|o| o.scene.nodes_in(area).map(|i| o.doc.checked.plan.nodes[i].id.clone()).collect::<Vec<_>>())
+                o.as_ref().map(|o| {
+                    o.scene
+                        .nodes_in(area)
+                        .map(|i| o.doc.checked.plan.nodes[i].id.clone())
+                        .collect::<Vec<_>>()
+                })
             }) else {
                 return;
             };
@@ -607,7 +701,9 @@ fn move_focus(state: AppState, dx: f64, dy: f64) {
         if o.scene.nodes.is_empty() {
             return None;
         }
-        let current = state.selection.with_untracked(|s| s.focus.as_ref().and_then(|id| o.doc.node_index(id)));
+        let current = state
+            .selection
+            .with_untracked(|s| s.focus.as_ref().and_then(|id| o.doc.node_index(id)));
         match current {
             Some(c) => neighbour(&o.scene, c, dx, dy),
             None => Some(o.doc.checked.plan.start.unwrap_or(0)),
@@ -623,18 +719,29 @@ fn cycle_edges(state: AppState, backwards: bool) {
     let next = state.with_doc(|doc| {
         let s = state.selection.get_untracked();
         let node = s.focus.as_ref().and_then(|id| doc.node_index(id))?;
-        let edges: Vec<usize> = doc.checked.plan.outgoing_indexed(node).map(|(i, _)| i).collect();
+        let edges: Vec<usize> = doc
+            .checked
+            .plan
+            .outgoing_indexed(node)
+            .map(|(i, _)| i)
+            .collect();
         if edges.is_empty() {
             return None;
         }
-        let at = s.edge_index(doc).and_then(|e| edges.iter().position(|x| *x == e));
+        let at = s
+            .edge_index(doc)
+            .and_then(|e| edges.iter().position(|x| *x == e));
         let i = match (at, backwards) {
             (None, false) => 0,
             (None, true) => edges.len() - 1,
             (Some(a), false) => (a + 1) % edges.len(),
             (Some(a), true) => (a + edges.len() - 1) % edges.len(),
         };
-        Some(Selection { nodes: Vec::new(), edge: Selection::edge_key(doc, edges[i]), focus: s.focus.clone() })
+        Some(Selection {
+            nodes: Vec::new(),
+            edge: Selection::edge_key(doc, edges[i]),
+            focus: s.focus.clone(),
+        })
     });
     match next.flatten() {
         Some(sel) => state.selection.set(sel),

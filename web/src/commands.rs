@@ -40,14 +40,20 @@ impl Change {
             files: self
                 .files
                 .iter()
-                .map(|f| FileChange { path: f.path.clone(), before: f.after.clone(), after: f.before.clone() })
+                .map(|f| FileChange {
+                    path: f.path.clone(),
+                    before: f.after.clone(),
+                    after: f.before.clone(),
+                })
                 .collect(),
         }
     }
 
     /// The files as the change leaves them, for [`VaultDoc::with_changes`].
     pub fn results(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
-        self.files.iter().map(|f| (f.path.as_str(), f.after.as_deref()))
+        self.files
+            .iter()
+            .map(|f| (f.path.as_str(), f.after.as_deref()))
     }
 }
 
@@ -80,13 +86,26 @@ fn id(doc: &VaultDoc, node: usize) -> &str {
 }
 
 fn edit_note(file: &str, before: &str, after: String) -> FileChange {
-    FileChange { path: file.to_string(), before: Some(before.to_string()), after: Some(after) }
+    FileChange {
+        path: file.to_string(),
+        before: Some(before.to_string()),
+        after: Some(after),
+    }
 }
 
 /// The line of edge `edge` in its note, and the node it leaves.
 fn edge_at(doc: &VaultDoc, edge: usize) -> Result<(usize, u32)> {
-    let e = doc.checked.plan.edges.get(edge).ok_or(CommandError::NoSuchEdge(edge))?;
-    let line = e.pos.as_ref().map(|p| p.line).ok_or(CommandError::NoSuchEdge(edge))?;
+    let e = doc
+        .checked
+        .plan
+        .edges
+        .get(edge)
+        .ok_or(CommandError::NoSuchEdge(edge))?;
+    let line = e
+        .pos
+        .as_ref()
+        .map(|p| p.line)
+        .ok_or(CommandError::NoSuchEdge(edge))?;
     Ok((e.from, line))
 }
 
@@ -114,7 +133,10 @@ pub fn remove_edge(doc: &VaultDoc, edge: usize) -> Result<Change> {
     let (from, line) = edge_at(doc, edge)?;
     let (file, text) = note(doc, from)?;
     let after = edit::remove_edge(text, line)?;
-    Ok(Change { summary: format!("delete edge {}", describe_edge(doc, edge)), files: vec![edit_note(file, text, after)] })
+    Ok(Change {
+        summary: format!("delete edge {}", describe_edge(doc, edge)),
+        files: vec![edit_note(file, text, after)],
+    })
 }
 
 /// Drag an edge's head onto another node.
@@ -136,14 +158,25 @@ pub fn relabel_edge(doc: &VaultDoc, edge: usize, label: &str) -> Result<Change> 
     let (from, line) = edge_at(doc, edge)?;
     let (file, text) = note(doc, from)?;
     let after = edit::relabel_edge(text, line, label)?;
-    Ok(Change { summary: format!("relabel {}", describe_edge(doc, edge)), files: vec![edit_note(file, text, after)] })
+    Ok(Change {
+        summary: format!("relabel {}", describe_edge(doc, edge)),
+        files: vec![edit_note(file, text, after)],
+    })
 }
 
 /// A knob from the side panel (`None` removes it from the frontmatter).
-pub fn set_knob(doc: &VaultDoc, node: usize, key: &str, value: Option<KnobValue>) -> Result<Change> {
+pub fn set_knob(
+    doc: &VaultDoc,
+    node: usize,
+    key: &str,
+    value: Option<KnobValue>,
+) -> Result<Change> {
     let (file, text) = note(doc, node)?;
     let after = edit::set_knob(text, key, value.as_ref())?;
-    Ok(Change { summary: format!("set {key} of {}", id(doc, node)), files: vec![edit_note(file, text, after)] })
+    Ok(Change {
+        summary: format!("set {key} of {}", id(doc, node)),
+        files: vec![edit_note(file, text, after)],
+    })
 }
 
 /// The note's text after its frontmatter, as the side panel edits it.
@@ -155,16 +188,33 @@ pub fn body_of(doc: &VaultDoc, node: usize) -> Result<String> {
 pub fn set_body(doc: &VaultDoc, node: usize, body: &str) -> Result<Change> {
     let (file, text) = note(doc, node)?;
     let after = edit::replace_body(text, body);
-    Ok(Change { summary: format!("edit body of {}", id(doc, node)), files: vec![edit_note(file, text, after)] })
+    Ok(Change {
+        summary: format!("edit body of {}", id(doc, node)),
+        files: vec![edit_note(file, text, after)],
+    })
 }
 
 /// A note name from what the user typed: characters Obsidian refuses in file
 /// names become `-`; empty or dot-leading names are refused.
 pub fn note_name(typed: &str) -> Result<String> {
-    let name: String =
-        typed.trim().chars().map(|c| if "*\"\\<>:|?#^[]".contains(c) || c.is_control() { '-' } else { c }).collect();
+    let name: String = typed
+        .trim()
+        .chars()
+        .map(|c| {
+            if "*\"\\<>:|?#^[]".contains(c) || c.is_control() {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
     let name = name.trim().trim_end_matches(".md").trim().to_string();
-    if name.is_empty() || name.starts_with('.') || name.split('/').any(|p| p.trim().is_empty() || p.starts_with('.')) {
+    if name.is_empty()
+        || name.starts_with('.')
+        || name
+            .split('/')
+            .any(|p| p.trim().is_empty() || p.starts_with('.'))
+    {
         return Err(CommandError::BadName(typed.to_string()));
     }
     Ok(name)
@@ -176,12 +226,24 @@ fn taken(doc: &VaultDoc, path: &str) -> bool {
 
 /// The canvas file after positions change, as a file change (none when the
 /// text stays the same).
-fn canvas_change(doc: &VaultDoc, after_doc: &VaultDoc, positions: &BTreeMap<String, Point>) -> Option<FileChange> {
+fn canvas_change(
+    doc: &VaultDoc,
+    after_doc: &VaultDoc,
+    positions: &BTreeMap<String, Point>,
+) -> Option<FileChange> {
     let before = doc.files.get(CANVAS_FILE).cloned();
     let o = layout_options();
-    let after = canvas_file::write(before.as_deref(), &after_doc.checked.plan, positions, (o.node_width, o.node_height));
-    (before.as_deref() != Some(after.as_str()))
-        .then(|| FileChange { path: CANVAS_FILE.to_string(), before, after: Some(after) })
+    let after = canvas_file::write(
+        before.as_deref(),
+        &after_doc.checked.plan,
+        positions,
+        (o.node_width, o.node_height),
+    );
+    (before.as_deref() != Some(after.as_str())).then(|| FileChange {
+        path: CANVAS_FILE.to_string(),
+        before,
+        after: Some(after),
+    })
 }
 
 /// Every node's drawn top-left corner: the positions to write the first time
@@ -206,14 +268,25 @@ pub fn create_node(doc: &VaultDoc, title: &str, at: Point) -> Result<Change> {
         path = format!("{name} {n}.md");
         n += 1;
     }
-    let kind = if doc.checked.plan.nodes.is_empty() { NodeKind::Start } else { NodeKind::Step };
+    let kind = if doc.checked.plan.nodes.is_empty() {
+        NodeKind::Start
+    } else {
+        NodeKind::Step
+    };
     let text = edit::new_note(title, kind);
-    let mut files = vec![FileChange { path: path.clone(), before: None, after: Some(text.clone()) }];
+    let mut files = vec![FileChange {
+        path: path.clone(),
+        before: None,
+        after: Some(text.clone()),
+    }];
     let after_doc = doc.with_changes([(path.as_str(), Some(text.as_str()))]);
     let mut positions = drawn_positions(doc);
     positions.insert(path.trim_end_matches(".md").to_string(), at);
     files.extend(canvas_change(doc, &after_doc, &positions));
-    Ok(Change { summary: format!("create {}", path.trim_end_matches(".md")), files })
+    Ok(Change {
+        summary: format!("create {}", path.trim_end_matches(".md")),
+        files,
+    })
 }
 
 /// Renames a note (the file, keeping its folder) and rewrites every link to
@@ -235,11 +308,17 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
         return Err(CommandError::NameTaken(new_id));
     }
     let mut files = vec![
-        FileChange { path: file.to_string(), before: Some(text.to_string()), after: None },
+        FileChange {
+            path: file.to_string(),
+            before: Some(text.to_string()),
+            after: None,
+        },
         FileChange {
             path: new_path.clone(),
             before: None,
-            after: Some(edit::rename_links(text, &old_id, &new_id).unwrap_or_else(|| text.to_string())),
+            after: Some(
+                edit::rename_links(text, &old_id, &new_id).unwrap_or_else(|| text.to_string()),
+            ),
         },
     ];
     for (path, other) in &doc.files {
@@ -258,19 +337,31 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
         }
         files.extend(canvas_change(doc, &after_doc, &positions));
     }
-    Ok(Change { summary: format!("rename {old_id} to {new_id}"), files })
+    Ok(Change {
+        summary: format!("rename {old_id} to {new_id}"),
+        files,
+    })
 }
 
 /// The edges that point at `node` from other notes: shown before a delete.
 pub fn incoming_edges(doc: &VaultDoc, node: usize) -> Vec<usize> {
     let plan = &doc.checked.plan;
-    plan.edges.iter().enumerate().filter(|(_, e)| e.to == Some(node) && e.from != node).map(|(i, _)| i).collect()
+    plan.edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.to == Some(node) && e.from != node)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Deletes a note and the `## Next` items of other notes that point at it.
 pub fn delete_node(doc: &VaultDoc, node: usize) -> Result<Change> {
     let (file, text) = note(doc, node)?;
-    let mut files = vec![FileChange { path: file.to_string(), before: Some(text.to_string()), after: None }];
+    let mut files = vec![FileChange {
+        path: file.to_string(),
+        before: Some(text.to_string()),
+        after: None,
+    }];
     // Per source note, its incoming items, removed bottom-up so lines hold.
     let mut by_source: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
     for edge in incoming_edges(doc, node) {
@@ -289,12 +380,16 @@ pub fn delete_node(doc: &VaultDoc, node: usize) -> Result<Change> {
     }
     let old_id = id(doc, node).to_string();
     if doc.positions.contains_key(&old_id) {
-        let after_doc = doc.with_changes(files.iter().map(|f| (f.path.as_str(), f.after.as_deref())));
+        let after_doc =
+            doc.with_changes(files.iter().map(|f| (f.path.as_str(), f.after.as_deref())));
         let mut positions = doc.positions.clone();
         positions.remove(&old_id);
         files.extend(canvas_change(doc, &after_doc, &positions));
     }
-    Ok(Change { summary: format!("delete {old_id}"), files })
+    Ok(Change {
+        summary: format!("delete {old_id}"),
+        files,
+    })
 }
 
 /// Nodes dragged to new top-left corners.
@@ -308,13 +403,19 @@ pub fn move_nodes(doc: &VaultDoc, moves: &[(usize, Point)]) -> Option<Change> {
         [(node, _)] => format!("move {}", id(doc, *node)),
         _ => format!("move {} nodes", moves.len()),
     };
-    Some(Change { summary, files: vec![file] })
+    Some(Change {
+        summary,
+        files: vec![file],
+    })
 }
 
 /// Forget every placed position: the automatic layout draws everything.
 pub fn reset_layout(doc: &VaultDoc) -> Option<Change> {
     let file = canvas_change(doc, doc, &BTreeMap::new())?;
-    Some(Change { summary: "automatic layout".to_string(), files: vec![file] })
+    Some(Change {
+        summary: "automatic layout".to_string(),
+        files: vec![file],
+    })
 }
 
 #[cfg(test)]
@@ -323,7 +424,10 @@ mod tests {
 
     fn doc() -> VaultDoc {
         let mut files = BTreeMap::new();
-        files.insert("draft.md".into(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into());
+        files.insert(
+            "draft.md".into(),
+            "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into(),
+        );
         files.insert(
             "review.md".into(),
             "# Review\r\n\r\n## Next\r\n- approved -> [[send]]\r\n- needs revision -> [[draft|the draft]]\r\n".into(),
@@ -334,23 +438,38 @@ mod tests {
 
     fn apply(doc: &VaultDoc, change: &Change) -> VaultDoc {
         for f in &change.files {
-            assert_eq!(doc.files.get(&f.path), f.before.as_ref(), "before of {}", f.path);
+            assert_eq!(
+                doc.files.get(&f.path),
+                f.before.as_ref(),
+                "before of {}",
+                f.path
+            );
         }
         doc.with_changes(change.results())
     }
 
     fn edge(doc: &VaultDoc, from: &str, to: &str) -> Option<usize> {
         let (f, t) = (doc.node_index(from)?, doc.node_index(to)?);
-        doc.checked.plan.edges.iter().position(|e| e.from == f && e.to == Some(t))
+        doc.checked
+            .plan
+            .edges
+            .iter()
+            .position(|e| e.from == f && e.to == Some(t))
     }
 
     #[test]
     fn add_edge_appends_under_next_and_undo_restores() {
         let d = doc();
-        let (send, draft) = (d.node_index("send").unwrap(), d.node_index("draft").unwrap());
+        let (send, draft) = (
+            d.node_index("send").unwrap(),
+            d.node_index("draft").unwrap(),
+        );
         let change = add_edge(&d, send, draft, "resend").unwrap();
         let after = apply(&d, &change);
-        assert_eq!(after.files["send.md"], "# Send\n\n## Next\n- resend -> [[draft]]\n");
+        assert_eq!(
+            after.files["send.md"],
+            "# Send\n\n## Next\n- resend -> [[draft]]\n"
+        );
         assert!(edge(&after, "send", "draft").is_some());
         let undone = apply(&after, &change.inverse());
         assert_eq!(undone.files, d.files);
@@ -368,7 +487,10 @@ mod tests {
         assert!(after.files["review.md"].contains("\r\n- [[draft]]\r\n"));
         let e = edge(&after, "review", "draft").unwrap();
         let after = apply(&after, &remove_edge(&after, e).unwrap());
-        assert_eq!(after.files["review.md"], "# Review\r\n\r\n## Next\r\n- needs revision -> [[draft|the draft]]\r\n");
+        assert_eq!(
+            after.files["review.md"],
+            "# Review\r\n\r\n## Next\r\n- needs revision -> [[draft|the draft]]\r\n"
+        );
     }
 
     #[test]
@@ -390,19 +512,31 @@ mod tests {
         assert_eq!(incoming_edges(&d, review).len(), 1);
         let after = apply(&d, &delete_node(&d, review).unwrap());
         assert!(!after.files.contains_key("review.md"));
-        assert_eq!(after.files["draft.md"], "---\ntype: start\n---\n# Draft\n\n## Next\n");
+        assert_eq!(
+            after.files["draft.md"],
+            "---\ntype: start\n---\n# Draft\n\n## Next\n"
+        );
     }
 
     #[test]
     fn create_and_move_write_the_canvas() {
         let d = doc();
-        let after = apply(&d, &create_node(&d, "Publish: the post", Point { x: 5.0, y: 6.0 }).unwrap());
+        let after = apply(
+            &d,
+            &create_node(&d, "Publish: the post", Point { x: 5.0, y: 6.0 }).unwrap(),
+        );
         assert!(after.files["Publish- the post.md"].contains("# Publish: the post"));
-        assert_eq!(after.positions["Publish- the post"], Point { x: 5.0, y: 6.0 });
+        assert_eq!(
+            after.positions["Publish- the post"],
+            Point { x: 5.0, y: 6.0 }
+        );
         // Every card is placed once anything is.
         assert_eq!(after.positions.len(), 4);
         let send = after.node_index("send").unwrap();
-        let moved = apply(&after, &move_nodes(&after, &[(send, Point { x: -40.0, y: 0.0 })]).unwrap());
+        let moved = apply(
+            &after,
+            &move_nodes(&after, &[(send, Point { x: -40.0, y: 0.0 })]).unwrap(),
+        );
         assert_eq!(moved.layout.nodes[send].x, -40.0);
         let reset = apply(&moved, &reset_layout(&moved).unwrap());
         assert!(reset.positions.is_empty());
@@ -412,10 +546,19 @@ mod tests {
     fn knobs_and_body() {
         let d = doc();
         let send = d.node_index("send").unwrap();
-        let after = apply(&d, &set_knob(&d, send, "status", Some(KnobValue::Text("done".into()))).unwrap());
-        assert_eq!(after.checked.plan.nodes[send].status, planvault_core::Status::Done);
+        let after = apply(
+            &d,
+            &set_knob(&d, send, "status", Some(KnobValue::Text("done".into()))).unwrap(),
+        );
+        assert_eq!(
+            after.checked.plan.nodes[send].status,
+            planvault_core::Status::Done
+        );
         let after = apply(&after, &set_body(&after, send, "# Send now\n").unwrap());
-        assert_eq!(after.files["send.md"], "---\nstatus: done\n---\n# Send now\n");
+        assert_eq!(
+            after.files["send.md"],
+            "---\nstatus: done\n---\n# Send now\n"
+        );
         assert_eq!(body_of(&after, send).unwrap(), "# Send now\n");
     }
 }

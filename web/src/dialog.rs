@@ -36,17 +36,22 @@ pub fn DialogView(state: AppState) -> impl IntoView {
     };
 
     let confirm = move || {
-        let Some(dialog) = state.dialog.get_untracked() else { return };
+        let Some(dialog) = state.dialog.get_untracked() else {
+            return;
+        };
         let value = text.get_untracked();
         match dialog {
-            Dialog::NewEdge { from, to } => state.run(|doc| commands::add_edge(doc, from, to, &value)),
-            Dialog::Relabel { edge, .. } => state.run(|doc| commands::relabel_edge(doc, edge, &value)),
+            Dialog::NewEdge { from, to } => {
+                state.run(|doc| commands::add_edge(doc, from, to, &value))
+            }
+            Dialog::Relabel { edge, .. } => {
+                state.run(|doc| commands::relabel_edge(doc, edge, &value))
+            }
             Dialog::NewNode { at } => {
                 let name = value.trim().to_string();
                 state.run(|doc| commands::create_node(doc, &name, at));
-                let created = state.with_doc(|doc| {
-                    doc.checked.plan.nodes.iter().position(|n| n.title == name)
-                });
+                let created = state
+                    .with_doc(|doc| doc.checked.plan.nodes.iter().position(|n| n.title == name));
                 if let Some(Some(i)) = created {
                     state.focus_node(i);
                 }
@@ -73,9 +78,9 @@ pub fn DialogView(state: AppState) -> impl IntoView {
         Some(Dialog::Relabel { .. }) => "Edit the edge's label".into(),
         Some(Dialog::NewNode { .. }) => "New node".into(),
         Some(Dialog::Rename { .. }) => "Rename note".into(),
-        Some(Dialog::Delete { node, .. }) => {
-            state.with_doc(|d| format!("Delete {}?", d.checked.plan.nodes[node].id)).unwrap_or_default()
-        }
+        Some(Dialog::Delete { node, .. }) => state
+            .with_doc(|d| format!("Delete {}?", d.checked.plan.nodes[node].id))
+            .unwrap_or_default(),
         None => String::new(),
     };
     let field_label = move || match state.dialog.get() {

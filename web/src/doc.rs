@@ -28,26 +28,53 @@ pub struct VaultDoc {
 }
 
 pub fn layout_options() -> Options {
-    Options { node_width: 220.0, node_height: 76.0, layer_gap: 90.0, node_gap: 48.0, ..Options::default() }
+    Options {
+        node_width: 220.0,
+        node_height: 76.0,
+        layer_gap: 90.0,
+        node_gap: 48.0,
+        ..Options::default()
+    }
 }
 
 impl VaultDoc {
     pub fn new(files: BTreeMap<String, String>) -> VaultDoc {
-        let notes: BTreeMap<String, String> =
-            files.iter().filter(|(p, _)| p.as_str() != CANVAS_FILE).map(|(p, t)| (p.clone(), t.clone())).collect();
+        let notes: BTreeMap<String, String> = files
+            .iter()
+            .filter(|(p, _)| p.as_str() != CANVAS_FILE)
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
         let checked = check(&PlanSource::Vault(notes));
         VaultDoc::derive(files, checked)
     }
 
     fn derive(files: BTreeMap<String, String>, checked: Checked) -> VaultDoc {
-        let positions = files.get(CANVAS_FILE).map(|t| canvas_file::positions(t)).unwrap_or_default();
+        let positions = files
+            .get(CANVAS_FILE)
+            .map(|t| canvas_file::positions(t))
+            .unwrap_or_default();
         let layout = place(&checked, &positions);
-        let ids = checked.plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
-        VaultDoc { files, checked, positions, layout, ids }
+        let ids = checked
+            .plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
+        VaultDoc {
+            files,
+            checked,
+            positions,
+            layout,
+            ids,
+        }
     }
 
     /// The doc after some files changed (`None`: deleted).
-    pub fn with_changes<'a>(&self, changes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> VaultDoc {
+    pub fn with_changes<'a>(
+        &self,
+        changes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+    ) -> VaultDoc {
         let mut files = self.files.clone();
         let mut notes_changed = false;
         for (path, text) in changes {
@@ -98,7 +125,10 @@ impl VaultDoc {
     }
 
     /// Diagnostics mentioning node `index` (by id or by its file).
-    pub fn diagnostics_of(&self, index: usize) -> impl Iterator<Item = &planvault_core::Diagnostic> {
+    pub fn diagnostics_of(
+        &self,
+        index: usize,
+    ) -> impl Iterator<Item = &planvault_core::Diagnostic> {
         let node = &self.checked.plan.nodes[index];
         let file = self.file_of(index).map(str::to_string);
         self.checked
@@ -114,7 +144,8 @@ impl VaultDoc {
 fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
     let plan = &checked.plan;
     let options = layout_options();
-    let all_placed = !plan.nodes.is_empty() && plan.nodes.iter().all(|n| positions.contains_key(&n.id));
+    let all_placed =
+        !plan.nodes.is_empty() && plan.nodes.iter().all(|n| positions.contains_key(&n.id));
     if !all_placed {
         let pinned = positions.iter().map(|(id, p)| (id.clone(), *p)).collect();
         return layout_plan(plan, &pinned, &options);
@@ -124,7 +155,12 @@ fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
         .iter()
         .map(|n| {
             let p = positions[&n.id];
-            Rect { x: p.x, y: p.y, width: options.node_width, height: options.node_height }
+            Rect {
+                x: p.x,
+                y: p.y,
+                width: options.node_width,
+                height: options.node_height,
+            }
         })
         .collect();
     let routes = plan
@@ -132,16 +168,28 @@ fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
         .iter()
         .map(|e| Route {
             bends: Vec::new(),
-            back: e.to.is_some_and(|t| nodes[t].y + nodes[t].height <= nodes[e.from].y),
+            back: e
+                .to
+                .is_some_and(|t| nodes[t].y + nodes[t].height <= nodes[e.from].y),
             self_loop: e.to == Some(e.from),
         })
         .collect();
     let bounds = nodes.iter().copied().reduce(|a, b| {
         let x = a.x.min(b.x);
         let y = a.y.min(b.y);
-        Rect { x, y, width: (a.x + a.width).max(b.x + b.width) - x, height: (a.y + a.height).max(b.y + b.height) - y }
+        Rect {
+            x,
+            y,
+            width: (a.x + a.width).max(b.x + b.width) - x,
+            height: (a.y + a.height).max(b.y + b.height) - y,
+        }
     });
-    Layout { layers: vec![0; nodes.len()], nodes, routes, bounds: bounds.unwrap_or_default() }
+    Layout {
+        layers: vec![0; nodes.len()],
+        nodes,
+        routes,
+        bounds: bounds.unwrap_or_default(),
+    }
 }
 
 pub fn basename(id: &str) -> &str {
@@ -154,7 +202,10 @@ pub(crate) mod tests {
 
     pub fn example() -> BTreeMap<String, String> {
         let mut files = BTreeMap::new();
-        files.insert("draft.md".into(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into());
+        files.insert(
+            "draft.md".into(),
+            "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into(),
+        );
         files.insert(
             "review.md".into(),
             "# Review\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[draft]]\n".into(),

@@ -102,7 +102,9 @@ impl VaultDir {
 
     /// A folder in the origin-private file system.
     pub async fn private(name: &str) -> Result<VaultDir, FsError> {
-        Ok(VaultDir { handle: opfs_folder(name).await.map_err(browser)? })
+        Ok(VaultDir {
+            handle: opfs_folder(name).await.map_err(browser)?,
+        })
     }
 
     /// Empties a private folder (a fresh working copy).
@@ -116,11 +118,17 @@ impl VaultDir {
     }
 
     pub async fn read(&self, path: &str) -> Result<Option<String>, FsError> {
-        Ok(read_file(&self.handle, path).await.map_err(browser)?.as_string())
+        Ok(read_file(&self.handle, path)
+            .await
+            .map_err(browser)?
+            .as_string())
     }
 
     pub async fn write(&self, path: &str, text: &str) -> Result<(), FsError> {
-        write_file(&self.handle, path, text).await.map_err(browser).map(|_| ())
+        write_file(&self.handle, path, text)
+            .await
+            .map_err(browser)
+            .map(|_| ())
     }
 
     /// Writes a change after checking every file still has the text the
@@ -142,7 +150,10 @@ impl VaultDir {
         for file in files {
             match &file.after {
                 Some(text) => self.write(&file.path, text).await?,
-                None => remove_file(&self.handle, &file.path).await.map(|_| ()).map_err(browser)?,
+                None => remove_file(&self.handle, &file.path)
+                    .await
+                    .map(|_| ())
+                    .map_err(browser)?,
             }
         }
         Ok(())
@@ -151,7 +162,11 @@ impl VaultDir {
     /// Read-write permission: `"granted"`, `"prompt"` or `"denied"`. With
     /// `ask`, prompts the user (needs a click to be in progress).
     pub async fn permission(&self, ask: bool) -> String {
-        permission_js(&self.handle, ask).await.ok().and_then(|v| v.as_string()).unwrap_or_else(|| "denied".into())
+        permission_js(&self.handle, ask)
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "denied".into())
     }
 
     /// Remember this folder for the next visit.
@@ -162,16 +177,22 @@ impl VaultDir {
 
 /// Opens the browser's folder picker (read-write).
 pub async fn pick() -> Result<VaultDir, FsError> {
-    Ok(VaultDir { handle: pick_directory().await.map_err(browser)? })
+    Ok(VaultDir {
+        handle: pick_directory().await.map_err(browser)?,
+    })
 }
 
 /// The folder a drop brought, `None` when it held none. Call this inside the
 /// drop handler (the dropped items are gone once it returns) and await the
 /// future afterwards.
-pub fn dropped(event: &web_sys::DragEvent) -> impl std::future::Future<Output = Result<Option<VaultDir>, FsError>> {
+pub fn dropped(
+    event: &web_sys::DragEvent,
+) -> impl std::future::Future<Output = Result<Option<VaultDir>, FsError>> {
     let pending = dropped_directory(event.as_ref());
     async move {
-        let handle = wasm_bindgen_futures::JsFuture::from(pending).await.map_err(browser)?;
+        let handle = wasm_bindgen_futures::JsFuture::from(pending)
+            .await
+            .map_err(browser)?;
         Ok((!handle.is_null() && !handle.is_undefined()).then_some(VaultDir { handle }))
     }
 }
@@ -187,7 +208,9 @@ pub async fn forget() {
 }
 
 /// The notes of an `<input webkitdirectory>` selection, and the folder name.
-pub async fn read_selection(files: &JsValue) -> Result<(String, BTreeMap<String, String>), FsError> {
+pub async fn read_selection(
+    files: &JsValue,
+) -> Result<(String, BTreeMap<String, String>), FsError> {
     let name = file_list_folder(files);
     Ok((name, to_map(read_file_list(files).await.map_err(browser)?)))
 }
@@ -204,7 +227,8 @@ pub fn zip(files: &BTreeMap<String, String>) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
     {
         let mut writer = zip::ZipWriter::new(&mut out);
-        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
         for (path, text) in files {
             if writer.start_file(path.as_str(), options).is_ok() {
                 let _ = writer.write_all(text.as_bytes());

@@ -24,29 +24,48 @@ pub const MAX_ZOOM: f64 = 4.0;
 
 impl Default for Viewport {
     fn default() -> Self {
-        Viewport { offset: Point { x: -40.0, y: -40.0 }, zoom: 1.0, width: 800.0, height: 600.0 }
+        Viewport {
+            offset: Point { x: -40.0, y: -40.0 },
+            zoom: 1.0,
+            width: 800.0,
+            height: 600.0,
+        }
     }
 }
 
 impl Viewport {
     pub fn to_screen(&self, p: Point) -> Point {
-        Point { x: (p.x - self.offset.x) * self.zoom, y: (p.y - self.offset.y) * self.zoom }
+        Point {
+            x: (p.x - self.offset.x) * self.zoom,
+            y: (p.y - self.offset.y) * self.zoom,
+        }
     }
 
     pub fn to_world(&self, p: Point) -> Point {
-        Point { x: p.x / self.zoom + self.offset.x, y: p.y / self.zoom + self.offset.y }
+        Point {
+            x: p.x / self.zoom + self.offset.x,
+            y: p.y / self.zoom + self.offset.y,
+        }
     }
 
     /// The world rectangle the canvas shows.
     pub fn visible(&self) -> Rect {
-        Rect { x: self.offset.x, y: self.offset.y, width: self.width / self.zoom, height: self.height / self.zoom }
+        Rect {
+            x: self.offset.x,
+            y: self.offset.y,
+            width: self.width / self.zoom,
+            height: self.height / self.zoom,
+        }
     }
 
     /// Zoom by `factor` keeping the world point under `screen` in place.
     pub fn zoom_at(&mut self, screen: Point, factor: f64) {
         let anchor = self.to_world(screen);
         self.zoom = (self.zoom * factor).clamp(MIN_ZOOM, MAX_ZOOM);
-        self.offset = Point { x: anchor.x - screen.x / self.zoom, y: anchor.y - screen.y / self.zoom };
+        self.offset = Point {
+            x: anchor.x - screen.x / self.zoom,
+            y: anchor.y - screen.y / self.zoom,
+        };
     }
 
     pub fn pan_by_screen(&mut self, dx: f64, dy: f64) {
@@ -66,7 +85,10 @@ impl Viewport {
         };
         self.zoom = zoom.clamp(MIN_ZOOM, MAX_ZOOM);
         let c = bounds.center();
-        self.offset = Point { x: c.x - self.width / 2.0 / self.zoom, y: c.y - self.height / 2.0 / self.zoom };
+        self.offset = Point {
+            x: c.x - self.width / 2.0 / self.zoom,
+            y: c.y - self.height / 2.0 / self.zoom,
+        };
     }
 
     /// Scroll so `r` is in view (keyboard focus moving off screen).
@@ -113,13 +135,20 @@ impl EdgeShape {
     /// The point a fraction `t` (0 to 1) of the way along the edge, by
     /// length: where the run's hop marker is drawn while it animates.
     pub fn point_along(&self, t: f64) -> Point {
-        let lengths: Vec<f64> = self.points.windows(2).map(|w| distance(w[0], w[1])).collect();
+        let lengths: Vec<f64> = self
+            .points
+            .windows(2)
+            .map(|w| distance(w[0], w[1]))
+            .collect();
         let total: f64 = lengths.iter().sum();
         let mut left = t.clamp(0.0, 1.0) * total;
         for (w, len) in self.points.windows(2).zip(lengths) {
             if left <= len && len > 0.0 {
                 let f = left / len;
-                return Point { x: w[0].x + (w[1].x - w[0].x) * f, y: w[0].y + (w[1].y - w[0].y) * f };
+                return Point {
+                    x: w[0].x + (w[1].x - w[0].x) * f,
+                    y: w[0].y + (w[1].y - w[0].y) * f,
+                };
             }
             left -= len;
         }
@@ -142,7 +171,10 @@ const LABEL_CHAR: f64 = 6.6;
 pub const HANDLE_RADIUS: f64 = 7.0;
 
 pub fn label_size(text: &str) -> (f64, f64) {
-    (text.chars().count() as f64 * LABEL_CHAR + 12.0, LABEL_FONT + 8.0)
+    (
+        text.chars().count() as f64 * LABEL_CHAR + 12.0,
+        LABEL_FONT + 8.0,
+    )
 }
 
 /// The run breakpoint's dot at a card's top-left corner, radius in world units.
@@ -156,7 +188,10 @@ pub fn breakpoint_center(r: &Rect) -> Point {
 
 /// The handle a drag starts a new edge from: bottom centre of the card.
 pub fn handle_center(r: &Rect) -> Point {
-    Point { x: r.x + r.width / 2.0, y: r.y + r.height }
+    Point {
+        x: r.x + r.width / 2.0,
+        y: r.y + r.height,
+    }
 }
 
 impl Scene {
@@ -177,11 +212,25 @@ impl Scene {
                 // An edge to a missing note: a short red stub named after
                 // the link, so it can be seen, selected and deleted.
                 let r = nodes[edge.from];
-                let start = Point { x: r.x + r.width * 0.85, y: r.y + r.height };
-                let points = vec![start, Point { x: start.x + 36.0, y: start.y + 54.0 }];
+                let start = Point {
+                    x: r.x + r.width * 0.85,
+                    y: r.y + r.height,
+                };
+                let points = vec![
+                    start,
+                    Point {
+                        x: start.x + 36.0,
+                        y: start.y + 54.0,
+                    },
+                ];
                 let text = format!("{} (missing)", edge.target);
                 let (w, h) = label_size(&text);
-                let label_box = Rect { x: start.x + 36.0 - w / 2.0, y: start.y + 56.0, width: w, height: h };
+                let label_box = Rect {
+                    x: start.x + 36.0 - w / 2.0,
+                    y: start.y + 56.0,
+                    width: w,
+                    height: h,
+                };
                 let bbox = union(bbox_of(&points), label_box);
                 edges.push(EdgeShape {
                     edge: i,
@@ -202,7 +251,11 @@ impl Scene {
             let points = if edge.from == to {
                 self_loop(&a)
             } else {
-                let mut bends = if straight { Vec::new() } else { route.bends.clone() };
+                let mut bends = if straight {
+                    Vec::new()
+                } else {
+                    route.bends.clone()
+                };
                 let back = b.y + b.height <= a.y + 1.0;
                 if bends.is_empty() && (route.back || back) {
                     // A loop back with no room of its own would lie on the
@@ -210,8 +263,14 @@ impl Scene {
                     let (ca, cb) = (a.center(), b.center());
                     let bow = a.width.max(b.width) / 2.0 + 36.0;
                     bends = vec![
-                        Point { x: ca.x.max(cb.x) + bow, y: ca.y },
-                        Point { x: ca.x.max(cb.x) + bow, y: cb.y },
+                        Point {
+                            x: ca.x.max(cb.x) + bow,
+                            y: ca.y,
+                        },
+                        Point {
+                            x: ca.x.max(cb.x) + bow,
+                            y: cb.y,
+                        },
                     ];
                 }
                 connect(&a, &b, &bends)
@@ -220,7 +279,12 @@ impl Scene {
             let label_box = label.as_ref().map(|text| {
                 let (w, h) = label_size(text);
                 let at = midpoint(&points);
-                Rect { x: at.x - w / 2.0, y: at.y - h / 2.0, width: w, height: h }
+                Rect {
+                    x: at.x - w / 2.0,
+                    y: at.y - h / 2.0,
+                    width: w,
+                    height: h,
+                }
             });
             let mut bbox = bbox_of(&points);
             if let Some(l) = label_box {
@@ -238,17 +302,32 @@ impl Scene {
                 bbox,
             });
         }
-        let bounds = nodes.iter().copied().chain(edges.iter().map(|e| e.bbox)).reduce(union).unwrap_or_default();
-        Scene { nodes, edges, bounds }
+        let bounds = nodes
+            .iter()
+            .copied()
+            .chain(edges.iter().map(|e| e.bbox))
+            .reduce(union)
+            .unwrap_or_default();
+        Scene {
+            nodes,
+            edges,
+            bounds,
+        }
     }
 
     /// Indices of the nodes that intersect `area`.
     pub fn nodes_in(&self, area: Rect) -> impl Iterator<Item = usize> + '_ {
-        self.nodes.iter().enumerate().filter(move |(_, r)| intersects(r, &area)).map(|(i, _)| i)
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| intersects(r, &area))
+            .map(|(i, _)| i)
     }
 
     pub fn edges_in(&self, area: Rect) -> impl Iterator<Item = &EdgeShape> + '_ {
-        self.edges.iter().filter(move |e| intersects(&e.bbox, &area))
+        self.edges
+            .iter()
+            .filter(move |e| intersects(&e.bbox, &area))
     }
 
     pub fn shape_of_edge(&self, edge: usize) -> Option<&EdgeShape> {
@@ -317,10 +396,22 @@ fn self_loop(r: &Rect) -> Vec<Point> {
     let right = r.x + r.width;
     let cy = r.y + r.height / 2.0;
     vec![
-        Point { x: right, y: cy - 14.0 },
-        Point { x: right + 34.0, y: cy - 26.0 },
-        Point { x: right + 34.0, y: cy + 26.0 },
-        Point { x: right, y: cy + 14.0 },
+        Point {
+            x: right,
+            y: cy - 14.0,
+        },
+        Point {
+            x: right + 34.0,
+            y: cy - 26.0,
+        },
+        Point {
+            x: right + 34.0,
+            y: cy + 26.0,
+        },
+        Point {
+            x: right,
+            y: cy + 14.0,
+        },
     ]
 }
 
@@ -342,10 +433,21 @@ pub fn border_point(r: &Rect, towards: Point) -> Point {
     if dx == 0.0 && dy == 0.0 {
         return c;
     }
-    let sx = if dx != 0.0 { (r.width / 2.0) / dx.abs() } else { f64::INFINITY };
-    let sy = if dy != 0.0 { (r.height / 2.0) / dy.abs() } else { f64::INFINITY };
+    let sx = if dx != 0.0 {
+        (r.width / 2.0) / dx.abs()
+    } else {
+        f64::INFINITY
+    };
+    let sy = if dy != 0.0 {
+        (r.height / 2.0) / dy.abs()
+    } else {
+        f64::INFINITY
+    };
     let s = sx.min(sy).min(1.0);
-    Point { x: c.x + dx * s, y: c.y + dy * s }
+    Point {
+        x: c.x + dx * s,
+        y: c.y + dy * s,
+    }
 }
 
 fn midpoint(points: &[Point]) -> Point {
@@ -355,7 +457,10 @@ fn midpoint(points: &[Point]) -> Point {
         let d = distance(w[0], w[1]);
         if d >= left && d > 0.0 {
             let t = left / d;
-            return Point { x: w[0].x + (w[1].x - w[0].x) * t, y: w[0].y + (w[1].y - w[0].y) * t };
+            return Point {
+                x: w[0].x + (w[1].x - w[0].x) * t,
+                y: w[0].y + (w[1].y - w[0].y) * t,
+            };
         }
         left -= d;
     }
@@ -373,11 +478,20 @@ fn segment_distance(p: Point, a: Point, b: Point) -> f64 {
         return distance(p, a);
     }
     let t = (((p.x - a.x) * dx + (p.y - a.y) * dy) / len2).clamp(0.0, 1.0);
-    distance(p, Point { x: a.x + t * dx, y: a.y + t * dy })
+    distance(
+        p,
+        Point {
+            x: a.x + t * dx,
+            y: a.y + t * dy,
+        },
+    )
 }
 
 pub fn polyline_distance(p: Point, points: &[Point]) -> f64 {
-    points.windows(2).map(|w| segment_distance(p, w[0], w[1])).fold(f64::INFINITY, f64::min)
+    points
+        .windows(2)
+        .map(|w| segment_distance(p, w[0], w[1]))
+        .fold(f64::INFINITY, f64::min)
 }
 
 pub fn contains(r: &Rect, p: Point) -> bool {
@@ -389,29 +503,54 @@ pub fn intersects(a: &Rect, b: &Rect) -> bool {
 }
 
 fn inflate(r: Rect, by: f64) -> Rect {
-    Rect { x: r.x - by, y: r.y - by, width: r.width + 2.0 * by, height: r.height + 2.0 * by }
+    Rect {
+        x: r.x - by,
+        y: r.y - by,
+        width: r.width + 2.0 * by,
+        height: r.height + 2.0 * by,
+    }
 }
 
 pub fn union(a: Rect, b: Rect) -> Rect {
     let x = a.x.min(b.x);
     let y = a.y.min(b.y);
-    Rect { x, y, width: (a.x + a.width).max(b.x + b.width) - x, height: (a.y + a.height).max(b.y + b.height) - y }
+    Rect {
+        x,
+        y,
+        width: (a.x + a.width).max(b.x + b.width) - x,
+        height: (a.y + a.height).max(b.y + b.height) - y,
+    }
 }
 
 fn bbox_of(points: &[Point]) -> Rect {
-    let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let (mut x0, mut y0, mut x1, mut y1) = (
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
     for p in points {
         x0 = x0.min(p.x);
         y0 = y0.min(p.y);
         x1 = x1.max(p.x);
         y1 = y1.max(p.y);
     }
-    Rect { x: x0, y: y0, width: x1 - x0, height: y1 - y0 }
+    Rect {
+        x: x0,
+        y: y0,
+        width: x1 - x0,
+        height: y1 - y0,
+    }
 }
 
 /// The rectangle spanned by two corners, in any order.
 pub fn rect_between(a: Point, b: Point) -> Rect {
-    Rect { x: a.x.min(b.x), y: a.y.min(b.y), width: (a.x - b.x).abs(), height: (a.y - b.y).abs() }
+    Rect {
+        x: a.x.min(b.x),
+        y: a.y.min(b.y),
+        width: (a.x - b.x).abs(),
+        height: (a.y - b.y).abs(),
+    }
 }
 
 #[cfg(test)]
@@ -422,7 +561,11 @@ mod tests {
     fn a_point_along_an_edge_goes_by_length_over_its_bends() {
         let shape = EdgeShape {
             edge: 0,
-            points: vec![Point { x: 0.0, y: 0.0 }, Point { x: 30.0, y: 0.0 }, Point { x: 30.0, y: 10.0 }],
+            points: vec![
+                Point { x: 0.0, y: 0.0 },
+                Point { x: 30.0, y: 0.0 },
+                Point { x: 30.0, y: 10.0 },
+            ],
             label: None,
             label_box: None,
             conditional: false,
@@ -440,12 +583,18 @@ mod tests {
 
     fn doc() -> VaultDoc {
         let mut files = BTreeMap::new();
-        files.insert("draft.md".into(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into());
+        files.insert(
+            "draft.md".into(),
+            "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".into(),
+        );
         files.insert(
             "review.md".into(),
             "# Review\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[draft]]\n- [[review]]\n".into(),
         );
-        files.insert("send.md".into(), "# Send\n\n## Next\n- [[nowhere]]\n".into());
+        files.insert(
+            "send.md".into(),
+            "# Send\n\n## Next\n- [[nowhere]]\n".into(),
+        );
         VaultDoc::new(files)
     }
 
@@ -453,9 +602,16 @@ mod tests {
     fn dangling_edges_are_drawn_and_hit() {
         let d = doc();
         let scene = Scene::build(&d, &[], Point::default());
-        let stub = scene.edges.iter().find(|e| e.dangling).expect("a stub for [[nowhere]]");
+        let stub = scene
+            .edges
+            .iter()
+            .find(|e| e.dangling)
+            .expect("a stub for [[nowhere]]");
         assert_eq!(stub.label.as_deref(), Some("nowhere (missing)"));
-        assert_eq!(scene.hit(stub.label_box.unwrap().center(), 6.0), Hit::Label(stub.edge));
+        assert_eq!(
+            scene.hit(stub.label_box.unwrap().center(), 6.0),
+            Hit::Label(stub.edge)
+        );
     }
 
     #[test]
@@ -483,25 +639,54 @@ mod tests {
             let tol = 6.0 / zoom;
             assert_eq!(scene.hit(r.center(), tol), Hit::Node(review));
             assert_eq!(scene.hit(handle_center(&r), tol), Hit::Handle(review));
-            assert_eq!(scene.hit(breakpoint_center(&r), tol), Hit::Breakpoint(review));
-            let approved = d.checked.plan.edges.iter().position(|e| e.label.as_deref() == Some("approved")).unwrap();
+            assert_eq!(
+                scene.hit(breakpoint_center(&r), tol),
+                Hit::Breakpoint(review)
+            );
+            let approved = d
+                .checked
+                .plan
+                .edges
+                .iter()
+                .position(|e| e.label.as_deref() == Some("approved"))
+                .unwrap();
             let shape = scene.shape_of_edge(approved).unwrap();
-            assert_eq!(scene.hit(shape.label_box.unwrap().center(), tol), Hit::Label(approved));
+            assert_eq!(
+                scene.hit(shape.label_box.unwrap().center(), tol),
+                Hit::Label(approved)
+            );
             if zoom >= 1.0 {
                 assert_eq!(scene.hit(shape.head(), tol), Hit::EdgeHead(approved));
             }
         }
         // Far from everything.
-        assert_eq!(scene.hit(Point { x: -5000.0, y: -5000.0 }, 6.0), Hit::Empty);
+        assert_eq!(
+            scene.hit(
+                Point {
+                    x: -5000.0,
+                    y: -5000.0
+                },
+                6.0
+            ),
+            Hit::Empty
+        );
     }
 
     #[test]
     fn loops_back_and_self_loops_are_separate_shapes() {
         let d = doc();
         let scene = Scene::build(&d, &[], Point::default());
-        let back = scene.edges.iter().find(|e| e.label.as_deref() == Some("needs revision")).unwrap();
+        let back = scene
+            .edges
+            .iter()
+            .find(|e| e.label.as_deref() == Some("needs revision"))
+            .unwrap();
         assert!(back.back);
-        assert!(back.points.len() > 2, "a loop back bows out: {:?}", back.points);
+        assert!(
+            back.points.len() > 2,
+            "a loop back bows out: {:?}",
+            back.points
+        );
         let own = scene.edges.iter().find(|e| e.self_loop).unwrap();
         assert_eq!(own.points.len(), 4);
     }
@@ -510,11 +695,24 @@ mod tests {
     fn fit_shows_everything() {
         let d = doc();
         let scene = Scene::build(&d, &[], Point::default());
-        let mut v = Viewport { width: 1280.0, height: 720.0, ..Viewport::default() };
+        let mut v = Viewport {
+            width: 1280.0,
+            height: 720.0,
+            ..Viewport::default()
+        };
         v.fit(scene.bounds, 20.0);
         let vis = v.visible();
         for r in &scene.nodes {
-            assert!(contains(&vis, Point { x: r.x, y: r.y }) && contains(&vis, Point { x: r.x + r.width, y: r.y + r.height }));
+            assert!(
+                contains(&vis, Point { x: r.x, y: r.y })
+                    && contains(
+                        &vis,
+                        Point {
+                            x: r.x + r.width,
+                            y: r.y + r.height
+                        }
+                    )
+            );
         }
     }
 }

@@ -70,7 +70,11 @@ mod tests {
     fn change(n: u8) -> Change {
         Change {
             summary: format!("c{n}"),
-            files: vec![FileChange { path: "a.md".into(), before: Some(format!("{}", n)), after: Some(format!("{}", n + 1)) }],
+            files: vec![FileChange {
+                path: "a.md".into(),
+                before: Some(format!("{}", n)),
+                after: Some(format!("{}", n + 1)),
+            }],
         }
     }
 

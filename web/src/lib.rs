@@ -12,8 +12,8 @@ pub mod canvas_file;
 pub mod commands;
 pub mod doc;
 pub mod geometry;
-pub mod history;
 pub mod gesture;
+pub mod history;
 pub mod run;
 pub mod settings;
 
@@ -32,8 +32,8 @@ mod panel;
 #[cfg(target_arch = "wasm32")]
 pub mod render;
 #[cfg(target_arch = "wasm32")]
-pub mod state;
-#[cfg(target_arch = "wasm32")]
 pub mod run_client;
 #[cfg(target_arch = "wasm32")]
 mod run_panel;
+#[cfg(target_arch = "wasm32")]
+pub mod state;

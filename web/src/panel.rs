@@ -31,7 +31,9 @@ fn node_facts(state: AppState) -> Option<NodeFacts> {
     state.open.with(|o| {
         let o = o.as_ref()?;
         let nodes = selection.node_indices(&o.doc);
-        let [index] = nodes.as_slice() else { return None };
+        let [index] = nodes.as_slice() else {
+            return None;
+        };
         let index = *index;
         let node = &o.doc.checked.plan.nodes[index];
         let plan = &o.doc.checked.plan;
@@ -50,11 +52,16 @@ fn node_facts(state: AppState) -> Option<NodeFacts> {
             outgoing: plan
                 .outgoing_indexed(index)
                 .map(|(i, e)| {
-                    let to = e.to.map_or(format!("{} (missing)", e.target), |t| plan.nodes[t].id.clone());
-                    (i, match &e.label {
-                        Some(l) => format!("{l} → {to}"),
-                        None => format!("→ {to}"),
-                    })
+                    let to = e.to.map_or(format!("{} (missing)", e.target), |t| {
+                        plan.nodes[t].id.clone()
+                    });
+                    (
+                        i,
+                        match &e.label {
+                            Some(l) => format!("{l} → {to}"),
+                            None => format!("→ {to}"),
+                        },
+                    )
                 })
                 .collect(),
         })
@@ -74,7 +81,8 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
             Some((
                 e,
                 plan.nodes[edge.from].id.clone(),
-                edge.to.map_or(edge.target.clone(), |t| plan.nodes[t].id.clone()),
+                edge.to
+                    .map_or(edge.target.clone(), |t| plan.nodes[t].id.clone()),
                 edge.label.clone().unwrap_or_default(),
                 edge.is_conditional(),
             ))
@@ -86,7 +94,8 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
     // or the note changed on disk; typing is kept until then.
     // Keyed on the node and its text only: a status the run writes does
     // not throw away what is being typed.
-    let body_source = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| (f.id.clone(), f.body.clone()))));
+    let body_source =
+        Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| (f.id.clone(), f.body.clone()))));
     Effect::new(move |_| {
         if let Some((_, text)) = body_source.get() {
             body.set(text);
@@ -250,11 +259,15 @@ fn Diagnostics(state: AppState) -> impl IntoView {
                         .diagnostics
                         .iter()
                         .map(|d| {
-                            let node = d
-                                .nodes
-                                .first()
-                                .and_then(|id| o.doc.node_index(id))
-                                .or_else(|| d.file.as_ref().and_then(|f| o.doc.node_index(f.trim_end_matches(".md"))));
+                            let node =
+                                d.nodes
+                                    .first()
+                                    .and_then(|id| o.doc.node_index(id))
+                                    .or_else(|| {
+                                        d.file.as_ref().and_then(|f| {
+                                            o.doc.node_index(f.trim_end_matches(".md"))
+                                        })
+                                    });
                             (d.severity == Severity::Error, d.render_human(), node)
                         })
                         .collect::<Vec<_>>()

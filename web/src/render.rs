@@ -4,7 +4,10 @@
 //! smooth. Shapes come from the scene unchanged, so what is drawn is what
 //! hit-testing tests.
 
-use crate::geometry::{breakpoint_center, handle_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, HANDLE_RADIUS, LABEL_FONT};
+use crate::geometry::{
+    breakpoint_center, handle_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, HANDLE_RADIUS,
+    LABEL_FONT,
+};
 use crate::run::Overlay;
 use planvault_core::{NodeKind, Status};
 use planvault_layout::{Point, Rect};
@@ -16,9 +19,17 @@ pub enum Preview {
     #[default]
     None,
     /// A new edge from a card's handle to the pointer (snapped to `target`).
-    Connect { from: usize, to: Point, target: Option<usize> },
+    Connect {
+        from: usize,
+        to: Point,
+        target: Option<usize>,
+    },
     /// An edge's head dragged to the pointer.
-    Retarget { edge: usize, to: Point, target: Option<usize> },
+    Retarget {
+        edge: usize,
+        to: Point,
+        target: Option<usize>,
+    },
     Marquee(Rect),
 }
 
@@ -83,14 +94,25 @@ pub fn minimap_rect(viewport: &Viewport) -> Rect {
 fn minimap_transform(scene: &Scene, viewport: &Viewport) -> (f64, Point, Rect) {
     let area = minimap_rect(viewport);
     let world = crate::geometry::union(scene.bounds, viewport.visible());
-    let scale = ((area.width - 8.0) / world.width.max(1.0)).min((area.height - 8.0) / world.height.max(1.0));
-    (scale, Point { x: world.x, y: world.y }, area)
+    let scale = ((area.width - 8.0) / world.width.max(1.0))
+        .min((area.height - 8.0) / world.height.max(1.0));
+    (
+        scale,
+        Point {
+            x: world.x,
+            y: world.y,
+        },
+        area,
+    )
 }
 
 /// The world point a click on the minimap at `screen` means.
 pub fn minimap_to_world(scene: &Scene, viewport: &Viewport, screen: Point) -> Point {
     let (scale, origin, area) = minimap_transform(scene, viewport);
-    Point { x: (screen.x - area.x - 4.0) / scale + origin.x, y: (screen.y - area.y - 4.0) / scale + origin.y }
+    Point {
+        x: (screen.x - area.x - 4.0) / scale + origin.x,
+        y: (screen.y - area.y - 4.0) / scale + origin.y,
+    }
 }
 
 fn status_colour(status: Status) -> &'static str {
@@ -118,7 +140,14 @@ pub fn draw(ctx: &Ctx, frame: &Frame) {
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     ctx.set_fill_style_str("#f6f7f9");
     ctx.fill_rect(0.0, 0.0, v.width, v.height);
-    let _ = ctx.set_transform(dpr * v.zoom, 0.0, 0.0, dpr * v.zoom, -v.offset.x * v.zoom * dpr, -v.offset.y * v.zoom * dpr);
+    let _ = ctx.set_transform(
+        dpr * v.zoom,
+        0.0,
+        0.0,
+        dpr * v.zoom,
+        -v.offset.x * v.zoom * dpr,
+        -v.offset.y * v.zoom * dpr,
+    );
 
     let visible = v.visible();
     if v.zoom >= 0.35 {
@@ -147,11 +176,19 @@ pub fn draw(ctx: &Ctx, frame: &Frame) {
 fn draw_run(ctx: &Ctx, frame: &Frame) {
     let px = 1.0 / frame.viewport.zoom;
     for &i in frame.run.breakpoints {
-        let Some(r) = frame.scene.nodes.get(i) else { continue };
+        let Some(r) = frame.scene.nodes.get(i) else {
+            continue;
+        };
         let c = breakpoint_center(r);
         ctx.set_fill_style_str(BREAKPOINT);
         ctx.begin_path();
-        let _ = ctx.arc(c.x, c.y, BREAKPOINT_RADIUS.max(3.0 * px), 0.0, std::f64::consts::TAU);
+        let _ = ctx.arc(
+            c.x,
+            c.y,
+            BREAKPOINT_RADIUS.max(3.0 * px),
+            0.0,
+            std::f64::consts::TAU,
+        );
         ctx.fill();
     }
     let Some(o) = frame.run.overlay else { return };
@@ -189,7 +226,9 @@ fn draw_run(ctx: &Ctx, frame: &Frame) {
         return;
     }
     for (i, &visits) in o.visits.iter().enumerate() {
-        let Some(r) = frame.scene.nodes.get(i) else { continue };
+        let Some(r) = frame.scene.nodes.get(i) else {
+            continue;
+        };
         if visits == 0 {
             continue;
         }
@@ -206,14 +245,20 @@ fn draw_run(ctx: &Ctx, frame: &Frame) {
 
 /// The run's end, said on the canvas: completed, or why it stopped.
 fn draw_run_banner(ctx: &Ctx, frame: &Frame) {
-    let Some(text) = frame.run.overlay.and_then(|o| o.stopped.as_ref()) else { return };
+    let Some(text) = frame.run.overlay.and_then(|o| o.stopped.as_ref()) else {
+        return;
+    };
     let (colour, text) = if text == "completed" {
         (HOP, "Run completed".to_string())
     } else {
         (FLAGGED, crate::run::capitalized(text))
     };
     ctx.set_font("600 13px system-ui, sans-serif");
-    let width = ctx.measure_text(&text).map_or(300.0, |m| m.width()).min(frame.viewport.width - 40.0) + 20.0;
+    let width = ctx
+        .measure_text(&text)
+        .map_or(300.0, |m| m.width())
+        .min(frame.viewport.width - 40.0)
+        + 20.0;
     ctx.set_fill_style_str("rgba(255, 255, 255, 0.94)");
     ctx.fill_rect(12.0, 12.0, width, 28.0);
     ctx.set_stroke_style_str(colour);
@@ -233,7 +278,11 @@ fn draw_overview(ctx: &Ctx, frame: &Frame, visible: Rect) {
     dash(ctx, &[]);
     for (conditional, colour) in [(false, EDGE), (true, CONDITIONAL)] {
         ctx.begin_path();
-        for shape in frame.scene.edges_in(visible).filter(|e| e.conditional == conditional) {
+        for shape in frame
+            .scene
+            .edges_in(visible)
+            .filter(|e| e.conditional == conditional)
+        {
             ctx.move_to(shape.points[0].x, shape.points[0].y);
             for p in &shape.points[1..] {
                 ctx.line_to(p.x, p.y);
@@ -243,7 +292,10 @@ fn draw_overview(ctx: &Ctx, frame: &Frame, visible: Rect) {
         ctx.set_line_width(px);
         ctx.stroke();
     }
-    if let Some(shape) = frame.selected_edge.and_then(|e| frame.scene.shape_of_edge(e)) {
+    if let Some(shape) = frame
+        .selected_edge
+        .and_then(|e| frame.scene.shape_of_edge(e))
+    {
         ctx.set_stroke_style_str(SELECT);
         ctx.set_line_width(3.0 * px);
         polyline(ctx, &shape.points);
@@ -274,7 +326,12 @@ fn draw_overview(ctx: &Ctx, frame: &Frame, visible: Rect) {
     }
     if let Some(r) = frame.focused.and_then(|i| frame.scene.nodes.get(i)) {
         ctx.set_stroke_style_str("#111827");
-        ctx.stroke_rect(r.x - 4.0 * px, r.y - 4.0 * px, r.width + 8.0 * px, r.height + 8.0 * px);
+        ctx.stroke_rect(
+            r.x - 4.0 * px,
+            r.y - 4.0 * px,
+            r.width + 8.0 * px,
+            r.height + 8.0 * px,
+        );
     }
 }
 
@@ -291,8 +348,14 @@ fn arrow_head(ctx: &Ctx, from: Point, to: Point, size: f64) {
     let angle = (to.y - from.y).atan2(to.x - from.x);
     ctx.begin_path();
     ctx.move_to(to.x, to.y);
-    ctx.line_to(to.x - size * (angle - 0.45).cos(), to.y - size * (angle - 0.45).sin());
-    ctx.line_to(to.x - size * (angle + 0.45).cos(), to.y - size * (angle + 0.45).sin());
+    ctx.line_to(
+        to.x - size * (angle - 0.45).cos(),
+        to.y - size * (angle - 0.45).sin(),
+    );
+    ctx.line_to(
+        to.x - size * (angle + 0.45).cos(),
+        to.y - size * (angle + 0.45).sin(),
+    );
     ctx.close_path();
     ctx.fill();
 }
@@ -351,7 +414,12 @@ fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
         ctx.set_font(&format!("{LABEL_FONT}px system-ui, sans-serif"));
         ctx.set_text_align("center");
         ctx.set_text_baseline("middle");
-        let _ = ctx.fill_text_with_max_width(label, b.x + b.width / 2.0, b.y + b.height / 2.0 + 0.5, b.width - 4.0);
+        let _ = ctx.fill_text_with_max_width(
+            label,
+            b.x + b.width / 2.0,
+            b.y + b.height / 2.0 + 0.5,
+            b.width - 4.0,
+        );
     }
 }
 
@@ -361,7 +429,13 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
     let selected = frame.selected.contains(&i);
     ctx.set_fill_style_str("#ffffff");
     ctx.set_stroke_style_str(if selected { SELECT } else { "#c4cad3" });
-    ctx.set_line_width(if selected { 3.0 } else if card.start { 2.0 } else { 1.0 });
+    ctx.set_line_width(if selected {
+        3.0
+    } else if card.start {
+        2.0
+    } else {
+        1.0
+    });
     ctx.fill_rect(r.x, r.y, r.width, r.height);
     ctx.stroke_rect(r.x, r.y, r.width, r.height);
     // The status stripe: pending grey, active amber, done green.
@@ -382,7 +456,11 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
     let _ = ctx.fill_text_with_max_width(&card.title, r.x + 18.0, r.y + 28.0, r.width - 46.0);
     ctx.set_font("12px system-ui, sans-serif");
     ctx.set_fill_style_str("#4b5563");
-    let kind = if card.start { "start" } else { card.kind.as_str() };
+    let kind = if card.start {
+        "start"
+    } else {
+        card.kind.as_str()
+    };
     let _ = ctx.fill_text_with_max_width(
         &format!("{kind} · {}", card.status.as_str()),
         r.x + 18.0,
@@ -392,10 +470,20 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
 
     let badge = card.badge;
     if badge.errors + badge.warnings > 0 {
-        let (colour, count) = if badge.errors > 0 { (FLAGGED, badge.errors) } else { ("#d97706", badge.warnings) };
+        let (colour, count) = if badge.errors > 0 {
+            (FLAGGED, badge.errors)
+        } else {
+            ("#d97706", badge.warnings)
+        };
         ctx.set_fill_style_str(colour);
         ctx.begin_path();
-        let _ = ctx.arc(r.x + r.width - 16.0, r.y + 16.0, 11.0, 0.0, std::f64::consts::TAU);
+        let _ = ctx.arc(
+            r.x + r.width - 16.0,
+            r.y + 16.0,
+            11.0,
+            0.0,
+            std::f64::consts::TAU,
+        );
         ctx.fill();
         ctx.set_fill_style_str("#ffffff");
         ctx.set_font("bold 12px system-ui, sans-serif");
@@ -417,7 +505,13 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
         ctx.set_stroke_style_str(BREAKPOINT);
         ctx.set_line_width(1.5);
         ctx.begin_path();
-        let _ = ctx.arc(c.x, c.y, BREAKPOINT_RADIUS - 1.0, 0.0, std::f64::consts::TAU);
+        let _ = ctx.arc(
+            c.x,
+            c.y,
+            BREAKPOINT_RADIUS - 1.0,
+            0.0,
+            std::f64::consts::TAU,
+        );
         ctx.stroke();
     }
 }
@@ -433,7 +527,9 @@ fn draw_preview(ctx: &Ctx, frame: &Frame) {
     match frame.preview {
         Preview::None => {}
         Preview::Connect { from, to, target } => {
-            let Some(r) = frame.scene.nodes.get(*from) else { return };
+            let Some(r) = frame.scene.nodes.get(*from) else {
+                return;
+            };
             ctx.set_stroke_style_str(SELECT);
             ctx.set_fill_style_str(SELECT);
             ctx.set_line_width(2.0);
@@ -445,7 +541,9 @@ fn draw_preview(ctx: &Ctx, frame: &Frame) {
             highlight(*target);
         }
         Preview::Retarget { edge, to, target } => {
-            let Some(shape) = frame.scene.shape_of_edge(*edge) else { return };
+            let Some(shape) = frame.scene.shape_of_edge(*edge) else {
+                return;
+            };
             ctx.set_stroke_style_str(SELECT);
             ctx.set_fill_style_str(SELECT);
             ctx.set_line_width(2.0);
@@ -473,14 +571,22 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame) {
     ctx.set_stroke_style_str("#9ca3af");
     ctx.set_line_width(1.0);
     ctx.stroke_rect(area.x, area.y, area.width, area.height);
-    let map = |p: Point| Point { x: area.x + 4.0 + (p.x - origin.x) * scale, y: area.y + 4.0 + (p.y - origin.y) * scale };
+    let map = |p: Point| Point {
+        x: area.x + 4.0 + (p.x - origin.x) * scale,
+        y: area.y + 4.0 + (p.y - origin.y) * scale,
+    };
     // One path per colour: the minimap is drawn every frame.
     for status in [Status::Pending, Status::Active, Status::Done] {
         ctx.begin_path();
         for (i, r) in frame.scene.nodes.iter().enumerate() {
             if frame.cards[i].status == status {
                 let p = map(Point { x: r.x, y: r.y });
-                ctx.rect(p.x, p.y, (r.width * scale).max(1.5), (r.height * scale).max(1.5));
+                ctx.rect(
+                    p.x,
+                    p.y,
+                    (r.width * scale).max(1.5),
+                    (r.height * scale).max(1.5),
+                );
             }
         }
         ctx.set_fill_style_str(status_colour(status));
@@ -490,7 +596,12 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame) {
     for &i in frame.selected {
         if let Some(r) = frame.scene.nodes.get(i) {
             let p = map(Point { x: r.x, y: r.y });
-            ctx.fill_rect(p.x, p.y, (r.width * scale).max(2.5), (r.height * scale).max(2.5));
+            ctx.fill_rect(
+                p.x,
+                p.y,
+                (r.width * scale).max(2.5),
+                (r.height * scale).max(2.5),
+            );
         }
     }
     let vis = frame.viewport.visible();

@@ -8,7 +8,9 @@
 use crate::doc::VaultDoc;
 use planvault_core::engine::FinishReason;
 use planvault_core::Status;
-use planvault_protocol::{AskKind, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, ToWorker};
+use planvault_protocol::{
+    AskKind, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, ToWorker,
+};
 use std::collections::BTreeMap;
 
 /// Whether the worker can take messages.
@@ -34,13 +36,24 @@ pub enum Phase {
     Paused(PauseReason),
     /// A question is open ([`RunView::ask`]).
     AwaitingPerson,
-    Finished { reason: FinishReason, answer: Option<String>, error: Option<RunError> },
+    Finished {
+        reason: FinishReason,
+        answer: Option<String>,
+        error: Option<RunError>,
+    },
 }
 
 impl Phase {
     /// The run is under way (a worker is working on it, or waiting).
     pub fn live(&self) -> bool {
-        matches!(self, Phase::Starting | Phase::Running | Phase::Pausing | Phase::Paused(_) | Phase::AwaitingPerson)
+        matches!(
+            self,
+            Phase::Starting
+                | Phase::Running
+                | Phase::Pausing
+                | Phase::Paused(_)
+                | Phase::AwaitingPerson
+        )
     }
 
     /// Stable name for the UI and the tests.
@@ -154,7 +167,9 @@ impl RunView {
     pub fn apply(&mut self, message: FromWorker) {
         match message {
             FromWorker::Ready { .. } => self.worker = WorkerState::Ready,
-            FromWorker::Started { resumed, visits, .. } => {
+            FromWorker::Started {
+                resumed, visits, ..
+            } => {
                 self.phase = Phase::Running;
                 self.resumed = resumed;
                 self.visits = visits;
@@ -172,7 +187,12 @@ impl RunView {
             FromWorker::Hop { from, to, label } => {
                 let seq = self.hop.as_ref().map_or(1, |h| h.seq + 1);
                 self.active = Some(to.clone());
-                self.hop = Some(Hop { from, to, label, seq });
+                self.hop = Some(Hop {
+                    from,
+                    to,
+                    label,
+                    seq,
+                });
             }
             FromWorker::Delta { node, text } => match &mut self.live {
                 Some((n, so_far)) if *n == node => so_far.push_str(&text),
@@ -187,18 +207,36 @@ impl RunView {
             }
             FromWorker::Trace { markdown } => self.trace.push(markdown),
             FromWorker::Tool { node, name, ok } => self.tools.push((node, name, ok)),
-            FromWorker::Ask { request, node, visit, ask } => {
+            FromWorker::Ask {
+                request,
+                node,
+                visit,
+                ask,
+            } => {
                 self.active = Some(node.clone());
-                self.ask = Some(Ask { request, node, visit, ask });
+                self.ask = Some(Ask {
+                    request,
+                    node,
+                    visit,
+                    ask,
+                });
                 self.phase = Phase::AwaitingPerson;
             }
-            FromWorker::Retrying { node, error, wait_ms } => {
+            FromWorker::Retrying {
+                node,
+                error,
+                wait_ms,
+            } => {
                 self.retries += 1;
                 // A retry restarts the reply: what streamed so far is void.
                 if self.live.as_ref().is_some_and(|(n, _)| *n == node) {
                     self.live = None;
                 }
-                self.retry = Some(Retry { node, error, wait_ms });
+                self.retry = Some(Retry {
+                    node,
+                    error,
+                    wait_ms,
+                });
             }
             FromWorker::Paused { reason } => {
                 // A breakpoint pauses and asks at once: the question stays open.
@@ -211,14 +249,22 @@ impl RunView {
                     self.phase = Phase::Running;
                 }
             }
-            FromWorker::Finished { reason, answer, error } => {
+            FromWorker::Finished {
+                reason,
+                answer,
+                error,
+            } => {
                 self.ask = None;
                 self.live = None;
                 self.retry = None;
                 if let Some(e) = &error {
                     self.error = Some(e.clone());
                 }
-                self.phase = Phase::Finished { reason, answer, error };
+                self.phase = Phase::Finished {
+                    reason,
+                    answer,
+                    error,
+                };
             }
             FromWorker::Failed { error } => {
                 if self.phase == Phase::Starting {
@@ -237,7 +283,11 @@ impl RunView {
         match message {
             ToWorker::Start(_) => {
                 let worker = std::mem::take(&mut self.worker);
-                *self = RunView { worker, phase: Phase::Starting, ..RunView::default() };
+                *self = RunView {
+                    worker,
+                    phase: Phase::Starting,
+                    ..RunView::default()
+                };
             }
             ToWorker::Pause => {
                 if matches!(self.phase, Phase::Running | Phase::Starting) {
@@ -262,7 +312,10 @@ impl RunView {
     /// The reply that answers the open question, if it is `request`.
     pub fn reply(&self, reply: PersonReply) -> Option<ToWorker> {
         let ask = self.ask.as_ref()?;
-        Some(ToWorker::Reply { request: ask.request.clone(), reply })
+        Some(ToWorker::Reply {
+            request: ask.request.clone(),
+            reply,
+        })
     }
 
     /// What the canvas draws for this run on `doc`.
@@ -404,7 +457,11 @@ mod tests {
     }
 
     fn hop(from: &str, to: &str, label: Option<&str>) -> FromWorker {
-        FromWorker::Hop { from: from.into(), to: to.into(), label: label.map(str::to_string) }
+        FromWorker::Hop {
+            from: from.into(),
+            to: to.into(),
+            label: label.map(str::to_string),
+        }
     }
 
     #[test]
@@ -414,37 +471,83 @@ mod tests {
         assert_eq!(v.worker, WorkerState::Ready);
         v.sent(&start());
         assert_eq!(v.phase, Phase::Starting);
-        assert_eq!(v.worker, WorkerState::Ready, "a new run keeps the worker's state");
-        v.apply(FromWorker::Started { resumed: false, done: 0, recorded: 0, visits: BTreeMap::new() });
+        assert_eq!(
+            v.worker,
+            WorkerState::Ready,
+            "a new run keeps the worker's state"
+        );
+        v.apply(FromWorker::Started {
+            resumed: false,
+            done: 0,
+            recorded: 0,
+            visits: BTreeMap::new(),
+        });
         assert_eq!(v.phase, Phase::Running);
-        v.apply(FromWorker::Visit { node: "draft".into(), visit: 1 });
-        v.apply(FromWorker::Status { node: "draft".into(), status: Status::Active });
-        v.apply(FromWorker::Delta { node: "draft".into(), text: "Subj".into() });
-        v.apply(FromWorker::Delta { node: "draft".into(), text: "ect".into() });
+        v.apply(FromWorker::Visit {
+            node: "draft".into(),
+            visit: 1,
+        });
+        v.apply(FromWorker::Status {
+            node: "draft".into(),
+            status: Status::Active,
+        });
+        v.apply(FromWorker::Delta {
+            node: "draft".into(),
+            text: "Subj".into(),
+        });
+        v.apply(FromWorker::Delta {
+            node: "draft".into(),
+            text: "ect".into(),
+        });
         assert_eq!(v.live, Some(("draft".into(), "Subject".into())));
-        v.apply(FromWorker::Output { node: "draft".into(), visit: 1, text: "Subject".into() });
+        v.apply(FromWorker::Output {
+            node: "draft".into(),
+            visit: 1,
+            text: "Subject".into(),
+        });
         assert_eq!(v.live, None, "the kept output replaces the live text");
-        v.apply(FromWorker::Status { node: "draft".into(), status: Status::Done });
-        v.apply(FromWorker::Trace { markdown: "\n## 1. Draft (visit 1)\n".into() });
+        v.apply(FromWorker::Status {
+            node: "draft".into(),
+            status: Status::Done,
+        });
+        v.apply(FromWorker::Trace {
+            markdown: "\n## 1. Draft (visit 1)\n".into(),
+        });
         v.apply(hop("draft", "review", None));
-        v.apply(FromWorker::Visit { node: "review".into(), visit: 1 });
+        v.apply(FromWorker::Visit {
+            node: "review".into(),
+            visit: 1,
+        });
         v.apply(hop("review", "draft", Some("needs revision")));
-        v.apply(FromWorker::Visit { node: "draft".into(), visit: 2 });
+        v.apply(FromWorker::Visit {
+            node: "draft".into(),
+            visit: 2,
+        });
         assert_eq!(v.active.as_deref(), Some("draft"));
         assert_eq!(v.visits.get("draft"), Some(&2));
         assert_eq!(v.hop.as_ref().map(|h| h.seq), Some(2));
 
         let o = v.overlay(&doc());
         let d = doc();
-        let (draft, review) = (d.node_index("draft").unwrap(), d.node_index("review").unwrap());
+        let (draft, review) = (
+            d.node_index("draft").unwrap(),
+            d.node_index("review").unwrap(),
+        );
         assert_eq!(o.active, Some(draft));
         assert_eq!((o.visits[draft], o.visits[review]), (2, 1));
         let (edge, seq) = o.hop.unwrap();
-        assert_eq!(d.checked.plan.edges[edge].label.as_deref(), Some("needs revision"));
+        assert_eq!(
+            d.checked.plan.edges[edge].label.as_deref(),
+            Some("needs revision")
+        );
         assert_eq!(seq, 2);
         assert_eq!(o.stopped, None);
 
-        v.apply(FromWorker::Finished { reason: FinishReason::Completed, answer: Some("Sent.".into()), error: None });
+        v.apply(FromWorker::Finished {
+            reason: FinishReason::Completed,
+            answer: Some("Sent.".into()),
+            error: None,
+        });
         assert_eq!(v.phase.code(), "finished");
         assert_eq!(v.overlay(&d).stopped.as_deref(), Some("completed"));
         assert_eq!(v.statuses.get("draft"), Some(&Status::Done));
@@ -456,23 +559,50 @@ mod tests {
     fn questions_open_and_close_with_the_reply_that_names_them() {
         let mut v = RunView::default();
         v.sent(&start());
-        v.apply(FromWorker::Started { resumed: false, done: 0, recorded: 0, visits: BTreeMap::new() });
-        v.apply(FromWorker::Paused { reason: PauseReason::Breakpoint { node: "draft".into() } });
+        v.apply(FromWorker::Started {
+            resumed: false,
+            done: 0,
+            recorded: 0,
+            visits: BTreeMap::new(),
+        });
+        v.apply(FromWorker::Paused {
+            reason: PauseReason::Breakpoint {
+                node: "draft".into(),
+            },
+        });
         v.apply(FromWorker::Ask {
             request: "draft#1:breakpoint".into(),
             node: "draft".into(),
             visit: 1,
-            ask: AskKind::Breakpoint { title: "Draft".into(), output: "text".into() },
+            ask: AskKind::Breakpoint {
+                title: "Draft".into(),
+                output: "text".into(),
+            },
         });
         assert_eq!(v.phase, Phase::AwaitingPerson);
         // A late Paused does not hide the open question.
-        v.apply(FromWorker::Paused { reason: PauseReason::Breakpoint { node: "draft".into() } });
+        v.apply(FromWorker::Paused {
+            reason: PauseReason::Breakpoint {
+                node: "draft".into(),
+            },
+        });
         assert_eq!(v.phase, Phase::AwaitingPerson);
         // Another request id does not close it.
-        v.sent(&ToWorker::Reply { request: "other".into(), reply: PersonReply::Continue { output: String::new() } });
+        v.sent(&ToWorker::Reply {
+            request: "other".into(),
+            reply: PersonReply::Continue {
+                output: String::new(),
+            },
+        });
         assert!(v.ask.is_some());
-        let reply = v.reply(PersonReply::Continue { output: "edited".into() }).unwrap();
-        assert!(matches!(&reply, ToWorker::Reply { request, .. } if request == "draft#1:breakpoint"));
+        let reply = v
+            .reply(PersonReply::Continue {
+                output: "edited".into(),
+            })
+            .unwrap();
+        assert!(
+            matches!(&reply, ToWorker::Reply { request, .. } if request == "draft#1:breakpoint")
+        );
         v.sent(&reply);
         assert_eq!((v.ask.clone(), v.phase.clone()), (None, Phase::Running));
         assert_eq!(v.overlay(&doc()).asking, None);
@@ -482,26 +612,52 @@ mod tests {
     fn pause_step_resume_and_retry_notices() {
         let mut v = RunView::default();
         v.sent(&start());
-        v.apply(FromWorker::Started { resumed: true, done: 1, recorded: 2, visits: [("draft".to_string(), 1)].into() });
+        v.apply(FromWorker::Started {
+            resumed: true,
+            done: 1,
+            recorded: 2,
+            visits: [("draft".to_string(), 1)].into(),
+        });
         assert!(v.resumed);
-        assert_eq!(v.visits.get("draft"), Some(&1), "visits from the journal on resume");
+        assert_eq!(
+            v.visits.get("draft"),
+            Some(&1),
+            "visits from the journal on resume"
+        );
         v.sent(&ToWorker::Pause);
         assert_eq!(v.phase, Phase::Pausing);
-        v.apply(FromWorker::Paused { reason: PauseReason::Requested });
+        v.apply(FromWorker::Paused {
+            reason: PauseReason::Requested,
+        });
         assert_eq!(v.phase.describe(), "Paused");
         v.sent(&ToWorker::Step);
         assert_eq!(v.phase, Phase::Running);
-        v.apply(FromWorker::Paused { reason: PauseReason::Step { node: "review".into() } });
+        v.apply(FromWorker::Paused {
+            reason: PauseReason::Step {
+                node: "review".into(),
+            },
+        });
         assert_eq!(v.phase.code(), "paused");
         v.apply(FromWorker::Resumed);
         assert_eq!(v.phase, Phase::Running);
-        v.apply(FromWorker::Delta { node: "review".into(), text: "half a rep".into() });
+        v.apply(FromWorker::Delta {
+            node: "review".into(),
+            text: "half a rep".into(),
+        });
         let error = RunError::new(ErrorCode::RateLimited, "429 Too Many Requests");
-        v.apply(FromWorker::Retrying { node: "review".into(), error: error.clone(), wait_ms: 500 });
+        v.apply(FromWorker::Retrying {
+            node: "review".into(),
+            error: error.clone(),
+            wait_ms: 500,
+        });
         assert_eq!(v.live, None, "a retry restarts the stream");
         assert_eq!(v.retries, 1);
         assert_eq!(v.retry.as_ref().map(|r| r.wait_ms), Some(500));
-        v.apply(FromWorker::Output { node: "review".into(), visit: 1, text: "ok".into() });
+        v.apply(FromWorker::Output {
+            node: "review".into(),
+            visit: 1,
+            text: "ok".into(),
+        });
         assert_eq!(v.retry, None);
     }
 
@@ -509,20 +665,34 @@ mod tests {
     fn a_stop_keeps_where_and_why() {
         let mut v = RunView::default();
         v.sent(&start());
-        v.apply(FromWorker::Visit { node: "review".into(), visit: 1 });
+        v.apply(FromWorker::Visit {
+            node: "review".into(),
+            visit: 1,
+        });
         let error = RunError::new(ErrorCode::CorsOrNetwork, "Failed to fetch");
         v.apply(FromWorker::Finished {
-            reason: FinishReason::Interrupted { node: "review".into(), reason: "Failed to fetch".into() },
+            reason: FinishReason::Interrupted {
+                node: "review".into(),
+                reason: "Failed to fetch".into(),
+            },
             answer: None,
             error: Some(error.clone()),
         });
         assert_eq!(v.error, Some(error.clone()));
         assert!(!v.phase.live());
-        assert!(v.phase.describe().starts_with("Interrupted at review: Failed to fetch"), "{}", v.phase.describe());
+        assert!(
+            v.phase
+                .describe()
+                .starts_with("Interrupted at review: Failed to fetch"),
+            "{}",
+            v.phase.describe()
+        );
         let o = v.overlay(&doc());
         assert_eq!(o.active, doc().node_index("review"));
         assert!(o.stopped.unwrap().contains("interrupted at review"));
-        assert!(hint(&error, "http://127.0.0.1:8080").contains("OLLAMA_ORIGINS=http://127.0.0.1:8080"));
+        assert!(
+            hint(&error, "http://127.0.0.1:8080").contains("OLLAMA_ORIGINS=http://127.0.0.1:8080")
+        );
         let own = error.with_hint("the worker's own hint");
         assert_eq!(hint(&own, "x"), "the worker's own hint");
     }
@@ -531,10 +701,17 @@ mod tests {
     fn a_refused_start_goes_back_to_idle_and_a_version_mismatch_breaks_the_worker() {
         let mut v = RunView::default();
         v.sent(&start());
-        v.apply(FromWorker::Failed { error: RunError::new(ErrorCode::PlanInvalid, "no start node") });
+        v.apply(FromWorker::Failed {
+            error: RunError::new(ErrorCode::PlanInvalid, "no start node"),
+        });
         assert_eq!(v.phase, Phase::Idle);
-        assert_eq!(v.error.as_ref().map(|e| e.code), Some(ErrorCode::PlanInvalid));
-        v.apply(FromWorker::Failed { error: RunError::new(ErrorCode::Protocol, "message version 2") });
+        assert_eq!(
+            v.error.as_ref().map(|e| e.code),
+            Some(ErrorCode::PlanInvalid)
+        );
+        v.apply(FromWorker::Failed {
+            error: RunError::new(ErrorCode::Protocol, "message version 2"),
+        });
         assert!(matches!(v.worker, WorkerState::Broken(_)));
     }
 
@@ -551,14 +728,34 @@ mod tests {
         let some = [Status::Done, Status::Pending];
         assert_eq!(
             interrupted_run(some, Some("{}\n"), Some(trace)),
-            Some(ResumeOffer { query: Some("invite the design team".into()) })
+            Some(ResumeOffer {
+                query: Some("invite the design team".into())
+            })
         );
-        assert_eq!(interrupted_run(some, None, Some(trace)), None, "no journal: never run");
-        assert_eq!(interrupted_run([Status::Pending; 3], Some(""), Some(trace)), None, "all pending");
+        assert_eq!(
+            interrupted_run(some, None, Some(trace)),
+            None,
+            "no journal: never run"
+        );
+        assert_eq!(
+            interrupted_run([Status::Pending; 3], Some(""), Some(trace)),
+            None,
+            "all pending"
+        );
         let done = format!("{trace}\n## 2. Send (visit 1)\n\n- decided by: terminal\n");
-        assert_eq!(interrupted_run(some, Some(""), Some(&done)), None, "completed");
+        assert_eq!(
+            interrupted_run(some, Some(""), Some(&done)),
+            None,
+            "completed"
+        );
         let resumed = format!("{done}\n---\n\n*resumed by a new run*\n\n## 3. Draft (visit 2)\n");
-        assert!(interrupted_run(some, Some(""), Some(&resumed)).is_some(), "only the latest invocation counts");
-        assert_eq!(interrupted_run(some, Some(""), None), Some(ResumeOffer { query: None }));
+        assert!(
+            interrupted_run(some, Some(""), Some(&resumed)).is_some(),
+            "only the latest invocation counts"
+        );
+        assert_eq!(
+            interrupted_run(some, Some(""), None),
+            Some(ResumeOffer { query: None })
+        );
     }
 }

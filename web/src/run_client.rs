@@ -102,8 +102,12 @@ impl RunClient {
         let worker = match Worker::new_with_options(WORKER_URL, &options) {
             Ok(worker) => worker,
             Err(err) => {
-                let text = err.as_string().unwrap_or_else(|| "the browser refused".into());
-                client.view.update(|v| v.worker = WorkerState::Broken(format!("could not start ({text})")));
+                let text = err
+                    .as_string()
+                    .unwrap_or_else(|| "the browser refused".into());
+                client.view.update(|v| {
+                    v.worker = WorkerState::Broken(format!("could not start ({text})"))
+                });
                 return;
             }
         };
@@ -115,12 +119,16 @@ impl RunClient {
             }
             match decode(&data) {
                 Ok(message) => client.receive(state, message),
-                Err(err) => client.view.update(|v| v.worker = WorkerState::Broken(err.to_string())),
+                Err(err) => client
+                    .view
+                    .update(|v| v.worker = WorkerState::Broken(err.to_string())),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-            client.view.update(|v| v.worker = WorkerState::Broken("the worker stopped with an error".into()));
+            client.view.update(|v| {
+                v.worker = WorkerState::Broken("the worker stopped with an error".into())
+            });
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         // The app lives as long as the page: so do the handlers.
@@ -131,7 +139,10 @@ impl RunClient {
 
     fn receive(&self, state: AppState, message: FromWorker) {
         if self.discarding.get_value() && !matches!(message, FromWorker::Ready { .. }) {
-            if matches!(message, FromWorker::Finished { .. } | FromWorker::Failed { .. }) {
+            if matches!(
+                message,
+                FromWorker::Finished { .. } | FromWorker::Failed { .. }
+            ) {
                 self.discarding.set_value(false);
             }
             return;
@@ -139,14 +150,19 @@ impl RunClient {
         match &message {
             FromWorker::Ready { .. } => {
                 self.view.update(|v| v.worker = WorkerState::Ready);
-                let queued = self.queue.try_update_value(std::mem::take).unwrap_or_default();
+                let queued = self
+                    .queue
+                    .try_update_value(std::mem::take)
+                    .unwrap_or_default();
                 for value in queued {
                     self.post_value(&value);
                 }
             }
             FromWorker::Status { node, .. } => spawn_local(refresh_note(state, node.clone())),
             // Run-to holds once: the worker forgets it when reached, so does the select.
-            FromWorker::Paused { reason: PauseReason::RunTo { .. } } => self.run_to.set(None),
+            FromWorker::Paused {
+                reason: PauseReason::RunTo { .. },
+            } => self.run_to.set(None),
             FromWorker::Finished { reason, .. } => {
                 self.offer.set(None);
                 state.message.set(format!("Run {}", reason.describe()));
@@ -159,9 +175,12 @@ impl RunClient {
     }
 
     fn post_value(&self, value: &JsValue) {
-        let sent = self.worker.with_value(|w| w.as_ref().map(|w| w.post_message(value)));
+        let sent = self
+            .worker
+            .with_value(|w| w.as_ref().map(|w| w.post_message(value)));
         if let Some(Err(_)) | None = sent {
-            self.view.update(|v| v.worker = WorkerState::Broken("could not post to the worker".into()));
+            self.view
+                .update(|v| v.worker = WorkerState::Broken("could not post to the worker".into()));
         }
     }
 
@@ -182,11 +201,19 @@ impl RunClient {
         let client = *self;
         let query = self.query.get_untracked().trim().to_string();
         if query.is_empty() {
-            self.refused.set(Some("Type what the run is for in Query first.".into()));
+            self.refused
+                .set(Some("Type what the run is for in Query first.".into()));
             return;
         }
         let roles = state
-            .with_doc(|d| d.checked.plan.nodes.iter().map(|n| n.role.clone().unwrap_or_default()).collect::<BTreeSet<_>>())
+            .with_doc(|d| {
+                d.checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .map(|n| n.role.clone().unwrap_or_default())
+                    .collect::<BTreeSet<_>>()
+            })
             .unwrap_or_default();
         let settings = self.settings.get_untracked();
         let mode = match settings.run_mode(&roles) {
@@ -255,21 +282,41 @@ impl RunClient {
             self.discarding.set_value(true);
         }
         let worker = self.view.with_untracked(|v| v.worker.clone());
-        self.view.set(RunView { worker, ..RunView::default() });
+        self.view.set(RunView {
+            worker,
+            ..RunView::default()
+        });
         let key = breakpoints_key(&state.mode.get_untracked());
-        let saved = key.as_deref().and_then(|k| storage()?.get_item(k).ok().flatten());
-        let saved: BTreeSet<String> = saved.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let saved = key
+            .as_deref()
+            .and_then(|k| storage()?.get_item(k).ok().flatten());
+        let saved: BTreeSet<String> = saved
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
         self.breakpoints_key.set_value(key);
         self.breakpoints.set(saved);
         self.run_to.set(None);
         self.offer.set(None);
         let client = *self;
         spawn_local(async move {
-            let Some(dir) = state.vault.get_value() else { return };
+            let Some(dir) = state.vault.get_value() else {
+                return;
+            };
             let journal = dir.read(JOURNAL_FILE).await.ok().flatten();
             let trace = dir.read(TRACE_FILE).await.ok().flatten();
-            let statuses = state.with_doc(|d| d.checked.plan.nodes.iter().map(|n| n.status).collect::<Vec<_>>());
-            let offer = interrupted_run(statuses.unwrap_or_default(), journal.as_deref(), trace.as_deref());
+            let statuses = state.with_doc(|d| {
+                d.checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .map(|n| n.status)
+                    .collect::<Vec<_>>()
+            });
+            let offer = interrupted_run(
+                statuses.unwrap_or_default(),
+                journal.as_deref(),
+                trace.as_deref(),
+            );
             if let Some(q) = offer.as_ref().and_then(|o| o.query.clone()) {
                 client.query.set(q);
             }
@@ -317,9 +364,19 @@ pub async fn sleep(ms: i32) {
 /// The worker wrote `node`'s status: read that note again so the canvas and
 /// the editor show it, and so the outside-change poll sees nothing new.
 async fn refresh_note(state: AppState, node: String) {
-    let path = state.with_doc(|d| d.node_index(&node).and_then(|i| d.file_of(i)).map(str::to_string)).flatten();
-    let (Some(path), Some(dir)) = (path, state.vault.get_value()) else { return };
-    let Ok(Some(text)) = dir.read(&path).await else { return };
+    let path = state
+        .with_doc(|d| {
+            d.node_index(&node)
+                .and_then(|i| d.file_of(i))
+                .map(str::to_string)
+        })
+        .flatten();
+    let (Some(path), Some(dir)) = (path, state.vault.get_value()) else {
+        return;
+    };
+    let Ok(Some(text)) = dir.read(&path).await else {
+        return;
+    };
     // An edit on its way to disk wins; the poll reconciles afterwards.
     if state.busy() || state.with_doc(|d| d.files.get(&path) == Some(&text)) != Some(false) {
         return;

@@ -13,14 +13,24 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 fn origin() -> String {
-    web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default()
+    web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
 }
 
 /// The node ids and titles of the open plan, in plan order.
 fn nodes(state: AppState) -> Vec<(String, String)> {
     state.open.with(|o| {
         o.as_ref()
-            .map(|o| o.doc.checked.plan.nodes.iter().map(|n| (n.id.clone(), n.title.clone())).collect())
+            .map(|o| {
+                o.doc
+                    .checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .map(|n| (n.id.clone(), n.title.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     })
 }
@@ -185,7 +195,12 @@ pub fn ResumeOfferBar(state: AppState) -> impl IntoView {
 }
 
 /// One endpoint's three fields.
-fn endpoint_fields(prefix: String, title: String, draft: RwSignal<Settings>, role: Option<String>) -> impl IntoView {
+fn endpoint_fields(
+    prefix: String,
+    title: String,
+    draft: RwSignal<Settings>,
+    role: Option<String>,
+) -> impl IntoView {
     let get = {
         let role = role.clone();
         move |f: fn(&EndpointForm) -> String| {
@@ -208,7 +223,11 @@ fn endpoint_fields(prefix: String, title: String, draft: RwSignal<Settings>, rol
             })
         }
     };
-    let (url, model, key) = (format!("{prefix}-url"), format!("{prefix}-model"), format!("{prefix}-key"));
+    let (url, model, key) = (
+        format!("{prefix}-url"),
+        format!("{prefix}-model"),
+        format!("{prefix}-key"),
+    );
     view! {
         <fieldset class="endpoint">
             <legend>{title}</legend>
@@ -233,9 +252,20 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
     Effect::new(move |_| {
         if run.settings_open.get() {
             let roles: Vec<String> = state
-                .with_doc(|d| d.checked.plan.nodes.iter().filter_map(|n| n.role.clone()).collect())
+                .with_doc(|d| {
+                    d.checked
+                        .plan
+                        .nodes
+                        .iter()
+                        .filter_map(|n| n.role.clone())
+                        .collect()
+                })
                 .unwrap_or_default();
-            draft.set(run.settings.get_untracked().with_roles(roles.iter().map(String::as_str)));
+            draft.set(
+                run.settings
+                    .get_untracked()
+                    .with_roles(roles.iter().map(String::as_str)),
+            );
         }
     });
     let number = move |f: fn(&mut Settings, u32)| {
@@ -347,9 +377,15 @@ pub fn AskDialog(state: AppState) -> impl IntoView {
         // The answer field (or the first button) takes the focus.
         let focus = Closure::once_into_js(|| {
             let doc = document();
-            let target = ["ask-answer", "breakpoint-output", "judge-0-yes", "human-choice-0", "human-note"]
-                .iter()
-                .find_map(|id| doc.get_element_by_id(id));
+            let target = [
+                "ask-answer",
+                "breakpoint-output",
+                "judge-0-yes",
+                "human-choice-0",
+                "human-note",
+            ]
+            .iter()
+            .find_map(|id| doc.get_element_by_id(id));
             if let Some(el) = target.and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok()) {
                 let _ = el.focus();
             }

@@ -39,7 +39,14 @@ impl std::fmt::Debug for EndpointForm {
         f.debug_struct("EndpointForm")
             .field("base_url", &self.base_url)
             .field("model", &self.model)
-            .field("api_key", &if self.api_key.is_empty() { "" } else { "<redacted>" })
+            .field(
+                "api_key",
+                &if self.api_key.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
             .finish()
     }
 }
@@ -54,15 +61,22 @@ impl EndpointForm {
         let scheme_ok = base.starts_with("http://") || base.starts_with("https://");
         let rest = base.split_once("://").map_or("", |(_, r)| r);
         if !scheme_ok || rest.is_empty() {
-            return Err(SettingsError::BadUrl { endpoint: name.into(), url: base.into() });
+            return Err(SettingsError::BadUrl {
+                endpoint: name.into(),
+                url: base.into(),
+            });
         }
         // A key must travel as a header, never inside the URL.
         let authority = rest.split('/').next().unwrap_or_default();
         if authority.contains('@') || base.contains('?') || base.contains('#') {
-            return Err(SettingsError::CredentialsInUrl { endpoint: name.into() });
+            return Err(SettingsError::CredentialsInUrl {
+                endpoint: name.into(),
+            });
         }
         if self.model.trim().is_empty() {
-            return Err(SettingsError::NoModel { endpoint: name.into() });
+            return Err(SettingsError::NoModel {
+                endpoint: name.into(),
+            });
         }
         let key = self.api_key.trim();
         Ok(Endpoint {
@@ -82,7 +96,9 @@ pub enum SettingsError {
     CredentialsInUrl { endpoint: String },
     #[error("{endpoint}: name the model")]
     NoModel { endpoint: String },
-    #[error("no endpoint for role “{role}” and no default endpoint: fill one in, or pick manual mode")]
+    #[error(
+        "no endpoint for role “{role}” and no default endpoint: fill one in, or pick manual mode"
+    )]
     NoEndpoint { role: String },
 }
 
@@ -116,7 +132,9 @@ impl Default for Settings {
 impl Settings {
     /// What was stored (or the defaults: manual mode, nothing configured).
     pub fn load(stored: Option<&str>) -> Settings {
-        stored.and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default()
+        stored
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default()
     }
 
     pub fn to_json(&self) -> String {
@@ -148,7 +166,11 @@ impl Settings {
         if self.source == Source::Manual {
             return Ok(RunMode::Manual);
         }
-        let default = if self.default.is_empty() { None } else { Some(self.default.endpoint("default endpoint")?) };
+        let default = if self.default.is_empty() {
+            None
+        } else {
+            Some(self.default.endpoint("default endpoint")?)
+        };
         let mut roles = BTreeMap::new();
         for (name, form) in &self.roles {
             if !form.is_empty() {
@@ -160,7 +182,9 @@ impl Settings {
         for role in roles_used {
             let role = (!role.is_empty()).then_some(role.as_str());
             if endpoints.for_role(role).is_none() {
-                return Err(SettingsError::NoEndpoint { role: role.unwrap_or("(none)").to_string() });
+                return Err(SettingsError::NoEndpoint {
+                    role: role.unwrap_or("(none)").to_string(),
+                });
             }
         }
         Ok(RunMode::Model { endpoints })
@@ -179,7 +203,8 @@ impl Settings {
         match self.source {
             Source::Manual => "Manual mode: you answer each step and each judgment".into(),
             Source::Model => {
-                let model = |f: &EndpointForm| format!("{} at {}", f.model.trim(), f.base_url.trim());
+                let model =
+                    |f: &EndpointForm| format!("{} at {}", f.model.trim(), f.base_url.trim());
                 let mut parts = Vec::new();
                 if !self.default.is_empty() {
                     parts.push(model(&self.default));
@@ -203,7 +228,11 @@ mod tests {
     use super::*;
 
     fn form(url: &str, model: &str, key: &str) -> EndpointForm {
-        EndpointForm { base_url: url.into(), model: model.into(), api_key: key.into() }
+        EndpointForm {
+            base_url: url.into(),
+            model: model.into(),
+            api_key: key.into(),
+        }
     }
 
     fn used(roles: &[&str]) -> BTreeSet<String> {
@@ -221,42 +250,94 @@ mod tests {
 
     #[test]
     fn roles_fall_back_to_the_default_endpoint() {
-        let mut s = Settings { source: Source::Model, ..Settings::default() }.with_roles(["writer", "review"]);
+        let mut s = Settings {
+            source: Source::Model,
+            ..Settings::default()
+        }
+        .with_roles(["writer", "review"]);
         s.default = form("http://127.0.0.1:11434/v1/", "llama3", "");
-        s.roles.insert("review".into(), form("https://api.example.com/v1", "big", "sk-1"));
-        let RunMode::Model { endpoints } = s.run_mode(&used(&["writer", "review", ""])).unwrap() else { panic!() };
-        assert_eq!(endpoints.default.as_ref().unwrap().base_url, "http://127.0.0.1:11434/v1", "trailing / trimmed");
+        s.roles.insert(
+            "review".into(),
+            form("https://api.example.com/v1", "big", "sk-1"),
+        );
+        let RunMode::Model { endpoints } = s.run_mode(&used(&["writer", "review", ""])).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            endpoints.default.as_ref().unwrap().base_url,
+            "http://127.0.0.1:11434/v1",
+            "trailing / trimmed"
+        );
         assert_eq!(endpoints.default.as_ref().unwrap().api_key, None);
         assert_eq!(endpoints.for_role(Some("writer")).unwrap().model, "llama3");
-        assert_eq!(endpoints.for_role(Some("review")).unwrap().api_key.as_deref(), Some("sk-1"));
-        assert!(!endpoints.roles.contains_key("writer"), "an empty row is not an endpoint");
+        assert_eq!(
+            endpoints
+                .for_role(Some("review"))
+                .unwrap()
+                .api_key
+                .as_deref(),
+            Some("sk-1")
+        );
+        assert!(
+            !endpoints.roles.contains_key("writer"),
+            "an empty row is not an endpoint"
+        );
     }
 
     #[test]
     fn a_role_without_any_endpoint_is_refused_by_name() {
-        let mut s = Settings { source: Source::Model, ..Settings::default() };
-        s.roles.insert("review".into(), form("http://h/v1", "m", ""));
-        assert_eq!(s.run_mode(&used(&["writer"])), Err(SettingsError::NoEndpoint { role: "writer".into() }));
+        let mut s = Settings {
+            source: Source::Model,
+            ..Settings::default()
+        };
+        s.roles
+            .insert("review".into(), form("http://h/v1", "m", ""));
+        assert_eq!(
+            s.run_mode(&used(&["writer"])),
+            Err(SettingsError::NoEndpoint {
+                role: "writer".into()
+            })
+        );
     }
 
     #[test]
     fn bad_urls_and_keys_in_urls_are_refused() {
-        let mut s = Settings { source: Source::Model, ..Settings::default() };
+        let mut s = Settings {
+            source: Source::Model,
+            ..Settings::default()
+        };
         s.default = form("127.0.0.1:8080", "m", "");
-        assert!(matches!(s.run_mode(&used(&[])), Err(SettingsError::BadUrl { .. })));
+        assert!(matches!(
+            s.run_mode(&used(&[])),
+            Err(SettingsError::BadUrl { .. })
+        ));
         s.default = form("https://user:sk-secret@api.example.com/v1", "m", "");
-        assert!(matches!(s.run_mode(&used(&[])), Err(SettingsError::CredentialsInUrl { .. })));
+        assert!(matches!(
+            s.run_mode(&used(&[])),
+            Err(SettingsError::CredentialsInUrl { .. })
+        ));
         s.default = form("https://api.example.com/v1?key=sk-secret", "m", "");
-        assert!(matches!(s.run_mode(&used(&[])), Err(SettingsError::CredentialsInUrl { .. })));
+        assert!(matches!(
+            s.run_mode(&used(&[])),
+            Err(SettingsError::CredentialsInUrl { .. })
+        ));
         s.default = form("https://api.example.com/v1", " ", "");
-        assert!(matches!(s.run_mode(&used(&[])), Err(SettingsError::NoModel { .. })));
+        assert!(matches!(
+            s.run_mode(&used(&[])),
+            Err(SettingsError::NoModel { .. })
+        ));
     }
 
     #[test]
     fn keys_round_trip_through_storage_and_can_be_forgotten() {
-        let mut s = Settings { source: Source::Model, ..Settings::default() };
+        let mut s = Settings {
+            source: Source::Model,
+            ..Settings::default()
+        };
         s.default = form("http://h/v1", "m", "sk-default");
-        s.roles.insert("review".into(), form("http://h/v1", "m", "sk-review"));
+        s.roles
+            .insert("review".into(), form("http://h/v1", "m", "sk-review"));
         s.retry.attempts = 2;
         let stored = s.to_json();
         assert_eq!(Settings::load(Some(&stored)), s);

@@ -90,12 +90,20 @@ impl Open {
             .enumerate()
             .filter(|(_, e)| {
                 e.pos.as_ref().is_some_and(|p| {
-                    doc.checked.diagnostics.iter().any(|d| d.file.as_deref() == Some(&p.file) && d.line == Some(p.line))
+                    doc.checked
+                        .diagnostics
+                        .iter()
+                        .any(|d| d.file.as_deref() == Some(&p.file) && d.line == Some(p.line))
                 })
             })
             .map(|(i, _)| i)
             .collect();
-        Open { doc, scene, cards, flagged_edges }
+        Open {
+            doc,
+            scene,
+            cards,
+            flagged_edges,
+        }
     }
 }
 
@@ -111,23 +119,37 @@ pub struct Selection {
 
 impl Selection {
     pub fn node_indices(&self, doc: &VaultDoc) -> Vec<usize> {
-        self.nodes.iter().filter_map(|id| doc.node_index(id)).collect()
+        self.nodes
+            .iter()
+            .filter_map(|id| doc.node_index(id))
+            .collect()
     }
 
     pub fn edge_index(&self, doc: &VaultDoc) -> Option<usize> {
         let (from, line) = self.edge.as_ref()?;
         let from = doc.node_index(from)?;
-        doc.checked.plan.edges.iter().position(|e| e.from == from && e.pos.as_ref().is_some_and(|p| p.line == *line))
+        doc.checked
+            .plan
+            .edges
+            .iter()
+            .position(|e| e.from == from && e.pos.as_ref().is_some_and(|p| p.line == *line))
     }
 
     pub fn edge_key(doc: &VaultDoc, edge: usize) -> Option<(String, u32)> {
         let e = doc.checked.plan.edges.get(edge)?;
-        Some((doc.checked.plan.nodes[e.from].id.clone(), e.pos.as_ref()?.line))
+        Some((
+            doc.checked.plan.nodes[e.from].id.clone(),
+            e.pos.as_ref()?.line,
+        ))
     }
 
     pub fn single_node(doc: &VaultDoc, index: usize) -> Selection {
         let id = doc.checked.plan.nodes[index].id.clone();
-        Selection { nodes: vec![id.clone()], edge: None, focus: Some(id) }
+        Selection {
+            nodes: vec![id.clone()],
+            edge: None,
+            focus: Some(id),
+        }
     }
 }
 
@@ -135,12 +157,26 @@ impl Selection {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
     /// Label for a new edge (empty = unconditional).
-    NewEdge { from: usize, to: usize },
-    Relabel { edge: usize, current: String },
-    NewNode { at: Point },
-    Rename { node: usize, current: String },
+    NewEdge {
+        from: usize,
+        to: usize,
+    },
+    Relabel {
+        edge: usize,
+        current: String,
+    },
+    NewNode {
+        at: Point,
+    },
+    Rename {
+        node: usize,
+        current: String,
+    },
     /// Deleting a node: its incoming edges are listed first.
-    Delete { node: usize, incoming: Vec<String> },
+    Delete {
+        node: usize,
+        incoming: Vec<String>,
+    },
 }
 
 /// Whether a write came from a new edit, an undo or a redo.
@@ -238,7 +274,13 @@ impl AppState {
 
     /// Shows a vault, so edits go to `dir` from now on, unless another open
     /// was started after `ticket`'s; says whether it did.
-    pub fn show(&self, ticket: OpenTicket, dir: VaultDir, files: BTreeMap<String, String>, mode: Mode) -> bool {
+    pub fn show(
+        &self,
+        ticket: OpenTicket,
+        dir: VaultDir,
+        files: BTreeMap<String, String>,
+        mode: Mode,
+    ) -> bool {
         if !self.is_latest(ticket) {
             return false;
         }
@@ -295,9 +337,14 @@ impl AppState {
 
     async fn drain(self) {
         loop {
-            let next = self.writer.try_update_value(|w| w.queue.pop_front()).flatten();
+            let next = self
+                .writer
+                .try_update_value(|w| w.queue.pop_front())
+                .flatten();
             let Some(change) = next else { break };
-            let Some(dir) = self.vault.get_value() else { break };
+            let Some(dir) = self.vault.get_value() else {
+                break;
+            };
             match dir.apply(&change).await {
                 Ok(()) => self.message.set(format!("Saved: {}", change.summary)),
                 Err(error) => {
@@ -329,7 +376,9 @@ impl AppState {
     /// Reads the whole vault again and shows it (keeping the selection and
     /// the view).
     pub async fn reload(&self) {
-        let Some(dir) = self.vault.get_value() else { return };
+        let Some(dir) = self.vault.get_value() else {
+            return;
+        };
         match dir.read_all().await {
             Ok(files) => {
                 self.writer.update_value(|w| w.generation += 1);
@@ -357,17 +406,29 @@ impl AppState {
     }
 
     async fn poll_once(&self) {
-        let Some(dir) = self.vault.get_value() else { return };
+        let Some(dir) = self.vault.get_value() else {
+            return;
+        };
         let generation = self.writer.with_value(|w| w.generation);
-        let Ok(files) = dir.read_all().await else { return };
+        let Ok(files) = dir.read_all().await else {
+            return;
+        };
         if self.busy() || self.writer.with_value(|w| w.generation) != generation {
             return; // the app wrote meanwhile; what was read may be stale
         }
         let changed: Vec<String> = self
             .with_doc(|doc| {
-                let mut changed: Vec<String> =
-                    files.iter().filter(|(p, t)| doc.files.get(*p) != Some(*t)).map(|(p, _)| p.clone()).collect();
-                changed.extend(doc.files.keys().filter(|p| !files.contains_key(*p)).cloned());
+                let mut changed: Vec<String> = files
+                    .iter()
+                    .filter(|(p, t)| doc.files.get(*p) != Some(*t))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                changed.extend(
+                    doc.files
+                        .keys()
+                        .filter(|p| !files.contains_key(*p))
+                        .cloned(),
+                );
                 changed
             })
             .unwrap_or_default();
@@ -377,9 +438,13 @@ impl AppState {
         self.open.set(Some(Open::new(VaultDoc::new(files))));
         // While a run is on, the worker is what writes the notes.
         if self.run.view.with_untracked(|v| v.phase.live()) {
-            self.message.set(format!("The run updated {}", changed.join(", ")));
+            self.message
+                .set(format!("The run updated {}", changed.join(", ")));
         } else {
-            self.message.set(format!("Picked up changes made outside planvault: {}", changed.join(", ")));
+            self.message.set(format!(
+                "Picked up changes made outside planvault: {}",
+                changed.join(", ")
+            ));
         }
     }
 
@@ -408,9 +473,10 @@ impl AppState {
 
     /// Selects node `index` and scrolls it into view.
     pub fn focus_node(&self, index: usize) {
-        let Some((selection, rect)) =
-            self.open.with_untracked(|o| o.as_ref().map(|o| (Selection::single_node(&o.doc, index), o.scene.nodes[index])))
-        else {
+        let Some((selection, rect)) = self.open.with_untracked(|o| {
+            o.as_ref()
+                .map(|o| (Selection::single_node(&o.doc, index), o.scene.nodes[index]))
+        }) else {
             return;
         };
         self.selection.set(selection);

@@ -16,8 +16,14 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 fn vault() -> VaultDoc {
     let mut files = BTreeMap::new();
-    files.insert("draft.md".to_string(), "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".to_string());
-    files.insert("review.md".to_string(), "\u{feff}# Review\r\n\r\n## Next\r\n- approved -> [[send]]\r\n".to_string());
+    files.insert(
+        "draft.md".to_string(),
+        "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n".to_string(),
+    );
+    files.insert(
+        "review.md".to_string(),
+        "\u{feff}# Review\r\n\r\n## Next\r\n- approved -> [[send]]\r\n".to_string(),
+    );
     files.insert("send.md".to_string(), "# Send\n".to_string());
     VaultDoc::new(files)
 }
@@ -25,17 +31,32 @@ fn vault() -> VaultDoc {
 #[wasm_bindgen_test]
 fn edits_round_trip_through_undo_in_wasm() {
     let doc = vault();
-    let (send, draft) = (doc.node_index("send").unwrap(), doc.node_index("draft").unwrap());
+    let (send, draft) = (
+        doc.node_index("send").unwrap(),
+        doc.node_index("draft").unwrap(),
+    );
     let change = commands::add_edge(&doc, send, draft, "again").unwrap();
     let after = doc.with_changes(change.results());
-    assert_eq!(after.files["send.md"], "# Send\n\n## Next\n- again -> [[draft]]\n");
+    assert_eq!(
+        after.files["send.md"],
+        "# Send\n\n## Next\n- again -> [[draft]]\n"
+    );
     let undone = after.with_changes(change.inverse().results());
     assert_eq!(undone.files, doc.files);
     // The BOM and CRLF of review.md survive a retarget.
-    let edge = doc.checked.plan.edges.iter().position(|e| e.label.as_deref() == Some("approved")).unwrap();
+    let edge = doc
+        .checked
+        .plan
+        .edges
+        .iter()
+        .position(|e| e.label.as_deref() == Some("approved"))
+        .unwrap();
     let change = commands::retarget_edge(&doc, edge, draft).unwrap();
     let after = doc.with_changes(change.results());
-    assert_eq!(after.files["review.md"], "\u{feff}# Review\r\n\r\n## Next\r\n- approved -> [[draft]]\r\n");
+    assert_eq!(
+        after.files["review.md"],
+        "\u{feff}# Review\r\n\r\n## Next\r\n- approved -> [[draft]]\r\n"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -43,12 +64,18 @@ fn hit_testing_matches_the_drawn_shapes() {
     let doc = vault();
     let scene = Scene::build(&doc, &[], Point::default());
     let review = doc.node_index("review").unwrap();
-    assert_eq!(scene.hit(scene.nodes[review].center(), 6.0), Hit::Node(review));
+    assert_eq!(
+        scene.hit(scene.nodes[review].center(), 6.0),
+        Hit::Node(review)
+    );
 }
 
 async fn sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
@@ -68,18 +95,40 @@ async fn the_app_mounts_and_paints_the_example_vault() {
     leptos::mount::mount_to_body(planvault_web::app::App);
     let mut waited = 0;
     while !text_of("mode").starts_with("Example") {
-        assert!(waited < 20_000, "the example vault never showed: {:?}", text_of("status"));
+        assert!(
+            waited < 20_000,
+            "the example vault never showed: {:?}",
+            text_of("status")
+        );
         sleep(50).await;
         waited += 50;
     }
     sleep(100).await;
     let document = web_sys::window().unwrap().document().unwrap();
-    let canvas: web_sys::HtmlCanvasElement =
-        document.get_element_by_id("plan-canvas").unwrap().dyn_into().unwrap();
-    let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
-    let data = ctx.get_image_data(0, 0, canvas.width() as i32, canvas.height() as i32).unwrap().data();
-    let distinct: std::collections::BTreeSet<[u8; 4]> =
-        data.chunks(4).take(200_000).map(|p| [p[0], p[1], p[2], p[3]]).collect();
-    assert!(distinct.len() > 3, "the canvas shows the plan, not a blank: {} colours", distinct.len());
+    let canvas: web_sys::HtmlCanvasElement = document
+        .get_element_by_id("plan-canvas")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let data = ctx
+        .get_image_data(0, 0, canvas.width() as i32, canvas.height() as i32)
+        .unwrap()
+        .data();
+    let distinct: std::collections::BTreeSet<[u8; 4]> = data
+        .chunks(4)
+        .take(200_000)
+        .map(|p| [p[0], p[1], p[2], p[3]])
+        .collect();
+    assert!(
+        distinct.len() > 3,
+        "the canvas shows the plan, not a blank: {} colours",
+        distinct.len()
+    );
     assert!(text_of("diagnostics").is_empty() || !text_of("diagnostics").contains("error["));
 }

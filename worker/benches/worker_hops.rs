@@ -21,18 +21,24 @@ fn start() -> StartRun {
 #[divan::bench(args = [100, 1000], sample_count = 20)]
 fn chain_run(bencher: Bencher, n: usize) {
     let files = chain_vault(n);
-    bencher.with_inputs(|| files.clone()).bench_local_values(|files| {
-        let inbox = Inbox::new();
-        let host = MemoryHost::new(files, &inbox, short_reply);
-        host.keep_posts.set(false);
-        let reason = block_on(run(&host, &inbox, start())).unwrap();
-        assert_eq!(reason, Some(FinishReason::Completed));
-    });
+    bencher
+        .with_inputs(|| files.clone())
+        .bench_local_values(|files| {
+            let inbox = Inbox::new();
+            let host = MemoryHost::new(files, &inbox, short_reply);
+            host.keep_posts.set(false);
+            let reason = block_on(run(&host, &inbox, start())).unwrap();
+            assert_eq!(reason, Some(FinishReason::Completed));
+        });
 }
 
 /// Reading and checking the vault alone (part of every run, not of a hop).
 #[divan::bench(args = [100, 1000], sample_count = 20)]
 fn check_only(bencher: Bencher, n: usize) {
     let files = chain_vault(n);
-    bencher.with_inputs(|| files.clone()).bench_local_values(|files| planvault_core::check(&planvault_core::PlanSource::Vault(files)));
+    bencher
+        .with_inputs(|| files.clone())
+        .bench_local_values(|files| {
+            planvault_core::check(&planvault_core::PlanSource::Vault(files))
+        });
 }

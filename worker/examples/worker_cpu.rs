@@ -34,7 +34,10 @@ fn main() {
         let inbox = Inbox::new();
         let host = MemoryHost::new(files, &inbox, short_reply);
         host.keep_posts.set(false);
-        assert_eq!(block_on(run(&host, &inbox, start.clone())).unwrap(), Some(FinishReason::Completed));
+        assert_eq!(
+            block_on(run(&host, &inbox, start.clone())).unwrap(),
+            Some(FinishReason::Completed)
+        );
     }
     let run_ms = (cpu_ticks() - t) as f64 * 10.0 / runs as f64;
     let hop_us = (run_ms - check_ms) * 1000.0 / n as f64;

@@ -13,9 +13,10 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, DedicatedWorkerGlobalScope, File, FileSystemCreateWritableOptions, FileSystemDirectoryHandle,
-    FileSystemFileHandle, FileSystemGetDirectoryOptions, FileSystemGetFileOptions, FileSystemWritableFileStream, Headers,
-    MessageEvent, ReadableStreamDefaultReader, RequestInit, Response,
+    AbortController, DedicatedWorkerGlobalScope, File, FileSystemCreateWritableOptions,
+    FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemGetDirectoryOptions,
+    FileSystemGetFileOptions, FileSystemWritableFileStream, Headers, MessageEvent,
+    ReadableStreamDefaultReader, RequestInit, Response,
 };
 
 /// How long a `fetch_url` tool call may take.
@@ -29,7 +30,10 @@ fn describe(err: &JsValue) -> String {
 }
 
 fn error_name(err: &JsValue) -> String {
-    Reflect::get(err, &"name".into()).ok().and_then(|n| n.as_string()).unwrap_or_default()
+    Reflect::get(err, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string())
+        .unwrap_or_default()
 }
 
 /// The vault and the network, as the worker sees them.
@@ -51,7 +55,12 @@ pub struct Body {
 
 impl BrowserHost {
     pub fn new(root: FileSystemDirectoryHandle, scope: DedicatedWorkerGlobalScope) -> Self {
-        BrowserHost { root, scope, abort: RefCell::new(None), timed_out: Rc::new(Cell::new(false)) }
+        BrowserHost {
+            root,
+            scope,
+            abort: RefCell::new(None),
+            timed_out: Rc::new(Cell::new(false)),
+        }
     }
 
     /// Stop: cut off the model call in flight.
@@ -62,7 +71,11 @@ impl BrowserHost {
     }
 
     /// The folder holding `path` and the file's name.
-    async fn folder(&self, path: &str, create: bool) -> Result<Option<(FileSystemDirectoryHandle, String)>, HostError> {
+    async fn folder(
+        &self,
+        path: &str,
+        create: bool,
+    ) -> Result<Option<(FileSystemDirectoryHandle, String)>, HostError> {
         let mut parts: Vec<&str> = path.split('/').collect();
         let name = parts.pop().unwrap_or_default().to_string();
         let mut dir = self.root.clone();
@@ -78,20 +91,32 @@ impl BrowserHost {
         Ok(Some((dir, name)))
     }
 
-    async fn file(&self, path: &str, create: bool) -> Result<Option<FileSystemFileHandle>, HostError> {
-        let Some((dir, name)) = self.folder(path, create).await? else { return Ok(None) };
+    async fn file(
+        &self,
+        path: &str,
+        create: bool,
+    ) -> Result<Option<FileSystemFileHandle>, HostError> {
+        let Some((dir, name)) = self.folder(path, create).await? else {
+            return Ok(None);
+        };
         let options = FileSystemGetFileOptions::new();
         options.set_create(create);
         match JsFuture::from(dir.get_file_handle_with_options(&name, &options)).await {
             Ok(handle) => Ok(Some(handle.unchecked_into())),
-            Err(e) if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" => Ok(None),
+            Err(e)
+                if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(HostError::new(path, describe(&e))),
         }
     }
 
     fn timer(&self, ms: i32, then: impl FnOnce() + 'static) -> Option<i32> {
         let callback = Closure::once_into_js(then);
-        self.scope.set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), ms).ok()
+        self.scope
+            .set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), ms)
+            .ok()
     }
 
     async fn get(&self, url: &str, controller: &AbortController) -> Result<Response, JsValue> {
@@ -113,19 +138,36 @@ impl Host for BrowserHost {
         while let Some((prefix, dir)) = stack.pop() {
             let entries = dir.entries();
             loop {
-                let next = entries.next().map_err(|e| HostError::new(&prefix, describe(&e)))?;
-                let step = JsFuture::from(next).await.map_err(|e| HostError::new(&prefix, describe(&e)))?;
-                if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                let next = entries
+                    .next()
+                    .map_err(|e| HostError::new(&prefix, describe(&e)))?;
+                let step = JsFuture::from(next)
+                    .await
+                    .map_err(|e| HostError::new(&prefix, describe(&e)))?;
+                if Reflect::get(&step, &"done".into())
+                    .ok()
+                    .and_then(|d| d.as_bool())
+                    .unwrap_or(true)
+                {
                     break;
                 }
-                let pair: js_sys::Array = Reflect::get(&step, &"value".into()).unwrap_or_default().unchecked_into();
+                let pair: js_sys::Array = Reflect::get(&step, &"value".into())
+                    .unwrap_or_default()
+                    .unchecked_into();
                 let name = pair.get(0).as_string().unwrap_or_default();
                 if name.starts_with('.') {
                     continue;
                 }
                 let handle = pair.get(1);
-                let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
-                let kind = Reflect::get(&handle, &"kind".into()).ok().and_then(|k| k.as_string()).unwrap_or_default();
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let kind = Reflect::get(&handle, &"kind".into())
+                    .ok()
+                    .and_then(|k| k.as_string())
+                    .unwrap_or_default();
                 if kind == "directory" {
                     stack.push((path, handle.unchecked_into()));
                 } else {
@@ -138,41 +180,69 @@ impl Host for BrowserHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        let Some(handle) = self.file(path, false).await? else { return Ok(None) };
+        let Some(handle) = self.file(path, false).await? else {
+            return Ok(None);
+        };
         let err = |e: JsValue| HostError::new(path, describe(&e));
-        let file: File = JsFuture::from(handle.get_file()).await.map_err(err)?.unchecked_into();
+        let file: File = JsFuture::from(handle.get_file())
+            .await
+            .map_err(err)?
+            .unchecked_into();
         let text = JsFuture::from(file.text()).await.map_err(err)?;
         Ok(Some(text.as_string().unwrap_or_default()))
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let handle = self.file(path, true).await?.ok_or_else(|| HostError::new(path, "cannot be created"))?;
+        let handle = self
+            .file(path, true)
+            .await?
+            .ok_or_else(|| HostError::new(path, "cannot be created"))?;
         let err = |e: JsValue| HostError::new(path, describe(&e));
         // The writable stream writes to a swap file that replaces the note on
         // close: a write is all or nothing.
-        let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable()).await.map_err(err)?.unchecked_into();
-        JsFuture::from(stream.write_with_str(text).map_err(err)?).await.map_err(err)?;
+        let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable())
+            .await
+            .map_err(err)?
+            .unchecked_into();
+        JsFuture::from(stream.write_with_str(text).map_err(err)?)
+            .await
+            .map_err(err)?;
         JsFuture::from(stream.close()).await.map_err(err)?;
         Ok(())
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let handle = self.file(path, true).await?.ok_or_else(|| HostError::new(path, "cannot be created"))?;
+        let handle = self
+            .file(path, true)
+            .await?
+            .ok_or_else(|| HostError::new(path, "cannot be created"))?;
         let err = |e: JsValue| HostError::new(path, describe(&e));
-        let file: File = JsFuture::from(handle.get_file()).await.map_err(err)?.unchecked_into();
+        let file: File = JsFuture::from(handle.get_file())
+            .await
+            .map_err(err)?
+            .unchecked_into();
         let options = FileSystemCreateWritableOptions::new();
         options.set_keep_existing_data(true);
         let stream: FileSystemWritableFileStream =
-            JsFuture::from(handle.create_writable_with_options(&options)).await.map_err(err)?.unchecked_into();
-        JsFuture::from(stream.seek_with_f64(file.size()).map_err(err)?).await.map_err(err)?;
-        JsFuture::from(stream.write_with_str(text).map_err(err)?).await.map_err(err)?;
+            JsFuture::from(handle.create_writable_with_options(&options))
+                .await
+                .map_err(err)?
+                .unchecked_into();
+        JsFuture::from(stream.seek_with_f64(file.size()).map_err(err)?)
+            .await
+            .map_err(err)?;
+        JsFuture::from(stream.write_with_str(text).map_err(err)?)
+            .await
+            .map_err(err)?;
         // Closed (and so on disk) before the run acts on what it recorded.
         JsFuture::from(stream.close()).await.map_err(err)?;
         Ok(())
     }
 
     async fn remove(&self, path: &str) -> Result<(), HostError> {
-        let Some((dir, name)) = self.folder(path, false).await? else { return Ok(()) };
+        let Some((dir, name)) = self.folder(path, false).await? else {
+            return Ok(());
+        };
         match JsFuture::from(dir.remove_entry(&name)).await {
             Ok(_) => Ok(()),
             Err(e) if error_name(&e) == "NotFoundError" => Ok(()),
@@ -180,9 +250,21 @@ impl Host for BrowserHost {
         }
     }
 
-    async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, timeout_ms: u32) -> Result<(HttpHead, Body), LlmError> {
-        let controller = AbortController::new().map_err(|e| LlmError::Connect { url: url.into(), reason: describe(&e) })?;
-        let headers = Headers::new().map_err(|e| LlmError::Connect { url: url.into(), reason: describe(&e) })?;
+    async fn post_json(
+        &self,
+        url: &str,
+        api_key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Body), LlmError> {
+        let controller = AbortController::new().map_err(|e| LlmError::Connect {
+            url: url.into(),
+            reason: describe(&e),
+        })?;
+        let headers = Headers::new().map_err(|e| LlmError::Connect {
+            url: url.into(),
+            reason: describe(&e),
+        })?;
         let _ = headers.set("Content-Type", "application/json");
         let _ = headers.set("Accept", "text/event-stream");
         if let Some(key) = api_key {
@@ -206,24 +288,44 @@ impl Host for BrowserHost {
         }
         let response: Response = match result {
             Ok(r) => r.unchecked_into(),
-            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => return Err(LlmError::Timeout { url: url.into() }),
+            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
+                return Err(LlmError::Timeout { url: url.into() })
+            }
             Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
             // fetch rejects with a TypeError for CORS refusals and network
             // failures alike; the browser does not say which.
-            Err(e) => return Err(LlmError::Connect { url: url.into(), reason: describe(&e) }),
+            Err(e) => {
+                return Err(LlmError::Connect {
+                    url: url.into(),
+                    reason: describe(&e),
+                })
+            }
         };
         let header = |name: &str| response.headers().get(name).ok().flatten();
         let head = HttpHead {
             status: response.status(),
-            content_type: header("content-type").unwrap_or_default().to_ascii_lowercase(),
+            content_type: header("content-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
             retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
         };
-        let reader = response.body().map(|b| b.get_reader().unchecked_into::<ReadableStreamDefaultReader>());
-        Ok((head, Body { reader, stall_ms: timeout_ms.min(i32::MAX as u32) as i32 }))
+        let reader = response.body().map(|b| {
+            b.get_reader()
+                .unchecked_into::<ReadableStreamDefaultReader>()
+        });
+        Ok((
+            head,
+            Body {
+                reader,
+                stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
+            },
+        ))
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
-        let Some(reader) = &body.reader else { return Ok(None) };
+        let Some(reader) = &body.reader else {
+            return Ok(None);
+        };
         self.timed_out.set(false);
         let controller = self.abort.borrow().clone();
         let flag = self.timed_out.clone();
@@ -240,16 +342,29 @@ impl Host for BrowserHost {
         let step = match result {
             Ok(step) => step,
             Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
-                return Err(LlmError::Timeout { url: "the model (the reply stalled)".into() })
+                return Err(LlmError::Timeout {
+                    url: "the model (the reply stalled)".into(),
+                })
             }
             Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
-            Err(e) => return Err(LlmError::Malformed { url: "the model".into(), reason: format!("the reply broke off: {}", describe(&e)) }),
+            Err(e) => {
+                return Err(LlmError::Malformed {
+                    url: "the model".into(),
+                    reason: format!("the reply broke off: {}", describe(&e)),
+                })
+            }
         };
-        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+        if Reflect::get(&step, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true)
+        {
             body.reader = None;
             return Ok(None);
         }
-        let value: Uint8Array = Reflect::get(&step, &"value".into()).unwrap_or_default().unchecked_into();
+        let value: Uint8Array = Reflect::get(&step, &"value".into())
+            .unwrap_or_default()
+            .unchecked_into();
         Ok(Some(value.to_vec()))
     }
 
@@ -277,7 +392,10 @@ impl Host for BrowserHost {
     async fn sleep(&self, ms: u32) {
         let scope = self.scope.clone();
         let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
-            let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u32) as i32);
+            let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(
+                &resolve,
+                ms.min(i32::MAX as u32) as i32,
+            );
         });
         let _ = JsFuture::from(promise).await;
     }
@@ -305,13 +423,17 @@ impl Worker {
     }
 
     fn fail(&self, code: ErrorCode, message: impl Into<String>) {
-        self.post(&FromWorker::Failed { error: RunError::new(code, message) });
+        self.post(&FromWorker::Failed {
+            error: RunError::new(code, message),
+        });
     }
 
     fn on_message(self: &Rc<Self>, data: JsValue) {
         if let Some(text) = data.as_string() {
             // The plain-text check of the first worker protocol.
-            let _ = self.scope.post_message(&JsValue::from_str(&legacy_check(&text)));
+            let _ = self
+                .scope
+                .post_message(&JsValue::from_str(&legacy_check(&text)));
             return;
         }
         let message = match js::decode::<ToWorker>(&data) {
@@ -323,8 +445,13 @@ impl Worker {
                 if self.running.get() {
                     return self.fail(ErrorCode::BadState, "a run is already going; stop it first");
                 }
-                let Some(vault) = js::vault(&data).and_then(|v| v.dyn_into::<FileSystemDirectoryHandle>().ok()) else {
-                    return self.fail(ErrorCode::VaultIo, "Start came without the vault's directory handle (`vault`)");
+                let Some(vault) =
+                    js::vault(&data).and_then(|v| v.dyn_into::<FileSystemDirectoryHandle>().ok())
+                else {
+                    return self.fail(
+                        ErrorCode::VaultIo,
+                        "Start came without the vault's directory handle (`vault`)",
+                    );
                 };
                 let host = Rc::new(BrowserHost::new(vault, self.scope.clone()));
                 *self.host.borrow_mut() = Some(host.clone());
@@ -337,7 +464,10 @@ impl Worker {
                     *worker.host.borrow_mut() = None;
                 });
             }
-            _ if !self.running.get() => self.fail(ErrorCode::BadState, "no run is going; the message was ignored"),
+            _ if !self.running.get() => self.fail(
+                ErrorCode::BadState,
+                "no run is going; the message was ignored",
+            ),
             message => {
                 if message == ToWorker::Stop {
                     if let Some(host) = self.host.borrow().as_ref() {
@@ -372,9 +502,16 @@ fn legacy_check(request: &str) -> String {
 pub fn main() {
     console_error_panic_hook::set_once();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let worker = Rc::new(Worker { scope: scope.clone(), inbox: Inbox::new(), running: Cell::new(false), host: RefCell::new(None) });
+    let worker = Rc::new(Worker {
+        scope: scope.clone(),
+        inbox: Inbox::new(),
+        running: Cell::new(false),
+        host: RefCell::new(None),
+    });
     let handler = worker.clone();
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| handler.on_message(event.data()));
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        handler.on_message(event.data())
+    });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     on_message.forget();

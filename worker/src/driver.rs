@@ -28,15 +28,17 @@ use crate::inbox::Inbox;
 use crate::COMMAND_REFUSED;
 use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
 use planvault_core::engine::{
-    journal, Answer, Effect, Engine, Event, FinishReason, Journal, Message, Request, RequestBody, RunConfig, TraceEntry,
+    journal, Answer, Effect, Engine, Event, FinishReason, Journal, Message, Request, RequestBody,
+    RunConfig, TraceEntry,
 };
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
-    assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn, tools, Completion, LlmError,
-    SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
+    assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn,
+    tools, Completion, LlmError, SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
 };
 use planvault_protocol::{
-    AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, RunMode, StartRun, ToWorker,
+    AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, RunMode,
+    StartRun, ToWorker,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -125,8 +127,9 @@ struct Driver<'a, H: Host> {
 }
 
 fn vault_error(err: HostError) -> RunError {
-    RunError::new(ErrorCode::VaultIo, format!("cannot use the vault: {err}"))
-        .with_hint("check that the app still has permission to the vault's folder, then resume the run")
+    RunError::new(ErrorCode::VaultIo, format!("cannot use the vault: {err}")).with_hint(
+        "check that the app still has permission to the vault's folder, then resume the run",
+    )
 }
 
 /// The typed error of a failed model call, with what to do about it.
@@ -134,7 +137,9 @@ pub fn run_error(err: &LlmError) -> RunError {
     let code = match err {
         LlmError::Timeout { .. } => ErrorCode::Timeout,
         LlmError::Connect { .. } => ErrorCode::CorsOrNetwork,
-        LlmError::Status { status: 401 | 403, .. } => ErrorCode::Unauthorized,
+        LlmError::Status {
+            status: 401 | 403, ..
+        } => ErrorCode::Unauthorized,
         LlmError::Status { status: 404, .. } => ErrorCode::NotFound,
         LlmError::Status { status: 429, .. } => ErrorCode::RateLimited,
         LlmError::Status { .. } => ErrorCode::ServerError,
@@ -174,17 +179,23 @@ fn key_visit(key: &str) -> Option<(&str, u32)> {
 
 /// The label of a ``took `label` → [[to]]`` trace line.
 fn took_label(what: &str) -> Option<&str> {
-    what.strip_prefix("took `")?.split_once('`').map(|(label, _)| label)
+    what.strip_prefix("took `")?
+        .split_once('`')
+        .map(|(label, _)| label)
 }
 
 /// What a person reads instead of a model prompt.
 fn prompt_text(messages: &[Message]) -> String {
-    messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n")
+    messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 impl<'a, H: Host> Driver<'a, H> {
     fn new(host: &'a H, inbox: &'a Inbox, start: StartRun, keys: Vec<String>) -> Self {
-            Driver {
+        Driver {
             host,
             inbox,
             keys,
@@ -210,7 +221,7 @@ impl<'a, H: Host> Driver<'a, H> {
             last_error: None,
             delta: String::new(),
             delta_at: 0.0,
-            }
+        }
     }
 
     /// A node's index in O(log n) (`Plan::node_index` scans).
@@ -245,30 +256,54 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), RunError> {
-        self.host.write(path, &self.scrub(text)).await.map_err(vault_error)
+        self.host
+            .write(path, &self.scrub(text))
+            .await
+            .map_err(vault_error)
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), RunError> {
-        self.host.append(path, &self.scrub(text)).await.map_err(vault_error)
+        self.host
+            .append(path, &self.scrub(text))
+            .await
+            .map_err(vault_error)
     }
 
     /// Read the vault, reset or resume, and build the engine.
     async fn prepare(&mut self) -> Result<Engine, RunError> {
         let listed = self.host.list().await.map_err(vault_error)?;
         let mut files = BTreeMap::new();
-        for path in listed.iter().filter(|p| planvault_core::vault::is_plan_note(p)) {
+        for path in listed
+            .iter()
+            .filter(|p| planvault_core::vault::is_plan_note(p))
+        {
             if let Some(text) = self.host.read(path).await.map_err(vault_error)? {
                 files.insert(path.clone(), text);
             }
         }
         let checked = check_vault(&files);
         if checked.has_errors() {
-            let first: Vec<String> = checked.diagnostics.iter().filter(|d| d.is_error()).take(3).map(|d| d.render_human()).collect();
-            return Err(RunError::new(ErrorCode::PlanInvalid, format!("the plan has errors; nothing ran:\n{}", first.join("\n")))
-                .with_hint("fix the problems shown on the canvas, then start again"));
+            let first: Vec<String> = checked
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .take(3)
+                .map(|d| d.render_human())
+                .collect();
+            return Err(RunError::new(
+                ErrorCode::PlanInvalid,
+                format!("the plan has errors; nothing ran:\n{}", first.join("\n")),
+            )
+            .with_hint("fix the problems shown on the canvas, then start again"));
         }
         self.plan = checked.plan;
-        self.index = self.plan.nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+        self.index = self
+            .plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
         self.out_edges = vec![Vec::new(); self.plan.nodes.len()];
         for (i, e) in self.plan.edges.iter().enumerate() {
             if let Some(list) = self.out_edges.get_mut(e.from) {
@@ -277,15 +312,27 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         self.seen = files;
         if let RunMode::Model { endpoints } = &self.start.mode {
-            let missing: Vec<String> =
-                self.plan.nodes.iter().filter(|n| endpoints.for_role(n.role.as_deref()).is_none()).map(|n| n.id.clone()).collect();
+            let missing: Vec<String> = self
+                .plan
+                .nodes
+                .iter()
+                .filter(|n| endpoints.for_role(n.role.as_deref()).is_none())
+                .map(|n| n.id.clone())
+                .collect();
             if !missing.is_empty() {
-                return Err(RunError::new(ErrorCode::NoEndpoint, format!("no model endpoint for {}", missing.join(", ")))
-                    .with_hint("add a default endpoint, or one for each role, in Settings"));
+                return Err(RunError::new(
+                    ErrorCode::NoEndpoint,
+                    format!("no model endpoint for {}", missing.join(", ")),
+                )
+                .with_hint("add a default endpoint, or one for each role, in Settings"));
             }
         }
-        let trace_files: Vec<&String> = listed.iter().filter(|p| p.starts_with(&format!("{TRACE_DIR}/"))).collect();
-        let resuming = !self.start.fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
+        let trace_files: Vec<&String> = listed
+            .iter()
+            .filter(|p| p.starts_with(&format!("{TRACE_DIR}/")))
+            .collect();
+        let resuming =
+            !self.start.fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
         if self.start.fresh {
             for i in 0..self.plan.nodes.len() {
                 let (id, status) = (self.plan.nodes[i].id.clone(), self.plan.nodes[i].status);
@@ -301,7 +348,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
         }
-        self.trace_exists = !self.start.fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
+        self.trace_exists =
+            !self.start.fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
         let journal = if resuming {
             match self.host.read(JOURNAL_FILE).await.map_err(vault_error)? {
                 Some(text) => Journal::from_jsonl(&text).map_err(|e| {
@@ -318,8 +366,16 @@ impl<'a, H: Host> Driver<'a, H> {
             for node in &self.plan.nodes {
                 let mut visit = 1;
                 let mut latest = None;
-                while trace_files.iter().any(|p| **p == trace::output_note_path(&node.id, visit)) {
-                    if let Some(note) = self.host.read(&trace::output_note_path(&node.id, visit)).await.map_err(vault_error)? {
+                while trace_files
+                    .iter()
+                    .any(|p| **p == trace::output_note_path(&node.id, visit))
+                {
+                    if let Some(note) = self
+                        .host
+                        .read(&trace::output_note_path(&node.id, visit))
+                        .await
+                        .map_err(vault_error)?
+                    {
                         latest = trace::parse_output_note(&note).or(latest);
                     }
                     visit += 1;
@@ -329,7 +385,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             if self.trace_exists {
-                self.append(TRACE_FILE, &trace::resume_marker("resumed in the browser")).await?;
+                self.append(TRACE_FILE, &trace::resume_marker("resumed in the browser"))
+                    .await?;
             }
         }
         let config = RunConfig {
@@ -351,10 +408,20 @@ impl<'a, H: Host> Driver<'a, H> {
                 *v = (*v).max(visit);
             }
         }
-        let done = self.plan.nodes.iter().filter(|n| n.status == Status::Done).count() as u32;
+        let done = self
+            .plan
+            .nodes
+            .iter()
+            .filter(|n| n.status == Status::Done)
+            .count() as u32;
         self.started = true;
         self.resumed = resuming;
-        self.post(FromWorker::Started { resumed: resuming, done, recorded: journal.entries.len() as u32, visits });
+        self.post(FromWorker::Started {
+            resumed: resuming,
+            done,
+            recorded: journal.entries.len() as u32,
+            visits,
+        });
         Ok(engine)
     }
 
@@ -363,9 +430,13 @@ impl<'a, H: Host> Driver<'a, H> {
         let mut queue: VecDeque<Effect> = engine.start().into();
         while let Some(effect) = queue.pop_front() {
             let done = match effect {
-                Effect::WriteStatus { node, status } => self.write_status(&node, status).await.map(|()| None),
+                Effect::WriteStatus { node, status } => {
+                    self.write_status(&node, status).await.map(|()| None)
+                }
                 Effect::Record(entry) => {
-                    let recorded = self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n")).await;
+                    let recorded = self
+                        .append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n"))
+                        .await;
                     if let (Ok(()), Some(held)) = (&recorded, self.held_answered.take()) {
                         // Journaled: no run asks for this visit's work again,
                         // so a note that cannot be removed (deleted meanwhile)
@@ -375,7 +446,15 @@ impl<'a, H: Host> Driver<'a, H> {
                     recorded.map(|()| None)
                 }
                 Effect::Trace(entry) => self.trace(entry).await.map(|()| None),
-                Effect::Output { node, title, visit, text } => self.output(&node, &title, visit, &text).await.map(|()| None),
+                Effect::Output {
+                    node,
+                    title,
+                    visit,
+                    text,
+                } => self
+                    .output(&node, &title, visit, &text)
+                    .await
+                    .map(|()| None),
                 // Amendments belong to PLAN.md runs; a vault has none.
                 Effect::Amend { .. } => Ok(None),
                 Effect::Request(request) => match self.serve(&request).await {
@@ -396,14 +475,24 @@ impl<'a, H: Host> Driver<'a, H> {
                         _ => None,
                     };
                     let answer = finish.answer.map(|a| self.scrub(&a));
-                    self.post(FromWorker::Finished { reason: finish.reason.clone(), answer, error });
+                    self.post(FromWorker::Finished {
+                        reason: finish.reason.clone(),
+                        answer,
+                        error,
+                    });
                     return Some(finish.reason);
                 }
                 Err(error) => {
                     // The vault refused a write (or changed under the run):
                     // nothing more is written; a new run resumes from here.
-                    let reason = FinishReason::Stopped { reason: error.message.clone() };
-                    self.post(FromWorker::Finished { reason: reason.clone(), answer: None, error: Some(error) });
+                    let reason = FinishReason::Stopped {
+                        reason: error.message.clone(),
+                    };
+                    self.post(FromWorker::Finished {
+                        reason: reason.clone(),
+                        answer: None,
+                        error: Some(error),
+                    });
                     return Some(reason);
                 }
             }
@@ -414,12 +503,17 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Set a note's `status:` surgically, refusing when the note changed on
     /// disk since the run read it.
     async fn write_status(&mut self, node: &str, status: Status) -> Result<(), RunError> {
-        let Some(i) = self.node_index(node) else { return Ok(()) };
+        let Some(i) = self.node_index(node) else {
+            return Ok(());
+        };
         let file = note_file(&self.plan.nodes[i]);
         let current = self.host.read(&file).await.map_err(vault_error)?;
         let current = current.ok_or_else(|| {
-            RunError::new(ErrorCode::ChangedOnDisk, format!("{file} was removed since the run read it"))
-                .with_hint("restore the note, then resume the run")
+            RunError::new(
+                ErrorCode::ChangedOnDisk,
+                format!("{file} was removed since the run read it"),
+            )
+            .with_hint("restore the note, then resume the run")
         })?;
         if self.seen.get(&file).is_some_and(|seen| *seen != current) {
             return Err(RunError::new(
@@ -430,7 +524,10 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         let updated = planvault_core::vault::update_status(&current, status);
         if updated != current {
-            self.host.write(&file, &updated).await.map_err(vault_error)?;
+            self.host
+                .write(&file, &updated)
+                .await
+                .map_err(vault_error)?;
         }
         self.seen.insert(file, updated);
         if status == Status::Active {
@@ -442,38 +539,65 @@ impl<'a, H: Host> Driver<'a, H> {
                     .filter(|label| {
                         let to = self.node_index(node);
                         let from = self.node_index(&from);
-                        from.and_then(|f| self.out_edges.get(f)).is_some_and(|edges| {
-                            edges.iter().any(|&e| self.plan.edges[e].to == to && self.plan.edges[e].label.as_deref() == Some(*label))
-                        })
+                        from.and_then(|f| self.out_edges.get(f))
+                            .is_some_and(|edges| {
+                                edges.iter().any(|&e| {
+                                    self.plan.edges[e].to == to
+                                        && self.plan.edges[e].label.as_deref() == Some(*label)
+                                })
+                            })
                     })
                     .map(str::to_string);
-                self.post(FromWorker::Hop { from, to: node.to_string(), label });
+                self.post(FromWorker::Hop {
+                    from,
+                    to: node.to_string(),
+                    label,
+                });
             }
         }
         if self.started {
-            self.post(FromWorker::Status { node: node.to_string(), status });
+            self.post(FromWorker::Status {
+                node: node.to_string(),
+                status,
+            });
         }
         Ok(())
     }
 
     async fn trace(&mut self, entry: TraceEntry) -> Result<(), RunError> {
         let markdown = entry.to_markdown();
-        let text = if self.trace_exists { markdown.clone() } else { trace::trace_header(&self.start.query) + &markdown };
+        let text = if self.trace_exists {
+            markdown.clone()
+        } else {
+            trace::trace_header(&self.start.query) + &markdown
+        };
         self.append(TRACE_FILE, &text).await?;
         self.trace_exists = true;
         self.last_trace.insert(entry.node.clone(), entry);
-        self.post(FromWorker::Trace { markdown: self.scrub(&markdown) });
+        self.post(FromWorker::Trace {
+            markdown: self.scrub(&markdown),
+        });
         Ok(())
     }
 
-    async fn output(&mut self, node: &str, title: &str, visit: u32, text: &str) -> Result<(), RunError> {
+    async fn output(
+        &mut self,
+        node: &str,
+        title: &str,
+        visit: u32,
+        text: &str,
+    ) -> Result<(), RunError> {
         let path = trace::output_note_path(node, visit);
         let note = trace::output_note(node, title, visit, text);
         if self.host.read(&path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
             self.write(&path, &note).await?;
         }
         self.outputs.insert(node.to_string(), text.to_string());
-        self.post(FromWorker::Output { node: node.to_string(), visit, text: self.scrub(text) });
+        self.post(FromWorker::Output {
+            node: node.to_string(),
+            visit,
+            text: self.scrub(text),
+        });
         Ok(())
     }
 
@@ -506,7 +630,12 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             ToWorker::Reply { request, reply } => Ctl::Reply(request, reply),
             ToWorker::Start(_) => {
-                self.post(FromWorker::Failed { error: RunError::new(ErrorCode::BadState, "a run is already going; stop it first") });
+                self.post(FromWorker::Failed {
+                    error: RunError::new(
+                        ErrorCode::BadState,
+                        "a run is already going; stop it first",
+                    ),
+                });
                 Ctl::Other
             }
         }
@@ -514,7 +643,10 @@ impl<'a, H: Host> Driver<'a, H> {
 
     fn unexpected_reply(&self, request: &str) {
         self.post(FromWorker::Failed {
-            error: RunError::new(ErrorCode::BadState, format!("no question {request} is open; the reply was ignored")),
+            error: RunError::new(
+                ErrorCode::BadState,
+                format!("no question {request} is open; the reply was ignored"),
+            ),
         });
     }
 
@@ -540,7 +672,9 @@ impl<'a, H: Host> Driver<'a, H> {
         let is_work = matches!(request.body, RequestBody::Work { .. });
         let reason = if is_work && self.ctl.run_to.as_deref() == Some(request.node.as_str()) {
             self.ctl.run_to = None;
-            Some(PauseReason::RunTo { node: request.node.clone() })
+            Some(PauseReason::RunTo {
+                node: request.node.clone(),
+            })
         } else if let Some(node) = self.ctl.pause_after.take() {
             Some(PauseReason::Step { node })
         } else if self.ctl.paused {
@@ -567,9 +701,20 @@ impl<'a, H: Host> Driver<'a, H> {
 
     /// Ask a person and wait for the reply to `id`. `Resume`/`Step` answer
     /// it with `on_resume` when given (a breakpoint). `None`: stop.
-    async fn ask(&mut self, id: &str, request: &Request, ask: AskKind, on_resume: Option<PersonReply>) -> Option<PersonReply> {
+    async fn ask(
+        &mut self,
+        id: &str,
+        request: &Request,
+        ask: AskKind,
+        on_resume: Option<PersonReply>,
+    ) -> Option<PersonReply> {
         self.flush_delta(None);
-        self.post(FromWorker::Ask { request: id.to_string(), node: request.node.clone(), visit: request.visit, ask });
+        self.post(FromWorker::Ask {
+            request: id.to_string(),
+            node: request.node.clone(),
+            visit: request.visit,
+            ask,
+        });
         loop {
             if self.inbox.stop_requested() {
                 return None;
@@ -592,7 +737,9 @@ impl<'a, H: Host> Driver<'a, H> {
     // ----- requests -----
 
     fn stopped(&self) -> Event {
-        Event::Stop { reason: "stopped from the app".into() }
+        Event::Stop {
+            reason: "stopped from the app".into(),
+        }
     }
 
     /// Answer one engine request; `Err` only when the vault refused a write.
@@ -602,7 +749,10 @@ impl<'a, H: Host> Driver<'a, H> {
             return Ok(self.stopped());
         }
         let manual = matches!(self.start.mode, RunMode::Manual);
-        let title = self.node_index(&request.node).map(|i| self.plan.nodes[i].title.clone()).unwrap_or_default();
+        let title = self
+            .node_index(&request.node)
+            .map(|i| self.plan.nodes[i].title.clone())
+            .unwrap_or_default();
         let answer = match &request.body {
             RequestBody::Work { messages, tools, role, review_only } => {
                 self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
@@ -724,11 +874,17 @@ impl<'a, H: Host> Driver<'a, H> {
 
     fn endpoint(&self, role: Option<&str>) -> Result<Endpoint, LlmError> {
         match &self.start.mode {
-            RunMode::Model { endpoints } => endpoints
-                .for_role(role)
-                .cloned()
-                .ok_or_else(|| LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() }),
-            RunMode::Manual => Err(LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() }),
+            RunMode::Model { endpoints } => {
+                endpoints
+                    .for_role(role)
+                    .cloned()
+                    .ok_or_else(|| LlmError::NoEndpoint {
+                        role: role.unwrap_or("default").to_string(),
+                    })
+            }
+            RunMode::Manual => Err(LlmError::NoEndpoint {
+                role: role.unwrap_or("default").to_string(),
+            }),
         }
     }
 
@@ -746,7 +902,9 @@ impl<'a, H: Host> Driver<'a, H> {
         let schemas: Vec<Value> = offered.iter().map(|t| tools::schema(t)).collect();
         let mut conversation = messages_json(messages);
         for _ in 0..MAX_TOOL_ROUNDS {
-            let completion = self.chat_for(request, role, &conversation, &schemas).await?;
+            let completion = self
+                .chat_for(request, role, &conversation, &schemas)
+                .await?;
             if completion.tool_calls.is_empty() {
                 return Ok(completion.content);
             }
@@ -757,12 +915,19 @@ impl<'a, H: Host> Driver<'a, H> {
                 } else {
                     Err(format!("tool {} is not offered at this step", call.name))
                 };
-                self.post(FromWorker::Tool { node: request.node.clone(), name: call.name.clone(), ok: result.is_ok() });
+                self.post(FromWorker::Tool {
+                    node: request.node.clone(),
+                    name: call.name.clone(),
+                    ok: result.is_ok(),
+                });
                 let text = result.unwrap_or_else(|e| format!("error: {e}"));
                 conversation.push(tool_turn(&call.id, &self.scrub(&text)));
             }
         }
-        Err(LlmError::Malformed { url: "the model".into(), reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds") })
+        Err(LlmError::Malformed {
+            url: "the model".into(),
+            reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds"),
+        })
     }
 
     /// Run one browser tool.
@@ -771,7 +936,11 @@ impl<'a, H: Host> Driver<'a, H> {
         match name {
             "list_notes" => {
                 let files = self.host.list().await.map_err(|e| e.to_string())?;
-                Ok(files.into_iter().filter(|p| p.ends_with(".md")).collect::<Vec<_>>().join("\n"))
+                Ok(files
+                    .into_iter()
+                    .filter(|p| p.ends_with(".md"))
+                    .collect::<Vec<_>>()
+                    .join("\n"))
             }
             "read_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
@@ -785,7 +954,10 @@ impl<'a, H: Host> Driver<'a, H> {
                 let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
                 tools::writable(&path, &plan_notes)?;
                 let content = args["content"].as_str().unwrap_or_default();
-                self.host.write(&path, &self.scrub(content)).await.map_err(|e| e.to_string())?;
+                self.host
+                    .write(&path, &self.scrub(content))
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(format!("wrote {path}"))
             }
             "fetch_url" => {
@@ -798,7 +970,13 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     /// One model call with bounded retries; `Retrying` before each retry.
-    async fn chat_for(&mut self, request: &Request, role: Option<&str>, messages: &[Value], schemas: &[Value]) -> Result<Completion, LlmError> {
+    async fn chat_for(
+        &mut self,
+        request: &Request,
+        role: Option<&str>,
+        messages: &[Value],
+        schemas: &[Value],
+    ) -> Result<Completion, LlmError> {
         let endpoint = self.endpoint(role)?;
         let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
         let policy = self.start.retry;
@@ -811,9 +989,15 @@ impl<'a, H: Host> Driver<'a, H> {
             match self.attempt(&request.node, &endpoint, &body).await {
                 Ok(completion) => return Ok(completion),
                 Err(err) if err.retryable() && attempt < attempts => {
-                    let wait = backoff_ms(u64::from(policy.base_delay_ms), attempt, err.retry_after()) as u32;
+                    let wait =
+                        backoff_ms(u64::from(policy.base_delay_ms), attempt, err.retry_after())
+                            as u32;
                     self.flush_delta(None);
-                    self.post(FromWorker::Retrying { node: request.node.clone(), error: self.scrub_error(run_error(&err)), wait_ms: wait });
+                    self.post(FromWorker::Retrying {
+                        node: request.node.clone(),
+                        error: self.scrub_error(run_error(&err)),
+                        wait_ms: wait,
+                    });
                     let mut left = wait;
                     while left > 0 {
                         let slice = left.min(SLEEP_SLICE_MS);
@@ -830,10 +1014,18 @@ impl<'a, H: Host> Driver<'a, H> {
         }
     }
 
-    async fn attempt(&mut self, node: &str, endpoint: &Endpoint, body: &str) -> Result<Completion, LlmError> {
+    async fn attempt(
+        &mut self,
+        node: &str,
+        endpoint: &Endpoint,
+        body: &str,
+    ) -> Result<Completion, LlmError> {
         let url = chat_url(&endpoint.base_url);
         let key = endpoint.api_key.as_deref().filter(|k| !k.is_empty());
-        let (head, mut stream) = self.host.post_json(&url, key, body, self.start.retry.timeout_ms).await?;
+        let (head, mut stream) = self
+            .host
+            .post_json(&url, key, body, self.start.retry.timeout_ms)
+            .await?;
         if head.status != 200 || !head.content_type.starts_with("text/event-stream") {
             let mut bytes = Vec::new();
             while let Some(chunk) = self.host.read_chunk(&mut stream).await? {
@@ -844,7 +1036,12 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             let text = String::from_utf8_lossy(&bytes);
             if head.status != 200 {
-                return Err(LlmError::from_status(&url, head.status, &text, head.retry_after));
+                return Err(LlmError::from_status(
+                    &url,
+                    head.status,
+                    &text,
+                    head.retry_after,
+                ));
             }
             let completion = parse_completion(&url, &text)?;
             self.delta.push_str(&completion.content);
@@ -884,7 +1081,10 @@ impl<'a, H: Host> Driver<'a, H> {
         let taken = std::mem::take(&mut self.delta);
         let text = self.scrub(&taken);
         self.delta_at = self.host.now_ms();
-        let node = node.map(str::to_string).or_else(|| self.active.clone()).unwrap_or_default();
+        let node = node
+            .map(str::to_string)
+            .or_else(|| self.active.clone())
+            .unwrap_or_default();
         self.post(FromWorker::Delta { node, text });
     }
 }
@@ -902,8 +1102,16 @@ mod compat {
     }
 
     pub fn human_answer(approved: bool, note: String, choice: Option<String>) -> Answer {
-        let decision = if note.trim().is_empty() { if approved { "approved" } else { "rejected" }.to_string() } else { note };
-        Answer::Human { decision, approved, choice }
+        let decision = if note.trim().is_empty() {
+            if approved { "approved" } else { "rejected" }.to_string()
+        } else {
+            note
+        };
+        Answer::Human {
+            decision,
+            approved,
+            choice,
+        }
     }
 
     pub use planvault_core::engine::grid::render_verdicts;
@@ -934,36 +1142,93 @@ mod tests {
         let inbox = Inbox::new();
         let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
         let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
-        let command = Request { id: "3#1:command".into(), node: "3".into(), visit: 1, body: RequestBody::Command { command: "make".into() } };
-        assert_eq!(block_on(driver.serve(&command)), Some(Ok(Event::Refused { id: "3#1:command".into(), reason: COMMAND_REFUSED.into() })));
+        let command = Request {
+            id: "3#1:command".into(),
+            node: "3".into(),
+            visit: 1,
+            body: RequestBody::Command {
+                command: "make".into(),
+            },
+        };
+        assert_eq!(
+            block_on(driver.serve(&command)),
+            Some(Ok(Event::Refused {
+                id: "3#1:command".into(),
+                reason: COMMAND_REFUSED.into()
+            }))
+        );
         let invoke = Request {
             id: "s:invoke".into(),
             node: "s".into(),
             visit: 1,
-            body: RequestBody::Invoke { capability: "shell".into(), args: serde_json::Value::Null },
+            body: RequestBody::Invoke {
+                capability: "shell".into(),
+                args: serde_json::Value::Null,
+            },
         };
-        assert!(matches!(block_on(driver.serve(&invoke)), Some(Ok(Event::Refused { reason, .. })) if reason.contains("planvault run")));
+        assert!(
+            matches!(block_on(driver.serve(&invoke)), Some(Ok(Event::Refused { reason, .. })) if reason.contains("planvault run"))
+        );
     }
 
     #[test]
     fn a_human_request_asks_the_person_and_their_note_is_the_decision() {
         let inbox = Inbox::new();
         let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
-        let answers = [(true, "ship it", "ship it"), (false, "", "rejected"), (true, " ", "approved")];
+        let answers = [
+            (true, "ship it", "ship it"),
+            (false, "", "rejected"),
+            (true, " ", "approved"),
+        ];
         for (approved, note, decision) in answers {
             host.respond(move |m| match m {
-                FromWorker::Ask { request, ask: AskKind::Human { question, .. }, .. } => {
+                FromWorker::Ask {
+                    request,
+                    ask: AskKind::Human { question, .. },
+                    ..
+                } => {
                     assert_eq!(question, "Send it?");
-                    vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Human { approved, note: note.into(), choice: None } }]
+                    vec![ToWorker::Reply {
+                        request: request.clone(),
+                        reply: PersonReply::Human {
+                            approved,
+                            note: note.into(),
+                            choice: None,
+                        },
+                    }]
                 }
                 _ => vec![],
             });
             let mut driver = Driver::new(&host, &inbox, start(RunMode::Manual), vec![]);
-            let human = Request { id: "send#1:human".into(), node: "send".into(), visit: 1, body: RequestBody::Human { question: "Send it?".into(), choices: vec![] } };
-            let event = block_on(driver.serve(&human)).unwrap().expect("no vault error");
-            assert_eq!(event, Event::Answered { id: "send#1:human".into(), answer: compat::human_answer(approved, decision.into(), None) });
+            let human = Request {
+                id: "send#1:human".into(),
+                node: "send".into(),
+                visit: 1,
+                body: RequestBody::Human {
+                    question: "Send it?".into(),
+                    choices: vec![],
+                },
+            };
+            let event = block_on(driver.serve(&human))
+                .unwrap()
+                .expect("no vault error");
+            assert_eq!(
+                event,
+                Event::Answered {
+                    id: "send#1:human".into(),
+                    answer: compat::human_answer(approved, decision.into(), None)
+                }
+            );
             match event {
-                Event::Answered { answer: Answer::Human { decision: d, approved: a, .. }, .. } => assert_eq!((d.as_str(), a), (decision, approved)),
+                Event::Answered {
+                    answer:
+                        Answer::Human {
+                            decision: d,
+                            approved: a,
+                            ..
+                        },
+                    ..
+                } => assert_eq!((d.as_str(), a), (decision, approved)),
                 other => panic!("{other:?}"),
             }
         }
@@ -974,7 +1239,12 @@ mod tests {
         let labels = vec!["approved".to_string(), "needs revision".into()];
         for verdicts in [vec![true, false], vec![false, true], vec![false, false]] {
             let raw = compat::render_verdicts(&labels, &verdicts);
-            assert_eq!(planvault_core::engine::grid::parse_grid_labelled(&raw, &labels).unwrap().to_vec(), verdicts);
+            assert_eq!(
+                planvault_core::engine::grid::parse_grid_labelled(&raw, &labels)
+                    .unwrap()
+                    .to_vec(),
+                verdicts
+            );
         }
     }
 

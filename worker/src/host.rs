@@ -14,7 +14,10 @@ pub struct HostError {
 
 impl HostError {
     pub fn new(path: &str, message: impl Into<String>) -> Self {
-        HostError { path: path.into(), message: message.into() }
+        HostError {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -47,8 +50,13 @@ pub trait Host {
     /// POST `body` (JSON) to `url`, the key only as `Authorization: Bearer`.
     /// `timeout_ms` bounds the wait for the reply's head; a Stop aborts it
     /// ([`LlmError::Interrupted`]).
-    async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, timeout_ms: u32)
-        -> Result<(HttpHead, Self::Body), LlmError>;
+    async fn post_json(
+        &self,
+        url: &str,
+        api_key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Self::Body), LlmError>;
     /// The next chunk of a body; `None` at its end.
     async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError>;
     /// GET a URL's text (the `fetch_url` tool); errors as text for the model.

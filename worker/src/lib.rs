@@ -20,4 +20,5 @@ pub use host::{Host, HostError, HttpHead};
 pub use inbox::Inbox;
 
 /// What a `@tool` command gets in the browser.
-pub const COMMAND_REFUSED: &str = "commands cannot run in the browser: run this plan with `planvault run`";
+pub const COMMAND_REFUSED: &str =
+    "commands cannot run in the browser: run this plan with `planvault run`";

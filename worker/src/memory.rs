@@ -40,9 +40,17 @@ impl Reply {
     pub fn streamed(text: &str) -> Reply {
         let mut chunks: Vec<String> = text
             .split_inclusive(' ')
-            .map(|w| format!("data: {}\n\n", serde_json::json!({"choices": [{"delta": {"content": w}}]})))
+            .map(|w| {
+                format!(
+                    "data: {}\n\n",
+                    serde_json::json!({"choices": [{"delta": {"content": w}}]})
+                )
+            })
             .collect();
-        chunks.push("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".into());
+        chunks.push(
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+                .into(),
+        );
         Reply::Stream(chunks)
     }
 
@@ -81,7 +89,11 @@ pub struct MemoryHost {
 impl MemoryHost {
     /// A host over `files` whose model answers with `model`; controls the
     /// responder sends go to `inbox`.
-    pub fn new(files: BTreeMap<String, String>, inbox: &Inbox, model: impl FnMut(&HttpCall) -> Reply + 'static) -> Self {
+    pub fn new(
+        files: BTreeMap<String, String>,
+        inbox: &Inbox,
+        model: impl FnMut(&HttpCall) -> Reply + 'static,
+    ) -> Self {
         MemoryHost {
             files: RefCell::new(files),
             posted: RefCell::new(Vec::new()),
@@ -127,7 +139,13 @@ impl Host for MemoryHost {
     type Body = VecDeque<Vec<u8>>;
 
     async fn list(&self) -> Result<Vec<String>, HostError> {
-        Ok(self.files.borrow().keys().filter(|p| !p.split('/').any(|s| s.starts_with('.'))).cloned().collect())
+        Ok(self
+            .files
+            .borrow()
+            .keys()
+            .filter(|p| !p.split('/').any(|s| s.starts_with('.')))
+            .cloned()
+            .collect())
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
@@ -136,13 +154,19 @@ impl Host for MemoryHost {
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
         self.hook(path);
-        self.files.borrow_mut().insert(path.to_string(), text.to_string());
+        self.files
+            .borrow_mut()
+            .insert(path.to_string(), text.to_string());
         Ok(())
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
         self.hook(path);
-        self.files.borrow_mut().entry(path.to_string()).or_default().push_str(text);
+        self.files
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_default()
+            .push_str(text);
         Ok(())
     }
 
@@ -151,25 +175,55 @@ impl Host for MemoryHost {
         Ok(())
     }
 
-    async fn post_json(&self, url: &str, api_key: Option<&str>, body: &str, _timeout_ms: u32) -> Result<(HttpHead, Self::Body), LlmError> {
+    async fn post_json(
+        &self,
+        url: &str,
+        api_key: Option<&str>,
+        body: &str,
+        _timeout_ms: u32,
+    ) -> Result<(HttpHead, Self::Body), LlmError> {
         // A benchmark (posts not kept) skips reading the request back: that
         // cost is this host's, not the worker's.
         let keep = self.keep_posts.get();
-        let body = if keep { serde_json::from_str(body).expect("the driver posts JSON") } else { serde_json::Value::Null };
-        let call = HttpCall { url: url.to_string(), api_key: api_key.map(str::to_string), body };
+        let body = if keep {
+            serde_json::from_str(body).expect("the driver posts JSON")
+        } else {
+            serde_json::Value::Null
+        };
+        let call = HttpCall {
+            url: url.to_string(),
+            api_key: api_key.map(str::to_string),
+            body,
+        };
         let reply = (self.model.borrow_mut())(&call);
         if keep {
             self.calls.borrow_mut().push(call);
         }
         let (head, chunks) = match reply {
             Reply::Stream(chunks) => (
-                HttpHead { status: 200, content_type: "text/event-stream".into(), retry_after: None },
+                HttpHead {
+                    status: 200,
+                    content_type: "text/event-stream".into(),
+                    retry_after: None,
+                },
                 chunks.into_iter().map(String::into_bytes).collect(),
             ),
-            Reply::Json(text) => (HttpHead { status: 200, content_type: "application/json".into(), retry_after: None }, [text.into_bytes()].into()),
-            Reply::Status(status, text, retry_after) => {
-                (HttpHead { status, content_type: "application/json".into(), retry_after }, [text.into_bytes()].into())
-            }
+            Reply::Json(text) => (
+                HttpHead {
+                    status: 200,
+                    content_type: "application/json".into(),
+                    retry_after: None,
+                },
+                [text.into_bytes()].into(),
+            ),
+            Reply::Status(status, text, retry_after) => (
+                HttpHead {
+                    status,
+                    content_type: "application/json".into(),
+                    retry_after,
+                },
+                [text.into_bytes()].into(),
+            ),
             Reply::Fail(err) => return Err(err),
         };
         Ok((head, chunks))
@@ -237,10 +291,19 @@ pub fn block_on<F: Future>(future: F) -> Option<F::Output> {
 /// whose endpoint the host answers itself, full autonomy, no step limit.
 pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
     use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode, StartRun};
-    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key };
+    let endpoint = Endpoint {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "m".into(),
+        api_key,
+    };
     StartRun {
         query: "bench".into(),
-        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
+        mode: RunMode::Model {
+            endpoints: Endpoints {
+                default: Some(endpoint),
+                roles: Default::default(),
+            },
+        },
         fresh: false,
         max_steps: 100_000,
         autonomy: planvault_core::engine::Autonomy::Full,

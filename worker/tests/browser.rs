@@ -18,7 +18,9 @@ use std::cell::Cell;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-use web_sys::{DedicatedWorkerGlobalScope, FileSystemDirectoryHandle, FileSystemGetDirectoryOptions};
+use web_sys::{
+    DedicatedWorkerGlobalScope, FileSystemDirectoryHandle, FileSystemGetDirectoryOptions,
+};
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
@@ -27,13 +29,19 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 fn now() -> f64 {
-    scope().performance().map(|p| p.now()).unwrap_or_else(js_sys::Date::now)
+    scope()
+        .performance()
+        .map(|p| p.now())
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 /// A fresh, empty folder in the origin-private file system.
 async fn folder(name: &str) -> FileSystemDirectoryHandle {
     let root: FileSystemDirectoryHandle =
-        JsFuture::from(scope().navigator().storage().get_directory()).await.unwrap().unchecked_into();
+        JsFuture::from(scope().navigator().storage().get_directory())
+            .await
+            .unwrap()
+            .unchecked_into();
     let _ = JsFuture::from(root.remove_entry_with_options(name, &{
         let o = web_sys::FileSystemRemoveOptions::new();
         o.set_recursive(true);
@@ -42,7 +50,10 @@ async fn folder(name: &str) -> FileSystemDirectoryHandle {
     .await;
     let options = FileSystemGetDirectoryOptions::new();
     options.set_create(true);
-    JsFuture::from(root.get_directory_handle_with_options(name, &options)).await.unwrap().unchecked_into()
+    JsFuture::from(root.get_directory_handle_with_options(name, &options))
+        .await
+        .unwrap()
+        .unchecked_into()
 }
 
 #[wasm_bindgen_test]
@@ -52,13 +63,29 @@ async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
     host.write("a.md", "one").await.unwrap();
     host.write("a.md", "two").await.unwrap();
     assert_eq!(host.read("a.md").await.unwrap().as_deref(), Some("two"));
-    host.append("00_plan-trace/journal.jsonl", "x\n").await.unwrap();
-    host.append("00_plan-trace/journal.jsonl", "y\n").await.unwrap();
-    assert_eq!(host.read("00_plan-trace/journal.jsonl").await.unwrap().as_deref(), Some("x\ny\n"));
+    host.append("00_plan-trace/journal.jsonl", "x\n")
+        .await
+        .unwrap();
+    host.append("00_plan-trace/journal.jsonl", "y\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        host.read("00_plan-trace/journal.jsonl")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("x\ny\n")
+    );
     host.write("deep/er/b.md", "é ✓").await.unwrap();
     host.write(".obsidian/app.json", "{}").await.unwrap();
-    assert_eq!(host.read("deep/er/b.md").await.unwrap().as_deref(), Some("é ✓"));
-    assert_eq!(host.list().await.unwrap(), ["00_plan-trace/journal.jsonl", "a.md", "deep/er/b.md"]);
+    assert_eq!(
+        host.read("deep/er/b.md").await.unwrap().as_deref(),
+        Some("é ✓")
+    );
+    assert_eq!(
+        host.list().await.unwrap(),
+        ["00_plan-trace/journal.jsonl", "a.md", "deep/er/b.md"]
+    );
     host.remove("a.md").await.unwrap();
     host.remove("a.md").await.unwrap();
     assert_eq!(host.read("a.md").await.unwrap(), None);
@@ -68,9 +95,21 @@ async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
 #[wasm_bindgen_test]
 async fn a_refused_connection_is_a_connect_error_with_the_cors_hint() {
     let host = BrowserHost::new(folder("pv-fetch-test").await, scope());
-    let err = host.post_json("http://127.0.0.1:9/v1/chat/completions", Some("sk-x"), "{}", 5_000).await.err().unwrap();
+    let err = host
+        .post_json(
+            "http://127.0.0.1:9/v1/chat/completions",
+            Some("sk-x"),
+            "{}",
+            5_000,
+        )
+        .await
+        .err()
+        .unwrap();
     assert!(matches!(err, LlmError::Connect { .. }), "{err:?}");
-    assert!(err.hint(planvault_llm::Surface::Browser).unwrap().contains("CORS"));
+    assert!(err
+        .hint(planvault_llm::Surface::Browser)
+        .unwrap()
+        .contains("CORS"));
     assert!(!err.to_string().contains("sk-x"));
 }
 
@@ -99,7 +138,13 @@ impl Host for VaultOnly {
     async fn remove(&self, path: &str) -> Result<(), HostError> {
         self.vault.remove(path).await
     }
-    async fn post_json(&self, url: &str, key: Option<&str>, body: &str, timeout_ms: u32) -> Result<(HttpHead, Self::Body), LlmError> {
+    async fn post_json(
+        &self,
+        url: &str,
+        key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Self::Body), LlmError> {
         self.model.post_json(url, key, body, timeout_ms).await
     }
     async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError> {
@@ -136,7 +181,10 @@ async fn a_chain_runs_in_the_worker_and_its_per_hop_cost_is_printed() {
         let memory = MemoryHost::new(chain_vault(m), &inbox, short_reply);
         memory.keep_posts.set(false);
         let t = now();
-        assert_eq!(run(&memory, &inbox, start()).await, Some(FinishReason::Completed));
+        assert_eq!(
+            run(&memory, &inbox, start()).await,
+            Some(FinishReason::Completed)
+        );
         in_memory = in_memory.min(now() - t);
     }
     let n = 200;
@@ -148,13 +196,31 @@ async fn a_chain_runs_in_the_worker_and_its_per_hop_cost_is_printed() {
     for (path, text) in chain_vault(n) {
         vault.write(&path, &text).await.unwrap();
     }
-    let host = VaultOnly { vault, model: MemoryHost::new(Default::default(), &inbox, short_reply), posted: Cell::new(0) };
+    let host = VaultOnly {
+        vault,
+        model: MemoryHost::new(Default::default(), &inbox, short_reply),
+        posted: Cell::new(0),
+    };
     host.model.keep_posts.set(false);
     let t = now();
-    assert_eq!(run(&host, &inbox, start()).await, Some(FinishReason::Completed));
+    assert_eq!(
+        run(&host, &inbox, start()).await,
+        Some(FinishReason::Completed)
+    );
     let on_disk = now() - t;
-    assert!(host.vault.read("step-0199.md").await.unwrap().unwrap().contains("status: done"));
-    let journal = host.vault.read("00_plan-trace/journal.jsonl").await.unwrap().unwrap();
+    assert!(host
+        .vault
+        .read("step-0199.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("status: done"));
+    let journal = host
+        .vault
+        .read("00_plan-trace/journal.jsonl")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(journal.lines().count(), n);
     console_log!(
         "worker in Chromium: chain_{m}_nodes in memory {in_memory:.1} ms ({:.1} µs per hop); \

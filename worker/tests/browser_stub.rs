@@ -17,7 +17,9 @@
 
 use planvault_core::engine::{Autonomy, FinishReason};
 use planvault_llm::LlmError;
-use planvault_protocol::{Endpoint, Endpoints, ErrorCode, FromWorker, RetryPolicy, RunMode, StartRun, ToWorker};
+use planvault_protocol::{
+    Endpoint, Endpoints, ErrorCode, FromWorker, RetryPolicy, RunMode, StartRun, ToWorker,
+};
 use planvault_worker::browser::BrowserHost;
 use planvault_worker::host::{Host, HostError, HttpHead};
 use planvault_worker::{run, Inbox};
@@ -25,11 +27,16 @@ use std::cell::RefCell;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-use web_sys::{DedicatedWorkerGlobalScope, FileSystemDirectoryHandle, FileSystemGetDirectoryOptions};
+use web_sys::{
+    DedicatedWorkerGlobalScope, FileSystemDirectoryHandle, FileSystemGetDirectoryOptions,
+};
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const STUB: Option<&str> = match (option_env!("PLANVAULT_STUB_URL"), option_env!("PLANVAULT_REQUIRE_STUB")) {
+const STUB: Option<&str> = match (
+    option_env!("PLANVAULT_STUB_URL"),
+    option_env!("PLANVAULT_REQUIRE_STUB"),
+) {
     (None, Some(_)) => panic!("PLANVAULT_REQUIRE_STUB is set but PLANVAULT_STUB_URL is not"),
     (url, _) => url,
 };
@@ -41,13 +48,19 @@ fn scope() -> DedicatedWorkerGlobalScope {
 
 async fn folder(name: &str) -> FileSystemDirectoryHandle {
     let root: FileSystemDirectoryHandle =
-        JsFuture::from(scope().navigator().storage().get_directory()).await.unwrap().unchecked_into();
+        JsFuture::from(scope().navigator().storage().get_directory())
+            .await
+            .unwrap()
+            .unchecked_into();
     let options = web_sys::FileSystemRemoveOptions::new();
     options.set_recursive(true);
     let _ = JsFuture::from(root.remove_entry_with_options(name, &options)).await;
     let options = FileSystemGetDirectoryOptions::new();
     options.set_create(true);
-    JsFuture::from(root.get_directory_handle_with_options(name, &options)).await.unwrap().unchecked_into()
+    JsFuture::from(root.get_directory_handle_with_options(name, &options))
+        .await
+        .unwrap()
+        .unchecked_into()
 }
 
 /// The real browser host, with posted messages kept, and a Stop sent (as
@@ -77,7 +90,13 @@ impl Host for Recording {
     async fn remove(&self, path: &str) -> Result<(), HostError> {
         self.host.remove(path).await
     }
-    async fn post_json(&self, url: &str, key: Option<&str>, body: &str, timeout_ms: u32) -> Result<(HttpHead, Self::Body), LlmError> {
+    async fn post_json(
+        &self,
+        url: &str,
+        key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Self::Body), LlmError> {
         self.host.post_json(url, key, body, timeout_ms).await
     }
     async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError> {
@@ -94,7 +113,11 @@ impl Host for Recording {
     }
     fn post(&self, message: &FromWorker) {
         let first_delta = matches!(message, FromWorker::Delta { .. })
-            && !self.posted.borrow().iter().any(|m| matches!(m, FromWorker::Delta { .. }));
+            && !self
+                .posted
+                .borrow()
+                .iter()
+                .any(|m| matches!(m, FromWorker::Delta { .. }));
         self.posted.borrow_mut().push(message.clone());
         if self.stop_at_first_delta && first_delta {
             self.inbox.push(ToWorker::Stop);
@@ -106,26 +129,53 @@ impl Host for Recording {
 async fn example(name: &str, inbox: &Inbox, stop_at_first_delta: bool) -> Recording {
     let host = BrowserHost::new(folder(name).await, scope());
     for (path, text) in [
-        ("draft.md", include_str!("../../static/example-vault/draft.md")),
-        ("review.md", include_str!("../../static/example-vault/review.md")),
-        ("send.md", include_str!("../../static/example-vault/send.md")),
+        (
+            "draft.md",
+            include_str!("../../static/example-vault/draft.md"),
+        ),
+        (
+            "review.md",
+            include_str!("../../static/example-vault/review.md"),
+        ),
+        (
+            "send.md",
+            include_str!("../../static/example-vault/send.md"),
+        ),
     ] {
         host.write(path, text).await.unwrap();
     }
-    Recording { host, inbox: inbox.clone(), posted: RefCell::new(Vec::new()), stop_at_first_delta }
+    Recording {
+        host,
+        inbox: inbox.clone(),
+        posted: RefCell::new(Vec::new()),
+        stop_at_first_delta,
+    }
 }
 
 fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRun {
-    let endpoint = Endpoint { base_url: base_url.into(), model: "stub".into(), api_key: Some(KEY.into()) };
+    let endpoint = Endpoint {
+        base_url: base_url.into(),
+        model: "stub".into(),
+        api_key: Some(KEY.into()),
+    };
     StartRun {
         query: query.into(),
-        mode: RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: Default::default() } },
+        mode: RunMode::Model {
+            endpoints: Endpoints {
+                default: Some(endpoint),
+                roles: Default::default(),
+            },
+        },
         fresh: true,
         max_steps: 20,
         autonomy: Autonomy::Full,
         breakpoints: vec![],
         run_to: None,
-        retry: RetryPolicy { attempts, base_delay_ms: 10, timeout_ms },
+        retry: RetryPolicy {
+            attempts,
+            base_delay_ms: 10,
+            timeout_ms,
+        },
     }
 }
 
@@ -138,43 +188,92 @@ fn finished(host: &Recording) -> (FinishReason, Option<planvault_protocol::RunEr
 
 #[wasm_bindgen_test]
 async fn the_example_vault_runs_against_the_stub_with_streamed_tokens_and_a_retried_429() {
-    let Some(url) = STUB else { return console_log!("PLANVAULT_STUB_URL not set at build time: skipped") };
+    let Some(url) = STUB else {
+        return console_log!("PLANVAULT_STUB_URL not set at build time: skipped");
+    };
     let inbox = Inbox::new();
     let host = example("pv-stub-run", &inbox, false).await;
-    assert_eq!(run(&host, &inbox, start(url, "invite the team", 3, 10_000)).await, Some(FinishReason::Completed));
+    assert_eq!(
+        run(&host, &inbox, start(url, "invite the team", 3, 10_000)).await,
+        Some(FinishReason::Completed)
+    );
     let posted = host.posted.borrow().clone();
-    assert!(posted.iter().any(|m| matches!(m, FromWorker::Retrying { error, .. } if error.code == ErrorCode::RateLimited)));
-    let deltas = posted.iter().filter(|m| matches!(m, FromWorker::Delta { node, .. } if node == "draft")).count();
+    assert!(posted.iter().any(
+        |m| matches!(m, FromWorker::Retrying { error, .. } if error.code == ErrorCode::RateLimited)
+    ));
+    let deltas = posted
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Delta { node, .. } if node == "draft"))
+        .count();
     assert!(deltas > 1, "tokens arrive as they stream ({deltas} deltas)");
-    let draft = host.host.read("00_plan-trace/draft.visit-1.md").await.unwrap().unwrap();
-    assert!(draft.contains("Dear team, the review is on Friday at ten."), "{draft}");
-    assert!(host.host.read("send.md").await.unwrap().unwrap().contains("status: done"));
+    let draft = host
+        .host
+        .read("00_plan-trace/draft.visit-1.md")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        draft.contains("Dear team, the review is on Friday at ten."),
+        "{draft}"
+    );
+    assert!(host
+        .host
+        .read("send.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("status: done"));
     for path in host.host.list().await.unwrap() {
-        assert!(!host.host.read(&path).await.unwrap().unwrap().contains(KEY), "{path}");
+        assert!(
+            !host.host.read(&path).await.unwrap().unwrap().contains(KEY),
+            "{path}"
+        );
     }
-    assert!(!posted.iter().any(|m| serde_json::to_string(m).unwrap().contains(KEY)));
+    assert!(!posted
+        .iter()
+        .any(|m| serde_json::to_string(m).unwrap().contains(KEY)));
 }
 
 #[wasm_bindgen_test]
 async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
-    let Some(url) = STUB else { return console_log!("PLANVAULT_STUB_URL not set at build time: skipped") };
+    let Some(url) = STUB else {
+        return console_log!("PLANVAULT_STUB_URL not set at build time: skipped");
+    };
     let inbox = Inbox::new();
     let host = example("pv-stub-stop", &inbox, true).await;
     let reason = run(&host, &inbox, start(url, "SLOW", 1, 10_000)).await;
-    assert!(matches!(reason, Some(FinishReason::Stopped { .. })), "{reason:?}");
-    assert!(host.host.read("draft.md").await.unwrap().unwrap().contains("status: active"));
-    assert_eq!(host.host.read("00_plan-trace/journal.jsonl").await.unwrap(), None);
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert!(host
+        .host
+        .read("draft.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("status: active"));
+    assert_eq!(
+        host.host.read("00_plan-trace/journal.jsonl").await.unwrap(),
+        None
+    );
 
     let inbox = Inbox::new();
     let host = example("pv-stub-hang", &inbox, false).await;
     let reason = run(&host, &inbox, start(url, "HANG", 1, 400)).await;
-    assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::Interrupted { .. })),
+        "{reason:?}"
+    );
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
 
     // A stream whose head came but whose chunks stall is cut off the same way.
     let inbox = Inbox::new();
     let host = example("pv-stub-stall", &inbox, false).await;
     let reason = run(&host, &inbox, start(url, "STALL", 1, 600)).await;
-    assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::Interrupted { .. })),
+        "{reason:?}"
+    );
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
 }

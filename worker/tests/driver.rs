@@ -3,11 +3,14 @@
 //! key kept out of everything written and posted.
 
 use planvault_core::engine::trace::{trace_header, JOURNAL_FILE, TRACE_FILE};
-use planvault_core::engine::{drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, RequestBody, RunConfig};
+use planvault_core::engine::{
+    drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, RequestBody, RunConfig,
+};
 use planvault_core::{check, PlanSource};
 use planvault_llm::LlmError;
 use planvault_protocol::{
-    AskKind, Endpoint, Endpoints, ErrorCode, FromWorker, PauseReason, PersonReply, RetryPolicy, RunMode, StartRun, ToWorker,
+    AskKind, Endpoint, Endpoints, ErrorCode, FromWorker, PauseReason, PersonReply, RetryPolicy,
+    RunMode, StartRun, ToWorker,
 };
 use planvault_worker::memory::{block_on, HttpCall, MemoryHost, Reply};
 use planvault_worker::{run, Inbox};
@@ -20,9 +23,18 @@ const QUERY: &str = "invite the design team";
 
 fn example() -> BTreeMap<String, String> {
     [
-        ("draft.md", include_str!("../../static/example-vault/draft.md")),
-        ("review.md", include_str!("../../static/example-vault/review.md")),
-        ("send.md", include_str!("../../static/example-vault/send.md")),
+        (
+            "draft.md",
+            include_str!("../../static/example-vault/draft.md"),
+        ),
+        (
+            "review.md",
+            include_str!("../../static/example-vault/review.md"),
+        ),
+        (
+            "send.md",
+            include_str!("../../static/example-vault/send.md"),
+        ),
         (".obsidian/app.json", "{}"),
     ]
     .into_iter()
@@ -39,18 +51,36 @@ fn start(mode: RunMode) -> StartRun {
         autonomy: Autonomy::Ask,
         breakpoints: vec![],
         run_to: None,
-        retry: RetryPolicy { attempts: 3, base_delay_ms: 250, timeout_ms: 1_000 },
+        retry: RetryPolicy {
+            attempts: 3,
+            base_delay_ms: 250,
+            timeout_ms: 1_000,
+        },
     }
 }
 
 fn model() -> RunMode {
-    let endpoint = Endpoint { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: Some(KEY.into()) };
-    RunMode::Model { endpoints: Endpoints { default: Some(endpoint), roles: BTreeMap::new() } }
+    let endpoint = Endpoint {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "m".into(),
+        api_key: Some(KEY.into()),
+    };
+    RunMode::Model {
+        endpoints: Endpoints {
+            default: Some(endpoint),
+            roles: BTreeMap::new(),
+        },
+    }
 }
 
 /// The user message of a call (the prompt).
 fn prompt(call: &HttpCall) -> String {
-    call.body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+    call.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 /// Which node a work call is for, from its `Step:` line.
@@ -93,7 +123,10 @@ fn finished(host: &MemoryHost) -> (FinishReason, Option<planvault_protocol::RunE
 
 fn status_of(host: &MemoryHost, file: &str) -> String {
     let text = host.file(file).unwrap();
-    text.lines().find(|l| l.starts_with("status:")).unwrap().to_string()
+    text.lines()
+        .find(|l| l.starts_with("status:"))
+        .unwrap()
+        .to_string()
 }
 
 fn pauses(host: &MemoryHost) -> Vec<PauseReason> {
@@ -116,7 +149,10 @@ fn assert_no_key(host: &MemoryHost) {
         assert!(!text.contains(KEY), "{path} carries the API key");
     }
     for message in host.posted.borrow().iter() {
-        assert!(!serde_json::to_string(message).unwrap().contains(KEY), "{message:?} carries the API key");
+        assert!(
+            !serde_json::to_string(message).unwrap().contains(KEY),
+            "{message:?} carries the API key"
+        );
     }
 }
 
@@ -124,31 +160,61 @@ fn assert_no_key(host: &MemoryHost) {
 fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
 
     for file in ["draft.md", "review.md", "send.md"] {
         assert_eq!(status_of(&host, file), "status: done", "{file}");
     }
     let calls = host.calls.borrow().clone();
-    assert_eq!(calls.iter().map(step).collect::<Vec<_>>(), ["draft", "review", "judge", "send"]);
-    assert!(calls.iter().all(|c| c.api_key.as_deref() == Some(KEY) && c.url == "http://127.0.0.1:9/v1/chat/completions"));
+    assert_eq!(
+        calls.iter().map(step).collect::<Vec<_>>(),
+        ["draft", "review", "judge", "send"]
+    );
+    assert!(calls
+        .iter()
+        .all(|c| c.api_key.as_deref() == Some(KEY)
+            && c.url == "http://127.0.0.1:9/v1/chat/completions"));
     assert!(calls.iter().all(|c| c.body["stream"] == true));
     // draft declares fetch_url (and `search`, which no runner has); send declares only send_email.
-    let offered = |c: &HttpCall| c.body["tools"].as_array().map(|t| t.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>());
-    assert_eq!(offered(&calls[0]), Some(vec![serde_json::json!("fetch_url")]));
+    let offered = |c: &HttpCall| {
+        c.body["tools"].as_array().map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(
+        offered(&calls[0]),
+        Some(vec![serde_json::json!("fetch_url")])
+    );
     assert_eq!(offered(&calls[3]), None);
 
     // The trace is byte for byte what the engine's effects render to, as the CLI writes them.
     let files = example();
     let plan = check(&PlanSource::Vault(files)).plan;
-    let config = RunConfig { query: QUERY.into(), max_steps: 50, autonomy: Autonomy::Ask, ..RunConfig::default() };
+    let config = RunConfig {
+        query: QUERY.into(),
+        max_steps: 50,
+        autonomy: Autonomy::Ask,
+        ..RunConfig::default()
+    };
     let mut engine = Engine::new(plan, config, &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| {
         let answer = match &r.body {
-            RequestBody::Judge { .. } => Answer::Judgment { raw: "1. YES - approved\n2. NO - nothing to change".into() },
-            _ => Answer::Work { output: format!("the {} output, in several words", r.node) },
+            RequestBody::Judge { .. } => Answer::Judgment {
+                raw: "1. YES - approved\n2. NO - nothing to change".into(),
+            },
+            _ => Answer::Work {
+                output: format!("the {} output, in several words", r.node),
+            },
         };
-        Event::Answered { id: r.id.clone(), answer }
+        Event::Answered {
+            id: r.id.clone(),
+            answer,
+        }
     });
     let mut want = trace_header(QUERY);
     for e in &effects {
@@ -158,18 +224,53 @@ fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
     }
     assert_eq!(host.file(TRACE_FILE).unwrap(), want);
     let journal = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap();
-    assert_eq!(journal.entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["draft#1:work", "review#1:work", "review#1:judge.1", "send#1:work"]);
-    assert!(host.file("00_plan-trace/send.visit-1.md").unwrap().contains("the send output, in several words"));
+    assert_eq!(
+        journal
+            .entries
+            .iter()
+            .map(|e| e.key.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "draft#1:work",
+            "review#1:work",
+            "review#1:judge.1",
+            "send#1:work"
+        ]
+    );
+    assert!(host
+        .file("00_plan-trace/send.visit-1.md")
+        .unwrap()
+        .contains("the send output, in several words"));
 
     // Messages: Started first, Finished last, hops along the edges, streamed deltas.
     let messages = posted(&host);
-    assert!(matches!(messages[0], FromWorker::Started { resumed: false, done: 0, recorded: 0, .. }));
-    let hops: Vec<_> = messages.iter().filter(|m| matches!(m, FromWorker::Hop { .. })).cloned().collect();
+    assert!(matches!(
+        messages[0],
+        FromWorker::Started {
+            resumed: false,
+            done: 0,
+            recorded: 0,
+            ..
+        }
+    ));
+    let hops: Vec<_> = messages
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Hop { .. }))
+        .cloned()
+        .collect();
     assert_eq!(
         hops,
         [
-            FromWorker::Hop { from: "draft".into(), to: "review".into(), label: None },
-            FromWorker::Hop { from: "review".into(), to: "send".into(), label: Some("approved".into()) },
+            FromWorker::Hop {
+                from: "draft".into(),
+                to: "review".into(),
+                label: None
+            },
+            FromWorker::Hop {
+                from: "review".into(),
+                to: "send".into(),
+                label: Some("approved".into())
+            },
         ]
     );
     let deltas: String = messages
@@ -180,12 +281,33 @@ fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
         })
         .collect();
     assert_eq!(deltas, "the draft output, in several words");
-    assert!(messages.iter().filter(|m| matches!(m, FromWorker::Delta { node, .. } if node == "draft")).count() > 1, "tokens arrive as they stream");
-    let visit = index_of(&messages, |m| matches!(m, FromWorker::Visit { node, visit: 1 } if node == "review"));
-    let output = index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "review"));
+    assert!(
+        messages
+            .iter()
+            .filter(|m| matches!(m, FromWorker::Delta { node, .. } if node == "draft"))
+            .count()
+            > 1,
+        "tokens arrive as they stream"
+    );
+    let visit = index_of(
+        &messages,
+        |m| matches!(m, FromWorker::Visit { node, visit: 1 } if node == "review"),
+    );
+    let output = index_of(
+        &messages,
+        |m| matches!(m, FromWorker::Output { node, .. } if node == "review"),
+    );
     assert!(visit < output);
-    assert_eq!(messages.iter().filter(|m| matches!(m, FromWorker::Trace { .. })).count(), 3);
-    assert!(matches!(messages.last(), Some(FromWorker::Finished { reason: FinishReason::Completed, answer: Some(a), error: None }) if a.contains("send output")));
+    assert_eq!(
+        messages
+            .iter()
+            .filter(|m| matches!(m, FromWorker::Trace { .. }))
+            .count(),
+        3
+    );
+    assert!(
+        matches!(messages.last(), Some(FromWorker::Finished { reason: FinishReason::Completed, answer: Some(a), error: None }) if a.contains("send output"))
+    );
     assert_no_key(&host);
 }
 
@@ -198,14 +320,28 @@ fn pause_waits_at_the_next_request_and_resume_continues() {
         FromWorker::Paused { .. } => vec![ToWorker::Resume],
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     assert_eq!(pauses(&host), [PauseReason::Requested]);
     let messages = posted(&host);
     let paused = index_of(&messages, |m| matches!(m, FromWorker::Paused { .. }));
     // The streaming reply finished first: draft's output is in, review's work not begun.
-    assert!(index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "draft")) < paused);
+    assert!(
+        index_of(
+            &messages,
+            |m| matches!(m, FromWorker::Output { node, .. } if node == "draft")
+        ) < paused
+    );
     assert_eq!(messages[paused + 1], FromWorker::Resumed);
-    assert!(paused < index_of(&messages, |m| matches!(m, FromWorker::Visit { node, .. } if node == "review")));
+    assert!(
+        paused
+            < index_of(
+                &messages,
+                |m| matches!(m, FromWorker::Visit { node, .. } if node == "review")
+            )
+    );
 }
 
 #[test]
@@ -216,19 +352,52 @@ fn step_pauses_after_each_nodes_work_before_its_edge_is_judged() {
     let count = steps.clone();
     host.respond(move |m| match m {
         FromWorker::Started { .. } => vec![ToWorker::Step],
-        FromWorker::Paused { reason: PauseReason::Step { .. } } => {
+        FromWorker::Paused {
+            reason: PauseReason::Step { .. },
+        } => {
             count.set(count.get() + 1);
-            vec![if count.get() < 2 { ToWorker::Step } else { ToWorker::Resume }]
+            vec![if count.get() < 2 {
+                ToWorker::Step
+            } else {
+                ToWorker::Resume
+            }]
         }
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
-    assert_eq!(pauses(&host), [PauseReason::Step { node: "draft".into() }, PauseReason::Step { node: "review".into() }]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(
+        pauses(&host),
+        [
+            PauseReason::Step {
+                node: "draft".into()
+            },
+            PauseReason::Step {
+                node: "review".into()
+            }
+        ]
+    );
     let messages = posted(&host);
     // The second pause comes after review's work and before its judgment was asked.
-    let second = messages.iter().enumerate().filter(|(_, m)| matches!(m, FromWorker::Paused { .. })).nth(1).unwrap().0;
-    let review_trace = index_of(&messages, |m| matches!(m, FromWorker::Trace { markdown } if markdown.contains("- node: [[review]]")));
-    assert!(index_of(&messages, |m| matches!(m, FromWorker::Output { node, .. } if node == "review")) < second);
+    let second = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, FromWorker::Paused { .. }))
+        .nth(1)
+        .unwrap()
+        .0;
+    let review_trace = index_of(
+        &messages,
+        |m| matches!(m, FromWorker::Trace { markdown } if markdown.contains("- node: [[review]]")),
+    );
+    assert!(
+        index_of(
+            &messages,
+            |m| matches!(m, FromWorker::Output { node, .. } if node == "review")
+        ) < second
+    );
     assert!(second < review_trace, "the edge is judged after the pause");
 }
 
@@ -243,11 +412,28 @@ fn run_to_pauses_before_the_chosen_nodes_work() {
     let mut s = start(model());
     s.run_to = Some("send".into());
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
-    assert_eq!(pauses(&host), [PauseReason::RunTo { node: "send".into() }]);
+    assert_eq!(
+        pauses(&host),
+        [PauseReason::RunTo {
+            node: "send".into()
+        }]
+    );
     let messages = posted(&host);
     let paused = index_of(&messages, |m| matches!(m, FromWorker::Paused { .. }));
-    assert!(paused < index_of(&messages, |m| matches!(m, FromWorker::Visit { node, .. } if node == "send")));
-    assert!(index_of(&messages, |m| matches!(m, FromWorker::Status { node, .. } if node == "send")) < paused, "send is active");
+    assert!(
+        paused
+            < index_of(
+                &messages,
+                |m| matches!(m, FromWorker::Visit { node, .. } if node == "send")
+            )
+    );
+    assert!(
+        index_of(
+            &messages,
+            |m| matches!(m, FromWorker::Status { node, .. } if node == "send")
+        ) < paused,
+        "send is active"
+    );
 }
 
 #[test]
@@ -255,30 +441,58 @@ fn a_breakpoint_lets_the_person_edit_the_output_before_the_engine_sees_it() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
     host.respond(|m| match m {
-        FromWorker::Ask { request, ask: AskKind::Breakpoint { output, .. }, .. } => {
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Breakpoint { output, .. },
+            ..
+        } => {
             assert_eq!(output, "the draft output, in several words");
-            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Continue { output: "EDITED draft".into() } }]
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply: PersonReply::Continue {
+                    output: "EDITED draft".into(),
+                },
+            }]
         }
         _ => vec![],
     });
     let mut s = start(model());
     s.breakpoints = vec!["draft".into()];
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
-    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "draft".into() }]);
+    assert_eq!(
+        pauses(&host),
+        [PauseReason::Breakpoint {
+            node: "draft".into()
+        }]
+    );
     let messages = posted(&host);
     let ask = index_of(&messages, |m| matches!(m, FromWorker::Ask { .. }));
-    assert!(matches!(&messages[ask], FromWorker::Ask { request, node, visit: 1, .. } if request == "draft#1:work/breakpoint" && node == "draft"));
+    assert!(
+        matches!(&messages[ask], FromWorker::Ask { request, node, visit: 1, .. } if request == "draft#1:work/breakpoint" && node == "draft")
+    );
     assert!(matches!(messages[ask - 1], FromWorker::Paused { .. }));
     let journal = host.file(JOURNAL_FILE).unwrap();
-    assert!(journal.lines().next().unwrap().contains("EDITED draft"), "{journal}");
-    assert!(host.file("00_plan-trace/draft.visit-1.md").unwrap().contains("EDITED draft"));
-    assert!(prompt(&host.calls.borrow()[1]).contains("EDITED draft"), "the next node reads the edited output");
+    assert!(
+        journal.lines().next().unwrap().contains("EDITED draft"),
+        "{journal}"
+    );
+    assert!(host
+        .file("00_plan-trace/draft.visit-1.md")
+        .unwrap()
+        .contains("EDITED draft"));
+    assert!(
+        prompt(&host.calls.borrow()[1]).contains("EDITED draft"),
+        "the next node reads the edited output"
+    );
 }
 
 /// Every breakpoint question is answered by `control` (a Stop, a Resume).
 fn answer_breakpoints_with(host: &MemoryHost, control: ToWorker) {
     host.respond(move |m| match m {
-        FromWorker::Ask { ask: AskKind::Breakpoint { .. }, .. } => vec![control.clone()],
+        FromWorker::Ask {
+            ask: AskKind::Breakpoint { .. },
+            ..
+        } => vec![control.clone()],
         _ => vec![],
     });
 }
@@ -291,29 +505,69 @@ fn a_run_stopped_at_a_breakpoint_resumes_there_without_calling_the_model_again()
     answer_breakpoints_with(&host, ToWorker::Stop);
     let mut s = start(model());
     s.breakpoints = vec!["draft".into()];
-    assert!(matches!(go(&host, &inbox, s), Some(FinishReason::Stopped { .. })));
+    assert!(matches!(
+        go(&host, &inbox, s),
+        Some(FinishReason::Stopped { .. })
+    ));
     assert_eq!(host.calls.borrow().len(), 1);
-    let held = host.file("00_plan-trace/draft.visit-1.held.md").expect("the output is held on disk");
-    assert!(held.contains("the draft output, in several words"), "{held}");
-    assert_eq!(host.file(JOURNAL_FILE), None, "the engine has not seen the output");
+    let held = host
+        .file("00_plan-trace/draft.visit-1.held.md")
+        .expect("the output is held on disk");
+    assert!(
+        held.contains("the draft output, in several words"),
+        "{held}"
+    );
+    assert_eq!(
+        host.file(JOURNAL_FILE),
+        None,
+        "the engine has not seen the output"
+    );
 
     // The resumed run asks about the same output again, and the model is not called for it.
     host.posted.borrow_mut().clear();
     host.respond(|m| match m {
-        FromWorker::Ask { request, ask: AskKind::Breakpoint { output, .. }, .. } => {
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Breakpoint { output, .. },
+            ..
+        } => {
             assert_eq!(output, "the draft output, in several words");
-            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Continue { output: "EDITED draft".into() } }]
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply: PersonReply::Continue {
+                    output: "EDITED draft".into(),
+                },
+            }]
         }
         _ => vec![],
     });
     // A reloaded page has forgotten its breakpoints; the held output still
     // brings the run back to this one.
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
-    assert_eq!(steps, ["draft", "review", "judge", "send"], "draft's model call is made once across both runs");
-    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "draft".into() }]);
-    assert!(host.file("00_plan-trace/draft.visit-1.md").unwrap().contains("EDITED draft"));
-    assert_eq!(host.file("00_plan-trace/draft.visit-1.held.md"), None, "the held output is gone once the run went on");
+    assert_eq!(
+        steps,
+        ["draft", "review", "judge", "send"],
+        "draft's model call is made once across both runs"
+    );
+    assert_eq!(
+        pauses(&host),
+        [PauseReason::Breakpoint {
+            node: "draft".into()
+        }]
+    );
+    assert!(host
+        .file("00_plan-trace/draft.visit-1.md")
+        .unwrap()
+        .contains("EDITED draft"));
+    assert_eq!(
+        host.file("00_plan-trace/draft.visit-1.held.md"),
+        None,
+        "the held output is gone once the run went on"
+    );
 }
 
 #[test]
@@ -324,31 +578,68 @@ fn a_breakpoint_continued_at_once_leaves_no_held_output() {
     let mut s = start(model());
     s.breakpoints = vec!["draft".into(), "review".into()];
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
-    assert!(host.files.borrow().keys().all(|path| !path.contains(".held.")), "{:?}", host.files.borrow().keys());
+    assert!(
+        host.files
+            .borrow()
+            .keys()
+            .all(|path| !path.contains(".held.")),
+        "{:?}",
+        host.files.borrow().keys()
+    );
     assert_eq!(host.calls.borrow().len(), 4);
 }
 
 #[test]
 fn manual_mode_asks_the_person_for_work_and_judgments_and_calls_no_model() {
     let inbox = Inbox::new();
-    let host = MemoryHost::new(example(), &inbox, |_: &HttpCall| panic!("manual mode called a model"));
+    let host = MemoryHost::new(example(), &inbox, |_: &HttpCall| {
+        panic!("manual mode called a model")
+    });
     host.respond(|m| match m {
-        FromWorker::Ask { request, node, ask: AskKind::Work { prompt, .. }, .. } => {
+        FromWorker::Ask {
+            request,
+            node,
+            ask: AskKind::Work { prompt, .. },
+            ..
+        } => {
             assert!(prompt.contains("Step:"), "{prompt}");
-            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Work { output: format!("by hand: {node}") } }]
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply: PersonReply::Work {
+                    output: format!("by hand: {node}"),
+                },
+            }]
         }
-        FromWorker::Ask { request, ask: AskKind::Judge { labels, output, .. }, .. } => {
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Judge { labels, output, .. },
+            ..
+        } => {
             assert_eq!(labels, &["approved".to_string(), "needs revision".into()]);
             assert_eq!(output, "by hand: review");
-            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Judge { verdicts: vec![true, false] } }]
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply: PersonReply::Judge {
+                    verdicts: vec![true, false],
+                },
+            }]
         }
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(RunMode::Manual)), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(RunMode::Manual)),
+        Some(FinishReason::Completed)
+    );
     let journal = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap();
     assert_eq!(journal.entries.len(), 4);
-    assert!(host.file(TRACE_FILE).unwrap().contains("took `approved` → [[send]]"));
-    let asks = posted(&host).iter().filter(|m| matches!(m, FromWorker::Ask { .. })).count();
+    assert!(host
+        .file(TRACE_FILE)
+        .unwrap()
+        .contains("took `approved` → [[send]]"));
+    let asks = posted(&host)
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Ask { .. }))
+        .count();
     assert_eq!(asks, 4);
 }
 
@@ -363,15 +654,25 @@ fn a_rate_limit_is_retried_after_retry_after_and_the_run_goes_on() {
             good_model(c)
         }
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     let retrying: Vec<_> = posted(&host)
         .into_iter()
         .filter_map(|m| match m {
-            FromWorker::Retrying { node, error, wait_ms } => Some((node, error.code, wait_ms)),
+            FromWorker::Retrying {
+                node,
+                error,
+                wait_ms,
+            } => Some((node, error.code, wait_ms)),
             _ => None,
         })
         .collect();
-    assert_eq!(retrying, [("draft".to_string(), ErrorCode::RateLimited, 2_000)]);
+    assert_eq!(
+        retrying,
+        [("draft".to_string(), ErrorCode::RateLimited, 2_000)]
+    );
     assert_eq!(host.slept.get(), 2_000);
     assert_eq!(host.calls.borrow().len(), 5);
 }
@@ -389,22 +690,53 @@ fn a_call_that_keeps_failing_leaves_the_run_resumable_and_a_new_run_finishes_it(
         }
     });
     let reason = go(&host, &inbox, start(model()));
-    assert!(matches!(reason, Some(FinishReason::Interrupted { ref node, .. }) if node == "review"), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::Interrupted { ref node, .. }) if node == "review"),
+        "{reason:?}"
+    );
     let (_, error) = finished(&host);
     let error = error.expect("a typed error");
     assert_eq!(error.code, ErrorCode::ServerError);
     assert!(error.hint.unwrap().contains("resume"));
-    assert_eq!(posted(&host).iter().filter(|m| matches!(m, FromWorker::Retrying { .. })).count(), 2, "3 attempts, 2 retries");
-    assert_eq!((status_of(&host, "draft.md"), status_of(&host, "review.md")), ("status: done".into(), "status: active".into()));
+    assert_eq!(
+        posted(&host)
+            .iter()
+            .filter(|m| matches!(m, FromWorker::Retrying { .. }))
+            .count(),
+        2,
+        "3 attempts, 2 retries"
+    );
+    assert_eq!(
+        (status_of(&host, "draft.md"), status_of(&host, "review.md")),
+        ("status: done".into(), "status: active".into())
+    );
 
     failing.set(false);
     host.posted.borrow_mut().clear();
     let before = host.calls.borrow().len();
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
-    assert!(matches!(posted(&host)[0], FromWorker::Started { resumed: true, done: 1, recorded: 1, .. }));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert!(matches!(
+        posted(&host)[0],
+        FromWorker::Started {
+            resumed: true,
+            done: 1,
+            recorded: 1,
+            ..
+        }
+    ));
     let again: Vec<&str> = host.calls.borrow()[before..].iter().map(step).collect();
-    assert_eq!(again, ["review", "judge", "send"], "draft's work is not asked again");
-    assert!(host.file(TRACE_FILE).unwrap().contains("*resumed in the browser*"));
+    assert_eq!(
+        again,
+        ["review", "judge", "send"],
+        "draft's work is not asked again"
+    );
+    assert!(host
+        .file(TRACE_FILE)
+        .unwrap()
+        .contains("*resumed in the browser*"));
 }
 
 #[test]
@@ -416,13 +748,23 @@ fn a_stopped_run_resumes_without_repeating_a_model_call() {
         _ => vec![],
     });
     let reason = go(&host, &inbox, start(model()));
-    assert!(matches!(reason, Some(FinishReason::Stopped { .. })), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
     assert_eq!(host.calls.borrow().len(), 2, "stopped before the judgment");
 
     host.respond(|_| vec![]);
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
-    assert_eq!(steps, ["draft", "review", "judge", "send"], "every call made once across both runs");
+    assert_eq!(
+        steps,
+        ["draft", "review", "judge", "send"],
+        "every call made once across both runs"
+    );
 }
 
 #[test]
@@ -433,9 +775,16 @@ fn a_stop_during_a_streamed_reply_cuts_it_off_and_keeps_the_node_active() {
         FromWorker::Delta { .. } => vec![ToWorker::Stop],
         _ => vec![],
     });
-    assert!(matches!(go(&host, &inbox, start(model())), Some(FinishReason::Stopped { .. })));
+    assert!(matches!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Stopped { .. })
+    ));
     assert_eq!(status_of(&host, "draft.md"), "status: active");
-    assert_eq!(host.file(JOURNAL_FILE), None, "nothing recorded for a reply cut off");
+    assert_eq!(
+        host.file(JOURNAL_FILE),
+        None,
+        "nothing recorded for a reply cut off"
+    );
 }
 
 #[test]
@@ -447,9 +796,22 @@ fn fresh_starts_over_and_removes_the_previous_trace() {
     s.fresh = true;
     host.posted.borrow_mut().clear();
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
-    assert!(matches!(posted(&host)[0], FromWorker::Started { resumed: false, done: 0, .. }));
+    assert!(matches!(
+        posted(&host)[0],
+        FromWorker::Started {
+            resumed: false,
+            done: 0,
+            ..
+        }
+    ));
     assert_eq!(host.calls.borrow().len(), 8);
-    assert_eq!(Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap()).unwrap().entries.len(), 4);
+    assert_eq!(
+        Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap())
+            .unwrap()
+            .entries
+            .len(),
+        4
+    );
     assert!(!host.file(TRACE_FILE).unwrap().contains("resumed"));
 }
 
@@ -465,14 +827,27 @@ fn a_note_changed_on_disk_is_never_overwritten_and_the_run_stops_resumably() {
         }
     });
     let reason = go(&host, &inbox, start(model()));
-    assert!(matches!(reason, Some(FinishReason::Stopped { .. })), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::ChangedOnDisk);
-    assert_eq!(host.file("review.md").unwrap(), edited, "the person's edit is kept");
+    assert_eq!(
+        host.file("review.md").unwrap(),
+        edited,
+        "the person's edit is kept"
+    );
 
     // A new run reads the edited note and goes on from there.
     host.before_write(|_, _| {});
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
-    assert!(host.file("review.md").unwrap().contains("Read the LATEST draft"));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert!(host
+        .file("review.md")
+        .unwrap()
+        .contains("Read the LATEST draft"));
     assert_eq!(status_of(&host, "review.md"), "status: done");
 }
 
@@ -486,11 +861,18 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
         }
         round.set(round.get() + 1);
         match round.get() {
-            1 => Reply::tool_call("c1", "fetch_url", r#"{"url":"https://wiki.example/agenda"}"#),
+            1 => Reply::tool_call(
+                "c1",
+                "fetch_url",
+                r#"{"url":"https://wiki.example/agenda"}"#,
+            ),
             _ => Reply::tool_call("c2", "write_note", r#"{"path":"draft.md","content":"x"}"#),
         }
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     assert_eq!(*host.fetched.borrow(), ["https://wiki.example/agenda"]);
     let tools: Vec<_> = posted(&host)
         .into_iter()
@@ -499,9 +881,20 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
             _ => None,
         })
         .collect();
-    assert_eq!(tools, [("draft".into(), "fetch_url".into(), true), ("draft".into(), "write_note".into(), false)]);
+    assert_eq!(
+        tools,
+        [
+            ("draft".into(), "fetch_url".into(), true),
+            ("draft".into(), "write_note".into(), false)
+        ]
+    );
     let third = host.calls.borrow()[2].clone();
-    let last = third.body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = third.body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["role"], "tool");
     assert!(last["content"].as_str().unwrap().contains("not offered"));
     assert!(!host.file("draft.md").unwrap().contains("\nx"));
@@ -510,20 +903,59 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![
-        (Reply::Status(401, format!(r#"{{"error":{{"message":"bad key {KEY}"}}}}"#), None), ErrorCode::Unauthorized, "API key"),
-        (Reply::Status(404, r#"{"error":{"message":"model not found"}}"#.into(), None), ErrorCode::NotFound, "model name"),
-        (Reply::Fail(LlmError::Connect { url: "u".into(), reason: "TypeError: Failed to fetch".into() }), ErrorCode::CorsOrNetwork, "CORS"),
-        (Reply::Fail(LlmError::Timeout { url: "u".into() }), ErrorCode::Timeout, "too long"),
-        (Reply::Stream(vec!["data: {\"choices\":[{\"delta\":{\"content\":\"cut\"}}]}\n\n".into()]), ErrorCode::MalformedReply, "OpenAI-compatible"),
+        (
+            Reply::Status(
+                401,
+                format!(r#"{{"error":{{"message":"bad key {KEY}"}}}}"#),
+                None,
+            ),
+            ErrorCode::Unauthorized,
+            "API key",
+        ),
+        (
+            Reply::Status(
+                404,
+                r#"{"error":{"message":"model not found"}}"#.into(),
+                None,
+            ),
+            ErrorCode::NotFound,
+            "model name",
+        ),
+        (
+            Reply::Fail(LlmError::Connect {
+                url: "u".into(),
+                reason: "TypeError: Failed to fetch".into(),
+            }),
+            ErrorCode::CorsOrNetwork,
+            "CORS",
+        ),
+        (
+            Reply::Fail(LlmError::Timeout { url: "u".into() }),
+            ErrorCode::Timeout,
+            "too long",
+        ),
+        (
+            Reply::Stream(vec![
+                "data: {\"choices\":[{\"delta\":{\"content\":\"cut\"}}]}\n\n".into(),
+            ]),
+            ErrorCode::MalformedReply,
+            "OpenAI-compatible",
+        ),
     ];
     for (reply, code, hint) in cases {
         let inbox = Inbox::new();
         let host = MemoryHost::new(example(), &inbox, move |_: &HttpCall| reply.clone());
         let reason = go(&host, &inbox, start(model()));
-        assert!(matches!(reason, Some(FinishReason::Interrupted { .. })), "{code:?}: {reason:?}");
+        assert!(
+            matches!(reason, Some(FinishReason::Interrupted { .. })),
+            "{code:?}: {reason:?}"
+        );
         let error = finished(&host).1.unwrap();
         assert_eq!(error.code, code);
-        assert!(error.hint.as_deref().unwrap().contains(hint), "{code:?}: {error:?}");
+        assert!(
+            error.hint.as_deref().unwrap().contains(hint),
+            "{code:?}: {error:?}"
+        );
         assert_no_key(&host);
     }
 }
@@ -532,15 +964,24 @@ fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
 fn a_plan_with_errors_or_without_endpoints_fails_before_anything_runs() {
     let inbox = Inbox::new();
     let mut files = example();
-    files.insert("review.md".into(), files["review.md"].replace("[[send]]", "[[nowhere]]"));
+    files.insert(
+        "review.md".into(),
+        files["review.md"].replace("[[send]]", "[[nowhere]]"),
+    );
     let host = MemoryHost::new(files, &inbox, good_model);
     assert_eq!(go(&host, &inbox, start(model())), None);
-    assert!(matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::PlanInvalid));
+    assert!(
+        matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::PlanInvalid)
+    );
 
     let host = MemoryHost::new(example(), &inbox, good_model);
-    let mode = RunMode::Model { endpoints: Endpoints::default() };
+    let mode = RunMode::Model {
+        endpoints: Endpoints::default(),
+    };
     assert_eq!(go(&host, &inbox, start(mode)), None);
-    assert!(matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::NoEndpoint));
+    assert!(
+        matches!(&posted(&host)[..], [FromWorker::Failed { error }] if error.code == ErrorCode::NoEndpoint)
+    );
     assert!(host.calls.borrow().is_empty());
 }
 
@@ -549,11 +990,19 @@ fn a_reply_nobody_asked_for_is_refused_and_the_run_goes_on() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
     host.respond(|m| match m {
-        FromWorker::Started { .. } => vec![ToWorker::Reply { request: "nope".into(), reply: PersonReply::Work { output: "x".into() } }],
+        FromWorker::Started { .. } => vec![ToWorker::Reply {
+            request: "nope".into(),
+            reply: PersonReply::Work { output: "x".into() },
+        }],
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
-    assert!(posted(&host).iter().any(|m| matches!(m, FromWorker::Failed { error } if error.code == ErrorCode::BadState)));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert!(posted(&host)
+        .iter()
+        .any(|m| matches!(m, FromWorker::Failed { error } if error.code == ErrorCode::BadState)));
 }
 
 #[test]
@@ -562,12 +1011,32 @@ fn each_answer_is_journaled_before_the_run_acts_on_it() {
     let host = MemoryHost::new(example(), &inbox, good_model);
     go(&host, &inbox, start(model()));
     let writes = host.writes.borrow().clone();
-    let journal_lines: Vec<usize> = writes.iter().enumerate().filter(|(_, p)| *p == JOURNAL_FILE).map(|(i, _)| i).collect();
-    let outputs: Vec<usize> = writes.iter().enumerate().filter(|(_, p)| p.contains(".visit-")).map(|(i, _)| i).collect();
+    let journal_lines: Vec<usize> = writes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| *p == JOURNAL_FILE)
+        .map(|(i, _)| i)
+        .collect();
+    let outputs: Vec<usize> = writes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.contains(".visit-"))
+        .map(|(i, _)| i)
+        .collect();
     assert_eq!(journal_lines.len(), 4);
     // draft's answer, then draft done and its output note; and so on.
-    assert!(journal_lines[0] < outputs[0] && journal_lines[1] < outputs[1] && journal_lines[3] < outputs[2]);
-    let draft_done = writes.iter().enumerate().filter(|(_, p)| *p == "draft.md").map(|(i, _)| i).nth(1).unwrap();
+    assert!(
+        journal_lines[0] < outputs[0]
+            && journal_lines[1] < outputs[1]
+            && journal_lines[3] < outputs[2]
+    );
+    let draft_done = writes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| *p == "draft.md")
+        .map(|(i, _)| i)
+        .nth(1)
+        .unwrap();
     assert!(journal_lines[0] < draft_done, "{writes:?}");
 }
 
@@ -576,7 +1045,13 @@ fn streamed_tokens_are_posted_at_most_every_50_ms() {
     let inbox = Inbox::new();
     let words = "w ".repeat(100);
     let reply = Reply::streamed(&words);
-    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| if step(c) == "draft" { reply.clone() } else { good_model(c) });
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if step(c) == "draft" {
+            reply.clone()
+        } else {
+            good_model(c)
+        }
+    });
     host.chunk_ms.set(10.0);
     go(&host, &inbox, start(model()));
     let deltas: Vec<String> = posted(&host)
@@ -587,7 +1062,11 @@ fn streamed_tokens_are_posted_at_most_every_50_ms() {
         })
         .collect();
     assert_eq!(deltas.concat(), words, "every token arrives");
-    assert!((19..=22).contains(&deltas.len()), "101 chunks 10 ms apart in {} deltas", deltas.len());
+    assert!(
+        (19..=22).contains(&deltas.len()),
+        "101 chunks 10 ms apart in {} deltas",
+        deltas.len()
+    );
 }
 
 #[test]
@@ -595,17 +1074,39 @@ fn breakpoints_and_run_to_can_change_while_the_run_goes() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
     host.respond(|m| match m {
-        FromWorker::Started { .. } => vec![ToWorker::SetBreakpoints { nodes: vec!["review".into()] }, ToWorker::RunTo { node: Some("send".into()) }],
-        FromWorker::Ask { request, ask: AskKind::Breakpoint { .. }, .. } => {
+        FromWorker::Started { .. } => vec![
+            ToWorker::SetBreakpoints {
+                nodes: vec!["review".into()],
+            },
+            ToWorker::RunTo {
+                node: Some("send".into()),
+            },
+        ],
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Breakpoint { .. },
+            ..
+        } => {
             // Resume answers a breakpoint with the output unchanged; drop the run-to.
             let _ = request;
             vec![ToWorker::RunTo { node: None }, ToWorker::Resume]
         }
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
-    assert_eq!(pauses(&host), [PauseReason::Breakpoint { node: "review".into() }]);
-    assert!(host.file("00_plan-trace/review.visit-1.md").unwrap().contains("the review output, in several words"));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(
+        pauses(&host),
+        [PauseReason::Breakpoint {
+            node: "review".into()
+        }]
+    );
+    assert!(host
+        .file("00_plan-trace/review.visit-1.md")
+        .unwrap()
+        .contains("the review output, in several words"));
     assert!(posted(&host).contains(&FromWorker::Resumed));
 }
 
@@ -624,25 +1125,57 @@ fn a_human_node_asks_the_person_and_their_choice_picks_the_edge() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(human_vault(), &inbox, good_model);
     host.respond(|m| match m {
-        FromWorker::Ask { request, node, ask: AskKind::Human { question, choices }, .. } => {
+        FromWorker::Ask {
+            request,
+            node,
+            ask: AskKind::Human { question, choices },
+            ..
+        } => {
             assert_eq!(node, "review");
             assert!(question.starts_with("Approve the draft"), "{question}");
             assert_eq!(choices, &["send it".to_string(), "redo".into()]);
-            let reply = PersonReply::Human { approved: true, note: "looks good".into(), choice: Some("send it".into()) };
-            vec![ToWorker::Reply { request: request.clone(), reply }]
+            let reply = PersonReply::Human {
+                approved: true,
+                note: "looks good".into(),
+                choice: Some("send it".into()),
+            };
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply,
+            }]
         }
         _ => vec![],
     });
-    assert_eq!(go(&host, &inbox, start(model())), Some(FinishReason::Completed));
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
     let steps: Vec<&str> = host.calls.borrow().iter().map(step).collect();
-    assert_eq!(steps, ["draft", "send"], "a person decided review: no model call for it");
+    assert_eq!(
+        steps,
+        ["draft", "send"],
+        "a person decided review: no model call for it"
+    );
     let journal = host.file(JOURNAL_FILE).unwrap();
-    assert!(journal.contains(r#""key":"review#1:human""#) && journal.contains(r#""choice":"send it""#), "{journal}");
-    assert!(host.file("00_plan-trace/review.visit-1.md").unwrap().contains("looks good"));
+    assert!(
+        journal.contains(r#""key":"review#1:human""#) && journal.contains(r#""choice":"send it""#),
+        "{journal}"
+    );
+    assert!(host
+        .file("00_plan-trace/review.visit-1.md")
+        .unwrap()
+        .contains("looks good"));
     assert_eq!(status_of(&host, "review.md"), "status: done");
     let messages = posted(&host);
-    assert!(messages.contains(&FromWorker::Visit { node: "review".into(), visit: 1 }));
-    assert!(messages.contains(&FromWorker::Hop { from: "review".into(), to: "send".into(), label: Some("send it".into()) }));
+    assert!(messages.contains(&FromWorker::Visit {
+        node: "review".into(),
+        visit: 1
+    }));
+    assert!(messages.contains(&FromWorker::Hop {
+        from: "review".into(),
+        to: "send".into(),
+        label: Some("send it".into())
+    }));
 }
 
 #[test]
@@ -650,13 +1183,27 @@ fn a_rejection_stops_the_run_at_the_human_node() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(human_vault(), &inbox, good_model);
     host.respond(|m| match m {
-        FromWorker::Ask { request, ask: AskKind::Human { .. }, .. } => {
-            vec![ToWorker::Reply { request: request.clone(), reply: PersonReply::Human { approved: false, note: "not now".into(), choice: None } }]
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Human { .. },
+            ..
+        } => {
+            vec![ToWorker::Reply {
+                request: request.clone(),
+                reply: PersonReply::Human {
+                    approved: false,
+                    note: "not now".into(),
+                    choice: None,
+                },
+            }]
         }
         _ => vec![],
     });
     let reason = go(&host, &inbox, start(model()));
-    assert!(matches!(reason, Some(FinishReason::NodeFailed { ref node, ref reason }) if node == "review" && reason.contains("not now")), "{reason:?}");
+    assert!(
+        matches!(reason, Some(FinishReason::NodeFailed { ref node, ref reason }) if node == "review" && reason.contains("not now")),
+        "{reason:?}"
+    );
     assert!(host.file(TRACE_FILE).unwrap().contains("rejected"));
 }
 
@@ -667,5 +1214,7 @@ fn under_full_autonomy_a_human_node_is_worked_and_judged_like_a_step() {
     let mut s = start(model());
     s.autonomy = Autonomy::Full;
     assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
-    assert!(!posted(&host).iter().any(|m| matches!(m, FromWorker::Ask { .. })));
+    assert!(!posted(&host)
+        .iter()
+        .any(|m| matches!(m, FromWorker::Ask { .. })));
 }

@@ -35,7 +35,11 @@ pub struct HttpPolicy {
 
 impl Default for HttpPolicy {
     fn default() -> Self {
-        HttpPolicy { attempts: 4, retry_base: Duration::from_millis(500), timeout: Duration::from_secs(120) }
+        HttpPolicy {
+            attempts: 4,
+            retry_base: Duration::from_millis(500),
+            timeout: Duration::from_secs(120),
+        }
     }
 }
 
@@ -49,7 +53,8 @@ pub struct Endpoints {
 impl Endpoints {
     /// The endpoint for a node's role: the role's own, else the default.
     pub fn for_role(&self, role: Option<&str>) -> Option<&Endpoint> {
-        role.and_then(|r| self.roles.get(r)).or(self.default.as_ref())
+        role.and_then(|r| self.roles.get(r))
+            .or(self.default.as_ref())
     }
 }
 
@@ -83,17 +88,28 @@ struct HttpFile {
 
 impl From<EndpointFile> for Endpoint {
     fn from(f: EndpointFile) -> Self {
-        Endpoint { base_url: f.endpoint.trim_end_matches('/').to_string(), model: f.model, api_key_env: f.api_key_env }
+        Endpoint {
+            base_url: f.endpoint.trim_end_matches('/').to_string(),
+            model: f.model,
+            api_key_env: f.api_key_env,
+        }
     }
 }
 
 /// Read the vault's config (if any), then apply `--endpoint`, `--model` and
 /// every `--role ROLE=URL,MODEL`.
-pub fn resolve(vault: &Path, endpoint: Option<&str>, model: Option<&str>, roles: &[String]) -> Result<Endpoints> {
+pub fn resolve(
+    vault: &Path,
+    endpoint: Option<&str>,
+    model: Option<&str>,
+    roles: &[String],
+) -> Result<Endpoints> {
     let path = vault.join(CONFIG_FILE);
     let file: File = match std::fs::read_to_string(&path) {
         Ok(text) => {
-            if text.to_ascii_lowercase().contains("api_key =") || text.to_ascii_lowercase().contains("api_key=") {
+            if text.to_ascii_lowercase().contains("api_key =")
+                || text.to_ascii_lowercase().contains("api_key=")
+            {
                 bail!("{} holds an api_key: keys belong in the environment (PLANVAULT_API_KEY), never in the vault", path.display());
             }
             toml::from_str(&text).with_context(|| format!("cannot read {}", path.display()))?
@@ -123,26 +139,48 @@ pub fn resolve(vault: &Path, endpoint: Option<&str>, model: Option<&str>, roles:
             .map(|e| e.trim_end_matches('/').to_string())
             .or_else(|| base.as_ref().map(|b| b.base_url.clone()))
             .context("--model needs an endpoint: pass --endpoint or set [default] in .planvault/config.toml")?;
-        let model = model.map(str::to_string).or_else(|| base.as_ref().map(|b| b.model.clone())).unwrap_or_else(|| "default".into());
-        out.default = Some(Endpoint { base_url, model, api_key_env: base.and_then(|b| b.api_key_env) });
+        let model = model
+            .map(str::to_string)
+            .or_else(|| base.as_ref().map(|b| b.model.clone()))
+            .unwrap_or_else(|| "default".into());
+        out.default = Some(Endpoint {
+            base_url,
+            model,
+            api_key_env: base.and_then(|b| b.api_key_env),
+        });
     }
     for spec in roles {
-        let (role, rest) = spec.split_once('=').with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
-        let (url, model) = rest.rsplit_once(',').with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
+        let (role, rest) = spec
+            .split_once('=')
+            .with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
+        let (url, model) = rest
+            .rsplit_once(',')
+            .with_context(|| format!("--role {spec}: expected ROLE=URL,MODEL"))?;
         if role.is_empty() || url.is_empty() || model.is_empty() {
             bail!("--role {spec}: expected ROLE=URL,MODEL");
         }
         out.roles.insert(
             role.to_string(),
-            Endpoint { base_url: url.trim_end_matches('/').to_string(), model: model.to_string(), api_key_env: None },
+            Endpoint {
+                base_url: url.trim_end_matches('/').to_string(),
+                model: model.to_string(),
+                api_key_env: None,
+            },
         );
     }
     for endpoint in out.default.iter().chain(out.roles.values()) {
-        if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
-            bail!("endpoint {} must be an http:// or https:// URL", endpoint.base_url);
+        if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://"))
+        {
+            bail!(
+                "endpoint {} must be an http:// or https:// URL",
+                endpoint.base_url
+            );
         }
         if endpoint.base_url.contains('@') {
-            bail!("endpoint {} carries credentials in the URL; use PLANVAULT_API_KEY instead", endpoint.base_url);
+            bail!(
+                "endpoint {} carries credentials in the URL; use PLANVAULT_API_KEY instead",
+                endpoint.base_url
+            );
         }
     }
     Ok(out)
@@ -150,7 +188,10 @@ pub fn resolve(vault: &Path, endpoint: Option<&str>, model: Option<&str>, roles:
 
 /// The API key for an endpoint, from the environment only.
 pub fn api_key(endpoint: &Endpoint) -> Option<String> {
-    let named = endpoint.api_key_env.as_deref().and_then(|name| std::env::var(name).ok());
+    let named = endpoint
+        .api_key_env
+        .as_deref()
+        .and_then(|name| std::env::var(name).ok());
     named
         .or_else(|| std::env::var("PLANVAULT_API_KEY").ok())
         .or_else(|| std::env::var("OPENAI_API_KEY").ok())
@@ -170,23 +211,45 @@ mod tests {
             "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\n",
         )
         .unwrap();
-        let e = resolve(&dir, None, Some("other"), &["writer=http://127.0.0.1:3/v1,tiny".into()]).unwrap();
-        assert_eq!(e.default.as_ref().unwrap().base_url, "http://127.0.0.1:1/v1");
+        let e = resolve(
+            &dir,
+            None,
+            Some("other"),
+            &["writer=http://127.0.0.1:3/v1,tiny".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            e.default.as_ref().unwrap().base_url,
+            "http://127.0.0.1:1/v1"
+        );
         assert_eq!(e.default.as_ref().unwrap().model, "other");
         assert_eq!(e.for_role(Some("review")).unwrap().model, "big");
         assert_eq!(e.for_role(Some("writer")).unwrap().model, "tiny");
         assert_eq!(e.for_role(Some("unknown")).unwrap().model, "other");
         assert_eq!(e.http.retry_base, Duration::from_millis(5));
 
-        std::fs::write(dir.join(CONFIG_FILE), "[default]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-1\"\n").unwrap();
-        assert!(resolve(&dir, None, None, &[]).unwrap_err().to_string().contains("never in the vault"));
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[default]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-1\"\n",
+        )
+        .unwrap();
+        assert!(resolve(&dir, None, None, &[])
+            .unwrap_err()
+            .to_string()
+            .contains("never in the vault"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_malformed_role_flag_is_refused() {
         let dir = std::env::temp_dir();
-        assert!(resolve(&dir, Some("http://127.0.0.1:9/v1"), None, &["review".into()]).is_err());
+        assert!(resolve(
+            &dir,
+            Some("http://127.0.0.1:9/v1"),
+            None,
+            &["review".into()]
+        )
+        .is_err());
         assert!(resolve(&dir, Some("ftp://x"), None, &[]).is_err());
     }
 }

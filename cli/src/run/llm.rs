@@ -5,8 +5,10 @@
 //! printed, logged or written. Errors name the URL, never the key.
 
 use super::config::{api_key, Endpoint, HttpPolicy};
+use planvault_llm::{
+    backoff_ms, chat_body, chat_url, parse_completion, parse_retry_after, SseDecoder, StreamEvent,
+};
 pub use planvault_llm::{Completion, LlmError};
-use planvault_llm::{backoff_ms, chat_body, chat_url, parse_completion, parse_retry_after, SseDecoder, StreamEvent};
 use serde_json::Value;
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,7 +30,11 @@ impl Client {
             .timeout_recv_body(Some(policy.timeout * 5))
             .build()
             .into();
-        Client { agent, policy, stop }
+        Client {
+            agent,
+            policy,
+            stop,
+        }
     }
 
     /// Call with retries; `on_retry` hears each failure that will be retried.
@@ -46,7 +52,8 @@ impl Client {
                 Ok(c) => return Ok(c),
                 Err(err) if err.retryable() && attempt < self.policy.attempts => {
                     let base = self.policy.retry_base.as_millis().min(u128::from(u64::MAX)) as u64;
-                    let backoff = Duration::from_millis(backoff_ms(base, attempt, err.retry_after()));
+                    let backoff =
+                        Duration::from_millis(backoff_ms(base, attempt, err.retry_after()));
                     on_retry(&err, backoff);
                     self.sleep(backoff)?;
                     attempt += 1;
@@ -79,16 +86,30 @@ impl Client {
         }
         let url = chat_url(&endpoint.base_url);
         let body = chat_body(&endpoint.model, messages, tools, true);
-        let mut request = self.agent.post(&url).header("Content-Type", "application/json").header("Accept", "text/event-stream");
+        let mut request = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream");
         if let Some(key) = api_key(endpoint) {
             request = request.header("Authorization", &format!("Bearer {key}"));
         }
-        let mut response = request.send(body.to_string()).map_err(|e| transport(&url, e))?;
+        let mut response = request
+            .send(body.to_string())
+            .map_err(|e| transport(&url, e))?;
         let status = response.status().as_u16();
-        let content_type =
-            response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if status != 200 {
-            let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
             let text = response.body_mut().read_to_string().unwrap_or_default();
             return Err(LlmError::from_status(&url, status, &text, retry_after));
         }
@@ -97,7 +118,9 @@ impl Client {
             read_stream(&url, BufReader::new(reader), on_delta, &self.stop)
         } else {
             let mut text = String::new();
-            BufReader::new(reader).read_to_string(&mut text).map_err(|e| io(&url, e))?;
+            BufReader::new(reader)
+                .read_to_string(&mut text)
+                .map_err(|e| io(&url, e))?;
             let completion = parse_completion(&url, &text)?;
             on_delta(&completion.content);
             Ok(completion)
@@ -109,15 +132,25 @@ fn transport(url: &str, err: ureq::Error) -> LlmError {
     match err {
         ureq::Error::Timeout(_) => LlmError::Timeout { url: url.into() },
         ureq::Error::Io(e) => io(url, e),
-        other => LlmError::Connect { url: url.into(), reason: other.to_string() },
+        other => LlmError::Connect {
+            url: url.into(),
+            reason: other.to_string(),
+        },
     }
 }
 
 fn io(url: &str, e: std::io::Error) -> LlmError {
-    if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) || e.to_string().contains("timeout") {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    ) || e.to_string().contains("timeout")
+    {
         LlmError::Timeout { url: url.into() }
     } else {
-        LlmError::Connect { url: url.into(), reason: e.to_string() }
+        LlmError::Connect {
+            url: url.into(),
+            reason: e.to_string(),
+        }
     }
 }
 
@@ -159,7 +192,12 @@ mod tests {
 
     fn parse(text: &str) -> Result<Completion, LlmError> {
         let mut seen = String::new();
-        let result = read_stream("u", text.as_bytes(), &mut |d| seen.push_str(d), &AtomicBool::new(false));
+        let result = read_stream(
+            "u",
+            text.as_bytes(),
+            &mut |d| seen.push_str(d),
+            &AtomicBool::new(false),
+        );
         if let Ok(c) = &result {
             assert_eq!(seen, c.content);
         }
@@ -178,6 +216,9 @@ mod tests {
     #[test]
     fn a_stop_interrupts_the_read() {
         let stop = AtomicBool::new(true);
-        assert_eq!(read_stream("u", "data: x".as_bytes(), &mut |_| {}, &stop), Err(LlmError::Interrupted));
+        assert_eq!(
+            read_stream("u", "data: x".as_bytes(), &mut |_| {}, &stop),
+            Err(LlmError::Interrupted)
+        );
     }
 }

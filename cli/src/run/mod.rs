@@ -12,12 +12,15 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use config::Endpoints;
 use llm::{Client, LlmError};
-use planvault_llm::{assistant_turn, messages_json as to_json, tool_turn, Surface, MAX_TOOL_ROUNDS};
 use planvault_core::engine::trace::resume_marker;
 use planvault_core::engine::{
-    Answer, Autonomy, Effect, Engine, Event, Finish, FinishReason, Journal, Message, Request, RequestBody, RunConfig,
+    Answer, Autonomy, Effect, Engine, Event, Finish, FinishReason, Journal, Message, Request,
+    RequestBody, RunConfig,
 };
 use planvault_core::{NodeExt, Plan, PlanSource, Status};
+use planvault_llm::{
+    assistant_turn, messages_json as to_json, tool_turn, Surface, MAX_TOOL_ROUNDS,
+};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
@@ -26,7 +29,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use store::RunVault;
-
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -129,11 +131,29 @@ impl Runner {
                 (root, files, None)
             }
         };
-        let config_root = if plan.format == planvault_core::PlanFormat::Vault { args.path.clone() } else { root.clone() };
-        let endpoints = config::resolve(&config_root, args.endpoint.as_deref(), args.model.as_deref(), &args.roles)?;
+        let config_root = if plan.format == planvault_core::PlanFormat::Vault {
+            args.path.clone()
+        } else {
+            root.clone()
+        };
+        let endpoints = config::resolve(
+            &config_root,
+            args.endpoint.as_deref(),
+            args.model.as_deref(),
+            &args.roles,
+        )?;
         let client = Client::new(endpoints.http.clone(), stop.clone());
         let vault = RunVault::new(&root, files);
-        Ok(Runner { progress: Progress::new(), args, vault, plan, plan_md, endpoints, client, stop })
+        Ok(Runner {
+            progress: Progress::new(),
+            args,
+            vault,
+            plan,
+            plan_md,
+            endpoints,
+            client,
+            stop,
+        })
     }
 
     fn note_files(&self) -> Vec<String> {
@@ -142,14 +162,23 @@ impl Runner {
 
     fn run(mut self) -> Result<ExitCode> {
         let replay = match &self.args.replay {
-            Some(path) => Some(RunVault::read_journal(path).with_context(|| format!("cannot replay {}", path.display()))?),
+            Some(path) => Some(
+                RunVault::read_journal(path)
+                    .with_context(|| format!("cannot replay {}", path.display()))?,
+            ),
             None => None,
         };
-        let resuming = !self.args.fresh && replay.is_none() && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
+        let resuming = !self.args.fresh
+            && replay.is_none()
+            && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
         if self.args.fresh || replay.is_some() {
             // A vault starts over from pending; a PLAN.md's notes were just
             // rewritten from the file, where `[x]` items stay done.
-            let files = if self.plan.format == planvault_core::PlanFormat::Vault { self.note_files() } else { Vec::new() };
+            let files = if self.plan.format == planvault_core::PlanFormat::Vault {
+                self.note_files()
+            } else {
+                Vec::new()
+            };
             self.vault.reset(&files)?;
             if self.plan.format == planvault_core::PlanFormat::Vault {
                 for node in &mut self.plan.nodes {
@@ -187,17 +216,37 @@ impl Runner {
             ..RunConfig::default()
         };
         let ids: Vec<String> = self.plan.nodes.iter().map(|n| n.id.clone()).collect();
-        let prior = if resuming { self.vault.prior_outputs(&ids) } else { Vec::new() };
+        let prior = if resuming {
+            self.vault.prior_outputs(&ids)
+        } else {
+            Vec::new()
+        };
         if resuming {
-            let done = self.plan.nodes.iter().filter(|n| n.status == Status::Done).count();
-            let active: Vec<&str> = self.plan.nodes.iter().filter(|n| n.status == Status::Active).map(|n| n.id.as_str()).collect();
-            let at = if active.is_empty() { String::new() } else { format!(", continuing at {}", active.join(", ")) };
+            let done = self
+                .plan
+                .nodes
+                .iter()
+                .filter(|n| n.status == Status::Done)
+                .count();
+            let active: Vec<&str> = self
+                .plan
+                .nodes
+                .iter()
+                .filter(|n| n.status == Status::Active)
+                .map(|n| n.id.as_str())
+                .collect();
+            let at = if active.is_empty() {
+                String::new()
+            } else {
+                format!(", continuing at {}", active.join(", "))
+            };
             self.progress.line(&format!(
                 "resuming: {done} node(s) done, {} answer(s) recorded{at}",
                 journal.entries.len()
             ));
             if self.vault.has_trace() {
-                self.vault.append_trace(&self.args.query, &resume_marker("resumed by a new run"))?;
+                self.vault
+                    .append_trace(&self.args.query, &resume_marker("resumed by a new run"))?;
             }
         }
         let mut engine = Engine::new(self.plan.clone(), config, &journal)?;
@@ -211,7 +260,11 @@ impl Runner {
         while let Some(effect) = queue.pop_front() {
             match effect {
                 Effect::WriteStatus { node, status } => {
-                    let file = self.plan.node_index(&node).and_then(|i| note_file(&self.plan.nodes[i])).context("node without a note")?;
+                    let file = self
+                        .plan
+                        .node_index(&node)
+                        .and_then(|i| note_file(&self.plan.nodes[i]))
+                        .context("node without a note")?;
                     if let Err(err) = self.vault.write_status(&file, status) {
                         self.progress.line(&format!("■ stopped: {err}"));
                         return Ok(ExitCode::from(5));
@@ -219,10 +272,16 @@ impl Runner {
                 }
                 Effect::Record(entry) => self.vault.append_journal(&entry)?,
                 Effect::Trace(entry) => {
-                    self.vault.append_trace(&self.args.query, &entry.to_markdown())?;
+                    self.vault
+                        .append_trace(&self.args.query, &entry.to_markdown())?;
                     self.progress.hop(&entry);
                 }
-                Effect::Output { node, title, visit, text } => self.vault.write_output(&node, &title, visit, &text)?,
+                Effect::Output {
+                    node,
+                    title,
+                    visit,
+                    text,
+                } => self.vault.write_output(&node, &title, visit, &text)?,
                 Effect::Amend { text } => {
                     if let Err(err) = self.amend(&text, engine.plan()) {
                         self.progress.line(&format!("■ stopped: {err:#}"));
@@ -242,16 +301,23 @@ impl Runner {
     /// Append accepted items to the PLAN.md (refusing to overwrite an edit
     /// made since the run read it) and give each new item its note.
     fn amend(&mut self, text: &str, plan: &Plan) -> Result<()> {
-        let Some((path, seen)) = &mut self.plan_md else { return Ok(()) };
-        let current = std::fs::read_to_string(&*path).with_context(|| format!("cannot read {}", path.display()))?;
+        let Some((path, seen)) = &mut self.plan_md else {
+            return Ok(());
+        };
+        let current = std::fs::read_to_string(&*path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         if current != *seen {
-            bail!("{} changed on disk since the run read it; the amendment was not written", path.display());
+            bail!(
+                "{} changed on disk since the run read it; the amendment was not written",
+                path.display()
+            );
         }
         std::fs::write(&*path, text).with_context(|| format!("cannot write {}", path.display()))?;
         *seen = text.to_string();
         for i in 0..plan.nodes.len() {
             let file = format!("{}.md", plan.nodes[i].id);
-            self.vault.ensure_note(&file, &planvault_core::vault::render_note(plan, i))?;
+            self.vault
+                .ensure_note(&file, &planvault_core::vault::render_note(plan, i))?;
         }
         self.progress.line(&format!("  amended {}", path.display()));
         Ok(())
@@ -278,16 +344,24 @@ impl Runner {
     }
 
     fn finish(&mut self, finish: &Finish) -> ExitCode {
-        self.progress.line(&format!("■ {}", finish.reason.describe()));
+        self.progress
+            .line(&format!("■ {}", finish.reason.describe()));
         // The answer of a finished (or safety-stopped) run; a paused or
         // interrupted run has none yet.
-        let answers = matches!(finish.reason, FinishReason::Completed | FinishReason::VisitBudget { .. } | FinishReason::StepBudget { .. });
+        let answers = matches!(
+            finish.reason,
+            FinishReason::Completed
+                | FinishReason::VisitBudget { .. }
+                | FinishReason::StepBudget { .. }
+        );
         if let (true, Some(answer)) = (answers, &finish.answer) {
             println!("{answer}");
         }
         ExitCode::from(match &finish.reason {
             FinishReason::Completed => 0,
-            FinishReason::NodeFailed { .. } | FinishReason::PlanFailed { .. } | FinishReason::ReplayDiverged { .. } => 1,
+            FinishReason::NodeFailed { .. }
+            | FinishReason::PlanFailed { .. }
+            | FinishReason::ReplayDiverged { .. } => 1,
             FinishReason::VisitBudget { .. } | FinishReason::StepBudget { .. } => 3,
             FinishReason::AwaitingHuman { .. } => 4,
             FinishReason::Stopped { .. } if self.stop.load(Ordering::SeqCst) => 130,
@@ -299,28 +373,56 @@ impl Runner {
     fn serve(&mut self, request: &Request) -> Event {
         let id = request.id.clone();
         if self.stop.load(Ordering::SeqCst) {
-            return Event::Stop { reason: "interrupted by Ctrl-C".into() };
+            return Event::Stop {
+                reason: "interrupted by Ctrl-C".into(),
+            };
         }
         let result = match &request.body {
-            RequestBody::Work { messages, tools, role, review_only } => {
-                self.progress.line(&format!("→ {} · visit {}", request.node, request.visit));
-                self.work(role.as_deref(), messages, tools, *review_only).map(|output| Answer::Work { output })
+            RequestBody::Work {
+                messages,
+                tools,
+                role,
+                review_only,
+            } => {
+                self.progress
+                    .line(&format!("→ {} · visit {}", request.node, request.visit));
+                self.work(role.as_deref(), messages, tools, *review_only)
+                    .map(|output| Answer::Work { output })
             }
-            RequestBody::Judge { messages, labels, role, attempt } => {
-                let again = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
-                self.progress.line(&format!("  judging {} condition(s){again}", labels.len()));
-                self.chat(role.as_deref(), &to_json(messages), &[]).map(|c| Answer::Judgment { raw: c.content })
+            RequestBody::Judge {
+                messages,
+                labels,
+                role,
+                attempt,
+            } => {
+                let again = if *attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                };
+                self.progress
+                    .line(&format!("  judging {} condition(s){again}", labels.len()));
+                self.chat(role.as_deref(), &to_json(messages), &[])
+                    .map(|c| Answer::Judgment { raw: c.content })
             }
-            RequestBody::Replan { messages, role } => {
-                self.chat(role.as_deref(), &to_json(messages), &[]).map(|c| Answer::Revision { text: c.content })
-            }
+            RequestBody::Replan { messages, role } => self
+                .chat(role.as_deref(), &to_json(messages), &[])
+                .map(|c| Answer::Revision { text: c.content }),
             RequestBody::Command { command } => {
-                self.progress.line(&format!("→ item {} · $ {command}", request.node));
-                let dir = self.plan_md.as_ref().and_then(|(p, _)| p.parent().map(PathBuf::from));
+                self.progress
+                    .line(&format!("→ item {} · $ {command}", request.node));
+                let dir = self
+                    .plan_md
+                    .as_ref()
+                    .and_then(|(p, _)| p.parent().map(PathBuf::from));
                 return run_command(&id, command, dir.as_deref());
             }
             RequestBody::Human { question, choices } => {
-                let verdicts = if choices.is_empty() { "approve|reject".to_string() } else { choices.join("|") };
+                let verdicts = if choices.is_empty() {
+                    "approve|reject".to_string()
+                } else {
+                    choices.join("|")
+                };
                 self.progress.line(&format!(
                     "? {question}\n  answer with: planvault run {} --query … --decide {}={verdicts}[:note]",
                     self.args.path.display(),
@@ -329,16 +431,25 @@ impl Runner {
                 return Event::Deferred { id };
             }
             RequestBody::Invoke { capability, args } => {
-                self.progress.line(&format!("→ {} · {capability}", request.node));
+                self.progress
+                    .line(&format!("→ {} · {capability}", request.node));
                 return self.invoke(&id, capability, args);
             }
         };
         match result {
             Ok(answer) => Event::Answered { id, answer },
-            Err(LlmError::Interrupted) => Event::Stop { reason: "interrupted by Ctrl-C".into() },
+            Err(LlmError::Interrupted) => Event::Stop {
+                reason: "interrupted by Ctrl-C".into(),
+            },
             Err(err) => {
-                let hint = err.hint(Surface::Cli).map(|h| format!(" ({h})")).unwrap_or_default();
-                Event::Unavailable { id, error: format!("{err}{hint}") }
+                let hint = err
+                    .hint(Surface::Cli)
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                Event::Unavailable {
+                    id,
+                    error: format!("{err}{hint}"),
+                }
             }
         }
     }
@@ -347,29 +458,66 @@ impl Runner {
     fn invoke(&mut self, id: &str, capability: &str, args: &Value) -> Event {
         let id = id.to_string();
         if capability == "llm" {
-            let prompt = args["prompt"].as_str().map(str::to_string).unwrap_or_else(|| args.to_string());
+            let prompt = args["prompt"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| args.to_string());
             let messages = vec![json!({"role": "user", "content": prompt})];
             return match self.chat(None, &messages, &[]) {
-                Ok(c) => Event::Answered { id, answer: Answer::Invoke { value: Some(Value::String(c.content)), error: None } },
-                Err(LlmError::Interrupted) => Event::Stop { reason: "interrupted by Ctrl-C".into() },
-                Err(err) => Event::Unavailable { id, error: err.to_string() },
+                Ok(c) => Event::Answered {
+                    id,
+                    answer: Answer::Invoke {
+                        value: Some(Value::String(c.content)),
+                        error: None,
+                    },
+                },
+                Err(LlmError::Interrupted) => Event::Stop {
+                    reason: "interrupted by Ctrl-C".into(),
+                },
+                Err(err) => Event::Unavailable {
+                    id,
+                    error: err.to_string(),
+                },
             };
         }
         if !tools::NATIVE_TOOLS.contains(&capability) {
-            return Event::Refused { id, reason: format!("the terminal runner has no tool {capability}") };
+            return Event::Refused {
+                id,
+                reason: format!("the terminal runner has no tool {capability}"),
+            };
         }
-        let result = tools::call(self.vault.root(), &self.note_files(), capability, &args.to_string());
+        let result = tools::call(
+            self.vault.root(),
+            &self.note_files(),
+            capability,
+            &args.to_string(),
+        );
         let answer = match result.strip_prefix("error: ") {
-            Some(error) => Answer::Invoke { value: None, error: Some(error.to_string()) },
-            None => Answer::Invoke { value: Some(Value::String(result)), error: None },
+            Some(error) => Answer::Invoke {
+                value: None,
+                error: Some(error.to_string()),
+            },
+            None => Answer::Invoke {
+                value: Some(Value::String(result)),
+                error: None,
+            },
         };
         Event::Answered { id, answer }
     }
 
-    fn work(&mut self, role: Option<&str>, messages: &[Message], declared: &[String], review_only: bool) -> Result<String, LlmError> {
+    fn work(
+        &mut self,
+        role: Option<&str>,
+        messages: &[Message],
+        declared: &[String],
+        review_only: bool,
+    ) -> Result<String, LlmError> {
         let (offered, missing) = tools::offer(declared, review_only);
         if !missing.is_empty() {
-            self.progress.line(&format!("  (not available in the terminal runner: {})", missing.join(", ")));
+            self.progress.line(&format!(
+                "  (not available in the terminal runner: {})",
+                missing.join(", ")
+            ));
         }
         let schemas: Vec<Value> = offered.iter().map(|t| tools::schema(t)).collect();
         let mut conversation = to_json(messages);
@@ -390,15 +538,25 @@ impl Runner {
                 conversation.push(tool_turn(&call.id, &result));
             }
         }
-        Err(LlmError::Malformed { url: "the model".into(), reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds") })
+        Err(LlmError::Malformed {
+            url: "the model".into(),
+            reason: format!("still calling tools after {MAX_TOOL_ROUNDS} rounds"),
+        })
     }
 
-    fn chat(&mut self, role: Option<&str>, messages: &[Value], tools: &[Value]) -> Result<llm::Completion, LlmError> {
-        let endpoint = self
-            .endpoints
-            .for_role(role)
-            .cloned()
-            .ok_or_else(|| LlmError::NoEndpoint { role: role.unwrap_or("default").to_string() })?;
+    fn chat(
+        &mut self,
+        role: Option<&str>,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> Result<llm::Completion, LlmError> {
+        let endpoint =
+            self.endpoints
+                .for_role(role)
+                .cloned()
+                .ok_or_else(|| LlmError::NoEndpoint {
+                    role: role.unwrap_or("default").to_string(),
+                })?;
         let progress = std::cell::RefCell::new(&mut self.progress);
         let mut received = 0usize;
         let result = self.client.chat(
@@ -409,7 +567,12 @@ impl Runner {
                 received += delta.chars().count();
                 progress.borrow_mut().receiving(received);
             },
-            &mut |err, wait| progress.borrow_mut().line(&format!("  ! {err}; retrying in {:.1}s", wait.as_secs_f32())),
+            &mut |err, wait| {
+                progress.borrow_mut().line(&format!(
+                    "  ! {err}; retrying in {:.1}s",
+                    wait.as_secs_f32()
+                ))
+            },
         );
         self.progress.end_receiving();
         result
@@ -427,19 +590,27 @@ fn note_file(node: &planvault_core::Node) -> Option<String> {
 
 /// `PLAN.md` → `PLAN.run/` beside it.
 fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
-    let stem = plan_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plan".into());
+    let stem = plan_file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plan".into());
     plan_file.with_file_name(format!("{stem}.run"))
 }
 
 /// Write an in-memory plan into its run vault (`vault::save_plan`) unless it
 /// is already there, then read the statuses back: the notes are the
 /// checkpoint, and an item marked `[x]` in the plan itself counts as done.
-fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) -> Result<std::collections::BTreeMap<String, String>> {
+fn materialize(
+    root: &std::path::Path,
+    plan: &mut Plan,
+    fresh: bool,
+) -> Result<std::collections::BTreeMap<String, String>> {
     std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
     for (file, text) in planvault_core::vault::save_plan(plan) {
         let path = root.join(&file);
         if fresh || !path.exists() {
-            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
     let files = crate::input::read_vault(root).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -457,20 +628,34 @@ fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) -> Result<s
 /// `7=approve`, `7=reject:not today`, `gate=ship:looks right` (a condition
 /// of a `type: human` note) → the person's recorded answer.
 fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
-    let (item, rest) = spec.split_once('=').with_context(|| format!("--decide {spec}: expected ITEM=approve|reject|LABEL[:NOTE]"))?;
-    let (verdict, note) = rest.split_once(':').map_or((rest, None), |(v, n)| (v, Some(n.trim())));
+    let (item, rest) = spec
+        .split_once('=')
+        .with_context(|| format!("--decide {spec}: expected ITEM=approve|reject|LABEL[:NOTE]"))?;
+    let (verdict, note) = rest
+        .split_once(':')
+        .map_or((rest, None), |(v, n)| (v, Some(n.trim())));
     let (approved, choice) = match verdict.trim() {
         "approve" | "approved" | "yes" => (true, None),
         "reject" | "rejected" | "no" => (false, None),
         "" => bail!("--decide {spec}: say approve, reject or the condition to take"),
         label => (true, Some(label.to_string())),
     };
-    let decision = note.filter(|n| !n.is_empty()).map(str::to_string).unwrap_or_else(|| match &choice {
-        Some(label) => label.clone(),
-        None if approved => "approved".into(),
-        None => "rejected".into(),
-    });
-    Ok(planvault_core::engine::JournalEntry { key: format!("{}#1:human", item.trim()), answer: Answer::Human { decision, approved, choice } })
+    let decision = note
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| match &choice {
+            Some(label) => label.clone(),
+            None if approved => "approved".into(),
+            None => "rejected".into(),
+        });
+    Ok(planvault_core::engine::JournalEntry {
+        key: format!("{}#1:human", item.trim()),
+        answer: Answer::Human {
+            decision,
+            approved,
+            choice,
+        },
+    })
 }
 
 /// Run a `@tool` command through the shell, killed after 30 minutes (exit 124).
@@ -478,14 +663,26 @@ fn run_command(id: &str, command: &str, dir: Option<&std::path::Path>) -> Event 
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(command).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
         cmd.current_dir(dir);
     }
     let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return Event::Answered { id: id.into(), answer: Answer::Command { exit: 127, output: e.to_string() } },
+        Err(e) => {
+            return Event::Answered {
+                id: id.into(),
+                answer: Answer::Command {
+                    exit: 127,
+                    output: e.to_string(),
+                },
+            }
+        }
     };
     // Drain both pipes while the command runs, so a chatty command never
     // blocks on a full pipe.
@@ -498,8 +695,18 @@ fn run_command(id: &str, command: &str, dir: Option<&std::path::Path>) -> Event 
             text
         })
     };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
     let deadline = Instant::now() + Duration::from_secs(30 * 60);
     let exit = loop {
         match child.try_wait() {
@@ -516,7 +723,10 @@ fn run_command(id: &str, command: &str, dir: Option<&std::path::Path>) -> Event 
     let mut output = out.join().unwrap_or_default();
     output.push_str(&err.join().unwrap_or_default());
     let output: String = output.chars().take(4000).collect();
-    Event::Answered { id: id.into(), answer: Answer::Command { exit, output } }
+    Event::Answered {
+        id: id.into(),
+        answer: Answer::Command { exit, output },
+    }
 }
 
 /// Progress on stderr: one line per event, and a live character count while
@@ -528,7 +738,10 @@ struct Progress {
 
 impl Progress {
     fn new() -> Self {
-        Progress { live: std::io::stderr().is_terminal(), receiving: false }
+        Progress {
+            live: std::io::stderr().is_terminal(),
+            receiving: false,
+        }
     }
 
     fn line(&mut self, text: &str) {
@@ -537,7 +750,11 @@ impl Progress {
     }
 
     fn hop(&mut self, entry: &planvault_core::engine::TraceEntry) {
-        self.line(&format!("  ↳ {} (decided by {})", entry.what, entry.decided_by.as_str()));
+        self.line(&format!(
+            "  ↳ {} (decided by {})",
+            entry.what,
+            entry.decided_by.as_str()
+        ));
     }
 
     fn receiving(&mut self, chars: usize) {

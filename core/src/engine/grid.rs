@@ -14,19 +14,29 @@ For every numbered condition answer on its own line with the number, then YES or
 for example `1. YES - the draft was approved`. Answer every condition and nothing else.";
 
 /// The messages of a first grid request.
-pub fn grid_messages(query: &str, step_title: &str, output: &str, labels: &[String]) -> Vec<Message> {
+pub fn grid_messages(
+    query: &str,
+    step_title: &str,
+    output: &str,
+    labels: &[String],
+) -> Vec<Message> {
     let mut user = String::new();
     if !query.is_empty() {
         user.push_str(&format!("The run's query: {query}\n\n"));
     }
-    user.push_str(&format!("The step \"{step_title}\" just finished. Its output:\n\n"));
+    user.push_str(&format!(
+        "The step \"{step_title}\" just finished. Its output:\n\n"
+    ));
     user.push_str(&fence(output));
     user.push_str("\n\nConditions:\n");
     for (i, label) in labels.iter().enumerate() {
         user.push_str(&format!("{}. {}\n", i + 1, label));
     }
     user.push_str("\nAnswer each condition with YES or NO.");
-    vec![Message::new(Role::System, GRID_SYSTEM), Message::new(Role::User, user)]
+    vec![
+        Message::new(Role::System, GRID_SYSTEM),
+        Message::new(Role::User, user),
+    ]
 }
 
 /// The follow-up turns appended when a reply did not parse.
@@ -80,7 +90,11 @@ pub fn parse_grid_labelled(raw: &str, labels: &[String]) -> Result<Verdicts, Gri
     let count = labels.len();
     let mut verdicts: Vec<Option<bool>> = vec![None; count];
     for line in raw.lines() {
-        let Some((number, verdict)) = parse_line(line).or_else(|| parse_labelled_line(line, labels)) else { continue };
+        let Some((number, verdict)) =
+            parse_line(line).or_else(|| parse_labelled_line(line, labels))
+        else {
+            continue;
+        };
         if number == 0 || number > count {
             return Err(GridError::Unknown(number));
         }
@@ -104,14 +118,19 @@ pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
         .iter()
         .zip(verdicts)
         .enumerate()
-        .map(|(i, (label, &held))| format!("{}. {} - {label}", i + 1, if held { "YES" } else { "NO" }))
+        .map(|(i, (label, &held))| {
+            format!("{}. {} - {label}", i + 1, if held { "YES" } else { "NO" })
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// `approved: YES`, `- **needs revision** — no` → `(number, verdict)`.
 fn parse_labelled_line(line: &str, labels: &[String]) -> Option<(usize, bool)> {
-    let line = line.trim().trim_start_matches(['-', '*', '>', ' ', '#']).trim_start_matches('*');
+    let line = line
+        .trim()
+        .trim_start_matches(['-', '*', '>', ' ', '#'])
+        .trim_start_matches('*');
     let lower = line.to_lowercase();
     // The longest label that prefixes the line, so `approved with changes`
     // is not read as `approved`.
@@ -120,7 +139,9 @@ fn parse_labelled_line(line: &str, labels: &[String]) -> Option<(usize, bool)> {
         .enumerate()
         .filter(|(_, l)| !l.is_empty() && lower.starts_with(&l.to_lowercase()))
         .max_by_key(|(_, l)| l.len())?;
-    let rest = line[label.len()..].trim_start_matches(['*', '"', '`', ':', ' ', '\t', '-', '=', '—', '–', '→', '>', '.']);
+    let rest = line[label.len()..].trim_start_matches([
+        '*', '"', '`', ':', ' ', '\t', '-', '=', '—', '–', '→', '>', '.',
+    ]);
     verdict_word(rest).map(|v| (index + 1, v))
 }
 
@@ -160,12 +181,20 @@ mod tests {
 
     #[test]
     fn reads_plain_numbered_lines() {
-        check("1. YES - approved\n2. NO - nothing to fix", 2, Ok(vec![true, false]));
+        check(
+            "1. YES - approved\n2. NO - nothing to fix",
+            2,
+            Ok(vec![true, false]),
+        );
     }
 
     #[test]
     fn reads_decorated_lines_and_ignores_prose() {
-        check("Here is my judgment:\n- **1**: no\n* 2) Yes.\nThanks", 2, Ok(vec![false, true]));
+        check(
+            "Here is my judgment:\n- **1**: no\n* 2) Yes.\nThanks",
+            2,
+            Ok(vec![false, true]),
+        );
     }
 
     #[test]
@@ -185,15 +214,32 @@ mod tests {
     #[test]
     fn conditions_may_be_named_by_label_or_as_condition_n() {
         let labels = vec!["approved".to_string(), "approved with changes".to_string()];
-        assert_eq!(parse_grid_labelled("Approved: NO\n**approved with changes** — yes", &labels), Ok(vec![false, true]));
-        assert_eq!(parse_grid_labelled("Condition 1: yes\nCondition 2: no", &labels), Ok(vec![true, false]));
-        assert_eq!(parse_grid_labelled("approved, I think", &labels), Err(GridError::Missing(1)));
+        assert_eq!(
+            parse_grid_labelled("Approved: NO\n**approved with changes** — yes", &labels),
+            Ok(vec![false, true])
+        );
+        assert_eq!(
+            parse_grid_labelled("Condition 1: yes\nCondition 2: no", &labels),
+            Ok(vec![true, false])
+        );
+        assert_eq!(
+            parse_grid_labelled("approved, I think", &labels),
+            Err(GridError::Missing(1))
+        );
     }
 
     #[test]
     fn rendered_verdicts_read_back_to_the_same_verdicts() {
-        let labels = vec!["approved".to_string(), "needs revision".into(), "3. odd YES label".into()];
-        for verdicts in [vec![true, false, false], vec![false, false, true], vec![false, true, true]] {
+        let labels = vec![
+            "approved".to_string(),
+            "needs revision".into(),
+            "3. odd YES label".into(),
+        ];
+        for verdicts in [
+            vec![true, false, false],
+            vec![false, false, true],
+            vec![false, true, true],
+        ] {
             let raw = render_verdicts(&labels, &verdicts);
             assert_eq!(parse_grid_labelled(&raw, &labels), Ok(verdicts), "{raw}");
         }
@@ -201,7 +247,12 @@ mod tests {
 
     #[test]
     fn the_prompt_numbers_every_label_and_fences_the_output() {
-        let messages = grid_messages("q", "Review", "```\nx\n```", &["approved".into(), "needs revision".into()]);
+        let messages = grid_messages(
+            "q",
+            "Review",
+            "```\nx\n```",
+            &["approved".into(), "needs revision".into()],
+        );
         let user = &messages[1].content;
         assert!(user.contains("1. approved\n2. needs revision\n"));
         assert!(user.contains("````\n```\nx\n```\n````"));

@@ -79,7 +79,10 @@ impl Journal {
     }
 
     pub fn push(&mut self, key: impl Into<String>, answer: Answer) {
-        self.entries.push(JournalEntry { key: key.into(), answer });
+        self.entries.push(JournalEntry {
+            key: key.into(),
+            answer,
+        });
     }
 
     /// The JSON-lines form (`journal.jsonl`), one entry per line.
@@ -99,7 +102,12 @@ impl Journal {
             match serde_json::from_str::<JournalEntry>(line) {
                 Ok(entry) => entries.push(entry),
                 Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
-                Err(err) => return Err(JournalError { line: i + 1, message: err.to_string() }),
+                Err(err) => {
+                    return Err(JournalError {
+                        line: i + 1,
+                        message: err.to_string(),
+                    })
+                }
             }
         }
         Ok(Journal { entries })
@@ -107,7 +115,10 @@ impl Journal {
 
     /// Answers by key; a later entry for the same key wins.
     pub(crate) fn by_key(&self) -> BTreeMap<String, Answer> {
-        self.entries.iter().map(|e| (e.key.clone(), e.answer.clone())).collect()
+        self.entries
+            .iter()
+            .map(|e| (e.key.clone(), e.answer.clone()))
+            .collect()
     }
 }
 
@@ -123,15 +134,46 @@ mod tests {
     #[test]
     fn jsonl_round_trips_every_kind() {
         let mut journal = Journal::new();
-        journal.push("a#1:work", Answer::Work { output: "line one\nline two".into() });
-        journal.push("a#1:judge.1", Answer::Judgment { raw: "1. YES".into() });
-        journal.push("2#1:command", Answer::Command { exit: 3, output: "boom".into() });
-        journal.push("7#1:human", Answer::Human { decision: "ship it".into(), approved: true, choice: None });
-        journal.push("s:invoke", Answer::Invoke { value: Some(serde_json::json!({"x": 1})), error: None });
+        journal.push(
+            "a#1:work",
+            Answer::Work {
+                output: "line one\nline two".into(),
+            },
+        );
+        journal.push(
+            "a#1:judge.1",
+            Answer::Judgment {
+                raw: "1. YES".into(),
+            },
+        );
+        journal.push(
+            "2#1:command",
+            Answer::Command {
+                exit: 3,
+                output: "boom".into(),
+            },
+        );
+        journal.push(
+            "7#1:human",
+            Answer::Human {
+                decision: "ship it".into(),
+                approved: true,
+                choice: None,
+            },
+        );
+        journal.push(
+            "s:invoke",
+            Answer::Invoke {
+                value: Some(serde_json::json!({"x": 1})),
+                error: None,
+            },
+        );
         journal.push("replan.1", Answer::Revision { text: "{}".into() });
         let text = journal.to_jsonl();
         assert_eq!(text.lines().count(), 6);
-        assert!(text.starts_with(r#"{"key":"a#1:work","kind":"work","output":"line one\nline two"}"#));
+        assert!(
+            text.starts_with(r#"{"key":"a#1:work","kind":"work","output":"line one\nline two"}"#)
+        );
         assert_eq!(Journal::from_jsonl(&text).unwrap(), journal);
     }
 

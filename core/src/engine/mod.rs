@@ -47,7 +47,10 @@ pub struct Message {
 
 impl Message {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Message { role, content: content.into() }
+        Message {
+            role,
+            content: content.into(),
+        }
     }
 }
 
@@ -126,7 +129,12 @@ pub enum RequestBody {
         review_only: bool,
     },
     /// Judge every label in one YES/NO grid.
-    Judge { messages: Vec<Message>, labels: Vec<String>, role: Option<String>, attempt: u32 },
+    Judge {
+        messages: Vec<Message>,
+        labels: Vec<String>,
+        role: Option<String>,
+        attempt: u32,
+    },
     /// Run a `@tool` node's command (refused where commands cannot run).
     Command { command: String },
     /// Ask a person to decide (`@human`, or a vault `type: human` note, under
@@ -138,9 +146,15 @@ pub enum RequestBody {
         choices: Vec<String>,
     },
     /// Invoke a generated step's tool with resolved arguments.
-    Invoke { capability: String, args: serde_json::Value },
+    Invoke {
+        capability: String,
+        args: serde_json::Value,
+    },
     /// Ask for a revised plan for everything that has not completed.
-    Replan { messages: Vec<Message>, role: Option<String> },
+    Replan {
+        messages: Vec<Message>,
+        role: Option<String>,
+    },
 }
 
 impl RequestBody {
@@ -162,16 +176,40 @@ impl Request {
     /// prompt, which only the runner needs (and which is the costly part).
     fn without_messages(&self) -> Request {
         let body = match &self.body {
-            RequestBody::Work { tools, role, review_only, .. } => {
-                RequestBody::Work { messages: Vec::new(), tools: tools.clone(), role: role.clone(), review_only: *review_only }
-            }
-            RequestBody::Judge { labels, role, attempt, .. } => {
-                RequestBody::Judge { messages: Vec::new(), labels: labels.clone(), role: role.clone(), attempt: *attempt }
-            }
-            RequestBody::Replan { role, .. } => RequestBody::Replan { messages: Vec::new(), role: role.clone() },
+            RequestBody::Work {
+                tools,
+                role,
+                review_only,
+                ..
+            } => RequestBody::Work {
+                messages: Vec::new(),
+                tools: tools.clone(),
+                role: role.clone(),
+                review_only: *review_only,
+            },
+            RequestBody::Judge {
+                labels,
+                role,
+                attempt,
+                ..
+            } => RequestBody::Judge {
+                messages: Vec::new(),
+                labels: labels.clone(),
+                role: role.clone(),
+                attempt: *attempt,
+            },
+            RequestBody::Replan { role, .. } => RequestBody::Replan {
+                messages: Vec::new(),
+                role: role.clone(),
+            },
             other => other.clone(),
         };
-        Request { id: self.id.clone(), node: self.node.clone(), visit: self.visit, body }
+        Request {
+            id: self.id.clone(),
+            node: self.node.clone(),
+            visit: self.visit,
+            body,
+        }
     }
 }
 
@@ -188,7 +226,12 @@ pub enum Effect {
     /// Append this entry to `00_plan-trace/trace.md`.
     Trace(TraceEntry),
     /// Keep a node's output as a note under `00_plan-trace/`.
-    Output { node: String, title: String, visit: u32, text: String },
+    Output {
+        node: String,
+        title: String,
+        visit: u32,
+        text: String,
+    },
     /// Append an accepted amendment to the plan (a PLAN.md work item).
     Amend { text: String },
     /// The run is over.
@@ -254,12 +297,20 @@ impl FinishReason {
             FinishReason::VisitBudget { node, max_visits } => {
                 format!("safety stop: {node} would exceed its max_visits of {max_visits}")
             }
-            FinishReason::StepBudget { max_steps } => format!("safety stop: the run would exceed max_steps of {max_steps}"),
+            FinishReason::StepBudget { max_steps } => {
+                format!("safety stop: the run would exceed max_steps of {max_steps}")
+            }
             FinishReason::NodeFailed { node, reason } => format!("node {node} failed: {reason}"),
-            FinishReason::AwaitingHuman { node, question } => format!("awaiting_human at {node}: {question}"),
-            FinishReason::Interrupted { node, reason } => format!("interrupted at {node}: {reason} (run again to resume)"),
+            FinishReason::AwaitingHuman { node, question } => {
+                format!("awaiting_human at {node}: {question}")
+            }
+            FinishReason::Interrupted { node, reason } => {
+                format!("interrupted at {node}: {reason} (run again to resume)")
+            }
             FinishReason::Stopped { reason } => format!("stopped: {reason} (run again to resume)"),
-            FinishReason::ReplayDiverged { request } => format!("replay diverged: the journal has no answer for {request}"),
+            FinishReason::ReplayDiverged { request } => {
+                format!("replay diverged: the journal has no answer for {request}")
+            }
             FinishReason::PlanFailed { reason } => format!("plan failed: {reason}"),
         }
     }
@@ -343,7 +394,8 @@ impl Shared {
             self.finish(FinishReason::ReplayDiverged { request: id });
             return;
         }
-        self.outstanding.insert(request.id.clone(), request.without_messages());
+        self.outstanding
+            .insert(request.id.clone(), request.without_messages());
         self.out.push(Effect::Request(request));
     }
 
@@ -352,7 +404,10 @@ impl Shared {
     /// status alone is the checkpoint). A loop that re-enters a `done` node
     /// for a visit the journal never saw means that work is still to do.
     pub fn work_recorded_or_unknown(&self, node: usize, visit: u32) -> bool {
-        self.recorded.is_empty() || self.recorded.contains_key(&format!("{}#{visit}:work", self.plan.nodes[node].id))
+        self.recorded.is_empty()
+            || self
+                .recorded
+                .contains_key(&format!("{}#{visit}:work", self.plan.nodes[node].id))
     }
 
     /// Whether the journal holds an answer for this request id.
@@ -377,7 +432,10 @@ impl Shared {
 
     /// The recorded output of one visit's work, if the journal has it.
     pub fn recorded_work(&self, node: usize, visit: u32) -> Option<String> {
-        match self.recorded.get(&format!("{}#{visit}:work", self.plan.nodes[node].id)) {
+        match self
+            .recorded
+            .get(&format!("{}#{visit}:work", self.plan.nodes[node].id))
+        {
             Some(Answer::Work { output }) => Some(output.clone()),
             _ => None,
         }
@@ -388,7 +446,10 @@ impl Shared {
             return;
         }
         self.statuses[node] = status;
-        self.out.push(Effect::WriteStatus { node: self.plan.nodes[node].id.clone(), status });
+        self.out.push(Effect::WriteStatus {
+            node: self.plan.nodes[node].id.clone(),
+            status,
+        });
     }
 
     pub fn record_output(&mut self, node: usize, visit: u32, text: String) {
@@ -396,7 +457,12 @@ impl Shared {
             return;
         }
         let n = &self.plan.nodes[node];
-        self.out.push(Effect::Output { node: n.id.clone(), title: n.title.clone(), visit, text: text.clone() });
+        self.out.push(Effect::Output {
+            node: n.id.clone(),
+            title: n.title.clone(),
+            visit,
+            text: text.clone(),
+        });
         self.remember_output(node, text);
     }
 
@@ -413,7 +479,14 @@ impl Shared {
 
     /// The freshest outputs, newest last, at most `limit` of them.
     pub fn freshest(&self, limit: usize, except: Option<usize>) -> Vec<(String, String)> {
-        let picked: Vec<usize> = self.recency.iter().rev().filter(|&&n| Some(n) != except).take(limit).copied().collect();
+        let picked: Vec<usize> = self
+            .recency
+            .iter()
+            .rev()
+            .filter(|&&n| Some(n) != except)
+            .take(limit)
+            .copied()
+            .collect();
         picked
             .into_iter()
             .rev()
@@ -425,7 +498,14 @@ impl Shared {
         self.recency.last().map(|n| self.outputs[n].clone())
     }
 
-    pub fn trace(&mut self, node: usize, visit: u32, what: String, decided_by: DecidedBy, rationale: Option<String>) {
+    pub fn trace(
+        &mut self,
+        node: usize,
+        visit: u32,
+        what: String,
+        decided_by: DecidedBy,
+        rationale: Option<String>,
+    ) {
         if self.finished.is_some() {
             return;
         }
@@ -506,12 +586,19 @@ impl Machine {
         match self {
             Machine::PlanMd(m) => m.on_deferred(s, request),
             Machine::Vault(_) => match request.body {
-                RequestBody::Human { question, .. } => {
-                    s.finish(FinishReason::AwaitingHuman { node: request.node, question })
-                }
-                _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
+                RequestBody::Human { question, .. } => s.finish(FinishReason::AwaitingHuman {
+                    node: request.node,
+                    question,
+                }),
+                _ => s.finish(FinishReason::Interrupted {
+                    node: request.node,
+                    reason: "deferred by the runner".into(),
+                }),
             },
-            _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
+            _ => s.finish(FinishReason::Interrupted {
+                node: request.node,
+                reason: "deferred by the runner".into(),
+            }),
         }
     }
 
@@ -519,13 +606,23 @@ impl Machine {
         match (self, &request.body) {
             // A refused command is a command that could not execute (126):
             // the item fails and an `@on fail` / `exit!=0` route can catch it.
-            (Machine::PlanMd(m), RequestBody::Command { .. }) => {
-                m.on_answer(s, request, Answer::Command { exit: 126, output: format!("refused: {reason}") })
-            }
+            (Machine::PlanMd(m), RequestBody::Command { .. }) => m.on_answer(
+                s,
+                request,
+                Answer::Command {
+                    exit: 126,
+                    output: format!("refused: {reason}"),
+                },
+            ),
             // A tool the host refuses is that step's failure (a replan can answer it).
-            (Machine::Generated(m), RequestBody::Invoke { .. }) => {
-                m.on_answer(s, request, Answer::Invoke { value: None, error: Some(format!("refused: {reason}")) })
-            }
+            (Machine::Generated(m), RequestBody::Invoke { .. }) => m.on_answer(
+                s,
+                request,
+                Answer::Invoke {
+                    value: None,
+                    error: Some(format!("refused: {reason}")),
+                },
+            ),
             _ => {
                 let node = request.node;
                 s.finish(FinishReason::NodeFailed { node, reason });
@@ -590,7 +687,11 @@ impl Engine {
             PlanFormat::PlanMd => Machine::PlanMd(planmd_run::PlanMdRun::new(&shared)),
             PlanFormat::Generated => Machine::Generated(waves_run::WavesRun::new(&shared)),
         };
-        Ok(Engine { shared, machine, started: false })
+        Ok(Engine {
+            shared,
+            machine,
+            started: false,
+        })
     }
 
     /// The PLAN.md text, so `@feedback` amendments can be applied to it.
@@ -630,17 +731,30 @@ impl Engine {
                 Event::Answered { id, answer } => {
                     if let Some(request) = self.shared.outstanding.remove(&id) {
                         if answer.kind() != request.body.answer_kind() {
-                            let reason = format!("expected a {} answer for {id}, got {}", request.body.answer_kind(), answer.kind());
-                            self.shared.finish(FinishReason::Interrupted { node: request.node, reason });
+                            let reason = format!(
+                                "expected a {} answer for {id}, got {}",
+                                request.body.answer_kind(),
+                                answer.kind()
+                            );
+                            self.shared.finish(FinishReason::Interrupted {
+                                node: request.node,
+                                reason,
+                            });
                         } else {
-                            self.shared.out.push(Effect::Record(JournalEntry { key: id, answer: answer.clone() }));
+                            self.shared.out.push(Effect::Record(JournalEntry {
+                                key: id,
+                                answer: answer.clone(),
+                            }));
                             self.shared.inbox.push_back((request, answer, false));
                         }
                     }
                 }
                 Event::Unavailable { id, error } => {
                     if let Some(request) = self.shared.outstanding.remove(&id) {
-                        self.shared.finish(FinishReason::Interrupted { node: request.node, reason: error });
+                        self.shared.finish(FinishReason::Interrupted {
+                            node: request.node,
+                            reason: error,
+                        });
                     }
                 }
                 Event::Refused { id, reason } => {
@@ -681,7 +795,13 @@ impl Engine {
 
     /// The statuses as the engine last wrote them.
     pub fn statuses(&self) -> Vec<(String, Status)> {
-        self.shared.plan.nodes.iter().zip(&self.shared.statuses).map(|(n, s)| (n.id.clone(), *s)).collect()
+        self.shared
+            .plan
+            .nodes
+            .iter()
+            .zip(&self.shared.statuses)
+            .map(|(n, s)| (n.id.clone(), *s))
+            .collect()
     }
 
     pub fn plan(&self) -> &Plan {

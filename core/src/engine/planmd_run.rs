@@ -112,11 +112,23 @@ impl PlanMdRun {
                     Readiness::Wait => {}
                     Readiness::Bypass(by) => {
                         self.state[i] = State::Bypassed;
-                        s.trace(i, 0, format!("bypassed: item {} steered elsewhere", by + 1), DecidedBy::Route, None);
+                        s.trace(
+                            i,
+                            0,
+                            format!("bypassed: item {} steered elsewhere", by + 1),
+                            DecidedBy::Route,
+                            None,
+                        );
                         changed = true;
                     }
                     Readiness::Skip(reason) => {
-                        s.trace(i, 0, format!("skipped: {reason}"), DecidedBy::Schedule, None);
+                        s.trace(
+                            i,
+                            0,
+                            format!("skipped: {reason}"),
+                            DecidedBy::Schedule,
+                            None,
+                        );
                         self.state[i] = State::Skipped(reason);
                         changed = true;
                     }
@@ -139,11 +151,23 @@ impl PlanMdRun {
                         Readiness::Bypass(by) => {
                             forced = true;
                             self.state[i] = State::Bypassed;
-                            s.trace(i, 0, format!("bypassed: item {} steered elsewhere", by + 1), DecidedBy::Route, None);
+                            s.trace(
+                                i,
+                                0,
+                                format!("bypassed: item {} steered elsewhere", by + 1),
+                                DecidedBy::Route,
+                                None,
+                            );
                         }
                         Readiness::Skip(reason) => {
                             forced = true;
-                            s.trace(i, 0, format!("skipped: {reason}"), DecidedBy::Schedule, None);
+                            s.trace(
+                                i,
+                                0,
+                                format!("skipped: {reason}"),
+                                DecidedBy::Schedule,
+                                None,
+                            );
                             self.state[i] = State::Skipped(reason);
                         }
                         _ => {}
@@ -161,27 +185,50 @@ impl PlanMdRun {
     /// Whether a pending item can run. `final_say`: nothing else can change,
     /// so a postponed decision is taken now.
     fn readiness(&self, s: &Shared, i: usize, final_say: bool) -> Readiness {
-        let settled = |d: usize| matches!(self.state[d], State::Settled | State::Bypassed | State::Skipped(_));
+        let settled = |d: usize| {
+            matches!(
+                self.state[d],
+                State::Settled | State::Bypassed | State::Skipped(_)
+            )
+        };
         if !self.deps[i].iter().all(|&d| settled(d)) {
             return Readiness::Wait;
         }
         // A route source still to settle might yet route here.
-        let route_pending = self.routes_in[i].iter().any(|&src| matches!(self.state[src], State::Pending | State::Running));
+        let route_pending = self.routes_in[i]
+            .iter()
+            .any(|&src| matches!(self.state[src], State::Pending | State::Running));
         if !self.routed[i] {
             for &d in &self.deps[i] {
-                let steered_away = self.state[d] == State::Settled && !self.fired[d].is_empty() && !self.fired[d].contains(&i);
+                let steered_away = self.state[d] == State::Settled
+                    && !self.fired[d].is_empty()
+                    && !self.fired[d].contains(&i);
                 if steered_away || self.state[d] == State::Bypassed {
-                    return if route_pending && !final_say { Readiness::Wait } else { Readiness::Bypass(d) };
+                    return if route_pending && !final_say {
+                        Readiness::Wait
+                    } else {
+                        Readiness::Bypass(d)
+                    };
                 }
                 let blocked = match &self.state[d] {
                     State::Skipped(_) => Some(format!("item {} did not run", d + 1)),
-                    State::Settled if self.fired[d].is_empty() && is_failure(self.outcomes[d].as_deref()) => {
-                        Some(format!("item {} ended {}", d + 1, self.outcomes[d].as_deref().unwrap_or("")))
+                    State::Settled
+                        if self.fired[d].is_empty() && is_failure(self.outcomes[d].as_deref()) =>
+                    {
+                        Some(format!(
+                            "item {} ended {}",
+                            d + 1,
+                            self.outcomes[d].as_deref().unwrap_or("")
+                        ))
                     }
                     _ => None,
                 };
                 if let Some(reason) = blocked {
-                    return if route_pending && !final_say { Readiness::Wait } else { Readiness::Skip(reason) };
+                    return if route_pending && !final_say {
+                        Readiness::Wait
+                    } else {
+                        Readiness::Skip(reason)
+                    };
                 }
             }
         }
@@ -198,14 +245,23 @@ impl PlanMdRun {
     /// The first `@needs` key not on the channel.
     fn missing_need(&self, s: &Shared, i: usize) -> Option<String> {
         let item = planmd::item(&s.plan.nodes[i])?;
-        item.needs.iter().find(|k| self.channel.get(k).is_none()).cloned()
+        item.needs
+            .iter()
+            .find(|k| self.channel.get(k).is_none())
+            .cloned()
     }
 
     fn start_wave(&mut self, s: &mut Shared, wave: Vec<usize>) {
         let budget_left = s.config.max_steps.saturating_sub(s.steps) as usize;
         if wave.len() > budget_left {
             let max_steps = s.config.max_steps;
-            s.trace(wave[budget_left.min(wave.len() - 1)], 0, format!("safety stop: max_steps {max_steps} reached"), DecidedBy::Stop, None);
+            s.trace(
+                wave[budget_left.min(wave.len() - 1)],
+                0,
+                format!("safety stop: max_steps {max_steps} reached"),
+                DecidedBy::Stop,
+                None,
+            );
             s.finish(FinishReason::StepBudget { max_steps });
             return;
         }
@@ -229,28 +285,64 @@ impl PlanMdRun {
         let kind = node.kind;
         let (key, body) = match kind {
             NodeKind::Tool => {
-                let command = planmd::item(node).and_then(|it| it.command.clone()).unwrap_or_else(|| node.title.clone());
+                let command = planmd::item(node)
+                    .and_then(|it| it.command.clone())
+                    .unwrap_or_else(|| node.title.clone());
                 ("command", RequestBody::Command { command })
             }
             NodeKind::Human if s.config.autonomy == Autonomy::Ask => {
                 let question = format!("Item {}: {}", id, node.title);
-                ("human", RequestBody::Human { question, choices: Vec::new() })
+                (
+                    "human",
+                    RequestBody::Human {
+                        question,
+                        choices: Vec::new(),
+                    },
+                )
             }
             _ => {
-                let review_only = matches!(kind, NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback);
+                let review_only =
+                    matches!(kind, NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback);
                 let extra = work_extra(s, i);
                 let earlier = s.freshest(prompt::earlier_limit(), None);
-                let messages = prompt::work_messages(&s.config.query, node, review_only, &earlier, Some(&extra));
+                let messages = prompt::work_messages(
+                    &s.config.query,
+                    node,
+                    review_only,
+                    &earlier,
+                    Some(&extra),
+                );
                 let tools = super::vault_run::granted_tools(&s.plan, node);
                 let tools = if review_only { Vec::new() } else { tools };
-                ("work", RequestBody::Work { messages, tools, role: node.role.clone(), review_only })
+                (
+                    "work",
+                    RequestBody::Work {
+                        messages,
+                        tools,
+                        role: node.role.clone(),
+                        review_only,
+                    },
+                )
             }
         };
-        let request = Request { id: format!("{id}#1:{key}"), node: id, visit: 1, body };
+        let request = Request {
+            id: format!("{id}#1:{key}"),
+            node: id,
+            visit: 1,
+            body,
+        };
         // A done item (a resumed run) with its answer recorded is re-derived
         // from the journal; without one it simply counts as done.
         if already_done && !s.has_recorded(&request.id) {
-            self.answers.insert(i, (request, Answer::Work { output: s.outputs.get(&i).cloned().unwrap_or_default() }));
+            self.answers.insert(
+                i,
+                (
+                    request,
+                    Answer::Work {
+                        output: s.outputs.get(&i).cloned().unwrap_or_default(),
+                    },
+                ),
+            );
             self.complete_wave_if_ready(s);
             return;
         }
@@ -261,7 +353,9 @@ impl PlanMdRun {
     }
 
     pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
-        let Some(i) = s.node_index(&request.node) else { return };
+        let Some(i) = s.node_index(&request.node) else {
+            return;
+        };
         if !self.wave.contains(&i) {
             return;
         }
@@ -285,8 +379,14 @@ impl PlanMdRun {
 
     pub fn on_deferred(&mut self, s: &mut Shared, request: Request) {
         match request.body {
-            RequestBody::Human { question, .. } => s.finish(FinishReason::AwaitingHuman { node: request.node, question }),
-            _ => s.finish(FinishReason::Interrupted { node: request.node, reason: "deferred by the runner".into() }),
+            RequestBody::Human { question, .. } => s.finish(FinishReason::AwaitingHuman {
+                node: request.node,
+                question,
+            }),
+            _ => s.finish(FinishReason::Interrupted {
+                node: request.node,
+                reason: "deferred by the runner".into(),
+            }),
         }
     }
 
@@ -300,13 +400,30 @@ impl PlanMdRun {
         let (output, outcome, signals, decided_by) = match &answer {
             Answer::Command { exit, output } => {
                 let outcome = if *exit == 0 { "ok" } else { "fail" };
-                (output.clone(), Some(outcome.to_string()), vec![(planmd::TOOL_EXIT_SIGNAL.to_string(), exit.to_string())], DecidedBy::Command)
+                (
+                    output.clone(),
+                    Some(outcome.to_string()),
+                    vec![(planmd::TOOL_EXIT_SIGNAL.to_string(), exit.to_string())],
+                    DecidedBy::Command,
+                )
             }
-            Answer::Human { decision, approved, .. } => {
+            Answer::Human {
+                decision, approved, ..
+            } => {
                 let outcome = if *approved { "ok" } else { "fail" };
-                (decision.clone(), Some(outcome.to_string()), Vec::new(), DecidedBy::Human)
+                (
+                    decision.clone(),
+                    Some(outcome.to_string()),
+                    Vec::new(),
+                    DecidedBy::Human,
+                )
             }
-            Answer::Work { output } if already_done => (output.clone(), Some("ok".to_string()), Vec::new(), DecidedBy::Resume),
+            Answer::Work { output } if already_done => (
+                output.clone(),
+                Some("ok".to_string()),
+                Vec::new(),
+                DecidedBy::Resume,
+            ),
             Answer::Work { output } => {
                 let (status, signals) = status_block(output);
                 let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
@@ -315,11 +432,20 @@ impl PlanMdRun {
                     ("blocked", false) => "blocked".to_string(),
                     _ => "fail".to_string(),
                 });
-                let by = if node.kind == NodeKind::Human { DecidedBy::Human } else { DecidedBy::Schedule };
+                let by = if node.kind == NodeKind::Human {
+                    DecidedBy::Human
+                } else {
+                    DecidedBy::Schedule
+                };
                 (output.clone(), outcome, signals, by)
             }
             // An answer of the wrong kind for an item (a corrupt journal): the item fails.
-            other => (format!("unexpected {} answer", other.kind()), Some("fail".into()), Vec::new(), DecidedBy::Stop),
+            other => (
+                format!("unexpected {} answer", other.kind()),
+                Some("fail".into()),
+                Vec::new(),
+                DecidedBy::Stop,
+            ),
         };
         self.state[i] = State::Settled;
         self.outcomes[i] = outcome.clone();
@@ -347,12 +473,14 @@ impl PlanMdRun {
         if !notes.is_empty() {
             what.push_str(&format!("; signals {}", notes.join(", ")));
         }
-        let rationale = (decided_by == DecidedBy::Human && node.kind == NodeKind::Human).then(|| output.clone());
-        let what = if node.kind == NodeKind::Human && s.config.autonomy == Autonomy::Full && !rederive {
-            format!("{what}; decided by the run under autonomy: full")
-        } else {
-            what
-        };
+        let rationale = (decided_by == DecidedBy::Human && node.kind == NodeKind::Human)
+            .then(|| output.clone());
+        let what =
+            if node.kind == NodeKind::Human && s.config.autonomy == Autonomy::Full && !rederive {
+                format!("{what}; decided by the run under autonomy: full")
+            } else {
+                what
+            };
         if !rederive {
             s.trace(i, 1, what, decided_by, rationale);
         }
@@ -367,7 +495,13 @@ impl PlanMdRun {
                     self.routed[to] = true;
                     let target = s.plan.nodes[to].title.clone();
                     if !rederive {
-                        s.trace(i, 1, format!("took route `{label}` → item {} ({target})", to + 1), DecidedBy::Route, None);
+                        s.trace(
+                            i,
+                            1,
+                            format!("took route `{label}` → item {} ({target})", to + 1),
+                            DecidedBy::Route,
+                            None,
+                        );
                     }
                 }
             }
@@ -385,9 +519,17 @@ impl PlanMdRun {
     /// `rederive`: the amendments of a resumed run's feedback item are
     /// already in the PLAN.md; only what they spent of the budget counts.
     fn amend(&mut self, s: &mut Shared, i: usize, output: &str, rederive: bool) {
-        let Some(block) = amend::extract_block(output) else { return };
+        let Some(block) = amend::extract_block(output) else {
+            return;
+        };
         let Some(text) = self.plan_text.clone() else {
-            s.trace(i, 1, "amendments proposed, but this run has no PLAN.md text to amend".into(), DecidedBy::Stop, Some(block));
+            s.trace(
+                i,
+                1,
+                "amendments proposed, but this run has no PLAN.md text to amend".into(),
+                DecidedBy::Stop,
+                Some(block),
+            );
             return;
         };
         let proposals = amend::parse_block(&block);
@@ -397,7 +539,17 @@ impl PlanMdRun {
             return;
         }
         for refusal in &outcome.refused {
-            s.trace(i, 1, format!("amendment refused ({}): {}", refusal.bound.as_str(), refusal.reason), DecidedBy::Stop, Some(refusal.proposal.clone()));
+            s.trace(
+                i,
+                1,
+                format!(
+                    "amendment refused ({}): {}",
+                    refusal.bound.as_str(),
+                    refusal.reason
+                ),
+                DecidedBy::Stop,
+                Some(refusal.proposal.clone()),
+            );
         }
         if outcome.accepted.is_empty() {
             return;
@@ -413,31 +565,50 @@ impl PlanMdRun {
             let mut node = new_plan.nodes[idx].clone();
             node.status = Status::Pending;
             s.add_node(node);
-            s.trace(i, 1, format!("amendment accepted: item {} appended", accepted.index), DecidedBy::Schedule, Some(format!("Reversal: delete the line `{}`", accepted.line)));
+            s.trace(
+                i,
+                1,
+                format!("amendment accepted: item {} appended", accepted.index),
+                DecidedBy::Schedule,
+                Some(format!("Reversal: delete the line `{}`", accepted.line)),
+            );
         }
-        for e in new_plan.edges.iter().filter(|e| e.from >= first_new || e.to.is_some_and(|t| t >= first_new)) {
+        for e in new_plan
+            .edges
+            .iter()
+            .filter(|e| e.from >= first_new || e.to.is_some_and(|t| t >= first_new))
+        {
             if e.from < s.plan.nodes.len() && e.to.is_none_or(|t| t < s.plan.nodes.len()) {
                 s.add_edge(e.clone());
             }
         }
         let added = s.plan.nodes.len() - first_new;
-        self.state.extend(std::iter::repeat_n(State::Pending, added));
+        self.state
+            .extend(std::iter::repeat_n(State::Pending, added));
         self.deps.extend(std::iter::repeat_n(Vec::new(), added));
-        self.routes_out.extend(std::iter::repeat_n(Vec::new(), added));
-        self.routes_in.extend(std::iter::repeat_n(Vec::new(), added));
+        self.routes_out
+            .extend(std::iter::repeat_n(Vec::new(), added));
+        self.routes_in
+            .extend(std::iter::repeat_n(Vec::new(), added));
         self.routed.extend(std::iter::repeat_n(false, added));
-        self.fired.extend(std::iter::repeat_n(BTreeSet::new(), added));
+        self.fired
+            .extend(std::iter::repeat_n(BTreeSet::new(), added));
         self.outcomes.extend(std::iter::repeat_n(None, added));
         self.index_edges(s, first_edge);
         self.plan_text = Some(outcome.plan_text.clone());
-        s.emit(Effect::Amend { text: outcome.plan_text });
+        s.emit(Effect::Amend {
+            text: outcome.plan_text,
+        });
     }
 
     fn finish(&mut self, s: &mut Shared) {
         match self.failures.first() {
             Some((i, reason)) => {
                 let node = s.node_id(*i);
-                s.finish(FinishReason::NodeFailed { node, reason: reason.clone() });
+                s.finish(FinishReason::NodeFailed {
+                    node,
+                    reason: reason.clone(),
+                });
             }
             None => s.finish(FinishReason::Completed),
         }
@@ -470,7 +641,10 @@ fn work_extra(s: &Shared, i: usize) -> String {
         }
         if !item.emits.is_empty() {
             let options: Vec<String> = item.emits.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            extra.push_str(&format!("Signals you may report (and only these): {}\n\n", options.join(", ")));
+            extra.push_str(&format!(
+                "Signals you may report (and only these): {}\n\n",
+                options.join(", ")
+            ));
         }
     }
     if node.kind == NodeKind::Human {
@@ -500,7 +674,11 @@ pub(crate) fn status_block(output: &str) -> (Option<String>, Vec<(String, String
         let line = line.trim();
         let upper = line.to_ascii_uppercase();
         if let Some(rest) = upper.strip_prefix("STATUS:") {
-            let word = rest.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            let word = rest
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
             let word = match word.as_str() {
                 "done" | "ok" | "complete" | "completed" => "done",
                 "blocked" => "blocked",

@@ -11,7 +11,8 @@ const OUTPUT_CHARS: usize = 4000;
 pub const WORK_SYSTEM: &str = "You carry out one step of a plan. Do what the step describes, \
 using the earlier outputs as context, and reply with the step's result only.";
 
-pub const REVIEW_SYSTEM: &str = "You review one step of a plan. You may read but you must not change anything. \
+pub const REVIEW_SYSTEM: &str =
+    "You review one step of a plan. You may read but you must not change anything. \
 Judge what the step asks and reply with your verdict and reasons.";
 
 /// The step description: the node's body without its `## Next` section
@@ -36,26 +37,37 @@ pub fn work_messages(
     earlier: &[(String, String)],
     extra: Option<&str>,
 ) -> Vec<Message> {
-    let system = if review_only { REVIEW_SYSTEM } else { WORK_SYSTEM };
+    let system = if review_only {
+        REVIEW_SYSTEM
+    } else {
+        WORK_SYSTEM
+    };
     let mut user = String::new();
     if !query.is_empty() {
         user.push_str(&format!("The run's query: {query}\n\n"));
     }
     user.push_str(&format!("Step: {}\n", node.title));
     let text = step_text(node);
-    if !text.is_empty() && text != node.title && text.trim_start_matches("# ").trim() != node.title {
+    if !text.is_empty() && text != node.title && text.trim_start_matches("# ").trim() != node.title
+    {
         user.push_str(&format!("\n{text}\n"));
     }
     if !earlier.is_empty() {
         user.push_str("\nEarlier outputs, oldest first:\n");
         for (title, output) in earlier {
-            user.push_str(&format!("\n### {title}\n{}\n", truncate(output, OUTPUT_CHARS)));
+            user.push_str(&format!(
+                "\n### {title}\n{}\n",
+                truncate(output, OUTPUT_CHARS)
+            ));
         }
     }
     if let Some(extra) = extra {
         user.push_str(&format!("\n{extra}\n"));
     }
-    vec![Message::new(Role::System, system), Message::new(Role::User, user)]
+    vec![
+        Message::new(Role::System, system),
+        Message::new(Role::User, user),
+    ]
 }
 
 pub fn earlier_limit() -> usize {

@@ -76,7 +76,11 @@ impl TraceEntry {
     /// The entry as appended to `trace.md`.
     pub fn to_markdown(&self) -> String {
         // Visit 0: the node never ran (bypassed, skipped).
-        let visit = if self.visit == 0 { "not run".to_string() } else { format!("visit {}", self.visit) };
+        let visit = if self.visit == 0 {
+            "not run".to_string()
+        } else {
+            format!("visit {}", self.visit)
+        };
         let mut out = format!(
             "\n## {}. {} ({visit})\n\n- node: [[{}]]\n- {}\n- decided by: {}\n",
             self.seq,
@@ -119,16 +123,30 @@ pub fn held_output_path(node: &str, visit: u32) -> String {
 
 /// The held output's note; [`parse_output_note`] reads it back.
 pub fn held_output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
-    format!("# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{text}\n", one_line(title))
+    format!(
+        "# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{text}\n",
+        one_line(title)
+    )
 }
 
 fn file_safe(node: &str) -> String {
-    node.chars().map(|c| if matches!(c, '/' | '\\' | ':' | '#' | '^' | '|' | '[' | ']') { '_' } else { c }).collect()
+    node.chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':' | '#' | '^' | '|' | '[' | ']') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// The output note's text.
 pub fn output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
-    format!("# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{text}\n", one_line(title))
+    format!(
+        "# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{text}\n",
+        one_line(title)
+    )
 }
 
 /// Read an output note back (for a resumed run): the text after the header.
@@ -167,9 +185,15 @@ mod tests {
     fn output_notes_round_trip_and_have_safe_names() {
         let note = output_note("drafts/first", "First draft", 2, "hello\n\nworld");
         assert_eq!(parse_output_note(&note).as_deref(), Some("hello\n\nworld"));
-        assert_eq!(output_note_path("drafts/first", 2), "00_plan-trace/drafts_first.visit-2.md");
+        assert_eq!(
+            output_note_path("drafts/first", 2),
+            "00_plan-trace/drafts_first.visit-2.md"
+        );
         let held = held_output_note("drafts/first", "First draft", 2, "hello\n\nworld");
         assert_eq!(parse_output_note(&held).as_deref(), Some("hello\n\nworld"));
-        assert_eq!(held_output_path("drafts/first", 2), "00_plan-trace/drafts_first.visit-2.held.md");
+        assert_eq!(
+            held_output_path("drafts/first", 2),
+            "00_plan-trace/drafts_first.visit-2.held.md"
+        );
     }
 }

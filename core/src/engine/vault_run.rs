@@ -38,12 +38,19 @@ pub(crate) struct VaultRun {
 
 impl VaultRun {
     pub fn new(plan: &crate::Plan) -> Self {
-        VaultRun { visits: vec![0; plan.nodes.len()], walking: false, walked: 0, judging: None }
+        VaultRun {
+            visits: vec![0; plan.nodes.len()],
+            walking: false,
+            walked: 0,
+            judging: None,
+        }
     }
 
     pub fn start(&mut self, s: &mut Shared) {
         let Some(start) = s.plan.start else {
-            s.finish(FinishReason::PlanFailed { reason: "the plan has no start node".into() });
+            s.finish(FinishReason::PlanFailed {
+                reason: "the plan has no start node".into(),
+            });
             return;
         };
         if let Some(active) = s.statuses.iter().position(|&st| st == Status::Active) {
@@ -96,13 +103,28 @@ impl VaultRun {
     fn begin_visit(&mut self, s: &mut Shared, node: usize, visit: u32, resumed_active: bool) {
         let max_visits = s.plan.nodes[node].max_visits;
         if visit > max_visits {
-            s.trace(node, visit - 1, format!("safety stop: max_visits {max_visits} reached"), DecidedBy::Stop, None);
-            s.finish(FinishReason::VisitBudget { node: s.node_id(node), max_visits });
+            s.trace(
+                node,
+                visit - 1,
+                format!("safety stop: max_visits {max_visits} reached"),
+                DecidedBy::Stop,
+                None,
+            );
+            s.finish(FinishReason::VisitBudget {
+                node: s.node_id(node),
+                max_visits,
+            });
             return;
         }
         if s.steps >= s.config.max_steps {
             let max_steps = s.config.max_steps;
-            s.trace(node, visit, format!("safety stop: max_steps {max_steps} reached"), DecidedBy::Stop, None);
+            s.trace(
+                node,
+                visit,
+                format!("safety stop: max_steps {max_steps} reached"),
+                DecidedBy::Stop,
+                None,
+            );
             s.finish(FinishReason::StepBudget { max_steps });
             return;
         }
@@ -115,7 +137,10 @@ impl VaultRun {
             self.ask_human(s, node, visit);
             return;
         }
-        if self.walking && s.statuses[node] == Status::Done && s.work_recorded_or_unknown(node, visit) {
+        if self.walking
+            && s.statuses[node] == Status::Done
+            && s.work_recorded_or_unknown(node, visit)
+        {
             // The recorded output of this very visit is the freshest truth;
             // re-emitting its note repairs one lost to the interruption.
             if let Some(output) = s.recorded_work(node, visit) {
@@ -127,7 +152,13 @@ impl VaultRun {
         }
         self.end_walk(s, node, visit);
         if resumed_active {
-            s.trace(node, visit, "resumed: the node was active".into(), DecidedBy::Resume, None);
+            s.trace(
+                node,
+                visit,
+                "resumed: the node was active".into(),
+                DecidedBy::Resume,
+                None,
+            );
         }
         s.set_status(node, Status::Active);
         if asks_a_person(s, node) {
@@ -142,13 +173,20 @@ impl VaultRun {
             id: format!("{}#{visit}:work", n.id),
             node: n.id.clone(),
             visit,
-            body: RequestBody::Work { messages, tools, role: n.role.clone(), review_only: false },
+            body: RequestBody::Work {
+                messages,
+                tools,
+                role: n.role.clone(),
+                review_only: false,
+            },
         };
         s.ask(request);
     }
 
     pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
-        let Some(node) = s.node_index(&request.node) else { return };
+        let Some(node) = s.node_index(&request.node) else {
+            return;
+        };
         match answer {
             Answer::Work { output } => {
                 s.set_status(node, Status::Done);
@@ -156,7 +194,11 @@ impl VaultRun {
                 self.judge(s, node, request.visit);
             }
             Answer::Judgment { raw } => self.on_judgment(s, raw),
-            Answer::Human { decision, approved, choice } => self.on_decision(s, node, request.visit, decision, approved, choice),
+            Answer::Human {
+                decision,
+                approved,
+                choice,
+            } => self.on_decision(s, node, request.visit, decision, approved, choice),
             other => s.finish(FinishReason::Interrupted {
                 node: request.node,
                 reason: format!("a vault node takes no {} answer", other.kind()),
@@ -174,7 +216,11 @@ impl VaultRun {
             .map(|&e| edge_label(s, e))
             .collect();
         let text = prompt::step_text(n);
-        let question = if text.is_empty() { n.title.clone() } else { format!("{}\n\n{text}", n.title) };
+        let question = if text.is_empty() {
+            n.title.clone()
+        } else {
+            format!("{}\n\n{text}", n.title)
+        };
         let request = Request {
             id: format!("{}#{visit}:human", n.id),
             node: n.id.clone(),
@@ -187,7 +233,15 @@ impl VaultRun {
     /// A person's decision: the picked label's edge; else approval takes the
     /// unconditional edge (or ends the run at a terminal note), and a
     /// rejection stops the run at this node.
-    fn on_decision(&mut self, s: &mut Shared, node: usize, visit: u32, decision: String, approved: bool, choice: Option<String>) {
+    fn on_decision(
+        &mut self,
+        s: &mut Shared,
+        node: usize,
+        visit: u32,
+        decision: String,
+        approved: bool,
+        choice: Option<String>,
+    ) {
         if !s.answer_served {
             self.end_walk(s, node, visit);
         }
@@ -199,40 +253,89 @@ impl VaultRun {
             (None, true) => "approved".to_string(),
             (None, false) => "rejected".to_string(),
         };
-        let output = if decision.trim().is_empty() || decision == verdict { verdict.clone() } else { format!("{verdict}: {decision}") };
+        let output = if decision.trim().is_empty() || decision == verdict {
+            verdict.clone()
+        } else {
+            format!("{verdict}: {decision}")
+        };
         s.record_output(node, visit, output.clone());
         let edges = s.out_edges[node].clone();
         if let Some(label) = &choice {
-            let picked = edges.iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Conditional && edge_label(s, e) == *label);
+            let picked = edges.iter().copied().find(|&e| {
+                s.plan.edges[e].kind == EdgeKind::Conditional && edge_label(s, e) == *label
+            });
             match picked {
                 Some(e) => self.take(s, node, visit, e, DecidedBy::Human, Some(output)),
                 None => {
-                    let reason = format!("the person chose `{label}`, which is not a condition of {}", s.node_id(node));
-                    s.trace(node, visit, format!("failed: {reason}"), DecidedBy::Human, None);
-                    s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+                    let reason = format!(
+                        "the person chose `{label}`, which is not a condition of {}",
+                        s.node_id(node)
+                    );
+                    s.trace(
+                        node,
+                        visit,
+                        format!("failed: {reason}"),
+                        DecidedBy::Human,
+                        None,
+                    );
+                    s.finish(FinishReason::NodeFailed {
+                        node: s.node_id(node),
+                        reason,
+                    });
                 }
             }
             return;
         }
         if !approved {
             let reason = format!("rejected by a person: {decision}");
-            s.trace(node, visit, "rejected: the run stops here".into(), DecidedBy::Human, Some(output));
-            s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+            s.trace(
+                node,
+                visit,
+                "rejected: the run stops here".into(),
+                DecidedBy::Human,
+                Some(output),
+            );
+            s.finish(FinishReason::NodeFailed {
+                node: s.node_id(node),
+                reason,
+            });
             return;
         }
         if edges.is_empty() {
             if !self.quiet(s, DecidedBy::Human) {
-                s.trace(node, visit, "approved: a node with no outgoing edges".into(), DecidedBy::Human, Some(output.clone()));
+                s.trace(
+                    node,
+                    visit,
+                    "approved: a node with no outgoing edges".into(),
+                    DecidedBy::Human,
+                    Some(output.clone()),
+                );
             }
             s.finish_with(FinishReason::Completed, Some(output));
             return;
         }
-        match edges.iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional) {
+        match edges
+            .iter()
+            .copied()
+            .find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional)
+        {
             Some(e) => self.take(s, node, visit, e, DecidedBy::Human, Some(output)),
             None => {
-                let reason = format!("{} needs one of its conditions picked, not a bare approval", s.node_id(node));
-                s.trace(node, visit, format!("failed: {reason}"), DecidedBy::Human, None);
-                s.finish(FinishReason::NodeFailed { node: s.node_id(node), reason });
+                let reason = format!(
+                    "{} needs one of its conditions picked, not a bare approval",
+                    s.node_id(node)
+                );
+                s.trace(
+                    node,
+                    visit,
+                    format!("failed: {reason}"),
+                    DecidedBy::Human,
+                    None,
+                );
+                s.finish(FinishReason::NodeFailed {
+                    node: s.node_id(node),
+                    reason,
+                });
             }
         }
     }
@@ -241,7 +344,10 @@ impl VaultRun {
     /// Leave the resume walk: one trace entry says where live work picks up.
     fn end_walk(&mut self, s: &mut Shared, node: usize, visit: u32) {
         if self.walking && self.walked > 0 {
-            let what = format!("resumed: walked past {} done node(s) on recorded decisions", self.walked);
+            let what = format!(
+                "resumed: walked past {} done node(s) on recorded decisions",
+                self.walked
+            );
             s.trace(node, visit, what, DecidedBy::Resume, None);
         }
         self.walking = false;
@@ -258,13 +364,22 @@ impl VaultRun {
         if edges.is_empty() {
             let answer = s.outputs.get(&node).cloned().or_else(|| s.last_output());
             if !self.quiet(s, DecidedBy::Terminal) {
-                s.trace(node, visit, "finished: a node with no outgoing edges".into(), DecidedBy::Terminal, None);
+                s.trace(
+                    node,
+                    visit,
+                    "finished: a node with no outgoing edges".into(),
+                    DecidedBy::Terminal,
+                    None,
+                );
             }
             s.finish_with(FinishReason::Completed, answer);
             return;
         }
-        let conditional: Vec<usize> =
-            edges.iter().copied().filter(|&e| s.plan.edges[e].kind == EdgeKind::Conditional).collect();
+        let conditional: Vec<usize> = edges
+            .iter()
+            .copied()
+            .filter(|&e| s.plan.edges[e].kind == EdgeKind::Conditional)
+            .collect();
         let output = s.outputs.get(&node).cloned().unwrap_or_default();
 
         // Predicates win over the model.
@@ -281,9 +396,19 @@ impl VaultRun {
                     query: &s.config.query,
                 };
                 let held = predicate(&input);
-                notes.push(format!("predicate `{label}`: {}", if held { "held" } else { "did not hold" }));
+                notes.push(format!(
+                    "predicate `{label}`: {}",
+                    if held { "held" } else { "did not hold" }
+                ));
                 if held {
-                    self.take(s, node, visit, e, DecidedBy::Predicate, Some(notes.join("\n")));
+                    self.take(
+                        s,
+                        node,
+                        visit,
+                        e,
+                        DecidedBy::Predicate,
+                        Some(notes.join("\n")),
+                    );
                     return;
                 }
             } else {
@@ -298,7 +423,15 @@ impl VaultRun {
         let labels: Vec<String> = grid_edges.iter().map(|&e| edge_label(s, e)).collect();
         let n = &s.plan.nodes[node];
         let messages = grid::grid_messages(&s.config.query, &n.title, &output, &labels);
-        self.judging = Some(Judging { node, visit, attempt: 1, edges: grid_edges, labels, messages, predicate_notes });
+        self.judging = Some(Judging {
+            node,
+            visit,
+            attempt: 1,
+            edges: grid_edges,
+            labels,
+            messages,
+            predicate_notes,
+        });
         self.ask_grid(s);
     }
 
@@ -320,7 +453,9 @@ impl VaultRun {
     }
 
     fn on_judgment(&mut self, s: &mut Shared, raw: String) {
-        let Some(mut j) = self.judging.take() else { return };
+        let Some(mut j) = self.judging.take() else {
+            return;
+        };
         if !s.answer_served {
             self.end_walk(s, j.node, j.visit);
         }
@@ -331,12 +466,20 @@ impl VaultRun {
                     None => raw,
                 };
                 match verdicts.iter().position(|&held| held) {
-                    Some(i) => self.take(s, j.node, j.visit, j.edges[i], DecidedBy::Grid, Some(rationale)),
+                    Some(i) => self.take(
+                        s,
+                        j.node,
+                        j.visit,
+                        j.edges[i],
+                        DecidedBy::Grid,
+                        Some(rationale),
+                    ),
                     None => self.fallback(s, j.node, j.visit, Some(rationale)),
                 }
             }
             Err(problem) if j.attempt < s.config.grid_attempts => {
-                j.messages.extend(grid::reask_messages(&raw, &problem, j.labels.len()));
+                j.messages
+                    .extend(grid::reask_messages(&raw, &problem, j.labels.len()));
                 j.attempt += 1;
                 self.judging = Some(j);
                 self.ask_grid(s);
@@ -346,30 +489,63 @@ impl VaultRun {
     }
 
     fn grid_failed(&mut self, s: &mut Shared, j: Judging, problem: GridError, raw: String) {
-        let reason = format!("the YES/NO judgment could not be read after {} attempt(s): {problem}", j.attempt);
-        s.trace(j.node, j.visit, format!("failed: {reason}"), DecidedBy::Stop, Some(raw));
-        s.finish(FinishReason::NodeFailed { node: s.node_id(j.node), reason });
+        let reason = format!(
+            "the YES/NO judgment could not be read after {} attempt(s): {problem}",
+            j.attempt
+        );
+        s.trace(
+            j.node,
+            j.visit,
+            format!("failed: {reason}"),
+            DecidedBy::Stop,
+            Some(raw),
+        );
+        s.finish(FinishReason::NodeFailed {
+            node: s.node_id(j.node),
+            reason,
+        });
     }
 
     /// No condition held: the unconditional edge, else re-work.
     fn fallback(&mut self, s: &mut Shared, node: usize, visit: u32, rationale: Option<String>) {
-        let unconditional = s.out_edges[node].iter().copied().find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional);
+        let unconditional = s.out_edges[node]
+            .iter()
+            .copied()
+            .find(|&e| s.plan.edges[e].kind == EdgeKind::Unconditional);
         match unconditional {
             Some(e) => self.take(s, node, visit, e, DecidedBy::Unconditional, rationale),
             None => {
                 if !self.quiet(s, DecidedBy::Rework) {
-                    s.trace(node, visit, "no condition held: the node works again".into(), DecidedBy::Rework, rationale);
+                    s.trace(
+                        node,
+                        visit,
+                        "no condition held: the node works again".into(),
+                        DecidedBy::Rework,
+                        rationale,
+                    );
                 }
                 self.enter(s, node);
             }
         }
     }
 
-    fn take(&mut self, s: &mut Shared, node: usize, visit: u32, edge: usize, decided_by: DecidedBy, rationale: Option<String>) {
+    fn take(
+        &mut self,
+        s: &mut Shared,
+        node: usize,
+        visit: u32,
+        edge: usize,
+        decided_by: DecidedBy,
+        rationale: Option<String>,
+    ) {
         let e = &s.plan.edges[edge];
         let label = e.label.clone().unwrap_or_else(|| "next".into());
         let Some(to) = e.to else {
-            let reason = format!("edge `{label}` of {} points to {}, which does not exist", s.node_id(node), e.target);
+            let reason = format!(
+                "edge `{label}` of {} points to {}, which does not exist",
+                s.node_id(node),
+                e.target
+            );
             s.finish(FinishReason::PlanFailed { reason });
             return;
         };

@@ -6,7 +6,9 @@
 //! cone reported as skipped), and bounded replanning that keeps every
 //! completed step and never reuses an id.
 
-use super::{Answer, DecidedBy, FailureMode, FinishReason, Message, Request, RequestBody, Role, Shared};
+use super::{
+    Answer, DecidedBy, FailureMode, FinishReason, Message, Request, RequestBody, Role, Shared,
+};
 use crate::generated::{self, refs, resolve_refs};
 use crate::model::{EdgeKind, PreconditionTest, Status};
 use crate::Code;
@@ -80,13 +82,24 @@ impl WavesRun {
                 if self.state[i] != State::Pending {
                     continue;
                 }
-                let blocked = self.deps[i].iter().find(|&&d| matches!(self.state[d], State::Failed(_) | State::Skipped(_)));
+                let blocked = self.deps[i]
+                    .iter()
+                    .find(|&&d| matches!(self.state[d], State::Failed(_) | State::Skipped(_)));
                 if let Some(&d) = blocked {
                     let reason = format!("depends on {}, which did not complete", s.node_id(d));
-                    s.trace(i, 0, format!("skipped: {reason}"), DecidedBy::Schedule, None);
+                    s.trace(
+                        i,
+                        0,
+                        format!("skipped: {reason}"),
+                        DecidedBy::Schedule,
+                        None,
+                    );
                     self.state[i] = State::Skipped(reason);
                     changed = true;
-                } else if self.deps[i].iter().all(|&d| self.state[d] == State::Completed) {
+                } else if self.deps[i]
+                    .iter()
+                    .all(|&d| self.state[d] == State::Completed)
+                {
                     wave.push(i);
                 }
             }
@@ -120,15 +133,26 @@ impl WavesRun {
             let request_id = format!("{}#1:invoke", s.node_id(i));
             if s.statuses[i] == Status::Done && !s.has_recorded(&request_id) {
                 // Done in an interrupted run that left no journal: never re-run it.
-                let prior = s.outputs.get(&i).map(|t| serde_json::from_str(t).unwrap_or(Value::String(t.clone())));
-                self.answers.insert(i, Answer::Invoke { value: Some(prior.unwrap_or(Value::Null)), error: None });
+                let prior = s
+                    .outputs
+                    .get(&i)
+                    .map(|t| serde_json::from_str(t).unwrap_or(Value::String(t.clone())));
+                self.answers.insert(
+                    i,
+                    Answer::Invoke {
+                        value: Some(prior.unwrap_or(Value::Null)),
+                        error: None,
+                    },
+                );
                 self.complete_wave_if_ready(s);
                 continue;
             }
             match self.prepare(s, i) {
                 Ok(args) => {
                     let node = &s.plan.nodes[i];
-                    let capability = generated::step(node).map(|g| g.capability.clone()).unwrap_or_default();
+                    let capability = generated::step(node)
+                        .map(|g| g.capability.clone())
+                        .unwrap_or_default();
                     let id = node.id.clone();
                     if s.statuses[i] != Status::Done {
                         s.set_status(i, Status::Active);
@@ -142,7 +166,13 @@ impl WavesRun {
                     s.ask(request);
                 }
                 Err(reason) => {
-                    self.answers.insert(i, Answer::Invoke { value: None, error: Some(reason) });
+                    self.answers.insert(
+                        i,
+                        Answer::Invoke {
+                            value: None,
+                            error: Some(reason),
+                        },
+                    );
                     self.complete_wave_if_ready(s);
                 }
             }
@@ -155,9 +185,13 @@ impl WavesRun {
         let node = &s.plan.nodes[i];
         let step = generated::step(node).ok_or("not a generated step")?;
         if !generated::permits(&s.plan, &step.capability) {
-            return Err(format!("refused: tool {} was not declared by the plan", step.capability));
+            return Err(format!(
+                "refused: tool {} was not declared by the plan",
+                step.capability
+            ));
         }
-        let args = resolve_refs(&step.args, &self.outputs).map_err(|e| format!("ref-unresolved: {e}"))?;
+        let args =
+            resolve_refs(&step.args, &self.outputs).map_err(|e| format!("ref-unresolved: {e}"))?;
         for pre in &step.preconditions {
             let value = refs::lookup(&pre.reference, &self.outputs).ok();
             let holds = match pre.test {
@@ -171,7 +205,10 @@ impl WavesRun {
                     PreconditionTest::Truthy => "truthy",
                     PreconditionTest::Equals => "equals",
                 };
-                return Err(format!("precondition: {} {test} does not hold", pre.reference));
+                return Err(format!(
+                    "precondition: {} {test} does not hold",
+                    pre.reference
+                ));
             }
         }
         Ok(args)
@@ -184,7 +221,9 @@ impl WavesRun {
             }
             return;
         }
-        let Some(i) = s.node_index(&request.node) else { return };
+        let Some(i) = s.node_index(&request.node) else {
+            return;
+        };
         if !self.wave.contains(&i) {
             return;
         }
@@ -202,7 +241,10 @@ impl WavesRun {
             let answer = answers.remove(&i);
             let id = s.node_id(i);
             match answer {
-                Some(Answer::Invoke { value: Some(value), error: None }) => {
+                Some(Answer::Invoke {
+                    value: Some(value),
+                    error: None,
+                }) => {
                     self.state[i] = State::Completed;
                     s.set_status(i, Status::Done);
                     let text = match &value {
@@ -213,7 +255,10 @@ impl WavesRun {
                     self.outputs.insert(id, value);
                     s.trace(i, 1, "completed".into(), DecidedBy::Schedule, None);
                 }
-                Some(Answer::Invoke { error: Some(reason), .. }) => self.fail(s, i, reason),
+                Some(Answer::Invoke {
+                    error: Some(reason),
+                    ..
+                }) => self.fail(s, i, reason),
                 _ => self.fail(s, i, "the tool returned nothing".into()),
             }
         }
@@ -262,15 +307,25 @@ impl WavesRun {
             used.join(", ")
         ));
         let messages = vec![
-            Message::new(Role::System, "You revise a failed plan. Reply with JSON only."),
+            Message::new(
+                Role::System,
+                "You revise a failed plan. Reply with JSON only.",
+            ),
             Message::new(Role::User, user),
         ];
-        let node = self.wave_failures.first().map(|&i| s.node_id(i)).unwrap_or_default();
+        let node = self
+            .wave_failures
+            .first()
+            .map(|&i| s.node_id(i))
+            .unwrap_or_default();
         let request = Request {
             id: format!("replan#{}:revision", self.replans),
             node,
             visit: self.replans,
-            body: RequestBody::Replan { messages, role: None },
+            body: RequestBody::Replan {
+                messages,
+                role: None,
+            },
         };
         s.ask(request);
     }
@@ -280,18 +335,33 @@ impl WavesRun {
     fn revise(&mut self, s: &mut Shared, text: &str) {
         let completed: BTreeSet<String> = self.outputs.keys().cloned().collect();
         let grant: Vec<String> = s.plan.grant.iter().flatten().cloned().collect();
-        let options = generated::Options { allowed_tools: (!grant.is_empty()).then_some(grant), ..Default::default() };
+        let options = generated::Options {
+            allowed_tools: (!grant.is_empty()).then_some(grant),
+            ..Default::default()
+        };
         let (revision, mut diagnostics) = generated::parse("replan.json", text, &options);
         diagnostics.extend(generated::validate(&revision));
         // References to completed steps are legal: they are outside the revision.
         diagnostics.retain(|d| {
-            let about_completed = completed.iter().any(|id| d.message.contains(&format!("{id:?}, which is not")));
-            !(about_completed && matches!(d.code, Code::UnknownDependency | Code::DanglingRef | Code::UndeclaredRef))
+            let about_completed = completed
+                .iter()
+                .any(|id| d.message.contains(&format!("{id:?}, which is not")));
+            !(about_completed
+                && matches!(
+                    d.code,
+                    Code::UnknownDependency | Code::DanglingRef | Code::UndeclaredRef
+                ))
         });
-        let reused: Vec<&str> = revision.nodes.iter().map(|n| n.id.as_str()).filter(|id| self.used_ids.contains(*id)).collect();
+        let reused: Vec<&str> = revision
+            .nodes
+            .iter()
+            .map(|n| n.id.as_str())
+            .filter(|id| self.used_ids.contains(*id))
+            .collect();
         let anchor = self.wave_failures.first().copied().unwrap_or(0);
         // `{"nodes": []}` is the reviser's way to give up, not a malformed plan.
-        let gave_up = revision.nodes.is_empty() && diagnostics.iter().all(|d| d.code == Code::EmptyPlan);
+        let gave_up =
+            revision.nodes.is_empty() && diagnostics.iter().all(|d| d.code == Code::EmptyPlan);
         if gave_up {
             diagnostics.clear();
         }
@@ -303,18 +373,30 @@ impl WavesRun {
             None
         };
         if let Some(reason) = rejection {
-            s.trace(anchor, self.replans, reason.clone(), DecidedBy::Stop, Some(text.to_string()));
+            s.trace(
+                anchor,
+                self.replans,
+                reason.clone(),
+                DecidedBy::Stop,
+                Some(text.to_string()),
+            );
             if self.replans < s.config.max_replans {
                 self.ask_replan(s);
             } else {
-                s.finish(FinishReason::NodeFailed { node: s.node_id(anchor), reason });
+                s.finish(FinishReason::NodeFailed {
+                    node: s.node_id(anchor),
+                    reason,
+                });
             }
             return;
         }
         if revision.nodes.is_empty() {
             let reason = "the replan gave up (an empty plan)".to_string();
             s.trace(anchor, self.replans, reason.clone(), DecidedBy::Stop, None);
-            s.finish(FinishReason::NodeFailed { node: s.node_id(anchor), reason });
+            s.finish(FinishReason::NodeFailed {
+                node: s.node_id(anchor),
+                reason,
+            });
             return;
         }
         for st in self.state.iter_mut() {
@@ -338,23 +420,40 @@ impl WavesRun {
             s.add_edge(e);
         }
         if let Some(grant) = &revision.grant {
-            s.plan.grant.get_or_insert_with(BTreeSet::new).extend(grant.iter().cloned());
+            s.plan
+                .grant
+                .get_or_insert_with(BTreeSet::new)
+                .extend(grant.iter().cloned());
         }
         self.index_edges(s, first_edge);
         let ids: Vec<&str> = revision.nodes.iter().map(|n| n.id.as_str()).collect();
-        s.trace(anchor, self.replans, format!("replanned (round {}): {}", self.replans, ids.join(", ")), DecidedBy::Schedule, None);
+        s.trace(
+            anchor,
+            self.replans,
+            format!("replanned (round {}): {}", self.replans, ids.join(", ")),
+            DecidedBy::Schedule,
+            None,
+        );
         self.wave_failures.clear();
         self.advance(s);
     }
 
     fn finish(&mut self, s: &mut Shared) {
         // Judged on the final plan: a failure a later round replaced is history.
-        let failure = self.state.iter().enumerate().skip(self.round_start).find_map(|(i, st)| match st {
-            State::Failed(reason) => Some((i, reason.clone())),
-            _ => None,
-        });
+        let failure = self
+            .state
+            .iter()
+            .enumerate()
+            .skip(self.round_start)
+            .find_map(|(i, st)| match st {
+                State::Failed(reason) => Some((i, reason.clone())),
+                _ => None,
+            });
         match failure {
-            Some((i, reason)) => s.finish(FinishReason::NodeFailed { node: s.node_id(i), reason }),
+            Some((i, reason)) => s.finish(FinishReason::NodeFailed {
+                node: s.node_id(i),
+                reason,
+            }),
             None => s.finish(FinishReason::Completed),
         }
     }

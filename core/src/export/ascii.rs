@@ -46,7 +46,11 @@ impl Tree<'_> {
     #[cfg_attr(planvault_size, optimize(size))]
     fn push_edges(&self, edges: &[usize], prefix: &str, stack: &mut Vec<Pending>) {
         for (i, &edge) in edges.iter().enumerate().rev() {
-            stack.push(Pending { edge, prefix: prefix.to_string(), last: i + 1 == edges.len() });
+            stack.push(Pending {
+                edge,
+                prefix: prefix.to_string(),
+                last: i + 1 == edges.len(),
+            });
         }
     }
 
@@ -68,8 +72,12 @@ impl Tree<'_> {
             self.out.push_str(&prefix);
             self.out.push_str(&arrow);
             match e.to {
-                None => self.out.push_str(&format!("✗ [[{}]] (no such note)\n", e.target)),
-                Some(to) if self.drawn[to] => self.out.push_str(&format!("↺ {}\n", self.plan.nodes[to].id)),
+                None => self
+                    .out
+                    .push_str(&format!("✗ [[{}]] (no such note)\n", e.target)),
+                Some(to) if self.drawn[to] => self
+                    .out
+                    .push_str(&format!("↺ {}\n", self.plan.nodes[to].id)),
                 Some(to) => {
                     self.drawn[to] = true;
                     let line = self.describe(to);
@@ -95,7 +103,12 @@ pub fn ascii(plan: &Plan) -> String {
     for (k, edge) in plan.edges.iter().enumerate() {
         by_source[edge.from].push(k);
     }
-    let mut tree = Tree { plan, degree: out_degrees(plan), drawn: vec![false; plan.nodes.len()], out: String::new() };
+    let mut tree = Tree {
+        plan,
+        degree: out_degrees(plan),
+        drawn: vec![false; plan.nodes.len()],
+        out: String::new(),
+    };
     if plan.nodes.is_empty() {
         return "(empty plan)\n".to_string();
     }

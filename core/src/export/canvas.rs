@@ -75,7 +75,9 @@ pub fn canvas(plan: &Plan) -> String {
             CanvasNode {
                 id: node_key(plan, i),
                 kind: if file.is_some() { "file" } else { "text" },
-                text: file.is_none().then(|| format!("**{}**\n\n{}", plan.nodes[i].title, plan.nodes[i].body)),
+                text: file
+                    .is_none()
+                    .then(|| format!("**{}**\n\n{}", plan.nodes[i].title, plan.nodes[i].body)),
                 file: file.map(str::to_string),
                 x: x[i],
                 y: y[i],
@@ -108,7 +110,11 @@ pub fn canvas(plan: &Plan) -> String {
         };
         // Loops back up run along the right-hand side so they do not cross
         // the forward edges.
-        let (from_side, to_side) = if backwards { ("right", "right") } else { ("bottom", "top") };
+        let (from_side, to_side) = if backwards {
+            ("right", "right")
+        } else {
+            ("bottom", "top")
+        };
         edges.push(CanvasEdge {
             id: format!("edge:{k}"),
             from_node: node_key(plan, edge.from),

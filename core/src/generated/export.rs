@@ -69,7 +69,11 @@ pub fn json(plan: &Plan) -> String {
                 preconditions: s.map_or_else(Vec::new, |s| {
                     s.preconditions
                         .iter()
-                        .map(|p| PreconditionOut { reference: &p.reference, test: test_name(p.test), value: p.value.as_ref() })
+                        .map(|p| PreconditionOut {
+                            reference: &p.reference,
+                            test: test_name(p.test),
+                            value: p.value.as_ref(),
+                        })
                         .collect()
                 }),
                 status: n.status.as_str(),
@@ -83,13 +87,26 @@ pub fn json(plan: &Plan) -> String {
         .map(|e| EdgeOut {
             from: &plan.nodes[e.from].id,
             to: e.to.map(|t| plan.nodes[t].id.as_str()),
-            kind: if e.kind == EdgeKind::After { "after" } else { "route" },
+            kind: if e.kind == EdgeKind::After {
+                "after"
+            } else {
+                "route"
+            },
         })
         .collect();
-    let waves = waves(plan).into_iter().map(|w| w.into_iter().map(|i| plan.nodes[i].id.as_str()).collect()).collect();
+    let waves = waves(plan)
+        .into_iter()
+        .map(|w| w.into_iter().map(|i| plan.nodes[i].id.as_str()).collect())
+        .collect();
     let grant = plan.grant.iter().flatten().map(String::as_str).collect();
-    let mut out = serde_json::to_string_pretty(&Graph { format: "generated", grant, nodes, edges, waves })
-        .expect("graph serializes");
+    let mut out = serde_json::to_string_pretty(&Graph {
+        format: "generated",
+        grant,
+        nodes,
+        edges,
+        waves,
+    })
+    .expect("graph serializes");
     out.push('\n');
     out
 }
@@ -104,10 +121,18 @@ fn caption(plan: &Plan, node: usize) -> String {
 /// The bindings a step reads, as `name ← step.path` lines.
 #[cfg_attr(planvault_size, optimize(size))]
 fn bindings(plan: &Plan, node: usize) -> Vec<String> {
-    let Some(s) = step(&plan.nodes[node]) else { return Vec::new() };
+    let Some(s) = step(&plan.nodes[node]) else {
+        return Vec::new();
+    };
     refs::bindings(&s.args)
         .into_iter()
-        .map(|b| format!("{} ← {}", b.pointer.trim_start_matches('/'), b.reference.unwrap_or_else(|| "?".into())))
+        .map(|b| {
+            format!(
+                "{} ← {}",
+                b.pointer.trim_start_matches('/'),
+                b.reference.unwrap_or_else(|| "?".into())
+            )
+        })
         .collect()
 }
 
@@ -153,9 +178,19 @@ pub fn ascii(plan: &Plan) -> String {
 #[cfg_attr(planvault_size, optimize(size))]
 fn line(plan: &Plan, i: usize, out: &mut String) {
     let n = &plan.nodes[i];
-    write!(out, "  {} ({})", n.id, step(n).map_or("", |s| s.capability.as_str())).unwrap();
-    let deps: Vec<&str> =
-        plan.edges.iter().filter(|e| e.to == Some(i)).map(|e| plan.nodes[e.from].id.as_str()).collect();
+    write!(
+        out,
+        "  {} ({})",
+        n.id,
+        step(n).map_or("", |s| s.capability.as_str())
+    )
+    .unwrap();
+    let deps: Vec<&str> = plan
+        .edges
+        .iter()
+        .filter(|e| e.to == Some(i))
+        .map(|e| plan.nodes[e.from].id.as_str())
+        .collect();
     if !deps.is_empty() {
         write!(out, "  after {}", deps.join(", ")).unwrap();
     }
@@ -178,17 +213,32 @@ pub fn canvas(plan: &Plan) -> String {
     let cards = (0..plan.nodes.len())
         .map(|i| {
             let n = &plan.nodes[i];
-            let mut text = format!("**{}**\n\n`{}`", n.id, step(n).map_or("", |s| s.capability.as_str()));
+            let mut text = format!(
+                "**{}**\n\n`{}`",
+                n.id,
+                step(n).map_or("", |s| s.capability.as_str())
+            );
             for b in bindings(plan, i) {
                 write!(text, "\n- {b}").unwrap();
             }
-            Card { id: format!("step-{}", i + 1), text, layer: layer[i], color: None }
+            Card {
+                id: format!("step-{}", i + 1),
+                text,
+                layer: layer[i],
+                color: None,
+            }
         })
         .collect();
     let arrows = plan
         .edges
         .iter()
-        .filter_map(|e| e.to.map(|to| Arrow { from: format!("step-{}", e.from + 1), to: format!("step-{}", to + 1), label: None }))
+        .filter_map(|e| {
+            e.to.map(|to| Arrow {
+                from: format!("step-{}", e.from + 1),
+                to: format!("step-{}", to + 1),
+                label: None,
+            })
+        })
         .collect();
     text_canvas::render(cards, arrows)
 }

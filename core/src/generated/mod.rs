@@ -24,7 +24,10 @@ pub use validate::validate;
 
 use crate::model::{GeneratedNode, Precondition, PreconditionTest};
 use crate::position::{offset_in, LineIndex};
-use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status, DEFAULT_MAX_VISITS};
+use crate::{
+    Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status,
+    DEFAULT_MAX_VISITS,
+};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -102,7 +105,10 @@ impl<'a> IdIndex<'a> {
     /// The first position declaring `id`.
     #[cfg_attr(planvault_size, optimize(size))]
     pub(crate) fn get(&self, id: &str) -> Option<usize> {
-        self.0.binary_search_by(|&(probe, _)| probe.cmp(id)).ok().map(|at| self.0[at].1)
+        self.0
+            .binary_search_by(|&(probe, _)| probe.cmp(id))
+            .ok()
+            .map(|at| self.0[at].1)
     }
 }
 
@@ -138,7 +144,11 @@ struct StepDecl<'a> {
 /// plan with diagnostics.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic>) {
-    let loc = Locator { file, text, lines: LineIndex::new(text) };
+    let loc = Locator {
+        file,
+        text,
+        lines: LineIndex::new(text),
+    };
     let mut diags = Vec::new();
     let mut plan = Plan::new(PlanFormat::Generated);
     let Some(steps) = read_steps(&loc, text, &mut diags) else {
@@ -182,7 +192,10 @@ pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic
                 target: s.id.clone(),
                 label: None,
                 kind: EdgeKind::After,
-                pos: Some(s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()))),
+                pos: Some(
+                    s.deps_raw
+                        .map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get())),
+                ),
             });
         }
     }
@@ -197,12 +210,19 @@ fn malformed(message: String, pos: SourcePos) -> Diagnostic {
 
 /// The steps of either shape, or `None` when the text is not a plan at all.
 #[cfg_attr(planvault_size, optimize(size))]
-fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>) -> Option<Vec<StepDecl<'a>>> {
+fn read_steps<'a>(
+    loc: &Locator<'a>,
+    text: &'a str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<StepDecl<'a>>> {
     let start = SourcePos::new(loc.file, 1, 1);
     let root: &RawValue = match serde_json::from_str(text) {
         Ok(root) => root,
         Err(e) => {
-            let message = format!("the plan is not valid JSON: {}", strip_position(&e.to_string()));
+            let message = format!(
+                "the plan is not valid JSON: {}",
+                strip_position(&e.to_string())
+            );
             let pos = SourcePos::new(loc.file, e.line().max(1) as u32, e.column().max(1) as u32);
             diags.push(malformed(message, pos));
             return None;
@@ -212,40 +232,63 @@ fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>)
         Some(b'[') => (serde_json::from_str(root.get()).ok()?, false),
         Some(b'{') => {
             let map: Fields<'_> = serde_json::from_str(root.get()).ok()?;
-            let (key, dag) = if map.contains_key("nodes") { ("nodes", true) } else { ("steps", false) };
+            let (key, dag) = if map.contains_key("nodes") {
+                ("nodes", true)
+            } else {
+                ("steps", false)
+            };
             let Some(raw) = map.get(key) else {
                 diags.push(malformed(
-                    "the plan is neither a list of steps nor an object with \"nodes\" or \"steps\"".into(),
+                    "the plan is neither a list of steps nor an object with \"nodes\" or \"steps\""
+                        .into(),
                     loc.pos_of(root.get()),
                 ));
                 return None;
             };
             if let Some(goal) = map.get("goal") {
-                if !matches!(serde_json::from_str::<Value>(goal.get()), Ok(Value::String(_))) {
-                    diags.push(malformed("\"goal\" must be a string".into(), loc.pos_of(goal.get())));
+                if !matches!(
+                    serde_json::from_str::<Value>(goal.get()),
+                    Ok(Value::String(_))
+                ) {
+                    diags.push(malformed(
+                        "\"goal\" must be a string".into(),
+                        loc.pos_of(goal.get()),
+                    ));
                 }
             }
             match serde_json::from_str(raw.get()) {
                 Ok(list) => (list, dag),
                 Err(_) => {
-                    diags.push(malformed(format!("\"{key}\" must be a list of steps"), loc.pos_of(raw.get())));
+                    diags.push(malformed(
+                        format!("\"{key}\" must be a list of steps"),
+                        loc.pos_of(raw.get()),
+                    ));
                     return None;
                 }
             }
         }
         _ => {
-            diags.push(malformed("the plan is neither a list of steps nor an object with \"nodes\"".into(), start));
+            diags.push(malformed(
+                "the plan is neither a list of steps nor an object with \"nodes\"".into(),
+                start,
+            ));
             return None;
         }
     };
     if list.is_empty() {
-        diags.push(Diagnostic::error(Code::EmptyPlan, "the plan has no steps").at(&loc.pos_of(root.get())));
+        diags.push(
+            Diagnostic::error(Code::EmptyPlan, "the plan has no steps").at(&loc.pos_of(root.get())),
+        );
         return None;
     }
     let mut steps = Vec::new();
     let mut previous: Option<String> = None;
     for (n, raw) in list.iter().enumerate() {
-        let step = if dag { read_dag_node(loc, n + 1, raw, diags) } else { read_flat_step(loc, n + 1, raw, previous.as_deref(), diags) };
+        let step = if dag {
+            read_dag_node(loc, n + 1, raw, diags)
+        } else {
+            read_flat_step(loc, n + 1, raw, previous.as_deref(), diags)
+        };
         if let Some(step) = step {
             previous = Some(step.id.clone());
             steps.push(step);
@@ -257,7 +300,9 @@ fn read_steps<'a>(loc: &Locator<'a>, text: &'a str, diags: &mut Vec<Diagnostic>)
 /// serde_json appends " at line L column C"; the diagnostic carries both.
 #[cfg_attr(planvault_size, optimize(size))]
 fn strip_position(message: &str) -> &str {
-    message.rfind(" at line ").map_or(message, |at| &message[..at])
+    message
+        .rfind(" at line ")
+        .map_or(message, |at| &message[..at])
 }
 
 /// A JSON object's members as written, their values unparsed. A repeated
@@ -300,44 +345,79 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn fields<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<Fields<'a>> {
+fn fields<'a>(
+    loc: &Locator<'a>,
+    n: usize,
+    raw: &'a RawValue,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Fields<'a>> {
     match serde_json::from_str::<Fields<'a>>(raw.get()) {
         Ok(map) => Some(map),
         Err(_) => {
-            diags.push(malformed(format!("step {n} is not an object"), loc.pos_of(raw.get())));
+            diags.push(malformed(
+                format!("step {n} is not an object"),
+                loc.pos_of(raw.get()),
+            ));
             None
         }
     }
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn string_field(loc: &Locator<'_>, n: usize, map: &Fields<'_>, keys: &[&str], at: &SourcePos, diags: &mut Vec<Diagnostic>) -> Option<String> {
+fn string_field(
+    loc: &Locator<'_>,
+    n: usize,
+    map: &Fields<'_>,
+    keys: &[&str],
+    at: &SourcePos,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<String> {
     let Some((key, raw)) = keys.iter().find_map(|k| map.get(k).map(|r| (*k, r))) else {
-        diags.push(malformed(format!("step {n} has no \"{}\"", keys[0]), at.clone()));
+        diags.push(malformed(
+            format!("step {n} has no \"{}\"", keys[0]),
+            at.clone(),
+        ));
         return None;
     };
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(Value::String(s)) => Some(s),
         _ => {
-            diags.push(malformed(format!("step {n}: \"{key}\" must be a string"), loc.pos_of(raw.get())));
+            diags.push(malformed(
+                format!("step {n}: \"{key}\" must be a string"),
+                loc.pos_of(raw.get()),
+            ));
             None
         }
     }
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn string_list(loc: &Locator<'_>, n: usize, key: &str, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
+fn string_list(
+    loc: &Locator<'_>,
+    n: usize,
+    key: &str,
+    raw: &RawValue,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
     match serde_json::from_str::<Vec<String>>(raw.get()) {
         Ok(list) => Some(list),
         Err(_) => {
-            diags.push(malformed(format!("step {n}: \"{key}\" must be a list of step names"), loc.pos_of(raw.get())));
+            diags.push(malformed(
+                format!("step {n}: \"{key}\" must be a list of step names"),
+                loc.pos_of(raw.get()),
+            ));
             None
         }
     }
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn args_field<'a>(loc: &Locator<'a>, n: usize, map: &Fields<'a>, diags: &mut Vec<Diagnostic>) -> (Value, Option<&'a RawValue>) {
+fn args_field<'a>(
+    loc: &Locator<'a>,
+    n: usize,
+    map: &Fields<'a>,
+    diags: &mut Vec<Diagnostic>,
+) -> (Value, Option<&'a RawValue>) {
     let Some(raw) = map.get("args").copied() else {
         return (Value::Object(Default::default()), None);
     };
@@ -345,14 +425,23 @@ fn args_field<'a>(loc: &Locator<'a>, n: usize, map: &Fields<'a>, diags: &mut Vec
         Ok(v @ Value::Object(_)) => (v, Some(raw)),
         Ok(Value::Null) => (Value::Object(Default::default()), Some(raw)),
         _ => {
-            diags.push(malformed(format!("step {n}: \"args\" must be an object"), loc.pos_of(raw.get())));
+            diags.push(malformed(
+                format!("step {n}: \"args\" must be an object"),
+                loc.pos_of(raw.get()),
+            ));
             (Value::Object(Default::default()), Some(raw))
         }
     }
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: Option<&str>, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
+fn read_flat_step<'a>(
+    loc: &Locator<'a>,
+    n: usize,
+    raw: &'a RawValue,
+    previous: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<StepDecl<'a>> {
     let map = fields(loc, n, raw, diags)?;
     let pos = loc.pos_of(raw.get());
     let id = string_field(loc, n, &map, &["name"], &pos, diags);
@@ -363,44 +452,98 @@ fn read_flat_step<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, previous: 
         // Absent: the step before; an explicit `[]` is a declared root. (A
         // step repeating the previous name is a duplicate id, not also a
         // self-dependency nobody wrote.)
-        None => previous.filter(|p| id.as_deref() != Some(*p)).map(|p| vec![p.to_string()]).unwrap_or_default(),
+        None => previous
+            .filter(|p| id.as_deref() != Some(*p))
+            .map(|p| vec![p.to_string()])
+            .unwrap_or_default(),
         Some(raw) => string_list(loc, n, "after", raw, diags).unwrap_or_default(),
     };
-    Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions: Vec::new(), rationale: String::new(), pos, deps_raw, args_raw })
+    Some(StepDecl {
+        id: id?,
+        tool: tool?,
+        args,
+        deps,
+        preconditions: Vec::new(),
+        rationale: String::new(),
+        pos,
+        deps_raw,
+        args_raw,
+    })
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn read_dag_node<'a>(loc: &Locator<'a>, n: usize, raw: &'a RawValue, diags: &mut Vec<Diagnostic>) -> Option<StepDecl<'a>> {
+fn read_dag_node<'a>(
+    loc: &Locator<'a>,
+    n: usize,
+    raw: &'a RawValue,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<StepDecl<'a>> {
     let map = fields(loc, n, raw, diags)?;
     let pos = loc.pos_of(raw.get());
     let id = string_field(loc, n, &map, &["id"], &pos, diags);
-    let tool = string_field(loc, n, &map, &["capability", "capabilityId", "tool"], &pos, diags);
+    let tool = string_field(
+        loc,
+        n,
+        &map,
+        &["capability", "capabilityId", "tool"],
+        &pos,
+        diags,
+    );
     let (args, args_raw) = args_field(loc, n, &map, diags);
     let deps_raw = map.get("dependsOn").copied();
-    let deps = deps_raw.and_then(|raw| string_list(loc, n, "dependsOn", raw, diags)).unwrap_or_default();
-    let preconditions = map.get("preconditions").map(|raw| read_preconditions(loc, n, raw, diags)).unwrap_or_default();
+    let deps = deps_raw
+        .and_then(|raw| string_list(loc, n, "dependsOn", raw, diags))
+        .unwrap_or_default();
+    let preconditions = map
+        .get("preconditions")
+        .map(|raw| read_preconditions(loc, n, raw, diags))
+        .unwrap_or_default();
     let rationale = map
         .get("rationale")
         .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
         .unwrap_or_default();
-    Some(StepDecl { id: id?, tool: tool?, args, deps, preconditions, rationale, pos, deps_raw, args_raw })
+    Some(StepDecl {
+        id: id?,
+        tool: tool?,
+        args,
+        deps,
+        preconditions,
+        rationale,
+        pos,
+        deps_raw,
+        args_raw,
+    })
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut Vec<Diagnostic>) -> Vec<Precondition> {
+fn read_preconditions(
+    loc: &Locator<'_>,
+    n: usize,
+    raw: &RawValue,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Precondition> {
     let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
-        diags.push(malformed(format!("step {n}: \"preconditions\" must be a list"), loc.pos_of(raw.get())));
+        diags.push(malformed(
+            format!("step {n}: \"preconditions\" must be a list"),
+            loc.pos_of(raw.get()),
+        ));
         return Vec::new();
     };
     let mut out = Vec::new();
     for item in list {
         let pos = loc.pos_of(item.get());
         let Ok(Value::Object(map)) = serde_json::from_str::<Value>(item.get()) else {
-            diags.push(malformed(format!("step {n}: a precondition must be an object"), pos));
+            diags.push(malformed(
+                format!("step {n}: a precondition must be an object"),
+                pos,
+            ));
             continue;
         };
         let Some(Value::String(reference)) = map.get("ref") else {
-            diags.push(malformed(format!("step {n}: a precondition needs a string \"ref\""), pos));
+            diags.push(malformed(
+                format!("step {n}: a precondition needs a string \"ref\""),
+                pos,
+            ));
             continue;
         };
         let test = match map.get("test").and_then(Value::as_str) {
@@ -409,11 +552,18 @@ fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut V
             Some("truthy") => PreconditionTest::Truthy,
             Some("equals") => PreconditionTest::Equals,
             _ => {
-                diags.push(malformed(format!("step {n}: a precondition's \"test\" is exists, truthy or equals"), pos));
+                diags.push(malformed(
+                    format!("step {n}: a precondition's \"test\" is exists, truthy or equals"),
+                    pos,
+                ));
                 continue;
             }
         };
-        out.push(Precondition { reference: reference.clone(), test, value: map.get("value").cloned() });
+        out.push(Precondition {
+            reference: reference.clone(),
+            test,
+            value: map.get("value").cloned(),
+        });
     }
     out
 }
@@ -421,13 +571,22 @@ fn read_preconditions(loc: &Locator<'_>, n: usize, raw: &RawValue, diags: &mut V
 /// The refusals that need the host's options or the declarations themselves,
 /// in a fixed order: the step ceiling, then each step in declaration order.
 #[cfg_attr(planvault_size, optimize(size))]
-fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, diags: &mut Vec<Diagnostic>) {
+fn refuse_steps(
+    loc: &Locator<'_>,
+    steps: &[StepDecl<'_>],
+    options: &Options,
+    diags: &mut Vec<Diagnostic>,
+) {
     let limits = &options.limits;
     if steps.len() > limits.max_nodes {
         diags.push(
             Diagnostic::error(
                 Code::TooManySteps,
-                format!("the plan has {} steps; the ceiling is {}", steps.len(), limits.max_nodes),
+                format!(
+                    "the plan has {} steps; the ceiling is {}",
+                    steps.len(),
+                    limits.max_nodes
+                ),
             )
             .at(&steps[limits.max_nodes].pos),
         );
@@ -435,37 +594,79 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
     let ids = IdIndex::new(steps.iter().map(|s| s.id.as_str()));
     for (at, s) in steps.iter().enumerate() {
         let id = &s.id;
-        let refuse = |code: Code, message: String, pos: &SourcePos| Diagnostic::error(code, message).at(pos).with_nodes([id.clone()]);
+        let refuse = |code: Code, message: String, pos: &SourcePos| {
+            Diagnostic::error(code, message)
+                .at(pos)
+                .with_nodes([id.clone()])
+        };
         if !refs::is_valid_id(id) {
-            diags.push(refuse(Code::MalformedId, format!("step id {id:?} is not a legal id (^[A-Za-z][A-Za-z0-9_-]{{0,63}}$)"), &s.pos));
+            diags.push(refuse(
+                Code::MalformedId,
+                format!("step id {id:?} is not a legal id (^[A-Za-z][A-Za-z0-9_-]{{0,63}}$)"),
+                &s.pos,
+            ));
         }
         if ids.get(id) != Some(at) {
-            diags.push(refuse(Code::DuplicateId, format!("step id {id:?} is declared more than once"), &s.pos));
+            diags.push(refuse(
+                Code::DuplicateId,
+                format!("step id {id:?} is declared more than once"),
+                &s.pos,
+            ));
         }
         let tool = &s.tool;
-        if options.available_tools.as_ref().is_some_and(|known| !known.contains(tool)) {
-            diags.push(refuse(Code::UnknownTool, format!("step {id:?} uses tool {tool:?}, which does not exist"), &s.pos));
-        } else if options.allowed_tools.as_ref().is_some_and(|allowed| !allowed.contains(tool)) {
-            diags.push(refuse(Code::ToolNotPermitted, format!("step {id:?} uses tool {tool:?}, which the host does not permit"), &s.pos));
+        if options
+            .available_tools
+            .as_ref()
+            .is_some_and(|known| !known.contains(tool))
+        {
+            diags.push(refuse(
+                Code::UnknownTool,
+                format!("step {id:?} uses tool {tool:?}, which does not exist"),
+                &s.pos,
+            ));
+        } else if options
+            .allowed_tools
+            .as_ref()
+            .is_some_and(|allowed| !allowed.contains(tool))
+        {
+            diags.push(refuse(
+                Code::ToolNotPermitted,
+                format!("step {id:?} uses tool {tool:?}, which the host does not permit"),
+                &s.pos,
+            ));
         }
         // Positions are computed only for a refusal: look-ups that jump
         // backwards in a long line cost a scan.
-        let deps_pos = || s.deps_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
-        let args_pos = || s.args_raw.map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()));
+        let deps_pos = || {
+            s.deps_raw
+                .map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()))
+        };
+        let args_pos = || {
+            s.args_raw
+                .map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get()))
+        };
         let mut distinct: Vec<&str> = s.deps.iter().map(String::as_str).collect();
         distinct.sort_unstable();
         distinct.dedup();
         if distinct.len() > limits.max_dependencies {
             diags.push(refuse(
                 Code::TooManyDependencies,
-                format!("step {id:?} has {} dependencies; the limit is {}", distinct.len(), limits.max_dependencies),
+                format!(
+                    "step {id:?} has {} dependencies; the limit is {}",
+                    distinct.len(),
+                    limits.max_dependencies
+                ),
                 &deps_pos(),
             ));
         }
         if s.preconditions.len() > limits.max_preconditions {
             diags.push(refuse(
                 Code::TooManyPreconditions,
-                format!("step {id:?} has {} preconditions; the limit is {}", s.preconditions.len(), limits.max_preconditions),
+                format!(
+                    "step {id:?} has {} preconditions; the limit is {}",
+                    s.preconditions.len(),
+                    limits.max_preconditions
+                ),
                 &s.pos,
             ));
         }
@@ -474,13 +675,19 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
         if bytes > limits.max_args_bytes {
             diags.push(refuse(
                 Code::ArgsTooLarge,
-                format!("step {id:?} has {bytes} bytes of arguments; the limit is {}", limits.max_args_bytes),
+                format!(
+                    "step {id:?} has {bytes} bytes of arguments; the limit is {}",
+                    limits.max_args_bytes
+                ),
                 &args_pos(),
             ));
         } else if depth > limits.max_args_depth {
             diags.push(refuse(
                 Code::ArgsTooLarge,
-                format!("step {id:?} has arguments nested {depth} deep; the limit is {}", limits.max_args_depth),
+                format!(
+                    "step {id:?} has arguments nested {depth} deep; the limit is {}",
+                    limits.max_args_depth
+                ),
                 &args_pos(),
             ));
         }
@@ -488,7 +695,10 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
         if references > limits.max_references {
             diags.push(refuse(
                 Code::TooManyReferences,
-                format!("step {id:?} has {references} references; the limit is {}", limits.max_references),
+                format!(
+                    "step {id:?} has {references} references; the limit is {}",
+                    limits.max_references
+                ),
                 &args_pos(),
             ));
         }
@@ -499,7 +709,11 @@ fn refuse_steps(loc: &Locator<'_>, steps: &[StepDecl<'_>], options: &Options, di
                 continue;
             }
             if dep == id {
-                diags.push(refuse(Code::SelfDependency, format!("step {id:?} depends on itself"), &deps_pos()));
+                diags.push(refuse(
+                    Code::SelfDependency,
+                    format!("step {id:?} depends on itself"),
+                    &deps_pos(),
+                ));
             } else if ids.get(dep).is_none() {
                 diags.push(refuse(
                     Code::UnknownDependency,

@@ -43,13 +43,19 @@ pub fn parse_reference(text: &str) -> Result<Reference, RefSyntax> {
     let mut parts = text.split('.');
     let step = parts.next().unwrap_or("");
     let path: Vec<String> = parts.map(str::to_string).collect();
-    if let Some(seg) = std::iter::once(step).chain(path.iter().map(String::as_str)).find(|s| RESERVED_SEGMENTS.contains(s)) {
+    if let Some(seg) = std::iter::once(step)
+        .chain(path.iter().map(String::as_str))
+        .find(|s| RESERVED_SEGMENTS.contains(s))
+    {
         return Err(RefSyntax::Reserved(seg.to_string()));
     }
     if !is_valid_id(step) || path.iter().any(String::is_empty) {
         return Err(RefSyntax::Malformed);
     }
-    Ok(Reference { step: step.to_string(), path })
+    Ok(Reference {
+        step: step.to_string(),
+        path,
+    })
 }
 
 /// One `$from` object found in a value, as written.
@@ -131,21 +137,35 @@ pub enum ResolveError {
 
 /// Follow a reference into recorded outputs (own keys and array indices only).
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn lookup<'a>(reference: &str, outputs: &'a BTreeMap<String, Value>) -> Result<&'a Value, ResolveError> {
+pub fn lookup<'a>(
+    reference: &str,
+    outputs: &'a BTreeMap<String, Value>,
+) -> Result<&'a Value, ResolveError> {
     let parsed = parse_reference(reference).map_err(|e| match e {
-        RefSyntax::Reserved(segment) => ResolveError::Reserved { reference: reference.to_string(), segment },
-        RefSyntax::Malformed => ResolveError::Malformed { pointer: reference.to_string() },
+        RefSyntax::Reserved(segment) => ResolveError::Reserved {
+            reference: reference.to_string(),
+            segment,
+        },
+        RefSyntax::Malformed => ResolveError::Malformed {
+            pointer: reference.to_string(),
+        },
     })?;
     let mut at = outputs
         .get(&parsed.step)
-        .ok_or_else(|| ResolveError::NoOutput { reference: reference.to_string(), step: parsed.step.clone() })?;
+        .ok_or_else(|| ResolveError::NoOutput {
+            reference: reference.to_string(),
+            step: parsed.step.clone(),
+        })?;
     for segment in &parsed.path {
         let next = match at {
             Value::Object(map) => map.get(segment),
             Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
         };
-        at = next.ok_or_else(|| ResolveError::Missing { reference: reference.to_string(), segment: segment.clone() })?;
+        at = next.ok_or_else(|| ResolveError::Missing {
+            reference: reference.to_string(),
+            segment: segment.clone(),
+        })?;
     }
     Ok(at)
 }
@@ -154,17 +174,28 @@ pub fn lookup<'a>(reference: &str, outputs: &'a BTreeMap<String, Value>) -> Resu
 /// `outputs` (step id → that step's recorded output). Pure; the model never
 /// supplies a bound value, and a resolved value is data, never re-scanned.
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn resolve_refs(args: &Value, outputs: &BTreeMap<String, Value>) -> Result<Value, ResolveError> {
+pub fn resolve_refs(
+    args: &Value,
+    outputs: &BTreeMap<String, Value>,
+) -> Result<Value, ResolveError> {
     let mut resolved = args.clone();
     for binding in bindings(args) {
         let reference = match (&binding.reference, binding.exact) {
             (Some(r), true) => r,
-            _ => return Err(ResolveError::Malformed { pointer: binding.pointer }),
+            _ => {
+                return Err(ResolveError::Malformed {
+                    pointer: binding.pointer,
+                })
+            }
         };
         let value = lookup(reference, outputs)?.clone();
         match resolved.pointer_mut(&binding.pointer) {
             Some(slot) => *slot = value,
-            None => return Err(ResolveError::Malformed { pointer: binding.pointer }),
+            None => {
+                return Err(ResolveError::Malformed {
+                    pointer: binding.pointer,
+                })
+            }
         }
     }
     Ok(resolved)
@@ -177,34 +208,71 @@ mod tests {
 
     #[test]
     fn reference_grammar() {
-        assert_eq!(parse_reference("fetch.body.items.0"), Ok(Reference { step: "fetch".into(), path: vec!["body".into(), "items".into(), "0".into()] }));
-        assert_eq!(parse_reference("fetch"), Ok(Reference { step: "fetch".into(), path: vec![] }));
+        assert_eq!(
+            parse_reference("fetch.body.items.0"),
+            Ok(Reference {
+                step: "fetch".into(),
+                path: vec!["body".into(), "items".into(), "0".into()]
+            })
+        );
+        assert_eq!(
+            parse_reference("fetch"),
+            Ok(Reference {
+                step: "fetch".into(),
+                path: vec![]
+            })
+        );
         assert_eq!(parse_reference("fetch..x"), Err(RefSyntax::Malformed));
         assert_eq!(parse_reference("9x.y"), Err(RefSyntax::Malformed));
-        assert_eq!(parse_reference("a.__proto__.x"), Err(RefSyntax::Reserved("__proto__".into())));
-        assert_eq!(parse_reference("a.constructor"), Err(RefSyntax::Reserved("constructor".into())));
+        assert_eq!(
+            parse_reference("a.__proto__.x"),
+            Err(RefSyntax::Reserved("__proto__".into()))
+        );
+        assert_eq!(
+            parse_reference("a.constructor"),
+            Err(RefSyntax::Reserved("constructor".into()))
+        );
     }
 
     #[test]
     fn finds_bindings_in_order_without_entering_them() {
         let args = json!({"a": {"$from": "x.y"}, "b": [1, {"$from": "z", "extra": 1}], "c/d": {"$from": 5}});
         let found = bindings(&args);
-        let summary: Vec<(&str, Option<&str>, bool)> =
-            found.iter().map(|b| (b.pointer.as_str(), b.reference.as_deref(), b.exact)).collect();
-        assert_eq!(summary, vec![("/a", Some("x.y"), true), ("/b/1", Some("z"), false), ("/c~1d", None, false)]);
+        let summary: Vec<(&str, Option<&str>, bool)> = found
+            .iter()
+            .map(|b| (b.pointer.as_str(), b.reference.as_deref(), b.exact))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("/a", Some("x.y"), true),
+                ("/b/1", Some("z"), false),
+                ("/c~1d", None, false)
+            ]
+        );
     }
 
     #[test]
     fn resolves_paths_into_outputs() {
-        let outputs: BTreeMap<String, Value> = [("fetch".to_string(), json!({"rows": [{"id": 7}]}))].into();
+        let outputs: BTreeMap<String, Value> =
+            [("fetch".to_string(), json!({"rows": [{"id": 7}]}))].into();
         let args = json!({"id": {"$from": "fetch.rows.0.id"}, "all": {"$from": "fetch"}, "n": 1});
         assert_eq!(
             resolve_refs(&args, &outputs),
             Ok(json!({"id": 7, "all": {"rows": [{"id": 7}]}, "n": 1}))
         );
-        assert!(matches!(resolve_refs(&json!({"$from": "fetch.rows.5"}), &outputs), Err(ResolveError::Missing { .. })));
-        assert!(matches!(resolve_refs(&json!({"$from": "other"}), &outputs), Err(ResolveError::NoOutput { .. })));
-        assert!(matches!(resolve_refs(&json!({"$from": "fetch.__proto__"}), &outputs), Err(ResolveError::Reserved { .. })));
+        assert!(matches!(
+            resolve_refs(&json!({"$from": "fetch.rows.5"}), &outputs),
+            Err(ResolveError::Missing { .. })
+        ));
+        assert!(matches!(
+            resolve_refs(&json!({"$from": "other"}), &outputs),
+            Err(ResolveError::NoOutput { .. })
+        ));
+        assert!(matches!(
+            resolve_refs(&json!({"$from": "fetch.__proto__"}), &outputs),
+            Err(ResolveError::Reserved { .. })
+        ));
     }
 
     #[test]

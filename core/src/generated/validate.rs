@@ -110,10 +110,16 @@ fn cycles(plan: &Plan) -> Vec<Diagnostic> {
     components
         .into_iter()
         .map(|c| {
-            let names: Vec<String> = c.iter().map(|&i| format!("{:?}", plan.nodes[i].id)).collect();
+            let names: Vec<String> = c
+                .iter()
+                .map(|&i| format!("{:?}", plan.nodes[i].id))
+                .collect();
             let d = Diagnostic::error(
                 Code::Cycle,
-                format!("steps {} depend on each other in a cycle; none of them could ever start", names.join(", ")),
+                format!(
+                    "steps {} depend on each other in a cycle; none of them could ever start",
+                    names.join(", ")
+                ),
             )
             .with_nodes(c.iter().map(|&i| plan.nodes[i].id.clone()));
             match &plan.nodes[c[0]].pos {

@@ -134,8 +134,13 @@ pub fn parse_block(block: &str) -> Vec<Proposal> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(|raw| {
-            let line = raw.strip_prefix(['-', '*', '+']).map(str::trim_start).unwrap_or(raw);
-            let word_len = line.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(line.len());
+            let line = raw
+                .strip_prefix(['-', '*', '+'])
+                .map(str::trim_start)
+                .unwrap_or(raw);
+            let word_len = line
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(line.len());
             let word = line[..word_len].to_ascii_lowercase();
             let mut rest = line[word_len..].trim_start();
             let verb = match word.as_str() {
@@ -147,7 +152,10 @@ pub fn parse_block(block: &str) -> Vec<Proposal> {
             };
             let mut target = None;
             if verb != Verb::Add {
-                let r = rest.strip_prefix("item").map(str::trim_start).unwrap_or(rest);
+                let r = rest
+                    .strip_prefix("item")
+                    .map(str::trim_start)
+                    .unwrap_or(rest);
                 let r = r.strip_prefix('#').unwrap_or(r);
                 let digits = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
                 if digits > 0 {
@@ -156,7 +164,12 @@ pub fn parse_block(block: &str) -> Vec<Proposal> {
                 }
             }
             let text = rest.strip_prefix(':').unwrap_or(rest).trim().to_string();
-            Proposal { verb, target, text, raw: raw.to_string() }
+            Proposal {
+                verb,
+                target,
+                text,
+                raw: raw.to_string(),
+            }
         })
         .collect()
 }
@@ -167,40 +180,87 @@ pub fn parse_block(block: &str) -> Vec<Proposal> {
 pub fn apply(plan_text: &str, proposals: &[Proposal], spent: u32) -> Outcome {
     let (plan, _) = super::parse("PLAN.md", plan_text);
     let mut count = plan.nodes.len() as u32;
-    let done = |index: u32| plan.nodes.get(index as usize - 1).is_some_and(|n| n.status == Status::Done);
-    let newline = if plan_text.contains("\r\n") { "\r\n" } else { "\n" };
-    let mut out = Outcome { plan_text: plan_text.to_string(), accepted: Vec::new(), refused: Vec::new(), spent };
+    let done = |index: u32| {
+        plan.nodes
+            .get(index as usize - 1)
+            .is_some_and(|n| n.status == Status::Done)
+    };
+    let newline = if plan_text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let mut out = Outcome {
+        plan_text: plan_text.to_string(),
+        accepted: Vec::new(),
+        refused: Vec::new(),
+        spent,
+    };
     let refuse = |out: &mut Outcome, p: &Proposal, bound: Bound, reason: String| {
-        out.refused.push(Refusal { bound, proposal: p.raw.clone(), reason });
+        out.refused.push(Refusal {
+            bound,
+            proposal: p.raw.clone(),
+            reason,
+        });
     };
 
     for p in proposals {
         let names_guardrails = p.text.to_ascii_lowercase().contains("guardrails.md");
         match (&p.verb, p.target) {
             (Verb::Guardrails, _) => {
-                refuse(&mut out, p, Bound::NoGuardrails, "GUARDRAILS.md is never amended".into());
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::NoGuardrails,
+                    "GUARDRAILS.md is never amended".into(),
+                );
                 continue;
             }
             (_, _) if names_guardrails => {
-                refuse(&mut out, p, Bound::NoGuardrails, "it names GUARDRAILS.md, which is never amended".into());
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::NoGuardrails,
+                    "it names GUARDRAILS.md, which is never amended".into(),
+                );
                 continue;
             }
             (Verb::Delete, t) => {
                 let what = t.map_or("an item".to_string(), |t| format!("item {t}"));
-                refuse(&mut out, p, Bound::NoDelete, format!("it asked to remove {what}; an item is never removed"));
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::NoDelete,
+                    format!("it asked to remove {what}; an item is never removed"),
+                );
                 continue;
             }
             (Verb::Edit, Some(t)) if t >= 1 && t <= count && done(t) => {
-                refuse(&mut out, p, Bound::NoTouchDone, format!("item {t} is already done and is never rewritten"));
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::NoTouchDone,
+                    format!("item {t} is already done and is never rewritten"),
+                );
                 continue;
             }
             (Verb::Edit, t) => {
                 let what = t.map_or("an item".to_string(), |t| format!("item {t}"));
-                refuse(&mut out, p, Bound::AddOnly, format!("it asked to edit {what}; only add applies"));
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::AddOnly,
+                    format!("it asked to edit {what}; only add applies"),
+                );
                 continue;
             }
             (Verb::Other(word), _) => {
-                refuse(&mut out, p, Bound::AddOnly, format!("{word:?} is not add; only add applies"));
+                refuse(
+                    &mut out,
+                    p,
+                    Bound::AddOnly,
+                    format!("{word:?} is not add; only add applies"),
+                );
                 continue;
             }
             (Verb::Add, _) => {}
@@ -209,25 +269,51 @@ pub fn apply(plan_text: &str, proposals: &[Proposal], spent: u32) -> Outcome {
         let text = p.text.trim();
         let text = text.strip_prefix("- ").map(str::trim_start).unwrap_or(text);
         if text.starts_with("[x]") || text.starts_with("[X]") {
-            refuse(&mut out, p, Bound::NoTouchDone, "an added item cannot arrive already done".into());
+            refuse(
+                &mut out,
+                p,
+                Bound::NoTouchDone,
+                "an added item cannot arrive already done".into(),
+            );
             continue;
         }
-        let text = text.strip_prefix("[ ]").map(str::trim_start).unwrap_or(text);
+        let text = text
+            .strip_prefix("[ ]")
+            .map(str::trim_start)
+            .unwrap_or(text);
         if text.is_empty() || text.contains(['\n', '\r']) {
-            refuse(&mut out, p, Bound::Malformed, "it added no item text".into());
+            refuse(
+                &mut out,
+                p,
+                Bound::Malformed,
+                "it added no item text".into(),
+            );
             continue;
         }
         let decl = parse_item_text(text);
         if decl.kind != NodeKind::Work || decl.label.is_some() || text_declares_marker(text) {
-            refuse(&mut out, p, Bound::WorkOnly, format!("{text:?} is not a plain work item"));
+            refuse(
+                &mut out,
+                p,
+                Bound::WorkOnly,
+                format!("{text:?} is not a plain work item"),
+            );
             continue;
         }
         if let Some(bad) = decl.after.iter().find(|&&d| d == 0 || d > count) {
-            refuse(&mut out, p, Bound::Malformed, format!("it depends on item {bad}, which does not exist"));
+            refuse(
+                &mut out,
+                p,
+                Bound::Malformed,
+                format!("it depends on item {bad}, which does not exist"),
+            );
             continue;
         }
         if out.spent >= MAX_ADDED_PER_RUN {
-            let reason = format!("this run already added {} items; the budget is {MAX_ADDED_PER_RUN}", out.spent);
+            let reason = format!(
+                "this run already added {} items; the budget is {MAX_ADDED_PER_RUN}",
+                out.spent
+            );
             refuse(&mut out, p, Bound::AddBudget, reason);
             continue;
         }
@@ -249,7 +335,10 @@ pub fn apply(plan_text: &str, proposals: &[Proposal], spent: u32) -> Outcome {
 #[cfg_attr(planvault_size, optimize(size))]
 fn text_declares_marker(text: &str) -> bool {
     let decl = parse_item_text(text);
-    !decl.routes.is_empty() || !decl.emits.is_empty() || !decl.needs.is_empty() || decl.title.starts_with('@')
+    !decl.routes.is_empty()
+        || !decl.emits.is_empty()
+        || !decl.needs.is_empty()
+        || decl.title.starts_with('@')
 }
 
 #[cfg(test)]
@@ -273,8 +362,14 @@ mod tests {
     fn adds_are_appended_and_counted() {
         let props = parse_block("- add: (after: 2) Write the changelog\nADD: Tell the team\n");
         let out = apply(PLAN, &props, 0);
-        assert_eq!(out.plan_text, format!("{PLAN}- [ ] (after: 2) Write the changelog\n- [ ] Tell the team\n"));
-        assert_eq!(out.accepted.iter().map(|a| a.index).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(
+            out.plan_text,
+            format!("{PLAN}- [ ] (after: 2) Write the changelog\n- [ ] Tell the team\n")
+        );
+        assert_eq!(
+            out.accepted.iter().map(|a| a.index).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
         assert_eq!(out.spent, 2);
         assert!(out.refused.is_empty());
     }
@@ -315,7 +410,10 @@ mod tests {
         );
         assert_eq!(out.accepted.len(), 1, "only `Emit it` applied");
         assert_eq!(out.accepted[0].line, "- [ ] Emit it");
-        assert_eq!(out.refused[0].reason, "it asked to remove item 2; an item is never removed");
+        assert_eq!(
+            out.refused[0].reason,
+            "it asked to remove item 2; an item is never removed"
+        );
     }
 
     #[test]

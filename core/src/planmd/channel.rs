@@ -80,17 +80,26 @@ impl Channel {
     #[cfg_attr(planvault_size, optimize(size))]
     pub fn from_json(text: &str) -> Result<Channel, ChannelError> {
         if text.len() > MAX_BYTES {
-            return Err(ChannelError::TooLarge { key: String::new(), bytes: text.len() });
+            return Err(ChannelError::TooLarge {
+                key: String::new(),
+                bytes: text.len(),
+            });
         }
         let map: BTreeMap<String, serde_json::Value> =
-            serde_json::from_str(text).map_err(|e| ChannelError::Malformed { reason: e.to_string() })?;
+            serde_json::from_str(text).map_err(|e| ChannelError::Malformed {
+                reason: e.to_string(),
+            })?;
         let mut channel = Channel::new();
         for (key, value) in map {
             let value = match value {
                 serde_json::Value::String(s) => s,
                 serde_json::Value::Number(n) => n.to_string(),
                 serde_json::Value::Bool(b) => b.to_string(),
-                other => return Err(ChannelError::Malformed { reason: format!("{key:?} holds {other}, not a scalar") }),
+                other => {
+                    return Err(ChannelError::Malformed {
+                        reason: format!("{key:?} holds {other}, not a scalar"),
+                    })
+                }
             };
             channel.check(&key, &value)?;
             channel.signals.insert(key, value);
@@ -127,12 +136,21 @@ impl Channel {
     /// Write one signal on behalf of a node that declared `declared` keys.
     /// On refusal the channel is unchanged.
     #[cfg_attr(planvault_size, optimize(size))]
-    pub fn write(&mut self, declared: &BTreeSet<String>, key: &str, value: &str) -> Result<(), ChannelError> {
+    pub fn write(
+        &mut self,
+        declared: &BTreeSet<String>,
+        key: &str,
+        value: &str,
+    ) -> Result<(), ChannelError> {
         if !is_valid_key(key) {
-            return Err(ChannelError::BadKey { key: key.to_string() });
+            return Err(ChannelError::BadKey {
+                key: key.to_string(),
+            });
         }
         if !declared.contains(key) {
-            return Err(ChannelError::Undeclared { key: key.to_string() });
+            return Err(ChannelError::Undeclared {
+                key: key.to_string(),
+            });
         }
         self.check(key, value)?;
         self.signals.insert(key.to_string(), value.to_string());
@@ -143,28 +161,43 @@ impl Channel {
     #[cfg_attr(planvault_size, optimize(size))]
     fn check(&self, key: &str, value: &str) -> Result<(), ChannelError> {
         if !is_valid_key(key) {
-            return Err(ChannelError::BadKey { key: key.to_string() });
+            return Err(ChannelError::BadKey {
+                key: key.to_string(),
+            });
         }
         if value.contains(['\n', '\r']) {
-            return Err(ChannelError::ValueNotOneLine { key: key.to_string() });
+            return Err(ChannelError::ValueNotOneLine {
+                key: key.to_string(),
+            });
         }
         let chars = value.chars().count();
         if chars > MAX_VALUE_CHARS {
-            return Err(ChannelError::ValueTooLong { key: key.to_string(), chars });
+            return Err(ChannelError::ValueTooLong {
+                key: key.to_string(),
+                chars,
+            });
         }
         let replacing = self.signals.get(key);
         let count = self.signals.len() + usize::from(replacing.is_none());
         if count > MAX_KEYS {
-            return Err(ChannelError::TooManyKeys { key: key.to_string(), count });
+            return Err(ChannelError::TooManyKeys {
+                key: key.to_string(),
+                count,
+            });
         }
-        let entry = |k: &str, v: &str| serde_json::to_string(k).unwrap().len() + serde_json::to_string(v).unwrap().len() + 1;
+        let entry = |k: &str, v: &str| {
+            serde_json::to_string(k).unwrap().len() + serde_json::to_string(v).unwrap().len() + 1
+        };
         let current = self.to_json().len();
         let bytes = match replacing {
             Some(old) => current - entry(key, old) + entry(key, value),
             None => current + entry(key, value) + usize::from(!self.signals.is_empty()),
         };
         if bytes > MAX_BYTES {
-            return Err(ChannelError::TooLarge { key: key.to_string(), bytes });
+            return Err(ChannelError::TooLarge {
+                key: key.to_string(),
+                bytes,
+            });
         }
         Ok(())
     }
@@ -211,7 +244,10 @@ mod tests {
     #[test]
     fn only_declared_keys_are_writable() {
         let mut c = Channel::new();
-        assert_eq!(c.write(&keys(&["a"]), "b", "1"), Err(ChannelError::Undeclared { key: "b".into() }));
+        assert_eq!(
+            c.write(&keys(&["a"]), "b", "1"),
+            Err(ChannelError::Undeclared { key: "b".into() })
+        );
         assert!(c.write(&keys(&["a"]), "a", "1").is_ok());
         assert_eq!(c.get("a"), Some("1"));
     }
@@ -222,10 +258,20 @@ mod tests {
         let d = keys(&["v"]);
         assert!(c.write(&d, "v", &"x".repeat(256)).is_ok());
         let err = c.write(&d, "v", &"x".repeat(257)).unwrap_err();
-        assert_eq!(err, ChannelError::ValueTooLong { key: "v".into(), chars: 257 });
+        assert_eq!(
+            err,
+            ChannelError::ValueTooLong {
+                key: "v".into(),
+                chars: 257
+            }
+        );
         assert_eq!(err.bound(), "value");
         assert_eq!(c.write(&d, "v", "a\nb").unwrap_err().bound(), "value");
-        assert_eq!(c.get("v").map(str::len), Some(256), "a refused write changes nothing");
+        assert_eq!(
+            c.get("v").map(str::len),
+            Some(256),
+            "a refused write changes nothing"
+        );
     }
 
     #[test]
@@ -256,14 +302,23 @@ mod tests {
     #[test]
     fn round_trips_and_parses_signal_lines() {
         let mut c = Channel::new();
-        c.write(&keys(&["migrated", "exit"]), "migrated", "false").unwrap();
+        c.write(&keys(&["migrated", "exit"]), "migrated", "false")
+            .unwrap();
         c.write(&keys(&["migrated", "exit"]), "exit", "0").unwrap();
         assert_eq!(Channel::from_json(&c.to_json()).unwrap(), c);
         assert_eq!(
             parse_signals("SIGNALS: migrated=false, ready"),
-            vec![("migrated".into(), "false".into()), ("ready".into(), "true".into())]
+            vec![
+                ("migrated".into(), "false".into()),
+                ("ready".into(), "true".into())
+            ]
         );
         assert!(parse_signals("SIGNALS: none").is_empty());
-        assert_eq!(Channel::from_json("{\"bad key\": \"1\"}").unwrap_err().bound(), "key");
+        assert_eq!(
+            Channel::from_json("{\"bad key\": \"1\"}")
+                .unwrap_err()
+                .bound(),
+            "key"
+        );
     }
 }

@@ -22,7 +22,11 @@ pub enum SignalOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Condition {
     /// `key=value` / `key!=value`: compares a key on the channel.
-    Signal { key: String, op: SignalOp, value: String },
+    Signal {
+        key: String,
+        op: SignalOp,
+        value: String,
+    },
     /// A bare word: the node's own outcome, else a truthy signal of that name.
     Status { word: String },
 }
@@ -42,7 +46,9 @@ impl Condition {
         } else if let Some(at) = text.find('=') {
             split(at, SignalOp::Eq, 1)
         } else {
-            Condition::Status { word: text.to_string() }
+            Condition::Status {
+                word: text.to_string(),
+            }
         }
     }
 
@@ -96,20 +102,36 @@ mod tests {
     use super::*;
 
     fn channel(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn parses_both_operators_and_bare_words() {
         assert_eq!(
             Condition::parse(" exit!=0 "),
-            Condition::Signal { key: "exit".into(), op: SignalOp::Ne, value: "0".into() }
+            Condition::Signal {
+                key: "exit".into(),
+                op: SignalOp::Ne,
+                value: "0".into()
+            }
         );
         assert_eq!(
             Condition::parse("migrated = false"),
-            Condition::Signal { key: "migrated".into(), op: SignalOp::Eq, value: "false".into() }
+            Condition::Signal {
+                key: "migrated".into(),
+                op: SignalOp::Eq,
+                value: "false".into()
+            }
         );
-        assert_eq!(Condition::parse("fail"), Condition::Status { word: "fail".into() });
+        assert_eq!(
+            Condition::parse("fail"),
+            Condition::Status {
+                word: "fail".into()
+            }
+        );
         assert!(Condition::parse("Blocked").is_status_word());
         assert!(!Condition::parse("migrated").is_status_word());
     }

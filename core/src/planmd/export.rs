@@ -78,7 +78,10 @@ pub fn json(plan: &Plan) -> String {
                 status: status(n.status),
                 scenarios: it.map_or(empty, |it| &it.scenarios),
                 emits: it.map_or_else(Vec::new, |it| {
-                    it.emits.iter().map(|(k, v)| Emit { key: k, value: v }).collect()
+                    it.emits
+                        .iter()
+                        .map(|(k, v)| Emit { key: k, value: v })
+                        .collect()
                 }),
                 needs: it.map_or(empty, |it| &it.needs),
             }
@@ -93,11 +96,24 @@ pub fn json(plan: &Plan) -> String {
                 Some(t) => Some(index(plan, t) as u64),
                 None => super::route_target(&e.target),
             },
-            kind: if e.kind == EdgeKind::Route { "route" } else { "after" },
-            condition: if e.kind == EdgeKind::Route { e.label.as_deref() } else { None },
+            kind: if e.kind == EdgeKind::Route {
+                "route"
+            } else {
+                "after"
+            },
+            condition: if e.kind == EdgeKind::Route {
+                e.label.as_deref()
+            } else {
+                None
+            },
         })
         .collect();
-    let mut out = serde_json::to_string_pretty(&Graph { format: "plan-md", nodes, edges }).expect("graph serializes");
+    let mut out = serde_json::to_string_pretty(&Graph {
+        format: "plan-md",
+        nodes,
+        edges,
+    })
+    .expect("graph serializes");
     out.push('\n');
     out
 }
@@ -159,12 +175,16 @@ fn drawing_order(plan: &Plan) -> Vec<usize> {
     }
     let mut order = Vec::new();
     for edges in by_source {
-        let routes: Vec<usize> = edges.iter().copied().filter(|&i| plan.edges[i].kind == EdgeKind::Route).collect();
+        let routes: Vec<usize> = edges
+            .iter()
+            .copied()
+            .filter(|&i| plan.edges[i].kind == EdgeKind::Route)
+            .collect();
         let routed: Vec<Option<usize>> = routes.iter().map(|&i| plan.edges[i].to).collect();
         order.extend(&routes);
-        order.extend(
-            edges.iter().copied().filter(|&i| plan.edges[i].kind != EdgeKind::Route && !routed.contains(&plan.edges[i].to)),
-        );
+        order.extend(edges.iter().copied().filter(|&i| {
+            plan.edges[i].kind != EdgeKind::Route && !routed.contains(&plan.edges[i].to)
+        }));
     }
     order
 }
@@ -174,7 +194,13 @@ fn drawing_order(plan: &Plan) -> Vec<usize> {
 pub fn mermaid(plan: &Plan) -> String {
     let mut out = String::from("flowchart TD\n");
     for i in 0..plan.nodes.len() {
-        writeln!(out, "    n{}{}", index(plan, i), shape(plan.nodes[i].kind, &caption(plan, i))).unwrap();
+        writeln!(
+            out,
+            "    n{}{}",
+            index(plan, i),
+            shape(plan.nodes[i].kind, &caption(plan, i))
+        )
+        .unwrap();
     }
     let mut placeholders = Vec::new();
     for e in drawing_order(plan) {
@@ -216,12 +242,22 @@ pub fn ascii(plan: &Plan) -> String {
     let width = plan.nodes.len().to_string().len();
     for i in 0..plan.nodes.len() {
         let n = &plan.nodes[i];
-        let mark = if n.status == Status::Done { "[x]" } else { "[ ]" };
+        let mark = if n.status == Status::Done {
+            "[x]"
+        } else {
+            "[ ]"
+        };
         let mut kind = n.kind.as_str().to_string();
         if let Some(label) = item(n).and_then(|it| it.label.as_deref()) {
             kind = format!("{kind}:{label}");
         }
-        write!(out, "{:>width$}. {mark} {kind:<9} {}", index(plan, i), shorten(&n.title)).unwrap();
+        write!(
+            out,
+            "{:>width$}. {mark} {kind:<9} {}",
+            index(plan, i),
+            shorten(&n.title)
+        )
+        .unwrap();
         let deps: Vec<String> = plan
             .edges
             .iter()
@@ -232,16 +268,28 @@ pub fn ascii(plan: &Plan) -> String {
             write!(out, "  (after {})", deps.join(", ")).unwrap();
         }
         out.push('\n');
-        let routes: Vec<&crate::Edge> = plan.outgoing(i).filter(|e| e.kind == EdgeKind::Route).collect();
+        let routes: Vec<&crate::Edge> = plan
+            .outgoing(i)
+            .filter(|e| e.kind == EdgeKind::Route)
+            .collect();
         for (k, route) in routes.iter().enumerate() {
-            let branch = if k + 1 == routes.len() { "└─" } else { "├─" };
+            let branch = if k + 1 == routes.len() {
+                "└─"
+            } else {
+                "├─"
+            };
             let target = match route.to {
                 Some(t) => format!("{}", index(plan, t)),
                 None if route.target.is_empty() => "(no target)".to_string(),
                 None => format!("{} (does not exist)", route.target),
             };
             let pad = " ".repeat(width + 2);
-            writeln!(out, "{pad}{branch} {} → {target}", route.label.as_deref().unwrap_or("")).unwrap();
+            writeln!(
+                out,
+                "{pad}{branch} {} → {target}",
+                route.label.as_deref().unwrap_or("")
+            )
+            .unwrap();
         }
     }
     out
@@ -267,13 +315,20 @@ pub fn canvas(plan: &Plan) -> String {
                 write!(text, " `{label}`").unwrap();
             }
             write!(text, "\n\n{}", n.title).unwrap();
-            for s in item(n).map(|it| it.scenarios.as_slice()).unwrap_or_default() {
+            for s in item(n)
+                .map(|it| it.scenarios.as_slice())
+                .unwrap_or_default()
+            {
                 write!(text, "\n- {s}").unwrap();
             }
             Card {
                 id: format!("item-{}", index(plan, i)),
                 text,
-                layer: if layer[i] == usize::MAX { unplaced } else { layer[i] },
+                layer: if layer[i] == usize::MAX {
+                    unplaced
+                } else {
+                    layer[i]
+                },
                 color: (n.status == Status::Done).then_some(text_canvas::DONE_COLOR),
             }
         })
@@ -286,8 +341,17 @@ pub fn canvas(plan: &Plan) -> String {
             Some(t) => format!("item-{}", index(plan, t)),
             None => {
                 let id = format!("missing-{}", arrows.len() + 1);
-                let what = if edge.target.is_empty() { "no target".to_string() } else { format!("item {} does not exist", edge.target) };
-                cards.push(Card { id: id.clone(), text: what, layer: cards[edge.from].layer + 1, color: Some(text_canvas::MISSING_COLOR) });
+                let what = if edge.target.is_empty() {
+                    "no target".to_string()
+                } else {
+                    format!("item {} does not exist", edge.target)
+                };
+                cards.push(Card {
+                    id: id.clone(),
+                    text: what,
+                    layer: cards[edge.from].layer + 1,
+                    color: Some(text_canvas::MISSING_COLOR),
+                });
                 id
             }
         };

@@ -44,11 +44,19 @@ pub(crate) fn checkbox_items(text: &str) -> Vec<RawItem<'_>> {
     let mut stack: Vec<Frame> = Vec::new();
     for (event, range) in Parser::new_ext(text, Options::ENABLE_TASKLISTS).into_offset_iter() {
         match event {
-            Event::Start(Tag::Item) => stack.push(Frame { start: range.start, task: None, own_end: None }),
+            Event::Start(Tag::Item) => stack.push(Frame {
+                start: range.start,
+                task: None,
+                own_end: None,
+            }),
             Event::TaskListMarker(done) => {
                 if let Some(frame) = stack.last_mut() {
                     frame.task = Some((out.len(), range.end));
-                    out.push(RawItem { done, bullet: frame.start, lines: Vec::new() });
+                    out.push(RawItem {
+                        done,
+                        bullet: frame.start,
+                        lines: Vec::new(),
+                    });
                 }
             }
             Event::Start(
@@ -89,7 +97,10 @@ fn own_lines(text: &str, start: usize, end: usize) -> Vec<RawLine<'_>> {
         let lead = body.len() - trimmed.len();
         let trimmed = trimmed.trim_end();
         if !trimmed.is_empty() || lines.is_empty() {
-            lines.push(RawLine { start: at + lead, text: trimmed });
+            lines.push(RawLine {
+                start: at + lead,
+                text: trimmed,
+            });
         }
         at += piece.len();
     }
@@ -101,7 +112,10 @@ mod tests {
     use super::*;
 
     fn texts(src: &str) -> Vec<(bool, Vec<&str>)> {
-        checkbox_items(src).into_iter().map(|i| (i.done, i.lines.iter().map(|l| l.text).collect())).collect()
+        checkbox_items(src)
+            .into_iter()
+            .map(|i| (i.done, i.lines.iter().map(|l| l.text).collect()))
+            .collect()
     }
 
     #[test]
@@ -125,6 +139,9 @@ mod tests {
 
     #[test]
     fn crlf_lines_lose_their_carriage_return() {
-        assert_eq!(texts("- [ ] a\r\n      @emit x\r\n"), vec![(false, vec!["a", "@emit x"])]);
+        assert_eq!(
+            texts("- [ ] a\r\n      @emit x\r\n"),
+            vec![(false, vec!["a", "@emit x"])]
+        );
     }
 }

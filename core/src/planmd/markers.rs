@@ -143,12 +143,19 @@ fn after_marker(s: &str) -> Option<(Vec<u32>, &str)> {
     let inner = s.strip_prefix('(')?.trim_start();
     let word_len = ["after", "deps"]
         .iter()
-        .find(|w| inner.get(..w.len()).is_some_and(|p| p.eq_ignore_ascii_case(w)))?
+        .find(|w| {
+            inner
+                .get(..w.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(w))
+        })?
         .len();
     let inner = inner[word_len..].trim_start().strip_prefix(':')?;
     let close = inner.find(')')?;
     let list = &inner[..close];
-    if !list.chars().all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c == '\t') {
+    if !list
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c == '\t')
+    {
         return None;
     }
     let deps: Vec<u32> = list
@@ -166,7 +173,9 @@ fn after_marker(s: &str) -> Option<(Vec<u32>, &str)> {
 #[cfg_attr(planvault_size, optimize(size))]
 fn marker_word(s: &str) -> Option<(&str, &str)> {
     let body = s.strip_prefix('@')?;
-    let len = body.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(body.len());
+    let len = body
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(body.len());
     let (word, rest) = body.split_at(len);
     if word.is_empty() {
         return None;
@@ -181,7 +190,10 @@ fn marker_word(s: &str) -> Option<(&str, &str)> {
 
 #[cfg_attr(planvault_size, optimize(size))]
 fn kind_named(word: &str) -> Option<NodeKind> {
-    KINDS.iter().find(|(name, _)| name.eq_ignore_ascii_case(word)).map(|(_, k)| *k)
+    KINDS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(word))
+        .map(|(_, k)| *k)
 }
 
 /// A kind marker and its optional label. `on_item_line` decides whether a
@@ -191,7 +203,9 @@ fn kind_marker<'a>(s: &'a str, decl: &mut ItemDecl, on_item_line: bool) -> Optio
     let (word, mut rest) = marker_word(s)?;
     let kind = if word.eq_ignore_ascii_case("node") {
         let trimmed = rest.trim_start();
-        let len = trimmed.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(trimmed.len());
+        let len = trimmed
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(trimmed.len());
         let kind = kind_named(&trimmed[..len])?;
         let after = &trimmed[len..];
         if !(after.is_empty() || after.starts_with(char::is_whitespace) || after.starts_with(':')) {
@@ -247,7 +261,11 @@ fn bare_label(s: &str) -> Option<(&str, &str)> {
     if !first.is_ascii_lowercase() {
         return None;
     }
-    let len = s.find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | '-'))).unwrap_or(s.len());
+    let len = s
+        .find(|c: char| {
+            !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | '-'))
+        })
+        .unwrap_or(s.len());
     let after = &s[len..];
     if after.is_empty() || after.starts_with(char::is_whitespace) {
         Some((&s[..len], after))
@@ -260,7 +278,9 @@ fn bare_label(s: &str) -> Option<(&str, &str)> {
 /// `at` is the byte offset of `s` in the document. Returns whether `s` was one.
 #[cfg_attr(planvault_size, optimize(size))]
 fn arg_marker(at: usize, s: &str, decl: &mut ItemDecl) -> bool {
-    let Some((word, rest)) = marker_word(s) else { return false };
+    let Some((word, rest)) = marker_word(s) else {
+        return false;
+    };
     let rest = rest.trim();
     match word.to_ascii_lowercase().as_str() {
         "scenario" => {
@@ -270,9 +290,13 @@ fn arg_marker(at: usize, s: &str, decl: &mut ItemDecl) -> bool {
         }
         "emit" => {
             if let Some(eq) = rest.find('=') {
-                decl.emits.push((rest[..eq].trim().to_string(), rest[eq + 1..].trim().to_string()));
+                decl.emits.push((
+                    rest[..eq].trim().to_string(),
+                    rest[eq + 1..].trim().to_string(),
+                ));
             } else {
-                decl.emits.extend(split_keys(rest).map(|k| (k.to_string(), "true".to_string())));
+                decl.emits
+                    .extend(split_keys(rest).map(|k| (k.to_string(), "true".to_string())));
             }
         }
         "needs" => decl.needs.extend(split_keys(rest).map(str::to_string)),
@@ -284,20 +308,28 @@ fn arg_marker(at: usize, s: &str, decl: &mut ItemDecl) -> bool {
 
 #[cfg_attr(planvault_size, optimize(size))]
 fn split_keys(s: &str) -> impl Iterator<Item = &str> {
-    s.split(|c: char| c == ',' || c.is_whitespace()).filter(|k| !k.is_empty())
+    s.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|k| !k.is_empty())
 }
 
 /// `cond -> N`, `cond => N`, `cond → N`: the earliest arrow splits.
 #[cfg_attr(planvault_size, optimize(size))]
 fn route(rest: &str, at: usize) -> RouteDecl {
-    let arrow = ["->", "=>", "→"].iter().filter_map(|a| rest.find(a).map(|i| (i, a.len()))).min();
+    let arrow = ["->", "=>", "→"]
+        .iter()
+        .filter_map(|a| rest.find(a).map(|i| (i, a.len())))
+        .min();
     match arrow {
         Some((i, len)) => RouteDecl {
             condition: rest[..i].trim().to_string(),
             target: rest[i + len..].trim().to_string(),
             at,
         },
-        None => RouteDecl { condition: rest.to_string(), target: String::new(), at },
+        None => RouteDecl {
+            condition: rest.to_string(),
+            target: String::new(),
+            at,
+        },
     }
 }
 
@@ -324,13 +356,25 @@ mod tests {
     #[test]
     fn kind_label_and_text() {
         let d = item("@gate security Review the auth diff");
-        assert_eq!((d.kind, d.label.as_deref(), d.title.as_str()), (NodeKind::Gate, Some("security"), "Review the auth diff"));
+        assert_eq!(
+            (d.kind, d.label.as_deref(), d.title.as_str()),
+            (NodeKind::Gate, Some("security"), "Review the auth diff")
+        );
         let d = item("@human Ask the team");
-        assert_eq!((d.kind, d.label.as_deref(), d.title.as_str()), (NodeKind::Human, None, "Ask the team"));
+        assert_eq!(
+            (d.kind, d.label.as_deref(), d.title.as_str()),
+            (NodeKind::Human, None, "Ask the team")
+        );
         let d = item("@tool build: make test");
-        assert_eq!((d.kind, d.label.as_deref(), d.title.as_str()), (NodeKind::Tool, Some("build"), "make test"));
+        assert_eq!(
+            (d.kind, d.label.as_deref(), d.title.as_str()),
+            (NodeKind::Tool, Some("build"), "make test")
+        );
         let d = item("@tool make test");
-        assert_eq!((d.kind, d.label.as_deref(), d.title.as_str()), (NodeKind::Tool, None, "make test"));
+        assert_eq!(
+            (d.kind, d.label.as_deref(), d.title.as_str()),
+            (NodeKind::Tool, None, "make test")
+        );
     }
 
     #[test]
@@ -347,7 +391,10 @@ mod tests {
     fn last_kind_wins_and_toolbox_is_text() {
         assert_eq!(item("@gate @node verify Prove it").kind, NodeKind::Verify);
         let d = item("@toolbox Sort the drawer");
-        assert_eq!((d.kind, d.title.as_str()), (NodeKind::Work, "@toolbox Sort the drawer"));
+        assert_eq!(
+            (d.kind, d.title.as_str()),
+            (NodeKind::Work, "@toolbox Sort the drawer")
+        );
     }
 
     #[test]
@@ -361,7 +408,10 @@ mod tests {
 
     #[test]
     fn code_span() {
-        assert_eq!(first_code_span("run `make migrate` now"), Some("make migrate"));
+        assert_eq!(
+            first_code_span("run `make migrate` now"),
+            Some("make migrate")
+        );
         assert_eq!(first_code_span("no span"), None);
     }
 }

@@ -19,9 +19,12 @@ mod validate;
 pub use condition::{Condition, SignalOp};
 pub use validate::validate;
 
-use crate::{Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, PlanMdNode, Status, DEFAULT_MAX_VISITS};
-use markers::{first_code_span, ItemDecl};
 use crate::position::LineIndex;
+use crate::{
+    Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, PlanMdNode, Status,
+    DEFAULT_MAX_VISITS,
+};
+use markers::{first_code_span, ItemDecl};
 
 /// The signal a `@tool` node always puts on the channel: its exit status.
 pub const TOOL_EXIT_SIGNAL: &str = "exit";
@@ -53,7 +56,11 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
             title: decl.title.clone(),
             body,
             kind: decl.kind,
-            status: if item.done { Status::Done } else { Status::Pending },
+            status: if item.done {
+                Status::Done
+            } else {
+                Status::Pending
+            },
             tools: Vec::new(),
             role: None,
             max_visits: DEFAULT_MAX_VISITS,
@@ -89,7 +96,9 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
     }
     for (i, decl) in decls.iter().enumerate() {
         for route in &decl.routes {
-            let to = route_target(&route.target).filter(|&t| t >= 1 && t as usize <= count).map(|t| t as usize - 1);
+            let to = route_target(&route.target)
+                .filter(|&t| t >= 1 && t as usize <= count)
+                .map(|t| t as usize - 1);
             plan.edges.push(Edge {
                 from: i,
                 to,
@@ -126,7 +135,9 @@ pub fn item(node: &Node) -> Option<&PlanMdNode> {
 /// for a `@tool` node, which reports it without declaring it.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn emitted_keys(node: &Node) -> Vec<&str> {
-    let mut keys: Vec<&str> = item(node).map(|i| i.emits.iter().map(|(k, _)| k.as_str()).collect()).unwrap_or_default();
+    let mut keys: Vec<&str> = item(node)
+        .map(|i| i.emits.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
     if node.kind == NodeKind::Tool && !keys.contains(&TOOL_EXIT_SIGNAL) {
         keys.push(TOOL_EXIT_SIGNAL);
     }

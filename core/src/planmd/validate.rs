@@ -48,7 +48,11 @@ impl<'a> Validator<'a> {
         let mut emitted: Vec<&str> = plan.nodes.iter().flat_map(emitted_keys).collect();
         emitted.sort_unstable();
         emitted.dedup();
-        Validator { plan, succ, emitted }
+        Validator {
+            plan,
+            succ,
+            emitted,
+        }
     }
 
     /// Where `key` sits in `emitted`, if some item emits it.
@@ -127,7 +131,11 @@ impl<'a> Validator<'a> {
                 cyclic[member] = true;
             }
             let path = self.cycle_path(&component);
-            let hops: Vec<String> = path.iter().chain(path.first()).map(|&n| self.name(n)).collect();
+            let hops: Vec<String> = path
+                .iter()
+                .chain(path.first())
+                .map(|&n| self.name(n))
+                .collect();
             let message = format!(
                 "Cycle: {}. The run could never finish, so nothing was dispatched.",
                 hops.join(" -> ")
@@ -184,7 +192,10 @@ impl<'a> Validator<'a> {
             let message = if edge.target.is_empty() {
                 format!("{from} declares {when} with no target item.")
             } else {
-                format!("{from} routes to item {}, which does not exist ({when}).", edge.target)
+                format!(
+                    "{from} routes to item {}, which does not exist ({when}).",
+                    edge.target
+                )
             };
             let mut d = self.about(Diagnostic::error(Code::DanglingEdge, message), &[edge.from]);
             d.target = (!edge.target.is_empty()).then(|| edge.target.clone());
@@ -208,7 +219,10 @@ impl<'a> Validator<'a> {
                     continue;
                 }
                 flagged[n] = true;
-                let message = format!("{} needs signal {key:?}, which no item emits (`@needs {key}`).", self.name(n));
+                let message = format!(
+                    "{} needs signal {key:?}, which no item emits (`@needs {key}`).",
+                    self.name(n)
+                );
                 let mut d = self.about(Diagnostic::error(Code::UnmetNeed, message), &[n]);
                 d.key = Some(key.clone());
                 out.push(self.at_node(d, n));
@@ -233,7 +247,10 @@ impl<'a> Validator<'a> {
                 self.name(edge.from),
                 self.index(to)
             );
-            let mut d = self.about(Diagnostic::warning(Code::UnroutableSignal, message), &[edge.from]);
+            let mut d = self.about(
+                Diagnostic::warning(Code::UnroutableSignal, message),
+                &[edge.from],
+            );
             d.target = Some(edge.target.clone());
             d.key = Some(key.to_string());
             if let Some(pos) = &edge.pos {
@@ -257,7 +274,9 @@ impl<'a> Validator<'a> {
         // An `after` edge counts once however often it is written: the
         // first of each (from, to) pair, found by a stable sort.
         let edges = &self.plan.edges;
-        let mut after: Vec<usize> = (0..edges.len()).filter(|&e| edges[e].kind == EdgeKind::After && edges[e].to.is_some()).collect();
+        let mut after: Vec<usize> = (0..edges.len())
+            .filter(|&e| edges[e].kind == EdgeKind::After && edges[e].to.is_some())
+            .collect();
         after.sort_by_key(|&e| (edges[e].from, edges[e].to));
         let mut repeated = vec![false; edges.len()];
         for pair in after.windows(2) {
@@ -298,7 +317,10 @@ impl<'a> Validator<'a> {
         // Which emitted keys can be on the channel, and how many.
         let mut signals = (vec![false; self.emitted.len()], 0usize);
         let mut queue: VecDeque<usize> = VecDeque::new();
-        let admit = |i: usize, reachable: &mut Vec<bool>, signals: &mut (Vec<bool>, usize), queue: &mut VecDeque<usize>| {
+        let admit = |i: usize,
+                     reachable: &mut Vec<bool>,
+                     signals: &mut (Vec<bool>, usize),
+                     queue: &mut VecDeque<usize>| {
             reachable[i] = true;
             queue.push_back(i);
             for key in emitted_keys(&self.plan.nodes[i]) {
@@ -316,7 +338,11 @@ impl<'a> Validator<'a> {
             }
         }
         let needs_met = |i: usize, signals: &(Vec<bool>, usize)| {
-            item(&self.plan.nodes[i]).is_none_or(|it| it.needs.iter().all(|k| self.emitted_at(k).is_some_and(|k| signals.0[k])))
+            item(&self.plan.nodes[i]).is_none_or(|it| {
+                it.needs
+                    .iter()
+                    .all(|k| self.emitted_at(k).is_some_and(|k| signals.0[k]))
+            })
         };
         let mut candidates: VecDeque<usize> = (0..n).collect();
         loop {

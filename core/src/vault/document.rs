@@ -6,9 +6,11 @@
 //! `### Next` inside the section). Nodes get `<id>.md` as their file so
 //! `save_plan` can persist them into a run vault.
 
-use super::note::{parse_note_with, Detail, DeclaredEdge};
+use super::note::{parse_note_with, DeclaredEdge, Detail};
 use super::text::{chomp, lines_with_offsets};
-use crate::{Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
+use crate::{
+    Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,
+};
 use crate::{SourcePos, DEFAULT_MAX_VISITS};
 use pulldown_cmark::HeadingLevel;
 use std::collections::BTreeSet;
@@ -56,7 +58,11 @@ fn sections(text: &str) -> Vec<Section> {
             if run >= 3 && indent <= 3 {
                 match fence {
                     None => fence = Some((c, run)),
-                    Some((open, len)) if open == c && run >= len && trimmed[run..].trim().is_empty() => fence = None,
+                    Some((open, len))
+                        if open == c && run >= len && trimmed[run..].trim().is_empty() =>
+                    {
+                        fence = None
+                    }
                     Some(_) => {}
                 }
                 continue;
@@ -65,11 +71,18 @@ fn sections(text: &str) -> Vec<Section> {
         if fence.is_some() || indent > 3 {
             continue;
         }
-        let Some(rest) = trimmed.strip_prefix("##") else { continue };
+        let Some(rest) = trimmed.strip_prefix("##") else {
+            continue;
+        };
         if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
             continue;
         }
-        let id = rest.trim().trim_end_matches('#').trim().trim_matches('`').trim();
+        let id = rest
+            .trim()
+            .trim_end_matches('#')
+            .trim()
+            .trim_matches('`')
+            .trim();
         if id.eq_ignore_ascii_case("next") {
             continue;
         }
@@ -92,13 +105,18 @@ pub fn parse_plan_document(text: &str) -> (Plan, Vec<Diagnostic>) {
     let found = sections(text);
     let mut seen = BTreeSet::new();
     for (i, section) in found.iter().enumerate() {
-        let end = found.get(i + 1).map_or(text.len(), |next| next.heading_start);
+        let end = found
+            .get(i + 1)
+            .map_or(text.len(), |next| next.heading_start);
         let heading_line = text[..section.heading_start].matches('\n').count() as u32 + 1;
         if section.id.is_empty() || !seen.insert(section.id.to_lowercase()) {
             let message = if section.id.is_empty() {
                 "a `##` section has no node id".to_string()
             } else {
-                format!("node id `{}` is used by an earlier section; ids must be unique", section.id)
+                format!(
+                    "node id `{}` is used by an earlier section; ids must be unique",
+                    section.id
+                )
             };
             diagnostics.push(
                 Diagnostic::error(Code::DuplicateId, message)
@@ -109,8 +127,10 @@ pub fn parse_plan_document(text: &str) -> (Plan, Vec<Diagnostic>) {
         }
         // Blank lines between the heading and a `---` block are allowed.
         let mut start = section.text_start.min(end);
-        while let Some(rest) =
-            text[start..end].split_inclusive('\n').next().filter(|l| l.trim().is_empty() && !l.is_empty())
+        while let Some(rest) = text[start..end]
+            .split_inclusive('\n')
+            .next()
+            .filter(|l| l.trim().is_empty() && !l.is_empty())
         {
             start += rest.len();
         }
@@ -143,18 +163,33 @@ pub fn path_graph_from_steps(steps: &[String]) -> Plan {
     let width = steps.len().to_string().len().max(2);
     for (i, step) in steps.iter().enumerate() {
         let id = format!("step-{:0width$}", i + 1);
-        let first_line = step.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+        let first_line = step
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default();
         let title = first_line.trim_start_matches('#').trim();
         plan.nodes.push(Node {
-            title: if title.is_empty() { id.clone() } else { title.to_string() },
+            title: if title.is_empty() {
+                id.clone()
+            } else {
+                title.to_string()
+            },
             body: step.trim().to_string(),
-            kind: if i == 0 { NodeKind::Start } else { NodeKind::Step },
+            kind: if i == 0 {
+                NodeKind::Start
+            } else {
+                NodeKind::Step
+            },
             status: Status::Pending,
             tools: Vec::new(),
             role: None,
             max_visits: DEFAULT_MAX_VISITS,
             pos: None,
-            ext: NodeExt::Vault(VaultNode { file: format!("{id}.md"), ..VaultNode::default() }),
+            ext: NodeExt::Vault(VaultNode {
+                file: format!("{id}.md"),
+                ..VaultNode::default()
+            }),
             id,
         });
     }
@@ -187,9 +222,23 @@ mod tests {
         assert_eq!(plan.nodes[0].tools, ["write"]);
         assert_eq!(plan.nodes[2].title, "send");
         assert_eq!(plan.start, Some(0));
-        let edges: Vec<_> = plan.edges.iter().map(|e| (e.from, e.to, e.label.as_deref())).collect();
-        assert_eq!(edges, [(0, Some(1), None), (1, Some(2), Some("approved")), (1, Some(0), Some("needs revision"))]);
-        assert_eq!(plan.edges[1].pos.as_ref().map(|p| (p.line, p.column)), Some((19, 15)));
+        let edges: Vec<_> = plan
+            .edges
+            .iter()
+            .map(|e| (e.from, e.to, e.label.as_deref()))
+            .collect();
+        assert_eq!(
+            edges,
+            [
+                (0, Some(1), None),
+                (1, Some(2), Some("approved")),
+                (1, Some(0), Some("needs revision"))
+            ]
+        );
+        assert_eq!(
+            plan.edges[1].pos.as_ref().map(|p| (p.line, p.column)),
+            Some((19, 15))
+        );
         assert!(super::super::validate(&plan).is_empty());
     }
 
@@ -205,7 +254,9 @@ mod tests {
 
     #[test]
     fn steps_become_a_path() {
-        let steps: Vec<String> = (1..=10).map(|i| format!("Do thing {i}\nin detail")).collect();
+        let steps: Vec<String> = (1..=10)
+            .map(|i| format!("Do thing {i}\nin detail"))
+            .collect();
         let plan = path_graph_from_steps(&steps);
         assert_eq!(plan.nodes[9].id, "step-10");
         assert_eq!(plan.nodes[0].title, "Do thing 1");

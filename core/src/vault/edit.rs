@@ -55,11 +55,20 @@ impl<'a> Note<'a> {
             .split_inclusive('\n')
             .map(|raw| {
                 if let Some(content) = raw.strip_suffix("\r\n") {
-                    Line { content, ending: "\r\n" }
+                    Line {
+                        content,
+                        ending: "\r\n",
+                    }
                 } else if let Some(content) = raw.strip_suffix('\n') {
-                    Line { content, ending: "\n" }
+                    Line {
+                        content,
+                        ending: "\n",
+                    }
                 } else {
-                    Line { content: raw, ending: "" }
+                    Line {
+                        content: raw,
+                        ending: "",
+                    }
                 }
             })
             .collect();
@@ -107,7 +116,9 @@ impl<'a> Note<'a> {
             if fence.step(line.content) {
                 continue;
             }
-            let Some((level, title)) = atx_heading(line.content) else { continue };
+            let Some((level, title)) = atx_heading(line.content) else {
+                continue;
+            };
             match heading {
                 None if level == 2 && title.eq_ignore_ascii_case("next") => heading = Some(i),
                 Some(start) if level <= 2 => return Some((start, i)),
@@ -120,7 +131,9 @@ impl<'a> Note<'a> {
     /// 0-based index of the edge item on 1-based `line`.
     fn edge_line(&self, line: u32) -> Result<usize, EditError> {
         let index = self.index_of(line)?;
-        let in_section = self.next_section().is_some_and(|(head, end)| index > head && index < end);
+        let in_section = self
+            .next_section()
+            .is_some_and(|(head, end)| index > head && index < end);
         if in_section && EdgeItem::parse(self.lines[index].content).is_some() {
             Ok(index)
         } else {
@@ -139,7 +152,13 @@ impl<'a> Note<'a> {
     /// The note with lines replaced (`Some`: the new text, its line ending
     /// included; `None`: removed) and text inserted before a line index.
     fn render(&self, replaced: &[(usize, Option<String>)], inserted: &[(usize, String)]) -> String {
-        let mut out = String::with_capacity(self.lines.iter().map(|l| l.content.len() + 2).sum::<usize>() + 64);
+        let mut out = String::with_capacity(
+            self.lines
+                .iter()
+                .map(|l| l.content.len() + 2)
+                .sum::<usize>()
+                + 64,
+        );
         out.push_str(self.bom);
         for (i, line) in self.lines.iter().enumerate() {
             for (_, text) in inserted.iter().filter(|(at, _)| *at == i) {
@@ -181,7 +200,9 @@ impl Fence {
                 self.open = Some((c, run));
                 true
             }
-            (Some((c, n)), Some(m)) if m == c && run >= n && indent <= 3 && trimmed[run..].trim().is_empty() => {
+            (Some((c, n)), Some(m))
+                if m == c && run >= n && indent <= 3 && trimmed[run..].trim().is_empty() =>
+            {
                 self.open = None;
                 true
             }
@@ -248,7 +269,10 @@ impl EdgeItem {
         let head = &line[prefix_end..link_start];
         let arrow = ARROWS
             .iter()
-            .filter_map(|a| head.rfind(a).map(|at| (prefix_end + at, prefix_end + at + a.len())))
+            .filter_map(|a| {
+                head.rfind(a)
+                    .map(|at| (prefix_end + at, prefix_end + at + a.len()))
+            })
             .max_by_key(|(start, _)| *start);
         let label_region = match arrow {
             Some((start, _)) => (prefix_end, start),
@@ -256,8 +280,16 @@ impl EdgeItem {
         };
         let raw = &line[label_region.0..label_region.1];
         let lead = raw.len() - raw.trim_start().len();
-        let label = (label_region.0 + lead, label_region.0 + lead + raw.trim().len());
-        Some(EdgeItem { prefix_end, label, arrow, link: (link_start, link_end) })
+        let label = (
+            label_region.0 + lead,
+            label_region.0 + lead + raw.trim().len(),
+        );
+        Some(EdgeItem {
+            prefix_end,
+            label,
+            arrow,
+            link: (link_start, link_end),
+        })
     }
 }
 
@@ -284,7 +316,10 @@ pub fn append_edge(text: &str, label: &str, target: &str) -> (String, u32) {
         Some((head, end)) => {
             // After the section's last non-blank line, so blank lines that
             // separate it from what follows stay where they are.
-            let last = (head..end).rev().find(|&i| !note.lines[i].content.trim().is_empty()).unwrap_or(head);
+            let last = (head..end)
+                .rev()
+                .find(|&i| !note.lines[i].content.trim().is_empty())
+                .unwrap_or(head);
             let at = last + 1;
             // A note may mix endings (LF frontmatter, CRLF body): the new
             // item ends like the line it follows.
@@ -357,7 +392,12 @@ pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, Edit
     let index = note.edge_line(line)?;
     let content = note.lines[index].content;
     let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
-    let new = format!("{}[[{target}]]{}{}", &content[..item.link.0], &content[item.link.1..], note.lines[index].ending);
+    let new = format!(
+        "{}[[{target}]]{}{}",
+        &content[..item.link.0],
+        &content[item.link.1..],
+        note.lines[index].ending
+    );
     Ok(note.render(&[(index, Some(new))], &[]))
 }
 
@@ -399,16 +439,27 @@ pub const KNOBS: [&str; 5] = ["type", "status", "tools", "role", "max_visits"];
 /// gets a block at the top, after any byte-order mark.
 pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String, EditError> {
     if !KNOBS.contains(&key) {
-        return Err(EditError::UnknownKnob { key: key.to_string() });
+        return Err(EditError::UnknownKnob {
+            key: key.to_string(),
+        });
     }
     let note = Note::parse(text);
     let nl = note.newline();
     let rendered = value.map(|v| format!("{key}: {}", yaml_value(v)));
     let with_ending = |line: &str, at: usize| {
-        format!("{line}{}", if note.lines[at].ending.is_empty() { nl } else { note.lines[at].ending })
+        format!(
+            "{line}{}",
+            if note.lines[at].ending.is_empty() {
+                nl
+            } else {
+                note.lines[at].ending
+            }
+        )
     };
     let Some((open, close)) = note.frontmatter()? else {
-        let Some(line) = rendered else { return Ok(text.to_string()) };
+        let Some(line) = rendered else {
+            return Ok(text.to_string());
+        };
         let block = format!("---{nl}{line}{nl}---{nl}");
         return Ok(note.render(&[], &[(0, block)]));
     };
@@ -419,12 +470,18 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
             let end = (at + 1..close)
                 .find(|&i| {
                     let c = note.lines[i].content;
-                    !(c.starts_with([' ', '\t']) || c.trim_start().starts_with("- ") || c.trim().is_empty())
+                    !(c.starts_with([' ', '\t'])
+                        || c.trim_start().starts_with("- ")
+                        || c.trim().is_empty())
                 })
                 .unwrap_or(close);
             // Trailing blank lines inside the block belong to no key.
-            let end = (at + 1..end).rev().find(|&i| !note.lines[i].content.trim().is_empty()).map_or(at + 1, |i| i + 1);
-            let mut replaced: Vec<(usize, Option<String>)> = vec![(at, rendered.map(|l| with_ending(&l, at)))];
+            let end = (at + 1..end)
+                .rev()
+                .find(|&i| !note.lines[i].content.trim().is_empty())
+                .map_or(at + 1, |i| i + 1);
+            let mut replaced: Vec<(usize, Option<String>)> =
+                vec![(at, rendered.map(|l| with_ending(&l, at)))];
             replaced.extend((at + 1..end).map(|i| (i, None)));
             Ok(note.render(&replaced, &[]))
         }
@@ -439,7 +496,10 @@ fn top_level_key(line: &str) -> Option<&str> {
     }
     let (key, _) = line.split_once(':')?;
     let key = key.trim_end();
-    let key = key.strip_prefix(['"', '\'']).and_then(|k| k.strip_suffix(['"', '\''])).unwrap_or(key);
+    let key = key
+        .strip_prefix(['"', '\''])
+        .and_then(|k| k.strip_suffix(['"', '\'']))
+        .unwrap_or(key);
     Some(key)
 }
 
@@ -463,7 +523,8 @@ fn yaml_scalar(text: &str) -> String {
     );
     let numeric = text.parse::<f64>().is_ok() || text.starts_with(['0', '+', '.']);
     let special = text.starts_with([
-        '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', ' ',
+        '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@',
+        '`', ' ',
     ]) || text.ends_with(' ')
         || text.contains(": ")
         || text.contains(" #")
@@ -487,8 +548,11 @@ fn yaml_scalar(text: &str) -> String {
 pub fn body(text: &str) -> &str {
     let note = Note::parse(text);
     let start = note.body_start();
-    let offset: usize =
-        note.bom.len() + note.lines[..start].iter().map(|l| l.content.len() + l.ending.len()).sum::<usize>();
+    let offset: usize = note.bom.len()
+        + note.lines[..start]
+            .iter()
+            .map(|l| l.content.len() + l.ending.len())
+            .sum::<usize>();
     &text[offset..]
 }
 
@@ -541,25 +605,42 @@ fn basename(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
 }
 
-fn rename_in_line(line: &str, old_id: &str, old_base: &str, new_id: &str, new_base: &str) -> Option<String> {
+fn rename_in_line(
+    line: &str,
+    old_id: &str,
+    old_base: &str,
+    new_id: &str,
+    new_base: &str,
+) -> Option<String> {
     let mut out = String::new();
     let mut rest = line;
     let mut changed = false;
     while let Some(open) = rest.find("[[") {
-        let Some(close) = rest[open + 2..].find("]]") else { break };
+        let Some(close) = rest[open + 2..].find("]]") else {
+            break;
+        };
         let inner = &rest[open + 2..open + 2 + close];
         out.push_str(&rest[..open + 2]);
         let target_end = inner.find(['|', '#']).unwrap_or(inner.len());
         let target = &inner[..target_end];
-        let (stem, suffix) = match target.len().checked_sub(3).filter(|&at| target.is_char_boundary(at)) {
+        let (stem, suffix) = match target
+            .len()
+            .checked_sub(3)
+            .filter(|&at| target.is_char_boundary(at))
+        {
             Some(at) if target[at..].eq_ignore_ascii_case(".md") => (&target[..at], &target[at..]),
             _ => (target, ""),
         };
         let stem_trimmed = stem.trim();
         let replacement = if stem_trimmed.contains('/') {
-            stem_trimmed.trim_start_matches('/').eq_ignore_ascii_case(old_id).then_some(new_id)
+            stem_trimmed
+                .trim_start_matches('/')
+                .eq_ignore_ascii_case(old_id)
+                .then_some(new_id)
         } else {
-            stem_trimmed.eq_ignore_ascii_case(old_base).then_some(new_base)
+            stem_trimmed
+                .eq_ignore_ascii_case(old_base)
+                .then_some(new_base)
         };
         match replacement {
             Some(new) => {

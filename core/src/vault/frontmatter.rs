@@ -52,7 +52,8 @@ pub fn split(text: &str) -> Split<'_> {
     let yaml_offset = (first_end + 1).min(text.len());
     // Only a line starting with `---` can close the block: look at the
     // bytes after each line break, not at every line.
-    let mut breaks = memchr::memchr_iter(b'\n', &bytes[yaml_offset..]).map(|at| yaml_offset + at + 1);
+    let mut breaks =
+        memchr::memchr_iter(b'\n', &bytes[yaml_offset..]).map(|at| yaml_offset + at + 1);
     let mut offset = yaml_offset;
     while offset < text.len() {
         let next = breaks.next();
@@ -71,7 +72,9 @@ pub fn split(text: &str) -> Split<'_> {
         let Some(start) = next else { break };
         offset = start;
     }
-    Split::Unclosed { body_offset: yaml_offset }
+    Split::Unclosed {
+        body_offset: yaml_offset,
+    }
 }
 
 /// One top-level `key: value` entry as written, with its continuation lines.
@@ -110,8 +113,9 @@ fn entry_key(line: &str) -> Option<(&str, usize)> {
         return Some((&line[1..close], close + 2));
     }
     let bytes = line.as_bytes();
-    let colon = (1..bytes.len())
-        .find(|&i| bytes[i] == b':' && (i + 1 == bytes.len() || matches!(bytes[i + 1], b' ' | b'\t' | b'\r')))?;
+    let colon = (1..bytes.len()).find(|&i| {
+        bytes[i] == b':' && (i + 1 == bytes.len() || matches!(bytes[i + 1], b' ' | b'\t' | b'\r'))
+    })?;
     Some((line[..colon].trim_end(), colon + 1))
 }
 
@@ -129,7 +133,11 @@ pub fn entries(yaml: &str) -> Vec<Entry<'_>> {
             let after = &content[key_len..];
             let value_start = key_len + (after.len() - after.trim_start().len());
             let inline = strip_comment(&content[value_start..]);
-            let value_column = if inline.is_empty() { 1 } else { content[..value_start].chars().count() as u32 + 1 };
+            let value_column = if inline.is_empty() {
+                1
+            } else {
+                content[..value_start].chars().count() as u32 + 1
+            };
             found.push(Entry {
                 key,
                 raw: "",
@@ -205,7 +213,9 @@ pub struct NoteContext<'a> {
 
 impl NoteContext<'_> {
     fn bad(&self, line: u32, column: u32, message: String) -> Diagnostic {
-        let mut d = Diagnostic::error(Code::BadFrontmatter, message).in_file(self.file).with_nodes([self.node_id]);
+        let mut d = Diagnostic::error(Code::BadFrontmatter, message)
+            .in_file(self.file)
+            .with_nodes([self.node_id]);
         d.line = Some(line);
         d.column = Some(column);
         d
@@ -231,7 +241,9 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
         for (entry, value) in fast {
             match value {
                 Some(value) => apply(&mut knobs, entry.key, value, Some(&entry), ctx, diagnostics),
-                None if ctx.keep_unknown_keys => knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw))),
+                None if ctx.keep_unknown_keys => knobs
+                    .extra
+                    .push((entry.key.to_string(), normalize_raw(entry.raw))),
                 None => {}
             }
         }
@@ -245,7 +257,12 @@ pub fn read_knobs(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagn
 /// compiled for size in the npm package, like the error paths below).
 #[cfg_attr(planvault_size, optimize(size))]
 #[inline(never)]
-fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Diagnostic>, mut knobs: Knobs) -> Knobs {
+fn read_knobs_parsed(
+    yaml: &str,
+    ctx: &NoteContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+    mut knobs: Knobs,
+) -> Knobs {
     let written = entries(yaml);
     let parsed = super::yaml_value::from_str(yaml);
     match parsed {
@@ -255,8 +272,9 @@ fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Di
                     let text = super::yaml_emit::to_string(&key).unwrap_or_default();
                     // The key's own line when it is written plainly (`TRUE:`,
                     // `1.5:`); a complex key (`? [a]`) falls back to the block.
-                    let written_at =
-                        written.iter().find(|e| super::yaml_value::from_str(e.key).ok().as_ref() == Some(&key));
+                    let written_at = written
+                        .iter()
+                        .find(|e| super::yaml_value::from_str(e.key).ok().as_ref() == Some(&key));
                     diagnostics.push(ctx.bad(
                         ctx.first_line + written_at.map_or(0, |e| e.line),
                         1,
@@ -273,22 +291,38 @@ fn read_knobs_parsed(yaml: &str, ctx: &NoteContext<'_>, diagnostics: &mut Vec<Di
             diagnostics.push(ctx.bad(
                 ctx.first_line,
                 1,
-                format!("frontmatter must be `key: value` pairs, found {}", describe(&other)),
+                format!(
+                    "frontmatter must be `key: value` pairs, found {}",
+                    describe(&other)
+                ),
             ));
         }
         Err(err) => {
-            let (line, column) = err
-                .location()
-                .map_or((ctx.first_line, 1), |l| (ctx.first_line + l.line() as u32 - 1, l.column() as u32));
-            diagnostics.push(ctx.bad(line, column, format!("frontmatter is not valid YAML: {}", yaml_message(&err))));
+            let (line, column) = err.location().map_or((ctx.first_line, 1), |l| {
+                (ctx.first_line + l.line() as u32 - 1, l.column() as u32)
+            });
+            diagnostics.push(ctx.bad(
+                line,
+                column,
+                format!("frontmatter is not valid YAML: {}", yaml_message(&err)),
+            ));
             // Salvage: every entry that is valid YAML by itself still counts.
             for entry in &written {
                 if let Ok(Value::Mapping(one)) = super::yaml_value::from_str(entry.raw) {
                     if let Some((_, value)) = one.into_iter().next() {
-                        apply(&mut knobs, entry.key, value, Some(entry), ctx, &mut Vec::new());
+                        apply(
+                            &mut knobs,
+                            entry.key,
+                            value,
+                            Some(entry),
+                            ctx,
+                            &mut Vec::new(),
+                        );
                     }
                 } else if ctx.keep_unknown_keys && !KNOWN_KEYS.contains(&entry.key) {
-                    knobs.extra.push((entry.key.to_string(), normalize_raw(entry.raw)));
+                    knobs
+                        .extra
+                        .push((entry.key.to_string(), normalize_raw(entry.raw)));
                 }
             }
         }
@@ -306,7 +340,9 @@ fn yaml_message(err: &yaml_serde::Error) -> String {
     while let Some(at) = text.find(" at line ") {
         let rest = &text[at + " at line ".len()..];
         let line_len = digits(rest);
-        let Some(column) = rest[line_len..].strip_prefix(" column ") else { break };
+        let Some(column) = rest[line_len..].strip_prefix(" column ") else {
+            break;
+        };
         let end = at + " at line ".len() + line_len + " column ".len() + digits(column);
         text.replace_range(at..end, "");
     }
@@ -417,7 +453,12 @@ fn apply(
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub fn read_both_ways(yaml: &str, keep_unknown_keys: bool) -> [(Knobs, Vec<String>); 2] {
-    let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys };
+    let ctx = NoteContext {
+        file: "n.md",
+        node_id: "n",
+        first_line: 2,
+        keep_unknown_keys,
+    };
     let read = |fast: bool| {
         let mut diagnostics = Vec::new();
         let knobs = if fast || yaml.trim().is_empty() {
@@ -425,7 +466,10 @@ pub fn read_both_ways(yaml: &str, keep_unknown_keys: bool) -> [(Knobs, Vec<Strin
         } else {
             read_knobs_parsed(yaml, &ctx, &mut diagnostics, Knobs::default())
         };
-        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+        (
+            knobs,
+            diagnostics.iter().map(Diagnostic::render_human).collect(),
+        )
     };
     [read(true), read(false)]
 }
@@ -435,10 +479,18 @@ mod tests {
     use super::*;
 
     fn knobs(yaml: &str) -> (Knobs, Vec<String>) {
-        let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys: true };
+        let ctx = NoteContext {
+            file: "n.md",
+            node_id: "n",
+            first_line: 2,
+            keep_unknown_keys: true,
+        };
         let mut diagnostics = Vec::new();
         let knobs = read_knobs(yaml, &ctx, &mut diagnostics);
-        (knobs, diagnostics.iter().map(Diagnostic::render_human).collect())
+        (
+            knobs,
+            diagnostics.iter().map(Diagnostic::render_human).collect(),
+        )
     }
 
     /// Without unknown keys kept (a read for checks), every path through the
@@ -460,26 +512,44 @@ mod tests {
         for yaml in blocks {
             let (full, full_diagnostics) = knobs(yaml);
             assert!(!full.extra.is_empty(), "{yaml:?} has unknown keys");
-            let ctx = NoteContext { file: "n.md", node_id: "n", first_line: 2, keep_unknown_keys: false };
+            let ctx = NoteContext {
+                file: "n.md",
+                node_id: "n",
+                first_line: 2,
+                keep_unknown_keys: false,
+            };
             let mut diagnostics = Vec::new();
             let checks = read_knobs(yaml, &ctx, &mut diagnostics);
-            let diagnostics: Vec<String> = diagnostics.iter().map(Diagnostic::render_human).collect();
+            let diagnostics: Vec<String> =
+                diagnostics.iter().map(Diagnostic::render_human).collect();
             assert_eq!(diagnostics, full_diagnostics, "{yaml:?}");
-            assert_eq!(checks, Knobs { extra: Vec::new(), ..full }, "{yaml:?}");
+            assert_eq!(
+                checks,
+                Knobs {
+                    extra: Vec::new(),
+                    ..full
+                },
+                "{yaml:?}"
+            );
         }
     }
 
     #[test]
     fn splits_a_closed_block_and_finds_the_body() {
         let text = "---\r\ntype: start\r\n---\r\n# T\r\n";
-        let Split::Closed(block) = split(text) else { panic!("no block") };
+        let Split::Closed(block) = split(text) else {
+            panic!("no block")
+        };
         assert_eq!(block.yaml, "type: start\r\n");
         assert_eq!(&text[block.body_offset..], "# T\r\n");
     }
 
     #[test]
     fn an_unclosed_block_is_reported_by_the_caller() {
-        assert!(matches!(split("---\ntype: start\n"), Split::Unclosed { body_offset: 4 }));
+        assert!(matches!(
+            split("---\ntype: start\n"),
+            Split::Unclosed { body_offset: 4 }
+        ));
         assert!(matches!(split("# no frontmatter\n---\n"), Split::Absent));
     }
 
@@ -489,7 +559,10 @@ mod tests {
         let found = entries(yaml);
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].raw, "tools:\n- a   # first\n- b");
-        assert_eq!((found[1].key, found[1].line, found[1].value_column), ("owner", 5, 8));
+        assert_eq!(
+            (found[1].key, found[1].line, found[1].value_column),
+            ("owner", 5, 8)
+        );
         assert_eq!(found[1].inline_value, "\"x\"");
     }
 
@@ -526,7 +599,10 @@ mod tests {
         assert_eq!(k.extra, [("owner".to_string(), "owner: me".to_string())]);
         assert_eq!(diags.len(), 1);
         assert!(diags[0].starts_with("n.md:"), "{diags:?}");
-        assert!(diags[0].contains("error[bad-frontmatter]: frontmatter is not valid YAML"), "{diags:?}");
+        assert!(
+            diags[0].contains("error[bad-frontmatter]: frontmatter is not valid YAML"),
+            "{diags:?}"
+        );
     }
 
     #[test]
@@ -579,7 +655,13 @@ mod tests {
         let (k, diags) = knobs("owner: 99999999999999999999\nrole: \"writer\"\n");
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(k.role.as_deref(), Some("writer"));
-        assert_eq!(k.extra[0], ("owner".to_string(), "owner: 99999999999999999999".to_string()));
+        assert_eq!(
+            k.extra[0],
+            (
+                "owner".to_string(),
+                "owner: 99999999999999999999".to_string()
+            )
+        );
         let (k, diags) = knobs("max_visits: 99999999999999999999\n");
         assert_eq!(k.max_visits, DEFAULT_MAX_VISITS);
         assert_eq!(
@@ -610,7 +692,14 @@ mod props {
 
     /// Knob lines, right and wrong, most of which the fast path takes.
     fn line() -> impl Strategy<Value = String> {
-        let key = prop::sample::select(vec!["type", "status", "tools", "role", "max_visits", "owner"]);
+        let key = prop::sample::select(vec![
+            "type",
+            "status",
+            "tools",
+            "role",
+            "max_visits",
+            "owner",
+        ]);
         let value = prop::sample::select(vec![
             "",
             "start",
@@ -647,21 +736,82 @@ mod props {
     /// with odd items, `#`, CRLF, words YAML types.
     fn plain_line() -> impl Strategy<Value = String> {
         let key = prop::sample::select(vec![
-            "type", "status", "tools", "role", "max_visits", "tags", "created", "owner", "TRUE", "n", "a-b", "_x", "Type",
+            "type",
+            "status",
+            "tools",
+            "role",
+            "max_visits",
+            "tags",
+            "created",
+            "owner",
+            "TRUE",
+            "n",
+            "a-b",
+            "_x",
+            "Type",
         ]);
         let value = prop::sample::select(vec![
-            "", "start", "step", "human", "Step", "pending", "done", "[]", "[ ]", "[fetch_url, search]", "[ a , b ]",
-            "[a,]", "[a, 1]", "[yes]", "[my tool]", "[a", "a]", "x", "my role", "my  role", "yes", "1", "3", "0", "03",
-            "4294967295", "4294967296", "2026-11-30", "1.5", "a#b", "a # b", "~", "null", "[2026-11-30, v1.2]", "{a: b}",
-            "'q'", "a: b", "-x", "step ",
+            "",
+            "start",
+            "step",
+            "human",
+            "Step",
+            "pending",
+            "done",
+            "[]",
+            "[ ]",
+            "[fetch_url, search]",
+            "[ a , b ]",
+            "[a,]",
+            "[a, 1]",
+            "[yes]",
+            "[my tool]",
+            "[a",
+            "a]",
+            "x",
+            "my role",
+            "my  role",
+            "yes",
+            "1",
+            "3",
+            "0",
+            "03",
+            "4294967295",
+            "4294967296",
+            "2026-11-30",
+            "1.5",
+            "a#b",
+            "a # b",
+            "~",
+            "null",
+            "[2026-11-30, v1.2]",
+            "{a: b}",
+            "'q'",
+            "a: b",
+            "-x",
+            "step ",
         ]);
         let ending = prop::sample::select(vec!["\n", "\n", "\n", "\r\n"]);
         let any_line = (key, value, ending).prop_map(|(k, v, e)| format!("{k}: {v}{e}"));
         let good_line = prop::sample::select(vec![
-            "type: step\n", "type: start\n", "type: human\n", "status: done\n", "status:\n", "tools: [a, b]\n",
-            "tools: []\n", "tools: [my tool]\n", "role: writer\n", "role: my role\n", "max_visits: 7\n",
-            "max_visits: 4294967295\n", "tags: [x, y]\n", "created: 2026-11-30\n", "owner: me\n", "_x: 1.5\n",
-            "a-b: v1.2\n", "owner:\n",
+            "type: step\n",
+            "type: start\n",
+            "type: human\n",
+            "status: done\n",
+            "status:\n",
+            "tools: [a, b]\n",
+            "tools: []\n",
+            "tools: [my tool]\n",
+            "role: writer\n",
+            "role: my role\n",
+            "max_visits: 7\n",
+            "max_visits: 4294967295\n",
+            "tags: [x, y]\n",
+            "created: 2026-11-30\n",
+            "owner: me\n",
+            "_x: 1.5\n",
+            "a-b: v1.2\n",
+            "owner:\n",
         ])
         .prop_map(String::from);
         // Mostly lines it takes, so whole blocks get through.
@@ -676,7 +826,10 @@ mod props {
         assert!(diagnostics.is_empty());
         assert_eq!(knobs, parsed);
         assert_eq!(knobs.tools, ["fetch_url", "search", "write_file"]);
-        assert_eq!(knobs.extra[1], ("created".to_string(), "created: 2026-11-30".to_string()));
+        assert_eq!(
+            knobs.extra[1],
+            ("created".to_string(), "created: 2026-11-30".to_string())
+        );
     }
 
     proptest! {
@@ -705,7 +858,11 @@ mod props {
         let yaml_offset = text.find('\n').map_or(text.len(), |i| i + 1);
         for (offset, line) in lines {
             if is_fence(line) {
-                return Some((yaml_offset, offset, (offset + line.len() + 1).min(text.len())));
+                return Some((
+                    yaml_offset,
+                    offset,
+                    (offset + line.len() + 1).min(text.len()),
+                ));
             }
         }
         Some((yaml_offset, usize::MAX, yaml_offset))

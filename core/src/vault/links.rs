@@ -37,12 +37,18 @@ pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
             let inner_start = open + 2;
             let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
             let inner = &text[inner_start..close];
-            if memchr::memchr(b'\n', inner.as_bytes()).is_some() || find_doubled(inner.as_bytes(), b'[').is_some() {
+            if memchr::memchr(b'\n', inner.as_bytes()).is_some()
+                || find_doubled(inner.as_bytes(), b'[').is_some()
+            {
                 from = inner_start;
                 continue;
             }
             from = close + 2;
-            return Some(WikiLink { start: open, end: close + 2, target: link_target(inner) });
+            return Some(WikiLink {
+                start: open,
+                end: close + 2,
+                target: link_target(inner),
+            });
         }
         None
     })
@@ -146,7 +152,8 @@ fn is_ascii_lower(text: &str) -> bool {
     // high bit is set by `+ 0x3f` when it is at least `A`, by `+ 0x25` when
     // it is past `Z`.
     let has_capital_or_high = |word: u64| {
-        word & HIGH != 0 || (word.wrapping_add(0x3f * ONES) & !word.wrapping_add(0x25 * ONES) & HIGH) != 0
+        word & HIGH != 0
+            || (word.wrapping_add(0x3f * ONES) & !word.wrapping_add(0x25 * ONES) & HIGH) != 0
     };
     let mut chunks = text.as_bytes().chunks_exact(8);
     for chunk in &mut chunks {
@@ -156,7 +163,10 @@ fn is_ascii_lower(text: &str) -> bool {
             return false;
         }
     }
-    chunks.remainder().iter().all(|&b| b < 0x80 && !b.is_ascii_uppercase())
+    chunks
+        .remainder()
+        .iter()
+        .all(|&b| b < 0x80 && !b.is_ascii_uppercase())
 }
 
 fn lower(text: &str) -> Cow<'_, str> {
@@ -186,7 +196,10 @@ fn normalize(target: &str) -> Cow<'_, str> {
         t = rest;
     }
     let mut t = t.trim_start_matches('/');
-    if t.len() >= 3 && t.is_char_boundary(t.len() - 3) && t[t.len() - 3..].eq_ignore_ascii_case(".md") {
+    if t.len() >= 3
+        && t.is_char_boundary(t.len() - 3)
+        && t[t.len() - 3..].eq_ignore_ascii_case(".md")
+    {
         t = &t[..t.len() - 3];
     }
     lower(t)
@@ -206,7 +219,10 @@ impl LinkIndex<'static> {
     /// it was built from (an editor keeps it while notes change; it stays
     /// valid as long as the set of ids and their order do).
     pub fn owned<'i>(ids: impl IntoIterator<Item = &'i str>) -> LinkIndex<'static> {
-        let ids: Vec<Cow<'static, str>> = ids.into_iter().map(|id| Cow::Owned(id.to_owned())).collect();
+        let ids: Vec<Cow<'static, str>> = ids
+            .into_iter()
+            .map(|id| Cow::Owned(id.to_owned()))
+            .collect();
         let mut index = LinkIndex {
             by_path: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
             by_basename: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
@@ -223,7 +239,11 @@ impl LinkIndex<'static> {
     /// the index answers as one built from the new list of ids, without
     /// copying every id again.
     pub fn insert_at(&mut self, at: usize, id: &str) {
-        for hits in self.by_path.values_mut().chain(self.by_basename.values_mut()) {
+        for hits in self
+            .by_path
+            .values_mut()
+            .chain(self.by_basename.values_mut())
+        {
             hits.shift(at, true);
         }
         self.add(at, Cow::Owned(lower(id).into_owned()));
@@ -237,12 +257,19 @@ impl LinkIndex<'static> {
         }
         let id = self.ids.remove(at);
         let lowered = lower(&id).into_owned();
-        for (map, key) in [(&mut self.by_path, lowered.as_str()), (&mut self.by_basename, basename(&lowered))] {
+        for (map, key) in [
+            (&mut self.by_path, lowered.as_str()),
+            (&mut self.by_basename, basename(&lowered)),
+        ] {
             if map.get_mut(key).is_some_and(|hits| hits.remove(at)) {
                 map.remove(key);
             }
         }
-        for hits in self.by_path.values_mut().chain(self.by_basename.values_mut()) {
+        for hits in self
+            .by_path
+            .values_mut()
+            .chain(self.by_basename.values_mut())
+        {
             hits.shift(at, false);
         }
     }
@@ -303,7 +330,11 @@ impl<'a> LinkIndex<'a> {
             return self.pick(candidates, target);
         }
         let suffix = format!("/{wanted}");
-        let hits: Vec<usize> = candidates.iter().copied().filter(|&i| lower(&self.ids[i]).ends_with(&suffix)).collect();
+        let hits: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|&i| lower(&self.ids[i]).ends_with(&suffix))
+            .collect();
         self.pick(&hits, target)
     }
 
@@ -314,12 +345,17 @@ impl<'a> LinkIndex<'a> {
             [] => Resolution::Missing,
             [one] => Resolution::Found(*one),
             many => {
-                let written = written.trim().trim_start_matches("./").trim_start_matches('/');
+                let written = written
+                    .trim()
+                    .trim_start_matches("./")
+                    .trim_start_matches('/');
                 let written = written.strip_suffix(".md").unwrap_or(written);
                 let exact: Vec<usize> = many
                     .iter()
                     .copied()
-                    .filter(|&i| self.ids[i] == written || self.ids[i].ends_with(&format!("/{written}")))
+                    .filter(|&i| {
+                        self.ids[i] == written || self.ids[i].ends_with(&format!("/{written}"))
+                    })
                     .collect();
                 if let [one] = exact[..] {
                     return Resolution::Found(one);
@@ -366,7 +402,13 @@ mod tests {
     #[test]
     fn an_unclosed_link_is_no_link() {
         assert!(find_links("[[open and [x] ]").is_empty());
-        assert_eq!(find_links("[[a\n]] [[b]]").iter().map(|l| l.target).collect::<Vec<_>>(), ["b"]);
+        assert_eq!(
+            find_links("[[a\n]] [[b]]")
+                .iter()
+                .map(|l| l.target)
+                .collect::<Vec<_>>(),
+            ["b"]
+        );
     }
 
     #[test]
@@ -388,22 +430,62 @@ mod tests {
 
     #[test]
     fn an_owned_index_resolves_like_a_borrowed_one() {
-        let ids = ["Draft", "sub/Review", "a/send", "b/send", "notes", "Plan", "plan"];
+        let ids = [
+            "Draft",
+            "sub/Review",
+            "a/send",
+            "b/send",
+            "notes",
+            "Plan",
+            "plan",
+        ];
         let borrowed = LinkIndex::new(ids);
         let owned = LinkIndex::owned(ids);
-        for target in ["draft", "review", "SUB/review.md", "send", "b/send", "c/send", "nowhere", "", "plan", "PLAN"] {
-            assert_eq!(owned.resolve(target, 4), borrowed.resolve(target, 4), "{target}");
+        for target in [
+            "draft",
+            "review",
+            "SUB/review.md",
+            "send",
+            "b/send",
+            "c/send",
+            "nowhere",
+            "",
+            "plan",
+            "PLAN",
+        ] {
+            assert_eq!(
+                owned.resolve(target, 4),
+                borrowed.resolve(target, 4),
+                "{target}"
+            );
         }
         assert_eq!(owned.len(), ids.len());
     }
 
     #[test]
     fn inserting_and_removing_notes_answers_as_a_fresh_index() {
-        let targets = ["draft", "review", "SUB/review.md", "send", "b/send", "c/send", "nowhere", "plan", "PLAN", "x"];
+        let targets = [
+            "draft",
+            "review",
+            "SUB/review.md",
+            "send",
+            "b/send",
+            "c/send",
+            "nowhere",
+            "plan",
+            "PLAN",
+            "x",
+        ];
         let mut ids = vec!["Draft", "sub/Review", "a/send", "notes", "plan"];
         let mut index = LinkIndex::owned(ids.iter().copied());
-        let steps: [(bool, usize, &str); 6] =
-            [(true, 3, "b/send"), (true, 0, "Plan"), (false, 2, ""), (true, 6, "x"), (false, 0, ""), (false, 3, "")];
+        let steps: [(bool, usize, &str); 6] = [
+            (true, 3, "b/send"),
+            (true, 0, "Plan"),
+            (false, 2, ""),
+            (true, 6, "x"),
+            (false, 0, ""),
+            (false, 3, ""),
+        ];
         for (insert, at, id) in steps {
             if insert {
                 ids.insert(at, id);
@@ -414,7 +496,11 @@ mod tests {
             }
             let fresh = LinkIndex::new(ids.iter().copied());
             for target in targets {
-                assert_eq!(index.resolve(target, 0), fresh.resolve(target, 0), "{target} after {ids:?}");
+                assert_eq!(
+                    index.resolve(target, 0),
+                    fresh.resolve(target, 0),
+                    "{target} after {ids:?}"
+                );
             }
         }
     }

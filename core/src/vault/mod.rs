@@ -39,10 +39,13 @@ pub const TRACE_FOLDER: &str = "00_plan-trace";
 /// Whether a vault path is a plan note: a `.md` file outside dot-folders and
 /// the run's trace folder.
 pub fn is_plan_note(path: &str) -> bool {
-    let is_markdown =
-        path.len() > 3 && path.is_char_boundary(path.len() - 3) && path[path.len() - 3..].eq_ignore_ascii_case(".md");
+    let is_markdown = path.len() > 3
+        && path.is_char_boundary(path.len() - 3)
+        && path[path.len() - 3..].eq_ignore_ascii_case(".md");
     let hidden = path.starts_with('.') || path.as_bytes().windows(2).any(|pair| pair == b"/.");
-    let in_trace = path.strip_prefix(TRACE_FOLDER).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    let in_trace = path
+        .strip_prefix(TRACE_FOLDER)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     is_markdown && !hidden && !in_trace
 }
 
@@ -55,14 +58,20 @@ pub fn node_id(path: &str) -> &str {
 /// diagnostics say what was wrong (sorted by position). Link problems are
 /// left to [`validate`], which sees the same unresolved edges.
 pub fn load(files: &BTreeMap<String, String>) -> (Plan, Vec<Diagnostic>) {
-    load_from(files.iter().map(|(path, text)| (path.as_str(), text.as_str())))
+    load_from(
+        files
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str())),
+    )
 }
 
 /// [`load`] from borrowed `(path, text)` pairs, which must come in path
 /// (byte) order with each path once, as a `BTreeMap` iterates: for callers
 /// that hold the notes in another shape (the npm package reads them out of
 /// one buffer) and would otherwise copy every note into a map.
-pub fn load_from<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> (Plan, Vec<Diagnostic>) {
+pub fn load_from<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> (Plan, Vec<Diagnostic>) {
     load_from_as(files, Detail::Full)
 }
 
@@ -108,7 +117,10 @@ pub(crate) fn finish(
 /// Turn declared edges into model edges, resolving each link Obsidian-style.
 pub(crate) fn resolve_edges(plan: &Plan, declared: Vec<(usize, DeclaredEdge)>) -> Vec<Edge> {
     let index = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
-    declared.into_iter().map(|(from, e)| resolve_edge(&index, from, e)).collect()
+    declared
+        .into_iter()
+        .map(|(from, e)| resolve_edge(&index, from, e))
+        .collect()
 }
 
 /// One declared edge of node `from` as a model edge, its target resolved

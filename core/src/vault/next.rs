@@ -30,7 +30,9 @@ pub struct Outline {
 /// Whether a body could contain a `Next` heading at all: a cheap line scan
 /// that lets most of the work skip list tracking. False positives are fine.
 fn may_have_next_heading(body: &str) -> bool {
-    body.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"next"))
+    body.as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"next"))
 }
 
 /// Outline a body with a full CommonMark parse (see `scan` for the fast way). `next_level` is the heading level of the `Next` section
@@ -73,9 +75,14 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                 }
             }
             Event::End(TagEnd::Heading(level)) => {
-                let Some((_, start, text)) = heading.take() else { continue };
+                let Some((_, start, text)) = heading.take() else {
+                    continue;
+                };
                 let text = text.trim();
-                if look_for_next && next_levels.contains(&level) && text.eq_ignore_ascii_case("next") {
+                if look_for_next
+                    && next_levels.contains(&level)
+                    && text.eq_ignore_ascii_case("next")
+                {
                     // A deeper `Next` inside an open section is part of it.
                     if open_next.is_none() {
                         open_next = Some((level, start));
@@ -103,7 +110,9 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                     first_block = false;
                 }
             }
-            Event::Start(Tag::Item) if list_depth == 1 && quote_depth == 0 && open_next.is_some() => {
+            Event::Start(Tag::Item)
+                if list_depth == 1 && quote_depth == 0 && open_next.is_some() =>
+            {
                 item = Some((range.start, usize::MAX));
             }
             Event::End(TagEnd::Item) if list_depth == 1 => {
@@ -111,7 +120,9 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                     out.items.push(start..own_end.min(range.end));
                 }
             }
-            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::HtmlBlock) | Event::Rule if list_depth == 0 => {
+            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::HtmlBlock) | Event::Rule
+                if list_depth == 0 =>
+            {
                 first_block = false;
             }
             _ => {}
@@ -163,7 +174,10 @@ pub fn strip_marker(item: &str) -> (usize, &str) {
 fn last_arrow(text: &str) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     (0..bytes.len()).rev().find_map(|at| {
-        ARROWS.iter().find(|arrow| bytes[at..].starts_with(arrow.as_bytes())).map(|arrow| (at, arrow.len()))
+        ARROWS
+            .iter()
+            .find(|arrow| bytes[at..].starts_with(arrow.as_bytes()))
+            .map(|arrow| (at, arrow.len()))
     })
 }
 
@@ -172,7 +186,12 @@ fn last_arrow(text: &str) -> Option<(usize, usize)> {
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
     let mut links = links(text);
     let Some(first) = links.next() else {
-        return ItemEdge { label: None, link: None, missing_arrow: false, extra_links: 0 };
+        return ItemEdge {
+            label: None,
+            link: None,
+            missing_arrow: false,
+            extra_links: 0,
+        };
     };
     let before = &text[..first.start];
     let arrow = last_arrow(before);
@@ -186,7 +205,12 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
             (Some(label).filter(|l| !l.is_empty()), !label.is_empty())
         }
     };
-    ItemEdge { label, link: Some(first), missing_arrow, extra_links: links.count() }
+    ItemEdge {
+        label,
+        link: Some(first),
+        missing_arrow,
+        extra_links: links.count(),
+    }
 }
 
 #[cfg(test)]
@@ -196,13 +220,20 @@ mod tests {
     const NOTE: HeadingLevel = HeadingLevel::H2;
 
     fn items(body: &str) -> Vec<&str> {
-        outline_full(body, &[NOTE]).items.into_iter().map(|r| body[r].trim_end()).collect()
+        outline_full(body, &[NOTE])
+            .items
+            .into_iter()
+            .map(|r| body[r].trim_end())
+            .collect()
     }
 
     #[test]
     fn only_items_under_next_count() {
         let body = "# Title\n\nSee [[elsewhere]].\n\n- [[not-an-edge]]\n\n## Next\n- approved -> [[send]]\n  - nested [[no]]\n- [[draft]]\n\n## Notes\n- [[also-not]]\n";
-        assert_eq!(items(body), ["- approved -> [[send]]\n", "- [[draft]]"].map(str::trim_end));
+        assert_eq!(
+            items(body),
+            ["- approved -> [[send]]\n", "- [[draft]]"].map(str::trim_end)
+        );
         let o = outline_full(body, &[NOTE]);
         assert_eq!(o.title.as_deref(), Some("Title"));
         assert_eq!(o.leading_title, Some(0..8));
@@ -230,15 +261,24 @@ mod tests {
     #[test]
     fn items_read_as_edges() {
         let e = parse_item("approved -> [[send|Send it]]");
-        assert_eq!((e.label, e.link.unwrap().target, e.missing_arrow), (Some("approved"), "send", false));
+        assert_eq!(
+            (e.label, e.link.unwrap().target, e.missing_arrow),
+            (Some("approved"), "send", false)
+        );
         let e = parse_item("needs revision => [[draft#Body]]");
-        assert_eq!((e.label, e.link.unwrap().target), (Some("needs revision"), "draft"));
+        assert_eq!(
+            (e.label, e.link.unwrap().target),
+            (Some("needs revision"), "draft")
+        );
         let e = parse_item("retry → [[a/b]]");
         assert_eq!((e.label, e.link.unwrap().target), (Some("retry"), "a/b"));
         let e = parse_item("[[t]]");
         assert_eq!((e.label, e.missing_arrow), (None, false));
         let e = parse_item("approved [[t]] or [[u]]");
-        assert_eq!((e.label, e.missing_arrow, e.extra_links), (Some("approved"), true, 1));
+        assert_eq!(
+            (e.label, e.missing_arrow, e.extra_links),
+            (Some("approved"), true, 1)
+        );
         assert_eq!(parse_item("just prose").link, None);
     }
 

@@ -46,8 +46,21 @@ pub enum Detail {
 
 /// Parse one note. Diagnostics about it are appended; the node is always
 /// produced, with defaults wherever the note is broken.
-pub fn parse_note(file: &str, id: &str, text: &str, diagnostics: &mut Vec<Diagnostic>) -> ParsedNote {
-    parse_note_with(file, id, text, NOTE_NEXT_LEVELS, 0, Detail::Full, diagnostics)
+pub fn parse_note(
+    file: &str,
+    id: &str,
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ParsedNote {
+    parse_note_with(
+        file,
+        id,
+        text,
+        NOTE_NEXT_LEVELS,
+        0,
+        Detail::Full,
+        diagnostics,
+    )
 }
 
 /// [`parse_note`] with the given [`Detail`].
@@ -89,7 +102,10 @@ pub fn parse_note_with(
                 first_line: lines.position(block.yaml_offset).0 + line_offset,
                 keep_unknown_keys: detail == Detail::Full,
             };
-            (frontmatter::read_knobs(block.yaml, &ctx, diagnostics), block.body_offset)
+            (
+                frontmatter::read_knobs(block.yaml, &ctx, diagnostics),
+                block.body_offset,
+            )
         }
         Split::Unclosed { body_offset } => {
             diagnostics.push(
@@ -129,7 +145,10 @@ pub fn parse_note_with(
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
-                    format!("`## Next` item `{}` has no [[link]], so it is not an edge", shown()),
+                    format!(
+                        "`## Next` item `{}` has no [[link]], so it is not an edge",
+                        shown()
+                    ),
                 )
                 .at(&position(content_offset))
                 .with_nodes([id]),
@@ -171,10 +190,18 @@ pub fn parse_note_with(
             Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
             _ => EdgeKind::Unconditional,
         };
-        edges.push(DeclaredEdge { target: link.target.to_string(), label, kind, pos });
+        edges.push(DeclaredEdge {
+            target: link.target.to_string(),
+            label,
+            kind,
+            pos,
+        });
     }
 
-    let title = outline.title.filter(|t| !t.is_empty()).unwrap_or_else(|| basename(id).to_string());
+    let title = outline
+        .title
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| basename(id).to_string());
     let body = match detail {
         Detail::Full => {
             let mut cut: Vec<Range<usize>> = outline.next_sections;
@@ -193,7 +220,11 @@ pub fn parse_note_with(
         role: knobs.role,
         max_visits: knobs.max_visits,
         pos: Some(SourcePos::new(file, 1 + line_offset, 1)),
-        ext: NodeExt::Vault(VaultNode { file: file.to_string(), extra_frontmatter: knobs.extra, next_line }),
+        ext: NodeExt::Vault(VaultNode {
+            file: file.to_string(),
+            extra_frontmatter: knobs.extra,
+            next_line,
+        }),
     };
     ParsedNote { node, edges }
 }
@@ -272,13 +303,26 @@ mod tests {
         assert_eq!(node.title, "Review the draft");
         assert_eq!(node.body, "Read [[draft]] critically.");
         assert_eq!(node.kind, crate::NodeKind::Start);
-        let NodeExt::Vault(ext) = &node.ext else { panic!() };
+        let NodeExt::Vault(ext) = &node.ext else {
+            panic!()
+        };
         assert_eq!(ext.next_line, Some(9));
-        assert_eq!(ext.extra_frontmatter, [("owner".to_string(), "owner: me".to_string())]);
+        assert_eq!(
+            ext.extra_frontmatter,
+            [("owner".to_string(), "owner: me".to_string())]
+        );
         let edges: Vec<_> = parsed
             .edges
             .iter()
-            .map(|e| (e.target.as_str(), e.label.as_deref(), e.kind, e.pos.line, e.pos.column))
+            .map(|e| {
+                (
+                    e.target.as_str(),
+                    e.label.as_deref(),
+                    e.kind,
+                    e.pos.line,
+                    e.pos.column,
+                )
+            })
             .collect();
         assert_eq!(
             edges,
@@ -293,7 +337,12 @@ mod tests {
     #[test]
     fn a_note_without_frontmatter_or_heading_is_named_by_its_file() {
         let mut diags = Vec::new();
-        let parsed = parse_note("sub/ünïcode note.md", "sub/ünïcode note", "Just prose.\n", &mut diags);
+        let parsed = parse_note(
+            "sub/ünïcode note.md",
+            "sub/ünïcode note",
+            "Just prose.\n",
+            &mut diags,
+        );
         assert!(diags.is_empty());
         assert_eq!(parsed.node.title, "ünïcode note");
         assert_eq!(parsed.node.body, "Just prose.");

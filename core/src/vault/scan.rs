@@ -158,7 +158,8 @@ fn headings<'a>(body: &'a str, mut each: impl FnMut(Heading<'a>)) -> bool {
                 continue;
             }
             Some(b'-' | b'*' | b'+')
-                if bytes.get(1) == Some(&b' ') && bytes.get(2).is_some_and(u8::is_ascii_alphabetic) =>
+                if bytes.get(1) == Some(&b' ')
+                    && bytes.get(2).is_some_and(u8::is_ascii_alphabetic) =>
             {
                 previous_blank = false;
                 continue;
@@ -166,7 +167,13 @@ fn headings<'a>(body: &'a str, mut each: impl FnMut(Heading<'a>)) -> bool {
             Some(b'#') => {
                 if let Some((hashes, content)) = atx(line) {
                     let end = start + line.len();
-                    each(Heading { start, line: line_number, end, level: level(hashes), content });
+                    each(Heading {
+                        start,
+                        line: line_number,
+                        end,
+                        level: level(hashes),
+                        content,
+                    });
                     previous_blank = true;
                     continue;
                 }
@@ -229,7 +236,10 @@ fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> O
                 let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
                 // Right after an item's text only `1.` starts another item;
                 // any other number would continue that text.
-                if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) || (!previous_blank && &line[..digits] != "1") {
+                if digits > 9
+                    || !matches!(bytes.get(digits), Some(b'.' | b')'))
+                    || (!previous_blank && &line[..digits] != "1")
+                {
                     return None;
                 }
                 digits + 1
@@ -243,9 +253,21 @@ fn scan_plain_list(section: &str, at: usize, items: &mut Vec<Range<usize>>) -> O
         }
         match bytes.get(marker + 1) {
             None => return None,
-            Some(b' ' | b'\t' | b'#' | b'>' | b'`' | b'~' | b'<' | b'-' | b'*' | b'+' | b'_' | b'=' | b'0'..=b'9') => {
-                return None
-            }
+            Some(
+                b' '
+                | b'\t'
+                | b'#'
+                | b'>'
+                | b'`'
+                | b'~'
+                | b'<'
+                | b'-'
+                | b'*'
+                | b'+'
+                | b'_'
+                | b'='
+                | b'0'..=b'9',
+            ) => return None,
             Some(_) => {}
         }
         items.push(at + start..at + start + line.len());
@@ -312,7 +334,11 @@ fn end_next_section(
     let section = &body[heading.start..end];
     if !plain_list_items_into(section, heading.start, &mut out.items) {
         let items = outline_full(section, next_levels).items;
-        out.items.extend(items.into_iter().map(|r| r.start + heading.start..r.end + heading.start));
+        out.items.extend(
+            items
+                .into_iter()
+                .map(|r| r.start + heading.start..r.end + heading.start),
+        );
     }
     if sections {
         out.next_sections.push(heading.start..end);
@@ -330,12 +356,30 @@ mod tests {
     const NOTE: &[HeadingLevel] = &[HeadingLevel::H2];
 
     /// What the loader takes from an outline, comparable across both ways.
-    fn summary(body: &str, o: &Outline) -> (Option<String>, Vec<String>, Vec<String>, bool, Option<usize>) {
-        let lead = o.leading_title.clone().map(|r| body[..r.start].trim().is_empty());
+    fn summary(
+        body: &str,
+        o: &Outline,
+    ) -> (
+        Option<String>,
+        Vec<String>,
+        Vec<String>,
+        bool,
+        Option<usize>,
+    ) {
+        let lead = o
+            .leading_title
+            .clone()
+            .map(|r| body[..r.start].trim().is_empty());
         (
             o.title.clone(),
-            o.items.iter().map(|r| body[r.clone()].trim_end().to_string()).collect(),
-            o.next_sections.iter().map(|r| body[r.clone()].trim_end().to_string()).collect(),
+            o.items
+                .iter()
+                .map(|r| body[r.clone()].trim_end().to_string())
+                .collect(),
+            o.next_sections
+                .iter()
+                .map(|r| body[r.clone()].trim_end().to_string())
+                .collect(),
             lead.unwrap_or(false),
             o.next_heading,
         )
@@ -343,7 +387,11 @@ mod tests {
 
     fn agrees(body: &str) {
         let scanned = outline(body, NOTE);
-        assert_eq!(summary(body, &scanned), summary(body, &outline_full(body, NOTE)), "{body:?}");
+        assert_eq!(
+            summary(body, &scanned),
+            summary(body, &outline_full(body, NOTE)),
+            "{body:?}"
+        );
         if let (Some(at), Some(line)) = (scanned.next_heading, scanned.next_heading_line) {
             assert_eq!(body[..at].matches('\n').count(), line, "{body:?}");
         }
@@ -377,10 +425,21 @@ mod tests {
 
     #[test]
     fn a_plain_next_list_is_scanned_and_anything_else_is_parsed() {
-        let plain = "## Next\n- [[a]]\n* x -> [[b]]\n\n+ y => [[c]]\r\n1. [[d]]\n1) [[e]]\n\n7. [[f]]\n\n";
+        let plain =
+            "## Next\n- [[a]]\n* x -> [[b]]\n\n+ y => [[c]]\r\n1. [[d]]\n1) [[e]]\n\n7. [[f]]\n\n";
         let items = plain_list_items(plain).expect("a plain list is scanned");
         let texts: Vec<&str> = items.iter().map(|r| &plain[r.clone()]).collect();
-        assert_eq!(texts, ["- [[a]]", "* x -> [[b]]", "+ y => [[c]]", "1. [[d]]", "1) [[e]]", "7. [[f]]"]);
+        assert_eq!(
+            texts,
+            [
+                "- [[a]]",
+                "* x -> [[b]]",
+                "+ y => [[c]]",
+                "1. [[d]]",
+                "1) [[e]]",
+                "7. [[f]]"
+            ]
+        );
         agrees(plain);
         for section in [
             "## Next\n- [[a]]\n  - nested [[b]]\n",
@@ -401,7 +460,13 @@ mod tests {
 
     #[test]
     fn closing_sequences_and_empty_headings() {
-        for body in ["## Next ##\n- [[a]]\n", "#\n\nbody\n", "# Title #\n", "#hashtag\n", "## Next\\#\n- [[a]]\n"] {
+        for body in [
+            "## Next ##\n- [[a]]\n",
+            "#\n\nbody\n",
+            "# Title #\n",
+            "#hashtag\n",
+            "## Next\\#\n- [[a]]\n",
+        ] {
             agrees(body);
         }
     }

@@ -19,8 +19,8 @@ use yaml_serde::Value;
 /// [`is_unambiguous`]; a test holds it to this list).
 #[cfg(test)]
 const AMBIGUOUS: [&str; 22] = [
-    "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "yes", "Yes", "YES", "n", "N",
-    "no", "No", "NO", "on", "On", "ON",
+    "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "yes",
+    "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON",
 ];
 
 /// Byte classes for the scans: one table lookup a byte, and a value's
@@ -73,7 +73,9 @@ fn is_plain_word(text: &[u8], allow_space: bool) -> bool {
 
 /// [`is_plain_word`] with `text`'s [`classes`] known.
 fn is_plain_word_of(text: &[u8], classes: u8, allow_space: bool) -> bool {
-    let Some(&first) = text.first() else { return false };
+    let Some(&first) = text.first() else {
+        return false;
+    };
     (first.is_ascii_alphabetic() || first == b'_')
         && classes & (if allow_space { WORD_OR_SPACE } else { WORD_CHAR }) != 0
         && text.last() != Some(&b' ')
@@ -86,9 +88,31 @@ fn is_unambiguous(text: &[u8]) -> bool {
     // holds the two equal): asked for most keys and short values.
     !matches!(
         text,
-        b"null" | b"Null" | b"NULL" | b"true" | b"True" | b"TRUE" | b"false" | b"False" | b"FALSE" | b"y" | b"Y"
-            | b"yes" | b"Yes" | b"YES" | b"n" | b"N" | b"no" | b"No" | b"NO" | b"on" | b"On" | b"ON" | b"off"
-            | b"Off" | b"OFF"
+        b"null"
+            | b"Null"
+            | b"NULL"
+            | b"true"
+            | b"True"
+            | b"TRUE"
+            | b"false"
+            | b"False"
+            | b"FALSE"
+            | b"y"
+            | b"Y"
+            | b"yes"
+            | b"Yes"
+            | b"YES"
+            | b"n"
+            | b"N"
+            | b"no"
+            | b"No"
+            | b"NO"
+            | b"on"
+            | b"On"
+            | b"ON"
+            | b"off"
+            | b"Off"
+            | b"OFF"
     )
 }
 
@@ -111,8 +135,12 @@ fn scalar(text: &str, allow_space: bool) -> Option<Value> {
 /// A plain scalar that is valid YAML whatever type it resolves to (a date,
 /// a version, a number): for keys whose value is never interpreted.
 fn untyped(text: &[u8]) -> bool {
-    let Some(&first) = text.first() else { return false };
-    (first.is_ascii_alphanumeric() || first == b'_') && classes(text) & UNTYPED_CHAR != 0 && text.last() != Some(&b' ')
+    let Some(&first) = text.first() else {
+        return false;
+    };
+    (first.is_ascii_alphanumeric() || first == b'_')
+        && classes(text) & UNTYPED_CHAR != 0
+        && text.last() != Some(&b' ')
 }
 
 /// `text` without spaces at either end (the fast path's values are ASCII
@@ -141,7 +169,10 @@ fn list_items(inner: &str) -> impl Iterator<Item = &str> {
         if start > bytes.len() {
             return None;
         }
-        let end = bytes[start..].iter().position(|&b| b == b',').map_or(bytes.len(), |at| start + at);
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b',')
+            .map_or(bytes.len(), |at| start + at);
         let item = trim_spaces(&inner[start..end]);
         start = end + 1;
         Some(item)
@@ -166,10 +197,17 @@ fn is_blank_or_comment(line: &str) -> bool {
 /// parser's. (Keys and values are printable ASCII already.)
 #[cold]
 fn is_comment_text(comment: &str) -> bool {
-    let ascii_fine = comment.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80);
+    let ascii_fine = comment
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80);
     ascii_fine
         && (comment.is_ascii()
-            || !comment.chars().any(|c| matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}')))
+            || !comment.chars().any(|c| {
+                matches!(
+                    c,
+                    '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'
+                )
+            }))
 }
 
 /// Read `yaml` if it lies inside the simple subset: its keys in order, with
@@ -190,7 +228,11 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         let newline = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
         start = newline + 1;
         index += 1;
-        let end = if newline > line_offset && bytes[newline - 1] == b'\r' { newline - 1 } else { newline };
+        let end = if newline > line_offset && bytes[newline - 1] == b'\r' {
+            newline - 1
+        } else {
+            newline
+        };
         let line = &bytes[line_offset..end];
 
         let Some(&first) = line.first() else { continue };
@@ -242,7 +284,9 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         let key = &yaml[line_offset..line_offset + colon];
         let value = &yaml[line_offset + value_start..line_offset + value_end];
         // A key YAML may read as null or a boolean (`TRUE:`) is no name.
-        if found.iter().any(|(e, _)| e.key == key) || (key.len() <= 5 && !is_unambiguous(key.as_bytes())) {
+        if found.iter().any(|(e, _)| e.key == key)
+            || (key.len() <= 5 && !is_unambiguous(key.as_bytes()))
+        {
             return None;
         }
         let entry = Entry {
@@ -251,7 +295,11 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
             offset: line_offset,
             line: line_index,
             // The subset is ASCII: bytes are characters.
-            value_column: if value.is_empty() { 1 } else { value_start as u32 + 1 },
+            value_column: if value.is_empty() {
+                1
+            } else {
+                value_start as u32 + 1
+            },
             inline_value: value,
             value_offset: line_offset + value_start,
         };
@@ -362,7 +410,9 @@ pub fn read_plain_knobs(yaml: &str, keep_unknown_keys: bool) -> Option<Knobs> {
                 others[other_count] = key;
                 other_count += 1;
                 if keep_unknown_keys {
-                    knobs.extra.push((key.to_string(), yaml[line_start..line_end].to_string()));
+                    knobs
+                        .extra
+                        .push((key.to_string(), yaml[line_start..line_end].to_string()));
                 }
                 continue;
             }
@@ -425,13 +475,18 @@ fn is_untyped_value(value: &str) -> bool {
 /// [`is_untyped_value`] with the [`classes`] of `value` (or of `value` with
 /// spaces after it) known.
 fn is_untyped_value_of(value: &str, classes: u8) -> bool {
-    let Some(&first) = value.as_bytes().first() else { return true };
+    let Some(&first) = value.as_bytes().first() else {
+        return true;
+    };
     if classes & UNTYPED_CHAR != 0 {
         return (first.is_ascii_alphanumeric() || first == b'_') && !value.ends_with(' ');
     }
     match value.strip_prefix('[') {
         Some(inner) => match inner.strip_suffix(']') {
-            Some(inner) => trim_spaces(inner).is_empty() || list_items(inner).all(|item| untyped(item.as_bytes())),
+            Some(inner) => {
+                trim_spaces(inner).is_empty()
+                    || list_items(inner).all(|item| untyped(item.as_bytes()))
+            }
             None => false,
         },
         None => value.is_empty() || untyped(value.as_bytes()),
@@ -445,21 +500,31 @@ fn compare(yaml: &str, fast: &[(Entry<'_>, Option<Value>)], typed: &[&str]) -> R
     // Each entry is what the general splitter sees.
     let written = super::frontmatter::entries(yaml);
     for (entry, _) in fast {
-        let general = written.iter().find(|e| e.key == entry.key).ok_or(format!("{yaml:?}: no entry {}", entry.key))?;
-        let same =
-            (
-                general.raw,
-                general.offset,
-                general.line,
-                general.value_column,
-                general.inline_value,
-                general.value_offset,
-            ) == (entry.raw, entry.offset, entry.line, entry.value_column, entry.inline_value, entry.value_offset);
+        let general = written
+            .iter()
+            .find(|e| e.key == entry.key)
+            .ok_or(format!("{yaml:?}: no entry {}", entry.key))?;
+        let same = (
+            general.raw,
+            general.offset,
+            general.line,
+            general.value_column,
+            general.inline_value,
+            general.value_offset,
+        ) == (
+            entry.raw,
+            entry.offset,
+            entry.line,
+            entry.value_column,
+            entry.inline_value,
+            entry.value_offset,
+        );
         if !same {
             return Err(format!("{yaml:?}: entry {entry:?} vs {general:?}"));
         }
     }
-    let full: Value = super::yaml_value::from_str(yaml).map_err(|e| format!("{yaml:?} taken but invalid: {e}"))?;
+    let full: Value = super::yaml_value::from_str(yaml)
+        .map_err(|e| format!("{yaml:?} taken but invalid: {e}"))?;
     let full = full.as_mapping().cloned().unwrap_or_default();
     let full_keys: Vec<&str> = full.keys().filter_map(Value::as_str).collect();
     let fast_keys: Vec<&str> = fast.iter().map(|(e, _)| e.key).collect();
@@ -471,7 +536,12 @@ fn compare(yaml: &str, fast: &[(Entry<'_>, Option<Value>)], typed: &[&str]) -> R
         match (typed.contains(key), value) {
             (true, Some(v)) if full.get(*key) == Some(v) => {}
             (false, None) => {}
-            _ => return Err(format!("{yaml:?}: {key} read as {value:?}, yaml_serde says {:?}", full.get(*key))),
+            _ => {
+                return Err(format!(
+                    "{yaml:?}: {key} read as {value:?}, yaml_serde says {:?}",
+                    full.get(*key)
+                ))
+            }
         }
     }
     Ok(())
@@ -500,11 +570,23 @@ mod tests {
         for c in 0..=255u8 {
             let class = CLASS[c as usize];
             let word = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/');
-            assert_eq!(class & KEY_CHAR != 0, c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'), "{c}");
+            assert_eq!(
+                class & KEY_CHAR != 0,
+                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'),
+                "{c}"
+            );
             assert_eq!(class & WORD_CHAR != 0, word, "{c}");
             assert_eq!(class & WORD_OR_SPACE != 0, word || c == b' ', "{c}");
-            assert_eq!(class & UNTYPED_CHAR != 0, word || matches!(c, b'+' | b' '), "{c}");
-            assert_eq!(class & VALUE_CHAR != 0, (b' '..=b'~').contains(&c) && c != b'#', "{c}");
+            assert_eq!(
+                class & UNTYPED_CHAR != 0,
+                word || matches!(c, b'+' | b' '),
+                "{c}"
+            );
+            assert_eq!(
+                class & VALUE_CHAR != 0,
+                (b' '..=b'~').contains(&c) && c != b'#',
+                "{c}"
+            );
         }
         assert_eq!(trim_spaces("  a b  "), "a b");
         assert_eq!(trim_spaces("   "), "");
@@ -512,10 +594,16 @@ mod tests {
 
     #[test]
     fn the_ambiguous_words_and_only_they_are_refused() {
-        for word in AMBIGUOUS.iter().map(|w| w.as_bytes()).chain([&b"off"[..], b"Off", b"OFF"]) {
+        for word in AMBIGUOUS
+            .iter()
+            .map(|w| w.as_bytes())
+            .chain([&b"off"[..], b"Off", b"OFF"])
+        {
             assert!(!is_unambiguous(word), "{:?}", std::str::from_utf8(word));
         }
-        for word in ["step", "start", "nulls", "Nul", "ye", "nO", "oFF", "tRUE", "writer", "", "x"] {
+        for word in [
+            "step", "start", "nulls", "Nul", "ye", "nO", "oFF", "tRUE", "writer", "", "x",
+        ] {
             assert!(is_unambiguous(word.as_bytes()), "{word:?}");
         }
     }
@@ -570,15 +658,25 @@ mod tests {
         ] {
             assert!(parse(yaml, TYPED).is_none(), "{yaml:?} taken");
         }
-        assert!(agrees("owner: me # tab\tand é fine\n  # indented comment\n"));
+        assert!(agrees(
+            "owner: me # tab\tand é fine\n  # indented comment\n"
+        ));
     }
 
     /// Regression: the fast path trimmed a no-break space next to a value,
     /// which YAML keeps (`role: \u{a0}writer` is the role `\u{a0}writer`).
     #[test]
     fn a_no_break_space_is_part_of_the_value() {
-        for yaml in ["role: \u{a0}writer\n", "role: writer\u{a0}\n", "tools: [a,\u{a0}b]\n", "owner: x\u{a0}\n"] {
-            assert!(parse(yaml, TYPED).is_none() || agrees(yaml), "{yaml:?} taken");
+        for yaml in [
+            "role: \u{a0}writer\n",
+            "role: writer\u{a0}\n",
+            "tools: [a,\u{a0}b]\n",
+            "owner: x\u{a0}\n",
+        ] {
+            assert!(
+                parse(yaml, TYPED).is_none() || agrees(yaml),
+                "{yaml:?} taken"
+            );
         }
     }
 
@@ -604,7 +702,10 @@ mod tests {
             "a:b\n",
             "- a\n",
         ] {
-            assert!(parse(yaml, TYPED).is_none() || agrees(yaml), "{yaml:?} taken");
+            assert!(
+                parse(yaml, TYPED).is_none() || agrees(yaml),
+                "{yaml:?} taken"
+            );
         }
     }
 }
@@ -615,10 +716,23 @@ mod props {
     use proptest::prelude::*;
 
     /// Half the keys are typed ones, so both paths get exercised.
-    const TYPED: &[&str] = &["a", "b", "c", "type", "status", "tools", "role", "max_visits"];
+    const TYPED: &[&str] = &[
+        "a",
+        "b",
+        "c",
+        "type",
+        "status",
+        "tools",
+        "role",
+        "max_visits",
+    ];
 
     fn line() -> impl Strategy<Value = String> {
-        let key = prop_oneof!["[a-z_][a-z0-9_-]{0,5}", "[abc]", "(true|True|TRUE|null|Null|yes|on|n)"];
+        let key = prop_oneof![
+            "[a-z_][a-z0-9_-]{0,5}",
+            "[abc]",
+            "(true|True|TRUE|null|Null|yes|on|n)"
+        ];
         let value = prop_oneof![
             "[a-zA-Z0-9_ ./:#-]{0,8}",
             "\\[[a-z0-9_ ,.-]{0,10}\\]",

@@ -61,15 +61,23 @@ pub struct LineIndex<'a> {
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> Self {
-        LineIndex { text, last: Cell::new((0, 0)) }
+        LineIndex {
+            text,
+            last: Cell::new((0, 0)),
+        }
     }
 
     /// Tell the index that line `line` (1-based) starts at byte `line_start`,
     /// when the caller has counted lines already: later lookups count from
     /// there instead of from the last one.
     pub fn known_line(&self, line_start: usize, line: u32) {
-        debug_assert!(line >= 1 && (line_start == 0 || self.text.as_bytes()[line_start - 1] == b'\n'));
-        debug_assert_eq!(memchr::memchr_iter(b'\n', &self.text.as_bytes()[..line_start]).count() + 1, line as usize);
+        debug_assert!(
+            line >= 1 && (line_start == 0 || self.text.as_bytes()[line_start - 1] == b'\n')
+        );
+        debug_assert_eq!(
+            memchr::memchr_iter(b'\n', &self.text.as_bytes()[..line_start]).count() + 1,
+            line as usize
+        );
         self.last.set((line_start, line as usize - 1));
     }
 
@@ -88,7 +96,11 @@ impl<'a> LineIndex<'a> {
         }
         self.last.set((line_start, line));
         let prefix = &self.text[line_start..offset];
-        let prefix = if line == 0 { prefix.strip_prefix(BOM).unwrap_or(prefix) } else { prefix };
+        let prefix = if line == 0 {
+            prefix.strip_prefix(BOM).unwrap_or(prefix)
+        } else {
+            prefix
+        };
         (line as u32 + 1, prefix.chars().count() as u32 + 1)
     }
 }

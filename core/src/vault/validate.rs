@@ -28,7 +28,9 @@ pub enum StartRule {
 /// with no incoming edge.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn find_start(plan: &Plan) -> StartRule {
-    let marked: Vec<usize> = (0..plan.nodes.len()).filter(|&i| plan.nodes[i].kind == NodeKind::Start).collect();
+    let marked: Vec<usize> = (0..plan.nodes.len())
+        .filter(|&i| plan.nodes[i].kind == NodeKind::Start)
+        .collect();
     match marked[..] {
         [one] => return StartRule::Found(one),
         [_, _, ..] => return StartRule::MultipleStarts(marked),
@@ -40,7 +42,9 @@ pub fn find_start(plan: &Plan) -> StartRule {
             has_incoming[to] = true;
         }
     }
-    let roots: Vec<usize> = (0..plan.nodes.len()).filter(|&i| !has_incoming[i]).collect();
+    let roots: Vec<usize> = (0..plan.nodes.len())
+        .filter(|&i| !has_incoming[i])
+        .collect();
     match roots[..] {
         [one] => StartRule::Found(one),
         _ => StartRule::NoStart(roots),
@@ -54,7 +58,10 @@ const NAMES_IN_MESSAGE: usize = 10;
 #[cfg_attr(planvault_size, optimize(size))]
 fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     let total = names.len();
-    let mut shown: Vec<String> = names.take(NAMES_IN_MESSAGE).map(|n| format!("`{n}`")).collect();
+    let mut shown: Vec<String> = names
+        .take(NAMES_IN_MESSAGE)
+        .map(|n| format!("`{n}`"))
+        .collect();
     if total > NAMES_IN_MESSAGE {
         shown.push(format!("and {} more", total - NAMES_IN_MESSAGE));
     }
@@ -95,7 +102,10 @@ fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if plan.nodes.is_empty() {
-        out.push(Diagnostic::error(Code::EmptyPlan, "the vault has no notes, so there is no plan to run"));
+        out.push(Diagnostic::error(
+            Code::EmptyPlan,
+            "the vault has no notes, so there is no plan to run",
+        ));
         return out;
     }
     check_links(plan, &mut out);
@@ -137,7 +147,10 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
             // the engine follows `to`.
             Resolution::Missing | Resolution::Found(_) => Diagnostic::error(
                 Code::DanglingEdge,
-                format!("edge from `{from}` points at [[{}]], which is no note in the vault", edge.target),
+                format!(
+                    "edge from `{from}` points at [[{}]], which is no note in the vault",
+                    edge.target
+                ),
             )
             .with_nodes([from.as_str()]),
         };
@@ -156,7 +169,10 @@ fn check_start(plan: &Plan, out: &mut Vec<Diagnostic>) -> Option<usize> {
             let names = marked.iter().map(|&i| plan.nodes[i].id.as_str());
             let d = Diagnostic::error(
                 Code::MultipleStarts,
-                format!("{} are all `type: start`; a plan has exactly one start", name_list(names.clone())),
+                format!(
+                    "{} are all `type: start`; a plan has exactly one start",
+                    name_list(names.clone())
+                ),
             )
             .with_nodes(names);
             out.push(located(d, node_pos(plan, marked[1], false)));
@@ -172,7 +188,8 @@ fn check_start(plan: &Plan, out: &mut Vec<Diagnostic>) -> Option<usize> {
                 )
             };
             out.push(
-                Diagnostic::error(Code::NoStart, message).with_nodes(roots.iter().map(|&i| plan.nodes[i].id.as_str())),
+                Diagnostic::error(Code::NoStart, message)
+                    .with_nodes(roots.iter().map(|&i| plan.nodes[i].id.as_str())),
             );
             None
         }
@@ -211,7 +228,10 @@ fn check_reachability(plan: &Plan, adjacency: &Adjacency, start: usize, out: &mu
     for (i, node) in plan.nodes.iter().enumerate().filter(|(i, _)| !reached[*i]) {
         let d = Diagnostic::warning(
             Code::Unreachable,
-            format!("`{}` cannot be reached from the start `{start_id}`", node.id),
+            format!(
+                "`{}` cannot be reached from the start `{start_id}`",
+                node.id
+            ),
         )
         .with_nodes([node.id.as_str()]);
         out.push(located(d, node_pos(plan, i, false)));
@@ -363,7 +383,11 @@ mod tests {
     /// Components as a partition: for each node, the smallest node of its component.
     fn partition(component_of: &[usize]) -> Vec<usize> {
         let mut first = std::collections::HashMap::new();
-        component_of.iter().enumerate().map(|(node, c)| *first.entry(*c).or_insert(node)).collect()
+        component_of
+            .iter()
+            .enumerate()
+            .map(|(node, c)| *first.entry(*c).or_insert(node))
+            .collect()
     }
 
     fn adjacency(n: usize, edges: &[(usize, usize)]) -> Adjacency {
@@ -376,7 +400,10 @@ mod tests {
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
-        Adjacency { offsets, targets: sorted.iter().map(|e| e.1).collect() }
+        Adjacency {
+            offsets,
+            targets: sorted.iter().map(|e| e.1).collect(),
+        }
     }
 
     proptest! {

@@ -133,7 +133,9 @@ pub fn render_note(plan: &Plan, node: usize) -> String {
 /// writes the files.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn save_plan(plan: &Plan) -> BTreeMap<String, String> {
-    (0..plan.nodes.len()).map(|i| (note_file(plan, i), render_note(plan, i))).collect()
+    (0..plan.nodes.len())
+        .map(|i| (note_file(plan, i), render_note(plan, i)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -163,19 +165,34 @@ mod tests {
             update_status("---\r\nrole: review\r\n---\r\nbody\r\n", Status::Done),
             "---\r\nrole: review\r\nstatus: done\r\n---\r\nbody\r\n"
         );
-        assert_eq!(update_status("---\n---\n", Status::Done), "---\nstatus: done\n---\n");
+        assert_eq!(
+            update_status("---\n---\n", Status::Done),
+            "---\nstatus: done\n---\n"
+        );
     }
 
     #[test]
     fn adds_a_block_to_a_note_without_one() {
-        assert_eq!(update_status("\u{feff}# T\r\n", Status::Active), "\u{feff}---\r\nstatus: active\r\n---\r\n# T\r\n");
-        assert_eq!(update_status("", Status::Active), "---\nstatus: active\n---\n");
+        assert_eq!(
+            update_status("\u{feff}# T\r\n", Status::Active),
+            "\u{feff}---\r\nstatus: active\r\n---\r\n# T\r\n"
+        );
+        assert_eq!(
+            update_status("", Status::Active),
+            "---\nstatus: active\n---\n"
+        );
     }
 
     #[test]
     fn fills_an_empty_status() {
-        assert_eq!(update_status("---\nstatus:\nrole: r\n---\n", Status::Done), "---\nstatus: done\nrole: r\n---\n");
-        assert_eq!(update_status("---\nstatus:\n  done\n---\n", Status::Active), "---\nstatus: active\n---\n");
+        assert_eq!(
+            update_status("---\nstatus:\nrole: r\n---\n", Status::Done),
+            "---\nstatus: done\nrole: r\n---\n"
+        );
+        assert_eq!(
+            update_status("---\nstatus:\n  done\n---\n", Status::Active),
+            "---\nstatus: active\n---\n"
+        );
     }
 
     #[test]

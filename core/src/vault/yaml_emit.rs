@@ -26,7 +26,14 @@ pub fn to_string(value: &Value) -> Option<String> {
     if fails(value, false) {
         return None;
     }
-    let mut emitter = Emitter { out: String::new(), column: 0, indent: -1, indents: Vec::new(), whitespace: true, indention: true };
+    let mut emitter = Emitter {
+        out: String::new(),
+        column: 0,
+        indent: -1,
+        indents: Vec::new(),
+        whitespace: true,
+        indention: true,
+    };
     emitter.node(value, None, false, false);
     // The implicit document end.
     emitter.write_indent();
@@ -42,9 +49,13 @@ fn fails(value: &Value, tagged: bool) -> bool {
     match value {
         Value::Sequence(items) => items.iter().any(|item| fails(item, false)),
         Value::Mapping(mapping) => {
-            let defers = |key: &Value| matches!(key, Value::Tagged(_)) || matches!(key, Value::Mapping(m) if m.len() == 1);
+            let defers = |key: &Value| {
+                matches!(key, Value::Tagged(_)) || matches!(key, Value::Mapping(m) if m.len() == 1)
+            };
             (mapping.len() == 1 && !tagged && mapping.keys().next().is_some_and(defers))
-                || mapping.iter().any(|(k, v)| fails(k, false) || fails(v, false))
+                || mapping
+                    .iter()
+                    .any(|(k, v)| fails(k, false) || fails(v, false))
         }
         Value::Tagged(inner) => tagged || fails(&inner.value, true),
         _ => false,
@@ -129,7 +140,11 @@ pub(super) fn number(n: &Number) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
     }
     let mut out = String::new();
     if f.is_sign_negative() {
@@ -176,9 +191,16 @@ pub(super) fn number(n: &Number) -> String {
         // 1234e7 → 12340000000.0, 1234e-2 → 12.34
         let split = (point.min(length)) as usize;
         out.push_str(&digits[..split]);
-        out.extend(std::iter::repeat_n('0', (point - point.min(length)) as usize));
+        out.extend(std::iter::repeat_n(
+            '0',
+            (point - point.min(length)) as usize,
+        ));
         out.push('.');
-        out.push_str(if point >= length { "0" } else { &digits[split..] });
+        out.push_str(if point >= length {
+            "0"
+        } else {
+            &digits[split..]
+        });
     } else if -5 < point && point <= 0 {
         // 1234e-6 → 0.001234
         out.push_str("0.");
@@ -205,7 +227,10 @@ fn significant(decimal: &str) -> (String, i32) {
     let (int, frac) = decimal.split_once('.').unwrap_or((decimal, ""));
     let all: String = int.chars().chain(frac.chars()).collect();
     let lead = all.bytes().take_while(|&b| b == b'0').count();
-    (all[lead..].trim_end_matches('0').to_string(), int.len() as i32 - lead as i32)
+    (
+        all[lead..].trim_end_matches('0').to_string(),
+        int.len() as i32 - lead as i32,
+    )
 }
 
 /// Would this text, written plain, read back as null, a boolean or a
@@ -218,7 +243,8 @@ fn significant(decimal: &str) -> (String, i32) {
 /// for `Value` is a number there and an error in `Value`: quoted either way.)
 #[cfg_attr(planvault_size, optimize(size))]
 fn reads_as_non_string(v: &str) -> bool {
-    digits_but_not_number(v) || !matches!(super::yaml_value::from_str(v), Ok(Value::String(read)) if read == v)
+    digits_but_not_number(v)
+        || !matches!(super::yaml_value::from_str(v), Ok(Value::String(read)) if read == v)
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
@@ -241,7 +267,8 @@ fn is_blankz(c: Option<char>) -> bool {
 /// libyaml's IS_PRINTABLE, on characters.
 #[cfg_attr(planvault_size, optimize(size))]
 fn is_printable(c: char) -> bool {
-    matches!(c, '\n' | ' '..='~') || (c >= '\u{a0}' && !matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}'))
+    matches!(c, '\n' | ' '..='~')
+        || (c >= '\u{a0}' && !matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}'))
 }
 
 /// libyaml's scalar analysis: which styles can hold the text (the flow
@@ -256,7 +283,12 @@ struct Analysis {
 #[cfg_attr(planvault_size, optimize(size))]
 fn analyze(value: &str) -> Analysis {
     if value.is_empty() {
-        return Analysis { multiline: false, block_plain_allowed: true, single_quoted_allowed: true, block_allowed: false };
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
     }
     let mut block_indicators = value.starts_with("---") || value.starts_with("...");
     let (mut line_breaks, mut special) = (false, false);
@@ -271,7 +303,8 @@ fn analyze(value: &str) -> Analysis {
         let last = next.is_none();
         let followed_by_whitespace = is_blankz(next);
         let indicator = if first {
-            "#,[]{}&*!|>'\"%@`".contains(c) || ((c == '-' || c == '?' || c == ':') && followed_by_whitespace)
+            "#,[]{}&*!|>'\"%@`".contains(c)
+                || ((c == '-' || c == '?' || c == ':') && followed_by_whitespace)
         } else {
             (c == ':' && followed_by_whitespace) || (c == '#' && preceded_by_whitespace)
         };
@@ -294,7 +327,10 @@ fn analyze(value: &str) -> Analysis {
     let unquotable = break_space || space_break || special;
     Analysis {
         multiline: line_breaks,
-        block_plain_allowed: !(edge_space_or_break || line_breaks || block_indicators || unquotable),
+        block_plain_allowed: !(edge_space_or_break
+            || line_breaks
+            || block_indicators
+            || unquotable),
         single_quoted_allowed: !unquotable,
         block_allowed: !(trailing_space || space_break || special),
     }
@@ -358,7 +394,13 @@ impl Emitter {
 
     #[inline(never)]
     #[cfg_attr(planvault_size, optimize(size))]
-    fn write_indicator(&mut self, indicator: &str, need_whitespace: bool, is_whitespace: bool, is_indention: bool) {
+    fn write_indicator(
+        &mut self,
+        indicator: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
         if need_whitespace && !self.whitespace {
             self.put(' ');
         }
@@ -410,15 +452,28 @@ impl Emitter {
         match key {
             Value::Sequence(items) => items.is_empty() && tag_length <= 128,
             Value::Mapping(entries) => entries.is_empty() && tag_length <= 128,
-            _ => scalar(key).is_some_and(|(text, _)| !analyze(&text).multiline && tag_length + text.len() <= 128),
+            _ => scalar(key).is_some_and(|(text, _)| {
+                !analyze(&text).multiline && tag_length + text.len() <= 128
+            }),
         }
     }
 
     #[cfg_attr(planvault_size, optimize(size))]
-    fn node(&mut self, value: &Value, tag: Option<&TagText>, mapping_context: bool, simple_key: bool) {
+    fn node(
+        &mut self,
+        value: &Value,
+        tag: Option<&TagText>,
+        mapping_context: bool,
+        simple_key: bool,
+    ) {
         if let Value::Tagged(tagged) = value {
             // `fails` has refused a tag on a tag.
-            return self.node(&tagged.value, Some(&TagText::new(&tagged.tag)), mapping_context, simple_key);
+            return self.node(
+                &tagged.value,
+                Some(&TagText::new(&tagged.tag)),
+                mapping_context,
+                simple_key,
+            );
         }
         if let Some(tag) = tag {
             self.write_tag(tag);
@@ -459,7 +514,9 @@ impl Emitter {
                 self.pop_indent();
             }
             _ => {
-                let Some((text, style)) = scalar(value) else { return };
+                let Some((text, style)) = scalar(value) else {
+                    return;
+                };
                 self.scalar(&text, style, simple_key);
             }
         }
@@ -471,7 +528,9 @@ impl Emitter {
         if simple_key && analysis.multiline {
             style = Style::DoubleQuoted;
         }
-        if style == Style::Plain && (!analysis.block_plain_allowed || (value.is_empty() && simple_key)) {
+        if style == Style::Plain
+            && (!analysis.block_plain_allowed || (value.is_empty() && simple_key))
+        {
             style = Style::SingleQuoted;
         }
         if style == Style::SingleQuoted && !analysis.single_quoted_allowed {
@@ -638,14 +697,43 @@ mod tests {
             any::<u64>().prop_map(|n| Value::Number(n.into())),
             any::<i64>().prop_map(|n| Value::Number(n.into())),
             any::<u64>().prop_map(|bits| Value::Number(f64::from_bits(bits).into())),
-            prop::sample::select(vec![0.0, -0.0, 1.0, 0.1, 1e15, 1e16, 1e-5, 1e-6, 1.5e-5, 123456.789, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MAX, f64::MIN_POSITIVE, 5e-324, -211995129166929.12])
-                .prop_map(|f| Value::Number(f.into())),
+            prop::sample::select(vec![
+                0.0,
+                -0.0,
+                1.0,
+                0.1,
+                1e15,
+                1e16,
+                1e-5,
+                1e-6,
+                1.5e-5,
+                123456.789,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                f64::MAX,
+                f64::MIN_POSITIVE,
+                5e-324,
+                -211995129166929.12
+            ])
+            .prop_map(|f| Value::Number(f.into())),
         ]
     }
 
     fn tag() -> impl Strategy<Value = Tag> {
-        prop::sample::select(vec!["t", "!t", "!!t", "!", "!!", "a b", "é", "x%y", "tag:yaml.org,2002:str", "a/b;c?d:e@f&g=h+i$j,k_l.m~n*o'p(q)r[s]"])
-            .prop_map(Tag::new)
+        prop::sample::select(vec![
+            "t",
+            "!t",
+            "!!t",
+            "!",
+            "!!",
+            "a b",
+            "é",
+            "x%y",
+            "tag:yaml.org,2002:str",
+            "a/b;c?d:e@f&g=h+i$j,k_l.m~n*o'p(q)r[s]",
+        ])
+        .prop_map(Tag::new)
     }
 
     fn value() -> impl Strategy<Value = Value> {
@@ -660,7 +748,8 @@ mod tests {
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Sequence),
                 prop::collection::vec((inner.clone(), inner.clone()), 0..4)
                     .prop_map(|entries| Value::Mapping(entries.into_iter().collect::<Mapping>())),
-                (tag(), inner).prop_map(|(tag, value)| Value::Tagged(Box::new(TaggedValue { tag, value }))),
+                (tag(), inner)
+                    .prop_map(|(tag, value)| Value::Tagged(Box::new(TaggedValue { tag, value }))),
             ]
         })
     }
@@ -670,7 +759,9 @@ mod tests {
             Value::Tagged(_) => true,
             Value::Number(n) => n.as_f64().is_some_and(f64::is_nan),
             Value::Sequence(items) => items.iter().any(has_tag_or_nan),
-            Value::Mapping(m) => m.iter().any(|(k, v)| has_tag_or_nan(k) || has_tag_or_nan(v)),
+            Value::Mapping(m) => m
+                .iter()
+                .any(|(k, v)| has_tag_or_nan(k) || has_tag_or_nan(v)),
             _ => false,
         }
     }

@@ -9,7 +9,9 @@
 //! exactly as `Value`'s own `Deserialize` (a property test compares them),
 //! errors included.
 
-use serde::de::{self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use serde::de::{
+    self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+};
 use std::fmt;
 use yaml_serde::value::{Tag, TaggedValue};
 use yaml_serde::{Mapping, Value};
@@ -24,7 +26,10 @@ pub fn from_str(yaml: &str) -> Result<Value, yaml_serde::Error> {
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub fn read_both_ways(yaml: &str) -> [Result<Value, String>; 2] {
-    [from_str(yaml).map_err(|e| e.to_string()), yaml_serde::from_str::<Value>(yaml).map_err(|e| e.to_string())]
+    [
+        from_str(yaml).map_err(|e| e.to_string()),
+        yaml_serde::from_str::<Value>(yaml).map_err(|e| e.to_string()),
+    ]
 }
 
 struct Lenient(Value);
@@ -114,7 +119,10 @@ impl<'de> Visitor<'de> for LenientVisitor {
             return Err(de::Error::custom("empty YAML tag is not allowed"));
         }
         let Lenient(value) = contents.newtype_variant()?;
-        Ok(Value::Tagged(Box::new(TaggedValue { tag: Tag::new(tag), value })))
+        Ok(Value::Tagged(Box::new(TaggedValue {
+            tag: Tag::new(tag),
+            value,
+        })))
     }
 }
 
@@ -126,7 +134,9 @@ fn duplicate_key(key: &Value) -> String {
         Value::Bool(b) => format!("duplicate entry with key `{b}`"),
         Value::Number(n) => format!("duplicate entry with key {}", super::yaml_emit::number(n)),
         Value::String(s) => format!("duplicate entry with key {s:?}"),
-        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => "duplicate entry in YAML map".to_string(),
+        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => {
+            "duplicate entry in YAML map".to_string()
+        }
     }
 }
 
@@ -142,8 +152,15 @@ mod tests {
             ("k: 0xFFFFFFFFFFFFFFFFFFFFF\n", 19342813113834066795298815.0),
         ] {
             let read = from_str(yaml).unwrap();
-            assert_eq!(read.get("k").and_then(Value::as_f64), Some(expected), "{yaml:?}");
-            assert!(yaml_serde::from_str::<Value>(yaml).is_err(), "{yaml:?} is now read by yaml_serde itself");
+            assert_eq!(
+                read.get("k").and_then(Value::as_f64),
+                Some(expected),
+                "{yaml:?}"
+            );
+            assert!(
+                yaml_serde::from_str::<Value>(yaml).is_err(),
+                "{yaml:?} is now read by yaml_serde itself"
+            );
         }
     }
 
@@ -207,11 +224,18 @@ mod props {
     }
 
     fn line() -> impl Strategy<Value = String> {
-        let key = prop_oneof!["[a-c]", Just("1".to_string()), Just("~".to_string()), Just("[k]".to_string())];
+        let key = prop_oneof![
+            "[a-c]",
+            Just("1".to_string()),
+            Just("~".to_string()),
+            Just("[k]".to_string())
+        ];
         let value = prop_oneof![
             scalar(),
-            prop::collection::vec(scalar(), 0..3).prop_map(|items| format!("[{}]", items.join(", "))),
-            prop::collection::vec(scalar(), 0..3).prop_map(|items| format!("{{k: {}}}", items.join(", "))),
+            prop::collection::vec(scalar(), 0..3)
+                .prop_map(|items| format!("[{}]", items.join(", "))),
+            prop::collection::vec(scalar(), 0..3)
+                .prop_map(|items| format!("{{k: {}}}", items.join(", "))),
         ];
         let indent = prop::sample::select(vec!["", "", "", "  ", "- "]);
         (indent, key, value).prop_map(|(indent, k, v)| format!("{indent}{k}: {v}"))

@@ -1,8 +1,12 @@
 //! Plans built in code and scripted answers for the engine tests.
 #![allow(dead_code)]
 
-use planvault_core::engine::{drive, Answer, Effect, Engine, Event, Journal, Request, RequestBody, RunConfig};
-use planvault_core::{Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode};
+use planvault_core::engine::{
+    drive, Answer, Effect, Engine, Event, Journal, Request, RequestBody, RunConfig,
+};
+use planvault_core::{
+    Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,
+};
 use std::collections::BTreeMap;
 
 /// `(id, max_visits, edges as (label, target))`.
@@ -17,13 +21,20 @@ pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
             id: id.to_string(),
             title: format!("Title of {id}"),
             body: format!("Do {id}.\n\n## Next\n- [[x]]\n"),
-            kind: if i == 0 { NodeKind::Start } else { NodeKind::Step },
+            kind: if i == 0 {
+                NodeKind::Start
+            } else {
+                NodeKind::Step
+            },
             status: Status::Pending,
             tools: vec![],
             role: None,
             max_visits: *max_visits,
             pos: None,
-            ext: NodeExt::Vault(VaultNode { file: format!("{id}.md"), ..Default::default() }),
+            ext: NodeExt::Vault(VaultNode {
+                file: format!("{id}.md"),
+                ..Default::default()
+            }),
         });
     }
     for (i, (_, _, edges)) in nodes.iter().enumerate() {
@@ -34,7 +45,11 @@ pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
                 to: plan.node_index(target),
                 target: target.to_string(),
                 label: (!label.is_empty()).then(|| label.to_string()),
-                kind: if unconditional { EdgeKind::Unconditional } else { EdgeKind::Conditional },
+                kind: if unconditional {
+                    EdgeKind::Unconditional
+                } else {
+                    EdgeKind::Conditional
+                },
                 pos: None,
             });
         }
@@ -47,7 +62,11 @@ pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
 pub fn draft_review_send() -> Plan {
     vault(&[
         ("draft", 3, &[("", "review")]),
-        ("review", 3, &[("approved", "send"), ("needs revision", "draft")]),
+        (
+            "review",
+            3,
+            &[("approved", "send"), ("needs revision", "draft")],
+        ),
         ("send", 3, &[]),
     ])
 }
@@ -65,16 +84,26 @@ impl Script {
         Script::default()
     }
     pub fn work(mut self, id: &str, output: &str) -> Self {
-        self.answers.insert(id.into(), Answer::Work { output: output.into() });
+        self.answers.insert(
+            id.into(),
+            Answer::Work {
+                output: output.into(),
+            },
+        );
         self
     }
     pub fn human(mut self, id: &str, approved: bool, decision: &str, choice: Option<&str>) -> Self {
-        let answer = Answer::Human { decision: decision.into(), approved, choice: choice.map(str::to_string) };
+        let answer = Answer::Human {
+            decision: decision.into(),
+            approved,
+            choice: choice.map(str::to_string),
+        };
         self.answers.insert(id.into(), answer);
         self
     }
     pub fn judge(mut self, id: &str, raw: &str) -> Self {
-        self.answers.insert(id.into(), Answer::Judgment { raw: raw.into() });
+        self.answers
+            .insert(id.into(), Answer::Judgment { raw: raw.into() });
         self
     }
     pub fn answer(&mut self, request: &Request) -> Event {
@@ -82,11 +111,16 @@ impl Script {
         let answer = match self.answers.get(&request.id) {
             Some(a) => a.clone(),
             None => match &request.body {
-                RequestBody::Work { .. } => Answer::Work { output: format!("output of {}", request.id) },
+                RequestBody::Work { .. } => Answer::Work {
+                    output: format!("output of {}", request.id),
+                },
                 other => panic!("no scripted answer for {} ({other:?})", request.id),
             },
         };
-        Event::Answered { id: request.id.clone(), answer }
+        Event::Answered {
+            id: request.id.clone(),
+            answer,
+        }
     }
     pub fn asked_ids(&self) -> Vec<String> {
         self.asked.iter().map(|r| r.id.clone()).collect()
@@ -99,12 +133,19 @@ pub fn run(plan: Plan, config: RunConfig, journal: &Journal, script: &mut Script
 }
 
 pub fn config() -> RunConfig {
-    RunConfig { query: "write a note".into(), ..RunConfig::default() }
+    RunConfig {
+        query: "write a note".into(),
+        ..RunConfig::default()
+    }
 }
 
 /// The effects a replay must reproduce: everything but requests and records.
 pub fn observable(effects: &[Effect]) -> Vec<Effect> {
-    effects.iter().filter(|e| !matches!(e, Effect::Request(_) | Effect::Record(_))).cloned().collect()
+    effects
+        .iter()
+        .filter(|e| !matches!(e, Effect::Request(_) | Effect::Record(_)))
+        .cloned()
+        .collect()
 }
 
 pub fn journal_of(effects: &[Effect]) -> Journal {
@@ -129,7 +170,13 @@ pub fn trace_lines(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Trace(t) => Some(format!("{}#{}: {} [{}]", t.node, t.visit, t.what, t.decided_by.as_str())),
+            Effect::Trace(t) => Some(format!(
+                "{}#{}: {} [{}]",
+                t.node,
+                t.visit,
+                t.what,
+                t.decided_by.as_str()
+            )),
             _ => None,
         })
         .collect()

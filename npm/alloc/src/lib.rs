@@ -100,7 +100,11 @@ impl<A: GlobalAlloc> SizeClasses<A> {
     pub const fn new(inner: A) -> Self {
         SizeClasses {
             inner,
-            state: UnsafeCell::new(State { pages: [ptr::null_mut(); CLASSES], pool: ptr::null_mut(), all: ptr::null_mut() }),
+            state: UnsafeCell::new(State {
+                pages: [ptr::null_mut(); CLASSES],
+                pool: ptr::null_mut(),
+                all: ptr::null_mut(),
+            }),
         }
     }
 
@@ -139,7 +143,10 @@ impl<A: GlobalAlloc> SizeClasses<A> {
     unsafe fn take_page(&self, state: &mut State, class: usize) -> bool {
         let page = if state.pool.is_null() {
             // SAFETY: PAGE is a power of two, a valid size and alignment.
-            let page = self.inner.alloc(Layout::from_size_align_unchecked(PAGE, PAGE)).cast::<Page>();
+            let page = self
+                .inner
+                .alloc(Layout::from_size_align_unchecked(PAGE, PAGE))
+                .cast::<Page>();
             if page.is_null() {
                 return false;
             }
@@ -227,7 +234,8 @@ impl<A: GlobalAlloc> Drop for SizeClasses<A> {
             // SAFETY: every page came from `inner` with this layout.
             unsafe {
                 let next = (*page).all_next;
-                self.inner.dealloc(page.cast(), Layout::from_size_align_unchecked(PAGE, PAGE));
+                self.inner
+                    .dealloc(page.cast(), Layout::from_size_align_unchecked(PAGE, PAGE));
                 page = next;
             }
         }
@@ -342,7 +350,11 @@ mod tests {
 
     #[derive(Debug, Clone)]
     enum Op {
-        Alloc { size: usize, align_log: u32, zeroed: bool },
+        Alloc {
+            size: usize,
+            align_log: u32,
+            zeroed: bool,
+        },
         Free(usize),
         Realloc(usize, usize),
     }
@@ -369,7 +381,9 @@ mod tests {
 
     fn intact(live: &Live, len: usize) -> bool {
         // SAFETY: the block holds at least `len` bytes.
-        unsafe { std::slice::from_raw_parts(live.block, len) }.iter().all(|&b| b == live.fill)
+        unsafe { std::slice::from_raw_parts(live.block, len) }
+            .iter()
+            .all(|&b| b == live.fill)
     }
 
     /// Under Miri (`cargo +nightly miri test -p planvault-npm-alloc`, which
@@ -451,10 +465,17 @@ mod tests {
         unsafe {
             let keep = heap.alloc(layout);
             let a = heap.alloc(layout);
-            assert_eq!(a as usize - keep as usize, 32, "24 bytes take a 32-byte block after the first");
+            assert_eq!(
+                a as usize - keep as usize,
+                32,
+                "24 bytes take a 32-byte block after the first"
+            );
             heap.dealloc(a, layout);
             let b = heap.alloc(Layout::from_size_align(32, 8).unwrap());
-            assert_eq!(a, b, "24 and 32 bytes share the 32-byte page; a freed block is reused");
+            assert_eq!(
+                a, b,
+                "24 and 32 bytes share the 32-byte page; a freed block is reused"
+            );
             let c = heap.realloc(b, Layout::from_size_align(32, 8).unwrap(), 17);
             assert_eq!(b, c, "shrinking within the class keeps the block");
             heap.dealloc(c, Layout::from_size_align(17, 8).unwrap());
@@ -466,10 +487,15 @@ mod tests {
     fn everything_freed_is_laid_out_in_order_again() {
         let heap = SizeClasses::new(System);
         let sizes = [24usize, 100, 24, 1200, 7, 300];
-        let layouts: Vec<Layout> = sizes.iter().map(|&s| Layout::from_size_align(s, 8).unwrap()).collect();
+        let layouts: Vec<Layout> = sizes
+            .iter()
+            .map(|&s| Layout::from_size_align(s, 8).unwrap())
+            .collect();
         let round = |heap: &SizeClasses<System>| -> Vec<*mut u8> {
             // SAFETY: a valid layout per block.
-            (0..if cfg!(miri) { 200 } else { 2000 }).map(|i| unsafe { heap.alloc(layouts[i % layouts.len()]) }).collect()
+            (0..if cfg!(miri) { 200 } else { 2000 })
+                .map(|i| unsafe { heap.alloc(layouts[i % layouts.len()]) })
+                .collect()
         };
         let first = round(&heap);
         // Freed in allocation order, as dropping a plan does.
@@ -482,13 +508,27 @@ mod tests {
         // the blocks handed back last first).
         let mut by_page: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
         for &block in &second {
-            by_page.entry(block.addr() & !(PAGE - 1)).or_default().push(block.addr());
+            by_page
+                .entry(block.addr() & !(PAGE - 1))
+                .or_default()
+                .push(block.addr());
         }
         for blocks in by_page.values() {
-            assert!(blocks.windows(2).all(|w| w[0] < w[1]), "a page is carved in address order");
+            assert!(
+                blocks.windows(2).all(|w| w[0] < w[1]),
+                "a page is carved in address order"
+            );
         }
-        let pages = |v: &[*mut u8]| v.iter().map(|x| x.addr() & !(PAGE - 1)).collect::<std::collections::BTreeSet<_>>();
-        assert_eq!(pages(&first), pages(&second), "no new pages for the same load");
+        let pages = |v: &[*mut u8]| {
+            v.iter()
+                .map(|x| x.addr() & !(PAGE - 1))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(
+            pages(&first),
+            pages(&second),
+            "no new pages for the same load"
+        );
         for (i, &block) in second.iter().enumerate() {
             // SAFETY: allocated above with this layout.
             unsafe { heap.dealloc(block, layouts[i % layouts.len()]) };

@@ -41,7 +41,12 @@ impl Recorded {
     pub fn text(&self) -> String {
         self.body["messages"]
             .as_array()
-            .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n"))
+            .map(|m| {
+                m.iter()
+                    .filter_map(|m| m["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
             .unwrap_or_default()
     }
 }
@@ -66,7 +71,12 @@ impl Stub {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         let port = listener.local_addr()?.port();
         let used = vec![0; script.replies.len()];
-        let state = Arc::new(Mutex::new(State { script, used, log: Vec::new(), log_file }));
+        let state = Arc::new(Mutex::new(State {
+            script,
+            used,
+            log: Vec::new(),
+            log_file,
+        }));
         let shared = state.clone();
         thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -108,15 +118,27 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut request = httparse::Request::new(&mut headers);
     if !matches!(request.parse(&head), Ok(httparse::Status::Complete(_))) {
-        return respond(&stream, 400, "application/json", &[], br#"{"error":{"message":"bad request"}}"#);
+        return respond(
+            &stream,
+            400,
+            "application/json",
+            &[],
+            br#"{"error":{"message":"bad request"}}"#,
+        );
     }
     let method = request.method.unwrap_or("").to_string();
     let path = request.path.unwrap_or("").to_string();
     let header = |name: &str| {
-        request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| String::from_utf8_lossy(h.value).into_owned())
+        request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).into_owned())
     };
     let authorized = header("authorization").is_some();
-    let length: usize = header("content-length").and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    let length: usize = header("content-length")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
     let path_only = path.split('?').next().unwrap_or("").to_string();
@@ -173,7 +195,11 @@ fn record(state: &Arc<Mutex<State>>, mut entry: Recorded) {
     let mut st = state.lock().unwrap();
     entry.seq = st.log.len() as u64 + 1;
     if let Some(path) = &st.log_file {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = writeln!(f, "{}", serde_json::to_string(&entry).unwrap());
         }
     }
@@ -185,15 +211,32 @@ fn answer(stream: &TcpStream, request: &serde_json::Value, reply: &Reply) -> std
         thread::sleep(Duration::from_millis(reply.delay_ms));
     }
     if let Some(raw) = &reply.raw {
-        let kind = if request["stream"].as_bool() == Some(true) { "text/event-stream" } else { "application/json" };
+        let kind = if request["stream"].as_bool() == Some(true) {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
         return respond(stream, reply.status, kind, &[], raw.as_bytes());
     }
     if reply.status != 200 {
-        let retry: Vec<(&str, String)> = reply.retry_after.map(|s| ("Retry-After", s.to_string())).into_iter().collect();
+        let retry: Vec<(&str, String)> = reply
+            .retry_after
+            .map(|s| ("Retry-After", s.to_string()))
+            .into_iter()
+            .collect();
         let body = serde_json::json!({"error": {"message": reply.content, "type": "stub_error", "code": reply.status}});
-        return respond(stream, reply.status, "application/json", &retry, body.to_string().as_bytes());
+        return respond(
+            stream,
+            reply.status,
+            "application/json",
+            &retry,
+            body.to_string().as_bytes(),
+        );
     }
-    let model = request["model"].as_str().unwrap_or("stub-model").to_string();
+    let model = request["model"]
+        .as_str()
+        .unwrap_or("stub-model")
+        .to_string();
     if request["stream"].as_bool() == Some(true) {
         stream_reply(stream, &model, reply)
     } else {
@@ -201,7 +244,11 @@ fn answer(stream: &TcpStream, request: &serde_json::Value, reply: &Reply) -> std
         if !reply.tool_calls.is_empty() {
             message["tool_calls"] = tool_calls_json(reply, false);
         }
-        let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        let finish = if reply.tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
         let body = serde_json::json!({
             "id": "chatcmpl-stub",
             "object": "chat.completion",
@@ -210,12 +257,24 @@ fn answer(stream: &TcpStream, request: &serde_json::Value, reply: &Reply) -> std
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         });
-        respond(stream, 200, "application/json", &[], body.to_string().as_bytes())
+        respond(
+            stream,
+            200,
+            "application/json",
+            &[],
+            body.to_string().as_bytes(),
+        )
     }
 }
 
 fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::Result<()> {
-    write_head(stream, 200, "text/event-stream", &[("Cache-Control", "no-cache".into())], None)?;
+    write_head(
+        stream,
+        200,
+        "text/event-stream",
+        &[("Cache-Control", "no-cache".into())],
+        None,
+    )?;
     let chunk = |delta: serde_json::Value, finish: Option<&str>| {
         let event = serde_json::json!({
             "id": "chatcmpl-stub",
@@ -226,7 +285,13 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
         });
         format!("data: {event}\n\n")
     };
-    stream.write_all(chunk(serde_json::json!({"role": "assistant", "content": ""}), None).as_bytes())?;
+    stream.write_all(
+        chunk(
+            serde_json::json!({"role": "assistant", "content": ""}),
+            None,
+        )
+        .as_bytes(),
+    )?;
     stream.flush()?;
     let size = reply.chunk_chars.unwrap_or(8).max(1);
     let chars: Vec<char> = reply.content.chars().collect();
@@ -239,9 +304,19 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
         stream.flush()?;
     }
     if !reply.tool_calls.is_empty() {
-        stream.write_all(chunk(serde_json::json!({"tool_calls": tool_calls_json(reply, true)}), None).as_bytes())?;
+        stream.write_all(
+            chunk(
+                serde_json::json!({"tool_calls": tool_calls_json(reply, true)}),
+                None,
+            )
+            .as_bytes(),
+        )?;
     }
-    let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if reply.tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     stream.write_all(chunk(serde_json::json!({}), Some(finish)).as_bytes())?;
     stream.write_all(b"data: [DONE]\n\n")?;
     stream.flush()
@@ -251,7 +326,10 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
 /// address, so a script can make the model fetch from the stub itself.
 fn with_address(mut reply: Reply, port: u16) -> Reply {
     for call in &mut reply.tool_calls {
-        let text = call.arguments.to_string().replace("$STUB", &format!("http://127.0.0.1:{port}"));
+        let text = call
+            .arguments
+            .to_string()
+            .replace("$STUB", &format!("http://127.0.0.1:{port}"));
         call.arguments = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
     }
     reply
@@ -317,7 +395,13 @@ fn write_head(
     stream.write_all(head.as_bytes())
 }
 
-fn respond(mut stream: &TcpStream, status: u16, content_type: &str, extra: &[(&str, String)], body: &[u8]) -> std::io::Result<()> {
+fn respond(
+    mut stream: &TcpStream,
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, String)],
+    body: &[u8],
+) -> std::io::Result<()> {
     write_head(stream, status, content_type, extra, Some(body.len()))?;
     stream.write_all(body)?;
     stream.flush()

@@ -27,7 +27,10 @@ fn main() -> ExitCode {
     }
     let script = match script_path {
         None => llm_stub::Script::default(),
-        Some(path) => match std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
+        Some(path) => match std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
             Ok(script) => script,
             Err(err) => {
                 eprintln!("error: cannot read script {}: {err}", path.display());

@@ -5,7 +5,10 @@ use llm_stub::{Match, Reply, Script, Stub};
 use std::io::Read;
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
 }
 
 fn post(stub: &Stub, body: serde_json::Value) -> (u16, Vec<(String, String)>, String) {
@@ -15,14 +18,25 @@ fn post(stub: &Stub, body: serde_json::Value) -> (u16, Vec<(String, String)>, St
         .header("Content-Type", "application/json")
         .send(body.to_string())
         .unwrap();
-    let headers = response.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string())).collect();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
+        .collect();
     let mut text = String::new();
-    response.body_mut().as_reader().read_to_string(&mut text).unwrap();
+    response
+        .body_mut()
+        .as_reader()
+        .read_to_string(&mut text)
+        .unwrap();
     (response.status().as_u16(), headers, text)
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 fn ask(content: &str, stream: bool) -> serde_json::Value {
@@ -40,17 +54,36 @@ fn replies_are_served_in_order_matched_and_used_up() {
     )
     .unwrap();
     let stub = Stub::start(script, 0, None).unwrap();
-    let content = |body: &str| serde_json::from_str::<serde_json::Value>(body).unwrap()["choices"][0]["message"]["content"].clone();
+    let content = |body: &str| {
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["choices"][0]["message"]["content"]
+            .clone()
+    };
     assert_eq!(content(&post(&stub, ask("alpha", false)).2), "first");
     assert_eq!(content(&post(&stub, ask("beta", false)).2), "B");
     assert_eq!(content(&post(&stub, ask("beta", false)).2), "always");
     assert_eq!(content(&post(&stub, ask("gamma", false)).2), "always");
-    assert_eq!(stub.requests().iter().map(|r| r.reply).collect::<Vec<_>>(), [Some(1), Some(0), Some(2), Some(2)]);
+    assert_eq!(
+        stub.requests().iter().map(|r| r.reply).collect::<Vec<_>>(),
+        [Some(1), Some(0), Some(2), Some(2)]
+    );
 }
 
 #[test]
 fn a_streamed_reply_is_server_sent_events_ending_in_done() {
-    let stub = Stub::start(Script { replies: vec![Reply { content: "Hello there".into(), status: 200, chunk_chars: Some(3), ..Reply::default() }], default: None }, 0, None).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply {
+                content: "Hello there".into(),
+                status: 200,
+                chunk_chars: Some(3),
+                ..Reply::default()
+            }],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
     let (status, headers, body) = post(&stub, ask("x", true));
     assert_eq!(status, 200);
     assert_eq!(header(&headers, "content-type"), Some("text/event-stream"));
@@ -58,7 +91,11 @@ fn a_streamed_reply_is_server_sent_events_ending_in_done() {
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter(|d| *d != "[DONE]")
-        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap()["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .filter_map(|d| {
+            serde_json::from_str::<serde_json::Value>(d).unwrap()["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect();
     assert_eq!(deltas, "Hello there");
     assert!(body.ends_with("data: [DONE]\n\n"));
@@ -68,8 +105,17 @@ fn a_streamed_reply_is_server_sent_events_ending_in_done() {
 #[test]
 fn errors_carry_their_status_retry_after_and_cors_headers() {
     let script = Script {
-        replies: vec![Reply { status: 429, retry_after: Some(2), content: "slow down".into(), ..Reply::default() }],
-        default: Some(Reply { raw: Some("{not json".into()), status: 200, ..Reply::default() }),
+        replies: vec![Reply {
+            status: 429,
+            retry_after: Some(2),
+            content: "slow down".into(),
+            ..Reply::default()
+        }],
+        default: Some(Reply {
+            raw: Some("{not json".into()),
+            status: 200,
+            ..Reply::default()
+        }),
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let (status, headers, body) = post(&stub, ask("x", false));
@@ -77,12 +123,31 @@ fn errors_carry_their_status_retry_after_and_cors_headers() {
     assert_eq!(header(&headers, "retry-after"), Some("2"));
     assert_eq!(header(&headers, "access-control-allow-origin"), Some("*"));
     assert!(body.contains("slow down"));
-    assert_eq!(post(&stub, ask("x", false)).2, "{not json", "the default serves raw bodies");
+    assert_eq!(
+        post(&stub, ask("x", false)).2,
+        "{not json",
+        "the default serves raw bodies"
+    );
 }
 
 #[test]
 fn an_unscripted_request_is_a_404_naming_the_stub() {
-    let stub = Stub::start(Script { replies: vec![Reply { matcher: Match { model: Some("other".into()), ..Match::default() }, status: 200, ..Reply::default() }], default: None }, 0, None).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply {
+                matcher: Match {
+                    model: Some("other".into()),
+                    ..Match::default()
+                },
+                status: 200,
+                ..Reply::default()
+            }],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
     let (status, _, body) = post(&stub, ask("x", false));
     assert_eq!(status, 404);
     assert!(body.contains("stub_unscripted"));
@@ -92,20 +157,44 @@ fn an_unscripted_request_is_a_404_naming_the_stub() {
 fn preflight_is_allowed_and_the_log_never_holds_the_key() {
     let log = std::env::temp_dir().join(format!("stub-log-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&log);
-    let stub = Stub::start(Script { replies: vec![], default: Some(Reply { content: "ok".into(), status: 200, ..Reply::default() }) }, 0, Some(log.clone())).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply {
+                content: "ok".into(),
+                status: 200,
+                ..Reply::default()
+            }),
+        },
+        0,
+        Some(log.clone()),
+    )
+    .unwrap();
     let response = agent()
         .options(format!("{}/chat/completions", stub.base_url()))
         .header("Origin", "http://localhost:8080")
         .header("Access-Control-Request-Method", "POST")
-        .header("Access-Control-Request-Headers", "authorization, content-type")
+        .header(
+            "Access-Control-Request-Headers",
+            "authorization, content-type",
+        )
         .call()
         .unwrap();
     assert_eq!(response.status().as_u16(), 204);
-    let allowed = response.headers().get("access-control-allow-headers").unwrap().to_str().unwrap().to_string();
+    let allowed = response
+        .headers()
+        .get("access-control-allow-headers")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(allowed.contains("authorization"));
 
     post(&stub, ask("hello", false));
-    let mut response = agent().get(format!("http://127.0.0.1:{}/__stub/requests", stub.port())).call().unwrap();
+    let mut response = agent()
+        .get(format!("http://127.0.0.1:{}/__stub/requests", stub.port()))
+        .call()
+        .unwrap();
     let listed = response.body_mut().read_to_string().unwrap();
     let file = std::fs::read_to_string(&log).unwrap();
     for text in [&listed, &file] {
