@@ -8,7 +8,7 @@ export PATH="$HOME/.cargo/bin:$REPO_ROOT/node_modules/.bin:$PATH"
 
 # Pinned tool versions. wasm-bindgen-cli must equal the wasm-bindgen crate in
 # Cargo.lock (read from there); trunk 0.21.14 is the newest that builds with
-# the rustc these machines have (see /work/shared/TOOLCHAIN.md or README).
+# the rustc these machines have (README, "Building for the browser").
 TRUNK_VERSION="0.21.14"
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"

@@ -367,6 +367,7 @@ pub fn App() -> impl IntoView {
             </section>
         </Show>
         <footer>
+            <p id="plan-summary" role="status">{move || plan_summary(state)}</p>
             <p id="status" role="status" aria-live="polite">{move || state.message.get()}</p>
             <p id="worker-status" role="status">{worker_status}</p>
         </footer>
@@ -374,6 +375,32 @@ pub fn App() -> impl IntoView {
         <SettingsDialog state=state />
         <AskDialog state=state />
     }
+}
+
+/// One line on the open plan, for people and screen readers alike (and for
+/// `scripts/start --smoke`, which compares it with `planvault graph --json`).
+fn plan_summary(state: AppState) -> String {
+    state.open.with(|open| {
+        let Some(open) = open else {
+            return "No plan open".to_string();
+        };
+        let checked = &open.doc.checked;
+        let errors = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == planvault_core::Severity::Error)
+            .count();
+        let verdict = match errors {
+            0 => "no errors".to_string(),
+            1 => "1 error".to_string(),
+            n => format!("{n} errors"),
+        };
+        format!(
+            "Plan: {} notes, {} edges, {verdict}",
+            checked.plan.nodes.len(),
+            checked.plan.edges.len()
+        )
+    })
 }
 
 /// `window.planvaultTest`: what the end-to-end tests need and a person
