@@ -141,8 +141,8 @@ test('a folder opened while the example is still loading stays open when the exa
 
   await page.evaluate(() => window.releaseExample());
   await page.waitForFunction(() => window.exampleRead !== null, null, { timeout: 10_000 });
-  // Whatever the example's open does after its read, it does within a few frames.
-  await page.evaluate(() => new Promise((done) => setTimeout(done, 500)));
+  // The example's open has finished, whatever it did after its read.
+  await page.waitForFunction(() => window.planvaultTest.opensSettled());
   assert.match(await page.locator('#mode').textContent(), /opened-early/, 'the folder opened last stays open');
   const plan = await page.evaluate(() => window.planvaultTest.plan());
   assert.deepEqual(plan.nodes.map((n) => n.id).sort(), ['finish', 'start', 'work']);

@@ -777,8 +777,8 @@ test('opening another vault stops the run and forgets it', async () => {
     });
     await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('e2e-other'));
     await page.locator('#ask-dialog').waitFor({ state: 'detached' });
-    // The old run's last messages (its stop) change nothing on screen.
-    await page.waitForTimeout(500);
+    // The old run's last messages (its stop) arrive and change nothing on screen.
+    await page.waitForFunction(() => window.planvaultTest.run().discarding === false);
     const state = await run(page);
     assert.equal(state.phase, 'idle', JSON.stringify(state));
     assert.equal(state.ask, null);

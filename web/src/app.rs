@@ -23,6 +23,7 @@ const POLL_MS: i32 = 1500;
 /// The example vault: its OPFS copy, created from the bundled notes on the
 /// first visit (the bundled notes themselves if that copy cannot be read).
 async fn open_example(state: AppState) {
+    let _settles = state.settles_open();
     let ticket = state.begin_open();
     let bundled = crate::example::files();
     match VaultDir::private(EXAMPLE_FOLDER).await {
@@ -49,6 +50,7 @@ async fn open_example(state: AppState) {
 
 /// Opens a folder handle read-write (from the picker, IndexedDB or a test).
 pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
+    let _settles = state.settles_open();
     let ticket = state.begin_open();
     match dir.read_all().await {
         Ok(files) => {
@@ -76,6 +78,7 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
 /// The read-only fallback: copy what `<input webkitdirectory>` gave into
 /// OPFS and edit that copy.
 async fn open_copy(state: AppState, files: JsValue) {
+    let _settles = state.settles_open();
     let ticket = state.begin_open();
     let (name, notes) = match fs::read_selection(&files).await {
         Ok(x) => x,
@@ -632,9 +635,15 @@ fn install_test_hook(state: AppState) {
     );
 
     set(
+        "opensSettled",
+        Closure::<dyn Fn() -> JsValue>::new(move || state.opens_settled().into()).into_js_value(),
+    );
+
+    set(
         "run",
         Closure::<dyn Fn() -> JsValue>::new(move || {
-            let json = state.run.view.with_untracked(run_json);
+            let mut json = state.run.view.with_untracked(run_json);
+            json["discarding"] = state.run.discarding().into();
             js_sys::JSON::parse(&json.to_string()).unwrap_or(JsValue::NULL)
         })
         .into_js_value(),

@@ -137,6 +137,11 @@ impl RunClient {
         self.worker.set_value(Some(worker));
     }
 
+    /// Whether a stopped run's last messages are still awaited (and dropped).
+    pub fn discarding(&self) -> bool {
+        self.discarding.get_value()
+    }
+
     fn receive(&self, state: AppState, message: FromWorker) {
         if self.discarding.get_value() && !matches!(message, FromWorker::Ready { .. }) {
             if matches!(

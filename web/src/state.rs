@@ -202,6 +202,15 @@ pub struct Writer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenTicket(u64);
 
+/// See [`AppState::settles_open`].
+pub struct OpenSettles(AppState);
+
+impl Drop for OpenSettles {
+    fn drop(&mut self) {
+        self.0.opens_settled.update_value(|n| *n += 1);
+    }
+}
+
 /// Signals and stored values shared by every component (all `Copy`).
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -228,6 +237,8 @@ pub struct AppState {
     pub polling: StoredValue<bool, LocalStorage>,
     /// How many vault opens were started: the number of the newest.
     opens: StoredValue<u64, LocalStorage>,
+    /// How many of those opens have finished, shown or discarded.
+    opens_settled: StoredValue<u64, LocalStorage>,
     /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
     pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
     /// The plan run: its worker, settings and what it reports.
@@ -254,6 +265,7 @@ impl AppState {
             writer: StoredValue::new_local(Writer::default()),
             polling: StoredValue::new_local(true),
             opens: StoredValue::new_local(0),
+            opens_settled: StoredValue::new_local(0),
             frame_times: StoredValue::new_local(Vec::new()),
             run: RunClient::new(),
         }
@@ -265,6 +277,17 @@ impl AppState {
     pub fn begin_open(&self) -> OpenTicket {
         self.opens.update_value(|n| *n += 1);
         OpenTicket(self.opens.get_value())
+    }
+
+    /// Counts the open as finished when the returned guard is dropped, at
+    /// whichever return the open takes (the tests wait on it).
+    pub fn settles_open(&self) -> OpenSettles {
+        OpenSettles(*self)
+    }
+
+    /// Whether every open that was started has finished.
+    pub fn opens_settled(&self) -> bool {
+        self.opens_settled.get_value() >= self.opens.get_value()
     }
 
     /// Whether no other open was started after this one.
