@@ -12,8 +12,8 @@ use planvault_protocol::{
     AskKind, Endpoint, Endpoints, ErrorCode, FromWorker, PauseReason, PersonReply, RetryPolicy,
     RunMode, StartRun, ToWorker,
 };
-use planvault_worker::memory::{block_on, HttpCall, MemoryHost, Reply};
-use planvault_worker::{run, Inbox};
+use planvault_runner::memory::{block_on, HttpCall, MemoryHost, Reply};
+use planvault_runner::{run, Inbox};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
