@@ -12,10 +12,13 @@ pub mod driver;
 pub mod host;
 pub mod inbox;
 pub mod memory;
+#[cfg(feature = "native")]
+pub mod native;
 
-pub use driver::run;
-pub use host::{Host, HostError, HttpHead};
+pub use driver::{run, run_with, Humans, Options};
+pub use host::{Host, HostError, HttpHead, Progress};
 pub use inbox::Inbox;
+pub use memory::block_on;
 
 /// What a `@tool` command gets where the host cannot run commands.
 pub const COMMAND_REFUSED: &str =

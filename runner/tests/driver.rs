@@ -736,7 +736,7 @@ fn a_call_that_keeps_failing_leaves_the_run_resumable_and_a_new_run_finishes_it(
     assert!(host
         .file(TRACE_FILE)
         .unwrap()
-        .contains("*resumed in the browser*"));
+        .contains("*resumed by a new run*"));
 }
 
 #[test]
