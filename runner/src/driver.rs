@@ -1152,10 +1152,10 @@ impl<'a, H: Host> Driver<'a, H> {
 
     fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
         let error = self.scrub_error(run_error(err, self.host.surface()));
-        let text = match &error.hint {
-            Some(hint) => format!("{} ({hint})", error.message),
-            None => error.message.clone(),
-        };
+        // The engine (so the trace and the journal) gets the error alone: its
+        // hint depends on where the run is shown, the vault must not. The
+        // hint travels with the finish's typed error.
+        let text = error.message.clone();
         self.last_error = Some(error);
         Event::Unavailable { id, error: text }
     }

@@ -308,8 +308,15 @@ impl Progress {
                 error.message,
                 f64::from(*wait_ms) / 1000.0
             )),
-            FromWorker::Finished { reason, answer, .. } => {
+            FromWorker::Finished {
+                reason,
+                answer,
+                error,
+            } => {
                 self.line(&format!("■ {}", reason.describe()));
+                if let Some(hint) = error.as_ref().and_then(|e| e.hint.as_ref()) {
+                    self.line(&format!("  hint: {hint}"));
+                }
                 // The answer of a finished (or safety-stopped) run; a paused
                 // or interrupted run has none yet.
                 let answers = matches!(
