@@ -1532,6 +1532,22 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_reads_as_the_note_else_the_picked_condition_else_the_verdict() {
+        let decision = |approved, note: &str, choice: Option<&str>| match human_answer(
+            approved,
+            note.into(),
+            choice.map(str::to_string),
+        ) {
+            Answer::Human { decision, .. } => decision,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(decision(true, "ship it", Some("send it")), "ship it");
+        assert_eq!(decision(true, " ", Some("send it")), "send it");
+        assert_eq!(decision(true, "", None), "approved");
+        assert_eq!(decision(false, "", None), "rejected");
+    }
+
+    #[test]
     fn manual_verdicts_render_as_a_grid_the_engine_reads_back() {
         let labels = vec!["approved".to_string(), "needs revision".into()];
         for verdicts in [vec![true, false], vec![false, true], vec![false, false]] {

@@ -379,3 +379,80 @@ pub fn run_command(command: &str, dir: Option<&Path>) -> (i32, String) {
     output.push_str(&err.join().unwrap_or_default());
     (exit, output.chars().take(COMMAND_OUTPUT_CHARS).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::block_on;
+
+    #[test]
+    fn the_folder_reads_writes_appends_lists_and_removes_keeping_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let text = "\u{feff}---\r\nstatus: pending\r\n---\r\n# A\r\n";
+        block_on(host.write("deep/er/a.md", text)).unwrap().unwrap();
+        assert_eq!(
+            fs::read(dir.path().join("deep/er/a.md")).unwrap(),
+            text.as_bytes()
+        );
+        assert_eq!(
+            block_on(host.read("deep/er/a.md"))
+                .unwrap()
+                .unwrap()
+                .as_deref(),
+            Some(text)
+        );
+        block_on(host.append("00_plan-trace/journal.jsonl", "x\n"))
+            .unwrap()
+            .unwrap();
+        block_on(host.append("00_plan-trace/journal.jsonl", "y\n"))
+            .unwrap()
+            .unwrap();
+        fs::create_dir_all(dir.path().join(".obsidian")).unwrap();
+        fs::write(dir.path().join(".obsidian/app.json"), "{}").unwrap();
+        assert_eq!(
+            block_on(host.list()).unwrap().unwrap(),
+            ["00_plan-trace/journal.jsonl", "deep/er/a.md"],
+            "dot-folders and the atomic writes' temporary files are never listed"
+        );
+        assert_eq!(block_on(host.read("missing.md")).unwrap().unwrap(), None);
+        fs::write(dir.path().join("latin1.md"), [0xe9u8]).unwrap();
+        assert!(block_on(host.read("latin1.md")).unwrap().is_err());
+        block_on(host.remove("deep/er/a.md")).unwrap().unwrap();
+        block_on(host.remove("deep/er/a.md")).unwrap().unwrap();
+        assert!(!dir.path().join("deep/er/a.md").exists());
+    }
+
+    #[test]
+    fn an_amendment_is_refused_over_an_edit_the_run_has_not_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("PLAN.md");
+        fs::write(&plan, "- [ ] one\n").unwrap();
+        let host =
+            NativeHost::new(&dir.path().join("PLAN.run")).with_plan_file(&plan, "- [ ] one\n");
+        block_on(host.amend_plan("- [ ] one\n- [ ] two\n"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "- [ ] one\n- [ ] two\n");
+        fs::write(&plan, "- [ ] edited\n").unwrap();
+        let err = block_on(host.amend_plan("- [ ] three\n"))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.message.contains("changed on disk"), "{err}");
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "- [ ] edited\n");
+    }
+
+    #[test]
+    fn a_command_runs_in_its_folder_with_its_exit_code_and_both_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("here.txt"), "").unwrap();
+        let host = NativeHost::new(dir.path()).with_command_dir(dir.path());
+        let (exit, output) = block_on(host.command("ls; echo oops >&2; exit 3"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(exit, 3);
+        assert_eq!(output, "here.txt\noops\n");
+        let (_, long) = run_command("yes | head -c 10000", None);
+        assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+}
