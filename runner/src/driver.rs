@@ -1,7 +1,8 @@
-//! One browser run of a vault plan: read the vault, build the engine (fresh
-//! or resumed from statuses, journal and prior outputs, exactly like
-//! `planvault run`), then carry out its effects and answer its requests
-//! until it finishes, obeying the app's controls between requests.
+//! One run of a plan, in the app or in the terminal: read the vault, build
+//! the engine (fresh, resumed from statuses, journal and prior outputs, or
+//! replayed), then carry out its effects and answer its requests until it
+//! finishes, obeying the app's controls between requests. What differs
+//! between the two is the [`Host`] and the [`Options`], never this code.
 //!
 //! Message order the app can rely on:
 //! - `Started` once the vault is read and the engine built (or `Failed` and
@@ -1221,7 +1222,7 @@ impl<'a, H: Host> Driver<'a, H> {
         })
     }
 
-    /// Run one browser tool.
+    /// Run one model tool in the host's vault (or on its network).
     async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, String> {
         let args = tools::arguments(arguments);
         match name {
@@ -1256,7 +1257,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 let text = self.host.fetch_text(url).await?;
                 Ok(text.chars().take(tools::FETCH_LIMIT_CHARS).collect())
             }
-            other => Err(format!("tool {other} is not available in the browser")),
+            other => Err(format!("tool {other} is not available here")),
         }
     }
 

@@ -768,6 +768,36 @@ fn a_stopped_run_resumes_without_repeating_a_model_call() {
 }
 
 #[test]
+fn on_resume_a_damaged_later_output_note_does_not_hide_an_earlier_good_one() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    // Without the journal, the judgment of the done review reads its output
+    // back from the output notes.
+    host.files.borrow_mut().remove(JOURNAL_FILE);
+    host.files.borrow_mut().insert(
+        "00_plan-trace/review.visit-2.md".into(),
+        "a note somebody overwrote by hand".into(),
+    );
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let calls = host.calls.borrow();
+    let judge = calls.iter().find(|c| step(c) == "judge").unwrap();
+    assert!(
+        prompt(judge).contains("the review output, in several words"),
+        "the judgment reads review's good output: {}",
+        prompt(judge)
+    );
+}
+
+#[test]
 fn a_stop_during_a_streamed_reply_cuts_it_off_and_keeps_the_node_active() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
