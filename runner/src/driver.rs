@@ -689,14 +689,12 @@ impl<'a, H: Host> Driver<'a, H> {
         if self.options.plan_text.is_none() {
             return Ok(());
         }
-        self.host.amend_plan(text).await.map_err(|e| {
+        let notes = self.host.amend_plan(text, &plan).await.map_err(|e| {
             RunError::new(ErrorCode::ChangedOnDisk, e.to_string())
                 .with_hint("run again to continue with the edited plan")
         })?;
-        for i in 0..plan.nodes.len() {
-            let file = note_file(&plan.nodes[i]);
+        for (file, note) in notes {
             if self.host.read(&file).await.map_err(vault_error)?.is_none() {
-                let note = planvault_core::vault::render_note(&plan, i);
                 self.write(&file, &note).await?;
                 self.seen.insert(file, note);
             }

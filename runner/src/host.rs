@@ -2,6 +2,7 @@
 //! `/` separators.
 
 use planvault_core::engine::TraceEntry;
+use planvault_core::Plan;
 use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 
@@ -110,8 +111,15 @@ pub trait Host {
         None
     }
     /// Replace the plan file (PLAN.md) with `text`, refusing when it changed
-    /// since the run read it. Only a host running a PLAN.md can.
-    async fn amend_plan(&self, _text: &str) -> Result<(), HostError> {
+    /// since the run read it, and give every item of the amended `plan` its
+    /// note: (file, text) for the run to create where missing. Only a host
+    /// running a PLAN.md can (the browser runs vaults, and so links no note
+    /// renderer).
+    async fn amend_plan(
+        &self,
+        _text: &str,
+        _plan: &Plan,
+    ) -> Result<Vec<(String, String)>, HostError> {
         Err(HostError::new(
             "PLAN.md",
             "this runner cannot amend a plan file",

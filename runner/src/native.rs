@@ -5,6 +5,7 @@
 //! caller. Natively only (feature `native`).
 
 use crate::host::{Host, HostError, HttpHead, Progress};
+use planvault_core::Plan;
 use planvault_llm::{parse_retry_after, LlmError, Surface};
 use planvault_protocol::FromWorker;
 use std::cell::RefCell;
@@ -299,7 +300,11 @@ impl Host for NativeHost {
         Some(run_command(command, self.command_dir.as_deref()))
     }
 
-    async fn amend_plan(&self, text: &str) -> Result<(), HostError> {
+    async fn amend_plan(
+        &self,
+        text: &str,
+        plan: &Plan,
+    ) -> Result<Vec<(String, String)>, HostError> {
         let mut plan_file = self.plan_file.borrow_mut();
         let Some((path, seen)) = plan_file.as_mut() else {
             return Err(HostError::new("PLAN.md", "this run has no plan file"));
@@ -314,7 +319,13 @@ impl Host for NativeHost {
         }
         write_atomic(path, text).map_err(|e| io_error(&shown, e))?;
         *seen = text.to_string();
-        Ok(())
+        // The names `vault::save_plan` gave the notes of the run vault.
+        Ok((0..plan.nodes.len())
+            .map(|i| {
+                let note = planvault_core::vault::render_note(plan, i);
+                (format!("{}.md", plan.nodes[i].id), note)
+            })
+            .collect())
     }
 
     fn progress(&self, progress: &Progress<'_>) {
@@ -430,12 +441,16 @@ mod tests {
         fs::write(&plan, "- [ ] one\n").unwrap();
         let host =
             NativeHost::new(&dir.path().join("PLAN.run")).with_plan_file(&plan, "- [ ] one\n");
-        block_on(host.amend_plan("- [ ] one\n- [ ] two\n"))
+        let amended = planvault_core::planmd::parse("PLAN.md", "- [ ] one\n- [ ] two\n").0;
+        let notes = block_on(host.amend_plan("- [ ] one\n- [ ] two\n", &amended))
             .unwrap()
             .unwrap();
+        let names: Vec<&str> = notes.iter().map(|(file, _)| file.as_str()).collect();
+        assert_eq!(names, ["1.md", "2.md"]);
+        assert!(notes[1].1.contains("# two"), "{}", notes[1].1);
         assert_eq!(fs::read_to_string(&plan).unwrap(), "- [ ] one\n- [ ] two\n");
         fs::write(&plan, "- [ ] edited\n").unwrap();
-        let err = block_on(host.amend_plan("- [ ] three\n"))
+        let err = block_on(host.amend_plan("- [ ] three\n", &amended))
             .unwrap()
             .unwrap_err();
         assert!(err.message.contains("changed on disk"), "{err}");
