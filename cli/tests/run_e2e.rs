@@ -882,3 +882,35 @@ fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_
         "{trace}"
     );
 }
+
+#[test]
+fn an_accepted_amendment_is_appended_to_the_plan_md_and_its_item_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "- [ ] Build it\n- [ ] (after: 1) @feedback Propose follow-ups\n";
+    std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
+    let script = Script {
+        replies: vec![
+            reply("Step: Build it", "Built.\nSTATUS: done"),
+            reply(
+                "Step: Propose follow-ups",
+                "One idea.\n```leopold-amend\nadd: Write the changelog\n```\nSTATUS: done",
+            ),
+            reply("Step: Write the changelog", "Written.\nSTATUS: done"),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("amended"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
+        format!("{plan}- [ ] Write the changelog\n")
+    );
+    let run = dir.path().join("PLAN.run");
+    assert!(std::fs::read_to_string(run.join("3.md"))
+        .unwrap()
+        .contains("status: done"));
+    assert_eq!(count(&stub, "Step: Write the changelog"), 1);
+}

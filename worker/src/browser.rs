@@ -188,8 +188,13 @@ impl Host for BrowserHost {
             .await
             .map_err(err)?
             .unchecked_into();
-        let text = JsFuture::from(file.text()).await.map_err(err)?;
-        Ok(Some(text.as_string().unwrap_or_default()))
+        // The bytes, decoded here: `File.text()` would drop a byte-order
+        // mark, and the note is written back with its status changed.
+        let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;
+        let bytes = Uint8Array::new(&buffer).to_vec();
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| HostError::new(path, "not UTF-8 text"))
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {

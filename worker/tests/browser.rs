@@ -230,3 +230,35 @@ async fn a_chain_runs_in_the_worker_and_its_per_hop_cost_is_printed() {
         host.posted.get()
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_bom_and_crlf_note_survives_a_whole_run_through_the_directory_handle() {
+    let dir = folder("pv-bom-run").await;
+    let vault = BrowserHost::new(dir, scope());
+    let mut files = chain_vault(3);
+    let original = format!("\u{feff}{}", files["step-0000.md"].replace('\n', "\r\n"));
+    files.insert("step-0000.md".into(), original.clone());
+    for (path, text) in &files {
+        vault.write(path, text).await.unwrap();
+    }
+    assert_eq!(
+        vault.read("step-0000.md").await.unwrap().as_deref(),
+        Some(original.as_str()),
+        "read back with its BOM"
+    );
+    let inbox = Inbox::new();
+    let host = VaultOnly {
+        vault,
+        model: MemoryHost::new(Default::default(), &inbox, short_reply),
+        posted: Cell::new(0),
+    };
+    assert_eq!(
+        run(&host, &inbox, start()).await,
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(
+        host.vault.read("step-0000.md").await.unwrap().unwrap(),
+        original.replacen("status: pending", "status: done", 1),
+        "only the status line changed"
+    );
+}

@@ -52,6 +52,7 @@ pub struct Endpoints {
 
 impl Endpoints {
     /// The endpoint for a node's role: the role's own, else the default.
+    #[cfg(test)]
     pub fn for_role(&self, role: Option<&str>) -> Option<&Endpoint> {
         role.and_then(|r| self.roles.get(r))
             .or(self.default.as_ref())
@@ -184,6 +185,36 @@ pub fn resolve(
         }
     }
     Ok(out)
+}
+
+impl Endpoints {
+    /// The runner's endpoints, each with its key read from the environment
+    /// now (the runner scrubs every key from what it writes).
+    pub fn for_runner(&self) -> planvault_protocol::Endpoints {
+        let convert = |e: &Endpoint| planvault_protocol::Endpoint {
+            base_url: e.base_url.clone(),
+            model: e.model.clone(),
+            api_key: api_key(e),
+        };
+        planvault_protocol::Endpoints {
+            default: self.default.as_ref().map(convert),
+            roles: self
+                .roles
+                .iter()
+                .map(|(role, e)| (role.clone(), convert(e)))
+                .collect(),
+        }
+    }
+
+    /// The runner's retry policy.
+    pub fn retry(&self) -> planvault_protocol::RetryPolicy {
+        let ms = |d: Duration| d.as_millis().min(u128::from(u32::MAX)) as u32;
+        planvault_protocol::RetryPolicy {
+            attempts: self.http.attempts,
+            base_delay_ms: ms(self.http.retry_base),
+            timeout_ms: ms(self.http.timeout),
+        }
+    }
 }
 
 /// The API key for an endpoint, from the environment only.

@@ -1,7 +1,8 @@
-//! One browser run of a vault plan: read the vault, build the engine (fresh
-//! or resumed from statuses, journal and prior outputs, exactly like
-//! `planvault run`), then carry out its effects and answer its requests
-//! until it finishes, obeying the app's controls between requests.
+//! One run of a plan, in the app or in the terminal: read the vault, build
+//! the engine (fresh, resumed from statuses, journal and prior outputs, or
+//! replayed), then carry out its effects and answer its requests until it
+//! finishes, obeying the app's controls between requests. What differs
+//! between the two is the [`Host`] and the [`Options`], never this code.
 //!
 //! Message order the app can rely on:
 //! - `Started` once the vault is read and the engine built (or `Failed` and
@@ -23,13 +24,13 @@
 //!   the run finishes `Interrupted` with the typed error.
 //! - `Finished` is the last message of a run, always.
 
-use crate::host::{Host, HostError};
+use crate::host::{Host, HostError, Progress};
 use crate::inbox::Inbox;
 use crate::COMMAND_REFUSED;
 use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
 use planvault_core::engine::{
-    journal, Answer, Effect, Engine, Event, FinishReason, Journal, Message, Request, RequestBody,
-    RunConfig, TraceEntry,
+    journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
+    RequestBody, RunConfig, TraceEntry,
 };
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
@@ -47,10 +48,66 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub const DELTA_INTERVAL_MS: f64 = 50.0;
 /// A Stop is noticed within this long while waiting out a backoff.
 const SLEEP_SLICE_MS: u32 = 100;
+/// What the trace says where a new run picks up an earlier one (the same
+/// wherever it runs, so a vault does not tell the browser from the terminal).
+pub const RESUME_MARKER: &str = "resumed by a new run";
 
-/// Run one plan to its end (or a resumable stop). Every message goes out
-/// through `host.post`; the last one is `Finished` or `Failed`.
+/// Who answers a person's decision (`@human`, `type: human`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Humans {
+    /// Ask through the host's messages and wait for the reply (the app).
+    #[default]
+    Ask,
+    /// Finish `awaiting_human`; the next run brings the decision as a
+    /// journal entry (the terminal's `--decide`).
+    Defer,
+}
+
+/// What a run takes beyond the app's [`StartRun`]: what the terminal adds.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// A plan already read and checked whose notes the host's vault holds
+    /// (a PLAN.md or generated plan in its run vault); `None`: the host's
+    /// vault is read and checked as a vault.
+    pub plan: Option<Plan>,
+    /// A PLAN.md's text, for amendments.
+    pub plan_text: Option<String>,
+    /// Replay this journal (a fresh start that calls no model).
+    pub replay: Option<Journal>,
+    /// Decisions journaled before the run starts.
+    pub decisions: Vec<JournalEntry>,
+    pub humans: Humans,
+    /// Why a stopped run stopped (the trace and the finish say it).
+    pub stop_reason: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            plan: None,
+            plan_text: None,
+            replay: None,
+            decisions: Vec::new(),
+            humans: Humans::Ask,
+            stop_reason: "stopped from the app".into(),
+        }
+    }
+}
+
+/// Run one vault plan to its end (or a resumable stop), as the app asks.
+/// Every message goes out through `host.post`; the last one is `Finished`
+/// or `Failed`.
 pub async fn run<H: Host>(host: &H, inbox: &Inbox, start: StartRun) -> Option<FinishReason> {
+    run_with(host, inbox, start, Options::default()).await
+}
+
+/// [`run`] with the terminal's options.
+pub async fn run_with<H: Host>(
+    host: &H,
+    inbox: &Inbox,
+    start: StartRun,
+    options: Options,
+) -> Option<FinishReason> {
     let keys = match &start.mode {
         RunMode::Model { endpoints } => endpoints
             .default
@@ -62,6 +119,7 @@ pub async fn run<H: Host>(host: &H, inbox: &Inbox, start: StartRun) -> Option<Fi
         RunMode::Manual => Vec::new(),
     };
     let mut driver = Driver::new(host, inbox, start, keys);
+    driver.options = options;
     let mut engine = match driver.prepare().await {
         Ok(engine) => engine,
         Err(error) => {
@@ -95,6 +153,7 @@ struct Driver<'a, H: Host> {
     host: &'a H,
     inbox: &'a Inbox,
     start: StartRun,
+    options: Options,
     /// API keys, scrubbed from anything written or posted should one ever
     /// come back inside a reply.
     keys: Vec<String>,
@@ -132,8 +191,9 @@ fn vault_error(err: HostError) -> RunError {
     )
 }
 
-/// The typed error of a failed model call, with what to do about it.
-pub fn run_error(err: &LlmError) -> RunError {
+/// The typed error of a failed model call, with what to do about it where
+/// the run is shown.
+pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
     let code = match err {
         LlmError::Timeout { .. } => ErrorCode::Timeout,
         LlmError::Connect { .. } => ErrorCode::CorsOrNetwork,
@@ -148,7 +208,7 @@ pub fn run_error(err: &LlmError) -> RunError {
         LlmError::Interrupted => ErrorCode::BadState,
     };
     let error = RunError::new(code, err.to_string());
-    match err.hint(Surface::Browser) {
+    match err.hint(surface) {
         Some(hint) => error.with_hint(hint),
         None => error,
     }
@@ -207,6 +267,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 run_to: start.run_to.clone(),
             },
             start,
+            options: Options::default(),
             plan: Plan::new(PlanFormat::Vault),
             out_edges: Vec::new(),
             index: BTreeMap::new(),
@@ -221,6 +282,23 @@ impl<'a, H: Host> Driver<'a, H> {
             last_error: None,
             delta: String::new(),
             delta_at: 0.0,
+        }
+    }
+
+    /// Index the plan's nodes and the edges leaving each.
+    fn index_plan(&mut self) {
+        self.index = self
+            .plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
+        self.out_edges = vec![Vec::new(); self.plan.nodes.len()];
+        for (i, e) in self.plan.edges.iter().enumerate() {
+            if let Some(list) = self.out_edges.get_mut(e.from) {
+                list.push(i);
+            }
         }
     }
 
@@ -281,37 +359,33 @@ impl<'a, H: Host> Driver<'a, H> {
                 files.insert(path.clone(), text);
             }
         }
-        let checked = check_vault(&files);
-        if checked.has_errors() {
-            let first: Vec<String> = checked
-                .diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .take(3)
-                .map(|d| d.render_human())
-                .collect();
-            return Err(RunError::new(
-                ErrorCode::PlanInvalid,
-                format!("the plan has errors; nothing ran:\n{}", first.join("\n")),
-            )
-            .with_hint("fix the problems shown on the canvas, then start again"));
-        }
-        self.plan = checked.plan;
-        self.index = self
-            .plan
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id.clone(), i))
-            .collect();
-        self.out_edges = vec![Vec::new(); self.plan.nodes.len()];
-        for (i, e) in self.plan.edges.iter().enumerate() {
-            if let Some(list) = self.out_edges.get_mut(e.from) {
-                list.push(i);
+        self.plan = match self.options.plan.take() {
+            Some(plan) => plan,
+            None => {
+                let checked = check_vault(&files);
+                if checked.has_errors() {
+                    let first: Vec<String> = checked
+                        .diagnostics
+                        .iter()
+                        .filter(|d| d.is_error())
+                        .take(3)
+                        .map(|d| d.render_human())
+                        .collect();
+                    return Err(RunError::new(
+                        ErrorCode::PlanInvalid,
+                        format!("the plan has errors; nothing ran:\n{}", first.join("\n")),
+                    )
+                    .with_hint("fix the problems shown on the canvas, then start again"));
+                }
+                checked.plan
             }
-        }
+        };
+        self.index_plan();
         self.seen = files;
-        if let RunMode::Model { endpoints } = &self.start.mode {
+        let is_vault = self.plan.format == PlanFormat::Vault;
+        let replay = self.options.replay.take();
+        let fresh = self.start.fresh || replay.is_some();
+        if let (RunMode::Model { endpoints }, true, None) = (&self.start.mode, is_vault, &replay) {
             let missing: Vec<String> = self
                 .plan
                 .nodes
@@ -320,25 +394,34 @@ impl<'a, H: Host> Driver<'a, H> {
                 .map(|n| n.id.clone())
                 .collect();
             if !missing.is_empty() {
+                let hint = match self.host.surface() {
+                    Surface::Cli => {
+                        "pass --endpoint BASE_URL --model NAME or configure .planvault/config.toml"
+                    }
+                    Surface::Browser => "add a default endpoint, or one for each role, in Settings",
+                };
                 return Err(RunError::new(
                     ErrorCode::NoEndpoint,
                     format!("no model endpoint for {}", missing.join(", ")),
                 )
-                .with_hint("add a default endpoint, or one for each role, in Settings"));
+                .with_hint(hint));
             }
         }
         let trace_files: Vec<&String> = listed
             .iter()
             .filter(|p| p.starts_with(&format!("{TRACE_DIR}/")))
             .collect();
-        let resuming =
-            !self.start.fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
-        if self.start.fresh {
-            for i in 0..self.plan.nodes.len() {
-                let (id, status) = (self.plan.nodes[i].id.clone(), self.plan.nodes[i].status);
-                if status != Status::Pending {
-                    self.write_status(&id, Status::Pending).await?;
-                    self.plan.nodes[i].status = Status::Pending;
+        let resuming = !fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
+        if fresh {
+            // A vault starts over from pending; the notes of a PLAN.md or a
+            // generated plan were just written from it (`[x]` stays done).
+            if is_vault {
+                for i in 0..self.plan.nodes.len() {
+                    let (id, status) = (self.plan.nodes[i].id.clone(), self.plan.nodes[i].status);
+                    if status != Status::Pending {
+                        self.write_status(&id, Status::Pending).await?;
+                        self.plan.nodes[i].status = Status::Pending;
+                    }
                 }
             }
             for path in &trace_files {
@@ -348,9 +431,15 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
         }
-        self.trace_exists =
-            !self.start.fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
-        let journal = if resuming {
+        self.trace_exists = !fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
+        let mut journal = if let Some(replayed) = &replay {
+            // The vault keeps the journal of the run it now holds.
+            for entry in &replayed.entries {
+                self.append(JOURNAL_FILE, &(journal::entry_line(entry) + "\n"))
+                    .await?;
+            }
+            replayed.clone()
+        } else if resuming {
             match self.host.read(JOURNAL_FILE).await.map_err(vault_error)? {
                 Some(text) => Journal::from_jsonl(&text).map_err(|e| {
                     RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
@@ -361,6 +450,11 @@ impl<'a, H: Host> Driver<'a, H> {
         } else {
             Journal::new()
         };
+        for entry in std::mem::take(&mut self.options.decisions) {
+            self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n"))
+                .await?;
+            journal.entries.push(entry);
+        }
         let mut prior = Vec::new();
         if resuming {
             for node in &self.plan.nodes {
@@ -376,6 +470,8 @@ impl<'a, H: Host> Driver<'a, H> {
                         .await
                         .map_err(vault_error)?
                     {
+                        // The latest output note that reads back: a damaged
+                        // later one does not clear an earlier good one.
                         latest = trace::parse_output_note(&note).or(latest);
                     }
                     visit += 1;
@@ -384,8 +480,25 @@ impl<'a, H: Host> Driver<'a, H> {
                     prior.push((node.id.clone(), text));
                 }
             }
+            let active = self
+                .plan
+                .nodes
+                .iter()
+                .filter(|n| n.status == Status::Active)
+                .map(|n| n.id.clone())
+                .collect();
+            self.host.progress(&Progress::Resuming {
+                done: self
+                    .plan
+                    .nodes
+                    .iter()
+                    .filter(|n| n.status == Status::Done)
+                    .count(),
+                recorded: journal.entries.len(),
+                active,
+            });
             if self.trace_exists {
-                self.append(TRACE_FILE, &trace::resume_marker("resumed in the browser"))
+                self.append(TRACE_FILE, &trace::resume_marker(RESUME_MARKER))
                     .await?;
             }
         }
@@ -393,6 +506,7 @@ impl<'a, H: Host> Driver<'a, H> {
             query: self.start.query.clone(),
             max_steps: self.start.max_steps,
             autonomy: self.start.autonomy,
+            replay_only: replay.is_some(),
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)
@@ -400,6 +514,9 @@ impl<'a, H: Host> Driver<'a, H> {
         for (node, text) in prior {
             self.outputs.insert(node.clone(), text.clone());
             engine.set_prior_output(&node, text);
+        }
+        if let Some(text) = &self.options.plan_text {
+            engine.set_plan_text(text.clone());
         }
         let mut visits = BTreeMap::new();
         for entry in &journal.entries {
@@ -455,8 +572,10 @@ impl<'a, H: Host> Driver<'a, H> {
                     .output(&node, &title, visit, &text)
                     .await
                     .map(|()| None),
-                // Amendments belong to PLAN.md runs; a vault has none.
-                Effect::Amend { .. } => Ok(None),
+                Effect::Amend { text } => {
+                    let plan = engine.plan().clone();
+                    self.amend(&text, plan).await.map(|()| None)
+                }
                 Effect::Request(request) => match self.serve(&request).await {
                     Ok(event) => {
                         queue.extend(engine.handle(event));
@@ -564,7 +683,31 @@ impl<'a, H: Host> Driver<'a, H> {
         Ok(())
     }
 
+    /// Write a PLAN.md's accepted amendment and give each new item its note.
+    async fn amend(&mut self, text: &str, plan: Plan) -> Result<(), RunError> {
+        // Amendments belong to PLAN.md runs; a vault has none.
+        if self.options.plan_text.is_none() {
+            return Ok(());
+        }
+        let notes = self.host.amend_plan(text, &plan).await.map_err(|e| {
+            RunError::new(ErrorCode::ChangedOnDisk, e.to_string())
+                .with_hint("run again to continue with the edited plan")
+        })?;
+        for (file, note) in notes {
+            if self.host.read(&file).await.map_err(vault_error)?.is_none() {
+                self.write(&file, &note).await?;
+                self.seen.insert(file, note);
+            }
+        }
+        self.plan = plan;
+        self.index_plan();
+        self.options.plan_text = Some(text.to_string());
+        self.host.progress(&Progress::Amended);
+        Ok(())
+    }
+
     async fn trace(&mut self, entry: TraceEntry) -> Result<(), RunError> {
+        self.host.progress(&Progress::Hop(&entry));
         let markdown = entry.to_markdown();
         let text = if self.trace_exists {
             markdown.clone()
@@ -738,7 +881,7 @@ impl<'a, H: Host> Driver<'a, H> {
 
     fn stopped(&self) -> Event {
         Event::Stop {
-            reason: "stopped from the app".into(),
+            reason: self.options.stop_reason.clone(),
         }
     }
 
@@ -754,28 +897,50 @@ impl<'a, H: Host> Driver<'a, H> {
             .map(|i| self.plan.nodes[i].title.clone())
             .unwrap_or_default();
         let answer = match &request.body {
-            RequestBody::Work { messages, tools, role, review_only } => {
-                self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
+            RequestBody::Work {
+                messages,
+                tools,
+                role,
+                review_only,
+            } => {
+                self.post(FromWorker::Visit {
+                    node: request.node.clone(),
+                    visit: request.visit,
+                });
                 let held_path = trace::held_output_path(&request.node, request.visit);
                 let held = match self.resumed {
-                    true => self.host.read(&held_path).await.map_err(vault_error)?.and_then(|n| trace::parse_output_note(&n)),
+                    true => self
+                        .host
+                        .read(&held_path)
+                        .await
+                        .map_err(vault_error)?
+                        .and_then(|n| trace::parse_output_note(&n)),
                     false => None,
                 };
                 let mut holding = held.is_some();
                 let output = if let Some(held) = held {
                     // Stopped (or reloaded) at this node's breakpoint: its work is done.
-                    self.post(FromWorker::Delta { node: request.node.clone(), text: self.scrub(&held) });
+                    self.post(FromWorker::Delta {
+                        node: request.node.clone(),
+                        text: self.scrub(&held),
+                    });
                     Ok(held)
                 } else if manual {
-                    let ask = AskKind::Work { title: title.clone(), prompt: prompt_text(messages) };
+                    let ask = AskKind::Work {
+                        title: title.clone(),
+                        prompt: prompt_text(messages),
+                    };
                     match self.ask(&id, request, ask, None).await {
-                        Some(PersonReply::Work { output } | PersonReply::Continue { output }) => Ok(output),
+                        Some(PersonReply::Work { output } | PersonReply::Continue { output }) => {
+                            Ok(output)
+                        }
                         // A reply of another kind is an empty answer.
                         Some(_) => Ok(String::new()),
                         None => return Ok(self.stopped()),
                     }
                 } else {
-                    self.work(request, role.as_deref(), messages, tools, *review_only).await
+                    self.work(request, role.as_deref(), messages, tools, *review_only)
+                        .await
                 };
                 let output = match output {
                     Ok(output) => output,
@@ -789,16 +954,38 @@ impl<'a, H: Host> Driver<'a, H> {
                     // The output waits on disk while the person looks at it,
                     // so a stop or a page reload here does not pay for the
                     // model call again.
-                    let note = trace::held_output_note(&request.node, &title, request.visit, &output);
-                    if self.host.read(&held_path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
+                    let note =
+                        trace::held_output_note(&request.node, &title, request.visit, &output);
+                    if self
+                        .host
+                        .read(&held_path)
+                        .await
+                        .map_err(vault_error)?
+                        .as_deref()
+                        != Some(note.as_str())
+                    {
                         self.write(&held_path, &note).await?;
                     }
                     holding = true;
-                    self.post(FromWorker::Paused { reason: PauseReason::Breakpoint { node: request.node.clone() } });
-                    let ask = AskKind::Breakpoint { title, output: self.scrub(&output) };
-                    let unchanged = PersonReply::Continue { output: output.clone() };
-                    match self.ask(&format!("{id}/breakpoint"), request, ask, Some(unchanged)).await {
-                        Some(PersonReply::Continue { output } | PersonReply::Work { output }) => output,
+                    self.post(FromWorker::Paused {
+                        reason: PauseReason::Breakpoint {
+                            node: request.node.clone(),
+                        },
+                    });
+                    let ask = AskKind::Breakpoint {
+                        title,
+                        output: self.scrub(&output),
+                    };
+                    let unchanged = PersonReply::Continue {
+                        output: output.clone(),
+                    };
+                    match self
+                        .ask(&format!("{id}/breakpoint"), request, ask, Some(unchanged))
+                        .await
+                    {
+                        Some(PersonReply::Continue { output } | PersonReply::Work { output }) => {
+                            output
+                        }
                         Some(_) => output,
                         None => return Ok(self.stopped()),
                     }
@@ -813,46 +1000,107 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
                 Answer::Work { output }
             }
-            RequestBody::Judge { messages, labels, role, .. } => {
+            RequestBody::Judge {
+                messages,
+                labels,
+                role,
+                attempt,
+            } => {
                 if manual {
                     let output = self.outputs.get(&request.node).cloned().unwrap_or_default();
-                    let ask = AskKind::Judge { title, output: self.scrub(&output), labels: labels.clone() };
+                    let ask = AskKind::Judge {
+                        title,
+                        output: self.scrub(&output),
+                        labels: labels.clone(),
+                    };
                     match self.ask(&id, request, ask, None).await {
-                        Some(PersonReply::Judge { verdicts }) => Answer::Judgment { raw: compat::render_verdicts(labels, &verdicts) },
+                        Some(PersonReply::Judge { verdicts }) => Answer::Judgment {
+                            raw: compat::render_verdicts(labels, &verdicts),
+                        },
                         // Anything else is no verdict: the engine re-asks.
                         Some(_) => Answer::Judgment { raw: String::new() },
                         None => return Ok(self.stopped()),
                     }
                 } else {
-                    match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
+                    self.host.progress(&Progress::Judging {
+                        conditions: labels.len(),
+                        attempt: *attempt,
+                    });
+                    match self
+                        .chat_for(request, role.as_deref(), &messages_json(messages), &[])
+                        .await
+                    {
                         Ok(c) => Answer::Judgment { raw: c.content },
                         Err(LlmError::Interrupted) => return Ok(self.stopped()),
                         Err(err) => return Ok(self.unavailable(id, &err)),
                     }
                 }
             }
+            RequestBody::Human { question, choices } if self.options.humans == Humans::Defer => {
+                self.host.progress(&Progress::Human {
+                    node: &request.node,
+                    question,
+                    choices,
+                });
+                return Ok(Event::Deferred { id });
+            }
             RequestBody::Human { question, .. } => {
                 // A person's decision is the node's work.
-                self.post(FromWorker::Visit { node: request.node.clone(), visit: request.visit });
-                let ask = AskKind::Human { question: question.clone(), choices: compat::human_choices(&request.body) };
+                self.post(FromWorker::Visit {
+                    node: request.node.clone(),
+                    visit: request.visit,
+                });
+                let ask = AskKind::Human {
+                    question: question.clone(),
+                    choices: compat::human_choices(&request.body),
+                };
                 match self.ask(&id, request, ask, None).await {
-                    Some(PersonReply::Human { approved, note, choice }) => compat::human_answer(approved, note, choice),
+                    Some(PersonReply::Human {
+                        approved,
+                        note,
+                        choice,
+                    }) => compat::human_answer(approved, note, choice),
                     Some(_) => compat::human_answer(false, "no decision".into(), None),
                     None => return Ok(self.stopped()),
                 }
             }
-            RequestBody::Command { .. } => return Ok(Event::Refused { id, reason: COMMAND_REFUSED.into() }),
-            RequestBody::Invoke { capability, .. } => {
-                return Ok(Event::Refused {
-                    id,
-                    reason: format!("the browser runner has no tool {capability}: run this plan with `planvault run`"),
-                })
+            RequestBody::Command { command } => {
+                self.host.progress(&Progress::Command {
+                    node: &request.node,
+                    command,
+                });
+                return Ok(match self.host.command(command).await {
+                    Some((exit, output)) => Event::Answered {
+                        id,
+                        answer: Answer::Command {
+                            exit,
+                            output: self.scrub(&output),
+                        },
+                    },
+                    None => Event::Refused {
+                        id,
+                        reason: COMMAND_REFUSED.into(),
+                    },
+                });
+            }
+            RequestBody::Invoke { capability, args } => {
+                self.host.progress(&Progress::Invoke {
+                    node: &request.node,
+                    capability,
+                });
+                return Ok(self.invoke(request, capability, args).await);
             }
             RequestBody::Replan { messages, role } => {
                 if manual {
-                    return Ok(Event::Refused { id, reason: "replanning needs a model; manual mode has none".into() });
+                    return Ok(Event::Refused {
+                        id,
+                        reason: "replanning needs a model; manual mode has none".into(),
+                    });
                 }
-                match self.chat_for(request, role.as_deref(), &messages_json(messages), &[]).await {
+                match self
+                    .chat_for(request, role.as_deref(), &messages_json(messages), &[])
+                    .await
+                {
                     Ok(c) => Answer::Revision { text: c.content },
                     Err(LlmError::Interrupted) => return Ok(self.stopped()),
                     Err(err) => return Ok(self.unavailable(id, &err)),
@@ -862,12 +1110,51 @@ impl<'a, H: Host> Driver<'a, H> {
         Ok(Event::Answered { id, answer })
     }
 
-    fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
-        let error = self.scrub_error(run_error(err));
-        let text = match &error.hint {
-            Some(hint) => format!("{} ({hint})", error.message),
-            None => error.message.clone(),
+    /// A generated plan's step: `llm` (a model call on its `prompt`) or one
+    /// of the model tools run directly.
+    async fn invoke(&mut self, request: &Request, capability: &str, args: &Value) -> Event {
+        let id = request.id.clone();
+        let result = if capability == "llm" {
+            let prompt = args["prompt"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| args.to_string());
+            let messages = vec![serde_json::json!({"role": "user", "content": prompt})];
+            match self.chat_for(request, None, &messages, &[]).await {
+                Ok(c) => Ok(c.content),
+                Err(LlmError::Interrupted) => return self.stopped(),
+                Err(err) => return self.unavailable(id, &err),
+            }
+        } else if tools::TOOLS.contains(&capability) {
+            self.tool(capability, &args.to_string()).await
+        } else {
+            let reason = match self.host.surface() {
+                Surface::Cli => format!("the terminal runner has no tool {capability}"),
+                Surface::Browser => format!(
+                    "the browser runner has no tool {capability}: run this plan with `planvault run`"
+                ),
+            };
+            return Event::Refused { id, reason };
         };
+        let answer = match result {
+            Ok(text) => Answer::Invoke {
+                value: Some(Value::String(text)),
+                error: None,
+            },
+            Err(error) => Answer::Invoke {
+                value: None,
+                error: Some(error),
+            },
+        };
+        Event::Answered { id, answer }
+    }
+
+    fn unavailable(&mut self, id: String, err: &LlmError) -> Event {
+        let error = self.scrub_error(run_error(err, self.host.surface()));
+        // The engine (so the trace and the journal) gets the error alone: its
+        // hint depends on where the run is shown, the vault must not. The
+        // hint travels with the finish's typed error.
+        let text = error.message.clone();
         self.last_error = Some(error);
         Event::Unavailable { id, error: text }
     }
@@ -898,7 +1185,10 @@ impl<'a, H: Host> Driver<'a, H> {
         declared: &[String],
         review_only: bool,
     ) -> Result<String, LlmError> {
-        let (offered, _missing) = tools::offer(declared, review_only);
+        let (offered, missing) = tools::offer(declared, review_only);
+        if !missing.is_empty() {
+            self.host.progress(&Progress::ToolsMissing(&missing));
+        }
         let schemas: Vec<Value> = offered.iter().map(|t| tools::schema(t)).collect();
         let mut conversation = messages_json(messages);
         for _ in 0..MAX_TOOL_ROUNDS {
@@ -930,7 +1220,7 @@ impl<'a, H: Host> Driver<'a, H> {
         })
     }
 
-    /// Run one browser tool.
+    /// Run one model tool in the host's vault (or on its network).
     async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, String> {
         let args = tools::arguments(arguments);
         match name {
@@ -965,7 +1255,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 let text = self.host.fetch_text(url).await?;
                 Ok(text.chars().take(tools::FETCH_LIMIT_CHARS).collect())
             }
-            other => Err(format!("tool {other} is not available in the browser")),
+            other => Err(format!("tool {other} is not available here")),
         }
     }
 
@@ -995,7 +1285,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     self.flush_delta(None);
                     self.post(FromWorker::Retrying {
                         node: request.node.clone(),
-                        error: self.scrub_error(run_error(&err)),
+                        error: self.scrub_error(run_error(&err, self.host.surface())),
                         wait_ms: wait,
                     });
                     let mut left = wait;
@@ -1089,6 +1379,8 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 }
 
+pub use compat::human_answer;
+
 /// Human decisions and manual verdicts in the engine's terms.
 mod compat {
     use planvault_core::engine::{Answer, RequestBody};
@@ -1101,11 +1393,15 @@ mod compat {
         }
     }
 
+    /// A person's answer; the decision's text is their note, else the
+    /// condition they picked, else `approved` / `rejected`.
     pub fn human_answer(approved: bool, note: String, choice: Option<String>) -> Answer {
-        let decision = if note.trim().is_empty() {
-            if approved { "approved" } else { "rejected" }.to_string()
-        } else {
+        let decision = if !note.trim().is_empty() {
             note
+        } else if let Some(label) = &choice {
+            label.clone()
+        } else {
+            if approved { "approved" } else { "rejected" }.to_string()
         };
         Answer::Human {
             decision,
@@ -1232,6 +1528,22 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_decision_reads_as_the_note_else_the_picked_condition_else_the_verdict() {
+        let decision = |approved, note: &str, choice: Option<&str>| match human_answer(
+            approved,
+            note.into(),
+            choice.map(str::to_string),
+        ) {
+            Answer::Human { decision, .. } => decision,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(decision(true, "ship it", Some("send it")), "ship it");
+        assert_eq!(decision(true, " ", Some("send it")), "send it");
+        assert_eq!(decision(true, "", None), "approved");
+        assert_eq!(decision(false, "", None), "rejected");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! What the driver needs from the world. Every path is vault-relative with
 //! `/` separators.
 
-use planvault_llm::LlmError;
+use planvault_core::engine::TraceEntry;
+use planvault_core::Plan;
+use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 
 /// A vault read or write that failed (permission, quota, a vanished folder).
@@ -29,6 +31,37 @@ pub struct HttpHead {
     pub content_type: String,
     /// `Retry-After` in seconds.
     pub retry_after: Option<u64>,
+}
+
+/// What a run does that the app's messages do not say, for a host that
+/// shows progress itself (the terminal's lines on stderr).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress<'a> {
+    /// A run picks up an earlier one.
+    Resuming {
+        done: usize,
+        recorded: usize,
+        active: Vec<String>,
+    },
+    /// A node's conditions go to the model (`attempt` > 1: re-asked).
+    Judging { conditions: usize, attempt: u32 },
+    /// A `@tool` command starts.
+    Command { node: &'a str, command: &'a str },
+    /// A generated plan's step calls a capability.
+    Invoke { node: &'a str, capability: &'a str },
+    /// A person's decision is needed and the run defers it (it finishes
+    /// `awaiting_human`; the next run is told the decision).
+    Human {
+        node: &'a str,
+        question: &'a str,
+        choices: &'a [String],
+    },
+    /// Tools a node declares that no runner implements.
+    ToolsMissing(&'a [String]),
+    /// A hop the engine took (the trace entry just written).
+    Hop(&'a TraceEntry),
+    /// The plan file was amended with accepted items.
+    Amended,
 }
 
 #[allow(async_fn_in_trait)]
@@ -67,4 +100,31 @@ pub trait Host {
     fn now_ms(&self) -> f64;
     /// Post a message to the app.
     fn post(&self, message: &FromWorker);
+
+    /// Where the run is shown: picks the hints that go with an error.
+    fn surface(&self) -> Surface {
+        Surface::Browser
+    }
+    /// Run a `@tool` command: its exit code and output; `None` where
+    /// commands cannot run (the browser), so the engine is told it was refused.
+    async fn command(&self, _command: &str) -> Option<(i32, String)> {
+        None
+    }
+    /// Replace the plan file (PLAN.md) with `text`, refusing when it changed
+    /// since the run read it, and give every item of the amended `plan` its
+    /// note: (file, text) for the run to create where missing. Only a host
+    /// running a PLAN.md can (the browser runs vaults, and so links no note
+    /// renderer).
+    async fn amend_plan(
+        &self,
+        _text: &str,
+        _plan: &Plan,
+    ) -> Result<Vec<(String, String)>, HostError> {
+        Err(HostError::new(
+            "PLAN.md",
+            "this runner cannot amend a plan file",
+        ))
+    }
+    /// What the run is doing beyond its messages; most hosts ignore it.
+    fn progress(&self, _progress: &Progress<'_>) {}
 }

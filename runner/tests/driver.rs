@@ -12,8 +12,8 @@ use planvault_protocol::{
     AskKind, Endpoint, Endpoints, ErrorCode, FromWorker, PauseReason, PersonReply, RetryPolicy,
     RunMode, StartRun, ToWorker,
 };
-use planvault_worker::memory::{block_on, HttpCall, MemoryHost, Reply};
-use planvault_worker::{run, Inbox};
+use planvault_runner::memory::{block_on, HttpCall, MemoryHost, Reply};
+use planvault_runner::{run, Inbox};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -736,7 +736,7 @@ fn a_call_that_keeps_failing_leaves_the_run_resumable_and_a_new_run_finishes_it(
     assert!(host
         .file(TRACE_FILE)
         .unwrap()
-        .contains("*resumed in the browser*"));
+        .contains("*resumed by a new run*"));
 }
 
 #[test]
@@ -764,6 +764,36 @@ fn a_stopped_run_resumes_without_repeating_a_model_call() {
         steps,
         ["draft", "review", "judge", "send"],
         "every call made once across both runs"
+    );
+}
+
+#[test]
+fn on_resume_a_damaged_later_output_note_does_not_hide_an_earlier_good_one() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    // Without the journal, the judgment of the done review reads its output
+    // back from the output notes.
+    host.files.borrow_mut().remove(JOURNAL_FILE);
+    host.files.borrow_mut().insert(
+        "00_plan-trace/review.visit-2.md".into(),
+        "a note somebody overwrote by hand".into(),
+    );
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let calls = host.calls.borrow();
+    let judge = calls.iter().find(|c| step(c) == "judge").unwrap();
+    assert!(
+        prompt(judge).contains("the review output, in several words"),
+        "the judgment reads review's good output: {}",
+        prompt(judge)
     );
 }
 

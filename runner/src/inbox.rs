@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 #[derive(Default)]
@@ -14,6 +16,8 @@ struct State {
     queue: VecDeque<ToWorker>,
     waker: Option<Waker>,
     stop: bool,
+    /// A stop raised from another thread (the terminal's Ctrl-C).
+    flag: Option<Arc<AtomicBool>>,
 }
 
 /// A single-threaded mailbox (the worker has one thread).
@@ -23,6 +27,13 @@ pub struct Inbox(Rc<RefCell<State>>);
 impl Inbox {
     pub fn new() -> Self {
         Inbox::default()
+    }
+
+    /// An inbox that also stops once `flag` is set (by a signal handler).
+    pub fn with_stop_flag(flag: Arc<AtomicBool>) -> Self {
+        let inbox = Inbox::default();
+        inbox.0.borrow_mut().flag = Some(flag);
+        inbox
     }
 
     /// Deliver a message; a Stop is also visible at once through
@@ -46,7 +57,12 @@ impl Inbox {
     }
 
     pub fn stop_requested(&self) -> bool {
-        self.0.borrow().stop
+        let state = self.0.borrow();
+        state.stop
+            || state
+                .flag
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst))
     }
 
     /// Forget everything (a new run begins).

@@ -1,0 +1,25 @@
+//! One run of a plan: a driver that builds the core transition engine
+//! (fresh, resumed from statuses, journal and prior outputs, or replayed)
+//! and serves every effect through a [`Host`] (the vault, HTTP, commands,
+//! the clock, the message port).
+//!
+//! The driver holds all the control logic (pause, step, run-to,
+//! breakpoints, manual mode, human decisions, retries, the tool loop) and
+//! no platform code, so it is tested natively against
+//! [`memory::MemoryHost`]. The browser host lives in `planvault-worker`.
+
+pub mod driver;
+pub mod host;
+pub mod inbox;
+pub mod memory;
+#[cfg(feature = "native")]
+pub mod native;
+
+pub use driver::{run, run_with, Humans, Options};
+pub use host::{Host, HostError, HttpHead, Progress};
+pub use inbox::Inbox;
+pub use memory::block_on;
+
+/// What a `@tool` command gets where the host cannot run commands.
+pub const COMMAND_REFUSED: &str =
+    "commands cannot run in the browser: run this plan with `planvault run`";

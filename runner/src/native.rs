@@ -1,0 +1,473 @@
+//! The terminal's [`Host`]: the vault as a folder (every note write through
+//! a temporary file, fsync'd and renamed, so an interrupted run never leaves
+//! a torn note; appends synced before they return), model calls streamed
+//! with `ureq`, `@tool` commands through `sh -c`, progress handed to the
+//! caller. Natively only (feature `native`).
+
+use crate::host::{Host, HostError, HttpHead, Progress};
+use planvault_core::Plan;
+use planvault_llm::{parse_retry_after, LlmError, Surface};
+use planvault_protocol::FromWorker;
+use std::cell::RefCell;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a `fetch_url` tool call may take.
+const FETCH_URL_TIMEOUT: Duration = Duration::from_secs(20);
+/// A `@tool` command is killed after this long (exit 124).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// What a command's output may add to the journal.
+const COMMAND_OUTPUT_CHARS: usize = 4000;
+
+type OnPost = Box<dyn FnMut(&FromWorker)>;
+type OnProgress = Box<dyn FnMut(&Progress<'_>)>;
+
+/// The vault folder, the network and the shell.
+pub struct NativeHost {
+    root: PathBuf,
+    /// Where `@tool` commands run (a PLAN.md's folder); else the current one.
+    command_dir: Option<PathBuf>,
+    /// The PLAN.md a run amends, with its text as last read or written.
+    plan_file: RefCell<Option<(PathBuf, String)>>,
+    agent: ureq::Agent,
+    started: Instant,
+    on_post: RefCell<OnPost>,
+    on_progress: RefCell<OnProgress>,
+}
+
+impl NativeHost {
+    /// A host over the vault folder `root`.
+    pub fn new(root: &Path) -> Self {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .build()
+            .into();
+        NativeHost {
+            root: root.to_path_buf(),
+            command_dir: None,
+            plan_file: RefCell::new(None),
+            agent,
+            started: Instant::now(),
+            on_post: RefCell::new(Box::new(|_| {})),
+            on_progress: RefCell::new(Box::new(|_| {})),
+        }
+    }
+
+    /// Run `@tool` commands in `dir`.
+    pub fn with_command_dir(mut self, dir: &Path) -> Self {
+        self.command_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// The PLAN.md amendments go to, as the run read it.
+    pub fn with_plan_file(self, path: &Path, text: &str) -> Self {
+        *self.plan_file.borrow_mut() = Some((path.to_path_buf(), text.to_string()));
+        self
+    }
+
+    /// Hear every message the run posts.
+    pub fn on_post(self, f: impl FnMut(&FromWorker) + 'static) -> Self {
+        *self.on_post.borrow_mut() = Box::new(f);
+        self
+    }
+
+    /// Hear the run's progress beyond its messages.
+    pub fn on_progress(self, f: impl FnMut(&Progress<'_>) + 'static) -> Self {
+        *self.on_progress.borrow_mut() = Box::new(f);
+        self
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+fn io_error(path: &str, err: std::io::Error) -> HostError {
+    HostError::new(path, err.to_string())
+}
+
+/// Write through a dot-file in the same folder, fsync it and rename it over
+/// the target.
+pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.planvault-tmp"));
+    {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_data()?;
+    }
+    fs::rename(&tmp, path)
+}
+
+fn transport(url: &str, err: ureq::Error) -> LlmError {
+    match err {
+        ureq::Error::Timeout(_) => LlmError::Timeout { url: url.into() },
+        ureq::Error::Io(e) => io(url, e),
+        other => LlmError::Connect {
+            url: url.into(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+fn io(url: &str, e: std::io::Error) -> LlmError {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    ) || e.to_string().contains("timeout")
+    {
+        LlmError::Timeout { url: url.into() }
+    } else {
+        LlmError::Connect {
+            url: url.into(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// A reply body being read.
+pub struct Body {
+    url: String,
+    reader: ureq::BodyReader<'static>,
+}
+
+impl Host for NativeHost {
+    type Body = Body;
+
+    async fn list(&self) -> Result<Vec<String>, HostError> {
+        let mut files = Vec::new();
+        let mut pending = vec![self.root.clone()];
+        while let Some(dir) = pending.pop() {
+            let shown = dir.display().to_string();
+            let entries = fs::read_dir(&dir).map_err(|e| io_error(&shown, e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| io_error(&shown, e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    continue;
+                }
+                let path = entry.path();
+                let kind = entry.file_type().map_err(|e| io_error(&shown, e))?;
+                if kind.is_dir() {
+                    pending.push(path);
+                } else if let Ok(rel) = path.strip_prefix(&self.root) {
+                    files.push(
+                        rel.components()
+                            .map(|c| c.as_os_str().to_string_lossy())
+                            .collect::<Vec<_>>()
+                            .join("/"),
+                    );
+                }
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
+        match fs::read(self.path(path)) {
+            // Bytes as they are: a BOM and CRLF line ends stay.
+            Ok(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| HostError::new(path, "not UTF-8 text")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(path, e)),
+        }
+    }
+
+    async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
+        write_atomic(&self.path(path), text).map_err(|e| io_error(path, e))
+    }
+
+    async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
+        let full = self.path(path);
+        let append = || -> std::io::Result<()> {
+            if let Some(parent) = full.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            let mut file = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&full)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_data()
+        };
+        append().map_err(|e| io_error(path, e))
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        match fs::remove_file(self.path(path)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
+            _ => Ok(()),
+        }
+    }
+
+    async fn post_json(
+        &self,
+        url: &str,
+        api_key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Body), LlmError> {
+        let timeout = Duration::from_millis(u64::from(timeout_ms.max(1)));
+        let mut request = self
+            .agent
+            .post(url)
+            .config()
+            .timeout_recv_response(Some(timeout))
+            .timeout_recv_body(Some(timeout * 5))
+            .build()
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream");
+        if let Some(key) = api_key {
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        let response = request.send(body).map_err(|e| transport(url, e))?;
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let head = HttpHead {
+            status: response.status().as_u16(),
+            content_type: header("content-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
+        };
+        let reader = response.into_body().into_reader();
+        Ok((
+            head,
+            Body {
+                url: url.to_string(),
+                reader,
+            },
+        ))
+    }
+
+    async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
+        let mut buf = vec![0u8; 8192];
+        let read = body.reader.read(&mut buf).map_err(|e| io(&body.url, e))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        buf.truncate(read);
+        Ok(Some(buf))
+    }
+
+    async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(FETCH_URL_TIMEOUT))
+            .build()
+            .into();
+        let mut response = agent.get(url).call().map_err(|e| format!("{url}: {e}"))?;
+        response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+            .map_err(|e| format!("{url}: {e}"))
+    }
+
+    async fn sleep(&self, ms: u32) {
+        std::thread::sleep(Duration::from_millis(u64::from(ms)));
+    }
+
+    fn now_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
+
+    fn post(&self, message: &FromWorker) {
+        (self.on_post.borrow_mut())(message);
+    }
+
+    fn surface(&self) -> Surface {
+        Surface::Cli
+    }
+
+    async fn command(&self, command: &str) -> Option<(i32, String)> {
+        Some(run_command(command, self.command_dir.as_deref()))
+    }
+
+    async fn amend_plan(
+        &self,
+        text: &str,
+        plan: &Plan,
+    ) -> Result<Vec<(String, String)>, HostError> {
+        let mut plan_file = self.plan_file.borrow_mut();
+        let Some((path, seen)) = plan_file.as_mut() else {
+            return Err(HostError::new("PLAN.md", "this run has no plan file"));
+        };
+        let shown = path.display().to_string();
+        let current = fs::read_to_string(&*path).map_err(|e| io_error(&shown, e))?;
+        if current != *seen {
+            return Err(HostError::new(
+                &shown,
+                "changed on disk since the run read it; the amendment was not written",
+            ));
+        }
+        write_atomic(path, text).map_err(|e| io_error(&shown, e))?;
+        *seen = text.to_string();
+        // The names `vault::save_plan` gave the notes of the run vault.
+        Ok((0..plan.nodes.len())
+            .map(|i| {
+                let note = planvault_core::vault::render_note(plan, i);
+                (format!("{}.md", plan.nodes[i].id), note)
+            })
+            .collect())
+    }
+
+    fn progress(&self, progress: &Progress<'_>) {
+        (self.on_progress.borrow_mut())(progress);
+    }
+}
+
+/// Run a command through the shell, killed after 30 minutes (exit 124):
+/// its exit code and its output (stdout, then stderr), cut to 4,000 chars.
+pub fn run_command(command: &str, dir: Option<&Path>) -> (i32, String) {
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        cmd.current_dir(dir);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return (127, e.to_string()),
+    };
+    // Drain both pipes while the command runs, so a chatty command never
+    // blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let exit = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code().unwrap_or(128),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break 124;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break 128,
+        }
+    };
+    let mut output = out.join().unwrap_or_default();
+    output.push_str(&err.join().unwrap_or_default());
+    (exit, output.chars().take(COMMAND_OUTPUT_CHARS).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::block_on;
+
+    #[test]
+    fn the_folder_reads_writes_appends_lists_and_removes_keeping_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let text = "\u{feff}---\r\nstatus: pending\r\n---\r\n# A\r\n";
+        block_on(host.write("deep/er/a.md", text)).unwrap().unwrap();
+        assert_eq!(
+            fs::read(dir.path().join("deep/er/a.md")).unwrap(),
+            text.as_bytes()
+        );
+        assert_eq!(
+            block_on(host.read("deep/er/a.md"))
+                .unwrap()
+                .unwrap()
+                .as_deref(),
+            Some(text)
+        );
+        block_on(host.append("00_plan-trace/journal.jsonl", "x\n"))
+            .unwrap()
+            .unwrap();
+        block_on(host.append("00_plan-trace/journal.jsonl", "y\n"))
+            .unwrap()
+            .unwrap();
+        fs::create_dir_all(dir.path().join(".obsidian")).unwrap();
+        fs::write(dir.path().join(".obsidian/app.json"), "{}").unwrap();
+        assert_eq!(
+            block_on(host.list()).unwrap().unwrap(),
+            ["00_plan-trace/journal.jsonl", "deep/er/a.md"],
+            "dot-folders and the atomic writes' temporary files are never listed"
+        );
+        assert_eq!(block_on(host.read("missing.md")).unwrap().unwrap(), None);
+        fs::write(dir.path().join("latin1.md"), [0xe9u8]).unwrap();
+        assert!(block_on(host.read("latin1.md")).unwrap().is_err());
+        block_on(host.remove("deep/er/a.md")).unwrap().unwrap();
+        block_on(host.remove("deep/er/a.md")).unwrap().unwrap();
+        assert!(!dir.path().join("deep/er/a.md").exists());
+    }
+
+    #[test]
+    fn an_amendment_is_refused_over_an_edit_the_run_has_not_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("PLAN.md");
+        fs::write(&plan, "- [ ] one\n").unwrap();
+        let host =
+            NativeHost::new(&dir.path().join("PLAN.run")).with_plan_file(&plan, "- [ ] one\n");
+        let amended = planvault_core::planmd::parse("PLAN.md", "- [ ] one\n- [ ] two\n").0;
+        let notes = block_on(host.amend_plan("- [ ] one\n- [ ] two\n", &amended))
+            .unwrap()
+            .unwrap();
+        let names: Vec<&str> = notes.iter().map(|(file, _)| file.as_str()).collect();
+        assert_eq!(names, ["1.md", "2.md"]);
+        assert!(notes[1].1.contains("# two"), "{}", notes[1].1);
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "- [ ] one\n- [ ] two\n");
+        fs::write(&plan, "- [ ] edited\n").unwrap();
+        let err = block_on(host.amend_plan("- [ ] three\n", &amended))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.message.contains("changed on disk"), "{err}");
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "- [ ] edited\n");
+    }
+
+    #[test]
+    fn a_command_runs_in_its_folder_with_its_exit_code_and_both_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("here.txt"), "").unwrap();
+        let host = NativeHost::new(dir.path()).with_command_dir(dir.path());
+        let (exit, output) = block_on(host.command("ls; echo oops >&2; exit 3"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(exit, 3);
+        assert_eq!(output, "here.txt\noops\n");
+        let (_, long) = run_command("yes | head -c 10000", None);
+        assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+}
