@@ -59,7 +59,7 @@ struct ValidateArgs {
 #[derive(Args)]
 #[group(id = "output", multiple = false)]
 struct GraphOutput {
-    /// `{"format", "start", "nodes": [...], "edges": [...]}`.
+    /// `{"format", "start", "nodes": [...], "edges": [...], "diagnostics": [...]}`.
     #[arg(long)]
     json: bool,
     /// A Mermaid flowchart.
@@ -137,7 +137,10 @@ fn graph(args: GraphArgs) -> ExitCode {
         } else {
             GraphFormat::Ascii
         };
-        let drawing = export::export(&checked.plan, format);
+        let mut drawing = export::export(&checked.plan, format);
+        if format == GraphFormat::Json {
+            drawing = with_diagnostics(&drawing, &checked.diagnostics);
+        }
         print!("{drawing}");
         if !drawing.ends_with('\n') {
             println!();
@@ -147,6 +150,18 @@ fn graph(args: GraphArgs) -> ExitCode {
         }
     }
     exit_code(&checked)
+}
+
+/// The graph's JSON object with a last key, `diagnostics`: the same list
+/// `validate --json` prints.
+fn with_diagnostics(json: &str, diagnostics: &[planvault_core::Diagnostic]) -> String {
+    let Some(head) = json.trim_end().strip_suffix('}') else {
+        return json.to_string();
+    };
+    let list = serde_json::to_string_pretty(diagnostics)
+        .expect("diagnostics serialize")
+        .replace('\n', "\n  ");
+    format!("{},\n  \"diagnostics\": {list}\n}}\n", head.trim_end())
 }
 
 fn validate(args: ValidateArgs) -> ExitCode {

@@ -63,7 +63,7 @@ fn an_unsound_plan_md_exits_1_with_compiler_style_lines() {
         stdout(&out),
         "PLAN.md:1:1: error[cycle]: Cycle: item 1 (\"Build\") -> item 2 (\"Retry\") -> item 1 (\"Build\"). The run could never finish, so nothing was dispatched.\n\
          PLAN.md:5:7: error[dangling-edge]: item 3 (\"Step 3\") routes to item 99, which does not exist (`@on fail`).\n\
-         PLAN.md:6:7: warning[unroutable-signal]: item 3 (\"Step 3\") routes to item 1 on signal \"migrated\" (`@on migrated=false`), which no item emits: the route can never be taken.\n"
+         PLAN.md:6:7: warning[unroutable-signal]: item 3 (\"Step 3\") routes to item 1 on signal \"migrated\" (`@on migrated=false`), which no item emits — the route can never be taken.\n"
     );
 }
 
@@ -86,6 +86,68 @@ fn validate_json_carries_items_target_and_key() {
     assert_eq!(d[1]["target"], "99");
     assert_eq!(d[2]["severity"], "warning");
     assert_eq!(d[2]["key"], "migrated");
+}
+
+#[test]
+fn graph_json_includes_the_diagnostics_validate_prints() {
+    let path = scratch("PLAN.md", BROKEN_PLAN);
+    let out = run(&["graph", "--json", &path]);
+    assert_eq!(out.status.code(), Some(1));
+    let graph: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let report: Value =
+        serde_json::from_str(&stdout(&run(&["validate", "--json", &path]))).unwrap();
+    assert_eq!(graph["diagnostics"], report["diagnostics"]);
+    assert_eq!(graph["diagnostics"].as_array().map(Vec::len), Some(3));
+    let keys: Vec<&str> = graph
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert!(
+        keys.contains(&"nodes") && keys.contains(&"edges"),
+        "{keys:?}"
+    );
+    // A sound plan says so with an empty list.
+    let clean: Value =
+        serde_json::from_str(&stdout(&run(&["graph", "--json", &example("PLAN.md")]))).unwrap();
+    assert_eq!(clean["diagnostics"], serde_json::json!([]));
+}
+
+/// A plan whose only diagnostics are warnings passes: exit 0, the warning
+/// printed (the `graph --quiet` pre-flight passes it too).
+#[test]
+fn warnings_alone_pass() {
+    let path = scratch(
+        "PLAN.md",
+        "@needs early\n- [ ] Build\n      @on ready=true -> 2\n- [ ] Ship\n",
+    );
+    let out = run(&["validate", &path]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "PLAN.md:1:1: warning[orphan-marker]: `@needs early` comes before the first item, so it belongs to no item and is ignored.\n\
+         PLAN.md:3:7: warning[unroutable-signal]: item 1 (\"Build\") routes to item 2 on signal \"ready\" (`@on ready=true`), which no item emits — the route can never be taken.\n"
+    );
+    assert_eq!(run(&["graph", "--quiet", &path]).status.code(), Some(0));
+    let empty = scratch("PLAN.md", "# Plan\n\nNothing to do yet.\n");
+    let out = run(&["validate", &empty]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "PLAN.md: warning[empty-plan]: the plan has no items: no line is a `- [ ]` or `- [x]` checkbox.\n"
+    );
+}
+
+#[test]
+fn the_ascii_tree_shows_needs_and_emits() {
+    let out = run(&["graph", &example("PLAN.md")]);
+    let tree = stdout(&out);
+    assert!(
+        tree.contains("[emits migrated=true, migrated=false]"),
+        "{tree}"
+    );
+    assert!(tree.contains("[needs migrated]"), "{tree}");
 }
 
 #[test]

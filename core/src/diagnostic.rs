@@ -24,6 +24,7 @@ pub enum Code {
     Cycle,
     UnmetNeed,
     UnroutableSignal,
+    OrphanMarker,
     // Generated plans (seeds 002, 004).
     MalformedPlan,
     UnknownTool,
@@ -59,6 +60,7 @@ impl Code {
             Code::Cycle => "cycle",
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",
+            Code::OrphanMarker => "orphan-marker",
             Code::MalformedPlan => "malformed-plan",
             Code::UnknownTool => "unknown-tool",
             Code::ToolNotPermitted => "tool-not-permitted",

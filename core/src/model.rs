@@ -178,6 +178,9 @@ pub struct PlanMdNode {
     /// Declared signals: `(key, value)`, `@emit key` meaning `key=true`.
     pub emits: Vec<(String, String)>,
     pub needs: Vec<String>,
+    /// Where each of `needs` was first declared (its `@needs` line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs_at: Vec<SourcePos>,
 }
 
 /// A generated plan's step.

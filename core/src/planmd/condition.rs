@@ -3,6 +3,7 @@
 //! whether a route fires. The engine and the validator share this module so
 //! what is diagnosed and what runs can never disagree.
 
+use super::items::{js_space, js_trim};
 use std::collections::BTreeMap;
 
 /// The outcome words the engine records for a node; a route on one of them
@@ -33,22 +34,34 @@ pub enum Condition {
 
 impl Condition {
     /// Parse a condition as written; the text is trimmed, never rejected.
+    ///
+    /// Leopold's rule: a signal condition is a key of characters other than
+    /// whitespace, `=` and `!`, then `!=`, `==` or `=` (spaces and tabs
+    /// around it), then the value with one layer of matching quotes removed.
+    /// Anything else (`a b=c`, `!x=1`) is a bare word, written as is.
     #[cfg_attr(planvault_size, optimize(size))]
     pub fn parse(text: &str) -> Condition {
-        let text = text.trim();
-        let split = |at: usize, op: SignalOp, width: usize| Condition::Signal {
-            key: text[..at].trim().to_string(),
-            op,
-            value: text[at + width..].trim().to_string(),
-        };
-        if let Some(at) = text.find("!=") {
-            split(at, SignalOp::Ne, 2)
-        } else if let Some(at) = text.find('=') {
-            split(at, SignalOp::Eq, 1)
+        let text = js_trim(text);
+        let key_len = text
+            .find(|c: char| js_space(c) || c == '=' || c == '!')
+            .unwrap_or(text.len());
+        let rest = text[key_len..].trim_start_matches([' ', '\t']);
+        let op = if let Some(r) = rest.strip_prefix("!=") {
+            Some((SignalOp::Ne, r))
+        } else if let Some(r) = rest.strip_prefix("==") {
+            Some((SignalOp::Eq, r))
         } else {
-            Condition::Status {
+            rest.strip_prefix('=').map(|r| (SignalOp::Eq, r))
+        };
+        match op {
+            Some((op, value)) if key_len > 0 => Condition::Signal {
+                key: text[..key_len].to_string(),
+                op,
+                value: unquote(js_trim(value)).to_string(),
+            },
+            _ => Condition::Status {
                 word: text.to_string(),
-            }
+            },
         }
     }
 
@@ -97,6 +110,17 @@ impl Condition {
     }
 }
 
+/// One layer of matching double or single quotes removed.
+#[cfg_attr(planvault_size, optimize(size))]
+pub(crate) fn unquote(v: &str) -> &str {
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return &v[1..v.len() - 1];
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +156,28 @@ mod tests {
                 word: "fail".into()
             }
         );
+        assert_eq!(
+            Condition::parse("stage != \"prod\""),
+            Condition::Signal {
+                key: "stage".into(),
+                op: SignalOp::Ne,
+                value: "prod".into()
+            }
+        );
+        assert_eq!(
+            Condition::parse("count == 2"),
+            Condition::Signal {
+                key: "count".into(),
+                op: SignalOp::Eq,
+                value: "2".into()
+            }
+        );
+        for word in ["a b=c", "!x=1", "=1", "x ! = 1"] {
+            assert_eq!(
+                Condition::parse(word),
+                Condition::Status { word: word.into() }
+            );
+        }
         assert!(Condition::parse("Blocked").is_status_word());
         assert!(!Condition::parse("migrated").is_status_word());
     }

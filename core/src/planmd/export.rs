@@ -234,8 +234,29 @@ pub fn mermaid(plan: &Plan) -> String {
     out
 }
 
-/// One line per item (`[x]` when done, its kind, its dependencies), its
-/// routes indented under it.
+/// `  [needs a, b · emits k=v]`: the signals an item declares, or nothing.
+#[cfg_attr(planvault_size, optimize(size))]
+fn signals(node: &crate::Node) -> String {
+    let Some(it) = item(node) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if !it.needs.is_empty() {
+        parts.push(format!("needs {}", it.needs.join(", ")));
+    }
+    if !it.emits.is_empty() {
+        let emits: Vec<String> = it.emits.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        parts.push(format!("emits {}", emits.join(", ")));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", parts.join(" · "))
+    }
+}
+
+/// One line per item (`[x]` when done, its kind, its dependencies, the
+/// signals it needs and emits), its routes indented under it.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
     let mut out = String::new();
@@ -267,6 +288,7 @@ pub fn ascii(plan: &Plan) -> String {
         if !deps.is_empty() {
             write!(out, "  (after {})", deps.join(", ")).unwrap();
         }
+        out.push_str(&signals(n));
         out.push('\n');
         let routes: Vec<&crate::Edge> = plan
             .outgoing(i)

@@ -21,8 +21,8 @@ pub use validate::validate;
 
 use crate::position::LineIndex;
 use crate::{
-    Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, PlanMdNode, Status,
-    DEFAULT_MAX_VISITS,
+    Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, PlanMdNode,
+    Status, DEFAULT_MAX_VISITS,
 };
 use markers::{first_code_span, ItemDecl};
 
@@ -30,15 +30,42 @@ use markers::{first_code_span, ItemDecl};
 pub const TOOL_EXIT_SIGNAL: &str = "exit";
 
 /// Parse a PLAN.md into the plan model. `file` names it in positions.
+///
+/// The diagnostics are warnings about lines the grammar reads as nothing: a
+/// marker line before the first item (`orphan-marker`) and a plan with no
+/// item at all (`empty-plan`).
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
     let lines = LineIndex::new(text);
-    let raw = items::checkbox_items(text);
-    let decls: Vec<ItemDecl> = raw.iter().map(markers::parse_item).collect();
+    let scan = items::scan(text);
+    let decls: Vec<ItemDecl> = scan.items.iter().map(markers::parse_item).collect();
     let count = decls.len();
     let mut plan = Plan::new(PlanFormat::PlanMd);
+    let mut diagnostics = Vec::new();
 
-    for (i, (item, decl)) in raw.iter().zip(&decls).enumerate() {
+    for line in &scan.before_first {
+        if let Some(marker) = markers::marker_line(line.text) {
+            let shown = items::js_trim(line.text);
+            let message = format!(
+                "`{shown}` comes before the first item, so it belongs to no item and is ignored."
+            );
+            diagnostics.push(
+                Diagnostic::warning(Code::OrphanMarker, message)
+                    .at(&lines.pos(file, line.start + marker.at)),
+            );
+        }
+    }
+    if count == 0 {
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::EmptyPlan,
+                "the plan has no items: no line is a `- [ ]` or `- [x]` checkbox.",
+            )
+            .in_file(file),
+        );
+    }
+
+    for (i, (item, decl)) in scan.items.iter().zip(&decls).enumerate() {
         let index = i as u32 + 1;
         let command = (decl.kind == NodeKind::Tool).then(|| {
             decl.command_line
@@ -72,18 +99,21 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
                 scenarios: decl.scenarios.clone(),
                 emits: decl.emits.clone(),
                 needs: decl.needs.clone(),
+                needs_at: decl
+                    .needs_at
+                    .iter()
+                    .map(|&at| lines.pos(file, at))
+                    .collect(),
             }),
         });
     }
 
     for (i, decl) in decls.iter().enumerate() {
-        let mut seen = Vec::new();
         for &dep in &decl.after {
             // Only a backward reference to an existing item is a dependency.
-            if dep == 0 || dep as usize > i || seen.contains(&dep) {
+            if dep == 0 || dep as usize > i {
                 continue;
             }
-            seen.push(dep);
             plan.edges.push(Edge {
                 from: dep as usize - 1,
                 to: Some(i),
@@ -109,7 +139,7 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
             });
         }
     }
-    (plan, Vec::new())
+    (plan, diagnostics)
 }
 
 /// `5` or `#5` (an item index); anything else names no item.

@@ -85,7 +85,7 @@ impl<'a> Validator<'a> {
         } else {
             title.to_string()
         };
-        format!("item {index} ({shown:?})")
+        format!("item {index} (\"{shown}\")")
     }
 
     #[cfg_attr(planvault_size, optimize(size))]
@@ -191,9 +191,14 @@ impl<'a> Validator<'a> {
             let when = format!("`@on {}`", edge.label.as_deref().unwrap_or("").trim());
             let message = if edge.target.is_empty() {
                 format!("{from} declares {when} with no target item.")
-            } else {
+            } else if super::route_target(&edge.target).is_some() {
                 format!(
                     "{from} routes to item {}, which does not exist ({when}).",
+                    edge.target.trim_start_matches('#')
+                )
+            } else {
+                format!(
+                    "{from} routes to `{}`, which is not an item index ({when}).",
                     edge.target
                 )
             };
@@ -214,18 +219,21 @@ impl<'a> Validator<'a> {
         let mut flagged = vec![false; self.plan.nodes.len()];
         for (n, node) in self.plan.nodes.iter().enumerate() {
             let Some(item) = item(node) else { continue };
-            for key in &item.needs {
+            for (k, key) in item.needs.iter().enumerate() {
                 if self.is_emitted(key) {
                     continue;
                 }
                 flagged[n] = true;
                 let message = format!(
-                    "{} needs signal {key:?}, which no item emits (`@needs {key}`).",
+                    "{} needs signal \"{key}\", which no item emits.",
                     self.name(n)
                 );
                 let mut d = self.about(Diagnostic::error(Code::UnmetNeed, message), &[n]);
                 d.key = Some(key.clone());
-                out.push(self.at_node(d, n));
+                out.push(match item.needs_at.get(k) {
+                    Some(pos) => d.at(pos),
+                    None => self.at_node(d, n),
+                });
             }
         }
         flagged
@@ -243,7 +251,7 @@ impl<'a> Validator<'a> {
                 continue;
             }
             let message = format!(
-                "{} routes to item {} on signal {key:?} (`@on {written}`), which no item emits: the route can never be taken.",
+                "{} routes to item {} on signal \"{key}\" (`@on {written}`), which no item emits — the route can never be taken.",
                 self.name(edge.from),
                 self.index(to)
             );
@@ -263,7 +271,7 @@ impl<'a> Validator<'a> {
     }
 
     /// An item can be dispatched once every dependency can, or once a route
-    /// that can fire reaches it, and in both cases only once every key it
+    /// from an item that can be reaches it, and in both cases only once every key it
     /// needs can be on the channel. Done items ran, whatever the graph says.
     #[cfg_attr(planvault_size, optimize(size))]
     fn unreachable(&self, cyclic: &[bool], unmet: &[bool], out: &mut Vec<Diagnostic>) {
@@ -291,13 +299,10 @@ impl<'a> Validator<'a> {
                     after_succ[edge.from].push(to);
                 }
                 EdgeKind::After => {}
-                EdgeKind::Route => {
-                    let condition = Condition::parse(edge.label.as_deref().unwrap_or(""));
-                    let can_fire = condition.is_status_word() || self.is_emitted(condition.key());
-                    if can_fire {
-                        route_succ[edge.from].push(to);
-                    }
-                }
+                // As Leopold counts it: a route from a node that can run
+                // reaches its target, whether or not its condition can fire
+                // (a dead route is `unroutable-signal`'s warning).
+                EdgeKind::Route => route_succ[edge.from].push(to),
                 _ => {}
             }
         }
@@ -375,7 +380,7 @@ impl<'a> Validator<'a> {
                 continue;
             }
             let message = format!(
-                "{} is unreachable: no dependency path and no route that can fire ever dispatches it.",
+                "{} is unreachable: no wave and no route can dispatch it.",
                 self.name(i)
             );
             let d = self.about(Diagnostic::error(Code::Unreachable, message), &[i]);
