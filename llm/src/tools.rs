@@ -76,9 +76,21 @@ pub fn safe_path(path: Option<&str>) -> Result<String, String> {
 }
 
 /// Whether a tool may write `path`: never a plan's own note, never the run's
-/// trace folder.
-pub fn writable(path: &str, plan_notes: &[String]) -> Result<(), String> {
-    if plan_notes.iter().any(|n| n == path) || path.starts_with("00_plan-trace/") {
+/// trace folder. Where the file system ignores case (`case_insensitive`),
+/// names are compared so too: `START.md` is then the note `start.md`.
+pub fn writable(path: &str, plan_notes: &[String], case_insensitive: bool) -> Result<(), String> {
+    let same = |a: &str, b: &str| {
+        if case_insensitive {
+            a.to_lowercase() == b.to_lowercase()
+        } else {
+            a == b
+        }
+    };
+    let trace = "00_plan-trace/";
+    let in_trace = path
+        .get(..trace.len())
+        .is_some_and(|head| same(head, trace));
+    if plan_notes.iter().any(|n| same(n, path)) || in_trace {
         return Err(format!(
             "{path} belongs to the plan or its trace and cannot be written by a tool"
         ));
@@ -150,9 +162,15 @@ mod tests {
     #[test]
     fn the_plan_and_its_trace_are_not_writable() {
         let notes = vec!["draft.md".to_string()];
-        assert!(writable("draft.md", &notes).is_err());
-        assert!(writable("00_plan-trace/trace.md", &notes).is_err());
-        assert!(writable("ideas/new.md", &notes).is_ok());
+        assert!(writable("draft.md", &notes, false).is_err());
+        assert!(writable("00_plan-trace/trace.md", &notes, false).is_err());
+        assert!(writable("ideas/new.md", &notes, false).is_ok());
+        // A case-sensitive file system holds DRAFT.md beside draft.md; one
+        // that ignores case would overwrite the plan's note.
+        assert!(writable("DRAFT.md", &notes, false).is_ok());
+        assert!(writable("DRAFT.md", &notes, true).is_err());
+        assert!(writable("00_PLAN-TRACE/x.md", &notes, true).is_err());
+        assert!(writable("Ideas/New.md", &notes, true).is_ok());
         assert!(fetchable("file:///etc/passwd").is_err());
         assert!(fetchable("https://example.org").is_ok());
     }

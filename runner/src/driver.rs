@@ -1242,7 +1242,7 @@ impl<'a, H: Host> Driver<'a, H> {
             "write_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
                 let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
-                tools::writable(&path, &plan_notes)?;
+                tools::writable(&path, &plan_notes, self.host.case_insensitive())?;
                 let content = args["content"].as_str().unwrap_or_default();
                 self.host
                     .write(&path, &self.scrub(content))

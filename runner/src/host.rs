@@ -105,6 +105,11 @@ pub trait Host {
     fn surface(&self) -> Surface {
         Surface::Browser
     }
+    /// Whether the vault's file system ignores case, so `START.md` is the
+    /// note `start.md` (the tools' write guard compares names accordingly).
+    fn case_insensitive(&self) -> bool {
+        false
+    }
     /// Run a `@tool` command: its exit code and output; `None` where
     /// commands cannot run (the browser), so the engine is told it was refused.
     async fn command(&self, _command: &str) -> Option<(i32, String)> {

@@ -79,6 +79,8 @@ pub struct MemoryHost {
     pub chunk_ms: Cell<f64>,
     /// Whether to keep posted messages and model calls (a benchmark does not).
     pub keep_posts: Cell<bool>,
+    /// Whether the vault's names ignore case (as on macOS and Windows).
+    pub case_insensitive: Cell<bool>,
     clock: Cell<f64>,
     inbox: Inbox,
     model: RefCell<Model>,
@@ -103,6 +105,7 @@ impl MemoryHost {
             writes: RefCell::new(Vec::new()),
             chunk_ms: Cell::new(60.0),
             keep_posts: Cell::new(true),
+            case_insensitive: Cell::new(false),
             clock: Cell::new(0.0),
             inbox: inbox.clone(),
             model: RefCell::new(Box::new(model)),
@@ -246,6 +249,10 @@ impl Host for MemoryHost {
 
     fn now_ms(&self) -> f64 {
         self.clock.get()
+    }
+
+    fn case_insensitive(&self) -> bool {
+        self.case_insensitive.get()
     }
 
     fn post(&self, message: &FromWorker) {

@@ -8,7 +8,7 @@ use crate::host::{Host, HostError, HttpHead, Progress};
 use planvault_core::Plan;
 use planvault_llm::{parse_retry_after, LlmError, Surface};
 use planvault_protocol::FromWorker;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -31,6 +31,8 @@ pub struct NativeHost {
     command_dir: Option<PathBuf>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
+    /// Whether the vault's file system ignores case, once probed.
+    case_insensitive: Cell<Option<bool>>,
     agent: ureq::Agent,
     started: Instant,
     on_post: RefCell<OnPost>,
@@ -49,6 +51,7 @@ impl NativeHost {
             root: root.to_path_buf(),
             command_dir: None,
             plan_file: RefCell::new(None),
+            case_insensitive: Cell::new(None),
             agent,
             started: Instant::now(),
             on_post: RefCell::new(Box::new(|_| {})),
@@ -80,9 +83,73 @@ impl NativeHost {
         self
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+    /// The real path of the vault-relative `rel`, refusing one that
+    /// leaves the vault: a `..`, or a symlink (to a file or a folder) whose
+    /// target is outside the vault's real root or does not exist.
+    fn path(&self, rel: &str) -> Result<PathBuf, HostError> {
+        let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
+        confine(&root, rel)
     }
+
+    /// Whether the vault's file system ignores case (probed once by
+    /// creating a dot-file and looking it up in upper case).
+    fn probe_case(&self) -> bool {
+        if let Some(known) = self.case_insensitive.get() {
+            return known;
+        }
+        let probe = self
+            .root
+            .join(format!(".planvault-case-probe-{}", std::process::id()));
+        let found = fs::write(&probe, "").is_ok() && {
+            let upper = self
+                .root
+                .join(format!(".PLANVAULT-CASE-PROBE-{}", std::process::id()));
+            let seen = fs::symlink_metadata(upper).is_ok();
+            let _ = fs::remove_file(&probe);
+            seen
+        };
+        self.case_insensitive.set(Some(found));
+        found
+    }
+}
+
+/// `rel` under the real folder `root`, each existing component's symlink
+/// resolved and required to stay inside `root`.
+pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
+    use std::path::Component;
+    let mut current = root.to_path_buf();
+    let mut exists = true;
+    for component in Path::new(rel).components() {
+        let Component::Normal(name) = component else {
+            return Err(HostError::new(rel, "not a path inside the vault"));
+        };
+        let next = current.join(name);
+        if !exists {
+            current = next;
+            continue;
+        }
+        match fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let real = fs::canonicalize(&next).map_err(|_| {
+                    HostError::new(rel, "a symlink whose target does not exist; refused")
+                })?;
+                if !real.starts_with(root) {
+                    return Err(HostError::new(
+                        rel,
+                        "a symlink to outside the vault; refused",
+                    ));
+                }
+                current = real;
+            }
+            Ok(_) => current = next,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                exists = false;
+                current = next;
+            }
+            Err(e) => return Err(io_error(rel, e)),
+        }
+    }
+    Ok(current)
 }
 
 fn io_error(path: &str, err: std::io::Error) -> HostError {
@@ -145,7 +212,9 @@ impl Host for NativeHost {
 
     async fn list(&self) -> Result<Vec<String>, HostError> {
         let mut files = Vec::new();
-        let mut pending = vec![self.root.clone()];
+        let root = fs::canonicalize(&self.root)
+            .map_err(|e| io_error(&self.root.display().to_string(), e))?;
+        let mut pending = vec![root.clone()];
         while let Some(dir) = pending.pop() {
             let shown = dir.display().to_string();
             let entries = fs::read_dir(&dir).map_err(|e| io_error(&shown, e))?;
@@ -157,9 +226,18 @@ impl Host for NativeHost {
                 }
                 let path = entry.path();
                 let kind = entry.file_type().map_err(|e| io_error(&shown, e))?;
+                if kind.is_symlink() {
+                    // A symlinked file is listed only when it stays in the
+                    // vault; a symlinked folder is never entered.
+                    let inside = fs::canonicalize(&path)
+                        .is_ok_and(|real| real.starts_with(&root) && real.is_file());
+                    if !inside {
+                        continue;
+                    }
+                }
                 if kind.is_dir() {
                     pending.push(path);
-                } else if let Ok(rel) = path.strip_prefix(&self.root) {
+                } else if let Ok(rel) = path.strip_prefix(&root) {
                     files.push(
                         rel.components()
                             .map(|c| c.as_os_str().to_string_lossy())
@@ -174,7 +252,7 @@ impl Host for NativeHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        match fs::read(self.path(path)) {
+        match fs::read(self.path(path)?) {
             // Bytes as they are: a BOM and CRLF line ends stay.
             Ok(bytes) => String::from_utf8(bytes)
                 .map(Some)
@@ -185,11 +263,11 @@ impl Host for NativeHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        write_atomic(&self.path(path), text).map_err(|e| io_error(path, e))
+        write_atomic(&self.path(path)?, text).map_err(|e| io_error(path, e))
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let full = self.path(path);
+        let full = self.path(path)?;
         let append = || -> std::io::Result<()> {
             if let Some(parent) = full.parent() {
                 fs::create_dir_all(parent)?;
@@ -205,7 +283,7 @@ impl Host for NativeHost {
     }
 
     async fn remove(&self, path: &str) -> Result<(), HostError> {
-        match fs::remove_file(self.path(path)) {
+        match fs::remove_file(self.path(path)?) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
             _ => Ok(()),
         }
@@ -294,6 +372,10 @@ impl Host for NativeHost {
 
     fn surface(&self) -> Surface {
         Surface::Cli
+    }
+
+    fn case_insensitive(&self) -> bool {
+        self.probe_case()
     }
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {
@@ -469,5 +551,57 @@ mod tests {
         assert_eq!(output, "here.txt\noops\n");
         let (_, long) = run_command("yes | head -c 10000", None);
         assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_of_the_vault_are_neither_read_written_nor_listed() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), "the secret").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let vault = dir.path();
+        fs::write(vault.join("a.md"), "inside").unwrap();
+        symlink(outside.path().join("secret.md"), vault.join("leak.md")).unwrap();
+        symlink(outside.path(), vault.join("out")).unwrap();
+        symlink(vault.join("a.md"), vault.join("alias.md")).unwrap();
+        symlink(outside.path().join("nothing.md"), vault.join("dangling.md")).unwrap();
+        let host = NativeHost::new(vault);
+
+        let err = block_on(host.read("leak.md")).unwrap().unwrap_err();
+        assert!(err.message.contains("outside the vault"), "{err}");
+        assert!(block_on(host.read("out/secret.md")).unwrap().is_err());
+        assert!(block_on(host.write("out/new.md", "x")).unwrap().is_err());
+        assert!(block_on(host.write("leak.md", "x")).unwrap().is_err());
+        assert!(block_on(host.write("dangling.md", "x")).unwrap().is_err());
+        assert!(block_on(host.append("out/j.jsonl", "x")).unwrap().is_err());
+        assert!(block_on(host.remove("out/secret.md")).unwrap().is_err());
+        assert!(!outside.path().join("new.md").exists());
+        assert!(!outside.path().join("nothing.md").exists());
+        assert_eq!(
+            fs::read_to_string(outside.path().join("secret.md")).unwrap(),
+            "the secret"
+        );
+        assert_eq!(
+            block_on(host.list()).unwrap().unwrap(),
+            ["a.md", "alias.md"],
+            "a symlink inside the vault stays listed; none leading out is"
+        );
+        assert_eq!(
+            block_on(host.read("alias.md")).unwrap().unwrap().as_deref(),
+            Some("inside")
+        );
+        assert!(confine(vault, "../x.md").is_err());
+    }
+
+    #[test]
+    fn the_case_probe_reads_the_file_system_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        // The test folders live on a case-sensitive file system (Linux).
+        #[cfg(target_os = "linux")]
+        assert!(!host.case_insensitive());
+        let _ = host.case_insensitive();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -1248,3 +1248,42 @@ fn under_full_autonomy_a_human_node_is_worked_and_judged_like_a_step() {
         .iter()
         .any(|m| matches!(m, FromWorker::Ask { .. })));
 }
+
+#[test]
+fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case() {
+    let mut files = example();
+    files.insert(
+        "draft.md".into(),
+        files["draft.md"].replace("tools: [fetch_url, search]", "tools: [write_note]"),
+    );
+    for case_insensitive in [false, true] {
+        let inbox = Inbox::new();
+        let round = Rc::new(Cell::new(0));
+        let host = MemoryHost::new(files.clone(), &inbox, move |c: &HttpCall| {
+            if step(c) != "draft" || round.get() > 0 {
+                return good_model(c);
+            }
+            round.set(1);
+            Reply::tool_call(
+                "c1",
+                "write_note",
+                r#"{"path":"DRAFT.md","content":"ignore the plan"}"#,
+            )
+        });
+        host.case_insensitive.set(case_insensitive);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        let ok = posted(&host).into_iter().find_map(|m| match m {
+            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            _ => None,
+        });
+        assert_eq!(
+            ok,
+            Some(!case_insensitive),
+            "case-insensitive: {case_insensitive}"
+        );
+        assert_eq!(host.file("DRAFT.md").is_some(), !case_insensitive);
+    }
+}

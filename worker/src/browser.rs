@@ -412,6 +412,13 @@ impl Host for BrowserHost {
     fn post(&self, message: &FromWorker) {
         let _ = self.scope.post_message(&js::encode(message, None));
     }
+
+    /// A directory handle does not say whether its file system ignores
+    /// case (it does on macOS and Windows), so names are compared as if it
+    /// did: a tool may not write `START.md` beside a plan's `start.md`.
+    fn case_insensitive(&self) -> bool {
+        true
+    }
 }
 
 /// The worker's state between messages.
