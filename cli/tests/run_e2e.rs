@@ -914,3 +914,63 @@ fn an_accepted_amendment_is_appended_to_the_plan_md_and_its_item_runs() {
         .contains("status: done"));
     assert_eq!(count(&stub, "Step: Write the changelog"), 1);
 }
+
+#[test]
+fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "# Plan\n\n- [ ] @tool env\n- [ ] (after: 1) Summarise what the command printed\n",
+    )
+    .unwrap();
+    let run = dir.path().join("PLAN.run");
+    std::fs::create_dir_all(run.join(".planvault")).unwrap();
+    std::fs::write(
+        run.join(".planvault/config.toml"),
+        "[commands]\nenv = [\"MY_TOOL_VAR\"]\n",
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![reply("Step: Summarise", "Summed up.\nSTATUS: done")],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("PLAN.md"))
+        .args([
+            "--query",
+            "q",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env("OTHER_VAR", "not-for-commands")
+        // A variable the config lets through that happens to hold the key.
+        .env("MY_TOOL_VAR", format!("kept-{SECRET}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vault = all_text(&run);
+    assert!(vault.contains("MY_TOOL_VAR=kept-<redacted>"), "{vault}");
+    assert!(!vault.contains("OTHER_VAR"), "{vault}");
+    assert!(!vault.contains("PLANVAULT_API_KEY"), "{vault}");
+    assert!(!vault.contains(SECRET));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].text().contains("MY_TOOL_VAR=kept-<redacted>"),
+        "the command's output reaches the next prompt, scrubbed: {}",
+        requests[0].text()
+    );
+    assert!(!requests[0].text().contains(SECRET));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(SECRET));
+}

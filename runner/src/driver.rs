@@ -1314,7 +1314,9 @@ impl<'a, H: Host> Driver<'a, H> {
         let key = endpoint.api_key.as_deref().filter(|k| !k.is_empty());
         let (head, mut stream) = self
             .host
-            .post_json(&url, key, body, self.start.retry.timeout_ms)
+            // A key pasted into a note (or echoed by a command) never
+            // travels in a prompt; it goes only as `Authorization`.
+            .post_json(&url, key, &self.scrub(body), self.start.retry.timeout_ms)
             .await?;
         if head.status != 200 || !head.content_type.starts_with("text/event-stream") {
             let mut bytes = Vec::new();

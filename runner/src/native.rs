@@ -6,7 +6,7 @@
 
 use crate::host::{Host, HostError, HttpHead, Progress};
 use planvault_core::Plan;
-use planvault_llm::{parse_retry_after, LlmError, Surface};
+use planvault_llm::{parse_retry_after, tools, LlmError, Surface};
 use planvault_protocol::FromWorker;
 use std::cell::{Cell, RefCell};
 use std::fs;
@@ -16,10 +16,50 @@ use std::time::{Duration, Instant};
 
 /// How long a `fetch_url` tool call may take.
 const FETCH_URL_TIMEOUT: Duration = Duration::from_secs(20);
+/// How many redirects a `fetch_url` call follows.
+const FETCH_REDIRECTS: usize = 5;
 /// A `@tool` command is killed after this long (exit 124).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// What a command's output may add to the journal.
 const COMMAND_OUTPUT_CHARS: usize = 4000;
+
+/// The environment variables a `@tool` command keeps; every other one
+/// (API keys among them) is removed. The vault's config may add names.
+pub const COMMAND_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "TERM",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TZ",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+];
+
+/// The environment a `@tool` command runs with: of `vars`, the names of
+/// [`COMMAND_ENV`] and `extra`.
+pub fn command_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+    extra: &[String],
+) -> Vec<(String, String)> {
+    vars.into_iter()
+        .filter(|(name, _)| COMMAND_ENV.contains(&name.as_str()) || extra.contains(name))
+        .collect()
+}
 
 type OnPost = Box<dyn FnMut(&FromWorker)>;
 type OnProgress = Box<dyn FnMut(&Progress<'_>)>;
@@ -29,6 +69,10 @@ pub struct NativeHost {
     root: PathBuf,
     /// Where `@tool` commands run (a PLAN.md's folder); else the current one.
     command_dir: Option<PathBuf>,
+    /// Environment variables a command keeps beyond [`COMMAND_ENV`].
+    command_env: Vec<String>,
+    /// Hosts `fetch_url` may reach although they are not public.
+    fetch_allow: Vec<String>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
     /// Whether the vault's file system ignores case, once probed.
@@ -50,6 +94,8 @@ impl NativeHost {
         NativeHost {
             root: root.to_path_buf(),
             command_dir: None,
+            command_env: Vec::new(),
+            fetch_allow: Vec::new(),
             plan_file: RefCell::new(None),
             case_insensitive: Cell::new(None),
             agent,
@@ -63,6 +109,42 @@ impl NativeHost {
     pub fn with_command_dir(mut self, dir: &Path) -> Self {
         self.command_dir = Some(dir.to_path_buf());
         self
+    }
+
+    /// Let `@tool` commands keep these environment variables too.
+    pub fn with_command_env(mut self, names: &[String]) -> Self {
+        self.command_env = names.to_vec();
+        self
+    }
+
+    /// Let `fetch_url` reach these hosts (names or addresses) although they
+    /// are loopback, private or link-local.
+    pub fn with_fetch_allow(mut self, hosts: &[String]) -> Self {
+        self.fetch_allow = hosts.to_vec();
+        self
+    }
+
+    /// Whether `fetch_url` may reach `url`: its host allowed by the vault,
+    /// or every address its name resolves to public. (A name that resolves
+    /// differently a moment later is the residual risk: DNS rebinding.)
+    fn fetch_allowed(&self, url: &str) -> Result<(), String> {
+        use std::net::ToSocketAddrs;
+        if tools::fetch_policy(url, &self.fetch_allow)? {
+            return Ok(());
+        }
+        let (host, port) = tools::url_host(url)?;
+        let addrs = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| format!("{url}: {host}: {e}"))?;
+        for addr in addrs {
+            if let Some(why) = tools::forbidden_ip(addr.ip()) {
+                return Err(format!(
+                    "{url}: {host} resolves to {}, a {why} address; fetch_url reaches only public hosts (a vault allows one in .planvault/config.toml: [fetch] allow_hosts)",
+                    addr.ip()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The PLAN.md amendments go to, as the run read it.
@@ -173,6 +255,29 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         file.sync_data()?;
     }
     fs::rename(&tmp, path)
+}
+
+/// Where a redirect's `Location` leads from `base`.
+fn redirect_target(base: &str, location: &str) -> String {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.to_string();
+    }
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{}{rest}", &base[..scheme_end]);
+    }
+    let path_start = base[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(base.len(), |i| scheme_end + i);
+    if location.starts_with('/') {
+        return format!("{}{location}", &base[..path_start]);
+    }
+    let path = base[path_start..]
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default();
+    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
+    format!("{}{dir}{location}", &base[..path_start])
 }
 
 fn transport(url: &str, err: ureq::Error) -> LlmError {
@@ -345,17 +450,42 @@ impl Host for NativeHost {
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        // Redirects are followed here, one hop at a time, so every hop's
+        // address is checked before it is reached.
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(FETCH_URL_TIMEOUT))
+            .max_redirects(0)
+            .http_status_as_error(false)
             .build()
             .into();
-        let mut response = agent.get(url).call().map_err(|e| format!("{url}: {e}"))?;
-        response
-            .body_mut()
-            .with_config()
-            .limit(1 << 20)
-            .read_to_string()
-            .map_err(|e| format!("{url}: {e}"))
+        let mut current = url.to_string();
+        for _ in 0..=FETCH_REDIRECTS {
+            self.fetch_allowed(&current)?;
+            let mut response = agent
+                .get(&current)
+                .call()
+                .map_err(|e| format!("{current}: {e}"))?;
+            let status = response.status().as_u16();
+            if (300..400).contains(&status) {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| format!("{current} redirected without a Location"))?;
+                current = redirect_target(&current, location);
+                continue;
+            }
+            if status >= 400 {
+                return Err(format!("{current} answered HTTP {status}"));
+            }
+            return response
+                .body_mut()
+                .with_config()
+                .limit(1 << 20)
+                .read_to_string()
+                .map_err(|e| format!("{current}: {e}"));
+        }
+        Err(format!("{url}: more than {FETCH_REDIRECTS} redirects"))
     }
 
     async fn sleep(&self, ms: u32) {
@@ -379,7 +509,8 @@ impl Host for NativeHost {
     }
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {
-        Some(run_command(command, self.command_dir.as_deref()))
+        let env = command_env(std::env::vars(), &self.command_env);
+        Some(run_command(command, self.command_dir.as_deref(), &env))
     }
 
     async fn amend_plan(
@@ -415,12 +546,15 @@ impl Host for NativeHost {
     }
 }
 
-/// Run a command through the shell, killed after 30 minutes (exit 124):
-/// its exit code and its output (stdout, then stderr), cut to 4,000 chars.
-pub fn run_command(command: &str, dir: Option<&Path>) -> (i32, String) {
+/// Run a command through the shell with only the environment `env`, killed
+/// after 30 minutes (exit 124): its exit code and its output (stdout, then
+/// stderr), cut to 4,000 chars.
+pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) -> (i32, String) {
     use std::process::{Command, Stdio};
     let mut cmd = Command::new("sh");
-    cmd.arg("-c")
+    cmd.env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -549,8 +683,135 @@ mod tests {
             .unwrap();
         assert_eq!(exit, 3);
         assert_eq!(output, "here.txt\noops\n");
-        let (_, long) = run_command("yes | head -c 10000", None);
+        let (_, long) = run_command(
+            "yes | head -c 10000",
+            None,
+            &command_env(std::env::vars(), &[]),
+        );
         assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+
+    /// A server on 127.0.0.1 answering each connection with the next of
+    /// `replies` (raw HTTP); its port and how many connections it took.
+    fn http_server(replies: Vec<String>) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::BufRead;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let taken = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = taken.clone();
+        std::thread::spawn(move || {
+            for reply in replies {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut reader = std::io::BufReader::new(stream);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = reader.get_mut().write_all(reply.as_bytes());
+            }
+        });
+        (port, taken)
+    }
+
+    fn ok(body: &str) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn redirect(to: &str) -> String {
+        format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+
+    #[test]
+    fn fetch_url_refuses_this_machine_unless_the_vault_allows_it_and_checks_every_redirect() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let (port, taken) = http_server(vec![ok("local page")]);
+        let url = format!("http://127.0.0.1:{port}/page");
+
+        let host = NativeHost::new(dir.path());
+        let err = block_on(host.fetch_text(&url)).unwrap().unwrap_err();
+        assert!(err.contains("loopback"), "{err}");
+        let err = block_on(host.fetch_text(&format!("http://localhost:{port}/")))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.contains("this machine"), "{err}");
+        assert_eq!(
+            taken.load(Ordering::SeqCst),
+            0,
+            "nothing reached the server"
+        );
+
+        let allowed = NativeHost::new(dir.path()).with_fetch_allow(&["127.0.0.1".into()]);
+        assert_eq!(
+            block_on(allowed.fetch_text(&url)).unwrap().as_deref(),
+            Ok("local page")
+        );
+
+        // An allowed host redirecting to the metadata service, or to a
+        // private address by name, is stopped at that hop.
+        let (port, taken) = http_server(vec![
+            redirect("http://169.254.169.254/latest/meta-data/"),
+            redirect("/next"),
+            ok("after a relative redirect"),
+        ]);
+        let err = block_on(allowed.fetch_text(&format!("http://127.0.0.1:{port}/")))
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.contains("169.254.169.254") && err.contains("link-local"),
+            "{err}"
+        );
+        assert_eq!(
+            block_on(allowed.fetch_text(&format!("http://127.0.0.1:{port}/a/b")))
+                .unwrap()
+                .as_deref(),
+            Ok("after a relative redirect")
+        );
+        assert_eq!(taken.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_redirect_location_is_read_against_the_url_it_came_from() {
+        let base = "http://h:1/a/b?q";
+        assert_eq!(redirect_target(base, "https://x/y"), "https://x/y");
+        assert_eq!(redirect_target(base, "//x/y"), "http://x/y");
+        assert_eq!(redirect_target(base, "/c"), "http://h:1/c");
+        assert_eq!(redirect_target(base, "c"), "http://h:1/a/c");
+        assert_eq!(redirect_target("http://h", "c"), "http://h/c");
+    }
+
+    #[test]
+    fn a_command_sees_only_the_allowed_environment() {
+        let vars = [
+            ("PATH", std::env::var("PATH").unwrap_or_default().as_str()),
+            ("HOME", "/home/someone"),
+            ("PLANVAULT_API_KEY", "sk-secret-1"),
+            ("OPENAI_API_KEY", "sk-secret-2"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
+            ("GOPATH", "/go"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let env = command_env(vars.clone(), &[]);
+        let (exit, output) = run_command("env", None, &env);
+        assert_eq!(exit, 0);
+        assert!(output.contains("HOME=/home/someone"), "{output}");
+        for hidden in ["sk-secret-1", "sk-secret-2", "aws-secret", "GOPATH"] {
+            assert!(!output.contains(hidden), "{hidden} in {output}");
+        }
+        let env = command_env(vars, &["GOPATH".to_string()]);
+        let (_, output) = run_command("env", None, &env);
+        assert!(
+            output.contains("GOPATH=/go"),
+            "the config's names are kept: {output}"
+        );
+        assert!(!output.contains("sk-secret"), "{output}");
     }
 
     #[cfg(unix)]

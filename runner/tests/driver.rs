@@ -1287,3 +1287,32 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
         assert_eq!(host.file("DRAFT.md").is_some(), !case_insensitive);
     }
 }
+
+#[test]
+fn a_key_pasted_into_a_note_is_never_sent_in_a_prompt() {
+    let mut files = example();
+    files.insert(
+        "draft.md".into(),
+        files["draft.md"].replace(
+            "Write a short email",
+            &format!("Use the key {KEY} to write a short email"),
+        ),
+    );
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(files, &inbox, good_model);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let calls = host.calls.borrow();
+    let draft = calls.iter().find(|c| step(c) == "draft").unwrap();
+    assert!(prompt(draft).contains("Use the key <redacted> to write"));
+    for call in calls.iter() {
+        assert!(!call.body.to_string().contains(KEY));
+        assert_eq!(
+            call.api_key.as_deref(),
+            Some(KEY),
+            "the key goes as the header only"
+        );
+    }
+}

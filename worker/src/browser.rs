@@ -374,6 +374,10 @@ impl Host for BrowserHost {
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        // A page cannot resolve names, so only the URL's text is checked:
+        // `localhost` and loopback, private and link-local addresses are
+        // refused; a name resolving to one is not caught here (SECURITY.md).
+        planvault_llm::tools::fetch_policy(url, &[])?;
         let controller = AbortController::new().map_err(|e| describe(&e))?;
         let abort = controller.clone();
         let timer = self.timer(FETCH_URL_TIMEOUT_MS, move || abort.abort());

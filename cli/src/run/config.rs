@@ -48,6 +48,12 @@ pub struct Endpoints {
     pub default: Option<Endpoint>,
     pub roles: BTreeMap<String, Endpoint>,
     pub http: HttpPolicy,
+    /// Environment variables `@tool` commands keep beyond the runner's
+    /// allow-list (`[commands] env`).
+    pub command_env: Vec<String>,
+    /// Hosts `fetch_url` may reach although they are loopback or private
+    /// (`[fetch] allow_hosts`).
+    pub fetch_allow: Vec<String>,
 }
 
 impl Endpoints {
@@ -68,6 +74,24 @@ struct File {
     roles: BTreeMap<String, EndpointFile>,
     #[serde(default)]
     http: Option<HttpFile>,
+    #[serde(default)]
+    commands: Option<CommandsFile>,
+    #[serde(default)]
+    fetch: Option<FetchFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandsFile {
+    #[serde(default)]
+    env: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchFile {
+    #[serde(default)]
+    allow_hosts: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -122,7 +146,34 @@ pub fn resolve(
         default: file.default.map(Endpoint::from),
         roles: file.roles.into_iter().map(|(k, v)| (k, v.into())).collect(),
         http: HttpPolicy::default(),
+        command_env: file.commands.map(|c| c.env).unwrap_or_default(),
+        fetch_allow: file
+            .fetch
+            .map(|f| f.allow_hosts)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect(),
     };
+    let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
+        .into_iter()
+        .chain(
+            out.default
+                .iter()
+                .chain(out.roles.values())
+                .filter_map(|e| e.api_key_env.as_deref()),
+        )
+        .collect();
+    if let Some(name) = out
+        .command_env
+        .iter()
+        .find(|n| key_vars.contains(&n.as_str()))
+    {
+        bail!(
+            "{}: [commands] env names {name}, which holds an API key; commands never see a key",
+            path.display()
+        );
+    }
     if let Some(http) = file.http {
         if let Some(a) = http.attempts {
             out.http.attempts = a.clamp(1, 10);
@@ -269,6 +320,30 @@ mod tests {
             .to_string()
             .contains("never in the vault"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn commands_and_fetch_are_widened_only_by_the_config_and_never_to_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::create_dir_all(dir.join(".planvault")).unwrap();
+        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        assert!(e.command_env.is_empty() && e.fetch_allow.is_empty());
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[commands]\nenv = [\"GOPATH\"]\n\n[fetch]\nallow_hosts = [\"Wiki.Internal\", \"127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        assert_eq!(e.command_env, ["GOPATH"]);
+        assert_eq!(e.fetch_allow, ["wiki.internal", "127.0.0.1"]);
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[commands]\nenv = [\"PLANVAULT_API_KEY\"]\n",
+        )
+        .unwrap();
+        let err = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap_err();
+        assert!(err.to_string().contains("holds an API key"), "{err}");
     }
 
     #[test]

@@ -130,6 +130,8 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
 
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let mut host = NativeHost::new(&root)
+        .with_command_env(&endpoints.command_env)
+        .with_fetch_allow(&endpoints.fetch_allow)
         .on_post({
             let progress = progress.clone();
             move |m| progress.borrow_mut().message(m)
