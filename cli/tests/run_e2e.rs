@@ -625,7 +625,14 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     // draft.md declares `tools: [fetch_url, search]`; the terminal runner has
     // no `search`, so only `fetch_url` is offered. The model fetches the
     // stub's own model list (on 127.0.0.1; `$STUB` is the stub's address) and
-    // answers with what it read.
+    // answers with what it read. A loopback address is reached only because
+    // the vault's config allows it.
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[fetch]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
     let script = Script {
         replies: vec![
             Reply {
