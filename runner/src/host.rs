@@ -12,6 +12,9 @@ use planvault_protocol::FromWorker;
 pub struct HostError {
     pub path: String,
     pub message: String,
+    /// The disk (or the browser's storage quota) is full: the run stops
+    /// resumably and says so.
+    pub disk_full: bool,
 }
 
 impl HostError {
@@ -19,6 +22,15 @@ impl HostError {
         HostError {
             path: path.into(),
             message: message.into(),
+            disk_full: false,
+        }
+    }
+
+    /// A write refused for want of space.
+    pub fn disk_full(path: &str) -> Self {
+        HostError {
+            disk_full: true,
+            ..HostError::new(path, "the disk is full (no space left on the device)")
         }
     }
 }
@@ -62,6 +74,9 @@ pub enum Progress<'a> {
     Hop(&'a TraceEntry),
     /// The plan file was amended with accepted items.
     Amended,
+    /// The journal's last line was torn (a crash or a full disk mid-write):
+    /// it was kept aside in this file and cut from the journal.
+    JournalRepaired { kept_aside: &'a str },
 }
 
 #[allow(async_fn_in_trait)]

@@ -235,7 +235,15 @@ pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
 }
 
 fn io_error(path: &str, err: std::io::Error) -> HostError {
-    HostError::new(path, err.to_string())
+    // ENOSPC and EDQUOT (Linux 28 and 122; macOS 28 and 69).
+    let full = err.kind() == std::io::ErrorKind::StorageFull
+        || err.kind() == std::io::ErrorKind::QuotaExceeded
+        || matches!(err.raw_os_error(), Some(28));
+    if full {
+        HostError::disk_full(path)
+    } else {
+        HostError::new(path, err.to_string())
+    }
 }
 
 /// Write through a dot-file in the same folder, fsync it and rename it over
@@ -785,6 +793,27 @@ mod tests {
         assert_eq!(redirect_target(base, "/c"), "http://h:1/c");
         assert_eq!(redirect_target(base, "c"), "http://h:1/a/c");
         assert_eq!(redirect_target("http://h", "c"), "http://h/c");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_disk_is_told_apart_from_other_failures() {
+        let err = fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .and_then(|mut f| {
+                f.write_all(b"{\"key\":\"a\"}\n")?;
+                f.sync_data()
+            })
+            .unwrap_err();
+        let err = io_error("00_plan-trace/journal.jsonl", err);
+        assert!(err.disk_full, "{err}");
+        assert!(err.message.contains("disk is full"), "{err}");
+        let other = io_error(
+            "a.md",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert!(!other.disk_full);
     }
 
     #[test]

@@ -1323,3 +1323,94 @@ fn a_key_pasted_into_a_note_is_never_sent_in_a_prompt() {
         );
     }
 }
+
+/// Every journal line parses and no key is answered twice.
+fn journal_keys(host: &MemoryHost) -> Vec<String> {
+    let text = host.file(JOURNAL_FILE).unwrap();
+    assert!(text.ends_with('\n'), "{text}");
+    let journal = Journal::from_jsonl(&text).unwrap();
+    assert_eq!(journal.entries.len(), text.lines().count(), "{text}");
+    let keys: Vec<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "a key answered twice: {keys:?}");
+    keys
+}
+
+#[test]
+fn a_full_disk_at_any_write_stops_resumably_and_a_torn_journal_line_is_kept_aside() {
+    let inbox = Inbox::new();
+    let clean = MemoryHost::new(example(), &inbox, good_model);
+    assert_eq!(
+        go(&clean, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let clean_calls = clean.calls.borrow().len();
+    let clean_keys = journal_keys(&clean);
+    let writes = clean.writes.borrow().len();
+    for full_at in 0..writes {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(example(), &inbox, good_model);
+        host.space_left.set(Some(full_at));
+        let reason = go(&host, &inbox, start(model()));
+        assert!(
+            matches!(reason, Some(FinishReason::Stopped { .. })),
+            "full at write {full_at}: {reason:?}"
+        );
+        let (_, error) = finished(&host);
+        let error = error.unwrap();
+        assert_eq!(error.code, ErrorCode::VaultIo);
+        assert!(error.message.starts_with("the disk is full"), "{error:?}");
+        assert!(error.hint.unwrap().contains("free some space"));
+        // The crash cut the journal's next line short.
+        host.files
+            .borrow_mut()
+            .entry(JOURNAL_FILE.to_string())
+            .or_default()
+            .push_str("{\"key\":\"review#1:jud");
+        host.space_left.set(None);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed),
+            "full at write {full_at}"
+        );
+        assert_eq!(
+            host.file(&format!("{JOURNAL_FILE}.torn-1")).as_deref(),
+            Some("{\"key\":\"review#1:jud")
+        );
+        assert_eq!(journal_keys(&host), clean_keys, "full at write {full_at}");
+        // An answer lost with its journal line is asked again, once.
+        assert!(host.calls.borrow().len() <= clean_calls + 1);
+        for note in ["draft.md", "review.md", "send.md"] {
+            assert_eq!(
+                host.file(note),
+                clean.file(note),
+                "{note}, full at {full_at}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_whole_but_unterminated_last_journal_line_is_kept_and_terminated() {
+    let entry = planvault_core::engine::JournalEntry {
+        key: "a#1:command".into(),
+        answer: Answer::Command {
+            exit: 0,
+            output: "ok".into(),
+        },
+    };
+    let journal = planvault_core::engine::journal::entry_line(&entry);
+    let (kept, torn) = planvault_runner::driver::split_torn(&journal);
+    assert_eq!(kept, format!("{journal}\n"));
+    assert_eq!(torn, None);
+    assert_eq!(
+        planvault_runner::driver::split_torn("{\"a\":1}\n{\"key\""),
+        ("{\"a\":1}\n".to_string(), Some("{\"key\""))
+    );
+    assert_eq!(
+        planvault_runner::driver::split_torn("x\n"),
+        ("x\n".to_string(), None)
+    );
+}

@@ -174,6 +174,12 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let Some(reason) = reason else {
         let error = progress.borrow_mut().failed.take();
         match error {
+            // The vault could not be written (a full disk): nothing is
+            // lost, so the run is resumable (exit 5), not unreadable.
+            Some(error) if error.code == planvault_protocol::ErrorCode::VaultIo => {
+                eprintln!("error: {}", describe_error(&error));
+                return Ok(ExitCode::from(5));
+            }
             Some(error) => bail!("{}", describe_error(&error)),
             None => bail!("the run stopped without finishing"),
         }
@@ -391,6 +397,9 @@ impl Progress {
                 entry.decided_by.as_str()
             )),
             P::Amended => self.line(&format!("  amended {}", self.path)),
+            P::JournalRepaired { kept_aside } => self.line(&format!(
+                "  the journal's last line was torn; kept aside in {kept_aside} and cut"
+            )),
         }
     }
 
