@@ -981,3 +981,38 @@ fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
     assert!(!String::from_utf8_lossy(&out.stderr).contains(SECRET));
 }
+
+#[test]
+fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    // This test's own process holds the vault, as a running run would.
+    let host = planvault_runner::native::host_name();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    let lock = vault.join(".planvault/run.lock");
+    std::fs::write(&lock, format!("pid={}\nhost={host}\n", std::process::id())).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(&format!("process {} on {host}", std::process::id()))
+            && stderr.contains("delete"),
+        "{stderr}"
+    );
+    assert!(
+        stub.requests().is_empty(),
+        "the refused run called no model"
+    );
+    assert_eq!(status_of(&vault, "draft.md"), "pending");
+
+    // Once the holder is gone, the run takes the vault and gives it back.
+    std::fs::remove_file(&lock).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!lock.exists(), "the lock is released at the end");
+}

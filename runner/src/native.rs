@@ -246,6 +246,127 @@ fn io_error(path: &str, err: std::io::Error) -> HostError {
     }
 }
 
+/// The lock file a run holds in its vault (a dot-folder, so never listed).
+pub const LOCK_FILE: &str = ".planvault/run.lock";
+
+/// Why a run could not take its vault.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "the vault is being run by process {pid} on {host} ({path}); wait for that run to end, \
+or, if that process is gone (a crash, another machine), delete {path} and run again"
+    )]
+    Held {
+        pid: String,
+        host: String,
+        path: String,
+    },
+    #[error("cannot lock the vault ({path}): {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// A run's hold on its vault: `.planvault/run.lock` with the process id and
+/// host, created exclusively, removed when dropped. A lock left by a dead
+/// process of this host is stale and taken over; one from another host is
+/// not (its process cannot be seen from here).
+#[derive(Debug)]
+pub struct VaultLock {
+    path: PathBuf,
+}
+
+impl VaultLock {
+    pub fn acquire(vault: &Path) -> Result<VaultLock, LockError> {
+        let path = vault.join(LOCK_FILE);
+        let shown = path.display().to_string();
+        let io = |source| LockError::Io {
+            path: shown.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io)?;
+        }
+        let me = format!("pid={}\nhost={}\n", std::process::id(), host_name());
+        for _ in 0..2 {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    file.write_all(me.as_bytes()).map_err(io)?;
+                    file.sync_data().map_err(io)?;
+                    return Ok(VaultLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = fs::read_to_string(&path).unwrap_or_default();
+                    let field = |name: &str| {
+                        text.lines()
+                            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+                            .unwrap_or("?")
+                            .trim()
+                            .to_string()
+                    };
+                    let (pid, host) = (field("pid"), field("host"));
+                    let stale = host == host_name()
+                        && pid.parse::<u32>().is_ok_and(|pid| !process_alive(pid));
+                    if !stale {
+                        return Err(LockError::Held {
+                            pid,
+                            host,
+                            path: shown,
+                        });
+                    }
+                    let _ = fs::remove_file(&path);
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
+        Err(io(std::io::Error::other("the lock kept changing")))
+    }
+}
+
+impl Drop for VaultLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// This machine's name, as a lock file records it.
+pub fn host_name() -> String {
+    let read = fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .or_else(|| {
+            std::process::Command::new("hostname")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+        });
+    read.map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// Whether a process of this machine is running.
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        return Path::new(&format!("/proc/{pid}")).exists();
+    }
+    if cfg!(unix) {
+        return std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    }
+    // Elsewhere a lock is never judged stale here: the message says how to
+    // break it.
+    true
+}
+
 /// Write through a dot-file in the same folder, fsync it and rename it over
 /// the target.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
@@ -814,6 +935,53 @@ mod tests {
             std::io::Error::from(std::io::ErrorKind::PermissionDenied),
         );
         assert!(!other.disk_full);
+    }
+
+    #[test]
+    fn a_second_run_is_refused_the_vault_naming_the_holder_and_a_stale_lock_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
+        assert_eq!(
+            text,
+            format!("pid={}\nhost={}\n", std::process::id(), host_name())
+        );
+        let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "process {} on {}",
+                std::process::id(),
+                host_name()
+            )) && err.contains("delete")
+                && err.contains("run.lock"),
+            "{err}"
+        );
+        drop(lock);
+        assert!(!dir.path().join(LOCK_FILE).exists());
+
+        // A process of this host that has ended left its lock behind.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("pid={dead}\nhost={}\n", host_name()),
+        )
+        .unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        drop(lock);
+
+        // Another machine's run cannot be seen from here: refused.
+        fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("pid={dead}\nhost=elsewhere\n"),
+        )
+        .unwrap();
+        let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("process {dead} on elsewhere")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use planvault_core::engine::{Autonomy, FinishReason, Journal};
 use planvault_core::{Plan, PlanSource, Status};
 use planvault_protocol::{FromWorker, RunError, RunMode, StartRun};
-use planvault_runner::native::NativeHost;
+use planvault_runner::native::{NativeHost, VaultLock};
 use planvault_runner::{block_on, run_with, Humans, Inbox, Options};
 use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
@@ -97,17 +97,28 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     }
     let mut plan = checked.plan;
     let starts_over = args.fresh || args.replay.is_some();
-    let (root, plan_md) = match source {
-        PlanSource::Vault(_) => (args.path.clone(), None),
+    let root = match &source {
+        PlanSource::Vault(_) => args.path.clone(),
+        _ => run_vault_dir(&args.path),
+    };
+    std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+    // One run per vault at a time; held until this function returns.
+    let _lock = match VaultLock::acquire(&root) {
+        Ok(lock) => lock,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(ExitCode::from(5));
+        }
+    };
+    let plan_md = match source {
+        PlanSource::Vault(_) => None,
         PlanSource::PlanMd { text, .. } => {
-            let root = run_vault_dir(&args.path);
             materialize(&root, &mut plan, starts_over)?;
-            (root, Some(text))
+            Some(text)
         }
         PlanSource::Generated { .. } => {
-            let root = run_vault_dir(&args.path);
             materialize(&root, &mut plan, starts_over)?;
-            (root, None)
+            None
         }
     };
     let endpoints = config::resolve(
