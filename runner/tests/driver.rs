@@ -1380,8 +1380,15 @@ fn a_full_disk_at_any_write_stops_resumably_and_a_torn_journal_line_is_kept_asid
             Some("{\"key\":\"review#1:jud")
         );
         assert_eq!(journal_keys(&host), clean_keys, "full at write {full_at}");
-        // An answer lost with its journal line is asked again, once.
-        assert!(host.calls.borrow().len() <= clean_calls + 1);
+        // A paid call is made again only when its answer was lost with its
+        // journal line; every other stop resumes without repeating one.
+        let lost_an_answer = clean.writes.borrow()[full_at] == JOURNAL_FILE;
+        let calls = host.calls.borrow().len();
+        assert!(
+            calls == clean_calls || (lost_an_answer && calls == clean_calls + 1),
+            "full at write {full_at} ({}): {calls} calls, a clean run makes {clean_calls}",
+            clean.writes.borrow()[full_at]
+        );
         for note in ["draft.md", "review.md", "send.md"] {
             assert_eq!(
                 host.file(note),
