@@ -536,7 +536,9 @@ impl Host for NativeHost {
             .post(url)
             .config()
             .timeout_recv_response(Some(timeout))
-            .timeout_recv_body(Some(timeout * 5))
+            // The body is bounded by idleness, not its total time: a slow
+            // model streaming steadily may take as long as it needs.
+            .timeout_per_read(Some(timeout))
             .build()
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream");
@@ -982,6 +984,59 @@ mod tests {
             err.contains(&format!("process {dead} on elsewhere")),
             "{err}"
         );
+    }
+
+    /// A streamed reply read to its end (or its error).
+    fn stream_from_stub(reply: llm_stub::Reply, timeout_ms: u32) -> Result<String, LlmError> {
+        let stub = llm_stub::Stub::start(
+            llm_stub::Script {
+                replies: vec![reply],
+                default: None,
+            },
+            0,
+            None,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+        let url = planvault_llm::chat_url(&stub.base_url());
+        let (head, mut stream) = block_on(host.post_json(&url, None, body, timeout_ms)).unwrap()?;
+        assert_eq!(head.status, 200);
+        let mut text = Vec::new();
+        while let Some(chunk) = block_on(host.read_chunk(&mut stream)).unwrap()? {
+            text.extend(chunk);
+        }
+        Ok(String::from_utf8(text).unwrap())
+    }
+
+    #[test]
+    fn a_stream_times_out_when_idle_not_when_long() {
+        let content = "a steady reply, streamed two characters at a time";
+        let steady = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(2),
+            chunk_delay_ms: 60,
+            ..llm_stub::Reply::default()
+        };
+        // 25 chunks 60 ms apart: 1.5 s, far past five times the 200 ms
+        // timeout, yet never 200 ms without a byte.
+        let started = Instant::now();
+        let text = stream_from_stub(steady, 200).unwrap();
+        assert!(started.elapsed() > Duration::from_millis(1_000));
+        assert!(text.contains("[DONE]"), "{text}");
+        let stalled = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(20),
+            chunk_delay_ms: 700,
+            ..llm_stub::Reply::default()
+        };
+        assert!(matches!(
+            stream_from_stub(stalled, 200),
+            Err(LlmError::Timeout { .. })
+        ));
     }
 
     #[test]

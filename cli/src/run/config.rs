@@ -29,7 +29,9 @@ pub struct HttpPolicy {
     pub attempts: u32,
     /// The first backoff; doubled per retry, capped at 30 s.
     pub retry_base: Duration,
-    /// Until the response head arrives.
+    /// Until the response head arrives, and the longest silence while the
+    /// body streams (an idle limit: a steady stream may run as long as it
+    /// needs).
     pub timeout: Duration,
 }
 
