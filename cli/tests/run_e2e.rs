@@ -1016,3 +1016,75 @@ fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
     );
     assert!(!lock.exists(), "the lock is released at the end");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.md"), "TOP-SECRET contents").unwrap();
+    std::fs::create_dir_all(vault.join("notes")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.md"), vault.join("notes/leak.md")).unwrap();
+    std::os::unix::fs::symlink(&outside, vault.join("linked")).unwrap();
+    let draft = std::fs::read_to_string(vault.join("draft.md")).unwrap();
+    std::fs::write(
+        vault.join("draft.md"),
+        draft.replace(
+            "tools: [fetch_url, search]",
+            "tools: [read_note, write_note]",
+        ),
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    llm_stub::ToolCall {
+                        name: "read_note".into(),
+                        arguments: serde_json::json!({"path": "notes/leak.md"}),
+                    },
+                    llm_stub::ToolCall {
+                        name: "write_note".into(),
+                        arguments: serde_json::json!({"path": "linked/planted.md", "content": "x"}),
+                    },
+                ],
+                ..reply(DRAFT, "")
+            },
+            reply("outside the vault", "Draft without the secret."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = stub.requests();
+    let tool_turns: Vec<String> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tool_turns.len(), 2);
+    assert!(
+        tool_turns.iter().all(|t| t.contains("outside the vault")),
+        "{tool_turns:?}"
+    );
+    for request in &requests {
+        assert!(!request.text().contains("TOP-SECRET"));
+    }
+    assert!(!outside.join("planted.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.md")).unwrap(),
+        "TOP-SECRET contents"
+    );
+}
