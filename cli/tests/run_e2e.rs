@@ -690,8 +690,10 @@ fn ctrl_c_stops_the_run_resumably() {
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
+            // A stream that stalls after its first words: one Ctrl-C must
+            // not wait for the server's next byte.
             Reply {
-                chunk_delay_ms: 300,
+                chunk_delay_ms: 20_000,
                 chunk_chars: Some(2),
                 ..reply(REVIEW, "Looks right to me, all of it.")
             },
@@ -713,12 +715,18 @@ fn ctrl_c_stops_the_run_resumably() {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
+    let signalled = Instant::now();
     assert!(Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap()
         .success());
     let out = child.wait_with_output().unwrap();
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "one Ctrl-C stopped a stalled stream only after {:?}",
+        signalled.elapsed()
+    );
     assert_eq!(
         out.status.code(),
         Some(130),

@@ -73,6 +73,8 @@ pub struct NativeHost {
     command_env: Vec<String>,
     /// Hosts `fetch_url` may reach although they are not public.
     fetch_allow: Vec<String>,
+    /// Set by Ctrl-C: a model call waiting on its server gives up at once.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
     /// Whether the vault's file system ignores case, once probed.
@@ -96,6 +98,7 @@ impl NativeHost {
             command_dir: None,
             command_env: Vec::new(),
             fetch_allow: Vec::new(),
+            stop: None,
             plan_file: RefCell::new(None),
             case_insensitive: Cell::new(None),
             agent,
@@ -122,6 +125,37 @@ impl NativeHost {
     pub fn with_fetch_allow(mut self, hosts: &[String]) -> Self {
         self.fetch_allow = hosts.to_vec();
         self
+    }
+
+    /// Stop waiting on a model's reply as soon as `flag` is set (Ctrl-C).
+    pub fn with_stop_flag(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// The next piece of a reply, or `Interrupted` once a stop is asked,
+    /// looking every 50 ms.
+    fn next_piece(&self, body: &mut Body) -> Result<Piece, LlmError> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                return Err(LlmError::Interrupted);
+            }
+            match body.pieces.recv_timeout(Duration::from_millis(50)) {
+                Ok(piece) => return Ok(piece),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(LlmError::Connect {
+                        url: body.url.clone(),
+                        reason: "the reply ended unexpectedly".into(),
+                    })
+                }
+            }
+        }
     }
 
     /// Whether `fetch_url` may reach `url`: its host allowed by the vault,
@@ -435,10 +469,18 @@ fn io(url: &str, e: std::io::Error) -> LlmError {
     }
 }
 
-/// A reply body being read.
+/// A reply body being read, by its request's thread.
 pub struct Body {
     url: String,
-    reader: ureq::BodyReader<'static>,
+    pieces: std::sync::mpsc::Receiver<Piece>,
+}
+
+/// What a request's thread hands over.
+enum Piece {
+    Head(Result<HttpHead, LlmError>),
+    Chunk(Vec<u8>),
+    End,
+    Failed(LlmError),
 }
 
 impl Host for NativeHost {
@@ -545,39 +587,77 @@ impl Host for NativeHost {
         if let Some(key) = api_key {
             request = request.header("Authorization", &format!("Bearer {key}"));
         }
-        let response = request.send(body).map_err(|e| transport(url, e))?;
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
+        // The request runs on its own thread and hands its pieces over, so a
+        // Stop is heard at once even while the server is silent; the thread
+        // ends at the server's next byte or the idle timeout.
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let (url_owned, body_owned) = (url.to_string(), body.to_string());
+        std::thread::spawn(move || {
+            let url = url_owned;
+            let response = match request.send(body_owned) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Piece::Head(Err(transport(&url, e))));
+                    return;
+                }
+            };
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let head = HttpHead {
+                status: response.status().as_u16(),
+                content_type: header("content-type")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase(),
+                retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
+            };
+            if tx.send(Piece::Head(Ok(head))).is_err() {
+                return;
+            }
+            let mut reader = response.into_body().into_reader();
+            loop {
+                let mut buf = vec![0u8; 8192];
+                let piece = match reader.read(&mut buf) {
+                    Ok(0) => Piece::End,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        Piece::Chunk(buf)
+                    }
+                    Err(e) => Piece::Failed(io(&url, e)),
+                };
+                let last = !matches!(piece, Piece::Chunk(_));
+                if tx.send(piece).is_err() || last {
+                    return;
+                }
+            }
+        });
+        let mut body = Body {
+            url: url.to_string(),
+            pieces: rx,
         };
-        let head = HttpHead {
-            status: response.status().as_u16(),
-            content_type: header("content-type")
-                .unwrap_or_default()
-                .to_ascii_lowercase(),
-            retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
-        };
-        let reader = response.into_body().into_reader();
-        Ok((
-            head,
-            Body {
-                url: url.to_string(),
-                reader,
-            },
-        ))
+        match self.next_piece(&mut body)? {
+            Piece::Head(head) => Ok((head?, body)),
+            _ => Err(LlmError::Connect {
+                url: url.into(),
+                reason: "no reply head".into(),
+            }),
+        }
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
-        let mut buf = vec![0u8; 8192];
-        let read = body.reader.read(&mut buf).map_err(|e| io(&body.url, e))?;
-        if read == 0 {
-            return Ok(None);
+        match self.next_piece(body)? {
+            Piece::Chunk(bytes) => Ok(Some(bytes)),
+            Piece::End => Ok(None),
+            Piece::Failed(err) => Err(err),
+            Piece::Head(_) => Err(LlmError::Connect {
+                url: body.url.clone(),
+                reason: "a second reply head".into(),
+            }),
         }
-        buf.truncate(read);
-        Ok(Some(buf))
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
@@ -1037,6 +1117,53 @@ mod tests {
             stream_from_stub(stalled, 200),
             Err(LlmError::Timeout { .. })
         ));
+    }
+
+    #[test]
+    fn a_stop_cuts_a_silent_server_off_at_once() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        for (delay_ms, chunk_delay_ms) in [(10_000, 0), (0, 10_000)] {
+            let stub = llm_stub::Stub::start(
+                llm_stub::Script {
+                    replies: vec![llm_stub::Reply {
+                        content: "first words, then a long silence".into(),
+                        status: 200,
+                        chunk_chars: Some(12),
+                        delay_ms,
+                        chunk_delay_ms,
+                        ..llm_stub::Reply::default()
+                    }],
+                    default: None,
+                },
+                0,
+                None,
+            )
+            .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let host = NativeHost::new(dir.path()).with_stop_flag(stop.clone());
+            let flag = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                flag.store(true, Ordering::SeqCst);
+            });
+            let started = Instant::now();
+            let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+            let url = planvault_llm::chat_url(&stub.base_url());
+            let result = block_on(async {
+                let (_, mut stream) = host.post_json(&url, None, body, 60_000).await?;
+                while host.read_chunk(&mut stream).await?.is_some() {}
+                Ok::<(), LlmError>(())
+            })
+            .unwrap();
+            assert!(matches!(result, Err(LlmError::Interrupted)), "{result:?}");
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "stopped after {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     #[test]

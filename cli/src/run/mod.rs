@@ -143,6 +143,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let mut host = NativeHost::new(&root)
         .with_command_env(&endpoints.command_env)
         .with_fetch_allow(&endpoints.fetch_allow)
+        .with_stop_flag(stop.clone())
         .on_post({
             let progress = progress.clone();
             move |m| progress.borrow_mut().message(m)
