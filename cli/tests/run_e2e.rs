@@ -1096,3 +1096,97 @@ fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {
         "TOP-SECRET contents"
     );
 }
+
+/// A note's text without its `status:` line.
+fn without_status(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("status: "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn kill_9_at_seeded_random_moments_never_corrupts_the_vault_or_answers_a_key_twice() {
+    let unlimited = |contains: &str, content: &str| Reply {
+        times: Some(0),
+        chunk_chars: Some(3),
+        chunk_delay_ms: 15,
+        ..reply(contains, content)
+    };
+    let script = || Script {
+        replies: vec![
+            unlimited(DRAFT, "Subject: review\n\nDraft one, with the date."),
+            unlimited(REVIEW, "Approved, nothing to change."),
+            unlimited(JUDGE, "1. YES - approved\n2. NO - nothing"),
+            unlimited(SEND, "Sent. Message id <42@example>."),
+        ],
+        default: None,
+    };
+    let notes = ["draft.md", "review.md", "send.md"];
+    let original: Vec<String> = notes
+        .iter()
+        .map(|n| without_status(&std::fs::read_to_string(example_source().join(n)).unwrap()))
+        .collect();
+    let clean = {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = example_vault(dir.path());
+        let stub = Stub::start(script(), 0, None).unwrap();
+        let started = Instant::now();
+        assert!(run_to_end(&vault, &stub, &[]).status.success());
+        (stub.requests().len(), started.elapsed())
+    };
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for trial in 0..10 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let kill_after = Duration::from_millis((seed >> 33) % (clean.1.as_millis() as u64 + 1));
+        let dir = tempfile::tempdir().unwrap();
+        let vault = example_vault(dir.path());
+        let stub = Stub::start(script(), 0, None).unwrap();
+        let mut child = planvault(&vault, &stub, &[])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(kill_after);
+        let killed = child.try_wait().unwrap().is_none();
+        let _ = child.kill();
+        child.wait().unwrap();
+        let out = run_to_end(&vault, &stub, &[]);
+        assert!(
+            out.status.success(),
+            "trial {trial} (kill after {kill_after:?}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (note, before) in notes.iter().zip(&original) {
+            let after = std::fs::read_to_string(vault.join(note)).unwrap();
+            assert_eq!(&without_status(&after), before, "trial {trial}: {note}");
+            assert_eq!(status_of(&vault, note), "done", "trial {trial}: {note}");
+        }
+        let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+        let mut keys: Vec<String> = journal
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .unwrap_or_else(|e| panic!("trial {trial}: a broken journal line {l:?}: {e}"))
+                    ["key"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all, "trial {trial}: a key answered twice");
+        // At most the call in flight at the kill is made again.
+        let calls = stub.requests().len();
+        assert!(
+            calls <= clean.0 + usize::from(killed),
+            "trial {trial} (kill after {kill_after:?}): {calls} calls, a clean run makes {}",
+            clean.0
+        );
+        assert!(!vault.join(".planvault/run.lock").exists());
+    }
+}
