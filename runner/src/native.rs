@@ -73,6 +73,8 @@ pub struct NativeHost {
     command_env: Vec<String>,
     /// Hosts `fetch_url` may reach although they are not public.
     fetch_allow: Vec<String>,
+    /// An optional bound on a whole model call, however steady its stream.
+    total_timeout: Option<Duration>,
     /// Set by Ctrl-C: a model call waiting on its server gives up at once.
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The PLAN.md a run amends, with its text as last read or written.
@@ -99,6 +101,7 @@ impl NativeHost {
             command_env: Vec::new(),
             fetch_allow: Vec::new(),
             stop: None,
+            total_timeout: None,
             plan_file: RefCell::new(None),
             case_insensitive: Cell::new(None),
             agent,
@@ -124,6 +127,13 @@ impl NativeHost {
     /// are loopback, private or link-local.
     pub fn with_fetch_allow(mut self, hosts: &[String]) -> Self {
         self.fetch_allow = hosts.to_vec();
+        self
+    }
+
+    /// Bound each model call's whole time too (the timeout the run is given
+    /// bounds the wait for the head and each silence in the stream).
+    pub fn with_total_timeout(mut self, total: Option<Duration>) -> Self {
+        self.total_timeout = total;
         self
     }
 
@@ -581,6 +591,7 @@ impl Host for NativeHost {
             // The body is bounded by idleness, not its total time: a slow
             // model streaming steadily may take as long as it needs.
             .timeout_per_read(Some(timeout))
+            .timeout_global(self.total_timeout)
             .build()
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream");
@@ -1068,6 +1079,14 @@ mod tests {
 
     /// A streamed reply read to its end (or its error).
     fn stream_from_stub(reply: llm_stub::Reply, timeout_ms: u32) -> Result<String, LlmError> {
+        stream_from_stub_within(reply, timeout_ms, None)
+    }
+
+    fn stream_from_stub_within(
+        reply: llm_stub::Reply,
+        timeout_ms: u32,
+        total: Option<Duration>,
+    ) -> Result<String, LlmError> {
         let stub = llm_stub::Stub::start(
             llm_stub::Script {
                 replies: vec![reply],
@@ -1078,7 +1097,7 @@ mod tests {
         )
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let host = NativeHost::new(dir.path());
+        let host = NativeHost::new(dir.path()).with_total_timeout(total);
         let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
         let url = planvault_llm::chat_url(&stub.base_url());
         let (head, mut stream) = block_on(host.post_json(&url, None, body, timeout_ms)).unwrap()?;
@@ -1106,6 +1125,18 @@ mod tests {
         let text = stream_from_stub(steady, 200).unwrap();
         assert!(started.elapsed() > Duration::from_millis(1_000));
         assert!(text.contains("[DONE]"), "{text}");
+        let steady = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(2),
+            chunk_delay_ms: 60,
+            ..llm_stub::Reply::default()
+        };
+        // The optional overall limit still ends a stream that never stalls.
+        assert!(matches!(
+            stream_from_stub_within(steady, 200, Some(Duration::from_millis(500))),
+            Err(LlmError::Timeout { .. })
+        ));
         let stalled = llm_stub::Reply {
             content: content.into(),
             status: 200,

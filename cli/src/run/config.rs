@@ -33,6 +33,8 @@ pub struct HttpPolicy {
     /// body streams (an idle limit: a steady stream may run as long as it
     /// needs).
     pub timeout: Duration,
+    /// An optional bound on a whole call (`total_timeout_secs`).
+    pub total_timeout: Option<Duration>,
 }
 
 impl Default for HttpPolicy {
@@ -41,6 +43,7 @@ impl Default for HttpPolicy {
             attempts: 4,
             retry_base: Duration::from_millis(500),
             timeout: Duration::from_secs(120),
+            total_timeout: None,
         }
     }
 }
@@ -111,6 +114,7 @@ struct HttpFile {
     attempts: Option<u32>,
     retry_base_ms: Option<u64>,
     timeout_secs: Option<u64>,
+    total_timeout_secs: Option<u64>,
 }
 
 impl From<EndpointFile> for Endpoint {
@@ -185,6 +189,9 @@ pub fn resolve(
         }
         if let Some(s) = http.timeout_secs {
             out.http.timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = http.total_timeout_secs {
+            out.http.total_timeout = Some(Duration::from_secs(s.max(1)));
         }
     }
     if endpoint.is_some() || model.is_some() {
@@ -292,7 +299,7 @@ mod tests {
         std::fs::create_dir_all(dir.join(".planvault")).unwrap();
         std::fs::write(
             dir.join(CONFIG_FILE),
-            "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\n",
+            "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\ntotal_timeout_secs = 900\n",
         )
         .unwrap();
         let e = resolve(
@@ -311,6 +318,7 @@ mod tests {
         assert_eq!(e.for_role(Some("writer")).unwrap().model, "tiny");
         assert_eq!(e.for_role(Some("unknown")).unwrap().model, "other");
         assert_eq!(e.http.retry_base, Duration::from_millis(5));
+        assert_eq!(e.http.total_timeout, Some(Duration::from_secs(900)));
 
         std::fs::write(
             dir.join(CONFIG_FILE),

@@ -144,6 +144,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         .with_command_env(&endpoints.command_env)
         .with_fetch_allow(&endpoints.fetch_allow)
         .with_stop_flag(stop.clone())
+        .with_total_timeout(endpoints.http.total_timeout)
         .on_post({
             let progress = progress.clone();
             move |m| progress.borrow_mut().message(m)
