@@ -77,6 +77,9 @@ fn read_text(path: &Path) -> Result<String, Unreadable> {
 /// decides what else to skip.
 pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
     let mut files = BTreeMap::new();
+    // A symlink is followed only to a file inside the vault (as the runner's
+    // file tools do): one leading out is not part of the vault.
+    let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut pending: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let entries = fs::read_dir(&dir)
@@ -92,6 +95,12 @@ pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
             let kind = entry
                 .file_type()
                 .map_err(|e| Unreadable(format!("cannot read {}: {e}", path.display())))?;
+            if kind.is_symlink()
+                && !fs::canonicalize(&path)
+                    .is_ok_and(|real| real.starts_with(&real_root) && real.is_file())
+            {
+                continue;
+            }
             if kind.is_dir() {
                 pending.push(path);
             } else if name.to_ascii_lowercase().ends_with(".md") {

@@ -625,7 +625,14 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     // draft.md declares `tools: [fetch_url, search]`; the terminal runner has
     // no `search`, so only `fetch_url` is offered. The model fetches the
     // stub's own model list (on 127.0.0.1; `$STUB` is the stub's address) and
-    // answers with what it read.
+    // answers with what it read. A loopback address is reached only because
+    // the vault's config allows it.
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[fetch]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
     let script = Script {
         replies: vec![
             Reply {
@@ -683,8 +690,10 @@ fn ctrl_c_stops_the_run_resumably() {
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
+            // A stream that stalls after its first words: one Ctrl-C must
+            // not wait for the server's next byte.
             Reply {
-                chunk_delay_ms: 300,
+                chunk_delay_ms: 20_000,
                 chunk_chars: Some(2),
                 ..reply(REVIEW, "Looks right to me, all of it.")
             },
@@ -706,12 +715,18 @@ fn ctrl_c_stops_the_run_resumably() {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
+    let signalled = Instant::now();
     assert!(Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap()
         .success());
     let out = child.wait_with_output().unwrap();
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "one Ctrl-C stopped a stalled stream only after {:?}",
+        signalled.elapsed()
+    );
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -913,4 +928,265 @@ fn an_accepted_amendment_is_appended_to_the_plan_md_and_its_item_runs() {
         .unwrap()
         .contains("status: done"));
     assert_eq!(count(&stub, "Step: Write the changelog"), 1);
+}
+
+#[test]
+fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "# Plan\n\n- [ ] @tool env\n- [ ] (after: 1) Summarise what the command printed\n",
+    )
+    .unwrap();
+    let run = dir.path().join("PLAN.run");
+    std::fs::create_dir_all(run.join(".planvault")).unwrap();
+    std::fs::write(
+        run.join(".planvault/config.toml"),
+        "[commands]\nenv = [\"MY_TOOL_VAR\"]\n",
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![reply("Step: Summarise", "Summed up.\nSTATUS: done")],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("PLAN.md"))
+        .args([
+            "--query",
+            "q",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env("OTHER_VAR", "not-for-commands")
+        // A variable the config lets through that happens to hold the key.
+        .env("MY_TOOL_VAR", format!("kept-{SECRET}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vault = all_text(&run);
+    assert!(vault.contains("MY_TOOL_VAR=kept-<redacted>"), "{vault}");
+    assert!(!vault.contains("OTHER_VAR"), "{vault}");
+    assert!(!vault.contains("PLANVAULT_API_KEY"), "{vault}");
+    assert!(!vault.contains(SECRET));
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].text().contains("MY_TOOL_VAR=kept-<redacted>"),
+        "the command's output reaches the next prompt, scrubbed: {}",
+        requests[0].text()
+    );
+    assert!(!requests[0].text().contains(SECRET));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(SECRET));
+}
+
+#[test]
+fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    // This test's own process holds the vault, as a running run would.
+    let host = planvault_runner::native::host_name();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    let lock = vault.join(".planvault/run.lock");
+    std::fs::write(&lock, format!("pid={}\nhost={host}\n", std::process::id())).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(&format!("process {} on {host}", std::process::id()))
+            && stderr.contains("delete"),
+        "{stderr}"
+    );
+    assert!(
+        stub.requests().is_empty(),
+        "the refused run called no model"
+    );
+    assert_eq!(status_of(&vault, "draft.md"), "pending");
+
+    // Once the holder is gone, the run takes the vault and gives it back.
+    std::fs::remove_file(&lock).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!lock.exists(), "the lock is released at the end");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.md"), "TOP-SECRET contents").unwrap();
+    std::fs::create_dir_all(vault.join("notes")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.md"), vault.join("notes/leak.md")).unwrap();
+    std::os::unix::fs::symlink(&outside, vault.join("linked")).unwrap();
+    let draft = std::fs::read_to_string(vault.join("draft.md")).unwrap();
+    std::fs::write(
+        vault.join("draft.md"),
+        draft.replace(
+            "tools: [fetch_url, search]",
+            "tools: [read_note, write_note]",
+        ),
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    llm_stub::ToolCall {
+                        name: "read_note".into(),
+                        arguments: serde_json::json!({"path": "notes/leak.md"}),
+                    },
+                    llm_stub::ToolCall {
+                        name: "write_note".into(),
+                        arguments: serde_json::json!({"path": "linked/planted.md", "content": "x"}),
+                    },
+                ],
+                ..reply(DRAFT, "")
+            },
+            reply("outside the vault", "Draft without the secret."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = stub.requests();
+    let tool_turns: Vec<String> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tool_turns.len(), 2);
+    assert!(
+        tool_turns.iter().all(|t| t.contains("outside the vault")),
+        "{tool_turns:?}"
+    );
+    for request in &requests {
+        assert!(!request.text().contains("TOP-SECRET"));
+    }
+    assert!(!outside.join("planted.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.md")).unwrap(),
+        "TOP-SECRET contents"
+    );
+}
+
+/// A note's text without its `status:` line.
+fn without_status(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("status: "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn kill_9_at_seeded_random_moments_never_corrupts_the_vault_or_answers_a_key_twice() {
+    let unlimited = |contains: &str, content: &str| Reply {
+        times: Some(0),
+        chunk_chars: Some(3),
+        chunk_delay_ms: 15,
+        ..reply(contains, content)
+    };
+    let script = || Script {
+        replies: vec![
+            unlimited(DRAFT, "Subject: review\n\nDraft one, with the date."),
+            unlimited(REVIEW, "Approved, nothing to change."),
+            unlimited(JUDGE, "1. YES - approved\n2. NO - nothing"),
+            unlimited(SEND, "Sent. Message id <42@example>."),
+        ],
+        default: None,
+    };
+    let notes = ["draft.md", "review.md", "send.md"];
+    let original: Vec<String> = notes
+        .iter()
+        .map(|n| without_status(&std::fs::read_to_string(example_source().join(n)).unwrap()))
+        .collect();
+    let clean = {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = example_vault(dir.path());
+        let stub = Stub::start(script(), 0, None).unwrap();
+        let started = Instant::now();
+        assert!(run_to_end(&vault, &stub, &[]).status.success());
+        (stub.requests().len(), started.elapsed())
+    };
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for trial in 0..10 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let kill_after = Duration::from_millis((seed >> 33) % (clean.1.as_millis() as u64 + 1));
+        let dir = tempfile::tempdir().unwrap();
+        let vault = example_vault(dir.path());
+        let stub = Stub::start(script(), 0, None).unwrap();
+        let mut child = planvault(&vault, &stub, &[])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(kill_after);
+        let killed = child.try_wait().unwrap().is_none();
+        let _ = child.kill();
+        child.wait().unwrap();
+        let out = run_to_end(&vault, &stub, &[]);
+        assert!(
+            out.status.success(),
+            "trial {trial} (kill after {kill_after:?}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (note, before) in notes.iter().zip(&original) {
+            let after = std::fs::read_to_string(vault.join(note)).unwrap();
+            assert_eq!(&without_status(&after), before, "trial {trial}: {note}");
+            assert_eq!(status_of(&vault, note), "done", "trial {trial}: {note}");
+        }
+        let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+        let mut keys: Vec<String> = journal
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .unwrap_or_else(|e| panic!("trial {trial}: a broken journal line {l:?}: {e}"))
+                    ["key"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all, "trial {trial}: a key answered twice");
+        // At most the call in flight at the kill is made again.
+        let calls = stub.requests().len();
+        assert!(
+            calls <= clean.0 + usize::from(killed),
+            "trial {trial} (kill after {kill_after:?}): {calls} calls, a clean run makes {}",
+            clean.0
+        );
+        assert!(!vault.join(".planvault/run.lock").exists());
+    }
 }

@@ -318,7 +318,7 @@ fn the_work_prompt_carries_the_query_the_step_and_not_its_edges() {
     assert!(user.contains("write a note"));
     assert!(user.contains("Do review."));
     assert!(!user.contains("## Next"));
-    assert!(user.contains("### Title of draft\nfirst draft"));
+    assert!(user.contains("### Title of draft\n```\nfirst draft\n```"));
 }
 
 #[test]

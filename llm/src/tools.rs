@@ -76,9 +76,21 @@ pub fn safe_path(path: Option<&str>) -> Result<String, String> {
 }
 
 /// Whether a tool may write `path`: never a plan's own note, never the run's
-/// trace folder.
-pub fn writable(path: &str, plan_notes: &[String]) -> Result<(), String> {
-    if plan_notes.iter().any(|n| n == path) || path.starts_with("00_plan-trace/") {
+/// trace folder. Where the file system ignores case (`case_insensitive`),
+/// names are compared so too: `START.md` is then the note `start.md`.
+pub fn writable(path: &str, plan_notes: &[String], case_insensitive: bool) -> Result<(), String> {
+    let same = |a: &str, b: &str| {
+        if case_insensitive {
+            a.to_lowercase() == b.to_lowercase()
+        } else {
+            a == b
+        }
+    };
+    let trace = "00_plan-trace/";
+    let in_trace = path
+        .get(..trace.len())
+        .is_some_and(|head| same(head, trace));
+    if plan_notes.iter().any(|n| same(n, path)) || in_trace {
         return Err(format!(
             "{path} belongs to the plan or its trace and cannot be written by a tool"
         ));
@@ -93,6 +105,127 @@ pub fn fetchable(url: &str) -> Result<&str, String> {
     } else {
         Err(format!("{url} is not an http(s) URL"))
     }
+}
+
+/// The host (lower-case; an IPv6 address without its brackets) and port of
+/// an http(s) URL. A URL carrying credentials (`user@host`) is refused.
+pub fn url_host(url: &str) -> Result<(String, u16), String> {
+    let (rest, default_port) = if let Some(rest) = url.strip_prefix("http://") {
+        (rest, 80)
+    } else if let Some(rest) = url.strip_prefix("https://") {
+        (rest, 443)
+    } else {
+        return Err(format!("{url} is not an http(s) URL"));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(format!("{url} carries credentials; refused"));
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("{url} has a malformed host"))?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p
+            .parse()
+            .map_err(|_| format!("{url} has a malformed port"))?,
+        None => default_port,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Err(format!("{url} has no host"));
+    }
+    Ok((host, port))
+}
+
+/// Why `fetch_url` may not reach an address: the user's own machine, their
+/// network, or a cloud's metadata service. `None` for a public address.
+pub fn forbidden_ip(ip: std::net::IpAddr) -> Option<&'static str> {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            if v4.is_loopback() {
+                Some("loopback")
+            } else if v4.is_private() || (a == 100 && (64..128).contains(&b)) {
+                Some("private")
+            } else if v4.is_link_local() {
+                Some("link-local (cloud metadata)")
+            } else if v4.is_unspecified() || a == 0 || v4.is_broadcast() || v4.is_multicast() {
+                Some("non-routable")
+            } else {
+                None
+            }
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return forbidden_ip(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+                // NAT64: the IPv4 address inside.
+                let v4 = std::net::Ipv4Addr::new(
+                    (seg[6] >> 8) as u8,
+                    seg[6] as u8,
+                    (seg[7] >> 8) as u8,
+                    seg[7] as u8,
+                );
+                return forbidden_ip(IpAddr::V4(v4));
+            }
+            if v6.is_loopback() {
+                Some("loopback")
+            } else if seg[0] & 0xfe00 == 0xfc00 {
+                Some("private")
+            } else if seg[0] & 0xffc0 == 0xfe80 {
+                Some("link-local (cloud metadata)")
+            } else if v6.is_unspecified() || v6.is_multicast() {
+                Some("non-routable")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// What a URL's text alone says about reaching it (all a runner that cannot
+/// resolve names, the browser, can check): `Ok(true)` when its host is in
+/// the vault's `allow` list, `Ok(false)` when it may be fetched once its
+/// name resolves to public addresses only. Refused: `localhost` and its
+/// subdomains, an IP literal in a forbidden range, and a host written as a
+/// bare number (`http://2130706433/` is 127.0.0.1).
+pub fn fetch_policy(url: &str, allow: &[String]) -> Result<bool, String> {
+    let (host, _) = url_host(url)?;
+    if allow.iter().any(|a| a.eq_ignore_ascii_case(&host)) {
+        return Ok(true);
+    }
+    let refuse = |why: &str| {
+        Err(format!(
+            "{url}: {host} is {why}; fetch_url reaches only public hosts (a vault allows one in .planvault/config.toml: [fetch] allow_hosts)"
+        ))
+    };
+    if host == "localhost" || host.ends_with(".localhost") {
+        return refuse("this machine");
+    }
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return match forbidden_ip(ip) {
+            Some(why) => refuse(&format!("a {why} address")),
+            None => Ok(false),
+        };
+    }
+    let numeric = host
+        .split('.')
+        .all(|part| part.starts_with("0x") || part.chars().all(|c| c.is_ascii_digit()));
+    if numeric {
+        return refuse("a number, not a name or a dotted address");
+    }
+    Ok(false)
 }
 
 /// The most characters of a fetched page handed back to the model.
@@ -150,10 +283,64 @@ mod tests {
     #[test]
     fn the_plan_and_its_trace_are_not_writable() {
         let notes = vec!["draft.md".to_string()];
-        assert!(writable("draft.md", &notes).is_err());
-        assert!(writable("00_plan-trace/trace.md", &notes).is_err());
-        assert!(writable("ideas/new.md", &notes).is_ok());
+        assert!(writable("draft.md", &notes, false).is_err());
+        assert!(writable("00_plan-trace/trace.md", &notes, false).is_err());
+        assert!(writable("ideas/new.md", &notes, false).is_ok());
+        // A case-sensitive file system holds DRAFT.md beside draft.md; one
+        // that ignores case would overwrite the plan's note.
+        assert!(writable("DRAFT.md", &notes, false).is_ok());
+        assert!(writable("DRAFT.md", &notes, true).is_err());
+        assert!(writable("00_PLAN-TRACE/x.md", &notes, true).is_err());
+        assert!(writable("Ideas/New.md", &notes, true).is_ok());
         assert!(fetchable("file:///etc/passwd").is_err());
         assert!(fetchable("https://example.org").is_ok());
+    }
+
+    #[test]
+    fn fetch_refuses_this_machine_the_private_network_and_metadata_by_their_text() {
+        for bad in [
+            "http://127.0.0.1:8080/x",
+            "http://localhost/",
+            "http://LOCALHOST./",
+            "http://api.localhost/",
+            "http://[::1]:9/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:7f00:1]/",
+            "http://10.1.2.3/",
+            "http://172.16.0.1/",
+            "http://192.168.1.1/",
+            "http://100.100.100.200/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[fd00:ec2::254]/",
+            "http://[fe80::1]/",
+            "http://0.0.0.0/",
+            "http://[64:ff9b::7f00:1]/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://user@example.org/",
+            "ftp://example.org/",
+        ] {
+            assert!(fetch_policy(bad, &[]).is_err(), "{bad}");
+        }
+        for good in [
+            "https://example.org/a?b#c",
+            "http://93.184.215.14/",
+            "https://[2606:4700::1111]/",
+            "http://example.org:8080",
+        ] {
+            assert_eq!(fetch_policy(good, &[]), Ok(false), "{good}");
+        }
+        let allow = ["127.0.0.1".to_string(), "wiki.local".to_string()];
+        assert_eq!(fetch_policy("http://127.0.0.1:5/", &allow), Ok(true));
+        assert_eq!(fetch_policy("http://WIKI.local/x", &allow), Ok(true));
+        assert!(fetch_policy("http://localhost/", &allow).is_err());
+        assert_eq!(
+            url_host("https://[::1]:8443/x").unwrap(),
+            ("::1".to_string(), 8443)
+        );
+        assert_eq!(
+            url_host("http://Example.ORG").unwrap(),
+            ("example.org".to_string(), 80)
+        );
     }
 }

@@ -12,6 +12,9 @@ use planvault_protocol::FromWorker;
 pub struct HostError {
     pub path: String,
     pub message: String,
+    /// The disk (or the browser's storage quota) is full: the run stops
+    /// resumably and says so.
+    pub disk_full: bool,
 }
 
 impl HostError {
@@ -19,6 +22,15 @@ impl HostError {
         HostError {
             path: path.into(),
             message: message.into(),
+            disk_full: false,
+        }
+    }
+
+    /// A write refused for want of space.
+    pub fn disk_full(path: &str) -> Self {
+        HostError {
+            disk_full: true,
+            ..HostError::new(path, "the disk is full (no space left on the device)")
         }
     }
 }
@@ -62,6 +74,9 @@ pub enum Progress<'a> {
     Hop(&'a TraceEntry),
     /// The plan file was amended with accepted items.
     Amended,
+    /// The journal's last line was torn (a crash or a full disk mid-write):
+    /// it was kept aside in this file and cut from the journal.
+    JournalRepaired { kept_aside: &'a str },
 }
 
 #[allow(async_fn_in_trait)]
@@ -104,6 +119,11 @@ pub trait Host {
     /// Where the run is shown: picks the hints that go with an error.
     fn surface(&self) -> Surface {
         Surface::Browser
+    }
+    /// Whether the vault's file system ignores case, so `START.md` is the
+    /// note `start.md` (the tools' write guard compares names accordingly).
+    fn case_insensitive(&self) -> bool {
+        false
     }
     /// Run a `@tool` command: its exit code and output; `None` where
     /// commands cannot run (the browser), so the engine is told it was refused.

@@ -79,6 +79,10 @@ pub struct MemoryHost {
     pub chunk_ms: Cell<f64>,
     /// Whether to keep posted messages and model calls (a benchmark does not).
     pub keep_posts: Cell<bool>,
+    /// Writes and appends left before the disk is full (`None`: never).
+    pub space_left: Cell<Option<usize>>,
+    /// Whether the vault's names ignore case (as on macOS and Windows).
+    pub case_insensitive: Cell<bool>,
     clock: Cell<f64>,
     inbox: Inbox,
     model: RefCell<Model>,
@@ -103,11 +107,25 @@ impl MemoryHost {
             writes: RefCell::new(Vec::new()),
             chunk_ms: Cell::new(60.0),
             keep_posts: Cell::new(true),
+            case_insensitive: Cell::new(false),
+            space_left: Cell::new(None),
             clock: Cell::new(0.0),
             inbox: inbox.clone(),
             model: RefCell::new(Box::new(model)),
             responder: RefCell::new(None),
             before_write: RefCell::new(None),
+        }
+    }
+
+    /// One write's worth of the space left; the disk is full at zero.
+    fn spend(&self, path: &str) -> Result<(), HostError> {
+        match self.space_left.get() {
+            Some(0) => Err(HostError::disk_full(path)),
+            Some(n) => {
+                self.space_left.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 
@@ -153,6 +171,7 @@ impl Host for MemoryHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.spend(path)?;
         self.hook(path);
         self.files
             .borrow_mut()
@@ -161,6 +180,7 @@ impl Host for MemoryHost {
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.spend(path)?;
         self.hook(path);
         self.files
             .borrow_mut()
@@ -246,6 +266,10 @@ impl Host for MemoryHost {
 
     fn now_ms(&self) -> f64 {
         self.clock.get()
+    }
+
+    fn case_insensitive(&self) -> bool {
+        self.case_insensitive.get()
     }
 
     fn post(&self, message: &FromWorker) {

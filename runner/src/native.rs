@@ -6,9 +6,9 @@
 
 use crate::host::{Host, HostError, HttpHead, Progress};
 use planvault_core::Plan;
-use planvault_llm::{parse_retry_after, LlmError, Surface};
+use planvault_llm::{parse_retry_after, tools, LlmError, Surface};
 use planvault_protocol::FromWorker;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,10 +16,50 @@ use std::time::{Duration, Instant};
 
 /// How long a `fetch_url` tool call may take.
 const FETCH_URL_TIMEOUT: Duration = Duration::from_secs(20);
+/// How many redirects a `fetch_url` call follows.
+const FETCH_REDIRECTS: usize = 5;
 /// A `@tool` command is killed after this long (exit 124).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// What a command's output may add to the journal.
 const COMMAND_OUTPUT_CHARS: usize = 4000;
+
+/// The environment variables a `@tool` command keeps; every other one
+/// (API keys among them) is removed. The vault's config may add names.
+pub const COMMAND_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "TERM",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TZ",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+];
+
+/// The environment a `@tool` command runs with: of `vars`, the names of
+/// [`COMMAND_ENV`] and `extra`.
+pub fn command_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+    extra: &[String],
+) -> Vec<(String, String)> {
+    vars.into_iter()
+        .filter(|(name, _)| COMMAND_ENV.contains(&name.as_str()) || extra.contains(name))
+        .collect()
+}
 
 type OnPost = Box<dyn FnMut(&FromWorker)>;
 type OnProgress = Box<dyn FnMut(&Progress<'_>)>;
@@ -29,8 +69,18 @@ pub struct NativeHost {
     root: PathBuf,
     /// Where `@tool` commands run (a PLAN.md's folder); else the current one.
     command_dir: Option<PathBuf>,
+    /// Environment variables a command keeps beyond [`COMMAND_ENV`].
+    command_env: Vec<String>,
+    /// Hosts `fetch_url` may reach although they are not public.
+    fetch_allow: Vec<String>,
+    /// An optional bound on a whole model call, however steady its stream.
+    total_timeout: Option<Duration>,
+    /// Set by Ctrl-C: a model call waiting on its server gives up at once.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
+    /// Whether the vault's file system ignores case, once probed.
+    case_insensitive: Cell<Option<bool>>,
     agent: ureq::Agent,
     started: Instant,
     on_post: RefCell<OnPost>,
@@ -48,7 +98,12 @@ impl NativeHost {
         NativeHost {
             root: root.to_path_buf(),
             command_dir: None,
+            command_env: Vec::new(),
+            fetch_allow: Vec::new(),
+            stop: None,
+            total_timeout: None,
             plan_file: RefCell::new(None),
+            case_insensitive: Cell::new(None),
             agent,
             started: Instant::now(),
             on_post: RefCell::new(Box::new(|_| {})),
@@ -60,6 +115,80 @@ impl NativeHost {
     pub fn with_command_dir(mut self, dir: &Path) -> Self {
         self.command_dir = Some(dir.to_path_buf());
         self
+    }
+
+    /// Let `@tool` commands keep these environment variables too.
+    pub fn with_command_env(mut self, names: &[String]) -> Self {
+        self.command_env = names.to_vec();
+        self
+    }
+
+    /// Let `fetch_url` reach these hosts (names or addresses) although they
+    /// are loopback, private or link-local.
+    pub fn with_fetch_allow(mut self, hosts: &[String]) -> Self {
+        self.fetch_allow = hosts.to_vec();
+        self
+    }
+
+    /// Bound each model call's whole time too (the timeout the run is given
+    /// bounds the wait for the head and each silence in the stream).
+    pub fn with_total_timeout(mut self, total: Option<Duration>) -> Self {
+        self.total_timeout = total;
+        self
+    }
+
+    /// Stop waiting on a model's reply as soon as `flag` is set (Ctrl-C).
+    pub fn with_stop_flag(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// The next piece of a reply, or `Interrupted` once a stop is asked,
+    /// looking every 50 ms.
+    fn next_piece(&self, body: &mut Body) -> Result<Piece, LlmError> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                return Err(LlmError::Interrupted);
+            }
+            match body.pieces.recv_timeout(Duration::from_millis(50)) {
+                Ok(piece) => return Ok(piece),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(LlmError::Connect {
+                        url: body.url.clone(),
+                        reason: "the reply ended unexpectedly".into(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Whether `fetch_url` may reach `url`: its host allowed by the vault,
+    /// or every address its name resolves to public. (A name that resolves
+    /// differently a moment later is the residual risk: DNS rebinding.)
+    fn fetch_allowed(&self, url: &str) -> Result<(), String> {
+        use std::net::ToSocketAddrs;
+        if tools::fetch_policy(url, &self.fetch_allow)? {
+            return Ok(());
+        }
+        let (host, port) = tools::url_host(url)?;
+        let addrs = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| format!("{url}: {host}: {e}"))?;
+        for addr in addrs {
+            if let Some(why) = tools::forbidden_ip(addr.ip()) {
+                return Err(format!(
+                    "{url}: {host} resolves to {}, a {why} address; fetch_url reaches only public hosts (a vault allows one in .planvault/config.toml: [fetch] allow_hosts)",
+                    addr.ip()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The PLAN.md amendments go to, as the run read it.
@@ -80,13 +209,206 @@ impl NativeHost {
         self
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+    /// The real path of the vault-relative `rel`, refusing one that
+    /// leaves the vault: a `..`, or a symlink (to a file or a folder) whose
+    /// target is outside the vault's real root or does not exist.
+    fn path(&self, rel: &str) -> Result<PathBuf, HostError> {
+        let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
+        confine(&root, rel)
+    }
+
+    /// Whether the vault's file system ignores case (probed once by
+    /// creating a dot-file and looking it up in upper case).
+    fn probe_case(&self) -> bool {
+        if let Some(known) = self.case_insensitive.get() {
+            return known;
+        }
+        let probe = self
+            .root
+            .join(format!(".planvault-case-probe-{}", std::process::id()));
+        let found = fs::write(&probe, "").is_ok() && {
+            let upper = self
+                .root
+                .join(format!(".PLANVAULT-CASE-PROBE-{}", std::process::id()));
+            let seen = fs::symlink_metadata(upper).is_ok();
+            let _ = fs::remove_file(&probe);
+            seen
+        };
+        self.case_insensitive.set(Some(found));
+        found
     }
 }
 
+/// `rel` under the real folder `root`, each existing component's symlink
+/// resolved and required to stay inside `root`.
+pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
+    use std::path::Component;
+    let mut current = root.to_path_buf();
+    let mut exists = true;
+    for component in Path::new(rel).components() {
+        let Component::Normal(name) = component else {
+            return Err(HostError::new(rel, "not a path inside the vault"));
+        };
+        let next = current.join(name);
+        if !exists {
+            current = next;
+            continue;
+        }
+        match fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let real = fs::canonicalize(&next).map_err(|_| {
+                    HostError::new(rel, "a symlink whose target does not exist; refused")
+                })?;
+                if !real.starts_with(root) {
+                    return Err(HostError::new(
+                        rel,
+                        "a symlink to outside the vault; refused",
+                    ));
+                }
+                current = real;
+            }
+            Ok(_) => current = next,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                exists = false;
+                current = next;
+            }
+            Err(e) => return Err(io_error(rel, e)),
+        }
+    }
+    Ok(current)
+}
+
 fn io_error(path: &str, err: std::io::Error) -> HostError {
-    HostError::new(path, err.to_string())
+    // ENOSPC and EDQUOT (Linux 28 and 122; macOS 28 and 69).
+    let full = err.kind() == std::io::ErrorKind::StorageFull
+        || err.kind() == std::io::ErrorKind::QuotaExceeded
+        || matches!(err.raw_os_error(), Some(28));
+    if full {
+        HostError::disk_full(path)
+    } else {
+        HostError::new(path, err.to_string())
+    }
+}
+
+/// The lock file a run holds in its vault (a dot-folder, so never listed).
+pub const LOCK_FILE: &str = ".planvault/run.lock";
+
+/// Why a run could not take its vault.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "the vault is being run by process {pid} on {host} ({path}); wait for that run to end, \
+or, if that process is gone (a crash, another machine), delete {path} and run again"
+    )]
+    Held {
+        pid: String,
+        host: String,
+        path: String,
+    },
+    #[error("cannot lock the vault ({path}): {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// A run's hold on its vault: `.planvault/run.lock` with the process id and
+/// host, created exclusively, removed when dropped. A lock left by a dead
+/// process of this host is stale and taken over; one from another host is
+/// not (its process cannot be seen from here).
+#[derive(Debug)]
+pub struct VaultLock {
+    path: PathBuf,
+}
+
+impl VaultLock {
+    pub fn acquire(vault: &Path) -> Result<VaultLock, LockError> {
+        let path = vault.join(LOCK_FILE);
+        let shown = path.display().to_string();
+        let io = |source| LockError::Io {
+            path: shown.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io)?;
+        }
+        let me = format!("pid={}\nhost={}\n", std::process::id(), host_name());
+        for _ in 0..2 {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    file.write_all(me.as_bytes()).map_err(io)?;
+                    file.sync_data().map_err(io)?;
+                    return Ok(VaultLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = fs::read_to_string(&path).unwrap_or_default();
+                    let field = |name: &str| {
+                        text.lines()
+                            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+                            .unwrap_or("?")
+                            .trim()
+                            .to_string()
+                    };
+                    let (pid, host) = (field("pid"), field("host"));
+                    let stale = host == host_name()
+                        && pid.parse::<u32>().is_ok_and(|pid| !process_alive(pid));
+                    if !stale {
+                        return Err(LockError::Held {
+                            pid,
+                            host,
+                            path: shown,
+                        });
+                    }
+                    let _ = fs::remove_file(&path);
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
+        Err(io(std::io::Error::other("the lock kept changing")))
+    }
+}
+
+impl Drop for VaultLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// This machine's name, as a lock file records it.
+pub fn host_name() -> String {
+    let read = fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .or_else(|| {
+            std::process::Command::new("hostname")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+        });
+    read.map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// Whether a process of this machine is running.
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        return Path::new(&format!("/proc/{pid}")).exists();
+    }
+    if cfg!(unix) {
+        return std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    }
+    // Elsewhere a lock is never judged stale here: the message says how to
+    // break it.
+    true
 }
 
 /// Write through a dot-file in the same folder, fsync it and rename it over
@@ -106,6 +428,29 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         file.sync_data()?;
     }
     fs::rename(&tmp, path)
+}
+
+/// Where a redirect's `Location` leads from `base`.
+fn redirect_target(base: &str, location: &str) -> String {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.to_string();
+    }
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{}{rest}", &base[..scheme_end]);
+    }
+    let path_start = base[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(base.len(), |i| scheme_end + i);
+    if location.starts_with('/') {
+        return format!("{}{location}", &base[..path_start]);
+    }
+    let path = base[path_start..]
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default();
+    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
+    format!("{}{dir}{location}", &base[..path_start])
 }
 
 fn transport(url: &str, err: ureq::Error) -> LlmError {
@@ -134,10 +479,18 @@ fn io(url: &str, e: std::io::Error) -> LlmError {
     }
 }
 
-/// A reply body being read.
+/// A reply body being read, by its request's thread.
 pub struct Body {
     url: String,
-    reader: ureq::BodyReader<'static>,
+    pieces: std::sync::mpsc::Receiver<Piece>,
+}
+
+/// What a request's thread hands over.
+enum Piece {
+    Head(Result<HttpHead, LlmError>),
+    Chunk(Vec<u8>),
+    End,
+    Failed(LlmError),
 }
 
 impl Host for NativeHost {
@@ -145,7 +498,9 @@ impl Host for NativeHost {
 
     async fn list(&self) -> Result<Vec<String>, HostError> {
         let mut files = Vec::new();
-        let mut pending = vec![self.root.clone()];
+        let root = fs::canonicalize(&self.root)
+            .map_err(|e| io_error(&self.root.display().to_string(), e))?;
+        let mut pending = vec![root.clone()];
         while let Some(dir) = pending.pop() {
             let shown = dir.display().to_string();
             let entries = fs::read_dir(&dir).map_err(|e| io_error(&shown, e))?;
@@ -157,9 +512,18 @@ impl Host for NativeHost {
                 }
                 let path = entry.path();
                 let kind = entry.file_type().map_err(|e| io_error(&shown, e))?;
+                if kind.is_symlink() {
+                    // A symlinked file is listed only when it stays in the
+                    // vault; a symlinked folder is never entered.
+                    let inside = fs::canonicalize(&path)
+                        .is_ok_and(|real| real.starts_with(&root) && real.is_file());
+                    if !inside {
+                        continue;
+                    }
+                }
                 if kind.is_dir() {
                     pending.push(path);
-                } else if let Ok(rel) = path.strip_prefix(&self.root) {
+                } else if let Ok(rel) = path.strip_prefix(&root) {
                     files.push(
                         rel.components()
                             .map(|c| c.as_os_str().to_string_lossy())
@@ -174,7 +538,7 @@ impl Host for NativeHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        match fs::read(self.path(path)) {
+        match fs::read(self.path(path)?) {
             // Bytes as they are: a BOM and CRLF line ends stay.
             Ok(bytes) => String::from_utf8(bytes)
                 .map(Some)
@@ -185,11 +549,11 @@ impl Host for NativeHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        write_atomic(&self.path(path), text).map_err(|e| io_error(path, e))
+        write_atomic(&self.path(path)?, text).map_err(|e| io_error(path, e))
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let full = self.path(path);
+        let full = self.path(path)?;
         let append = || -> std::io::Result<()> {
             if let Some(parent) = full.parent() {
                 fs::create_dir_all(parent)?;
@@ -205,7 +569,7 @@ impl Host for NativeHost {
     }
 
     async fn remove(&self, path: &str) -> Result<(), HostError> {
-        match fs::remove_file(self.path(path)) {
+        match fs::remove_file(self.path(path)?) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
             _ => Ok(()),
         }
@@ -224,60 +588,126 @@ impl Host for NativeHost {
             .post(url)
             .config()
             .timeout_recv_response(Some(timeout))
-            .timeout_recv_body(Some(timeout * 5))
+            // The body is bounded by idleness, not its total time: a slow
+            // model streaming steadily may take as long as it needs.
+            .timeout_per_read(Some(timeout))
+            .timeout_global(self.total_timeout)
             .build()
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream");
         if let Some(key) = api_key {
             request = request.header("Authorization", &format!("Bearer {key}"));
         }
-        let response = request.send(body).map_err(|e| transport(url, e))?;
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
+        // The request runs on its own thread and hands its pieces over, so a
+        // Stop is heard at once even while the server is silent; the thread
+        // ends at the server's next byte or the idle timeout.
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let (url_owned, body_owned) = (url.to_string(), body.to_string());
+        std::thread::spawn(move || {
+            let url = url_owned;
+            let response = match request.send(body_owned) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Piece::Head(Err(transport(&url, e))));
+                    return;
+                }
+            };
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let head = HttpHead {
+                status: response.status().as_u16(),
+                content_type: header("content-type")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase(),
+                retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
+            };
+            if tx.send(Piece::Head(Ok(head))).is_err() {
+                return;
+            }
+            let mut reader = response.into_body().into_reader();
+            loop {
+                let mut buf = vec![0u8; 8192];
+                let piece = match reader.read(&mut buf) {
+                    Ok(0) => Piece::End,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        Piece::Chunk(buf)
+                    }
+                    Err(e) => Piece::Failed(io(&url, e)),
+                };
+                let last = !matches!(piece, Piece::Chunk(_));
+                if tx.send(piece).is_err() || last {
+                    return;
+                }
+            }
+        });
+        let mut body = Body {
+            url: url.to_string(),
+            pieces: rx,
         };
-        let head = HttpHead {
-            status: response.status().as_u16(),
-            content_type: header("content-type")
-                .unwrap_or_default()
-                .to_ascii_lowercase(),
-            retry_after: header("retry-after").as_deref().and_then(parse_retry_after),
-        };
-        let reader = response.into_body().into_reader();
-        Ok((
-            head,
-            Body {
-                url: url.to_string(),
-                reader,
-            },
-        ))
+        match self.next_piece(&mut body)? {
+            Piece::Head(head) => Ok((head?, body)),
+            _ => Err(LlmError::Connect {
+                url: url.into(),
+                reason: "no reply head".into(),
+            }),
+        }
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
-        let mut buf = vec![0u8; 8192];
-        let read = body.reader.read(&mut buf).map_err(|e| io(&body.url, e))?;
-        if read == 0 {
-            return Ok(None);
+        match self.next_piece(body)? {
+            Piece::Chunk(bytes) => Ok(Some(bytes)),
+            Piece::End => Ok(None),
+            Piece::Failed(err) => Err(err),
+            Piece::Head(_) => Err(LlmError::Connect {
+                url: body.url.clone(),
+                reason: "a second reply head".into(),
+            }),
         }
-        buf.truncate(read);
-        Ok(Some(buf))
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        // Redirects are followed here, one hop at a time, so every hop's
+        // address is checked before it is reached.
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(FETCH_URL_TIMEOUT))
+            .max_redirects(0)
+            .http_status_as_error(false)
             .build()
             .into();
-        let mut response = agent.get(url).call().map_err(|e| format!("{url}: {e}"))?;
-        response
-            .body_mut()
-            .with_config()
-            .limit(1 << 20)
-            .read_to_string()
-            .map_err(|e| format!("{url}: {e}"))
+        let mut current = url.to_string();
+        for _ in 0..=FETCH_REDIRECTS {
+            self.fetch_allowed(&current)?;
+            let mut response = agent
+                .get(&current)
+                .call()
+                .map_err(|e| format!("{current}: {e}"))?;
+            let status = response.status().as_u16();
+            if (300..400).contains(&status) {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| format!("{current} redirected without a Location"))?;
+                current = redirect_target(&current, location);
+                continue;
+            }
+            if status >= 400 {
+                return Err(format!("{current} answered HTTP {status}"));
+            }
+            return response
+                .body_mut()
+                .with_config()
+                .limit(1 << 20)
+                .read_to_string()
+                .map_err(|e| format!("{current}: {e}"));
+        }
+        Err(format!("{url}: more than {FETCH_REDIRECTS} redirects"))
     }
 
     async fn sleep(&self, ms: u32) {
@@ -296,8 +726,13 @@ impl Host for NativeHost {
         Surface::Cli
     }
 
+    fn case_insensitive(&self) -> bool {
+        self.probe_case()
+    }
+
     async fn command(&self, command: &str) -> Option<(i32, String)> {
-        Some(run_command(command, self.command_dir.as_deref()))
+        let env = command_env(std::env::vars(), &self.command_env);
+        Some(run_command(command, self.command_dir.as_deref(), &env))
     }
 
     async fn amend_plan(
@@ -333,12 +768,15 @@ impl Host for NativeHost {
     }
 }
 
-/// Run a command through the shell, killed after 30 minutes (exit 124):
-/// its exit code and its output (stdout, then stderr), cut to 4,000 chars.
-pub fn run_command(command: &str, dir: Option<&Path>) -> (i32, String) {
+/// Run a command through the shell with only the environment `env`, killed
+/// after 30 minutes (exit 124): its exit code and its output (stdout, then
+/// stderr), cut to 4,000 chars.
+pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) -> (i32, String) {
     use std::process::{Command, Stdio};
     let mut cmd = Command::new("sh");
-    cmd.arg("-c")
+    cmd.env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -467,7 +905,374 @@ mod tests {
             .unwrap();
         assert_eq!(exit, 3);
         assert_eq!(output, "here.txt\noops\n");
-        let (_, long) = run_command("yes | head -c 10000", None);
+        let (_, long) = run_command(
+            "yes | head -c 10000",
+            None,
+            &command_env(std::env::vars(), &[]),
+        );
         assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+
+    /// A server on 127.0.0.1 answering each connection with the next of
+    /// `replies` (raw HTTP); its port and how many connections it took.
+    fn http_server(replies: Vec<String>) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::BufRead;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let taken = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = taken.clone();
+        std::thread::spawn(move || {
+            for reply in replies {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut reader = std::io::BufReader::new(stream);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = reader.get_mut().write_all(reply.as_bytes());
+            }
+        });
+        (port, taken)
+    }
+
+    fn ok(body: &str) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn redirect(to: &str) -> String {
+        format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+
+    #[test]
+    fn fetch_url_refuses_this_machine_unless_the_vault_allows_it_and_checks_every_redirect() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let (port, taken) = http_server(vec![ok("local page")]);
+        let url = format!("http://127.0.0.1:{port}/page");
+
+        let host = NativeHost::new(dir.path());
+        let err = block_on(host.fetch_text(&url)).unwrap().unwrap_err();
+        assert!(err.contains("loopback"), "{err}");
+        let err = block_on(host.fetch_text(&format!("http://localhost:{port}/")))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.contains("this machine"), "{err}");
+        assert_eq!(
+            taken.load(Ordering::SeqCst),
+            0,
+            "nothing reached the server"
+        );
+
+        let allowed = NativeHost::new(dir.path()).with_fetch_allow(&["127.0.0.1".into()]);
+        assert_eq!(
+            block_on(allowed.fetch_text(&url)).unwrap().as_deref(),
+            Ok("local page")
+        );
+
+        // An allowed host redirecting to the metadata service, or to a
+        // private address by name, is stopped at that hop.
+        let (port, taken) = http_server(vec![
+            redirect("http://169.254.169.254/latest/meta-data/"),
+            redirect("/next"),
+            ok("after a relative redirect"),
+        ]);
+        let err = block_on(allowed.fetch_text(&format!("http://127.0.0.1:{port}/")))
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.contains("169.254.169.254") && err.contains("link-local"),
+            "{err}"
+        );
+        assert_eq!(
+            block_on(allowed.fetch_text(&format!("http://127.0.0.1:{port}/a/b")))
+                .unwrap()
+                .as_deref(),
+            Ok("after a relative redirect")
+        );
+        assert_eq!(taken.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_redirect_location_is_read_against_the_url_it_came_from() {
+        let base = "http://h:1/a/b?q";
+        assert_eq!(redirect_target(base, "https://x/y"), "https://x/y");
+        assert_eq!(redirect_target(base, "//x/y"), "http://x/y");
+        assert_eq!(redirect_target(base, "/c"), "http://h:1/c");
+        assert_eq!(redirect_target(base, "c"), "http://h:1/a/c");
+        assert_eq!(redirect_target("http://h", "c"), "http://h/c");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_disk_is_told_apart_from_other_failures() {
+        let err = fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .and_then(|mut f| {
+                f.write_all(b"{\"key\":\"a\"}\n")?;
+                f.sync_data()
+            })
+            .unwrap_err();
+        let err = io_error("00_plan-trace/journal.jsonl", err);
+        assert!(err.disk_full, "{err}");
+        assert!(err.message.contains("disk is full"), "{err}");
+        let other = io_error(
+            "a.md",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert!(!other.disk_full);
+    }
+
+    #[test]
+    fn a_second_run_is_refused_the_vault_naming_the_holder_and_a_stale_lock_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
+        assert_eq!(
+            text,
+            format!("pid={}\nhost={}\n", std::process::id(), host_name())
+        );
+        let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "process {} on {}",
+                std::process::id(),
+                host_name()
+            )) && err.contains("delete")
+                && err.contains("run.lock"),
+            "{err}"
+        );
+        drop(lock);
+        assert!(!dir.path().join(LOCK_FILE).exists());
+
+        // A process of this host that has ended left its lock behind.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("pid={dead}\nhost={}\n", host_name()),
+        )
+        .unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        drop(lock);
+
+        // Another machine's run cannot be seen from here: refused.
+        fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("pid={dead}\nhost=elsewhere\n"),
+        )
+        .unwrap();
+        let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("process {dead} on elsewhere")),
+            "{err}"
+        );
+    }
+
+    /// A streamed reply read to its end (or its error).
+    fn stream_from_stub(reply: llm_stub::Reply, timeout_ms: u32) -> Result<String, LlmError> {
+        stream_from_stub_within(reply, timeout_ms, None)
+    }
+
+    fn stream_from_stub_within(
+        reply: llm_stub::Reply,
+        timeout_ms: u32,
+        total: Option<Duration>,
+    ) -> Result<String, LlmError> {
+        let stub = llm_stub::Stub::start(
+            llm_stub::Script {
+                replies: vec![reply],
+                default: None,
+            },
+            0,
+            None,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path()).with_total_timeout(total);
+        let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+        let url = planvault_llm::chat_url(&stub.base_url());
+        let (head, mut stream) = block_on(host.post_json(&url, None, body, timeout_ms)).unwrap()?;
+        assert_eq!(head.status, 200);
+        let mut text = Vec::new();
+        while let Some(chunk) = block_on(host.read_chunk(&mut stream)).unwrap()? {
+            text.extend(chunk);
+        }
+        Ok(String::from_utf8(text).unwrap())
+    }
+
+    #[test]
+    fn a_stream_times_out_when_idle_not_when_long() {
+        let content = "a steady reply, streamed two characters at a time";
+        let steady = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(2),
+            chunk_delay_ms: 60,
+            ..llm_stub::Reply::default()
+        };
+        // 25 chunks 60 ms apart: 1.5 s, far past five times the 200 ms
+        // timeout, yet never 200 ms without a byte.
+        let started = Instant::now();
+        let text = stream_from_stub(steady, 200).unwrap();
+        assert!(started.elapsed() > Duration::from_millis(1_000));
+        assert!(text.contains("[DONE]"), "{text}");
+        let steady = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(2),
+            chunk_delay_ms: 60,
+            ..llm_stub::Reply::default()
+        };
+        // The optional overall limit still ends a stream that never stalls.
+        assert!(matches!(
+            stream_from_stub_within(steady, 200, Some(Duration::from_millis(500))),
+            Err(LlmError::Timeout { .. })
+        ));
+        let stalled = llm_stub::Reply {
+            content: content.into(),
+            status: 200,
+            chunk_chars: Some(20),
+            chunk_delay_ms: 700,
+            ..llm_stub::Reply::default()
+        };
+        assert!(matches!(
+            stream_from_stub(stalled, 200),
+            Err(LlmError::Timeout { .. })
+        ));
+    }
+
+    #[test]
+    fn a_stop_cuts_a_silent_server_off_at_once() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        for (delay_ms, chunk_delay_ms) in [(10_000, 0), (0, 10_000)] {
+            let stub = llm_stub::Stub::start(
+                llm_stub::Script {
+                    replies: vec![llm_stub::Reply {
+                        content: "first words, then a long silence".into(),
+                        status: 200,
+                        chunk_chars: Some(12),
+                        delay_ms,
+                        chunk_delay_ms,
+                        ..llm_stub::Reply::default()
+                    }],
+                    default: None,
+                },
+                0,
+                None,
+            )
+            .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let host = NativeHost::new(dir.path()).with_stop_flag(stop.clone());
+            let flag = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                flag.store(true, Ordering::SeqCst);
+            });
+            let started = Instant::now();
+            let body = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}"#;
+            let url = planvault_llm::chat_url(&stub.base_url());
+            let result = block_on(async {
+                let (_, mut stream) = host.post_json(&url, None, body, 60_000).await?;
+                while host.read_chunk(&mut stream).await?.is_some() {}
+                Ok::<(), LlmError>(())
+            })
+            .unwrap();
+            assert!(matches!(result, Err(LlmError::Interrupted)), "{result:?}");
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "stopped after {:?}",
+                started.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_sees_only_the_allowed_environment() {
+        let vars = [
+            ("PATH", std::env::var("PATH").unwrap_or_default().as_str()),
+            ("HOME", "/home/someone"),
+            ("PLANVAULT_API_KEY", "sk-secret-1"),
+            ("OPENAI_API_KEY", "sk-secret-2"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
+            ("GOPATH", "/go"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let env = command_env(vars.clone(), &[]);
+        let (exit, output) = run_command("env", None, &env);
+        assert_eq!(exit, 0);
+        assert!(output.contains("HOME=/home/someone"), "{output}");
+        for hidden in ["sk-secret-1", "sk-secret-2", "aws-secret", "GOPATH"] {
+            assert!(!output.contains(hidden), "{hidden} in {output}");
+        }
+        let env = command_env(vars, &["GOPATH".to_string()]);
+        let (_, output) = run_command("env", None, &env);
+        assert!(
+            output.contains("GOPATH=/go"),
+            "the config's names are kept: {output}"
+        );
+        assert!(!output.contains("sk-secret"), "{output}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_of_the_vault_are_neither_read_written_nor_listed() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), "the secret").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let vault = dir.path();
+        fs::write(vault.join("a.md"), "inside").unwrap();
+        symlink(outside.path().join("secret.md"), vault.join("leak.md")).unwrap();
+        symlink(outside.path(), vault.join("out")).unwrap();
+        symlink(vault.join("a.md"), vault.join("alias.md")).unwrap();
+        symlink(outside.path().join("nothing.md"), vault.join("dangling.md")).unwrap();
+        let host = NativeHost::new(vault);
+
+        let err = block_on(host.read("leak.md")).unwrap().unwrap_err();
+        assert!(err.message.contains("outside the vault"), "{err}");
+        assert!(block_on(host.read("out/secret.md")).unwrap().is_err());
+        assert!(block_on(host.write("out/new.md", "x")).unwrap().is_err());
+        assert!(block_on(host.write("leak.md", "x")).unwrap().is_err());
+        assert!(block_on(host.write("dangling.md", "x")).unwrap().is_err());
+        assert!(block_on(host.append("out/j.jsonl", "x")).unwrap().is_err());
+        assert!(block_on(host.remove("out/secret.md")).unwrap().is_err());
+        assert!(!outside.path().join("new.md").exists());
+        assert!(!outside.path().join("nothing.md").exists());
+        assert_eq!(
+            fs::read_to_string(outside.path().join("secret.md")).unwrap(),
+            "the secret"
+        );
+        assert_eq!(
+            block_on(host.list()).unwrap().unwrap(),
+            ["a.md", "alias.md"],
+            "a symlink inside the vault stays listed; none leading out is"
+        );
+        assert_eq!(
+            block_on(host.read("alias.md")).unwrap().unwrap().as_deref(),
+            Some("inside")
+        );
+        assert!(confine(vault, "../x.md").is_err());
+    }
+
+    #[test]
+    fn the_case_probe_reads_the_file_system_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        // The test folders live on a case-sensitive file system (Linux).
+        #[cfg(target_os = "linux")]
+        assert!(!host.case_insensitive());
+        let _ = host.case_insensitive();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -29,6 +29,16 @@ fn describe(err: &JsValue) -> String {
     err.as_string().unwrap_or_else(|| format!("{err:?}"))
 }
 
+/// A vault write's failure; the storage quota (or a full disk) is told
+/// apart, so the run stops resumably saying so.
+fn write_error(path: &str, err: &JsValue) -> HostError {
+    if error_name(err) == "QuotaExceededError" {
+        HostError::disk_full(path)
+    } else {
+        HostError::new(path, describe(err))
+    }
+}
+
 fn error_name(err: &JsValue) -> String {
     Reflect::get(err, &"name".into())
         .ok()
@@ -183,7 +193,7 @@ impl Host for BrowserHost {
         let Some(handle) = self.file(path, false).await? else {
             return Ok(None);
         };
-        let err = |e: JsValue| HostError::new(path, describe(&e));
+        let err = |e: JsValue| write_error(path, &e);
         let file: File = JsFuture::from(handle.get_file())
             .await
             .map_err(err)?
@@ -202,7 +212,7 @@ impl Host for BrowserHost {
             .file(path, true)
             .await?
             .ok_or_else(|| HostError::new(path, "cannot be created"))?;
-        let err = |e: JsValue| HostError::new(path, describe(&e));
+        let err = |e: JsValue| write_error(path, &e);
         // The writable stream writes to a swap file that replaces the note on
         // close: a write is all or nothing.
         let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable())
@@ -221,7 +231,7 @@ impl Host for BrowserHost {
             .file(path, true)
             .await?
             .ok_or_else(|| HostError::new(path, "cannot be created"))?;
-        let err = |e: JsValue| HostError::new(path, describe(&e));
+        let err = |e: JsValue| write_error(path, &e);
         let file: File = JsFuture::from(handle.get_file())
             .await
             .map_err(err)?
@@ -374,6 +384,10 @@ impl Host for BrowserHost {
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        // A page cannot resolve names, so only the URL's text is checked:
+        // `localhost` and loopback, private and link-local addresses are
+        // refused; a name resolving to one is not caught here (SECURITY.md).
+        planvault_llm::tools::fetch_policy(url, &[])?;
         let controller = AbortController::new().map_err(|e| describe(&e))?;
         let abort = controller.clone();
         let timer = self.timer(FETCH_URL_TIMEOUT_MS, move || abort.abort());
@@ -411,6 +425,13 @@ impl Host for BrowserHost {
 
     fn post(&self, message: &FromWorker) {
         let _ = self.scope.post_message(&js::encode(message, None));
+    }
+
+    /// A directory handle does not say whether its file system ignores
+    /// case (it does on macOS and Windows), so names are compared as if it
+    /// did: a tool may not write `START.md` beside a plan's `start.md`.
+    fn case_insensitive(&self) -> bool {
+        true
     }
 }
 

@@ -29,8 +29,12 @@ pub struct HttpPolicy {
     pub attempts: u32,
     /// The first backoff; doubled per retry, capped at 30 s.
     pub retry_base: Duration,
-    /// Until the response head arrives.
+    /// Until the response head arrives, and the longest silence while the
+    /// body streams (an idle limit: a steady stream may run as long as it
+    /// needs).
     pub timeout: Duration,
+    /// An optional bound on a whole call (`total_timeout_secs`).
+    pub total_timeout: Option<Duration>,
 }
 
 impl Default for HttpPolicy {
@@ -39,6 +43,7 @@ impl Default for HttpPolicy {
             attempts: 4,
             retry_base: Duration::from_millis(500),
             timeout: Duration::from_secs(120),
+            total_timeout: None,
         }
     }
 }
@@ -48,6 +53,12 @@ pub struct Endpoints {
     pub default: Option<Endpoint>,
     pub roles: BTreeMap<String, Endpoint>,
     pub http: HttpPolicy,
+    /// Environment variables `@tool` commands keep beyond the runner's
+    /// allow-list (`[commands] env`).
+    pub command_env: Vec<String>,
+    /// Hosts `fetch_url` may reach although they are loopback or private
+    /// (`[fetch] allow_hosts`).
+    pub fetch_allow: Vec<String>,
 }
 
 impl Endpoints {
@@ -68,6 +79,24 @@ struct File {
     roles: BTreeMap<String, EndpointFile>,
     #[serde(default)]
     http: Option<HttpFile>,
+    #[serde(default)]
+    commands: Option<CommandsFile>,
+    #[serde(default)]
+    fetch: Option<FetchFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandsFile {
+    #[serde(default)]
+    env: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchFile {
+    #[serde(default)]
+    allow_hosts: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +114,7 @@ struct HttpFile {
     attempts: Option<u32>,
     retry_base_ms: Option<u64>,
     timeout_secs: Option<u64>,
+    total_timeout_secs: Option<u64>,
 }
 
 impl From<EndpointFile> for Endpoint {
@@ -122,7 +152,34 @@ pub fn resolve(
         default: file.default.map(Endpoint::from),
         roles: file.roles.into_iter().map(|(k, v)| (k, v.into())).collect(),
         http: HttpPolicy::default(),
+        command_env: file.commands.map(|c| c.env).unwrap_or_default(),
+        fetch_allow: file
+            .fetch
+            .map(|f| f.allow_hosts)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect(),
     };
+    let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
+        .into_iter()
+        .chain(
+            out.default
+                .iter()
+                .chain(out.roles.values())
+                .filter_map(|e| e.api_key_env.as_deref()),
+        )
+        .collect();
+    if let Some(name) = out
+        .command_env
+        .iter()
+        .find(|n| key_vars.contains(&n.as_str()))
+    {
+        bail!(
+            "{}: [commands] env names {name}, which holds an API key; commands never see a key",
+            path.display()
+        );
+    }
     if let Some(http) = file.http {
         if let Some(a) = http.attempts {
             out.http.attempts = a.clamp(1, 10);
@@ -132,6 +189,9 @@ pub fn resolve(
         }
         if let Some(s) = http.timeout_secs {
             out.http.timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = http.total_timeout_secs {
+            out.http.total_timeout = Some(Duration::from_secs(s.max(1)));
         }
     }
     if endpoint.is_some() || model.is_some() {
@@ -239,7 +299,7 @@ mod tests {
         std::fs::create_dir_all(dir.join(".planvault")).unwrap();
         std::fs::write(
             dir.join(CONFIG_FILE),
-            "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\n",
+            "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\ntotal_timeout_secs = 900\n",
         )
         .unwrap();
         let e = resolve(
@@ -258,6 +318,7 @@ mod tests {
         assert_eq!(e.for_role(Some("writer")).unwrap().model, "tiny");
         assert_eq!(e.for_role(Some("unknown")).unwrap().model, "other");
         assert_eq!(e.http.retry_base, Duration::from_millis(5));
+        assert_eq!(e.http.total_timeout, Some(Duration::from_secs(900)));
 
         std::fs::write(
             dir.join(CONFIG_FILE),
@@ -269,6 +330,30 @@ mod tests {
             .to_string()
             .contains("never in the vault"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn commands_and_fetch_are_widened_only_by_the_config_and_never_to_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::create_dir_all(dir.join(".planvault")).unwrap();
+        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        assert!(e.command_env.is_empty() && e.fetch_allow.is_empty());
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[commands]\nenv = [\"GOPATH\"]\n\n[fetch]\nallow_hosts = [\"Wiki.Internal\", \"127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        assert_eq!(e.command_env, ["GOPATH"]);
+        assert_eq!(e.fetch_allow, ["wiki.internal", "127.0.0.1"]);
+        std::fs::write(
+            dir.join(CONFIG_FILE),
+            "[commands]\nenv = [\"PLANVAULT_API_KEY\"]\n",
+        )
+        .unwrap();
+        let err = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap_err();
+        assert!(err.to_string().contains("holds an API key"), "{err}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use planvault_core::engine::{Autonomy, FinishReason, Journal};
 use planvault_core::{Plan, PlanSource, Status};
 use planvault_protocol::{FromWorker, RunError, RunMode, StartRun};
-use planvault_runner::native::NativeHost;
+use planvault_runner::native::{NativeHost, VaultLock};
 use planvault_runner::{block_on, run_with, Humans, Inbox, Options};
 use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
@@ -97,17 +97,28 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     }
     let mut plan = checked.plan;
     let starts_over = args.fresh || args.replay.is_some();
-    let (root, plan_md) = match source {
-        PlanSource::Vault(_) => (args.path.clone(), None),
+    let root = match &source {
+        PlanSource::Vault(_) => args.path.clone(),
+        _ => run_vault_dir(&args.path),
+    };
+    std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+    // One run per vault at a time; held until this function returns.
+    let _lock = match VaultLock::acquire(&root) {
+        Ok(lock) => lock,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(ExitCode::from(5));
+        }
+    };
+    let plan_md = match source {
+        PlanSource::Vault(_) => None,
         PlanSource::PlanMd { text, .. } => {
-            let root = run_vault_dir(&args.path);
             materialize(&root, &mut plan, starts_over)?;
-            (root, Some(text))
+            Some(text)
         }
         PlanSource::Generated { .. } => {
-            let root = run_vault_dir(&args.path);
             materialize(&root, &mut plan, starts_over)?;
-            (root, None)
+            None
         }
     };
     let endpoints = config::resolve(
@@ -130,6 +141,10 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
 
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let mut host = NativeHost::new(&root)
+        .with_command_env(&endpoints.command_env)
+        .with_fetch_allow(&endpoints.fetch_allow)
+        .with_stop_flag(stop.clone())
+        .with_total_timeout(endpoints.http.total_timeout)
         .on_post({
             let progress = progress.clone();
             move |m| progress.borrow_mut().message(m)
@@ -172,6 +187,12 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let Some(reason) = reason else {
         let error = progress.borrow_mut().failed.take();
         match error {
+            // The vault could not be written (a full disk): nothing is
+            // lost, so the run is resumable (exit 5), not unreadable.
+            Some(error) if error.code == planvault_protocol::ErrorCode::VaultIo => {
+                eprintln!("error: {}", describe_error(&error));
+                return Ok(ExitCode::from(5));
+            }
             Some(error) => bail!("{}", describe_error(&error)),
             None => bail!("the run stopped without finishing"),
         }
@@ -389,6 +410,9 @@ impl Progress {
                 entry.decided_by.as_str()
             )),
             P::Amended => self.line(&format!("  amended {}", self.path)),
+            P::JournalRepaired { kept_aside } => self.line(&format!(
+                "  the journal's last line was torn; kept aside in {kept_aside} and cut"
+            )),
         }
     }
 

@@ -17,7 +17,7 @@
 pub mod grid;
 pub mod journal;
 mod planmd_run;
-mod prompt;
+pub mod prompt;
 pub mod trace;
 mod vault_run;
 mod waves_run;

@@ -1,0 +1,76 @@
+//! The journal as a crash leaves it, over random journals: a torn last line
+//! (cut at any byte), duplicated and reordered whole lines. The repair never
+//! loses a whole entry, never keeps a partial one, and leaves a file the
+//! next append cannot glue onto.
+
+use planvault_core::engine::journal::entry_line;
+use planvault_core::engine::{Answer, Journal, JournalEntry};
+use planvault_runner::driver::split_torn;
+use proptest::prelude::*;
+
+fn entry() -> impl Strategy<Value = JournalEntry> {
+    (
+        "[a-z]{1,6}#[1-3]:(work|judge\\.1|command)",
+        any::<i32>(),
+        "\\PC{0,12}",
+    )
+        .prop_map(|(key, exit, output)| JournalEntry {
+            key,
+            answer: Answer::Command { exit, output },
+        })
+}
+
+fn jsonl(entries: &[JournalEntry]) -> String {
+    entries.iter().map(|e| entry_line(e) + "\n").collect()
+}
+
+proptest! {
+    #[test]
+    fn a_torn_last_line_is_cut_and_every_whole_entry_kept(
+        entries in prop::collection::vec(entry(), 1..8),
+        cut in any::<prop::sample::Index>(),
+        next in entry(),
+    ) {
+        let whole = jsonl(&entries);
+        let last_start = whole[..whole.len() - 1].rfind('\n').map_or(0, |i| i + 1);
+        let mut at = last_start + cut.index(whole.len() - last_start);
+        while !whole.is_char_boundary(at) {
+            at += 1;
+        }
+        let text = &whole[..at];
+        let (kept, torn) = split_torn(text);
+        prop_assert!(kept.is_empty() || kept.ends_with('\n'));
+        let journal = Journal::from_jsonl(&kept).unwrap();
+        let n = entries.len();
+        if at >= whole.len() - 1 {
+            // Only the newline (or nothing) was lost: the entry is whole.
+            prop_assert_eq!(&journal.entries, &entries);
+            prop_assert_eq!(torn, None);
+        } else {
+            prop_assert_eq!(&journal.entries[..], &entries[..n - 1]);
+            prop_assert_eq!(torn.map(str::len), Some(at - last_start).filter(|&l| l > 0));
+        }
+        // The next append starts on its own line.
+        let appended = kept + &entry_line(&next) + "\n";
+        let after = Journal::from_jsonl(&appended).unwrap();
+        prop_assert_eq!(after.entries.last(), Some(&next));
+    }
+
+    #[test]
+    fn duplicated_and_reordered_whole_lines_read_back_line_for_line(
+        entries in prop::collection::vec(entry(), 1..8),
+        dup in any::<prop::sample::Index>(),
+        swap in any::<(prop::sample::Index, prop::sample::Index)>(),
+    ) {
+        let mut lines: Vec<JournalEntry> = entries.clone();
+        let d = dup.index(lines.len());
+        lines.insert(d, lines[d].clone());
+        let (a, b) = (swap.0.index(lines.len()), swap.1.index(lines.len()));
+        lines.swap(a, b);
+        let text = jsonl(&lines);
+        let (kept, torn) = split_torn(&text);
+        prop_assert_eq!(&kept, &text);
+        prop_assert_eq!(torn, None);
+        prop_assert_eq!(Journal::from_jsonl(&kept).unwrap().entries, lines);
+    }
+}
