@@ -119,7 +119,8 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     out
 }
 
-/// `dangling-edge` and `ambiguous-link`: edges whose target is no single note.
+/// `dangling-edge`, `edge-to-non-note` and `ambiguous-link`: edges whose
+/// target is no single note.
 #[cfg_attr(planvault_size, optimize(size))]
 fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
     if plan.edges.iter().all(|e| e.to.is_some()) {
@@ -135,13 +136,21 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
-                        "link [[{}]] in `{from}` could mean {}; write the folder, as in [[{example}]]",
+                        "link [[{}]] in `{from}` could mean {}, none nearer to it than the others; write the folder, as in [[{example}]]",
                         edge.target,
                         name_list(names)
                     ),
                 )
                 .with_nodes(std::iter::once(from.as_str()).chain(candidates.iter().map(|&i| plan.nodes[i].id.as_str())))
             }
+            Resolution::Missing if is_attachment(&edge.target) => Diagnostic::error(
+                Code::EdgeToNonNote,
+                format!(
+                    "edge from `{from}` points at [[{}]], a file that is not a note; an edge must end at a note",
+                    edge.target
+                ),
+            )
+            .with_nodes([from.as_str()]),
             // `to` is unset but the target resolves: the plan was edited
             // without re-resolving. Report it as dangling all the same, since
             // the engine follows `to`.
@@ -158,6 +167,26 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
         d.target = Some(edge.target.clone());
         out.push(d);
     }
+}
+
+/// File types Obsidian opens that are not notes (its help's "Accepted file
+/// formats"): a link to one names a file, never a node.
+const ATTACHMENT_EXTENSIONS: [&str; 22] = [
+    "base", "canvas", "avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp", "flac", "m4a",
+    "mp3", "ogg", "wav", "webm", "3gp", "mkv", "mov", "mp4", "ogv", "pdf",
+];
+
+/// Whether a link target names a non-note file by its extension
+/// (`diagram.png`, `Board.canvas`, `paper.PDF`).
+#[cfg_attr(planvault_size, optimize(size))]
+fn is_attachment(target: &str) -> bool {
+    let name = target.rsplit('/').next().unwrap_or(target);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && ATTACHMENT_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext))
+    })
 }
 
 /// `no-start` and `multiple-starts`; returns the start when there is one.
