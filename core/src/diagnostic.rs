@@ -24,6 +24,8 @@ pub enum Code {
     NearMissNextHeading,
     UnreadableNote,
     SkippedSymlink,
+    EdgeLeavesPlan,
+    NotPartOfPlan,
     // PLAN.md (seed 001); `dangling-edge` and `unreachable` are shared.
     Cycle,
     UnmetNeed,
@@ -64,6 +66,8 @@ impl Code {
             Code::NearMissNextHeading => "near-miss-next-heading",
             Code::UnreadableNote => "unreadable-note",
             Code::SkippedSymlink => "skipped-symlink",
+            Code::EdgeLeavesPlan => "edge-leaves-plan",
+            Code::NotPartOfPlan => "not-part-of-plan",
             Code::Cycle => "cycle",
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",

@@ -109,8 +109,11 @@ struct Runner {
 
 impl Runner {
     fn prepare(args: RunArgs, stop: Arc<AtomicBool>) -> Result<Runner> {
-        let source = read_plan(&args.path, args.format).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let checked = planvault_core::check(&source);
+        let read = read_plan(&args.path, args.format, crate::input::Enclosing::Itself)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let source = read.source;
+        let mut checked = planvault_core::check(&source);
+        checked.diagnostics.splice(0..0, read.problems);
         if checked.has_errors() {
             for d in &checked.diagnostics {
                 eprintln!("{}", d.render_human());

@@ -97,9 +97,25 @@ fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
     }
 }
 
+/// The vault a plan folder's links resolve in (see `vault::check_in_folder`).
+pub(crate) struct Enclosing<'a> {
+    pub index: &'a LinkIndex<'a>,
+    /// Every note id the index knows: the plan's nodes first, in order, then
+    /// the rest of the vault.
+    pub ids: &'a [String],
+    /// The plan's folder, vault-relative.
+    pub folder: &'a str,
+}
+
 /// Check a vault plan's graph. Diagnostics come sorted by position.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    validate_in(plan, None)
+}
+
+/// [`validate`] for a plan whose links resolve in an enclosing vault.
+#[cfg_attr(planvault_size, optimize(size))]
+pub(crate) fn validate_in(plan: &Plan, vault: Option<&Enclosing<'_>>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if plan.nodes.is_empty() {
         out.push(Diagnostic::error(
@@ -108,7 +124,7 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
         ));
         return out;
     }
-    check_links(plan, &mut out);
+    check_links(plan, vault, &mut out);
     let start = check_start(plan, &mut out);
     let adjacency = Adjacency::of(plan);
     if let Some(start) = start {
@@ -122,17 +138,37 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
 /// `dangling-edge`, `edge-to-non-note` and `ambiguous-link`: edges whose
 /// target is no single note.
 #[cfg_attr(planvault_size, optimize(size))]
-fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
+fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnostic>) {
     if plan.edges.iter().all(|e| e.to.is_some()) {
         return;
     }
-    let index = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+    let own;
+    let index = match vault {
+        Some(v) => v.index,
+        None => {
+            own = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+            &own
+        }
+    };
+    let name = |i: usize| match vault {
+        Some(v) => v.ids[i].as_str(),
+        None => plan.nodes[i].id.as_str(),
+    };
     for edge in plan.edges.iter().filter(|e| e.to.is_none()) {
         let from = &plan.nodes[edge.from].id;
         let d = match index.resolve(&edge.target, edge.from) {
+            Resolution::Found(outside) if outside >= plan.nodes.len() => Diagnostic::error(
+                Code::EdgeLeavesPlan,
+                format!(
+                    "edge from `{from}` leads to `{}`, outside the plan's folder `{}/`; a plan's edges stay in its folder",
+                    name(outside),
+                    vault.map_or("", |v| v.folder)
+                ),
+            )
+            .with_nodes([from.as_str()]),
             Resolution::Ambiguous(candidates) => {
-                let names = candidates.iter().map(|&i| plan.nodes[i].id.as_str());
-                let example = &plan.nodes[candidates[0]].id;
+                let names = candidates.iter().map(|&i| name(i));
+                let example = name(candidates[0]);
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
@@ -141,7 +177,7 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
                         name_list(names)
                     ),
                 )
-                .with_nodes(std::iter::once(from.as_str()).chain(candidates.iter().map(|&i| plan.nodes[i].id.as_str())))
+                .with_nodes(std::iter::once(from.as_str()).chain(candidates.iter().map(|&i| name(i))))
             }
             Resolution::Missing if is_attachment(&edge.target) => Diagnostic::error(
                 Code::EdgeToNonNote,
@@ -254,7 +290,49 @@ fn check_reachability(plan: &Plan, adjacency: &Adjacency, start: usize, out: &mu
         .with_nodes([start_id.as_str()]);
         out.push(located(d, node_pos(plan, start, false)));
     }
-    for (i, node) in plan.nodes.iter().enumerate().filter(|(i, _)| !reached[*i]) {
+    // A plan kept in one folder of a larger vault: the notes outside the
+    // folder holding every note it reaches are the rest of the vault, said
+    // once.
+    let mut plan_folder =
+        memchr::memrchr(b'/', start_id.as_bytes()).map(|slash| &start_id[..slash]);
+    for (_, node) in plan.nodes.iter().enumerate().filter(|(i, _)| reached[*i]) {
+        while let Some(folder) = plan_folder.filter(|f| !super::scope::in_folder(&node.id, f)) {
+            plan_folder = memchr::memrchr(b'/', folder.as_bytes()).map(|slash| &folder[..slash]);
+        }
+        if plan_folder.is_none() {
+            break;
+        }
+    }
+    let start_folder = plan_folder;
+    let elsewhere =
+        |id: &str| start_folder.is_some_and(|folder| !super::scope::in_folder(id, folder));
+    let outside: Vec<&str> = plan
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| !reached[*i] && elsewhere(&n.id))
+        .map(|(_, n)| n.id.as_str())
+        .collect();
+    if let (Some(folder), [_, _, ..]) = (start_folder, &outside[..]) {
+        out.push(
+            Diagnostic::warning(
+                Code::NotPartOfPlan,
+                format!(
+                    "{} notes outside `{folder}/`, the folder that holds every note the start `{start_id}` reaches, are not part of the plan: {}; validate that folder alone to leave them out",
+                    outside.len(),
+                    name_list(outside.iter().copied())
+                ),
+            )
+            .with_nodes(outside.iter().copied()),
+        );
+    }
+    let collapsed = outside.len() >= 2;
+    for (i, node) in plan
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| !reached[*i] && (!collapsed || !elsewhere(&n.id)))
+    {
         let d = Diagnostic::warning(
             Code::Unreachable,
             format!(
