@@ -1,6 +1,6 @@
 //! Property tests for the PLAN.md grammar and validator.
 
-use planvault_core::{check, planmd, Code, PlanSource};
+use planvault_core::{check, planmd, Code, PlanSource, Severity};
 use proptest::prelude::*;
 
 fn source(text: String) -> PlanSource {
@@ -93,7 +93,14 @@ proptest! {
     fn a_plan_without_on_emit_or_needs_never_yields_a_diagnostic(text in old_grammar_plan()) {
         prop_assume!(!text.contains("@on") && !text.contains("@emit") && !text.contains("@needs"));
         let checked = check(&source(text));
-        prop_assert_eq!(checked.diagnostics, vec![]);
+        if checked.plan.nodes.is_empty() {
+            // No items at all: said, as a warning (exit 0), never passed in silence.
+            prop_assert_eq!(checked.diagnostics.len(), 1);
+            prop_assert_eq!(checked.diagnostics[0].code, Code::EmptyPlan);
+            prop_assert_eq!(checked.diagnostics[0].severity, Severity::Warning);
+        } else {
+            prop_assert_eq!(checked.diagnostics, vec![]);
+        }
     }
 
     /// Any plan: no panic, only the five codes, in the fixed class order,
@@ -101,6 +108,11 @@ proptest! {
     #[test]
     fn every_plan_gets_only_the_five_codes_in_order(text in full_grammar_plan()) {
         let checked = check(&source(text.clone()));
+        if checked.plan.nodes.is_empty() {
+            prop_assert_eq!(checked.diagnostics.len(), 1);
+            prop_assert_eq!(checked.diagnostics[0].code, Code::EmptyPlan);
+            return Ok(());
+        }
         let rank = |c: Code| match c {
             Code::Cycle => 0,
             Code::DanglingEdge => 1,

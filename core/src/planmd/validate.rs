@@ -18,6 +18,14 @@ const MAX_TITLE_CHARS: usize = 60;
 /// Check a PLAN.md plan; an empty result means the graph is sound.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    if plan.nodes.is_empty() {
+        // Not an error (an empty checklist cannot misbehave), but never a
+        // silent pass: a vault note read as a PLAN.md lands here.
+        return vec![Diagnostic::warning(
+            Code::EmptyPlan,
+            "the PLAN.md has no checkbox items (`- [ ] step`), so there is nothing to run",
+        )];
+    }
     let v = Validator::new(plan);
     let mut out = Vec::new();
     let cyclic = v.cycles(&mut out);
