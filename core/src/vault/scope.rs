@@ -115,6 +115,8 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
         ids: &ids,
         folder,
     };
-    diagnostics.extend(validate_in(&plan, Some(&enclosing)));
+    let graph = validate_in(&plan, Some(&enclosing));
+    super::drop_outside_plan(&mut diagnostics, &graph);
+    diagnostics.extend(graph);
     Checked { plan, diagnostics }
 }

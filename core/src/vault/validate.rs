@@ -135,6 +135,24 @@ pub(crate) fn validate_in(plan: &Plan, vault: Option<&Enclosing<'_>>) -> Vec<Dia
     out
 }
 
+/// `parse` (a vault's parse diagnostics) without the frontmatter findings
+/// on notes `graph` (its graph diagnostics) found to be no part of the plan
+/// (`not-part-of-plan`): a note outside the plan, like an ADR with
+/// `status: accepted`, is never judged by the plan's knob rules.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn drop_outside_plan(parse: &mut Vec<Diagnostic>, graph: &[Diagnostic]) {
+    let Some(outside) = graph.iter().find(|d| d.code == Code::NotPartOfPlan) else {
+        return;
+    };
+    let mut names: Vec<&str> = outside.nodes.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    parse.retain(|d| {
+        !(d.code == Code::BadFrontmatter
+            && d.nodes.len() == 1
+            && names.binary_search(&d.nodes[0].as_str()).is_ok())
+    });
+}
+
 /// `dangling-edge`, `edge-to-non-note` and `ambiguous-link`: edges whose
 /// target is no single note.
 #[cfg_attr(planvault_size, optimize(size))]
