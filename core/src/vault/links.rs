@@ -54,13 +54,14 @@ pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
                 continue;
             }
             from = close + 2;
-            if names_nothing(inner) || code.iter().any(|span| span.contains(&open)) {
+            let target = link_target(inner);
+            if names_nothing(inner, target) || code.iter().any(|span| span.contains(&open)) {
                 continue;
             }
             return Some(WikiLink {
                 start: open,
                 end: close + 2,
-                target: link_target(inner),
+                target,
             });
         }
         None
@@ -69,8 +70,8 @@ pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
 
 /// Whether a link's inner text names no note: empty (`[[]]`, `[[ ]]`,
 /// `[[|alias]]`; `[[#heading]]` is the note itself) or a Templater command.
-fn names_nothing(inner: &str) -> bool {
-    inner.trim_start().starts_with("<%") || (link_target(inner).is_empty() && !inner.contains('#'))
+fn names_nothing(inner: &str, target: &str) -> bool {
+    (target.is_empty() && !inner.contains('#')) || target.starts_with("<%")
 }
 
 /// The inline code spans of `text` (CommonMark: a run of backticks up to the

@@ -96,7 +96,11 @@ pub fn parse_note_with(
     // A note whose bytes were not UTF-8 reaches every caller decoded with
     // U+FFFD in place of what could not be read (the CLI decodes it so, as
     // a browser or Node does): say so once, where it starts, and read on.
-    if let Some(at) = memchr::memmem::find(text.as_bytes(), "\u{FFFD}".as_bytes()) {
+    // (U+FFFD is EF BF BD; a lone byte search sets up no substring searcher.)
+    let bytes = text.as_bytes();
+    let replacement =
+        memchr::memchr_iter(0xEF, bytes).find(|&i| bytes.get(i + 1..i + 3) == Some(&[0xBF, 0xBD]));
+    if let Some(at) = replacement {
         diagnostics.push(
             Diagnostic::error(
                 Code::UnreadableNote,
