@@ -1,6 +1,6 @@
 //! Reading a plan from disk: the CLI's side of the sans-IO boundary.
 
-use planvault_core::{generated, PlanSource};
+use planvault_core::{generated, Code, Diagnostic, PlanSource};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,9 +23,82 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
+/// A plan as read, with what could not be read of it: files of a vault that
+/// are unreadable or skipped, each a diagnostic on that file (the rest of
+/// the vault is still read and checked).
+pub struct ReadPlan {
+    pub source: PlanSource,
+    pub problems: Vec<Diagnostic>,
+    /// For a folder inside a larger vault: that folder, vault-relative; the
+    /// source then holds the whole vault, against which links resolve.
+    pub plan_folder: Option<String>,
+}
+
+/// Which vault a folder's links resolve in.
+#[derive(Debug, Clone, Copy)]
+pub enum Enclosing<'a> {
+    /// The nearest folder above PATH with an `.obsidian/` folder, if any.
+    Detect,
+    /// This folder (`--vault-root`), which must contain PATH.
+    Given(&'a Path),
+    /// PATH itself is the vault (a run writes into it).
+    Itself,
+}
+
+/// The vault root PATH lies in and PATH's folder inside it (`None`: PATH is
+/// the vault itself).
+fn enclosing_vault(
+    path: &Path,
+    enclosing: Enclosing<'_>,
+) -> Result<Option<(PathBuf, String)>, Unreadable> {
+    let canonical = fs::canonicalize(path)
+        .map_err(|e| Unreadable(format!("cannot read {}: {e}", path.display())))?;
+    let root = match enclosing {
+        Enclosing::Itself => return Ok(None),
+        Enclosing::Given(root) => {
+            let root = fs::canonicalize(root)
+                .map_err(|e| Unreadable(format!("cannot read {}: {e}", root.display())))?;
+            if !canonical.starts_with(&root) {
+                return Err(Unreadable(format!(
+                    "{} is not inside the vault root {}",
+                    path.display(),
+                    root.display()
+                )));
+            }
+            root
+        }
+        Enclosing::Detect => {
+            if canonical.join(".obsidian").is_dir() {
+                return Ok(None);
+            }
+            match canonical
+                .ancestors()
+                .skip(1)
+                .find(|dir| dir.join(".obsidian").is_dir())
+            {
+                Some(root) => root.to_path_buf(),
+                None => return Ok(None),
+            }
+        }
+    };
+    let folder = canonical
+        .strip_prefix(&root)
+        .expect("checked above")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok((!folder.is_empty()).then_some((root, folder)))
+}
+
 /// Read PATH as a plan: a folder is a vault, a `.json` file a generated plan,
 /// any other file a PLAN.md.
-pub fn read_plan(path: &Path, format: Option<FormatArg>) -> Result<PlanSource, Unreadable> {
+pub fn read_plan(
+    path: &Path,
+    format: Option<FormatArg>,
+    enclosing: Enclosing<'_>,
+) -> Result<ReadPlan, Unreadable> {
+    let forced = format.is_some();
     let meta = fs::metadata(path)
         .map_err(|e| Unreadable(format!("cannot read {}: {e}", path.display())))?;
     let format = format.unwrap_or(if meta.is_dir() {
@@ -51,18 +124,97 @@ pub fn read_plan(path: &Path, format: Option<FormatArg>) -> Result<PlanSource, U
                     path.display()
                 )));
             }
-            Ok(PlanSource::Vault(read_vault(path)?))
+            let (root, plan_folder) = match enclosing_vault(path, enclosing)? {
+                Some((root, folder)) => (root, Some(folder)),
+                None => (path.to_path_buf(), None),
+            };
+            let (files, mut problems) = read_vault_with(&root)?;
+            if let Some(folder) = &plan_folder {
+                // The rest of the vault is not the plan's to answer for.
+                problems.retain(|d| {
+                    d.file
+                        .as_deref()
+                        .is_some_and(|f| planvault_core::vault::in_folder(f, folder))
+                });
+            }
+            Ok(ReadPlan {
+                source: PlanSource::Vault(files),
+                problems,
+                plan_folder,
+            })
         }
-        FormatArg::PlanMd => Ok(PlanSource::PlanMd {
-            file: file_name(),
-            text: read_text(path)?,
-        }),
-        FormatArg::Json => Ok(PlanSource::Generated {
-            file: file_name(),
-            text: read_text(path)?,
-            options: generated::Options::default(),
+        FormatArg::PlanMd => {
+            let text = read_text(path)?;
+            if !forced {
+                if let Some(why) = vault_note_signs(&text) {
+                    let folder = path
+                        .parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."));
+                    return Err(Unreadable(format!(
+                        "{} is one note of a vault ({why}), not a PLAN.md; validate the vault's folder: planvault validate {}",
+                        path.display(),
+                        folder.display()
+                    )));
+                }
+            }
+            Ok(ReadPlan {
+                source: PlanSource::PlanMd {
+                    file: file_name(),
+                    text,
+                },
+                problems: Vec::new(),
+                plan_folder: None,
+            })
+        }
+        FormatArg::Json => Ok(ReadPlan {
+            source: PlanSource::Generated {
+                file: file_name(),
+                text: read_text(path)?,
+                options: generated::Options::default(),
+            },
+            problems: Vec::new(),
+            plan_folder: None,
         }),
     }
+}
+
+/// Why a file read as a PLAN.md is rather a vault note: a `## Next` list of
+/// [[links]], or frontmatter setting a node's `type`/`status`, and no
+/// checkbox item a PLAN.md is made of. `None` when it may be a PLAN.md.
+fn vault_note_signs(text: &str) -> Option<&'static str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines = || text.lines().map(str::trim);
+    let checkbox = lines().any(|l| {
+        let l = l.trim_start_matches(['-', '*', '+']).trim_start();
+        l.starts_with("[ ]") || l.starts_with("[x]") || l.starts_with("[X]")
+    });
+    if checkbox {
+        return None;
+    }
+    let mut in_next = false;
+    for line in lines() {
+        if line.starts_with('#') {
+            in_next = line
+                .trim_start_matches('#')
+                .trim()
+                .eq_ignore_ascii_case("next")
+                && line.starts_with("## ");
+        } else if in_next && line.starts_with(['-', '*', '+']) && line.contains("[[") {
+            return Some("it has a `## Next` list of [[links]]");
+        }
+    }
+    let frontmatter = text
+        .strip_prefix("---")
+        .and_then(|rest| rest.split_once("\n---"))
+        .map(|(block, _)| block)?;
+    let knob = frontmatter.lines().any(|l| {
+        let (key, value) = l.split_once(':').unwrap_or((l, ""));
+        let value = value.trim();
+        (key.trim() == "type" && ["start", "step"].contains(&value))
+            || (key.trim() == "status" && ["pending", "active", "done"].contains(&value))
+    });
+    knob.then_some("its frontmatter sets a node's `type` or `status`")
 }
 
 fn read_text(path: &Path) -> Result<String, Unreadable> {
@@ -72,47 +224,158 @@ fn read_text(path: &Path) -> Result<String, Unreadable> {
         .map_err(|_| Unreadable(format!("{} is not UTF-8 text", path.display())))
 }
 
-/// Every markdown note under `root`, keyed by its `/`-separated relative path.
-/// Dot-folders (`.obsidian`, `.git`) are never entered; the core loader
-/// decides what else to skip.
+/// Every markdown note under `root`, keyed by its `/`-separated relative path;
+/// what could not be read is left out (see [`read_vault_with`]).
 pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
+    let (mut files, _) = read_vault_with(root)?;
+    files.retain(|path, _| !path.starts_with('.'));
+    Ok(files)
+}
+
+/// `root`'s notes and a diagnostic for each file or folder that could not
+/// be read. Dot-folders (`.obsidian`, `.git`) are never entered; the core
+/// loader decides what else to skip. A note that is not UTF-8 is decoded
+/// with U+FFFD for what is not (the core reports it, as it does for the
+/// npm package, whose caller decodes so). A symlinked note is read when it
+/// leads to a file inside the vault; a symlinked folder is never followed
+/// (inside the vault its notes would be there twice, as Obsidian also
+/// refuses; outside it they are not the vault's) and says so.
+pub fn read_vault_with(
+    root: &Path,
+) -> Result<(BTreeMap<String, String>, Vec<Diagnostic>), Unreadable> {
     let mut files = BTreeMap::new();
-    // A symlink is followed only to a file inside the vault (as the runner's
-    // file tools do): one leading out is not part of the vault.
-    let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut problems = Vec::new();
+    let canonical_root = fs::canonicalize(root)
+        .map_err(|e| Unreadable(format!("cannot read {}: {e}", root.display())))?;
+    let rel = |path: &Path| {
+        path.strip_prefix(root)
+            .expect("walk stays under root")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
     let mut pending: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = fs::read_dir(&dir)
-            .map_err(|e| Unreadable(format!("cannot read {}: {e}", dir.display())))?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == root => {
+                return Err(Unreadable(format!("cannot read {}: {e}", dir.display())))
+            }
+            Err(e) => {
+                problems.push(unreadable(
+                    &rel(&dir),
+                    format!("is a folder that cannot be read: {e}"),
+                ));
+                continue;
+            }
+        };
         for entry in entries {
-            let entry =
-                entry.map_err(|e| Unreadable(format!("cannot read {}: {e}", dir.display())))?;
+            let Ok(entry) = entry else {
+                problems.push(unreadable(
+                    &rel(&dir),
+                    "is a folder that cannot be listed".to_string(),
+                ));
+                continue;
+            };
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
             let path = entry.path();
-            let kind = entry
-                .file_type()
-                .map_err(|e| Unreadable(format!("cannot read {}: {e}", path.display())))?;
-            if kind.is_symlink()
-                && !fs::canonicalize(&path)
-                    .is_ok_and(|real| real.starts_with(&real_root) && real.is_file())
-            {
+            let key = rel(&path);
+            let is_note = name.to_ascii_lowercase().ends_with(".md");
+            let Ok(kind) = entry.file_type() else {
+                problems.push(unreadable(
+                    &key,
+                    "cannot be read: its kind is unknown".to_string(),
+                ));
                 continue;
-            }
-            if kind.is_dir() {
+            };
+            if kind.is_symlink() {
+                match fs::canonicalize(&path) {
+                    Err(e) if is_note => problems.push(unreadable(
+                        &key,
+                        format!("is a symlink that leads nowhere ({e})"),
+                    )),
+                    Err(e) => problems.push(
+                        Diagnostic::warning(
+                            Code::SkippedSymlink,
+                            format!("`{key}` is a symlink that leads nowhere ({e})"),
+                        )
+                        .in_file(key.clone()),
+                    ),
+                    Ok(target) if target.is_dir() => {
+                        let why = if target.starts_with(&canonical_root) {
+                            "a folder inside the vault, whose notes would be listed twice"
+                        } else {
+                            "a folder outside the vault"
+                        };
+                        problems.push(
+                            Diagnostic::warning(
+                                Code::SkippedSymlink,
+                                format!("`{key}` is a symlink to {why}; its notes are not read"),
+                            )
+                            .in_file(key.clone()),
+                        );
+                    }
+                    Ok(target) if is_note => {
+                        if target.starts_with(&canonical_root) {
+                            files.insert(key, read_note(&path, &mut problems, &rel(&path)));
+                        } else {
+                            problems.push(
+                                Diagnostic::warning(
+                                    Code::SkippedSymlink,
+                                    format!("`{key}` is a symlink to a note outside the vault; it is not read"),
+                                )
+                                .in_file(key.clone()),
+                            );
+                        }
+                    }
+                    Ok(_) => {}
+                }
+            } else if kind.is_dir() {
                 pending.push(path);
-            } else if name.to_ascii_lowercase().ends_with(".md") {
-                let rel = path.strip_prefix(root).expect("walk stays under root");
-                let key = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                files.insert(key, read_text(&path)?);
+            } else if is_note {
+                let text = read_note(&path, &mut problems, &key);
+                files.insert(key, text);
             }
         }
     }
-    Ok(files)
+    // The settings that say which folders hold no plan notes, from the
+    // dot-folders the walk does not enter.
+    for setting in [
+        planvault_core::vault::scope::TEMPLATES_SETTINGS,
+        planvault_core::vault::scope::TEMPLATER_SETTINGS,
+        planvault_core::vault::scope::IGNORE_FILE,
+    ] {
+        if let Ok(text) = fs::read_to_string(root.join(setting)) {
+            files.insert(setting.to_string(), Some(text));
+        }
+    }
+    // Unreadable notes stay out of the vault.
+    let files = files
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect();
+    problems.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok((files, problems))
+}
+
+/// A note's text (non-UTF-8 bytes as U+FFFD), or `None` and a diagnostic.
+fn read_note(path: &Path, problems: &mut Vec<Diagnostic>, key: &str) -> Option<String> {
+    match fs::read(path) {
+        Ok(bytes) => Some(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }),
+        Err(e) => {
+            problems.push(unreadable(key, format!("cannot be read: {e}")));
+            None
+        }
+    }
+}
+
+fn unreadable(key: &str, reason: String) -> Diagnostic {
+    Diagnostic::error(Code::UnreadableNote, format!("`{key}` {reason}")).in_file(key.to_string())
 }

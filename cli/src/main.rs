@@ -42,6 +42,10 @@ struct PlanArgs {
     /// is refused as `tool-not-permitted` before anything runs.
     #[arg(long = "allow-tool", value_name = "TOOL")]
     allow_tool: Vec<String>,
+    /// The vault a plan folder lies in, when it has no `.obsidian/` folder
+    /// to be found by: PATH's notes are the plan, links resolve in the vault.
+    #[arg(long = "vault-root", value_name = "FOLDER")]
+    vault_root: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -95,14 +99,32 @@ fn main() -> ExitCode {
 
 /// Read and check a plan; `Err` is exit code 2 with the reason printed.
 fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCode> {
-    match read_plan(&plan.path, plan.format) {
-        Ok(mut source) => {
+    let enclosing = match &plan.vault_root {
+        Some(root) => input::Enclosing::Given(root),
+        None => input::Enclosing::Detect,
+    };
+    match read_plan(&plan.path, plan.format, enclosing) {
+        Ok(input::ReadPlan {
+            mut source,
+            problems,
+            plan_folder,
+        }) => {
             if let planvault_core::PlanSource::Generated { options, .. } = &mut source {
                 if !plan.allow_tool.is_empty() {
                     options.allowed_tools = Some(plan.allow_tool.clone());
                 }
             }
-            Ok(planvault_core::check(&source))
+            let mut checked = match (&source, plan_folder) {
+                (planvault_core::PlanSource::Vault(files), folder) => {
+                    planvault_core::vault::check_in_folder(files, folder.as_deref().unwrap_or(""))
+                }
+                _ => planvault_core::check(&source),
+            };
+            // What could not be read comes first: it may explain the rest.
+            if !problems.is_empty() {
+                checked.diagnostics.splice(0..0, problems);
+            }
+            Ok(checked)
         }
         Err(err) => {
             if !quiet {

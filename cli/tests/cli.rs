@@ -230,3 +230,131 @@ fn the_cli_skips_dot_folders_and_reads_crlf_and_bom() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn scoped_fixture(case: &str) -> PathBuf {
+    repo().join("core/tests/fixtures/vault-scoped").join(case)
+}
+
+#[test]
+fn a_plan_folder_inside_a_vault_resolves_its_links_in_the_vault() {
+    // The vault is found by its `.obsidian/` folder.
+    let vault = scoped_fixture("plan-in-a-big-vault");
+    let out = run(&["validate"], &vault.join("plans/launch"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "plans/launch/Review.md:6:15: error[edge-leaves-plan]: edge from `plans/launch/Review` leads to `Notes/ADR-001`, outside the plan's folder `plans/launch/`; a plan's edges stay in its folder\n"
+    );
+    // Given explicitly: `../Send` leaves `plans/launch`, `../other/Dup` too.
+    let vault = fixture("obsidian-resolution");
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["validate", "--vault-root"])
+        .arg(&vault)
+        .arg(vault.join("plans/launch"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("leads to `plans/Send`, outside the plan's folder `plans/launch/`"),
+        "{text}"
+    );
+    assert!(text.contains("leads to `plans/other/Dup`"), "{text}");
+    assert!(!text.contains("unreachable"), "{text}");
+    // The vault itself, whole: templates and ignored folders are skipped.
+    let out = run(&["validate"], &scoped_fixture("plan-in-a-big-vault"));
+    let text = stdout(&out);
+    assert!(
+        !text.contains("Templates/")
+            && !text.contains("Meta/")
+            && !text.contains("Archive/")
+            && !text.contains("Inbox"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[[Nowhere]]"),
+        "the ADR note is still a note of the whole vault: {text}"
+    );
+}
+
+#[test]
+fn one_bad_file_never_sinks_the_vault() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+    std::fs::write(dir.path().join("elsewhere/far.md"), "# Far\n").unwrap();
+    std::fs::write(
+        root.join("start.md"),
+        "---\ntype: start\n---\n# Start\n\n## Next\n- [[latin]]\n- [[missing]]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("latin.md"), b"# Caf\xe9\n\n## Next\n- [[end]]\n").unwrap();
+    std::fs::write(root.join("end.md"), "# End\n").unwrap();
+    std::fs::write(root.join("sub/inner.md"), "# Inner\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::symlink;
+        symlink(root.join("nowhere.md"), root.join("ghost.md")).unwrap();
+        symlink(root.join("loop-b.md"), root.join("loop-a.md")).unwrap();
+        symlink(root.join("loop-a.md"), root.join("loop-b.md")).unwrap();
+        symlink(dir.path().join("elsewhere"), root.join("linked")).unwrap();
+        symlink(root.join("sub"), root.join("again")).unwrap();
+        symlink(dir.path().join("elsewhere/far.md"), root.join("far.md")).unwrap();
+        symlink(root.join("end.md"), root.join("end-alias.md")).unwrap();
+    }
+    let out = run(&["validate"], &root);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("latin.md:1:6: error[unreadable-note]: `latin.md` is not UTF-8 text"),
+        "{text}"
+    );
+    // The rest is still checked.
+    assert!(
+        text.contains("error[dangling-edge]: edge from `start` points at [[missing]]"),
+        "{text}"
+    );
+    #[cfg(unix)]
+    {
+        assert!(
+            text.contains(
+                "ghost.md: error[unreadable-note]: `ghost.md` is a symlink that leads nowhere"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "loop-a.md: error[unreadable-note]: `loop-a.md` is a symlink that leads nowhere"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("linked: warning[skipped-symlink]: `linked` is a symlink to a folder outside the vault"), "{text}");
+        assert!(text.contains("again: warning[skipped-symlink]: `again` is a symlink to a folder inside the vault"), "{text}");
+        assert!(text.contains("far.md: warning[skipped-symlink]: `far.md` is a symlink to a note outside the vault"), "{text}");
+        // A symlinked note inside the vault is read.
+        assert!(text.contains("`end-alias` cannot be reached"), "{text}");
+    }
+    let json = run(&["validate", "--json"], &root);
+    let v: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert!(v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["code"] == "unreadable-note" && d["file"] == "latin.md"));
+}
+
+#[test]
+fn a_single_vault_note_is_not_read_as_a_plan_md() {
+    let note = fixture("link-forms").join("start.md");
+    let out = run(&["validate"], &note);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("is one note of a vault (it has a `## Next` list of [[links]]), not a PLAN.md; validate the vault's folder: planvault validate"), "{err}");
+    let knobs = fixture("obsidian-resolution").join("plans/launch/start.md");
+    let out = run(&["validate"], &knobs);
+    assert_eq!(out.status.code(), Some(2));
+    // `--format plan-md` still reads it as asked.
+    let out = run(&["validate", "--format", "plan-md"], &note);
+    assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+}

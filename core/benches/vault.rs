@@ -93,6 +93,59 @@ fn load_and_validate_10k(bencher: divan::Bencher) {
     });
 }
 
+/// A vault of `n` notes where every name recurs in each of `n / 100`
+/// folders (`p000/n00` … `p099/n99`): bare links resolve to the linking
+/// note's own folder, each folder's last note goes on with a relative
+/// `[[../pNNN/n00]]`, and every tenth note loops back with `[[./nKK]]`.
+pub fn generate_duplicates(n: usize) -> BTreeMap<String, String> {
+    let folders = n.div_ceil(100);
+    (0..n)
+        .map(|i| {
+            let (f, k) = (i / 100, i % 100);
+            let mut text = String::with_capacity(600);
+            text.push_str(if i == 0 {
+                "---\ntype: start\n"
+            } else {
+                "---\ntype: step\n"
+            });
+            text.push_str("status: pending\ntags: [plan]\n---\n");
+            text.push_str(&format!("# Part {f} step {k}\n\n"));
+            text.push_str(PROSE[i % PROSE.len()]);
+            text.push_str(&format!(
+                " See [[n{:02}]] and [[../p{:03}/n00]].\n\n",
+                (k + 50) % 100,
+                (f + 1) % folders
+            ));
+            if i + 1 < n {
+                text.push_str("## Next\n");
+                if k == 99 {
+                    text.push_str(&format!("- [[../p{:03}/n00]]\n", f + 1));
+                } else if k % 10 == 9 {
+                    text.push_str(&format!("- needs revision -> [[./n{:02}]]\n", k - 5));
+                    text.push_str(&format!("- approved -> [[n{:02}]]\n", k + 1));
+                } else {
+                    text.push_str(&format!("- [[n{:02}]]\n", k + 1));
+                }
+            }
+            (format!("p{f:03}/n{k:02}.md"), text)
+        })
+        .collect()
+}
+
+/// 10,000 notes with a hundred of each name and relative links: Obsidian's
+/// resolution rules (own folder, then fewest folders, then relative paths)
+/// on the hot path.
+#[divan::bench(sample_count = 20)]
+fn load_and_validate_10k_duplicates(bencher: divan::Bencher) {
+    let source = PlanSource::Vault(generate_duplicates(10_000));
+    bencher.bench_local(|| {
+        let checked = check(divan::black_box(&source));
+        // Every link resolves as Obsidian would: no ambiguity, nothing dangling.
+        assert!(checked.diagnostics.is_empty());
+        checked
+    });
+}
+
 #[divan::bench(sample_count = 20)]
 fn load_only_10k(bencher: divan::Bencher) {
     let files = generate(10_000);

@@ -68,7 +68,9 @@ pub fn check(source: &PlanSource) -> Checked {
             options,
         } => generated::parse(file, text, options),
     };
-    diagnostics.extend(validate(&plan));
+    let graph = validate(&plan);
+    vault::drop_outside_plan(&mut diagnostics, &graph);
+    diagnostics.extend(graph);
     Checked { plan, diagnostics }
 }
 

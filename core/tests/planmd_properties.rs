@@ -1,6 +1,6 @@
 //! Property tests for the PLAN.md grammar and validator.
 
-use planvault_core::{check, planmd, Code, PlanSource};
+use planvault_core::{check, planmd, Code, PlanSource, Severity};
 use proptest::prelude::*;
 
 fn source(text: String) -> PlanSource {
@@ -189,6 +189,14 @@ proptest! {
     #[test]
     fn every_plan_gets_only_the_five_codes_in_order(text in full_grammar_plan()) {
         let checked = check(&source(text.clone()));
+        if checked.plan.nodes.is_empty() {
+            prop_assert!(checked.diagnostics.iter().any(|d| d.code == Code::EmptyPlan));
+            prop_assert!(checked
+                .diagnostics
+                .iter()
+                .all(|d| matches!(d.code, Code::EmptyPlan | Code::OrphanMarker)));
+            return Ok(());
+        }
         let rank = |c: Code| match c {
             Code::OrphanMarker | Code::EmptyPlan => 0,
             Code::Cycle => 1,

@@ -32,7 +32,10 @@ fn read_folder(root: &Path) -> BTreeMap<String, String> {
             if key.starts_with("expected.snap") {
                 continue;
             }
-            files.insert(key, fs::read_to_string(&path).unwrap());
+            // Bytes that are not UTF-8 become U+FFFD, as the CLI and
+            // Node's `readFileSync(path, "utf8")` decode them.
+            let bytes = fs::read(&path).unwrap();
+            files.insert(key, String::from_utf8_lossy(&bytes).into_owned());
         }
     }
     files

@@ -281,10 +281,11 @@ impl IncrementalVault {
                 .collect();
             sort_by_position(&mut all);
             let plan = &self.plan;
-            all.extend_from_slice(
-                self.graph_diagnostics
-                    .get_or_insert_with(|| planvault_core::validate(plan)),
-            );
+            let graph = self
+                .graph_diagnostics
+                .get_or_insert_with(|| planvault_core::validate(plan));
+            planvault_core::vault::drop_outside_plan(&mut all, graph);
+            all.extend_from_slice(graph);
             self.cached = Some(all);
         }
         self.cached.as_deref().unwrap_or_default()

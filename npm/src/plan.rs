@@ -40,7 +40,9 @@ impl PlanHandle {
     /// Parse and validation diagnostics, in the order `planvault validate` prints them.
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.parse_diagnostics.clone();
-        all.extend(planvault_core::validate(&self.plan));
+        let graph = planvault_core::validate(&self.plan);
+        vault::drop_outside_plan(&mut all, &graph);
+        all.extend(graph);
         all
     }
 }

@@ -87,8 +87,11 @@ pub fn run(args: RunArgs) -> ExitCode {
 
 /// Read and check the plan, set up its run vault, and run it to its end.
 fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
-    let source = read_plan(&args.path, args.format).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let checked = planvault_core::check(&source);
+    let read = read_plan(&args.path, args.format, crate::input::Enclosing::Itself)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let source = read.source;
+    let mut checked = planvault_core::check(&source);
+    checked.diagnostics.splice(0..0, read.problems);
     if checked.has_errors() {
         for d in &checked.diagnostics {
             eprintln!("{}", d.render_human());

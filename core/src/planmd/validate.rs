@@ -18,6 +18,10 @@ const MAX_TITLE_CHARS: usize = 60;
 /// Check a PLAN.md plan; an empty result means the graph is sound.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    if plan.nodes.is_empty() {
+        // The parser already said so (`empty-plan`); nothing else to check.
+        return Vec::new();
+    }
     let v = Validator::new(plan);
     let mut out = Vec::new();
     let cyclic = v.cycles(&mut out);

@@ -1,7 +1,10 @@
 //! Wikilinks: reading `[[target|alias]]` / `[[target#heading]]` and resolving
-//! a target to a note the way Obsidian does, by path or by basename,
-//! case-insensitively. When a link cannot tell two notes apart it is
-//! ambiguous: planvault reports it and never guesses.
+//! a target to a note the way Obsidian does (`getFirstLinkpathDest`),
+//! case-insensitively: a relative link (`./x`, `../x`) from the linking
+//! note's folder; any other link first in the linking note's own folder,
+//! then among every note whose path is the link or ends with `/link`, the
+//! one with the fewest folders. Only a true tie there is ambiguous:
+//! planvault reports it and never guesses.
 
 use rustc_hash::FxBuildHasher;
 use std::borrow::Cow;
@@ -28,10 +31,17 @@ pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
 }
 
 /// [`find_links`] one at a time, for a caller that needs only the first and
-/// how many more (a `## Next` item): no list built per item.
+/// how many more (a `## Next` item): no list built per item. What Obsidian
+/// does not link is skipped: `[[]]`, `[[ ]]`, `[[|alias]]`, a Templater
+/// command (`[[<% tp.file.title %>]]`) and a link inside inline code.
 pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
+    let code = if memchr::memchr(b'`', bytes).is_some() {
+        code_spans(bytes)
+    } else {
+        Vec::new()
+    };
     std::iter::from_fn(move || {
         while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
             let inner_start = open + 2;
@@ -44,14 +54,53 @@ pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
                 continue;
             }
             from = close + 2;
+            let target = link_target(inner);
+            if names_nothing(inner, target) || code.iter().any(|span| span.contains(&open)) {
+                continue;
+            }
             return Some(WikiLink {
                 start: open,
                 end: close + 2,
-                target: link_target(inner),
+                target,
             });
         }
         None
     })
+}
+
+/// Whether a link's inner text names no note: empty (`[[]]`, `[[ ]]`,
+/// `[[|alias]]`; `[[#heading]]` is the note itself) or a Templater command.
+fn names_nothing(inner: &str, target: &str) -> bool {
+    (target.is_empty() && !inner.contains('#')) || target.starts_with("<%")
+}
+
+/// The inline code spans of `text` (CommonMark: a run of backticks up to the
+/// next run of the same length; an unmatched run is literal).
+fn code_spans(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let run = |at: usize| bytes[at..].iter().take_while(|&&b| b == b'`').count();
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(open) = memchr::memchr(b'`', &bytes[at..]).map(|i| i + at) {
+        let len = run(open);
+        let mut search = open + len;
+        let mut close = None;
+        while let Some(q) = memchr::memchr(b'`', &bytes[search..]).map(|i| i + search) {
+            let other = run(q);
+            if other == len {
+                close = Some(q + other);
+                break;
+            }
+            search = q + other;
+        }
+        match close {
+            Some(end) => {
+                spans.push(open..end);
+                at = end;
+            }
+            None => at = open + len,
+        }
+    }
+    spans
 }
 
 /// Where `byte` first appears twice in a row (`[[`, `]]`): `str::find` with
@@ -72,7 +121,7 @@ pub fn link_target(inner: &str) -> &str {
 pub enum Resolution {
     Found(usize),
     Missing,
-    /// Node indices of every note the link could mean, sorted.
+    /// Node indices of every note the link could equally mean, in id order.
     Ambiguous(Vec<usize>),
 }
 
@@ -187,22 +236,21 @@ fn lower(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// The canonical spelling of a target: no leading `./` or `/`, no `.md`,
-/// lower case.
-fn normalize(target: &str) -> Cow<'_, str> {
-    // `trim_start_matches("./")` set up a substring searcher per call.
-    let mut t = target.trim();
-    while let Some(rest) = t.strip_prefix("./") {
-        t = rest;
-    }
-    let mut t = t.trim_start_matches('/');
-    if t.len() >= 3
-        && t.is_char_boundary(t.len() - 3)
-        && t[t.len() - 3..].eq_ignore_ascii_case(".md")
+/// A target without its `.md` extension.
+fn strip_md(target: &str) -> &str {
+    if target.len() >= 3
+        && target.is_char_boundary(target.len() - 3)
+        && target[target.len() - 3..].eq_ignore_ascii_case(".md")
     {
-        t = &t[..t.len() - 3];
+        &target[..target.len() - 3]
+    } else {
+        target
     }
-    lower(t)
+}
+
+/// How many folders deep a note id is.
+fn depth(id: &str) -> usize {
+    memchr::memchr_iter(b'/', id.as_bytes()).count()
 }
 
 fn insert<'a>(map: &mut Map<'a>, key: Cow<'a, str>, node: usize) {
@@ -310,58 +358,121 @@ impl<'a> LinkIndex<'a> {
         self.ids.is_empty()
     }
 
-    /// Resolve a link target. An empty target (`[[#heading]]`) is the note
-    /// itself.
+    /// Resolve a link target written in note `from`, as Obsidian does. An
+    /// empty target (`[[#heading]]`) is the note itself.
     pub fn resolve(&self, target: &str, from: usize) -> Resolution {
-        let wanted = normalize(target);
-        if wanted.is_empty() {
+        let written = target.trim();
+        if written.is_empty() {
             return Resolution::Found(from);
         }
-        // 1. The whole vault-relative path, as Obsidian's "absolute path" links.
-        if let Some(hits) = self.by_path.get(wanted.as_ref()) {
-            return self.pick(hits.as_slice(), target);
+        // A relative link ("Relative path to file") means that path only.
+        if written.starts_with("./") || written.starts_with("../") {
+            return self.resolve_relative(written, from);
         }
-        // 2. By basename, narrowed by any folders the link names.
+        // A leading `/` is the vault root ("Absolute path in vault").
+        let absolute = written.starts_with('/');
+        let written = strip_md(written.trim_start_matches('/'));
+        let wanted = lower(written);
         let Some(candidates) = self.by_basename.get(basename(&wanted)) else {
             return Resolution::Missing;
         };
         let candidates = candidates.as_slice();
-        if !wanted.contains('/') {
-            return self.pick(candidates, target);
+        let nested = wanted.contains('/');
+        if let ([one], false) = (candidates, nested) {
+            // Every rule below ends at the only note of that name.
+            return Resolution::Found(*one);
         }
-        let suffix = format!("/{wanted}");
-        let hits: Vec<usize> = candidates
+        // 1. The linking note's own folder.
+        let folder = self
+            .ids
+            .get(from)
+            .and_then(|id| memchr::memrchr(b'/', id.as_bytes()).map(|slash| &id[..slash]));
+        if let (Some(folder), false) = (folder, absolute) {
+            let here = format!("{folder}/{written}");
+            if let Some(hits) = self.by_path.get(lower(&here).as_ref()) {
+                return self.pick(hits.as_slice(), &here);
+            }
+        }
+        // 2. Every note the link names (its path, or a path ending in
+        // `/link`), the fewest folders deep.
+        let suffix = if nested {
+            format!("/{wanted}")
+        } else {
+            String::new()
+        };
+        let named = |i: usize| {
+            !nested || {
+                let id = lower(&self.ids[i]);
+                *id == *wanted || id.ends_with(&suffix)
+            }
+        };
+        let Some(shallowest) = candidates
+            .iter()
+            .filter(|&&i| named(i))
+            .map(|&i| depth(&self.ids[i]))
+            .min()
+        else {
+            return Resolution::Missing;
+        };
+        let nearest: Vec<usize> = candidates
             .iter()
             .copied()
-            .filter(|&i| lower(&self.ids[i]).ends_with(&suffix))
+            .filter(|&i| depth(&self.ids[i]) == shallowest && named(i))
             .collect();
-        self.pick(&hits, target)
+        self.pick(&nearest, written)
+    }
+
+    /// A `./` or `../` link: the path from the linking note's folder, or
+    /// nothing (a path above the vault root is no note).
+    fn resolve_relative(&self, written: &str, from: usize) -> Resolution {
+        let Some(source) = self.ids.get(from) else {
+            return Resolution::Missing;
+        };
+        let mut parts: Vec<&str> = source.split('/').collect();
+        parts.pop();
+        for part in strip_md(written).split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if parts.pop().is_none() {
+                        return Resolution::Missing;
+                    }
+                }
+                name => parts.push(name),
+            }
+        }
+        let path = parts.join("/");
+        match self.by_path.get(lower(&path).as_ref()) {
+            Some(hits) => self.pick(hits.as_slice(), &path),
+            None => Resolution::Missing,
+        }
     }
 
     /// One hit resolves; several differing only in case resolve to the one
-    /// spelled exactly as written; otherwise the link is ambiguous.
+    /// spelled exactly as `written` (no `.md`); otherwise the link is
+    /// ambiguous, the notes in id order (the first is the one the
+    /// diagnostic's hint names).
     fn pick(&self, hits: &[usize], written: &str) -> Resolution {
         match hits {
             [] => Resolution::Missing,
             [one] => Resolution::Found(*one),
             many => {
-                let written = written
-                    .trim()
-                    .trim_start_matches("./")
-                    .trim_start_matches('/');
-                let written = written.strip_suffix(".md").unwrap_or(written);
                 let exact: Vec<usize> = many
                     .iter()
                     .copied()
                     .filter(|&i| {
-                        self.ids[i] == written || self.ids[i].ends_with(&format!("/{written}"))
+                        let id: &str = &self.ids[i];
+                        id == written
+                            || id
+                                .strip_suffix(written)
+                                .is_some_and(|rest| rest.ends_with('/'))
                     })
                     .collect();
                 if let [one] = exact[..] {
                     return Resolution::Found(one);
                 }
                 let mut all = many.to_vec();
-                all.sort_unstable();
+                all.sort_unstable_by(|&a, &b| self.ids[a].cmp(&self.ids[b]));
                 Resolution::Ambiguous(all)
             }
         }
@@ -389,6 +500,56 @@ mod tests {
             let text = pieces.concat();
             let bytewise = text.is_ascii() && !text.bytes().any(|b| b.is_ascii_uppercase());
             proptest::prop_assert_eq!(is_ascii_lower(&text), bytewise, "{:?}", text);
+        }
+    }
+
+    /// A vault of ids from a few folders and names, some differing only in
+    /// case, and links of every form.
+    fn ids_strategy() -> impl Strategy<Value = Vec<String>> {
+        let folders = ["", "a/", "b/", "a/b/", "b/a/", "A/", "c/a/b/"];
+        let names = ["x", "X", "y", "a", "b"];
+        proptest::collection::btree_set(
+            (0..folders.len(), 0..names.len())
+                .prop_map(move |(f, n)| format!("{}{}", folders[f], names[n])),
+            1..14,
+        )
+        .prop_map(|set| set.into_iter().collect::<Vec<_>>())
+    }
+
+    const TARGETS: [&str; 16] = [
+        "x", "X", "y", "b/x", "a/b/x", "/x", "/a/x", "./x", "../x", "../b/x", "./b/y", "../../x",
+        "x.md", "a", "b/a/x", "nowhere",
+    ];
+
+    /// A resolution named by ids, so indices in two orders compare.
+    fn named(index: &LinkIndex<'_>, ids: &[String], r: Resolution) -> (u8, Vec<String>) {
+        let _ = index;
+        match r {
+            Resolution::Found(i) => (0, vec![ids[i].clone()]),
+            Resolution::Missing => (1, Vec::new()),
+            Resolution::Ambiguous(all) => (2, all.iter().map(|&i| ids[i].clone()).collect()),
+        }
+    }
+
+    proptest::proptest! {
+        /// The order the notes are listed in never changes what a link
+        /// means, nor the order of a tie.
+        #[test]
+        fn resolution_does_not_depend_on_listing_order(
+            (ids, shuffled) in ids_strategy().prop_flat_map(|ids| (Just(ids.clone()), Just(ids).prop_shuffle()))
+        ) {
+            let a = LinkIndex::new(ids.iter().map(String::as_str));
+            let b = LinkIndex::new(shuffled.iter().map(String::as_str));
+            for (from, source) in ids.iter().enumerate() {
+                let from_b = shuffled.iter().position(|s| s == source).unwrap();
+                for target in TARGETS {
+                    proptest::prop_assert_eq!(
+                        named(&a, &ids, a.resolve(target, from)),
+                        named(&b, &shuffled, b.resolve(target, from_b)),
+                        "{} from {}", target, source
+                    );
+                }
+            }
         }
     }
 
@@ -506,9 +667,76 @@ mod tests {
     }
 
     #[test]
-    fn a_root_note_is_named_by_its_path() {
-        let index = LinkIndex::new(["send", "sub/send"]);
-        assert_eq!(index.resolve("send", 1), Resolution::Found(0));
+    fn a_bare_name_prefers_the_own_folder_then_the_fewest_folders() {
+        let index = LinkIndex::new([
+            "archive/old/Draft",
+            "plans/Draft",
+            "plans/launch/Draft",
+            "plans/launch/review",
+            "plans/other/review",
+            "zeta/review",
+            "zeta/x",
+        ]);
+        // Own folder first.
+        assert_eq!(index.resolve("Draft", 3), Resolution::Found(2));
+        assert_eq!(index.resolve("review", 3), Resolution::Found(3));
+        // Else the shallowest, however it sorts.
+        assert_eq!(index.resolve("draft", 6), Resolution::Found(1));
+        assert_eq!(index.resolve("review", 0), Resolution::Found(5));
+        // A true tie is ambiguous, in id order; the own folder breaks it.
+        let tie = LinkIndex::new(["c/d/send", "b/send", "a/send", "b/x"]);
+        assert_eq!(tie.resolve("send", 0), Resolution::Found(0));
+        assert_eq!(tie.resolve("send", 3), Resolution::Found(1));
+        assert_eq!(tie.resolve("c/d/x", 0), Resolution::Missing);
+        let tie = LinkIndex::new(["c/d/send", "b/send", "a/send", "x"]);
+        assert_eq!(tie.resolve("send", 3), Resolution::Ambiguous(vec![2, 1]));
+        // A folder in the link narrows to paths ending so, shallowest first.
+        assert_eq!(index.resolve("launch/draft", 6), Resolution::Found(2));
+        assert_eq!(index.resolve("old/Draft", 6), Resolution::Found(0));
+        // ...and is read from the own folder first.
+        assert_eq!(index.resolve("launch/draft", 1), Resolution::Found(2));
+        assert_eq!(index.resolve("/plans/draft", 2), Resolution::Found(1));
+        // A leading `/` is the root: not the own folder.
+        assert_eq!(index.resolve("/Draft", 2), Resolution::Found(1));
+    }
+
+    #[test]
+    fn relative_links_start_at_the_linking_note() {
+        let index = LinkIndex::new([
+            "Sibling",
+            "plans/Sibling",
+            "plans/a/note",
+            "plans/other/Dup",
+            "Dup",
+            "Target",
+        ]);
+        assert_eq!(index.resolve("./Sibling", 1), Resolution::Found(1));
+        assert_eq!(index.resolve("./Sibling", 0), Resolution::Found(0));
+        assert_eq!(index.resolve("../Sibling", 2), Resolution::Found(1));
+        assert_eq!(index.resolve("../../Sibling.md", 2), Resolution::Found(0));
+        assert_eq!(index.resolve("../other/Dup", 2), Resolution::Found(3));
+        assert_eq!(index.resolve("../../Target", 2), Resolution::Found(5));
+        // A relative path means that path only, never a namesake elsewhere.
+        assert_eq!(index.resolve("./Target", 2), Resolution::Missing);
+        assert_eq!(index.resolve("./Dup", 1), Resolution::Missing);
+        // Above the vault root is nothing.
+        assert_eq!(index.resolve("../Sibling", 0), Resolution::Missing);
+        assert_eq!(index.resolve("../../../Target", 2), Resolution::Missing);
+        assert_eq!(index.resolve("./../Target", 1), Resolution::Found(5));
+    }
+
+    #[test]
+    fn empty_templater_and_coded_links_are_no_links() {
+        let targets = |text| {
+            find_links(text)
+                .iter()
+                .map(|l| l.target)
+                .collect::<Vec<_>>()
+        };
+        assert!(targets("[[]] [[ ]] [[|]] [[ | alias]] [[<% tp.file.title %>]]").is_empty());
+        assert_eq!(targets("[[#heading]] [[a]]"), ["", "a"]);
+        assert_eq!(targets("`[[a]]` [[b]] ``x ` [[c]]`` ` [[d]]"), ["b", "d"]);
+        assert_eq!(targets("`open [[e]]"), ["e"]);
     }
 
     #[test]

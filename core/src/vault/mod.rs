@@ -12,6 +12,7 @@ pub mod links;
 pub mod next;
 pub mod note;
 mod scan;
+pub mod scope;
 mod simple_yaml;
 mod text;
 mod validate;
@@ -23,7 +24,8 @@ mod yaml_value;
 pub mod yaml_value;
 
 pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
-pub use validate::{find_start, validate, StartRule};
+pub use scope::{check_in_folder, in_folder};
+pub use validate::{drop_outside_plan, find_start, validate, StartRule};
 pub use write::{render_note, save_plan, update_status};
 
 use crate::diagnostic::sort_by_position;

@@ -35,6 +35,74 @@ fn may_have_next_heading(body: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(b"next"))
 }
 
+/// The first heading that looks meant as `## Next` but is not it (`## Next:`,
+/// `### Next`, `# Next`, `## Next steps`, `##Next`), outside fenced code:
+/// its byte offset in `body` and its line as written. Only asked of a note
+/// without a `## Next` section, whose edges such a heading would otherwise
+/// lose in silence.
+pub fn near_miss_next_heading(body: &str) -> Option<(usize, &str)> {
+    if !may_have_next_heading(body) {
+        return None;
+    }
+    let mut fence: Option<(u8, usize)> = None;
+    let mut at = 0;
+    for raw in body.split_inclusive('\n') {
+        let start = at;
+        at += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let content = &line[indent..];
+        if indent <= 3 {
+            let ticks = content
+                .bytes()
+                .take_while(|&b| b == b'`' || b == b'~')
+                .count();
+            if ticks >= 3 {
+                let ch = content.as_bytes()[0];
+                if content.as_bytes()[..ticks].iter().all(|&b| b == ch) {
+                    match fence {
+                        None => fence = Some((ch, ticks)),
+                        Some((open, len))
+                            if open == ch && ticks >= len && content[ticks..].trim().is_empty() =>
+                        {
+                            fence = None
+                        }
+                        Some(_) => {}
+                    }
+                    continue;
+                }
+            }
+        }
+        if fence.is_some() || indent > 3 {
+            continue;
+        }
+        let hashes = content.bytes().take_while(|&b| b == b'#').count();
+        if hashes == 0 || hashes > 6 {
+            continue;
+        }
+        let text = content[hashes..].trim().trim_end_matches('#').trim_end();
+        let spaced = content[hashes..].starts_with([' ', '\t']);
+        let Some(rest) = text
+            .get(..4)
+            .filter(|w| w.eq_ignore_ascii_case("next"))
+            .map(|_| text[4..].trim())
+        else {
+            continue;
+        };
+        let rest = rest.trim_end_matches(':').trim_end();
+        let rest_lower = rest.to_ascii_lowercase();
+        let near = match rest_lower.as_str() {
+            "" => !(hashes == 2 && spaced && !text.ends_with(':')),
+            "step" | "steps" | "node" | "nodes" | "edges" | "up" => true,
+            _ => text[4..].trim_start().starts_with([':', '-']),
+        };
+        if near {
+            return Some((start + indent, line[indent..].trim_end()));
+        }
+    }
+    None
+}
+
 /// Outline a body with a full CommonMark parse (see `scan` for the fast way). `next_level` is the heading level of the `Next` section
 /// (2 in a note; a plan document accepts its own level too).
 pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
@@ -289,6 +357,43 @@ mod tests {
         assert_eq!(last_arrow("a -> b → c"), Some((7, 3)));
         assert_eq!(last_arrow("no arrow - > here"), None);
         assert_eq!(last_arrow(""), None);
+    }
+
+    #[test]
+    fn near_miss_next_headings_are_found_and_the_real_one_is_not() {
+        let near = |body: &str| near_miss_next_heading(body).map(|(at, h)| (at, h.to_string()));
+        for heading in [
+            "## Next:",
+            "### Next",
+            "# Next",
+            "## Next steps",
+            "##Next",
+            "## next step:",
+            "## Next - after review",
+            "## NEXT ##x",
+        ] {
+            let body = format!("# T\n\n{heading}\n- [[a]]\n");
+            if heading == "## NEXT ##x" {
+                assert_eq!(near(&body), None, "{heading}");
+                continue;
+            }
+            assert_eq!(near(&body), Some((5, heading.to_string())), "{heading}");
+        }
+        for body in [
+            "## Next\n",
+            "## next ##\n",
+            "## Next.js setup\n",
+            "## Nextcloud\n",
+            "```\n# Next\n```\n",
+            "    # Next\n",
+            "Next:\n",
+        ] {
+            assert_eq!(near(body), None, "{body:?}");
+        }
+        assert_eq!(
+            near("~~~\n# Next\n~~~\n### Next\n"),
+            Some((15, "### Next".to_string()))
+        );
     }
 
     #[test]

@@ -93,6 +93,25 @@ pub fn parse_note_with(
         SourcePos::new(file, line + line_offset, column)
     };
 
+    // A note whose bytes were not UTF-8 reaches every caller decoded with
+    // U+FFFD in place of what could not be read (the CLI decodes it so, as
+    // a browser or Node does): say so once, where it starts, and read on.
+    // (U+FFFD is EF BF BD; a lone byte search sets up no substring searcher.)
+    let bytes = text.as_bytes();
+    let replacement =
+        memchr::memchr_iter(0xEF, bytes).find(|&i| bytes.get(i + 1..i + 3) == Some(&[0xBF, 0xBD]));
+    if let Some(at) = replacement {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::UnreadableNote,
+                format!(
+                    "`{file}` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"
+                ),
+            )
+            .at(&position(at))
+            .with_nodes([id]),
+        );
+    }
     let (knobs, body_offset) = match frontmatter::split(text) {
         Split::Absent => (frontmatter::Knobs::default(), 0),
         Split::Closed(block) => {
@@ -133,6 +152,20 @@ pub fn parse_note_with(
         }
         lines.position(body_offset + o).0 + line_offset
     });
+    if outline.next_heading.is_none() && next_levels == NOTE_NEXT_LEVELS {
+        if let Some((at, heading)) = next::near_miss_next_heading(body) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::NearMissNextHeading,
+                    format!(
+                        "heading `{heading}` is not `## Next`, so `{id}` declares no edges; write the heading exactly `## Next`"
+                    ),
+                )
+                .at(&position(body_offset + at))
+                .with_nodes([id]),
+            );
+        }
+    }
     let mut edges = Vec::with_capacity(outline.items.len());
     for item in &outline.items {
         let item_text = &body[item.clone()];

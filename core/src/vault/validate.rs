@@ -97,9 +97,25 @@ fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
     }
 }
 
+/// The vault a plan folder's links resolve in (see `vault::check_in_folder`).
+pub(crate) struct Enclosing<'a> {
+    pub index: &'a LinkIndex<'a>,
+    /// Every note id the index knows: the plan's nodes first, in order, then
+    /// the rest of the vault.
+    pub ids: &'a [String],
+    /// The plan's folder, vault-relative.
+    pub folder: &'a str,
+}
+
 /// Check a vault plan's graph. Diagnostics come sorted by position.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
+    validate_in(plan, None)
+}
+
+/// [`validate`] for a plan whose links resolve in an enclosing vault.
+#[cfg_attr(planvault_size, optimize(size))]
+pub(crate) fn validate_in(plan: &Plan, vault: Option<&Enclosing<'_>>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if plan.nodes.is_empty() {
         out.push(Diagnostic::error(
@@ -108,7 +124,7 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
         ));
         return out;
     }
-    check_links(plan, &mut out);
+    check_links(plan, vault, &mut out);
     let start = check_start(plan, &mut out);
     let adjacency = Adjacency::of(plan);
     if let Some(start) = start {
@@ -119,29 +135,76 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
     out
 }
 
-/// `dangling-edge` and `ambiguous-link`: edges whose target is no single note.
+/// `parse` (a vault's parse diagnostics) without the frontmatter findings
+/// on notes `graph` (its graph diagnostics) found to be no part of the plan
+/// (`not-part-of-plan`): a note outside the plan, like an ADR with
+/// `status: accepted`, is never judged by the plan's knob rules.
 #[cfg_attr(planvault_size, optimize(size))]
-fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
+pub fn drop_outside_plan(parse: &mut Vec<Diagnostic>, graph: &[Diagnostic]) {
+    let Some(outside) = graph.iter().find(|d| d.code == Code::NotPartOfPlan) else {
+        return;
+    };
+    let mut names: Vec<&str> = outside.nodes.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    parse.retain(|d| {
+        !(d.code == Code::BadFrontmatter
+            && d.nodes.len() == 1
+            && names.binary_search(&d.nodes[0].as_str()).is_ok())
+    });
+}
+
+/// `dangling-edge`, `edge-to-non-note` and `ambiguous-link`: edges whose
+/// target is no single note.
+#[cfg_attr(planvault_size, optimize(size))]
+fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnostic>) {
     if plan.edges.iter().all(|e| e.to.is_some()) {
         return;
     }
-    let index = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+    let own;
+    let index = match vault {
+        Some(v) => v.index,
+        None => {
+            own = LinkIndex::new(plan.nodes.iter().map(|n| n.id.as_str()));
+            &own
+        }
+    };
+    let name = |i: usize| match vault {
+        Some(v) => v.ids[i].as_str(),
+        None => plan.nodes[i].id.as_str(),
+    };
     for edge in plan.edges.iter().filter(|e| e.to.is_none()) {
         let from = &plan.nodes[edge.from].id;
         let d = match index.resolve(&edge.target, edge.from) {
+            Resolution::Found(outside) if outside >= plan.nodes.len() => Diagnostic::error(
+                Code::EdgeLeavesPlan,
+                format!(
+                    "edge from `{from}` leads to `{}`, outside the plan's folder `{}/`; a plan's edges stay in its folder",
+                    name(outside),
+                    vault.map_or("", |v| v.folder)
+                ),
+            )
+            .with_nodes([from.as_str()]),
             Resolution::Ambiguous(candidates) => {
-                let names = candidates.iter().map(|&i| plan.nodes[i].id.as_str());
-                let example = &plan.nodes[candidates[0]].id;
+                let names = candidates.iter().map(|&i| name(i));
+                let example = name(candidates[0]);
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
-                        "link [[{}]] in `{from}` could mean {}; write the folder, as in [[{example}]]",
+                        "link [[{}]] in `{from}` could mean {}, none nearer to it than the others; write the folder, as in [[{example}]]",
                         edge.target,
                         name_list(names)
                     ),
                 )
-                .with_nodes(std::iter::once(from.as_str()).chain(candidates.iter().map(|&i| plan.nodes[i].id.as_str())))
+                .with_nodes(std::iter::once(from.as_str()).chain(candidates.iter().map(|&i| name(i))))
             }
+            Resolution::Missing if is_attachment(&edge.target) => Diagnostic::error(
+                Code::EdgeToNonNote,
+                format!(
+                    "edge from `{from}` points at [[{}]], a file that is not a note; an edge must end at a note",
+                    edge.target
+                ),
+            )
+            .with_nodes([from.as_str()]),
             // `to` is unset but the target resolves: the plan was edited
             // without re-resolving. Report it as dangling all the same, since
             // the engine follows `to`.
@@ -158,6 +221,26 @@ fn check_links(plan: &Plan, out: &mut Vec<Diagnostic>) {
         d.target = Some(edge.target.clone());
         out.push(d);
     }
+}
+
+/// File types Obsidian opens that are not notes (its help's "Accepted file
+/// formats"): a link to one names a file, never a node.
+const ATTACHMENT_EXTENSIONS: [&str; 22] = [
+    "base", "canvas", "avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp", "flac", "m4a",
+    "mp3", "ogg", "wav", "webm", "3gp", "mkv", "mov", "mp4", "ogv", "pdf",
+];
+
+/// Whether a link target names a non-note file by its extension
+/// (`diagram.png`, `Board.canvas`, `paper.PDF`).
+#[cfg_attr(planvault_size, optimize(size))]
+fn is_attachment(target: &str) -> bool {
+    let name = target.rsplit('/').next().unwrap_or(target);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && ATTACHMENT_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext))
+    })
 }
 
 /// `no-start` and `multiple-starts`; returns the start when there is one.
@@ -225,7 +308,49 @@ fn check_reachability(plan: &Plan, adjacency: &Adjacency, start: usize, out: &mu
         .with_nodes([start_id.as_str()]);
         out.push(located(d, node_pos(plan, start, false)));
     }
-    for (i, node) in plan.nodes.iter().enumerate().filter(|(i, _)| !reached[*i]) {
+    // A plan kept in one folder of a larger vault: the notes outside the
+    // folder holding every note it reaches are the rest of the vault, said
+    // once.
+    let mut plan_folder =
+        memchr::memrchr(b'/', start_id.as_bytes()).map(|slash| &start_id[..slash]);
+    for (_, node) in plan.nodes.iter().enumerate().filter(|(i, _)| reached[*i]) {
+        while let Some(folder) = plan_folder.filter(|f| !super::scope::in_folder(&node.id, f)) {
+            plan_folder = memchr::memrchr(b'/', folder.as_bytes()).map(|slash| &folder[..slash]);
+        }
+        if plan_folder.is_none() {
+            break;
+        }
+    }
+    let start_folder = plan_folder;
+    let elsewhere =
+        |id: &str| start_folder.is_some_and(|folder| !super::scope::in_folder(id, folder));
+    let outside: Vec<&str> = plan
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| !reached[*i] && elsewhere(&n.id))
+        .map(|(_, n)| n.id.as_str())
+        .collect();
+    if let (Some(folder), [_, _, ..]) = (start_folder, &outside[..]) {
+        out.push(
+            Diagnostic::warning(
+                Code::NotPartOfPlan,
+                format!(
+                    "{} notes outside `{folder}/`, the folder that holds every note the start `{start_id}` reaches, are not part of the plan: {}; validate that folder alone to leave them out",
+                    outside.len(),
+                    name_list(outside.iter().copied())
+                ),
+            )
+            .with_nodes(outside.iter().copied()),
+        );
+    }
+    let collapsed = outside.len() >= 2;
+    for (i, node) in plan
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| !reached[*i] && (!collapsed || !elsewhere(&n.id)))
+    {
         let d = Diagnostic::warning(
             Code::Unreachable,
             format!(

@@ -1,0 +1,100 @@
+//! A plan that is one folder of a larger vault: each folder under
+//! `tests/fixtures/vault-scoped/` is a whole vault, `folder.txt` names the
+//! plan's folder in it, and `expected.snap` is what checking that folder
+//! gives (`vault::check_in_folder`, as `planvault validate VAULT/FOLDER`).
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test vault_scoped`
+//! rewrites the snapshots.
+
+use planvault_core::vault::check_in_folder;
+use planvault_core::{check, PlanSource};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::fs;
+use std::path::Path;
+
+fn read_folder(root: &Path) -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let key = path
+                .strip_prefix(root)
+                .unwrap()
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            if key.starts_with("expected.snap") || key == "folder.txt" {
+                continue;
+            }
+            let bytes = fs::read(&path).unwrap();
+            files.insert(key, String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    files
+}
+
+#[test]
+fn vault_scoped() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault-scoped");
+    let mut cases: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty());
+    for dir in cases {
+        let files = read_folder(&dir);
+        let folder = fs::read_to_string(dir.join("folder.txt")).unwrap();
+        let checked = check_in_folder(&files, folder.trim());
+        let plan = &checked.plan;
+        let mut out = String::from("diagnostics:\n");
+        for d in &checked.diagnostics {
+            let _ = writeln!(out, "  {}", d.render_human());
+            let _ = writeln!(out, "    nodes: {:?}", d.nodes);
+        }
+        let _ = writeln!(out, "start: {:?}", plan.start.map(|s| &plan.nodes[s].id));
+        let _ = writeln!(
+            out,
+            "nodes: {:?}",
+            plan.nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>()
+        );
+        out.push_str("edges:\n");
+        for e in &plan.edges {
+            let to = e.to.map_or("<none>", |t| plan.nodes[t].id.as_str());
+            let _ = writeln!(
+                out,
+                "  {} -> {to} target={:?} label={:?}",
+                plan.nodes[e.from].id, e.target, e.label
+            );
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        insta::with_settings!({
+            snapshot_path => dir.clone(),
+            prepend_module_to_snapshot => false,
+            description => name,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!("expected", out);
+        });
+    }
+}
+
+/// With no folder and nothing skipped, a scoped check is the plain one.
+#[test]
+fn the_whole_vault_as_the_folder_is_the_plain_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vault");
+    for entry in fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let files = read_folder(&dir);
+        let plain = check(&PlanSource::Vault(files.clone()));
+        let scoped = check_in_folder(&files, "");
+        assert_eq!(scoped.diagnostics, plain.diagnostics, "{}", dir.display());
+        assert_eq!(scoped.plan, plain.plan, "{}", dir.display());
+    }
+}
