@@ -20,6 +20,8 @@ pub enum Code {
     Unreachable,
     EmptyPlan,
     MalformedEdge,
+    /// Frontmatter or JSON nested deeper than its parser is given.
+    NestingTooDeep,
     // PLAN.md (seed 001); `dangling-edge` and `unreachable` are shared.
     Cycle,
     UnmetNeed,
@@ -56,6 +58,7 @@ impl Code {
             Code::Unreachable => "unreachable",
             Code::EmptyPlan => "empty-plan",
             Code::MalformedEdge => "malformed-edge",
+            Code::NestingTooDeep => "nesting-too-deep",
             Code::Cycle => "cycle",
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",

@@ -21,7 +21,7 @@ export type DiagnosticCode =
   | "unknown-tool" | "tool-not-permitted" | "too-many-steps" | "too-many-dependencies"
   | "too-many-references" | "too-many-preconditions" | "args-too-large" | "duplicate-id"
   | "malformed-id" | "unknown-dependency" | "self-dependency" | "malformed-ref"
-  | "dangling-ref" | "undeclared-ref" | "reserved-path-segment";
+  | "dangling-ref" | "undeclared-ref" | "reserved-path-segment" | "nesting-too-deep";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */
 export type NodeStatus = "pending" | "active" | "done";
