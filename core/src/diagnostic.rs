@@ -179,6 +179,9 @@ impl Diagnostic {
     }
 
     /// Compiler-style: `file:line:col: error[code]: message`.
+    /// `file:line:col: severity[code]: message` on one line, for a
+    /// terminal: control characters in the file name or the message (which
+    /// quotes the plan's own text) are escaped.
     pub fn render_human(&self) -> String {
         let mut out = String::new();
         if let Some(file) = &self.file {
@@ -197,7 +200,10 @@ impl Diagnostic {
             self.code,
             self.message
         ));
-        out
+        match crate::terminal::escape_controls(&out, false) {
+            std::borrow::Cow::Borrowed(_) => out,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        }
     }
 }
 
