@@ -39,8 +39,8 @@ pub fn too_deep_at(yaml: &str, limit: usize) -> Option<usize> {
 }
 
 /// The deepest flow nesting of `yaml` as the scan sees it.
-#[cfg(test)]
-fn max_depth(yaml: &str) -> usize {
+#[cfg(any(test, fuzzing))]
+pub(crate) fn max_depth(yaml: &str) -> usize {
     let mut scan = Scan::new(yaml.as_bytes(), usize::MAX);
     scan.run();
     scan.max
