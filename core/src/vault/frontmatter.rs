@@ -663,7 +663,8 @@ mod tests {
             diags,
             [
                 "n.md:2:1: error[bad-frontmatter]: frontmatter key `1.5` is not a name",
-                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\n- b c` is not a name",
+                // One line per diagnostic: the key's own line break is escaped.
+                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\\u{a}- b c` is not a name",
                 "n.md:5:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
             ]
         );
