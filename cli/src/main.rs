@@ -128,7 +128,12 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
         }
         Err(err) => {
             if !quiet {
-                eprintln!("error: {err}");
+                // The reason may quote a path from the plan's folder.
+                let reason = err.to_string();
+                eprintln!(
+                    "error: {}",
+                    planvault_core::terminal::escape_controls(&reason, false)
+                );
             }
             Err(ExitCode::from(2))
         }

@@ -357,4 +357,35 @@ fn a_single_vault_note_is_not_read_as_a_plan_md() {
     // `--format plan-md` still reads it as asked.
     let out = run(&["validate", "--format", "plan-md"], &note);
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+
+/// Titles and links holding terminal escape sequences (clear screen, an
+/// OSC 52 clipboard write) print escaped in the human output, exact in the
+/// JSON one.
+#[test]
+fn escape_sequences_in_a_plan_do_not_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "\u{1b}[2J\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
+    std::fs::write(
+        dir.path().join("start.md"),
+        format!(
+            "---\ntype: start\n---\n# Start{hostile}\n\n## Next\n- [[gone{hostile}]]\n- [[end]]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("end.md"), "# End\n").unwrap();
+    let escaped = "\\u{1b}[2J\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}";
+    for args in [&["validate"][..], &["graph", "--ascii"][..]] {
+        let out = run(args, dir.path());
+        let (printed, errors) = (stdout(&out), stderr(&out));
+        for text in [&printed, &errors] {
+            assert!(!text.contains(['\u{1b}', '\u{7}']), "{args:?}: {text:?}");
+        }
+        assert!(
+            printed.contains(escaped) || errors.contains(escaped),
+            "{args:?}: {printed:?} {errors:?}"
+        );
+    }
+    let out = run(&["validate", "--json"], dir.path());
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(report.to_string().contains("\\u001b[2J"), "{report}");
 }

@@ -3,6 +3,10 @@
 //! issue's target being under 50 ms natively.
 //!
 //! `cargo bench -p planvault-core --bench vault`
+//!
+//! `hostile_frontmatter` is one note built to be slow: deeply nested flow
+//! collections, refused at the depth limit, and blocks at the limit, which
+//! the parser reads; each time must grow linearly with the size.
 
 use planvault_core::{check, vault, PlanSource};
 use std::collections::BTreeMap;
@@ -150,4 +154,33 @@ fn load_and_validate_10k_duplicates(bencher: divan::Bencher) {
 fn load_only_10k(bencher: divan::Bencher) {
     let files = generate(10_000);
     bencher.bench_local(|| vault::load(divan::black_box(&files)));
+}
+
+/// One note whose frontmatter holds `kind` scaled to `n`.
+fn hostile_note(kind: &str, n: usize) -> BTreeMap<String, String> {
+    let value = match kind {
+        // `n` nested brackets: refused at the 129th.
+        "nested" => format!("{}{}", "[".repeat(n), "]".repeat(n)),
+        // `n` brackets, one a line: refused at the 129th line.
+        "nested_lines" => "[\n".repeat(n),
+        // `n` / 256 lists nested 127 deep, read by the parser.
+        _ => format!(
+            "[{}]",
+            vec![format!("{}{}", "[".repeat(126), "]".repeat(126)); n / 256].join(", ")
+        ),
+    };
+    BTreeMap::from([(
+        "n.md".to_string(),
+        format!("---\ntype: start\nv: {value}\n---\n# N\n"),
+    )])
+}
+
+#[divan::bench(
+    args = ["nested", "nested_lines", "at_the_limit"],
+    consts = [50_000, 100_000, 200_000],
+    sample_count = 10
+)]
+fn hostile_frontmatter<const N: usize>(bencher: divan::Bencher, kind: &str) {
+    let source = PlanSource::Vault(hostile_note(kind, N));
+    bencher.bench_local(|| check(divan::black_box(&source)));
 }

@@ -26,6 +26,8 @@ pub enum Code {
     SkippedSymlink,
     EdgeLeavesPlan,
     NotPartOfPlan,
+    /// Frontmatter or JSON nested deeper than its parser is given.
+    NestingTooDeep,
     // PLAN.md (seed 001); `dangling-edge` and `unreachable` are shared.
     Cycle,
     UnmetNeed,
@@ -69,6 +71,7 @@ impl Code {
             Code::SkippedSymlink => "skipped-symlink",
             Code::EdgeLeavesPlan => "edge-leaves-plan",
             Code::NotPartOfPlan => "not-part-of-plan",
+            Code::NestingTooDeep => "nesting-too-deep",
             Code::Cycle => "cycle",
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",
@@ -190,6 +193,9 @@ impl Diagnostic {
     }
 
     /// Compiler-style: `file:line:col: error[code]: message`.
+    /// `file:line:col: severity[code]: message` on one line, for a
+    /// terminal: control characters in the file name or the message (which
+    /// quotes the plan's own text) are escaped.
     pub fn render_human(&self) -> String {
         let mut out = String::new();
         if let Some(file) = &self.file {
@@ -208,7 +214,10 @@ impl Diagnostic {
             self.code,
             self.message
         ));
-        out
+        match crate::terminal::escape_controls(&out, false) {
+            std::borrow::Cow::Borrowed(_) => out,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod generated;
 pub mod model;
 pub mod planmd;
 pub(crate) mod position;
+pub mod terminal;
 pub(crate) mod text_canvas;
 pub mod vault;
 

@@ -212,3 +212,36 @@ fn twenty_thousand_steps_validate_in_a_small_stack() {
     assert_eq!(codes, vec![Code::Cycle]);
     assert_eq!(diagnostics[0].nodes.len(), STEPS);
 }
+
+/// A plan of a million steps is refused for its size in one pass over the
+/// text: the steps past the ceiling are counted, never read into values.
+#[test]
+fn a_million_steps_are_counted_not_read() {
+    let steps: Vec<String> = (0..1_000_000)
+        .map(|i| format!(r#"{{"name":"s{i}","tool":"t","args":{{"q":[1,2,3]}}}}"#))
+        .collect();
+    let checked = check(&PlanSource::Generated {
+        file: "plan.json".into(),
+        text: format!("[{}]", steps.join(",\n")),
+        options: generated::Options::default(),
+    });
+    let d = &checked.diagnostics;
+    assert_eq!(d.len(), 1, "{:?}", &d[..d.len().min(3)]);
+    assert_eq!(d[0].code, Code::TooManySteps);
+    assert_eq!(
+        d[0].message,
+        "the plan has 1000000 steps; the ceiling is 32"
+    );
+    // The 33rd step, the first past the ceiling.
+    assert_eq!((d[0].line, d[0].column), (Some(33), Some(1)));
+    assert!(checked.plan.nodes.is_empty());
+
+    // Broken JSON after the ceiling is still broken JSON.
+    let checked = check(&PlanSource::Generated {
+        file: "plan.json".into(),
+        text: format!("[{}, {{]", steps[..40].join(",\n")),
+        options: generated::Options::default(),
+    });
+    assert_eq!(checked.diagnostics.len(), 1);
+    assert_eq!(checked.diagnostics[0].code, Code::MalformedPlan);
+}

@@ -67,3 +67,34 @@ fn a_100k_loop_is_one_cycle_without_exit() {
     );
     assert_eq!(cycle.file.as_deref(), Some("n00000.md"));
 }
+
+/// A 200 KB note of 100,000 nested brackets in its frontmatter (minutes of
+/// YAML parsing, quadratic in the depth) is refused by a linear scan before
+/// the parser sees it, at the first bracket past the limit; the rest of the
+/// note still counts.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn frontmatter_nested_100k_deep_is_refused_at_the_limit() {
+    for (open, close) in [("[", "]"), ("{a: ", "}")] {
+        let note = format!(
+            "---\ntype: start\ndeep: {}{}\n---\n# Deep\n",
+            open.repeat(100_000),
+            close.repeat(100_000)
+        );
+        let files = BTreeMap::from([("deep.md".to_string(), note)]);
+        let checked = check(&PlanSource::Vault(files));
+        let d = &checked.diagnostics;
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, Code::NestingTooDeep);
+        assert_eq!(d[0].file.as_deref(), Some("deep.md"));
+        assert_eq!(d[0].line, Some(3));
+        // The 129th opening bracket, after `deep: `.
+        assert_eq!(d[0].column, Some(7 + 128 * open.len() as u32));
+        assert!(
+            d[0].message.contains("limit of 128 levels"),
+            "{}",
+            d[0].message
+        );
+        assert_eq!(checked.plan.start, Some(0), "`type: start` still read");
+    }
+}

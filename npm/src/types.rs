@@ -23,7 +23,7 @@ export type DiagnosticCode =
   | "malformed-id" | "unknown-dependency" | "self-dependency" | "malformed-ref"
   | "dangling-ref" | "undeclared-ref" | "reserved-path-segment" | "edge-to-non-note"
   | "near-miss-next-heading" | "unreadable-note" | "skipped-symlink"
-  | "edge-leaves-plan" | "not-part-of-plan";
+  | "edge-leaves-plan" | "not-part-of-plan" | "nesting-too-deep";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */
 export type NodeStatus = "pending" | "active" | "done";

@@ -53,13 +53,19 @@ pub fn mermaid(plan: &Plan) -> String {
     }
 }
 
-/// A tree for a terminal, from the start node.
+/// A tree for a terminal, from the start node, control characters escaped.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn ascii(plan: &Plan) -> String {
-    match plan.format {
+    let tree = match plan.format {
         PlanFormat::Vault => ascii::ascii(plan),
         PlanFormat::PlanMd => crate::planmd::export::ascii(plan),
         PlanFormat::Generated => crate::generated::export::ascii(plan),
+    };
+    // The tree is for a terminal: the plan's text in it must not be able to
+    // drive one (its own line breaks stay).
+    match crate::terminal::escape_controls(&tree, true) {
+        std::borrow::Cow::Borrowed(_) => tree,
+        std::borrow::Cow::Owned(escaped) => escaped,
     }
 }
 

@@ -28,7 +28,7 @@ use crate::{
     Code, Diagnostic, Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, SourcePos, Status,
     DEFAULT_MAX_VISITS,
 };
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -151,7 +151,7 @@ pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic
     };
     let mut diags = Vec::new();
     let mut plan = Plan::new(PlanFormat::Generated);
-    let Some(steps) = read_steps(&loc, text, &mut diags) else {
+    let Some(steps) = read_steps(&loc, text, &options.limits, &mut diags) else {
         return (plan, diags);
     };
     refuse_steps(&loc, &steps, options, &mut diags);
@@ -213,8 +213,10 @@ fn malformed(message: String, pos: SourcePos) -> Diagnostic {
 fn read_steps<'a>(
     loc: &Locator<'a>,
     text: &'a str,
+    limits: &Limits,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<StepDecl<'a>>> {
+    let max_nodes = limits.max_nodes;
     let start = SourcePos::new(loc.file, 1, 1);
     let root: &RawValue = match serde_json::from_str(text) {
         Ok(root) => root,
@@ -228,8 +230,8 @@ fn read_steps<'a>(
             return None;
         }
     };
-    let (list, dag): (Vec<&RawValue>, bool) = match root.get().trim_start().as_bytes().first() {
-        Some(b'[') => (serde_json::from_str(root.get()).ok()?, false),
+    let (list, dag): (Bounded<'_>, bool) = match root.get().trim_start().as_bytes().first() {
+        Some(b'[') => (Bounded::read(root.get(), max_nodes).ok()?, false),
         Some(b'{') => {
             let map: Fields<'_> = serde_json::from_str(root.get()).ok()?;
             let (key, dag) = if map.contains_key("nodes") {
@@ -256,7 +258,7 @@ fn read_steps<'a>(
                     ));
                 }
             }
-            match serde_json::from_str(raw.get()) {
+            match Bounded::read(raw.get(), max_nodes) {
                 Ok(list) => (list, dag),
                 Err(_) => {
                     diags.push(malformed(
@@ -275,6 +277,22 @@ fn read_steps<'a>(
             return None;
         }
     };
+    if list.total > max_nodes {
+        // Refused as a whole: the steps past the ceiling were counted, not
+        // read, so nothing about the plan's shape is known.
+        diags.push(
+            Diagnostic::error(
+                Code::TooManySteps,
+                format!(
+                    "the plan has {} steps; the ceiling is {max_nodes}",
+                    list.total
+                ),
+            )
+            .at(&loc.pos_of(list.items[max_nodes].get())),
+        );
+        return None;
+    }
+    let list = list.items;
     if list.is_empty() {
         diags.push(
             Diagnostic::error(Code::EmptyPlan, "the plan has no steps").at(&loc.pos_of(root.get())),
@@ -285,9 +303,9 @@ fn read_steps<'a>(
     let mut previous: Option<String> = None;
     for (n, raw) in list.iter().enumerate() {
         let step = if dag {
-            read_dag_node(loc, n + 1, raw, diags)
+            read_dag_node(loc, limits, n + 1, raw, diags)
         } else {
-            read_flat_step(loc, n + 1, raw, previous.as_deref(), diags)
+            read_flat_step(loc, limits, n + 1, raw, previous.as_deref(), diags)
         };
         if let Some(step) = step {
             previous = Some(step.id.clone());
@@ -295,6 +313,63 @@ fn read_steps<'a>(
         }
     }
     Some(steps)
+}
+
+/// How deep serde_json reads nested arrays and objects into a `Value`.
+const JSON_DEPTH: usize = 127;
+
+/// A JSON list read up to one item past a ceiling; the items after that
+/// are only counted (checked as JSON, never kept), so a plan of a million
+/// steps costs one pass over its text before it is refused.
+struct Bounded<'a> {
+    items: Vec<&'a RawValue>,
+    total: usize,
+}
+
+impl<'a> Bounded<'a> {
+    #[cfg_attr(planvault_size, optimize(size))]
+    fn read(text: &'a str, ceiling: usize) -> serde_json::Result<Self> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let list = de.deserialize_seq(BoundedVisitor {
+            keep: ceiling.saturating_add(1),
+            _text: PhantomData,
+        })?;
+        de.end()?;
+        Ok(list)
+    }
+}
+
+struct BoundedVisitor<'a> {
+    keep: usize,
+    _text: PhantomData<&'a ()>,
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for BoundedVisitor<'a> {
+    type Value = Bounded<'a>;
+
+    #[cfg_attr(planvault_size, optimize(size))]
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list")
+    }
+
+    #[cfg_attr(planvault_size, optimize(size))]
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bounded<'a>, A::Error> {
+        let mut items = Vec::new();
+        while items.len() < self.keep {
+            match seq.next_element::<&'a RawValue>()? {
+                Some(item) => items.push(item),
+                None => {
+                    let total = items.len();
+                    return Ok(Bounded { items, total });
+                }
+            }
+        }
+        let mut total = items.len();
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            total += 1;
+        }
+        Ok(Bounded { items, total })
+    }
 }
 
 /// serde_json appends " at line L column C"; the diagnostic carries both.
@@ -416,6 +491,8 @@ fn args_field<'a>(
     loc: &Locator<'a>,
     n: usize,
     map: &Fields<'a>,
+    id: Option<&str>,
+    max_depth: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> (Value, Option<&'a RawValue>) {
     let Some(raw) = map.get("args").copied() else {
@@ -424,6 +501,20 @@ fn args_field<'a>(
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(v @ Value::Object(_)) => (v, Some(raw)),
         Ok(Value::Null) => (Value::Object(Default::default()), Some(raw)),
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            diags.push(
+                Diagnostic::error(
+                    Code::ArgsTooLarge,
+                    format!(
+                        "{} has arguments nested more than {JSON_DEPTH} deep; the limit is {}",
+                        id.map_or_else(|| format!("step {n}"), |id| format!("step {id:?}")),
+                        max_depth.min(JSON_DEPTH)
+                    ),
+                )
+                .at(&loc.pos_of(raw.get())),
+            );
+            (Value::Object(Default::default()), Some(raw))
+        }
         _ => {
             diags.push(malformed(
                 format!("step {n}: \"args\" must be an object"),
@@ -437,6 +528,7 @@ fn args_field<'a>(
 #[cfg_attr(planvault_size, optimize(size))]
 fn read_flat_step<'a>(
     loc: &Locator<'a>,
+    limits: &Limits,
     n: usize,
     raw: &'a RawValue,
     previous: Option<&str>,
@@ -446,7 +538,7 @@ fn read_flat_step<'a>(
     let pos = loc.pos_of(raw.get());
     let id = string_field(loc, n, &map, &["name"], &pos, diags);
     let tool = string_field(loc, n, &map, &["tool"], &pos, diags);
-    let (args, args_raw) = args_field(loc, n, &map, diags);
+    let (args, args_raw) = args_field(loc, n, &map, id.as_deref(), limits.max_args_depth, diags);
     let deps_raw = map.get("after").copied();
     let deps = match deps_raw {
         // Absent: the step before; an explicit `[]` is a declared root. (A
@@ -474,6 +566,7 @@ fn read_flat_step<'a>(
 #[cfg_attr(planvault_size, optimize(size))]
 fn read_dag_node<'a>(
     loc: &Locator<'a>,
+    limits: &Limits,
     n: usize,
     raw: &'a RawValue,
     diags: &mut Vec<Diagnostic>,
@@ -489,7 +582,7 @@ fn read_dag_node<'a>(
         &pos,
         diags,
     );
-    let (args, args_raw) = args_field(loc, n, &map, diags);
+    let (args, args_raw) = args_field(loc, n, &map, id.as_deref(), limits.max_args_depth, diags);
     let deps_raw = map.get("dependsOn").copied();
     let deps = deps_raw
         .and_then(|raw| string_list(loc, n, "dependsOn", raw, diags))
@@ -569,7 +662,8 @@ fn read_preconditions(
 }
 
 /// The refusals that need the host's options or the declarations themselves,
-/// in a fixed order: the step ceiling, then each step in declaration order.
+/// in a fixed order: each step in declaration order. (The step ceiling is
+/// checked while the list is read.)
 #[cfg_attr(planvault_size, optimize(size))]
 fn refuse_steps(
     loc: &Locator<'_>,
@@ -578,19 +672,6 @@ fn refuse_steps(
     diags: &mut Vec<Diagnostic>,
 ) {
     let limits = &options.limits;
-    if steps.len() > limits.max_nodes {
-        diags.push(
-            Diagnostic::error(
-                Code::TooManySteps,
-                format!(
-                    "the plan has {} steps; the ceiling is {}",
-                    steps.len(),
-                    limits.max_nodes
-                ),
-            )
-            .at(&steps[limits.max_nodes].pos),
-        );
-    }
     let ids = IdIndex::new(steps.iter().map(|s| s.id.as_str()));
     for (at, s) in steps.iter().enumerate() {
         let id = &s.id;

@@ -8,6 +8,7 @@
 //! back byte for byte; the values themselves come from the YAML parser.
 
 use super::text::{chomp, lines_with_offsets};
+use super::yaml_depth::{too_deep_at, MAX_FLOW_DEPTH};
 use crate::{Code, Diagnostic, NodeKind, Status, DEFAULT_MAX_VISITS};
 use yaml_serde::Value;
 
@@ -264,25 +265,59 @@ fn read_knobs_parsed(
     mut knobs: Knobs,
 ) -> Knobs {
     let written = entries(yaml);
+    if let Some(at) = too_deep_at(yaml, MAX_FLOW_DEPTH) {
+        let index = crate::position::LineIndex::new(yaml);
+        let (line, column) = index.line_col(at);
+        let mut d = Diagnostic::error(
+            Code::NestingTooDeep,
+            format!(
+                "frontmatter nests `[` and `{{` collections deeper than the limit of {MAX_FLOW_DEPTH} levels; the block is not read as YAML"
+            ),
+        )
+        .in_file(ctx.file)
+        .with_nodes([ctx.node_id]);
+        d.line = Some(ctx.first_line + line - 1);
+        d.column = Some(column);
+        diagnostics.push(d);
+        salvage(&written, ctx, &mut knobs);
+        return knobs;
+    }
     let parsed = super::yaml_value::from_str(yaml);
     match parsed {
         Ok(Value::Mapping(mapping)) => {
+            // Entries by key, the first of each (looked up once a key, so a
+            // block of many keys stays linear).
+            let mut by_name: std::collections::HashMap<
+                &str,
+                &Entry<'_>,
+                rustc_hash::FxBuildHasher,
+            > = Default::default();
+            for e in &written {
+                by_name.entry(e.key).or_insert(e);
+            }
+            let mut by_value: Option<std::collections::HashMap<Value, u32>> = None;
             for (key, value) in mapping {
                 let Some(key) = key.as_str() else {
                     let text = super::yaml_emit::to_string(&key).unwrap_or_default();
                     // The key's own line when it is written plainly (`TRUE:`,
                     // `1.5:`); a complex key (`? [a]`) falls back to the block.
-                    let written_at = written
-                        .iter()
-                        .find(|e| super::yaml_value::from_str(e.key).ok().as_ref() == Some(&key));
+                    let lines = by_value.get_or_insert_with(|| {
+                        let mut lines = std::collections::HashMap::new();
+                        for e in &written {
+                            if let Ok(read) = super::yaml_value::from_str(e.key) {
+                                lines.entry(read).or_insert(e.line);
+                            }
+                        }
+                        lines
+                    });
                     diagnostics.push(ctx.bad(
-                        ctx.first_line + written_at.map_or(0, |e| e.line),
+                        ctx.first_line + lines.get(&key).copied().unwrap_or(0),
                         1,
                         format!("frontmatter key `{}` is not a name", text.trim_end()),
                     ));
                     continue;
                 };
-                let entry = written.iter().find(|e| e.key == key);
+                let entry = by_name.get(key).copied();
                 apply(&mut knobs, key, value, entry, ctx, diagnostics);
             }
         }
@@ -306,28 +341,30 @@ fn read_knobs_parsed(
                 column,
                 format!("frontmatter is not valid YAML: {}", yaml_message(&err)),
             ));
-            // Salvage: every entry that is valid YAML by itself still counts.
-            for entry in &written {
-                if let Ok(Value::Mapping(one)) = super::yaml_value::from_str(entry.raw) {
-                    if let Some((_, value)) = one.into_iter().next() {
-                        apply(
-                            &mut knobs,
-                            entry.key,
-                            value,
-                            Some(entry),
-                            ctx,
-                            &mut Vec::new(),
-                        );
-                    }
-                } else if ctx.keep_unknown_keys && !KNOWN_KEYS.contains(&entry.key) {
-                    knobs
-                        .extra
-                        .push((entry.key.to_string(), normalize_raw(entry.raw)));
-                }
-            }
+            salvage(&written, ctx, &mut knobs);
         }
     }
     knobs
+}
+
+/// Every entry that is valid YAML by itself still counts.
+#[cfg_attr(planvault_size, optimize(size))]
+fn salvage(written: &[Entry<'_>], ctx: &NoteContext<'_>, knobs: &mut Knobs) {
+    for entry in written {
+        let one = match too_deep_at(entry.raw, MAX_FLOW_DEPTH) {
+            None => super::yaml_value::from_str(entry.raw).ok(),
+            Some(_) => None,
+        };
+        if let Some(Value::Mapping(one)) = one {
+            if let Some((_, value)) = one.into_iter().next() {
+                apply(knobs, entry.key, value, Some(entry), ctx, &mut Vec::new());
+            }
+        } else if ctx.keep_unknown_keys && !KNOWN_KEYS.contains(&entry.key) {
+            knobs
+                .extra
+                .push((entry.key.to_string(), normalize_raw(entry.raw)));
+        }
+    }
 }
 
 /// The parser's message without its trailing position (the diagnostic has it).
@@ -626,7 +663,8 @@ mod tests {
             diags,
             [
                 "n.md:2:1: error[bad-frontmatter]: frontmatter key `1.5` is not a name",
-                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\n- b c` is not a name",
+                // One line per diagnostic: the key's own line break is escaped.
+                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\\u{a}- b c` is not a name",
                 "n.md:5:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
             ]
         );

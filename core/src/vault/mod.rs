@@ -17,6 +17,7 @@ mod simple_yaml;
 mod text;
 mod validate;
 mod write;
+mod yaml_depth;
 mod yaml_emit;
 #[cfg(not(fuzzing))]
 mod yaml_value;

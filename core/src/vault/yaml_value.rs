@@ -32,6 +32,20 @@ pub fn read_both_ways(yaml: &str) -> [Result<Value, String>; 2] {
     ]
 }
 
+/// For the `frontmatter` fuzz target: `Value`, which the target cannot name.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use yaml_serde::Value as FuzzValue;
+
+/// For the `frontmatter` fuzz target: the flow nesting the depth scan
+/// (`yaml_depth`) sees, never more than the parser's nesting on a block it
+/// reads.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub fn scanned_flow_depth(yaml: &str) -> usize {
+    super::yaml_depth::max_depth(yaml)
+}
+
 struct Lenient(Value);
 
 impl<'de> Deserialize<'de> for Lenient {
