@@ -357,6 +357,7 @@ fn a_single_vault_note_is_not_read_as_a_plan_md() {
     // `--format plan-md` still reads it as asked.
     let out = run(&["validate", "--format", "plan-md"], &note);
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+}
 
 /// Titles and links holding terminal escape sequences (clear screen, an
 /// OSC 52 clipboard write) print escaped in the human output, exact in the
