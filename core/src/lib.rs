@@ -21,7 +21,6 @@ pub mod generated;
 pub mod model;
 pub mod planmd;
 pub(crate) mod position;
-pub(crate) mod text_canvas;
 pub mod vault;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
