@@ -40,3 +40,5 @@ pub mod run_client;
 mod run_panel;
 #[cfg(target_arch = "wasm32")]
 pub mod state;
+#[cfg(all(target_arch = "wasm32", feature = "e2e"))]
+mod test_hook;
