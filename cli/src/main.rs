@@ -1,5 +1,9 @@
 //! `planvault`: CI pre-flight and headless runs.
 
+#![forbid(unsafe_code)]
+// A program: its output is the point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod input;
 mod run;
 

@@ -57,7 +57,7 @@ fn dag(steps: usize) -> String {
 }
 
 #[divan::bench]
-fn plan_md_10000_items(bencher: divan::Bencher) {
+fn plan_md_10000_items(bencher: divan::Bencher<'_, '_>) {
     let text = plan_md(10_000);
     bencher.bench(|| {
         let checked = check(&PlanSource::PlanMd {
@@ -70,7 +70,7 @@ fn plan_md_10000_items(bencher: divan::Bencher) {
 }
 
 #[divan::bench]
-fn generated_dag_32_steps(bencher: divan::Bencher) {
+fn generated_dag_32_steps(bencher: divan::Bencher<'_, '_>) {
     let text = dag(32);
     bencher.bench(|| {
         let source = PlanSource::Generated {
@@ -85,7 +85,7 @@ fn generated_dag_32_steps(bencher: divan::Bencher) {
 }
 
 #[divan::bench]
-fn generated_dag_10000_steps(bencher: divan::Bencher) {
+fn generated_dag_10000_steps(bencher: divan::Bencher<'_, '_>) {
     let text = dag(10_000);
     let mut options = generated::Options::default();
     options.limits.max_nodes = 10_000;

@@ -87,7 +87,7 @@ pub fn generate(n: usize) -> BTreeMap<String, String> {
 }
 
 #[divan::bench(sample_count = 20)]
-fn load_and_validate_10k(bencher: divan::Bencher) {
+fn load_and_validate_10k(bencher: divan::Bencher<'_, '_>) {
     let files = generate(10_000);
     let source = PlanSource::Vault(files);
     bencher.bench_local(|| {
@@ -151,7 +151,7 @@ fn load_and_validate_10k_duplicates(bencher: divan::Bencher) {
 }
 
 #[divan::bench(sample_count = 20)]
-fn load_only_10k(bencher: divan::Bencher) {
+fn load_only_10k(bencher: divan::Bencher<'_, '_>) {
     let files = generate(10_000);
     bencher.bench_local(|| vault::load(divan::black_box(&files)));
 }

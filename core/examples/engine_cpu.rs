@@ -3,6 +3,9 @@
 //! criterion bench mostly measures the other processes. Linux only (reads
 //! `/proc/self/stat`). Run: `cargo run --release -p planvault-core --example engine_cpu`.
 
+// An example: it prints its measurements.
+#![allow(clippy::print_stdout)]
+
 use planvault_core::engine::{drive, Answer, Engine, Event, Journal, RunConfig};
 use planvault_core::{
     Edge, EdgeKind, Node, NodeExt, NodeKind, Plan, PlanFormat, Status, VaultNode,

@@ -10,6 +10,8 @@
 //! the functions of the modules off that path (PLAN.md, generated plans,
 //! exports, note writing, the YAML writer) carry `optimize(size)`, so they
 //! are compiled for size as the rest of the package is (~9 KB gzipped).
+
+#![forbid(unsafe_code)]
 #![cfg_attr(planvault_size, feature(optimize_attribute))]
 
 pub mod diagnostic;
@@ -20,7 +22,6 @@ pub mod model;
 pub mod planmd;
 pub(crate) mod position;
 pub mod terminal;
-pub(crate) mod text_canvas;
 pub mod vault;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

@@ -139,6 +139,7 @@ fn cases() -> Vec<PathBuf> {
 }
 
 #[test]
+#[allow(clippy::print_stdout)] // the agreement count, shown with --nocapture
 fn every_leopold_plan_reads_as_leopold_reads_it() {
     let dirs = cases();
     assert!(dirs.len() >= 100, "only {} Leopold cases", dirs.len());

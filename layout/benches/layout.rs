@@ -37,7 +37,7 @@ pub fn plan_like(n: usize) -> Graph {
 }
 
 #[divan::bench(args = [100, 500, 2000, 5000], sample_count = 10)]
-fn layered_layout(bencher: divan::Bencher, n: usize) {
+fn layered_layout(bencher: divan::Bencher<'_, '_>, n: usize) {
     let graph = plan_like(n);
     let options = Options::default();
     bencher.bench(|| layout(divan::black_box(&graph), &options));

@@ -1,19 +1,21 @@
 //! Layered (Sugiyama-style) layout of a plan graph, for the canvas.
 //!
 //! The phases are the classic ones, each in its own module:
-//! 1. [`acyclic`]: a depth-first walk from the start node marks the edges that
+//! 1. `acyclic`: a depth-first walk from the start node marks the edges that
 //!    loop back (the feedback arcs) so the rest sees a DAG that flows away from
 //!    the start, the way a reader follows a plan;
-//! 2. [`layering`]: longest-path layers, the start on top;
-//! 3. [`ordering`]: long edges split into dummy vertices, one per layer they
+//! 2. `layering`: longest-path layers, the start on top;
+//! 3. `ordering`: long edges split into dummy vertices, one per layer they
 //!    cross, then barycentre sweeps reduce crossings (the best order seen wins);
-//! 4. [`coords`]: x by repeated isotonic regression towards the neighbours'
+//! 4. `coords`: x by repeated isotonic regression towards the neighbours'
 //!    mean (order and spacing kept), y by layer.
 //!
 //! Every walk is iterative (plans of thousands of notes must not overflow
 //! wasm's small stack) and the result depends only on the input, so the same
 //! plan always draws the same way. Positions the user dragged are pinned: they
 //! are returned as given, and their edges lose their bend points.
+
+#![forbid(unsafe_code)]
 
 mod acyclic;
 mod coords;

@@ -9,6 +9,8 @@
 //! derived from it ever passes through this crate: a caller sets the
 //! `Authorization` header itself.
 
+#![forbid(unsafe_code)]
+
 pub mod backoff;
 pub mod chat;
 pub mod error;

@@ -18,6 +18,9 @@
 //!   `code: "internal-panic"` and schedules a fresh wasm instance for the
 //!   next call ([`panic`](mod@panic)), so a bug can never take the host down.
 
+// Only the tests write through raw pointers, as JavaScript does (`staging`).
+#![cfg_attr(not(test), forbid(unsafe_code))]
+
 pub mod error;
 #[cfg(feature = "exports")]
 pub mod export;

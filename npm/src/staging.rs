@@ -61,7 +61,9 @@ pub fn with_staged_files<T>(
     })
 }
 
+// The test writes into the staged room as JavaScript does, through a raw pointer.
 #[cfg(test)]
+#[allow(unsafe_code)]
 mod tests {
     use super::*;
 

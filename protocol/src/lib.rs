@@ -2,7 +2,7 @@
 //!
 //! Both sides compile this crate, so a message is a Rust type on each end;
 //! on the wire it is a plain JS object made by `serde-wasm-bindgen` (see
-//! [`js`]), wrapped in an [`Envelope`] carrying [`VERSION`]. A worker and an
+//! `js`, wasm32 only), wrapped in an [`Envelope`] carrying [`VERSION`]. A worker and an
 //! app from different builds refuse each other's messages with a typed
 //! [`ProtocolError`] instead of misreading them.
 //!
@@ -13,6 +13,8 @@
 //! Secrets: [`Endpoint::api_key`] crosses from the app to the worker and goes
 //! nowhere else: its `Debug` is redacted, and no [`FromWorker`] message, trace
 //! entry, journal line, note or URL ever carries it.
+
+#![forbid(unsafe_code)]
 
 use planvault_core::engine::{Autonomy, FinishReason};
 use planvault_core::Status;

@@ -8,6 +8,8 @@
 //! no platform code, so it is tested natively against
 //! [`memory::MemoryHost`]. The browser host lives in `planvault-worker`.
 
+#![forbid(unsafe_code)]
+
 pub mod driver;
 pub mod host;
 pub mod inbox;

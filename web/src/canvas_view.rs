@@ -68,6 +68,7 @@ fn draw(
     let Some(ctx) = context(canvas) else {
         return false;
     };
+    #[cfg(feature = "e2e")]
     let started = now();
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let viewport = state.viewport.get_untracked();
@@ -121,32 +122,39 @@ fn draw(
                 run: RunFrame { overlay: live.then_some(&overlay), breakpoints: &breakpoints, hop_progress },
             },
         );
-        // What was drawn, by id, for the tests.
-        let plan = &open.doc.checked.plan;
-        let id = |i: usize| plan.nodes[i].id.clone();
-        let drawn = serde_json::json!({
-            "active": overlay.active.map(id),
-            "asking": overlay.asking.map(id),
-            "visits": overlay.visits.iter().enumerate().filter(|(_, n)| **n > 0)
-                .map(|(i, n)| (id(i), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-            "hop": overlay.hop.map(|(e, seq)| {
-                let edge = &plan.edges[e];
-                serde_json::json!({ "from": id(edge.from), "to": edge.to.map(id), "label": edge.label, "seq": seq })
-            }),
-            "stopped": overlay.stopped,
-            "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-            "animating": animating,
-            "animations": input.with_value(|i| i.animations),
-        });
-        state.run.drawn.set_value(drawn);
-    });
-    let took = now() - started;
-    state.frame_times.update_value(|t| {
-        t.push(took);
-        if t.len() > 5000 {
-            t.drain(..1000);
+        // What was drawn, by id, for the end-to-end tests.
+        #[cfg(feature = "e2e")]
+        {
+            let plan = &open.doc.checked.plan;
+            let id = |i: usize| plan.nodes[i].id.clone();
+            let drawn = serde_json::json!({
+                "active": overlay.active.map(id),
+                "asking": overlay.asking.map(id),
+                "visits": overlay.visits.iter().enumerate().filter(|(_, n)| **n > 0)
+                    .map(|(i, n)| (id(i), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+                "hop": overlay.hop.map(|(e, seq)| {
+                    let edge = &plan.edges[e];
+                    serde_json::json!({ "from": id(edge.from), "to": edge.to.map(id), "label": edge.label, "seq": seq })
+                }),
+                "stopped": overlay.stopped,
+                "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+                "animating": animating,
+                "animations": input.with_value(|i| i.animations),
+            });
+            state.run.drawn.set_value(drawn);
         }
     });
+    // Draw times for the canvas benchmark (tests/e2e, BENCHMARKS.md).
+    #[cfg(feature = "e2e")]
+    {
+        let took = now() - started;
+        state.frame_times.update_value(|t| {
+            t.push(took);
+            if t.len() > 5000 {
+                t.drain(..1000);
+            }
+        });
+    }
     animating
 }
 

@@ -5,8 +5,11 @@
 //! vault and what is derived from it), [`commands`] (every edit as a file
 //! change), [`history`] (undo/redo), [`canvas_file`] (`plan.canvas`),
 //! [`geometry`] (shapes, viewport, hit-testing) and [`gesture`] (what a
-//! pointer drag means). The browser parts: [`fs`] (File System Access, OPFS,
-//! IndexedDB), [`render`] (Canvas 2D) and [`app`] (the Leptos components).
+//! pointer drag means). The browser parts (wasm32 only): `fs` (File System
+//! Access, OPFS, IndexedDB), `render` (Canvas 2D) and `app` (the Leptos
+//! components).
+
+#![forbid(unsafe_code)]
 
 pub mod canvas_file;
 pub mod commands;
@@ -37,3 +40,5 @@ pub mod run_client;
 mod run_panel;
 #[cfg(target_arch = "wasm32")]
 pub mod state;
+#[cfg(all(target_arch = "wasm32", feature = "e2e"))]
+mod test_hook;

@@ -1,5 +1,9 @@
 //! The browser app's entry point (built by Trunk; see web/index.html).
 
+#![forbid(unsafe_code)]
+// Natively it only says where it runs.
+#![allow(clippy::print_stderr)]
+
 #[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();

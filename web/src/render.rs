@@ -134,7 +134,7 @@ pub const HOP: &str = "#16a34a";
 const ASKING: &str = "#9333ea";
 const BREAKPOINT: &str = "#dc2626";
 
-pub fn draw(ctx: &Ctx, frame: &Frame) {
+pub fn draw(ctx: &Ctx, frame: &Frame<'_>) {
     let v = frame.viewport;
     let dpr = frame.device_pixel_ratio;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -173,7 +173,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame) {
 /// The run over the plan: the taken edge (with a marker travelling along it
 /// while it animates), a ring round the active node, visit counts, the
 /// node waiting for a person, breakpoints.
-fn draw_run(ctx: &Ctx, frame: &Frame) {
+fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
     let px = 1.0 / frame.viewport.zoom;
     for &i in frame.run.breakpoints {
         let Some(r) = frame.scene.nodes.get(i) else {
@@ -244,7 +244,7 @@ fn draw_run(ctx: &Ctx, frame: &Frame) {
 }
 
 /// The run's end, said on the canvas: completed, or why it stopped.
-fn draw_run_banner(ctx: &Ctx, frame: &Frame) {
+fn draw_run_banner(ctx: &Ctx, frame: &Frame<'_>) {
     let Some(text) = frame.run.overlay.and_then(|o| o.stopped.as_ref()) else {
         return;
     };
@@ -273,7 +273,7 @@ fn draw_run_banner(ctx: &Ctx, frame: &Frame) {
 /// Zoomed out, cards are a few pixels wide: draw them and the edges in a
 /// handful of batched paths (one per colour) instead of one call per shape,
 /// so thousands of nodes stay smooth. Selection, focus and badges still show.
-fn draw_overview(ctx: &Ctx, frame: &Frame, visible: Rect) {
+fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
     let px = 1.0 / frame.viewport.zoom;
     dash(ctx, &[]);
     for (conditional, colour) in [(false, EDGE), (true, CONDITIONAL)] {
@@ -368,7 +368,7 @@ fn dash(ctx: &Ctx, pattern: &[f64]) {
     let _ = ctx.set_line_dash(&array);
 }
 
-fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
+fn draw_edge(ctx: &Ctx, frame: &Frame<'_>, shape: &EdgeShape) {
     let selected = frame.selected_edge == Some(shape.edge);
     let flagged = shape.dangling || frame.flagged_edges.contains(&shape.edge);
     let colour = if selected {
@@ -423,7 +423,7 @@ fn draw_edge(ctx: &Ctx, frame: &Frame, shape: &EdgeShape) {
     }
 }
 
-fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
+fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     let r = frame.scene.nodes[i];
     let card = &frame.cards[i];
     let selected = frame.selected.contains(&i);
@@ -516,7 +516,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame, i: usize) {
     }
 }
 
-fn draw_preview(ctx: &Ctx, frame: &Frame) {
+fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
     let highlight = |target: Option<usize>| {
         if let Some(t) = target.and_then(|t| frame.scene.nodes.get(t)) {
             ctx.set_stroke_style_str("#16a34a");
@@ -564,7 +564,7 @@ fn draw_preview(ctx: &Ctx, frame: &Frame) {
     }
 }
 
-fn draw_minimap(ctx: &Ctx, frame: &Frame) {
+fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>) {
     let (scale, origin, area) = minimap_transform(frame.scene, &frame.viewport);
     ctx.set_fill_style_str("rgba(255, 255, 255, 0.92)");
     ctx.fill_rect(area.x, area.y, area.width, area.height);

@@ -240,6 +240,7 @@ pub struct AppState {
     /// How many of those opens have finished, shown or discarded.
     opens_settled: StoredValue<u64, LocalStorage>,
     /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
+    #[cfg(feature = "e2e")]
     pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
     /// The plan run: its worker, settings and what it reports.
     pub run: RunClient,
@@ -266,6 +267,7 @@ impl AppState {
             polling: StoredValue::new_local(true),
             opens: StoredValue::new_local(0),
             opens_settled: StoredValue::new_local(0),
+            #[cfg(feature = "e2e")]
             frame_times: StoredValue::new_local(Vec::new()),
             run: RunClient::new(),
         }

@@ -19,7 +19,7 @@ fn start() -> StartRun {
 }
 
 #[divan::bench(args = [100, 1000], sample_count = 20)]
-fn chain_run(bencher: Bencher, n: usize) {
+fn chain_run(bencher: Bencher<'_, '_>, n: usize) {
     let files = chain_vault(n);
     bencher
         .with_inputs(|| files.clone())
@@ -34,7 +34,7 @@ fn chain_run(bencher: Bencher, n: usize) {
 
 /// Reading and checking the vault alone (part of every run, not of a hop).
 #[divan::bench(args = [100, 1000], sample_count = 20)]
-fn check_only(bencher: Bencher, n: usize) {
+fn check_only(bencher: Bencher<'_, '_>, n: usize) {
     let files = chain_vault(n);
     bencher
         .with_inputs(|| files.clone())

@@ -4,6 +4,9 @@
 //! (reads `/proc/self/stat`). Run:
 //! `cargo run --release -p planvault-worker --example worker_cpu`.
 
+// An example: it prints its measurements.
+#![allow(clippy::print_stdout)]
+
 use planvault_core::engine::FinishReason;
 use planvault_worker::memory::{block_on, chain_vault, short_reply, MemoryHost};
 use planvault_worker::{run, Inbox};

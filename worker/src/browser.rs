@@ -8,7 +8,6 @@ use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_llm::LlmError;
 use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -455,13 +454,6 @@ impl Worker {
     }
 
     fn on_message(self: &Rc<Self>, data: JsValue) {
-        if let Some(text) = data.as_string() {
-            // The plain-text check of the first worker protocol.
-            let _ = self
-                .scope
-                .post_message(&JsValue::from_str(&legacy_check(&text)));
-            return;
-        }
         let message = match js::decode::<ToWorker>(&data) {
             Ok(message) => message,
             Err(err) => return self.post(&FromWorker::Failed { error: err.into() }),
@@ -503,23 +495,6 @@ impl Worker {
                 self.inbox.push(message);
             }
         }
-    }
-}
-
-/// `{path: text}` JSON → a one-line check summary.
-fn legacy_check(request: &str) -> String {
-    match serde_json::from_str::<BTreeMap<String, String>>(request) {
-        Ok(files) => {
-            let checked = crate::driver::check_vault(&files);
-            let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
-            format!(
-                "checked {} notes: {} errors, {} warnings",
-                checked.plan.nodes.len(),
-                errors,
-                checked.diagnostics.len() - errors
-            )
-        }
-        Err(err) => format!("not a vault: {err}"),
     }
 }
 

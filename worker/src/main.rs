@@ -1,6 +1,8 @@
 //! The Web Worker binary (loaded through Trunk's loader shim). All of it is
 //! browser code; natively this is an empty program so the workspace builds.
 
+#![forbid(unsafe_code)]
+
 #[cfg(target_arch = "wasm32")]
 fn main() {
     planvault_worker::browser::main();

@@ -54,7 +54,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
     /// Answer a `@human` item or `type: human` note that paused the run:
-    /// ITEM=approve|reject|LABEL[:NOTE] (repeatable).
+    /// ITEM=approve|reject|LABEL, a label optionally followed by :NOTE (repeatable).
     #[arg(long = "decide", value_name = "ITEM=approve|reject|LABEL[:NOTE]")]
     decide: Vec<String>,
 }

@@ -4,7 +4,7 @@
 //! the spec requires.
 
 use super::node_file;
-use crate::text_canvas::{Canvas, CanvasEdge, CanvasNode};
+use super::text_canvas::{Canvas, CanvasEdge, CanvasNode};
 use crate::Plan;
 use std::collections::VecDeque;
 

@@ -10,6 +10,7 @@ mod ascii;
 mod canvas;
 mod json;
 mod mermaid;
+pub(crate) mod text_canvas;
 
 use crate::{NodeExt, Plan, PlanFormat};
 

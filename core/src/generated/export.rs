@@ -2,8 +2,8 @@
 //! flowchart of the dependencies, the waves as ASCII, and a JSON Canvas.
 
 use super::{refs, step, waves};
+use crate::export::text_canvas::{self, Arrow, Card};
 use crate::model::PreconditionTest;
-use crate::text_canvas::{self, Arrow, Card};
 use crate::{EdgeKind, Plan};
 use serde::Serialize;
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! target that does not exist), an ASCII listing, and a JSON Canvas.
 
 use super::item;
-use crate::text_canvas::{self, Arrow, Card};
+use crate::export::text_canvas::{self, Arrow, Card};
 use crate::{EdgeKind, NodeKind, Plan, Status};
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -431,8 +431,8 @@ pub enum KnobValue {
     List(Vec<String>),
 }
 
-/// The knobs the editor may set; every other key is left to the user.
-pub const KNOBS: [&str; 5] = ["type", "status", "tools", "role", "max_visits"];
+/// The knobs the editor may set: the keys planvault reads; every other key is left to the user.
+pub const KNOBS: [&str; 5] = super::frontmatter::KNOWN_KEYS;
 
 /// Sets (`Some`) or removes (`None`) a frontmatter knob. Only the knob's own
 /// lines change (a block list under it included); a note without frontmatter

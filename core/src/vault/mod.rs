@@ -129,7 +129,7 @@ pub(crate) fn resolve_edges(plan: &Plan, declared: Vec<(usize, DeclaredEdge)>) -
 /// One declared edge of node `from` as a model edge, its target resolved
 /// against the vault's notes. Public for callers that keep a plan and
 /// re-read one note at a time (the npm package's incremental `Vault`).
-pub fn resolve_edge(index: &LinkIndex, from: usize, e: DeclaredEdge) -> Edge {
+pub fn resolve_edge(index: &LinkIndex<'_>, from: usize, e: DeclaredEdge) -> Edge {
     Edge {
         from,
         to: match index.resolve(&e.target, from) {

@@ -59,7 +59,7 @@ struct LenientVisitor;
 impl<'de> Visitor<'de> for LenientVisitor {
     type Value = Value;
 
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("any YAML value")
     }
 

@@ -17,8 +17,12 @@
 //! memory never shrinks anyway).
 //!
 //! Single-threaded: the npm build has no wasm threads. The state sits behind
-//! an `UnsafeCell`; [`Global`] is only `Sync` (and only installed) where
+//! an `UnsafeCell`; `Global` is only `Sync` (and only installed) where
 //! there are no threads.
+
+// The one crate of the workspace that needs `unsafe` (raw pages and a
+// `GlobalAlloc`); every block says why it is sound (`SAFETY:`).
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::UnsafeCell;
@@ -56,6 +60,10 @@ struct Page {
     /// Every page ever taken, for `Drop`.
     all_next: *mut Page,
 }
+
+// Blocks are carved from `HEADER` on: the header must fit before them, and
+// keep them `ALIGN`-aligned.
+const _: () = assert!(size_of::<Page>() <= HEADER && HEADER % ALIGN == 0);
 
 struct State {
     /// Per size class, the pages that may have room (the first is tried

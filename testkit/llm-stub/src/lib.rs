@@ -8,6 +8,8 @@
 //! and, when asked, in a JSON-lines log file. CORS headers and `OPTIONS`
 //! preflight let browser tests call it from another origin.
 
+#![forbid(unsafe_code)]
+
 mod script;
 
 pub use script::{Match, Reply, Script, ToolCall};

@@ -1,6 +1,10 @@
 //! `planvault-llm-stub --script FILE [--port N] [--log FILE]`: serve a script
 //! on 127.0.0.1 and print `listening on http://127.0.0.1:PORT/v1`.
 
+#![forbid(unsafe_code)]
+// A program: its output is the point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
