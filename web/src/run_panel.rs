@@ -52,7 +52,6 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
     let retry = Memo::new(move |_| run.view.with(|v| v.retry.clone()));
     let live_text = Memo::new(move |_| run.view.with(|v| v.live.clone()));
     let attempts = Memo::new(move |_| run.view.with(|v| v.attempts.clone()));
-    let failed = Memo::new(move |_| run.view.with(|v| v.failed.clone()));
     let trace_len = Memo::new(move |_| run.view.with(|v| v.trace.len()));
     let outputs_len = Memo::new(move |_| run.view.with(|v| v.outputs.len()));
     let answer = Memo::new(move |_| match phase.get() {
@@ -139,13 +138,8 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
             <Show when=move || has_ask.get()>
                 <p class="hint">"The run is waiting for your answer in the dialog."</p>
             </Show>
-            {move || failed.get().map(|(node, reason)| view! {
-                <p id="run-failed" class="run-error" data-node=node.clone()>
-                    {format!("{node} failed: {reason}")}
-                </p>
-            })}
             {move || attempts.get().into_iter().map(|l| view! {
-                <h3>{format!("{} (not readable)", l.label())}</h3>
+                <h3>{format!("{}: could not be read", l.label())}</h3>
                 <pre class="run-text run-attempt">{l.text}</pre>
             }).collect_view()}
             {move || live_text.get().map(|l| view! {
