@@ -24,7 +24,7 @@ export type DiagnosticCode =
   | "dangling-ref" | "undeclared-ref" | "reserved-path-segment";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */
-export type NodeStatus = "pending" | "active" | "done";
+export type NodeStatus = "pending" | "active" | "done" | "failed";
 /** Which grammar a plan was written in. */
 export type PlanFormat = "vault" | "plan-md" | "generated";
 /** Vault-relative path (with `.md`, `/`-separated) → note text. */
