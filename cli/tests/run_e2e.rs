@@ -1254,6 +1254,11 @@ fn a_node_whose_judgment_cannot_be_read_ends_failed_and_a_resume_does_it_again()
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("continuing at review"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(count(&stub2, DRAFT), 0, "draft is not done again");
     assert_eq!(count(&stub2, REVIEW), 1, "the failed node is done again");
     assert_eq!(status_of(&vault, "review.md"), "done");

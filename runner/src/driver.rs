@@ -545,7 +545,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 .plan
                 .nodes
                 .iter()
-                .filter(|n| n.status == Status::Active)
+                // A failed node is done again: the run continues there too.
+                .filter(|n| matches!(n.status, Status::Active | Status::Failed))
                 .map(|n| n.id.clone())
                 .collect();
             self.host.progress(&Progress::Resuming {
