@@ -1191,6 +1191,80 @@ fn kill_9_at_seeded_random_moments_never_corrupts_the_vault_or_answers_a_key_twi
     }
 }
 
+#[test]
+fn a_node_whose_judgment_cannot_be_read_ends_failed_and_a_resume_does_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            reply(REVIEW, "Looks fine to me."),
+            // A bare NO cannot say which of the two conditions it answers:
+            // the first ask and both re-asks get it.
+            Reply {
+                times: Some(3),
+                ..reply(JUDGE, "NO")
+            },
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("node review failed: "), "{stderr}");
+    assert!(
+        stderr.contains(
+            "hint: review.md is now status: failed; edit it (or the plan) and run again to resume"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "a failed node's output is no answer: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(status_of(&vault, "review.md"), "failed");
+    assert_eq!(status_of(&vault, "draft.md"), "done");
+    assert_eq!(count(&stub, "could not be read"), 2);
+    let reask = stub
+        .requests()
+        .into_iter()
+        .find(|r| r.text().contains("could not be read"))
+        .unwrap();
+    assert!(reask.text().contains("Your previous reply was:"));
+    assert!(reask.text().contains("1. YES or NO - reason (condition: "));
+
+    let stub2 = Stub::start(
+        Script {
+            replies: vec![
+                reply(REVIEW, "Fine."),
+                reply(JUDGE, "1: yes\n2: no"),
+                reply(SEND, "Sent."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run_to_end(&vault, &stub2, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("continuing at review"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count(&stub2, DRAFT), 0, "draft is not done again");
+    assert_eq!(count(&stub2, REVIEW), 1, "the failed node is done again");
+    assert_eq!(status_of(&vault, "review.md"), "done");
+    assert!(trace(&vault).contains("- resumed: the node had failed"));
+}
+
 /// A question and ids written by the plan's author reach the terminal with
 /// their escape sequences (clear screen, a clipboard write) written out.
 #[test]

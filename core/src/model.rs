@@ -100,14 +100,26 @@ pub enum Status {
     Pending,
     Active,
     Done,
+    /// The node's work or judgment failed and the run stopped there; a
+    /// resume starts the node again.
+    Failed,
 }
 
 impl Status {
+    /// Every status, in order.
+    pub const ALL: [Status; 4] = [
+        Status::Pending,
+        Status::Active,
+        Status::Done,
+        Status::Failed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pending => "pending",
             Status::Active => "active",
             Status::Done => "done",
+            Status::Failed => "failed",
         }
     }
 
@@ -116,6 +128,7 @@ impl Status {
             "pending" => Some(Status::Pending),
             "active" => Some(Status::Active),
             "done" => Some(Status::Done),
+            "failed" => Some(Status::Failed),
             _ => None,
         }
     }

@@ -277,6 +277,34 @@ fn a_grid_that_never_parses_fails_the_node_with_the_reason() {
             reason: "the YES/NO judgment could not be read after 3 attempt(s): condition 2 is answered both YES and NO".into()
         }
     );
+    assert_eq!(
+        finish(&effects).answer,
+        None,
+        "a failed node's output is no answer"
+    );
+    // The failed node's note says so, written just before the finish.
+    let n = effects.len();
+    assert_eq!(
+        effects[n - 2],
+        Effect::WriteStatus {
+            node: "review".into(),
+            status: Status::Failed
+        }
+    );
+
+    // A replay of the journal fails the same node the same way.
+    let journal = Journal::from_jsonl(&journal_of(&effects).to_jsonl()).unwrap();
+    let replay_cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
+    let mut engine = Engine::new(draft_review_send(), replay_cfg, &journal).unwrap();
+    let replayed = drive(&mut engine, |r| panic!("replay asked {}", r.id));
+    assert_eq!(observable(&replayed), observable(&effects));
+    assert!(replayed.contains(&Effect::WriteStatus {
+        node: "review".into(),
+        status: Status::Failed
+    }));
 }
 
 #[test]

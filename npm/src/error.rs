@@ -9,7 +9,7 @@ pub enum BindingError {
     /// An argument has the wrong shape (`files` not a `Record<string, string>`...).
     #[error("invalid argument `{name}`: {reason}")]
     InvalidArgument { name: &'static str, reason: String },
-    /// `updateStatus` was given a status other than pending, active, done.
+    /// `updateStatus` was given a status other than pending, active, done, failed.
     #[error("unknown status {0:?}: expected \"pending\", \"active\" or \"done\"")]
     InvalidStatus(String),
     /// A result could not be converted to a JavaScript value.

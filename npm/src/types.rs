@@ -26,7 +26,7 @@ export type DiagnosticCode =
   | "edge-leaves-plan" | "not-part-of-plan" | "nesting-too-deep";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */
-export type NodeStatus = "pending" | "active" | "done";
+export type NodeStatus = "pending" | "active" | "done" | "failed";
 /** Which grammar a plan was written in. */
 export type PlanFormat = "vault" | "plan-md" | "generated";
 /** Vault-relative path (with `.md`, `/`-separated) → note text. */

@@ -201,6 +201,16 @@ pub enum FromWorker {
         to: String,
         label: Option<String>,
     },
+    /// A model reply for `node` begins: the `Delta`s that follow are its
+    /// text, apart from any earlier reply's (a re-asked judgment is a new
+    /// attempt, never appended to the last one).
+    ReplyStarts {
+        node: String,
+        kind: ReplyKind,
+        /// 1 for the first request of its kind in this visit; a re-asked
+        /// judgment counts up.
+        attempt: u32,
+    },
     /// Streamed tokens of the reply being received for `node`.
     Delta {
         node: String,
@@ -250,6 +260,16 @@ pub enum FromWorker {
     Failed {
         error: RunError,
     },
+}
+
+/// What a model reply is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplyKind {
+    /// The node's work.
+    Work,
+    /// The YES/NO judgment of its conditions.
+    Judgment,
 }
 
 /// What a person is asked.
@@ -338,6 +358,9 @@ pub enum ErrorCode {
     PlanInvalid,
     /// The journal could not be read.
     Journal,
+    /// A node failed (its judgment could not be read, a person rejected
+    /// it, ...): its note says `status: failed`.
+    NodeFailed,
     /// A message from a different build, or one that does not parse.
     Protocol,
     /// A message that makes no sense now (a reply nobody asked for, ...).
@@ -482,6 +505,19 @@ mod tests {
             },
             answer: None,
             error: Some(RunError::new(ErrorCode::RateLimited, "429").with_hint("wait")),
+        });
+        roundtrip(FromWorker::ReplyStarts {
+            node: "review".into(),
+            kind: ReplyKind::Judgment,
+            attempt: 2,
+        });
+        roundtrip(FromWorker::Finished {
+            reason: FinishReason::NodeFailed {
+                node: "review".into(),
+                reason: "unreadable".into(),
+            },
+            answer: None,
+            error: Some(RunError::new(ErrorCode::NodeFailed, "unreadable").with_hint("edit")),
         });
         roundtrip(FromWorker::Ask {
             request: "send#1:human".into(),

@@ -38,8 +38,8 @@ use planvault_llm::{
     tools, Completion, LlmError, SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
 };
 use planvault_protocol::{
-    AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, RunMode,
-    StartRun, ToWorker,
+    AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, ReplyKind, RunError,
+    RunMode, StartRun, ToWorker,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -545,7 +545,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 .plan
                 .nodes
                 .iter()
-                .filter(|n| n.status == Status::Active)
+                // A failed node is done again: the run continues there too.
+                .filter(|n| matches!(n.status, Status::Active | Status::Failed))
                 .map(|n| n.id.clone())
                 .collect();
             self.host.progress(&Progress::Resuming {
@@ -652,6 +653,9 @@ impl<'a, H: Host> Driver<'a, H> {
                     self.flush_delta(None);
                     let error = match &finish.reason {
                         FinishReason::Interrupted { .. } => self.last_error.take(),
+                        FinishReason::NodeFailed { node, reason } => {
+                            Some(self.node_failed(node, reason))
+                        }
                         _ => None,
                     };
                     let answer = finish.answer.map(|a| self.scrub(&a));
@@ -678,6 +682,26 @@ impl<'a, H: Host> Driver<'a, H> {
             }
         }
         None
+    }
+
+    /// The end state of a run that failed at `node`: which node, why, and
+    /// what to do about it.
+    fn node_failed(&self, node: &str, reason: &str) -> RunError {
+        let file = self
+            .node_index(node)
+            .map_or_else(|| format!("{node}.md"), |i| note_file(&self.plan.nodes[i]));
+        let hint = match self.host.surface() {
+            Surface::Cli => format!(
+                "{file} is now status: failed; edit it (or the plan) and run again to resume:                  {node} is done again from its input; or run with --fresh to start over"
+            ),
+            Surface::Browser => format!(
+                "{file} is now status: failed; edit it (or the plan) and press Resume:                  {node} is done again from its input; or press Run to start over"
+            ),
+        };
+        self.scrub_error(
+            RunError::new(ErrorCode::NodeFailed, format!("{node} failed: {reason}"))
+                .with_hint(hint),
+        )
     }
 
     /// Set a note's `status:` surgically, refusing when the note changed on
@@ -1337,6 +1361,16 @@ impl<'a, H: Host> Driver<'a, H> {
             if self.inbox.stop_requested() {
                 return Err(LlmError::Interrupted);
             }
+            let (kind, nth) = match &request.body {
+                RequestBody::Judge { attempt, .. } => (ReplyKind::Judgment, *attempt),
+                _ => (ReplyKind::Work, 1),
+            };
+            self.flush_delta(None);
+            self.post(FromWorker::ReplyStarts {
+                node: request.node.clone(),
+                kind,
+                attempt: nth,
+            });
             match self.attempt(&request.node, &endpoint, &body).await {
                 Ok(completion) => return Ok(completion),
                 Err(err) if err.retryable() && attempt < attempts => {

@@ -1421,3 +1421,90 @@ fn a_whole_but_unterminated_last_journal_line_is_kept_and_terminated() {
         ("x\n".to_string(), None)
     );
 }
+
+#[test]
+fn a_judgment_that_cannot_be_read_fails_the_node_and_a_resume_does_it_again() {
+    let inbox = Inbox::new();
+    let terse = Rc::new(Cell::new(true));
+    let t = terse.clone();
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        // A bare NO cannot say which of review's two conditions it answers.
+        if t.get() && step(c) == "judge" {
+            Reply::streamed("NO")
+        } else {
+            good_model(c)
+        }
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::NodeFailed { ref node, .. }) if node == "review"),
+        "{reason:?}"
+    );
+    assert_eq!(status_of(&host, "review.md"), "status: failed");
+    assert_eq!(status_of(&host, "draft.md"), "status: done");
+    let messages = posted(&host);
+    assert!(messages.iter().any(|m| matches!(
+        m,
+        FromWorker::Status { node, status: planvault_core::Status::Failed } if node == "review"
+    )));
+    let Some(FromWorker::Finished { answer, error, .. }) = messages.last() else {
+        panic!("not finished: {:?}", messages.last());
+    };
+    assert_eq!(*answer, None, "a failed node's output is no answer");
+    let error = error.clone().expect("the end state says what failed");
+    assert_eq!(error.code, ErrorCode::NodeFailed);
+    assert!(
+        error.message.starts_with("review failed: "),
+        "{}",
+        error.message
+    );
+    let hint = error.hint.unwrap();
+    assert!(
+        hint.contains("review.md is now status: failed") && hint.contains("Resume"),
+        "{hint}"
+    );
+    // Each judgment attempt is its own reply: announced, then its text.
+    let attempts: Vec<(u32, String)> = messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| match m {
+            FromWorker::ReplyStarts {
+                node,
+                kind: planvault_protocol::ReplyKind::Judgment,
+                attempt,
+            } if node == "review" => {
+                let text = messages[i + 1..]
+                    .iter()
+                    .take_while(|m| !matches!(m, FromWorker::ReplyStarts { .. }))
+                    .filter_map(|m| match m {
+                        FromWorker::Delta { text, .. } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                Some((*attempt, text))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        attempts,
+        [(1, "NO".into()), (2, "NO".into()), (3, "NO".into())]
+    );
+
+    // Resumed: the failed node is done again (its recorded work is not
+    // served), and the run completes.
+    terse.set(false);
+    host.posted.borrow_mut().clear();
+    let before = host.calls.borrow().len();
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let again: Vec<&str> = host.calls.borrow()[before..].iter().map(step).collect();
+    assert_eq!(again, ["review", "judge", "send"]);
+    assert_eq!(status_of(&host, "review.md"), "status: done");
+    assert!(host
+        .file(TRACE_FILE)
+        .unwrap()
+        .contains("resumed: the node had failed"));
+}

@@ -140,7 +140,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                     <select id="knob-status" on:change=move |ev| {
                         knob("status", Some(KnobValue::Text(event_target_value(&ev))));
                     }>
-                        {["pending", "active", "done"]
+                        {["pending", "active", "done", "failed"]
                             .into_iter()
                             .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
                             .collect_view()}

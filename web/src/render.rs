@@ -120,6 +120,7 @@ fn status_colour(status: Status) -> &'static str {
         Status::Pending => "#8a96a3",
         Status::Active => "#e09b00",
         Status::Done => "#2e9e5b",
+        Status::Failed => "#d03a3a",
     }
 }
 
@@ -301,7 +302,7 @@ fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
         polyline(ctx, &shape.points);
     }
     let nodes: Vec<usize> = frame.scene.nodes_in(visible).collect();
-    for status in [Status::Pending, Status::Active, Status::Done] {
+    for status in Status::ALL {
         ctx.begin_path();
         for &i in nodes.iter().filter(|&&i| frame.cards[i].status == status) {
             let r = frame.scene.nodes[i];
@@ -438,7 +439,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     });
     ctx.fill_rect(r.x, r.y, r.width, r.height);
     ctx.stroke_rect(r.x, r.y, r.width, r.height);
-    // The status stripe: pending grey, active amber, done green.
+    // The status stripe: pending grey, active amber, done green, failed red.
     ctx.set_fill_style_str(status_colour(card.status));
     ctx.fill_rect(r.x, r.y, 8.0, r.height);
 
@@ -461,12 +462,20 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     } else {
         card.kind.as_str()
     };
-    let _ = ctx.fill_text_with_max_width(
-        &format!("{kind} · {}", card.status.as_str()),
-        r.x + 18.0,
-        r.y + 52.0,
-        r.width - 30.0,
-    );
+    // A node the run failed at says why, in red, where its status is.
+    let failed = frame
+        .run
+        .overlay
+        .and_then(|o| o.failed.as_ref())
+        .filter(|(node, _)| *node == i);
+    let status_line = match failed {
+        Some((_, reason)) => {
+            ctx.set_fill_style_str(status_colour(Status::Failed));
+            crate::run::failure_line(kind, reason)
+        }
+        None => format!("{kind} · {}", card.status.as_str()),
+    };
+    let _ = ctx.fill_text_with_max_width(&status_line, r.x + 18.0, r.y + 52.0, r.width - 30.0);
 
     let badge = card.badge;
     if badge.errors + badge.warnings > 0 {
@@ -576,7 +585,7 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>) {
         y: area.y + 4.0 + (p.y - origin.y) * scale,
     };
     // One path per colour: the minimap is drawn every frame.
-    for status in [Status::Pending, Status::Active, Status::Done] {
+    for status in Status::ALL {
         ctx.begin_path();
         for (i, r) in frame.scene.nodes.iter().enumerate() {
             if frame.cards[i].status == status {

@@ -9,7 +9,7 @@ use crate::doc::VaultDoc;
 use planvault_core::engine::FinishReason;
 use planvault_core::Status;
 use planvault_protocol::{
-    AskKind, ErrorCode, FromWorker, PauseReason, PersonReply, RunError, ToWorker,
+    AskKind, ErrorCode, FromWorker, PauseReason, PersonReply, ReplyKind, RunError, ToWorker,
 };
 use std::collections::BTreeMap;
 
@@ -127,6 +127,40 @@ pub struct Output {
     pub text: String,
 }
 
+/// One model reply as it streams in: whose, for what, and its text so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Live {
+    pub node: String,
+    pub kind: ReplyKind,
+    /// 1 for a node's work; a re-asked judgment counts up.
+    pub attempt: u32,
+    pub text: String,
+}
+
+impl Live {
+    /// `review: work`, `review: judgment, attempt 2`.
+    pub fn label(&self) -> String {
+        match (self.kind, self.attempt) {
+            (ReplyKind::Work, _) => format!("{}: work", self.node),
+            (ReplyKind::Judgment, 1) => format!("{}: judgment", self.node),
+            (ReplyKind::Judgment, n) => format!("{}: judgment, attempt {n}", self.node),
+        }
+    }
+}
+
+/// `step · failed: the YES/NO judgment could not…`: a card's status line
+/// when the run failed at it, cut to what a card holds.
+pub fn failure_line(kind: &str, reason: &str) -> String {
+    const MAX: usize = 44;
+    let line = format!("{kind} · failed: {reason}");
+    if line.chars().count() <= MAX {
+        return line;
+    }
+    let mut cut: String = line.chars().take(MAX - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// A call failed and will be tried again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Retry {
@@ -150,8 +184,14 @@ pub struct RunView {
     /// `trace.md` entries as appended, in order.
     pub trace: Vec<String>,
     pub outputs: Vec<Output>,
-    /// The reply streaming in: node and text so far.
-    pub live: Option<(String, String)>,
+    /// The reply streaming in.
+    pub live: Option<Live>,
+    /// The earlier, unreadable replies of the judgment being asked again
+    /// (each attempt on its own, never run together), kept when the node
+    /// fails.
+    pub attempts: Vec<Live>,
+    /// The node the run failed at, and why.
+    pub failed: Option<(String, String)>,
     pub retry: Option<Retry>,
     /// The last failure (also when the run goes on, e.g. a refused message).
     pub error: Option<RunError>,
@@ -194,12 +234,38 @@ impl RunView {
                     seq,
                 });
             }
+            FromWorker::ReplyStarts {
+                node,
+                kind,
+                attempt,
+            } => {
+                let earlier = self.live.take().filter(|l| !l.text.is_empty());
+                if kind == ReplyKind::Judgment && attempt > 1 {
+                    // A re-ask: the reply that could not be read stays, apart.
+                    self.attempts.extend(earlier.filter(|l| l.node == node));
+                } else {
+                    self.attempts.clear();
+                }
+                self.live = Some(Live {
+                    node,
+                    kind,
+                    attempt,
+                    text: String::new(),
+                });
+            }
             FromWorker::Delta { node, text } => match &mut self.live {
-                Some((n, so_far)) if *n == node => so_far.push_str(&text),
-                _ => self.live = Some((node, text)),
+                Some(live) if live.node == node => live.text.push_str(&text),
+                _ => {
+                    self.live = Some(Live {
+                        node,
+                        kind: ReplyKind::Work,
+                        attempt: 1,
+                        text,
+                    })
+                }
             },
             FromWorker::Output { node, visit, text } => {
-                if self.live.as_ref().is_some_and(|(n, _)| *n == node) {
+                if self.live.as_ref().is_some_and(|l| l.node == node) {
                     self.live = None;
                 }
                 self.retry = None;
@@ -229,7 +295,7 @@ impl RunView {
             } => {
                 self.retries += 1;
                 // A retry restarts the reply: what streamed so far is void.
-                if self.live.as_ref().is_some_and(|(n, _)| *n == node) {
+                if self.live.as_ref().is_some_and(|l| l.node == node) {
                     self.live = None;
                 }
                 self.retry = Some(Retry {
@@ -255,11 +321,27 @@ impl RunView {
                 error,
             } => {
                 self.ask = None;
-                self.live = None;
+                // The last unreadable judgment of a failed node stays beside
+                // the earlier ones; any other cut-off reply is void.
+                let last = self.live.take().filter(|l| {
+                    !l.text.is_empty()
+                        && l.kind == ReplyKind::Judgment
+                        && matches!(&reason, FinishReason::NodeFailed { node, .. } if *node == l.node)
+                });
+                self.attempts.extend(last);
                 self.retry = None;
                 if let Some(e) = &error {
                     self.error = Some(e.clone());
                 }
+                // A failed node's output is no answer.
+                let answer = match &reason {
+                    FinishReason::NodeFailed { node, reason } => {
+                        self.failed = Some((node.clone(), reason.clone()));
+                        self.active = Some(node.clone());
+                        None
+                    }
+                    _ => answer,
+                };
                 self.phase = Phase::Finished {
                     reason,
                     answer,
@@ -351,6 +433,10 @@ impl RunView {
             hop,
             stopped,
             asking: self.ask.as_ref().and_then(|a| doc.node_index(&a.node)),
+            failed: self
+                .failed
+                .as_ref()
+                .and_then(|(id, reason)| Some((doc.node_index(id)?, reason.clone()))),
         }
     }
 }
@@ -367,6 +453,8 @@ pub struct Overlay {
     pub stopped: Option<String>,
     /// A node waiting for a person.
     pub asking: Option<usize>,
+    /// The node the run failed at, and why (drawn red with the reason).
+    pub failed: Option<(usize, String)>,
 }
 
 /// What to do about a failure, when the worker gave no hint of its own.
@@ -395,6 +483,9 @@ pub fn hint(error: &RunError, origin: &str) -> String {
         ErrorCode::VaultIo => "The vault could not be read or written; check the folder's permission.".into(),
         ErrorCode::PlanInvalid => "Fix the errors listed under Diagnostics, then run again.".into(),
         ErrorCode::Journal => "The run's journal is unreadable; start a fresh run.".into(),
+        ErrorCode::NodeFailed => "Edit the failed node's note (or the plan) and press Resume to do it again, \
+             or press Run to start over."
+            .into(),
         ErrorCode::Protocol => "The app and its worker come from different builds: reload the page.".into(),
         ErrorCode::BadState => "That does not apply right now.".into(),
     }
@@ -499,7 +590,15 @@ mod tests {
             node: "draft".into(),
             text: "ect".into(),
         });
-        assert_eq!(v.live, Some(("draft".into(), "Subject".into())));
+        assert_eq!(
+            v.live,
+            Some(Live {
+                node: "draft".into(),
+                kind: ReplyKind::Work,
+                attempt: 1,
+                text: "Subject".into()
+            })
+        );
         v.apply(FromWorker::Output {
             node: "draft".into(),
             visit: 1,
@@ -659,6 +758,124 @@ mod tests {
             text: "ok".into(),
         });
         assert_eq!(v.retry, None);
+    }
+
+    fn judgment(v: &mut RunView, attempt: u32, text: &str) {
+        v.apply(FromWorker::ReplyStarts {
+            node: "review".into(),
+            kind: ReplyKind::Judgment,
+            attempt,
+        });
+        v.apply(FromWorker::Delta {
+            node: "review".into(),
+            text: text.into(),
+        });
+    }
+
+    #[test]
+    fn each_judgment_attempt_streams_apart_and_a_failed_node_is_no_answer() {
+        let mut v = RunView::default();
+        v.sent(&start());
+        v.apply(FromWorker::Visit {
+            node: "review".into(),
+            visit: 1,
+        });
+        v.apply(FromWorker::ReplyStarts {
+            node: "review".into(),
+            kind: ReplyKind::Work,
+            attempt: 1,
+        });
+        v.apply(FromWorker::Delta {
+            node: "review".into(),
+            text: "Looks fine.".into(),
+        });
+        v.apply(FromWorker::Output {
+            node: "review".into(),
+            visit: 1,
+            text: "Looks fine.".into(),
+        });
+        judgment(&mut v, 1, "NO");
+        assert_eq!(v.live.as_ref().unwrap().label(), "review: judgment");
+        judgment(&mut v, 2, "NO");
+        judgment(&mut v, 3, "NO");
+        let live = v.live.clone().unwrap();
+        assert_eq!(
+            (live.label().as_str(), live.text.as_str()),
+            ("review: judgment, attempt 3", "NO"),
+            "never NONONO"
+        );
+        let earlier: Vec<(u32, &str)> = v
+            .attempts
+            .iter()
+            .map(|l| (l.attempt, l.text.as_str()))
+            .collect();
+        assert_eq!(earlier, [(1, "NO"), (2, "NO")]);
+
+        let reason = "the YES/NO judgment could not be read after 3 attempt(s)".to_string();
+        let error = RunError::new(ErrorCode::NodeFailed, format!("review failed: {reason}"));
+        v.apply(FromWorker::Status {
+            node: "review".into(),
+            status: Status::Failed,
+        });
+        v.apply(FromWorker::Finished {
+            reason: FinishReason::NodeFailed {
+                node: "review".into(),
+                reason: reason.clone(),
+            },
+            answer: Some("Looks fine.".into()),
+            error: Some(error.clone()),
+        });
+        let Phase::Finished { answer, .. } = &v.phase else {
+            panic!("{:?}", v.phase);
+        };
+        assert_eq!(*answer, None, "the failed node's output is not the answer");
+        assert_eq!(v.failed, Some(("review".into(), reason.clone())));
+        assert_eq!(v.statuses.get("review"), Some(&Status::Failed));
+        assert_eq!(v.live, None);
+        assert_eq!(v.attempts.len(), 3, "the last unreadable reply is kept too");
+        assert!(v.phase.describe().starts_with("Node review failed: "));
+        assert!(hint(&error, "x").contains("Resume"));
+        let d = doc();
+        let o = v.overlay(&d);
+        assert_eq!(o.failed, Some((d.node_index("review").unwrap(), reason)));
+        assert_eq!(o.active, d.node_index("review"));
+
+        // A new run starts clean.
+        v.sent(&start());
+        assert_eq!((v.failed.clone(), v.attempts.len()), (None, 0));
+    }
+
+    #[test]
+    fn a_first_judgment_or_new_work_drops_earlier_attempts() {
+        let mut v = RunView::default();
+        judgment(&mut v, 1, "NO");
+        judgment(&mut v, 2, "1. YES\n2. NO");
+        assert_eq!(v.attempts.len(), 1);
+        v.apply(FromWorker::ReplyStarts {
+            node: "send".into(),
+            kind: ReplyKind::Work,
+            attempt: 1,
+        });
+        assert!(v.attempts.is_empty());
+        v.apply(FromWorker::Finished {
+            reason: FinishReason::Stopped {
+                reason: "stop".into(),
+            },
+            answer: None,
+            error: None,
+        });
+        assert!(v.attempts.is_empty(), "a cut-off work reply is not kept");
+    }
+
+    #[test]
+    fn a_failure_line_fits_a_card() {
+        assert_eq!(failure_line("step", "rejected"), "step · failed: rejected");
+        let long = failure_line(
+            "step",
+            "the YES/NO judgment could not be read after 3 attempt(s)",
+        );
+        assert_eq!(long.chars().count(), 44);
+        assert!(long.starts_with("step · failed: the YES/NO") && long.ends_with('…'));
     }
 
     #[test]

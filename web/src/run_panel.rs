@@ -51,6 +51,7 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
     let error = Memo::new(move |_| run.view.with(|v| v.error.clone()));
     let retry = Memo::new(move |_| run.view.with(|v| v.retry.clone()));
     let live_text = Memo::new(move |_| run.view.with(|v| v.live.clone()));
+    let attempts = Memo::new(move |_| run.view.with(|v| v.attempts.clone()));
     let trace_len = Memo::new(move |_| run.view.with(|v| v.trace.len()));
     let outputs_len = Memo::new(move |_| run.view.with(|v| v.outputs.len()));
     let answer = Memo::new(move |_| match phase.get() {
@@ -137,9 +138,13 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
             <Show when=move || has_ask.get()>
                 <p class="hint">"The run is waiting for your answer in the dialog."</p>
             </Show>
-            {move || live_text.get().map(|(node, text)| view! {
-                <h3>{format!("{node}: receiving…")}</h3>
-                <pre id="run-live" class="run-text">{text}</pre>
+            {move || attempts.get().into_iter().map(|l| view! {
+                <h3>{format!("{}: could not be read", l.label())}</h3>
+                <pre class="run-text run-attempt">{l.text}</pre>
+            }).collect_view()}
+            {move || live_text.get().map(|l| view! {
+                <h3>{format!("{}: receiving…", l.label())}</h3>
+                <pre id="run-live" class="run-text">{l.text}</pre>
             })}
             {move || answer.get().map(|a| view! {
                 <h3>"Answer"</h3>

@@ -41,18 +41,35 @@ pub fn grid_messages(
     ]
 }
 
-/// The follow-up turns appended when a reply did not parse.
-pub fn reask_messages(previous_raw: &str, problem: &GridError, count: usize) -> Vec<Message> {
+/// The follow-up turns appended when a reply did not parse: the model's
+/// reply stays in the conversation, and the re-ask quotes it, says what was
+/// wrong and spells out the exact lines expected.
+pub fn reask_messages(previous_raw: &str, problem: &GridError, labels: &[String]) -> Vec<Message> {
     vec![
         Message::new(Role::Assistant, previous_raw),
-        Message::new(
-            Role::User,
-            format!(
-                "That answer could not be read: {problem}. Reply with exactly {count} line(s), one per condition, \
-                 each `N. YES` or `N. NO` followed by a short reason."
-            ),
-        ),
+        Message::new(Role::User, reask_text(previous_raw, problem, labels)),
     ]
+}
+
+/// The text of a re-ask (see [`reask_messages`]).
+pub fn reask_text(previous_raw: &str, problem: &GridError, labels: &[String]) -> String {
+    let count = labels.len();
+    let mut text = String::from("Your previous reply was:\n\n");
+    text.push_str(&fence(previous_raw));
+    text.push_str(&format!(
+        "\n\nIt could not be read: {problem}. Reply with exactly {count} line(s), one per condition, \
+         each the condition's number, a period, YES or NO, then a short reason. The expected format:\n\n"
+    ));
+    for (i, label) in labels.iter().enumerate() {
+        let n = i + 1;
+        if label.is_empty() {
+            text.push_str(&format!("{n}. YES or NO - reason\n"));
+        } else {
+            text.push_str(&format!("{n}. YES or NO - reason (condition: {label})\n"));
+        }
+    }
+    text.push_str("\nFor example `1. NO - the draft still has open questions`.");
+    text
 }
 
 /// Why a grid reply could not be read.
@@ -64,6 +81,11 @@ pub enum GridError {
     Conflicting(usize),
     #[error("the reply answers condition {0}, which was not asked")]
     Unknown(usize),
+    #[error(
+        "the reply says YES or NO without the number of the condition it answers, \
+         and {0} conditions were asked"
+    )]
+    Unnumbered(usize),
 }
 
 /// One verdict per label, in label order.
@@ -74,24 +96,41 @@ pub fn parse_grid(raw: &str, count: usize) -> Result<Verdicts, GridError> {
     parse_grid_labelled(raw, &vec![String::new(); count])
 }
 
-/// Read a grid reply for these conditions. A line may name a condition by
-/// its number (`2. NO`, `Condition 2: NO`) or by its label as asked
-/// (`needs revision: NO`), which small models often echo.
+/// Read a grid reply for these conditions. The forms real models give are
+/// read: a line may name a condition by its number (`2. NO`, `1) no`,
+/// `Condition 2: NO`, `- **1**: yes`) or by its label as asked
+/// (`needs revision: NO`), in any case and with a reason after it; a JSON
+/// object (`{"1": "yes", "2": "no"}`, keys numbers or labels, values YES/NO
+/// words or booleans) is read too. A bare `NO` (`- no`, `No, because…`) is
+/// read only when exactly one condition was asked: for several it cannot say
+/// which, so it is [`GridError::Unnumbered`], never a guess.
 pub fn parse_grid_labelled(raw: &str, labels: &[String]) -> Result<Verdicts, GridError> {
+    if let Some(verdicts) = parse_json(raw, labels) {
+        return verdicts;
+    }
     let count = labels.len();
     let mut verdicts: Vec<Option<bool>> = vec![None; count];
+    let mut any = false;
     for line in raw.lines() {
         let Some((number, verdict)) =
             parse_line(line).or_else(|| parse_labelled_line(line, labels))
         else {
             continue;
         };
-        if number == 0 || number > count {
-            return Err(GridError::Unknown(number));
-        }
-        match verdicts[number - 1] {
-            Some(previous) if previous != verdict => return Err(GridError::Conflicting(number)),
-            _ => verdicts[number - 1] = Some(verdict),
+        any = true;
+        record(&mut verdicts, number, verdict)?;
+    }
+    if !any {
+        // No numbered or labelled answer: bare verdicts, if any.
+        let bare: Vec<bool> = raw.lines().filter_map(bare_verdict).collect();
+        if let Some(&first) = bare.first() {
+            if count != 1 {
+                return Err(GridError::Unnumbered(count));
+            }
+            verdicts[0] = Some(first);
+            for verdict in bare {
+                record(&mut verdicts, 1, verdict)?;
+            }
         }
     }
     verdicts
@@ -99,6 +138,96 @@ pub fn parse_grid_labelled(raw: &str, labels: &[String]) -> Result<Verdicts, Gri
         .enumerate()
         .map(|(i, v)| v.ok_or(GridError::Missing(i + 1)))
         .collect()
+}
+
+fn record(verdicts: &mut [Option<bool>], number: usize, verdict: bool) -> Result<(), GridError> {
+    if number == 0 || number > verdicts.len() {
+        return Err(GridError::Unknown(number));
+    }
+    match verdicts[number - 1] {
+        Some(previous) if previous != verdict => Err(GridError::Conflicting(number)),
+        _ => {
+            verdicts[number - 1] = Some(verdict);
+            Ok(())
+        }
+    }
+}
+
+/// A reply that is one JSON object (alone or in a code fence), read as
+/// condition → verdict. `None` when the reply is not such an object, so the
+/// line reader takes it.
+fn parse_json(raw: &str, labels: &[String]) -> Option<Result<Verdicts, GridError>> {
+    let mut text = raw.trim();
+    if let Some(rest) = text.strip_prefix("```") {
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+        text = rest.strip_suffix("```")?.trim();
+    }
+    if !text.starts_with('{') {
+        return None;
+    }
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).ok()?;
+    let count = labels.len();
+    let mut verdicts: Vec<Option<bool>> = vec![None; count];
+    for (key, value) in &object {
+        let verdict = match value {
+            serde_json::Value::Bool(b) => Some(*b),
+            serde_json::Value::String(s) => verdict_word(s.trim()),
+            _ => None,
+        };
+        let Some(verdict) = verdict else { continue };
+        let key = key.trim();
+        let number = match parse_number_key(key) {
+            Some(n) => n,
+            None => match labels
+                .iter()
+                .position(|l| !l.is_empty() && l.eq_ignore_ascii_case(key))
+            {
+                Some(i) => i + 1,
+                None => continue,
+            },
+        };
+        if let Err(e) = record(&mut verdicts, number, verdict) {
+            return Some(Err(e));
+        }
+    }
+    Some(
+        verdicts
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or(GridError::Missing(i + 1)))
+            .collect(),
+    )
+}
+
+/// `1`, `condition 1`, `condition_1` → 1.
+fn parse_number_key(key: &str) -> Option<usize> {
+    let key = match key.get(..9) {
+        Some(word) if word.eq_ignore_ascii_case("condition") => {
+            key[9..].trim_start_matches([' ', '_', '-'])
+        }
+        _ => key,
+    };
+    if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse().ok()
+}
+
+/// `NO`, `- no`, `**Yes**, because…`, `Answer: NO` → the verdict of a line
+/// that names no condition.
+fn bare_verdict(line: &str) -> Option<bool> {
+    let line = line
+        .trim()
+        .trim_start_matches(['-', '*', '>', ' ', '#', '`', '"']);
+    let line = match line.get(..7) {
+        Some(word) if word.eq_ignore_ascii_case("answer:") => line[7..].trim_start(),
+        _ => line,
+    };
+    let line = match line.get(..8) {
+        Some(word) if word.eq_ignore_ascii_case("verdict:") => line[8..].trim_start(),
+        _ => line,
+    };
+    verdict_word(line.trim_start_matches(['*', '`', '"', ' ']))
 }
 
 /// A grid reply for verdicts a person (or a test) gave directly, one line per
@@ -198,8 +327,104 @@ mod tests {
         check("1. YES", 2, Err(GridError::Missing(2)));
         check("1. YES\n1. NO", 1, Err(GridError::Conflicting(1)));
         check("1. YES\n3. NO", 2, Err(GridError::Unknown(3)));
-        check("yes", 1, Err(GridError::Missing(1)));
         check("1. maybe", 1, Err(GridError::Missing(1)));
+    }
+
+    /// Every form real models give that is read, with the count of
+    /// conditions asked and the verdicts it carries.
+    const ACCEPTED: &[(&str, usize, &[bool])] = &[
+        // A bare verdict when exactly one condition is asked.
+        ("NO", 1, &[false]),
+        ("yes", 1, &[true]),
+        ("No.", 1, &[false]),
+        ("- NO", 1, &[false]),
+        ("* yes", 1, &[true]),
+        ("**NO**", 1, &[false]),
+        ("No, the draft still has open questions.", 1, &[false]),
+        ("Yes - approved as written", 1, &[true]),
+        ("Answer: NO", 1, &[false]),
+        ("Verdict: yes", 1, &[true]),
+        ("Let me check.\nNO\nNO", 1, &[false]),
+        // Numbered lines, any case, any common punctuation, reasons after.
+        ("1: no", 1, &[false]),
+        ("1) NO", 1, &[false]),
+        ("1. no", 1, &[false]),
+        ("1 - yes", 1, &[true]),
+        ("1. NO because nothing changed", 1, &[false]),
+        ("1: no\n2) YES - fine", 2, &[false, true]),
+        ("- 1. no\n- 2. no", 2, &[false, false]),
+        ("1. **YES**\n2. **NO**", 2, &[true, false]),
+        ("Condition 1: no\ncondition 2: yes", 2, &[false, true]),
+        // JSON objects, alone or fenced, keys numbers, values words or booleans.
+        ("{\"1\": \"yes\"}", 1, &[true]),
+        ("{\"1\": \"no\", \"2\": \"YES - it is\"}", 2, &[false, true]),
+        ("{\"1\": false, \"2\": true}", 2, &[false, true]),
+        (
+            "```json\n{\"condition 1\": \"No\", \"condition_2\": \"no\"}\n```",
+            2,
+            &[false, false],
+        ),
+    ];
+
+    /// Replies that are not read, with the reason: a bare verdict cannot say
+    /// which of several conditions it answers, so it is never guessed.
+    const REFUSED: &[(&str, usize, GridError)] = &[
+        ("NO", 2, GridError::Unnumbered(2)),
+        ("yes", 3, GridError::Unnumbered(3)),
+        ("- NO\n- NO", 2, GridError::Unnumbered(2)),
+        ("NO\nNO\nNO", 2, GridError::Unnumbered(2)),
+        ("YES\nNO", 1, GridError::Conflicting(1)),
+        ("1. no\nyes", 2, GridError::Missing(2)),
+        ("maybe", 1, GridError::Missing(1)),
+        ("Nothing to judge", 1, GridError::Missing(1)),
+        ("{\"1\": \"yes\"}", 2, GridError::Missing(2)),
+        ("{\"1\": \"yes\", \"3\": \"no\"}", 2, GridError::Unknown(3)),
+        ("{\"1\": \"maybe\"}", 1, GridError::Missing(1)),
+        ("", 1, GridError::Missing(1)),
+    ];
+
+    #[test]
+    fn every_accepted_form_is_read() {
+        for (raw, count, verdicts) in ACCEPTED {
+            check(raw, *count, Ok(verdicts.to_vec()));
+        }
+    }
+
+    #[test]
+    fn ambiguous_and_unreadable_replies_are_refused() {
+        for (raw, count, error) in REFUSED {
+            check(raw, *count, Err(error.clone()));
+        }
+    }
+
+    #[test]
+    fn a_json_object_may_name_conditions_by_label() {
+        let labels = vec!["approved".to_string(), "needs revision".to_string()];
+        assert_eq!(
+            parse_grid_labelled("{\"Approved\": \"no\", \"needs revision\": true}", &labels),
+            Ok(vec![false, true])
+        );
+    }
+
+    #[test]
+    fn the_reask_quotes_the_reply_and_states_the_exact_format() {
+        let labels = vec!["approved".to_string(), "needs revision".to_string()];
+        let text = reask_text("NO", &GridError::Unnumbered(2), &labels);
+        assert_eq!(
+            text,
+            "Your previous reply was:\n\n```\nNO\n```\n\n\
+             It could not be read: the reply says YES or NO without the number of the condition it answers, \
+             and 2 conditions were asked. Reply with exactly 2 line(s), one per condition, each the condition's \
+             number, a period, YES or NO, then a short reason. The expected format:\n\n\
+             1. YES or NO - reason (condition: approved)\n\
+             2. YES or NO - reason (condition: needs revision)\n\n\
+             For example `1. NO - the draft still has open questions`."
+        );
+        let messages = reask_messages("NO", &GridError::Unnumbered(2), &labels);
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0].role, Role::Assistant);
+        assert_eq!(messages[0].content, "NO");
+        assert_eq!(messages[1].content, text);
     }
 
     #[test]

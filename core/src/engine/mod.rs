@@ -528,14 +528,27 @@ impl Shared {
         }
     }
 
+    /// End the run. A failed node's output is no answer: a run that ends
+    /// with [`FinishReason::NodeFailed`] has none.
     pub fn finish(&mut self, reason: FinishReason) {
-        let answer = self.last_output();
+        let answer = match reason {
+            FinishReason::NodeFailed { .. } => None,
+            _ => self.last_output(),
+        };
         self.finish_with(reason, answer);
     }
 
+    /// End the run with this answer. A failed node is written
+    /// `status: failed` first, so its note says so (and a resume starts
+    /// it again); the journal's answers lead a replay to the same failure.
     pub fn finish_with(&mut self, reason: FinishReason, answer: Option<String>) {
         if self.finished.is_some() {
             return;
+        }
+        if let FinishReason::NodeFailed { node, .. } = &reason {
+            if let Some(i) = self.node_index(node) {
+                self.set_status(i, Status::Failed);
+            }
         }
         let finish = Finish { reason, answer };
         self.out.push(Effect::Finish(finish.clone()));

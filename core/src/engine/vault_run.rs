@@ -53,7 +53,14 @@ impl VaultRun {
             });
             return;
         };
-        if let Some(active) = s.statuses.iter().position(|&st| st == Status::Active) {
+        // A node left active by an interruption, or one that failed, is where
+        // the run picks up: its work is done again.
+        if let Some(active) = s
+            .statuses
+            .iter()
+            .position(|&st| st == Status::Active)
+            .or_else(|| s.statuses.iter().position(|&st| st == Status::Failed))
+        {
             let visit = self.restore_counters(s, active);
             self.begin_visit(s, active, visit, true);
         } else if s.statuses.contains(&Status::Done) {
@@ -65,8 +72,8 @@ impl VaultRun {
     }
 
     /// Visits and steps of an interrupted run, from its journal; returns the
-    /// visit the `active` node is in. If the journal's last answer is that
-    /// node's work, the work finished but `done` was never written: the same
+    /// visit the `active` (or failed) node is in. If the journal's last
+    /// answer is that active node's work, the work finished but `done` was never written: the same
     /// visit continues (served). Otherwise it is a new visit.
     fn restore_counters(&mut self, s: &mut Shared, active: usize) -> u32 {
         let mut worked = std::collections::BTreeSet::new();
@@ -86,7 +93,9 @@ impl VaultRun {
         }
         s.steps = worked.len() as u32;
         match last_key {
-            Some((i, visit, true)) if i == active => {
+            // A failed node's recorded work led to the failure: it is done
+            // again in a new visit, never served.
+            Some((i, visit, true)) if i == active && s.statuses[active] != Status::Failed => {
                 s.steps -= 1;
                 self.visits[active] = visit - 1;
                 visit
@@ -152,13 +161,12 @@ impl VaultRun {
         }
         self.end_walk(s, node, visit);
         if resumed_active {
-            s.trace(
-                node,
-                visit,
-                "resumed: the node was active".into(),
-                DecidedBy::Resume,
-                None,
-            );
+            let what = if s.statuses[node] == Status::Failed {
+                "resumed: the node had failed; its work is done again"
+            } else {
+                "resumed: the node was active"
+            };
+            s.trace(node, visit, what.into(), DecidedBy::Resume, None);
         }
         s.set_status(node, Status::Active);
         if asks_a_person(s, node) {
@@ -479,7 +487,7 @@ impl VaultRun {
             }
             Err(problem) if j.attempt < s.config.grid_attempts => {
                 j.messages
-                    .extend(grid::reask_messages(&raw, &problem, j.labels.len()));
+                    .extend(grid::reask_messages(&raw, &problem, &j.labels));
                 j.attempt += 1;
                 self.judging = Some(j);
                 self.ask_grid(s);

@@ -436,7 +436,7 @@ fn apply(
         "status" => match value {
             Value::Null => {}
             Value::String(s) if Status::parse(&s).is_some() => knobs.status = Status::parse(&s).unwrap_or_default(),
-            _ => bad(format!("`status` must be `pending`, `active` or `done`, found {}", found())),
+            _ => bad(format!("`status` must be `pending`, `active`, `done` or `failed`, found {}", found())),
         },
         "tools" => match value {
             Value::Null => {}
@@ -624,7 +624,7 @@ mod tests {
             diags,
             [
                 "n.md:3:13: error[bad-frontmatter]: `max_visits` must be a positive whole number, found `three`",
-                "n.md:4:9: error[bad-frontmatter]: `status` must be `pending`, `active` or `done`, found `finished`",
+                "n.md:4:9: error[bad-frontmatter]: `status` must be `pending`, `active`, `done` or `failed`, found `finished`",
             ]
         );
     }
@@ -748,6 +748,7 @@ mod props {
             "pending",
             "active",
             "done",
+            "failed",
             "finished",
             "[]",
             "[a]",
