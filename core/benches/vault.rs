@@ -140,7 +140,7 @@ pub fn generate_duplicates(n: usize) -> BTreeMap<String, String> {
 /// resolution rules (own folder, then fewest folders, then relative paths)
 /// on the hot path.
 #[divan::bench(sample_count = 20)]
-fn load_and_validate_10k_duplicates(bencher: divan::Bencher) {
+fn load_and_validate_10k_duplicates(bencher: divan::Bencher<'_, '_>) {
     let source = PlanSource::Vault(generate_duplicates(10_000));
     bencher.bench_local(|| {
         let checked = check(divan::black_box(&source));
@@ -180,7 +180,7 @@ fn hostile_note(kind: &str, n: usize) -> BTreeMap<String, String> {
     consts = [50_000, 100_000, 200_000],
     sample_count = 10
 )]
-fn hostile_frontmatter<const N: usize>(bencher: divan::Bencher, kind: &str) {
+fn hostile_frontmatter<const N: usize>(bencher: divan::Bencher<'_, '_>, kind: &str) {
     let source = PlanSource::Vault(hostile_note(kind, N));
     bencher.bench_local(|| check(divan::black_box(&source)));
 }

@@ -1,6 +1,6 @@
 //! Property tests for the PLAN.md grammar and validator.
 
-use planvault_core::{check, planmd, Code, PlanSource, Severity};
+use planvault_core::{check, planmd, Code, PlanSource};
 use proptest::prelude::*;
 
 fn source(text: String) -> PlanSource {
