@@ -180,7 +180,7 @@ pub fn read_plan(
 }
 
 /// Why a file read as a PLAN.md is rather a vault note: a `## Next` list of
-/// [[links]], or frontmatter setting a node's `type`/`status`, and no
+/// `[[links]]`, or frontmatter setting a node's `type`/`status`, and no
 /// checkbox item a PLAN.md is made of. `None` when it may be a PLAN.md.
 fn vault_note_signs(text: &str) -> Option<&'static str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
