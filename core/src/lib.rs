@@ -10,6 +10,8 @@
 //! the functions of the modules off that path (PLAN.md, generated plans,
 //! exports, note writing, the YAML writer) carry `optimize(size)`, so they
 //! are compiled for size as the rest of the package is (~9 KB gzipped).
+//! A new function in those modules needs
+//! `#[cfg_attr(planvault_size, optimize(size))]` too.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(planvault_size, feature(optimize_attribute))]

@@ -19,6 +19,17 @@
 //! Single-threaded: the npm build has no wasm threads. The state sits behind
 //! an `UnsafeCell`; `Global` is only `Sync` (and only installed) where
 //! there are no threads.
+//!
+//! Written here because the maintained allocators (dlmalloc itself, talc)
+//! measured slower on a parse's many small blocks. A proptest of random
+//! alloc/free/realloc sequences guards it; its pointer work is checked by
+//! Miri with strict provenance, which CI does not run (nightly, a few
+//! minutes). After any change here run:
+//!
+//! ```text
+//! MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-strict-provenance" \
+//!     cargo +nightly miri test -p planvault-npm-alloc --lib
+//! ```
 
 // The one crate of the workspace that needs `unsafe` (raw pages and a
 // `GlobalAlloc`); every block says why it is sound (`SAFETY:`).
