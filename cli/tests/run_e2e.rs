@@ -1273,7 +1273,7 @@ fn progress_lines_never_carry_a_plans_escape_sequences() {
     let hostile = "\u{1b}[2J\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
     std::fs::write(
         dir.path().join("PLAN.md"),
-        format!("# Plan\n\n- [ ] Approve the launch {hostile} @human\n"),
+        format!("# Plan\n\n- [ ] @human Approve the launch {hostile}\n"),
     )
     .unwrap();
     let stub = Stub::start(
