@@ -63,9 +63,11 @@ test("the markdown build is the validator alone, under 250 KB gzipped; the full 
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
   const full = gzipped("pkg/planvault_wasm_bg.wasm");
   assert.ok(markdown < 250_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 250 KB budget`);
-  // The full build has no budget of its own (BENCHMARKS.md says what takes
-  // its space); this ceiling only catches a change that adds to it unnoticed.
-  assert.ok(full < 295_000, `planvault's wasm is ${full} B gzipped, over its 295 KB ceiling`);
+  // The full build has no budget of its own (bench/runs/npm-size.md says what
+  // takes its space); this ceiling only catches a change that adds to it
+  // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
+  // scope, Leopold's line rule and the frontmatter depth scan came in (298 KB).
+  assert.ok(full < 305_000, `planvault's wasm is ${full} B gzipped, over its 305 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");
