@@ -279,17 +279,7 @@ impl VaultRun {
                         "the person chose `{label}`, which is not a condition of {}",
                         s.node_id(node)
                     );
-                    s.trace(
-                        node,
-                        visit,
-                        format!("failed: {reason}"),
-                        DecidedBy::Human,
-                        None,
-                    );
-                    s.finish(FinishReason::NodeFailed {
-                        node: s.node_id(node),
-                        reason,
-                    });
+                    fail_node(s, node, visit, reason, DecidedBy::Human, None);
                 }
             }
             return;
@@ -333,17 +323,7 @@ impl VaultRun {
                     "{} needs one of its conditions picked, not a bare approval",
                     s.node_id(node)
                 );
-                s.trace(
-                    node,
-                    visit,
-                    format!("failed: {reason}"),
-                    DecidedBy::Human,
-                    None,
-                );
-                s.finish(FinishReason::NodeFailed {
-                    node: s.node_id(node),
-                    reason,
-                });
+                fail_node(s, node, visit, reason, DecidedBy::Human, None);
             }
         }
     }
@@ -501,17 +481,7 @@ impl VaultRun {
             "the YES/NO judgment could not be read after {} attempt(s): {problem}",
             j.attempt
         );
-        s.trace(
-            j.node,
-            j.visit,
-            format!("failed: {reason}"),
-            DecidedBy::Stop,
-            Some(raw),
-        );
-        s.finish(FinishReason::NodeFailed {
-            node: s.node_id(j.node),
-            reason,
-        });
+        fail_node(s, j.node, j.visit, reason, DecidedBy::Stop, Some(raw));
     }
 
     /// No condition held: the unconditional edge, else re-work.
@@ -591,4 +561,20 @@ pub(crate) fn split_key(key: &str) -> Option<(&str, u32, &str)> {
     let (visit, kind) = rest.split_once(':')?;
     let kind = kind.split('.').next().unwrap_or(kind);
     Some((id, visit.parse().ok()?, kind))
+}
+
+/// Ends the run at `node`: the trace says why, and the finish names it.
+fn fail_node(
+    s: &mut Shared,
+    node: usize,
+    visit: u32,
+    reason: String,
+    decided_by: DecidedBy,
+    output: Option<String>,
+) {
+    s.trace(node, visit, format!("failed: {reason}"), decided_by, output);
+    s.finish(FinishReason::NodeFailed {
+        node: s.node_id(node),
+        reason,
+    });
 }
