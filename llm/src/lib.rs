@@ -14,6 +14,7 @@
 pub mod backoff;
 pub mod chat;
 pub mod error;
+pub mod mcp;
 pub mod sse;
 pub mod tools;
 

@@ -1,0 +1,452 @@
+//! Model Context Protocol servers as a node's tools, without any I/O: the
+//! catalog a runner lists from its servers once at run start, how a node's
+//! `tools:` entries name what it may call (`server.tool`, `server.*`, a bare
+//! name one server alone offers, or a built-in), the diagnostic for a
+//! declared tool nothing offers, the OpenAI function each grant becomes, and
+//! the bound on what a call hands back. Talking to the servers is the
+//! host's business (`planvault-runner`'s `mcp` module natively).
+
+use crate::tools;
+use planvault_core::{Code, Diagnostic, Node, NodeExt, Plan};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The most characters of one call's result handed back to the model (and
+/// written to the journal); the rest is cut with a note saying so.
+pub const RESULT_LIMIT_CHARS: usize = 20_000;
+
+/// One tool a server offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    pub name: String,
+    pub description: String,
+    /// The tool's JSON Schema for its arguments (an object schema).
+    pub input_schema: Value,
+    /// A person approves each call first under `autonomy: ask`: the server
+    /// marks it `destructiveHint: true`, or the vault's config lists it.
+    pub ask: bool,
+}
+
+/// Every configured server's tools, by server name, as listed at run start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    pub servers: BTreeMap<String, Vec<McpTool>>,
+}
+
+impl Catalog {
+    pub fn tool(&self, server: &str, name: &str) -> Option<&McpTool> {
+        self.servers.get(server)?.iter().find(|t| t.name == name)
+    }
+
+    /// What can be declared, for a diagnostic: the built-ins, then each
+    /// server's tools as `server.tool`.
+    pub fn offered(&self) -> String {
+        let mut parts = vec![format!("built-in {}", tools::TOOLS.join(", "))];
+        for (server, list) in &self.servers {
+            let names: Vec<String> = list
+                .iter()
+                .map(|t| format!("{server}.{}", t.name))
+                .collect();
+            if names.is_empty() {
+                parts.push(format!("{server} (no tools)"));
+            } else {
+                parts.push(names.join(", "));
+            }
+        }
+        parts.join("; ")
+    }
+}
+
+/// What a declared entry grants: a built-in tool or one server's tool.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grant {
+    Builtin(String),
+    Server { server: String, tool: String },
+}
+
+impl Grant {
+    /// `server.tool`, or the built-in's name.
+    pub fn display(&self) -> String {
+        match self {
+            Grant::Builtin(name) => name.clone(),
+            Grant::Server { server, tool } => format!("{server}.{tool}"),
+        }
+    }
+}
+
+/// One tool offered to the model: the function name it sees and what that
+/// name calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub function: String,
+    pub grant: Grant,
+}
+
+/// A declared entry nothing offers, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    pub declared: String,
+    pub reason: String,
+}
+
+/// Which grants one declared entry names.
+fn grants_of(declared: &str, catalog: &Catalog) -> Result<Vec<Grant>, String> {
+    // Built-ins keep their names, before any server's tool of the same name.
+    if tools::TOOLS.contains(&declared) {
+        return Ok(vec![Grant::Builtin(declared.to_string())]);
+    }
+    if let Some((server, tool)) = declared.split_once('.') {
+        if let Some(list) = catalog.servers.get(server) {
+            if tool == "*" {
+                if list.is_empty() {
+                    return Err(format!("server {server} offers no tools"));
+                }
+                return Ok(list
+                    .iter()
+                    .map(|t| Grant::Server {
+                        server: server.to_string(),
+                        tool: t.name.clone(),
+                    })
+                    .collect());
+            }
+            return match list.iter().find(|t| t.name == tool) {
+                Some(_) => Ok(vec![Grant::Server {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                }]),
+                None => Err(format!("server {server} offers no tool {tool}")),
+            };
+        }
+        // A tool whose own name has a dot, offered by one server alone, is
+        // found as a bare name below.
+    }
+    let owners: Vec<&String> = catalog
+        .servers
+        .iter()
+        .filter(|(_, list)| list.iter().any(|t| t.name == declared))
+        .map(|(server, _)| server)
+        .collect();
+    match owners.as_slice() {
+        [server] => Ok(vec![Grant::Server {
+            server: (*server).clone(),
+            tool: declared.to_string(),
+        }]),
+        [] if declared.contains('.') && !catalog.servers.is_empty() => Err(format!(
+            "no server is named {}",
+            declared.split('.').next().unwrap_or_default()
+        )),
+        [] => Err(if catalog.servers.is_empty() {
+            "no MCP server is configured (.planvault/config.toml: [mcp.servers.NAME])".to_string()
+        } else {
+            "no configured server offers it".to_string()
+        }),
+        many => Err(format!(
+            "ambiguous: offered by {}; name one as server.tool",
+            many.iter()
+                .map(|s| format!("{s}.{declared}"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+    }
+}
+
+/// The OpenAI function name of a server's tool: `server__tool`, with every
+/// character outside `[A-Za-z0-9_-]` as `_`, at most 64 characters.
+pub fn function_name(server: &str, tool: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut name = format!("{}__{}", clean(server), clean(tool));
+    name.truncate(64);
+    name
+}
+
+/// A node's declared tools as offers (each grant once, in declaration
+/// order) and the entries nothing offers. A review-only node is offered
+/// nothing that edits: no `write_note`, no tool that asks for approval.
+pub fn resolve(
+    declared: &[String],
+    catalog: &Catalog,
+    review_only: bool,
+) -> (Vec<Offer>, Vec<Unresolved>) {
+    let mut offers: Vec<Offer> = Vec::new();
+    let mut missing = Vec::new();
+    for entry in declared {
+        let grants = match grants_of(entry, catalog) {
+            Ok(grants) => grants,
+            Err(reason) => {
+                missing.push(Unresolved {
+                    declared: entry.clone(),
+                    reason,
+                });
+                continue;
+            }
+        };
+        for grant in grants {
+            let (function, edits) = match &grant {
+                Grant::Builtin(name) => (name.clone(), tools::is_editing(name)),
+                Grant::Server { server, tool } => (
+                    function_name(server, tool),
+                    catalog.tool(server, tool).is_some_and(|t| t.ask),
+                ),
+            };
+            if (review_only && edits) || offers.iter().any(|o| o.grant == grant) {
+                continue;
+            }
+            // Two tools whose names clean to one function: the later is
+            // numbered, so each name the model sees calls one tool.
+            let mut unique = function.clone();
+            let mut n = 2;
+            while offers.iter().any(|o| o.function == unique) {
+                unique = format!("{}_{n}", &function[..function.len().min(60)]);
+                n += 1;
+            }
+            offers.push(Offer {
+                function: unique,
+                grant,
+            });
+        }
+    }
+    (offers, missing)
+}
+
+/// The OpenAI function schema of an offer.
+pub fn schema(offer: &Offer, catalog: &Catalog) -> Value {
+    match &offer.grant {
+        Grant::Builtin(name) => tools::schema(name),
+        Grant::Server { server, tool } => {
+            let (description, params) = match catalog.tool(server, tool) {
+                Some(t) => (t.description.clone(), t.input_schema.clone()),
+                None => (String::new(), json!({"type": "object"})),
+            };
+            let params = if params.is_object() {
+                params
+            } else {
+                json!({"type": "object"})
+            };
+            let description = if description.is_empty() {
+                format!("{server}.{tool} (an MCP server's tool)")
+            } else {
+                format!("{server}.{tool}: {description}")
+            };
+            json!({"type": "function", "function": {"name": offer.function, "description": description, "parameters": params}})
+        }
+    }
+}
+
+/// The note a node lives in.
+fn note_of(node: &Node) -> String {
+    match (&node.ext, &node.pos) {
+        (NodeExt::Vault(v), _) if !v.file.is_empty() => v.file.clone(),
+        (_, Some(pos)) => pos.file.clone(),
+        _ => format!("{}.md", node.id),
+    }
+}
+
+/// One `unknown-tool` error per declared entry of every node that nothing
+/// offers, naming the note, the tool, why, and what is offered. The run
+/// stops on any before its first model call; `planvault validate
+/// --check-tools` prints the same.
+pub fn check(plan: &Plan, catalog: &Catalog) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for node in &plan.nodes {
+        let (_, missing) = resolve(&node.tools, catalog, false);
+        for m in missing {
+            let note = note_of(node);
+            let message = format!(
+                "{note} declares the tool `{}`: {}; offered: {}",
+                m.declared,
+                m.reason,
+                catalog.offered()
+            );
+            let mut d = Diagnostic::error(Code::UnknownTool, message).with_nodes([node.id.clone()]);
+            d = match &node.pos {
+                Some(pos) => d.at(pos),
+                None => d.in_file(note),
+            };
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// A call's result as the model gets it: at most `limit` characters, the
+/// cut said in the text.
+pub fn bound(text: &str, limit: usize) -> String {
+    let total = text.chars().count();
+    if total <= limit {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(limit).collect();
+    format!("{kept}\n[… cut: the result had {total} characters; the first {limit} are shown]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, ask: bool) -> McpTool {
+        McpTool {
+            name: name.into(),
+            description: format!("does {name}"),
+            input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+            ask,
+        }
+    }
+
+    fn catalog() -> Catalog {
+        let mut servers = BTreeMap::new();
+        servers.insert(
+            "files".to_string(),
+            vec![tool("read_file", false), tool("write_file", true)],
+        );
+        servers.insert(
+            "web".to_string(),
+            vec![
+                tool("search", false),
+                tool("read_file", false),
+                tool("a.b", false),
+            ],
+        );
+        servers.insert("empty".to_string(), vec![]);
+        Catalog { servers }
+    }
+
+    fn names(offers: &[Offer]) -> Vec<String> {
+        offers.iter().map(|o| o.grant.display()).collect()
+    }
+
+    #[test]
+    fn entries_name_a_server_tool_all_of_a_server_a_unique_bare_name_or_a_builtin() {
+        let c = catalog();
+        let declared: Vec<String> = ["files.write_file", "search", "write_note", "a.b", "web.*"]
+            .map(String::from)
+            .to_vec();
+        let (offers, missing) = resolve(&declared, &c, false);
+        assert_eq!(missing, vec![]);
+        assert_eq!(
+            names(&offers),
+            [
+                "files.write_file",
+                "web.search",
+                "write_note",
+                "web.a.b",
+                "web.read_file"
+            ]
+        );
+        assert_eq!(
+            offers
+                .iter()
+                .map(|o| o.function.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "files__write_file",
+                "web__search",
+                "write_note",
+                "web__a_b",
+                "web__read_file"
+            ]
+        );
+        // Review-only: nothing that edits or asks.
+        let (offers, _) = resolve(&declared, &c, true);
+        assert_eq!(names(&offers), ["web.search", "web.a.b", "web.read_file"]);
+    }
+
+    #[test]
+    fn what_nothing_offers_says_why() {
+        let c = catalog();
+        let declared: Vec<String> = [
+            "read_file",
+            "send_email",
+            "mail.send",
+            "files.rm",
+            "empty.*",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (offers, missing) = resolve(&declared, &c, false);
+        assert!(offers.is_empty());
+        let reasons: Vec<(&str, &str)> = missing
+            .iter()
+            .map(|m| (m.declared.as_str(), m.reason.as_str()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                (
+                    "read_file",
+                    "ambiguous: offered by files.read_file and web.read_file; name one as server.tool"
+                ),
+                ("send_email", "no configured server offers it"),
+                ("mail.send", "no server is named mail"),
+                ("files.rm", "server files offers no tool rm"),
+                ("empty.*", "server empty offers no tools"),
+            ]
+        );
+        let (_, missing) = resolve(&["search".to_string()], &Catalog::default(), false);
+        assert!(missing[0].reason.contains("no MCP server is configured"));
+    }
+
+    #[test]
+    fn function_names_are_what_openai_accepts_and_never_collide() {
+        assert_eq!(function_name("my server", "do/it"), "my_server__do_it");
+        assert_eq!(function_name(&"s".repeat(40), &"t".repeat(40)).len(), 64);
+        let mut servers = BTreeMap::new();
+        servers.insert(
+            "a".to_string(),
+            vec![tool("x.y", false), tool("x_y", false)],
+        );
+        let c = Catalog { servers };
+        let (offers, _) = resolve(&["a.*".to_string()], &c, false);
+        assert_eq!(
+            offers
+                .iter()
+                .map(|o| o.function.as_str())
+                .collect::<Vec<_>>(),
+            ["a__x_y", "a__x_y_2"]
+        );
+        let s = schema(&offers[1], &c);
+        assert_eq!(s["function"]["name"], "a__x_y_2");
+        assert_eq!(s["function"]["description"], "a.x_y: does x_y");
+        assert_eq!(
+            s["function"]["parameters"]["properties"]["x"]["type"],
+            "string"
+        );
+    }
+
+    #[test]
+    fn check_names_the_note_the_tool_and_what_is_offered() {
+        let files = BTreeMap::from([(
+            "send.md".to_string(),
+            "---\ntype: start\ntools: [send_email, files.write_file]\n---\n# Send\n".to_string(),
+        )]);
+        let (plan, _) = planvault_core::vault::load(&files);
+        let diagnostics = check(&plan, &catalog());
+        assert_eq!(diagnostics.len(), 1);
+        let d = &diagnostics[0];
+        assert_eq!(d.code, Code::UnknownTool);
+        assert_eq!(d.file.as_deref(), Some("send.md"));
+        assert_eq!(
+            d.message,
+            "send.md declares the tool `send_email`: no configured server offers it; offered: \
+built-in list_notes, read_note, write_note, fetch_url; empty (no tools); \
+files.read_file, files.write_file; web.search, web.read_file, web.a.b"
+        );
+    }
+
+    #[test]
+    fn a_huge_result_is_cut_with_a_note() {
+        assert_eq!(bound("short", 10), "short");
+        let cut = bound(&"é".repeat(30), 10);
+        assert!(cut.starts_with(&"é".repeat(10)));
+        assert!(cut.ends_with("[… cut: the result had 30 characters; the first 10 are shown]"));
+    }
+}
