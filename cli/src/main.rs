@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod input;
+mod mcp_config;
 mod run;
 
 use clap::{Args, Parser, Subcommand};
@@ -62,6 +63,14 @@ struct ValidateArgs {
     /// Print nothing; the exit code tells.
     #[arg(long)]
     quiet: bool,
+    /// Check every node's declared tools against the built-ins and the
+    /// configured MCP servers (each is started to list its tools).
+    #[arg(long)]
+    check_tools: bool,
+    /// The config naming the MCP servers (default: the vault's
+    /// `.planvault/config.toml`).
+    #[arg(long, value_name = "FILE", requires = "check_tools")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -152,6 +161,19 @@ fn exit_code(checked: &planvault_core::Checked) -> ExitCode {
     }
 }
 
+/// The configured MCP servers' tools, listed by starting each.
+fn check_tools(args: &ValidateArgs) -> anyhow::Result<planvault_llm::mcp::Catalog> {
+    let (default, vault) = mcp_config::default_config(&args.plan.path);
+    let config = args.config.clone().unwrap_or(default);
+    let servers = mcp_config::read(&config, &vault, &["PLANVAULT_API_KEY", "OPENAI_API_KEY"])?;
+    if servers.is_empty() {
+        return Ok(planvault_llm::mcp::Catalog::default());
+    }
+    mcp_config::clients(servers)?
+        .list()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 fn graph(args: GraphArgs) -> ExitCode {
     let checked = match load(&args.plan, args.quiet) {
         Ok(checked) => checked,
@@ -196,10 +218,24 @@ fn with_diagnostics(json: &str, diagnostics: &[planvault_core::Diagnostic]) -> S
 }
 
 fn validate(args: ValidateArgs) -> ExitCode {
-    let checked = match load(&args.plan, args.quiet) {
+    let mut checked = match load(&args.plan, args.quiet) {
         Ok(checked) => checked,
         Err(code) => return code,
     };
+    if args.check_tools {
+        match check_tools(&args) {
+            Ok(catalog) => checked
+                .diagnostics
+                .extend(planvault_llm::mcp::check(&checked.plan, &catalog)),
+            Err(err) => {
+                eprintln!(
+                    "error: {}",
+                    planvault_core::terminal::escape_controls(&format!("{err:#}"), true)
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     if !args.quiet {
         if args.json {
             println!("{}", diagnostic::to_json(&checked.diagnostics));

@@ -44,6 +44,9 @@ use planvault_protocol::{
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+#[path = "driver_mcp.rs"]
+mod mcp_tools;
+
 /// Streamed tokens are posted at most this often (one `Delta` per window).
 pub const DELTA_INTERVAL_MS: f64 = 50.0;
 /// A Stop is noticed within this long while waiting out a backoff.
@@ -183,6 +186,15 @@ struct Driver<'a, H: Host> {
     last_error: Option<RunError>,
     delta: String,
     delta_at: f64,
+    /// The MCP servers' tools, listed at run start (`None`: no server).
+    catalog: Option<planvault_llm::mcp::Catalog>,
+    /// The journal's answers by key (tool calls and approvals of a visit
+    /// that is done again are served from here).
+    recorded: BTreeMap<String, Answer>,
+    /// Tool calls made per `node#visit`, numbering their journal keys.
+    tool_counts: BTreeMap<String, u32>,
+    /// Why a tool call stopped the run (the stop's reason).
+    halt: Option<String>,
 }
 
 fn vault_error(err: HostError) -> RunError {
@@ -312,6 +324,10 @@ impl<'a, H: Host> Driver<'a, H> {
             last_error: None,
             delta: String::new(),
             delta_at: 0.0,
+            catalog: None,
+            recorded: BTreeMap::new(),
+            tool_counts: BTreeMap::new(),
+            halt: None,
         }
     }
 
@@ -463,6 +479,10 @@ impl<'a, H: Host> Driver<'a, H> {
                 .with_hint(hint));
             }
         }
+        // A replay and a manual run call no tool: no server is started.
+        if matches!(self.start.mode, RunMode::Model { .. }) && replay.is_none() {
+            self.list_mcp_tools().await?;
+        }
         let trace_files: Vec<&String> = listed
             .iter()
             .filter(|p| p.starts_with(&format!("{TRACE_DIR}/")))
@@ -516,6 +536,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 .await?;
             journal.entries.push(entry);
         }
+        self.recorded = journal
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.answer.clone()))
+            .collect();
         let mut prior = Vec::new();
         if resuming {
             for node in &self.plan.nodes {
@@ -964,9 +989,12 @@ impl<'a, H: Host> Driver<'a, H> {
 
     // ----- requests -----
 
-    fn stopped(&self) -> Event {
+    fn stopped(&mut self) -> Event {
         Event::Stop {
-            reason: self.options.stop_reason.clone(),
+            reason: self
+                .halt
+                .take()
+                .unwrap_or_else(|| self.options.stop_reason.clone()),
         }
     }
 
@@ -1270,11 +1298,11 @@ impl<'a, H: Host> Driver<'a, H> {
         declared: &[String],
         review_only: bool,
     ) -> Result<String, LlmError> {
-        let (offered, missing) = tools::offer(declared, review_only);
+        let (offered, missing) = self.offers(declared, review_only);
         if !missing.is_empty() {
             self.host.progress(&Progress::ToolsMissing(&missing));
         }
-        let schemas: Vec<Value> = offered.iter().map(|t| tools::schema(t)).collect();
+        let schemas = self.schemas(&offered);
         let mut conversation = messages_json(messages);
         for _ in 0..MAX_TOOL_ROUNDS {
             let completion = self
@@ -1285,14 +1313,29 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             conversation.push(assistant_turn(&completion));
             for call in &completion.tool_calls {
-                let result = if offered.contains(&call.name) {
-                    self.tool(&call.name, &call.arguments).await
-                } else {
-                    Err(format!("tool {} is not offered at this step", call.name))
+                let grant = offered
+                    .iter()
+                    .find(|o| o.function == call.name)
+                    .map(|o| o.grant.clone());
+                let result = match &grant {
+                    Some(tools_grant @ planvault_llm::mcp::Grant::Server { .. }) => {
+                        match self.mcp_tool(request, tools_grant, &call.arguments).await {
+                            Ok(result) => result,
+                            Err(halt) => {
+                                self.halt = Some(halt.reason);
+                                return Err(LlmError::Interrupted);
+                            }
+                        }
+                    }
+                    Some(planvault_llm::mcp::Grant::Builtin(name)) => {
+                        self.tool(name, &call.arguments).await
+                    }
+                    // Refused without contacting any server.
+                    None => Err(format!("tool {} is not offered at this step", call.name)),
                 };
                 self.post(FromWorker::Tool {
                     node: request.node.clone(),
-                    name: call.name.clone(),
+                    name: grant.map_or_else(|| call.name.clone(), |g| g.display()),
                     ok: result.is_ok(),
                 });
                 let text = result.unwrap_or_else(|e| format!("error: {e}"));

@@ -70,6 +70,22 @@ pub enum Progress<'a> {
     },
     /// Tools a node declares that no runner implements.
     ToolsMissing(&'a [String]),
+    /// An MCP server's tool was called: how long it took and its error.
+    McpCall {
+        node: &'a str,
+        server: &'a str,
+        tool: &'a str,
+        ms: u64,
+        error: Option<&'a str>,
+    },
+    /// An MCP tool call waits for a person's approval: the run stops
+    /// resumably; the next run is told the decision under `key`.
+    McpApproval {
+        node: &'a str,
+        tool: &'a str,
+        arguments: &'a str,
+        key: &'a str,
+    },
     /// A hop the engine took (the trace entry just written).
     Hop(&'a TraceEntry),
     /// The plan file was amended with accepted items.
@@ -144,6 +160,21 @@ pub trait Host {
             "PLAN.md",
             "this runner cannot amend a plan file",
         ))
+    }
+    /// Start every configured MCP server and list its tools, once per run;
+    /// `None` where this host has no MCP client or no server is configured
+    /// (then a declared tool nothing offers is only reported, as before).
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        None
+    }
+    /// Call an MCP server's tool: its text, or the error the model reads.
+    async fn mcp_call(
+        &self,
+        server: &str,
+        _tool: &str,
+        _arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        Err(format!("this runner has no MCP server {server}"))
     }
     /// What the run is doing beyond its messages; most hosts ignore it.
     fn progress(&self, _progress: &Progress<'_>) {}

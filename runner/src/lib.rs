@@ -13,6 +13,8 @@
 pub mod driver;
 pub mod host;
 pub mod inbox;
+#[cfg(feature = "native")]
+pub mod mcp;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;

@@ -82,6 +82,8 @@ pub struct NativeHost {
     /// Whether the vault's file system ignores case, once probed.
     case_insensitive: Cell<Option<bool>>,
     agent: ureq::Agent,
+    /// The vault's MCP servers (`[mcp.servers.NAME]`).
+    mcp: Option<crate::mcp::Clients>,
     started: Instant,
     on_post: RefCell<OnPost>,
     on_progress: RefCell<OnProgress>,
@@ -105,6 +107,7 @@ impl NativeHost {
             plan_file: RefCell::new(None),
             case_insensitive: Cell::new(None),
             agent,
+            mcp: None,
             started: Instant::now(),
             on_post: RefCell::new(Box::new(|_| {})),
             on_progress: RefCell::new(Box::new(|_| {})),
@@ -121,6 +124,17 @@ impl NativeHost {
     pub fn with_command_env(mut self, names: &[String]) -> Self {
         self.command_env = names.to_vec();
         self
+    }
+
+    /// Offer these MCP servers' tools to the nodes that declare them.
+    pub fn with_mcp(mut self, clients: crate::mcp::Clients) -> Self {
+        self.mcp = Some(clients);
+        self
+    }
+
+    /// The MCP clients, if any server is configured.
+    pub fn mcp(&self) -> Option<&crate::mcp::Clients> {
+        self.mcp.as_ref()
     }
 
     /// Let `fetch_url` reach these hosts (names or addresses) although they
@@ -728,6 +742,23 @@ impl Host for NativeHost {
 
     fn case_insensitive(&self) -> bool {
         self.probe_case()
+    }
+
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        let clients = self.mcp.as_ref().filter(|c| !c.is_empty())?;
+        Some(clients.list())
+    }
+
+    async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        match &self.mcp {
+            Some(clients) => clients.call(server, tool, arguments),
+            None => Err(format!("no MCP server is named {server}")),
+        }
     }
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {

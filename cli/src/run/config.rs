@@ -83,6 +83,10 @@ struct File {
     commands: Option<CommandsFile>,
     #[serde(default)]
     fetch: Option<FetchFile>,
+    /// `[mcp.servers.NAME]`, read with its lines by `crate::mcp_config`.
+    #[serde(default)]
+    #[allow(dead_code)]
+    mcp: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -248,6 +252,20 @@ pub fn resolve(
 }
 
 impl Endpoints {
+    /// The environment variables that hold an API key: no command and no
+    /// MCP server is given one.
+    pub fn key_vars(&self) -> Vec<&str> {
+        ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
+            .into_iter()
+            .chain(
+                self.default
+                    .iter()
+                    .chain(self.roles.values())
+                    .filter_map(|e| e.api_key_env.as_deref()),
+            )
+            .collect()
+    }
+
     /// The runner's endpoints, each with its key read from the environment
     /// now (the runner scrubs every key from what it writes).
     pub fn for_runner(&self) -> planvault_protocol::Endpoints {

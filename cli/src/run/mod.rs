@@ -5,6 +5,8 @@
 
 mod config;
 
+pub use config::CONFIG_FILE;
+
 use crate::input::{read_plan, FormatArg};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -157,6 +159,11 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             let progress = progress.clone();
             move |p| progress.borrow_mut().progress(p)
         });
+    // A replay or a run with no server starts none.
+    let servers = crate::mcp_config::read(&root.join(CONFIG_FILE), &root, &endpoints.key_vars())?;
+    if !servers.is_empty() && args.replay.is_none() {
+        host = host.with_mcp(crate::mcp_config::clients(servers)?.with_stop_flag(stop.clone()));
+    }
     if let Some(text) = &plan_md {
         host = host.with_plan_file(&args.path, text);
         if let Some(dir) = args.path.parent() {
@@ -283,8 +290,15 @@ fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
         label => (true, Some(label.to_string())),
     };
     let note = note.unwrap_or_default().to_string();
+    // A tool call waiting for approval is named by its journal key,
+    // `node#visit/tool.N`, as the run printed it.
+    let key = if item.contains("/tool.") {
+        format!("{}:approve", item.trim())
+    } else {
+        format!("{}#1:human", item.trim())
+    };
     Ok(planvault_core::engine::JournalEntry {
-        key: format!("{}#1:human", item.trim()),
+        key,
         answer: planvault_runner::driver::human_answer(approved, note, choice),
     })
 }
@@ -322,6 +336,8 @@ impl Progress {
     fn message(&mut self, message: &FromWorker) {
         match message {
             FromWorker::Visit { node, visit } => self.line(&format!("→ {node} · visit {visit}")),
+            // A server's tool has its own line, with its time (progress).
+            FromWorker::Tool { name, .. } if name.contains('.') => {}
             FromWorker::Tool { name, .. } => self.line(&format!("  tool {name}")),
             FromWorker::Delta { text, .. } => {
                 let chars = self.receiving.unwrap_or(0) + text.chars().count();
@@ -416,6 +432,29 @@ impl Progress {
             P::ToolsMissing(missing) => self.line(&format!(
                 "  (not available in the terminal runner: {})",
                 missing.join(", ")
+            )),
+            P::McpCall {
+                server,
+                tool,
+                ms,
+                error,
+                ..
+            } => self.line(&match error {
+                None => format!("  tool {server}.{tool} · {ms} ms"),
+                Some(e) => format!(
+                    "  tool {server}.{tool} · {ms} ms · error: {}",
+                    e.chars().take(300).collect::<String>()
+                ),
+            }),
+            P::McpApproval {
+                node,
+                tool,
+                arguments,
+                key,
+            } => self.line(&format!(
+                "? {node} asks to call {tool} with {}\n  answer with: planvault run {} --query … --autonomy ask --decide '{key}=approve' (or =reject)",
+                arguments.chars().take(500).collect::<String>(),
+                self.path
             )),
             P::Hop(entry) => self.line(&format!(
                 "  ↳ {} (decided by {})",

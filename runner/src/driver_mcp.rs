@@ -1,0 +1,215 @@
+//! The driver's side of MCP servers as tools: the catalog listed once at
+//! run start (a declared tool nothing offers stops the run before any model
+//! call), each call journaled under `node#visit/tool.N` (so a resumed visit
+//! serves a finished call from the journal instead of repeating it, and a
+//! replay, whose work is served whole, makes none), and a person's approval
+//! first where the tool asks for one under `autonomy: ask`, journaled under
+//! `node#visit/tool.N:approve`. Neither key reads as a visit's answer to the
+//! engine (`split_key` needs `#visit:kind`), so they never move its counters.
+
+use super::{Driver, Humans};
+use crate::host::{Host, Progress};
+use planvault_core::engine::{journal, Answer, Autonomy, JournalEntry, Request};
+use planvault_llm::mcp::{self, Grant, Offer};
+use planvault_protocol::{AskKind, ErrorCode, PersonReply, RunError};
+use serde_json::{json, Value};
+
+/// Why a tool call ends the run (resumably): it waits for a person's
+/// approval, or its journal entry could not be written.
+pub(super) struct Halt {
+    pub reason: String,
+}
+
+impl<H: Host> Driver<'_, H> {
+    /// List every configured server's tools and check every node's
+    /// declared tools against them, before anything is written or called.
+    pub(super) async fn list_mcp_tools(&mut self) -> Result<(), RunError> {
+        let Some(listed) = self.host.mcp_list().await else {
+            return Ok(());
+        };
+        let catalog = listed.map_err(|e| {
+            RunError::new(ErrorCode::ServerError, self.scrub(&e)).with_hint(
+                "check the server's entry under [mcp.servers] in .planvault/config.toml; nothing ran",
+            )
+        })?;
+        let problems = mcp::check(&self.plan, &catalog);
+        if !problems.is_empty() {
+            let lines: Vec<String> = problems.iter().map(|d| d.render_human()).collect();
+            return Err(RunError::new(
+                ErrorCode::PlanInvalid,
+                format!(
+                    "a declared tool is not offered; nothing ran:\n{}",
+                    lines.join("\n")
+                ),
+            )
+            .with_hint(
+                "name a tool as server.tool (or server.*), configure the server that offers it, or remove it from tools:",
+            ));
+        }
+        self.catalog = Some(catalog);
+        Ok(())
+    }
+
+    /// What a node is offered: its declared tools as the catalog resolves
+    /// them (the built-ins only where no server is configured).
+    pub(super) fn offers(
+        &self,
+        declared: &[String],
+        review_only: bool,
+    ) -> (Vec<Offer>, Vec<String>) {
+        let empty = mcp::Catalog::default();
+        let catalog = self.catalog.as_ref().unwrap_or(&empty);
+        let (offers, missing) = mcp::resolve(declared, catalog, review_only);
+        (offers, missing.into_iter().map(|m| m.declared).collect())
+    }
+
+    pub(super) fn schemas(&self, offers: &[Offer]) -> Vec<Value> {
+        let empty = mcp::Catalog::default();
+        let catalog = self.catalog.as_ref().unwrap_or(&empty);
+        offers.iter().map(|o| mcp::schema(o, catalog)).collect()
+    }
+
+    /// Call one server's tool for the model: served from the journal when
+    /// this visit already made the same call, else approved when it must
+    /// be, called, and journaled. `Err`: the run stops
+    /// resumably (a person's approval is needed, or the journal failed).
+    pub(super) async fn mcp_tool(
+        &mut self,
+        request: &Request,
+        grant: &Grant,
+        arguments: &str,
+    ) -> Result<Result<String, String>, Halt> {
+        let Grant::Server { server, tool } = grant else {
+            return Ok(Err("not a server's tool".into()));
+        };
+        let display = grant.display();
+        let args = planvault_llm::tools::arguments(arguments);
+        if !(args.is_object() || arguments.trim().is_empty()) {
+            return Ok(Err(format!(
+                "the arguments of {display} are not a JSON object: {arguments}"
+            )));
+        }
+        let args = if args.is_null() { json!({}) } else { args };
+        let count = self
+            .tool_counts
+            .entry(format!("{}#{}", request.node, request.visit))
+            .or_insert(0);
+        *count += 1;
+        let key = format!("{}#{}/tool.{}", request.node, request.visit, count);
+        if let Some(Answer::Invoke { value, error }) = self.recorded.get(&key) {
+            let same = value.as_ref().is_some_and(|v| {
+                v["tool"] == Value::String(display.clone()) && v["arguments"] == args
+            });
+            if same {
+                return Ok(match error {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(value
+                        .as_ref()
+                        .and_then(|v| v["result"].as_str())
+                        .unwrap_or_default()
+                        .to_string()),
+                });
+            }
+        }
+        let asks = self
+            .catalog
+            .as_ref()
+            .and_then(|c| c.tool(server, tool))
+            .is_some_and(|t| t.ask);
+        let mut approval = Value::Null;
+        if asks && self.start.autonomy == Autonomy::Ask {
+            let approve_key = format!("{key}:approve");
+            let shown = self.scrub(&args.to_string());
+            let decided = match self.recorded.get(&approve_key) {
+                Some(Answer::Human { approved, .. }) => Some(*approved),
+                _ => None,
+            };
+            let approved = match decided {
+                Some(approved) => approved,
+                None if self.options.humans == Humans::Defer => {
+                    self.host.progress(&Progress::McpApproval {
+                        node: &request.node,
+                        tool: &display,
+                        arguments: &shown,
+                        key: &key,
+                    });
+                    return Err(Halt {
+                        reason: format!(
+                            "{display} at {} waits for a person's approval ({key})",
+                            request.node
+                        ),
+                    });
+                }
+                None => {
+                    let ask = AskKind::Human {
+                        question: format!("Allow {display} with {shown}?"),
+                        choices: Vec::new(),
+                    };
+                    let reply = self.ask(&approve_key, request, ask, None).await;
+                    let approved = match reply {
+                        Some(PersonReply::Human { approved, .. }) => approved,
+                        Some(_) => false,
+                        None => {
+                            return Err(Halt {
+                                reason: self.options.stop_reason.clone(),
+                            })
+                        }
+                    };
+                    let entry = JournalEntry {
+                        key: approve_key.clone(),
+                        answer: super::human_answer(approved, String::new(), None),
+                    };
+                    self.record(entry).await?;
+                    approved
+                }
+            };
+            if !approved {
+                return Ok(Err(format!("a person refused this call to {display}")));
+            }
+            approval = json!("a person");
+        } else if asks {
+            approval = json!("autonomy full");
+        }
+        let started = self.host.now_ms();
+        let result = self.host.mcp_call(server, tool, &args).await;
+        let result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
+        let ms = (self.host.now_ms() - started).max(0.0) as u64;
+        self.host.progress(&Progress::McpCall {
+            node: &request.node,
+            server,
+            tool,
+            ms,
+            error: result.as_ref().err().map(String::as_str),
+        });
+        let mut value = json!({"tool": display, "arguments": args});
+        if let Ok(text) = &result {
+            value["result"] = json!(text);
+        }
+        if !approval.is_null() {
+            value["approved_by"] = approval;
+        }
+        let entry = JournalEntry {
+            key,
+            answer: Answer::Invoke {
+                value: Some(value),
+                error: result.as_ref().err().cloned(),
+            },
+        };
+        self.record(entry).await?;
+        Ok(result)
+    }
+
+    /// Append an entry of the driver's own to the journal and remember it.
+    async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
+        let line = journal::entry_line(&entry) + "\n";
+        self.append(planvault_core::engine::trace::JOURNAL_FILE, &line)
+            .await
+            .map_err(|error| {
+                let reason = error.message.clone();
+                self.last_error = Some(error);
+                Halt { reason }
+            })?;
+        self.recorded.insert(entry.key, entry.answer);
+        Ok(())
+    }
+}

@@ -1,0 +1,382 @@
+//! The terminal's Model Context Protocol client: the vault's configured
+//! servers, each a child process (stdio) or a URL (Streamable HTTP),
+//! through the official SDK (`rmcp`). The SDK is async on tokio; the
+//! runtime lives here, inside the native host, and each host call blocks on
+//! it (the driver's own executor stays the one run loop). Natively only
+//! (feature `native`).
+//!
+//! What a server may do is bounded here: a child gets the cleaned
+//! environment of `@tool` commands plus the names its config lists, a call
+//! is timed out and its result cut to
+//! [`RESULT_LIMIT_CHARS`](planvault_llm::mcp::RESULT_LIMIT_CHARS), and a
+//! server error, a refused argument or a server that exits mid-call come
+//! back as the tool's error text, which the model reads.
+
+use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a server may take to start and list its tools.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one call may take unless the config says otherwise.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// What of a child's stderr is kept for an error message.
+const STDERR_KEEP: usize = 2000;
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP on its stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Environment variable names passed through (never values).
+        env: Vec<String>,
+        /// Where it runs (already resolved against the vault).
+        cwd: Option<PathBuf>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http { url: String },
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub name: String,
+    pub transport: Transport,
+    /// Tools a person approves before each call under `autonomy: ask`,
+    /// whatever the server says of them.
+    pub approve: Vec<String>,
+    pub timeout: Duration,
+}
+
+type Service = RunningService<RoleClient, ()>;
+
+/// A running server and what it printed on stderr.
+struct Live {
+    service: Service,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// The configured servers, started on first use and kept for the run.
+pub struct Clients {
+    runtime: tokio::runtime::Runtime,
+    servers: Vec<Server>,
+    /// The environment every child starts from (the cleaned one).
+    base_env: Vec<(String, String)>,
+    /// The whole environment, for the names a server's config lists.
+    all_env: Vec<(String, String)>,
+    live: RefCell<BTreeMap<String, Live>>,
+    /// Servers restarted once after exiting; a second exit is final.
+    restarted: RefCell<BTreeMap<String, bool>>,
+    stop: Option<Arc<AtomicBool>>,
+    /// Calls sent to servers (tests count them).
+    calls: Cell<usize>,
+}
+
+impl Clients {
+    /// Clients for `servers`; children start from `base_env` plus, of
+    /// `all_env`, the names each server's config lists.
+    pub fn new(
+        servers: Vec<Server>,
+        base_env: Vec<(String, String)>,
+        all_env: Vec<(String, String)>,
+    ) -> std::io::Result<Clients> {
+        // reqwest is built without a TLS provider of its own: ring's, the
+        // one ureq uses. Installed once per process; a second install is a
+        // harmless refusal.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Clients {
+            runtime,
+            servers,
+            base_env,
+            all_env,
+            live: RefCell::new(BTreeMap::new()),
+            restarted: RefCell::new(BTreeMap::new()),
+            stop: None,
+            calls: Cell::new(0),
+        })
+    }
+
+    /// Give up waiting on a server as soon as `flag` is set (Ctrl-C).
+    pub fn with_stop_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// How many calls went to a server.
+    pub fn calls(&self) -> usize {
+        self.calls.get()
+    }
+
+    fn server(&self, name: &str) -> Option<&Server> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Wait for `fut`, at most `timeout`, giving up on a stop.
+    fn wait<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        fut: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        let stop = self.stop.clone();
+        self.runtime.block_on(async move {
+            let stopped = async {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    if stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
+                        return;
+                    }
+                }
+            };
+            tokio::select! {
+                out = tokio::time::timeout(timeout, fut) => match out {
+                    Ok(result) => result,
+                    Err(_) => Err(format!("{what} timed out after {} s", timeout.as_secs())),
+                },
+                () = stopped => Err(format!("{what}: stopped")),
+            }
+        })
+    }
+
+    /// Start `server` (a child process or an HTTP session).
+    fn connect(&self, server: &Server) -> Result<Live, String> {
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let name = &server.name;
+        let service = match &server.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .env_clear()
+                    .envs(self.base_env.iter().cloned());
+                cmd.envs(
+                    self.all_env
+                        .iter()
+                        .filter(|(k, _)| env.contains(k))
+                        .cloned(),
+                );
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let _guard = self.runtime.enter();
+                let (transport, err) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("MCP server {name}: cannot start `{command}`: {e}"))?;
+                if let Some(mut err) = err {
+                    let keep = stderr.clone();
+                    self.runtime.spawn(async move {
+                        use tokio::io::AsyncReadExt;
+                        let mut buf = [0u8; 1024];
+                        while let Ok(n) = err.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            let mut kept = keep.lock().unwrap_or_else(|e| e.into_inner());
+                            kept.push_str(&String::from_utf8_lossy(&buf[..n]));
+                            if kept.len() > STDERR_KEEP * 2 {
+                                let cut = kept.len() - STDERR_KEEP;
+                                let cut = (cut..kept.len())
+                                    .find(|&i| kept.is_char_boundary(i))
+                                    .unwrap_or(cut);
+                                kept.drain(..cut);
+                            }
+                        }
+                    });
+                }
+                self.wait(
+                    &format!("starting MCP server {name}"),
+                    LIST_TIMEOUT,
+                    async { ().serve(transport).await.map_err(|e| e.to_string()) },
+                )
+            }
+            Transport::Http { url } => {
+                let _guard = self.runtime.enter();
+                let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+                self.wait(
+                    &format!("connecting to MCP server {name}"),
+                    LIST_TIMEOUT,
+                    async { ().serve(transport).await.map_err(|e| e.to_string()) },
+                )
+            }
+        };
+        match service {
+            Ok(service) => Ok(Live { service, stderr }),
+            Err(e) => Err(with_stderr(
+                format!("MCP server {name} did not start: {e}"),
+                &stderr,
+            )),
+        }
+    }
+
+    /// Start every server and list its tools, once.
+    pub fn list(&self) -> Result<Catalog, String> {
+        let mut catalog = Catalog::default();
+        for server in &self.servers {
+            if !self.live.borrow().contains_key(&server.name) {
+                let live = self.connect(server)?;
+                self.live.borrow_mut().insert(server.name.clone(), live);
+            }
+            let live = self.live.borrow();
+            let live = &live[&server.name];
+            let peer = live.service.peer().clone();
+            let tools = self
+                .wait(
+                    &format!("listing MCP server {}'s tools", server.name),
+                    LIST_TIMEOUT,
+                    async move { peer.list_all_tools().await.map_err(|e| e.to_string()) },
+                )
+                .map_err(|e| with_stderr(e, &live.stderr))?;
+            let tools = tools
+                .into_iter()
+                .map(|t| {
+                    let destructive = t
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.destructive_hint)
+                        .unwrap_or(false);
+                    McpTool {
+                        ask: destructive || server.approve.iter().any(|n| *n == t.name),
+                        name: t.name.to_string(),
+                        description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+                        input_schema: Value::Object((*t.input_schema).clone()),
+                    }
+                })
+                .collect();
+            catalog.servers.insert(server.name.clone(), tools);
+        }
+        Ok(catalog)
+    }
+
+    /// Call one tool: its text, or the error the model reads. A server
+    /// that exited is started again once per run.
+    pub fn call(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
+        let config = self
+            .server(server)
+            .ok_or_else(|| format!("no MCP server is named {server}"))?;
+        let arguments = match arguments {
+            Value::Object(map) => map.clone(),
+            Value::Null => serde_json::Map::new(),
+            _ => return Err("the arguments must be a JSON object".into()),
+        };
+        let closed = self
+            .live
+            .borrow()
+            .get(server)
+            .is_none_or(|l| l.service.is_transport_closed());
+        if closed {
+            if self.live.borrow().contains_key(server) {
+                if self
+                    .restarted
+                    .borrow()
+                    .get(server)
+                    .copied()
+                    .unwrap_or(false)
+                {
+                    return Err(format!(
+                        "MCP server {server} exited again after a restart; it is not started a third time in this run"
+                    ));
+                }
+                self.restarted.borrow_mut().insert(server.to_string(), true);
+                if let Some(old) = self.live.borrow_mut().remove(server) {
+                    self.close(old);
+                }
+            }
+            let live = self.connect(config)?;
+            self.live.borrow_mut().insert(server.to_string(), live);
+        }
+        let live = self.live.borrow();
+        let live = &live[server];
+        let peer = live.service.peer().clone();
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        self.calls.set(self.calls.get() + 1);
+        let result = self.wait(&format!("{server}.{tool}"), config.timeout, async move {
+            peer.call_tool(params).await.map_err(|e| e.to_string())
+        });
+        let result = match result {
+            Ok(result) => result,
+            Err(e) => {
+                let e = if live.service.is_transport_closed() {
+                    format!("MCP server {server} exited during the call ({e})")
+                } else {
+                    e
+                };
+                return Err(with_stderr(e, &live.stderr));
+            }
+        };
+        let mut parts = Vec::new();
+        for block in &result.content {
+            parts.push(match block {
+                ContentBlock::Text(t) => t.text.clone(),
+                ContentBlock::Image(i) => format!("[an image, {}]", i.mime_type),
+                ContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
+                ContentBlock::Resource(r) => serde_json::to_string(&r.resource).unwrap_or_default(),
+                ContentBlock::ResourceLink(r) => format!("[a resource: {}]", r.uri),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            });
+        }
+        if parts.is_empty() {
+            if let Some(structured) = &result.structured_content {
+                parts.push(structured.to_string());
+            }
+        }
+        let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
+        if result.is_error == Some(true) {
+            Err(text)
+        } else {
+            Ok(text)
+        }
+    }
+
+    /// End one server's session (its child is stopped).
+    fn close(&self, live: Live) {
+        let _ = self.runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(3), live.service.cancel()).await
+        });
+    }
+}
+
+impl Drop for Clients {
+    fn drop(&mut self) {
+        let live = std::mem::take(&mut *self.live.borrow_mut());
+        for (_, l) in live {
+            self.close(l);
+        }
+    }
+}
+
+/// An error with the end of what the server wrote on stderr.
+fn with_stderr(error: String, stderr: &Mutex<String>) -> String {
+    let kept = stderr.lock().unwrap_or_else(|e| e.into_inner());
+    let tail = kept.trim();
+    if tail.is_empty() {
+        return error;
+    }
+    let start = tail.len().saturating_sub(STDERR_KEEP);
+    let start = (start..tail.len())
+        .find(|&i| tail.is_char_boundary(i))
+        .unwrap_or(start);
+    format!("{error}; its stderr: {}", &tail[start..])
+}

@@ -1,0 +1,397 @@
+//! MCP servers as tools, against the protocol's reference servers from npm
+//! (`@modelcontextprotocol/server-everything`, a dev dependency of the
+//! repository's root `package.json`, run from `node_modules/.bin`, so the
+//! tests are offline): over stdio and over Streamable HTTP, the client
+//! lists, calls with arguments, reports a server's error, bounds a huge
+//! result and cleans a child's environment; through the driver, a node is
+//! offered only its declared tools, a tool it did not declare is refused
+//! without contacting the server, a declared tool nothing offers stops the
+//! run before any model call, and a tool that needs approval waits for a
+//! person. A missing server fails these tests: `npm ci` at the root (what
+//! `scripts/setup` does) installs it.
+
+use llm_stub::{Match, Reply, Script, Stub, ToolCall};
+use planvault_core::engine::trace::JOURNAL_FILE;
+use planvault_core::engine::{Autonomy, FinishReason, JournalEntry};
+use planvault_llm::mcp::RESULT_LIMIT_CHARS;
+use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode, StartRun};
+use planvault_runner::mcp::{Clients, Server, Transport, CALL_TIMEOUT};
+use planvault_runner::native::NativeHost;
+use planvault_runner::{block_on, run_with, Humans, Inbox, Options};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server's launcher in the repository's `node_modules/.bin`.
+pub fn npm_bin(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../node_modules/.bin")
+        .join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm ci` at the repository's root (scripts/setup does)",
+        path.display()
+    );
+    path
+}
+
+fn env() -> Vec<(String, String)> {
+    std::env::vars().collect()
+}
+
+fn stdio_server(name: &str) -> Server {
+    Server {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: npm_bin("mcp-server-everything").display().to_string(),
+            args: vec!["stdio".into()],
+            env: vec!["MCP_TEST_PASSED".into()],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    }
+}
+
+/// server-everything over Streamable HTTP on a free port of 127.0.0.1,
+/// stopped when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(npm_bin("mcp-server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What every transport must do with server-everything.
+fn lists_calls_reports_errors_and_bounds(clients: &Clients) {
+    let catalog = clients.list().unwrap();
+    let tools = &catalog.servers["ev"];
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["echo", "get-sum", "get-env"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let sum = catalog.tool("ev", "get-sum").unwrap();
+    assert_eq!(sum.input_schema["properties"]["a"]["type"], "number");
+    // get-sum says it is not destructive: no approval asked.
+    assert!(!sum.ask);
+
+    assert_eq!(
+        clients.call("ev", "get-sum", &json!({"a": 2, "b": 3})),
+        Ok("The sum of 2 and 3 is 5.".to_string())
+    );
+    // The server refuses a wrong argument: the model reads its error.
+    let err = clients
+        .call("ev", "get-sum", &json!({"a": "two", "b": 3}))
+        .unwrap_err();
+    assert!(err.to_lowercase().contains("number"), "{err}");
+    let err = clients.call("ev", "no-such-tool", &json!({})).unwrap_err();
+    assert!(err.contains("no-such-tool"), "{err}");
+    // A huge result is cut, and says so.
+    let huge = "x".repeat(RESULT_LIMIT_CHARS * 3);
+    let text = clients
+        .call("ev", "echo", &json!({"message": huge}))
+        .unwrap();
+    assert!(
+        text.chars().count() < RESULT_LIMIT_CHARS + 200,
+        "{}",
+        text.len()
+    );
+    assert!(
+        text.ends_with("are shown]"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+    assert!(clients.call("ev", "echo", &json!([1])).is_err());
+}
+
+#[test]
+fn over_stdio_the_client_lists_calls_reports_errors_and_bounds_results() {
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], env()).unwrap();
+    lists_calls_reports_errors_and_bounds(&clients);
+    // Arguments that are not an object never reach the server.
+    assert_eq!(clients.calls(), 4);
+}
+
+#[test]
+fn over_streamable_http_the_client_does_the_same() {
+    let server = HttpServer::start();
+    let config = Server {
+        name: "ev".into(),
+        transport: Transport::Http {
+            url: server.url.clone(),
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let clients = Clients::new(vec![config], vec![], env()).unwrap();
+    lists_calls_reports_errors_and_bounds(&clients);
+}
+
+#[test]
+fn a_child_gets_the_cleaned_environment_and_only_the_names_its_entry_lists() {
+    let base = vec![("PATH".to_string(), std::env::var("PATH").unwrap())];
+    let all = vec![
+        ("PATH".to_string(), std::env::var("PATH").unwrap()),
+        ("MCP_TEST_PASSED".to_string(), "passed-through".to_string()),
+        (
+            "PLANVAULT_API_KEY".to_string(),
+            "sk-never-0123456789".to_string(),
+        ),
+        ("OTHER_SECRET".to_string(), "never-either".to_string()),
+    ];
+    let clients = Clients::new(vec![stdio_server("ev")], base, all).unwrap();
+    let text = clients.call("ev", "get-env", &json!({})).unwrap();
+    assert!(text.contains("passed-through"), "{text}");
+    assert!(!text.contains("sk-never"), "{text}");
+    assert!(!text.contains("never-either"), "{text}");
+}
+
+#[test]
+fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
+    let mut broken = stdio_server("broken");
+    broken.transport = Transport::Stdio {
+        command: "/nonexistent/mcp-server".into(),
+        args: vec![],
+        env: vec![],
+        cwd: None,
+    };
+    let clients = Clients::new(vec![broken], vec![], env()).unwrap();
+    let err = clients.list().unwrap_err();
+    assert!(
+        err.contains("MCP server broken") && err.contains("/nonexistent/mcp-server"),
+        "{err}"
+    );
+    assert!(clients
+        .call("nobody", "x", &json!({}))
+        .unwrap_err()
+        .contains("no MCP server is named nobody"));
+}
+
+// ----- through the driver -----
+
+const NOTE: &str =
+    "---\ntype: start\nstatus: pending\ntools: [ev.get-sum]\n---\n# Add\n\nAdd two and three.\n";
+
+fn step(tool_calls: Vec<ToolCall>, content: &str) -> Reply {
+    Reply {
+        matcher: Match {
+            contains: Some("Step: Add".into()),
+            ..Match::default()
+        },
+        content: content.into(),
+        status: 200,
+        tool_calls,
+        ..Reply::default()
+    }
+}
+
+fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        name: name.into(),
+        arguments,
+    }
+}
+
+fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
+    StartRun {
+        query: "add".into(),
+        mode: RunMode::Model {
+            endpoints: Endpoints {
+                default: Some(Endpoint {
+                    base_url: base_url.into(),
+                    model: "m".into(),
+                    api_key: None,
+                }),
+                roles: BTreeMap::new(),
+            },
+        },
+        fresh: false,
+        max_steps: 10,
+        autonomy,
+        breakpoints: vec![],
+        run_to: None,
+        retry: RetryPolicy {
+            attempts: 1,
+            base_delay_ms: 1,
+            timeout_ms: 10_000,
+        },
+    }
+}
+
+fn run(
+    vault: &Path,
+    server: Server,
+    stub: &Stub,
+    autonomy: Autonomy,
+    decisions: Vec<JournalEntry>,
+) -> (Option<FinishReason>, usize) {
+    let clients = Clients::new(vec![server], vec![], env()).unwrap();
+    let inbox = Inbox::new();
+    let host = NativeHost::new(vault).with_mcp(clients);
+    let options = Options {
+        humans: Humans::Defer,
+        decisions,
+        ..Options::default()
+    };
+    let reason = block_on(run_with(
+        &host,
+        &inbox,
+        start(&stub.base_url(), autonomy),
+        options,
+    ))
+    .expect("a native run never waits");
+    (reason, host.mcp().unwrap().calls())
+}
+
+fn vault_with(note: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("add.md"), note).unwrap();
+    dir
+}
+
+#[test]
+fn a_node_is_offered_its_declared_tools_only_and_an_undeclared_one_never_reaches_the_server() {
+    let dir = vault_with(NOTE);
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(vec![call("ev__echo", json!({"message": "hi"}))], ""),
+                step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
+                step(vec![], "Five."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let (reason, calls) = run(
+        dir.path(),
+        stdio_server("ev"),
+        &stub,
+        Autonomy::Full,
+        vec![],
+    );
+    assert_eq!(reason, Some(FinishReason::Completed));
+    // The echo was refused here: one call reached the server.
+    assert_eq!(calls, 1);
+    let requests = stub.requests();
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["ev__get-sum"]);
+    let tool_turns = |i: usize| -> Vec<String> {
+        requests[i].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(tool_turns(1)[0].contains("tool ev__echo is not offered at this step"));
+    assert!(tool_turns(2)[1].contains("The sum of 2 and 3 is 5."));
+    // The call is in the journal, under the visit's own key.
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    let line = journal
+        .lines()
+        .find(|l| l.contains("add#1/tool.1"))
+        .expect("the call is journaled");
+    let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(entry["value"]["tool"], "ev.get-sum");
+    assert_eq!(entry["value"]["arguments"], json!({"a": 2, "b": 3}));
+    assert_eq!(entry["value"]["result"], "The sum of 2 and 3 is 5.");
+}
+
+#[test]
+fn a_declared_tool_nothing_offers_stops_the_run_before_any_model_call() {
+    let dir = vault_with(&NOTE.replace("ev.get-sum", "ev.get-product"));
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let (reason, calls) = run(
+        dir.path(),
+        stdio_server("ev"),
+        &stub,
+        Autonomy::Full,
+        vec![],
+    );
+    assert_eq!(reason, None, "the run never started");
+    assert_eq!(calls, 0);
+    assert!(stub.requests().is_empty());
+    // Nothing was written either.
+    assert!(!dir.path().join(JOURNAL_FILE).exists());
+}
+
+#[test]
+fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_approved() {
+    let dir = vault_with(NOTE);
+    let script = Script {
+        replies: vec![
+            step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
+            step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
+            step(vec![], "Five."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let mut server = stdio_server("ev");
+    server.approve = vec!["get-sum".into()];
+    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
+    match reason {
+        Some(FinishReason::Stopped { reason }) => {
+            assert!(
+                reason.contains("ev.get-sum at add waits for a person's approval (add#1/tool.1)"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(calls, 0, "nothing is called before the person decides");
+    let approve = JournalEntry {
+        key: "add#1/tool.1:approve".into(),
+        answer: planvault_runner::driver::human_answer(true, String::new(), None),
+    };
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
+    assert_eq!(reason, Some(FinishReason::Completed));
+    assert_eq!(calls, 1);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    assert!(journal.contains(r#""approved_by":"a person""#), "{journal}");
+}
