@@ -1,0 +1,245 @@
+//! `planvault run` with an MCP server end to end: the real binary, the
+//! scripted OpenAI-compatible stub asking for
+//! `@modelcontextprotocol/server-filesystem`'s `write_file` (run from the
+//! repository's `node_modules/.bin`, installed by `npm ci` at the root:
+//! missing, these tests fail), the file written, the call journaled, and
+//! `--replay` reproducing the run with zero model and zero tool calls.
+
+use llm_stub::{Match, Reply, Script, Stub, ToolCall};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn server_filesystem() -> PathBuf {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm ci` at the repository's root (scripts/setup does)",
+        path.display()
+    );
+    path
+}
+
+const NOTE: &str = "---\ntype: start\nstatus: pending\ntools: [files.write_file]\n---\n# Write the email\n\nWrite the approved email into the outbox.\n";
+
+/// A one-note vault whose `files` server may write only `outbox/`.
+fn vault(dir: &Path, command: &Path) -> PathBuf {
+    let vault = dir.join("vault");
+    std::fs::create_dir_all(vault.join("outbox")).unwrap();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(vault.join("write.md"), NOTE).unwrap();
+    config(&vault, command);
+    vault
+}
+
+fn config(vault: &Path, command: &Path) {
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [\"outbox\"]\n",
+            command.display().to_string()
+        ),
+    )
+    .unwrap();
+}
+
+fn step(tool_calls: Vec<ToolCall>, content: &str) -> Reply {
+    Reply {
+        matcher: Match {
+            contains: Some("Step: Write the email".into()),
+            ..Match::default()
+        },
+        content: content.into(),
+        status: 200,
+        tool_calls,
+        ..Reply::default()
+    }
+}
+
+fn script() -> Script {
+    Script {
+        replies: vec![
+            step(
+                vec![ToolCall {
+                    name: "files__write_file".into(),
+                    arguments: serde_json::json!({"path": "email.md", "content": "Hello, design team."}),
+                }],
+                "",
+            ),
+            step(vec![], "Written to outbox/email.md."),
+        ],
+        default: None,
+    }
+}
+
+fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(vault)
+        .args([
+            "--query",
+            "invite",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_run_writes_through_server_filesystem_journals_the_call_and_replays_with_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = vault(dir.path(), &server_filesystem());
+    let stub = Stub::start(script(), 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let email = vault.join("outbox/email.md");
+    assert_eq!(
+        std::fs::read_to_string(&email).unwrap(),
+        "Hello, design team."
+    );
+    assert!(
+        text(&out).contains("tool files.write_file · "),
+        "{}",
+        text(&out)
+    );
+    let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+    let call: serde_json::Value = serde_json::from_str(
+        journal
+            .lines()
+            .find(|l| l.contains("write#1/tool.1"))
+            .expect("the call is journaled"),
+    )
+    .unwrap();
+    assert_eq!(call["value"]["tool"], "files.write_file");
+    assert_eq!(call["value"]["arguments"]["path"], "email.md");
+    // write_file says it is destructive: under --autonomy full the call is
+    // made and the journal says who allowed it.
+    assert_eq!(call["value"]["approved_by"], "autonomy full");
+    let trace = std::fs::read_to_string(vault.join("00_plan-trace/trace.md")).unwrap();
+    let model_calls = stub.requests().len();
+    assert_eq!(model_calls, 2);
+
+    // Replay: no model call, no server started (its command now cannot
+    // start at all), no file written, the same trace.
+    let recorded = dir.path().join("journal.jsonl");
+    std::fs::write(&recorded, &journal).unwrap();
+    std::fs::remove_file(&email).unwrap();
+    config(&vault, Path::new("/nonexistent/mcp-server-filesystem"));
+    let out = planvault(&vault, &stub, &["--replay", recorded.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(stub.requests().len(), model_calls);
+    assert!(!email.exists(), "a replay calls no tool");
+    assert_eq!(
+        std::fs::read_to_string(vault.join("00_plan-trace/trace.md")).unwrap(),
+        trace
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap(),
+        journal
+    );
+}
+
+#[test]
+fn under_autonomy_ask_a_destructive_call_waits_for_the_persons_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = vault(dir.path(), &server_filesystem());
+    let stub = Stub::start(
+        Script {
+            // The first run asks once and stops; the second asks again.
+            replies: [&script().replies[..1], &script().replies[..]].concat(),
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = planvault(&vault, &stub, &["--autonomy", "ask"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert!(
+        text(&out).contains("--decide 'write#1/tool.1=approve'"),
+        "{}",
+        text(&out)
+    );
+    assert!(!vault.join("outbox/email.md").exists());
+    let out = planvault(
+        &vault,
+        &stub,
+        &["--autonomy", "ask", "--decide", "write#1/tool.1=approve"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(vault.join("outbox/email.md")).unwrap(),
+        "Hello, design team."
+    );
+}
+
+#[test]
+fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = vault(dir.path(), &server_filesystem());
+    std::fs::write(
+        vault.join("write.md"),
+        NOTE.replace("files.write_file", "files.write_file, send_email"),
+    )
+    .unwrap();
+    let validate = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg("validate")
+            .arg(&vault)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without --check-tools the tools are not looked at.
+    assert!(validate(&[]).status.success());
+    let out = validate(&["--check-tools"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "write.md:1:1: error[unknown-tool]: write.md declares the tool `send_email`: no configured server offers it; offered: built-in list_notes, read_note, write_note, fetch_url; files.read_file,"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("files.write_file"), "{stdout}");
+    // The run says the same and calls no model.
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("error[unknown-tool]: write.md declares the tool `send_email`"));
+    assert!(stub.requests().is_empty());
+    // --config elsewhere: no server there, so files.write_file is unknown too.
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, "").unwrap();
+    let out = validate(&["--check-tools", "--config", other.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("`files.write_file`: no MCP server is configured"),
+        "{stdout}"
+    );
+    // A broken entry: the file and the line.
+    std::fs::write(&other, "\n[mcp.servers.x]\nurl = \"ftp://x\"\n").unwrap();
+    let out = validate(&["--check-tools", "--config", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "other.toml:2: [mcp.servers.x] url ftp://x is not an http:// or https:// URL"
+        ),
+        "{}",
+        text(&out)
+    );
+}
