@@ -243,3 +243,89 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
         text(&out)
     );
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn on(contains: &str, content: &str, tool_calls: Vec<ToolCall>) -> Reply {
+    Reply {
+        matcher: Match {
+            contains: Some(contains.into()),
+            ..Match::default()
+        },
+        content: content.into(),
+        status: 200,
+        tool_calls,
+        ..Reply::default()
+    }
+}
+
+#[test]
+fn the_example_vaults_send_step_writes_the_approved_email_into_its_outbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault"),
+        &vault,
+    );
+    std::fs::create_dir_all(vault.join("outbox")).unwrap();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.outbox]\ncommand = {:?}\nargs = [\"outbox\"]\n",
+            server_filesystem().display().to_string()
+        ),
+    )
+    .unwrap();
+    let email = "Subject: Quarterly design review\n\nDear design team, …";
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                on("Step: Draft the email", email, vec![]),
+                on("Step: Review the draft", "Approved.", vec![]),
+                on("just finished", "1. YES\n2. NO", vec![]),
+                on(
+                    "Step: Send the email",
+                    "",
+                    vec![ToolCall {
+                        name: "outbox__write_file".into(),
+                        arguments: serde_json::json!({"path": "email.md", "content": email}),
+                    }],
+                ),
+                on("Step: Send the email", "Wrote outbox/email.md.", vec![]),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(vault.join("outbox/email.md")).unwrap(),
+        email
+    );
+    // draft is offered fetch_url, send only the outbox's write_file.
+    let offered = |i: usize| -> Vec<String> {
+        stub.requests()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(offered(0), ["fetch_url"]);
+    assert_eq!(offered(3), ["outbox__write_file"]);
+}

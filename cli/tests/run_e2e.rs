@@ -622,8 +622,7 @@ fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
 fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
-    // draft.md declares `tools: [fetch_url, search]`; the terminal runner has
-    // no `search`, so only `fetch_url` is offered. The model fetches the
+    // draft.md declares `tools: [fetch_url]`: only `fetch_url` is offered. The model fetches the
     // stub's own model list (on 127.0.0.1; `$STUB` is the stub's address) and
     // answers with what it read. A loopback address is reached only because
     // the vault's config allows it.
@@ -1039,10 +1038,7 @@ fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {
     let draft = std::fs::read_to_string(vault.join("draft.md")).unwrap();
     std::fs::write(
         vault.join("draft.md"),
-        draft.replace(
-            "tools: [fetch_url, search]",
-            "tools: [read_note, write_note]",
-        ),
+        draft.replace("tools: [fetch_url]", "tools: [read_note, write_note]"),
     )
     .unwrap();
     let script = Script {

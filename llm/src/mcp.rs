@@ -258,7 +258,12 @@ fn note_of(node: &Node) -> String {
 pub fn check(plan: &Plan, catalog: &Catalog) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for node in &plan.nodes {
-        let (_, missing) = resolve(&node.tools, catalog, false);
+        let mut declared = node.tools.clone();
+        // A generated step's `llm` is the runner's own model call.
+        if matches!(node.ext, NodeExt::Generated(_)) {
+            declared.retain(|t| t != "llm");
+        }
+        let (_, missing) = resolve(&declared, catalog, false);
         for m in missing {
             let note = note_of(node);
             let message = format!(
@@ -439,6 +444,27 @@ mod tests {
             "send.md declares the tool `send_email`: no configured server offers it; offered: \
 built-in list_notes, read_note, write_note, fetch_url; empty (no tools); \
 files.read_file, files.write_file; web.search, web.read_file, web.a.b"
+        );
+    }
+
+    #[test]
+    fn a_generated_steps_llm_is_the_runners_and_its_other_tools_are_checked() {
+        let text = r#"{"nodes": [
+            {"id": "ask", "capability": "llm", "args": {"prompt": "hi"}},
+            {"id": "put", "capability": "files.write_file", "args": {}, "dependsOn": ["ask"]},
+            {"id": "mail", "capability": "send_email", "args": {}, "dependsOn": ["put"]}
+        ]}"#;
+        let (plan, _) = planvault_core::generated::parse(
+            "plan.json",
+            text,
+            &planvault_core::generated::Options::default(),
+        );
+        let diagnostics = check(&plan, &catalog());
+        let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].contains("the tool `send_email`"),
+            "{messages:?}"
         );
     }
 

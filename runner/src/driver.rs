@@ -1240,6 +1240,14 @@ impl<'a, H: Host> Driver<'a, H> {
             }
         } else if tools::TOOLS.contains(&capability) {
             self.tool(capability, &args.to_string()).await
+        } else if let Some(grant) = self.server_grant(capability) {
+            match self.mcp_tool(request, &grant, &args.to_string()).await {
+                Ok(result) => result,
+                Err(halt) => {
+                    self.halt = Some(halt.reason);
+                    return self.stopped();
+                }
+            }
         } else {
             let reason = match self.host.surface() {
                 Surface::Cli => format!("the terminal runner has no tool {capability}"),

@@ -63,6 +63,19 @@ impl<H: Host> Driver<'_, H> {
         (offers, missing.into_iter().map(|m| m.declared).collect())
     }
 
+    /// A generated step's capability as one server's tool, if it names one.
+    pub(super) fn server_grant(&self, capability: &str) -> Option<Grant> {
+        let catalog = self.catalog.as_ref()?;
+        let (offers, _) = mcp::resolve(&[capability.to_string()], catalog, false);
+        match offers.as_slice() {
+            [Offer {
+                grant: grant @ Grant::Server { .. },
+                ..
+            }] => Some(grant.clone()),
+            _ => None,
+        }
+    }
+
     pub(super) fn schemas(&self, offers: &[Offer]) -> Vec<Value> {
         let empty = mcp::Catalog::default();
         let catalog = self.catalog.as_ref().unwrap_or(&empty);

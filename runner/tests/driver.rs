@@ -178,7 +178,8 @@ fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
         .all(|c| c.api_key.as_deref() == Some(KEY)
             && c.url == "http://127.0.0.1:9/v1/chat/completions"));
     assert!(calls.iter().all(|c| c.body["stream"] == true));
-    // draft declares fetch_url (and `search`, which no runner has); send declares only send_email.
+    // draft declares fetch_url; send declares only outbox.write_file, which
+    // no server offers here (none is configured: only reported).
     let offered = |c: &HttpCall| {
         c.body["tools"].as_array().map(|t| {
             t.iter()
@@ -1261,7 +1262,7 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
     let mut files = example();
     files.insert(
         "draft.md".into(),
-        files["draft.md"].replace("tools: [fetch_url, search]", "tools: [write_note]"),
+        files["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]"),
     );
     for case_insensitive in [false, true] {
         let inbox = Inbox::new();
