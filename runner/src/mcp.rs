@@ -65,6 +65,8 @@ type Service = RunningService<RoleClient, ()>;
 struct Live {
     service: Service,
     stderr: Arc<Mutex<String>>,
+    /// A child's process id.
+    pid: Option<u32>,
 }
 
 /// The configured servers, started on first use and kept for the run.
@@ -125,6 +127,11 @@ impl Clients {
         self.calls.get()
     }
 
+    /// The process id of a running stdio server.
+    pub fn pid(&self, server: &str) -> Option<u32> {
+        self.live.borrow().get(server).and_then(|l| l.pid)
+    }
+
     fn server(&self, name: &str) -> Option<&Server> {
         self.servers.iter().find(|s| s.name == name)
     }
@@ -159,6 +166,7 @@ impl Clients {
     /// Start `server` (a child process or an HTTP session).
     fn connect(&self, server: &Server) -> Result<Live, String> {
         let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pid = None;
         let name = &server.name;
         let service = match &server.transport {
             Transport::Stdio {
@@ -185,6 +193,7 @@ impl Clients {
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("MCP server {name}: cannot start `{command}`: {e}"))?;
+                pid = transport.id();
                 if let Some(mut err) = err {
                     let keep = stderr.clone();
                     self.runtime.spawn(async move {
@@ -223,7 +232,11 @@ impl Clients {
             }
         };
         match service {
-            Ok(service) => Ok(Live { service, stderr }),
+            Ok(service) => Ok(Live {
+                service,
+                stderr,
+                pid,
+            }),
             Err(e) => Err(with_stderr(
                 format!("MCP server {name} did not start: {e}"),
                 &stderr,

@@ -395,3 +395,94 @@ fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_
     let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
     assert!(journal.contains(r#""approved_by":"a person""#), "{journal}");
 }
+
+/// Kill a server this test started, after `ms`.
+fn kill_later(pid: u32, ms: u64) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    })
+}
+
+#[test]
+fn a_server_that_exits_mid_call_is_a_tool_error_and_is_restarted_once() {
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], env()).unwrap();
+    clients.list().unwrap();
+    let long = json!({"duration": 5, "steps": 5});
+    let killer = kill_later(clients.pid("ev").unwrap(), 700);
+    let err = clients
+        .call("ev", "trigger-long-running-operation", &long)
+        .unwrap_err();
+    killer.join().unwrap();
+    assert!(
+        err.contains("MCP server ev exited during the call"),
+        "{err}"
+    );
+    // Started again for the next call.
+    assert_eq!(
+        clients.call("ev", "get-sum", &json!({"a": 1, "b": 1})),
+        Ok("The sum of 1 and 1 is 2.".to_string())
+    );
+    let killer = kill_later(clients.pid("ev").unwrap(), 700);
+    assert!(clients
+        .call("ev", "trigger-long-running-operation", &long)
+        .is_err());
+    killer.join().unwrap();
+    let err = clients
+        .call("ev", "get-sum", &json!({"a": 1, "b": 1}))
+        .unwrap_err();
+    assert!(
+        err.contains("exited again after a restart; it is not started a third time"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_resumed_visit_serves_a_finished_call_from_the_journal_instead_of_repeating_it() {
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[ev.echo, ev.get-sum]"));
+    let echo = || call("ev__echo", json!({"message": "once"}));
+    let sum = || call("ev__get-sum", json!({"a": 2, "b": 3}));
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                // First run: echo is called, get-sum waits for approval.
+                step(vec![echo()], ""),
+                step(vec![sum()], ""),
+                // Second run, the same visit again.
+                step(vec![echo()], ""),
+                step(vec![sum()], ""),
+                step(vec![], "Five."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let mut server = stdio_server("ev");
+    server.approve = vec!["get-sum".into()];
+    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(calls, 1, "echo was called");
+    let approve = JournalEntry {
+        key: "add#1/tool.2:approve".into(),
+        answer: planvault_runner::driver::human_answer(true, String::new(), None),
+    };
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
+    assert_eq!(reason, Some(FinishReason::Completed));
+    assert_eq!(calls, 1, "only get-sum: echo came from the journal");
+    // The model still read echo's result.
+    let requests = stub.requests();
+    let last_tool_turns: Vec<&str> = requests[4].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(last_tool_turns[0].contains("once"), "{last_tool_turns:?}");
+    assert!(last_tool_turns[1].contains("The sum of 2 and 3 is 5."));
+}
