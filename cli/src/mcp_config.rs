@@ -13,6 +13,7 @@
 //!
 //! [mcp.servers.search]           # Streamable HTTP
 //! url = "http://127.0.0.1:3001/mcp"
+//! token_env = "SEARCH_TOKEN"     # optional: sent as Authorization: Bearer
 //! ```
 
 use planvault_runner::mcp::{Server, Transport, CALL_TIMEOUT};
@@ -60,6 +61,7 @@ struct ServerFile {
     env: Vec<String>,
     cwd: Option<String>,
     url: Option<String>,
+    token_env: Option<String>,
     #[serde(default)]
     approve: Vec<String>,
     timeout_secs: Option<u64>,
@@ -103,12 +105,22 @@ pub fn parse(
                     .into(),
             ));
         }
-        if let Some(key) = entry.env.iter().find(|n| keys.contains(&n.as_str())) {
+        if let Some(key) = entry
+            .env
+            .iter()
+            .chain(&entry.token_env)
+            .find(|n| keys.contains(&n.as_str()))
+        {
             return Err(fail(format!(
                 "env names {key}, which holds an API key; a server never sees a key"
             )));
         }
         let transport = match (entry.command, entry.url) {
+            (Some(_), None) if entry.token_env.is_some() => {
+                return Err(fail(
+                    "token_env belongs to a url server; a command gets names through env".into(),
+                ));
+            }
             (Some(command), None) => {
                 if command.trim().is_empty() {
                     return Err(fail("command is empty".into()));
@@ -135,7 +147,10 @@ pub fn parse(
                         "args, env and cwd belong to a command; a url server has none".into(),
                     ));
                 }
-                Transport::Http { url }
+                Transport::Http {
+                    url,
+                    token_env: entry.token_env,
+                }
             }
             (Some(_), Some(_)) => {
                 return Err(fail("has both command and url; give one".into()));
@@ -223,6 +238,7 @@ env = [\"GITHUB_TOKEN\"]\n\
 cwd = \".\"\n\n\
 [mcp.servers.search]           # Streamable HTTP\n\
 url = \"http://127.0.0.1:3001/mcp\"\n\
+token_env = \"SEARCH_TOKEN\"\n\
 approve = [\"query\"]\ntimeout_secs = 5\n",
         );
         assert_eq!(
@@ -246,7 +262,8 @@ approve = [\"query\"]\ntimeout_secs = 5\n",
                 Server {
                     name: "search".into(),
                     transport: Transport::Http {
-                        url: "http://127.0.0.1:3001/mcp".into()
+                        url: "http://127.0.0.1:3001/mcp".into(),
+                        token_env: Some("SEARCH_TOKEN".into()),
                     },
                     approve: vec!["query".into()],
                     timeout: Duration::from_secs(5),
@@ -271,6 +288,14 @@ approve = [\"query\"]\ntimeout_secs = 5\n",
                 .contains("holds an API key")
         );
         assert!(parse_err("[mcp.servers.a]\nurl = \"ftp://x\"\n").contains("not an http"));
+        assert!(
+            parse_err("[mcp.servers.a]\ncommand = \"x\"\ntoken_env = \"T\"\n")
+                .contains("token_env belongs to a url server")
+        );
+        assert!(parse_err(
+            "[mcp.servers.a]\nurl = \"http://x\"\ntoken_env = \"PLANVAULT_API_KEY\"\n"
+        )
+        .contains("holds an API key"));
         assert!(parse_err("[mcp.servers.a]\nurl = \"http://u:p@x/mcp\"\n").contains("credentials"));
         assert!(parse_err("[mcp.servers.\"a.b\"]\ncommand = \"x\"\n")
             .starts_with("c.toml:1: [mcp.servers.a.b] a server's name"));

@@ -15,6 +15,7 @@
 use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::Value;
@@ -44,8 +45,12 @@ pub enum Transport {
         /// Where it runs (already resolved against the vault).
         cwd: Option<PathBuf>,
     },
-    /// A Streamable HTTP endpoint.
-    Http { url: String },
+    /// A Streamable HTTP endpoint; `token_env` names the variable whose
+    /// value goes as `Authorization: Bearer`.
+    Http {
+        url: String,
+        token_env: Option<String>,
+    },
 }
 
 /// One configured server.
@@ -221,9 +226,22 @@ impl Clients {
                     async { ().serve(transport).await.map_err(|e| e.to_string()) },
                 )
             }
-            Transport::Http { url } => {
+            Transport::Http { url, token_env } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(var) = token_env {
+                    let token = self
+                        .all_env
+                        .iter()
+                        .find(|(k, _)| k == var)
+                        .map(|(_, v)| v.clone())
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| {
+                            format!("MCP server {name}: its token_env {var} is not set")
+                        })?;
+                    config = config.auth_header(token);
+                }
                 let _guard = self.runtime.enter();
-                let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+                let transport = StreamableHttpClientTransport::from_config(config);
                 self.wait(
                     &format!("connecting to MCP server {name}"),
                     LIST_TIMEOUT,

@@ -155,6 +155,7 @@ fn over_streamable_http_the_client_does_the_same() {
         name: "ev".into(),
         transport: Transport::Http {
             url: server.url.clone(),
+            token_env: None,
         },
         approve: vec![],
         timeout: CALL_TIMEOUT,
@@ -485,4 +486,48 @@ fn a_resumed_visit_serves_a_finished_call_from_the_journal_instead_of_repeating_
         .collect();
     assert!(last_tool_turns[0].contains("once"), "{last_tool_turns:?}");
     assert!(last_tool_turns[1].contains("The sum of 2 and 3 is 5."));
+}
+
+#[test]
+fn a_url_servers_token_comes_from_its_named_variable_as_a_bearer_header() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let _ = stream.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    let server = |token_env: Option<&str>| Server {
+        name: "auth".into(),
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            token_env: token_env.map(str::to_string),
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let all = vec![("SEARCH_TOKEN".to_string(), "tok-123".to_string())];
+    let err = Clients::new(vec![server(Some("UNSET_TOKEN"))], vec![], all.clone())
+        .unwrap()
+        .list()
+        .unwrap_err();
+    assert!(
+        err.contains("its token_env UNSET_TOKEN is not set"),
+        "{err}"
+    );
+    let clients = Clients::new(vec![server(Some("SEARCH_TOKEN"))], vec![], all).unwrap();
+    assert!(clients.list().is_err(), "the server refused it");
+    let head = seen.join().unwrap();
+    assert!(head.contains("authorization: bearer tok-123"), "{head}");
 }

@@ -430,7 +430,7 @@ impl Progress {
                 ));
             }
             P::ToolsMissing(missing) => self.line(&format!(
-                "  (not available in the terminal runner: {})",
+                "  (not available in the terminal runner: {}; an MCP server in .planvault/config.toml can offer it)",
                 missing.join(", ")
             )),
             P::McpCall {
