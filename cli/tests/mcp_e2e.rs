@@ -329,3 +329,48 @@ fn the_example_vaults_send_step_writes_the_approved_email_into_its_outbox() {
     assert_eq!(offered(0), ["fetch_url"]);
     assert_eq!(offered(3), ["outbox__write_file"]);
 }
+
+#[test]
+fn a_generated_plans_step_calls_a_servers_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"{"goal": "file it", "nodes": [
+        {"id": "put", "capability": "files.write_file", "args": {"path": "a.md", "content": "alpha"}},
+        {"id": "look", "capability": "files.read_text_file", "args": {"path": "a.md"}, "dependsOn": ["put"]}
+    ]}"#;
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    // A generated plan runs in its run vault, whose config lists the server.
+    let run = dir.path().join("plan.run");
+    std::fs::create_dir_all(run.join("out")).unwrap();
+    std::fs::create_dir_all(run.join(".planvault")).unwrap();
+    std::fs::write(
+        run.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.files]\ncommand = {:?}\nargs = [\"out\"]\n",
+            server_filesystem().display().to_string()
+        ),
+    )
+    .unwrap();
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("plan.json"))
+        .args([
+            "--query",
+            "file it",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(run.join("out/a.md")).unwrap(),
+        "alpha"
+    );
+    let journal = std::fs::read_to_string(run.join("00_plan-trace/journal.jsonl")).unwrap();
+    assert!(journal.contains(r#""key":"look#1:invoke""#), "{journal}");
+    assert!(journal.contains(r#""value":"alpha""#), "{journal}");
+    assert!(stub.requests().is_empty());
+}
