@@ -224,9 +224,24 @@ fn validate(args: ValidateArgs) -> ExitCode {
     };
     if args.check_tools {
         match check_tools(&args) {
-            Ok(catalog) => checked
-                .diagnostics
-                .extend(planvault_llm::mcp::check(&checked.plan, &catalog)),
+            Ok(catalog) => {
+                // A note's text, to point at its `tools:` entry.
+                let root = if args.plan.path.is_dir() {
+                    args.plan.path.clone()
+                } else {
+                    args.plan
+                        .path
+                        .parent()
+                        .map(PathBuf::from)
+                        .unwrap_or_default()
+                };
+                let text = |file: &str| std::fs::read_to_string(root.join(file)).ok();
+                checked.diagnostics.extend(planvault_llm::mcp::check(
+                    &checked.plan,
+                    &catalog,
+                    &text,
+                ));
+            }
             Err(err) => {
                 eprintln!(
                     "error: {}",

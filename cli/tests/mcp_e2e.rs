@@ -211,7 +211,7 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.starts_with(
-            "write.md:1:1: error[unknown-tool]: write.md declares the tool `send_email`: no configured server offers it; offered: built-in list_notes, read_note, write_note, fetch_url; files.read_file,"
+            "write.md:4:27: error[unknown-tool]: write.md declares the tool `send_email`: no configured server offers it; offered: built-in list_notes, read_note, write_note, fetch_url; files.read_file,"
         ),
         "{stdout}"
     );
@@ -220,7 +220,13 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
     let stub = Stub::start(Script::default(), 0, None).unwrap();
     let out = planvault(&vault, &stub, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("error[unknown-tool]: write.md declares the tool `send_email`"));
+    assert!(
+        text(&out).contains(
+            "write.md:4:27: error[unknown-tool]: write.md declares the tool `send_email`"
+        ),
+        "{}",
+        text(&out)
+    );
     assert!(stub.requests().is_empty());
     // --config elsewhere: no server there, so files.write_file is unknown too.
     let other = dir.path().join("other.toml");

@@ -251,11 +251,53 @@ fn note_of(node: &Node) -> String {
     }
 }
 
+/// Where a note's frontmatter names `entry` under `tools:` (inline
+/// `tools: [a, b]` or a block list): 1-based line and character column.
+pub fn locate(text: &str, entry: &str) -> Option<(u32, u32)> {
+    let mut lines = text.lines().enumerate();
+    let (_, first) = lines.next()?;
+    if first.trim_start_matches('\u{feff}').trim_end() != "---" {
+        return None;
+    }
+    let mut in_tools = false;
+    for (i, line) in lines {
+        if line.trim_end() == "---" {
+            return None;
+        }
+        let starts_key = !line.starts_with([' ', '\t', '-']);
+        if starts_key {
+            in_tools = line.starts_with("tools:");
+        }
+        if !in_tools {
+            continue;
+        }
+        let from = if starts_key { "tools:".len() } else { 0 };
+        let mut at = from;
+        while let Some(found) = line[at..].find(entry) {
+            let start = at + found;
+            let end = start + entry.len();
+            let edge = |c: Option<char>| {
+                c.is_none_or(|c| matches!(c, ' ' | '\t' | ',' | '[' | ']' | '-' | '"' | '\''))
+            };
+            if edge(line[..start].chars().next_back()) && edge(line[end..].chars().next()) {
+                return Some((i as u32 + 1, line[..start].chars().count() as u32 + 1));
+            }
+            at = end;
+        }
+    }
+    None
+}
+
 /// One `unknown-tool` error per declared entry of every node that nothing
-/// offers, naming the note, the tool, why, and what is offered. The run
+/// offers, naming the note, the tool, why, and what is offered, at the
+/// entry in the note's `tools:` when `text` gives the note's text. The run
 /// stops on any before its first model call; `planvault validate
 /// --check-tools` prints the same.
-pub fn check(plan: &Plan, catalog: &Catalog) -> Vec<Diagnostic> {
+pub fn check(
+    plan: &Plan,
+    catalog: &Catalog,
+    text: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for node in &plan.nodes {
         let mut declared = node.tools.clone();
@@ -273,9 +315,16 @@ pub fn check(plan: &Plan, catalog: &Catalog) -> Vec<Diagnostic> {
                 catalog.offered()
             );
             let mut d = Diagnostic::error(Code::UnknownTool, message).with_nodes([node.id.clone()]);
-            d = match &node.pos {
-                Some(pos) => d.at(pos),
-                None => d.in_file(note),
+            let found = matches!(node.ext, NodeExt::Vault(_))
+                .then(|| text(&note))
+                .flatten()
+                .and_then(|t| locate(&t, &m.declared));
+            d = match (found, &node.pos) {
+                (Some((line, column)), _) => {
+                    d.at(&planvault_core::SourcePos::new(note.clone(), line, column))
+                }
+                (None, Some(pos)) => d.at(pos),
+                (None, None) => d.in_file(note),
             };
             out.push(d);
         }
@@ -434,11 +483,15 @@ mod tests {
             "---\ntype: start\ntools: [send_email, files.write_file]\n---\n# Send\n".to_string(),
         )]);
         let (plan, _) = planvault_core::vault::load(&files);
-        let diagnostics = check(&plan, &catalog());
+        let diagnostics = check(&plan, &catalog(), &|f| files.get(f).cloned());
         assert_eq!(diagnostics.len(), 1);
         let d = &diagnostics[0];
         assert_eq!(d.code, Code::UnknownTool);
         assert_eq!(d.file.as_deref(), Some("send.md"));
+        assert_eq!((d.line, d.column), (Some(3), Some(9)));
+        // Without the text: the note's start.
+        let d = &check(&plan, &catalog(), &|_| None)[0];
+        assert_eq!((d.line, d.column), (Some(1), Some(1)));
         assert_eq!(
             d.message,
             "send.md declares the tool `send_email`: no configured server offers it; offered: \
@@ -459,13 +512,25 @@ files.read_file, files.write_file; web.search, web.read_file, web.a.b"
             text,
             &planvault_core::generated::Options::default(),
         );
-        let diagnostics = check(&plan, &catalog());
+        let diagnostics = check(&plan, &catalog(), &|_| None);
         let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(messages.len(), 1, "{messages:?}");
         assert!(
             messages[0].contains("the tool `send_email`"),
             "{messages:?}"
         );
+    }
+
+    #[test]
+    fn an_entry_is_found_in_an_inline_or_block_list_and_not_inside_another_name() {
+        let inline = "---\ntype: step\ntools: [search_all, search]\n---\nsearch\n";
+        assert_eq!(locate(inline, "search"), Some((3, 21)));
+        let block = "\u{feff}---\ntools:\n  - files.write_file\n  - \"send\"\nrole: x\n---\n";
+        assert_eq!(locate(block, "send"), Some((4, 6)));
+        assert_eq!(locate(block, "files.write_file"), Some((3, 5)));
+        assert_eq!(locate(block, "write_file"), None);
+        assert_eq!(locate("no frontmatter\ntools: [a]\n", "a"), None);
+        assert_eq!(locate("---\nrole: a\n---\n", "a"), None);
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl<H: Host> Driver<'_, H> {
                 "check the server's entry under [mcp.servers] in .planvault/config.toml; nothing ran",
             )
         })?;
-        let problems = mcp::check(&self.plan, &catalog);
+        let problems = mcp::check(&self.plan, &catalog, &|f| self.seen.get(f).cloned());
         if !problems.is_empty() {
             let lines: Vec<String> = problems.iter().map(|d| d.render_human()).collect();
             return Err(RunError::new(
