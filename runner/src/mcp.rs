@@ -88,6 +88,9 @@ pub struct Clients {
     stop: Option<Arc<AtomicBool>>,
     /// Calls sent to servers (tests count them).
     calls: Cell<usize>,
+    /// The values servers are given (their `env` names, a URL's token):
+    /// `<redacted>` in anything a server sends back.
+    secrets: Vec<String>,
 }
 
 impl Clients {
@@ -105,6 +108,20 @@ impl Clients {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
+        let mut secrets: Vec<String> = Vec::new();
+        for server in &servers {
+            let names: Vec<&String> = match &server.transport {
+                Transport::Stdio { env, .. } => env.iter().collect(),
+                Transport::Http { token_env, .. } => token_env.iter().collect(),
+            };
+            for (name, value) in &all_env {
+                if names.contains(&name) && value.len() >= 4 && !secrets.contains(value) {
+                    secrets.push(value.clone());
+                }
+            }
+        }
+        // The longest first, so a secret inside another is not half-kept.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Ok(Clients {
             runtime,
             servers,
@@ -114,6 +131,7 @@ impl Clients {
             restarted: RefCell::new(BTreeMap::new()),
             stop: None,
             calls: Cell::new(0),
+            secrets,
         })
     }
 
@@ -262,8 +280,22 @@ impl Clients {
         }
     }
 
-    /// Start every server and list its tools, once.
+    fn scrub(&self, mut text: String) -> String {
+        for secret in &self.secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "<redacted>");
+            }
+        }
+        text
+    }
+
+    /// Start every server and list its tools, once. What a server says
+    /// never carries a value it was given.
     pub fn list(&self) -> Result<Catalog, String> {
+        self.list_all().map_err(|e| self.scrub(e))
+    }
+
+    fn list_all(&self) -> Result<Catalog, String> {
         let mut catalog = Catalog::default();
         for server in &self.servers {
             if !self.live.borrow().contains_key(&server.name) {
@@ -302,8 +334,15 @@ impl Clients {
     }
 
     /// Call one tool: its text, or the error the model reads. A server
-    /// that exited is started again once per run.
+    /// that exited is started again once per run. Neither carries a value
+    /// the server was given.
     pub fn call(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
+        self.call_once(server, tool, arguments)
+            .map(|t| self.scrub(t))
+            .map_err(|e| self.scrub(e))
+    }
+
+    fn call_once(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
         let config = self
             .server(server)
             .ok_or_else(|| format!("no MCP server is named {server}"))?;
