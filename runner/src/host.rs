@@ -78,6 +78,14 @@ pub enum Progress<'a> {
         ms: u64,
         error: Option<&'a str>,
     },
+    /// A server's latest report on a call in flight (MCP progress).
+    McpProgress {
+        server: &'a str,
+        tool: &'a str,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&'a str>,
+    },
     /// An MCP tool call waits for a person's approval: the run stops
     /// resumably; the next run is told the decision under `key`.
     McpApproval {

@@ -64,11 +64,35 @@ pub struct Server {
     pub timeout: Duration,
 }
 
-type Service = RunningService<RoleClient, ()>;
+/// How far a call has got, as its server last said (MCP progress
+/// notifications): progress, total, message.
+pub type Step = (f64, Option<f64>, Option<String>);
+
+/// The client side of a session: it keeps the latest progress a server
+/// reports for the call in flight.
+#[derive(Clone, Default)]
+struct Handler {
+    latest: Arc<Mutex<Option<Step>>>,
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + rmcp::service::MaybeSendFuture + '_ {
+        let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+        *latest = Some((params.progress, params.total, params.message));
+        std::future::ready(())
+    }
+}
+
+type Service = RunningService<RoleClient, Handler>;
 
 /// A running server and what it printed on stderr.
 struct Live {
     service: Service,
+    progress: Arc<Mutex<Option<Step>>>,
     stderr: Arc<Mutex<String>>,
     /// A child's process id.
     pid: Option<u32>,
@@ -159,20 +183,30 @@ impl Clients {
         self.servers.iter().find(|s| s.name == name)
     }
 
-    /// Wait for `fut`, at most `timeout`, giving up on a stop.
+    /// Wait for `fut`, at most `timeout`, giving up on a stop; `watch`
+    /// hears each new progress step.
     fn wait<T>(
         &self,
         what: &str,
         timeout: Duration,
         fut: impl std::future::Future<Output = Result<T, String>>,
+        watch: Option<(&Mutex<Option<Step>>, &dyn Fn(&Step))>,
     ) -> Result<T, String> {
         let stop = self.stop.clone();
         self.runtime.block_on(async move {
             let stopped = async {
+                let mut shown: Option<Step> = None;
                 loop {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     if stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
                         return;
+                    }
+                    if let Some((latest, hear)) = &watch {
+                        let now = latest.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        if let Some(step) = now.filter(|s| shown.as_ref() != Some(s)) {
+                            hear(&step);
+                            shown = Some(step);
+                        }
                     }
                 }
             };
@@ -189,6 +223,8 @@ impl Clients {
     /// Start `server` (a child process or an HTTP session).
     fn connect(&self, server: &Server) -> Result<Live, String> {
         let stderr = Arc::new(Mutex::new(String::new()));
+        let handler = Handler::default();
+        let progress = handler.latest.clone();
         let mut pid = None;
         let name = &server.name;
         let service = match &server.transport {
@@ -241,7 +277,8 @@ impl Clients {
                 self.wait(
                     &format!("starting MCP server {name}"),
                     LIST_TIMEOUT,
-                    async { ().serve(transport).await.map_err(|e| e.to_string()) },
+                    async { handler.serve(transport).await.map_err(|e| e.to_string()) },
+                    None,
                 )
             }
             Transport::Http { url, token_env } => {
@@ -263,13 +300,15 @@ impl Clients {
                 self.wait(
                     &format!("connecting to MCP server {name}"),
                     LIST_TIMEOUT,
-                    async { ().serve(transport).await.map_err(|e| e.to_string()) },
+                    async { handler.serve(transport).await.map_err(|e| e.to_string()) },
+                    None,
                 )
             }
         };
         match service {
             Ok(service) => Ok(Live {
                 service,
+                progress,
                 stderr,
                 pid,
             }),
@@ -310,6 +349,7 @@ impl Clients {
                     &format!("listing MCP server {}'s tools", server.name),
                     LIST_TIMEOUT,
                     async move { peer.list_all_tools().await.map_err(|e| e.to_string()) },
+                    None,
                 )
                 .map_err(|e| with_stderr(e, &live.stderr))?;
             let tools = tools
@@ -337,12 +377,32 @@ impl Clients {
     /// that exited is started again once per run. Neither carries a value
     /// the server was given.
     pub fn call(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
-        self.call_once(server, tool, arguments)
-            .map(|t| self.scrub(t))
-            .map_err(|e| self.scrub(e))
+        self.call_with_progress(server, tool, arguments, &|_| {})
     }
 
-    fn call_once(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
+    /// [`Clients::call`], telling `progress` each step the server reports.
+    pub fn call_with_progress(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+        progress: &dyn Fn(&Step),
+    ) -> Result<String, String> {
+        self.call_once(server, tool, arguments, &|step| {
+            let (done, total, message) = step;
+            progress(&(*done, *total, message.clone().map(|m| self.scrub(m))));
+        })
+        .map(|t| self.scrub(t))
+        .map_err(|e| self.scrub(e))
+    }
+
+    fn call_once(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+        progress: &dyn Fn(&Step),
+    ) -> Result<String, String> {
         let config = self
             .server(server)
             .ok_or_else(|| format!("no MCP server is named {server}"))?;
@@ -380,11 +440,20 @@ impl Clients {
         let live = self.live.borrow();
         let live = &live[server];
         let peer = live.service.peer().clone();
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         self.calls.set(self.calls.get() + 1);
-        let result = self.wait(&format!("{server}.{tool}"), config.timeout, async move {
-            peer.call_tool(params).await.map_err(|e| e.to_string())
-        });
+        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(
+                rmcp::model::NumberOrString::Number(self.calls.get() as i64),
+            ),
+        ));
+        *live.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let result = self.wait(
+            &format!("{server}.{tool}"),
+            config.timeout,
+            async move { peer.call_tool(params).await.map_err(|e| e.to_string()) },
+            Some((&live.progress, progress)),
+        );
         let result = match result {
             Ok(result) => result,
             Err(e) => {

@@ -756,7 +756,16 @@ impl Host for NativeHost {
         arguments: &serde_json::Value,
     ) -> Result<String, String> {
         match &self.mcp {
-            Some(clients) => clients.call(server, tool, arguments),
+            Some(clients) => clients.call_with_progress(server, tool, arguments, &|step| {
+                let (progress, total, message) = step;
+                (self.on_progress.borrow_mut())(&Progress::McpProgress {
+                    server,
+                    tool,
+                    progress: *progress,
+                    total: *total,
+                    message: message.as_deref(),
+                });
+            }),
             None => Err(format!("no MCP server is named {server}")),
         }
     }

@@ -535,3 +535,25 @@ fn a_url_servers_token_comes_from_its_named_variable_as_a_bearer_header() {
     let head = seen.join().unwrap();
     assert!(head.contains("authorization: bearer tok-123"), "{head}");
 }
+
+#[test]
+fn a_long_running_call_reports_its_progress_while_it_runs() {
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], env()).unwrap();
+    let steps = std::cell::RefCell::new(Vec::new());
+    let text = clients
+        .call_with_progress(
+            "ev",
+            "trigger-long-running-operation",
+            &json!({"duration": 2, "steps": 4}),
+            &|step| steps.borrow_mut().push(step.clone()),
+        )
+        .unwrap();
+    assert!(text.contains("completed"), "{text}");
+    let steps = steps.into_inner();
+    assert!(steps.len() >= 2, "{steps:?}");
+    assert!(
+        steps.iter().all(|(_, total, _)| *total == Some(4.0)),
+        "{steps:?}"
+    );
+    assert!(steps.windows(2).all(|w| w[0].0 < w[1].0), "{steps:?}");
+}

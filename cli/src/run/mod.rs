@@ -446,6 +446,17 @@ impl Progress {
                     e.chars().take(300).collect::<String>()
                 ),
             }),
+            P::McpProgress {
+                server,
+                tool,
+                progress,
+                total,
+                message,
+            } => {
+                let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+                let said = message.map(|m| format!(" {m}")).unwrap_or_default();
+                self.line(&format!("  … {server}.{tool} {progress}{of}{said}"));
+            }
             P::McpApproval {
                 node,
                 tool,
