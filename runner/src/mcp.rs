@@ -89,6 +89,9 @@ impl rmcp::ClientHandler for Handler {
 
 type Service = RunningService<RoleClient, Handler>;
 
+/// A call's latest progress and who hears each new step.
+type Watch<'a> = (&'a Mutex<Option<Step>>, &'a dyn Fn(&Step));
+
 /// A running server and what it printed on stderr.
 struct Live {
     service: Service,
@@ -190,7 +193,7 @@ impl Clients {
         what: &str,
         timeout: Duration,
         fut: impl std::future::Future<Output = Result<T, String>>,
-        watch: Option<(&Mutex<Option<Step>>, &dyn Fn(&Step))>,
+        watch: Option<Watch<'_>>,
     ) -> Result<T, String> {
         let stop = self.stop.clone();
         self.runtime.block_on(async move {
