@@ -460,12 +460,16 @@ impl Clients {
         let result = match result {
             Ok(result) => result,
             Err(e) => {
-                let e = if live.service.is_transport_closed() {
-                    format!("MCP server {server} exited during the call ({e})")
+                // What a server printed says why it exited; a live
+                // server's error speaks for itself.
+                return Err(if live.service.is_transport_closed() {
+                    with_stderr(
+                        format!("MCP server {server} exited during the call ({e})"),
+                        &live.stderr,
+                    )
                 } else {
                     e
-                };
-                return Err(with_stderr(e, &live.stderr));
+                });
             }
         };
         let mut parts = Vec::new();

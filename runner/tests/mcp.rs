@@ -557,3 +557,99 @@ fn a_long_running_call_reports_its_progress_while_it_runs() {
     );
     assert!(steps.windows(2).all(|w| w[0].0 < w[1].0), "{steps:?}");
 }
+
+#[test]
+fn a_call_slower_than_its_timeout_is_an_error_the_model_reads() {
+    let mut server = stdio_server("ev");
+    server.timeout = Duration::from_secs(1);
+    let clients = Clients::new(vec![server], vec![], env()).unwrap();
+    let started = Instant::now();
+    let err = clients
+        .call(
+            "ev",
+            "trigger-long-running-operation",
+            &json!({"duration": 10, "steps": 2}),
+        )
+        .unwrap_err();
+    assert_eq!(err, "ev.trigger-long-running-operation timed out after 1 s");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn in_the_app_a_person_is_asked_and_a_refusal_is_the_tools_error() {
+    use planvault_protocol::{AskKind, FromWorker, PersonReply, ToWorker};
+    let dir = vault_with(NOTE);
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
+                step(vec![], "Not allowed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let mut server = stdio_server("ev");
+    server.approve = vec!["get-sum".into()];
+    let clients = Clients::new(vec![server], vec![], env()).unwrap();
+    let inbox = Inbox::new();
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let host = NativeHost::new(dir.path()).with_mcp(clients).on_post({
+        let inbox = inbox.clone();
+        let asked = asked.clone();
+        move |m| {
+            if let FromWorker::Ask {
+                request,
+                ask: AskKind::Human { question, .. },
+                ..
+            } = m
+            {
+                asked.borrow_mut().push((request.clone(), question.clone()));
+                inbox.push(ToWorker::Reply {
+                    request: request.clone(),
+                    reply: PersonReply::Human {
+                        approved: false,
+                        note: String::new(),
+                        choice: None,
+                    },
+                });
+            }
+        }
+    });
+    let reason = block_on(run_with(
+        &host,
+        &inbox,
+        start(&stub.base_url(), Autonomy::Ask),
+        Options::default(),
+    ))
+    .expect("a native run never waits");
+    assert_eq!(reason, Some(FinishReason::Completed));
+    assert_eq!(host.mcp().unwrap().calls(), 0);
+    assert_eq!(
+        asked.borrow().clone(),
+        [(
+            "add#1/tool.1:approve".to_string(),
+            r#"Allow ev.get-sum with {"a":2,"b":3}?"#.to_string()
+        )]
+    );
+    let turn = stub.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        turn.contains("a person refused this call to ev.get-sum"),
+        "{turn}"
+    );
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    assert!(
+        journal.contains(r#"{"key":"add#1/tool.1:approve","kind":"human""#),
+        "{journal}"
+    );
+}
