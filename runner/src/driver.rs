@@ -536,11 +536,9 @@ impl<'a, H: Host> Driver<'a, H> {
                 .await?;
             journal.entries.push(entry);
         }
-        self.recorded = journal
-            .entries
-            .iter()
-            .map(|e| (e.key.clone(), e.answer.clone()))
-            .collect();
+        for entry in &journal.entries {
+            self.remember(entry.clone());
+        }
         let mut prior = Vec::new();
         if resuming {
             for node in &self.plan.nodes {

@@ -6,6 +6,12 @@
 //! first where the tool asks for one under `autonomy: ask`, journaled under
 //! `node#visit/tool.N:approve`. Neither key reads as a visit's answer to the
 //! engine (`split_key` needs `#visit:kind`), so they never move its counters.
+//!
+//! An approval is of one call: before a person is asked, the call (tool and
+//! arguments) is journaled as pending under its key; an approval counts
+//! only after the latest pending entry of its key and only for a call with
+//! those very arguments, so a model asking something else at that place
+//! after a resume is asked about again.
 
 use super::{Driver, Humans};
 use crate::host::{Host, Progress};
@@ -109,11 +115,15 @@ impl<H: Host> Driver<'_, H> {
             .or_insert(0);
         *count += 1;
         let key = format!("{}#{}/tool.{}", request.node, request.visit, count);
-        if let Some(Answer::Invoke { value, error }) = self.recorded.get(&key) {
-            let same = value.as_ref().is_some_and(|v| {
+        let same_call = |answer: Option<&Answer>| match answer {
+            Some(Answer::Invoke { value: Some(v), .. }) => {
                 v["tool"] == Value::String(display.clone()) && v["arguments"] == args
-            });
-            if same {
+            }
+            _ => false,
+        };
+        let recorded = self.recorded.get(&key);
+        if same_call(recorded) && !recorded.is_some_and(is_pending) {
+            if let Some(Answer::Invoke { value, error }) = recorded {
                 return Ok(match error {
                     Some(e) => Err(e.clone()),
                     None => Ok(value
@@ -124,6 +134,7 @@ impl<H: Host> Driver<'_, H> {
                 });
             }
         }
+        let pending_here = same_call(recorded) && recorded.is_some_and(is_pending);
         let asks = self
             .catalog
             .as_ref()
@@ -134,9 +145,22 @@ impl<H: Host> Driver<'_, H> {
             let approve_key = format!("{key}:approve");
             let shown = self.scrub(&args.to_string());
             let decided = match self.recorded.get(&approve_key) {
-                Some(Answer::Human { approved, .. }) => Some(*approved),
+                Some(Answer::Human { approved, .. }) if pending_here => Some(*approved),
                 _ => None,
             };
+            if decided.is_none() {
+                // The call a person decides on, journaled before they are asked.
+                let pending = JournalEntry {
+                    key: key.clone(),
+                    answer: Answer::Invoke {
+                        value: Some(
+                            json!({"tool": display, "arguments": args, "pending": "approval"}),
+                        ),
+                        error: None,
+                    },
+                };
+                self.record(pending).await?;
+            }
             let approved = match decided {
                 Some(approved) => approved,
                 None if self.options.humans == Humans::Defer => {
@@ -212,6 +236,15 @@ impl<H: Host> Driver<'_, H> {
         Ok(result)
     }
 
+    /// Index one journal entry: later entries win, and a pending call
+    /// voids an earlier approval under its key.
+    pub(super) fn remember(&mut self, entry: JournalEntry) {
+        if is_pending(&entry.answer) {
+            self.recorded.remove(&format!("{}:approve", entry.key));
+        }
+        self.recorded.insert(entry.key, entry.answer);
+    }
+
     /// Append an entry of the driver's own to the journal and remember it.
     async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
         let line = journal::entry_line(&entry) + "\n";
@@ -222,7 +255,12 @@ impl<H: Host> Driver<'_, H> {
                 self.last_error = Some(error);
                 Halt { reason }
             })?;
-        self.recorded.insert(entry.key, entry.answer);
+        self.remember(entry);
         Ok(())
     }
+}
+
+/// A call journaled while it waits for a person's approval.
+fn is_pending(answer: &Answer) -> bool {
+    matches!(answer, Answer::Invoke { value: Some(v), .. } if v.get("pending").is_some())
 }

@@ -368,19 +368,16 @@ fn a_declared_tool_nothing_offers_stops_the_run_before_any_model_call() {
 #[test]
 fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_approved() {
     let dir = vault_with(NOTE);
+    let sum = |b: i64| step(vec![call("ev__get-sum", json!({"a": 2, "b": b}))], "");
     let script = Script {
-        replies: vec![
-            step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
-            step(vec![call("ev__get-sum", json!({"a": 2, "b": 3}))], ""),
-            step(vec![], "Five."),
-        ],
+        // The model asks 2+3, then (after the resume) 2+4 at the same place.
+        replies: vec![sum(3), sum(4), sum(4), step(vec![], "Six.")],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let mut server = stdio_server("ev");
     server.approve = vec!["get-sum".into()];
-    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
-    match reason {
+    let waits = |reason: Option<FinishReason>| match reason {
         Some(FinishReason::Stopped { reason }) => {
             assert!(
                 reason.contains("ev.get-sum at add waits for a person's approval (add#1/tool.1)"),
@@ -388,17 +385,33 @@ fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_
             )
         }
         other => panic!("{other:?}"),
-    }
+    };
+    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
+    waits(reason);
     assert_eq!(calls, 0, "nothing is called before the person decides");
-    let approve = JournalEntry {
+    let approve = || JournalEntry {
         key: "add#1/tool.1:approve".into(),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
     };
-    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
+    // The person approved 2+3; the model now asks 2+4: asked again.
+    let (reason, calls) = run(
+        dir.path(),
+        server.clone(),
+        &stub,
+        Autonomy::Ask,
+        vec![approve()],
+    );
+    waits(reason);
+    assert_eq!(calls, 0, "an approval is of the call it was given for");
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve()]);
     assert_eq!(reason, Some(FinishReason::Completed));
     assert_eq!(calls, 1);
     let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
     assert!(journal.contains(r#""approved_by":"a person""#), "{journal}");
+    assert!(
+        journal.contains(r#""result":"The sum of 2 and 4 is 6.""#),
+        "{journal}"
+    );
 }
 
 /// Kill a server this test started, after `ms`.
