@@ -8,7 +8,7 @@
 //! What a server may do is bounded here: a child gets the cleaned
 //! environment of `@tool` commands plus the names its config lists, a call
 //! is timed out and its result cut to
-//! [`RESULT_LIMIT_CHARS`](planvault_llm::mcp::RESULT_LIMIT_CHARS), and a
+//! [`RESULT_LIMIT_CHARS`], and a
 //! server error, a refused argument or a server that exits mid-call come
 //! back as the tool's error text, which the model reads.
 
