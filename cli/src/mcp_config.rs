@@ -200,15 +200,14 @@ pub fn clients(servers: Vec<Server>) -> anyhow::Result<planvault_runner::mcp::Cl
         .map_err(|e| anyhow::anyhow!("cannot start the MCP client: {e}"))
 }
 
-/// Where a plan's config is: `<vault>/.planvault/config.toml` for a folder,
-/// beside the file for a PLAN.md or generated plan.
+/// Where a plan's config is, as `planvault run` reads it:
+/// `<vault>/.planvault/config.toml` for a folder, the run vault's
+/// (`PLAN.run/`) for a PLAN.md or generated plan.
 pub fn default_config(path: &Path) -> (PathBuf, PathBuf) {
     let vault = if path.is_dir() {
         path.to_path_buf()
     } else {
-        path.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+        crate::run::run_vault_dir(path)
     };
     (vault.join(crate::run::CONFIG_FILE), vault)
 }

@@ -380,3 +380,35 @@ fn a_generated_plans_step_calls_a_servers_tool() {
     assert!(journal.contains(r#""value":"alpha""#), "{journal}");
     assert!(stub.requests().is_empty());
 }
+
+#[test]
+fn validate_check_tools_reads_a_generated_plans_config_where_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan =
+        r#"{"goal": "g", "nodes": [{"id": "put", "capability": "files.write_file", "args": {}}]}"#;
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let check = || {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg("validate")
+            .arg(dir.path().join("plan.json"))
+            .arg("--check-tools")
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("`files.write_file`: no MCP server is configured"));
+    let run = dir.path().join("plan.run");
+    std::fs::create_dir_all(run.join("out")).unwrap();
+    std::fs::create_dir_all(run.join(".planvault")).unwrap();
+    std::fs::write(
+        run.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.files]\ncommand = {:?}\nargs = [\"out\"]\n",
+            server_filesystem().display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = check();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

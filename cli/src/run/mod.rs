@@ -238,7 +238,7 @@ fn read_journal(path: &std::path::Path) -> Result<Journal> {
 }
 
 /// `PLAN.md` → `PLAN.run/` beside it.
-fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
+pub fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
     let stem = plan_file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
