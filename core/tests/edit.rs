@@ -1,8 +1,11 @@
 //! Data-driven tests for `vault::edit`: one folder per case under
 //! `tests/edit/`, holding the note (`before.md`), the edit (`op.json`) and the
-//! expected result beside them (`after.md`, or `error.txt` when the edit must
-//! be refused). `UPDATE_FIXTURES=1 cargo test --test edit` rewrites the
-//! expectations; review the diff before committing it.
+//! expected result beside them as an insta snapshot: the new note byte for
+//! byte (`after.snap.md`, a binary snapshot, so line endings, a BOM and a
+//! missing last newline are compared too; `after.snap` is its metadata), or
+//! `error.snap` when the edit must be refused.
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test integration edit::`
+//! rewrites the snapshots; review the diff before committing it.
 
 use planvault_core::vault::edit::{self, KnobValue};
 use planvault_core::NodeKind;
@@ -77,7 +80,6 @@ fn apply(before: &str, op: &Value) -> Result<String, String> {
 #[test]
 fn edit_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/edit");
-    let update = std::env::var_os("UPDATE_FIXTURES").is_some();
     let mut cases: Vec<_> = fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -89,35 +91,33 @@ fn edit_fixtures() {
         "fixture folders went missing: {}",
         cases.len()
     );
-    let mut failures = Vec::new();
     for case in &cases {
         let before = fs::read_to_string(case.join("before.md")).unwrap();
         let op: Value =
             serde_json::from_str(&fs::read_to_string(case.join("op.json")).unwrap()).unwrap();
-        let (file, actual) = match apply(&before, &op) {
-            Ok(text) => ("after.md", text),
-            Err(message) => ("error.txt", format!("{message}\n")),
+        let result = apply(&before, &op);
+        // A case that changed between success and refusal keeps no stale
+        // expectation of the other kind.
+        let stale = if result.is_ok() {
+            "error.snap"
+        } else {
+            "after.snap"
         };
-        let expected_path = case.join(file);
-        if update {
-            let _ = fs::remove_file(case.join("after.md"));
-            let _ = fs::remove_file(case.join("error.txt"));
-            fs::write(&expected_path, &actual).unwrap();
-            continue;
-        }
-        match fs::read(&expected_path) {
-            Ok(expected) if expected == actual.as_bytes() => {}
-            Ok(expected) => failures.push(format!(
-                "{}: {file} differs\n--- expected\n{:?}\n--- actual\n{:?}",
-                case.display(),
-                String::from_utf8_lossy(&expected),
-                actual
-            )),
-            Err(_) => failures.push(format!(
-                "{}: expected {file}, got {actual:?}",
-                case.display()
-            )),
-        }
+        assert!(
+            !case.join(stale).exists(),
+            "{}: remove the stale {stale}",
+            case.display()
+        );
+        insta::with_settings!({
+            snapshot_path => case.clone(),
+            prepend_module_to_snapshot => false,
+            description => case.file_name().unwrap().to_string_lossy().to_string(),
+            omit_expression => true,
+        }, {
+            match result {
+                Ok(text) => insta::assert_binary_snapshot!("after.md", text.into_bytes()),
+                Err(message) => insta::assert_snapshot!("error", message),
+            }
+        });
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

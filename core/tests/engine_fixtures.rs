@@ -1,8 +1,9 @@
 //! Data-driven engine runs: each folder under `tests/fixtures/engine/` holds a
 //! plan (`vault/`, `PLAN.md` or `plan.json`), the scripted answers
-//! (`script.json`) and, beside them, the expected run (`expected.md`: the
-//! trace as `trace.md` would hold it, the requests made, how it finished).
-//! `UPDATE_EXPECT=1 cargo test --test engine_fixtures` rewrites the expectations.
+//! (`script.json`) and, beside them, the expected run (`expected.snap`, an
+//! insta snapshot: the trace as `trace.md` would hold it, the requests made,
+//! how it finished). `INSTA_UPDATE=always cargo test -p planvault-core --test
+//! integration engine_fixtures::` rewrites the snapshots; review the diff.
 
 use planvault_core::engine::trace::trace_header;
 use planvault_core::engine::{
@@ -139,22 +140,15 @@ fn every_fixture_runs_as_expected() {
         .collect();
     cases.sort();
     assert!(!cases.is_empty());
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut failures = Vec::new();
     for case in &cases {
         let actual = run_case(case);
-        let expected_path = case.join("expected.md");
-        if update {
-            std::fs::write(&expected_path, &actual).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != actual {
-            failures.push(format!(
-                "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
-                case.display()
-            ));
-        }
+        insta::with_settings!({
+            snapshot_path => case.clone(),
+            prepend_module_to_snapshot => false,
+            description => case.file_name().unwrap().to_string_lossy().to_string(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!("expected", actual);
+        });
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -1,9 +1,7 @@
 //! Generated-plan semantics (seeds 002, 004): waves, `$from` bindings,
 //! preconditions, undeclared tools, failure modes, bounded replanning.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, Effect, Engine, Event, FailureMode, FinishReason, Journal, Request, RequestBody,
     RunConfig,

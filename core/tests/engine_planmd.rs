@@ -1,9 +1,7 @@
 //! PLAN.md execution semantics (seed 001) on the grammar's worked example and
 //! small plans, with scripted answers.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody,
     RunConfig,

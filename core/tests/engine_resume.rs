@@ -1,9 +1,7 @@
 //! Resume after an interruption at every point of a run, and properties of
 //! random runs: budgets hold, replay reproduces, resume never re-runs work.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig,
 };

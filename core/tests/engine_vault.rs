@@ -1,8 +1,6 @@
 //! Vault execution semantics (seed 000), one rule per test, with scripted answers.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, DecidedBy, Effect, Engine, Event, FinishReason, Journal, RequestBody, RunConfig,
 };

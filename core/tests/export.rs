@@ -1,11 +1,21 @@
-//! The graph exports of `planvault graph`, on the seed's plan (a loop with an
-//! exit) plus a dangling edge and an unreachable note, so every branch of
-//! every drawing shows up in a snapshot.
+//! The graph exports of `planvault graph`:
+//! - on the seed's plan (a loop with an exit) plus a dangling edge and an
+//!   unreachable note, so every branch of every drawing shows up in a
+//!   snapshot (`tests/snapshots/`);
+//! - for the single-file formats, one folder per case under
+//!   `tests/fixtures/export/` with every drawing beside the input as an insta
+//!   snapshot: `expected.json.snap`, `expected.mmd.snap`, `expected.txt.snap`
+//!   (ASCII), `expected.canvas.snap`.
+//!
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test integration export::`
+//! rewrites the snapshots; review the diff before committing it.
 
 use planvault_core::export::{self, GraphFormat};
-use planvault_core::{check, Plan, PlanSource};
+use planvault_core::{check, generated, Plan, PlanSource};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
 
 fn plan() -> Plan {
     let files: BTreeMap<String, String> = [
@@ -111,4 +121,83 @@ fn a_long_chain_draws_as_a_column() {
     let text = export::export(&plan, GraphFormat::Ascii);
     assert_eq!(text.lines().count(), 2000);
     assert!(text.lines().all(|l| l.chars().count() < 40), "indent grew");
+}
+
+const OUTPUTS: [(GraphFormat, &str); 4] = [
+    (GraphFormat::Json, "expected.json"),
+    (GraphFormat::Mermaid, "expected.mmd"),
+    (GraphFormat::Ascii, "expected.txt"),
+    (GraphFormat::Canvas, "expected.canvas"),
+];
+
+fn source(dir: &Path) -> PlanSource {
+    if let Ok(text) = fs::read_to_string(dir.join("PLAN.md")) {
+        PlanSource::PlanMd {
+            file: "PLAN.md".into(),
+            text,
+        }
+    } else {
+        let text = fs::read_to_string(dir.join("plan.json")).unwrap();
+        PlanSource::Generated {
+            file: "plan.json".into(),
+            text,
+            options: generated::Options::default(),
+        }
+    }
+}
+
+#[test]
+fn export_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export");
+    let mut dirs: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no fixtures under {}", root.display());
+    for dir in dirs {
+        let plan = check(&source(&dir)).plan;
+        for (format, name) in OUTPUTS {
+            insta::with_settings!({
+                snapshot_path => dir.clone(),
+                prepend_module_to_snapshot => false,
+                description => dir.file_name().unwrap().to_string_lossy().to_string(),
+                omit_expression => true,
+            }, {
+                insta::assert_snapshot!(name, export::export(&plan, format));
+            });
+        }
+    }
+}
+
+/// The JSON exports are valid JSON, and a canvas has integer geometry on
+/// every node and edges that point at nodes it declares (JSON Canvas 1.0).
+#[test]
+fn json_and_canvas_are_well_formed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export");
+    for entry in fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let plan = check(&source(&dir)).plan;
+        let graph: serde_json::Value =
+            serde_json::from_str(&export::export(&plan, GraphFormat::Json)).unwrap();
+        assert_eq!(graph["nodes"].as_array().unwrap().len(), plan.nodes.len());
+        let canvas: serde_json::Value =
+            serde_json::from_str(&export::export(&plan, GraphFormat::Canvas)).unwrap();
+        let ids: Vec<&str> = canvas["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["id"].as_str().unwrap())
+            .collect();
+        for node in canvas["nodes"].as_array().unwrap() {
+            for key in ["x", "y", "width", "height"] {
+                assert!(node[key].is_i64(), "{key} of {node}");
+            }
+            assert_eq!(node["type"], "text");
+        }
+        for edge in canvas["edges"].as_array().unwrap() {
+            assert!(ids.contains(&edge["fromNode"].as_str().unwrap()));
+            assert!(ids.contains(&edge["toNode"].as_str().unwrap()));
+        }
+    }
 }

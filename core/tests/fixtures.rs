@@ -1,9 +1,9 @@
 //! Data-driven tests: one folder per case under `tests/fixtures/<format>/`,
-//! the input beside `expected.txt`, which holds the parsed graph and every
-//! diagnostic exactly as `planvault validate` prints it.
+//! the input beside `expected.snap` (an insta snapshot), which holds the
+//! parsed graph and every diagnostic exactly as `planvault validate` prints it.
 //!
-//! `UPDATE_EXPECT=1 cargo test -p planvault-core --test fixtures` rewrites
-//! the expected files; review the diff before committing it.
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test integration fixtures::`
+//! rewrites the snapshots; review the diff before committing it.
 
 use planvault_core::{check, generated, planmd, EdgeKind, NodeExt, Plan, PlanSource};
 use std::fmt::Write as _;
@@ -148,26 +148,18 @@ fn options(dir: &Path) -> generated::Options {
 }
 
 fn run(format: &str, input: &str, source: impl Fn(&Path, String) -> PlanSource) {
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut failures = Vec::new();
     for dir in cases(format) {
         let text = String::from_utf8(fs::read(dir.join(input)).unwrap()).unwrap();
         let actual = render(&source(&dir, text));
-        let expected_path = dir.join("expected.txt");
-        let expected = fs::read_to_string(&expected_path).unwrap_or_default();
-        if actual != expected {
-            if update {
-                fs::write(&expected_path, &actual).unwrap();
-            } else {
-                failures.push(format!("--- {}\n{actual}", dir.display()));
-            }
-        }
+        insta::with_settings!({
+            snapshot_path => dir.clone(),
+            prepend_module_to_snapshot => false,
+            description => dir.file_name().unwrap().to_string_lossy().to_string(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!("expected", actual);
+        });
     }
-    assert!(
-        failures.is_empty(),
-        "fixtures differ (UPDATE_EXPECT=1 to bless):\n{}",
-        failures.join("\n")
-    );
 }
 
 #[test]

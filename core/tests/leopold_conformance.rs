@@ -10,7 +10,7 @@
 //! differ, so the note cannot go stale.
 //!
 //! planvault's own expectation for each case (its graph and every diagnostic,
-//! positions included) is the `expected.txt` beside it, checked by
+//! positions included) is the `expected.snap` beside it, checked by
 //! `fixtures.rs` like every other PLAN.md fixture.
 
 use planvault_core::{check, planmd, EdgeKind, Plan, PlanSource, Severity, Status};

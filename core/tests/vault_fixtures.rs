@@ -2,7 +2,7 @@
 //! vault (notes, plus whatever else a real vault holds), and `expected.snap`
 //! beside the notes is what loading and validating it must produce: the
 //! diagnostics compiler-style with the nodes they name, then the plan model.
-//! `INSTA_UPDATE=always cargo test -p planvault-core --test vault_fixtures`
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test integration vault_fixtures::`
 //! rewrites the snapshots; review the diff before committing.
 
 use planvault_core::{check, NodeExt, PlanSource};

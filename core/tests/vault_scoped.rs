@@ -2,7 +2,7 @@
 //! `tests/fixtures/vault-scoped/` is a whole vault, `folder.txt` names the
 //! plan's folder in it, and `expected.snap` is what checking that folder
 //! gives (`vault::check_in_folder`, as `planvault validate VAULT/FOLDER`).
-//! `INSTA_UPDATE=always cargo test -p planvault-core --test vault_scoped`
+//! `INSTA_UPDATE=always cargo test -p planvault-core --test integration vault_scoped::`
 //! rewrites the snapshots.
 
 use planvault_core::vault::check_in_folder;

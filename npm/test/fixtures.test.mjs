@@ -107,7 +107,7 @@ for (const [entry, build] of builds) {
   test(`PLAN.md fixtures through ${entry}: the same diagnostics as the Rust tests, byte for byte`, async (t) => {
     for (const { name, dir } of cases("planmd")) {
       await t.test(name, () => {
-        const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
+        const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n");
         const text = readFileSync(join(dir, "PLAN.md"), "utf8");
         const report = build.validate(build.parsePlanMd(text, "PLAN.md"));
         assert.equal(renderPlanDiagnostics(report.diagnostics), expected);
@@ -119,7 +119,7 @@ for (const [entry, build] of builds) {
 test("generated-plan fixtures: the same diagnostics as the Rust tests, byte for byte", async (t) => {
   for (const { name, dir } of cases("generated")) {
     await t.test(name, () => {
-      const expected = section(readFileSync(join(dir, "expected.txt"), "utf8"), "diagnostics:\n");
+      const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n");
       const options = { file: "plan.json" };
       const allowedTools = readList(dir, "allowed_tools.txt");
       const availableTools = readList(dir, "available_tools.txt");

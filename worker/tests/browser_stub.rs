@@ -10,9 +10,9 @@
 //!   --target wasm32-unknown-unknown -p planvault-worker --test browser_stub
 //! ```
 //!
-//! Without `PLANVAULT_STUB_URL` each test says so and passes without running,
-//! unless `PLANVAULT_REQUIRE_STUB` was set at build time (`scripts/test` sets
-//! both), when a missing URL is a failure.
+//! Without `PLANVAULT_STUB_URL` at build time each test fails, saying so: a
+//! network test that passes without running proves nothing. `scripts/test
+//! wasm-tests` starts the stub and sets it.
 #![cfg(target_arch = "wasm32")]
 
 use planvault_core::engine::{Autonomy, FinishReason};
@@ -33,13 +33,17 @@ use web_sys::{
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const STUB: Option<&str> = match (
-    option_env!("PLANVAULT_STUB_URL"),
-    option_env!("PLANVAULT_REQUIRE_STUB"),
-) {
-    (None, Some(_)) => panic!("PLANVAULT_REQUIRE_STUB is set but PLANVAULT_STUB_URL is not"),
-    (url, _) => url,
-};
+/// The stub's URL, fixed when this file was built.
+fn stub_url() -> &'static str {
+    match option_env!("PLANVAULT_STUB_URL") {
+        Some(url) => url,
+        None => panic!(
+            "PLANVAULT_STUB_URL was not set when this test was built: start \
+             testkit/llm-stub and set it (see this file's docs), or run \
+             `scripts/test wasm-tests`"
+        ),
+    }
+}
 const KEY: &str = "sk-browser-test-42";
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -188,9 +192,7 @@ fn finished(host: &Recording) -> (FinishReason, Option<planvault_protocol::RunEr
 
 #[wasm_bindgen_test]
 async fn the_example_vault_runs_against_the_stub_with_streamed_tokens_and_a_retried_429() {
-    let Some(url) = STUB else {
-        return console_log!("PLANVAULT_STUB_URL not set at build time: skipped");
-    };
+    let url = stub_url();
     let inbox = Inbox::new();
     let host = example("pv-stub-run", &inbox, false).await;
     assert_eq!(
@@ -236,9 +238,7 @@ async fn the_example_vault_runs_against_the_stub_with_streamed_tokens_and_a_retr
 
 #[wasm_bindgen_test]
 async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
-    let Some(url) = STUB else {
-        return console_log!("PLANVAULT_STUB_URL not set at build time: skipped");
-    };
+    let url = stub_url();
     let inbox = Inbox::new();
     let host = example("pv-stub-stop", &inbox, true).await;
     let reason = run(&host, &inbox, start(url, "SLOW", 1, 10_000)).await;

@@ -23,8 +23,7 @@
 //! Written here because the maintained allocators (dlmalloc itself, talc)
 //! measured slower on a parse's many small blocks. A proptest of random
 //! alloc/free/realloc sequences guards it; its pointer work is checked by
-//! Miri with strict provenance, which CI does not run (nightly, a few
-//! minutes). After any change here run:
+//! Miri with strict provenance: the `miri` step of `scripts/test` (CI) runs
 //!
 //! ```text
 //! MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-strict-provenance" \
