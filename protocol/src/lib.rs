@@ -365,6 +365,11 @@ pub enum ErrorCode {
     Protocol,
     /// A message that makes no sense now (a reply nobody asked for, ...).
     BadState,
+    /// A prompt over the run's budget (`[run] max_prompt_bytes`): not sent;
+    /// the step stays active, so the run resumes there.
+    PromptTooLarge,
+    /// Another run holds the vault (another tab, or `planvault run`).
+    VaultLocked,
 }
 
 /// Why a message could not be read.

@@ -52,6 +52,11 @@ const SLEEP_SLICE_MS: u32 = 100;
 /// wherever it runs, so a vault does not tell the browser from the terminal).
 pub const RESUME_MARKER: &str = "resumed by a new run";
 
+/// The most bytes one model request may carry (its JSON body: the prompt,
+/// earlier outputs, tool results) unless the vault's config says otherwise
+/// (`[run] max_prompt_bytes`).
+pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1_000_000;
+
 /// Who answers a person's decision (`@human`, `type: human`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Humans {
@@ -79,6 +84,8 @@ pub struct Options {
     pub humans: Humans,
     /// Why a stopped run stopped (the trace and the finish say it).
     pub stop_reason: String,
+    /// The prompt budget ([`DEFAULT_MAX_PROMPT_BYTES`] when `None`).
+    pub max_prompt_bytes: Option<usize>,
 }
 
 impl Default for Options {
@@ -90,6 +97,7 @@ impl Default for Options {
             decisions: Vec::new(),
             humans: Humans::Ask,
             stop_reason: "stopped from the app".into(),
+            max_prompt_bytes: None,
         }
     }
 }
@@ -213,6 +221,7 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
         LlmError::Malformed { .. } => ErrorCode::MalformedReply,
         LlmError::NoEndpoint { .. } => ErrorCode::NoEndpoint,
         LlmError::Interrupted => ErrorCode::BadState,
+        LlmError::PromptTooLarge { .. } => ErrorCode::PromptTooLarge,
     };
     let error = RunError::new(code, err.to_string());
     match err.hint(surface) {
@@ -1354,6 +1363,23 @@ impl<'a, H: Host> Driver<'a, H> {
     ) -> Result<Completion, LlmError> {
         let endpoint = self.endpoint(role)?;
         let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
+        // Checked before anything is sent: over budget, the step stays
+        // active and the run stops resumably, naming the step's note.
+        let limit = self
+            .options
+            .max_prompt_bytes
+            .unwrap_or(DEFAULT_MAX_PROMPT_BYTES);
+        if body.len() > limit {
+            let note = self
+                .node_index(&request.node)
+                .map_or_else(|| request.node.clone(), |i| note_file(&self.plan.nodes[i]));
+            return Err(LlmError::PromptTooLarge {
+                note,
+                node: request.node.clone(),
+                bytes: body.len(),
+                limit,
+            });
+        }
         let policy = self.start.retry;
         let attempts = policy.attempts.max(1);
         let mut attempt = 1;

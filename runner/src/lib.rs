@@ -13,9 +13,11 @@
 pub mod driver;
 pub mod host;
 pub mod inbox;
+pub mod lock;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;
+pub mod settings;
 
 pub use driver::{run, run_with, Humans, Options};
 pub use host::{Host, HostError, HttpHead, Progress};

@@ -13,7 +13,7 @@ use planvault_protocol::{
     RunMode, StartRun, ToWorker,
 };
 use planvault_runner::memory::{block_on, HttpCall, MemoryHost, Reply};
-use planvault_runner::{run, Inbox};
+use planvault_runner::{run, run_with, Inbox, Options};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -1507,4 +1507,77 @@ fn a_judgment_that_cannot_be_read_fails_the_node_and_a_resume_does_it_again() {
         .file(TRACE_FILE)
         .unwrap()
         .contains("resumed: the node had failed"));
+}
+
+#[test]
+fn a_prompt_over_the_budget_is_never_sent_and_the_run_stops_resumably_naming_the_note() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let filler = "lorem ipsum ".repeat(175_000);
+    let draft = files["draft.md"].replace("## Next", &format!("{filler}\n\n## Next"));
+    files.insert("draft.md".into(), draft);
+    let host = MemoryHost::new(files, &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    assert!(host.calls.borrow().is_empty(), "nothing reached the model");
+    let (reason, error) = finished(&host);
+    assert!(
+        matches!(&reason, FinishReason::Interrupted { node, .. } if node == "draft"),
+        "{reason:?}"
+    );
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::PromptTooLarge);
+    assert!(
+        error
+            .message
+            .starts_with("draft.md: the prompt for draft would be ")
+            && error
+                .message
+                .ends_with("bytes, over the budget of 1000000 bytes"),
+        "{}",
+        error.message
+    );
+    assert!(error.hint.unwrap().contains("max_prompt_bytes"));
+    assert_eq!(status_of(&host, "draft.md"), "status: active");
+    assert!(
+        !host.files.borrow().contains_key(JOURNAL_FILE),
+        "nothing was answered, so nothing is journaled"
+    );
+
+    // A budget that allows it (the vault's `[run] max_prompt_bytes`): the
+    // run picks up at draft and finishes.
+    host.posted.borrow_mut().clear();
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(4_000_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    assert_eq!(status_of(&host, "send.md"), "status: done");
+
+    // A long draft makes the review's prompt (which carries it) larger than
+    // the draft's own: with a budget between the two, the run sends the
+    // draft's request and stops at the review's.
+    let wordy = |call: &HttpCall| match step(call) {
+        "draft" => Reply::streamed(&"word ".repeat(600)),
+        _ => good_model(call),
+    };
+    let host = MemoryHost::new(example(), &inbox, wordy);
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(2_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    let (reason, error) = finished(&host);
+    assert!(
+        matches!(&reason, FinishReason::Interrupted { node, .. } if node == "review"),
+        "{reason:?}"
+    );
+    assert!(error.unwrap().message.starts_with("review.md: "));
+    let calls = host.calls.borrow();
+    assert_eq!(calls.len(), 1, "the draft's call only");
+    assert!(serde_json::to_string(&calls[0].body).unwrap().len() <= 2_000);
+    assert_eq!(status_of(&host, "draft.md"), "status: done");
+    assert_eq!(status_of(&host, "review.md"), "status: active");
 }
