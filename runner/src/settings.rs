@@ -46,7 +46,13 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
         let wanted = match (table.as_str(), key) {
             ("run", "max_prompt_bytes") | ("fetch", "allow_hosts") => key,
             _ => {
-                if line.contains("max_prompt_bytes") || line.contains("allow_hosts") {
+                // The keys elsewhere, dotted (`fetch.allow_hosts`) or in an
+                // inline table (`run = { max_prompt_bytes = 1 }`).
+                let named = |name: &str| {
+                    key.split('.').any(|k| k.trim() == name)
+                        || (value.trim_start().starts_with('{') && value.contains(name))
+                };
+                if named("max_prompt_bytes") || named("allow_hosts") {
                     return Err(at(
                         "write max_prompt_bytes under [run] and allow_hosts under [fetch], one key per line",
                     ));
@@ -164,6 +170,7 @@ mod tests {
             "fetch.allow_hosts = [\"x\"]\n",
             "fetch = { allow_hosts = [\"x\"] }\n",
             "[default]\nmax_prompt_bytes = 5\n",
+            "[fetch.x]\nallow_hosts = [\"x\"]\n",
         ] {
             let err = parse(bad).unwrap_err();
             assert!(err.starts_with(".planvault/config.toml:"), "{bad}: {err}");
