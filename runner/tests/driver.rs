@@ -1581,3 +1581,34 @@ fn a_prompt_over_the_budget_is_never_sent_and_the_run_stops_resumably_naming_the
     assert_eq!(status_of(&host, "draft.md"), "status: done");
     assert_eq!(status_of(&host, "review.md"), "status: active");
 }
+
+/// Found by the `journal` fuzz target: a journal whose last entry names
+/// visit 0 of the active node (no run writes one; a hand edit can)
+/// underflowed the visit counter on resume.
+#[test]
+fn a_journal_key_of_visit_zero_is_no_visit_and_the_resume_goes_on() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let draft = files["draft.md"].replace("status: pending", "status: active");
+    assert_ne!(draft, files["draft.md"]);
+    files.insert("draft.md".into(), draft);
+    let entry = planvault_core::engine::JournalEntry {
+        key: "draft#0:work".into(),
+        answer: Answer::Work {
+            output: "hand-written".into(),
+        },
+    };
+    files.insert(
+        JOURNAL_FILE.into(),
+        planvault_core::engine::journal::entry_line(&entry) + "\n",
+    );
+    let host = MemoryHost::new(files, &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    assert_eq!(status_of(&host, "send.md"), "status: done");
+    assert!(
+        journal_keys(&host).contains(&"draft#1:work".to_string()),
+        "{:?}",
+        journal_keys(&host)
+    );
+}
