@@ -65,9 +65,18 @@ fn entry(u: &mut Unstructured) -> Result<JournalEntry> {
 
 fn example() -> planvault_core::Plan {
     let files: BTreeMap<String, String> = [
-        ("draft.md", include_str!("../../static/example-vault/draft.md")),
-        ("review.md", include_str!("../../static/example-vault/review.md")),
-        ("send.md", include_str!("../../static/example-vault/send.md")),
+        (
+            "draft.md",
+            include_str!("../../static/example-vault/draft.md"),
+        ),
+        (
+            "review.md",
+            include_str!("../../static/example-vault/review.md"),
+        ),
+        (
+            "send.md",
+            include_str!("../../static/example-vault/send.md"),
+        ),
     ]
     .into_iter()
     .map(|(p, t)| (p.to_string(), t.to_string()))
@@ -109,7 +118,10 @@ fn check(data: &[u8]) -> Result<()> {
     }
 
     let (kept, cut) = split_torn(&text);
-    assert!(kept.is_empty() || kept.ends_with('\n'), "kept a partial line");
+    assert!(
+        kept.is_empty() || kept.ends_with('\n'),
+        "kept a partial line"
+    );
     let journal = Journal::from_jsonl(&kept).expect("whole lines read back");
     let n = lines.len();
     match tear {
@@ -130,7 +142,9 @@ fn check(data: &[u8]) -> Result<()> {
     }
     let next = entry(&mut u).unwrap_or(JournalEntry {
         key: "draft#1:work".into(),
-        answer: Answer::Work { output: String::new() },
+        answer: Answer::Work {
+            output: String::new(),
+        },
     });
     let appended = kept.clone() + &entry_line(&next) + "\n";
     let after = Journal::from_jsonl(&appended).expect("an append reads back");
@@ -144,7 +158,12 @@ fn check(data: &[u8]) -> Result<()> {
     // An engine resuming on this journal from any statuses.
     let mut plan = example();
     for node in &mut plan.nodes {
-        node.status = *u.choose(&[Status::Pending, Status::Active, Status::Done, Status::Failed])?;
+        node.status = *u.choose(&[
+            Status::Pending,
+            Status::Active,
+            Status::Done,
+            Status::Failed,
+        ])?;
     }
     let replay_only = u.arbitrary()?;
     let config = RunConfig {
