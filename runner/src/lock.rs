@@ -3,7 +3,7 @@
 //! and names the holder. `key=value` lines: the terminal writes `pid` and
 //! `host` (the machine's name); a browser writes `host=browser` and its
 //! `tab`. The terminal creates the file exclusively
-//! ([`crate::native::VaultLock`]); a browser, whose directory handle has no
+//! (`native::VaultLock`); a browser, whose directory handle has no
 //! exclusive create, checks and then writes it through the [`Host`]
 //! ([`take`]), under a Web Lock that keeps its own tabs apart.
 

@@ -60,8 +60,11 @@ pub struct BrowserHost {
     /// (the vault's `[fetch] allow_hosts`).
     fetch_allow: RefCell<Vec<String>>,
     /// Where posted messages go instead of the app (the tests' recorder).
-    on_post: Option<Box<dyn Fn(&FromWorker)>>,
+    on_post: Option<PostHook>,
 }
+
+/// A recorder of posted messages.
+type PostHook = Box<dyn Fn(&FromWorker)>;
 
 /// A reply body being read.
 pub struct Body {
