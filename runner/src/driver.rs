@@ -1328,7 +1328,14 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             "read_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
+                let limit = self.prompt_limit();
                 match self.host.read(&path).await.map_err(|e| e.to_string())? {
+                    // Handed back, it would stop the run at the next call:
+                    // the model is told instead, and may go on without it.
+                    Some(text) if text.len() > limit => Err(format!(
+                        "{path} is {} bytes, over the prompt budget of {limit} bytes ([run] max_prompt_bytes): not read",
+                        text.len()
+                    )),
                     Some(text) => Ok(text),
                     None => Err(format!("{path} does not exist")),
                 }
@@ -1353,6 +1360,13 @@ impl<'a, H: Host> Driver<'a, H> {
         }
     }
 
+    /// The most bytes one model request may carry.
+    fn prompt_limit(&self) -> usize {
+        self.options
+            .max_prompt_bytes
+            .unwrap_or(DEFAULT_MAX_PROMPT_BYTES)
+    }
+
     /// One model call with bounded retries; `Retrying` before each retry.
     async fn chat_for(
         &mut self,
@@ -1365,10 +1379,7 @@ impl<'a, H: Host> Driver<'a, H> {
         let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
         // Checked before anything is sent: over budget, the step stays
         // active and the run stops resumably, naming the step's note.
-        let limit = self
-            .options
-            .max_prompt_bytes
-            .unwrap_or(DEFAULT_MAX_PROMPT_BYTES);
+        let limit = self.prompt_limit();
         if body.len() > limit {
             let note = self
                 .node_index(&request.node)

@@ -1612,3 +1612,41 @@ fn a_journal_key_of_visit_zero_is_no_visit_and_the_resume_goes_on() {
         journal_keys(&host)
     );
 }
+
+#[test]
+fn a_note_over_the_budget_is_not_handed_to_the_model_and_the_step_goes_on() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let draft = files["draft.md"].replace("tools: [fetch_url, search]", "tools: [read_note]");
+    files.insert("draft.md".into(), draft);
+    files.insert(
+        "ref/agenda.md".into(),
+        format!("# Agenda\n\n{}\n", "item ".repeat(400)),
+    );
+    let round = Rc::new(Cell::new(0));
+    let seen = round.clone();
+    let host = MemoryHost::new(files, &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" || seen.get() > 0 {
+            return good_model(c);
+        }
+        seen.set(1);
+        Reply::tool_call("c1", "read_note", r#"{"path":"ref/agenda.md"}"#)
+    });
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(1_800),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    let second = host.calls.borrow()[1].clone();
+    let result = second.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("ref/agenda.md is 2011 bytes, over the prompt budget of 1800 bytes ([run] max_prompt_bytes): not read"),
+        "{result}"
+    );
+    assert!(!result.contains("item item"));
+}
