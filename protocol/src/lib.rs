@@ -82,6 +82,11 @@ pub struct StartRun {
     pub run_to: Option<String>,
     /// Bounded retries of one model call (429, 5xx, timeouts, dropped streams).
     pub retry: RetryPolicy,
+    /// The most bytes one model request may carry (the app's setting); the
+    /// vault's `[run] max_prompt_bytes` wins, the runner's default applies
+    /// when neither says.
+    #[serde(default)]
+    pub max_prompt_bytes: Option<u32>,
 }
 
 /// Where the work and the judgments come from.
@@ -495,6 +500,7 @@ mod tests {
             autonomy: Autonomy::Ask,
             breakpoints: vec!["review".into()],
             run_to: None,
+            max_prompt_bytes: None,
             retry: RetryPolicy::default(),
         }));
         roundtrip(ToWorker::Reply {

@@ -84,7 +84,8 @@ pub struct Options {
     pub humans: Humans,
     /// Why a stopped run stopped (the trace and the finish say it).
     pub stop_reason: String,
-    /// The prompt budget ([`DEFAULT_MAX_PROMPT_BYTES`] when `None`).
+    /// The prompt budget of the vault's config; over the app's
+    /// (`StartRun::max_prompt_bytes`) and [`DEFAULT_MAX_PROMPT_BYTES`].
     pub max_prompt_bytes: Option<usize>,
 }
 
@@ -1361,9 +1362,11 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     /// The most bytes one model request may carry.
+    /// The vault's config says, else the caller's setting, else the default.
     fn prompt_limit(&self) -> usize {
         self.options
             .max_prompt_bytes
+            .or(self.start.max_prompt_bytes.map(|b| b as usize))
             .unwrap_or(DEFAULT_MAX_PROMPT_BYTES)
     }
 
@@ -1563,6 +1566,7 @@ mod tests {
             autonomy: Autonomy::Ask,
             breakpoints: vec![],
             run_to: None,
+            max_prompt_bytes: None,
             retry: RetryPolicy::default(),
         }
     }

@@ -51,6 +51,7 @@ fn start(mode: RunMode) -> StartRun {
         autonomy: Autonomy::Ask,
         breakpoints: vec![],
         run_to: None,
+        max_prompt_bytes: None,
         retry: RetryPolicy {
             attempts: 3,
             base_delay_ms: 250,
@@ -1649,4 +1650,33 @@ fn a_note_over_the_budget_is_not_handed_to_the_model_and_the_step_goes_on() {
         "{result}"
     );
     assert!(!result.contains("item item"));
+}
+
+#[test]
+fn the_apps_prompt_budget_applies_unless_the_vaults_config_sets_one() {
+    let inbox = Inbox::new();
+    let tight = StartRun {
+        max_prompt_bytes: Some(500),
+        ..start(model())
+    };
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    go(&host, &inbox, tight.clone());
+    assert!(host.calls.borrow().is_empty());
+    let (_, error) = finished(&host);
+    assert!(
+        error
+            .unwrap()
+            .message
+            .ends_with("over the budget of 500 bytes"),
+        "the app's setting"
+    );
+    // The vault's `[run] max_prompt_bytes` wins over the app's setting.
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    inbox.clear();
+    let vaults = Options {
+        max_prompt_bytes: Some(1_000_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, tight, vaults)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
 }

@@ -549,6 +549,7 @@ mod tests {
             autonomy: planvault_core::engine::Autonomy::Ask,
             breakpoints: vec![],
             run_to: None,
+            max_prompt_bytes: None,
             retry: Default::default(),
         })
     }

@@ -176,6 +176,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         },
         breakpoints: Vec::new(),
         run_to: None,
+        max_prompt_bytes: None,
         retry: endpoints.retry(),
     };
     let options = Options {
