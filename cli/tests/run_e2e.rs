@@ -1024,6 +1024,77 @@ fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
     assert!(!lock.exists(), "the lock is released at the end");
 }
 
+#[test]
+fn a_browser_tabs_lock_refuses_a_terminal_run_naming_the_tab() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    // What a browser run writes through its directory handle.
+    let lock = vault.join(".planvault/run.lock");
+    std::fs::write(&lock, "host=browser\ntab=5e1f00aa\n").unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("being run by a browser tab (tab 5e1f00aa)")
+            && stderr.contains("if no browser tab is running it")
+            && stderr.contains("delete"),
+        "{stderr}"
+    );
+    assert!(
+        stub.requests().is_empty(),
+        "the refused run called no model"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        "host=browser\ntab=5e1f00aa\n",
+        "the tab's lock is left alone"
+    );
+}
+
+#[test]
+fn a_prompt_over_the_budget_is_never_sent_and_the_run_resumes_once_the_budget_allows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    // A 2 MB note: its step's prompt would carry all of it.
+    let draft = vault.join("draft.md");
+    let text = std::fs::read_to_string(&draft).unwrap();
+    let filler = "lorem ipsum ".repeat(175_000);
+    std::fs::write(
+        &draft,
+        text.replace("## Next", &format!("{filler}\n\n## Next")),
+    )
+    .unwrap();
+    assert!(std::fs::metadata(&draft).unwrap().len() > 2_000_000);
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "resumable: {stderr}");
+    assert!(
+        stderr.contains("draft.md: the prompt for draft would be")
+            && stderr.contains("over the budget of 1000000 bytes")
+            && stderr.contains("max_prompt_bytes"),
+        "{stderr}"
+    );
+    assert_eq!(stub.requests().len(), 0, "no request reached the model");
+    assert_eq!(status_of(&vault, "draft.md"), "active");
+
+    // The vault raises its budget: the run resumes at draft and finishes.
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[http]\nretry_base_ms = 20\nattempts = 3\n\n[run]\nmax_prompt_bytes = 4_000_000\n",
+    )
+    .unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(status_of(&vault, "send.md"), "done");
+    assert_eq!(count(&stub, DRAFT), 2, "the loop drafts twice, never more");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {

@@ -35,6 +35,18 @@ pub enum LlmError {
     /// Stopped from outside (Ctrl-C, the Stop button).
     #[error("interrupted")]
     Interrupted,
+    /// A prompt over the run's budget: refused before it is sent, so a
+    /// huge note (or what a step read) costs nothing.
+    #[error(
+        "{note}: the prompt for {node} would be {bytes} bytes, over the budget of {limit} bytes"
+    )]
+    PromptTooLarge {
+        /// The step's note.
+        note: String,
+        node: String,
+        bytes: usize,
+        limit: usize,
+    },
 }
 
 impl LlmError {
@@ -46,7 +58,9 @@ impl LlmError {
                 true
             }
             LlmError::Status { status, .. } => *status == 408 || *status == 429 || *status >= 500,
-            LlmError::NoEndpoint { .. } | LlmError::Interrupted => false,
+            LlmError::NoEndpoint { .. }
+            | LlmError::Interrupted
+            | LlmError::PromptTooLarge { .. } => false,
         }
     }
 
@@ -79,6 +93,14 @@ impl LlmError {
             LlmError::NoEndpoint { .. } if cli => "pass --endpoint BASE_URL --model NAME, --role ROLE=URL,MODEL, or configure .planvault/config.toml",
             LlmError::NoEndpoint { .. } => "add a default endpoint, or one for this role, in Settings",
             LlmError::Interrupted => return None,
+            LlmError::PromptTooLarge { .. } if cli => {
+                "shorten the note (or what the step reads), or raise max_prompt_bytes under [run] in \
+                 .planvault/config.toml; then run again: the run resumes at this step"
+            }
+            LlmError::PromptTooLarge { .. } => {
+                "shorten the note (or what the step reads), or raise max_prompt_bytes under [run] in \
+                 the vault's .planvault/config.toml; then press Resume: the run resumes at this step"
+            }
         };
         Some(text.to_string())
     }
@@ -146,6 +168,15 @@ mod tests {
             ),
             (LlmError::NoEndpoint { role: "r".into() }, false),
             (LlmError::Interrupted, false),
+            (
+                LlmError::PromptTooLarge {
+                    note: "n.md".into(),
+                    node: "n".into(),
+                    bytes: 2,
+                    limit: 1,
+                },
+                false,
+            ),
         ];
         for (err, want) in cases {
             assert_eq!(err.retryable(), want, "{err:?}");
@@ -179,6 +210,16 @@ mod tests {
                 },
                 "Settings",
                 "--endpoint",
+            ),
+            (
+                LlmError::PromptTooLarge {
+                    note: "n.md".into(),
+                    node: "n".into(),
+                    bytes: 2,
+                    limit: 1,
+                },
+                "Resume",
+                "max_prompt_bytes",
             ),
         ];
         for (err, browser, cli) in fixable {

@@ -82,6 +82,11 @@ pub struct StartRun {
     pub run_to: Option<String>,
     /// Bounded retries of one model call (429, 5xx, timeouts, dropped streams).
     pub retry: RetryPolicy,
+    /// The most bytes one model request may carry (the app's setting); the
+    /// vault's `[run] max_prompt_bytes` wins, the runner's default applies
+    /// when neither says.
+    #[serde(default)]
+    pub max_prompt_bytes: Option<u32>,
 }
 
 /// Where the work and the judgments come from.
@@ -365,6 +370,11 @@ pub enum ErrorCode {
     Protocol,
     /// A message that makes no sense now (a reply nobody asked for, ...).
     BadState,
+    /// A prompt over the run's budget (`[run] max_prompt_bytes`): not sent;
+    /// the step stays active, so the run resumes there.
+    PromptTooLarge,
+    /// Another run holds the vault (another tab, or `planvault run`).
+    VaultLocked,
 }
 
 /// Why a message could not be read.
@@ -490,6 +500,7 @@ mod tests {
             autonomy: Autonomy::Ask,
             breakpoints: vec!["review".into()],
             run_to: None,
+            max_prompt_bytes: None,
             retry: RetryPolicy::default(),
         }));
         roundtrip(ToWorker::Reply {

@@ -55,6 +55,11 @@ const SLEEP_SLICE_MS: u32 = 100;
 /// wherever it runs, so a vault does not tell the browser from the terminal).
 pub const RESUME_MARKER: &str = "resumed by a new run";
 
+/// The most bytes one model request may carry (its JSON body: the prompt,
+/// earlier outputs, tool results) unless the vault's config says otherwise
+/// (`[run] max_prompt_bytes`).
+pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1_000_000;
+
 /// Who answers a person's decision (`@human`, `type: human`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Humans {
@@ -82,6 +87,9 @@ pub struct Options {
     pub humans: Humans,
     /// Why a stopped run stopped (the trace and the finish say it).
     pub stop_reason: String,
+    /// The prompt budget of the vault's config; over the app's
+    /// (`StartRun::max_prompt_bytes`) and [`DEFAULT_MAX_PROMPT_BYTES`].
+    pub max_prompt_bytes: Option<usize>,
 }
 
 impl Default for Options {
@@ -93,6 +101,7 @@ impl Default for Options {
             decisions: Vec::new(),
             humans: Humans::Ask,
             stop_reason: "stopped from the app".into(),
+            max_prompt_bytes: None,
         }
     }
 }
@@ -225,6 +234,7 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
         LlmError::Malformed { .. } => ErrorCode::MalformedReply,
         LlmError::NoEndpoint { .. } => ErrorCode::NoEndpoint,
         LlmError::Interrupted => ErrorCode::BadState,
+        LlmError::PromptTooLarge { .. } => ErrorCode::PromptTooLarge,
     };
     let error = RunError::new(code, err.to_string());
     match err.hint(surface) {
@@ -1368,7 +1378,14 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             "read_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
+                let limit = self.prompt_limit();
                 match self.host.read(&path).await.map_err(|e| e.to_string())? {
+                    // Handed back, it would stop the run at the next call:
+                    // the model is told instead, and may go on without it.
+                    Some(text) if text.len() > limit => Err(format!(
+                        "{path} is {} bytes, over the prompt budget of {limit} bytes ([run] max_prompt_bytes): not read",
+                        text.len()
+                    )),
                     Some(text) => Ok(text),
                     None => Err(format!("{path} does not exist")),
                 }
@@ -1393,6 +1410,15 @@ impl<'a, H: Host> Driver<'a, H> {
         }
     }
 
+    /// The most bytes one model request may carry.
+    /// The vault's config says, else the caller's setting, else the default.
+    fn prompt_limit(&self) -> usize {
+        self.options
+            .max_prompt_bytes
+            .or(self.start.max_prompt_bytes.map(|b| b as usize))
+            .unwrap_or(DEFAULT_MAX_PROMPT_BYTES)
+    }
+
     /// One model call with bounded retries; `Retrying` before each retry.
     async fn chat_for(
         &mut self,
@@ -1403,6 +1429,20 @@ impl<'a, H: Host> Driver<'a, H> {
     ) -> Result<Completion, LlmError> {
         let endpoint = self.endpoint(role)?;
         let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
+        // Checked before anything is sent: over budget, the step stays
+        // active and the run stops resumably, naming the step's note.
+        let limit = self.prompt_limit();
+        if body.len() > limit {
+            let note = self
+                .node_index(&request.node)
+                .map_or_else(|| request.node.clone(), |i| note_file(&self.plan.nodes[i]));
+            return Err(LlmError::PromptTooLarge {
+                note,
+                node: request.node.clone(),
+                bytes: body.len(),
+                limit,
+            });
+        }
         let policy = self.start.retry;
         let attempts = policy.attempts.max(1);
         let mut attempt = 1;
@@ -1575,6 +1615,7 @@ mod tests {
             autonomy: Autonomy::Ask,
             breakpoints: vec![],
             run_to: None,
+            max_prompt_bytes: None,
             retry: RetryPolicy::default(),
         }
     }

@@ -13,11 +13,13 @@
 pub mod driver;
 pub mod host;
 pub mod inbox;
+pub mod lock;
 #[cfg(feature = "native")]
 pub mod mcp;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;
+pub mod settings;
 
 pub use driver::{run, run_with, Humans, Options};
 pub use host::{Host, HostError, HttpHead, Progress};

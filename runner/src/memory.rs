@@ -333,6 +333,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         autonomy: planvault_core::engine::Autonomy::Full,
         breakpoints: vec![],
         run_to: None,
+        max_prompt_bytes: None,
         retry: RetryPolicy::default(),
     }
 }

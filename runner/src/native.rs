@@ -304,21 +304,16 @@ fn io_error(path: &str, err: std::io::Error) -> HostError {
     }
 }
 
-/// The lock file a run holds in its vault (a dot-folder, so never listed).
-pub const LOCK_FILE: &str = ".planvault/run.lock";
+use crate::lock::Holder;
+pub use crate::lock::LOCK_FILE;
 
 /// Why a run could not take its vault.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error(
-        "the vault is being run by process {pid} on {host} ({path}); wait for that run to end, \
-or, if that process is gone (a crash, another machine), delete {path} and run again"
-    )]
-    Held {
-        pid: String,
-        host: String,
-        path: String,
-    },
+    /// Another run holds it: the message names that run (a process, or a
+    /// browser tab) and how to break a stale lock.
+    #[error("{}", holder.refusal(path))]
+    Held { holder: Holder, path: String },
     #[error("cannot lock the vault ({path}): {source}")]
     Io {
         path: String,
@@ -327,9 +322,9 @@ or, if that process is gone (a crash, another machine), delete {path} and run ag
 }
 
 /// A run's hold on its vault: `.planvault/run.lock` with the process id and
-/// host, created exclusively, removed when dropped. A lock left by a dead
-/// process of this host is stale and taken over; one from another host is
-/// not (its process cannot be seen from here).
+/// host ([`crate::lock`]), created exclusively, removed when dropped. A lock
+/// left by a dead process of this host is stale and taken over; one from
+/// another host or a browser tab is not (neither can be seen from here).
 #[derive(Debug)]
 pub struct VaultLock {
     path: PathBuf,
@@ -346,7 +341,7 @@ impl VaultLock {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io)?;
         }
-        let me = format!("pid={}\nhost={}\n", std::process::id(), host_name());
+        let me = Holder::process(std::process::id(), &host_name()).render();
         for _ in 0..2 {
             match fs::OpenOptions::new()
                 .write(true)
@@ -359,21 +354,15 @@ impl VaultLock {
                     return Ok(VaultLock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = fs::read_to_string(&path).unwrap_or_default();
-                    let field = |name: &str| {
-                        text.lines()
-                            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
-                            .unwrap_or("?")
-                            .trim()
-                            .to_string()
-                    };
-                    let (pid, host) = (field("pid"), field("host"));
-                    let stale = host == host_name()
-                        && pid.parse::<u32>().is_ok_and(|pid| !process_alive(pid));
+                    let holder = Holder::parse(&fs::read_to_string(&path).unwrap_or_default());
+                    let stale = holder.host == host_name()
+                        && holder
+                            .pid
+                            .parse::<u32>()
+                            .is_ok_and(|pid| !process_alive(pid));
                     if !stale {
                         return Err(LockError::Held {
-                            pid,
-                            host,
+                            holder,
                             path: shown,
                         });
                     }

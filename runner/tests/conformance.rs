@@ -222,6 +222,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
         autonomy: Autonomy::Ask,
         breakpoints: spec.breakpoints.clone(),
         run_to: None,
+        max_prompt_bytes: None,
         retry: RetryPolicy {
             attempts: spec.attempts,
             base_delay_ms: 1,

@@ -13,7 +13,7 @@ use planvault_protocol::{
     RunMode, StartRun, ToWorker,
 };
 use planvault_runner::memory::{block_on, HttpCall, MemoryHost, Reply};
-use planvault_runner::{run, Inbox};
+use planvault_runner::{run, run_with, Inbox, Options};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -51,6 +51,7 @@ fn start(mode: RunMode) -> StartRun {
         autonomy: Autonomy::Ask,
         breakpoints: vec![],
         run_to: None,
+        max_prompt_bytes: None,
         retry: RetryPolicy {
             attempts: 3,
             base_delay_ms: 250,
@@ -1508,4 +1509,175 @@ fn a_judgment_that_cannot_be_read_fails_the_node_and_a_resume_does_it_again() {
         .file(TRACE_FILE)
         .unwrap()
         .contains("resumed: the node had failed"));
+}
+
+#[test]
+fn a_prompt_over_the_budget_is_never_sent_and_the_run_stops_resumably_naming_the_note() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let filler = "lorem ipsum ".repeat(175_000);
+    let draft = files["draft.md"].replace("## Next", &format!("{filler}\n\n## Next"));
+    files.insert("draft.md".into(), draft);
+    let host = MemoryHost::new(files, &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    assert!(host.calls.borrow().is_empty(), "nothing reached the model");
+    let (reason, error) = finished(&host);
+    assert!(
+        matches!(&reason, FinishReason::Interrupted { node, .. } if node == "draft"),
+        "{reason:?}"
+    );
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::PromptTooLarge);
+    assert!(
+        error
+            .message
+            .starts_with("draft.md: the prompt for draft would be ")
+            && error
+                .message
+                .ends_with("bytes, over the budget of 1000000 bytes"),
+        "{}",
+        error.message
+    );
+    assert!(error.hint.unwrap().contains("max_prompt_bytes"));
+    assert_eq!(status_of(&host, "draft.md"), "status: active");
+    assert!(
+        !host.files.borrow().contains_key(JOURNAL_FILE),
+        "nothing was answered, so nothing is journaled"
+    );
+
+    // A budget that allows it (the vault's `[run] max_prompt_bytes`): the
+    // run picks up at draft and finishes.
+    host.posted.borrow_mut().clear();
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(4_000_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    assert_eq!(status_of(&host, "send.md"), "status: done");
+
+    // A long draft makes the review's prompt (which carries it) larger than
+    // the draft's own: with a budget between the two, the run sends the
+    // draft's request and stops at the review's.
+    let wordy = |call: &HttpCall| match step(call) {
+        "draft" => Reply::streamed(&"word ".repeat(600)),
+        _ => good_model(call),
+    };
+    let host = MemoryHost::new(example(), &inbox, wordy);
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(2_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    let (reason, error) = finished(&host);
+    assert!(
+        matches!(&reason, FinishReason::Interrupted { node, .. } if node == "review"),
+        "{reason:?}"
+    );
+    assert!(error.unwrap().message.starts_with("review.md: "));
+    let calls = host.calls.borrow();
+    assert_eq!(calls.len(), 1, "the draft's call only");
+    assert!(serde_json::to_string(&calls[0].body).unwrap().len() <= 2_000);
+    assert_eq!(status_of(&host, "draft.md"), "status: done");
+    assert_eq!(status_of(&host, "review.md"), "status: active");
+}
+
+/// Found by the `journal` fuzz target: a journal whose last entry names
+/// visit 0 of the active node (no run writes one; a hand edit can)
+/// underflowed the visit counter on resume.
+#[test]
+fn a_journal_key_of_visit_zero_is_no_visit_and_the_resume_goes_on() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let draft = files["draft.md"].replace("status: pending", "status: active");
+    assert_ne!(draft, files["draft.md"]);
+    files.insert("draft.md".into(), draft);
+    let entry = planvault_core::engine::JournalEntry {
+        key: "draft#0:work".into(),
+        answer: Answer::Work {
+            output: "hand-written".into(),
+        },
+    };
+    files.insert(
+        JOURNAL_FILE.into(),
+        planvault_core::engine::journal::entry_line(&entry) + "\n",
+    );
+    let host = MemoryHost::new(files, &inbox, good_model);
+    go(&host, &inbox, start(model()));
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    assert_eq!(status_of(&host, "send.md"), "status: done");
+    assert!(
+        journal_keys(&host).contains(&"draft#1:work".to_string()),
+        "{:?}",
+        journal_keys(&host)
+    );
+}
+
+#[test]
+fn a_note_over_the_budget_is_not_handed_to_the_model_and_the_step_goes_on() {
+    let inbox = Inbox::new();
+    let mut files = example();
+    let draft = files["draft.md"].replace("tools: [fetch_url, search]", "tools: [read_note]");
+    files.insert("draft.md".into(), draft);
+    files.insert(
+        "ref/agenda.md".into(),
+        format!("# Agenda\n\n{}\n", "item ".repeat(400)),
+    );
+    let round = Rc::new(Cell::new(0));
+    let seen = round.clone();
+    let host = MemoryHost::new(files, &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" || seen.get() > 0 {
+            return good_model(c);
+        }
+        seen.set(1);
+        Reply::tool_call("c1", "read_note", r#"{"path":"ref/agenda.md"}"#)
+    });
+    inbox.clear();
+    let options = Options {
+        max_prompt_bytes: Some(1_800),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, start(model()), options)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
+    let second = host.calls.borrow()[1].clone();
+    let result = second.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("ref/agenda.md is 2011 bytes, over the prompt budget of 1800 bytes ([run] max_prompt_bytes): not read"),
+        "{result}"
+    );
+    assert!(!result.contains("item item"));
+}
+
+#[test]
+fn the_apps_prompt_budget_applies_unless_the_vaults_config_sets_one() {
+    let inbox = Inbox::new();
+    let tight = StartRun {
+        max_prompt_bytes: Some(500),
+        ..start(model())
+    };
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    go(&host, &inbox, tight.clone());
+    assert!(host.calls.borrow().is_empty());
+    let (_, error) = finished(&host);
+    assert!(
+        error
+            .unwrap()
+            .message
+            .ends_with("over the budget of 500 bytes"),
+        "the app's setting"
+    );
+    // The vault's `[run] max_prompt_bytes` wins over the app's setting.
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    inbox.clear();
+    let vaults = Options {
+        max_prompt_bytes: Some(1_000_000),
+        ..Options::default()
+    };
+    block_on(run_with(&host, &inbox, tight, vaults)).unwrap();
+    assert_eq!(finished(&host).0, FinishReason::Completed);
 }

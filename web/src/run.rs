@@ -488,6 +488,12 @@ pub fn hint(error: &RunError, origin: &str) -> String {
             .into(),
         ErrorCode::Protocol => "The app and its worker come from different builds: reload the page.".into(),
         ErrorCode::BadState => "That does not apply right now.".into(),
+        ErrorCode::PromptTooLarge => "A step's prompt is over the budget: shorten the note the error names \
+            (or raise max_prompt_bytes under [run] in the vault's .planvault/config.toml), then press Resume."
+            .into(),
+        ErrorCode::VaultLocked => "Another run holds this vault (another tab, or planvault run in a terminal). \
+            Wait for it to end; the error says how to break a stale lock."
+            .into(),
     }
 }
 
@@ -543,6 +549,7 @@ mod tests {
             autonomy: planvault_core::engine::Autonomy::Ask,
             breakpoints: vec![],
             run_to: None,
+            max_prompt_bytes: None,
             retry: Default::default(),
         })
     }

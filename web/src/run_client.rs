@@ -244,6 +244,7 @@ impl RunClient {
             autonomy: settings.autonomy(),
             breakpoints: self.breakpoints.get_untracked().into_iter().collect(),
             run_to: self.run_to.get_untracked(),
+            max_prompt_bytes: Some(settings.max_prompt_bytes),
             retry: settings.retry,
         });
         spawn_local(async move {

@@ -333,6 +333,12 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
                         <input id="max-steps" type="number" min="1"
                             prop:value=move || draft.with(|s| s.max_steps.to_string())
                             on:change=number(|s, n| s.max_steps = n.max(1)) />
+                        <label for="max-prompt-bytes" title="A vault's .planvault/config.toml ([run] max_prompt_bytes) wins">
+                            "Most bytes in one model request"
+                        </label>
+                        <input id="max-prompt-bytes" type="number" min="1000"
+                            prop:value=move || draft.with(|s| s.max_prompt_bytes.to_string())
+                            on:change=number(|s, n| s.max_prompt_bytes = n.max(1_000)) />
                         <label class="check" for="ask-humans">
                             <input type="checkbox" id="ask-humans" prop:checked=move || draft.with(|s| s.ask_humans)
                                 on:change=move |ev| draft.update(|s| s.ask_humans = event_target_checked(&ev)) />

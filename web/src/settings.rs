@@ -114,6 +114,9 @@ pub struct Settings {
     pub max_steps: u32,
     /// Ask a person at `type: human` / `@human` nodes (else the run decides).
     pub ask_humans: bool,
+    /// The most bytes one model request may carry (a vault's `[run]
+    /// max_prompt_bytes` wins).
+    pub max_prompt_bytes: u32,
 }
 
 impl Default for Settings {
@@ -125,6 +128,7 @@ impl Default for Settings {
             retry: RetryPolicy::default(),
             max_steps: 100,
             ask_humans: true,
+            max_prompt_bytes: 1_000_000,
         }
     }
 }
@@ -246,6 +250,9 @@ mod tests {
         assert_eq!(s.run_mode(&used(&["writer", ""])), Ok(RunMode::Manual));
         assert_eq!(Settings::load(Some("not json")), Settings::default());
         assert_eq!(s.autonomy(), Autonomy::Ask, "people are asked by default");
+        // Settings stored before the prompt budget existed get its default.
+        let old = Settings::load(Some(r#"{"source":"model","max_steps":7}"#));
+        assert_eq!((old.max_steps, old.max_prompt_bytes), (7, 1_000_000));
     }
 
     #[test]

@@ -5,8 +5,11 @@
 use crate::host::{Host, HostError, HttpHead};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
+use planvault_core::engine::FinishReason;
 use planvault_llm::LlmError;
-use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
+use planvault_protocol::{js, ErrorCode, FromWorker, RunError, StartRun, ToWorker, VERSION};
+use planvault_runner::lock::{self, Holder};
+use planvault_runner::{settings, Options};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -53,7 +56,15 @@ pub struct BrowserHost {
     abort: RefCell<Option<AbortController>>,
     /// Whether the abort in flight is the timeout's (else Stop's).
     timed_out: Rc<Cell<bool>>,
+    /// Hosts `fetch_url` may reach although they are loopback or private
+    /// (the vault's `[fetch] allow_hosts`).
+    fetch_allow: RefCell<Vec<String>>,
+    /// Where posted messages go instead of the app (the tests' recorder).
+    on_post: Option<PostHook>,
 }
+
+/// A recorder of posted messages.
+type PostHook = Box<dyn Fn(&FromWorker)>;
 
 /// A reply body being read.
 pub struct Body {
@@ -69,7 +80,21 @@ impl BrowserHost {
             scope,
             abort: RefCell::new(None),
             timed_out: Rc::new(Cell::new(false)),
+            fetch_allow: RefCell::new(Vec::new()),
+            on_post: None,
         }
+    }
+
+    /// Hand every posted message to `f` instead of the app.
+    pub fn on_post(mut self, f: impl Fn(&FromWorker) + 'static) -> Self {
+        self.on_post = Some(Box::new(f));
+        self
+    }
+
+    /// Let `fetch_url` reach these hosts although they are loopback or
+    /// private (the vault's `[fetch] allow_hosts`).
+    pub fn set_fetch_allow(&self, hosts: Vec<String>) {
+        *self.fetch_allow.borrow_mut() = hosts;
     }
 
     /// Stop: cut off the model call in flight.
@@ -385,8 +410,9 @@ impl Host for BrowserHost {
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
         // A page cannot resolve names, so only the URL's text is checked:
         // `localhost` and loopback, private and link-local addresses are
-        // refused; a name resolving to one is not caught here (SECURITY.md).
-        planvault_llm::tools::fetch_policy(url, &[])?;
+        // refused unless the vault allows the host; a name resolving to one
+        // is not caught here (SECURITY.md).
+        planvault_llm::tools::fetch_policy(url, &self.fetch_allow.borrow())?;
         let controller = AbortController::new().map_err(|e| describe(&e))?;
         let abort = controller.clone();
         let timer = self.timer(FETCH_URL_TIMEOUT_MS, move || abort.abort());
@@ -423,7 +449,12 @@ impl Host for BrowserHost {
     }
 
     fn post(&self, message: &FromWorker) {
-        let _ = self.scope.post_message(&js::encode(message, None));
+        match &self.on_post {
+            Some(f) => f(message),
+            None => {
+                let _ = self.scope.post_message(&js::encode(message, None));
+            }
+        }
     }
 
     /// A directory handle does not say whether its file system ignores
@@ -434,12 +465,122 @@ impl Host for BrowserHost {
     }
 }
 
+/// A Web Lock held for as long as this value lives (the promise its
+/// callback returned is resolved when dropped).
+pub struct WebLock {
+    release: Option<Function>,
+}
+
+impl Drop for WebLock {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            let _ = release.call0(&JsValue::NULL);
+        }
+    }
+}
+
+/// Take the Web Lock `name` if no one (no other tab or worker of this
+/// origin) holds it: `Ok(None)` when someone does. Where the browser has
+/// no Web Locks, a lock that holds nothing.
+pub async fn web_lock(
+    scope: &DedicatedWorkerGlobalScope,
+    name: &str,
+) -> Result<Option<WebLock>, String> {
+    let locks = Reflect::get(&scope.navigator(), &"locks".into()).map_err(|e| describe(&e))?;
+    if locks.is_undefined() {
+        return Ok(Some(WebLock { release: None }));
+    }
+    let request: Function = Reflect::get(&locks, &"request".into())
+        .map_err(|e| describe(&e))?
+        .dyn_into()
+        .map_err(|e| describe(&e))?;
+    let mut decide = None;
+    let decided = Promise::new(&mut |resolve, _| decide = Some(resolve));
+    let mut release = None;
+    let held = Promise::new(&mut |resolve, _| release = Some(resolve));
+    let (Some(decide), Some(release)) = (decide, release) else {
+        return Err("no promise".into());
+    };
+    let on_error = decide.clone();
+    let callback = Closure::once_into_js(move |lock: JsValue| -> JsValue {
+        let granted = !lock.is_null();
+        let _ = decide.call1(&JsValue::NULL, &JsValue::from_bool(granted));
+        if granted {
+            held.into()
+        } else {
+            JsValue::UNDEFINED
+        }
+    });
+    let options = js_sys::Object::new();
+    let _ = Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE);
+    let asked: Promise = request
+        .call3(&locks, &name.into(), &options, &callback)
+        .map_err(|e| describe(&e))?
+        .unchecked_into();
+    // A refused request (no lock manager here) settles the wait too.
+    let on_error = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        let _ = on_error.call1(&JsValue::NULL, &e);
+    });
+    let _ = asked.catch(&on_error);
+    // Called at most once, by the browser, after this function returns.
+    on_error.forget();
+    let outcome = JsFuture::from(decided).await.map_err(|e| describe(&e))?;
+    match outcome.as_bool() {
+        Some(true) => Ok(Some(WebLock {
+            release: Some(release),
+        })),
+        Some(false) => Ok(None),
+        None => Err(describe(&outcome)),
+    }
+}
+
+/// A run as the app starts it: the vault taken (a Web Lock keeps this
+/// browser's tabs apart, `.planvault/run.lock` a terminal run on the same
+/// folder), its settings read (`[run] max_prompt_bytes`, `[fetch]
+/// allow_hosts`), the run, the vault given back. `Err`: refused before
+/// anything ran.
+pub async fn start_run(
+    host: &BrowserHost,
+    inbox: &Inbox,
+    start: StartRun,
+    tab: &str,
+) -> Result<Option<FinishReason>, RunError> {
+    let name = host.root.name();
+    let web = web_lock(&host.scope, &format!("planvault-run:{name}"))
+        .await
+        .map_err(|e| RunError::new(ErrorCode::VaultIo, format!("cannot lock the vault: {e}")))?;
+    let Some(web) = web else {
+        return Err(RunError::new(
+            ErrorCode::VaultLocked,
+            format!("the vault {name} is being run in another tab of this browser"),
+        )
+        .with_hint("stop that run (or close its tab), then run again"));
+    };
+    let me = Holder::browser(tab);
+    lock::take(host, &me).await?;
+    let outcome = async {
+        let settings = settings::read(host).await?;
+        host.set_fetch_allow(settings.allow_hosts);
+        let options = Options {
+            max_prompt_bytes: settings.max_prompt_bytes,
+            ..Options::default()
+        };
+        Ok(planvault_runner::run_with(host, inbox, start, options).await)
+    }
+    .await;
+    lock::release(host, &me).await;
+    drop(web);
+    outcome
+}
+
 /// The worker's state between messages.
 struct Worker {
     scope: DedicatedWorkerGlobalScope,
     inbox: Inbox,
     running: Cell<bool>,
     host: RefCell<Option<Rc<BrowserHost>>>,
+    /// This tab's id in the vault's lock file.
+    tab: String,
 }
 
 impl Worker {
@@ -477,7 +618,9 @@ impl Worker {
                 self.inbox.clear();
                 let worker = self.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    crate::run(&*host, &worker.inbox, start).await;
+                    if let Err(error) = start_run(&host, &worker.inbox, start, &worker.tab).await {
+                        worker.post(&FromWorker::Failed { error });
+                    }
                     worker.running.set(false);
                     *worker.host.borrow_mut() = None;
                 });
@@ -508,6 +651,7 @@ pub fn main() {
         inbox: Inbox::new(),
         running: Cell::new(false),
         host: RefCell::new(None),
+        tab: format!("{:08x}", (js_sys::Math::random() * 4_294_967_296.0) as u32),
     });
     let handler = worker.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {

@@ -9,12 +9,14 @@
 
 use planvault_core::engine::FinishReason;
 use planvault_llm::LlmError;
-use planvault_protocol::{FromWorker, StartRun};
-use planvault_worker::browser::BrowserHost;
+use planvault_protocol::{ErrorCode, FromWorker, StartRun};
+use planvault_runner::lock::LOCK_FILE;
+use planvault_worker::browser::{start_run, web_lock, BrowserHost};
 use planvault_worker::host::{Host, HostError, HttpHead};
 use planvault_worker::memory::{chain_vault, short_reply, MemoryHost};
 use planvault_worker::{run, Inbox};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -261,4 +263,142 @@ async fn a_bom_and_crlf_note_survives_a_whole_run_through_the_directory_handle()
         original.replacen("status: pending", "status: done", 1),
         "only the status line changed"
     );
+}
+
+/// A host over a fresh OPFS folder whose posted messages are kept.
+async fn recorded(name: &str) -> (BrowserHost, Rc<RefCell<Vec<FromWorker>>>) {
+    let posted = Rc::new(RefCell::new(Vec::new()));
+    let keep = posted.clone();
+    let host = BrowserHost::new(folder(name).await, scope())
+        .on_post(move |m| keep.borrow_mut().push(m.clone()));
+    (host, posted)
+}
+
+#[wasm_bindgen_test]
+async fn a_terminal_runs_lock_file_makes_the_browser_run_refuse_naming_it() {
+    let (host, posted) = recorded("pv-lock-cli").await;
+    for (path, text) in chain_vault(2) {
+        host.write(&path, &text).await.unwrap();
+    }
+    // What `planvault run` writes while it runs this folder.
+    let cli = "pid=4242\nhost=build-box\n";
+    host.write(LOCK_FILE, cli).await.unwrap();
+    let inbox = Inbox::new();
+    let err = start_run(&host, &inbox, start(), "tab-a")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::VaultLocked);
+    assert!(
+        err.message
+            .contains("being run by process 4242 on build-box")
+            && err.message.contains(
+                "if that process is gone (a crash, another machine), delete .planvault/run.lock"
+            ),
+        "{}",
+        err.message
+    );
+    assert!(
+        posted.borrow().is_empty(),
+        "nothing ran: {:?}",
+        posted.borrow()
+    );
+    assert_eq!(host.read(LOCK_FILE).await.unwrap().as_deref(), Some(cli));
+    assert!(host
+        .read("step-0000.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("status: pending"));
+    assert_eq!(
+        host.read("00_plan-trace/journal.jsonl").await.unwrap(),
+        None
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_second_tab_is_refused_by_the_web_lock_and_the_vault_is_given_back_after_a_run() {
+    let (host, posted) = recorded("pv-lock-tabs").await;
+    let inbox = Inbox::new();
+    // Another tab runs this vault: it holds the vault's Web Lock.
+    let other = web_lock(&scope(), "planvault-run:pv-lock-tabs")
+        .await
+        .unwrap()
+        .expect("free at first");
+    let err = start_run(&host, &inbox, start(), "tab-b")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::VaultLocked);
+    assert!(
+        err.message
+            .contains("being run in another tab of this browser"),
+        "{}",
+        err.message
+    );
+    assert_eq!(host.read(LOCK_FILE).await.unwrap(), None);
+    drop(other);
+
+    // A closed tab's lock file is stale under the Web Lock: taken over. The
+    // run (of an empty folder: no plan) ends, and the vault is given back.
+    host.write(LOCK_FILE, "host=browser\ntab=closed\n")
+        .await
+        .unwrap();
+    assert_eq!(start_run(&host, &inbox, start(), "tab-b").await, Ok(None));
+    assert!(
+        matches!(&posted.borrow()[..], [FromWorker::Failed { error }] if error.code == ErrorCode::PlanInvalid),
+        "{:?}",
+        posted.borrow()
+    );
+    assert_eq!(host.read(LOCK_FILE).await.unwrap(), None, "released");
+    let again = web_lock(&scope(), "planvault-run:pv-lock-tabs")
+        .await
+        .unwrap();
+    assert!(again.is_some(), "the Web Lock was released");
+}
+
+#[wasm_bindgen_test]
+async fn the_vaults_config_sets_the_prompt_budget_and_the_hosts_fetch_url_may_reach() {
+    let (host, _posted) = recorded("pv-config").await;
+    for (path, text) in chain_vault(2) {
+        host.write(&path, &text).await.unwrap();
+    }
+    host.write(
+        ".planvault/config.toml",
+        "[run]\nmax_prompt_bytes = 100\n\n[fetch]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .await
+    .unwrap();
+    // Refused by the address policy before the config is read.
+    let refused = host.fetch_text("http://127.0.0.1:9/x").await.unwrap_err();
+    assert!(
+        refused.contains("fetch_url reaches only public hosts"),
+        "{refused}"
+    );
+
+    let inbox = Inbox::new();
+    let reason = start_run(&host, &inbox, start(), "tab-c").await.unwrap();
+    assert!(
+        matches!(&reason, Some(FinishReason::Interrupted { reason, .. }) if reason.contains("over the budget of 100 bytes")),
+        "{reason:?}"
+    );
+    assert!(host
+        .read("step-0000.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("status: active"));
+    // The run applied the vault's allow list to its host: 127.0.0.1 is
+    // fetched (and fails on the network, not on the policy), while
+    // localhost and the metadata address stay refused.
+    let reached = host.fetch_text("http://127.0.0.1:9/x").await.unwrap_err();
+    assert!(!reached.contains("public hosts"), "{reached}");
+    for url in [
+        "http://localhost:9/",
+        "http://169.254.169.254/latest/meta-data/",
+    ] {
+        let err = host.fetch_text(url).await.unwrap_err();
+        assert!(
+            err.contains("fetch_url reaches only public hosts"),
+            "{url}: {err}"
+        );
+    }
 }

@@ -175,6 +175,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
         autonomy: Autonomy::Full,
         breakpoints: vec![],
         run_to: None,
+        max_prompt_bytes: None,
         retry: RetryPolicy {
             attempts,
             base_delay_ms: 10,

@@ -59,6 +59,8 @@ pub struct Endpoints {
     /// Hosts `fetch_url` may reach although they are loopback or private
     /// (`[fetch] allow_hosts`).
     pub fetch_allow: Vec<String>,
+    /// The most bytes one model request may carry (`[run] max_prompt_bytes`).
+    pub max_prompt_bytes: Option<usize>,
 }
 
 impl Endpoints {
@@ -87,6 +89,15 @@ struct File {
     #[serde(default)]
     #[allow(dead_code)]
     mcp: Option<toml::Value>,
+    #[serde(default)]
+    run: Option<RunFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunFile {
+    #[serde(default)]
+    max_prompt_bytes: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +175,7 @@ pub fn resolve(
             .into_iter()
             .map(|h| h.to_ascii_lowercase())
             .collect(),
+        max_prompt_bytes: file.run.and_then(|r| r.max_prompt_bytes),
     };
     let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
         .into_iter()
@@ -372,6 +384,42 @@ mod tests {
         .unwrap();
         let err = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap_err();
         assert!(err.to_string().contains("holds an API key"), "{err}");
+    }
+
+    /// The browser reads `[run]` and `[fetch]` with the runner's small
+    /// reader: it must read what this parser reads, and refuse the rest.
+    #[test]
+    fn the_browsers_reader_of_run_and_fetch_agrees_with_the_toml_parser() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::create_dir_all(dir.join(".planvault")).unwrap();
+        // (text, whether the small reader takes it); where it does, both
+        // read the same values, or both refuse.
+        for (text, small_reads) in [
+            ("", true),
+            ("[run]\nmax_prompt_bytes = 2_000_000\n", true),
+            ("[run] # budget\nmax_prompt_bytes = 12 # bytes\n[fetch]\nallow_hosts = []\n", true),
+            ("[default]\nendpoint = \"http://x/v1\"\nmodel = \"allow_hosts\"\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n", true),
+            ("[fetch]\nallow_hosts = [\"a#b.example\"]\n[run]\nmax_prompt_bytes = 1\n", true),
+            ("[fetch]\nallow_hosts = \"x\"\n", false),
+            ("[run]\nmax_prompt_bytes = \"big\"\n", false),
+            ("[run]\nmax_prompt_bytes = -1\n", false),
+            // TOML's other spellings: the browser refuses them, saying how
+            // to write the key.
+            ("fetch.allow_hosts = [\"x\"]\n", false),
+            ("run = { max_prompt_bytes = 5 }\n", false),
+        ] {
+            std::fs::write(dir.join(CONFIG_FILE), text).unwrap();
+            let toml = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]);
+            let small = planvault_runner::settings::parse(text);
+            assert_eq!(small.is_ok(), small_reads, "{text:?}: {small:?}");
+            if let (Ok(e), Ok(s)) = (&toml, &small) {
+                assert_eq!(e.max_prompt_bytes, s.max_prompt_bytes, "{text}");
+                assert_eq!(e.fetch_allow, s.allow_hosts, "{text}");
+            } else {
+                assert!(small.is_err(), "{text:?}: toml {toml:?}, small {small:?}");
+            }
+        }
     }
 
     #[test]

@@ -183,6 +183,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         },
         breakpoints: Vec::new(),
         run_to: None,
+        max_prompt_bytes: None,
         retry: endpoints.retry(),
     };
     let options = Options {
@@ -192,6 +193,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         decisions,
         humans: Humans::Defer,
         stop_reason: "interrupted by Ctrl-C".into(),
+        max_prompt_bytes: endpoints.max_prompt_bytes,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();

@@ -554,13 +554,15 @@ pub(crate) fn granted_tools(plan: &crate::Plan, node: &crate::Node) -> Vec<Strin
         .collect()
 }
 
-/// `id#visit:kind[.attempt]` → `(id, visit, kind)`.
+/// `id#visit:kind[.attempt]` → `(id, visit, kind)`; `None` for a key no
+/// run writes (visits count from 1: a hand-edited `#0` is not a visit).
 pub(crate) fn split_key(key: &str) -> Option<(&str, u32, &str)> {
     let hash = key.rfind('#')?;
     let (id, rest) = (&key[..hash], &key[hash + 1..]);
     let (visit, kind) = rest.split_once(':')?;
     let kind = kind.split('.').next().unwrap_or(kind);
-    Some((id, visit.parse().ok()?, kind))
+    let visit = visit.parse().ok().filter(|&v| v > 0)?;
+    Some((id, visit, kind))
 }
 
 /// Ends the run at `node`: the trace says why, and the finish names it.

@@ -1,0 +1,189 @@
+//! The run lock file, `.planvault/run.lock`: who runs a vault, so a second
+//! run (in the terminal or in a browser tab, on the same folder) refuses
+//! and names the holder. `key=value` lines: the terminal writes `pid` and
+//! `host` (the machine's name); a browser writes `host=browser` and its
+//! `tab`. The terminal creates the file exclusively
+//! (`native::VaultLock`); a browser, whose directory handle has no
+//! exclusive create, checks and then writes it through the [`Host`]
+//! ([`take`]), under a Web Lock that keeps its own tabs apart.
+
+use crate::host::Host;
+use planvault_protocol::{ErrorCode, RunError};
+
+/// The vault-relative lock file (a dot-folder, so never listed).
+pub const LOCK_FILE: &str = ".planvault/run.lock";
+/// The `host` a browser run writes.
+pub const BROWSER_HOST: &str = "browser";
+
+/// Who holds (or wants) a vault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// The process id (`?` when the file has none, as a browser's).
+    pub pid: String,
+    pub host: String,
+    /// A browser tab's id.
+    pub tab: Option<String>,
+}
+
+impl Holder {
+    /// A terminal run: this process on this machine.
+    pub fn process(pid: u32, host: &str) -> Holder {
+        Holder {
+            pid: pid.to_string(),
+            host: host.to_string(),
+            tab: None,
+        }
+    }
+
+    /// A run in a browser tab.
+    pub fn browser(tab: &str) -> Holder {
+        Holder {
+            pid: "?".into(),
+            host: BROWSER_HOST.into(),
+            tab: Some(tab.to_string()),
+        }
+    }
+
+    /// A lock file's text (missing fields read as `?`).
+    pub fn parse(text: &str) -> Holder {
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+                .map(|v| v.trim().to_string())
+        };
+        Holder {
+            pid: field("pid").unwrap_or_else(|| "?".into()),
+            host: field("host").unwrap_or_else(|| "?".into()),
+            tab: field("tab"),
+        }
+    }
+
+    /// The lock file's text.
+    pub fn render(&self) -> String {
+        match &self.tab {
+            Some(tab) => format!("host={}\ntab={tab}\n", self.host),
+            None => format!("pid={}\nhost={}\n", self.pid, self.host),
+        }
+    }
+
+    pub fn is_browser(&self) -> bool {
+        self.host == BROWSER_HOST
+    }
+
+    /// Who it is, for a person.
+    pub fn describe(&self) -> String {
+        match (&self.tab, self.is_browser()) {
+            (Some(tab), _) => format!("a browser tab (tab {tab})"),
+            (None, true) => "a browser tab".into(),
+            (None, false) => format!("process {} on {}", self.pid, self.host),
+        }
+    }
+
+    /// Why a run refuses a vault this holder has: who, and how to break
+    /// a stale lock (`path`: the lock file as the person can find it).
+    pub fn refusal(&self, path: &str) -> String {
+        let gone = if self.is_browser() {
+            "if no browser tab is running it (a tab that crashed)"
+        } else {
+            "if that process is gone (a crash, another machine)"
+        };
+        format!(
+            "the vault is being run by {} ({path}); wait for that run to end, or, {gone}, delete {path} and run again",
+            self.describe()
+        )
+    }
+}
+
+/// Take the vault for a browser run (`me`: its tab), whose own tabs are
+/// kept apart by a Web Lock the caller holds: a lock file left by a browser
+/// tab is therefore stale and taken over; one left by a terminal run is
+/// refused, naming it. (Check then write: between the two a terminal run
+/// could create the file; the window is one read.)
+pub async fn take<H: Host>(host: &H, me: &Holder) -> Result<(), RunError> {
+    let io = |e| {
+        RunError::new(
+            ErrorCode::VaultIo,
+            format!("cannot lock the vault ({LOCK_FILE}): {e}"),
+        )
+    };
+    if let Some(text) = host.read(LOCK_FILE).await.map_err(io)? {
+        let holder = Holder::parse(&text);
+        if !holder.is_browser() {
+            return Err(locked(&holder));
+        }
+    }
+    host.write(LOCK_FILE, &me.render()).await.map_err(io)?;
+    Ok(())
+}
+
+/// Give the vault back: the lock file goes if it is still `me`'s.
+pub async fn release<H: Host>(host: &H, me: &Holder) {
+    if let Ok(Some(text)) = host.read(LOCK_FILE).await {
+        if Holder::parse(&text) == *me {
+            let _ = host.remove(LOCK_FILE).await;
+        }
+    }
+}
+
+/// The typed refusal of a vault `holder` runs.
+pub fn locked(holder: &Holder) -> RunError {
+    RunError::new(ErrorCode::VaultLocked, holder.refusal(LOCK_FILE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbox::Inbox;
+    use crate::memory::{block_on, MemoryHost};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_lock_file_reads_back_as_its_holder() {
+        for holder in [Holder::process(4242, "build-box"), Holder::browser("k3f9")] {
+            assert_eq!(Holder::parse(&holder.render()), holder);
+        }
+        assert_eq!(
+            Holder::process(7, "box").render(),
+            "pid=7\nhost=box\n",
+            "the terminal's format"
+        );
+        assert_eq!(Holder::browser("t1").render(), "host=browser\ntab=t1\n");
+        let odd = Holder::parse("garbage");
+        assert_eq!((odd.pid.as_str(), odd.host.as_str()), ("?", "?"));
+        let cli = Holder::process(4242, "build-box").refusal(LOCK_FILE);
+        assert!(
+            cli.contains("process 4242 on build-box") && cli.contains("delete .planvault/run.lock"),
+            "{cli}"
+        );
+        let tab = Holder::browser("t1").refusal(LOCK_FILE);
+        assert!(tab.contains("a browser tab (tab t1)"), "{tab}");
+    }
+
+    #[test]
+    fn a_browser_run_refuses_a_terminal_run_and_takes_over_a_closed_tabs_lock() {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(BTreeMap::new(), &inbox, |_| panic!("no model call"));
+        let me = Holder::browser("mine");
+        host.files
+            .borrow_mut()
+            .insert(LOCK_FILE.into(), "pid=4242\nhost=build-box\n".into());
+        let err = block_on(take(&host, &me)).unwrap().unwrap_err();
+        assert_eq!(err.code, ErrorCode::VaultLocked);
+        assert!(err.message.contains("process 4242 on build-box"), "{err:?}");
+        assert_eq!(
+            host.file(LOCK_FILE).as_deref(),
+            Some("pid=4242\nhost=build-box\n"),
+            "the holder's lock is left alone"
+        );
+        block_on(release(&host, &me)).unwrap();
+        assert!(host.file(LOCK_FILE).is_some(), "not mine to remove");
+
+        host.files
+            .borrow_mut()
+            .insert(LOCK_FILE.into(), Holder::browser("gone").render());
+        block_on(take(&host, &me)).unwrap().unwrap();
+        assert_eq!(host.file(LOCK_FILE), Some(me.render()));
+        block_on(release(&host, &me)).unwrap();
+        assert_eq!(host.file(LOCK_FILE), None);
+    }
+}
