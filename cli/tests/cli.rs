@@ -150,7 +150,7 @@ fn graph_draws_ascii_by_default_with_diagnostics_on_stderr() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
-        "draft — Draft the email  [start]\n└─▶ review — Review the draft\n    ├─ approved ─▶ send — Send the email  [end]\n    └─ needs revision ─▶ ↺ draft\n"
+        "draft — Draft the email  [start]\n└─▶ review — Review the draft\n    ├─ approved ─▶ send — Send the email  [end]\n    └─ needs revision ─▶ ↺ draft (see above)\n"
     );
     assert_eq!(
         stdout(&out),

@@ -91,5 +91,22 @@ fn json_and_canvas_are_well_formed() {
             assert!(ids.contains(&edge["fromNode"].as_str().unwrap()));
             assert!(ids.contains(&edge["toNode"].as_str().unwrap()));
         }
+        // No card sits on another, placeholders for missing targets included.
+        let nodes = canvas["nodes"].as_array().unwrap();
+        let rect =
+            |n: &serde_json::Value| ["x", "y", "width", "height"].map(|k| n[k].as_i64().unwrap());
+        for (i, a) in nodes.iter().enumerate() {
+            let [ax, ay, aw, ah] = rect(a);
+            for b in &nodes[i + 1..] {
+                let [bx, by, bw, bh] = rect(b);
+                assert!(
+                    ax + aw <= bx || bx + bw <= ax || ay + ah <= by || by + bh <= ay,
+                    "{} and {} overlap in {}",
+                    a["id"],
+                    b["id"],
+                    dir.display()
+                );
+            }
+        }
     }
 }
