@@ -222,6 +222,32 @@ impl Diagnostic {
 }
 
 /// `true` when any diagnostic is an error.
+/// How many names a message lists before it says "and N more" (a
+/// diagnostic's `nodes` always lists them all).
+pub const NAMES_IN_MESSAGE: usize = 10;
+
+/// `a`, `a and b`, `a, b and c`; past [`NAMES_IN_MESSAGE`] names, the first
+/// ten and `and N more` (once). Only the names shown are formatted, so a
+/// 100,000-name list costs ten.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn name_list<T: fmt::Display>(names: impl ExactSizeIterator<Item = T>) -> String {
+    let total = names.len();
+    let mut shown: Vec<String> = names
+        .take(NAMES_IN_MESSAGE)
+        .map(|n| n.to_string())
+        .collect();
+    let last = if total > NAMES_IN_MESSAGE {
+        format!("{} more", total - NAMES_IN_MESSAGE)
+    } else {
+        shown.pop().unwrap_or_default()
+    };
+    if shown.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", shown.join(", "))
+    }
+}
+
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
 }
@@ -242,4 +268,28 @@ pub fn to_json(diagnostics: &[Diagnostic]) -> String {
         diagnostics: &'a [Diagnostic],
     }
     serde_json::to_string_pretty(&Report { diagnostics }).expect("diagnostics serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_past_ten_say_how_many_more_once() {
+        let names = |n: usize| (0..n).map(|i| format!("n{i}")).collect::<Vec<_>>();
+        assert_eq!(name_list(names(0).iter()), "");
+        assert_eq!(name_list(names(1).iter()), "n0");
+        assert_eq!(name_list(names(3).iter()), "n0, n1 and n2");
+        assert_eq!(
+            name_list(names(10).iter()),
+            "n0, n1, n2, n3, n4, n5, n6, n7, n8 and n9"
+        );
+        assert_eq!(
+            name_list(names(11).iter()),
+            "n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 and 1 more"
+        );
+        let long = name_list(names(100_000).iter());
+        assert!(long.ends_with("n9 and 99990 more"), "{long}");
+        assert_eq!(long.matches("and").count(), 1, "{long}");
+    }
 }

@@ -379,7 +379,10 @@ impl Progress {
                 let at = if active.is_empty() {
                     String::new()
                 } else {
-                    format!(", continuing at {}", active.join(", "))
+                    format!(
+                        ", continuing at {}",
+                        planvault_core::diagnostic::name_list(active.iter())
+                    )
                 };
                 self.line(&format!(
                     "resuming: {done} node(s) done, {recorded} answer(s) recorded{at}"
@@ -415,7 +418,7 @@ impl Progress {
             }
             P::ToolsMissing(missing) => self.line(&format!(
                 "  (not available in the terminal runner: {})",
-                missing.join(", ")
+                planvault_core::diagnostic::name_list(missing.iter())
             )),
             P::Hop(entry) => self.line(&format!(
                 "  ↳ {} (decided by {})",
