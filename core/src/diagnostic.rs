@@ -243,10 +243,18 @@ pub const NAMES_IN_MESSAGE: usize = 10;
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn name_list<T: fmt::Display>(names: impl ExactSizeIterator<Item = T>) -> String {
     let total = names.len();
-    let mut shown: Vec<String> = names
+    let shown = names
         .take(NAMES_IN_MESSAGE)
         .map(|n| n.to_string())
         .collect();
+    join_names(shown, total)
+}
+
+/// The part of [`name_list`] that is the same for every caller, compiled
+/// once (the npm wasm is size-budgeted).
+#[inline(never)]
+#[cfg_attr(planvault_size, optimize(size))]
+fn join_names(mut shown: Vec<String>, total: usize) -> String {
     let last = if total > NAMES_IN_MESSAGE {
         format!("{} more", total - NAMES_IN_MESSAGE)
     } else {
