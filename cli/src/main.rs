@@ -137,6 +137,8 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             if !problems.is_empty() {
                 checked.diagnostics.splice(0..0, problems);
             }
+            // Editors count columns in UTF-16 units: the JSON gives both.
+            source.fill_utf16_columns(&mut checked.diagnostics);
             Ok(checked)
         }
         Err(err) => {

@@ -72,6 +72,46 @@ fn warnings_alone_exit_0() {
 }
 
 #[test]
+fn json_gives_utf16_columns_beside_the_human_ones() {
+    // `- 🚀 ship it, 計画 done -> [[missing 🎯 target]]`: the rocket is one
+    // character but two UTF-16 units; the CJK characters one of each.
+    let out = run(&["validate", "--json"], &fixture("emoji-before-link"));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "dangling-edge");
+    assert_eq!(d["file"], "start.md");
+    let line = "- 🚀 ship it, 計画 done -> [[missing 🎯 target]]";
+    let at = line.find("[[").unwrap();
+    let chars = line[..at].chars().count() as u64;
+    let units = line[..at].encode_utf16().count() as u64;
+    assert_eq!((chars, units), (24, 25));
+    assert_eq!(d["line"].as_u64(), Some(7));
+    assert_eq!(d["column"].as_u64(), Some(chars + 1), "human column");
+    assert_eq!(d["column_utf16"].as_u64(), Some(units + 1), "UTF-16 column");
+    let link_units = "[[missing 🎯 target]]".encode_utf16().count() as u64;
+    assert_eq!(d["end_column_utf16"].as_u64(), Some(units + 1 + link_units));
+    // The human output keeps counting characters.
+    let human = stdout(&run(&["validate"], &fixture("emoji-before-link")));
+    assert!(
+        human.starts_with("start.md:7:25: error[dangling-edge]"),
+        "{human}"
+    );
+    // Field order: the UTF-16 columns follow the human one.
+    let order: Vec<usize> = [
+        "\"column\"",
+        "\"column_utf16\"",
+        "\"end_column_utf16\"",
+        "\"nodes\"",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap())
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+}
+
+#[test]
 fn json_lists_every_field() {
     let out = run(&["validate", "--json"], &fixture("ambiguous-link"));
     assert_eq!(out.status.code(), Some(1));
@@ -150,7 +190,7 @@ fn graph_draws_ascii_by_default_with_diagnostics_on_stderr() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
-        "draft — Draft the email  [start]\n└─▶ review — Review the draft\n    ├─ approved ─▶ send — Send the email  [end]\n    └─ needs revision ─▶ ↺ draft\n"
+        "draft — Draft the email  [start]\n└─▶ review — Review the draft\n    ├─ approved ─▶ send — Send the email  [end]\n    └─ needs revision ─▶ ↺ draft (see above)\n"
     );
     assert_eq!(
         stdout(&out),

@@ -60,6 +60,26 @@ impl Checked {
     }
 }
 
+impl PlanSource {
+    /// Fill the diagnostics' UTF-16 columns ([`Diagnostic::column_utf16`])
+    /// from this source's texts, counted as the positions are: a vault note
+    /// without its BOM, a single-file plan as it is.
+    pub fn fill_utf16_columns(&self, diagnostics: &mut [Diagnostic]) {
+        match self {
+            PlanSource::Vault(files) => diagnostic::fill_utf16_columns(diagnostics, |f| {
+                files
+                    .get(f)
+                    .map(|t| t.strip_prefix('\u{feff}').unwrap_or(t))
+            }),
+            PlanSource::PlanMd { file, text } | PlanSource::Generated { file, text, .. } => {
+                diagnostic::fill_utf16_columns(diagnostics, |f| {
+                    (f == file).then_some(text.as_str())
+                })
+            }
+        }
+    }
+}
+
 /// Parse a plan in any format and validate it: the one entry point the CLI,
 /// the web app, the worker and the npm package share.
 pub fn check(source: &PlanSource) -> Checked {

@@ -113,14 +113,224 @@ fn canvas_is_json_canvas_1_0() {
     }
 }
 
+/// A vault from `(note, [links under ## Next])`; the first note is the start.
+fn vault(notes: &[(&str, &[&str])]) -> Plan {
+    let files: BTreeMap<String, String> = notes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, next))| {
+            let front = if i == 0 {
+                "---\ntype: start\n---\n"
+            } else {
+                ""
+            };
+            let links: String = next.iter().map(|t| format!("- [[{t}]]\n")).collect();
+            let next = if next.is_empty() {
+                String::new()
+            } else {
+                format!("\n## Next\n{links}")
+            };
+            (format!("{name}.md"), format!("{front}# {name}\n{next}"))
+        })
+        .collect();
+    check(&PlanSource::Vault(files)).plan
+}
+
 #[test]
-fn a_long_chain_draws_as_a_column() {
-    // A staircase would be quadratic in size; the chain stays one column.
+fn ascii_draws_a_chain_inside_a_branch_under_its_parent() {
+    // `b → d → e` hangs under `b`, not beside it as if from the start.
+    let plan = vault(&[
+        ("s", &["b", "c"]),
+        ("b", &["d"]),
+        ("c", &[]),
+        ("d", &["e"]),
+        ("e", &[]),
+    ]);
+    insta::assert_snapshot!(
+        "ascii_chain_in_branch",
+        export::export(&plan, GraphFormat::Ascii)
+    );
+}
+
+#[test]
+fn ascii_draws_a_diamond_once_and_refers_back() {
+    let plan = vault(&[
+        ("s", &["a", "b"]),
+        ("a", &["join"]),
+        ("b", &["join"]),
+        ("join", &["end"]),
+        ("end", &[]),
+    ]);
+    insta::assert_snapshot!("ascii_diamond", export::export(&plan, GraphFormat::Ascii));
+}
+
+#[test]
+fn ascii_draws_a_loop_back_to_a_node_above() {
+    let plan = vault(&[
+        ("s", &["draft"]),
+        ("draft", &["review"]),
+        ("review", &["draft", "send"]),
+        ("send", &[]),
+    ]);
+    insta::assert_snapshot!("ascii_loop", export::export(&plan, GraphFormat::Ascii));
+}
+
+#[test]
+fn ascii_draws_a_tangle_each_node_once() {
+    let plan = vault(&[
+        ("s", &["a", "b", "c"]),
+        ("a", &["b", "d"]),
+        ("b", &["c", "a", "e"]),
+        ("c", &["d", "s"]),
+        ("d", &["e", "b"]),
+        ("e", &[]),
+    ]);
+    let text = export::export(&plan, GraphFormat::Ascii);
+    insta::assert_snapshot!("ascii_tangle", text);
+    // Every node is drawn (not referred to) exactly once.
+    for id in ["s", "a", "b", "c", "d", "e"] {
+        let drawn = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start_matches([' ', '│', '├', '└', '─', '▶']);
+                l == id || l.starts_with(&format!("{id}  "))
+            })
+            .count();
+        assert_eq!(drawn, 1, "{id} in\n{text}");
+    }
+}
+
+#[test]
+fn ascii_moves_what_is_deeper_than_the_cap_down_to_the_margin() {
+    let names: Vec<String> = (0..16).map(|i| format!("n{i:02}")).collect();
+    let links: Vec<[&str; 1]> = names[1..].iter().map(|n| [n.as_str()]).collect();
+    let mut notes: Vec<(&str, &[&str])> = names[..15]
+        .iter()
+        .zip(&links)
+        .map(|(n, l)| (n.as_str(), &l[..]))
+        .collect();
+    notes.push((names[15].as_str(), &[]));
+    let plan = vault(&notes);
+    insta::assert_snapshot!(
+        "ascii_deep_chain",
+        export::export(&plan, GraphFormat::Ascii)
+    );
+}
+
+/// `n` notes, each linking to three others picked by a fixed rule, `n00000`
+/// the start: deep, cyclic and crossing everywhere.
+fn tangle(n: usize) -> Plan {
+    let files: BTreeMap<String, String> = (0..n)
+        .map(|i| {
+            let front = if i == 0 {
+                "---\ntype: start\n---\n"
+            } else {
+                ""
+            };
+            let links: String = [i + 1, i * 7 + 3, i * 31 + 17]
+                .iter()
+                .map(|t| format!("- [[n{:05}]]\n", t % n))
+                .collect();
+            (
+                format!("n{i:05}.md"),
+                format!("{front}# Step {i}\n\n## Next\n{links}"),
+            )
+        })
+        .collect();
+    check(&PlanSource::Vault(files)).plan
+}
+
+#[test]
+fn a_10k_note_tangle_draws_in_linear_size() {
+    // Drawing every path would print gigabytes; each node once, each edge
+    // one line, indentation capped: a fixed number of bytes per node and edge.
+    let plan = tangle(10_000);
+    let text = export::export(&plan, GraphFormat::Ascii);
+    let size = plan.nodes.len() + plan.edges.len();
+    assert_eq!(size, 40_000);
+    assert!(text.len() <= 160 * size, "{} bytes", text.len());
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 100, "a line of {widest} characters");
+    // Every edge has its line: an arrow per edge.
+    assert_eq!(text.matches('▶').count(), plan.edges.len());
+}
+
+#[test]
+fn a_long_chain_stays_within_the_indent_cap() {
+    // A staircase 2,000 deep would be quadratic in size; past the cap the
+    // chain continues at the margin.
     let steps: Vec<String> = (0..2000).map(|i| format!("Step {i}")).collect();
     let plan = planvault_core::vault::path_graph_from_steps(&steps);
     let text = export::export(&plan, GraphFormat::Ascii);
-    assert_eq!(text.lines().count(), 2000);
-    assert!(text.lines().all(|l| l.chars().count() < 40), "indent grew");
+    assert!(text.lines().count() < 2000 * 2);
+    assert!(text.lines().all(|l| l.chars().count() < 80), "indent grew");
+    assert_eq!(text.matches('▶').count(), 1999);
+}
+
+#[test]
+fn a_100k_item_plan_md_draws_in_linear_time() {
+    // Each item after the one before it: the listing looked up every item's
+    // dependencies over every edge (10^10 steps here).
+    let text: String = (1..=100_000)
+        .map(|i| {
+            if i == 1 {
+                "- [ ] Step 1\n".to_string()
+            } else {
+                format!("- [ ] (after: {}) Step {i}\n", i - 1)
+            }
+        })
+        .collect();
+    let plan = check(&PlanSource::PlanMd {
+        file: "PLAN.md".into(),
+        text,
+    })
+    .plan;
+    assert_eq!(plan.nodes.len(), 100_000);
+    let drawing = export::export(&plan, GraphFormat::Ascii);
+    assert_eq!(drawing.lines().count(), 100_000);
+}
+
+/// Cards as rectangles `(x, y, width, height)`.
+fn cards(canvas: &str) -> Vec<(String, [i64; 4])> {
+    let v: Value = serde_json::from_str(canvas).unwrap();
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let at = |k: &str| n[k].as_i64().unwrap();
+            (
+                n["id"].as_str().unwrap().to_string(),
+                [at("x"), at("y"), at("width"), at("height")],
+            )
+        })
+        .collect()
+}
+
+fn assert_no_overlap(canvas: &str) {
+    let cards = cards(canvas);
+    for (i, (a, [ax, ay, aw, ah])) in cards.iter().enumerate() {
+        for (b, [bx, by, bw, bh]) in &cards[i + 1..] {
+            let apart = ax + aw <= *bx || bx + bw <= *ax || ay + ah <= *by || by + bh <= *ay;
+            assert!(apart, "{a} and {b} overlap");
+        }
+    }
+}
+
+#[test]
+fn canvas_cards_for_missing_notes_never_overlap() {
+    // Several dangling links from one note, from neighbours in one row and
+    // from the last row.
+    let plan = vault(&[
+        ("s", &["a", "b", "gone1", "gone2"]),
+        ("a", &["gone3", "gone4", "gone5"]),
+        ("b", &["c", "gone6"]),
+        ("c", &["gone7"]),
+    ]);
+    let text = export::export(&plan, GraphFormat::Canvas);
+    assert_eq!(text.matches("Missing note").count(), 7);
+    assert_no_overlap(&text);
+    assert_no_overlap(&export::export(&self::plan(), GraphFormat::Canvas));
 }
 
 const OUTPUTS: [(GraphFormat, &str); 4] = [
@@ -198,6 +408,23 @@ fn json_and_canvas_are_well_formed() {
         for edge in canvas["edges"].as_array().unwrap() {
             assert!(ids.contains(&edge["fromNode"].as_str().unwrap()));
             assert!(ids.contains(&edge["toNode"].as_str().unwrap()));
+        }
+        // No card sits on another, placeholders for missing targets included.
+        let nodes = canvas["nodes"].as_array().unwrap();
+        let rect =
+            |n: &serde_json::Value| ["x", "y", "width", "height"].map(|k| n[k].as_i64().unwrap());
+        for (i, a) in nodes.iter().enumerate() {
+            let [ax, ay, aw, ah] = rect(a);
+            for b in &nodes[i + 1..] {
+                let [bx, by, bw, bh] = rect(b);
+                assert!(
+                    ax + aw <= bx || bx + bw <= ax || ay + ah <= by || by + bh <= ay,
+                    "{} and {} overlap in {}",
+                    a["id"],
+                    b["id"],
+                    dir.display()
+                );
+            }
         }
     }
 }

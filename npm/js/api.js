@@ -134,19 +134,68 @@ function stageFiles(files) {
   return [at - base, lengths];
 }
 
+// The wasm counts columns in characters; editors (CodeMirror, Obsidian) in
+// UTF-16 units. Each plan remembers how to find the text of its files, and
+// `validate` fills `column_utf16` and `end_column_utf16` from it, as
+// `fill_utf16_columns` (core/src/diagnostic.rs) does for the CLI.
+const sources = new WeakMap();
+
+export function remember(plan, textOf) {
+  sources.set(plan, textOf);
+  return plan;
+}
+
+// A vault note's text as its positions count it: without a BOM.
+const noteText = (text) => (typeof text === "string" && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+// Fills the fields the wasm leaves null, in place (so they stay right after
+// `column`, where the CLI prints them).
+function withUtf16Columns(report, textOf) {
+  const texts = new Map();
+  for (const d of report.diagnostics) {
+    if (d.line === null || d.column === null) continue;
+    let entry = texts.get(d.file);
+    if (entry === undefined) {
+      const text = textOf(d.file);
+      entry = null;
+      if (typeof text === "string") {
+        const starts = [0];
+        for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+        entry = { text, starts };
+      }
+      texts.set(d.file, entry);
+    }
+    if (entry === null || d.line > entry.starts.length) continue;
+    const { text, starts } = entry;
+    const start = starts[d.line - 1];
+    let stop = d.line < starts.length ? starts[d.line] - 1 : text.length;
+    if (stop > start && text.charCodeAt(stop - 1) === 13) stop--;
+    let at = start;
+    // Past the line's end, one unit per column.
+    for (let c = 1; c < d.column; c++) at += at < stop && text.codePointAt(at) > 0xffff ? 2 : 1;
+    d.column_utf16 = at - start + 1;
+    const close = at < stop && text.startsWith("[[", at) ? text.indexOf("]]", at) : -1;
+    if (close >= 0 && close + 2 <= stop) d.end_column_utf16 = close + 3 - start;
+  }
+  return report;
+}
+
 export function parseVault(files) {
   const [used, lengths] = stageFiles(files);
-  return guarded(() => glue.parseVaultStaged(used, lengths));
+  const plan = guarded(() => glue.parseVaultStaged(used, lengths));
+  return remember(plan, (file) => noteText(files[file]));
 }
 
 export function parsePlanMd(text, file) {
   expectString("text", text);
   if (file !== undefined) expectString("file", file);
-  return guarded(() => glue.parsePlanMd(text, file));
+  const plan = guarded(() => glue.parsePlanMd(text, file));
+  return remember(plan, (name) => (name === (file ?? "PLAN.md") ? text : undefined));
 }
 
 export function validate(plan) {
-  return guarded(() => glue.validate(plan));
+  const report = guarded(() => glue.validate(plan));
+  return withUtf16Columns(report, sources.get(plan) ?? (() => undefined));
 }
 
 export function updateStatus(text, status) {
@@ -188,7 +237,8 @@ export class Vault {
   }
 
   validate() {
-    return this.#call((core) => core.validate());
+    const files = this.#files;
+    return withUtf16Columns(this.#call((core) => core.validate()), (file) => noteText(files.get(file)));
   }
 
   free() {

@@ -3,11 +3,12 @@
 // The markdown build's entries leave this module out, so no bundler sees an
 // import of a binding its wasm does not have.
 import * as glue from "./planvault_wasm.js";
-import { expectString, guarded } from "./api.js";
+import { expectString, guarded, remember } from "./api.js";
 
 export function parseGeneratedPlan(json, options) {
   expectString("json", json);
-  return guarded(() => glue.parseGeneratedPlan(json, options));
+  const plan = guarded(() => glue.parseGeneratedPlan(json, options));
+  return remember(plan, (file) => (file === (options?.file ?? "plan.json") ? json : undefined));
 }
 
 export function toMermaid(plan) {

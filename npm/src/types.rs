@@ -56,6 +56,13 @@ pub struct Diagnostic {
     pub line: Option<u32>,
     /// 1-based column, in characters.
     pub column: Option<u32>,
+    /// 1-based column in UTF-16 code units (JavaScript string indices,
+    /// CodeMirror and Obsidian's editor): `column_utf16 - 1` is the offending
+    /// text's `indexOf` in its line. Counted from the notes passed in.
+    pub column_utf16: Option<u32>,
+    /// Where a `[[link]]` at the column ends (exclusive, UTF-16, 1-based);
+    /// `null` when the diagnostic is not about a link on that line.
+    pub end_column_utf16: Option<u32>,
     /// Ids of the nodes involved.
     pub nodes: Vec<String>,
     /// PLAN.md: the 1-based item indices involved.
@@ -81,6 +88,8 @@ impl From<&planvault_core::Diagnostic> for Diagnostic {
             file: d.file.clone(),
             line: d.line,
             column: d.column,
+            column_utf16: d.column_utf16,
+            end_column_utf16: d.end_column_utf16,
             nodes: d.nodes.clone(),
             items: d.items.clone(),
             target: d.target.clone(),
@@ -205,6 +214,8 @@ mod tests {
             planvault_core::Diagnostic::error(Code::DanglingEdge, "`a` links to missing `b`")
                 .at(&SourcePos::new("a.md", 4, 3))
                 .with_nodes(["a"]);
+        d.column_utf16 = Some(4);
+        d.end_column_utf16 = Some(9);
         d.items = vec![1, 2];
         d.target = Some("b".into());
         d.key = Some("exit".into());

@@ -23,7 +23,7 @@ test("diagnostics are plain objects with every field the CLI prints, null where 
   const { diagnostics } = planvault.validate(plan);
   const dangling = diagnostics.find((d) => d.code === "dangling-edge");
   assert.ok(dangling, JSON.stringify(diagnostics));
-  assert.deepEqual(Object.keys(dangling), ["code", "severity", "message", "file", "line", "column", "nodes", "target"]);
+  assert.deepEqual(Object.keys(dangling), ["code", "severity", "message", "file", "line", "column", "column_utf16", "end_column_utf16", "nodes", "target"]);
   assert.equal(dangling.severity, "error");
   assert.equal(dangling.file, "a.md");
   assert.equal(dangling.line, 7);

@@ -248,6 +248,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
         },
         fresh: false,
         max_steps: 10,
+        max_prompt_bytes: None,
         autonomy,
         breakpoints: vec![],
         run_to: None,

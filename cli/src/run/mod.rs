@@ -397,7 +397,10 @@ impl Progress {
                 let at = if active.is_empty() {
                     String::new()
                 } else {
-                    format!(", continuing at {}", active.join(", "))
+                    format!(
+                        ", continuing at {}",
+                        planvault_core::diagnostic::name_list(active.iter())
+                    )
                 };
                 self.line(&format!(
                     "resuming: {done} node(s) done, {recorded} answer(s) recorded{at}"
@@ -433,7 +436,7 @@ impl Progress {
             }
             P::ToolsMissing(missing) => self.line(&format!(
                 "  (not available in the terminal runner: {}; an MCP server in .planvault/config.toml can offer it)",
-                missing.join(", ")
+                planvault_core::diagnostic::name_list(missing.iter())
             )),
             P::McpCall {
                 server,

@@ -1,7 +1,8 @@
 //! `planvault graph --canvas`: a JSON Canvas 1.0 document Obsidian opens
 //! next to the notes. File nodes point at the notes; positions come from a
 //! simple layered placement (breadth-first depth from the start), integers as
-//! the spec requires.
+//! the spec requires. A dangling edge's red card takes its own slot in the
+//! row below the note it leaves, so no two cards overlap.
 
 use super::node_file;
 use super::text_canvas::{Canvas, CanvasEdge, CanvasNode};
@@ -52,21 +53,46 @@ fn node_key(plan: &Plan, i: usize) -> String {
     format!("node:{}", plan.nodes[i].id)
 }
 
+/// A slot in a row of the layout: a note, or the card of a dangling edge.
+#[derive(Clone, Copy)]
+enum Slot {
+    Note(usize),
+    Missing(usize),
+}
+
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn canvas(plan: &Plan) -> String {
     let layer = layers(plan);
     let depth = layer.iter().copied().max().map_or(0, |d| d + 1);
-    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); depth];
+    let mut rows: Vec<Vec<Slot>> = vec![Vec::new(); depth];
     for (i, &l) in layer.iter().enumerate() {
-        rows[l].push(i);
+        rows[l].push(Slot::Note(i));
+    }
+    // A dangling edge's card takes a slot of its own in the row below the
+    // note it leaves, after that row's notes: no card sits on another.
+    for (k, edge) in plan.edges.iter().enumerate() {
+        if edge.to.is_none() {
+            let row = layer[edge.from] + 1;
+            if rows.len() <= row {
+                rows.resize(row + 1, Vec::new());
+            }
+            rows[row].push(Slot::Missing(k));
+        }
     }
     let mut x = vec![0i64; plan.nodes.len()];
     let mut y = vec![0i64; plan.nodes.len()];
+    let mut missing_at = vec![(0i64, 0i64); plan.edges.len()];
     for (l, row) in rows.iter().enumerate() {
         let row_width = row.len() as i64 * (WIDTH + GAP_X) - GAP_X;
-        for (col, &i) in row.iter().enumerate() {
-            x[i] = col as i64 * (WIDTH + GAP_X) - row_width / 2;
-            y[i] = l as i64 * (HEIGHT + GAP_Y);
+        for (col, &slot) in row.iter().enumerate() {
+            let at = (
+                col as i64 * (WIDTH + GAP_X) - row_width / 2,
+                l as i64 * (HEIGHT + GAP_Y),
+            );
+            match slot {
+                Slot::Note(i) => (x[i], y[i]) = at,
+                Slot::Missing(k) => missing_at[k] = at,
+            }
         }
     }
     let mut nodes: Vec<CanvasNode> = (0..plan.nodes.len())
@@ -94,13 +120,14 @@ pub fn canvas(plan: &Plan) -> String {
             None => {
                 // A dangling edge ends at a red card naming the missing note.
                 let id = format!("missing:{k}");
+                let (x, y) = missing_at[k];
                 nodes.push(CanvasNode {
                     id: id.clone(),
                     kind: "text",
                     file: None,
                     text: Some(format!("Missing note [[{}]]", edge.target)),
-                    x: x[edge.from] + WIDTH + GAP_X,
-                    y: y[edge.from] + HEIGHT + GAP_Y / 2,
+                    x,
+                    y,
                     width: WIDTH,
                     height: HEIGHT / 2,
                     color: Some(MISSING_COLOR),

@@ -159,24 +159,31 @@ pub fn ascii(plan: &Plan) -> String {
     let mut out = String::new();
     let waves = waves(plan);
     let mut placed = vec![false; plan.nodes.len()];
+    // Each step's dependencies, gathered once (linear, not a scan per step).
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
+    for e in &plan.edges {
+        if let Some(to) = e.to {
+            after[to].push(e.from);
+        }
+    }
     for (w, wave) in waves.iter().enumerate() {
         writeln!(out, "wave {}", w + 1).unwrap();
         for &i in wave {
             placed[i] = true;
-            line(plan, i, &mut out);
+            line(plan, i, &after[i], &mut out);
         }
     }
     if placed.iter().any(|p| !p) {
         out.push_str("never scheduled (dependency cycle)\n");
         for i in (0..plan.nodes.len()).filter(|&i| !placed[i]) {
-            line(plan, i, &mut out);
+            line(plan, i, &after[i], &mut out);
         }
     }
     out
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn line(plan: &Plan, i: usize, out: &mut String) {
+fn line(plan: &Plan, i: usize, after: &[usize], out: &mut String) {
     let n = &plan.nodes[i];
     write!(
         out,
@@ -185,11 +192,9 @@ fn line(plan: &Plan, i: usize, out: &mut String) {
         step(n).map_or("", |s| s.capability.as_str())
     )
     .unwrap();
-    let deps: Vec<&str> = plan
-        .edges
+    let deps: Vec<&str> = after
         .iter()
-        .filter(|e| e.to == Some(i))
-        .map(|e| plan.nodes[e.from].id.as_str())
+        .map(|&from| plan.nodes[from].id.as_str())
         .collect();
     if !deps.is_empty() {
         write!(out, "  after {}", deps.join(", ")).unwrap();

@@ -110,15 +110,12 @@ fn cycles(plan: &Plan) -> Vec<Diagnostic> {
     components
         .into_iter()
         .map(|c| {
-            let names: Vec<String> = c
-                .iter()
-                .map(|&i| format!("{:?}", plan.nodes[i].id))
-                .collect();
+            let names = c.iter().map(|&i| format!("{:?}", plan.nodes[i].id));
             let d = Diagnostic::error(
                 Code::Cycle,
                 format!(
                     "steps {} depend on each other in a cycle; none of them could ever start",
-                    names.join(", ")
+                    crate::diagnostic::name_list(names)
                 ),
             )
             .with_nodes(c.iter().map(|&i| plan.nodes[i].id.clone()));

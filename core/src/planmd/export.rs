@@ -261,6 +261,17 @@ fn signals(node: &crate::Node) -> String {
 pub fn ascii(plan: &Plan) -> String {
     let mut out = String::new();
     let width = plan.nodes.len().to_string().len();
+    // Dependencies and routes per item, gathered once: the listing stays
+    // linear in the plan (a look-up per item over every edge is quadratic).
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
+    let mut routes_of: Vec<Vec<&crate::Edge>> = vec![Vec::new(); plan.nodes.len()];
+    for e in &plan.edges {
+        match (e.kind, e.to) {
+            (EdgeKind::Route, _) => routes_of[e.from].push(e),
+            (EdgeKind::After, Some(to)) => after[to].push(e.from),
+            _ => {}
+        }
+    }
     for i in 0..plan.nodes.len() {
         let n = &plan.nodes[i];
         let mark = if n.status == Status::Done {
@@ -279,21 +290,16 @@ pub fn ascii(plan: &Plan) -> String {
             shorten(&n.title)
         )
         .unwrap();
-        let deps: Vec<String> = plan
-            .edges
+        let deps: Vec<String> = after[i]
             .iter()
-            .filter(|e| e.kind == EdgeKind::After && e.to == Some(i))
-            .map(|e| index(plan, e.from).to_string())
+            .map(|&from| index(plan, from).to_string())
             .collect();
         if !deps.is_empty() {
             write!(out, "  (after {})", deps.join(", ")).unwrap();
         }
         out.push_str(&signals(n));
         out.push('\n');
-        let routes: Vec<&crate::Edge> = plan
-            .outgoing(i)
-            .filter(|e| e.kind == EdgeKind::Route)
-            .collect();
+        let routes = &routes_of[i];
         for (k, route) in routes.iter().enumerate() {
             let branch = if k + 1 == routes.len() {
                 "└─"

@@ -135,11 +135,13 @@ impl<'a> Validator<'a> {
                 cyclic[member] = true;
             }
             let path = self.cycle_path(&component);
-            let hops: Vec<String> = path
-                .iter()
-                .chain(path.first())
-                .map(|&n| self.name(n))
-                .collect();
+            // Ten hops at most, then how many more, then back to the first.
+            let shown = crate::diagnostic::NAMES_IN_MESSAGE;
+            let mut hops: Vec<String> = path.iter().take(shown).map(|&n| self.name(n)).collect();
+            if path.len() > shown {
+                hops.push(format!("(and {} more)", path.len() - shown));
+            }
+            hops.extend(path.first().map(|&n| self.name(n)));
             let message = format!(
                 "Cycle: {}. The run could never finish, so nothing was dispatched.",
                 hops.join(" -> ")

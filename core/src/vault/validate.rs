@@ -51,28 +51,10 @@ pub fn find_start(plan: &Plan) -> StartRule {
     }
 }
 
-/// How many names a message lists before saying "and N more" (the
-/// diagnostic's `nodes` always lists them all).
-const NAMES_IN_MESSAGE: usize = 10;
-
+/// Names in backticks, ten at most (see [`crate::diagnostic::name_list`]).
 #[cfg_attr(planvault_size, optimize(size))]
 fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
-    let total = names.len();
-    let mut shown: Vec<String> = names
-        .take(NAMES_IN_MESSAGE)
-        .map(|n| format!("`{n}`"))
-        .collect();
-    if total > NAMES_IN_MESSAGE {
-        shown.push(format!("and {} more", total - NAMES_IN_MESSAGE));
-    }
-    match shown.len() {
-        0 => String::new(),
-        1 => shown.remove(0),
-        _ => {
-            let last = shown.pop().unwrap_or_default();
-            format!("{} and {last}", shown.join(", "))
-        }
-    }
+    crate::diagnostic::name_list(names.map(|n| format!("`{n}`")))
 }
 
 /// A node's file position, or its `## Next` heading when `at_next` and it has one.

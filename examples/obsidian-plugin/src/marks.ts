@@ -1,6 +1,7 @@
 // Editor marks: every line a diagnostic points at (a dangling `## Next` item,
 // the `## Next` heading of a loop without exit, a bad frontmatter line) gets a
-// line decoration with the message as its tooltip.
+// line decoration with the message as its tooltip, and a link it is about an
+// underline.
 import { RangeSetBuilder } from "@codemirror/state";
 import { Decoration, EditorView, ViewPlugin, type DecorationSet, type ViewUpdate } from "@codemirror/view";
 import { editorInfoField } from "obsidian";
@@ -22,7 +23,16 @@ function marksFor(view: EditorView, plugin: PlanvaultPlugin): DecorationSet {
     const severity = found.some((d) => d.severity === "error") ? "error" : "warning";
     const title = found.map((d) => `${d.severity}[${d.code}]: ${d.message}`).join("\n");
     const mark = Decoration.line({ class: `planvault-line planvault-line-${severity}`, attributes: { title } });
-    builder.add(view.state.doc.line(line).from, view.state.doc.line(line).from, mark);
+    const { from, to } = view.state.doc.line(line);
+    builder.add(from, from, mark);
+    // The link itself, underlined: UTF-16 columns are CodeMirror's offsets.
+    const links = found.filter((d) => d.column_utf16 !== null && d.end_column_utf16 !== null);
+    links.sort((a, b) => (a.column_utf16 ?? 0) - (b.column_utf16 ?? 0));
+    for (const d of links) {
+      const start = Math.min(to, from + (d.column_utf16 ?? 1) - 1);
+      const end = Math.min(to, from + (d.end_column_utf16 ?? 1) - 1);
+      if (end > start) builder.add(start, end, Decoration.mark({ class: `planvault-link planvault-link-${d.severity}` }));
+    }
   }
   return builder.finish();
 }
