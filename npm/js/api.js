@@ -159,13 +159,21 @@ export function updateStatus(text, status) {
 // map of the notes (the strings are shared with the caller, not copied) so it
 // can rebuild its wasm side if an internal error replaced the instance; the
 // call that hit the error is not applied.
+//
+// `options.folder` (vault-relative) makes the plan that folder's notes, their
+// links resolved against every note given, as `planvault validate
+// VAULT/FOLDER` does. An edit to a file that changes what the vault's
+// settings skip (`.obsidian/templates.json`, Templater's settings,
+// `.planvaultignore`) leaves the wasm side stale: it is built again here.
 export class Vault {
   #files;
+  #folder;
   #core;
 
-  constructor(files) {
+  constructor(files, options) {
+    this.#folder = planFolder(options);
     const [used, lengths] = stageFiles(files);
-    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths));
+    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder));
     this.#files = new Map(Object.entries(files));
   }
 
@@ -174,12 +182,14 @@ export class Vault {
     expectString("text", text);
     this.#call((core) => core.update(path, text));
     this.#files.set(path, text);
+    this.#rebuildIfStale();
   }
 
   remove(path) {
     expectString("path", path);
     const removed = this.#call((core) => core.remove(path));
     this.#files.delete(path);
+    this.#rebuildIfStale();
     return removed;
   }
 
@@ -204,11 +214,39 @@ export class Vault {
       return guarded(() => operation(this.#core));
     } catch (error) {
       if (error.code !== "stale-handle") throw error;
-      const [used, lengths] = stageFiles(Object.fromEntries(this.#files));
-      this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths));
+      this.#rebuild();
       return guarded(() => operation(this.#core));
     }
   }
+
+  #rebuildIfStale() {
+    if (guarded(() => this.#core.stale)) {
+      this.#core.free();
+      this.#rebuild();
+    }
+  }
+
+  #rebuild() {
+    const [used, lengths] = stageFiles(Object.fromEntries(this.#files));
+    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder));
+  }
+}
+
+// The `Vault` options' plan folder, without leading or trailing `/` (""
+// when none is given: the whole vault is the plan).
+function planFolder(options) {
+  if (options === undefined || options === null) return "";
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw coded("invalid-argument", `invalid argument \`options\`: expected an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "folder") {
+      throw coded("invalid-argument", `invalid argument \`options\`: unknown option ${JSON.stringify(key)} (known: "folder")`);
+    }
+  }
+  if (options.folder === undefined) return "";
+  expectString("options.folder", options.folder);
+  return options.folder.replace(/^\/+|\/+$/g, "");
 }
 
 // Panics on purpose so the package's tests can prove recovery on the built

@@ -15,12 +15,21 @@ pub struct VaultCore {
 
 #[wasm_bindgen]
 impl VaultCore {
-    /// The notes staged as for `parseVaultStaged`.
+    /// The notes staged as for `parseVaultStaged`; the plan is the notes in
+    /// `folder` (vault-relative; empty: the whole vault).
     #[wasm_bindgen(js_name = fromStaged)]
-    pub fn from_staged(used: usize, lengths: &[u32]) -> Result<VaultCore, JsValue> {
+    pub fn from_staged(used: usize, lengths: &[u32], folder: &str) -> Result<VaultCore, JsValue> {
         Ok(VaultCore {
-            vault: with_staged_files(used, lengths, |files| IncrementalVault::new(files))?,
+            vault: with_staged_files(used, lengths, |files| {
+                IncrementalVault::in_folder(files, folder)
+            })?,
         })
+    }
+
+    /// An edit changed what the vault's settings skip: build it again.
+    #[wasm_bindgen(getter)]
+    pub fn stale(&self) -> bool {
+        self.vault.stale()
     }
 
     /// Add or replace one note: parses that note only.
