@@ -134,9 +134,31 @@ function stageFiles(files) {
   return [at - base, lengths];
 }
 
+// The files that say what is skipped, as planvault_core::vault::scope names
+// them (`TEMPLATES_SETTINGS`, `TEMPLATER_SETTINGS`, `IGNORE_FILE`).
+const SETTINGS = [".obsidian/templates.json", ".obsidian/plugins/templater-obsidian/data.json", ".planvaultignore"];
+
+// What the vault's settings skip, as planvault_core::vault::scope::skipped
+// reads them (the same files and keys; the JSON is read here, where
+// JSON.parse costs the wasm nothing): [the templates folder of Obsidian's
+// Templates, of Templater, the text of .planvaultignore], each or undefined.
+function skipSettings(files) {
+  const text = (path) => (typeof files[path] === "string" ? files[path] : undefined);
+  const folder = (path, key) => {
+    try {
+      const value = JSON.parse(text(path))[key];
+      return typeof value === "string" ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return [folder(SETTINGS[0], "folder"), folder(SETTINGS[1], "templates_folder"), text(SETTINGS[2])];
+}
+
 export function parseVault(files) {
   const [used, lengths] = stageFiles(files);
-  return guarded(() => glue.parseVaultStaged(used, lengths));
+  const settings = skipSettings(files);
+  return guarded(() => glue.parseVaultStaged(used, lengths, ...settings));
 }
 
 export function parsePlanMd(text, file) {
@@ -162,9 +184,9 @@ export function updateStatus(text, status) {
 //
 // `options.folder` (vault-relative) makes the plan that folder's notes, their
 // links resolved against every note given, as `planvault validate
-// VAULT/FOLDER` does. An edit to a file that changes what the vault's
-// settings skip (`.obsidian/templates.json`, Templater's settings,
-// `.planvaultignore`) leaves the wasm side stale: it is built again here.
+// VAULT/FOLDER` does. An edit to a file that says what is skipped
+// (`.obsidian/templates.json`, Templater's settings, `.planvaultignore`)
+// leaves the wasm side stale: it is built again here.
 export class Vault {
   #files;
   #folder;
@@ -172,8 +194,7 @@ export class Vault {
 
   constructor(files, options) {
     this.#folder = planFolder(options);
-    const [used, lengths] = stageFiles(files);
-    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder));
+    this.#core = this.#open(files);
     this.#files = new Map(Object.entries(files));
   }
 
@@ -182,14 +203,14 @@ export class Vault {
     expectString("text", text);
     this.#call((core) => core.update(path, text));
     this.#files.set(path, text);
-    this.#rebuildIfStale();
+    this.#rebuildIfStale(path);
   }
 
   remove(path) {
     expectString("path", path);
     const removed = this.#call((core) => core.remove(path));
     this.#files.delete(path);
-    this.#rebuildIfStale();
+    this.#rebuildIfStale(path);
     return removed;
   }
 
@@ -219,16 +240,23 @@ export class Vault {
     }
   }
 
-  #rebuildIfStale() {
-    if (guarded(() => this.#core.stale)) {
+  // After an edit to `path`: a settings file changes what is skipped, and a
+  // note outside the plan added or removed leaves the wasm side stale.
+  #rebuildIfStale(path) {
+    if (SETTINGS.includes(path) || guarded(() => this.#core.stale)) {
       this.#core.free();
       this.#rebuild();
     }
   }
 
   #rebuild() {
-    const [used, lengths] = stageFiles(Object.fromEntries(this.#files));
-    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder));
+    this.#core = this.#open(Object.fromEntries(this.#files));
+  }
+
+  #open(files) {
+    const [used, lengths] = stageFiles(files);
+    const settings = skipSettings(files);
+    return guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder, ...settings));
   }
 }
 

@@ -16,13 +16,15 @@
 //!
 //! A vault can hold its plan in one folder (`IncrementalVault::in_folder`):
 //! then only that folder's notes are parsed and are nodes, every other note
-//! is a link target only (its id sits after the plan's in the link index),
+//! is a link target only (its id sits after the plan's in the link index;
+//! one appearing or going makes the vault stale, see below),
 //! and the graph checks are `scope::validate_in_folder`'s, so the
 //! diagnostics are `scope::check_in_folder`'s, `planvault validate
 //! VAULT/FOLDER`'s. What the vault's settings skip (templates folders,
-//! `.planvaultignore`) is left out as there; when an edit changes that
-//! list, the vault is [`IncrementalVault::stale`] and must be built again
-//! from all its files (notes once skipped were never kept).
+//! `.planvaultignore`) is left out as there (the caller builds the vault
+//! again when those settings change); a note outside the plan added or
+//! removed leaves the vault [`IncrementalVault::stale`]: it must be built
+//! again from all its files.
 //!
 //! Pure Rust with no wasm-bindgen, so it is tested natively against `check`
 //! and `check_in_folder`.
@@ -61,11 +63,9 @@ pub struct IncrementalVault {
     /// The vault's notes outside `folder` (and not skipped), in path order:
     /// link targets only, at `links` index `paths.len()` and on.
     outside: Vec<String>,
-    /// The files `scope::skipped` reads, with their text.
-    settings: Vec<(String, String)>,
-    /// What they skip.
+    /// What the vault's settings skip (`scope::skipped`).
     skip: Vec<String>,
-    /// An edit changed `skip`: build the vault again from its files.
+    /// An edit changed those settings: build the vault again from its files.
     stale: bool,
     /// The graph checks' diagnostics, until an edit changes the graph.
     graph_diagnostics: Option<Vec<Diagnostic>>,
@@ -161,35 +161,31 @@ impl IncrementalVault {
     /// Read a vault as `vault::load_from` does: `(path, text)` in path
     /// order, each path once; plan notes kept.
     pub fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        Self::in_folder(files, "")
+        Self::in_folder(files, "", Vec::new())
     }
 
-    /// [`IncrementalVault::new`] for the plan in `folder` (vault-relative;
-    /// empty: the whole vault), as `scope::check_in_folder` reads it.
+    /// [`IncrementalVault::new`] for the plan in `folder` (vault-relative,
+    /// no `/` around it; empty: the whole vault), as
+    /// `scope::check_in_folder` reads it, leaving out `skip` (what the
+    /// vault's settings skip: `scope::skipped`).
     pub fn in_folder<'a>(
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
         folder: &str,
+        skip: Vec<String>,
     ) -> Self {
-        let files: Vec<(&str, &str)> = files.into_iter().collect();
         let mut vault = IncrementalVault {
             plan: Plan::new(PlanFormat::Vault),
             paths: Vec::new(),
             notes: Vec::new(),
             position: HashMap::new(),
             links: LinkIndex::owned(std::iter::empty()),
-            folder: folder.trim_matches('/').to_owned(),
+            folder: folder.to_owned(),
             outside: Vec::new(),
-            settings: files
-                .iter()
-                .filter(|(path, _)| scope::is_setting(path))
-                .map(|&(path, text)| (path.to_owned(), text.to_owned()))
-                .collect(),
-            skip: Vec::new(),
+            skip,
             stale: false,
             graph_diagnostics: None,
             cached: None,
         };
-        vault.skip = vault.skipped();
         for (path, text) in files {
             if !vault.is_note(path) {
                 continue;
@@ -208,8 +204,8 @@ impl IncrementalVault {
         vault
     }
 
-    /// Whether an edit changed what the vault's settings skip, so this
-    /// vault no longer answers for its files: build it again from them.
+    /// Whether an edit added or removed a note outside the plan, so this
+    /// vault no longer answers for its files: build it again.
     pub fn stale(&self) -> bool {
         self.stale
     }
@@ -220,64 +216,21 @@ impl IncrementalVault {
         is_plan_note(path) && !is_skipped(path, &self.skip)
     }
 
-    fn skipped(&self) -> Vec<String> {
-        scope::skipped_by(|path| {
-            self.settings
-                .iter()
-                .find(|(p, _)| p == path)
-                .map(|(_, text)| text.as_str())
-        })
-    }
-
-    /// A settings file changed (`None`: removed); `false` when it was not
-    /// there to remove.
-    fn set_setting(&mut self, path: &str, text: Option<&str>) -> bool {
-        let at = self.settings.iter().position(|(p, _)| p == path);
-        let had = at.is_some();
-        if let Some(at) = at {
-            self.settings.remove(at);
-        }
-        if let Some(text) = text {
-            self.settings.push((path.to_owned(), text.to_owned()));
-        }
-        if self.skipped() != self.skip {
-            self.stale = true;
-            self.cached = None;
-        }
-        had
-    }
-
-    /// A note outside the plan appears (`true`) or disappears: link
-    /// targets only, so no note is parsed; every edge re-resolves.
+    /// A note outside the plan appears (`true`) or disappears: a link
+    /// target more or less, which may change any edge's target, so the
+    /// vault is [`IncrementalVault::stale`] (a rare edit; the size budget
+    /// has no room for re-indexing in place). Editing one changes nothing.
     fn set_outside(&mut self, path: &str, present: bool) -> bool {
-        let found = self.outside.binary_search_by(|p| p.as_str().cmp(path));
-        let at = match found {
-            Ok(at) | Err(at) => at,
-        };
-        let index = self.paths.len() + at;
-        match (found.is_ok(), present) {
-            (false, true) => {
-                self.outside.insert(at, path.to_owned());
-                self.links.insert_at(index, node_id(path));
-            }
-            (true, false) => {
-                self.outside.remove(at);
-                self.links.remove_at(index);
-            }
-            _ => return found.is_ok(),
-        }
-        self.cached = None;
-        self.graph_diagnostics = None;
-        self.re_resolve();
-        true
+        let known = self
+            .outside
+            .binary_search_by(|p| p.as_str().cmp(path))
+            .is_ok();
+        self.stale |= known != present;
+        known
     }
 
     /// Add or replace one file (a path the loader skips changes nothing).
     pub fn update(&mut self, path: &str, text: &str) {
-        if scope::is_setting(path) {
-            self.set_setting(path, Some(text));
-            return;
-        }
         if !self.is_note(path) {
             return;
         }
@@ -343,12 +296,8 @@ impl IncrementalVault {
         }
     }
 
-    /// Forget one file; `false` when the vault had no such note (or
-    /// settings file).
+    /// Forget one file; `false` when the vault had no such note.
     pub fn remove(&mut self, path: &str) -> bool {
-        if scope::is_setting(path) {
-            return self.set_setting(path, None);
-        }
         let Some(&at) = self.position.get(path) else {
             return self.set_outside(path, false);
         };
@@ -485,6 +434,16 @@ mod tests {
 
     fn open(files: &BTreeMap<String, String>) -> IncrementalVault {
         IncrementalVault::new(files.iter().map(|(p, t)| (p.as_str(), t.as_str())))
+    }
+
+    /// The vault with its plan in `folder`, skipping what its settings say.
+    fn open_in(files: &BTreeMap<String, String>, folder: &str) -> IncrementalVault {
+        let skip = planvault_core::vault::scope::skipped(files);
+        IncrementalVault::in_folder(
+            files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
+            folder,
+            skip,
+        )
     }
 
     /// The incremental vault agrees with a full `check` of the same files,
@@ -717,8 +676,7 @@ mod tests {
     fn a_plan_folder_resolves_its_links_in_the_whole_vault() {
         let mut now = big_vault();
         let folder = "plans/launch";
-        let mut vault =
-            IncrementalVault::in_folder(now.iter().map(|(p, t)| (p.as_str(), t.as_str())), folder);
+        let mut vault = open_in(&now, folder);
         agrees_in(&mut vault, &now, folder);
         let codes: Vec<&str> = vault
             .diagnostics()
@@ -727,14 +685,23 @@ mod tests {
             .collect();
         assert_eq!(codes, ["edge-leaves-plan"], "{:?}", vault.diagnostics());
         assert_eq!(vault.plan().nodes.len(), 4);
-        // A note outside the plan appears: `[[Review]]` in Draft still means
-        // the plan's own Review (its folder first), and nothing is parsed.
+        // A note outside the plan changes: nothing to do.
+        vault.update("Notes/Review.md", "# Edited elsewhere\n");
+        now.insert("Notes/Review.md".into(), "# Edited elsewhere\n".into());
+        assert!(!vault.stale());
+        agrees_in(&mut vault, &now, folder);
+        // One appears: `[[Review]]` in Draft still means the plan's own
+        // Review (its folder first), once the vault is read again.
         vault.update("Review.md", "# A review at the root\n");
         now.insert("Review.md".into(), "# A review at the root\n".into());
+        assert!(vault.stale());
+        let mut vault = open_in(&now, folder);
         agrees_in(&mut vault, &now, folder);
         // The ADR goes: the escalation edge now leads nowhere.
         assert!(vault.remove("Notes/ADR-001.md"));
+        assert!(vault.stale());
         now.remove("Notes/ADR-001.md");
+        let mut vault = open_in(&now, folder);
         agrees_in(&mut vault, &now, folder);
         assert_eq!(vault.diagnostics()[0].code.as_str(), "dangling-edge");
         // A note in a skipped folder is never a node nor a target.
@@ -742,25 +709,21 @@ mod tests {
         now.insert("Archive/Notes/ADR-001.md".into(), "# ADR\n".into());
         agrees_in(&mut vault, &now, folder);
         assert!(!vault.stale());
-        // The ignore list changes: what is skipped changes, so the vault
-        // must be read again (notes once skipped were never kept).
-        vault.update(".planvaultignore", "Notes/\n");
-        assert!(vault.stale());
+        // The ignore list changes: the vault is built again with it (notes
+        // once skipped were never kept).
         now.insert(".planvaultignore".into(), "Notes/\n".into());
-        let mut vault =
-            IncrementalVault::in_folder(now.iter().map(|(p, t)| (p.as_str(), t.as_str())), folder);
+        let mut vault = open_in(&now, folder);
         agrees_in(&mut vault, &now, folder);
-        // A settings edit that skips the same folders changes nothing.
-        vault.update(".planvaultignore", "# the notes\nNotes/\n");
-        assert!(!vault.stale());
-        assert!(vault.remove(".obsidian/templates.json"));
-        assert!(vault.stale());
+        assert!(
+            !vault.remove(".obsidian/templates.json"),
+            "a setting is no note"
+        );
     }
 
     #[test]
     fn the_whole_vault_skips_what_its_settings_skip() {
         let now = big_vault();
-        let mut vault = open(&now);
+        let mut vault = open_in(&now, "");
         agrees_in(&mut vault, &now, "");
         let ids: Vec<&str> = vault.plan().nodes.iter().map(|n| n.id.as_str()).collect();
         assert!(
@@ -816,10 +779,7 @@ mod tests {
         ) {
             let folder = "sub";
             let mut now: BTreeMap<String, String> = initial.into_iter().collect();
-            let open_in = |now: &BTreeMap<String, String>| {
-                IncrementalVault::in_folder(now.iter().map(|(p, t)| (p.as_str(), t.as_str())), folder)
-            };
-            let mut vault = open_in(&now);
+            let mut vault = open_in(&now, folder);
             agrees_in(&mut vault, &now, folder);
             for ((path, text), remove) in ops {
                 if remove {
@@ -827,10 +787,10 @@ mod tests {
                     now.remove(&path);
                 } else {
                     vault.update(&path, &text);
-                    now.insert(path, text);
+                    now.insert(path.clone(), text);
                 }
-                if vault.stale() {
-                    vault = open_in(&now);
+                if vault.stale() || scope::is_setting(&path) {
+                    vault = open_in(&now, folder);
                 }
                 agrees_in(&mut vault, &now, folder);
             }

@@ -79,18 +79,22 @@ impl PlanHandle {
 
 /// Parse a vault: vault-relative path → note text. Pass every file; what is
 /// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped,
-/// and so is what the vault's settings skip (`scope::skipped`), as the CLI
-/// skips it. The JavaScript `parseVault(files)` writes the notes into the
-/// staged room (see [`crate::staging`]) and calls this with their byte lengths.
+/// and so is what the vault's settings skip (see `VaultCore::fromStaged`),
+/// as the CLI skips it. The JavaScript `parseVault(files)` writes the notes
+/// into the staged room (see [`crate::staging`]) and calls this with their byte lengths.
 #[wasm_bindgen(js_name = parseVaultStaged, skip_typescript)]
-pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, JsValue> {
+pub fn parse_vault_staged(
+    used: usize,
+    lengths: &[u32],
+    templates: Option<String>,
+    templater: Option<String>,
+    ignore: Option<String>,
+) -> Result<PlanHandle, JsValue> {
+    let skip = scope::skipped_from(
+        &[templates.as_deref(), templater.as_deref()],
+        ignore.as_deref(),
+    );
     let (plan, diagnostics) = with_staged_files(used, lengths, |files| {
-        let skip = scope::skipped_by(|setting| {
-            files
-                .iter()
-                .find(|(path, _)| *path == setting)
-                .map(|(_, text)| *text)
-        });
         let kept = files
             .iter()
             .copied()

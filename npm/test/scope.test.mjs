@@ -81,12 +81,12 @@ test("edits inside and outside the plan folder keep the Vault equal to a fresh o
   assert.deepEqual(vault.diagnostics().map((d) => d.code), ["dangling-edge"]);
   edit("Notes/ADR-001.md", c.files["Notes/ADR-001.md"]);
   assert.deepEqual(vault.diagnostics().map((d) => d.code), ["edge-leaves-plan"]);
-  // A note in the plan folder.
+  // A note in the plan folder: its one edge dangles, so the plan has no end.
   edit("plans/launch/Send.md", "# Send\n\n## Next\n- [[Missing]]\n");
-  assert.deepEqual(vault.diagnostics().map((d) => d.code).sort(), ["dangling-edge", "edge-leaves-plan"]);
+  assert.deepEqual(vault.diagnostics().map((d) => d.code).sort(), ["dangling-edge", "edge-leaves-plan", "no-terminal-reachable"]);
   // The templates folder is no part of anything, whatever it holds.
   edit("Templates/Other.md", "## Next\n- [[Nowhere]]\n");
-  assert.deepEqual(vault.diagnostics().map((d) => d.code).sort(), ["dangling-edge", "edge-leaves-plan"]);
+  assert.deepEqual(vault.diagnostics().map((d) => d.code).sort(), ["dangling-edge", "edge-leaves-plan", "no-terminal-reachable"]);
 });
 
 test("a change to the settings that skip folders reads the vault again", () => {
@@ -103,7 +103,7 @@ test("a change to the settings that skip folders reads the vault again", () => {
   assert.deepEqual(after, new planvault.Vault(files).validate());
   // Without the templates setting, the template's notes are read too.
   delete files[".obsidian/templates.json"];
-  assert.equal(vault.remove(".obsidian/templates.json"), true);
+  assert.equal(vault.remove(".obsidian/templates.json"), false, "a setting is no note");
   assert.ok(JSON.stringify(vault.validate()).includes("Templates/Step"));
   assert.deepEqual(vault.validate(), new planvault.Vault(files).validate());
 });

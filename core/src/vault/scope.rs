@@ -24,7 +24,18 @@ pub const IGNORE_FILE: &str = ".planvaultignore";
 /// folders of Obsidian's Templates and of Templater, and the entries of
 /// `.planvaultignore`, read from `files` at those paths.
 pub fn skipped(files: &BTreeMap<String, String>) -> Vec<String> {
-    skipped_by(|path| files.get(path).map(String::as_str))
+    let folder = |file: &str, key: &str| {
+        let settings = serde_json::from_str::<serde_json::Value>(files.get(file)?).ok()?;
+        settings.get(key)?.as_str().map(str::to_string)
+    };
+    let templates = [
+        folder(TEMPLATES_SETTINGS, "folder"),
+        folder(TEMPLATER_SETTINGS, "templates_folder"),
+    ];
+    skipped_from(
+        &templates.each_ref().map(Option::as_deref),
+        files.get(IGNORE_FILE).map(String::as_str),
+    )
 }
 
 /// Whether `path` is one of the files [`skipped`] reads: a change to it may
@@ -33,29 +44,47 @@ pub fn is_setting(path: &str) -> bool {
     [TEMPLATES_SETTINGS, TEMPLATER_SETTINGS, IGNORE_FILE].contains(&path)
 }
 
-/// [`skipped`], the settings' texts looked up by `setting` (for callers that
-/// do not hold the vault in a map).
+/// [`skipped`] from what the settings say: the templates folders as the two
+/// plugins' settings name them (`folder`, `templates_folder`) and the text
+/// of `.planvaultignore`. For a caller that reads the JSON itself (the npm
+/// package, whose markdown build has no JSON parser: `JSON.parse` is free).
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn skipped_by<'a>(setting: impl Fn(&str) -> Option<&'a str>) -> Vec<String> {
-    let clean = |s: &str| s.trim().trim_matches('/').to_string();
+pub fn skipped_from(templates: &[Option<&str>], ignore: Option<&str>) -> Vec<String> {
+    let text = ignore.unwrap_or_default();
+    let mut lines = memchr::memchr_iter(b'\n', text.as_bytes()).chain([text.len()]);
+    let mut start = 0;
     let mut out = Vec::new();
-    for (file, key) in [
-        (TEMPLATES_SETTINGS, "folder"),
-        (TEMPLATER_SETTINGS, "templates_folder"),
-    ] {
-        let folder = setting(file)
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
-            .and_then(|v| v.get(key).and_then(|f| f.as_str()).map(clean));
-        out.extend(folder.filter(|f| !f.is_empty()));
-    }
-    if let Some(text) = setting(IGNORE_FILE) {
-        out.extend(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(clean)
-                .filter(|l| !l.is_empty()),
-        );
+    // The templates folders, then `.planvaultignore`'s lines, which may be
+    // `#` comments.
+    for (i, entry) in templates
+        .iter()
+        .copied()
+        .chain(std::iter::repeat(None))
+        .enumerate()
+    {
+        let (entry, comments) = match (entry, i < templates.len()) {
+            (Some(entry), _) => (entry, false),
+            (None, true) => continue,
+            (None, false) => {
+                let Some(end) = lines.next() else { break };
+                let line = &text[start..end];
+                start = end + 1;
+                (line, true)
+            }
+        };
+        // White space and `/` around an entry are not part of it.
+        let bytes = entry.as_bytes();
+        let trimmed = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'/');
+        let (mut from, mut to) = (0, bytes.len());
+        while from < to && trimmed(bytes[from]) {
+            from += 1;
+        }
+        while to > from && trimmed(bytes[to - 1]) {
+            to -= 1;
+        }
+        if from < to && !(comments && bytes[from] == b'#') {
+            out.push(entry[from..to].to_string());
+        }
     }
     out
 }
@@ -140,18 +169,12 @@ pub fn resolve_in_folder(
     edge
 }
 
-/// The graph checks of the plan in `folder` (vault-relative; empty: the
-/// whole vault), whose links resolve in `index`: the plan's nodes first, in
+/// The graph checks of the plan in `folder` (vault-relative, no `/` around
+/// it; empty: the whole vault), whose links resolve in `index`: the plan's nodes first, in
 /// order, then every other note of the vault that is not skipped. What
 /// [`check_in_folder`] runs; public for a caller that keeps the plan
 /// between edits (the npm package's `Vault`).
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn validate_in_folder(plan: &Plan, index: &LinkIndex<'_>, folder: &str) -> Vec<Diagnostic> {
-    validate_in(
-        plan,
-        Some(&Enclosing {
-            index,
-            folder: folder.trim_matches('/'),
-        }),
-    )
+    validate_in(plan, Some(&Enclosing { index, folder }))
 }
