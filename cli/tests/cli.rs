@@ -317,6 +317,45 @@ fn a_plan_folder_inside_a_vault_resolves_its_links_in_the_vault() {
     );
 }
 
+/// `validate --json` of each scoped fixture, kept beside it: its plan
+/// folder (`folder.txt`, found by `.obsidian/` and given with
+/// `--vault-root`) in `expected-cli.json`, the vault whole in
+/// `expected-cli-whole.json`. The npm package's tests hold its `Vault` to
+/// these same bytes. `PLANVAULT_BLESS=1` rewrites them.
+#[test]
+fn scoped_fixtures_json_is_kept_beside_them() {
+    let root = repo().join("core/tests/fixtures/vault-scoped");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    for vault in cases {
+        let folder = std::fs::read_to_string(vault.join("folder.txt")).unwrap();
+        let plan = vault.join(folder.trim());
+        let found = run(&["validate", "--json"], &plan);
+        let given = Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .args(["validate", "--json", "--vault-root"])
+            .arg(&vault)
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&found), stdout(&given), "{}", vault.display());
+        let whole = run(&["validate", "--json"], &vault);
+        for (name, out) in [
+            ("expected-cli.json", &found),
+            ("expected-cli-whole.json", &whole),
+        ] {
+            let path = vault.join(name);
+            if std::env::var_os("PLANVAULT_BLESS").is_some() {
+                std::fs::write(&path, stdout(out)).unwrap();
+            }
+            let expected = std::fs::read_to_string(&path).unwrap_or_default();
+            assert_eq!(stdout(out), expected, "{}", path.display());
+        }
+    }
+}
+
 #[test]
 fn one_bad_file_never_sinks_the_vault() {
     let dir = tempfile::tempdir().unwrap();

@@ -29,7 +29,7 @@ fn read_folder(root: &Path) -> BTreeMap<String, String> {
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
                 .join("/");
-            if key.starts_with("expected.snap") || key == "folder.txt" {
+            if key.starts_with("expected") || key == "folder.txt" {
                 continue;
             }
             let bytes = fs::read(&path).unwrap();

@@ -180,9 +180,31 @@ function withUtf16Columns(report, textOf) {
   return report;
 }
 
+// The files that say what is skipped, as planvault_core::vault::scope names
+// them (`TEMPLATES_SETTINGS`, `TEMPLATER_SETTINGS`, `IGNORE_FILE`).
+const SETTINGS = [".obsidian/templates.json", ".obsidian/plugins/templater-obsidian/data.json", ".planvaultignore"];
+
+// What the vault's settings skip, as planvault_core::vault::scope::skipped
+// reads them (the same files and keys; the JSON is read here, where
+// JSON.parse costs the wasm nothing): [the templates folder of Obsidian's
+// Templates, of Templater, the text of .planvaultignore], each or undefined.
+function skipSettings(files) {
+  const text = (path) => (typeof files[path] === "string" ? files[path] : undefined);
+  const folder = (path, key) => {
+    try {
+      const value = JSON.parse(text(path))[key];
+      return typeof value === "string" ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return [folder(SETTINGS[0], "folder"), folder(SETTINGS[1], "templates_folder"), text(SETTINGS[2])];
+}
+
 export function parseVault(files) {
   const [used, lengths] = stageFiles(files);
-  const plan = guarded(() => glue.parseVaultStaged(used, lengths));
+  const settings = skipSettings(files);
+  const plan = guarded(() => glue.parseVaultStaged(used, lengths, ...settings));
   return remember(plan, (file) => noteText(files[file]));
 }
 
@@ -208,13 +230,20 @@ export function updateStatus(text, status) {
 // map of the notes (the strings are shared with the caller, not copied) so it
 // can rebuild its wasm side if an internal error replaced the instance; the
 // call that hit the error is not applied.
+//
+// `options.folder` (vault-relative) makes the plan that folder's notes, their
+// links resolved against every note given, as `planvault validate
+// VAULT/FOLDER` does. An edit to a file that says what is skipped
+// (`.obsidian/templates.json`, Templater's settings, `.planvaultignore`)
+// leaves the wasm side stale: it is built again here.
 export class Vault {
   #files;
+  #folder;
   #core;
 
-  constructor(files) {
-    const [used, lengths] = stageFiles(files);
-    this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths));
+  constructor(files, options) {
+    this.#folder = planFolder(options);
+    this.#core = this.#open(files);
     this.#files = new Map(Object.entries(files));
   }
 
@@ -223,12 +252,14 @@ export class Vault {
     expectString("text", text);
     this.#call((core) => core.update(path, text));
     this.#files.set(path, text);
+    this.#rebuildIfStale(path);
   }
 
   remove(path) {
     expectString("path", path);
     const removed = this.#call((core) => core.remove(path));
     this.#files.delete(path);
+    this.#rebuildIfStale(path);
     return removed;
   }
 
@@ -254,11 +285,46 @@ export class Vault {
       return guarded(() => operation(this.#core));
     } catch (error) {
       if (error.code !== "stale-handle") throw error;
-      const [used, lengths] = stageFiles(Object.fromEntries(this.#files));
-      this.#core = guarded(() => glue.VaultCore.fromStaged(used, lengths));
+      this.#rebuild();
       return guarded(() => operation(this.#core));
     }
   }
+
+  // After an edit to `path`: a settings file changes what is skipped, and a
+  // note outside the plan added or removed leaves the wasm side stale.
+  #rebuildIfStale(path) {
+    if (SETTINGS.includes(path) || guarded(() => this.#core.stale)) {
+      this.#core.free();
+      this.#rebuild();
+    }
+  }
+
+  #rebuild() {
+    this.#core = this.#open(Object.fromEntries(this.#files));
+  }
+
+  #open(files) {
+    const [used, lengths] = stageFiles(files);
+    const settings = skipSettings(files);
+    return guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder, ...settings));
+  }
+}
+
+// The `Vault` options' plan folder, without leading or trailing `/` (""
+// when none is given: the whole vault is the plan).
+function planFolder(options) {
+  if (options === undefined || options === null) return "";
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw coded("invalid-argument", `invalid argument \`options\`: expected an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "folder") {
+      throw coded("invalid-argument", `invalid argument \`options\`: unknown option ${JSON.stringify(key)} (known: "folder")`);
+    }
+  }
+  if (options.folder === undefined) return "";
+  expectString("options.folder", options.folder);
+  return options.folder.replace(/^\/+|\/+$/g, "");
 }
 
 // Panics on purpose so the package's tests can prove recovery on the built

@@ -14,12 +14,26 @@
 //!   in place and every edge's target is resolved again (no note is parsed
 //!   again, no index rebuilt).
 //!
-//! Pure Rust with no wasm-bindgen, so it is tested natively against `check`.
+//! A vault can hold its plan in one folder (`IncrementalVault::in_folder`):
+//! then only that folder's notes are parsed and are nodes, every other note
+//! is a link target only (its id sits after the plan's in the link index;
+//! one appearing or going makes the vault stale, see below),
+//! and the graph checks are `scope::validate_in_folder`'s, so the
+//! diagnostics are `scope::check_in_folder`'s, `planvault validate
+//! VAULT/FOLDER`'s. What the vault's settings skip (templates folders,
+//! `.planvaultignore`) is left out as there (the caller builds the vault
+//! again when those settings change); a note outside the plan added or
+//! removed leaves the vault [`IncrementalVault::stale`]: it must be built
+//! again from all its files.
+//!
+//! Pure Rust with no wasm-bindgen, so it is tested natively against `check`
+//! and `check_in_folder`.
 
 use planvault_core::diagnostic::sort_by_position;
 use planvault_core::vault::links::{LinkIndex, Resolution};
 use planvault_core::vault::note::{parse_note_as, DeclaredEdge};
-use planvault_core::vault::{find_start, is_plan_note, node_id, resolve_edge, Detail, StartRule};
+use planvault_core::vault::scope::{self, is_skipped, resolve_in_folder};
+use planvault_core::vault::{find_start, in_folder, is_plan_note, node_id, Detail, StartRule};
 use planvault_core::{Diagnostic, Edge, Node, NodeExt, Plan, PlanFormat, SourcePos};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -41,9 +55,18 @@ pub struct IncrementalVault {
     paths: Vec<String>,
     notes: Vec<NoteState>,
     position: HashMap<String, usize>,
-    /// Every note id, for link resolution; valid until a note appears or
-    /// disappears.
+    /// Every note id, for link resolution: the plan's (`paths`), then those
+    /// of `outside`; valid until a note appears or disappears.
     links: LinkIndex<'static>,
+    /// The plan's folder, vault-relative (empty: the whole vault).
+    folder: String,
+    /// The vault's notes outside `folder` (and not skipped), in path order:
+    /// link targets only, at `links` index `paths.len()` and on.
+    outside: Vec<String>,
+    /// What the vault's settings skip (`scope::skipped`).
+    skip: Vec<String>,
+    /// An edit changed those settings: build the vault again from its files.
+    stale: bool,
     /// The graph checks' diagnostics, until an edit changes the graph.
     graph_diagnostics: Option<Vec<Diagnostic>>,
     /// Parse plus graph diagnostics, until the next change.
@@ -138,29 +161,81 @@ impl IncrementalVault {
     /// Read a vault as `vault::load_from` does: `(path, text)` in path
     /// order, each path once; plan notes kept.
     pub fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self::in_folder(files, "", Vec::new())
+    }
+
+    /// [`IncrementalVault::new`] for the plan in `folder` (vault-relative,
+    /// no `/` around it; empty: the whole vault), as
+    /// `scope::check_in_folder` reads it, leaving out `skip` (what the
+    /// vault's settings skip: `scope::skipped`).
+    pub fn in_folder<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+        folder: &str,
+        skip: Vec<String>,
+    ) -> Self {
         let mut vault = IncrementalVault {
             plan: Plan::new(PlanFormat::Vault),
             paths: Vec::new(),
             notes: Vec::new(),
             position: HashMap::new(),
             links: LinkIndex::owned(std::iter::empty()),
+            folder: folder.to_owned(),
+            outside: Vec::new(),
+            skip,
+            stale: false,
             graph_diagnostics: None,
             cached: None,
         };
-        for (path, text) in files.into_iter().filter(|(path, _)| is_plan_note(path)) {
-            let (node, state) = parse(path, text);
-            vault.paths.push(path.to_owned());
-            vault.plan.nodes.push(node);
-            vault.notes.push(state);
+        for (path, text) in files {
+            if !vault.is_note(path) {
+                continue;
+            }
+            if in_folder(path, &vault.folder) {
+                let (node, state) = parse(path, text);
+                vault.paths.push(path.to_owned());
+                vault.plan.nodes.push(node);
+                vault.notes.push(state);
+            } else {
+                vault.outside.push(path.to_owned());
+            }
         }
         vault.reindex();
         vault.relink();
         vault
     }
 
+    /// Whether an edit added or removed a note outside the plan, so this
+    /// vault no longer answers for its files: build it again.
+    pub fn stale(&self) -> bool {
+        self.stale
+    }
+
+    /// A note the plan's links may reach: not skipped by the loader or the
+    /// vault's settings.
+    fn is_note(&self, path: &str) -> bool {
+        is_plan_note(path) && !is_skipped(path, &self.skip)
+    }
+
+    /// A note outside the plan appears (`true`) or disappears: a link
+    /// target more or less, which may change any edge's target, so the
+    /// vault is [`IncrementalVault::stale`] (a rare edit; the size budget
+    /// has no room for re-indexing in place). Editing one changes nothing.
+    fn set_outside(&mut self, path: &str, present: bool) -> bool {
+        let known = self
+            .outside
+            .binary_search_by(|p| p.as_str().cmp(path))
+            .is_ok();
+        self.stale |= known != present;
+        known
+    }
+
     /// Add or replace one file (a path the loader skips changes nothing).
     pub fn update(&mut self, path: &str, text: &str) {
-        if !is_plan_note(path) {
+        if !self.is_note(path) {
+            return;
+        }
+        if !in_folder(path, &self.folder) {
+            self.set_outside(path, true);
             return;
         }
         self.cached = None;
@@ -169,7 +244,7 @@ impl IncrementalVault {
             // The same ids as before, so every other edge resolves as it did:
             // splice this note's new edges over its old ones.
             let old = self.notes[i].edges.clone();
-            let new_edges = self.resolve_note(i, &state.declared);
+            let new_edges = self.resolve_note(i, &state.declared, self.paths.len());
             let (was, now) = (
                 GraphFacts::of(&self.plan.nodes[i], &self.plan.edges[old.clone()]),
                 GraphFacts::of(&node, &new_edges),
@@ -207,7 +282,7 @@ impl IncrementalVault {
             } else {
                 self.notes[at - 1].edges.end
             };
-            let new_edges = self.resolve_note(at, &state.declared);
+            let new_edges = self.resolve_note(at, &state.declared, self.paths.len() + 1);
             state.edges = edge_at..edge_at + new_edges.len();
             for later in &mut self.notes[at..] {
                 later.edges = shift(&later.edges, new_edges.len() as isize);
@@ -221,10 +296,10 @@ impl IncrementalVault {
         }
     }
 
-    /// Forget one file; `false` when the vault had no such plan note.
+    /// Forget one file; `false` when the vault had no such note.
     pub fn remove(&mut self, path: &str) -> bool {
         let Some(&at) = self.position.get(path) else {
-            return false;
+            return self.set_outside(path, false);
         };
         self.cached = None;
         self.position.remove(path);
@@ -252,10 +327,11 @@ impl IncrementalVault {
     /// place (no edge is rebuilt).
     fn re_resolve(&mut self) {
         let links = &self.links;
+        let nodes = self.plan.nodes.len();
         for edge in &mut self.plan.edges {
             edge.to = match links.resolve(&edge.target, edge.from) {
-                Resolution::Found(to) => Some(to),
-                Resolution::Missing | Resolution::Ambiguous(_) => None,
+                Resolution::Found(to) if to < nodes => Some(to),
+                _ => None,
             };
         }
     }
@@ -281,9 +357,10 @@ impl IncrementalVault {
                 .collect();
             sort_by_position(&mut all);
             let plan = &self.plan;
+            let (links, folder) = (&self.links, self.folder.as_str());
             let graph = self
                 .graph_diagnostics
-                .get_or_insert_with(|| planvault_core::validate(plan));
+                .get_or_insert_with(|| scope::validate_in_folder(plan, links, folder));
             planvault_core::vault::drop_outside_plan(&mut all, graph);
             all.extend_from_slice(graph);
             self.cached = Some(all);
@@ -298,27 +375,30 @@ impl IncrementalVault {
             .enumerate()
             .map(|(i, p)| (p.clone(), i))
             .collect();
-        self.links = LinkIndex::owned(self.plan.nodes.iter().map(|n| n.id.as_str()));
+        let outside = self.outside.iter().map(|p| node_id(p));
+        self.links = LinkIndex::owned(self.plan.nodes.iter().map(|n| n.id.as_str()).chain(outside));
     }
 
-    /// Note `i`'s declared edges as model edges, resolved against the kept index.
-    fn resolve_note(&self, i: usize, declared: &[DeclaredEdge]) -> Vec<Edge> {
+    /// Note `i`'s declared edges as model edges, resolved against the kept
+    /// index, whose first `nodes` notes are the plan's.
+    fn resolve_note(&self, i: usize, declared: &[DeclaredEdge], nodes: usize) -> Vec<Edge> {
         declared
             .iter()
-            .map(|d| resolve_edge(&self.links, i, d.clone()))
+            .map(|d| resolve_in_folder(&self.links, nodes, i, d.clone()))
             .collect()
     }
 
     /// Resolve every note's declared edges against the current set of notes.
     fn relink(&mut self) {
         let links = &self.links;
+        let nodes = self.notes.len();
         let mut edges = Vec::with_capacity(self.notes.iter().map(|n| n.declared.len()).sum());
         for (from, note) in self.notes.iter_mut().enumerate() {
             let start = edges.len();
             edges.extend(
                 note.declared
                     .iter()
-                    .map(|e| resolve_edge(links, from, e.clone())),
+                    .map(|e| resolve_in_folder(links, nodes, from, e.clone())),
             );
             note.edges = start..edges.len();
         }
@@ -347,13 +427,23 @@ fn shift(range: &Range<usize>, delta: isize) -> Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planvault_core::vault::load_from_as;
+    use planvault_core::vault::{check_in_folder, load_from_as};
     use planvault_core::{check, PlanSource};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     fn open(files: &BTreeMap<String, String>) -> IncrementalVault {
         IncrementalVault::new(files.iter().map(|(p, t)| (p.as_str(), t.as_str())))
+    }
+
+    /// The vault with its plan in `folder`, skipping what its settings say.
+    fn open_in(files: &BTreeMap<String, String>, folder: &str) -> IncrementalVault {
+        let skip = planvault_core::vault::scope::skipped(files);
+        IncrementalVault::in_folder(
+            files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
+            folder,
+            skip,
+        )
     }
 
     /// The incremental vault agrees with a full `check` of the same files,
@@ -549,6 +639,160 @@ mod tests {
                     Op::Remove(p) => { vault.remove(&p); now.remove(&p); }
                 }
                 agrees(&mut vault, &now);
+            }
+        }
+    }
+
+    /// The vault with its plan in `folder` agrees with `check_in_folder` of
+    /// the same files (diagnostics, nodes, edges and start).
+    fn agrees_in(vault: &mut IncrementalVault, files: &BTreeMap<String, String>, folder: &str) {
+        let full = check_in_folder(files, folder);
+        assert_eq!(vault.diagnostics(), &full.diagnostics[..]);
+        let ids = |plan: &Plan| plan.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>();
+        let plan = vault.plan();
+        assert_eq!(ids(plan), ids(&full.plan));
+        assert_eq!(plan.edges, full.plan.edges);
+        assert_eq!(plan.start, full.plan.start);
+    }
+
+    /// A plan in `plans/launch` of a larger vault, with a templates folder
+    /// and an ignore list (core's `vault-scoped/plan-in-a-big-vault`, small).
+    fn big_vault() -> BTreeMap<String, String> {
+        files(&[
+            (".obsidian/templates.json", "{\"folder\":\"Templates\"}"),
+            (".planvaultignore", "# kept for reference\nArchive/\n"),
+            ("Archive/plans/launch/Send.md", "# An archived send\n"),
+            ("Notes/ADR-001.md", "---\nstatus: accepted\n---\n# ADR\n\n## Next\n- [[Nowhere]]\n"),
+            ("Notes/Review.md", "# Another review\n"),
+            ("Templates/Step.md", "---\ntype: step\n---\n## Next\n- [[<% tp.file.title %>]]\n- [[Nowhere]]\n"),
+            ("plans/launch/start.md", "---\ntype: start\n---\n# Launch\n\nSee [[ADR-001]].\n\n## Next\n- [[Draft]]\n"),
+            ("plans/launch/Draft.md", "# Draft\n\n## Next\n- [[Review]]\n"),
+            ("plans/launch/Review.md", "# Review\n\n## Next\n- needs revision -> [[./Draft]]\n- approved -> [[Send]]\n- escalate -> [[Notes/ADR-001]]\n"),
+            ("plans/launch/Send.md", "# Send\n"),
+        ])
+    }
+
+    #[test]
+    fn a_plan_folder_resolves_its_links_in_the_whole_vault() {
+        let mut now = big_vault();
+        let folder = "plans/launch";
+        let mut vault = open_in(&now, folder);
+        agrees_in(&mut vault, &now, folder);
+        let codes: Vec<&str> = vault
+            .diagnostics()
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(codes, ["edge-leaves-plan"], "{:?}", vault.diagnostics());
+        assert_eq!(vault.plan().nodes.len(), 4);
+        // A note outside the plan changes: nothing to do.
+        vault.update("Notes/Review.md", "# Edited elsewhere\n");
+        now.insert("Notes/Review.md".into(), "# Edited elsewhere\n".into());
+        assert!(!vault.stale());
+        agrees_in(&mut vault, &now, folder);
+        // One appears: `[[Review]]` in Draft still means the plan's own
+        // Review (its folder first), once the vault is read again.
+        vault.update("Review.md", "# A review at the root\n");
+        now.insert("Review.md".into(), "# A review at the root\n".into());
+        assert!(vault.stale());
+        let mut vault = open_in(&now, folder);
+        agrees_in(&mut vault, &now, folder);
+        // The ADR goes: the escalation edge now leads nowhere.
+        assert!(vault.remove("Notes/ADR-001.md"));
+        assert!(vault.stale());
+        now.remove("Notes/ADR-001.md");
+        let mut vault = open_in(&now, folder);
+        agrees_in(&mut vault, &now, folder);
+        assert_eq!(vault.diagnostics()[0].code.as_str(), "dangling-edge");
+        // A note in a skipped folder is never a node nor a target.
+        vault.update("Archive/Notes/ADR-001.md", "# ADR\n");
+        now.insert("Archive/Notes/ADR-001.md".into(), "# ADR\n".into());
+        agrees_in(&mut vault, &now, folder);
+        assert!(!vault.stale());
+        // The ignore list changes: the vault is built again with it (notes
+        // once skipped were never kept).
+        now.insert(".planvaultignore".into(), "Notes/\n".into());
+        let mut vault = open_in(&now, folder);
+        agrees_in(&mut vault, &now, folder);
+        assert!(
+            !vault.remove(".obsidian/templates.json"),
+            "a setting is no note"
+        );
+    }
+
+    #[test]
+    fn the_whole_vault_skips_what_its_settings_skip() {
+        let now = big_vault();
+        let mut vault = open_in(&now, "");
+        agrees_in(&mut vault, &now, "");
+        let ids: Vec<&str> = vault.plan().nodes.iter().map(|n| n.id.as_str()).collect();
+        assert!(
+            !ids.iter()
+                .any(|id| id.starts_with("Templates/") || id.starts_with("Archive/")),
+            "{ids:?}"
+        );
+        assert!(ids.contains(&"Notes/ADR-001"));
+    }
+
+    fn scoped_path() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "a.md",
+            "c.md",
+            "sub/a.md",
+            "sub/b.md",
+            "sub/c.md",
+            "sub/deep/d.md",
+            "T/a.md",
+            "sub/T/e.md",
+            ".obsidian/templates.json",
+            ".planvaultignore",
+        ])
+        .prop_map(str::to_owned)
+    }
+
+    fn scoped_text(path: String) -> BoxedStrategy<(String, String)> {
+        match path.as_str() {
+            ".obsidian/templates.json" => prop::sample::select(vec![
+                "{\"folder\":\"T\"}",
+                "{\"folder\":\"sub/T/\"}",
+                "not json",
+            ])
+            .prop_map(move |t| (path.clone(), t.to_owned()))
+            .boxed(),
+            ".planvaultignore" => {
+                prop::sample::select(vec!["c.md\n", "# none\n", "sub/deep\nsub/c.md\n"])
+                    .prop_map(move |t| (path.clone(), t.to_owned()))
+                    .boxed()
+            }
+            _ => note().prop_map(move |t| (path.clone(), t)).boxed(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_edit_sequence_in_a_plan_folder_matches_check_in_folder(
+            initial in prop::collection::vec(scoped_path().prop_flat_map(scoped_text), 0..8),
+            ops in prop::collection::vec(
+                (scoped_path().prop_flat_map(scoped_text), any::<bool>()),
+                1..12,
+            ),
+        ) {
+            let folder = "sub";
+            let mut now: BTreeMap<String, String> = initial.into_iter().collect();
+            let mut vault = open_in(&now, folder);
+            agrees_in(&mut vault, &now, folder);
+            for ((path, text), remove) in ops {
+                if remove {
+                    vault.remove(&path);
+                    now.remove(&path);
+                } else {
+                    vault.update(&path, &text);
+                    now.insert(path.clone(), text);
+                }
+                if vault.stale() || scope::is_setting(&path) {
+                    vault = open_in(&now, folder);
+                }
+                agrees_in(&mut vault, &now, folder);
             }
         }
     }

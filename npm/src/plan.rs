@@ -9,7 +9,7 @@
 use crate::error::BindingError;
 use crate::staging::with_staged_files;
 use crate::types::report_to_js;
-use planvault_core::vault::{self, Detail};
+use planvault_core::vault::{self, scope, Detail};
 use planvault_core::{Diagnostic, Plan, Status};
 use wasm_bindgen::prelude::*;
 
@@ -78,13 +78,28 @@ impl PlanHandle {
 }
 
 /// Parse a vault: vault-relative path → note text. Pass every file; what is
-/// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped.
-/// The JavaScript `parseVault(files)` writes the notes into the staged room
-/// (see [`crate::staging`]) and calls this with their byte lengths.
+/// not a plan note (`.obsidian/`, `00_plan-trace/`, non-markdown) is skipped,
+/// and so is what the vault's settings skip (see `VaultCore::fromStaged`),
+/// as the CLI skips it. The JavaScript `parseVault(files)` writes the notes
+/// into the staged room (see [`crate::staging`]) and calls this with their byte lengths.
 #[wasm_bindgen(js_name = parseVaultStaged, skip_typescript)]
-pub fn parse_vault_staged(used: usize, lengths: &[u32]) -> Result<PlanHandle, JsValue> {
+pub fn parse_vault_staged(
+    used: usize,
+    lengths: &[u32],
+    templates: Option<String>,
+    templater: Option<String>,
+    ignore: Option<String>,
+) -> Result<PlanHandle, JsValue> {
+    let skip = scope::skipped_from(
+        &[templates.as_deref(), templater.as_deref()],
+        ignore.as_deref(),
+    );
     let (plan, diagnostics) = with_staged_files(used, lengths, |files| {
-        vault::load_from_as(files.iter().copied(), Detail::Checks)
+        let kept = files
+            .iter()
+            .copied()
+            .filter(|(path, _)| !scope::is_skipped(path, &skip));
+        vault::load_from_as(kept, Detail::Checks)
     })?;
     Ok(PlanHandle::new(plan, diagnostics))
 }

@@ -15,12 +15,34 @@ pub struct VaultCore {
 
 #[wasm_bindgen]
 impl VaultCore {
-    /// The notes staged as for `parseVaultStaged`.
+    /// The notes staged as for `parseVaultStaged`; the plan is the notes in
+    /// `folder` (vault-relative; empty: the whole vault). The templates
+    /// folders the vault's two settings name and `.planvaultignore`'s text
+    /// say what to skip (`scope::skipped_from`).
     #[wasm_bindgen(js_name = fromStaged)]
-    pub fn from_staged(used: usize, lengths: &[u32]) -> Result<VaultCore, JsValue> {
+    pub fn from_staged(
+        used: usize,
+        lengths: &[u32],
+        folder: &str,
+        templates: Option<String>,
+        templater: Option<String>,
+        ignore: Option<String>,
+    ) -> Result<VaultCore, JsValue> {
+        let skip = planvault_core::vault::scope::skipped_from(
+            &[templates.as_deref(), templater.as_deref()],
+            ignore.as_deref(),
+        );
         Ok(VaultCore {
-            vault: with_staged_files(used, lengths, |files| IncrementalVault::new(files))?,
+            vault: with_staged_files(used, lengths, |files| {
+                IncrementalVault::in_folder(files, folder, skip)
+            })?,
         })
+    }
+
+    /// An edit changed the settings that say what is skipped: build it again.
+    #[wasm_bindgen(getter)]
+    pub fn stale(&self) -> bool {
+        self.vault.stale()
     }
 
     /// Add or replace one note: parses that note only.

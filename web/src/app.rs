@@ -314,6 +314,7 @@ pub fn App() -> impl IntoView {
                 </button>
             </Show>
             <button on:click=on_example>"Example"</button>
+            <PlanFolderPicker state=state />
             <span class="sep"></span>
             <button id="new-node" on:click=on_new>"New node"</button>
             <button id="undo" on:click=move |_| state.undo()
@@ -400,10 +401,53 @@ fn plan_summary(state: AppState) -> String {
             1 => "1 error".to_string(),
             n => format!("{n} errors"),
         };
+        let folder = &open.doc.folder;
+        let place = if folder.is_empty() {
+            String::new()
+        } else {
+            format!(" in {folder}/")
+        };
         format!(
-            "Plan: {} notes, {} edges, {verdict}",
+            "Plan: {} notes{place}, {} edges, {verdict}",
             checked.plan.nodes.len(),
             checked.plan.edges.len()
         )
     })
+}
+
+/// Which folder of the vault is the plan, when its notes are not all at
+/// the top: the whole vault, or one folder holding plan notes (a vault
+/// whose plan is `plans/launch`, or that holds several plans).
+#[component]
+fn PlanFolderPicker(state: AppState) -> impl IntoView {
+    let folders = move || {
+        state.open.with(|o| {
+            o.as_ref()
+                .map(|o| (o.doc.folder.clone(), o.doc.folders.clone()))
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <Show when=move || state.open.with(|o| o.as_ref().is_some_and(|o| !o.doc.folders.is_empty()))>
+            <label for="plan-folder">"Plan"</label>
+            <select id="plan-folder" title="The folder whose notes are the plan; links resolve in the whole vault"
+                on:change=move |ev| state.choose_plan_folder(&event_target_value(&ev))>
+                {move || {
+                    let (chosen, folders) = folders();
+                    let whole = view! {
+                        <option value="" selected=chosen.is_empty()>"Whole vault"</option>
+                    };
+                    let each = folders
+                        .into_iter()
+                        .map(|f| {
+                            let selected = f.folder == chosen;
+                            let label = format!("{}/ ({} plan notes)", f.folder, f.notes);
+                            view! { <option value=f.folder selected=selected>{label}</option> }
+                        })
+                        .collect_view();
+                    (whole, each)
+                }}
+            </select>
+        </Show>
+    }
 }

@@ -9,7 +9,7 @@
 //! is surgical.
 
 use crate::canvas_file;
-use crate::doc::{layout_options, VaultDoc, CANVAS_FILE};
+use crate::doc::{layout_options, VaultDoc};
 use planvault_core::vault::edit::{self, EditError, KnobValue};
 use planvault_core::NodeKind;
 use planvault_layout::Point;
@@ -231,7 +231,8 @@ fn canvas_change(
     after_doc: &VaultDoc,
     positions: &BTreeMap<String, Point>,
 ) -> Option<FileChange> {
-    let before = doc.files.get(CANVAS_FILE).cloned();
+    let canvas = doc.canvas_file();
+    let before = doc.files.get(&canvas).cloned();
     let o = layout_options();
     let after = canvas_file::write(
         before.as_deref(),
@@ -239,8 +240,8 @@ fn canvas_change(
         positions,
         (o.node_width, o.node_height),
     );
-    (before.as_deref() != Some(after.as_str())).then(|| FileChange {
-        path: CANVAS_FILE.to_string(),
+    (before.as_deref() != Some(after.as_str())).then_some(FileChange {
+        path: canvas,
         before,
         after: Some(after),
     })
@@ -259,9 +260,14 @@ fn drawn_positions(doc: &VaultDoc) -> BTreeMap<String, Point> {
     positions
 }
 
-/// A new note titled `title` whose card sits at `at`.
+/// A new note titled `title` whose card sits at `at`, in the plan's folder.
 pub fn create_node(doc: &VaultDoc, title: &str, at: Point) -> Result<Change> {
     let name = note_name(title)?;
+    let name = if doc.folder.is_empty() {
+        name
+    } else {
+        format!("{}/{name}", doc.folder)
+    };
     let mut path = format!("{name}.md");
     let mut n = 2;
     while taken(doc, &path) {
@@ -322,7 +328,7 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
         },
     ];
     for (path, other) in &doc.files {
-        if path == file || path == CANVAS_FILE {
+        if path == file || !planvault_core::vault::is_plan_note(path) {
             continue;
         }
         if let Some(after) = edit::rename_links(other, &old_id, &new_id) {
@@ -540,6 +546,42 @@ mod tests {
         assert_eq!(moved.layout.nodes[send].x, -40.0);
         let reset = apply(&moved, &reset_layout(&moved).unwrap());
         assert!(reset.positions.is_empty());
+    }
+
+    #[test]
+    fn in_a_plan_folder_new_notes_and_the_canvas_go_into_it() {
+        let d = VaultDoc::new(crate::doc::tests::big_vault());
+        assert_eq!(d.folder, "plans/launch");
+        let change = create_node(&d, "Announce", Point { x: 1.0, y: 2.0 }).unwrap();
+        let paths: Vec<&str> = change.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["plans/launch/Announce.md", "plans/launch/plan.canvas"]
+        );
+        let after = apply(&d, &change);
+        assert_eq!(after.checked.plan.nodes.len(), 5);
+        assert_eq!(
+            after.positions["plans/launch/Announce"],
+            Point { x: 1.0, y: 2.0 }
+        );
+        // Renaming rewrites links in every note of the vault, never the
+        // settings or the canvas.
+        let mut files = crate::doc::tests::big_vault();
+        files.insert("Notes/Log.md".into(), "Sent: [[Send]].\n".into());
+        let d = VaultDoc::new(files);
+        let send = d.node_index("plans/launch/Send").unwrap();
+        let change = rename_node(&d, send, "Ship").unwrap();
+        let mut paths: Vec<&str> = change.files.iter().map(|f| f.path.as_str()).collect();
+        paths.sort_unstable();
+        assert_eq!(
+            paths,
+            [
+                "Notes/Log.md",
+                "plans/launch/Review.md",
+                "plans/launch/Send.md",
+                "plans/launch/Ship.md"
+            ]
+        );
     }
 
     #[test]

@@ -5,20 +5,45 @@
 //! The notes are the source of truth; everything else here is derived again
 //! whenever a note changes, so what the canvas shows is always what Obsidian
 //! would read.
+//!
+//! A vault's plan may be one folder of it (`VaultDoc::folder`): its notes
+//! are the nodes, their links resolve against the whole vault, as
+//! `planvault validate VAULT/FOLDER` does (`vault::check_in_folder`, which
+//! also leaves out the templates folder and `.planvaultignore`'s entries).
 
 use crate::canvas_file;
-use planvault_core::{check, Checked, PlanSource};
+use planvault_core::vault::check_in_folder;
+use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{layout_plan, Layout, Options, Point, Rect, Route};
 use std::collections::BTreeMap;
 
-/// The JSON Canvas file that keeps node positions next to the notes.
+/// The JSON Canvas file that keeps node positions next to the notes (in the
+/// plan's folder: [`VaultDoc::canvas_file`]).
 pub const CANVAS_FILE: &str = "plan.canvas";
+
+/// A folder of the vault that holds plan notes (a note with a `## Next`
+/// section or `type: start`): one the plan can be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanFolder {
+    /// Vault-relative, no trailing `/`.
+    pub folder: String,
+    /// Plan notes in it and in its subfolders.
+    pub notes: usize,
+    /// Plan notes directly in it.
+    pub own: usize,
+}
 
 #[derive(Debug, Clone)]
 pub struct VaultDoc {
-    /// Every plan note: vault-relative path → text. Plus [`CANVAS_FILE`] when
-    /// the vault has one.
+    /// Every note: vault-relative path → text. Plus each `plan.canvas` and
+    /// the settings that say what to skip (`.obsidian/templates.json`, ...)
+    /// when the vault has them.
     pub files: BTreeMap<String, String>,
+    /// The plan's folder, vault-relative (empty: the whole vault).
+    pub folder: String,
+    /// The folders the plan could be, in path order (none: the notes are
+    /// all at the top).
+    pub folders: Vec<PlanFolder>,
     pub checked: Checked,
     /// Positions the user set (top-left corners), by node id.
     pub positions: BTreeMap<String, Point>,
@@ -38,19 +63,53 @@ pub fn layout_options() -> Options {
 }
 
 impl VaultDoc {
+    /// The vault with the plan in the folder [`default_folder`] picks.
     pub fn new(files: BTreeMap<String, String>) -> VaultDoc {
-        let notes: BTreeMap<String, String> = files
-            .iter()
-            .filter(|(p, _)| p.as_str() != CANVAS_FILE)
-            .map(|(p, t)| (p.clone(), t.clone()))
-            .collect();
-        let checked = check(&PlanSource::Vault(notes));
-        VaultDoc::derive(files, checked)
+        VaultDoc::open(files, None)
     }
 
-    fn derive(files: BTreeMap<String, String>, checked: Checked) -> VaultDoc {
+    /// The vault with the plan in `wanted` when the vault still has that
+    /// folder of plan notes (or it is empty: the whole vault), else in the
+    /// folder [`default_folder`] picks.
+    pub fn open(files: BTreeMap<String, String>, wanted: Option<&str>) -> VaultDoc {
+        let whole = check_in_folder(&files, "");
+        let folders = plan_folders(&whole);
+        let folder = match wanted {
+            Some(w) if w.is_empty() || folders.iter().any(|f| f.folder == w) => w.to_string(),
+            _ => default_folder(&whole, &folders),
+        };
+        let checked = if folder.is_empty() {
+            whole
+        } else {
+            check_in_folder(&files, &folder)
+        };
+        VaultDoc::derive(files, folder, folders, checked)
+    }
+
+    /// The same vault with the plan in `folder` (empty: the whole vault).
+    pub fn in_folder(&self, folder: &str) -> VaultDoc {
+        let checked = check_in_folder(&self.files, folder);
+        VaultDoc::derive(
+            self.files.clone(),
+            folder.to_string(),
+            self.folders.clone(),
+            checked,
+        )
+    }
+
+    /// Where this plan's positions are kept: `plan.canvas` in its folder.
+    pub fn canvas_file(&self) -> String {
+        canvas_path(&self.folder)
+    }
+
+    fn derive(
+        files: BTreeMap<String, String>,
+        folder: String,
+        folders: Vec<PlanFolder>,
+        checked: Checked,
+    ) -> VaultDoc {
         let positions = files
-            .get(CANVAS_FILE)
+            .get(&canvas_path(&folder))
             .map(|t| canvas_file::positions(t))
             .unwrap_or_default();
         let layout = place(&checked, &positions);
@@ -63,6 +122,8 @@ impl VaultDoc {
             .collect();
         VaultDoc {
             files,
+            folder,
+            folders,
             checked,
             positions,
             layout,
@@ -77,20 +138,22 @@ impl VaultDoc {
     ) -> VaultDoc {
         let mut files = self.files.clone();
         let mut notes_changed = false;
+        let canvas = self.canvas_file();
         for (path, text) in changes {
-            notes_changed |= path != CANVAS_FILE;
+            notes_changed |= path != canvas;
             match text {
                 Some(text) => files.insert(path.to_string(), text.to_string()),
                 None => files.remove(path),
             };
         }
-        if notes_changed {
-            VaultDoc::new(files)
+        let checked = if notes_changed {
+            check_in_folder(&files, &self.folder)
         } else {
             // Only positions moved: the notes, and so the plan and its
             // diagnostics, are what they were.
-            VaultDoc::derive(files, self.checked.clone())
-        }
+            self.checked.clone()
+        };
+        VaultDoc::derive(files, self.folder.clone(), self.folders.clone(), checked)
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
@@ -196,6 +259,78 @@ pub fn basename(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
 }
 
+/// `plan.canvas` in `folder`.
+fn canvas_path(folder: &str) -> String {
+    if folder.is_empty() {
+        CANVAS_FILE.to_string()
+    } else {
+        format!("{folder}/{CANVAS_FILE}")
+    }
+}
+
+/// Whether a node of the whole vault's check is a plan note: it has a
+/// `## Next` section or is `type: start`. (An ADR's `status: accepted` does
+/// not make one.)
+fn is_plan_note(node: &planvault_core::Node) -> bool {
+    node.kind == NodeKind::Start || matches!(&node.ext, NodeExt::Vault(v) if v.next_line.is_some())
+}
+
+/// Every folder holding plan notes, itself or below, from the whole vault's
+/// check (`check_in_folder(files, "")`), in path order.
+pub fn plan_folders(whole: &Checked) -> Vec<PlanFolder> {
+    let mut folders: BTreeMap<&str, PlanFolder> = BTreeMap::new();
+    for node in whole.plan.nodes.iter().filter(|n| is_plan_note(n)) {
+        let mut parent = node.id.rsplit_once('/').map(|(f, _)| f);
+        let mut own = 1;
+        while let Some(folder) = parent {
+            let entry = folders.entry(folder).or_insert_with(|| PlanFolder {
+                folder: folder.to_string(),
+                notes: 0,
+                own: 0,
+            });
+            entry.notes += 1;
+            entry.own += own;
+            own = 0;
+            parent = folder.rsplit_once('/').map(|(f, _)| f);
+        }
+    }
+    folders.into_values().collect()
+}
+
+/// The plan's folder when the user has not picked one: the whole vault if
+/// it is one plan (one start at most, every note reached), else the folder
+/// holding the most plan notes itself (the top of the vault among them;
+/// ties: the shallower, then the first in path order).
+pub fn default_folder(whole: &Checked, folders: &[PlanFolder]) -> String {
+    let one_plan = !whole.diagnostics.iter().any(|d| {
+        matches!(
+            d.code,
+            Code::NotPartOfPlan | Code::Unreachable | Code::MultipleStarts
+        )
+    });
+    if one_plan || folders.is_empty() {
+        return String::new();
+    }
+    let top = whole
+        .plan
+        .nodes
+        .iter()
+        .filter(|n| is_plan_note(n) && !n.id.contains('/'))
+        .count();
+    let depth = |f: &str| f.matches('/').count();
+    folders
+        .iter()
+        .filter(|f| f.own > top)
+        .max_by(|a, b| {
+            a.own
+                .cmp(&b.own)
+                .then(depth(&b.folder).cmp(&depth(&a.folder)))
+                .then(b.folder.cmp(&a.folder))
+        })
+        .map(|f| f.folder.clone())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -221,6 +356,156 @@ pub(crate) mod tests {
         assert_eq!(doc.checked.plan.edges.len(), 3);
         assert_eq!(doc.layout.nodes.len(), 3);
         assert!(!doc.checked.has_errors(), "{:?}", doc.checked.diagnostics);
+    }
+
+    /// A vault whose plan is `plans/launch`, beside a templates folder, an
+    /// ignored folder and unrelated notes (the e2e test's vault).
+    pub fn big_vault() -> BTreeMap<String, String> {
+        [
+            (".obsidian/templates.json", "{\"folder\":\"Templates\"}"),
+            (".planvaultignore", "Archive/\n"),
+            (
+                "Templates/Step.md",
+                "---\ntype: step\n---\n## Next\n- [[<% tp.file.title %>]]\n",
+            ),
+            (
+                "Archive/Old start.md",
+                "---\ntype: start\n---\n## Next\n- [[Gone]]\n",
+            ),
+            ("Notes/ADR-001.md", "---\nstatus: accepted\n---\n# ADR 1\n"),
+            ("Notes/Review.md", "# Another review\n"),
+            ("Inbox.md", "# Inbox\n"),
+            (
+                "plans/launch/start.md",
+                "---\ntype: start\n---\n# Launch\n\nSee [[ADR-001]].\n\n## Next\n- [[Draft]]\n",
+            ),
+            (
+                "plans/launch/Draft.md",
+                "# Draft\n\n## Next\n- [[Review]]\n",
+            ),
+            (
+                "plans/launch/Review.md",
+                "# Review\n\n## Next\n- approved -> [[Send]]\n- needs revision -> [[Draft]]\n",
+            ),
+            ("plans/launch/Send.md", "# Send\n"),
+            (
+                "plans/other/start.md",
+                "---\ntype: start\n---\n# Other\n\n## Next\n- [[Done]]\n",
+            ),
+            ("plans/other/Done.md", "# Done\n"),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect()
+    }
+
+    fn ids(doc: &VaultDoc) -> Vec<&str> {
+        doc.checked
+            .plan
+            .nodes
+            .iter()
+            .map(|n| n.id.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_vault_whose_plans_are_folders_opens_on_the_biggest() {
+        let doc = VaultDoc::new(big_vault());
+        assert_eq!(doc.folder, "plans/launch");
+        assert_eq!(
+            ids(&doc),
+            [
+                "plans/launch/Draft",
+                "plans/launch/Review",
+                "plans/launch/Send",
+                "plans/launch/start"
+            ]
+        );
+        // `[[Review]]` is the plan's own, not Notes/Review.
+        let draft = doc.node_index("plans/launch/Draft").unwrap();
+        let edge = doc
+            .checked
+            .plan
+            .edges
+            .iter()
+            .find(|e| e.from == draft)
+            .unwrap();
+        assert_eq!(edge.to, doc.node_index("plans/launch/Review"));
+        assert!(
+            doc.checked.diagnostics.is_empty(),
+            "{:?}",
+            doc.checked.diagnostics
+        );
+        let folders: Vec<(&str, usize, usize)> = doc
+            .folders
+            .iter()
+            .map(|f| (f.folder.as_str(), f.notes, f.own))
+            .collect();
+        assert_eq!(
+            folders,
+            [
+                ("plans", 4, 0),
+                ("plans/launch", 3, 3),
+                ("plans/other", 1, 1)
+            ],
+            "templates and ignored folders hold no plan; an ADR is no plan note"
+        );
+        assert_eq!(doc.canvas_file(), "plans/launch/plan.canvas");
+    }
+
+    #[test]
+    fn the_picked_folder_is_kept_while_the_vault_has_it() {
+        let files = big_vault();
+        let other = VaultDoc::open(files.clone(), Some("plans/other"));
+        assert_eq!(ids(&other), ["plans/other/Done", "plans/other/start"]);
+        let whole = VaultDoc::open(files.clone(), Some(""));
+        assert_eq!(whole.folder, "");
+        assert_eq!(whole.checked.plan.nodes.len(), 9);
+        assert!(whole
+            .checked
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::MultipleStarts));
+        // A folder the vault no longer holds plan notes in: the default.
+        assert_eq!(
+            VaultDoc::open(files, Some("plans/gone")).folder,
+            "plans/launch"
+        );
+        // Edits keep the folder; a note outside it is a link target only.
+        let edited =
+            other.with_changes([("Inbox.md", Some("# Inbox\n\n## Next\n- [[Nowhere]]\n"))]);
+        assert_eq!(edited.folder, "plans/other");
+        assert!(edited.checked.diagnostics.is_empty());
+        let edited = edited.with_changes([(
+            "plans/other/Done.md",
+            Some("# Done\n\n## Next\n- [[Inbox]]\n"),
+        )]);
+        let codes: Vec<&str> = edited
+            .checked
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        // Its one way out leaves the plan, so the plan has no end either.
+        assert_eq!(codes, ["edge-leaves-plan", "no-terminal-reachable"]);
+    }
+
+    #[test]
+    fn a_vault_that_is_one_plan_opens_whole() {
+        let doc = VaultDoc::new(example());
+        assert_eq!(doc.folder, "");
+        assert!(doc.folders.is_empty());
+        // One plan spread over folders, every note reached: still the whole vault.
+        let mut files = example();
+        let send = files.remove("send.md").unwrap();
+        files.insert("out/send.md".into(), send);
+        let doc = VaultDoc::new(files);
+        assert_eq!((doc.folder.as_str(), doc.checked.plan.nodes.len()), ("", 3));
+        // Stray notes in a folder beside a plan at the top: the top wins.
+        let mut files = example();
+        files.insert("misc/a.md".into(), "# A\n\n## Next\n- [[b]]\n".into());
+        files.insert("misc/b.md".into(), "# B\n".into());
+        assert_eq!(VaultDoc::new(files).folder, "");
     }
 
     #[test]

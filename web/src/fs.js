@@ -12,10 +12,23 @@ const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const caches = new WeakMap();
 
 function wanted(path, name) {
-  return name.toLowerCase().endsWith('.md') || path === 'plan.canvas';
+  return name.toLowerCase().endsWith('.md') || name === 'plan.canvas';
 }
 
-/** Every note (and plan.canvas) under `dir`: { path: text }. */
+// The settings that say which folders hold no plan notes (planvault_core's
+// vault::scope): the only files read from dot-folders.
+const SETTINGS = [
+  '.obsidian/templates.json',
+  '.obsidian/plugins/templater-obsidian/data.json',
+  '.planvaultignore',
+];
+
+/** Whether `path` (in a dot-folder, or a dot-file) is a setting to read. */
+function setting(path) {
+  return SETTINGS.some((s) => s === path || s.startsWith(path + '/'));
+}
+
+/** Every note (and each plan.canvas, and the SETTINGS) under `dir`: { path: text }. */
 export async function readVault(dir) {
   let cache = caches.get(dir);
   if (!cache) { cache = new Map(); caches.set(dir, cache); }
@@ -25,13 +38,15 @@ export async function readVault(dir) {
   while (stack.length) {
     const [folder, prefix] = stack.pop();
     for await (const [name, handle] of folder.entries()) {
-      if (name.startsWith('.')) continue; // .obsidian, .git, .trash
       const path = prefix + name;
+      // .obsidian, .git, .trash: only the settings are read.
+      const hidden = path.split('/').some((part) => part.startsWith('.'));
+      if (hidden && !setting(path)) continue;
       if (handle.kind === 'directory') {
         if (path !== '00_plan-trace') stack.push([handle, path + '/']);
         continue;
       }
-      if (!wanted(path, name)) continue;
+      if (!hidden && !wanted(path, name)) continue;
       const file = await handle.getFile();
       seen.add(path);
       const known = cache.get(path);
@@ -169,9 +184,10 @@ export async function readFileList(files) {
   for (const file of files) {
     const full = file.webkitRelativePath || file.name;
     const path = full.includes('/') ? full.slice(full.indexOf('/') + 1) : full;
-    if (path.split('/').some((part) => part.startsWith('.'))) continue;
+    const hidden = path.split('/').some((part) => part.startsWith('.'));
+    if (hidden && !SETTINGS.includes(path)) continue;
     if (path.split('/')[0] === '00_plan-trace') continue;
-    if (!wanted(path, file.name)) continue;
+    if (!hidden && !wanted(path, file.name)) continue;
     out[path] = decoder.decode(await file.arrayBuffer());
   }
   return out;

@@ -316,7 +316,9 @@ impl AppState {
         });
         self.history.set(History::default());
         self.selection.set(Selection::default());
-        self.open.set(Some(Open::new(VaultDoc::new(files))));
+        let wanted = plan_folder_key(&mode).and_then(|key| storage()?.get_item(&key).ok()?);
+        self.open
+            .set(Some(Open::new(VaultDoc::open(files, wanted.as_deref()))));
         self.mode.set(mode);
         self.fit_requested.update(|n| *n += 1);
         self.run.vault_opened(*self);
@@ -407,7 +409,7 @@ impl AppState {
         match dir.read_all().await {
             Ok(files) => {
                 self.writer.update_value(|w| w.generation += 1);
-                self.open.set(Some(Open::new(VaultDoc::new(files))));
+                self.open.set(Some(Open::new(self.reopened(files))));
             }
             Err(e) => self.message.set(format!("Could not read the vault: {e}")),
         }
@@ -460,7 +462,7 @@ impl AppState {
         if changed.is_empty() {
             return;
         }
-        self.open.set(Some(Open::new(VaultDoc::new(files))));
+        self.open.set(Some(Open::new(self.reopened(files))));
         // While a run is on, the worker is what writes the notes.
         if self.run.view.with_untracked(|v| v.phase.live()) {
             self.message
@@ -471,6 +473,35 @@ impl AppState {
                 changed.join(", ")
             ));
         }
+    }
+
+    /// The vault read again, its plan in the folder it was in.
+    fn reopened(&self, files: BTreeMap<String, String>) -> VaultDoc {
+        let folder = self.with_doc(|d| d.folder.clone());
+        VaultDoc::open(files, folder.as_deref())
+    }
+
+    /// Makes the notes in `folder` the plan (empty: the whole vault), and
+    /// remembers the choice for this vault.
+    pub fn choose_plan_folder(&self, folder: &str) {
+        let Some(Some(doc)) = self.with_doc(|d| (d.folder != folder).then(|| d.in_folder(folder)))
+        else {
+            return;
+        };
+        if let (Some(key), Some(s)) = (plan_folder_key(&self.mode.get_untracked()), storage()) {
+            let _ = s.set_item(&key, folder);
+        }
+        let what = if folder.is_empty() {
+            "the whole vault".to_string()
+        } else {
+            format!("the notes in {folder}/")
+        };
+        let nodes = doc.checked.plan.nodes.len();
+        self.selection.set(Selection::default());
+        self.open.set(Some(Open::new(doc)));
+        self.fit_requested.update(|n| *n += 1);
+        self.message
+            .set(format!("The plan is {what}: {nodes} notes"));
     }
 
     pub fn undo(&self) {
@@ -507,6 +538,22 @@ impl AppState {
         self.selection.set(selection);
         self.viewport.update(|v| v.reveal(rect, 40.0));
     }
+}
+
+/// Where the plan folder picked for a vault is kept between visits, in this
+/// browser's localStorage: by kind of vault and folder name, as its
+/// breakpoints are.
+fn plan_folder_key(mode: &Mode) -> Option<String> {
+    match mode {
+        Mode::Loading => None,
+        Mode::Example => Some("planvault.plan-folder.example".into()),
+        Mode::Folder(name) => Some(format!("planvault.plan-folder.folder.{name}")),
+        Mode::Copy(name) => Some(format!("planvault.plan-folder.copy.{name}")),
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
 }
 
 impl Default for AppState {

@@ -349,6 +349,11 @@ impl<'a> LinkIndex<'a> {
         insert(&mut self.by_path, lowered, i);
     }
 
+    /// The id of note `i`, as given (not lower-cased).
+    pub fn id(&self, i: usize) -> Option<&str> {
+        self.ids.get(i).map(|id| id.as_ref())
+    }
+
     /// How many notes the index knows.
     pub fn len(&self) -> usize {
         self.ids.len()

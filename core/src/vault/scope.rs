@@ -5,11 +5,11 @@
 //! the plan's knob rules.
 
 use super::links::LinkIndex;
-use super::note::parse_note_as;
+use super::note::{parse_note_as, DeclaredEdge};
 use super::validate::{validate_in, Enclosing};
 use super::{is_plan_note, node_id, resolve_edge, Detail};
 use crate::diagnostic::sort_by_position;
-use crate::{Checked, Plan, PlanFormat};
+use crate::{Checked, Diagnostic, Edge, Plan, PlanFormat};
 use std::collections::BTreeMap;
 
 /// Obsidian's core Templates plugin settings (`folder`).
@@ -23,30 +23,76 @@ pub const IGNORE_FILE: &str = ".planvaultignore";
 /// What a vault's own settings say holds no plan notes: the templates
 /// folders of Obsidian's Templates and of Templater, and the entries of
 /// `.planvaultignore`, read from `files` at those paths.
-#[cfg_attr(planvault_size, optimize(size))]
 pub fn skipped(files: &BTreeMap<String, String>) -> Vec<String> {
-    let clean = |s: &str| s.trim().trim_matches('/').to_string();
+    let folder = |file: &str, key: &str| {
+        let settings = serde_json::from_str::<serde_json::Value>(files.get(file)?).ok()?;
+        settings.get(key)?.as_str().map(str::to_string)
+    };
+    let templates = [
+        folder(TEMPLATES_SETTINGS, "folder"),
+        folder(TEMPLATER_SETTINGS, "templates_folder"),
+    ];
+    skipped_from(
+        &templates.each_ref().map(Option::as_deref),
+        files.get(IGNORE_FILE).map(String::as_str),
+    )
+}
+
+/// Whether `path` is one of the files [`skipped`] reads: a change to it may
+/// change what is skipped.
+pub fn is_setting(path: &str) -> bool {
+    [TEMPLATES_SETTINGS, TEMPLATER_SETTINGS, IGNORE_FILE].contains(&path)
+}
+
+/// [`skipped`] from what the settings say: the templates folders as the two
+/// plugins' settings name them (`folder`, `templates_folder`) and the text
+/// of `.planvaultignore`. For a caller that reads the JSON itself (the npm
+/// package, whose markdown build has no JSON parser: `JSON.parse` is free).
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn skipped_from(templates: &[Option<&str>], ignore: Option<&str>) -> Vec<String> {
+    let text = ignore.unwrap_or_default();
+    let mut lines = memchr::memchr_iter(b'\n', text.as_bytes()).chain([text.len()]);
+    let mut start = 0;
     let mut out = Vec::new();
-    for (file, key) in [
-        (TEMPLATES_SETTINGS, "folder"),
-        (TEMPLATER_SETTINGS, "templates_folder"),
-    ] {
-        let folder = files
-            .get(file)
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
-            .and_then(|v| v.get(key).and_then(|f| f.as_str()).map(clean));
-        out.extend(folder.filter(|f| !f.is_empty()));
-    }
-    if let Some(text) = files.get(IGNORE_FILE) {
-        out.extend(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(clean)
-                .filter(|l| !l.is_empty()),
-        );
+    // The templates folders, then `.planvaultignore`'s lines, which may be
+    // `#` comments.
+    for (i, entry) in templates
+        .iter()
+        .copied()
+        .chain(std::iter::repeat(None))
+        .enumerate()
+    {
+        let (entry, comments) = match (entry, i < templates.len()) {
+            (Some(entry), _) => (entry, false),
+            (None, true) => continue,
+            (None, false) => {
+                let Some(end) = lines.next() else { break };
+                let line = &text[start..end];
+                start = end + 1;
+                (line, true)
+            }
+        };
+        // White space and `/` around an entry are not part of it.
+        let bytes = entry.as_bytes();
+        let trimmed = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'/');
+        let (mut from, mut to) = (0, bytes.len());
+        while from < to && trimmed(bytes[from]) {
+            from += 1;
+        }
+        while to > from && trimmed(bytes[to - 1]) {
+            to -= 1;
+        }
+        if from < to && !(comments && bytes[from] == b'#') {
+            out.push(entry[from..to].to_string());
+        }
     }
     out
+}
+
+/// Whether [`skipped`]'s list `skip` leaves `path` out: it is one of the
+/// entries or lies in one.
+pub fn is_skipped(path: &str, skip: &[String]) -> bool {
+    skip.iter().any(|s| path == s || in_folder(path, s))
 }
 
 /// Whether `path` lies in `folder` (vault-relative, no trailing `/`; empty
@@ -72,12 +118,9 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
     let mut diagnostics = Vec::new();
     let mut declared = Vec::new();
     let mut outside: Vec<&str> = Vec::new();
-    let kept = files.iter().filter(|(path, _)| {
-        is_plan_note(path)
-            && !skip
-                .iter()
-                .any(|s| path.as_str() == s || in_folder(path, s))
-    });
+    let kept = files
+        .iter()
+        .filter(|(path, _)| is_plan_note(path) && !is_skipped(path, &skip));
     for (path, text) in kept {
         if in_folder(path, folder) {
             let parsed = parse_note_as(path, node_id(path), text, Detail::Full, &mut diagnostics);
@@ -95,28 +138,43 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
         .chain(outside.iter().map(|id| id.to_string()))
         .collect();
     let index = LinkIndex::new(ids.iter().map(String::as_str));
+    let nodes = plan.nodes.len();
     plan.edges = declared
         .into_iter()
-        .map(|(from, e)| resolve_edge(&index, from, e))
+        .map(|(from, e)| resolve_in_folder(&index, nodes, from, e))
         .collect();
-    let nodes = plan.nodes.len();
-    for edge in &mut plan.edges {
-        if edge.to.is_some_and(|to| to >= nodes) {
-            edge.to = None;
-        }
-    }
     plan.start = match super::find_start(&plan) {
         super::StartRule::Found(start) => Some(start),
         _ => None,
     };
     sort_by_position(&mut diagnostics);
-    let enclosing = Enclosing {
-        index: &index,
-        ids: &ids,
-        folder,
-    };
-    let graph = validate_in(&plan, Some(&enclosing));
+    let graph = validate_in_folder(&plan, &index, folder);
     super::drop_outside_plan(&mut diagnostics, &graph);
     diagnostics.extend(graph);
     Checked { plan, diagnostics }
+}
+
+/// One declared edge of plan node `from` resolved in the whole vault's
+/// `index` (the plan's `nodes` notes first, then the rest of the vault): a
+/// note outside the plan is no target (`validate_in_folder` says
+/// `edge-leaves-plan`).
+pub fn resolve_in_folder(
+    index: &LinkIndex<'_>,
+    nodes: usize,
+    from: usize,
+    e: DeclaredEdge,
+) -> Edge {
+    let mut edge = resolve_edge(index, from, e);
+    edge.to = edge.to.filter(|&to| to < nodes);
+    edge
+}
+
+/// The graph checks of the plan in `folder` (vault-relative, no `/` around
+/// it; empty: the whole vault), whose links resolve in `index`: the plan's nodes first, in
+/// order, then every other note of the vault that is not skipped. What
+/// [`check_in_folder`] runs; public for a caller that keeps the plan
+/// between edits (the npm package's `Vault`).
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn validate_in_folder(plan: &Plan, index: &LinkIndex<'_>, folder: &str) -> Vec<Diagnostic> {
+    validate_in(plan, Some(&Enclosing { index, folder }))
 }

@@ -81,10 +81,9 @@ fn located(d: Diagnostic, pos: Option<SourcePos>) -> Diagnostic {
 
 /// The vault a plan folder's links resolve in (see `vault::check_in_folder`).
 pub(crate) struct Enclosing<'a> {
+    /// Every note of the vault: the plan's nodes first, in order, then the
+    /// rest of the vault.
     pub index: &'a LinkIndex<'a>,
-    /// Every note id the index knows: the plan's nodes first, in order, then
-    /// the rest of the vault.
-    pub ids: &'a [String],
     /// The plan's folder, vault-relative.
     pub folder: &'a str,
 }
@@ -150,10 +149,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             &own
         }
     };
-    let name = |i: usize| match vault {
-        Some(v) => v.ids[i].as_str(),
-        None => plan.nodes[i].id.as_str(),
-    };
+    let name = |i: usize| index.id(i).unwrap_or_default();
     for edge in plan.edges.iter().filter(|e| e.to.is_none()) {
         let from = &plan.nodes[edge.from].id;
         let d = match index.resolve(&edge.target, edge.from) {

@@ -5,7 +5,7 @@ import * as full from "planvault";
 import * as inline from "planvault/inline";
 import * as markdown from "planvault/markdown";
 import * as markdownInline from "planvault/markdown/inline";
-import type { Diagnostic, GeneratedPlanOptions, NodeStatus, ValidateReport } from "planvault";
+import type { Diagnostic, GeneratedPlanOptions, NodeStatus, ValidateReport, VaultOptions } from "planvault";
 
 const files: Record<string, string> = { "a.md": "# A\n" };
 const options: GeneratedPlanOptions = { allowedTools: ["search"], limits: { maxNodes: 8 } };
@@ -25,11 +25,15 @@ const texts: string[] = [
 
 for (const api of [markdown, markdownInline]) {
   const vault = new api.Vault(files);
+  const scope: VaultOptions = { folder: "plans/launch" };
+  const scoped: Diagnostic[] = new api.Vault(files, scope).diagnostics();
+  // @ts-expect-error the folder is a string
+  new api.Vault(files, { folder: 3 });
   vault.update("a.md", "# A\n\n## Next\n- [[b]]\n");
   const diagnostics: Diagnostic[] = vault.diagnostics();
   const again: ValidateReport = api.validate(api.parsePlanMd("- [ ] a\n"));
   const ids: string[] = api.parseVault(files).nodeIds;
-  texts.push(api.updateStatus("# A\n", "active"), String(diagnostics.length + again.diagnostics.length + ids.length));
+  texts.push(api.updateStatus("# A\n", "active"), String(diagnostics.length + scoped.length + again.diagnostics.length + ids.length));
   // @ts-expect-error the markdown build has no JSON plan parser
   api.parseGeneratedPlan("[]");
   // @ts-expect-error nor the exporters

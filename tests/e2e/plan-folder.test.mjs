@@ -1,0 +1,183 @@
+// A plan kept in one folder of a larger Obsidian vault, in the built app
+// (dist/) in headless Chromium: the app picks the folder holding the plan,
+// shows only its notes with their links resolved in the whole vault (the
+// templates folder and `.planvaultignore`'s entries skipped, an ADR's
+// `status: accepted` never judged), lets the user pick another folder,
+// remembers the pick across a reload, and writes edits into that folder.
+
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
+
+const FOLDER = 'e2e-big-vault';
+
+const VAULT = {
+  '.obsidian/app.json': '{}',
+  '.obsidian/templates.json': '{"folder":"Templates","dateFormat":"YYYY-MM-DD"}',
+  '.planvaultignore': '# kept for reference\nArchive/\n',
+  'Templates/Step.md': '---\ntype: step\n---\n# <% tp.file.title %>\n\n## Next\n- [[<% tp.file.title %>]]\n',
+  'Archive/Old start.md': '---\ntype: start\n---\n# An old plan\n\n## Next\n- [[Gone]]\n',
+  'Notes/ADR-001.md': '---\nstatus: accepted\n---\n# ADR 1: ship weekly\n',
+  'Notes/Review.md': '# A review checklist from another project\n',
+  'Inbox.md': '# Inbox\n',
+  'plans/launch/start.md': '---\ntype: start\n---\n# Launch\n\nBackground: [[ADR-001]].\n\n## Next\n- [[Draft]]\n',
+  'plans/launch/Draft.md': '# Draft\n\n## Next\n- [[Review]]\n',
+  'plans/launch/Review.md': '# Review\n\n## Next\n- approved -> [[Send]]\n- needs revision -> [[Draft]]\n',
+  'plans/launch/Send.md': '# Send\n',
+};
+
+const app = useApp();
+let page;
+
+/** Writes `files` (nested paths) into a fresh OPFS folder. */
+async function writeVault(files) {
+  await page.evaluate(async ([folder, files]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(folder, { recursive: true }); } catch (_) {}
+    const vault = await root.getDirectoryHandle(folder, { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const parts = path.split('/');
+      const name = parts.pop();
+      let dir = vault;
+      for (const part of parts) dir = await dir.getDirectoryHandle(part, { create: true });
+      const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+  }, [FOLDER, files]);
+}
+
+/** Opens the OPFS folder in the app as it is now. */
+async function openVault() {
+  await page.evaluate(async (folder) => {
+    const root = await navigator.storage.getDirectory();
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle(folder));
+  }, FOLDER);
+  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
+}
+
+/** Every file of the vault folder: path → text. */
+async function readVault() {
+  return page.evaluate(async (folder) => {
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const out = {};
+    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
+    while (stack.length) {
+      const [dir, prefix] = stack.pop();
+      for await (const [name, handle] of dir.entries()) {
+        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
+        else out[prefix + name] = decoder.decode(await (await handle.getFile()).arrayBuffer());
+      }
+    }
+    return out;
+  }, FOLDER);
+}
+
+async function writeOutside(path, text) {
+  await page.evaluate(async ([folder, path, text]) => {
+    const parts = path.split('/');
+    const name = parts.pop();
+    let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(folder);
+    for (const part of parts) dir = await dir.getDirectoryHandle(part);
+    const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+    await w.write(text);
+    await w.close();
+  }, [FOLDER, path, text]);
+  await page.evaluate(() => window.planvaultTest.poll());
+}
+
+const summary = () => page.locator('#plan-summary').textContent();
+const diagnostics = () => page.locator('#diagnostics li').allTextContents();
+const plan = () => page.evaluate(() => window.planvaultTest.plan());
+const idle = () => page.evaluate(() => window.planvaultTest.idle());
+
+async function summaryIs(expected) {
+  try {
+    await page.waitForFunction((text) => document.querySelector('#plan-summary')?.textContent === text, expected, { timeout: 15_000 });
+  } catch (error) {
+    assert.equal(await summary(), expected, `${error.message}; diagnostics: ${(await diagnostics()).join(' | ')}`);
+  }
+}
+
+before(async () => {
+  page = await app.open({ width: 1280, height: 720 });
+  await planShown(page);
+  await writeVault(VAULT);
+});
+
+test('the folder holding the plan is the plan; its links resolve in the whole vault', async () => {
+  await openVault();
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+  const p = await plan();
+  assert.deepEqual(p.nodes.map((n) => n.id).sort(), ['plans/launch/Draft', 'plans/launch/Review', 'plans/launch/Send', 'plans/launch/start']);
+  // `[[Review]]` is the plan's own Review (the linking note's folder
+  // first), not Notes/Review; the template's placeholder and the archived
+  // start are not read at all.
+  assert.ok(p.edges.some((e) => e.from === 'plans/launch/Draft' && e.to === 'plans/launch/Review'));
+  assert.deepEqual(p.diagnostics, []);
+  assert.deepEqual(await diagnostics(), []);
+  const picker = page.locator('#plan-folder');
+  assert.equal(await picker.inputValue(), 'plans/launch');
+  assert.deepEqual(await picker.locator('option').allTextContents(), [
+    'Whole vault',
+    'plans/ (3 plan notes)',
+    'plans/launch/ (3 plan notes)',
+  ]);
+  await saveScreenshot(page, 'plan-folder-launch');
+});
+
+test('an edge out of the plan folder is an error at its line', async () => {
+  await writeOutside('plans/launch/Review.md', `${VAULT['plans/launch/Review.md']}- escalate -> [[ADR-001]]\n`);
+  await summaryIs('Plan: 4 notes in plans/launch/, 5 edges, 1 error');
+  assert.deepEqual(await diagnostics(), [
+    'plans/launch/Review.md:6:15: error[edge-leaves-plan]: edge from `plans/launch/Review` leads to `Notes/ADR-001`, outside the plan\'s folder `plans/launch/`; a plan\'s edges stay in its folder',
+  ]);
+  await writeOutside('plans/launch/Review.md', VAULT['plans/launch/Review.md']);
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+});
+
+test('picking the whole vault shows every note, the rest said once, and survives a reload', async () => {
+  await page.locator('#plan-folder').selectOption('');
+  await summaryIs('Plan: 7 notes, 4 edges, no errors');
+  const listed = await diagnostics();
+  assert.equal(listed.length, 1, listed.join('\n'));
+  assert.match(listed[0], /^warning\[not-part-of-plan\]: 3 notes outside `plans\/launch\/`/);
+  // The ADR's `status: accepted` is not the plan's knob: no bad-frontmatter.
+  assert.ok(!(await plan()).diagnostics.includes('bad-frontmatter'));
+
+  await page.reload();
+  await planShown(page);
+  await openVault();
+  await summaryIs('Plan: 7 notes, 4 edges, no errors');
+  assert.equal(await page.locator('#plan-folder').inputValue(), '');
+
+  await page.locator('#plan-folder').selectOption('plans/launch');
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+  await page.reload();
+  await planShown(page);
+  await openVault();
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+});
+
+test('a new node and its position are written into the plan folder', async () => {
+  await page.click('#new-node');
+  await page.locator('#dialog-input').waitFor({ state: 'visible' });
+  await page.locator('#dialog-input').fill('Announce');
+  await page.keyboard.press('Enter');
+  await page.locator('#dialog-input').waitFor({ state: 'detached' });
+  await idle();
+  await summaryIs('Plan: 5 notes in plans/launch/, 4 edges, no errors');
+  const files = await readVault();
+  assert.ok(files['plans/launch/Announce.md']?.includes('# Announce'), Object.keys(files).join(', '));
+  assert.equal(files['Announce.md'], undefined);
+  const canvas = JSON.parse(files['plans/launch/plan.canvas']);
+  assert.ok(canvas.nodes.some((n) => n.file === 'plans/launch/Announce.md'));
+  assert.equal(files['plan.canvas'], undefined);
+  // The notes outside the plan are untouched.
+  for (const path of ['Notes/ADR-001.md', 'Inbox.md', 'Templates/Step.md', '.planvaultignore']) {
+    assert.equal(files[path], VAULT[path], path);
+  }
+  assert.deepEqual(page.problems, []);
+  await saveScreenshot(page, 'plan-folder-new-node');
+});
