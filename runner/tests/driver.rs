@@ -1619,7 +1619,11 @@ fn a_journal_key_of_visit_zero_is_no_visit_and_the_resume_goes_on() {
 fn a_note_over_the_budget_is_not_handed_to_the_model_and_the_step_goes_on() {
     let inbox = Inbox::new();
     let mut files = example();
-    let draft = files["draft.md"].replace("tools: [fetch_url, search]", "tools: [read_note]");
+    let draft = files["draft.md"].replace("tools: [fetch_url]", "tools: [read_note]");
+    assert_ne!(
+        draft, files["draft.md"],
+        "the example's draft declares fetch_url"
+    );
     files.insert("draft.md".into(), draft);
     files.insert(
         "ref/agenda.md".into(),
