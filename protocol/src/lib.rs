@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bump on any change to the shape of a message.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// What is posted: the version and one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +82,41 @@ pub struct StartRun {
     pub run_to: Option<String>,
     /// Bounded retries of one model call (429, 5xx, timeouts, dropped streams).
     pub retry: RetryPolicy,
+    /// MCP servers the worker reaches over Streamable HTTP (the browser
+    /// cannot start a stdio server).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
+}
+
+/// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
+/// `url` in the vault's config, or a URL added in the app's Settings).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServer {
+    pub name: String,
+    pub url: String,
+    /// Sent only as `Authorization: Bearer`; like an API key it crosses to
+    /// the worker and goes nowhere else (its `Debug` is redacted).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Tools a person approves before each call under `autonomy: ask`,
+    /// whatever the server says of them.
+    #[serde(default)]
+    pub approve: Vec<String>,
+    /// How long one call may take (default: two minutes).
+    #[serde(default)]
+    pub timeout_ms: Option<u32>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("approve", &self.approve)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish()
+    }
 }
 
 /// Where the work and the judgments come from.
@@ -491,6 +526,7 @@ mod tests {
             breakpoints: vec!["review".into()],
             run_to: None,
             retry: RetryPolicy::default(),
+            mcp_servers: Vec::new(),
         }));
         roundtrip(ToWorker::Reply {
             request: "review#1:judge.1".into(),
@@ -541,7 +577,9 @@ mod tests {
             })
         );
         assert!(matches!(
-            from_json::<ToWorker>(r#"{"version":1,"message":{"type":"dance"}}"#),
+            from_json::<ToWorker>(&format!(
+                r#"{{"version":{VERSION},"message":{{"type":"dance"}}}}"#
+            )),
             Err(ProtocolError::Malformed(_))
         ));
     }

@@ -111,7 +111,7 @@ pub async fn run_with<H: Host>(
     start: StartRun,
     options: Options,
 ) -> Option<FinishReason> {
-    let keys = match &start.mode {
+    let mut keys: Vec<String> = match &start.mode {
         RunMode::Model { endpoints } => endpoints
             .default
             .iter()
@@ -121,6 +121,14 @@ pub async fn run_with<H: Host>(
             .collect(),
         RunMode::Manual => Vec::new(),
     };
+    // An MCP server's token is a secret like a key: never in what is written.
+    keys.extend(
+        start
+            .mcp_servers
+            .iter()
+            .filter_map(|s| s.token.clone())
+            .filter(|t| t.len() >= 4),
+    );
     let mut driver = Driver::new(host, inbox, start, keys);
     driver.options = options;
     let mut engine = match driver.prepare().await {
@@ -1576,6 +1584,7 @@ mod tests {
             breakpoints: vec![],
             run_to: None,
             retry: RetryPolicy::default(),
+            mcp_servers: Vec::new(),
         }
     }
 

@@ -15,6 +15,8 @@ pub mod host;
 pub mod inbox;
 #[cfg(feature = "native")]
 pub mod mcp;
+#[cfg(feature = "mcp-http")]
+pub mod mcp_http;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;

@@ -8,12 +8,12 @@
 //! What a server may do is bounded here: a child gets the cleaned
 //! environment of `@tool` commands plus the names its config lists, a call
 //! is timed out and its result cut to
-//! [`RESULT_LIMIT_CHARS`], and a
+//! [`planvault_llm::mcp::RESULT_LIMIT_CHARS`], and a
 //! server error, a refused argument or a server that exits mid-call come
 //! back as the tool's error text, which the model reads.
 
-use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
-use rmcp::model::{CallToolRequestParams, ContentBlock};
+use planvault_llm::mcp::{Catalog, McpTool};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -472,28 +472,7 @@ impl Clients {
                 });
             }
         };
-        let mut parts = Vec::new();
-        for block in &result.content {
-            parts.push(match block {
-                ContentBlock::Text(t) => t.text.clone(),
-                ContentBlock::Image(i) => format!("[an image, {}]", i.mime_type),
-                ContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
-                ContentBlock::Resource(r) => serde_json::to_string(&r.resource).unwrap_or_default(),
-                ContentBlock::ResourceLink(r) => format!("[a resource: {}]", r.uri),
-                other => serde_json::to_string(other).unwrap_or_default(),
-            });
-        }
-        if parts.is_empty() {
-            if let Some(structured) = &result.structured_content {
-                parts.push(structured.to_string());
-            }
-        }
-        let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
-        if result.is_error == Some(true) {
-            Err(text)
-        } else {
-            Ok(text)
-        }
+        crate::mcp_http::call_text(&result)
     }
 
     /// End one server's session (its child is stopped).

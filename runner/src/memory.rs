@@ -334,6 +334,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         breakpoints: vec![],
         run_to: None,
         retry: RetryPolicy::default(),
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -544,6 +544,7 @@ mod tests {
             breakpoints: vec![],
             run_to: None,
             retry: Default::default(),
+            mcp_servers: Vec::new(),
         })
     }
 

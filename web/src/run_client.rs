@@ -245,6 +245,7 @@ impl RunClient {
             breakpoints: self.breakpoints.get_untracked().into_iter().collect(),
             run_to: self.run_to.get_untracked(),
             retry: settings.retry,
+            mcp_servers: Vec::new(),
         });
         spawn_local(async move {
             // Edits still on their way to disk go first: the run reads the notes.

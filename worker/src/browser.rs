@@ -7,6 +7,7 @@ use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_llm::LlmError;
 use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
+use planvault_runner::mcp_http::{self, FetchError};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -53,6 +54,8 @@ pub struct BrowserHost {
     abort: RefCell<Option<AbortController>>,
     /// Whether the abort in flight is the timeout's (else Stop's).
     timed_out: Rc<Cell<bool>>,
+    /// The run's MCP servers (URL ones: the browser starts no process).
+    mcp: mcp_http::Client,
 }
 
 /// A reply body being read.
@@ -63,12 +66,17 @@ pub struct Body {
 }
 
 impl BrowserHost {
-    pub fn new(root: FileSystemDirectoryHandle, scope: DedicatedWorkerGlobalScope) -> Self {
+    pub fn new(
+        root: FileSystemDirectoryHandle,
+        scope: DedicatedWorkerGlobalScope,
+        mcp: mcp_http::Client,
+    ) -> Self {
         BrowserHost {
             root,
             scope,
             abort: RefCell::new(None),
             timed_out: Rc::new(Cell::new(false)),
+            mcp,
         }
     }
 
@@ -126,6 +134,61 @@ impl BrowserHost {
         self.scope
             .set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), ms)
             .ok()
+    }
+
+    /// POST `body` with `headers`: the reply's head within `timeout_ms`, and
+    /// its body, each chunk within the same (Stop aborts either).
+    async fn send(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(Response, Body), LlmError> {
+        let connect = |e: JsValue| LlmError::Connect {
+            url: url.into(),
+            reason: describe(&e),
+        };
+        let controller = AbortController::new().map_err(connect)?;
+        let sent = Headers::new().map_err(connect)?;
+        for (name, value) in headers {
+            let _ = sent.set(name, value);
+        }
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_headers_headers(&sent);
+        init.set_body(&JsValue::from_str(body));
+        init.set_signal(Some(&controller.signal()));
+        self.timed_out.set(false);
+        *self.abort.borrow_mut() = Some(controller.clone());
+        let (flag, timeout_controller) = (self.timed_out.clone(), controller.clone());
+        let timer = self.timer(timeout_ms.min(i32::MAX as u32) as i32, move || {
+            flag.set(true);
+            timeout_controller.abort();
+        });
+        let result = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await;
+        if let Some(timer) = timer {
+            self.scope.clear_timeout_with_handle(timer);
+        }
+        let response: Response = match result {
+            Ok(r) => r.unchecked_into(),
+            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
+                return Err(LlmError::Timeout { url: url.into() })
+            }
+            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
+            // fetch rejects with a TypeError for CORS refusals and network
+            // failures alike; the browser does not say which.
+            Err(e) => return Err(connect(e)),
+        };
+        let reader = response.body().map(|b| {
+            b.get_reader()
+                .unchecked_into::<ReadableStreamDefaultReader>()
+        });
+        let body = Body {
+            reader,
+            stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
+        };
+        Ok((response, body))
     }
 
     async fn get(&self, url: &str, controller: &AbortController) -> Result<Response, JsValue> {
@@ -271,50 +334,14 @@ impl Host for BrowserHost {
         body: &str,
         timeout_ms: u32,
     ) -> Result<(HttpHead, Body), LlmError> {
-        let controller = AbortController::new().map_err(|e| LlmError::Connect {
-            url: url.into(),
-            reason: describe(&e),
-        })?;
-        let headers = Headers::new().map_err(|e| LlmError::Connect {
-            url: url.into(),
-            reason: describe(&e),
-        })?;
-        let _ = headers.set("Content-Type", "application/json");
-        let _ = headers.set("Accept", "text/event-stream");
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "text/event-stream".to_string()),
+        ];
         if let Some(key) = api_key {
-            let _ = headers.set("Authorization", &format!("Bearer {key}"));
+            headers.push(("Authorization", format!("Bearer {key}")));
         }
-        let init = RequestInit::new();
-        init.set_method("POST");
-        init.set_headers_headers(&headers);
-        init.set_body(&JsValue::from_str(body));
-        init.set_signal(Some(&controller.signal()));
-        self.timed_out.set(false);
-        *self.abort.borrow_mut() = Some(controller.clone());
-        let (flag, timeout_controller) = (self.timed_out.clone(), controller.clone());
-        let timer = self.timer(timeout_ms.min(i32::MAX as u32) as i32, move || {
-            flag.set(true);
-            timeout_controller.abort();
-        });
-        let result = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await;
-        if let Some(timer) = timer {
-            self.scope.clear_timeout_with_handle(timer);
-        }
-        let response: Response = match result {
-            Ok(r) => r.unchecked_into(),
-            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
-                return Err(LlmError::Timeout { url: url.into() })
-            }
-            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
-            // fetch rejects with a TypeError for CORS refusals and network
-            // failures alike; the browser does not say which.
-            Err(e) => {
-                return Err(LlmError::Connect {
-                    url: url.into(),
-                    reason: describe(&e),
-                })
-            }
-        };
+        let (response, body) = self.send(url, &headers, body, timeout_ms).await?;
         let header = |name: &str| response.headers().get(name).ok().flatten();
         let head = HttpHead {
             status: response.status(),
@@ -323,17 +350,7 @@ impl Host for BrowserHost {
                 .to_ascii_lowercase(),
             retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
         };
-        let reader = response.body().map(|b| {
-            b.get_reader()
-                .unchecked_into::<ReadableStreamDefaultReader>()
-        });
-        Ok((
-            head,
-            Body {
-                reader,
-                stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
-            },
-        ))
+        Ok((head, body))
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
@@ -426,11 +443,72 @@ impl Host for BrowserHost {
         let _ = self.scope.post_message(&js::encode(message, None));
     }
 
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        if self.mcp.is_empty() {
+            return None;
+        }
+        Some(self.mcp.list(self).await)
+    }
+
+    async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        self.mcp.call(self, server, tool, arguments).await
+    }
+
     /// A directory handle does not say whether its file system ignores
     /// case (it does on macOS and Windows), so names are compared as if it
     /// did: a tool may not write `START.md` beside a plan's `start.md`.
     fn case_insensitive(&self) -> bool {
         true
+    }
+}
+
+/// The MCP client's POSTs: the model calls' `fetch`, aborted by Stop and
+/// by the timeout alike.
+impl mcp_http::Fetch for BrowserHost {
+    type Body = Body;
+
+    async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(mcp_http::Head, Body), FetchError> {
+        let (response, body) = self
+            .send(url, headers, body, timeout_ms)
+            .await
+            .map_err(fetch_error)?;
+        let header = |name: &str| response.headers().get(name).ok().flatten();
+        let head = mcp_http::Head {
+            status: response.status(),
+            content_type: header("content-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            session_id: header("mcp-session-id"),
+            retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
+        };
+        Ok((head, body))
+    }
+
+    async fn chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, FetchError> {
+        self.read_chunk(body).await.map_err(fetch_error)
+    }
+
+    async fn sleep(&self, ms: u32) {
+        Host::sleep(self, ms).await
+    }
+}
+
+fn fetch_error(error: LlmError) -> FetchError {
+    match error {
+        LlmError::Timeout { .. } => FetchError::Timeout,
+        LlmError::Interrupted => FetchError::Interrupted,
+        other => FetchError::Connect(other.to_string()),
     }
 }
 
@@ -471,7 +549,8 @@ impl Worker {
                         "Start came without the vault's directory handle (`vault`)",
                     );
                 };
-                let host = Rc::new(BrowserHost::new(vault, self.scope.clone()));
+                let mcp = mcp_http::Client::new(start.mcp_servers.clone(), start.retry);
+                let host = Rc::new(BrowserHost::new(vault, self.scope.clone(), mcp));
                 *self.host.borrow_mut() = Some(host.clone());
                 self.running.set(true);
                 self.inbox.clear();

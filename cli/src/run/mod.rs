@@ -184,6 +184,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         breakpoints: Vec::new(),
         run_to: None,
         retry: endpoints.retry(),
+        mcp_servers: Vec::new(),
     };
     let options = Options {
         plan: Some(plan),
