@@ -121,6 +121,7 @@ pub async fn run_with<H: Host>(
             .collect(),
         RunMode::Manual => Vec::new(),
     };
+    keys.extend(host.secrets().into_iter().filter(|s| s.len() >= 4));
     // An MCP server's token is a secret like a key: never in what is written.
     keys.extend(
         start

@@ -184,6 +184,12 @@ pub trait Host {
     ) -> Result<String, String> {
         Err(format!("this runner has no MCP server {server}"))
     }
+    /// Values this host handed to others that must never be written (an
+    /// MCP server's environment values and token): the driver scrubs them
+    /// like API keys from the journal, the trace, outputs and messages.
+    fn secrets(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// What the run is doing beyond its messages; most hosts ignore it.
     fn progress(&self, _progress: &Progress<'_>) {}
 }

@@ -172,6 +172,11 @@ impl Clients {
         self.servers.is_empty()
     }
 
+    /// The values servers are given (their `env` names', a URL's token).
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
     /// How many calls went to a server.
     pub fn calls(&self) -> usize {
         self.calls.get()

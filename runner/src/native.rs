@@ -803,6 +803,13 @@ impl Host for NativeHost {
             .collect())
     }
 
+    fn secrets(&self) -> Vec<String> {
+        self.mcp
+            .as_ref()
+            .map(|c| c.secrets().to_vec())
+            .unwrap_or_default()
+    }
+
     fn progress(&self, progress: &Progress<'_>) {
         (self.on_progress.borrow_mut())(progress);
     }

@@ -668,6 +668,52 @@ fn in_the_app_a_person_is_asked_and_a_refusal_is_the_tools_error() {
     );
 }
 
+#[test]
+fn a_value_a_server_was_given_is_never_written_by_the_run() {
+    const SECRET: &str = "value-given-to-the-server-77";
+    let dir = vault_with(NOTE);
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(
+                vec![],
+                &format!("Five. (The server's variable is {SECRET}.)"),
+            )],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let given = vec![("MCP_TEST_PASSED".to_string(), SECRET.to_string())];
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], given).unwrap();
+    let host = NativeHost::new(dir.path()).with_mcp(clients);
+    let reason = block_on(run_with(
+        &host,
+        &Inbox::new(),
+        start(&stub.base_url(), Autonomy::Full),
+        Options::default(),
+    ))
+    .expect("a native run never waits");
+    assert_eq!(reason, Some(FinishReason::Completed));
+    let mut written = String::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                written += &std::fs::read_to_string(&path).unwrap_or_default();
+            }
+        }
+    }
+    assert!(
+        written.contains("The server's variable is <redacted>."),
+        "{written}"
+    );
+    assert!(!written.contains(SECRET));
+}
+
 /// The browser's client (`mcp_http`, over the worker's `fetch`), driven
 /// here by `ureq`: the same session, SSE reading and retries.
 mod over_fetch {
