@@ -477,7 +477,7 @@ impl Clients {
                 });
             }
         };
-        crate::mcp_http::call_text(&result)
+        crate::mcp_http::call_text(&serde_json::to_value(&result).unwrap_or_default())
     }
 
     /// End one server's session (its child is stopped).

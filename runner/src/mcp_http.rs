@@ -3,9 +3,13 @@
 //! `Mcp-Session-Id` it hands out, the negotiated protocol version), each
 //! request as one POST whose reply is JSON or an SSE stream read until the
 //! response to it arrives, and retries like the model calls'. The I/O is
-//! the caller's, through [`Fetch`]; the protocol's shapes are the official
-//! SDK's (`rmcp::model`, built without any transport, which compiles to
-//! wasm32), so nothing here hand-writes MCP's types.
+//! the caller's, through [`Fetch`]. The requests are the official SDK's
+//! types (`rmcp::model`, built without any transport, which compiles to
+//! wasm32); the replies are read as JSON for the few fields used (a tool's
+//! name, description, schema and `destructiveHint`; a result's content and
+//! `isError`; the negotiated version): deserializing rmcp's full result
+//! types (every content, capability and annotation variant) put the worker
+//! ~55 KB gzipped over its size budget.
 //!
 //! What a call hands back is made text by [`call_text`], the same for the
 //! terminal's rmcp client, and bounded to
@@ -14,8 +18,8 @@
 use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
 use planvault_protocol::{McpServer, RetryPolicy};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
+    ProtocolVersion,
 };
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -141,23 +145,34 @@ impl Client {
             let result = self
                 .request(fetch, server, "tools/list", params, LIST_TIMEOUT_MS)
                 .await?;
-            let page: ListToolsResult = serde_json::from_value(result)
-                .map_err(|e| format!("MCP server {}: its tools/list reply: {e}", server.name))?;
-            for t in page.tools {
-                let destructive = t
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.destructive_hint)
-                    .unwrap_or(false);
+            let listed = result["tools"].as_array().ok_or_else(|| {
+                format!(
+                    "MCP server {}: its tools/list reply has no tools",
+                    server.name
+                )
+            })?;
+            for t in listed {
+                let Some(name) = t["name"].as_str() else {
+                    return Err(format!(
+                        "MCP server {}: a tool without a name in its tools/list reply",
+                        server.name
+                    ));
+                };
+                let destructive = t["annotations"]["destructiveHint"].as_bool() == Some(true);
+                let schema = &t["inputSchema"];
                 tools.push(McpTool {
-                    ask: destructive || server.approve.iter().any(|n| *n == t.name),
-                    name: t.name.to_string(),
-                    description: t.description.map(|d| d.to_string()).unwrap_or_default(),
-                    input_schema: Value::Object((*t.input_schema).clone()),
+                    ask: destructive || server.approve.iter().any(|n| n == name),
+                    name: name.to_string(),
+                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    input_schema: if schema.is_object() {
+                        schema.clone()
+                    } else {
+                        json!({"type": "object"})
+                    },
                 });
             }
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
+            match result["nextCursor"].as_str() {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_string()),
                 _ => break,
             }
         }
@@ -185,8 +200,6 @@ impl Client {
         let result = self
             .request(fetch, config, "tools/call", params, timeout)
             .await?;
-        let result: CallToolResult = serde_json::from_value(result)
-            .map_err(|e| format!("MCP server {server}: its tools/call reply: {e}"))?;
         call_text(&result)
     }
 
@@ -214,11 +227,15 @@ impl Client {
                 LIST_TIMEOUT_MS,
             )
             .await?;
-        let result: InitializeResult = serde_json::from_value(reply)
-            .map_err(|e| format!("MCP server {}: its initialize reply: {e}", server.name))?;
+        let Some(version) = reply["protocolVersion"].as_str() else {
+            return Err(format!(
+                "MCP server {}: its initialize reply has no protocolVersion",
+                server.name
+            ));
+        };
         let session = Session {
             id: head.session_id,
-            version: Some(result.protocol_version.to_string()),
+            version: Some(version.to_string()),
         };
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let headers = headers(server, &session);
@@ -505,27 +522,29 @@ impl SseLines {
     }
 }
 
-/// A call's result as the text the model reads (`Err`: the tool's error),
-/// bounded.
-pub fn call_text(result: &CallToolResult) -> Result<String, String> {
+/// A call's result (MCP's `CallToolResult` as JSON) as the text the model
+/// reads (`Err`: the tool's error), bounded.
+pub fn call_text(result: &Value) -> Result<String, String> {
     let mut parts = Vec::new();
-    for block in &result.content {
-        parts.push(match block {
-            ContentBlock::Text(t) => t.text.clone(),
-            ContentBlock::Image(i) => format!("[an image, {}]", i.mime_type),
-            ContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
-            ContentBlock::Resource(r) => serde_json::to_string(&r.resource).unwrap_or_default(),
-            ContentBlock::ResourceLink(r) => format!("[a resource: {}]", r.uri),
-            other => serde_json::to_string(other).unwrap_or_default(),
+    let content = result["content"].as_array().map_or(&[][..], Vec::as_slice);
+    for block in content {
+        let mime = block["mimeType"].as_str().unwrap_or("unknown type");
+        parts.push(match block["type"].as_str().unwrap_or_default() {
+            "text" => block["text"].as_str().unwrap_or_default().to_string(),
+            "image" => format!("[an image, {mime}]"),
+            "audio" => format!("[audio, {mime}]"),
+            "resource" => block["resource"].to_string(),
+            "resource_link" => format!("[a resource: {}]", block["uri"].as_str().unwrap_or("")),
+            _ => block.to_string(),
         });
     }
     if parts.is_empty() {
-        if let Some(structured) = &result.structured_content {
+        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
             parts.push(structured.to_string());
         }
     }
     let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
-    if result.is_error == Some(true) {
+    if result["isError"].as_bool() == Some(true) {
         Err(text)
     } else {
         Ok(text)
@@ -586,15 +605,11 @@ mod tests {
 
     #[test]
     fn a_call_result_reads_as_text_or_the_tools_error() {
-        let ok: CallToolResult = serde_json::from_value(
-            json!({"content": [{"type": "text", "text": "Echo: hi"}, {"type": "image", "data": "", "mimeType": "image/png"}]}),
-        )
-        .unwrap();
+        let ok = json!({"content": [{"type": "text", "text": "Echo: hi"}, {"type": "image", "data": "", "mimeType": "image/png"}]});
         assert_eq!(call_text(&ok), Ok("Echo: hi\n[an image, image/png]".into()));
-        let err: CallToolResult = serde_json::from_value(
-            json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
-        )
-        .unwrap();
+        let err = json!({"content": [{"type": "text", "text": "boom"}], "isError": true});
         assert_eq!(call_text(&err), Err("boom".into()));
+        let structured = json!({"content": [], "structuredContent": {"sum": 5}});
+        assert_eq!(call_text(&structured), Ok(r#"{"sum":5}"#.into()));
     }
 }
