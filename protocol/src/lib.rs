@@ -63,6 +63,9 @@ pub enum ToWorker {
     RunTo { node: Option<String> },
     /// A person's answer to a [`FromWorker::Ask`] with the same `request`.
     Reply { request: String, reply: PersonReply },
+    /// List one MCP server's tools (the Settings' test of a server),
+    /// whether or not a run is going; answered by [`FromWorker::ToolList`].
+    ListTools { server: McpServer },
 }
 
 /// The knobs of one browser run.
@@ -295,6 +298,13 @@ pub enum FromWorker {
     Failed {
         error: RunError,
     },
+    /// The answer to [`ToWorker::ListTools`]: the server's tool names, or
+    /// why they could not be listed.
+    ToolList {
+        server: String,
+        tools: Vec<String>,
+        error: Option<String>,
+    },
 }
 
 /// What a model reply is for.
@@ -526,8 +536,28 @@ mod tests {
             breakpoints: vec!["review".into()],
             run_to: None,
             retry: RetryPolicy::default(),
-            mcp_servers: Vec::new(),
+            mcp_servers: vec![McpServer {
+                name: "search".into(),
+                url: "http://127.0.0.1:3001/mcp".into(),
+                token: Some("tok-secret".into()),
+                approve: vec!["post".into()],
+                timeout_ms: Some(5_000),
+            }],
         }));
+        roundtrip(ToWorker::ListTools {
+            server: McpServer {
+                name: "search".into(),
+                url: "http://127.0.0.1:3001/mcp".into(),
+                token: None,
+                approve: vec![],
+                timeout_ms: None,
+            },
+        });
+        roundtrip(FromWorker::ToolList {
+            server: "search".into(),
+            tools: vec!["find".into()],
+            error: None,
+        });
         roundtrip(ToWorker::Reply {
             request: "review#1:judge.1".into(),
             reply: PersonReply::Judge {

@@ -889,6 +889,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 Ctl::Other
             }
             ToWorker::Reply { request, reply } => Ctl::Reply(request, reply),
+            // Answered by the host's message loop, never by a run.
+            ToWorker::ListTools { .. } => Ctl::Other,
             ToWorker::Start(_) => {
                 self.post(FromWorker::Failed {
                     error: RunError::new(

@@ -6,7 +6,9 @@ use crate::host::{Host, HostError, HttpHead};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_llm::LlmError;
-use planvault_protocol::{js, ErrorCode, FromWorker, RunError, ToWorker, VERSION};
+use planvault_protocol::{
+    js, ErrorCode, FromWorker, McpServer, RetryPolicy, RunError, ToWorker, VERSION,
+};
 use planvault_runner::mcp_http::{self, FetchError};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -48,7 +50,8 @@ fn error_name(err: &JsValue) -> String {
 
 /// The vault and the network, as the worker sees them.
 pub struct BrowserHost {
-    root: FileSystemDirectoryHandle,
+    /// `None`: a host for the network alone (the Settings' test of a server).
+    root: Option<FileSystemDirectoryHandle>,
     scope: DedicatedWorkerGlobalScope,
     /// The model call in flight, aborted by Stop.
     abort: RefCell<Option<AbortController>>,
@@ -72,12 +75,29 @@ impl BrowserHost {
         mcp: mcp_http::Client,
     ) -> Self {
         BrowserHost {
-            root,
+            root: Some(root),
             scope,
             abort: RefCell::new(None),
             timed_out: Rc::new(Cell::new(false)),
             mcp,
         }
+    }
+
+    /// A host without a vault: only its network (`fetch`) is used.
+    pub fn network(scope: DedicatedWorkerGlobalScope) -> Self {
+        BrowserHost {
+            root: None,
+            scope,
+            abort: RefCell::new(None),
+            timed_out: Rc::new(Cell::new(false)),
+            mcp: mcp_http::Client::new(Vec::new(), Default::default()),
+        }
+    }
+
+    fn root(&self, path: &str) -> Result<FileSystemDirectoryHandle, HostError> {
+        self.root
+            .clone()
+            .ok_or_else(|| HostError::new(path, "no vault is open in this worker"))
     }
 
     /// Stop: cut off the model call in flight.
@@ -95,7 +115,7 @@ impl BrowserHost {
     ) -> Result<Option<(FileSystemDirectoryHandle, String)>, HostError> {
         let mut parts: Vec<&str> = path.split('/').collect();
         let name = parts.pop().unwrap_or_default().to_string();
-        let mut dir = self.root.clone();
+        let mut dir = self.root(path)?;
         for part in parts {
             let options = FileSystemGetDirectoryOptions::new();
             options.set_create(create);
@@ -206,7 +226,7 @@ impl Host for BrowserHost {
     async fn list(&self) -> Result<Vec<String>, HostError> {
         // An explicit stack of folders: no recursion over the vault.
         let mut out = Vec::new();
-        let mut stack = vec![(String::new(), self.root.clone())];
+        let mut stack = vec![(String::new(), self.root("")?)];
         while let Some((prefix, dir)) = stack.pop() {
             let entries = dir.entries();
             loop {
@@ -525,6 +545,32 @@ impl Worker {
         let _ = self.scope.post_message(&js::encode(message, None));
     }
 
+    /// The Settings' test of a server: its tools' names, or why not (once,
+    /// not retried; never carrying its token).
+    async fn list_tools(&self, server: McpServer) {
+        let host = BrowserHost::network(self.scope.clone());
+        let once = RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::default()
+        };
+        let client = mcp_http::Client::new(vec![server.clone()], once);
+        let (tools, error) = match client.tools(&host, &server).await {
+            Ok(tools) => (tools.into_iter().map(|t| t.name).collect(), None),
+            Err(e) => {
+                let e = match server.token.as_deref().filter(|t| t.len() >= 4) {
+                    Some(token) => e.replace(token, "<redacted>"),
+                    None => e,
+                };
+                (Vec::new(), Some(e))
+            }
+        };
+        self.post(&FromWorker::ToolList {
+            server: server.name,
+            tools,
+            error,
+        });
+    }
+
     fn fail(&self, code: ErrorCode, message: impl Into<String>) {
         self.post(&FromWorker::Failed {
             error: RunError::new(code, message),
@@ -559,6 +605,12 @@ impl Worker {
                     crate::run(&*host, &worker.inbox, start).await;
                     worker.running.set(false);
                     *worker.host.borrow_mut() = None;
+                });
+            }
+            ToWorker::ListTools { server } => {
+                let worker = self.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    worker.list_tools(server).await;
                 });
             }
             _ if !self.running.get() => self.fail(
