@@ -216,6 +216,16 @@ impl<H: Host> Driver<'_, H> {
                 reason: self.options.stop_reason.clone(),
             });
         }
+        // A server that died again after its restart fails the node
+        // resumably, with the reason, instead of the model reading errors;
+        // the call is not journaled, so the next run makes it again.
+        if result.is_err() {
+            if let Some(reason) = self.host.mcp_down(server) {
+                return Err(Halt {
+                    reason: self.scrub(&reason),
+                });
+            }
+        }
         let result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
         let ms = (self.host.now_ms() - started).max(0.0) as u64;
         self.host.progress(&Progress::McpCall {

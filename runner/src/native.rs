@@ -803,6 +803,10 @@ impl Host for NativeHost {
             .collect())
     }
 
+    fn mcp_down(&self, server: &str) -> Option<String> {
+        self.mcp.as_ref()?.down(server)
+    }
+
     fn secrets(&self) -> Vec<String> {
         self.mcp
             .as_ref()

@@ -871,3 +871,63 @@ mod over_fetch {
         assert_eq!(*fetch.sleeps.borrow(), vec![10, 20]);
     }
 }
+
+#[test]
+fn a_server_that_dies_again_after_its_restart_stops_the_run_resumably_with_the_reason() {
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[ev.trigger-long-running-operation]"));
+    let long = || {
+        call(
+            "ev__trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        )
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(vec![long()], ""),
+                step(vec![long()], ""),
+                step(vec![], "never asked"),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    // Each start of the server lives five seconds.
+    let server = Server {
+        name: "ev".into(),
+        transport: Transport::Stdio {
+            command: "timeout".into(),
+            args: vec![
+                "5".into(),
+                npm_bin("mcp-server-everything").display().to_string(),
+                "stdio".into(),
+            ],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Full, vec![]);
+    // Stopped, resumable, saying why.
+    let Some(FinishReason::Stopped { reason }) = reason else {
+        panic!("{reason:?}");
+    };
+    assert!(
+        reason.contains("MCP server ev exited during the call")
+            && reason.contains("not started again in this run"),
+        "{reason}"
+    );
+    // The first death was the tool's error for the model; the second
+    // stopped the run: the model was not asked again.
+    assert_eq!(calls, 2);
+    assert_eq!(stub.requests().len(), 2);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    assert!(journal.contains("add#1/tool.1"), "{journal}");
+    assert!(
+        !journal.contains("add#1/tool.2"),
+        "the second call is made again on resume: {journal}"
+    );
+}
