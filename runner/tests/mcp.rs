@@ -931,3 +931,60 @@ fn a_server_that_dies_again_after_its_restart_stops_the_run_resumably_with_the_r
         "the second call is made again on resume: {journal}"
     );
 }
+
+#[test]
+fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[ev.trigger-long-running-operation]"));
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(
+                vec![call(
+                    "ev__trigger-long-running-operation",
+                    json!({"duration": 30, "steps": 30}),
+                )],
+                "",
+            )],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], env())
+        .unwrap()
+        .with_stop_flag(flag.clone());
+    let host = NativeHost::new(dir.path()).with_mcp(clients);
+    let inbox = Inbox::with_stop_flag(flag.clone());
+    // Ctrl-C two seconds into the run (the call takes thirty).
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(2));
+        flag.store(true, Ordering::SeqCst);
+    });
+    let options = Options {
+        stop_reason: "interrupted by Ctrl-C".into(),
+        ..Options::default()
+    };
+    let reason = block_on(run_with(
+        &host,
+        &inbox,
+        start(&stub.base_url(), Autonomy::Full),
+        options,
+    ))
+    .expect("a native run never waits");
+    stopper.join().unwrap();
+    assert_eq!(
+        reason,
+        Some(FinishReason::Stopped {
+            reason: "interrupted by Ctrl-C".into()
+        })
+    );
+    assert_eq!(host.mcp().unwrap().calls(), 1);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap_or_default();
+    assert!(
+        !journal.contains("add#1/tool.1"),
+        "a resume makes the call again: {journal}"
+    );
+}
