@@ -9,7 +9,7 @@
 //! name, description, schema and `destructiveHint`; a result's content and
 //! `isError`; the negotiated version): deserializing rmcp's full result
 //! types (every content, capability and annotation variant) put the worker
-//! ~55 KB gzipped over its size budget.
+//! 7 KB gzipped over its size budget (407 KB; 371 KB without them).
 //!
 //! What a call hands back is made text by [`call_text`], the same for the
 //! terminal's rmcp client, and bounded to
