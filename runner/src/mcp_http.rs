@@ -13,7 +13,7 @@
 //!
 //! What a call hands back is made text by [`call_text`], the same for the
 //! terminal's rmcp client, and bounded to
-//! [`RESULT_LIMIT_CHARS`](planvault_llm::mcp::RESULT_LIMIT_CHARS).
+//! [`RESULT_LIMIT_CHARS`].
 
 use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
 use planvault_protocol::{McpServer, RetryPolicy};
