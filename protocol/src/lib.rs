@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bump on any change to the shape of a message.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// What is posted: the version and one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +63,9 @@ pub enum ToWorker {
     RunTo { node: Option<String> },
     /// A person's answer to a [`FromWorker::Ask`] with the same `request`.
     Reply { request: String, reply: PersonReply },
+    /// List one MCP server's tools (the Settings' test of a server),
+    /// whether or not a run is going; answered by [`FromWorker::ToolList`].
+    ListTools { server: McpServer },
 }
 
 /// The knobs of one browser run.
@@ -87,6 +90,41 @@ pub struct StartRun {
     /// when neither says.
     #[serde(default)]
     pub max_prompt_bytes: Option<u32>,
+    /// MCP servers the worker reaches over Streamable HTTP (the browser
+    /// cannot start a stdio server).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
+}
+
+/// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
+/// `url` in the vault's config, or a URL added in the app's Settings).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServer {
+    pub name: String,
+    pub url: String,
+    /// Sent only as `Authorization: Bearer`; like an API key it crosses to
+    /// the worker and goes nowhere else (its `Debug` is redacted).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Tools a person approves before each call under `autonomy: ask`,
+    /// whatever the server says of them.
+    #[serde(default)]
+    pub approve: Vec<String>,
+    /// How long one call may take (default: two minutes).
+    #[serde(default)]
+    pub timeout_ms: Option<u32>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("approve", &self.approve)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish()
+    }
 }
 
 /// Where the work and the judgments come from.
@@ -264,6 +302,13 @@ pub enum FromWorker {
     /// A message could not be acted on (no run, bad version, ...).
     Failed {
         error: RunError,
+    },
+    /// The answer to [`ToWorker::ListTools`]: the server's tool names, or
+    /// why they could not be listed.
+    ToolList {
+        server: String,
+        tools: Vec<String>,
+        error: Option<String>,
     },
 }
 
@@ -502,7 +547,28 @@ mod tests {
             run_to: None,
             max_prompt_bytes: None,
             retry: RetryPolicy::default(),
+            mcp_servers: vec![McpServer {
+                name: "search".into(),
+                url: "http://127.0.0.1:3001/mcp".into(),
+                token: Some("tok-secret".into()),
+                approve: vec!["post".into()],
+                timeout_ms: Some(5_000),
+            }],
         }));
+        roundtrip(ToWorker::ListTools {
+            server: McpServer {
+                name: "search".into(),
+                url: "http://127.0.0.1:3001/mcp".into(),
+                token: None,
+                approve: vec![],
+                timeout_ms: None,
+            },
+        });
+        roundtrip(FromWorker::ToolList {
+            server: "search".into(),
+            tools: vec!["find".into()],
+            error: None,
+        });
         roundtrip(ToWorker::Reply {
             request: "review#1:judge.1".into(),
             reply: PersonReply::Judge {
@@ -552,7 +618,9 @@ mod tests {
             })
         );
         assert!(matches!(
-            from_json::<ToWorker>(r#"{"version":1,"message":{"type":"dance"}}"#),
+            from_json::<ToWorker>(&format!(
+                r#"{{"version":{VERSION},"message":{{"type":"dance"}}}}"#
+            )),
             Err(ProtocolError::Malformed(_))
         ));
     }

@@ -120,7 +120,7 @@ pub async fn run_with<H: Host>(
     start: StartRun,
     options: Options,
 ) -> Option<FinishReason> {
-    let keys = match &start.mode {
+    let mut keys: Vec<String> = match &start.mode {
         RunMode::Model { endpoints } => endpoints
             .default
             .iter()
@@ -130,6 +130,15 @@ pub async fn run_with<H: Host>(
             .collect(),
         RunMode::Manual => Vec::new(),
     };
+    keys.extend(host.secrets().into_iter().filter(|s| s.len() >= 4));
+    // An MCP server's token is a secret like a key: never in what is written.
+    keys.extend(
+        start
+            .mcp_servers
+            .iter()
+            .filter_map(|s| s.token.clone())
+            .filter(|t| t.len() >= 4),
+    );
     let mut driver = Driver::new(host, inbox, start, keys);
     driver.options = options;
     let mut engine = match driver.prepare().await {
@@ -890,6 +899,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 Ctl::Other
             }
             ToWorker::Reply { request, reply } => Ctl::Reply(request, reply),
+            // Answered by the host's message loop, never by a run.
+            ToWorker::ListTools { .. } => Ctl::Other,
             ToWorker::Start(_) => {
                 self.post(FromWorker::Failed {
                     error: RunError::new(
@@ -1617,6 +1628,7 @@ mod tests {
             run_to: None,
             max_prompt_bytes: None,
             retry: RetryPolicy::default(),
+            mcp_servers: Vec::new(),
         }
     }
 

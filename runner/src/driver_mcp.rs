@@ -209,6 +209,23 @@ impl<H: Host> Driver<'_, H> {
         }
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
+        // A call cut off by Stop is not the tool's answer: nothing is
+        // journaled, and the resumed run makes the call again.
+        if result.is_err() && self.inbox.stop_requested() {
+            return Err(Halt {
+                reason: self.options.stop_reason.clone(),
+            });
+        }
+        // A server that died again after its restart fails the node
+        // resumably, with the reason, instead of the model reading errors;
+        // the call is not journaled, so the next run makes it again.
+        if result.is_err() {
+            if let Some(reason) = self.host.mcp_down(server) {
+                return Err(Halt {
+                    reason: self.scrub(&reason),
+                });
+            }
+        }
         let result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
         let ms = (self.host.now_ms() - started).max(0.0) as u64;
         self.host.progress(&Progress::McpCall {

@@ -184,6 +184,18 @@ pub trait Host {
     ) -> Result<String, String> {
         Err(format!("this runner has no MCP server {server}"))
     }
+    /// Why an MCP server is down for the rest of the run (it died again
+    /// after its one restart): the driver then stops the run resumably with
+    /// this reason instead of letting the model read errors.
+    fn mcp_down(&self, _server: &str) -> Option<String> {
+        None
+    }
+    /// Values this host handed to others that must never be written (an
+    /// MCP server's environment values and token): the driver scrubs them
+    /// like API keys from the journal, the trace, outputs and messages.
+    fn secrets(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// What the run is doing beyond its messages; most hosts ignore it.
     fn progress(&self, _progress: &Progress<'_>) {}
 }

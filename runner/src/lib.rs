@@ -16,6 +16,8 @@ pub mod inbox;
 pub mod lock;
 #[cfg(feature = "native")]
 pub mod mcp;
+#[cfg(feature = "mcp-http")]
+pub mod mcp_http;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;

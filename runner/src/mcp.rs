@@ -8,12 +8,12 @@
 //! What a server may do is bounded here: a child gets the cleaned
 //! environment of `@tool` commands plus the names its config lists, a call
 //! is timed out and its result cut to
-//! [`RESULT_LIMIT_CHARS`], and a
+//! [`planvault_llm::mcp::RESULT_LIMIT_CHARS`], and a
 //! server error, a refused argument or a server that exits mid-call come
 //! back as the tool's error text, which the model reads.
 
-use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
-use rmcp::model::{CallToolRequestParams, ContentBlock};
+use planvault_llm::mcp::{Catalog, McpTool};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -112,6 +112,8 @@ pub struct Clients {
     live: RefCell<BTreeMap<String, Live>>,
     /// Servers restarted once after exiting; a second exit is final.
     restarted: RefCell<BTreeMap<String, bool>>,
+    /// Servers that exited a second time, and why: not started again.
+    down: RefCell<BTreeMap<String, String>>,
     stop: Option<Arc<AtomicBool>>,
     /// Calls sent to servers (tests count them).
     calls: Cell<usize>,
@@ -156,6 +158,7 @@ impl Clients {
             all_env,
             live: RefCell::new(BTreeMap::new()),
             restarted: RefCell::new(BTreeMap::new()),
+            down: RefCell::new(BTreeMap::new()),
             stop: None,
             calls: Cell::new(0),
             secrets,
@@ -170,6 +173,18 @@ impl Clients {
 
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+
+    /// The values servers are given (their `env` names', a URL's token).
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
+    /// Why a server is down for the rest of the run (it exited after its
+    /// restart), never carrying a value it was given.
+    pub fn down(&self, server: &str) -> Option<String> {
+        let reason = self.down.borrow().get(server).cloned()?;
+        Some(self.scrub(reason))
     }
 
     /// How many calls went to a server.
@@ -428,9 +443,14 @@ impl Clients {
                     .copied()
                     .unwrap_or(false)
                 {
-                    return Err(format!(
+                    let reason = format!(
                         "MCP server {server} exited again after a restart; it is not started a third time in this run"
-                    ));
+                    );
+                    self.down
+                        .borrow_mut()
+                        .entry(server.to_string())
+                        .or_insert_with(|| reason.clone());
+                    return Err(reason);
                 }
                 self.restarted.borrow_mut().insert(server.to_string(), true);
                 if let Some(old) = self.live.borrow_mut().remove(server) {
@@ -462,38 +482,30 @@ impl Clients {
             Err(e) => {
                 // What a server printed says why it exited; a live
                 // server's error speaks for itself.
-                return Err(if live.service.is_transport_closed() {
-                    with_stderr(
-                        format!("MCP server {server} exited during the call ({e})"),
-                        &live.stderr,
-                    )
-                } else {
-                    e
-                });
+                if !live.service.is_transport_closed() {
+                    return Err(e);
+                }
+                let error = with_stderr(
+                    format!("MCP server {server} exited during the call ({e})"),
+                    &live.stderr,
+                );
+                // Its second exit in this run: it stays down.
+                if self
+                    .restarted
+                    .borrow()
+                    .get(server)
+                    .copied()
+                    .unwrap_or(false)
+                {
+                    self.down.borrow_mut().insert(
+                        server.to_string(),
+                        format!("{error}; it had been restarted once already and is not started again in this run"),
+                    );
+                }
+                return Err(error);
             }
         };
-        let mut parts = Vec::new();
-        for block in &result.content {
-            parts.push(match block {
-                ContentBlock::Text(t) => t.text.clone(),
-                ContentBlock::Image(i) => format!("[an image, {}]", i.mime_type),
-                ContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
-                ContentBlock::Resource(r) => serde_json::to_string(&r.resource).unwrap_or_default(),
-                ContentBlock::ResourceLink(r) => format!("[a resource: {}]", r.uri),
-                other => serde_json::to_string(other).unwrap_or_default(),
-            });
-        }
-        if parts.is_empty() {
-            if let Some(structured) = &result.structured_content {
-                parts.push(structured.to_string());
-            }
-        }
-        let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
-        if result.is_error == Some(true) {
-            Err(text)
-        } else {
-            Ok(text)
-        }
+        crate::mcp_http::call_text(&serde_json::to_value(&result).unwrap_or_default())
     }
 
     /// End one server's session (its child is stopped).

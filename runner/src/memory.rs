@@ -335,6 +335,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         run_to: None,
         max_prompt_bytes: None,
         retry: RetryPolicy::default(),
+        mcp_servers: Vec::new(),
     }
 }
 

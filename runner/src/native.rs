@@ -792,6 +792,17 @@ impl Host for NativeHost {
             .collect())
     }
 
+    fn mcp_down(&self, server: &str) -> Option<String> {
+        self.mcp.as_ref()?.down(server)
+    }
+
+    fn secrets(&self) -> Vec<String> {
+        self.mcp
+            .as_ref()
+            .map(|c| c.secrets().to_vec())
+            .unwrap_or_default()
+    }
+
     fn progress(&self, progress: &Progress<'_>) {
         (self.on_progress.borrow_mut())(progress);
     }

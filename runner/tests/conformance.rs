@@ -228,6 +228,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
             base_delay_ms: 1,
             timeout_ms: 10_000,
         },
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -57,6 +57,7 @@ fn start(mode: RunMode) -> StartRun {
             base_delay_ms: 250,
             timeout_ms: 1_000,
         },
+        mcp_servers: Vec::new(),
     }
 }
 

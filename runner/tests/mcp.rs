@@ -57,13 +57,13 @@ fn stdio_server(name: &str) -> Server {
 
 /// server-everything over Streamable HTTP on a free port of 127.0.0.1,
 /// stopped when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
     url: String,
 }
 
 impl HttpServer {
-    fn start() -> HttpServer {
+    pub(crate) fn start() -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -257,6 +257,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
             base_delay_ms: 1,
             timeout_ms: 10_000,
         },
+        mcp_servers: Vec::new(),
     }
 }
 
@@ -665,5 +666,326 @@ fn in_the_app_a_person_is_asked_and_a_refusal_is_the_tools_error() {
     assert!(
         journal.contains(r#"{"key":"add#1/tool.1:approve","kind":"human""#),
         "{journal}"
+    );
+}
+
+#[test]
+fn a_value_a_server_was_given_is_never_written_by_the_run() {
+    const SECRET: &str = "value-given-to-the-server-77";
+    let dir = vault_with(NOTE);
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(
+                vec![],
+                &format!("Five. (The server's variable is {SECRET}.)"),
+            )],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let given = vec![("MCP_TEST_PASSED".to_string(), SECRET.to_string())];
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], given).unwrap();
+    let host = NativeHost::new(dir.path()).with_mcp(clients);
+    let reason = block_on(run_with(
+        &host,
+        &Inbox::new(),
+        start(&stub.base_url(), Autonomy::Full),
+        Options::default(),
+    ))
+    .expect("a native run never waits");
+    assert_eq!(reason, Some(FinishReason::Completed));
+    let mut written = String::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                written += &std::fs::read_to_string(&path).unwrap_or_default();
+            }
+        }
+    }
+    assert!(
+        written.contains("The server's variable is <redacted>."),
+        "{written}"
+    );
+    assert!(!written.contains(SECRET));
+}
+
+/// The browser's client (`mcp_http`, over the worker's `fetch`), driven
+/// here by `ureq`: the same session, SSE reading and retries.
+mod over_fetch {
+    use super::HttpServer;
+    use planvault_protocol::{McpServer, RetryPolicy};
+    use planvault_runner::block_on;
+    use planvault_runner::mcp_http::{Client, Fetch, FetchError, Head};
+    use serde_json::json;
+    use std::cell::RefCell;
+    use std::io::Read;
+    use std::time::Duration;
+
+    /// `ureq` as the worker's `fetch`; counts POSTs and pauses.
+    #[derive(Default)]
+    struct Ureq {
+        posts: RefCell<Vec<String>>,
+        sleeps: RefCell<Vec<u32>>,
+    }
+
+    impl Fetch for Ureq {
+        type Body = Box<dyn Read>;
+        async fn post(
+            &self,
+            url: &str,
+            headers: &[(&str, String)],
+            body: &str,
+            timeout_ms: u32,
+        ) -> Result<(Head, Self::Body), FetchError> {
+            self.posts.borrow_mut().push(body.to_string());
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_millis(timeout_ms.into())))
+                .build()
+                .into();
+            let mut request = agent.post(url);
+            for (k, v) in headers {
+                request = request.header(*k, v);
+            }
+            let response = request
+                .send(body)
+                .map_err(|e| FetchError::Connect(e.to_string()))?;
+            let header = |n: &str| {
+                response
+                    .headers()
+                    .get(n)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let head = Head {
+                status: response.status().as_u16(),
+                content_type: header("content-type").unwrap_or_default().to_lowercase(),
+                session_id: header("mcp-session-id"),
+                retry_after: None,
+            };
+            Ok((head, Box::new(response.into_body().into_reader())))
+        }
+        async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
+            let mut buf = vec![0u8; 4096];
+            let n = body
+                .read(&mut buf)
+                .map_err(|e| FetchError::Connect(e.to_string()))?;
+            buf.truncate(n);
+            Ok((n > 0).then_some(buf))
+        }
+        async fn sleep(&self, ms: u32) {
+            self.sleeps.borrow_mut().push(ms);
+        }
+    }
+
+    /// The client's futures never wait on anything but `ureq`'s blocking calls.
+    fn wait<T>(future: impl std::future::Future<Output = T>) -> T {
+        block_on(future).expect("nothing is left pending")
+    }
+
+    fn server(url: &str) -> McpServer {
+        McpServer {
+            name: "everything".into(),
+            url: url.into(),
+            token: None,
+            approve: vec!["echo".into()],
+            timeout_ms: None,
+        }
+    }
+
+    fn retry(attempts: u32) -> RetryPolicy {
+        RetryPolicy {
+            attempts,
+            base_delay_ms: 10,
+            timeout_ms: 10_000,
+        }
+    }
+
+    #[test]
+    fn lists_calls_and_reports_errors_over_streamable_http() {
+        let http = HttpServer::start();
+        let fetch = Ureq::default();
+        let client = Client::new(vec![server(&http.url)], retry(2));
+        let catalog = wait(client.list(&fetch)).unwrap();
+        let tools = &catalog.servers["everything"];
+        let echo = tools
+            .iter()
+            .find(|t| t.name == "echo")
+            .expect("echo listed");
+        assert!(echo.ask, "the entry's approve list marks echo");
+        assert_eq!(echo.input_schema["type"], "object");
+        assert!(tools.iter().any(|t| t.name == "get-sum"));
+        // initialize, notifications/initialized, tools/list.
+        assert_eq!(fetch.posts.borrow().len(), 3, "{:?}", fetch.posts.borrow());
+
+        let echoed = wait(client.call(&fetch, "everything", "echo", &json!({"message": "hi"})));
+        assert_eq!(echoed, Ok("Echo: hi".into()));
+        let sum = wait(client.call(&fetch, "everything", "get-sum", &json!({"a": 2, "b": 3})));
+        assert!(sum.as_ref().is_ok_and(|s| s.contains('5')), "{sum:?}");
+        // A call that reports progress on its stream before its result.
+        let long = wait(client.call(
+            &fetch,
+            "everything",
+            "trigger-long-running-operation",
+            &json!({"duration": 0.3, "steps": 3}),
+        ));
+        assert!(
+            long.as_ref().is_ok_and(|s| s.contains("completed")),
+            "{long:?}"
+        );
+        // The server's refusals are the tool's error, for the model to read.
+        let wrong = wait(client.call(&fetch, "everything", "get-sum", &json!({"a": "x"})));
+        assert!(wrong.is_err(), "{wrong:?}");
+        let unknown = wait(client.call(&fetch, "everything", "no-such-tool", &json!({})));
+        assert!(unknown.is_err(), "{unknown:?}");
+        assert_eq!(client.calls(), 5);
+        // One session throughout; nothing was retried.
+        assert_eq!(fetch.posts.borrow().len(), 8);
+        assert!(fetch.sleeps.borrow().is_empty());
+    }
+
+    #[test]
+    fn an_unreachable_server_is_retried_like_a_model_call_then_named() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let fetch = Ureq::default();
+        let client = Client::new(
+            vec![server(&format!("http://127.0.0.1:{port}/mcp"))],
+            retry(3),
+        );
+        let error = wait(client.list(&fetch)).unwrap_err();
+        assert!(
+            error.contains("MCP server everything at http://127.0.0.1:"),
+            "{error}"
+        );
+        assert!(error.contains("cannot connect"), "{error}");
+        assert_eq!(fetch.posts.borrow().len(), 3);
+        assert_eq!(*fetch.sleeps.borrow(), vec![10, 20]);
+    }
+}
+
+#[test]
+fn a_server_that_dies_again_after_its_restart_stops_the_run_resumably_with_the_reason() {
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[ev.trigger-long-running-operation]"));
+    let long = || {
+        call(
+            "ev__trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        )
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(vec![long()], ""),
+                step(vec![long()], ""),
+                step(vec![], "never asked"),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    // Each start of the server lives five seconds.
+    let server = Server {
+        name: "ev".into(),
+        transport: Transport::Stdio {
+            command: "timeout".into(),
+            args: vec![
+                "5".into(),
+                npm_bin("mcp-server-everything").display().to_string(),
+                "stdio".into(),
+            ],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Full, vec![]);
+    // Stopped, resumable, saying why.
+    let Some(FinishReason::Stopped { reason }) = reason else {
+        panic!("{reason:?}");
+    };
+    assert!(
+        reason.contains("MCP server ev exited during the call")
+            && reason.contains("not started again in this run"),
+        "{reason}"
+    );
+    // The first death was the tool's error for the model; the second
+    // stopped the run: the model was not asked again.
+    assert_eq!(calls, 2);
+    assert_eq!(stub.requests().len(), 2);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    assert!(journal.contains("add#1/tool.1"), "{journal}");
+    assert!(
+        !journal.contains("add#1/tool.2"),
+        "the second call is made again on resume: {journal}"
+    );
+}
+
+#[test]
+fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[ev.trigger-long-running-operation]"));
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(
+                vec![call(
+                    "ev__trigger-long-running-operation",
+                    json!({"duration": 30, "steps": 30}),
+                )],
+                "",
+            )],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let clients = Clients::new(vec![stdio_server("ev")], vec![], env())
+        .unwrap()
+        .with_stop_flag(flag.clone());
+    let host = NativeHost::new(dir.path()).with_mcp(clients);
+    let inbox = Inbox::with_stop_flag(flag.clone());
+    // Ctrl-C two seconds into the run (the call takes thirty).
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(2));
+        flag.store(true, Ordering::SeqCst);
+    });
+    let options = Options {
+        stop_reason: "interrupted by Ctrl-C".into(),
+        ..Options::default()
+    };
+    let reason = block_on(run_with(
+        &host,
+        &inbox,
+        start(&stub.base_url(), Autonomy::Full),
+        options,
+    ))
+    .expect("a native run never waits");
+    stopper.join().unwrap();
+    assert_eq!(
+        reason,
+        Some(FinishReason::Stopped {
+            reason: "interrupted by Ctrl-C".into()
+        })
+    );
+    assert_eq!(host.mcp().unwrap().calls(), 1);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap_or_default();
+    assert!(
+        !journal.contains("add#1/tool.1"),
+        "a resume makes the call again: {journal}"
     );
 }

@@ -273,6 +273,8 @@ impl RunView {
             }
             FromWorker::Trace { markdown } => self.trace.push(markdown),
             FromWorker::Tool { node, name, ok } => self.tools.push((node, name, ok)),
+            // The Settings' server test: the run client keeps it.
+            FromWorker::ToolList { .. } => {}
             FromWorker::Ask {
                 request,
                 node,
@@ -387,7 +389,10 @@ impl RunView {
                     self.phase = Phase::Running;
                 }
             }
-            ToWorker::Stop | ToWorker::SetBreakpoints { .. } | ToWorker::RunTo { .. } => {}
+            ToWorker::Stop
+            | ToWorker::SetBreakpoints { .. }
+            | ToWorker::RunTo { .. }
+            | ToWorker::ListTools { .. } => {}
         }
     }
 
@@ -551,6 +556,7 @@ mod tests {
             run_to: None,
             max_prompt_bytes: None,
             retry: Default::default(),
+            mcp_servers: Vec::new(),
         })
     }
 

@@ -7,15 +7,26 @@
 //! this module is the edge where messages cross.
 
 use crate::run::{interrupted_run, ResumeOffer, RunView, WorkerState};
-use crate::settings::{Settings, STORAGE_KEY};
+use crate::settings::{config_servers, ConfigServer, Settings, STORAGE_KEY};
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
-use planvault_protocol::{Envelope, FromWorker, PauseReason, StartRun, ToWorker};
-use std::collections::BTreeSet;
+use planvault_protocol::{Envelope, FromWorker, McpServer, PauseReason, StartRun, ToWorker};
+use std::collections::{BTreeMap, BTreeSet};
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+
+/// Where the vault lists its MCP servers (and the CLI its other settings).
+const CONFIG_FILE: &str = ".planvault/config.toml";
+
+/// A Settings' test of an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTest {
+    Listing,
+    Tools(Vec<String>),
+    Failed(String),
+}
 
 /// Trunk's loader shim for the worker binary: unhashed, next to index.html.
 const WORKER_URL: &str = "./planvault-worker_loader.js";
@@ -36,6 +47,11 @@ pub struct RunClient {
     pub settings_open: RwSignal<bool>,
     /// Why the last Run could not start (settings, no query, ...).
     pub refused: RwSignal<Option<String>>,
+    /// The open vault's configured MCP servers (its `.planvault/config.toml`),
+    /// or why they could not be read.
+    pub config: RwSignal<Result<Vec<ConfigServer>, String>>,
+    /// The Settings' tests of servers, by server name.
+    pub mcp_tests: RwSignal<BTreeMap<String, McpTest>>,
     worker: StoredValue<Option<Worker>, LocalStorage>,
     /// Posts waiting for the worker's `Ready`.
     queue: StoredValue<Vec<JsValue>, LocalStorage>,
@@ -78,6 +94,8 @@ impl RunClient {
             panel_open: RwSignal::new(false),
             settings_open: RwSignal::new(false),
             refused: RwSignal::new(None),
+            config: RwSignal::new(Ok(Vec::new())),
+            mcp_tests: RwSignal::new(BTreeMap::new()),
             worker: StoredValue::new_local(None),
             queue: StoredValue::new_local(Vec::new()),
             #[cfg(feature = "e2e")]
@@ -139,12 +157,43 @@ impl RunClient {
         self.worker.set_value(Some(worker));
     }
 
+    /// Reads the open vault's MCP servers from its config (none without one).
+    pub async fn load_config(&self, state: AppState) -> Result<Vec<ConfigServer>, String> {
+        let read = match state.vault.get_value() {
+            Some(dir) => dir.read(CONFIG_FILE).await.map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        let servers = read.and_then(|text| config_servers(text.as_deref().unwrap_or_default()));
+        self.config.set(servers.clone());
+        servers
+    }
+
+    /// Asks the worker for a server's tools (the answer lands in `mcp_tests`).
+    pub fn test_server(&self, server: McpServer) {
+        self.mcp_tests
+            .update(|t| drop(t.insert(server.name.clone(), McpTest::Listing)));
+        self.send(ToWorker::ListTools { server }, None);
+    }
+
     /// Whether a stopped run's last messages are still awaited (and dropped).
     pub fn discarding(&self) -> bool {
         self.discarding.get_value()
     }
 
     fn receive(&self, state: AppState, message: FromWorker) {
+        if let FromWorker::ToolList {
+            server,
+            tools,
+            error,
+        } = message
+        {
+            let test = match error {
+                Some(e) => McpTest::Failed(e),
+                None => McpTest::Tools(tools),
+            };
+            self.mcp_tests.update(|t| drop(t.insert(server, test)));
+            return;
+        }
         if self.discarding.get_value() && !matches!(message, FromWorker::Ready { .. }) {
             if matches!(
                 message,
@@ -236,7 +285,7 @@ impl RunClient {
         };
         self.refused.set(None);
         self.offer.set(None);
-        let start = ToWorker::Start(StartRun {
+        let start = StartRun {
             query,
             mode,
             fresh,
@@ -246,13 +295,25 @@ impl RunClient {
             run_to: self.run_to.get_untracked(),
             max_prompt_bytes: Some(settings.max_prompt_bytes),
             retry: settings.retry,
-        });
+            mcp_servers: Vec::new(),
+        };
         spawn_local(async move {
             // Edits still on their way to disk go first: the run reads the notes.
             while state.busy() {
                 sleep(20).await;
             }
-            client.send(start, Some(dir.handle()));
+            // The vault's URL servers and those added in the settings.
+            let config = client.load_config(state).await;
+            let servers = config.and_then(|c| settings.mcp_servers(&c).map_err(|e| e.to_string()));
+            let mut start = start;
+            match servers {
+                Ok(servers) => start.mcp_servers = servers,
+                Err(e) => {
+                    client.refused.set(Some(format!("Run settings: {e}")));
+                    return;
+                }
+            }
+            client.send(ToWorker::Start(start), Some(dir.handle()));
             if step {
                 client.send(ToWorker::Step, None);
             }

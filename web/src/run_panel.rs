@@ -4,7 +4,8 @@
 //! offer to resume an interrupted run.
 
 use crate::run::{hint, Phase, WorkerState};
-use crate::settings::{EndpointForm, Settings, Source};
+use crate::run_client::McpTest;
+use crate::settings::{ConfigServer, EndpointForm, McpForm, Secret, Settings, Source};
 use crate::state::AppState;
 use leptos::prelude::*;
 use planvault_core::engine::FinishReason;
@@ -271,6 +272,9 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
                     .get_untracked()
                     .with_roles(roles.iter().map(String::as_str)),
             );
+            leptos::task::spawn_local(async move {
+                let _ = run.load_config(state).await;
+            });
         }
     });
     let number = move |f: fn(&mut Settings, u32)| {
@@ -315,6 +319,7 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
                             endpoint_fields(format!("ep-role-{r}"), format!("Role “{r}”"), draft, Some(r))
                         }).collect_view()}
                     </Show>
+                    {mcp_fields(state, draft)}
                     <fieldset class="numbers">
                         <legend>"Limits"</legend>
                         <label for="retry-attempts">"Attempts per model call"</label>
@@ -362,6 +367,150 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
                 </form>
             </div>
         </Show>
+    }
+}
+
+/// What a Settings' test of server `name` found.
+fn test_result(state: AppState, id: String, name: String) -> impl IntoView {
+    let run = state.run;
+    move || {
+        let test = run.mcp_tests.with(|t| t.get(&name).cloned());
+        let id = id.clone();
+        match test {
+            None => None,
+            Some(McpTest::Listing) => Some(
+                view! { <p id=id class="hint" data-state="listing">"Listing its tools…"</p> }
+                    .into_any(),
+            ),
+            Some(McpTest::Failed(e)) => {
+                Some(view! { <p id=id class="error" data-state="failed">{e}</p> }.into_any())
+            }
+            Some(McpTest::Tools(tools)) => Some(
+                view! {
+                    <ul id=id class="mcp-tools" data-state="listed">
+                        {tools.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}
+                    </ul>
+                }
+                .into_any(),
+            ),
+        }
+    }
+}
+
+/// Test one server as the draft settings describe it.
+fn test_named(state: AppState, draft: RwSignal<Settings>, name: String) {
+    let run = state.run;
+    let config = run.config.get_untracked().unwrap_or_default();
+    match draft.with_untracked(|s| s.mcp_servers(&config)) {
+        Ok(servers) => {
+            if let Some(server) = servers.into_iter().find(|s| s.name == name) {
+                run.test_server(server);
+            }
+        }
+        Err(e) => run
+            .mcp_tests
+            .update(|t| drop(t.insert(name, McpTest::Failed(e.to_string())))),
+    }
+}
+
+/// MCP servers: the vault config's (a command one is the terminal's) and
+/// URLs added here, each with its token (kept in this browser only) and a
+/// test that lists its tools.
+fn mcp_fields(state: AppState, draft: RwSignal<Settings>) -> impl IntoView {
+    let run = state.run;
+    let configured = move || {
+        match run.config.get() {
+        Err(e) => view! { <p id="mcp-config-error" class="error">{e}</p> }.into_any(),
+        Ok(servers) if servers.is_empty() => view! {
+            <p class="hint">"The vault's .planvault/config.toml lists no MCP server."</p>
+        }
+        .into_any(),
+        Ok(servers) => servers
+            .into_iter()
+            .map(|server| match server {
+                ConfigServer::Command { name, command } => view! {
+                    <div class="mcp-server" id=format!("mcp-config-{name}") data-kind="command">
+                        <strong>{name.clone()}</strong>
+                        " — "<code>{command}</code>
+                        " — terminal only: the browser cannot start a command (run with planvault run)"
+                    </div>
+                }
+                .into_any(),
+                ConfigServer::Url { name, url, token_env, .. } => {
+                    let token_id = format!("mcp-config-{name}-token");
+                    let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
+                    view! {
+                        <div class="mcp-server" id=format!("mcp-config-{name}") data-kind="url">
+                            <strong>{name.clone()}</strong>" — "<code>{url}</code>
+                            <label for=token_id.clone()>{match token_env {
+                                Some(var) => format!("Token (the terminal reads {var}; kept in this browser only)"),
+                                None => "Token, if it needs one (kept in this browser only)".to_string(),
+                            }}</label>
+                            <input id=token_id type="password" autocomplete="off"
+                                prop:value=move || draft.with(|s| s.mcp_tokens.get(&n1).map(|t| t.0.clone()).unwrap_or_default())
+                                on:input=move |ev| {
+                                    let v = event_target_value(&ev);
+                                    draft.update(|s| drop(s.mcp_tokens.insert(n2.clone(), Secret(v))));
+                                } />
+                            <button type="button" id=format!("mcp-config-{name}-test")
+                                on:click=move |_| test_named(state, draft, n3.clone())>"Test"</button>
+                            {test_result(state, format!("mcp-config-{name}-tools"), name.clone())}
+                        </div>
+                    }
+                    .into_any()
+                }
+            })
+            .collect_view()
+            .into_any(),
+    }
+    };
+    let rows = move || draft.with(|s| s.mcp.len());
+    let field = move |i: usize, get: fn(&McpForm) -> String, set: fn(&mut McpForm, String)| {
+        (
+            move || draft.with(|s| s.mcp.get(i).map(get).unwrap_or_default()),
+            move |ev: leptos::ev::Event| {
+                let v = event_target_value(&ev);
+                draft.update(|s| {
+                    if let Some(f) = s.mcp.get_mut(i) {
+                        set(f, v)
+                    }
+                })
+            },
+        )
+    };
+    let added = move || {
+        (0..rows())
+            .map(|i| {
+                let (name_get, name_set) = field(i, |f| f.name.clone(), |f, v| f.name = v);
+                let (url_get, url_set) = field(i, |f| f.url.clone(), |f, v| f.url = v);
+                let (token_get, token_set) = field(i, |f| f.token.clone(), |f, v| f.token = v);
+                let name_now = move || draft.with(|s| s.mcp.get(i).map(|f| f.name.trim().to_string()).unwrap_or_default());
+                view! {
+                    <div class="mcp-server" id=format!("mcp-{i}") data-kind="added">
+                        <label for=format!("mcp-{i}-name")>"Name (tools are name.tool)"</label>
+                        <input id=format!("mcp-{i}-name") type="text" autocomplete="off" prop:value=name_get on:input=name_set />
+                        <label for=format!("mcp-{i}-url")>"Streamable HTTP URL"</label>
+                        <input id=format!("mcp-{i}-url") type="url" placeholder="http://127.0.0.1:3001/mcp" autocomplete="off" prop:value=url_get on:input=url_set />
+                        <label for=format!("mcp-{i}-token")>"Token, if it needs one (kept in this browser only)"</label>
+                        <input id=format!("mcp-{i}-token") type="password" autocomplete="off" prop:value=token_get on:input=token_set />
+                        <button type="button" id=format!("mcp-{i}-test")
+                            on:click=move |_| test_named(state, draft, name_now())>"Test"</button>
+                        <button type="button" id=format!("mcp-{i}-remove")
+                            on:click=move |_| draft.update(|s| { if i < s.mcp.len() { s.mcp.remove(i); } })>"Remove"</button>
+                        {move || test_result(state, format!("mcp-{i}-tools"), name_now())}
+                    </div>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <fieldset id="mcp-servers" class="mcp">
+            <legend>"MCP servers (tools for the plan's nodes)"</legend>
+            <p class="hint">"The browser reaches URL (Streamable HTTP) servers only; the server must allow this page's origin (CORS)."</p>
+            {configured}
+            {added}
+            <button type="button" id="mcp-add" on:click=move |_| draft.update(|s| s.mcp.push(McpForm::default()))>"Add a server URL"</button>
+        </fieldset>
     }
 }
 

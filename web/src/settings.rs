@@ -2,11 +2,16 @@
 //! OpenAI-compatible endpoints per role), retries and budgets.
 //!
 //! Pure (tested natively). They are kept in this browser's localStorage,
-//! API keys included, and nowhere else: `Debug` redacts keys, a base URL
-//! carrying credentials is refused, and [`Settings::forget_keys`] wipes them.
+//! API keys and MCP servers' tokens included, and nowhere else: `Debug`
+//! redacts them, a URL carrying credentials is refused, and
+//! [`Settings::forget_keys`] wipes them.
+//!
+//! MCP servers: those the vault's `.planvault/config.toml` lists
+//! ([`config_servers`]; a URL one is used here, a command one only by the
+//! terminal) and the URLs added here.
 
 use planvault_core::engine::Autonomy;
-use planvault_protocol::{Endpoint, Endpoints, RetryPolicy, RunMode};
+use planvault_protocol::{Endpoint, Endpoints, McpServer, RetryPolicy, RunMode};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -87,6 +92,292 @@ impl EndpointForm {
     }
 }
 
+/// Checks a URL typed into the settings: http(s), no credentials in it.
+fn check_url(url: &str, name: &str) -> Result<(), SettingsError> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    if !scheme_ok || rest.is_empty() {
+        return Err(SettingsError::BadUrl {
+            endpoint: name.into(),
+            url: url.into(),
+        });
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(SettingsError::CredentialsInUrl {
+            endpoint: name.into(),
+        });
+    }
+    Ok(())
+}
+
+/// An MCP server added in the settings: a Streamable HTTP URL (the browser
+/// starts no process) and its token, kept in this browser only.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct McpForm {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub token: String,
+}
+
+impl std::fmt::Debug for McpForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpForm")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field(
+                "token",
+                &if self.token.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
+            .finish()
+    }
+}
+
+/// A token typed into the settings: stored as its text, shown by `Debug`
+/// as `<redacted>`.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "\"\""
+        } else {
+            "<redacted>"
+        })
+    }
+}
+
+/// A server the vault's `.planvault/config.toml` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigServer {
+    /// Streamable HTTP: used by the browser too.
+    Url {
+        name: String,
+        url: String,
+        approve: Vec<String>,
+        timeout_secs: Option<u64>,
+        /// The variable the terminal reads its token from; here the token
+        /// is typed into the settings instead.
+        token_env: Option<String>,
+    },
+    /// A child process: only `planvault run` can start it.
+    Command { name: String, command: String },
+}
+
+impl ConfigServer {
+    pub fn name(&self) -> &str {
+        match self {
+            ConfigServer::Url { name, .. } | ConfigServer::Command { name, .. } => name,
+        }
+    }
+}
+
+/// The MCP servers of a `.planvault/config.toml`: its `[mcp.servers.NAME]`
+/// tables as the README documents them (strings, one- or multi-line arrays
+/// of strings, integers, comments). The CLI reads the file as full TOML and
+/// checks every entry; the app reads only what the browser needs, with a
+/// reader of that shape instead of a TOML crate (which cost the app ~36 KB
+/// gzipped). A line it cannot read is an error naming it.
+pub fn config_servers(text: &str) -> Result<Vec<ConfigServer>, String> {
+    #[derive(Default)]
+    struct Entry {
+        command: Option<String>,
+        url: Option<String>,
+        token_env: Option<String>,
+        approve: Vec<String>,
+        timeout_secs: Option<u64>,
+    }
+    let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut lines = text.lines().enumerate();
+    while let Some((i, raw)) = lines.next() {
+        let at = |what: &str| format!(".planvault/config.toml:{}: {what}", i + 1);
+        let line = uncomment(raw).trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with('[') {
+            current = table_server(&line);
+            if let Some(name) = &current {
+                entries.entry(name.clone()).or_default();
+            }
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(at("expected key = value"));
+        };
+        let mut value = value.trim().to_string();
+        // An array may go on over lines until its closing bracket.
+        while value.starts_with('[') && !closed(&value) {
+            let Some((_, more)) = lines.next() else {
+                return Err(at("an array without its closing ]"));
+            };
+            value.push(' ');
+            value.push_str(uncomment(more).trim());
+        }
+        let entry = entries.entry(name.clone()).or_default();
+        let key = key.trim().trim_matches('"');
+        match key {
+            "url" | "command" | "token_env" => {
+                let text = string(&value).ok_or_else(|| at(&format!("{key} is not a string")))?;
+                match key {
+                    "url" => entry.url = Some(text),
+                    "command" => entry.command = Some(text),
+                    _ => entry.token_env = Some(text),
+                }
+            }
+            "approve" => {
+                entry.approve =
+                    strings(&value).ok_or_else(|| at("approve is not an array of strings"))?
+            }
+            "timeout_secs" => {
+                entry.timeout_secs = Some(
+                    value
+                        .parse()
+                        .map_err(|_| at("timeout_secs is not a whole number"))?,
+                )
+            }
+            // args, env, cwd: the terminal's.
+            _ => {}
+        }
+    }
+    entries
+        .into_iter()
+        .map(|(name, e)| match (e.url, e.command) {
+            (Some(url), None) => Ok(ConfigServer::Url {
+                name,
+                url,
+                approve: e.approve,
+                timeout_secs: e.timeout_secs,
+                token_env: e.token_env,
+            }),
+            (None, Some(command)) => Ok(ConfigServer::Command { name, command }),
+            _ => Err(format!(
+                ".planvault/config.toml: [mcp.servers.{name}] needs either command or url"
+            )),
+        })
+        .collect()
+}
+
+/// A line without its `#` comment (a `#` inside a string stays).
+fn uncomment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' => return &line[..i],
+            None => {}
+        }
+    }
+    line
+}
+
+/// `NAME` of a `[mcp.servers.NAME]` header (bare or quoted), else `None`.
+fn table_server(line: &str) -> Option<String> {
+    let inner = line.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let rest = inner.strip_prefix("mcp.servers.")?.trim();
+    let name = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.strip_suffix('"')?,
+        None => rest,
+    };
+    (!name.is_empty() && !name.contains('.')).then(|| name.to_string())
+}
+
+/// Whether an array's brackets close (outside strings).
+fn closed(value: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for c in value.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '[' => depth += 1,
+            None if c == ']' => depth -= 1,
+            None => {}
+        }
+    }
+    depth <= 0
+}
+
+/// A TOML basic ("…", with its common escapes) or literal ('…') string.
+fn string(value: &str) -> Option<String> {
+    let value = value.trim();
+    if let Some(lit) = value.strip_prefix('\'') {
+        let lit = lit.strip_suffix('\'')?;
+        return (!lit.contains('\'')).then(|| lit.to_string());
+    }
+    let body = value.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return None,
+            '\\' => out.push(match chars.next()? {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                '"' => '"',
+                '\\' => '\\',
+                _ => return None,
+            }),
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// A one-level array of strings.
+fn strings(value: &str) -> Option<Vec<String>> {
+    let inner = value.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let mut out = Vec::new();
+    let mut item = String::new();
+    let mut quote: Option<char> = None;
+    for c in inner.chars() {
+        match quote {
+            Some(q) => {
+                item.push(c);
+                if c == q && !item.ends_with("\\\"") {
+                    quote = None;
+                }
+            }
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                item.push(c);
+            }
+            None if c == ',' => {
+                out.push(string(&item)?);
+                item.clear();
+            }
+            None => item.push(c),
+        }
+    }
+    if !item.trim().is_empty() {
+        out.push(string(&item)?);
+    }
+    Some(out)
+}
+
 /// Why the settings cannot start a run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
@@ -96,6 +387,10 @@ pub enum SettingsError {
     CredentialsInUrl { endpoint: String },
     #[error("{endpoint}: name the model")]
     NoModel { endpoint: String },
+    #[error("MCP server “{name}”: a name is letters, digits, - and _ (it prefixes its tools: {name}.tool)")]
+    BadServerName { name: String },
+    #[error("MCP server “{name}” is named twice (the vault's config or this list already has it)")]
+    DuplicateServer { name: String },
     #[error(
         "no endpoint for role “{role}” and no default endpoint: fill one in, or pick manual mode"
     )]
@@ -117,6 +412,10 @@ pub struct Settings {
     /// The most bytes one model request may carry (a vault's `[run]
     /// max_prompt_bytes` wins).
     pub max_prompt_bytes: u32,
+    /// MCP servers added here (URLs).
+    pub mcp: Vec<McpForm>,
+    /// Tokens of the vault config's URL servers, by server name.
+    pub mcp_tokens: BTreeMap<String, Secret>,
 }
 
 impl Default for Settings {
@@ -129,6 +428,8 @@ impl Default for Settings {
             max_steps: 100,
             ask_humans: true,
             max_prompt_bytes: 1_000_000,
+            mcp: Vec::new(),
+            mcp_tokens: BTreeMap::new(),
         }
     }
 }
@@ -145,16 +446,79 @@ impl Settings {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Removes every API key.
+    /// Removes every API key and MCP server token.
     pub fn forget_keys(&mut self) {
         self.default.api_key.clear();
         for e in self.roles.values_mut() {
             e.api_key.clear();
         }
+        for m in &mut self.mcp {
+            m.token.clear();
+        }
+        self.mcp_tokens.clear();
     }
 
     pub fn has_keys(&self) -> bool {
-        !self.default.api_key.is_empty() || self.roles.values().any(|e| !e.api_key.is_empty())
+        !self.default.api_key.is_empty()
+            || self.roles.values().any(|e| !e.api_key.is_empty())
+            || self.mcp.iter().any(|m| !m.token.is_empty())
+            || self.mcp_tokens.values().any(|t| !t.0.is_empty())
+    }
+
+    /// The MCP servers a browser run reaches: the config's URL servers
+    /// (with the token typed here), then the URLs added here. A command
+    /// server is left to the terminal (its tools are then not offered, and
+    /// a node declaring one stops the run before any model call).
+    pub fn mcp_servers(&self, config: &[ConfigServer]) -> Result<Vec<McpServer>, SettingsError> {
+        let mut out: Vec<McpServer> = Vec::new();
+        let token = |t: &str| {
+            let t = t.trim();
+            (!t.is_empty()).then(|| t.to_string())
+        };
+        for server in config {
+            if let ConfigServer::Url {
+                name,
+                url,
+                approve,
+                timeout_secs,
+                ..
+            } = server
+            {
+                out.push(McpServer {
+                    name: name.clone(),
+                    url: url.trim().to_string(),
+                    token: self.mcp_tokens.get(name).and_then(|t| token(&t.0)),
+                    approve: approve.clone(),
+                    timeout_ms: timeout_secs
+                        .map(|s| s.saturating_mul(1000).min(u32::MAX.into()) as u32),
+                });
+            }
+        }
+        for form in &self.mcp {
+            let (name, url) = (form.name.trim(), form.url.trim());
+            if name.is_empty() && url.is_empty() {
+                continue;
+            }
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                return Err(SettingsError::BadServerName { name: name.into() });
+            }
+            if out.iter().any(|s| s.name == name) || config.iter().any(|s| s.name() == name) {
+                return Err(SettingsError::DuplicateServer { name: name.into() });
+            }
+            check_url(url, &format!("MCP server “{name}”"))?;
+            out.push(McpServer {
+                name: name.to_string(),
+                url: url.to_string(),
+                token: token(&form.token),
+                approve: Vec::new(),
+                timeout_ms: None,
+            });
+        }
+        Ok(out)
     }
 
     /// Rows for the vault's roles, so each can be given an endpoint.
@@ -230,6 +594,128 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const CONFIG: &str = r#"
+[mcp.servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "out"]
+
+[mcp.servers.search]
+url = "http://127.0.0.1:3001/mcp"
+token_env = "SEARCH_TOKEN"
+approve = ["post"]
+timeout_secs = 30
+"#;
+
+    #[test]
+    fn the_configs_url_servers_run_here_and_its_commands_only_in_the_terminal() {
+        let config = config_servers(CONFIG).unwrap();
+        assert_eq!(
+            config,
+            vec![
+                ConfigServer::Command {
+                    name: "files".into(),
+                    command: "npx".into()
+                },
+                ConfigServer::Url {
+                    name: "search".into(),
+                    url: "http://127.0.0.1:3001/mcp".into(),
+                    approve: vec!["post".into()],
+                    timeout_secs: Some(30),
+                    token_env: Some("SEARCH_TOKEN".into()),
+                },
+            ]
+        );
+        let mut s = Settings::default();
+        s.mcp_tokens
+            .insert("search".into(), Secret(" tok-1234 ".into()));
+        s.mcp.push(McpForm {
+            name: "everything".into(),
+            url: " http://127.0.0.1:3002/mcp ".into(),
+            token: String::new(),
+        });
+        s.mcp.push(McpForm::default());
+        let servers = s.mcp_servers(&config).unwrap();
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["search", "everything"]);
+        assert_eq!(servers[0].token.as_deref(), Some("tok-1234"));
+        assert_eq!(servers[0].approve, ["post"]);
+        assert_eq!(servers[0].timeout_ms, Some(30_000));
+        assert_eq!(servers[1].url, "http://127.0.0.1:3002/mcp");
+        assert_eq!(servers[1].token, None);
+        assert!(!format!("{s:?}").contains("tok-1234"));
+        assert!(s.has_keys());
+        s.forget_keys();
+        assert!(!s.has_keys());
+        // Kept with the rest, in this browser's storage.
+        assert_eq!(Settings::load(Some(&s.to_json())), s);
+    }
+
+    #[test]
+    fn an_added_server_is_checked() {
+        let config = config_servers(CONFIG).unwrap();
+        let with = |name: &str, url: &str| Settings {
+            mcp: vec![McpForm {
+                name: name.into(),
+                url: url.into(),
+                token: String::new(),
+            }],
+            ..Settings::default()
+        };
+        assert_eq!(
+            with("files", "http://x/mcp").mcp_servers(&config),
+            Err(SettingsError::DuplicateServer {
+                name: "files".into()
+            })
+        );
+        assert_eq!(
+            with("a.b", "http://x/mcp").mcp_servers(&config),
+            Err(SettingsError::BadServerName { name: "a.b".into() })
+        );
+        assert!(matches!(
+            with("s", "ftp://x").mcp_servers(&config),
+            Err(SettingsError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            with("s", "http://user:pw@x/mcp").mcp_servers(&config),
+            Err(SettingsError::CredentialsInUrl { .. })
+        ));
+        assert!(config_servers("[mcp.servers.x]\nargs = []\n")
+            .unwrap_err()
+            .contains("[mcp.servers.x] needs either command or url"));
+        assert_eq!(config_servers("").unwrap(), vec![]);
+        // Other tables, comments, quoted names and multi-line arrays.
+        let other = r#"
+[endpoint]
+model = "m" # a comment
+[mcp.servers."s-1"]   # quoted
+url = 'http://h/mcp#frag'
+approve = [
+  "a", # first
+  'b',
+]
+[mcp.servers.s-1.extra]
+url = "ignored"
+"#;
+        assert_eq!(
+            config_servers(other).unwrap(),
+            vec![ConfigServer::Url {
+                name: "s-1".into(),
+                url: "http://h/mcp#frag".into(),
+                approve: vec!["a".into(), "b".into()],
+                timeout_secs: None,
+                token_env: None,
+            }]
+        );
+        assert_eq!(
+            config_servers("[mcp.servers.x]\nurl = http://x\n").unwrap_err(),
+            ".planvault/config.toml:2: url is not a string"
+        );
+        assert_eq!(
+            config_servers("[mcp.servers.x]\nurl\n").unwrap_err(),
+            ".planvault/config.toml:2: expected key = value"
+        );
+    }
 
     fn form(url: &str, model: &str, key: &str) -> EndpointForm {
         EndpointForm {

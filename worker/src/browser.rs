@@ -7,8 +7,11 @@ use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_core::engine::FinishReason;
 use planvault_llm::LlmError;
-use planvault_protocol::{js, ErrorCode, FromWorker, RunError, StartRun, ToWorker, VERSION};
+use planvault_protocol::{
+    js, ErrorCode, FromWorker, McpServer, RetryPolicy, RunError, StartRun, ToWorker, VERSION,
+};
 use planvault_runner::lock::{self, Holder};
+use planvault_runner::mcp_http::{self, FetchError};
 use planvault_runner::{settings, Options};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -50,7 +53,8 @@ fn error_name(err: &JsValue) -> String {
 
 /// The vault and the network, as the worker sees them.
 pub struct BrowserHost {
-    root: FileSystemDirectoryHandle,
+    /// `None`: a host for the network alone (the Settings' test of a server).
+    root: Option<FileSystemDirectoryHandle>,
     scope: DedicatedWorkerGlobalScope,
     /// The model call in flight, aborted by Stop.
     abort: RefCell<Option<AbortController>>,
@@ -61,6 +65,8 @@ pub struct BrowserHost {
     fetch_allow: RefCell<Vec<String>>,
     /// Where posted messages go instead of the app (the tests' recorder).
     on_post: Option<PostHook>,
+    /// The run's MCP servers (URL ones: the browser starts no process).
+    mcp: mcp_http::Client,
 }
 
 /// A recorder of posted messages.
@@ -74,15 +80,39 @@ pub struct Body {
 }
 
 impl BrowserHost {
-    pub fn new(root: FileSystemDirectoryHandle, scope: DedicatedWorkerGlobalScope) -> Self {
+    pub fn new(
+        root: FileSystemDirectoryHandle,
+        scope: DedicatedWorkerGlobalScope,
+        mcp: mcp_http::Client,
+    ) -> Self {
         BrowserHost {
-            root,
+            root: Some(root),
             scope,
             abort: RefCell::new(None),
             timed_out: Rc::new(Cell::new(false)),
             fetch_allow: RefCell::new(Vec::new()),
             on_post: None,
+            mcp,
         }
+    }
+
+    /// A host without a vault: only its network (`fetch`) is used.
+    pub fn network(scope: DedicatedWorkerGlobalScope) -> Self {
+        BrowserHost {
+            root: None,
+            scope,
+            abort: RefCell::new(None),
+            timed_out: Rc::new(Cell::new(false)),
+            fetch_allow: RefCell::new(Vec::new()),
+            on_post: None,
+            mcp: mcp_http::Client::new(Vec::new(), Default::default()),
+        }
+    }
+
+    fn root(&self, path: &str) -> Result<FileSystemDirectoryHandle, HostError> {
+        self.root
+            .clone()
+            .ok_or_else(|| HostError::new(path, "no vault is open in this worker"))
     }
 
     /// Hand every posted message to `f` instead of the app.
@@ -112,7 +142,7 @@ impl BrowserHost {
     ) -> Result<Option<(FileSystemDirectoryHandle, String)>, HostError> {
         let mut parts: Vec<&str> = path.split('/').collect();
         let name = parts.pop().unwrap_or_default().to_string();
-        let mut dir = self.root.clone();
+        let mut dir = self.root(path)?;
         for part in parts {
             let options = FileSystemGetDirectoryOptions::new();
             options.set_create(create);
@@ -153,6 +183,61 @@ impl BrowserHost {
             .ok()
     }
 
+    /// POST `body` with `headers`: the reply's head within `timeout_ms`, and
+    /// its body, each chunk within the same (Stop aborts either).
+    async fn send(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(Response, Body), LlmError> {
+        let connect = |e: JsValue| LlmError::Connect {
+            url: url.into(),
+            reason: describe(&e),
+        };
+        let controller = AbortController::new().map_err(connect)?;
+        let sent = Headers::new().map_err(connect)?;
+        for (name, value) in headers {
+            let _ = sent.set(name, value);
+        }
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_headers_headers(&sent);
+        init.set_body(&JsValue::from_str(body));
+        init.set_signal(Some(&controller.signal()));
+        self.timed_out.set(false);
+        *self.abort.borrow_mut() = Some(controller.clone());
+        let (flag, timeout_controller) = (self.timed_out.clone(), controller.clone());
+        let timer = self.timer(timeout_ms.min(i32::MAX as u32) as i32, move || {
+            flag.set(true);
+            timeout_controller.abort();
+        });
+        let result = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await;
+        if let Some(timer) = timer {
+            self.scope.clear_timeout_with_handle(timer);
+        }
+        let response: Response = match result {
+            Ok(r) => r.unchecked_into(),
+            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
+                return Err(LlmError::Timeout { url: url.into() })
+            }
+            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
+            // fetch rejects with a TypeError for CORS refusals and network
+            // failures alike; the browser does not say which.
+            Err(e) => return Err(connect(e)),
+        };
+        let reader = response.body().map(|b| {
+            b.get_reader()
+                .unchecked_into::<ReadableStreamDefaultReader>()
+        });
+        let body = Body {
+            reader,
+            stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
+        };
+        Ok((response, body))
+    }
+
     async fn get(&self, url: &str, controller: &AbortController) -> Result<Response, JsValue> {
         let init = RequestInit::new();
         init.set_method("GET");
@@ -168,7 +253,7 @@ impl Host for BrowserHost {
     async fn list(&self) -> Result<Vec<String>, HostError> {
         // An explicit stack of folders: no recursion over the vault.
         let mut out = Vec::new();
-        let mut stack = vec![(String::new(), self.root.clone())];
+        let mut stack = vec![(String::new(), self.root("")?)];
         while let Some((prefix, dir)) = stack.pop() {
             let entries = dir.entries();
             loop {
@@ -296,50 +381,14 @@ impl Host for BrowserHost {
         body: &str,
         timeout_ms: u32,
     ) -> Result<(HttpHead, Body), LlmError> {
-        let controller = AbortController::new().map_err(|e| LlmError::Connect {
-            url: url.into(),
-            reason: describe(&e),
-        })?;
-        let headers = Headers::new().map_err(|e| LlmError::Connect {
-            url: url.into(),
-            reason: describe(&e),
-        })?;
-        let _ = headers.set("Content-Type", "application/json");
-        let _ = headers.set("Accept", "text/event-stream");
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "text/event-stream".to_string()),
+        ];
         if let Some(key) = api_key {
-            let _ = headers.set("Authorization", &format!("Bearer {key}"));
+            headers.push(("Authorization", format!("Bearer {key}")));
         }
-        let init = RequestInit::new();
-        init.set_method("POST");
-        init.set_headers_headers(&headers);
-        init.set_body(&JsValue::from_str(body));
-        init.set_signal(Some(&controller.signal()));
-        self.timed_out.set(false);
-        *self.abort.borrow_mut() = Some(controller.clone());
-        let (flag, timeout_controller) = (self.timed_out.clone(), controller.clone());
-        let timer = self.timer(timeout_ms.min(i32::MAX as u32) as i32, move || {
-            flag.set(true);
-            timeout_controller.abort();
-        });
-        let result = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await;
-        if let Some(timer) = timer {
-            self.scope.clear_timeout_with_handle(timer);
-        }
-        let response: Response = match result {
-            Ok(r) => r.unchecked_into(),
-            Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
-                return Err(LlmError::Timeout { url: url.into() })
-            }
-            Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
-            // fetch rejects with a TypeError for CORS refusals and network
-            // failures alike; the browser does not say which.
-            Err(e) => {
-                return Err(LlmError::Connect {
-                    url: url.into(),
-                    reason: describe(&e),
-                })
-            }
-        };
+        let (response, body) = self.send(url, &headers, body, timeout_ms).await?;
         let header = |name: &str| response.headers().get(name).ok().flatten();
         let head = HttpHead {
             status: response.status(),
@@ -348,17 +397,7 @@ impl Host for BrowserHost {
                 .to_ascii_lowercase(),
             retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
         };
-        let reader = response.body().map(|b| {
-            b.get_reader()
-                .unchecked_into::<ReadableStreamDefaultReader>()
-        });
-        Ok((
-            head,
-            Body {
-                reader,
-                stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
-            },
-        ))
+        Ok((head, body))
     }
 
     async fn read_chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, LlmError> {
@@ -457,6 +496,22 @@ impl Host for BrowserHost {
         }
     }
 
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        if self.mcp.is_empty() {
+            return None;
+        }
+        Some(self.mcp.list(self).await)
+    }
+
+    async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        self.mcp.call(self, server, tool, arguments).await
+    }
+
     /// A directory handle does not say whether its file system ignores
     /// case (it does on macOS and Windows), so names are compared as if it
     /// did: a tool may not write `START.md` beside a plan's `start.md`.
@@ -545,7 +600,11 @@ pub async fn start_run(
     start: StartRun,
     tab: &str,
 ) -> Result<Option<FinishReason>, RunError> {
-    let name = host.root.name();
+    let name = host
+        .root
+        .as_ref()
+        .map(|root| root.name())
+        .unwrap_or_default();
     let web = web_lock(&host.scope, &format!("planvault-run:{name}"))
         .await
         .map_err(|e| RunError::new(ErrorCode::VaultIo, format!("cannot lock the vault: {e}")))?;
@@ -573,6 +632,51 @@ pub async fn start_run(
     outcome
 }
 
+/// The MCP client's POSTs: the model calls' `fetch`, aborted by Stop and
+/// by the timeout alike.
+impl mcp_http::Fetch for BrowserHost {
+    type Body = Body;
+
+    async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(mcp_http::Head, Body), FetchError> {
+        let (response, body) = self
+            .send(url, headers, body, timeout_ms)
+            .await
+            .map_err(fetch_error)?;
+        let header = |name: &str| response.headers().get(name).ok().flatten();
+        let head = mcp_http::Head {
+            status: response.status(),
+            content_type: header("content-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            session_id: header("mcp-session-id"),
+            retry_after: header("retry-after").and_then(|v| planvault_llm::parse_retry_after(&v)),
+        };
+        Ok((head, body))
+    }
+
+    async fn chunk(&self, body: &mut Body) -> Result<Option<Vec<u8>>, FetchError> {
+        self.read_chunk(body).await.map_err(fetch_error)
+    }
+
+    async fn sleep(&self, ms: u32) {
+        Host::sleep(self, ms).await
+    }
+}
+
+fn fetch_error(error: LlmError) -> FetchError {
+    match error {
+        LlmError::Timeout { .. } => FetchError::Timeout,
+        LlmError::Interrupted => FetchError::Interrupted,
+        other => FetchError::Connect(other.to_string()),
+    }
+}
+
 /// The worker's state between messages.
 struct Worker {
     scope: DedicatedWorkerGlobalScope,
@@ -586,6 +690,32 @@ struct Worker {
 impl Worker {
     fn post(&self, message: &FromWorker) {
         let _ = self.scope.post_message(&js::encode(message, None));
+    }
+
+    /// The Settings' test of a server: its tools' names, or why not (once,
+    /// not retried; never carrying its token).
+    async fn list_tools(&self, server: McpServer) {
+        let host = BrowserHost::network(self.scope.clone());
+        let once = RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::default()
+        };
+        let client = mcp_http::Client::new(vec![server.clone()], once);
+        let (tools, error) = match client.tools(&host, &server).await {
+            Ok(tools) => (tools.into_iter().map(|t| t.name).collect(), None),
+            Err(e) => {
+                let e = match server.token.as_deref().filter(|t| t.len() >= 4) {
+                    Some(token) => e.replace(token, "<redacted>"),
+                    None => e,
+                };
+                (Vec::new(), Some(e))
+            }
+        };
+        self.post(&FromWorker::ToolList {
+            server: server.name,
+            tools,
+            error,
+        });
     }
 
     fn fail(&self, code: ErrorCode, message: impl Into<String>) {
@@ -612,7 +742,8 @@ impl Worker {
                         "Start came without the vault's directory handle (`vault`)",
                     );
                 };
-                let host = Rc::new(BrowserHost::new(vault, self.scope.clone()));
+                let mcp = mcp_http::Client::new(start.mcp_servers.clone(), start.retry);
+                let host = Rc::new(BrowserHost::new(vault, self.scope.clone(), mcp));
                 *self.host.borrow_mut() = Some(host.clone());
                 self.running.set(true);
                 self.inbox.clear();
@@ -623,6 +754,12 @@ impl Worker {
                     }
                     worker.running.set(false);
                     *worker.host.borrow_mut() = None;
+                });
+            }
+            ToWorker::ListTools { server } => {
+                let worker = self.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    worker.list_tools(server).await;
                 });
             }
             _ if !self.running.get() => self.fail(

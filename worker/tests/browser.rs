@@ -60,7 +60,11 @@ async fn folder(name: &str) -> FileSystemDirectoryHandle {
 
 #[wasm_bindgen_test]
 async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
-    let host = BrowserHost::new(folder("pv-host-test").await, scope());
+    let host = BrowserHost::new(
+        folder("pv-host-test").await,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
     assert_eq!(host.read("a.md").await.unwrap(), None);
     host.write("a.md", "one").await.unwrap();
     host.write("a.md", "two").await.unwrap();
@@ -96,7 +100,11 @@ async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
 
 #[wasm_bindgen_test]
 async fn a_refused_connection_is_a_connect_error_with_the_cors_hint() {
-    let host = BrowserHost::new(folder("pv-fetch-test").await, scope());
+    let host = BrowserHost::new(
+        folder("pv-fetch-test").await,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
     let err = host
         .post_json(
             "http://127.0.0.1:9/v1/chat/completions",
@@ -194,7 +202,11 @@ async fn a_chain_runs_in_the_worker_and_its_per_hop_cost_is_printed() {
     // Against a real directory handle: every status write, journal line,
     // trace entry and output note goes to disk.
     let dir = folder("pv-chain-bench").await;
-    let vault = BrowserHost::new(dir, scope());
+    let vault = BrowserHost::new(
+        dir,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
     for (path, text) in chain_vault(n) {
         vault.write(&path, &text).await.unwrap();
     }
@@ -236,7 +248,11 @@ async fn a_chain_runs_in_the_worker_and_its_per_hop_cost_is_printed() {
 #[wasm_bindgen_test]
 async fn a_bom_and_crlf_note_survives_a_whole_run_through_the_directory_handle() {
     let dir = folder("pv-bom-run").await;
-    let vault = BrowserHost::new(dir, scope());
+    let vault = BrowserHost::new(
+        dir,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
     let mut files = chain_vault(3);
     let original = format!("\u{feff}{}", files["step-0000.md"].replace('\n', "\r\n"));
     files.insert("step-0000.md".into(), original.clone());
@@ -269,8 +285,12 @@ async fn a_bom_and_crlf_note_survives_a_whole_run_through_the_directory_handle()
 async fn recorded(name: &str) -> (BrowserHost, Rc<RefCell<Vec<FromWorker>>>) {
     let posted = Rc::new(RefCell::new(Vec::new()));
     let keep = posted.clone();
-    let host = BrowserHost::new(folder(name).await, scope())
-        .on_post(move |m| keep.borrow_mut().push(m.clone()));
+    let host = BrowserHost::new(
+        folder(name).await,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    )
+    .on_post(move |m| keep.borrow_mut().push(m.clone()));
     (host, posted)
 }
 

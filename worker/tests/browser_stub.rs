@@ -131,7 +131,11 @@ impl Host for Recording {
 }
 
 async fn example(name: &str, inbox: &Inbox, stop_at_first_delta: bool) -> Recording {
-    let host = BrowserHost::new(folder(name).await, scope());
+    let host = BrowserHost::new(
+        folder(name).await,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
     for (path, text) in [
         (
             "draft.md",
@@ -181,6 +185,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
             base_delay_ms: 10,
             timeout_ms,
         },
+        mcp_servers: Vec::new(),
     }
 }
 

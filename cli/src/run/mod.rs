@@ -185,6 +185,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         run_to: None,
         max_prompt_bytes: None,
         retry: endpoints.retry(),
+        mcp_servers: Vec::new(),
     };
     let options = Options {
         plan: Some(plan),

@@ -1,0 +1,615 @@
+//! A Model Context Protocol client over Streamable HTTP for hosts without
+//! tokio (the browser worker's `fetch`): the session (initialize, the
+//! `Mcp-Session-Id` it hands out, the negotiated protocol version), each
+//! request as one POST whose reply is JSON or an SSE stream read until the
+//! response to it arrives, and retries like the model calls'. The I/O is
+//! the caller's, through [`Fetch`]. The requests are the official SDK's
+//! types (`rmcp::model`, built without any transport, which compiles to
+//! wasm32); the replies are read as JSON for the few fields used (a tool's
+//! name, description, schema and `destructiveHint`; a result's content and
+//! `isError`; the negotiated version): deserializing rmcp's full result
+//! types (every content, capability and annotation variant) put the worker
+//! 7 KB gzipped over its size budget (407 KB; 371 KB without them).
+//!
+//! What a call hands back is made text by [`call_text`], the same for the
+//! terminal's rmcp client, and bounded to
+//! [`RESULT_LIMIT_CHARS`].
+
+use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
+use planvault_protocol::{McpServer, RetryPolicy};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
+    ProtocolVersion,
+};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// How long one call may take unless the server's entry says otherwise.
+pub const CALL_TIMEOUT_MS: u32 = 120_000;
+/// How long a server may take to answer `initialize` and `tools/list`.
+pub const LIST_TIMEOUT_MS: u32 = 60_000;
+/// The most bytes of one reply read (a reply that never ends is cut off).
+const REPLY_LIMIT: usize = 8 << 20;
+
+/// The head of a POST's reply.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Head {
+    pub status: u16,
+    /// Lower-cased.
+    pub content_type: String,
+    /// The `Mcp-Session-Id` header.
+    pub session_id: Option<String>,
+    /// `Retry-After` in seconds.
+    pub retry_after: Option<u64>,
+}
+
+/// Why a POST got no reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// Not connected (refused, DNS, a CORS refusal in the browser).
+    Connect(String),
+    /// No reply (or no next byte) within the time allowed.
+    Timeout,
+    /// Stopped by the person.
+    Interrupted,
+}
+
+/// The I/O this client needs: one POST, its body's chunks, a pause.
+#[allow(async_fn_in_trait)]
+pub trait Fetch {
+    type Body;
+    /// POST `body` to `url` with `headers`; `timeout_ms` bounds the wait
+    /// for the head and for each chunk after it.
+    async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(Head, Self::Body), FetchError>;
+    /// The next chunk of a body; `None` at its end.
+    async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError>;
+    async fn sleep(&self, ms: u32);
+}
+
+/// One server's session.
+#[derive(Debug, Default)]
+struct Session {
+    id: Option<String>,
+    version: Option<String>,
+}
+
+/// The servers of one run, each initialized on first use.
+pub struct Client {
+    servers: Vec<McpServer>,
+    retry: RetryPolicy,
+    sessions: RefCell<BTreeMap<String, Session>>,
+    next_id: RefCell<i64>,
+    /// Requests sent (tests count them).
+    sent: RefCell<usize>,
+}
+
+impl Client {
+    pub fn new(servers: Vec<McpServer>, retry: RetryPolicy) -> Client {
+        Client {
+            servers,
+            retry,
+            sessions: RefCell::new(BTreeMap::new()),
+            next_id: RefCell::new(0),
+            sent: RefCell::new(0),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// How many `tools/call` requests went to a server.
+    pub fn calls(&self) -> usize {
+        *self.sent.borrow()
+    }
+
+    fn server(&self, name: &str) -> Result<&McpServer, String> {
+        self.servers
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| format!("no MCP server is named {name}"))
+    }
+
+    /// Every server's tools, paging through `nextCursor`.
+    pub async fn list<F: Fetch>(&self, fetch: &F) -> Result<Catalog, String> {
+        let mut catalog = Catalog::default();
+        for server in &self.servers {
+            catalog
+                .servers
+                .insert(server.name.clone(), self.tools(fetch, server).await?);
+        }
+        Ok(catalog)
+    }
+
+    /// One server's tools.
+    pub async fn tools<F: Fetch>(
+        &self,
+        fetch: &F,
+        server: &McpServer,
+    ) -> Result<Vec<McpTool>, String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        // A server paging forever is cut off.
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let result = self
+                .request(fetch, server, "tools/list", params, LIST_TIMEOUT_MS)
+                .await?;
+            let listed = result["tools"].as_array().ok_or_else(|| {
+                format!(
+                    "MCP server {}: its tools/list reply has no tools",
+                    server.name
+                )
+            })?;
+            for t in listed {
+                let Some(name) = t["name"].as_str() else {
+                    return Err(format!(
+                        "MCP server {}: a tool without a name in its tools/list reply",
+                        server.name
+                    ));
+                };
+                let destructive = t["annotations"]["destructiveHint"].as_bool() == Some(true);
+                let schema = &t["inputSchema"];
+                tools.push(McpTool {
+                    ask: destructive || server.approve.iter().any(|n| n == name),
+                    name: name.to_string(),
+                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    input_schema: if schema.is_object() {
+                        schema.clone()
+                    } else {
+                        json!({"type": "object"})
+                    },
+                });
+            }
+            match result["nextCursor"].as_str() {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_string()),
+                _ => break,
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Call one tool: its text, or the error the model reads.
+    pub async fn call<F: Fetch>(
+        &self,
+        fetch: &F,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, String> {
+        let config = self.server(server)?;
+        let arguments = match arguments {
+            Value::Object(map) => map.clone(),
+            Value::Null => serde_json::Map::new(),
+            _ => return Err("the arguments must be a JSON object".into()),
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
+        *self.sent.borrow_mut() += 1;
+        let timeout = config.timeout_ms.unwrap_or(CALL_TIMEOUT_MS);
+        let result = self
+            .request(fetch, config, "tools/call", params, timeout)
+            .await?;
+        call_text(&result)
+    }
+
+    /// Start the session if there is none: `initialize`, then
+    /// `notifications/initialized`.
+    async fn ensure_session<F: Fetch>(&self, fetch: &F, server: &McpServer) -> Result<(), String> {
+        if self.sessions.borrow().contains_key(&server.name) {
+            return Ok(());
+        }
+        let params = InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("planvault", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
+        let id = self.id();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+        let (head, reply) = self
+            .exchange(
+                fetch,
+                server,
+                &Session::default(),
+                &body,
+                id,
+                LIST_TIMEOUT_MS,
+            )
+            .await?;
+        let Some(version) = reply["protocolVersion"].as_str() else {
+            return Err(format!(
+                "MCP server {}: its initialize reply has no protocolVersion",
+                server.name
+            ));
+        };
+        let session = Session {
+            id: head.session_id,
+            version: Some(version.to_string()),
+        };
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let headers = headers(server, &session);
+        let (head, _) = post_retried(
+            fetch,
+            &self.retry,
+            &server.url,
+            &headers,
+            &note.to_string(),
+            LIST_TIMEOUT_MS,
+        )
+        .await
+        .map_err(|e| failure(server, e))?;
+        if !(200..300).contains(&head.status) {
+            return Err(format!(
+                "MCP server {} refused notifications/initialized: HTTP {}",
+                server.name, head.status
+            ));
+        }
+        self.sessions
+            .borrow_mut()
+            .insert(server.name.clone(), session);
+        Ok(())
+    }
+
+    fn id(&self) -> i64 {
+        let mut next = self.next_id.borrow_mut();
+        *next += 1;
+        *next
+    }
+
+    /// One request's result; a session the server forgot (HTTP 404) is
+    /// started again once.
+    async fn request<F: Fetch>(
+        &self,
+        fetch: &F,
+        server: &McpServer,
+        method: &str,
+        params: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, String> {
+        for fresh in [false, true] {
+            self.ensure_session(fetch, server).await?;
+            let session = self
+                .sessions
+                .borrow()
+                .get(&server.name)
+                .map(|s| Session {
+                    id: s.id.clone(),
+                    version: s.version.clone(),
+                })
+                .unwrap_or_default();
+            let id = self.id();
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            match self
+                .exchange(fetch, server, &session, &body, id, timeout_ms)
+                .await
+            {
+                Err(e) if e == SESSION_GONE && !fresh && session.id.is_some() => {
+                    self.sessions.borrow_mut().remove(&server.name);
+                }
+                Err(e) if e == SESSION_GONE => {
+                    return Err(format!(
+                        "MCP server {} answered HTTP 404 to {method}",
+                        server.name
+                    ))
+                }
+                other => return other.map(|(_, result)| result),
+            }
+        }
+        Err(format!("MCP server {}: no session", server.name))
+    }
+
+    /// POST one JSON-RPC request and read its reply (JSON or SSE) until the
+    /// response with `id`.
+    async fn exchange<F: Fetch>(
+        &self,
+        fetch: &F,
+        server: &McpServer,
+        session: &Session,
+        body: &Value,
+        id: i64,
+        timeout_ms: u32,
+    ) -> Result<(Head, Value), String> {
+        let headers = headers(server, session);
+        let (head, mut stream) = post_retried(
+            fetch,
+            &self.retry,
+            &server.url,
+            &headers,
+            &body.to_string(),
+            timeout_ms,
+        )
+        .await
+        .map_err(|e| failure(server, e))?;
+        if head.status == 404 {
+            return Err(SESSION_GONE.into());
+        }
+        let sse = head.content_type.starts_with("text/event-stream");
+        let mut events = SseLines::default();
+        let mut text: Vec<u8> = Vec::new();
+        loop {
+            let chunk = fetch
+                .chunk(&mut stream)
+                .await
+                .map_err(|e| failure(server, e))?;
+            let Some(chunk) = chunk else { break };
+            if sse {
+                for data in events.feed(&chunk) {
+                    if let Some(found) = response(&data, id) {
+                        return found
+                            .map(|v| (head.clone(), v))
+                            .map_err(|e| format!("MCP server {}: {e}", server.name));
+                    }
+                }
+            } else {
+                text.extend_from_slice(&chunk);
+            }
+            if text.len() > REPLY_LIMIT || events.buffered() > REPLY_LIMIT {
+                return Err(format!(
+                    "MCP server {}: its reply is over {} MB",
+                    server.name,
+                    REPLY_LIMIT >> 20
+                ));
+            }
+        }
+        if !(200..300).contains(&head.status) {
+            let said = String::from_utf8_lossy(&text);
+            let said = bound(said.trim(), 300);
+            return Err(format!(
+                "MCP server {} answered HTTP {}{}",
+                server.name,
+                head.status,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {said}")
+                }
+            ));
+        }
+        if sse {
+            if let Some(found) = events.finish().and_then(|data| response(&data, id)) {
+                return found
+                    .map(|v| (head, v))
+                    .map_err(|e| format!("MCP server {}: {e}", server.name));
+            }
+            return Err(format!(
+                "MCP server {}: its event stream ended without the reply",
+                server.name
+            ));
+        }
+        let text = String::from_utf8_lossy(&text);
+        match response(&text, id) {
+            Some(found) => found
+                .map(|v| (head, v))
+                .map_err(|e| format!("MCP server {}: {e}", server.name)),
+            None => Err(format!(
+                "MCP server {}: its reply is not the JSON-RPC response: {}",
+                server.name,
+                bound(text.trim(), 300)
+            )),
+        }
+    }
+}
+
+const SESSION_GONE: &str = "\u{0}session gone";
+
+/// The headers of a POST within `session`.
+fn headers<'a>(server: &McpServer, session: &Session) -> Vec<(&'a str, String)> {
+    let mut out = vec![
+        ("Content-Type", "application/json".to_string()),
+        ("Accept", "application/json, text/event-stream".to_string()),
+    ];
+    if let Some(id) = &session.id {
+        out.push(("Mcp-Session-Id", id.clone()));
+    }
+    if let Some(v) = &session.version {
+        out.push(("MCP-Protocol-Version", v.clone()));
+    }
+    if let Some(token) = server.token.as_ref().filter(|t| !t.is_empty()) {
+        out.push(("Authorization", format!("Bearer {token}")));
+    }
+    out
+}
+
+fn failure(server: &McpServer, error: FetchError) -> String {
+    match error {
+        FetchError::Connect(reason) => format!(
+            "MCP server {} at {}: cannot connect ({reason}; a browser also refuses a server that does not allow this page's origin: CORS)",
+            server.name, server.url
+        ),
+        FetchError::Timeout => format!("MCP server {}: no reply in time", server.name),
+        FetchError::Interrupted => format!("MCP server {}: stopped", server.name),
+    }
+}
+
+/// A POST, retried as a model call is (connection failures, 429, 502,
+/// 503, 504: replies that say the request was not served), with the same
+/// backoff.
+async fn post_retried<F: Fetch>(
+    fetch: &F,
+    retry: &RetryPolicy,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &str,
+    timeout_ms: u32,
+) -> Result<(Head, F::Body), FetchError> {
+    let attempts = retry.attempts.max(1);
+    let mut attempt = 1;
+    loop {
+        let outcome = fetch.post(url, headers, body, timeout_ms).await;
+        let retry_after = match &outcome {
+            Ok((head, _)) if matches!(head.status, 429 | 502 | 503 | 504) => head.retry_after,
+            Err(FetchError::Connect(_)) => None,
+            _ => return outcome,
+        };
+        if attempt >= attempts {
+            return outcome;
+        }
+        let wait = planvault_llm::backoff_ms(retry.base_delay_ms.into(), attempt, retry_after);
+        fetch.sleep(wait.min(u64::from(u32::MAX)) as u32).await;
+        attempt += 1;
+    }
+}
+
+/// In a JSON-RPC message (or batch), the response to `id`: its result, or
+/// its error's message.
+fn response(text: &str, id: i64) -> Option<Result<Value, String>> {
+    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    let messages = match value {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    messages.into_iter().find_map(|m| {
+        if m.get("id").and_then(Value::as_i64) != Some(id) || m.get("method").is_some() {
+            return None;
+        }
+        if let Some(error) = m.get("error") {
+            let message = error["message"].as_str().unwrap_or("an error");
+            return Some(Err(match error["code"].as_i64() {
+                Some(code) => format!("{message} (JSON-RPC error {code})"),
+                None => message.to_string(),
+            }));
+        }
+        Some(Ok(m.get("result").cloned().unwrap_or(Value::Null)))
+    })
+}
+
+/// Server-sent events, split into each event's `data` (lines joined).
+#[derive(Default)]
+struct SseLines {
+    buffer: Vec<u8>,
+    data: Vec<String>,
+}
+
+impl SseLines {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<String> {
+        self.buffer.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !self.data.is_empty() {
+                    out.push(std::mem::take(&mut self.data).join("\n"));
+                }
+            } else if let Some(rest) = line.strip_prefix("data:") {
+                self.data
+                    .push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
+            }
+        }
+        out
+    }
+
+    fn buffered(&self) -> usize {
+        self.buffer.len() + self.data.iter().map(String::len).sum::<usize>()
+    }
+
+    /// An event the stream ended without a blank line after.
+    fn finish(mut self) -> Option<String> {
+        let mut last = self.feed(b"\n\n");
+        last.pop()
+    }
+}
+
+/// A call's result (MCP's `CallToolResult` as JSON) as the text the model
+/// reads (`Err`: the tool's error), bounded.
+pub fn call_text(result: &Value) -> Result<String, String> {
+    let mut parts = Vec::new();
+    let content = result["content"].as_array().map_or(&[][..], Vec::as_slice);
+    for block in content {
+        let mime = block["mimeType"].as_str().unwrap_or("unknown type");
+        parts.push(match block["type"].as_str().unwrap_or_default() {
+            "text" => block["text"].as_str().unwrap_or_default().to_string(),
+            "image" => format!("[an image, {mime}]"),
+            "audio" => format!("[audio, {mime}]"),
+            "resource" => block["resource"].to_string(),
+            "resource_link" => format!("[a resource: {}]", block["uri"].as_str().unwrap_or("")),
+            _ => block.to_string(),
+        });
+    }
+    if parts.is_empty() {
+        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+            parts.push(structured.to_string());
+        }
+    }
+    let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
+    if result["isError"].as_bool() == Some(true) {
+        Err(text)
+    } else {
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_are_split_across_chunks() {
+        let mut sse = SseLines::default();
+        assert!(sse.feed(b"event: message\nid: 1\ndata: {\"a\"").is_empty());
+        assert_eq!(
+            sse.feed(b":1}\r\n\r\ndata: x\ndata: y\n\n"),
+            vec!["{\"a\":1}".to_string(), "x\ny".to_string()]
+        );
+        assert!(sse.feed(b"data: tail").is_empty());
+        assert_eq!(sse.finish().as_deref(), Some("tail"));
+    }
+
+    #[test]
+    fn the_response_to_the_request_is_picked_out() {
+        let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        assert_eq!(response(progress, 3), None);
+        let other = r#"{"jsonrpc":"2.0","id":2,"result":{"x":1}}"#;
+        assert_eq!(response(other, 3), None);
+        let batch = r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":3,"result":{"ok":true}}]"#;
+        assert_eq!(response(batch, 3), Some(Ok(json!({"ok": true}))));
+        let error =
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool: nope"}}"#;
+        assert_eq!(
+            response(error, 3),
+            Some(Err("Unknown tool: nope (JSON-RPC error -32602)".into()))
+        );
+    }
+
+    #[test]
+    fn a_token_goes_only_as_a_bearer_header() {
+        let server = McpServer {
+            name: "s".into(),
+            url: "http://127.0.0.1:1/mcp".into(),
+            token: Some("tok-123".into()),
+            approve: vec![],
+            timeout_ms: None,
+        };
+        let session = Session {
+            id: Some("abc".into()),
+            version: Some("2025-11-25".into()),
+        };
+        let h = headers(&server, &session);
+        assert!(h.contains(&("Authorization", "Bearer tok-123".into())));
+        assert!(h.contains(&("Mcp-Session-Id", "abc".into())));
+        assert!(h.contains(&("MCP-Protocol-Version", "2025-11-25".into())));
+        assert!(!format!("{server:?}").contains("tok-123"));
+    }
+
+    #[test]
+    fn a_call_result_reads_as_text_or_the_tools_error() {
+        let ok = json!({"content": [{"type": "text", "text": "Echo: hi"}, {"type": "image", "data": "", "mimeType": "image/png"}]});
+        assert_eq!(call_text(&ok), Ok("Echo: hi\n[an image, image/png]".into()));
+        let err = json!({"content": [{"type": "text", "text": "boom"}], "isError": true});
+        assert_eq!(call_text(&err), Err("boom".into()));
+        let structured = json!({"content": [], "structuredContent": {"sum": 5}});
+        assert_eq!(call_text(&structured), Ok(r#"{"sum":5}"#.into()));
+    }
+}

@@ -1,0 +1,168 @@
+// MCP servers as a node's tools in the browser, in headless Chromium: the
+// app's Settings list the servers the vault's .planvault/config.toml names
+// (a command one as terminal only), test a URL server by listing its tools,
+// add a URL with a token kept in this browser's storage only; a run's
+// worker then calls server-everything over Streamable HTTP (fetch, CORS)
+// when the scripted model asks, journals the call under node#visit/tool.N,
+// and hands the result back to the model.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useApp } from './support/app.mjs';
+import { startStub, reply } from './support/llm-stub.mjs';
+import { startEverything } from './support/mcp-server.mjs';
+
+const FOLDER = 'e2e-mcp';
+const TOKEN = 'tok-e2e-mcp-never-written-4242';
+const STEP = 'Step: Send the greeting';
+
+const app = useApp();
+
+const vault = (url) => ({
+  'send.md': `---
+type: step
+status: pending
+tools: [everything.echo, again.get-sum]
+---
+# Send the greeting
+
+Call the echo tool with the greeting, then say what it answered.
+`,
+  '.planvault/config.toml': `[mcp.servers.everything]
+url = "${url}"
+
+[mcp.servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "out"]
+`,
+});
+
+/** Writes `files` (nested paths too) into a fresh OPFS folder and opens it. */
+async function openVault(page, files) {
+  await page.evaluate(async ([name, files]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
+    const top = await root.getDirectoryHandle(name, { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const parts = path.split('/');
+      let dir = top;
+      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+      const w = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+    await window.planvaultTest.openHandle(top);
+  }, [FOLDER, files]);
+  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
+}
+
+/** Every file of the vault folder, dot-folders included: path → text. */
+async function readVault(page) {
+  return page.evaluate(async (folder) => {
+    const out = {};
+    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
+    while (stack.length) {
+      const [dir, prefix] = stack.pop();
+      for await (const [name, handle] of dir.entries()) {
+        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
+        else out[prefix + name] = await (await handle.getFile()).text();
+      }
+    }
+    return out;
+  }, FOLDER);
+}
+
+const run = (page) => page.evaluate(() => window.planvaultTest.run());
+
+async function waitFor(page, predicate, arg, timeout = 60_000) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
+  } catch (error) {
+    const state = await run(page).catch(() => null);
+    throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
+  }
+}
+
+const listed = async (page, id) => {
+  await page.locator(`#${id}[data-state="listed"], #${id}[data-state="failed"]`).waitFor({ timeout: 30_000 });
+  assert.equal(await page.locator(`#${id}`).getAttribute('data-state'), 'listed', await page.locator(`#${id}`).textContent());
+  return page.locator(`#${id} li`).allTextContents();
+};
+
+test('Settings list and test the vault\'s MCP servers, and a run calls one from the worker', async () => {
+  const everything = await startEverything();
+  const stub = await startStub({
+    replies: [
+      reply(STEP, '', { tool_calls: [{ name: 'everything__echo', arguments: { message: 'hello from the browser' } }] }),
+      reply(STEP, 'The server echoed the greeting.'),
+    ],
+  });
+  const page = await app.open({ width: 1440, height: 900 });
+  try {
+    await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await openVault(page, vault(everything.url));
+
+    if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+    await page.click('#run-settings');
+    await page.check('#source-model');
+    await page.fill('#ep-default-url', stub.url);
+    await page.fill('#ep-default-model', 'stub-model');
+    await page.fill('#retry-attempts', '2');
+    await page.fill('#retry-delay', '50');
+
+    // The config's servers: the URL one is tested from here, the command one is the terminal's.
+    await page.locator('#mcp-config-everything[data-kind="url"]').waitFor();
+    assert.match(await page.locator('#mcp-config-files').textContent(), /terminal only/);
+    await page.click('#mcp-config-everything-test');
+    const tools = await listed(page, 'mcp-config-everything-tools');
+    assert.ok(tools.includes('echo') && tools.includes('get-sum'), tools.join(', '));
+
+    // A URL added here, with a token.
+    await page.click('#mcp-add');
+    await page.fill('#mcp-0-name', 'again');
+    await page.fill('#mcp-0-url', everything.url);
+    await page.fill('#mcp-0-token', TOKEN);
+    await page.click('#mcp-0-test');
+    assert.ok((await listed(page, 'mcp-0-tools')).includes('echo'));
+    // A server refusing the connection says so.
+    await page.click('#mcp-add');
+    await page.fill('#mcp-1-name', 'nowhere');
+    await page.fill('#mcp-1-url', 'http://127.0.0.1:9/mcp');
+    await page.click('#mcp-1-test');
+    await page.locator('#mcp-1-tools[data-state="failed"]').waitFor({ timeout: 30_000 });
+    assert.match(await page.locator('#mcp-1-tools').textContent(), /MCP server nowhere at http:\/\/127\.0\.0\.1:9\/mcp: cannot connect/);
+    await page.click('#mcp-1-remove');
+    await page.click('#settings-save');
+    await page.locator('#settings').waitFor({ state: 'detached' });
+    // The token is kept in this browser's storage, like the API keys.
+    assert.ok((await page.evaluate(() => JSON.stringify(localStorage))).includes(TOKEN));
+
+    await page.fill('#run-query', 'greet the team');
+    await page.click('#run-start');
+    await waitFor(page, () => window.planvaultTest.run().phase === 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.finish.answer, 'The server echoed the greeting.');
+
+    // The model saw the server's answer as the tool's result.
+    const requests = await stub.requests();
+    assert.equal(requests.length, 2);
+    const offered = requests[0].body.tools.map((t) => t.function.name).sort();
+    assert.deepEqual(offered, ['again__get-sum', 'everything__echo']);
+    const toolTurn = requests[1].body.messages.find((m) => m.role === 'tool');
+    assert.match(toolTurn.content, /Echo: hello from the browser/);
+
+    // Journaled as the node's first tool call; no token anywhere in the vault.
+    const files = await readVault(page);
+    const journal = files['00_plan-trace/journal.jsonl'].split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const call = journal.find((e) => e.key === 'send#1/tool.1');
+    assert.ok(call, JSON.stringify(journal));
+    assert.match(JSON.stringify(call), /everything\.echo/);
+    assert.match(JSON.stringify(call), /Echo: hello from the browser/);
+    for (const [path, text] of Object.entries(files)) assert.ok(!text.includes(TOKEN), `${path} holds the token`);
+  } finally {
+    await page.close();
+    stub.close();
+    everything.close();
+  }
+});
