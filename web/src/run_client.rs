@@ -6,7 +6,7 @@
 //! Every decision is in the pure [`crate::run`] and [`crate::settings`];
 //! this module is the edge where messages cross.
 
-use crate::run::{interrupted_run, ResumeOffer, RunView, WorkerState};
+use crate::run::{interrupted_run, Phase, ResumeOffer, RunView, WorkerState};
 use crate::settings::{config_servers, ConfigServer, Settings, STORAGE_KEY};
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
@@ -297,6 +297,10 @@ impl RunClient {
             retry: settings.retry,
             mcp_servers: Vec::new(),
         };
+        // The panel says "starting" from the click on, not only once the
+        // vault's config has been read and the run posted.
+        let starting = ToWorker::Start(start.clone());
+        self.view.update(|v| v.sent(&starting));
         spawn_local(async move {
             // Edits still on their way to disk go first: the run reads the notes.
             while state.busy() {
@@ -310,6 +314,7 @@ impl RunClient {
                 Ok(servers) => start.mcp_servers = servers,
                 Err(e) => {
                     client.refused.set(Some(format!("Run settings: {e}")));
+                    client.view.update(|v| v.phase = Phase::Idle);
                     return;
                 }
             }
