@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 import { startEverything } from './support/mcp-server.mjs';
+import { readOpfsFolder } from './support/vault.mjs';
 
 const FOLDER = 'e2e-mcp';
 const TOKEN = 'tok-e2e-mcp-never-written-4242';
@@ -56,21 +57,7 @@ async function openVault(page, files) {
   await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
 }
 
-/** Every file of the vault folder, dot-folders included: path → text. */
-async function readVault(page) {
-  return page.evaluate(async (folder) => {
-    const out = {};
-    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
-    while (stack.length) {
-      const [dir, prefix] = stack.pop();
-      for await (const [name, handle] of dir.entries()) {
-        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
-        else out[prefix + name] = await (await handle.getFile()).text();
-      }
-    }
-    return out;
-  }, FOLDER);
-}
+const readVault = (page) => readOpfsFolder(page, FOLDER);
 
 const run = (page) => page.evaluate(() => window.planvaultTest.run());
 

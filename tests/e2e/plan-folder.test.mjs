@@ -9,6 +9,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
 import { useApp, planShown } from './support/app.mjs';
+import { readOpfsFolder } from './support/vault.mjs';
 
 const FOLDER = 'e2e-big-vault';
 
@@ -57,22 +58,7 @@ async function openVault() {
   await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
 }
 
-/** Every file of the vault folder: path → text. */
-async function readVault() {
-  return page.evaluate(async (folder) => {
-    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-    const out = {};
-    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
-    while (stack.length) {
-      const [dir, prefix] = stack.pop();
-      for await (const [name, handle] of dir.entries()) {
-        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
-        else out[prefix + name] = decoder.decode(await (await handle.getFile()).arrayBuffer());
-      }
-    }
-    return out;
-  }, FOLDER);
-}
+const readVault = () => readOpfsFolder(page, FOLDER);
 
 async function writeOutside(path, text) {
   await page.evaluate(async ([folder, path, text]) => {

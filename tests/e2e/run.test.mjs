@@ -13,6 +13,7 @@ import { REPO_ROOT } from './support/server.mjs';
 import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
+import { readOpfsFolder } from './support/vault.mjs';
 
 const SECRET = 'sk-e2e-never-stored-0123456789';
 const QUERY = 'invite the design team';
@@ -52,22 +53,7 @@ async function reopenVault(page) {
   await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
 }
 
-/** Every file of the vault folder, `00_plan-trace/` included: path → text. */
-async function readVault(page) {
-  return page.evaluate(async (folder) => {
-    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-    const out = {};
-    const stack = [[await (await navigator.storage.getDirectory()).getDirectoryHandle(folder), '']];
-    while (stack.length) {
-      const [dir, prefix] = stack.pop();
-      for await (const [name, handle] of dir.entries()) {
-        if (handle.kind === 'directory') stack.push([handle, `${prefix}${name}/`]);
-        else out[prefix + name] = decoder.decode(await (await handle.getFile()).arrayBuffer());
-      }
-    }
-    return out;
-  }, FOLDER);
-}
+const readVault = (page) => readOpfsFolder(page, FOLDER);
 
 /** Every message content of a recorded request, joined. */
 const textOf = (request) => (request.body?.messages ?? []).map((m) => m.content ?? '').join('\n');
