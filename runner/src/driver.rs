@@ -468,6 +468,26 @@ impl<'a, H: Host> Driver<'a, H> {
                     )
                     .with_hint("fix the problems shown on the canvas, then start again"));
                 }
+                // A plan that is one folder of a larger vault: the other
+                // notes would be run (and a fresh run would reset their own
+                // `status:`), so the run is of that folder alone.
+                if let Some(outside) = checked
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.code == planvault_core::Code::NotPartOfPlan)
+                {
+                    let hint = match self.host.surface() {
+                        Surface::Cli => "run the plan's folder: planvault run VAULT/FOLDER",
+                        Surface::Browser => {
+                            "open the plan's folder alone to run it here, or run it from the terminal: planvault run VAULT/FOLDER"
+                        }
+                    };
+                    return Err(RunError::new(
+                        ErrorCode::PlanInvalid,
+                        format!("{}; nothing ran", outside.message),
+                    )
+                    .with_hint(hint));
+                }
                 checked.plan
             }
         };

@@ -1026,6 +1026,35 @@ fn a_plan_with_errors_or_without_endpoints_fails_before_anything_runs() {
 }
 
 #[test]
+fn a_plan_that_is_one_folder_of_a_larger_vault_runs_only_as_that_folder() {
+    let inbox = Inbox::new();
+    let mut files: BTreeMap<String, String> = example()
+        .into_iter()
+        .map(|(path, text)| match path.starts_with('.') {
+            true => (path, text),
+            false => (format!("plans/launch/{path}"), text),
+        })
+        .collect();
+    // Notes of the rest of the vault with a `status:` of their own.
+    let task = "---\nstatus: done\n---\n# Task\n";
+    files.insert("tasks/one.md".into(), task.into());
+    files.insert("tasks/two.md".into(), task.into());
+    let host = MemoryHost::new(files, &inbox, good_model);
+    let mut fresh = start(model());
+    fresh.fresh = true;
+    assert_eq!(go(&host, &inbox, fresh), None);
+    let posted = posted(&host);
+    let [FromWorker::Failed { error }] = &posted[..] else {
+        panic!("{posted:?}");
+    };
+    assert_eq!(error.code, ErrorCode::PlanInvalid);
+    assert!(error.message.contains("plans/launch/"), "{}", error.message);
+    assert!(error.hint.as_deref().unwrap().contains("planvault run"));
+    assert_eq!(host.files.borrow()["tasks/one.md"], task);
+    assert!(host.calls.borrow().is_empty());
+}
+
+#[test]
 fn a_reply_nobody_asked_for_is_refused_and_the_run_goes_on() {
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, good_model);
