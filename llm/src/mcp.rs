@@ -31,6 +31,9 @@ pub struct McpTool {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Catalog {
     pub servers: BTreeMap<String, Vec<McpTool>>,
+    /// Servers the config names that this host cannot reach, with why
+    /// (a command server in the browser).
+    pub unreachable: BTreeMap<String, String>,
 }
 
 impl Catalog {
@@ -116,6 +119,9 @@ fn grants_of(declared: &str, catalog: &Catalog) -> Result<Vec<Grant>, String> {
                 }]),
                 None => Err(format!("server {server} offers no tool {tool}")),
             };
+        }
+        if let Some(why) = catalog.unreachable.get(server) {
+            return Err(format!("server {server} {why}"));
         }
         // A tool whose own name has a dot, offered by one server alone, is
         // found as a bare name below.
@@ -371,7 +377,10 @@ mod tests {
             ],
         );
         servers.insert("empty".to_string(), vec![]);
-        Catalog { servers }
+        Catalog {
+            servers,
+            ..Catalog::default()
+        }
     }
 
     fn names(offers: &[Offer]) -> Vec<String> {
@@ -447,6 +456,12 @@ mod tests {
         );
         let (_, missing) = resolve(&["search".to_string()], &Catalog::default(), false);
         assert!(missing[0].reason.contains("no MCP server is configured"));
+        let mut elsewhere = catalog();
+        elsewhere
+            .unreachable
+            .insert("mail".into(), "is the terminal's".into());
+        let (_, missing) = resolve(&["mail.send".to_string()], &elsewhere, false);
+        assert_eq!(missing[0].reason, "server mail is the terminal's");
     }
 
     #[test]
@@ -458,7 +473,10 @@ mod tests {
             "a".to_string(),
             vec![tool("x.y", false), tool("x_y", false)],
         );
-        let c = Catalog { servers };
+        let c = Catalog {
+            servers,
+            ..Catalog::default()
+        };
         let (offers, _) = resolve(&["a.*".to_string()], &c, false);
         assert_eq!(
             offers

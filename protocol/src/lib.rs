@@ -94,6 +94,10 @@ pub struct StartRun {
     /// cannot start a stdio server).
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// The vault config's command (stdio) servers, by name: run only by the
+    /// terminal, so a node that declares one of their tools is told so.
+    #[serde(default)]
+    pub mcp_terminal_only: Vec<String>,
 }
 
 /// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
@@ -554,6 +558,7 @@ mod tests {
                 approve: vec!["post".into()],
                 timeout_ms: Some(5_000),
             }],
+            mcp_terminal_only: vec!["files".into()],
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

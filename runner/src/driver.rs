@@ -1649,6 +1649,7 @@ mod tests {
             max_prompt_bytes: None,
             retry: RetryPolicy::default(),
             mcp_servers: Vec::new(),
+            mcp_terminal_only: Vec::new(),
         }
     }
 

@@ -83,6 +83,8 @@ struct Session {
 /// The servers of one run, each initialized on first use.
 pub struct Client {
     servers: Vec<McpServer>,
+    /// Configured command servers, which only the terminal can start.
+    terminal_only: Vec<String>,
     retry: RetryPolicy,
     sessions: RefCell<BTreeMap<String, Session>>,
     next_id: RefCell<i64>,
@@ -94,6 +96,7 @@ impl Client {
     pub fn new(servers: Vec<McpServer>, retry: RetryPolicy) -> Client {
         Client {
             servers,
+            terminal_only: Vec::new(),
             retry,
             sessions: RefCell::new(BTreeMap::new()),
             next_id: RefCell::new(0),
@@ -101,8 +104,15 @@ impl Client {
         }
     }
 
+    /// The config's command servers, named so that a node declaring one of
+    /// their tools is told they run only in the terminal.
+    pub fn with_terminal_only(mut self, names: Vec<String>) -> Client {
+        self.terminal_only = names;
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
+        self.servers.is_empty() && self.terminal_only.is_empty()
     }
 
     /// How many `tools/call` requests went to a server.
@@ -120,6 +130,13 @@ impl Client {
     /// Every server's tools, paging through `nextCursor`.
     pub async fn list<F: Fetch>(&self, fetch: &F) -> Result<Catalog, String> {
         let mut catalog = Catalog::default();
+        for name in &self.terminal_only {
+            catalog.unreachable.insert(
+                name.clone(),
+                "runs a command, which only the terminal starts: run this plan with planvault run"
+                    .into(),
+            );
+        }
         for server in &self.servers {
             catalog
                 .servers

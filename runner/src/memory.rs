@@ -336,6 +336,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         max_prompt_bytes: None,
         retry: RetryPolicy::default(),
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     }
 }
 

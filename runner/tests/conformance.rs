@@ -229,6 +229,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
             timeout_ms: 10_000,
         },
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     }
 }
 

@@ -58,6 +58,7 @@ fn start(mode: RunMode) -> StartRun {
             timeout_ms: 1_000,
         },
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     }
 }
 

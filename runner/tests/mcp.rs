@@ -258,6 +258,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
             timeout_ms: 10_000,
         },
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     }
 }
 
@@ -782,6 +783,31 @@ mod over_fetch {
         async fn sleep(&self, ms: u32) {
             self.sleeps.borrow_mut().push(ms);
         }
+    }
+
+    #[test]
+    fn a_command_server_is_named_as_the_terminals_and_never_contacted() {
+        let fetch = Ureq::default();
+        let client = Client::new(Vec::new(), RetryPolicy::default())
+            .with_terminal_only(vec!["outbox".into()]);
+        assert!(!client.is_empty(), "the run must list it, to stop with why");
+        let catalog = wait(client.list(&fetch)).unwrap();
+        let (offers, missing) = planvault_llm::mcp::resolve(
+            &["outbox.write_file".to_string(), "outbox.*".to_string()],
+            &catalog,
+            false,
+        );
+        assert!(offers.is_empty());
+        for m in &missing {
+            assert!(
+                m.reason.starts_with("server outbox runs a command")
+                    && m.reason.contains("planvault run"),
+                "{}",
+                m.reason
+            );
+        }
+        assert_eq!(missing.len(), 2);
+        assert!(fetch.posts.borrow().is_empty());
     }
 
     /// The client's futures never wait on anything but `ureq`'s blocking calls.

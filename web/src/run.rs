@@ -557,6 +557,7 @@ mod tests {
             max_prompt_bytes: None,
             retry: Default::default(),
             mcp_servers: Vec::new(),
+            mcp_terminal_only: Vec::new(),
         })
     }
 

@@ -7,7 +7,7 @@
 //! this module is the edge where messages cross.
 
 use crate::run::{interrupted_run, Phase, ResumeOffer, RunView, WorkerState};
-use crate::settings::{config_servers, ConfigServer, Settings, STORAGE_KEY};
+use crate::settings::{command_servers, config_servers, ConfigServer, Settings, STORAGE_KEY};
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -296,6 +296,7 @@ impl RunClient {
             max_prompt_bytes: Some(settings.max_prompt_bytes),
             retry: settings.retry,
             mcp_servers: Vec::new(),
+            mcp_terminal_only: Vec::new(),
         };
         // The panel says "starting" from the click on, not only once the
         // vault's config has been read and the run posted.
@@ -308,10 +309,19 @@ impl RunClient {
             }
             // The vault's URL servers and those added in the settings.
             let config = client.load_config(state).await;
+            let commands = config.as_deref().map(command_servers).unwrap_or_default();
             let servers = config.and_then(|c| settings.mcp_servers(&c).map_err(|e| e.to_string()));
             let mut start = start;
             match servers {
-                Ok(servers) => start.mcp_servers = servers,
+                Ok(servers) => {
+                    start.mcp_servers = servers;
+                    // A URL server added in Settings under a command server's
+                    // name is reachable here.
+                    start.mcp_terminal_only = commands
+                        .into_iter()
+                        .filter(|name| !start.mcp_servers.iter().any(|s| &s.name == name))
+                        .collect();
+                }
                 Err(e) => {
                     client.refused.set(Some(format!("Run settings: {e}")));
                     client.view.update(|v| v.phase = Phase::Idle);

@@ -181,6 +181,15 @@ impl ConfigServer {
     }
 }
 
+/// The config's command (stdio) servers by name: the terminal's alone.
+pub fn command_servers(config: &[ConfigServer]) -> Vec<String> {
+    config
+        .iter()
+        .filter(|s| matches!(s, ConfigServer::Command { .. }))
+        .map(|s| s.name().to_string())
+        .collect()
+}
+
 /// The MCP servers of a `.planvault/config.toml`: its `[mcp.servers.NAME]`
 /// tables as the README documents them (strings, one- or multi-line arrays
 /// of strings, integers, comments). The CLI reads the file as full TOML and
@@ -638,6 +647,9 @@ timeout_secs = 30
         let servers = s.mcp_servers(&config).unwrap();
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["search", "everything"]);
+        // The command server is named to the run, so a node declaring its
+        // tools is told it is the terminal's.
+        assert_eq!(command_servers(&config), ["files"]);
         assert_eq!(servers[0].token.as_deref(), Some("tok-1234"));
         assert_eq!(servers[0].approve, ["post"]);
         assert_eq!(servers[0].timeout_ms, Some(30_000));

@@ -742,7 +742,8 @@ impl Worker {
                         "Start came without the vault's directory handle (`vault`)",
                     );
                 };
-                let mcp = mcp_http::Client::new(start.mcp_servers.clone(), start.retry);
+                let mcp = mcp_http::Client::new(start.mcp_servers.clone(), start.retry)
+                    .with_terminal_only(start.mcp_terminal_only.clone());
                 let host = Rc::new(BrowserHost::new(vault, self.scope.clone(), mcp));
                 *self.host.borrow_mut() = Some(host.clone());
                 self.running.set(true);

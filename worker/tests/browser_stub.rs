@@ -186,6 +186,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
             timeout_ms,
         },
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     }
 }
 

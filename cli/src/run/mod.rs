@@ -186,6 +186,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         max_prompt_bytes: None,
         retry: endpoints.retry(),
         mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
     };
     let options = Options {
         plan: Some(plan),
