@@ -345,17 +345,7 @@ fn a_generated_plans_step_calls_a_servers_tool() {
     ]}"#;
     std::fs::write(dir.path().join("plan.json"), plan).unwrap();
     // A generated plan runs in its run vault, whose config lists the server.
-    let run = dir.path().join("plan.run");
-    std::fs::create_dir_all(run.join("out")).unwrap();
-    std::fs::create_dir_all(run.join(".planvault")).unwrap();
-    std::fs::write(
-        run.join(".planvault/config.toml"),
-        format!(
-            "[mcp.servers.files]\ncommand = {:?}\nargs = [\"out\"]\n",
-            server_filesystem().display().to_string()
-        ),
-    )
-    .unwrap();
+    let run = files_server_in_run_vault(dir.path());
     let stub = Stub::start(Script::default(), 0, None).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("run")
@@ -398,7 +388,15 @@ fn validate_check_tools_reads_a_generated_plans_config_where_run_does() {
     let out = check();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("`files.write_file`: no MCP server is configured"));
-    let run = dir.path().join("plan.run");
+    files_server_in_run_vault(dir.path());
+    let out = check();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// `plan.run/`, the run vault of `DIR/plan.json`, with a config whose
+/// `files` server (server-filesystem) writes into its `out/`.
+fn files_server_in_run_vault(dir: &std::path::Path) -> std::path::PathBuf {
+    let run = dir.join("plan.run");
     std::fs::create_dir_all(run.join("out")).unwrap();
     std::fs::create_dir_all(run.join(".planvault")).unwrap();
     std::fs::write(
@@ -409,6 +407,5 @@ fn validate_check_tools_reads_a_generated_plans_config_where_run_does() {
         ),
     )
     .unwrap();
-    let out = check();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    run
 }
