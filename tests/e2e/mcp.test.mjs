@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 import { startEverything } from './support/mcp-server.mjs';
-import { readOpfsFolder } from './support/vault.mjs';
+import { readOpfsFolder, runState, waitForRun } from './support/vault.mjs';
 
 const FOLDER = 'e2e-mcp';
 const TOKEN = 'tok-e2e-mcp-never-written-4242';
@@ -59,16 +59,9 @@ async function openVault(page, files) {
 
 const readVault = (page) => readOpfsFolder(page, FOLDER);
 
-const run = (page) => page.evaluate(() => window.planvaultTest.run());
+const run = runState;
 
-async function waitFor(page, predicate, arg, timeout = 60_000) {
-  try {
-    await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
-  } catch (error) {
-    const state = await run(page).catch(() => null);
-    throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
-  }
-}
+const waitFor = waitForRun;
 
 const listed = async (page, id) => {
   await page.locator(`#${id}[data-state="listed"], #${id}[data-state="failed"]`).waitFor({ timeout: 30_000 });

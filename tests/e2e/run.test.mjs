@@ -13,7 +13,7 @@ import { REPO_ROOT } from './support/server.mjs';
 import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
-import { readOpfsFolder } from './support/vault.mjs';
+import { readOpfsFolder, runState, waitForRun } from './support/vault.mjs';
 
 const SECRET = 'sk-e2e-never-stored-0123456789';
 const QUERY = 'invite the design team';
@@ -58,17 +58,10 @@ const readVault = (page) => readOpfsFolder(page, FOLDER);
 /** Every message content of a recorded request, joined. */
 const textOf = (request) => (request.body?.messages ?? []).map((m) => m.content ?? '').join('\n');
 const statusOf = (text) => /^status: (\w+)/m.exec(text)?.[1];
-const run = (page) => page.evaluate(() => window.planvaultTest.run());
+const run = runState;
 const canvasRun = (page) => page.evaluate(() => window.planvaultTest.canvasRun());
 
-async function waitFor(page, predicate, arg, timeout = 60_000) {
-  try {
-    await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
-  } catch (error) {
-    const state = await run(page).catch(() => null);
-    throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
-  }
-}
+const waitFor = waitForRun;
 
 const waitPhase = (page, phase, timeout) =>
   waitFor(page, (phase) => window.planvaultTest.run().phase === phase, phase, timeout);

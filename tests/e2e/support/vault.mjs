@@ -1,4 +1,5 @@
-// The vault folders the tests keep in the page's origin-private file system.
+// The vault folders the tests keep in the page's origin-private file
+// system, and the state of the run the app makes over them.
 
 /** Every file of the OPFS folder `folder`, dot-folders included: path → text (a BOM kept). */
 export async function readOpfsFolder(page, folder) {
@@ -15,4 +16,17 @@ export async function readOpfsFolder(page, folder) {
     }
     return out;
   }, folder);
+}
+
+/** The app's run panel state, as the test hook reports it. */
+export const runState = (page) => page.evaluate(() => window.planvaultTest.run());
+
+/** `page.waitForFunction`, whose timeout error carries the run's state. */
+export async function waitForRun(page, predicate, arg, timeout = 60_000) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
+  } catch (error) {
+    const state = await runState(page).catch(() => null);
+    throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
+  }
 }
