@@ -1,0 +1,397 @@
+//! The one way planvault touches git: the `git` command line through
+//! `std::process`, with typed errors. A [`Repo`] is the repository a vault
+//! lives in (`git rev-parse --show-toplevel` from the vault); every command
+//! runs in that repository's checkout or in a worktree this run made under
+//! its git directory, never anywhere else, and never inherits `GIT_DIR`,
+//! `GIT_WORK_TREE` or `GIT_INDEX_FILE` from the caller.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why a git step failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    #[error("git could not be started: {0}")]
+    Spawn(String),
+    #[error("{path} is not inside a git repository (an isolated run needs one)")]
+    NotARepository { path: String },
+    #[error("git {args} failed (exit {code}): {stderr}")]
+    Failed {
+        args: String,
+        code: i32,
+        stderr: String,
+    },
+    #[error("{path} is neither the checkout of {root} nor a worktree of this run; refused")]
+    Outside { path: String, root: String },
+}
+
+/// The repository a vault lives in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    /// The checkout's top folder (real path).
+    root: PathBuf,
+    /// The git directory shared by every worktree (real path).
+    common_dir: PathBuf,
+}
+
+/// Run git in `dir` with `args`: its stdout, or its failure.
+fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| GitError::Spawn(e.to_string()))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(GitError::Failed {
+            args: args.join(" "),
+            code: output.status.code().unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        })
+    }
+}
+
+impl Repo {
+    /// The repository `path` (a folder, or a file's folder) lives in.
+    pub fn discover(path: &Path) -> Result<Repo, GitError> {
+        let dir = if path.is_dir() {
+            path.to_path_buf()
+        } else {
+            path.parent().unwrap_or(Path::new(".")).to_path_buf()
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let not_a_repo = || GitError::NotARepository {
+            path: path.display().to_string(),
+        };
+        let out = git_in(
+            &dir,
+            &[
+                "rev-parse",
+                "--show-toplevel",
+                "--path-format=absolute",
+                "--git-common-dir",
+            ],
+        )
+        .map_err(|e| match e {
+            GitError::Failed { .. } => not_a_repo(),
+            other => other,
+        })?;
+        let mut lines = out.lines();
+        let (Some(root), Some(common)) = (lines.next(), lines.next()) else {
+            return Err(not_a_repo());
+        };
+        let real = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+        Ok(Repo {
+            root: real(root),
+            common_dir: real(common),
+        })
+    }
+
+    /// The checkout's top folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The git directory every worktree shares (`.git` of the checkout).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// Where planvault keeps its own files in this repository: under the
+    /// git directory, so the checkout never changes.
+    pub fn planvault_dir(&self) -> PathBuf {
+        self.common_dir.join("planvault")
+    }
+
+    /// Git in the checkout or in one of this tool's worktrees, refusing any
+    /// other folder.
+    fn git(&self, dir: &Path, args: &[&str]) -> Result<String, GitError> {
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if real != self.root && !real.starts_with(self.planvault_dir().join("worktrees")) {
+            return Err(GitError::Outside {
+                path: dir.display().to_string(),
+                root: self.root.display().to_string(),
+            });
+        }
+        git_in(&real, args)
+    }
+
+    /// `path` relative to the checkout's root, `/`-separated; `None` when
+    /// it is not inside the checkout.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        let real = std::fs::canonicalize(path).ok()?;
+        let rel = real.strip_prefix(&self.root).ok()?;
+        Some(
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+        )
+    }
+
+    /// A new worktree at `path` on a new branch `branch` from `HEAD`; or,
+    /// when the branch exists already (a run killed halfway through this
+    /// step), on that branch.
+    pub fn worktree_add(&self, path: &Path, branch: &str) -> Result<(), GitError> {
+        let shown = path.display().to_string();
+        // A worktree whose folder vanished is forgotten first.
+        self.git(&self.root, &["worktree", "prune"])?;
+        if self.branch_exists(branch)? {
+            self.git(&self.root, &["worktree", "add", &shown, branch])?;
+        } else {
+            self.git(
+                &self.root,
+                &["worktree", "add", "-b", branch, &shown, "HEAD"],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Remove a worktree and its folder (changes in it are discarded); a
+    /// missing one is fine.
+    pub fn worktree_remove(&self, path: &Path) -> Result<(), GitError> {
+        if path.exists() {
+            let shown = path.display().to_string();
+            self.git(&self.root, &["worktree", "remove", "--force", &shown])?;
+        }
+        self.git(&self.root, &["worktree", "prune"])?;
+        Ok(())
+    }
+
+    /// The folders of every worktree of the repository, the checkout first.
+    pub fn worktrees(&self) -> Result<Vec<PathBuf>, GitError> {
+        let out = self.git(&self.root, &["worktree", "list", "--porcelain"])?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .collect())
+    }
+
+    pub fn branch_exists(&self, branch: &str) -> Result<bool, GitError> {
+        let name = format!("refs/heads/{branch}");
+        match self.git(&self.root, &["rev-parse", "--verify", "--quiet", &name]) {
+            Ok(_) => Ok(true),
+            Err(GitError::Failed { code: 1, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete a branch (merged or not); a missing one is fine.
+    pub fn branch_delete(&self, branch: &str) -> Result<(), GitError> {
+        if self.branch_exists(branch)? {
+            self.git(&self.root, &["branch", "-D", branch])?;
+        }
+        Ok(())
+    }
+
+    /// `git status --porcelain` of a checkout or worktree, untracked files
+    /// listed one by one.
+    pub fn status(&self, dir: &Path) -> Result<String, GitError> {
+        self.git(dir, &["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    /// The checkout's untracked files (not ignored), relative to its root.
+    pub fn untracked(&self) -> Result<Vec<String>, GitError> {
+        let out = self.git(
+            &self.root,
+            &["ls-files", "--others", "--exclude-standard", "-z"],
+        )?;
+        Ok(out
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// Every file of a worktree git would see: tracked and untracked, not
+    /// ignored, relative to its root.
+    pub fn files(&self, dir: &Path) -> Result<Vec<String>, GitError> {
+        let out = self.git(
+            dir,
+            &[
+                "ls-files",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "-z",
+            ],
+        )?;
+        let mut files: Vec<String> = out
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
+    /// The git blob ids of files of `dir` (relative paths; a missing file
+    /// is left out).
+    pub fn hash_files(
+        &self,
+        dir: &Path,
+        files: &[String],
+    ) -> Result<Vec<(String, String)>, GitError> {
+        let present: Vec<&String> = files.iter().filter(|f| dir.join(f).is_file()).collect();
+        if present.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["hash-object", "--no-filters", "--"];
+        args.extend(present.iter().map(|s| s.as_str()));
+        let out = self.git(dir, &args)?;
+        Ok(present
+            .into_iter()
+            .cloned()
+            .zip(out.lines().map(str::to_string))
+            .collect())
+    }
+
+    /// Stage everything of a worktree (new, changed and removed files).
+    pub fn add_all(&self, dir: &Path) -> Result<(), GitError> {
+        self.git(dir, &["add", "--all"]).map(|_| ())
+    }
+
+    /// The tree id of what is staged in a worktree.
+    pub fn write_tree(&self, dir: &Path) -> Result<String, GitError> {
+        Ok(self.git(dir, &["write-tree"])?.trim().to_string())
+    }
+
+    /// Commit what is staged in a worktree (also when nothing changed); the
+    /// new commit's id. Without a configured identity the commit is by
+    /// `planvault <planvault@localhost>`.
+    pub fn commit(&self, dir: &Path, message: &str) -> Result<String, GitError> {
+        let named = self.git(dir, &["config", "user.email"]).is_ok();
+        let mut args = Vec::new();
+        if !named {
+            args.extend([
+                "-c",
+                "user.name=planvault",
+                "-c",
+                "user.email=planvault@localhost",
+            ]);
+        }
+        args.extend([
+            "commit",
+            "--allow-empty",
+            "--no-verify",
+            "-q",
+            "-m",
+            message,
+        ]);
+        self.git(dir, &args)?;
+        self.head(dir)
+    }
+
+    /// The commit a checkout or worktree is at.
+    pub fn head(&self, dir: &Path) -> Result<String, GitError> {
+        Ok(self.git(dir, &["rev-parse", "HEAD"])?.trim().to_string())
+    }
+
+    /// The tree id and message of a branch's newest commit.
+    pub fn tip(&self, branch: &str) -> Result<(String, String), GitError> {
+        let out = self.git(&self.root, &["log", "-1", "--format=%T%n%B", branch, "--"])?;
+        let (tree, message) = out.split_once('\n').unwrap_or((out.as_str(), ""));
+        Ok((tree.trim().to_string(), message.trim().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        git_in(dir.path(), &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        git_in(dir.path(), &["add", "a.txt"]).unwrap();
+        git_in(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                "init",
+            ],
+        )
+        .unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn a_worktree_is_made_committed_in_and_removed_without_touching_the_checkout() {
+        let (dir, repo) = repo();
+        std::fs::write(dir.path().join("loose.txt"), "untracked\n").unwrap();
+        assert_eq!(repo.untracked().unwrap(), ["loose.txt"]);
+        let before = repo.status(repo.root()).unwrap();
+        let wt = repo.planvault_dir().join("worktrees/r1");
+        repo.worktree_add(&wt, "planvault/r1").unwrap();
+        assert!(repo.worktrees().unwrap().iter().any(|p| p.ends_with("r1")));
+        std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+        repo.add_all(&wt).unwrap();
+        let tree = repo.write_tree(&wt).unwrap();
+        let commit = repo.commit(&wt, "work\n\nreceipt: R-1").unwrap();
+        assert_eq!(commit.len(), 40);
+        assert_eq!(
+            repo.tip("planvault/r1").unwrap(),
+            (tree, "work\n\nreceipt: R-1".into())
+        );
+        assert_eq!(repo.status(repo.root()).unwrap(), before);
+        assert!(!dir.path().join("b.txt").exists());
+        repo.worktree_remove(&wt).unwrap();
+        assert!(!wt.exists());
+        assert!(repo.branch_exists("planvault/r1").unwrap());
+        repo.branch_delete("planvault/r1").unwrap();
+        assert!(!repo.branch_exists("planvault/r1").unwrap());
+        assert_eq!(repo.worktrees().unwrap().len(), 1);
+        // A second add after a half-done first (the branch made, the
+        // folder gone) takes the branch over.
+        git_in(dir.path(), &["branch", "planvault/r2"]).unwrap();
+        let wt2 = repo.planvault_dir().join("worktrees/r2");
+        repo.worktree_add(&wt2, "planvault/r2").unwrap();
+        assert!(wt2.join("a.txt").exists());
+    }
+
+    #[test]
+    fn folders_outside_the_repository_are_refused() {
+        let (_dir, repo) = repo();
+        let other = tempfile::tempdir().unwrap();
+        let err = repo.status(other.path()).unwrap_err();
+        assert!(matches!(err, GitError::Outside { .. }), "{err}");
+        let err = Repo::discover(other.path()).unwrap_err();
+        assert!(matches!(err, GitError::NotARepository { .. }), "{err}");
+    }
+
+    #[test]
+    fn hashes_are_git_blob_ids_and_a_missing_file_is_left_out() {
+        let (dir, repo) = repo();
+        let hashed = repo
+            .hash_files(dir.path(), &["a.txt".into(), "gone.txt".into()])
+            .unwrap();
+        // `printf 'a\n' | git hash-object --stdin`
+        assert_eq!(
+            hashed,
+            [(
+                "a.txt".to_string(),
+                "78981922613b2afb6025042ff6bd878ac1994e85".to_string()
+            )]
+        );
+    }
+}
