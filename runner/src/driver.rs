@@ -1425,6 +1425,9 @@ impl<'a, H: Host> Driver<'a, H> {
                 let path = tools::safe_path(args["path"].as_str())?;
                 let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
                 tools::writable(&path, &plan_notes, self.host.case_insensitive())?;
+                if let Some(why) = self.host.refuse_write(&path) {
+                    return Err(why);
+                }
                 let content = args["content"].as_str().unwrap_or_default();
                 self.host
                     .write(&path, &self.scrub(content))

@@ -196,6 +196,11 @@ pub trait Host {
     fn secrets(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Why the `write_note` tool may not write this vault path (a path the
+    /// run's guard protects); `None`: it may.
+    fn refuse_write(&self, _path: &str) -> Option<String> {
+        None
+    }
     /// What the run is doing beyond its messages; most hosts ignore it.
     fn progress(&self, _progress: &Progress<'_>) {}
 }

@@ -11,6 +11,10 @@
 #![forbid(unsafe_code)]
 
 pub mod driver;
+#[cfg(feature = "native")]
+pub mod git;
+#[cfg(feature = "native")]
+pub mod guard;
 pub mod host;
 pub mod inbox;
 pub mod lock;

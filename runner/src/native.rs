@@ -63,6 +63,12 @@ pub fn command_env(
 
 type OnPost = Box<dyn FnMut(&FromWorker)>;
 type OnProgress = Box<dyn FnMut(&Progress<'_>)>;
+/// Where a command runs, decided when it is about to (an isolated run's
+/// worktree, made on first need).
+type Workdir = Box<dyn Fn() -> Result<PathBuf, String>>;
+/// Why a write is refused (a protected path); `None`: allowed.
+type RefuseNote = Box<dyn Fn(&str) -> Option<String>>;
+type RefuseMcp = Box<dyn Fn(&str, &serde_json::Value) -> Option<String>>;
 
 /// The vault folder, the network and the shell.
 pub struct NativeHost {
@@ -85,6 +91,12 @@ pub struct NativeHost {
     /// The vault's MCP servers (`[mcp.servers.NAME]`).
     mcp: Option<crate::mcp::Clients>,
     started: Instant,
+    /// An isolated run's worktree: commands run there.
+    workdir: Option<Workdir>,
+    /// The guard's word on a `write_note` path.
+    refuse_note: Option<RefuseNote>,
+    /// The guard's word on an MCP tool call that writes.
+    refuse_mcp: Option<RefuseMcp>,
     on_post: RefCell<OnPost>,
     on_progress: RefCell<OnProgress>,
 }
@@ -109,6 +121,9 @@ impl NativeHost {
             agent,
             mcp: None,
             started: Instant::now(),
+            workdir: None,
+            refuse_note: None,
+            refuse_mcp: None,
             on_post: RefCell::new(Box::new(|_| {})),
             on_progress: RefCell::new(Box::new(|_| {})),
         }
@@ -117,6 +132,30 @@ impl NativeHost {
     /// Run `@tool` commands in `dir`.
     pub fn with_command_dir(mut self, dir: &Path) -> Self {
         self.command_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Run `@tool` commands where `dir` says when one is about to run (an
+    /// isolated run's worktree, made on first need); its error is the
+    /// command's output (exit 125) and nothing runs.
+    pub fn with_workdir(mut self, dir: impl Fn() -> Result<PathBuf, String> + 'static) -> Self {
+        self.workdir = Some(Box::new(dir));
+        self
+    }
+
+    /// Refuse `write_note` paths `refuse` objects to (protected paths).
+    pub fn with_note_guard(mut self, refuse: impl Fn(&str) -> Option<String> + 'static) -> Self {
+        self.refuse_note = Some(Box::new(refuse));
+        self
+    }
+
+    /// Refuse MCP tool calls `refuse` objects to (a write to a protected
+    /// path), before they reach the server.
+    pub fn with_mcp_guard(
+        mut self,
+        refuse: impl Fn(&str, &serde_json::Value) -> Option<String> + 'static,
+    ) -> Self {
+        self.refuse_mcp = Some(Box::new(refuse));
         self
     }
 
@@ -744,6 +783,9 @@ impl Host for NativeHost {
         tool: &str,
         arguments: &serde_json::Value,
     ) -> Result<String, String> {
+        if let Some(why) = self.refuse_mcp.as_ref().and_then(|f| f(tool, arguments)) {
+            return Err(why);
+        }
         match &self.mcp {
             Some(clients) => clients.call_with_progress(server, tool, arguments, &|step| {
                 let (progress, total, message) = step;
@@ -761,7 +803,14 @@ impl Host for NativeHost {
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {
         let env = command_env(std::env::vars(), &self.command_env);
-        Some(run_command(command, self.command_dir.as_deref(), &env))
+        let dir = match &self.workdir {
+            Some(workdir) => match workdir() {
+                Ok(dir) => Some(dir),
+                Err(why) => return Some((125, why)),
+            },
+            None => self.command_dir.clone(),
+        };
+        Some(run_command(command, dir.as_deref(), &env))
     }
 
     async fn amend_plan(
@@ -790,6 +839,10 @@ impl Host for NativeHost {
                 (format!("{}.md", plan.nodes[i].id), note)
             })
             .collect())
+    }
+
+    fn refuse_write(&self, path: &str) -> Option<String> {
+        self.refuse_note.as_ref().and_then(|f| f(path))
     }
 
     fn mcp_down(&self, server: &str) -> Option<String> {

@@ -1,0 +1,959 @@
+//! Guarded, isolated runs (`planvault run --isolate`): every mutation in a
+//! git worktree on a branch `planvault/<run-id>`, the verifier's files
+//! locked by their hashes, bounded attempts, and on the end either a commit
+//! bound to a receipt or a rollback that leaves a learnings note.
+//!
+//! Where things live, all under the repository's git directory so the
+//! checkout stays byte-for-byte untouched for the whole run:
+//! - `.git/planvault/runs/<key>/vault/` — the run's vault (statuses, trace,
+//!   journal, receipts): a copy of the plan's vault, or a PLAN.md's run
+//!   vault; `<key>` names the plan by its path in the repository.
+//! - `.git/planvault/runs/<key>/guard.jsonl` — this module's log: one line
+//!   per step (worktree made, hashes taken, attempt, verification, staged
+//!   tree, receipt, commit, rollback), fsync'd before the step's effect is
+//!   relied on, so a resumed run knows what happened and repeats nothing.
+//! - `.git/planvault/runs/<key>/attempts/<n>/` — each failed attempt's trace.
+//! - `.git/planvault/worktrees/<run-id>/` — the worktree.
+//!
+//! The one write outside: a rolled-back run's learnings note, into the
+//! plan's own vault (`00_plan-trace/learnings/<run-id>.md`).
+
+use crate::git::{GitError, Repo};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// How many attempts a run gets when the config does not say.
+pub const DEFAULT_ATTEMPTS: u32 = 3;
+/// The guard's log, in the run's state folder.
+pub const LOG_FILE: &str = "guard.jsonl";
+/// How much of the verifier's output is kept.
+const OUTPUT_CHARS: usize = 4000;
+
+/// `[guard]` of the vault's config.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GuardConfig {
+    /// The verifier: a shell command run in the worktree; exit 0 passes.
+    pub verify: Option<String>,
+    /// Globs of repository paths the work may not change (`tests/**`).
+    pub protected: Vec<String>,
+    /// Attempts before the run is rolled back (at least 1).
+    pub attempts: u32,
+    /// Environment variables the verifier keeps beyond the commands' list.
+    pub env: Vec<String>,
+}
+
+/// Why a guarded step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path}:{line}: not a guard log line: {message}")]
+    Log {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error("the receipt could not be written: {0}")]
+    Receipt(String),
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> GuardError {
+    GuardError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// One step of the guard's log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// A new isolated run; the checkout's untracked files at its start.
+    Started {
+        run_id: String,
+        untracked: Vec<String>,
+        head: String,
+    },
+    /// The worktree exists on its branch.
+    WorktreeAdded {
+        path: String,
+        branch: String,
+    },
+    /// The verifier's files and the protected files, hashed before the
+    /// first mutation (git blob ids).
+    Baseline {
+        hashes: BTreeMap<String, String>,
+    },
+    /// An attempt's run has started (its fresh reset is done).
+    AttemptRunning {
+        attempt: u32,
+    },
+    /// The verifier's verdict on an attempt.
+    Verified {
+        attempt: u32,
+        exit: i32,
+        output: String,
+    },
+    /// A protected file changed: the run stops.
+    Tampered {
+        attempt: u32,
+        file: String,
+    },
+    /// A failed attempt's trace was kept aside; the next one begins.
+    NextAttempt {
+        attempt: u32,
+    },
+    /// The worktree was staged: its tree.
+    Staged {
+        tree: String,
+    },
+    /// The receipt was written.
+    Receipt {
+        id: String,
+    },
+    /// The branch's commit.
+    Committed {
+        commit: String,
+    },
+    /// The learnings note of a rolled-back run.
+    Learnings {
+        path: String,
+    },
+    WorktreeRemoved,
+    BranchDeleted,
+    /// `committed` or `escalated`.
+    Finished {
+        outcome: String,
+    },
+}
+
+/// What a receipt is made of, handed to whoever writes it.
+#[derive(Debug, Clone)]
+pub struct ReceiptFacts<'a> {
+    pub run_id: &'a str,
+    /// The staged tree (a committed run).
+    pub tree: Option<&'a str>,
+    pub attempts: u32,
+    /// `committed` or `escalated`.
+    pub outcome: &'a str,
+    pub verify: Option<&'a str>,
+    /// The locked files' git blob ids at the run's start.
+    pub verifier_hashes: &'a BTreeMap<String, String>,
+    /// The guard's log, as written so far.
+    pub log: &'a Path,
+}
+
+/// Writes a receipt and returns its id.
+pub type ReceiptWriter<'a> = dyn FnMut(&ReceiptFacts<'_>) -> Result<String, String> + 'a;
+
+/// An isolated run's guard: its repository, its state and its log.
+#[derive(Debug)]
+pub struct Guard {
+    repo: Repo,
+    state: PathBuf,
+    config: GuardConfig,
+    steps: Vec<Step>,
+}
+
+/// Whether a `/`-separated path matches a glob: `*` and `?` within a
+/// name, `**` across folders (`tests/**` is everything under `tests/`).
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    let pat: Vec<&str> = pattern.trim_matches('/').split('/').collect();
+    let parts: Vec<&str> = path.split('/').collect();
+    // Explicit stack: (pattern index, path index).
+    let mut stack = vec![(0usize, 0usize)];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some((p, s)) = stack.pop() {
+        if !seen.insert((p, s)) {
+            continue;
+        }
+        if p == pat.len() {
+            if s == parts.len() {
+                return true;
+            }
+            continue;
+        }
+        if pat[p] == "**" {
+            stack.push((p + 1, s));
+            if s < parts.len() {
+                stack.push((p, s + 1));
+            }
+        } else if s < parts.len() && name_match(pat[p], parts[s]) {
+            stack.push((p + 1, s + 1));
+        }
+    }
+    false
+}
+
+/// `*` and `?` within one name.
+fn name_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// The files a verifier command names (its words that are files of the
+/// worktree): its script is locked like a protected file.
+pub fn verifier_files(command: &str, worktree: &Path) -> Vec<String> {
+    command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .map(|w| w.strip_prefix("./").unwrap_or(w))
+        .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.starts_with('/'))
+        .filter(|w| !w.split('/').any(|c| c == ".."))
+        .filter(|w| worktree.join(w).is_file())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run id: the time and the process, e.g. `20261202-130501-4f2a`.
+pub fn new_run_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let salt = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}-{salt:04x}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The last `lines` lines of a text.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+impl Guard {
+    /// The guard of the plan `key` (its path in the repository) in `repo`:
+    /// the unfinished run recorded there, or a new one (always a new one
+    /// when `fresh`, after removing an unfinished run's worktree and
+    /// branch).
+    pub fn open(
+        repo: Repo,
+        key: &str,
+        fresh: bool,
+        mut config: GuardConfig,
+    ) -> Result<Guard, GuardError> {
+        config.attempts = config.attempts.max(1);
+        let slug: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let slug = if slug.trim_matches(['-', '.']).is_empty() {
+            "plan".to_string()
+        } else {
+            slug
+        };
+        let state = repo.planvault_dir().join("runs").join(slug);
+        std::fs::create_dir_all(&state).map_err(|e| io_err(&state, e))?;
+        let mut guard = Guard {
+            repo,
+            state,
+            config,
+            steps: Vec::new(),
+        };
+        guard.steps = guard.read_log()?;
+        let finished = guard.finished().is_some();
+        if fresh && !guard.steps.is_empty() && !finished {
+            // An abandoned run: nothing of it may stay behind.
+            guard.teardown(false)?;
+        }
+        if fresh || finished || guard.steps.is_empty() {
+            guard.begin()?;
+        }
+        Ok(guard)
+    }
+
+    /// A new run: the old log kept beside, the checkout's untracked files
+    /// recorded.
+    fn begin(&mut self) -> Result<(), GuardError> {
+        let log = self.state.join(LOG_FILE);
+        if let Some(id) = self.steps.iter().find_map(|s| match s {
+            Step::Started { run_id, .. } => Some(run_id.clone()),
+            _ => None,
+        }) {
+            let kept = self.state.join(format!("guard-{id}.jsonl"));
+            std::fs::rename(&log, &kept).map_err(|e| io_err(&log, e))?;
+        }
+        let attempts = self.state.join("attempts");
+        if attempts.exists() {
+            std::fs::remove_dir_all(&attempts).map_err(|e| io_err(&attempts, e))?;
+        }
+        self.steps.clear();
+        let root = self.repo.root().to_path_buf();
+        let step = Step::Started {
+            run_id: new_run_id(),
+            untracked: self.repo.untracked()?,
+            head: self.repo.head(&root)?,
+        };
+        self.log(step)
+    }
+
+    fn read_log(&self) -> Result<Vec<Step>, GuardError> {
+        let path = self.state.join(LOG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        let mut steps = Vec::new();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            match serde_json::from_str(line) {
+                Ok(step) => steps.push(step),
+                // A torn last line (killed mid-write): the step never happened.
+                Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+                Err(e) => {
+                    return Err(GuardError::Log {
+                        path: path.display().to_string(),
+                        line: i + 1,
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    /// Append a step to the log, durably, then remember it.
+    fn log(&mut self, step: Step) -> Result<(), GuardError> {
+        let path = self.state.join(LOG_FILE);
+        let mut line = serde_json::to_string(&step).map_err(|e| GuardError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        line.push('\n');
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        // A torn line left by a kill is cut before the next is written.
+        let len = file.metadata().map_err(|e| io_err(&path, e))?.len();
+        if len > 0 {
+            let text = std::fs::read(&path).map_err(|e| io_err(&path, e))?;
+            if text.last() != Some(&b'\n') {
+                let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                file.set_len(keep as u64).map_err(|e| io_err(&path, e))?;
+            }
+        }
+        file.write_all(line.as_bytes())
+            .and_then(|_| file.sync_data())
+            .map_err(|e| io_err(&path, e))?;
+        self.steps.push(step);
+        Ok(())
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    pub fn config(&self) -> &GuardConfig {
+        &self.config
+    }
+
+    /// The steps logged so far.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The run's state folder.
+    pub fn state_dir(&self) -> &Path {
+        &self.state
+    }
+
+    /// The guard's log file.
+    pub fn log_path(&self) -> PathBuf {
+        self.state.join(LOG_FILE)
+    }
+
+    /// The run's vault (statuses, trace, journal, receipts).
+    pub fn vault_dir(&self) -> PathBuf {
+        self.state.join("vault")
+    }
+
+    pub fn run_id(&self) -> String {
+        self.steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Started { run_id, .. } => Some(run_id.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// `planvault/<run-id>`.
+    pub fn branch(&self) -> String {
+        format!("planvault/{}", self.run_id())
+    }
+
+    /// Where the worktree is (or will be).
+    pub fn worktree(&self) -> PathBuf {
+        self.repo
+            .planvault_dir()
+            .join("worktrees")
+            .join(self.run_id())
+    }
+
+    /// `committed` or `escalated` once the run is over.
+    pub fn finished(&self) -> Option<&str> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Finished { outcome } => Some(outcome.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The attempt under way (1-based).
+    pub fn attempt(&self) -> u32 {
+        1 + self
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::NextAttempt { .. }))
+            .count() as u32
+    }
+
+    /// Whether this attempt's run has begun (its fresh reset done).
+    pub fn attempt_running(&self) -> bool {
+        let n = self.attempt();
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::AttemptRunning { attempt } if *attempt == n))
+    }
+
+    /// Record that this attempt's run has begun.
+    pub fn mark_running(&mut self) -> Result<(), GuardError> {
+        if !self.attempt_running() {
+            let attempt = self.attempt();
+            self.log(Step::AttemptRunning { attempt })?;
+        }
+        Ok(())
+    }
+
+    /// The verifier's failures so far: (attempt, exit, output).
+    pub fn failures(&self) -> Vec<(u32, i32, String)> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Verified {
+                    attempt,
+                    exit,
+                    output,
+                } if *exit != 0 => Some((*attempt, *exit, output.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The verdict on this attempt, when the verifier has given one.
+    pub fn verdict(&self) -> Option<(i32, String)> {
+        let n = self.attempt();
+        self.steps.iter().find_map(|s| match s {
+            Step::Verified {
+                attempt,
+                exit,
+                output,
+            } if *attempt == n => Some((*exit, output.clone())),
+            _ => None,
+        })
+    }
+
+    /// The tampered file, if one was found.
+    pub fn tampered(&self) -> Option<String> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Tampered { file, .. } => Some(file.clone()),
+            _ => None,
+        })
+    }
+
+    /// The locked files' hashes taken before the first mutation.
+    pub fn baseline(&self) -> Option<&BTreeMap<String, String>> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Baseline { hashes } => Some(hashes),
+            _ => None,
+        })
+    }
+
+    fn worktree_added(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::WorktreeAdded { .. }))
+    }
+
+    fn has(&self, want: impl Fn(&Step) -> bool) -> bool {
+        self.steps.iter().any(want)
+    }
+
+    /// The worktree, made on the run's branch (and the locked files hashed)
+    /// the first time a mutation needs it; found again on a resume.
+    pub fn ensure_worktree(&mut self) -> Result<PathBuf, GuardError> {
+        let path = self.worktree();
+        let listed = self.repo.worktrees()?.iter().any(|w| {
+            std::fs::canonicalize(w).ok() == std::fs::canonicalize(&path).ok() && path.exists()
+        });
+        if !(self.worktree_added() && listed) {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+            }
+            // A folder left by a kill halfway through `worktree add` is not
+            // a worktree: it goes, then the add is done again.
+            if path.exists() && !listed {
+                std::fs::remove_dir_all(&path).map_err(|e| io_err(&path, e))?;
+            }
+            if !listed {
+                self.repo.worktree_add(&path, &self.branch())?;
+            }
+            if !self.worktree_added() {
+                let step = Step::WorktreeAdded {
+                    path: path.display().to_string(),
+                    branch: self.branch(),
+                };
+                self.log(step)?;
+            }
+        }
+        if self.baseline().is_none() {
+            let hashes = self.hash_locked(None)?;
+            self.log(Step::Baseline { hashes })?;
+        }
+        Ok(path)
+    }
+
+    /// The locked files of the worktree now: the protected globs' files
+    /// and the verifier's own, plus `also` (files locked at the start).
+    fn hash_locked(
+        &self,
+        also: Option<&BTreeMap<String, String>>,
+    ) -> Result<BTreeMap<String, String>, GuardError> {
+        let wt = self.worktree();
+        let mut files: Vec<String> = self
+            .repo
+            .files(&wt)?
+            .into_iter()
+            .filter(|f| self.is_protected(f))
+            .collect();
+        if let Some(verify) = &self.config.verify {
+            files.extend(verifier_files(verify, &wt));
+        }
+        if let Some(also) = also {
+            files.extend(also.keys().cloned());
+        }
+        files.sort();
+        files.dedup();
+        Ok(self.repo.hash_files(&wt, &files)?.into_iter().collect())
+    }
+
+    /// Whether a repository path is protected by `[guard] protected`.
+    pub fn is_protected(&self, rel: &str) -> bool {
+        protected_by(&self.config.protected, rel)
+    }
+
+    /// The first locked file that changed since the start (by name), or
+    /// `None`. A changed file is logged as tampering.
+    pub fn check_tamper(&mut self) -> Result<Option<String>, GuardError> {
+        let baseline = self.baseline().cloned().unwrap_or_default();
+        let now = self.hash_locked(Some(&baseline))?;
+        let mut names: Vec<&String> = baseline.keys().chain(now.keys()).collect();
+        names.sort();
+        names.dedup();
+        let changed = names
+            .into_iter()
+            .find(|n| baseline.get(*n) != now.get(*n))
+            .cloned();
+        if let Some(file) = &changed {
+            let attempt = self.attempt();
+            self.log(Step::Tampered {
+                attempt,
+                file: file.clone(),
+            })?;
+        }
+        Ok(changed)
+    }
+
+    /// Run the verifier in the worktree and log its verdict. Without a
+    /// verifier every attempt passes.
+    pub fn verify(&mut self) -> Result<(i32, String), GuardError> {
+        let wt = self.ensure_worktree()?;
+        let (exit, output) = match &self.config.verify {
+            Some(command) => {
+                let env = crate::native::command_env(std::env::vars(), &self.config.env);
+                crate::native::run_command(command, Some(&wt), &env)
+            }
+            None => (0, "no verifier is configured ([guard] verify)".to_string()),
+        };
+        let output = tail(&output, 200)
+            .chars()
+            .take(OUTPUT_CHARS)
+            .collect::<String>();
+        let attempt = self.attempt();
+        self.log(Step::Verified {
+            attempt,
+            exit,
+            output: output.clone(),
+        })?;
+        Ok((exit, output))
+    }
+
+    /// A failed attempt's trace goes to `attempts/<n>/`, then the next
+    /// attempt begins.
+    pub fn next_attempt(&mut self) -> Result<(), GuardError> {
+        let n = self.attempt();
+        let from = self
+            .vault_dir()
+            .join(planvault_core::engine::trace::TRACE_DIR);
+        let to = self.state.join("attempts").join(n.to_string());
+        copy_files(&from, &to)?;
+        self.log(Step::NextAttempt { attempt: n })
+    }
+
+    /// The trace of every attempt so far, oldest first.
+    fn traces(&self) -> Vec<(u32, String)> {
+        let trace_file = "trace.md";
+        let mut out = Vec::new();
+        for n in 1..self.attempt() {
+            let path = self
+                .state
+                .join("attempts")
+                .join(n.to_string())
+                .join(trace_file);
+            out.push((n, std::fs::read_to_string(path).unwrap_or_default()));
+        }
+        let current = self
+            .vault_dir()
+            .join(planvault_core::engine::trace::TRACE_DIR)
+            .join(trace_file);
+        out.push((
+            self.attempt(),
+            std::fs::read_to_string(current).unwrap_or_default(),
+        ));
+        out
+    }
+
+    /// Stage the worktree, write the receipt with its tree, and commit with
+    /// the receipt's id in the message; then remove the worktree (the
+    /// branch stays). Each step is logged, and skipped on a resume that
+    /// finds it done. The commit's id.
+    pub fn commit(&mut self, receipt: &mut ReceiptWriter<'_>) -> Result<String, GuardError> {
+        let wt = self.ensure_worktree()?;
+        let tree = match self.steps.iter().find_map(|s| match s {
+            Step::Staged { tree } => Some(tree.clone()),
+            _ => None,
+        }) {
+            Some(tree) => tree,
+            None => {
+                self.repo.add_all(&wt)?;
+                let tree = self.repo.write_tree(&wt)?;
+                self.log(Step::Staged { tree: tree.clone() })?;
+                tree
+            }
+        };
+        let id = self.receipt_once("committed", Some(&tree), receipt)?;
+        let commit = match self.steps.iter().find_map(|s| match s {
+            Step::Committed { commit } => Some(commit.clone()),
+            _ => None,
+        }) {
+            Some(c) => c,
+            None => {
+                // Killed after the commit, before its step was logged: the
+                // branch's tip already carries the receipt.
+                let (tip_tree, message) = self.repo.tip(&self.branch())?;
+                let commit = if message.contains(&id) && tip_tree == tree {
+                    self.repo.head(&wt)?
+                } else {
+                    let message = format!(
+                        "planvault run {}\n\nVerified in {} attempt(s) by `{}`.\n\nReceipt: {id}\n",
+                        self.run_id(),
+                        self.attempt(),
+                        self.config.verify.as_deref().unwrap_or("(no verifier)")
+                    );
+                    self.repo.commit(&wt, &message)?
+                };
+                self.log(Step::Committed {
+                    commit: commit.clone(),
+                })?;
+                commit
+            }
+        };
+        if !self.has(|s| matches!(s, Step::WorktreeRemoved)) {
+            self.repo.worktree_remove(&wt)?;
+            self.log(Step::WorktreeRemoved)?;
+        }
+        if self.finished().is_none() {
+            self.log(Step::Finished {
+                outcome: "committed".into(),
+            })?;
+        }
+        Ok(commit)
+    }
+
+    fn receipt_once(
+        &mut self,
+        outcome: &str,
+        tree: Option<&str>,
+        receipt: &mut ReceiptWriter<'_>,
+    ) -> Result<String, GuardError> {
+        if let Some(id) = self.steps.iter().find_map(|s| match s {
+            Step::Receipt { id } => Some(id.clone()),
+            _ => None,
+        }) {
+            return Ok(id);
+        }
+        let hashes = self.baseline().cloned().unwrap_or_default();
+        let log = self.log_path();
+        let run_id = self.run_id();
+        let facts = ReceiptFacts {
+            run_id: &run_id,
+            tree,
+            attempts: self.attempt(),
+            outcome,
+            verify: self.config.verify.as_deref(),
+            verifier_hashes: &hashes,
+            log: &log,
+        };
+        let id = receipt(&facts).map_err(GuardError::Receipt)?;
+        self.log(Step::Receipt { id: id.clone() })?;
+        Ok(id)
+    }
+
+    /// Roll back: the learnings note written into the plan's vault at
+    /// `note_dir` first, the escalated receipt, then the worktree and the
+    /// branch removed. The note's path.
+    pub fn roll_back(
+        &mut self,
+        note_dir: &Path,
+        why: &str,
+        receipt: &mut ReceiptWriter<'_>,
+    ) -> Result<PathBuf, GuardError> {
+        let rel = format!("00_plan-trace/learnings/{}.md", self.run_id());
+        let path = note_dir.join(&rel);
+        if !self.has(|s| matches!(s, Step::Learnings { .. })) {
+            let note = self.learnings_note(why)?;
+            crate::native::write_atomic(&path, &note).map_err(|e| io_err(&path, e))?;
+            self.log(Step::Learnings {
+                path: path.display().to_string(),
+            })?;
+        }
+        self.receipt_once("escalated", None, receipt)?;
+        self.teardown(true)?;
+        if self.finished().is_none() {
+            self.log(Step::Finished {
+                outcome: "escalated".into(),
+            })?;
+        }
+        Ok(path)
+    }
+
+    /// Remove the worktree and delete the branch.
+    fn teardown(&mut self, log: bool) -> Result<(), GuardError> {
+        let wt = self.worktree();
+        if !self.has(|s| matches!(s, Step::WorktreeRemoved)) {
+            self.repo.worktree_remove(&wt)?;
+            if log {
+                self.log(Step::WorktreeRemoved)?;
+            }
+        }
+        if !self.has(|s| matches!(s, Step::BranchDeleted)) {
+            self.repo.branch_delete(&self.branch())?;
+            if log {
+                self.log(Step::BranchDeleted)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What a rolled-back run teaches the next: why it stopped, what it
+    /// changed, every verdict, and the end of each attempt's trace.
+    pub fn learnings_note(&self, why: &str) -> Result<String, GuardError> {
+        let wt = self.worktree();
+        let changed = if wt.exists() {
+            self.repo.status(&wt)?
+        } else {
+            String::new()
+        };
+        let mut note = format!(
+            "---\ntype: learnings\nrun: {}\nattempts: {}\n---\n\n# What run {} learned\n\n{why}\n\n",
+            self.run_id(),
+            self.attempt(),
+            self.run_id()
+        );
+        if let Some(verify) = &self.config.verify {
+            note.push_str(&format!("Verifier: `{verify}`\n\n"));
+        }
+        note.push_str("## What was tried\n\nThe worktree's changes when it was removed (`git status --porcelain`):\n\n```\n");
+        note.push_str(if changed.trim().is_empty() {
+            "(no changes)\n"
+        } else {
+            &changed
+        });
+        note.push_str("```\n\n## The verifier's output\n\n");
+        for (attempt, exit, output) in self.failures() {
+            note.push_str(&format!(
+                "### Attempt {attempt} (exit {exit})\n\n```\n{}\n```\n\n",
+                output.trim_end()
+            ));
+        }
+        if let Some(file) = self.tampered() {
+            note.push_str(&format!("A locked file changed: `{file}`.\n\n"));
+        }
+        note.push_str("## Trace excerpt\n\n");
+        for (attempt, trace) in self.traces() {
+            note.push_str(&format!(
+                "### Attempt {attempt}\n\n{}\n\n",
+                tail(&trace, 30).trim_end()
+            ));
+        }
+        Ok(note)
+    }
+
+    /// Where a repository path the plan names is in the worktree (an MCP
+    /// server's root, a command's folder): the same place under the
+    /// worktree; `None` when it is not in the checkout.
+    pub fn remap(&self, path: &Path) -> Option<PathBuf> {
+        let rel = self.repo.relative(path)?;
+        Some(if rel.is_empty() {
+            self.worktree()
+        } else {
+            self.worktree().join(rel)
+        })
+    }
+
+    /// Why a tool may not write `path` (absolute, or relative to the
+    /// worktree): it is protected. `None`: allowed.
+    pub fn refuse_write(&self, path: &str) -> Option<String> {
+        let wt = self.worktree();
+        let p = Path::new(path);
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            wt.join(p)
+        };
+        let rel = full
+            .strip_prefix(&wt)
+            .ok()
+            .or_else(|| full.strip_prefix(self.repo.root()).ok())?;
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        self.is_protected(&rel).then(|| {
+            format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused")
+        })
+    }
+}
+
+/// Whether `rel` matches one of the `protected` globs.
+pub fn protected_by(protected: &[String], rel: &str) -> bool {
+    protected.iter().any(|g| glob_match(g, rel))
+}
+
+/// Copy every file under `from` to `to` (folders made; existing files
+/// replaced).
+pub fn copy_files(from: &Path, to: &Path) -> Result<(), GuardError> {
+    let mut pending = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src, dst)) = pending.pop() {
+        let entries = match std::fs::read_dir(&src) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err(&src, e)),
+        };
+        std::fs::create_dir_all(&dst).map_err(|e| io_err(&dst, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| io_err(&src, e))?;
+            let kind = entry.file_type().map_err(|e| io_err(&src, e))?;
+            let target = dst.join(entry.file_name());
+            if kind.is_dir() {
+                pending.push((entry.path(), target));
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), &target).map_err(|e| io_err(&target, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_names_and_folders() {
+        for (pattern, path, expected) in [
+            ("tests/**", "tests/a.rs", true),
+            ("tests/**", "tests/deep/b.rs", true),
+            ("tests/**", "src/tests.rs", false),
+            ("**/*.lock", "a/b/Cargo.lock", true),
+            ("**/*.lock", "Cargo.lock", true),
+            (".github/**", ".github/workflows/ci.yml", true),
+            ("check.sh", "check.sh", true),
+            ("check.sh", "sub/check.sh", false),
+            ("src/*.rs", "src/a/b.rs", false),
+            ("src/?.rs", "src/a.rs", true),
+            ("holdout/*.csv", "holdout/x.csv", true),
+        ] {
+            assert_eq!(glob_match(pattern, path), expected, "{pattern} vs {path}");
+        }
+    }
+
+    #[test]
+    fn a_verifiers_script_is_found_among_its_words() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/check.sh"), "exit 0").unwrap();
+        std::fs::write(dir.path().join("verify.py"), "").unwrap();
+        assert_eq!(
+            verifier_files(
+                "sh tests/check.sh --fast && python3 ./verify.py",
+                dir.path()
+            ),
+            ["tests/check.sh", "verify.py"]
+        );
+        assert!(verifier_files("cargo test ../x /etc/passwd", dir.path()).is_empty());
+    }
+
+    #[test]
+    fn run_ids_are_dated() {
+        let id = new_run_id();
+        assert_eq!(id.len(), "20261202-130501-4f2a".len(), "{id}");
+        assert!(id.starts_with("20"), "{id}");
+    }
+}
