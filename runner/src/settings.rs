@@ -18,7 +18,16 @@ pub struct VaultSettings {
     pub max_prompt_bytes: Option<usize>,
     /// `[fetch] allow_hosts`, lower-cased.
     pub allow_hosts: Vec<String>,
+    /// `[run] isolate`: the run must happen in a git worktree, which only
+    /// the terminal can make.
+    pub isolate: bool,
 }
+
+/// Why a runner without git (the browser) refuses an isolated run.
+pub const ISOLATE_REFUSED: &str =
+    "this vault asks for isolated runs ([run] isolate = true): the browser has no git to make a worktree";
+/// What to do instead.
+pub const ISOLATE_HINT: &str = "run it from the terminal: planvault run VAULT --isolate";
 
 /// Read the two keys from a config's text.
 pub fn parse(text: &str) -> Result<VaultSettings, String> {
@@ -44,7 +53,7 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
         };
         let key = key.trim();
         let wanted = match (table.as_str(), key) {
-            ("run", "max_prompt_bytes") | ("fetch", "allow_hosts") => key,
+            ("run", "max_prompt_bytes") | ("run", "isolate") | ("fetch", "allow_hosts") => key,
             _ => {
                 // The keys elsewhere, dotted (`fetch.allow_hosts`) or in an
                 // inline table (`run = { max_prompt_bytes = 1 }`).
@@ -52,15 +61,23 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
                     key.split('.').any(|k| k.trim() == name)
                         || (value.trim_start().starts_with('{') && value.contains(name))
                 };
-                if named("max_prompt_bytes") || named("allow_hosts") {
+                if named("max_prompt_bytes") || named("allow_hosts") || named("isolate") {
                     return Err(at(
-                        "write max_prompt_bytes under [run] and allow_hosts under [fetch], one key per line",
+                        "write max_prompt_bytes and isolate under [run] and allow_hosts under [fetch], one key per line",
                     ));
                 }
                 continue;
             }
         };
         let mut value = value.trim().to_string();
+        if wanted == "isolate" {
+            out.isolate = match value.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(at("isolate must be true or false")),
+            };
+            continue;
+        }
         if wanted == "max_prompt_bytes" {
             out.max_prompt_bytes = Some(
                 value
@@ -154,8 +171,11 @@ mod tests {
             VaultSettings {
                 max_prompt_bytes: Some(2_000_000),
                 allow_hosts: vec!["wiki.internal".into(), "127.0.0.1".into()],
+                isolate: false,
             }
         );
+        assert!(parse("[run]\nisolate = true # worktree\n").unwrap().isolate);
+        assert!(!parse("[run]\nisolate = false\n").unwrap().isolate);
         assert_eq!(parse("").unwrap(), VaultSettings::default());
         assert_eq!(
             parse("[fetch]\nallow_hosts = []\n").unwrap(),
@@ -171,6 +191,8 @@ mod tests {
             "fetch = { allow_hosts = [\"x\"] }\n",
             "[default]\nmax_prompt_bytes = 5\n",
             "[fetch.x]\nallow_hosts = [\"x\"]\n",
+            "[run]\nisolate = yes\n",
+            "run.isolate = true\n",
         ] {
             let err = parse(bad).unwrap_err();
             assert!(err.starts_with(".planvault/config.toml:"), "{bad}: {err}");

@@ -619,6 +619,12 @@ pub async fn start_run(
     lock::take(host, &me).await?;
     let outcome = async {
         let settings = settings::read(host).await?;
+        if settings.isolate {
+            return Err(
+                RunError::new(ErrorCode::PlanInvalid, settings::ISOLATE_REFUSED)
+                    .with_hint(settings::ISOLATE_HINT),
+            );
+        }
         host.set_fetch_allow(settings.allow_hosts);
         let options = Options {
             max_prompt_bytes: settings.max_prompt_bytes,
