@@ -26,6 +26,7 @@
 
 use crate::host::{Host, HostError, Progress};
 use crate::inbox::Inbox;
+use crate::receipt::{self, Outcome, Receipt, ReceiptParts};
 use crate::COMMAND_REFUSED;
 use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
 use planvault_core::engine::{
@@ -90,6 +91,13 @@ pub struct Options {
     /// The prompt budget of the vault's config; over the app's
     /// (`StartRun::max_prompt_bytes`) and [`DEFAULT_MAX_PROMPT_BYTES`].
     pub max_prompt_bytes: Option<usize>,
+    /// The plan file a run vault was made from (`PLAN.md`, a generated
+    /// `.json`: its name beside the run vault, and its text): the receipt
+    /// hashes it instead of the run vault's notes.
+    pub plan_source: Option<(String, String)>,
+    /// The wall clock for a new run's id (`20261202-130543`); hosts
+    /// without one leave it out.
+    pub run_stamp: Option<String>,
 }
 
 impl Default for Options {
@@ -102,6 +110,8 @@ impl Default for Options {
             humans: Humans::Ask,
             stop_reason: "stopped from the app".into(),
             max_prompt_bytes: None,
+            plan_source: None,
+            run_stamp: None,
         }
     }
 }
@@ -213,6 +223,12 @@ struct Driver<'a, H: Host> {
     tool_counts: BTreeMap<String, u32>,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
+    /// The journal's chain hash after its last line (`journal::GENESIS`
+    /// for none): the next line's `prev`.
+    chain: String,
+    /// This run's id (kept in `receipt::RUN_ID_FILE` while it resumes).
+    run_id: String,
+    run_id_kept: bool,
 }
 
 fn vault_error(err: HostError) -> RunError {
@@ -347,6 +363,9 @@ impl<'a, H: Host> Driver<'a, H> {
             recorded: BTreeMap::new(),
             tool_counts: BTreeMap::new(),
             halt: None,
+            chain: journal::GENESIS.to_string(),
+            run_id: String::new(),
+            run_id_kept: false,
         }
     }
 
@@ -412,6 +431,17 @@ impl<'a, H: Host> Driver<'a, H> {
             .map_err(vault_error)
     }
 
+    /// Append one entry to the journal, chained to the lines before it.
+    async fn journal(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
+        let line = self.scrub(&journal::chained_line(entry, &self.chain));
+        self.host
+            .append(JOURNAL_FILE, &format!("{line}\n"))
+            .await
+            .map_err(vault_error)?;
+        self.chain = journal::link(&self.chain, &line);
+        Ok(())
+    }
+
     /// A journal whose last line was torn (no newline: a crash or a full
     /// disk mid-append) gets that line kept aside in `journal.jsonl.torn-N`
     /// and cut, before anything is appended after it. A last line that is
@@ -436,6 +466,102 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         self.write(JOURNAL_FILE, &kept).await?;
         Ok(kept)
+    }
+
+    /// The run's id: the resumed run's, else a new one (kept in the vault
+    /// by [`Self::keep_run_id`] once the run starts).
+    async fn run_id(&mut self, fresh: bool, listed: &[String]) -> Result<String, RunError> {
+        if !fresh && listed.iter().any(|p| p == receipt::RUN_ID_FILE) {
+            let kept = self
+                .host
+                .read(receipt::RUN_ID_FILE)
+                .await
+                .map_err(vault_error)?;
+            if let Some(id) = kept.map(|t| t.trim().to_string()) {
+                if receipt::is_run_id(&id) {
+                    self.run_id_kept = true;
+                    return Ok(id);
+                }
+            }
+        }
+        let seed = format!(
+            "{}\n{}\n{}",
+            receipt::plan_hash(&self.seen),
+            self.host.now_ms(),
+            self.options.run_stamp.as_deref().unwrap_or_default()
+        );
+        let stamp = self
+            .options
+            .run_stamp
+            .as_deref()
+            .filter(|s| receipt::is_run_id(s))
+            .unwrap_or_default();
+        Ok(receipt::new_run_id(stamp, &seed))
+    }
+
+    /// Keep a new run's id in the vault before anything is asked, so a
+    /// resumed run is the same run.
+    async fn keep_run_id(&mut self) -> Result<(), RunError> {
+        if !self.run_id_kept {
+            self.write(receipt::RUN_ID_FILE, &format!("{}\n", self.run_id))
+                .await?;
+            self.run_id_kept = true;
+        }
+        Ok(())
+    }
+
+    /// The receipt of a run that ended with `outcome`, written into the
+    /// vault (`receipt::RECEIPT_JSON`, `receipt::RECEIPT_NOTE`).
+    async fn write_receipt(&mut self, outcome: Outcome) -> Result<Receipt, RunError> {
+        let (plan_hash, plan_source) = match &self.options.plan_source {
+            Some((name, text)) => (
+                receipt::plan_hash(&BTreeMap::from([(name.clone(), text.clone())])),
+                Some(name.clone()),
+            ),
+            None => {
+                let mut files = BTreeMap::new();
+                for path in self.host.list().await.map_err(vault_error)? {
+                    if planvault_core::vault::is_plan_note(&path) {
+                        if let Some(text) = self.host.read(&path).await.map_err(vault_error)? {
+                            files.insert(path, text);
+                        }
+                    }
+                }
+                (receipt::plan_hash(&receipt::plan_sources(&files)), None)
+            }
+        };
+        let text = self
+            .host
+            .read(JOURNAL_FILE)
+            .await
+            .map_err(vault_error)?
+            .unwrap_or_default();
+        let head = journal::verify_chain(&text).map_err(|e| {
+            RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
+                .with_hint("the journal changed during the run; no receipt was written")
+        })?;
+        let verify_nodes: Vec<String> = self
+            .plan
+            .nodes
+            .iter()
+            .filter(|n| n.kind == planvault_core::NodeKind::Verify)
+            .map(|n| n.id.clone())
+            .collect();
+        let receipt = Receipt::build(ReceiptParts {
+            run_id: self.run_id.clone(),
+            plan_hash,
+            plan_source,
+            journal_head: head.hash,
+            journal_entries: head.entries,
+            verifier_hashes: BTreeMap::new(),
+            tree: None,
+            attempts: receipt::attempts(&text, &verify_nodes),
+            outcome,
+        });
+        receipt::write(self.host, &receipt)
+            .await
+            .map_err(vault_error)?;
+        Ok(receipt)
     }
 
     /// Read the vault, reset or resume, and build the engine.
@@ -546,12 +672,19 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
         }
+        // A receipt is of a run that is over: a new run (fresh or resumed)
+        // voids it until it ends itself.
+        for path in [receipt::RECEIPT_JSON, receipt::RECEIPT_NOTE] {
+            if listed.iter().any(|p| p == path) {
+                self.host.remove(path).await.map_err(vault_error)?;
+            }
+        }
+        self.run_id = self.run_id(fresh, &listed).await?;
         self.trace_exists = !fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
         let mut journal = if let Some(replayed) = &replay {
             // The vault keeps the journal of the run it now holds.
             for entry in &replayed.entries {
-                self.append(JOURNAL_FILE, &(journal::entry_line(entry) + "\n"))
-                    .await?;
+                self.journal(entry).await?;
             }
             replayed.clone()
         } else if !fresh && (resuming || listed.iter().any(|p| p == JOURNAL_FILE)) {
@@ -560,6 +693,17 @@ impl<'a, H: Host> Driver<'a, H> {
                 Some(text) => Some(self.repair_journal(text, &listed).await?),
                 None => None,
             };
+            if let Some(text) = &text {
+                // New lines chain on; a chain already broken is not
+                // carried on as if it were whole.
+                self.chain = journal::verify_chain(text)
+                    .map_err(|e| {
+                        RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}")).with_hint(
+                            "the journal was changed after it was written: restore it, or start over (fresh)",
+                        )
+                    })?
+                    .hash;
+            }
             match text.filter(|_| resuming) {
                 Some(text) => Journal::from_jsonl(&text).map_err(|e| {
                     RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
@@ -571,8 +715,7 @@ impl<'a, H: Host> Driver<'a, H> {
             Journal::new()
         };
         for entry in std::mem::take(&mut self.options.decisions) {
-            self.append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n"))
-                .await?;
+            self.journal(&entry).await?;
             journal.entries.push(entry);
         }
         for entry in &journal.entries {
@@ -669,15 +812,16 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Carry out effects until the engine finishes.
     async fn drive(&mut self, engine: &mut Engine) -> Option<FinishReason> {
         let mut queue: VecDeque<Effect> = engine.start().into();
+        if let Err(error) = self.keep_run_id().await {
+            return Some(self.stop_on(error));
+        }
         while let Some(effect) = queue.pop_front() {
             let done = match effect {
                 Effect::WriteStatus { node, status } => {
                     self.write_status(&node, status).await.map(|()| None)
                 }
                 Effect::Record(entry) => {
-                    let recorded = self
-                        .append(JOURNAL_FILE, &(journal::entry_line(&entry) + "\n"))
-                        .await;
+                    let recorded = self.journal(&entry).await;
                     if let (Ok(()), Some(held)) = (&recorded, self.held_answered.take()) {
                         // Journaled: no run asks for this visit's work again,
                         // so a note that cannot be removed (deleted meanwhile)
@@ -707,7 +851,10 @@ impl<'a, H: Host> Driver<'a, H> {
                     }
                     Err(error) => Err(error),
                 },
-                Effect::Finish(finish) => Ok(Some(finish)),
+                Effect::Finish(finish) => match receipt::outcome_of(&finish.reason) {
+                    Some(outcome) => self.write_receipt(outcome).await.map(|_| Some(finish)),
+                    None => Ok(Some(finish)),
+                },
             };
             match done {
                 Ok(None) => {}
@@ -728,22 +875,24 @@ impl<'a, H: Host> Driver<'a, H> {
                     });
                     return Some(finish.reason);
                 }
-                Err(error) => {
-                    // The vault refused a write (or changed under the run):
-                    // nothing more is written; a new run resumes from here.
-                    let reason = FinishReason::Stopped {
-                        reason: error.message.clone(),
-                    };
-                    self.post(FromWorker::Finished {
-                        reason: reason.clone(),
-                        answer: None,
-                        error: Some(error),
-                    });
-                    return Some(reason);
-                }
+                Err(error) => return Some(self.stop_on(error)),
             }
         }
         None
+    }
+
+    /// The vault refused a write (or changed under the run): nothing more
+    /// is written; a new run resumes from here.
+    fn stop_on(&self, error: RunError) -> FinishReason {
+        let reason = FinishReason::Stopped {
+            reason: error.message.clone(),
+        };
+        self.post(FromWorker::Finished {
+            reason: reason.clone(),
+            answer: None,
+            error: Some(error),
+        });
+        reason
     }
 
     /// The end state of a run that failed at `node`: which node, why, and
@@ -849,6 +998,10 @@ impl<'a, H: Host> Driver<'a, H> {
         self.plan = plan;
         self.index_plan();
         self.options.plan_text = Some(text.to_string());
+        if let Some((_, source)) = &mut self.options.plan_source {
+            // The receipt hashes the plan as amended.
+            *source = text.to_string();
+        }
         self.host.progress(&Progress::Amended);
         Ok(())
     }

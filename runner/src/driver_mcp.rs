@@ -15,7 +15,7 @@
 
 use super::{Driver, Humans};
 use crate::host::{Host, Progress};
-use planvault_core::engine::{journal, Answer, Autonomy, JournalEntry, Request};
+use planvault_core::engine::{Answer, Autonomy, JournalEntry, Request};
 use planvault_llm::mcp::{self, Grant, Offer};
 use planvault_protocol::{AskKind, ErrorCode, PersonReply, RunError};
 use serde_json::{json, Value};
@@ -264,14 +264,11 @@ impl<H: Host> Driver<'_, H> {
 
     /// Append an entry of the driver's own to the journal and remember it.
     async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
-        let line = journal::entry_line(&entry) + "\n";
-        self.append(planvault_core::engine::trace::JOURNAL_FILE, &line)
-            .await
-            .map_err(|error| {
-                let reason = error.message.clone();
-                self.last_error = Some(error);
-                Halt { reason }
-            })?;
+        self.journal(&entry).await.map_err(|error| {
+            let reason = error.message.clone();
+            self.last_error = Some(error);
+            Halt { reason }
+        })?;
         self.remember(entry);
         Ok(())
     }

@@ -25,6 +25,7 @@ pub mod mcp_http;
 pub mod memory;
 #[cfg(feature = "native")]
 pub mod native;
+pub mod receipt;
 pub mod settings;
 
 pub use driver::{run, run_with, Humans, Options};

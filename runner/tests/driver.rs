@@ -1716,3 +1716,159 @@ fn the_apps_prompt_budget_applies_unless_the_vaults_config_sets_one() {
     block_on(run_with(&host, &inbox, tight, vaults)).unwrap();
     assert_eq!(finished(&host).0, FinishReason::Completed);
 }
+
+// ---- the journal's hash chain and the run's receipt ----
+
+use planvault_core::engine::journal::{self as chain, entry_line, verify_chain};
+use planvault_runner::receipt::{self, Outcome, Receipt};
+
+/// The example vault's plan notes as they stand in the host.
+fn plan_notes(host: &MemoryHost) -> BTreeMap<String, String> {
+    host.files.borrow().clone()
+}
+
+#[test]
+fn a_finished_run_writes_a_receipt_binding_its_plan_and_its_chained_journal() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    let head = verify_chain(&journal).unwrap();
+    assert_eq!((head.entries, head.unchained), (journal.lines().count(), 0));
+    let receipt = Receipt::from_json(&host.file(receipt::RECEIPT_JSON).unwrap()).unwrap();
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!(receipt.journal_head, head.hash);
+    assert_eq!(receipt.journal_entries, head.entries);
+    assert_eq!(receipt.id, receipt.expected_id());
+    assert_eq!(
+        receipt.plan_hash,
+        receipt::plan_hash(&receipt::plan_sources(&plan_notes(&host)))
+    );
+    // The plan hash is of the plan, not of the run's statuses.
+    assert_eq!(
+        receipt.plan_hash,
+        receipt::plan_hash(&receipt::plan_sources(&example()))
+    );
+    assert_eq!(
+        host.file(receipt::RUN_ID_FILE).unwrap().trim(),
+        receipt.run_id
+    );
+    assert!(receipt.verifier_hashes.is_empty() && receipt.tree.is_none());
+    let note = host.file(receipt::RECEIPT_NOTE).unwrap();
+    assert!(
+        note.starts_with(&format!("# Receipt {}", receipt.id)),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_run_that_can_resume_gets_no_receipt_and_keeps_its_run_id() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    assert_eq!(host.file(receipt::RECEIPT_JSON), None);
+    let id = host.file(receipt::RUN_ID_FILE).unwrap();
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let receipt = Receipt::from_json(&host.file(receipt::RECEIPT_JSON).unwrap()).unwrap();
+    assert_eq!(receipt.run_id, id.trim(), "the resumed run is the same run");
+    // A fresh run is a new run.
+    go(
+        &host,
+        &inbox,
+        StartRun {
+            fresh: true,
+            ..start(model())
+        },
+    );
+    let again = Receipt::from_json(&host.file(receipt::RECEIPT_JSON).unwrap()).unwrap();
+    assert_ne!(again.run_id, receipt.run_id);
+}
+
+#[test]
+fn a_journal_changed_after_it_was_written_is_not_resumed() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(journal.lines().count() >= 2, "{journal}");
+    let edited = journal.replacen("the draft output", "a better draft output", 1);
+    assert_ne!(edited, journal);
+    host.files
+        .borrow_mut()
+        .insert(JOURNAL_FILE.into(), edited.clone());
+    host.respond(|_| vec![]);
+    assert_eq!(go(&host, &inbox, start(model())), None);
+    let failed = posted(&host)
+        .into_iter()
+        .rev()
+        .find_map(|m| match m {
+            FromWorker::Failed { error } => Some(error),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(failed.code, ErrorCode::Journal);
+    assert!(
+        failed
+            .message
+            .contains("journal line 2 (entry review#1:work)"),
+        "{failed:?}"
+    );
+    assert_eq!(host.file(JOURNAL_FILE).unwrap(), edited, "nothing appended");
+}
+
+#[test]
+fn an_older_journal_without_hashes_resumes_and_is_chained_from_there_on() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    // As an earlier planvault wrote it: the same entries, no `prev`.
+    let old: String = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap())
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| entry_line(e) + "\n")
+        .collect();
+    let old_lines = old.lines().count();
+    host.files
+        .borrow_mut()
+        .insert(JOURNAL_FILE.into(), old.clone());
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let text = host.file(JOURNAL_FILE).unwrap();
+    assert!(
+        text.starts_with(&old),
+        "the old lines are kept as they were"
+    );
+    let head = verify_chain(&text).unwrap();
+    assert_eq!(head.unchained, old_lines);
+    assert!(head.entries > old_lines, "{text}");
+    assert!(text
+        .lines()
+        .skip(old_lines)
+        .all(|l| l.contains("\"prev\":\"")));
+    let receipt = Receipt::from_json(&host.file(receipt::RECEIPT_JSON).unwrap()).unwrap();
+    assert_eq!(receipt.journal_head, head.hash);
+    assert_ne!(receipt.journal_head, chain::GENESIS);
+}

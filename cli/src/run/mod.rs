@@ -116,15 +116,21 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             return Ok(ExitCode::from(5));
         }
     };
-    let plan_md = match source {
-        PlanSource::Vault(_) => None,
+    // The plan file beside a run vault is what its receipt hashes.
+    let plan_file = args
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (plan_md, plan_source) = match source {
+        PlanSource::Vault(_) => (None, None),
         PlanSource::PlanMd { text, .. } => {
             materialize(&root, &mut plan, starts_over)?;
-            Some(text)
+            (Some(text.clone()), Some((plan_file, text)))
         }
-        PlanSource::Generated { .. } => {
+        PlanSource::Generated { text, .. } => {
             materialize(&root, &mut plan, starts_over)?;
-            None
+            (None, Some((plan_file, text)))
         }
     };
     let endpoints = config::resolve(
@@ -196,6 +202,8 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         humans: Humans::Defer,
         stop_reason: "interrupted by Ctrl-C".into(),
         max_prompt_bytes: endpoints.max_prompt_bytes,
+        plan_source,
+        run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
@@ -222,6 +230,30 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         FinishReason::Stopped { .. } if stop.load(Ordering::SeqCst) => 130,
         FinishReason::Interrupted { .. } | FinishReason::Stopped { .. } => 5,
     }))
+}
+
+/// `20261202-130543`: the UTC moment a new run's id starts with.
+fn utc_stamp(now: std::time::SystemTime) -> String {
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 → civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60
+    )
 }
 
 /// An error with its hint, as one line.
@@ -490,5 +522,20 @@ impl Progress {
         if self.receiving.take().is_some() && self.live {
             eprintln!();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_stamp;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn run_stamps_are_utc_dates() {
+        assert_eq!(utc_stamp(UNIX_EPOCH), "19700101-000000");
+        let at = UNIX_EPOCH + Duration::from_secs(1_796_216_743);
+        assert_eq!(utc_stamp(at), "20261202-130543");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(utc_stamp(leap), "20000229-000000");
     }
 }

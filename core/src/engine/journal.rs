@@ -4,8 +4,19 @@
 //! Replaying a journal serves each request from its recorded answer, so a
 //! replay makes zero model calls and, the engine being deterministic,
 //! reproduces the run's effects byte for byte. One entry is one JSON line.
+//!
+//! **The hash chain.** A runner writes each line with `"prev"`: the chain
+//! hash of every line before it ([`chained_line`]), so a changed, inserted
+//! or dropped entry is found by [`verify_chain`]. The chain hash after a
+//! line is `sha256(prev_hex "\n" line)` ([`link`]) over the line's exact
+//! text, starting from [`GENESIS`]; the head (the hash after the last line)
+//! goes into a run's receipt. Lines of an older journal carry no `prev`:
+//! they are read (and hashed into the chain) as they are, but once a line
+//! carries one, every later line must. Dropping lines at the end keeps the
+//! chain whole: only a head kept elsewhere (a receipt) shows that.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// What came back for one request.
@@ -127,6 +138,133 @@ pub fn entry_line(entry: &JournalEntry) -> String {
     serde_json::to_string(entry).expect("journal entries serialize")
 }
 
+/// The chain hash before a journal's first line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// SHA-256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// The chain hash after `line` (its exact text, no newline), `prev` being
+/// the chain hash before it.
+pub fn link(prev: &str, line: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prev.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(line.as_bytes());
+    hex(&hasher.finalize())
+}
+
+/// One entry as its journal line carrying `prev`, the chain hash of the
+/// lines before it (without the newline).
+pub fn chained_line(entry: &JournalEntry, prev: &str) -> String {
+    let line = entry_line(entry);
+    // `entry_line` is a JSON object (`{"key":…}`): `prev` goes last.
+    format!("{},\"prev\":\"{prev}\"}}", &line[..line.len() - 1])
+}
+
+/// A journal whose chain is whole, as [`verify_chain`] read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainHead {
+    /// The chain hash after the last line ([`GENESIS`] for none).
+    pub hash: String,
+    /// Entries read.
+    pub entries: usize,
+    /// Entries before the chain began (a journal written before chaining).
+    pub unchained: usize,
+}
+
+/// Where and how a journal's chain breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("journal line {line}{}: {what}", entry.as_ref().map(|e| format!(" (entry {e})")).unwrap_or_default())]
+pub struct ChainError {
+    /// 1-based line of the journal.
+    pub line: usize,
+    /// The entry's key, when the line reads as an entry.
+    pub entry: Option<String>,
+    pub what: ChainBreak,
+}
+
+/// Why a chain breaks at a line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainBreak {
+    #[error("not a journal entry: {0}")]
+    Unreadable(String),
+    #[error(
+        "it does not chain from the lines before it (prev {found}, expected {expected}): \
+         an entry before it was changed, inserted or dropped, or this one was changed"
+    )]
+    WrongPrev { expected: String, found: String },
+    #[error("it carries no prev after chained entries: it was inserted or changed")]
+    Unchained,
+}
+
+/// The parts of a line the chain reads.
+#[derive(Deserialize)]
+struct ChainFields {
+    #[serde(default)]
+    prev: Option<String>,
+}
+
+/// Check every line's `prev` against the lines before it and return the
+/// head. Blank lines are skipped (they carry nothing); every other line
+/// must be a journal entry.
+pub fn verify_chain(text: &str) -> Result<ChainHead, ChainError> {
+    let mut head = ChainHead {
+        hash: GENESIS.to_string(),
+        entries: 0,
+        unchained: 0,
+    };
+    let mut chained = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fail = |entry: Option<String>, what| ChainError {
+            line: i + 1,
+            entry,
+            what,
+        };
+        let entry = serde_json::from_str::<JournalEntry>(line)
+            .map_err(|e| fail(None, ChainBreak::Unreadable(e.to_string())))?;
+        let fields = serde_json::from_str::<ChainFields>(line).map_err(|e| {
+            fail(
+                Some(entry.key.clone()),
+                ChainBreak::Unreadable(e.to_string()),
+            )
+        })?;
+        match fields.prev {
+            Some(prev) if prev != head.hash => {
+                return Err(fail(
+                    Some(entry.key),
+                    ChainBreak::WrongPrev {
+                        expected: head.hash,
+                        found: prev,
+                    },
+                ))
+            }
+            Some(_) => chained = true,
+            None if chained => return Err(fail(Some(entry.key), ChainBreak::Unchained)),
+            None => head.unchained += 1,
+        }
+        head.hash = link(&head.hash, line);
+        head.entries += 1;
+    }
+    Ok(head)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +322,108 @@ mod tests {
         assert_eq!(Journal::from_jsonl(&torn).unwrap().entries.len(), 1);
         let middle = format!("{{\"key\":\n{good}\n");
         assert_eq!(Journal::from_jsonl(&middle).unwrap_err().line, 1);
+    }
+
+    fn chained(entries: &[JournalEntry]) -> Vec<String> {
+        let mut prev = GENESIS.to_string();
+        entries
+            .iter()
+            .map(|e| {
+                let line = chained_line(e, &prev);
+                prev = link(&prev, &line);
+                line
+            })
+            .collect()
+    }
+
+    fn entries(n: usize) -> Vec<JournalEntry> {
+        (1..=n)
+            .map(|i| JournalEntry {
+                key: format!("n{i}#1:work"),
+                answer: Answer::Work {
+                    output: format!("out {i}"),
+                },
+            })
+            .collect()
+    }
+
+    fn text(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    #[test]
+    fn a_chained_journal_reads_back_and_verifies_to_its_head() {
+        let entries = entries(4);
+        let lines = chained(&entries);
+        assert!(lines[0].ends_with(&format!(r#","prev":"{GENESIS}"}}"#)));
+        let text = text(&lines);
+        assert_eq!(Journal::from_jsonl(&text).unwrap().entries, entries);
+        let head = verify_chain(&text).unwrap();
+        let expected = lines.iter().fold(GENESIS.to_string(), |h, l| link(&h, l));
+        assert_eq!(head.hash, expected);
+        assert_eq!((head.entries, head.unchained), (4, 0));
+        assert_eq!(verify_chain("").unwrap().hash, GENESIS);
+        // SHA-256 itself, against its published test vector.
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn an_edited_entry_breaks_the_chain_at_the_next_line() {
+        let mut lines = chained(&entries(4));
+        lines[1] = lines[1].replace("out 2", "out two");
+        let err = verify_chain(&text(&lines)).unwrap_err();
+        assert_eq!((err.line, err.entry.as_deref()), (3, Some("n3#1:work")));
+        assert!(matches!(err.what, ChainBreak::WrongPrev { .. }), "{err}");
+        assert!(err
+            .to_string()
+            .starts_with("journal line 3 (entry n3#1:work): it does not chain"));
+    }
+
+    #[test]
+    fn a_dropped_entry_breaks_the_chain_where_it_was() {
+        let mut lines = chained(&entries(4));
+        lines.remove(1);
+        let err = verify_chain(&text(&lines)).unwrap_err();
+        assert_eq!((err.line, err.entry.as_deref()), (2, Some("n3#1:work")));
+    }
+
+    #[test]
+    fn an_inserted_entry_breaks_the_chain() {
+        let lines = chained(&entries(3));
+        // An unchained line after chained ones.
+        let mut unchained = lines.clone();
+        unchained.insert(2, entry_line(&entries(9)[8]));
+        let err = verify_chain(&text(&unchained)).unwrap_err();
+        assert_eq!((err.line, err.what.clone()), (3, ChainBreak::Unchained));
+        // A chained line forged onto its predecessor breaks the one after.
+        let mut forged = lines.clone();
+        let prev = link(&link(GENESIS, &lines[0]), &lines[1]);
+        forged.insert(2, chained_line(&entries(9)[8], &prev));
+        let err = verify_chain(&text(&forged)).unwrap_err();
+        assert_eq!((err.line, err.entry.as_deref()), (4, Some("n3#1:work")));
+        // A line that is no entry at all.
+        let mut junk = lines;
+        junk.insert(1, "{\"nope\":1}".into());
+        let err = verify_chain(&text(&junk)).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(matches!(err.what, ChainBreak::Unreadable(_)));
+    }
+
+    #[test]
+    fn an_older_unchained_journal_verifies_and_is_bound_by_the_chain_after_it() {
+        let old: Vec<String> = entries(2).iter().map(entry_line).collect();
+        let head = verify_chain(&text(&old)).unwrap();
+        assert_eq!((head.entries, head.unchained), (2, 2));
+        // Resumed: new lines chain from the old lines' hash.
+        let mut lines = old.clone();
+        lines.push(chained_line(&entries(3)[2], &head.hash));
+        let after = verify_chain(&text(&lines)).unwrap();
+        assert_eq!((after.entries, after.unchained), (3, 2));
+        // The chain binds the unchained lines before it too.
+        lines[0] = lines[0].replace("out 1", "out one");
+        assert_eq!(verify_chain(&text(&lines)).unwrap_err().line, 3);
     }
 }
