@@ -98,6 +98,9 @@ pub struct Options {
     /// The wall clock for a new run's id (`20261202-130543`); hosts
     /// without one leave it out.
     pub run_stamp: Option<String>,
+    /// The run's id, fixed by the caller (an isolated run's, whose branch
+    /// is `planvault/<run-id>`); `None`: the driver keeps its own.
+    pub run_id: Option<String>,
 }
 
 impl Default for Options {
@@ -112,6 +115,7 @@ impl Default for Options {
             max_prompt_bytes: None,
             plan_source: None,
             run_stamp: None,
+            run_id: None,
         }
     }
 }
@@ -471,6 +475,15 @@ impl<'a, H: Host> Driver<'a, H> {
     /// The run's id: the resumed run's, else a new one (kept in the vault
     /// by [`Self::keep_run_id`] once the run starts).
     async fn run_id(&mut self, fresh: bool, listed: &[String]) -> Result<String, RunError> {
+        // An isolated run names every attempt with its branch's id.
+        if let Some(id) = self
+            .options
+            .run_id
+            .clone()
+            .filter(|id| receipt::is_run_id(id))
+        {
+            return Ok(id);
+        }
         if !fresh && listed.iter().any(|p| p == receipt::RUN_ID_FILE) {
             let kept = self
                 .host

@@ -259,6 +259,28 @@ impl Repo {
             .collect())
     }
 
+    /// A blob's bytes by its id.
+    pub fn read_blob(&self, id: &str) -> Result<Vec<u8>, GitError> {
+        let output = Command::new("git")
+            .args(["cat-file", "blob", id])
+            .current_dir(&self.root)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_COMMON_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if !output.status.success() {
+            return Err(GitError::Failed {
+                args: format!("cat-file blob {id}"),
+                code: output.status.code().unwrap_or(-1),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            });
+        }
+        Ok(output.stdout)
+    }
+
     /// Stage everything of a worktree (new, changed and removed files).
     pub fn add_all(&self, dir: &Path) -> Result<(), GitError> {
         self.git(dir, &["add", "--all"]).map(|_| ())

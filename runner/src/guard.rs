@@ -145,6 +145,8 @@ pub struct ReceiptFacts<'a> {
     pub verifier_hashes: &'a BTreeMap<String, String>,
     /// The guard's log, as written so far.
     pub log: &'a Path,
+    /// The repository (the locked files' blobs are read from it).
+    pub repo: &'a Repo,
 }
 
 /// Writes a receipt and returns its id.
@@ -226,30 +228,14 @@ pub fn verifier_files(command: &str, worktree: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A run id: the time and the process, e.g. `20261202-130501-4f2a`.
-pub fn new_run_id() -> String {
+/// A run id: the caller's UTC stamp (`20261202-130501`) and six hex
+/// digits of the moment and the process ([`crate::receipt::new_run_id`]).
+pub fn new_run_id(stamp: &str) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let secs = now.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let salt = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}-{salt:04x}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    let seed = format!("{}\n{}\n{stamp}", now.as_nanos(), std::process::id());
+    crate::receipt::new_run_id(stamp, &seed)
 }
 
 /// The last `lines` lines of a text.
@@ -260,14 +246,15 @@ fn tail(text: &str, lines: usize) -> String {
 
 impl Guard {
     /// The guard of the plan `key` (its path in the repository) in `repo`:
-    /// the unfinished run recorded there, or a new one (always a new one
-    /// when `fresh`, after removing an unfinished run's worktree and
+    /// the run recorded there (ended or not), or a new one (always a new
+    /// one when `fresh`, after removing an unfinished run's worktree and
     /// branch).
     pub fn open(
         repo: Repo,
         key: &str,
         fresh: bool,
         mut config: GuardConfig,
+        stamp: &str,
     ) -> Result<Guard, GuardError> {
         config.attempts = config.attempts.max(1);
         let slug: String = key
@@ -299,15 +286,15 @@ impl Guard {
             // An abandoned run: nothing of it may stay behind.
             guard.teardown(false)?;
         }
-        if fresh || finished || guard.steps.is_empty() {
-            guard.begin()?;
+        if fresh || guard.steps.is_empty() {
+            guard.begin(stamp)?;
         }
         Ok(guard)
     }
 
     /// A new run: the old log kept beside, the checkout's untracked files
     /// recorded.
-    fn begin(&mut self) -> Result<(), GuardError> {
+    fn begin(&mut self, stamp: &str) -> Result<(), GuardError> {
         let log = self.state.join(LOG_FILE);
         if let Some(id) = self.steps.iter().find_map(|s| match s {
             Step::Started { run_id, .. } => Some(run_id.clone()),
@@ -323,7 +310,7 @@ impl Guard {
         self.steps.clear();
         let root = self.repo.root().to_path_buf();
         let step = Step::Started {
-            run_id: new_run_id(),
+            run_id: new_run_id(stamp),
             untracked: self.repo.untracked()?,
             head: self.repo.head(&root)?,
         };
@@ -700,10 +687,11 @@ impl Guard {
                     self.repo.head(&wt)?
                 } else {
                     let message = format!(
-                        "planvault run {}\n\nVerified in {} attempt(s) by `{}`.\n\nReceipt: {id}\n",
+                        "planvault run {}\n\nVerified in {} attempt(s) by `{}`.\n\n{}: {id}\n",
                         self.run_id(),
                         self.attempt(),
-                        self.config.verify.as_deref().unwrap_or("(no verifier)")
+                        self.config.verify.as_deref().unwrap_or("(no verifier)"),
+                        crate::receipt::TRAILER
                     );
                     self.repo.commit(&wt, &message)?
                 };
@@ -748,6 +736,7 @@ impl Guard {
             verify: self.config.verify.as_deref(),
             verifier_hashes: &hashes,
             log: &log,
+            repo: &self.repo,
         };
         let id = receipt(&facts).map_err(GuardError::Receipt)?;
         self.log(Step::Receipt { id: id.clone() })?;
@@ -951,9 +940,10 @@ mod tests {
     }
 
     #[test]
-    fn run_ids_are_dated() {
-        let id = new_run_id();
-        assert_eq!(id.len(), "20261202-130501-4f2a".len(), "{id}");
-        assert!(id.starts_with("20"), "{id}");
+    fn run_ids_are_dated_branch_names() {
+        let (a, b) = (new_run_id("20261202-130501"), new_run_id("20261202-130501"));
+        assert!(a.starts_with("20261202-130501-") && a.len() == 22, "{a}");
+        assert!(crate::receipt::is_run_id(&a));
+        assert_ne!(a, b);
     }
 }

@@ -61,6 +61,10 @@ pub struct Endpoints {
     pub fetch_allow: Vec<String>,
     /// The most bytes one model request may carry (`[run] max_prompt_bytes`).
     pub max_prompt_bytes: Option<usize>,
+    /// `[run] isolate`: every run of this vault is isolated in a worktree.
+    pub isolate: bool,
+    /// `[guard]`: the verifier, the protected paths, the attempts.
+    pub guard: planvault_runner::guard::GuardConfig,
 }
 
 impl Endpoints {
@@ -91,6 +95,18 @@ struct File {
     mcp: Option<toml::Value>,
     #[serde(default)]
     run: Option<RunFile>,
+    #[serde(default)]
+    guard: Option<GuardFile>,
+}
+
+/// `[guard]`: what judges an isolated run's work, and what it may not touch.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardFile {
+    verify: Option<String>,
+    #[serde(default)]
+    protected: Vec<String>,
+    attempts: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +114,8 @@ struct File {
 struct RunFile {
     #[serde(default)]
     max_prompt_bytes: Option<usize>,
+    #[serde(default)]
+    isolate: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -175,8 +193,25 @@ pub fn resolve(
             .into_iter()
             .map(|h| h.to_ascii_lowercase())
             .collect(),
-        max_prompt_bytes: file.run.and_then(|r| r.max_prompt_bytes),
+        max_prompt_bytes: file.run.as_ref().and_then(|r| r.max_prompt_bytes),
+        isolate: file.run.as_ref().and_then(|r| r.isolate).unwrap_or(false),
+        guard: match file.guard {
+            Some(g) => planvault_runner::guard::GuardConfig {
+                verify: g.verify.filter(|v| !v.trim().is_empty()),
+                protected: g.protected,
+                attempts: g
+                    .attempts
+                    .unwrap_or(planvault_runner::guard::DEFAULT_ATTEMPTS)
+                    .clamp(1, 20),
+                env: Vec::new(),
+            },
+            None => planvault_runner::guard::GuardConfig {
+                attempts: planvault_runner::guard::DEFAULT_ATTEMPTS,
+                ..Default::default()
+            },
+        },
     };
+    out.guard.env = out.command_env.clone();
     let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
         .into_iter()
         .chain(
@@ -401,6 +436,8 @@ mod tests {
             ("[run] # budget\nmax_prompt_bytes = 12 # bytes\n[fetch]\nallow_hosts = []\n", true),
             ("[default]\nendpoint = \"http://x/v1\"\nmodel = \"allow_hosts\"\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n", true),
             ("[fetch]\nallow_hosts = [\"a#b.example\"]\n[run]\nmax_prompt_bytes = 1\n", true),
+            ("[run]\nisolate = true\n[guard]\nverify = \"sh check.sh\"\nprotected = [\"tests/**\"]\n", true),
+            ("[run]\nisolate = \"yes\"\n", false),
             ("[fetch]\nallow_hosts = \"x\"\n", false),
             ("[run]\nmax_prompt_bytes = \"big\"\n", false),
             ("[run]\nmax_prompt_bytes = -1\n", false),
@@ -416,6 +453,7 @@ mod tests {
             if let (Ok(e), Ok(s)) = (&toml, &small) {
                 assert_eq!(e.max_prompt_bytes, s.max_prompt_bytes, "{text}");
                 assert_eq!(e.fetch_allow, s.allow_hosts, "{text}");
+                assert_eq!(e.isolate, s.isolate, "{text}");
             } else {
                 assert!(small.is_err(), "{text:?}: toml {toml:?}, small {small:?}");
             }

@@ -4,6 +4,7 @@
 //! stdout. Every decision is the engine's; every effect is the runner's.
 
 mod config;
+mod isolated;
 
 pub use config::CONFIG_FILE;
 
@@ -60,6 +61,11 @@ pub struct RunArgs {
     /// ITEM=approve|reject|LABEL, a label optionally followed by :NOTE (repeatable).
     #[arg(long = "decide", value_name = "ITEM=approve|reject|LABEL[:NOTE]")]
     decide: Vec<String>,
+    /// Make every change in a git worktree on a new branch `planvault/<run-id>`
+    /// (the checkout stays untouched); verify with `[guard] verify`, then
+    /// commit with a receipt or roll back (also `[run] isolate = true`).
+    #[arg(long)]
+    isolate: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -107,6 +113,15 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         PlanSource::Vault(_) => args.path.clone(),
         _ => run_vault_dir(&args.path),
     };
+    let endpoints = config::resolve(
+        &root,
+        args.endpoint.as_deref(),
+        args.model.as_deref(),
+        &args.roles,
+    )?;
+    if args.isolate || endpoints.isolate {
+        return isolated::run(&args, stop, source, plan, &root, &endpoints);
+    }
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // One run per vault at a time; held until this function returns.
     let _lock = match VaultLock::acquire(&root) {
@@ -133,12 +148,6 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             (None, Some((plan_file, text)))
         }
     };
-    let endpoints = config::resolve(
-        &root,
-        args.endpoint.as_deref(),
-        args.model.as_deref(),
-        &args.roles,
-    )?;
     let replay = match &args.replay {
         Some(path) => {
             Some(read_journal(path).with_context(|| format!("cannot replay {}", path.display()))?)
@@ -150,24 +159,87 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         .iter()
         .map(|d| parse_decision(d))
         .collect::<Result<Vec<_>>>()?;
+    let once = Once {
+        root: &root,
+        plan,
+        plan_md,
+        replay,
+        decisions,
+        query: args.query.clone(),
+        fresh: args.fresh,
+        plan_source,
+        run_id: None,
+    };
+    let (reason, progress) = run_once(&args, &endpoints, &stop, once, None)?;
+    exit_code(reason, &progress, &stop)
+}
 
+/// One pass of the driver over a run vault.
+struct Once<'a> {
+    root: &'a std::path::Path,
+    plan: Plan,
+    plan_md: Option<String>,
+    replay: Option<Journal>,
+    decisions: Vec<planvault_core::engine::JournalEntry>,
+    query: String,
+    fresh: bool,
+    /// The plan file the receipt hashes (its name beside the run vault).
+    plan_source: Option<(String, String)>,
+    /// The run id the caller fixed (an isolated run's).
+    run_id: Option<String>,
+}
+
+/// Build the native host over `once.root` (with an isolated run's hooks)
+/// and run the plan until it finishes or stops.
+fn run_once(
+    args: &RunArgs,
+    endpoints: &config::Endpoints,
+    stop: &Arc<AtomicBool>,
+    once: Once<'_>,
+    isolation: Option<&isolated::Hooks>,
+) -> Result<(Option<FinishReason>, Rc<RefCell<Progress>>)> {
+    let Once {
+        root,
+        plan,
+        plan_md,
+        replay,
+        decisions,
+        query,
+        fresh,
+        plan_source,
+        run_id,
+    } = once;
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
-    let mut host = NativeHost::new(&root)
+    let started = isolation.map(|h| h.started.clone());
+    let mut host = NativeHost::new(root)
         .with_command_env(&endpoints.command_env)
         .with_fetch_allow(&endpoints.fetch_allow)
         .with_stop_flag(stop.clone())
         .with_total_timeout(endpoints.http.total_timeout)
         .on_post({
             let progress = progress.clone();
-            move |m| progress.borrow_mut().message(m)
+            move |m| {
+                if let (FromWorker::Started { .. }, Some(started)) = (m, &started) {
+                    started();
+                }
+                progress.borrow_mut().message(m)
+            }
         })
         .on_progress({
             let progress = progress.clone();
             move |p| progress.borrow_mut().progress(p)
         });
     // A replay or a run with no server starts none.
-    let servers = crate::mcp_config::read(&root.join(CONFIG_FILE), &root, &endpoints.key_vars())?;
-    if !servers.is_empty() && args.replay.is_none() {
+    let config_root = isolation.map_or(root, |h| h.config_root.as_path());
+    let mut servers = crate::mcp_config::read(
+        &config_root.join(CONFIG_FILE),
+        config_root,
+        &endpoints.key_vars(),
+    )?;
+    if let Some(hooks) = isolation {
+        servers = hooks.remap_servers(servers)?;
+    }
+    if !servers.is_empty() && replay.is_none() {
         host = host.with_mcp(crate::mcp_config::clients(servers)?.with_stop_flag(stop.clone()));
     }
     if let Some(text) = &plan_md {
@@ -176,12 +248,15 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             host = host.with_command_dir(dir);
         }
     }
+    if let Some(hooks) = isolation {
+        host = hooks.install(host);
+    }
     let start = StartRun {
-        query: args.query.clone(),
+        query,
         mode: RunMode::Model {
             endpoints: endpoints.for_runner(),
         },
-        fresh: args.fresh,
+        fresh,
         max_steps: args.max_steps,
         autonomy: match args.autonomy {
             AutonomyArg::Ask => Autonomy::Ask,
@@ -204,9 +279,19 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         max_prompt_bytes: endpoints.max_prompt_bytes,
         plan_source,
         run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
+        run_id,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
+    Ok((reason, progress))
+}
+
+/// The process's exit code for how the run ended.
+fn exit_code(
+    reason: Option<FinishReason>,
+    progress: &Rc<RefCell<Progress>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<ExitCode> {
     let Some(reason) = reason else {
         let error = progress.borrow_mut().failed.take();
         match error {
@@ -233,7 +318,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
 }
 
 /// `20261202-130543`: the UTC moment a new run's id starts with.
-fn utc_stamp(now: std::time::SystemTime) -> String {
+pub(crate) fn utc_stamp(now: std::time::SystemTime) -> String {
     let secs = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -285,7 +370,7 @@ pub fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
 /// Write an in-memory plan into its run vault (`vault::save_plan`) unless it
 /// is already there, then read the statuses back: the notes are the
 /// checkpoint, and an item marked `[x]` in the plan itself counts as done.
-fn materialize(
+pub(crate) fn materialize(
     root: &std::path::Path,
     plan: &mut Plan,
     fresh: bool,
@@ -312,7 +397,7 @@ fn materialize(
 
 /// `7=approve`, `7=reject:not today`, `gate=ship:looks right` (a condition
 /// of a `type: human` note) → the person's recorded answer.
-fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
+pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
     let (item, rest) = spec
         .split_once('=')
         .with_context(|| format!("--decide {spec}: expected ITEM=approve|reject|LABEL[:NOTE]"))?;

@@ -1,0 +1,470 @@
+//! `planvault run --isolate` (or `[run] isolate = true`): the plan runs
+//! with its state under the repository's git directory, its mutations in a
+//! worktree on `planvault/<run-id>`; each attempt that completes is judged
+//! by `[guard] verify`, after checking the locked files; a pass is staged,
+//! receipted and committed, the last failure rolled back with a learnings
+//! note. The decisions are `planvault_runner::guard`'s; this file only
+//! strings the passes of the driver together.
+
+use super::{exit_code, materialize, parse_decision, run_once, utc_stamp, Once, RunArgs};
+use anyhow::{bail, Context, Result};
+use planvault_core::engine::{FinishReason, Journal, JournalEntry};
+use planvault_core::{Plan, PlanSource};
+use planvault_runner::git::Repo;
+use planvault_runner::guard::{self, Guard, ReceiptFacts};
+use planvault_runner::mcp::{Server, Transport};
+use planvault_runner::native::{NativeHost, VaultLock};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Tool names of an MCP server that write (their path arguments are
+/// checked against the protected paths).
+const WRITING: &[&str] = &[
+    "write", "edit", "create", "move", "delete", "remove", "rename",
+];
+/// Argument names that carry a path.
+const PATH_ARGS: &[&str] = &["path", "paths", "source", "destination", "file", "target"];
+
+/// What an isolated run adds to the host.
+pub struct Hooks {
+    pub guard: Rc<RefCell<Guard>>,
+    /// Where the plan's config lives (the vault in the checkout).
+    pub config_root: PathBuf,
+    /// Called once the driver has started (its fresh reset done).
+    pub started: Rc<dyn Fn()>,
+    /// The plan file's folder, relative to the repository (commands' cwd).
+    command_rel: String,
+    /// The plan's vault in the repository, for `write_note` paths.
+    vault_rel: String,
+}
+
+impl Hooks {
+    /// Commands run in the worktree (made on first need); `write_note` and
+    /// writing MCP tools refuse protected paths.
+    pub fn install(&self, host: NativeHost) -> NativeHost {
+        let (g1, g2, g3) = (self.guard.clone(), self.guard.clone(), self.guard.clone());
+        let rel = self.command_rel.clone();
+        let vault_rel = self.vault_rel.clone();
+        host.with_workdir(move || {
+            let wt = g1
+                .borrow_mut()
+                .ensure_worktree()
+                .map_err(|e| format!("isolation: {e}; the command did not run"))?;
+            Ok(if rel.is_empty() { wt } else { wt.join(&rel) })
+        })
+        .with_note_guard(move |path| {
+            let full = if vault_rel.is_empty() {
+                path.to_string()
+            } else {
+                format!("{vault_rel}/{path}")
+            };
+            g2.borrow().is_protected(&full).then(|| {
+                format!("{full} is protected ([guard] protected): the work may not change what judges it; refused")
+            })
+        })
+        .with_mcp_guard(move |tool, arguments| {
+            let lower = tool.to_ascii_lowercase();
+            if !WRITING.iter().any(|w| lower.contains(w)) {
+                return None;
+            }
+            let guard = g3.borrow();
+            let mut paths = Vec::new();
+            for name in PATH_ARGS {
+                match &arguments[*name] {
+                    serde_json::Value::String(p) => paths.push(p.clone()),
+                    serde_json::Value::Array(items) => {
+                        paths.extend(items.iter().filter_map(|v| v.as_str().map(str::to_string)))
+                    }
+                    _ => {}
+                }
+            }
+            paths.iter().find_map(|p| guard.refuse_write(p))
+        })
+    }
+
+    /// Stdio servers whose folder or path arguments are in the checkout
+    /// are pointed at the same place in the worktree (made now: a server
+    /// needs its root to exist when it starts).
+    pub fn remap_servers(&self, servers: Vec<Server>) -> Result<Vec<Server>> {
+        let mut out = Vec::new();
+        for mut server in servers {
+            if let Transport::Stdio { args, cwd, .. } = &mut server.transport {
+                let guard = self.guard.borrow();
+                let here = cwd
+                    .clone()
+                    .or_else(|| std::env::current_dir().ok())
+                    .unwrap_or_default();
+                let in_repo = |p: &Path| guard.repo().relative(p).is_some();
+                let touches = in_repo(&here)
+                    || args
+                        .iter()
+                        .any(|a| Path::new(a).is_absolute() && in_repo(Path::new(a)));
+                drop(guard);
+                if touches {
+                    self.guard.borrow_mut().ensure_worktree()?;
+                    let guard = self.guard.borrow();
+                    if let Some(moved) = guard.remap(&here) {
+                        // The plan's folder may be untracked, so not in the worktree.
+                        std::fs::create_dir_all(&moved)
+                            .with_context(|| format!("cannot create {}", moved.display()))?;
+                        *cwd = Some(moved);
+                    }
+                    for arg in args.iter_mut() {
+                        if Path::new(arg.as_str()).is_absolute() {
+                            if let Some(moved) = guard.remap(Path::new(arg.as_str())) {
+                                *arg = moved.display().to_string();
+                            }
+                        }
+                    }
+                }
+            }
+            out.push(server);
+        }
+        Ok(out)
+    }
+}
+
+/// The isolated run of `plan` (read from `args.path`; `main_vault` is its
+/// vault in the checkout, where a learnings note goes).
+pub fn run(
+    args: &RunArgs,
+    stop: Arc<AtomicBool>,
+    source: PlanSource,
+    plan: Plan,
+    main_vault: &Path,
+    endpoints: &super::config::Endpoints,
+) -> Result<ExitCode> {
+    if args.replay.is_some() {
+        bail!("--replay calls no tool and changes nothing: it cannot be isolated");
+    }
+    let repo = Repo::discover(&args.path)?;
+    let key = repo.relative(&args.path).with_context(|| {
+        format!(
+            "{} is not inside {}",
+            args.path.display(),
+            repo.root().display()
+        )
+    })?;
+    let anchor = match &source {
+        PlanSource::Vault(_) => args.path.clone(),
+        _ => args
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    let anchor_rel = repo.relative(&anchor).unwrap_or_default();
+    let command_rel = match &source {
+        PlanSource::Vault(_) => String::new(),
+        _ => anchor_rel.clone(),
+    };
+    let vault_rel = match &source {
+        PlanSource::Vault(_) => anchor_rel,
+        _ => {
+            let name = main_vault
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if anchor_rel.is_empty() {
+                name
+            } else {
+                format!("{anchor_rel}/{name}")
+            }
+        }
+    };
+    let stamp = utc_stamp(std::time::SystemTime::now());
+    let guard = Guard::open(repo, &key, args.fresh, endpoints.guard.clone(), &stamp)?;
+    let run_id = guard.run_id();
+    if let Some(outcome) = guard.finished() {
+        eprintln!("isolated run {run_id} already ended ({outcome}); --fresh starts a new one");
+        return Ok(ExitCode::from(if outcome == "committed" { 0 } else { 1 }));
+    }
+    let root = guard.vault_dir();
+    eprintln!(
+        "isolated run {run_id}: branch {}, worktree {}",
+        guard.branch(),
+        guard.worktree().display()
+    );
+    let new_run = guard.attempt() == 1 && !guard.attempt_running();
+    if new_run {
+        // The run's own vault, rebuilt from the plan as it is now.
+        if root.exists() {
+            std::fs::remove_dir_all(&root)
+                .with_context(|| format!("cannot reset {}", root.display()))?;
+        }
+        std::fs::create_dir_all(&root)?;
+        if let PlanSource::Vault(_) = &source {
+            guard::copy_files(&args.path, &root)?;
+            let _ = std::fs::remove_file(root.join(planvault_runner::native::LOCK_FILE));
+            let trace = root.join(planvault_core::engine::trace::TRACE_DIR);
+            if trace.exists() {
+                std::fs::remove_dir_all(&trace)?;
+            }
+        }
+    }
+    // The plan file a receipt hashes sits beside the run's vault, as a
+    // PLAN.md beside its `PLAN.run/`.
+    let plan_source = match &source {
+        PlanSource::Vault(_) => None,
+        PlanSource::PlanMd { text, .. } | PlanSource::Generated { text, .. } => {
+            let name = args
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let beside = guard.state_dir().join(&name);
+            if std::fs::read_to_string(&beside).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(&beside, text)
+                    .with_context(|| format!("cannot write {}", beside.display()))?;
+            }
+            Some((name, text.clone()))
+        }
+    };
+    let _lock = match VaultLock::acquire(&root) {
+        Ok(lock) => lock,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(ExitCode::from(5));
+        }
+    };
+    let guard = Rc::new(RefCell::new(guard));
+    let hooks = Hooks {
+        guard: guard.clone(),
+        config_root: main_vault.to_path_buf(),
+        started: {
+            let guard = guard.clone();
+            Rc::new(move || {
+                if let Err(e) = guard.borrow_mut().mark_running() {
+                    eprintln!("error: {e}");
+                }
+            })
+        },
+        command_rel,
+        vault_rel,
+    };
+    let user_decisions = args
+        .decide
+        .iter()
+        .map(|d| parse_decision(d))
+        .collect::<Result<Vec<_>>>()?;
+    let attempts = endpoints.guard.attempts.max(1);
+    loop {
+        // A resume picks up at the step the log ends on.
+        let tampered = guard.borrow().tampered();
+        if let Some(file) = tampered {
+            let attempt = guard.borrow().attempt();
+            return roll_back(
+                &guard,
+                main_vault,
+                &format!(
+                    "The run was stopped as tampering: the locked file `{file}` changed during attempt {attempt}."
+                ),
+            );
+        }
+        let verdict = guard.borrow().verdict();
+        if verdict.is_none() {
+            let (attempt, running) = {
+                let g = guard.borrow();
+                (g.attempt(), g.attempt_running())
+            };
+            let mut plan = match &source {
+                PlanSource::Vault(_) => read_vault_plan(&root)?,
+                _ => plan.clone(),
+            };
+            let plan_md = match &source {
+                PlanSource::PlanMd { text, .. } => Some(text.clone()),
+                _ => None,
+            };
+            if !matches!(source, PlanSource::Vault(_)) {
+                materialize(&root, &mut plan, !running)?;
+            }
+            let decisions = if attempt > 1 && !running {
+                carried_decisions(&guard.borrow(), attempt - 1)
+            } else {
+                user_decisions.clone()
+            };
+            let once = Once {
+                root: &root,
+                plan,
+                plan_md,
+                replay: None,
+                decisions,
+                query: attempt_query(&args.query, &guard.borrow(), attempts),
+                fresh: !running,
+                plan_source: plan_source.clone(),
+                run_id: Some(run_id.clone()),
+            };
+            let (reason, progress) = run_once(args, endpoints, &stop, once, Some(&hooks))?;
+            if !matches!(reason, Some(FinishReason::Completed)) {
+                return exit_code(reason, &progress, &stop);
+            }
+            let _ = progress;
+            let mut g = guard.borrow_mut();
+            g.ensure_worktree()?;
+            if g.check_tamper()?.is_some() {
+                drop(g);
+                continue;
+            }
+            let (exit, _) = g.verify()?;
+            eprintln!(
+                "  verifier: attempt {}/{attempts} {}",
+                g.attempt(),
+                if exit == 0 {
+                    "passed".to_string()
+                } else {
+                    format!("failed (exit {exit})")
+                }
+            );
+            continue;
+        }
+        let (exit, _) = verdict.unwrap_or_default();
+        if exit == 0 {
+            let commit = guard
+                .borrow_mut()
+                .commit(&mut |facts: &ReceiptFacts<'_>| write_receipt(&root, facts))?;
+            let g = guard.borrow();
+            let receipt = g
+                .steps()
+                .iter()
+                .find_map(|s| match s {
+                    guard::Step::Receipt { id } => Some(id.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "■ committed {} on {} (receipt {receipt})",
+                &commit[..commit.len().min(12)],
+                g.branch()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        let attempt = guard.borrow().attempt();
+        if attempt < attempts {
+            guard.borrow_mut().next_attempt()?;
+            eprintln!(
+                "  back to the plan's start: attempt {}/{attempts}",
+                attempt + 1
+            );
+            continue;
+        }
+        return roll_back(
+            &guard,
+            main_vault,
+            &format!("The verifier failed {attempt} time(s); the run's changes were rolled back."),
+        );
+    }
+}
+
+/// The learnings note, the escalated receipt, the worktree and branch gone.
+fn roll_back(guard: &Rc<RefCell<Guard>>, main_vault: &Path, why: &str) -> Result<ExitCode> {
+    let root = guard.borrow().vault_dir();
+    let note = guard
+        .borrow_mut()
+        .roll_back(main_vault, why, &mut |facts: &ReceiptFacts<'_>| {
+            write_receipt(&root, facts)
+        })?;
+    eprintln!("■ rolled back: {why}\n  learnings: {}", note.display());
+    Ok(ExitCode::from(1))
+}
+
+/// A vault plan as its run vault holds it now.
+fn read_vault_plan(root: &Path) -> Result<Plan> {
+    let read = crate::input::read_plan(root, None, crate::input::Enclosing::Itself)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let checked = planvault_core::check(&read.source);
+    if checked.has_errors() {
+        bail!(
+            "the run's copy of the vault ({}) is unsound",
+            root.display()
+        );
+    }
+    Ok(checked.plan)
+}
+
+/// A person's decisions of the attempt before (the approval gate is not
+/// asked again): its archived journal's human and approval answers.
+fn carried_decisions(guard: &Guard, attempt: u32) -> Vec<JournalEntry> {
+    let path = guard
+        .state_dir()
+        .join("attempts")
+        .join(attempt.to_string())
+        .join("journal.jsonl");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    Journal::from_jsonl(&text)
+        .map(|j| {
+            j.entries
+                .into_iter()
+                .filter(|e| e.key.ends_with(":human") || e.key.ends_with(":approve"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The query of an attempt after a failed one: the verifier's word added.
+fn attempt_query(query: &str, guard: &Guard, attempts: u32) -> String {
+    let mut out = query.to_string();
+    for (attempt, exit, output) in guard.failures() {
+        out.push_str(&format!(
+            "\n\nAttempt {attempt} of {attempts} failed verification (`{}`, exit {exit}):\n```\n{}\n```",
+            guard.config().verify.as_deref().unwrap_or_default(),
+            output.trim_end()
+        ));
+    }
+    if guard.attempt() > 1 {
+        out.push_str(&format!(
+            "\n\nThis is attempt {} of {attempts}: the earlier attempts' changes are still in place; fix what the verifier reports.",
+            guard.attempt()
+        ));
+    }
+    out
+}
+
+/// The run's final receipt, written over the one the driver left in the
+/// run's vault (same plan and journal): the locked files' SHA-256 (read
+/// from their blobs at the start), the staged tree, the attempts, the
+/// outcome. Its id.
+fn write_receipt(root: &Path, facts: &ReceiptFacts<'_>) -> Result<String, String> {
+    use planvault_core::engine::journal::{sha256_hex, verify_chain};
+    use planvault_core::engine::trace::JOURNAL_FILE;
+    use planvault_runner::receipt::{Outcome, Receipt, ReceiptParts, RECEIPT_JSON, RECEIPT_NOTE};
+    let read = |rel: &str| {
+        let path = root.join(rel);
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let last =
+        Receipt::from_json(&read(RECEIPT_JSON)?).map_err(|e| format!("{RECEIPT_JSON}: {e}"))?;
+    let head = verify_chain(&read(JOURNAL_FILE)?).map_err(|e| format!("{JOURNAL_FILE}: {e}"))?;
+    let mut hashes = std::collections::BTreeMap::new();
+    for (file, blob) in facts.verifier_hashes {
+        let bytes = facts.repo.read_blob(blob).map_err(|e| e.to_string())?;
+        hashes.insert(file.clone(), sha256_hex(&bytes));
+    }
+    let receipt = Receipt::build(ReceiptParts {
+        run_id: facts.run_id.to_string(),
+        plan_hash: last.plan_hash,
+        plan_source: last.plan_source,
+        journal_head: head.hash,
+        journal_entries: head.entries,
+        verifier_hashes: hashes,
+        tree: facts.tree.map(str::to_string),
+        attempts: facts.attempts,
+        outcome: if facts.outcome == "committed" {
+            Outcome::Completed
+        } else {
+            Outcome::Escalated
+        },
+    });
+    for (rel, text) in [
+        (RECEIPT_JSON, receipt.to_json()),
+        (RECEIPT_NOTE, receipt.to_note()),
+    ] {
+        let path = root.join(rel);
+        planvault_runner::native::write_atomic(&path, &text)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(receipt.id)
+}

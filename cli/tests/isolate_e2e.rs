@@ -1,0 +1,619 @@
+//! `planvault run --isolate` end to end: the real binary, real git
+//! repositories in temp folders, the scripted model server. The checkout
+//! must stay byte-for-byte as it was; the work lands on `planvault/<run-id>`
+//! with a receipt, or is rolled back leaving a learnings note.
+
+use llm_stub::{Match, Reply, Script, Stub};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const PROPOSE: &str = "Step: Propose a fix";
+
+/// A gate (item 2) before the command that changes the code (item 3).
+const GATED: &str = "# Fix the library
+
+- [ ] Propose a fix
+- [ ] (after: 1) @human Approve the fix
+- [ ] (after: 2) @tool sh apply.sh
+";
+
+/// No gate: the command runs at once.
+const UNGATED: &str = "# Fix the library
+
+- [ ] Propose a fix
+- [ ] (after: 1) @tool sh apply.sh
+";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository with a broken library, a verifier under `tests/`, the
+/// plan, `apply.sh` (what the plan's command does) and the config; one
+/// untracked file beside them.
+fn repo(dir: &Path, plan: &str, apply: &str, guard: &str) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::create_dir_all(repo.join("PLAN.run/.planvault")).unwrap();
+    std::fs::write(repo.join("src/lib.txt"), "broken\n").unwrap();
+    std::fs::write(repo.join("tests/check.sh"), "grep -q fixed src/lib.txt\n").unwrap();
+    std::fs::write(repo.join("PLAN.md"), plan).unwrap();
+    std::fs::write(repo.join("apply.sh"), apply).unwrap();
+    std::fs::write(
+        repo.join("PLAN.run/.planvault/config.toml"),
+        format!("[http]\nretry_base_ms = 20\nattempts = 2\n\n[guard]\n{guard}"),
+    )
+    .unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "."]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "start",
+        ],
+    );
+    std::fs::write(repo.join("scratch.txt"), "the user's own notes\n").unwrap();
+    repo
+}
+
+/// `git status --porcelain` and every file's bytes (outside `.git`).
+fn snapshot(repo: &Path) -> (String, BTreeMap<String, Vec<u8>>) {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![repo.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            } else {
+                let rel = entry
+                    .path()
+                    .strip_prefix(repo)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                files.insert(rel, std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    (
+        git(repo, &["status", "--porcelain", "--untracked-files=all"]),
+        files,
+    )
+}
+
+fn worktrees(repo: &Path) -> usize {
+    git(repo, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .count()
+}
+
+fn run_branches(repo: &Path) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "branch",
+            "--list",
+            "planvault/*",
+            "--format=%(refname:short)",
+        ],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+fn reply(contains: &str, content: &str) -> Reply {
+    Reply {
+        matcher: Match {
+            contains: Some(contains.into()),
+            ..Match::default()
+        },
+        content: content.into(),
+        status: 200,
+        times: Some(0),
+        ..Reply::default()
+    }
+}
+
+fn stub(delay_ms: u64) -> Stub {
+    Stub::start(
+        Script {
+            replies: vec![Reply {
+                delay_ms,
+                ..reply(PROPOSE, "Change src/lib.txt.\nSTATUS: done")
+            }],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap()
+}
+
+fn planvault(repo: &Path, stub: &Stub, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+    cmd.arg("run")
+        .arg(repo.join("PLAN.md"))
+        .args([
+            "--query",
+            "fix the library",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+            "--autonomy",
+            "ask",
+            "--isolate",
+        ])
+        .args(extra)
+        .current_dir(repo.parent().unwrap())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY");
+    cmd
+}
+
+fn run(repo: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    planvault(repo, stub, extra).output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The run's state folder under the git directory.
+fn state(repo: &Path) -> PathBuf {
+    repo.join(".git/planvault/runs/PLAN.md")
+}
+
+fn guard_log(repo: &Path) -> String {
+    std::fs::read_to_string(state(repo).join("guard.jsonl")).unwrap_or_default()
+}
+
+#[test]
+fn an_approved_run_commits_on_its_branch_and_never_touches_the_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        GATED,
+        "echo fixed > src/lib.txt\necho new > src/added.txt\n",
+        "verify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+    );
+    let before = snapshot(&repo);
+    let stub = stub(0);
+
+    let out = run(&repo, &stub, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "awaiting the gate: {}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&repo), before, "nothing changed before approval");
+    assert_eq!(worktrees(&repo), 1, "no worktree before approval");
+    assert!(run_branches(&repo).is_empty());
+    assert!(!guard_log(&repo).contains("worktree-added"));
+    assert!(
+        guard_log(&repo).contains("\"untracked\":[\"scratch.txt\"]"),
+        "the untracked file is recorded: {}",
+        guard_log(&repo)
+    );
+
+    let out = run(&repo, &stub, &["--decide", "2=approve"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the checkout is byte-for-byte untouched"
+    );
+    assert_eq!(worktrees(&repo), 1, "the worktree is gone after the commit");
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    let branch = &branches[0];
+    assert_eq!(
+        git(&repo, &["show", &format!("{branch}:src/lib.txt")]),
+        "fixed\n"
+    );
+    assert_eq!(
+        git(&repo, &["show", &format!("{branch}:src/added.txt")]),
+        "new\n"
+    );
+    let message = git(&repo, &["log", "-1", "--format=%B", branch]);
+    let receipt = err
+        .split("(receipt ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("no receipt named: {err}"));
+    assert!(message.contains(receipt), "{message}");
+    assert_eq!(
+        git(&repo, &["rev-parse", "main"]),
+        git(&repo, &["rev-parse", &format!("{branch}~1")]),
+        "one commit on top of where the run began"
+    );
+    assert_eq!(stub.requests().len(), 1, "nothing ran twice");
+    // A second run of an ended one changes nothing.
+    let out = run(&repo, &stub, &[]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("already ended (committed)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(run_branches(&repo).len(), 1);
+}
+
+#[test]
+fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        UNGATED,
+        "echo 'exit 0' > tests/check.sh\n",
+        "verify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+    );
+    let before = snapshot(&repo);
+    let stub = stub(0);
+    let out = run(&repo, &stub, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("tampering") && err.contains("tests/check.sh"),
+        "{err}"
+    );
+    assert!(
+        !guard_log(&repo).contains("\"step\":\"verified\""),
+        "the changed verifier never ran"
+    );
+    assert_eq!(worktrees(&repo), 1);
+    assert!(run_branches(&repo).is_empty());
+    let (status, mut files) = snapshot(&repo);
+    let notes: Vec<String> = files
+        .keys()
+        .filter(|k| k.starts_with("PLAN.run/00_plan-trace/learnings/"))
+        .cloned()
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let note = String::from_utf8(files.remove(&notes[0]).unwrap()).unwrap();
+    assert!(note.contains("`tests/check.sh`"), "{note}");
+    assert_eq!(files, before.1, "only the learnings note was added");
+    let mut lines: Vec<String> = before.0.lines().map(str::to_string).collect();
+    lines.push(format!("?? {}", notes[0]));
+    lines.sort();
+    assert_eq!(status.lines().collect::<Vec<_>>(), lines);
+}
+
+#[test]
+fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        UNGATED,
+        "echo try >> src/tries.txt\n",
+        "verify = \"sh tests/check.sh || (echo 'lib.txt is still broken'; exit 3)\"\nprotected = [\"tests/**\"]\n",
+    );
+    let before = snapshot(&repo);
+    let stub = stub(0);
+    let out = run(&repo, &stub, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rolled back"), "{err}");
+    assert_eq!(stub.requests().len(), 3, "the plan ran once per attempt");
+    let asked: Vec<String> = stub.requests().iter().map(|r| r.text()).collect();
+    assert!(
+        !asked[0].contains("failed verification")
+            && asked[1].contains("Attempt 1 of 3 failed verification")
+            && asked[2].contains("Attempt 2 of 3 failed verification")
+            && asked[2].contains("lib.txt is still broken"),
+        "each attempt is told why the last failed"
+    );
+    assert_eq!(worktrees(&repo), 1, "no worktree left");
+    assert!(run_branches(&repo).is_empty(), "no branch left");
+    assert!(!state(&repo)
+        .join("../../worktrees")
+        .read_dir()
+        .unwrap()
+        .any(|_| true));
+    let log = guard_log(&repo);
+    assert_eq!(log.matches("\"step\":\"verified\"").count(), 3, "{log}");
+    assert!(log.contains("\"outcome\":\"escalated\""), "{log}");
+    let learnings = log.find("\"step\":\"learnings\"").unwrap();
+    let removed = log.find("\"step\":\"worktree-removed\"").unwrap();
+    assert!(
+        learnings < removed,
+        "the note is written before the teardown"
+    );
+    let (_, files) = snapshot(&repo);
+    let note = files
+        .iter()
+        .find(|(k, _)| k.starts_with("PLAN.run/00_plan-trace/learnings/"))
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .expect("a learnings note");
+    for needed in [
+        "The verifier failed 3 time(s)",
+        "### Attempt 3 (exit 3)",
+        "lib.txt is still broken",
+        "?? src/tries.txt",
+        "settled: ok; signals exit=0",
+    ] {
+        assert!(note.contains(needed), "{needed} in {note}");
+    }
+    let mut without_note = files.clone();
+    without_note.retain(|k, _| !k.starts_with("PLAN.run/00_plan-trace/learnings/"));
+    assert_eq!(without_note, before.1, "the checkout is as it was");
+}
+
+/// A tiny deterministic generator, seeded from the clock (printed, so a
+/// failure can be replayed with `PLANVAULT_KILL_SEED`).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn a_run_killed_at_random_points_resumes_in_its_worktree_and_repeats_no_mutation() {
+    let seed = std::env::var("PLANVAULT_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("PLANVAULT_KILL_SEED={seed}");
+    let mut rng = Rng(seed);
+    let dir = tempfile::tempdir().unwrap();
+    // Three model steps and three commands, each appending one line; the
+    // verifier passes on the second attempt, and is slow.
+    let plan = "# Fix in steps
+
+- [ ] Propose a fix
+- [ ] (after: 1) @tool sh apply.sh one
+- [ ] (after: 2) Propose a fix again
+- [ ] (after: 3) @tool sh apply.sh two
+- [ ] (after: 4) Propose a fix at last
+- [ ] (after: 5) @tool sh apply.sh three
+";
+    let marker = dir.path().join("verifying");
+    let repo = repo(
+        dir.path(),
+        plan,
+        "echo $1 >> src/log.txt\nif [ \"$(grep -c one src/log.txt)\" -ge 2 ]; then echo fixed > src/lib.txt; fi\n",
+        &format!(
+            "verify = \"touch {} && sleep 1 && sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+            marker.display()
+        ),
+    );
+    let before = snapshot(&repo);
+    let stub = stub(300);
+    let mut kills = 0;
+    let mut finished = None;
+    for _ in 0..40 {
+        let _ = std::fs::remove_file(&marker);
+        let mut child = planvault(&repo, &stub, &[])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Kill at a random moment of a model call in flight (the k-th
+        // request from now, each answered after 300 ms), or while the
+        // verifier runs. (A command killed halfway would be run again on
+        // resume: the one call in flight, as for every run.)
+        let asked = stub.requests().len();
+        let point = rng.below(2);
+        let wait_for = asked + 1 + rng.below(3) as usize;
+        let within = Duration::from_millis(rng.below(250));
+        let started = Instant::now();
+        let mut seen_at = None;
+        let killed = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Err(status);
+            }
+            let due = match point {
+                0 => {
+                    if seen_at.is_none() && stub.requests().len() >= wait_for {
+                        seen_at = Some(Instant::now());
+                    }
+                    seen_at.is_some_and(|t| t.elapsed() >= within)
+                }
+                _ => marker.exists(),
+            };
+            if due {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break Ok(());
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "the run hung");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        // During the run: the checkout as it was.
+        assert_eq!(snapshot(&repo), before, "seed {seed}");
+        match killed {
+            Ok(()) => kills += 1,
+            Err(status) => {
+                let mut err = String::new();
+                use std::io::Read;
+                child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                assert!(status.success(), "seed {seed}: {err}");
+                finished = Some(err);
+                break;
+            }
+        }
+    }
+    let err = finished.unwrap_or_else(|| panic!("seed {seed}: the run never finished"));
+    eprintln!("killed {kills} time(s)");
+    assert!(kills >= 1, "the first run is always killed");
+    assert!(err.contains("committed"), "{err}");
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "seed {seed}: the checkout is untouched"
+    );
+    assert_eq!(worktrees(&repo), 1, "seed {seed}: no orphaned worktree");
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "seed {seed}: {branches:?}");
+    // Every command ran once per attempt: two attempts, three commands.
+    let log = git(&repo, &["show", &format!("{}:src/log.txt", branches[0])]);
+    assert_eq!(
+        log, "one\ntwo\nthree\none\ntwo\nthree\n",
+        "seed {seed}: a command ran twice or not at all"
+    );
+    let guard = guard_log(&repo);
+    assert_eq!(
+        guard.matches("\"step\":\"worktree-added\"").count(),
+        1,
+        "seed {seed}: the worktree was found again, not made twice: {guard}"
+    );
+    assert_eq!(
+        guard.matches("\"step\":\"committed\"").count(),
+        1,
+        "{guard}"
+    );
+}
+
+/// A vault plan in the repository whose node writes through
+/// server-filesystem, pointed at the checkout: the server is pointed at the
+/// worktree instead, and its write to a protected test is refused.
+#[test]
+fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() {
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
+    assert!(server.exists(), "run `npm ci` at the repository's root");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    let real = std::fs::canonicalize(&repo).unwrap();
+    std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
+    std::fs::write(
+        repo.join("plan/fix.md"),
+        "---\ntype: start\nstatus: pending\ntools: [files.write_file]\n---\n# Fix the library\n\nWrite the fix.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("plan/.planvault/config.toml"),
+        format!(
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+            server.display().to_string(),
+            real.display().to_string()
+        ),
+    )
+    .unwrap();
+    git(&repo, &["add", "plan"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "plan",
+        ],
+    );
+    let before = snapshot(&repo);
+    let step = |tool_calls: Vec<llm_stub::ToolCall>, content: &str| Reply {
+        tool_calls,
+        ..reply("Step: Fix the library", content)
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply {
+                    times: None,
+                    ..step(
+                        vec![
+                            llm_stub::ToolCall {
+                                name: "files__write_file".into(),
+                                arguments: serde_json::json!({"path": "tests/check.sh", "content": "exit 0\n"}),
+                            },
+                            llm_stub::ToolCall {
+                                name: "files__write_file".into(),
+                                arguments: serde_json::json!({"path": "src/lib.txt", "content": "fixed\n"}),
+                            },
+                        ],
+                        "",
+                    )
+                },
+                step(vec![], "Fixed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(repo.join("plan"))
+        .args([
+            "--query",
+            "fix",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+            "--isolate",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let told = stub.requests()[1].text();
+    assert!(
+        told.contains("tests/check.sh is protected"),
+        "the model is told the write was refused: {told}"
+    );
+    assert_eq!(snapshot(&repo), before, "the checkout is untouched");
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "{err}");
+    assert_eq!(
+        git(&repo, &["show", &format!("{}:src/lib.txt", branches[0])]),
+        "fixed\n"
+    );
+    assert_eq!(
+        git(&repo, &["show", &format!("{}:tests/check.sh", branches[0])]),
+        "grep -q fixed src/lib.txt\n"
+    );
+    assert_eq!(worktrees(&repo), 1);
+}
