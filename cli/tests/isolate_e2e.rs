@@ -523,13 +523,13 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
     std::fs::write(
         repo.join("plan/fix.md"),
-        "---\ntype: start\nstatus: pending\ntools: [files.write_file]\n---\n# Fix the library\n\nWrite the fix.\n",
+        "---\ntype: start\nstatus: pending\ntools: [files.write_file, write_note]\n---\n# Fix the library\n\nWrite the fix.\n",
     )
     .unwrap();
     std::fs::write(
         repo.join("plan/.planvault/config.toml"),
         format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\", \"plan/rules/**\"]\n",
             server.display().to_string(),
             real.display().to_string()
         ),
@@ -569,6 +569,10 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
                                 name: "files__write_file".into(),
                                 arguments: serde_json::json!({"path": "src/lib.txt", "content": "fixed\n"}),
                             },
+                            llm_stub::ToolCall {
+                                name: "write_note".into(),
+                                arguments: serde_json::json!({"path": "rules/holdout.md", "content": "anything goes"}),
+                            },
                         ],
                         "",
                     )
@@ -603,6 +607,10 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     assert!(
         told.contains("tests/check.sh is protected"),
         "the model is told the write was refused: {told}"
+    );
+    assert!(
+        told.contains("plan/rules/holdout.md is protected"),
+        "write_note refuses a protected path too: {told}"
     );
     assert_eq!(snapshot(&repo), before, "the checkout is untouched");
     let branches = run_branches(&repo);
