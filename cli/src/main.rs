@@ -6,6 +6,7 @@
 
 mod input;
 mod mcp_config;
+mod receipt;
 mod run;
 
 use clap::{Args, Parser, Subcommand};
@@ -34,6 +35,9 @@ enum Command {
     Graph(GraphArgs),
     /// Run a plan against an OpenAI-compatible endpoint; run again to resume.
     Run(run::RunArgs),
+    /// Check a run's receipt against its journal, plan, verifiers and commit.
+    #[command(subcommand)]
+    Receipt(receipt::ReceiptCommand),
 }
 
 #[derive(Args)]
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate(args),
         Command::Graph(args) => graph(args),
         Command::Run(args) => run::run(args),
+        Command::Receipt(command) => receipt::run(command),
     }
 }
 

@@ -568,6 +568,27 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
         "the plan itself is untouched"
     );
     assert!(trace(&run).contains("- settled: ok; signals exit=0"));
+
+    // The receipt hashes PLAN.md itself (beside its run vault).
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join("00_plan-trace/receipt.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(receipt["plan_source"], "PLAN.md");
+    assert_eq!(receipt["attempts"], 1, "one visit of the @verify item");
+    assert_eq!(receipt_verify(&run, &[]).status.code(), Some(0));
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        PLAN_MD.replace("today", "tomorrow"),
+    )
+    .unwrap();
+    let out = receipt_verify(&run, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("FAIL plan: PLAN.md changed"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -1359,5 +1380,203 @@ fn progress_lines_never_carry_a_plans_escape_sequences() {
     assert!(
         stderr.contains("\\u{1b}[2J\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}"),
         "the question is shown, escaped: {stderr}"
+    );
+}
+
+fn receipt_verify(path: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["receipt", "verify"])
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_completed_runs_receipt_verifies_until_its_journal_or_plan_is_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = receipt_verify(&vault, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(vault.join("00_plan-trace/receipt.json")).unwrap(),
+    )
+    .unwrap();
+    let id = receipt["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("PV-RECEIPT-"), "{id}");
+    assert_eq!(receipt["outcome"], "completed");
+    assert!(
+        stdout.ends_with(&format!("receipt {id} verified\n")),
+        "{stdout}"
+    );
+    // The receipt file itself is a PATH too.
+    let file = vault.join("00_plan-trace/receipt.json");
+    assert_eq!(receipt_verify(&file, &[]).status.code(), Some(0));
+
+    // An answer edited afterwards: the chain breaks at the next entry.
+    let journal_path = vault.join("00_plan-trace/journal.jsonl");
+    let journal = std::fs::read_to_string(&journal_path).unwrap();
+    let third = journal.lines().nth(2).unwrap();
+    let next_key = serde_json::from_str::<serde_json::Value>(journal.lines().nth(3).unwrap())
+        .unwrap()["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let edited = journal.replacen(third, &third.replacen("\"kind\"", "\"kind\" ", 1), 1);
+    assert_ne!(edited, journal);
+    std::fs::write(&journal_path, &edited).unwrap();
+    let out = receipt_verify(&vault, &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    let journal_check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "journal")
+        .unwrap();
+    assert_eq!(journal_check["ok"], false);
+    assert_eq!(journal_check["line"], 4);
+    assert_eq!(journal_check["entry"], next_key.as_str());
+    let out = receipt_verify(&vault, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains(&format!(
+            "FAIL journal: 00_plan-trace/journal.jsonl: journal line 4 (entry {next_key})"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("does not match: journal\n"), "{stdout}");
+    // The last entry dropped: the chain is whole, its head is not the receipt's.
+    let dropped: String = journal
+        .lines()
+        .take(journal.lines().count() - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&journal_path, &dropped).unwrap();
+    let stdout = String::from_utf8_lossy(&receipt_verify(&vault, &[]).stdout).into_owned();
+    assert!(
+        stdout.contains("entries were added, dropped or changed after the run"),
+        "{stdout}"
+    );
+    std::fs::write(&journal_path, &journal).unwrap();
+
+    // A plan note edited (not its status): the plan check fails.
+    let draft = std::fs::read_to_string(vault.join("draft.md")).unwrap();
+    std::fs::write(vault.join("draft.md"), draft.replace("email", "letter")).unwrap();
+    let stdout = String::from_utf8_lossy(&receipt_verify(&vault, &[]).stdout).into_owned();
+    assert!(
+        stdout.contains("FAIL plan: the vault's plan notes changed"),
+        "{stdout}"
+    );
+    std::fs::write(vault.join("draft.md"), &draft).unwrap();
+    assert_eq!(receipt_verify(&vault, &[]).status.code(), Some(0));
+}
+
+#[test]
+fn a_receipt_naming_a_tree_verifies_against_the_commit_that_carries_it() {
+    use planvault_runner::receipt::{Receipt, ReceiptParts};
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    assert!(run_to_end(&vault, &stub, &[]).status.success());
+    let file = vault.join("00_plan-trace/receipt.json");
+    let ran = Receipt::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+
+    // What an isolated run does: stage, receipt with the tree, commit.
+    let repo = dir.path();
+    git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("check.sh"), "exit 0\n").unwrap();
+    git(repo, &["add", "check.sh", "vault/draft.md"]);
+    let tree = git(repo, &["write-tree"]);
+    let receipt = Receipt::build(ReceiptParts {
+        run_id: ran.run_id.clone(),
+        plan_hash: ran.plan_hash.clone(),
+        plan_source: None,
+        journal_head: ran.journal_head.clone(),
+        journal_entries: ran.journal_entries,
+        verifier_hashes: [(
+            "check.sh".to_string(),
+            planvault_core::engine::journal::sha256_hex(b"exit 0\n"),
+        )]
+        .into(),
+        tree: Some(tree.clone()),
+        attempts: 1,
+        outcome: ran.outcome,
+    });
+    std::fs::write(&file, receipt.to_json()).unwrap();
+    let message = format!("Apply the plan\n\n{}", receipt.commit_message_trailer());
+    git(repo, &["commit", "-q", "-m", &message]);
+    let out = receipt_verify(&vault, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(&format!("has tree {tree}")), "{stdout}");
+    assert!(stdout.contains("ok   verifier: check.sh: "), "{stdout}");
+
+    // The verifier changed afterwards: named.
+    std::fs::write(repo.join("check.sh"), "exit 1\n").unwrap();
+    let out = receipt_verify(&vault, &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failed: Vec<_> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{report}");
+    assert_eq!(failed[0]["check"], "verifier");
+    assert_eq!(failed[0]["file"], "check.sh");
+    std::fs::write(repo.join("check.sh"), "exit 0\n").unwrap();
+
+    // A receipt whose tree is not the commit's.
+    let mut forged = receipt.clone();
+    forged.tree = Some("0".repeat(40));
+    std::fs::write(&file, forged.to_json()).unwrap();
+    let stdout = String::from_utf8_lossy(&receipt_verify(&vault, &[]).stdout).into_owned();
+    assert!(
+        stdout.contains("FAIL id: the receipt was changed"),
+        "{stdout}"
+    );
+    let rebuilt = Receipt::build(ReceiptParts {
+        tree: Some("0".repeat(40)),
+        run_id: receipt.run_id.clone(),
+        plan_hash: receipt.plan_hash.clone(),
+        plan_source: None,
+        journal_head: receipt.journal_head.clone(),
+        journal_entries: receipt.journal_entries,
+        verifier_hashes: receipt.verifier_hashes.clone(),
+        attempts: 1,
+        outcome: receipt.outcome,
+    });
+    std::fs::write(&file, rebuilt.to_json()).unwrap();
+    let stdout = String::from_utf8_lossy(&receipt_verify(&vault, &[]).stdout).into_owned();
+    assert!(
+        stdout.contains(&format!(
+            "FAIL commit: no commit's message carries {}",
+            rebuilt.id
+        )),
+        "{stdout}"
     );
 }

@@ -29,6 +29,7 @@
 
 use crate::host::{Host, HostError};
 use planvault_core::engine::journal::{self, sha256_hex};
+use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::engine::FinishReason;
 use planvault_core::Status;
 use serde::{Deserialize, Serialize};
@@ -296,6 +297,160 @@ pub fn is_run_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// One thing `receipt verify` compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// `id`, `journal`, `plan`, `verifier`, `commit`.
+    pub check: &'static str,
+    pub ok: bool,
+    pub message: String,
+    /// The journal line that breaks the chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The journal entry there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The file whose hash differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+impl Check {
+    fn new(check: &'static str, ok: bool, message: String) -> Check {
+        Check {
+            check,
+            ok,
+            message,
+            line: None,
+            entry: None,
+            file: None,
+        }
+    }
+}
+
+impl Receipt {
+    /// The id matches the receipt's contents.
+    pub fn check_id(&self) -> Check {
+        let expected = self.expected_id();
+        if expected == self.id {
+            Check::new("id", true, format!("{} matches its contents", self.id))
+        } else {
+            Check::new(
+                "id",
+                false,
+                format!(
+                    "the receipt was changed: its contents give {expected}, it says {}",
+                    self.id
+                ),
+            )
+        }
+    }
+
+    /// The journal's chain is whole and ends at the receipt's head.
+    pub fn check_journal(&self, text: &str) -> Check {
+        match journal::verify_chain(text) {
+            Err(e) => Check {
+                line: Some(e.line),
+                entry: e.entry.clone(),
+                ..Check::new("journal", false, format!("{}: {e}", JOURNAL_FILE))
+            },
+            Ok(head) if head.hash != self.journal_head => Check::new(
+                "journal",
+                false,
+                format!(
+                    "{JOURNAL_FILE} ends at {} after {} entries, the receipt at {} after {}: \
+                     entries were added, dropped or changed after the run",
+                    head.hash, head.entries, self.journal_head, self.journal_entries
+                ),
+            ),
+            Ok(head) => Check::new(
+                "journal",
+                true,
+                format!("{} entries, chain head {}", head.entries, head.hash),
+            ),
+        }
+    }
+
+    /// The plan hashes as it did (`hash`: [`plan_hash`] of its sources now).
+    pub fn check_plan(&self, hash: &str) -> Check {
+        let what = self
+            .plan_source
+            .as_deref()
+            .unwrap_or("the vault's plan notes");
+        if hash == self.plan_hash {
+            Check::new("plan", true, format!("{what}: {hash}"))
+        } else {
+            Check {
+                file: self.plan_source.clone(),
+                ..Check::new(
+                    "plan",
+                    false,
+                    format!(
+                        "{what} changed: hashes to {hash}, the receipt says {}",
+                        self.plan_hash
+                    ),
+                )
+            }
+        }
+    }
+
+    /// Each verifier file hashes as it did; `read` gives a file's bytes.
+    pub fn check_verifiers(&self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<Check> {
+        self.verifier_hashes
+            .iter()
+            .map(|(path, expected)| {
+                let (ok, message) = match read(path).map(|b| sha256_hex(&b)) {
+                    Some(hash) if hash == *expected => (true, format!("{path}: {hash}")),
+                    Some(hash) => (
+                        false,
+                        format!("{path} changed: hashes to {hash}, the receipt says {expected}"),
+                    ),
+                    None => (false, format!("{path} is missing")),
+                };
+                Check {
+                    file: Some(path.clone()),
+                    ..Check::new("verifier", ok, message)
+                }
+            })
+            .collect()
+    }
+
+    /// The commit carrying the id has the receipt's tree. `found`: the
+    /// trees of the commits whose message names the id (`None`: the vault
+    /// is in no git repository). No check when the receipt names no tree.
+    pub fn check_commit(&self, found: Option<&[(String, String)]>) -> Option<Check> {
+        let tree = self.tree.as_ref()?;
+        let check = match found {
+            None => Check::new(
+                "commit",
+                false,
+                format!("the receipt names tree {tree} but the vault is in no git repository"),
+            ),
+            Some([]) => Check::new(
+                "commit",
+                false,
+                format!("no commit's message carries {}", self.id),
+            ),
+            Some(commits) => match commits.iter().find(|(_, t)| t != tree) {
+                Some((commit, other)) => Check::new(
+                    "commit",
+                    false,
+                    format!(
+                        "commit {commit} carries {} but has tree {other}, the receipt says {tree}",
+                        self.id
+                    ),
+                ),
+                None => Check::new(
+                    "commit",
+                    true,
+                    format!("commit {} has tree {tree}", commits[0].0),
+                ),
+            },
+        };
+        Some(check)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+//! `planvault receipt verify PATH`: recompute what a run's receipt says
+//! (its id, the journal's hash chain and head, the plan's hash, the
+//! verifier files' hashes, the commit that carries it) and say what
+//! differs. The comparisons are `planvault_runner::receipt`'s; this reads
+//! the files and asks `git`.
+
+use clap::{Args, Subcommand};
+use planvault_core::engine::trace::JOURNAL_FILE;
+use planvault_core::terminal::escape_controls;
+use planvault_runner::native::NativeHost;
+use planvault_runner::receipt::{self, Check, Receipt, RECEIPT_JSON};
+use planvault_runner::{block_on, Host};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+#[derive(Subcommand)]
+pub enum ReceiptCommand {
+    /// Recompute a run's receipt: exit 0 when the receipt, the journal, the
+    /// plan, the verifier files and the commit agree, 1 naming what
+    /// differs, 2 when there is no receipt to read.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The run's vault (a PLAN.md's `<name>.run/`) or its
+    /// `00_plan-trace/receipt.json`.
+    path: PathBuf,
+    /// Print `{"receipt", "ok", "checks": [...]}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(command: ReceiptCommand) -> ExitCode {
+    match command {
+        ReceiptCommand::Verify(args) => verify(&args),
+    }
+}
+
+fn verify(args: &VerifyArgs) -> ExitCode {
+    let (vault, receipt) = match read(&args.path) {
+        Ok(read) => read,
+        Err(message) => {
+            eprintln!("error: {}", escape_controls(&message, true));
+            return ExitCode::from(2);
+        }
+    };
+    let checks = checks(&vault, &receipt);
+    let ok = checks.iter().all(|c| c.ok);
+    if args.json {
+        let out = serde_json::json!({ "receipt": receipt.id, "ok": ok, "checks": checks });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("checks serialize")
+        );
+    } else {
+        for c in &checks {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            println!("{mark} {}: {}", c.check, escape_controls(&c.message, true));
+        }
+        let failed: Vec<&str> = checks.iter().filter(|c| !c.ok).map(|c| c.check).collect();
+        if ok {
+            println!("receipt {} verified", receipt.id);
+        } else {
+            println!(
+                "receipt {} does not match: {}",
+                escape_controls(&receipt.id, true),
+                failed.join(", ")
+            );
+        }
+    }
+    ExitCode::from(if ok { 0 } else { 1 })
+}
+
+/// The vault and its receipt, from either path.
+fn read(path: &Path) -> Result<(PathBuf, Receipt), String> {
+    let (vault, file) = if path.is_dir() {
+        (path.to_path_buf(), path.join(RECEIPT_JSON))
+    } else {
+        // …/00_plan-trace/receipt.json → the vault two folders up.
+        let vault = path
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        (vault, path.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        format!(
+            "cannot read {}: {e} (a receipt is written when a run completes, fails or is escalated)",
+            file.display()
+        )
+    })?;
+    let receipt =
+        Receipt::from_json(&text).map_err(|e| format!("{} is no receipt: {e}", file.display()))?;
+    let vault = if vault.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        vault
+    };
+    Ok((vault, receipt))
+}
+
+fn checks(vault: &Path, receipt: &Receipt) -> Vec<Check> {
+    // The run's own host: the vault as the run listed and read it.
+    let host = NativeHost::new(vault);
+    let read = |path: &str| block_on(host.read(path)).and_then(Result::ok).flatten();
+    let mut checks = vec![receipt.check_id()];
+    checks.push(receipt.check_journal(&read(JOURNAL_FILE).unwrap_or_default()));
+    let plan = match &receipt.plan_source {
+        Some(name) => vault
+            .parent()
+            .map(|dir| dir.join(name))
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .map(|text| receipt::plan_hash(&BTreeMap::from([(name.clone(), text)]))),
+        None => {
+            let listed = block_on(host.list())
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            let files: BTreeMap<String, String> = listed
+                .into_iter()
+                .filter(|p| planvault_core::vault::is_plan_note(p))
+                .filter_map(|p| read(&p).map(|text| (p, text)))
+                .collect();
+            Some(receipt::plan_hash(&receipt::plan_sources(&files)))
+        }
+    };
+    checks.push(match plan {
+        Some(hash) => receipt.check_plan(&hash),
+        None => receipt.check_plan("(the plan file is missing)"),
+    });
+    let top = git(vault, &["rev-parse", "--show-toplevel"]).map(|s| PathBuf::from(s.trim()));
+    let base = top.clone().unwrap_or_else(|| vault.to_path_buf());
+    checks.extend(receipt.check_verifiers(|path| std::fs::read(base.join(path)).ok()));
+    if receipt.tree.is_some() {
+        let commits = top.as_ref().map(|_| commits_naming(vault, &receipt.id));
+        checks.extend(receipt.check_commit(commits.as_deref()));
+    }
+    checks
+}
+
+/// `(commit, tree)` of every commit whose message carries `id`.
+fn commits_naming(vault: &Path, id: &str) -> Vec<(String, String)> {
+    let grep = format!("--grep={id}");
+    git(
+        vault,
+        &["log", "--all", "--fixed-strings", &grep, "--format=%H %T"],
+    )
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| l.split_once(' '))
+    .map(|(c, t)| (c.to_string(), t.to_string()))
+    .collect()
+}
+
+/// A `git` command's stdout in `dir`; `None` when it fails (no git, no
+/// repository). A local call until the runner has a git module.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
