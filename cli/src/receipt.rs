@@ -7,12 +7,13 @@
 use clap::{Args, Subcommand};
 use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::terminal::escape_controls;
+use planvault_runner::git::Repo;
 use planvault_runner::native::NativeHost;
 use planvault_runner::receipt::{self, Check, Receipt, RECEIPT_JSON};
 use planvault_runner::{block_on, Host};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 #[derive(Subcommand)]
 pub enum ReceiptCommand {
@@ -130,40 +131,18 @@ fn checks(vault: &Path, receipt: &Receipt) -> Vec<Check> {
         Some(hash) => receipt.check_plan(&hash),
         None => receipt.check_plan("(the plan file is missing)"),
     });
-    let top = git(vault, &["rev-parse", "--show-toplevel"]).map(|s| PathBuf::from(s.trim()));
-    let base = top.clone().unwrap_or_else(|| vault.to_path_buf());
+    // The repository the vault lives in (an isolated run's vault lives in
+    // its `.git/planvault/`).
+    let repo = Repo::discover(vault).ok();
+    let base = repo
+        .as_ref()
+        .map_or_else(|| vault.to_path_buf(), |r| r.root().to_path_buf());
     checks.extend(receipt.check_verifiers(|path| std::fs::read(base.join(path)).ok()));
     if receipt.tree.is_some() {
-        let commits = top.as_ref().map(|_| commits_naming(vault, &receipt.id));
+        let commits = repo
+            .as_ref()
+            .map(|r| r.commits_naming(&receipt.id).unwrap_or_default());
         checks.extend(receipt.check_commit(commits.as_deref()));
     }
     checks
-}
-
-/// `(commit, tree)` of every commit whose message carries `id`.
-fn commits_naming(vault: &Path, id: &str) -> Vec<(String, String)> {
-    let grep = format!("--grep={id}");
-    git(
-        vault,
-        &["log", "--all", "--fixed-strings", &grep, "--format=%H %T"],
-    )
-    .unwrap_or_default()
-    .lines()
-    .filter_map(|l| l.split_once(' '))
-    .map(|(c, t)| (c.to_string(), t.to_string()))
-    .collect()
-}
-
-/// A `git` command's stdout in `dir`; `None` when it fails (no git, no
-/// repository). A local call until the runner has a git module.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }

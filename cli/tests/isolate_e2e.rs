@@ -192,6 +192,14 @@ fn state(repo: &Path) -> PathBuf {
     repo.join(".git/planvault/runs/PLAN.md")
 }
 
+fn receipt_verify(vault: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["receipt", "verify"])
+        .arg(vault)
+        .output()
+        .unwrap()
+}
+
 fn guard_log(repo: &Path) -> String {
     std::fs::read_to_string(state(repo).join("guard.jsonl")).unwrap_or_default()
 }
@@ -258,9 +266,39 @@ fn an_approved_run_commits_on_its_branch_and_never_touches_the_checkout() {
         "one commit on top of where the run began"
     );
     assert_eq!(stub.requests().len(), 1, "nothing ran twice");
+    // The receipt binds the branch's tree and the locked verifier.
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(state(&repo).join("vault/00_plan-trace/receipt.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["id"], receipt);
+    assert_eq!(json["outcome"], "completed");
+    assert_eq!(json["attempts"], 1);
+    assert_eq!(
+        json["tree"].as_str().unwrap(),
+        git(&repo, &["rev-parse", &format!("{branch}^{{tree}}")]).trim()
+    );
+    assert!(
+        json["verifier_hashes"]["tests/check.sh"].is_string(),
+        "{json}"
+    );
+    assert!(
+        message.contains(&format!("Planvault-Receipt: {receipt}")),
+        "{message}"
+    );
+    let verified = receipt_verify(&state(&repo).join("vault"));
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    // A branch that no longer carries the receipt's commit is caught.
+    git(&repo, &["branch", "-f", branch, "main"]);
+    let verified = receipt_verify(&state(&repo).join("vault"));
+    assert_eq!(verified.status.code(), Some(1));
     // A second run of an ended one changes nothing.
     let out = run(&repo, &stub, &[]);
-    assert!(out.status.success());
+    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("already ended (committed)"),
         "{}",
@@ -364,6 +402,19 @@ fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
     ] {
         assert!(note.contains(needed), "{needed} in {note}");
     }
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(state(&repo).join("vault/00_plan-trace/receipt.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(receipt["outcome"], "escalated");
+    assert_eq!(receipt["attempts"], 3);
+    assert!(receipt["tree"].is_null());
+    let verified = receipt_verify(&state(&repo).join("vault"));
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
     let mut without_note = files.clone();
     without_note.retain(|k, _| !k.starts_with("PLAN.run/00_plan-trace/learnings/"));
     assert_eq!(without_note, before.1, "the checkout is as it was");

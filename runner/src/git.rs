@@ -74,27 +74,37 @@ impl Repo {
         let not_a_repo = || GitError::NotARepository {
             path: path.display().to_string(),
         };
-        let out = git_in(
-            &dir,
-            &[
-                "rev-parse",
-                "--show-toplevel",
-                "--path-format=absolute",
-                "--git-common-dir",
-            ],
-        )
-        .map_err(|e| match e {
-            GitError::Failed { .. } => not_a_repo(),
-            other => other,
-        })?;
+        let ask = |args: &[&str]| {
+            git_in(&dir, args).map_err(|e| match e {
+                GitError::Failed { .. } => not_a_repo(),
+                other => other,
+            })
+        };
+        let out = ask(&[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-common-dir",
+            "--is-inside-git-dir",
+        ])?;
         let mut lines = out.lines();
-        let (Some(root), Some(common)) = (lines.next(), lines.next()) else {
+        let (Some(common), Some(inside)) = (lines.next(), lines.next()) else {
             return Err(not_a_repo());
         };
-        let real = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let common = real(Path::new(common));
+        let root = if inside == "true" {
+            // A folder inside `.git` (an isolated run's state): the
+            // checkout is the one that `.git` belongs to.
+            match common.parent() {
+                Some(top) if common.file_name().is_some_and(|n| n == ".git") => top.to_path_buf(),
+                _ => return Err(not_a_repo()),
+            }
+        } else {
+            real(Path::new(ask(&["rev-parse", "--show-toplevel"])?.trim()))
+        };
         Ok(Repo {
-            root: real(root),
-            common_dir: real(common),
+            root,
+            common_dir: common,
         })
     }
 
@@ -320,6 +330,21 @@ impl Repo {
     /// The commit a checkout or worktree is at.
     pub fn head(&self, dir: &Path) -> Result<String, GitError> {
         Ok(self.git(dir, &["rev-parse", "HEAD"])?.trim().to_string())
+    }
+
+    /// `(commit, tree)` of every commit of any branch whose message
+    /// carries `text`.
+    pub fn commits_naming(&self, text: &str) -> Result<Vec<(String, String)>, GitError> {
+        let grep = format!("--grep={text}");
+        let out = self.git(
+            &self.root,
+            &["log", "--all", "--fixed-strings", &grep, "--format=%H %T"],
+        )?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(c, t)| (c.to_string(), t.to_string()))
+            .collect())
     }
 
     /// The tree id and message of a branch's newest commit.
