@@ -939,6 +939,142 @@ mod tests {
         assert!(verifier_files("cargo test ../x /etc/passwd", dir.path()).is_empty());
     }
 
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A repository with a verifier under `tests/`.
+    fn repo() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/check.sh"), "exit 0\n").unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        git(dir.path(), &["add", "."]);
+        git(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                "init",
+            ],
+        );
+        let repo = Repo::discover(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    fn config() -> GuardConfig {
+        GuardConfig {
+            verify: Some("sh tests/check.sh".into()),
+            protected: vec!["tests/**".into()],
+            attempts: 3,
+            env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_commit_interrupted_at_any_step_is_finished_once_on_resume() {
+        let (dir, repo) = repo();
+        let mut guard =
+            Guard::open(repo.clone(), "PLAN.md", false, config(), "20261202-130501").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        std::fs::write(wt.join("work.txt"), "done\n").unwrap();
+        assert_eq!(guard.check_tamper().unwrap(), None);
+        assert_eq!(guard.verify().unwrap().0, 0);
+        // The receipt cannot be written: staged, nothing committed.
+        let err = guard.commit(&mut |_| Err("disk full".into())).unwrap_err();
+        assert!(err.to_string().contains("disk full"), "{err}");
+        let mut ids = 0;
+        let commit = guard
+            .commit(&mut |f| {
+                ids += 1;
+                Ok(format!("PV-RECEIPT-{}-{}", f.run_id, f.tree.unwrap()))
+            })
+            .unwrap();
+        assert_eq!(ids, 1);
+        let log_path = guard.log_path();
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        assert_eq!(log.matches("\"step\":\"staged\"").count(), 1, "{log}");
+        // Killed right after the commit, before its step was logged: a
+        // resume finds the commit on the branch and makes no second one.
+        let kept: Vec<&str> = log
+            .lines()
+            .take_while(|l| !l.contains("\"step\":\"committed\""))
+            .collect();
+        std::fs::write(&log_path, kept.join("\n") + "\n").unwrap();
+        // (the worktree is still there, as after such a kill)
+        repo.worktree_add(&wt, &guard.branch()).unwrap();
+        let mut again = Guard::open(repo.clone(), "PLAN.md", false, config(), "x").unwrap();
+        assert_eq!(again.run_id(), guard.run_id(), "the same run");
+        let resumed = again.commit(&mut |_| panic!("no second receipt")).unwrap();
+        assert_eq!(resumed, commit);
+        let branch = guard.branch();
+        assert_eq!(
+            git(
+                dir.path(),
+                &["rev-list", "--count", &format!("main..{branch}")]
+            )
+            .trim(),
+            "1"
+        );
+        assert_eq!(again.finished(), Some("committed"));
+        assert_eq!(repo.worktrees().unwrap().len(), 1, "no orphaned worktree");
+    }
+
+    #[test]
+    fn a_changed_or_added_protected_file_is_tampering_named_by_its_path() {
+        let (_dir, repo) = repo();
+        let mut guard = Guard::open(repo.clone(), "v", false, config(), "20261202-130501").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        assert_eq!(
+            guard.baseline().unwrap().keys().collect::<Vec<_>>(),
+            ["tests/check.sh"]
+        );
+        std::fs::write(wt.join("tests/new_test.sh"), "exit 0\n").unwrap();
+        assert_eq!(
+            guard.check_tamper().unwrap().as_deref(),
+            Some("tests/new_test.sh")
+        );
+        std::fs::remove_file(wt.join("tests/new_test.sh")).unwrap();
+        std::fs::remove_file(wt.join("tests/check.sh")).unwrap();
+        assert_eq!(
+            guard.check_tamper().unwrap().as_deref(),
+            Some("tests/check.sh")
+        );
+        assert_eq!(guard.tampered().as_deref(), Some("tests/new_test.sh"));
+        assert!(guard
+            .refuse_write("tests/x.sh")
+            .unwrap()
+            .contains("tests/x.sh is protected"));
+        assert!(guard
+            .refuse_write(&wt.join("tests/x.sh").display().to_string())
+            .is_some());
+        assert!(guard.refuse_write("src/x.rs").is_none());
+        // Rolled back: the note first, then nothing of the run is left.
+        let vault = tempfile::tempdir().unwrap();
+        let note = guard
+            .roll_back(vault.path(), "Stopped as tampering.", &mut |f| {
+                assert_eq!(f.outcome, "escalated");
+                Ok("PV-RECEIPT-x".into())
+            })
+            .unwrap();
+        assert!(std::fs::read_to_string(note)
+            .unwrap()
+            .contains("Stopped as tampering."));
+        assert_eq!(repo.worktrees().unwrap().len(), 1);
+        assert!(!repo.branch_exists(&guard.branch()).unwrap());
+    }
+
     #[test]
     fn run_ids_are_dated_branch_names() {
         let (a, b) = (new_run_id("20261202-130501"), new_run_id("20261202-130501"));
