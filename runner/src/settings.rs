@@ -1,5 +1,5 @@
 //! The run settings a vault's `.planvault/config.toml` gives every runner:
-//! `[run] max_prompt_bytes` and `[fetch] allow_hosts`. The terminal reads
+//! `[run] max_prompt_bytes`, `[run] proposal` and `[fetch] allow_hosts`. The terminal reads
 //! the whole file with a TOML parser; the browser, whose worker cannot
 //! carry one within its size budget, reads these two keys here (held to
 //! the TOML parser's reading by the CLI's tests). A key written in a form
@@ -18,6 +18,8 @@ pub struct VaultSettings {
     pub max_prompt_bytes: Option<usize>,
     /// `[fetch] allow_hosts`, lower-cased.
     pub allow_hosts: Vec<String>,
+    /// `[run] proposal`: nothing mutates before a person approves.
+    pub proposal: bool,
 }
 
 /// Read the two keys from a config's text.
@@ -44,7 +46,7 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
         };
         let key = key.trim();
         let wanted = match (table.as_str(), key) {
-            ("run", "max_prompt_bytes") | ("fetch", "allow_hosts") => key,
+            ("run", "max_prompt_bytes" | "proposal") | ("fetch", "allow_hosts") => key,
             _ => {
                 // The keys elsewhere, dotted (`fetch.allow_hosts`) or in an
                 // inline table (`run = { max_prompt_bytes = 1 }`).
@@ -52,15 +54,23 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
                     key.split('.').any(|k| k.trim() == name)
                         || (value.trim_start().starts_with('{') && value.contains(name))
                 };
-                if named("max_prompt_bytes") || named("allow_hosts") {
+                if named("max_prompt_bytes") || named("allow_hosts") || named("proposal") {
                     return Err(at(
-                        "write max_prompt_bytes under [run] and allow_hosts under [fetch], one key per line",
+                        "write max_prompt_bytes and proposal under [run] and allow_hosts under [fetch], one key per line",
                     ));
                 }
                 continue;
             }
         };
         let mut value = value.trim().to_string();
+        if wanted == "proposal" {
+            out.proposal = match value.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(at("proposal must be true or false")),
+            };
+            continue;
+        }
         if wanted == "max_prompt_bytes" {
             out.max_prompt_bytes = Some(
                 value
@@ -148,12 +158,13 @@ mod tests {
 
     #[test]
     fn the_two_keys_are_read_in_their_tables_and_nowhere_else() {
-        let text = "# a vault\n[default]\nendpoint = \"http://x/v1\" # max_prompt_bytes here is a comment\n\n[run]\nmax_prompt_bytes = 2_000_000\n\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n";
+        let text = "# a vault\n[default]\nendpoint = \"http://x/v1\" # max_prompt_bytes here is a comment\n\n[run]\nmax_prompt_bytes = 2_000_000\nproposal = true # ask first\n\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n";
         assert_eq!(
             parse(text).unwrap(),
             VaultSettings {
                 max_prompt_bytes: Some(2_000_000),
                 allow_hosts: vec!["wiki.internal".into(), "127.0.0.1".into()],
+                proposal: true,
             }
         );
         assert_eq!(parse("").unwrap(), VaultSettings::default());
@@ -171,6 +182,8 @@ mod tests {
             "fetch = { allow_hosts = [\"x\"] }\n",
             "[default]\nmax_prompt_bytes = 5\n",
             "[fetch.x]\nallow_hosts = [\"x\"]\n",
+            "[run]\nproposal = yes\n",
+            "run = { proposal = true }\n",
         ] {
             let err = parse(bad).unwrap_err();
             assert!(err.starts_with(".planvault/config.toml:"), "{bad}: {err}");

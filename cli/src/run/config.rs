@@ -61,6 +61,8 @@ pub struct Endpoints {
     pub fetch_allow: Vec<String>,
     /// The most bytes one model request may carry (`[run] max_prompt_bytes`).
     pub max_prompt_bytes: Option<usize>,
+    /// `[run] proposal`: nothing mutates before a person approves.
+    pub proposal: bool,
 }
 
 impl Endpoints {
@@ -98,6 +100,8 @@ struct File {
 struct RunFile {
     #[serde(default)]
     max_prompt_bytes: Option<usize>,
+    #[serde(default)]
+    proposal: bool,
 }
 
 #[derive(Deserialize)]
@@ -175,7 +179,8 @@ pub fn resolve(
             .into_iter()
             .map(|h| h.to_ascii_lowercase())
             .collect(),
-        max_prompt_bytes: file.run.and_then(|r| r.max_prompt_bytes),
+        max_prompt_bytes: file.run.as_ref().and_then(|r| r.max_prompt_bytes),
+        proposal: file.run.as_ref().is_some_and(|r| r.proposal),
     };
     let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
         .into_iter()
@@ -408,6 +413,10 @@ mod tests {
             // to write the key.
             ("fetch.allow_hosts = [\"x\"]\n", false),
             ("run = { max_prompt_bytes = 5 }\n", false),
+            ("[run]\nproposal = true\nmax_prompt_bytes = 9\n", true),
+            ("[run]\nproposal = false # the default\n", true),
+            ("[run]\nproposal = \"yes\"\n", false),
+            ("run.proposal = true\n", false),
         ] {
             std::fs::write(dir.join(CONFIG_FILE), text).unwrap();
             let toml = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]);
@@ -416,6 +425,7 @@ mod tests {
             if let (Ok(e), Ok(s)) = (&toml, &small) {
                 assert_eq!(e.max_prompt_bytes, s.max_prompt_bytes, "{text}");
                 assert_eq!(e.fetch_allow, s.allow_hosts, "{text}");
+                assert_eq!(e.proposal, s.proposal, "{text}");
             } else {
                 assert!(small.is_err(), "{text:?}: toml {toml:?}, small {small:?}");
             }

@@ -95,6 +95,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let source = read.source;
     let mut checked = planvault_core::check(&source);
     checked.diagnostics.splice(0..0, read.problems);
+    let asked = planvault_core::proposal::requested(&source, &checked.plan);
     if checked.has_errors() {
         for d in &checked.diagnostics {
             eprintln!("{}", d.render_human());
@@ -139,6 +140,18 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         args.model.as_deref(),
         &args.roles,
     )?;
+    // Proposal mode (the plan's own text, or `[run] proposal`): a plan
+    // that would mutate before its approval gate does not start.
+    let proposal = asked.is_some() || endpoints.proposal;
+    if proposal {
+        let rules = planvault_core::proposal::check(&plan, asked.as_ref());
+        if planvault_core::diagnostic::has_errors(&rules) {
+            for d in &rules {
+                eprintln!("{}", d.render_human());
+            }
+            bail!("the plan is unsound in proposal mode; nothing ran");
+        }
+    }
     let replay = match &args.replay {
         Some(path) => {
             Some(read_journal(path).with_context(|| format!("cannot replay {}", path.display()))?)
@@ -204,6 +217,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         max_prompt_bytes: endpoints.max_prompt_bytes,
         plan_source,
         run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
+        proposal,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
