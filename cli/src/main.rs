@@ -138,6 +138,20 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
                 }
                 _ => planvault_core::check(&source),
             };
+            // Proposal mode, asked by the plan or by `[run] proposal` in the
+            // vault's config: nothing may mutate before the approval gate.
+            let asked = planvault_core::proposal::requested(&source, &checked.plan);
+            let (config, _) = mcp_config::default_config(&plan.path);
+            let by_config = std::fs::read_to_string(config)
+                .ok()
+                .and_then(|text| planvault_runner::settings::parse(&text).ok())
+                .is_some_and(|s| s.proposal);
+            if asked.is_some() || by_config {
+                checked.diagnostics.extend(planvault_core::proposal::check(
+                    &checked.plan,
+                    asked.as_ref(),
+                ));
+            }
             // What could not be read comes first: it may explain the rest.
             if !problems.is_empty() {
                 checked.diagnostics.splice(0..0, problems);

@@ -1580,3 +1580,121 @@ fn a_receipt_naming_a_tree_verifies_against_the_commit_that_carries_it() {
         "{stdout}"
     );
 }
+
+const PROPOSAL_PLAN: &str = "# Plan
+
+@proposal
+
+- [ ] Propose the migration
+- [ ] (after: 1) @human Approve the migration
+- [ ] (after: 2) @tool touch migrated.flag
+";
+
+#[test]
+fn a_proposal_plan_runs_nothing_that_mutates_until_a_person_approves() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("PLAN.md"), PROPOSAL_PLAN).unwrap();
+    let script = Script {
+        replies: vec![reply(
+            "Step: Propose the migration",
+            "Add a column.\nSTATUS: done",
+        )],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    // `--autonomy full` would let the run decide @human itself: not here.
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("PLAN.md"))
+        .args([
+            "--query",
+            "q",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "awaiting the person: {stderr}");
+    assert!(
+        !dir.path().join("migrated.flag").exists(),
+        "no mutation before approval"
+    );
+    assert!(
+        !dir.path()
+            .join("PLAN.run/00_plan-trace/receipt.json")
+            .exists(),
+        "a paused run has no receipt"
+    );
+    let out = plan_md_run(dir.path(), &stub, &["--decide", "2=approve"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.path().join("migrated.flag").exists(),
+        "the command ran once approved"
+    );
+    assert_eq!(
+        receipt_verify(&dir.path().join("PLAN.run"), &[])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn a_proposal_plan_that_mutates_before_its_gate_is_reported_and_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = PROPOSAL_PLAN.replace(
+        "- [ ] Propose the migration",
+        "- [ ] @tool touch early.flag",
+    );
+    std::fs::write(dir.path().join("PLAN.md"), &plan).unwrap();
+    let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("validate")
+        .arg(dir.path().join("PLAN.md"))
+        .output()
+        .unwrap();
+    assert_eq!(validate.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&validate.stdout),
+        "PLAN.md:5:1: error[mutation-before-approval]: item 1 (\"touch early.flag\") runs the command `touch early.flag` before the approval gate item 2 (\"Approve the migration\"): in proposal mode nothing may change before a person approves\n"
+    );
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error[mutation-before-approval]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing ran"), "{stderr}");
+    assert!(!dir.path().join("early.flag").exists());
+    assert!(stub.requests().is_empty());
+
+    // Asked by the vault's config instead of the plan.
+    std::fs::write(dir.path().join("PLAN.md"), plan.replace("@proposal\n", "")).unwrap();
+    let validate = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .args(["validate", "--json"])
+            .arg(dir.join("PLAN.md"))
+            .output()
+            .unwrap()
+    };
+    assert_eq!(validate(dir.path()).status.code(), Some(0), "not asked");
+    std::fs::create_dir_all(dir.path().join("PLAN.run/.planvault")).unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.run/.planvault/config.toml"),
+        "[run]\nproposal = true\n",
+    )
+    .unwrap();
+    let out = validate(dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"code\": \"mutation-before-approval\""));
+}

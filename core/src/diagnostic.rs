@@ -50,6 +50,9 @@ pub enum Code {
     DanglingRef,
     UndeclaredRef,
     ReservedPathSegment,
+    // Proposal mode (seed 003): `core::proposal`, not on the npm path.
+    MutationBeforeApproval,
+    NoApprovalGate,
 }
 
 impl Code {
@@ -92,6 +95,8 @@ impl Code {
             Code::DanglingRef => "dangling-ref",
             Code::UndeclaredRef => "undeclared-ref",
             Code::ReservedPathSegment => "reserved-path-segment",
+            Code::MutationBeforeApproval => "mutation-before-approval",
+            Code::NoApprovalGate => "no-approval-gate",
         }
     }
 }

@@ -96,7 +96,7 @@ fn summary(plan: &Plan) -> String {
     out
 }
 
-fn render(source: &PlanSource) -> String {
+pub(crate) fn render(source: &PlanSource) -> String {
     let checked = check(source);
     let mut out = summary(&checked.plan);
     out.push_str("diagnostics:\n");

@@ -23,6 +23,7 @@ mod generated_properties;
 mod leopold_conformance;
 mod planmd_migration;
 mod planmd_properties;
+mod proposal_fixtures;
 mod terminal_output;
 mod vault_fixtures;
 mod vault_props;

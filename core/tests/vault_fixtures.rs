@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Every file under `root` except the snapshot, `/`-separated, dot-folders
 /// included: skipping them is the loader's job and is under test here.
-fn read_folder(root: &Path) -> BTreeMap<String, String> {
+pub(crate) fn read_folder(root: &Path) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {

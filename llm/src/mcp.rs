@@ -25,6 +25,9 @@ pub struct McpTool {
     /// A person approves each call first under `autonomy: ask`: the server
     /// marks it `destructiveHint: true`, or the vault's config lists it.
     pub ask: bool,
+    /// The server marks it `readOnlyHint: true`: it changes nothing, so a
+    /// proposal-mode run may call it before a person approves.
+    pub read_only: bool,
 }
 
 /// Every configured server's tools, by server name, as listed at run start.
@@ -359,6 +362,7 @@ mod tests {
             description: format!("does {name}"),
             input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
             ask,
+            read_only: false,
         }
     }
 

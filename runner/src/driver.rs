@@ -33,6 +33,7 @@ use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
     RequestBody, RunConfig, TraceEntry,
 };
+use planvault_core::proposal;
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
     assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn,
@@ -101,6 +102,11 @@ pub struct Options {
     /// The run's id, fixed by the caller (an isolated run's, whose branch
     /// is `planvault/<run-id>`); `None`: the driver keeps its own.
     pub run_id: Option<String>,
+    /// Proposal mode asked for by the caller (the vault's config, or a
+    /// PLAN.md / generated plan's own text, which the runner does not read):
+    /// nothing mutates before a person approves (`planvault_core::proposal`).
+    /// A vault the runner reads itself can ask on its start note.
+    pub proposal: bool,
 }
 
 impl Default for Options {
@@ -116,6 +122,7 @@ impl Default for Options {
             plan_source: None,
             run_stamp: None,
             run_id: None,
+            proposal: false,
         }
     }
 }
@@ -233,6 +240,10 @@ struct Driver<'a, H: Host> {
     /// This run's id (kept in `receipt::RUN_ID_FILE` while it resumes).
     run_id: String,
     run_id_kept: bool,
+    /// Proposal mode is on, and no person has approved yet: every
+    /// mutation is refused ([`Self::refusal`]).
+    proposal: bool,
+    approved: bool,
 }
 
 fn vault_error(err: HostError) -> RunError {
@@ -370,6 +381,8 @@ impl<'a, H: Host> Driver<'a, H> {
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
             run_id_kept: false,
+            proposal: false,
+            approved: false,
         }
     }
 
@@ -444,6 +457,27 @@ impl<'a, H: Host> Driver<'a, H> {
             .map_err(vault_error)?;
         self.chain = journal::link(&self.chain, &line);
         Ok(())
+    }
+
+    /// A person's approval at a gate (`node#visit:human`, approved) ends
+    /// the proposal.
+    fn note_approval(&mut self, entry: &JournalEntry) {
+        if entry.key.ends_with(":human")
+            && matches!(entry.answer, Answer::Human { approved: true, .. })
+        {
+            self.approved = true;
+        }
+    }
+
+    /// Why a mutation is refused now: proposal mode before a person
+    /// approved. `what` names it.
+    fn refusal(&self, what: &str) -> Option<String> {
+        (self.proposal && !self.approved).then(|| {
+            format!(
+                "refused in proposal mode: {what} would change something before a person approved the plan; \
+                 only reading is allowed until the approval gate"
+            )
+        })
     }
 
     /// A journal whose last line was torn (no newline: a crash or a full
@@ -589,10 +623,19 @@ impl<'a, H: Host> Driver<'a, H> {
                 files.insert(path.clone(), text);
             }
         }
+        self.proposal = self.options.proposal;
         self.plan = match self.options.plan.take() {
             Some(plan) => plan,
             None => {
-                let checked = check_vault(&files);
+                let mut checked = check_vault(&files);
+                let source = planvault_core::PlanSource::Vault(files.clone());
+                let asked = proposal::requested(&source, &checked.plan);
+                self.proposal |= asked.is_some();
+                if self.proposal {
+                    checked
+                        .diagnostics
+                        .extend(proposal::check(&checked.plan, asked.as_ref()));
+                }
                 if checked.has_errors() {
                     let first: Vec<String> = checked
                         .diagnostics
@@ -732,6 +775,7 @@ impl<'a, H: Host> Driver<'a, H> {
             journal.entries.push(entry);
         }
         for entry in &journal.entries {
+            self.note_approval(entry);
             self.remember(entry.clone());
         }
         let mut prior = Vec::new();
@@ -785,7 +829,13 @@ impl<'a, H: Host> Driver<'a, H> {
         let config = RunConfig {
             query: self.start.query.clone(),
             max_steps: self.start.max_steps,
-            autonomy: self.start.autonomy,
+            // The gate is a person's: in proposal mode the run never
+            // approves itself.
+            autonomy: if self.proposal {
+                planvault_core::engine::Autonomy::Ask
+            } else {
+                self.start.autonomy
+            },
             replay_only: replay.is_some(),
             ..RunConfig::default()
         };
@@ -835,6 +885,9 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
                 Effect::Record(entry) => {
                     let recorded = self.journal(&entry).await;
+                    if recorded.is_ok() {
+                        self.note_approval(&entry);
+                    }
                     if let (Ok(()), Some(held)) = (&recorded, self.held_answered.take()) {
                         // Journaled: no run asks for this visit's work again,
                         // so a note that cannot be removed (deleted meanwhile)
@@ -1383,6 +1436,9 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             RequestBody::Command { command } => {
+                if let Some(reason) = self.refusal(&format!("the command `{command}`")) {
+                    return Ok(Event::Refused { id, reason });
+                }
                 self.host.progress(&Progress::Command {
                     node: &request.node,
                     command,
@@ -1589,6 +1645,10 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             "write_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
+                // The trace (the run's own writing) is no tool's to write.
+                if let Some(reason) = self.refusal(&format!("write_note to {path}")) {
+                    return Err(reason);
+                }
                 let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
                 tools::writable(&path, &plan_notes, self.host.case_insensitive())?;
                 if let Some(why) = self.host.refuse_write(&path) {

@@ -102,6 +102,16 @@ impl<H: Host> Driver<'_, H> {
             return Ok(Err("not a server's tool".into()));
         };
         let display = grant.display();
+        let read_only = self
+            .catalog
+            .as_ref()
+            .and_then(|c| c.tool(server, tool))
+            .is_some_and(|t| t.read_only);
+        if !read_only {
+            if let Some(reason) = self.refusal(&format!("{display} (not marked readOnlyHint)")) {
+                return Ok(Err(reason));
+            }
+        }
         let args = planvault_llm::tools::arguments(arguments);
         if !(args.is_object() || arguments.trim().is_empty()) {
             return Ok(Err(format!(

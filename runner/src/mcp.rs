@@ -378,8 +378,14 @@ impl Clients {
                         .as_ref()
                         .and_then(|a| a.destructive_hint)
                         .unwrap_or(false);
+                    let read_only = t
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.read_only_hint)
+                        .unwrap_or(false);
                     McpTool {
                         ask: destructive || server.approve.iter().any(|n| *n == t.name),
+                        read_only,
                         name: t.name.to_string(),
                         description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                         input_schema: Value::Object((*t.input_schema).clone()),

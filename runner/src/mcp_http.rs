@@ -179,6 +179,7 @@ impl Client {
                 let schema = &t["inputSchema"];
                 tools.push(McpTool {
                     ask: destructive || server.approve.iter().any(|n| n == name),
+                    read_only: t["annotations"]["readOnlyHint"].as_bool() == Some(true),
                     name: name.to_string(),
                     description: t["description"].as_str().unwrap_or_default().to_string(),
                     input_schema: if schema.is_object() {

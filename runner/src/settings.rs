@@ -1,5 +1,5 @@
 //! The run settings a vault's `.planvault/config.toml` gives every runner:
-//! `[run] max_prompt_bytes` and `[fetch] allow_hosts`. The terminal reads
+//! `[run] max_prompt_bytes`, `[run] proposal` and `[fetch] allow_hosts`. The terminal reads
 //! the whole file with a TOML parser; the browser, whose worker cannot
 //! carry one within its size budget, reads these two keys here (held to
 //! the TOML parser's reading by the CLI's tests). A key written in a form
@@ -21,6 +21,8 @@ pub struct VaultSettings {
     /// `[run] isolate`: the run must happen in a git worktree, which only
     /// the terminal can make.
     pub isolate: bool,
+    /// `[run] proposal`: nothing mutates before a person approves.
+    pub proposal: bool,
 }
 
 /// Why a runner without git (the browser) refuses an isolated run.
@@ -53,7 +55,7 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
         };
         let key = key.trim();
         let wanted = match (table.as_str(), key) {
-            ("run", "max_prompt_bytes") | ("run", "isolate") | ("fetch", "allow_hosts") => key,
+            ("run", "max_prompt_bytes" | "proposal" | "isolate") | ("fetch", "allow_hosts") => key,
             _ => {
                 // The keys elsewhere, dotted (`fetch.allow_hosts`) or in an
                 // inline table (`run = { max_prompt_bytes = 1 }`).
@@ -61,21 +63,30 @@ pub fn parse(text: &str) -> Result<VaultSettings, String> {
                     key.split('.').any(|k| k.trim() == name)
                         || (value.trim_start().starts_with('{') && value.contains(name))
                 };
-                if named("max_prompt_bytes") || named("allow_hosts") || named("isolate") {
+                if named("max_prompt_bytes")
+                    || named("allow_hosts")
+                    || named("proposal")
+                    || named("isolate")
+                {
                     return Err(at(
-                        "write max_prompt_bytes and isolate under [run] and allow_hosts under [fetch], one key per line",
+                        "write max_prompt_bytes, proposal and isolate under [run] and allow_hosts under [fetch], one key per line",
                     ));
                 }
                 continue;
             }
         };
         let mut value = value.trim().to_string();
-        if wanted == "isolate" {
-            out.isolate = match value.as_str() {
+        if wanted == "proposal" || wanted == "isolate" {
+            let flag = match value.as_str() {
                 "true" => true,
                 "false" => false,
-                _ => return Err(at("isolate must be true or false")),
+                _ => return Err(at(&format!("{wanted} must be true or false"))),
             };
+            if wanted == "isolate" {
+                out.isolate = flag;
+            } else {
+                out.proposal = flag;
+            }
             continue;
         }
         if wanted == "max_prompt_bytes" {
@@ -165,13 +176,14 @@ mod tests {
 
     #[test]
     fn the_two_keys_are_read_in_their_tables_and_nowhere_else() {
-        let text = "# a vault\n[default]\nendpoint = \"http://x/v1\" # max_prompt_bytes here is a comment\n\n[run]\nmax_prompt_bytes = 2_000_000\n\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n";
+        let text = "# a vault\n[default]\nendpoint = \"http://x/v1\" # max_prompt_bytes here is a comment\n\n[run]\nmax_prompt_bytes = 2_000_000\nproposal = true # ask first\n\n[fetch]\nallow_hosts = [\n  \"Wiki.Internal\", # the wiki\n  '127.0.0.1',\n]\n";
         assert_eq!(
             parse(text).unwrap(),
             VaultSettings {
                 max_prompt_bytes: Some(2_000_000),
                 allow_hosts: vec!["wiki.internal".into(), "127.0.0.1".into()],
                 isolate: false,
+                proposal: true,
             }
         );
         assert!(parse("[run]\nisolate = true # worktree\n").unwrap().isolate);
@@ -193,6 +205,8 @@ mod tests {
             "[fetch.x]\nallow_hosts = [\"x\"]\n",
             "[run]\nisolate = yes\n",
             "run.isolate = true\n",
+            "[run]\nproposal = yes\n",
+            "run = { proposal = true }\n",
         ] {
             let err = parse(bad).unwrap_err();
             assert!(err.starts_with(".planvault/config.toml:"), "{bad}: {err}");

@@ -1872,3 +1872,138 @@ fn an_older_journal_without_hashes_resumes_and_is_chained_from_there_on() {
     assert_eq!(receipt.journal_head, head.hash);
     assert_ne!(receipt.journal_head, chain::GENESIS);
 }
+
+// ---- proposal mode ----
+
+/// Draft (the start, may write notes) → review (a person) → send (may
+/// write notes); the start note asks for proposal mode.
+fn proposal_vault() -> BTreeMap<String, String> {
+    let mut files = human_vault();
+    for (note, from, to) in [
+        (
+            "draft.md",
+            "tools: [fetch_url]",
+            "proposal: true\ntools: [write_note]",
+        ),
+        (
+            "send.md",
+            "tools: [outbox.write_file]",
+            "tools: [write_note]",
+        ),
+    ] {
+        let text = files[note].replace(from, to);
+        assert_ne!(text, files[note]);
+        files.insert(note.into(), text);
+    }
+    files
+}
+
+/// Each node's first model turn writes the notes `writes` names for it.
+fn writing_model(
+    writes: &'static [(&'static str, &'static str)],
+) -> impl FnMut(&HttpCall) -> Reply {
+    move |c: &HttpCall| {
+        let messages = c.body["messages"].as_array().unwrap();
+        let node = step(c);
+        let done = messages.iter().filter(|m| m["role"] == "tool").count();
+        let mine: Vec<&str> = writes
+            .iter()
+            .filter(|(n, _)| *n == node)
+            .map(|(_, p)| *p)
+            .collect();
+        match mine.get(done) {
+            Some(path) => Reply::tool_call(
+                &format!("c{done}"),
+                "write_note",
+                &format!(r#"{{"path":"{path}","content":"x"}}"#),
+            ),
+            None => good_model(c),
+        }
+    }
+}
+
+fn approve_review(host: &MemoryHost) {
+    host.respond(|m| match m {
+        FromWorker::Ask {
+            request,
+            ask: AskKind::Human { .. },
+            ..
+        } => vec![ToWorker::Reply {
+            request: request.clone(),
+            reply: PersonReply::Human {
+                approved: true,
+                note: "go ahead".into(),
+                choice: Some("send it".into()),
+            },
+        }],
+        _ => vec![],
+    });
+}
+
+#[test]
+fn a_vault_asking_for_proposal_mode_with_a_writing_tool_before_its_gate_does_not_start() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(proposal_vault(), &inbox, good_model);
+    assert_eq!(go(&host, &inbox, start(model())), None);
+    let error = posted(&host)
+        .into_iter()
+        .find_map(|m| match m {
+            FromWorker::Failed { error } => Some(error),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(error.code, ErrorCode::PlanInvalid);
+    assert!(
+        error.message.contains("draft.md:1:1: error[mutation-before-approval]: note `draft` may use the writing tool `write_note` before the approval gate note `review`"),
+        "{error:?}"
+    );
+    assert!(host.calls.borrow().is_empty(), "no model call");
+}
+
+#[test]
+fn in_proposal_mode_the_runner_refuses_a_write_before_approval_and_allows_it_after() {
+    // The plan as a caller checked it earlier (it changed since, or its
+    // tools' nature is known only now): the runner refuses anyway.
+    let inbox = Inbox::new();
+    const WRITES: &[(&str, &str)] = &[("draft", "outbox/draft.md"), ("send", "outbox/sent.md")];
+    let host = MemoryHost::new(proposal_vault(), &inbox, writing_model(WRITES));
+    approve_review(&host);
+    let plan = planvault_runner::driver::check_vault(&proposal_vault()).plan;
+    let options = Options {
+        plan: Some(plan),
+        proposal: true,
+        ..Options::default()
+    };
+    // `autonomy: full` does not let the run approve itself.
+    let start = StartRun {
+        autonomy: Autonomy::Full,
+        ..start(model())
+    };
+    let reason = block_on(run_with(&host, &inbox, start, options)).unwrap();
+    assert_eq!(reason, Some(FinishReason::Completed));
+    assert_eq!(
+        host.file("outbox/draft.md"),
+        None,
+        "refused before approval"
+    );
+    assert_eq!(
+        host.file("outbox/sent.md").as_deref(),
+        Some("x"),
+        "allowed once approved"
+    );
+    let refused = host
+        .calls
+        .borrow()
+        .iter()
+        .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .filter(|t| t.contains("refused in proposal mode: write_note to outbox/draft.md"))
+        .count();
+    assert!(refused >= 1, "the model is told why");
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(
+        journal.contains(r#""key":"review#1:human""#),
+        "a person decided: {journal}"
+    );
+}

@@ -628,6 +628,7 @@ pub async fn start_run(
         host.set_fetch_allow(settings.allow_hosts);
         let options = Options {
             max_prompt_bytes: settings.max_prompt_bytes,
+            proposal: settings.proposal,
             ..Options::default()
         };
         Ok(planvault_runner::run_with(host, inbox, start, options).await)

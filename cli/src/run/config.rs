@@ -65,6 +65,8 @@ pub struct Endpoints {
     pub isolate: bool,
     /// `[guard]`: the verifier, the protected paths, the attempts.
     pub guard: planvault_runner::guard::GuardConfig,
+    /// `[run] proposal`: nothing mutates before a person approves.
+    pub proposal: bool,
 }
 
 impl Endpoints {
@@ -116,6 +118,8 @@ struct RunFile {
     max_prompt_bytes: Option<usize>,
     #[serde(default)]
     isolate: Option<bool>,
+    #[serde(default)]
+    proposal: bool,
 }
 
 #[derive(Deserialize)]
@@ -210,6 +214,7 @@ pub fn resolve(
                 ..Default::default()
             },
         },
+        proposal: file.run.as_ref().is_some_and(|r| r.proposal),
     };
     out.guard.env = out.command_env.clone();
     let key_vars: Vec<&str> = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
@@ -445,6 +450,10 @@ mod tests {
             // to write the key.
             ("fetch.allow_hosts = [\"x\"]\n", false),
             ("run = { max_prompt_bytes = 5 }\n", false),
+            ("[run]\nproposal = true\nmax_prompt_bytes = 9\n", true),
+            ("[run]\nproposal = false # the default\n", true),
+            ("[run]\nproposal = \"yes\"\n", false),
+            ("run.proposal = true\n", false),
         ] {
             std::fs::write(dir.join(CONFIG_FILE), text).unwrap();
             let toml = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]);
@@ -454,6 +463,7 @@ mod tests {
                 assert_eq!(e.max_prompt_bytes, s.max_prompt_bytes, "{text}");
                 assert_eq!(e.fetch_allow, s.allow_hosts, "{text}");
                 assert_eq!(e.isolate, s.isolate, "{text}");
+                assert_eq!(e.proposal, s.proposal, "{text}");
             } else {
                 assert!(small.is_err(), "{text:?}: toml {toml:?}, small {small:?}");
             }

@@ -137,6 +137,7 @@ pub fn run(
     plan: Plan,
     main_vault: &Path,
     endpoints: &super::config::Endpoints,
+    proposal: bool,
 ) -> Result<ExitCode> {
     if args.replay.is_some() {
         bail!("--replay calls no tool and changes nothing: it cannot be isolated");
@@ -297,6 +298,7 @@ pub fn run(
                 fresh: !running,
                 plan_source: plan_source.clone(),
                 run_id: Some(run_id.clone()),
+                proposal,
             };
             let (reason, progress) = run_once(args, endpoints, &stop, once, Some(&hooks))?;
             if !matches!(reason, Some(FinishReason::Completed)) {

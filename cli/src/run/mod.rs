@@ -101,6 +101,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let source = read.source;
     let mut checked = planvault_core::check(&source);
     checked.diagnostics.splice(0..0, read.problems);
+    let asked = planvault_core::proposal::requested(&source, &checked.plan);
     if checked.has_errors() {
         for d in &checked.diagnostics {
             eprintln!("{}", d.render_human());
@@ -119,8 +120,20 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         args.model.as_deref(),
         &args.roles,
     )?;
+    // Proposal mode (the plan's own text, or `[run] proposal`): a plan
+    // that would mutate before its approval gate does not start.
+    let proposal = asked.is_some() || endpoints.proposal;
+    if proposal {
+        let rules = planvault_core::proposal::check(&plan, asked.as_ref());
+        if planvault_core::diagnostic::has_errors(&rules) {
+            for d in &rules {
+                eprintln!("{}", d.render_human());
+            }
+            bail!("the plan is unsound in proposal mode; nothing ran");
+        }
+    }
     if args.isolate || endpoints.isolate {
-        return isolated::run(&args, stop, source, plan, &root, &endpoints);
+        return isolated::run(&args, stop, source, plan, &root, &endpoints, proposal);
     }
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // One run per vault at a time; held until this function returns.
@@ -169,6 +182,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         fresh: args.fresh,
         plan_source,
         run_id: None,
+        proposal,
     };
     let (reason, progress) = run_once(&args, &endpoints, &stop, once, None)?;
     exit_code(reason, &progress, &stop)
@@ -187,6 +201,8 @@ struct Once<'a> {
     plan_source: Option<(String, String)>,
     /// The run id the caller fixed (an isolated run's).
     run_id: Option<String>,
+    /// Proposal mode: nothing mutates before a person approves.
+    proposal: bool,
 }
 
 /// Build the native host over `once.root` (with an isolated run's hooks)
@@ -208,6 +224,7 @@ fn run_once(
         fresh,
         plan_source,
         run_id,
+        proposal,
     } = once;
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let started = isolation.map(|h| h.started.clone());
@@ -280,6 +297,7 @@ fn run_once(
         plan_source,
         run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
         run_id,
+        proposal,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
