@@ -79,7 +79,7 @@ fn repo(dir: &Path, plan: &str, apply: &str, guard: &str) -> PathBuf {
 }
 
 /// `git status --porcelain` and every file's bytes (outside `.git`).
-fn snapshot(repo: &Path) -> (String, BTreeMap<String, Vec<u8>>) {
+fn snapshot(repo: &Path) -> Snapshot {
     let mut files = BTreeMap::new();
     let mut pending = vec![repo.to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -190,6 +190,19 @@ fn stderr(out: &Output) -> String {
 /// The run's state folder under the git directory.
 fn state(repo: &Path) -> PathBuf {
     repo.join(".git/planvault/runs/PLAN.md")
+}
+
+/// The checkout as it was.
+type Snapshot = (String, BTreeMap<String, Vec<u8>>);
+
+/// A repository whose ungated plan runs `apply`, its snapshot, and one
+/// isolated run of it to its end.
+fn ungated_run(dir: &Path, apply: &str, guard: &str) -> (PathBuf, Snapshot, Stub, Output) {
+    let repo = repo(dir, UNGATED, apply, guard);
+    let before = snapshot(&repo);
+    let stub = stub(0);
+    let out = run(&repo, &stub, &[]);
+    (repo, before, stub, out)
 }
 
 fn receipt_verify(vault: &Path) -> Output {
@@ -310,15 +323,11 @@ fn an_approved_run_commits_on_its_branch_and_never_touches_the_checkout() {
 #[test]
 fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = repo(
+    let (repo, before, _stub, out) = ungated_run(
         dir.path(),
-        UNGATED,
         "echo 'exit 0' > tests/check.sh\n",
         "verify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
     );
-    let before = snapshot(&repo);
-    let stub = stub(0);
-    let out = run(&repo, &stub, &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -350,15 +359,11 @@ fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
 #[test]
 fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = repo(
+    let (repo, before, stub, out) = ungated_run(
         dir.path(),
-        UNGATED,
         "echo try >> src/tries.txt\n",
         "verify = \"sh tests/check.sh || (echo 'lib.txt is still broken'; exit 3)\"\nprotected = [\"tests/**\"]\n",
     );
-    let before = snapshot(&repo);
-    let stub = stub(0);
-    let out = run(&repo, &stub, &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("rolled back"), "{err}");

@@ -356,30 +356,31 @@ impl Repo {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn repo() -> (tempfile::TempDir, Repo) {
+    /// A repository on `main` with `files` committed.
+    pub(crate) fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
         let dir = tempfile::tempdir().unwrap();
         git_in(dir.path(), &["init", "-q", "-b", "main"]).unwrap();
-        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
-        git_in(dir.path(), &["add", "a.txt"]).unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        git_in(dir.path(), &["add", "."]).unwrap();
+        let who = ["-c", "user.name=t", "-c", "user.email=t@t"];
         git_in(
             dir.path(),
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "init",
-            ],
+            &[&who[..], &["commit", "-q", "-m", "init"]].concat(),
         )
         .unwrap();
         let repo = Repo::discover(dir.path()).unwrap();
         (dir, repo)
+    }
+
+    fn repo() -> (tempfile::TempDir, Repo) {
+        repo_with(&[("a.txt", "a\n")])
     }
 
     #[test]

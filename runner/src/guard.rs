@@ -951,26 +951,7 @@ mod tests {
 
     /// A repository with a verifier under `tests/`.
     fn repo() -> (tempfile::TempDir, Repo) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
-        std::fs::write(dir.path().join("tests/check.sh"), "exit 0\n").unwrap();
-        git(dir.path(), &["init", "-q", "-b", "main"]);
-        git(dir.path(), &["add", "."]);
-        git(
-            dir.path(),
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "init",
-            ],
-        );
-        let repo = Repo::discover(dir.path()).unwrap();
-        (dir, repo)
+        crate::git::tests::repo_with(&[("tests/check.sh", "exit 0\n")])
     }
 
     fn config() -> GuardConfig {
