@@ -3,7 +3,7 @@
 //! must stay byte-for-byte as it was; the work lands on `planvault/<run-id>`
 //! with a receipt, or is rolled back leaving a learnings note.
 
-use llm_stub::{Match, Reply, Script, Stub};
+use llm_stub::{Reply, Script, Stub};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -60,22 +60,16 @@ fn repo(dir: &Path, plan: &str, apply: &str, guard: &str) -> PathBuf {
     )
     .unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "."]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "start",
-        ],
-    );
+    commit(&repo, ".", "start");
     std::fs::write(repo.join("scratch.txt"), "the user's own notes\n").unwrap();
     repo
+}
+
+/// Commit `path` (a file or folder) of the checkout.
+fn commit(repo: &Path, path: &str, message: &str) {
+    git(repo, &["add", path]);
+    let who = ["-c", "user.name=t", "-c", "user.email=t@t"];
+    git(repo, &[&who[..], &["commit", "-q", "-m", message]].concat());
 }
 
 /// `git status --porcelain` and every file's bytes (outside `.git`).
@@ -131,14 +125,8 @@ fn run_branches(repo: &Path) -> Vec<String> {
 
 fn reply(contains: &str, content: &str) -> Reply {
     Reply {
-        matcher: Match {
-            contains: Some(contains.into()),
-            ..Match::default()
-        },
-        content: content.into(),
-        status: 200,
         times: Some(0),
-        ..Reply::default()
+        ..Reply::when(contains, content)
     }
 }
 
@@ -589,20 +577,7 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
         ),
     )
     .unwrap();
-    git(&repo, &["add", "plan"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "plan",
-        ],
-    );
+    commit(&repo, "plan", "plan");
     let before = snapshot(&repo);
     let step = |tool_calls: Vec<llm_stub::ToolCall>, content: &str| Reply {
         tool_calls,

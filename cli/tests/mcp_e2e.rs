@@ -265,14 +265,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 fn on(contains: &str, content: &str, tool_calls: Vec<ToolCall>) -> Reply {
     Reply {
-        matcher: Match {
-            contains: Some(contains.into()),
-            ..Match::default()
-        },
-        content: content.into(),
-        status: 200,
         tool_calls,
-        ..Reply::default()
+        ..Reply::when(contains, content)
     }
 }
 

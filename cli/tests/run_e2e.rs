@@ -2,7 +2,7 @@
 //! OpenAI-compatible stub on 127.0.0.1 (real HTTP, real SSE), over a copy of
 //! the bundled example vault.
 
-use llm_stub::{Match, Reply, Script, Stub};
+use llm_stub::{Reply, Script, Stub};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -41,15 +41,7 @@ fn example_vault(dir: &Path) -> PathBuf {
 }
 
 fn reply(contains: &str, content: &str) -> Reply {
-    Reply {
-        matcher: Match {
-            contains: Some(contains.into()),
-            ..Match::default()
-        },
-        content: content.into(),
-        status: 200,
-        ..Reply::default()
-    }
+    Reply::when(contains, content)
 }
 
 const DRAFT: &str = "Step: Draft the email";

@@ -7,7 +7,7 @@
 //! A draft note with a byte-order mark and CRLF line ends is in every vault:
 //! outside its `status:` line it must come out as it went in.
 
-use llm_stub::{Match, Reply as StubReply, Script, Stub};
+use llm_stub::{Reply as StubReply, Script, Stub};
 use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::engine::{Autonomy, FinishReason, Journal, JournalEntry};
 use planvault_protocol::{
@@ -66,15 +66,7 @@ fn human_vault() -> BTreeMap<String, String> {
 }
 
 fn reply(contains: &str, content: &str) -> StubReply {
-    StubReply {
-        matcher: Match {
-            contains: Some(contains.into()),
-            ..Match::default()
-        },
-        content: content.into(),
-        status: 200,
-        ..StubReply::default()
-    }
+    StubReply::when(contains, content)
 }
 
 /// Draft, a review asking for the date (its judgment rate-limited once),

@@ -53,6 +53,22 @@ pub struct Reply {
     pub tool_calls: Vec<ToolCall>,
 }
 
+impl Reply {
+    /// A 200 answer of `content`, once, to a request one of whose messages
+    /// contains `contains`.
+    pub fn when(contains: &str, content: &str) -> Reply {
+        Reply {
+            matcher: Match {
+                contains: Some(contains.into()),
+                ..Match::default()
+            },
+            content: content.into(),
+            status: 200,
+            ..Reply::default()
+        }
+    }
+}
+
 /// One scripted function call.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
