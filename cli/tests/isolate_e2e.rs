@@ -413,6 +413,36 @@ fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
     assert_eq!(without_note, before.1, "the checkout is as it was");
 }
 
+#[test]
+fn a_safety_stop_rolls_the_run_back_instead_of_leaving_its_worktree() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Fix\n\n- [ ] @tool sh apply.sh\n- [ ] (after: 1) Propose a fix\n";
+    let repo = repo(
+        dir.path(),
+        plan,
+        "echo half > src/lib.txt\n",
+        "verify = \"sh tests/check.sh\"\n",
+    );
+    let before = snapshot(&repo);
+    let stub = stub(0);
+    let out = run(&repo, &stub, &["--max-steps", "1"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("safety stop") && err.contains("rolled back"),
+        "{err}"
+    );
+    assert!(
+        guard_log(&repo).contains("\"step\":\"worktree-added\""),
+        "the command ran isolated"
+    );
+    assert_eq!(worktrees(&repo), 1);
+    assert!(run_branches(&repo).is_empty());
+    let (_, mut files) = snapshot(&repo);
+    files.retain(|k, _| !k.starts_with("PLAN.run/00_plan-trace/learnings/"));
+    assert_eq!(files, before.1);
+}
+
 /// A tiny deterministic generator, seeded from the clock (every failure
 /// names the seed; `PLANVAULT_KILL_SEED=N` replays it).
 struct Rng(u64);

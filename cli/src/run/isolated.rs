@@ -301,8 +301,17 @@ pub fn run(
                 proposal,
             };
             let (reason, progress) = run_once(args, endpoints, &stop, once, Some(&hooks))?;
-            if !matches!(reason, Some(FinishReason::Completed)) {
-                return exit_code(reason, &progress, &stop);
+            match &reason {
+                Some(FinishReason::Completed) => {}
+                // A safety stop is not resumed: the attempt's changes go.
+                Some(FinishReason::StepBudget { .. } | FinishReason::VisitBudget { .. }) => {
+                    let why = format!(
+                        "The plan hit its safety stop ({}) in attempt {attempt}; the run's changes were rolled back.",
+                        reason.as_ref().map(FinishReason::describe).unwrap_or_default()
+                    );
+                    return roll_back(&guard, main_vault, &why).map(|_| ExitCode::from(3));
+                }
+                _ => return exit_code(reason, &progress, &stop),
             }
             let _ = progress;
             let mut g = guard.borrow_mut();
