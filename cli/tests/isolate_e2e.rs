@@ -413,6 +413,81 @@ fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
     assert_eq!(without_note, before.1, "the checkout is as it was");
 }
 
+/// A vault's `type: human` note is the gate: nothing of the repository is
+/// made before the person approves.
+#[test]
+fn a_vaults_human_note_gates_the_worktree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    for (name, text) in [
+        (
+            "propose.md",
+            "---\ntype: start\nstatus: pending\n---\n# Propose a fix\n\n## Next\n- [[approve]]\n",
+        ),
+        (
+            "approve.md",
+            "---\ntype: human\nstatus: pending\n---\n# Approve the fix\n\n## Next\n- [[apply]]\n",
+        ),
+        ("apply.md", "---\nstatus: pending\n---\n# Apply the fix\n"),
+        (
+            ".planvault/config.toml",
+            "[http]\nattempts = 1\n\n[guard]\nverify = \"sh tests/check.sh\"\n",
+        ),
+    ] {
+        let path = repo.join("plan").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::write(repo.join("src/lib.txt"), "fixed\n").unwrap();
+    commit(&repo, ".", "plan");
+    let before = snapshot(&repo);
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply::when("Propose a fix", "Fix lib.txt."),
+                Reply::when("Apply the fix", "Applied."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let vault_run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg("run")
+            .arg(repo.join("plan"))
+            .args([
+                "--query",
+                "fix",
+                "--endpoint",
+                &stub.base_url(),
+                "--model",
+                "m",
+            ])
+            .args(["--autonomy", "ask", "--isolate"])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PLANVAULT_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let out = vault_run(&[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(worktrees(&repo), 1, "no worktree before approval");
+    assert!(run_branches(&repo).is_empty());
+    assert_eq!(snapshot(&repo), before);
+    let out = vault_run(&["--decide", "approve=approve"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the vault's notes in the checkout keep their status"
+    );
+    assert_eq!(run_branches(&repo).len(), 1);
+    assert_eq!(stub.requests().len(), 2);
+}
+
 #[test]
 fn a_safety_stop_rolls_the_run_back_instead_of_leaving_its_worktree() {
     let dir = tempfile::tempdir().unwrap();
