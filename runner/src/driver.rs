@@ -96,9 +96,10 @@ pub struct Options {
     /// `.json`: its name beside the run vault, and its text): the receipt
     /// hashes it instead of the run vault's notes.
     pub plan_source: Option<(String, String)>,
-    /// The wall clock for a new run's id (`20261202-130543`); hosts
-    /// without one leave it out.
-    pub run_stamp: Option<String>,
+    /// A new run's id, when the caller makes it (the terminal's starts
+    /// with the UTC time, `receipt::new_run_id`); else the driver makes one.
+    /// A resumed run keeps the id it had.
+    pub run_id: Option<String>,
     /// Proposal mode asked for by the caller (the vault's config, or a
     /// PLAN.md / generated plan's own text, which the runner does not read):
     /// nothing mutates before a person approves (`planvault_core::proposal`).
@@ -117,7 +118,7 @@ impl Default for Options {
             stop_reason: "stopped from the app".into(),
             max_prompt_bytes: None,
             plan_source: None,
-            run_stamp: None,
+            run_id: None,
             proposal: false,
         }
     }
@@ -518,19 +519,16 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
         }
-        let seed = format!(
-            "{}\n{}\n{}",
-            receipt::plan_hash(&self.seen),
-            self.host.now_ms(),
-            self.options.run_stamp.as_deref().unwrap_or_default()
-        );
-        let stamp = self
+        if let Some(id) = self
             .options
-            .run_stamp
-            .as_deref()
-            .filter(|s| receipt::is_run_id(s))
-            .unwrap_or_default();
-        Ok(receipt::new_run_id(stamp, &seed))
+            .run_id
+            .take()
+            .filter(|id| receipt::is_run_id(id))
+        {
+            return Ok(id);
+        }
+        let seed = format!("{}\n{}", receipt::plan_hash(&self.seen), self.host.now_ms());
+        Ok(receipt::new_run_id("", &seed))
     }
 
     /// Keep a new run's id in the vault before anything is asked, so a

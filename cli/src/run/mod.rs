@@ -216,7 +216,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         stop_reason: "interrupted by Ctrl-C".into(),
         max_prompt_bytes: endpoints.max_prompt_bytes,
         plan_source,
-        run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
+        run_id: Some(new_run_id(&root)),
         proposal,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
@@ -244,6 +244,17 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         FinishReason::Stopped { .. } if stop.load(Ordering::SeqCst) => 130,
         FinishReason::Interrupted { .. } | FinishReason::Stopped { .. } => 5,
     }))
+}
+
+/// A new run's id: `<UTC time>-<6 hex>` (`20261202-130543-3fa0c1`), the
+/// hex from the moment's nanoseconds, the process and the vault.
+fn new_run_id(root: &std::path::Path) -> String {
+    let now = std::time::SystemTime::now();
+    let nanos = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}\n{}\n{}", std::process::id(), root.display());
+    planvault_runner::receipt::new_run_id(&utc_stamp(now), &seed)
 }
 
 /// `20261202-130543`: the UTC moment a new run's id starts with.
