@@ -157,7 +157,7 @@ fn run(format: &str, input: &str, source: impl Fn(&Path, String) -> PlanSource) 
 /// `actual` against the `expected.snap` in the case's folder.
 pub(crate) fn assert_case(dir: &Path, actual: String) {
     insta::with_settings!({
-        snapshot_path => dir.to_path_buf(),
+        snapshot_path => dir,
         prepend_module_to_snapshot => false,
         description => dir.file_name().unwrap().to_string_lossy().to_string(),
         omit_expression => true,
