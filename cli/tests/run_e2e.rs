@@ -488,7 +488,17 @@ const PLAN_MD: &str = "# Plan
 ";
 
 fn plan_md_run(dir: &Path, stub: &Stub, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planvault"))
+    plan_md_command(dir, stub)
+        .args(["--autonomy", "ask"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// `planvault run DIR/PLAN.md` against the stub, no key, the default autonomy.
+fn plan_md_command(dir: &Path, stub: &Stub) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_planvault"));
+    command
         .arg("run")
         .arg(dir.join("PLAN.md"))
         .args([
@@ -498,14 +508,10 @@ fn plan_md_run(dir: &Path, stub: &Stub, extra: &[&str]) -> Output {
             &stub.base_url(),
             "--model",
             "m",
-            "--autonomy",
-            "ask",
         ])
-        .args(extra)
         .env_remove("OPENAI_API_KEY")
-        .env_remove("PLANVAULT_API_KEY")
-        .output()
-        .unwrap()
+        .env_remove("PLANVAULT_API_KEY");
+    command
 }
 
 #[test]
@@ -1595,21 +1601,7 @@ fn a_proposal_plan_runs_nothing_that_mutates_until_a_person_approves() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     // `--autonomy full` would let the run decide @human itself: not here.
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
-        .arg(dir.path().join("PLAN.md"))
-        .args([
-            "--query",
-            "q",
-            "--endpoint",
-            &stub.base_url(),
-            "--model",
-            "m",
-        ])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("PLANVAULT_API_KEY")
-        .output()
-        .unwrap();
+    let out = plan_md_command(dir.path(), &stub).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "awaiting the person: {stderr}");
     assert!(

@@ -150,16 +150,20 @@ fn options(dir: &Path) -> generated::Options {
 fn run(format: &str, input: &str, source: impl Fn(&Path, String) -> PlanSource) {
     for dir in cases(format) {
         let text = String::from_utf8(fs::read(dir.join(input)).unwrap()).unwrap();
-        let actual = render(&source(&dir, text));
-        insta::with_settings!({
-            snapshot_path => dir.clone(),
-            prepend_module_to_snapshot => false,
-            description => dir.file_name().unwrap().to_string_lossy().to_string(),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!("expected", actual);
-        });
+        assert_case(&dir, render(&source(&dir, text)));
     }
+}
+
+/// `actual` against the `expected.snap` in the case's folder.
+pub(crate) fn assert_case(dir: &Path, actual: String) {
+    insta::with_settings!({
+        snapshot_path => dir,
+        prepend_module_to_snapshot => false,
+        description => dir.file_name().unwrap().to_string_lossy().to_string(),
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("expected", actual);
+    });
 }
 
 #[test]

@@ -68,14 +68,6 @@ fn proposal_fixtures() {
     dirs.sort();
     assert!(dirs.len() >= 3, "no fixtures under {}", root.display());
     for dir in dirs {
-        let actual = render(&dir);
-        insta::with_settings!({
-            snapshot_path => dir.clone(),
-            prepend_module_to_snapshot => false,
-            description => dir.file_name().unwrap().to_string_lossy().to_string(),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!("expected", actual);
-        });
+        super::fixtures::assert_case(&dir, render(&dir));
     }
 }

@@ -96,11 +96,9 @@ pub struct Options {
     /// `.json`: its name beside the run vault, and its text): the receipt
     /// hashes it instead of the run vault's notes.
     pub plan_source: Option<(String, String)>,
-    /// The wall clock for a new run's id (`20261202-130543`); hosts
-    /// without one leave it out.
-    pub run_stamp: Option<String>,
-    /// The run's id, fixed by the caller (an isolated run's, whose branch
-    /// is `planvault/<run-id>`); `None`: the driver keeps its own.
+    /// A new run's id, when the caller makes it (the terminal's starts
+    /// with the UTC time, `receipt::new_run_id`); else the driver makes one.
+    /// A resumed run keeps the id it had.
     pub run_id: Option<String>,
     /// Proposal mode asked for by the caller (the vault's config, or a
     /// PLAN.md / generated plan's own text, which the runner does not read):
@@ -120,7 +118,6 @@ impl Default for Options {
             stop_reason: "stopped from the app".into(),
             max_prompt_bytes: None,
             plan_source: None,
-            run_stamp: None,
             run_id: None,
             proposal: false,
         }
@@ -509,15 +506,6 @@ impl<'a, H: Host> Driver<'a, H> {
     /// The run's id: the resumed run's, else a new one (kept in the vault
     /// by [`Self::keep_run_id`] once the run starts).
     async fn run_id(&mut self, fresh: bool, listed: &[String]) -> Result<String, RunError> {
-        // An isolated run names every attempt with its branch's id.
-        if let Some(id) = self
-            .options
-            .run_id
-            .clone()
-            .filter(|id| receipt::is_run_id(id))
-        {
-            return Ok(id);
-        }
         if !fresh && listed.iter().any(|p| p == receipt::RUN_ID_FILE) {
             let kept = self
                 .host
@@ -531,19 +519,16 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
         }
-        let seed = format!(
-            "{}\n{}\n{}",
-            receipt::plan_hash(&self.seen),
-            self.host.now_ms(),
-            self.options.run_stamp.as_deref().unwrap_or_default()
-        );
-        let stamp = self
+        if let Some(id) = self
             .options
-            .run_stamp
-            .as_deref()
-            .filter(|s| receipt::is_run_id(s))
-            .unwrap_or_default();
-        Ok(receipt::new_run_id(stamp, &seed))
+            .run_id
+            .take()
+            .filter(|id| receipt::is_run_id(id))
+        {
+            return Ok(id);
+        }
+        let seed = format!("{}\n{}", receipt::plan_hash(&self.seen), self.host.now_ms());
+        Ok(receipt::new_run_id("", &seed))
     }
 
     /// Keep a new run's id in the vault before anything is asked, so a

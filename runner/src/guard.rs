@@ -228,16 +228,6 @@ pub fn verifier_files(command: &str, worktree: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A run id: the caller's UTC stamp (`20261202-130501`) and six hex
-/// digits of the moment and the process ([`crate::receipt::new_run_id`]).
-pub fn new_run_id(stamp: &str) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let seed = format!("{}\n{}\n{stamp}", now.as_nanos(), std::process::id());
-    crate::receipt::new_run_id(stamp, &seed)
-}
-
 /// The last `lines` lines of a text.
 fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
@@ -246,7 +236,7 @@ fn tail(text: &str, lines: usize) -> String {
 
 impl Guard {
     /// The guard of the plan `key` (its path in the repository) in `repo`:
-    /// the run recorded there (ended or not), or a new one (always a new
+    /// the run recorded there (ended or not), or a new one named `new_id` (always a new
     /// one when `fresh`, after removing an unfinished run's worktree and
     /// branch).
     pub fn open(
@@ -254,7 +244,7 @@ impl Guard {
         key: &str,
         fresh: bool,
         mut config: GuardConfig,
-        stamp: &str,
+        new_id: &str,
     ) -> Result<Guard, GuardError> {
         config.attempts = config.attempts.max(1);
         let slug: String = key
@@ -287,14 +277,14 @@ impl Guard {
             guard.teardown(false)?;
         }
         if fresh || guard.steps.is_empty() {
-            guard.begin(stamp)?;
+            guard.begin(new_id)?;
         }
         Ok(guard)
     }
 
     /// A new run: the old log kept beside, the checkout's untracked files
     /// recorded.
-    fn begin(&mut self, stamp: &str) -> Result<(), GuardError> {
+    fn begin(&mut self, run_id: &str) -> Result<(), GuardError> {
         let log = self.state.join(LOG_FILE);
         if let Some(id) = self.steps.iter().find_map(|s| match s {
             Step::Started { run_id, .. } => Some(run_id.clone()),
@@ -310,7 +300,7 @@ impl Guard {
         self.steps.clear();
         let root = self.repo.root().to_path_buf();
         let step = Step::Started {
-            run_id: new_run_id(stamp),
+            run_id: run_id.to_string(),
             untracked: self.repo.untracked()?,
             head: self.repo.head(&root)?,
         };
@@ -966,8 +956,14 @@ mod tests {
     #[test]
     fn a_commit_interrupted_at_any_step_is_finished_once_on_resume() {
         let (dir, repo) = repo();
-        let mut guard =
-            Guard::open(repo.clone(), "PLAN.md", false, config(), "20261202-130501").unwrap();
+        let mut guard = Guard::open(
+            repo.clone(),
+            "PLAN.md",
+            false,
+            config(),
+            "20261202-130501-abcdef",
+        )
+        .unwrap();
         let wt = guard.ensure_worktree().unwrap();
         std::fs::write(wt.join("work.txt"), "done\n").unwrap();
         assert_eq!(guard.check_tamper().unwrap(), None);
@@ -995,7 +991,7 @@ mod tests {
         std::fs::write(&log_path, kept.join("\n") + "\n").unwrap();
         // (the worktree is still there, as after such a kill)
         repo.worktree_add(&wt, &guard.branch()).unwrap();
-        let mut again = Guard::open(repo.clone(), "PLAN.md", false, config(), "x").unwrap();
+        let mut again = Guard::open(repo.clone(), "PLAN.md", false, config(), "unused").unwrap();
         assert_eq!(again.run_id(), guard.run_id(), "the same run");
         let resumed = again.commit(&mut |_| panic!("no second receipt")).unwrap();
         assert_eq!(resumed, commit);
@@ -1015,7 +1011,8 @@ mod tests {
     #[test]
     fn a_changed_or_added_protected_file_is_tampering_named_by_its_path() {
         let (_dir, repo) = repo();
-        let mut guard = Guard::open(repo.clone(), "v", false, config(), "20261202-130501").unwrap();
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, config(), "20261202-130501-abcdef").unwrap();
         let wt = guard.ensure_worktree().unwrap();
         assert_eq!(
             guard.baseline().unwrap().keys().collect::<Vec<_>>(),
@@ -1054,13 +1051,5 @@ mod tests {
             .contains("Stopped as tampering."));
         assert_eq!(repo.worktrees().unwrap().len(), 1);
         assert!(!repo.branch_exists(&guard.branch()).unwrap());
-    }
-
-    #[test]
-    fn run_ids_are_dated_branch_names() {
-        let (a, b) = (new_run_id("20261202-130501"), new_run_id("20261202-130501"));
-        assert!(a.starts_with("20261202-130501-") && a.len() == 22, "{a}");
-        assert!(crate::receipt::is_run_id(&a));
-        assert_ne!(a, b);
     }
 }

@@ -261,9 +261,10 @@ pub fn plan_sources(files: &BTreeMap<String, String>) -> BTreeMap<String, String
         .collect()
 }
 
-/// A new run's id: `<stamp>-<6 hex>`, the hex from `seed` (the plan's hash
-/// and the moment), so two runs of one plan differ. `stamp` is the
-/// caller's wall clock (`20261202-130543`), or empty where it has none.
+/// A new run's id: `<stamp>-<6 hex>`, the hex from `seed` (what makes
+/// this run differ from another of the same plan: the moment, the
+/// process). `stamp` is the caller's wall clock (`20261202-130543`), or
+/// empty where it has none (the id is then the hex alone).
 pub fn new_run_id(stamp: &str, seed: &str) -> String {
     let hex = &sha256_hex(seed.as_bytes())[..6];
     if stamp.is_empty() {

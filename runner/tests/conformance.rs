@@ -232,6 +232,8 @@ fn options(spec: &Spec, journal: Option<String>) -> Options {
             .then(|| Journal::from_jsonl(&journal.unwrap_or_default()).unwrap()),
         decisions: spec.decisions.clone(),
         humans: spec.humans,
+        // The one thing two hosts would make differently.
+        run_id: Some("conformance-run".into()),
         ..Options::default()
     }
 }

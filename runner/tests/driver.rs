@@ -1722,6 +1722,19 @@ fn the_apps_prompt_budget_applies_unless_the_vaults_config_sets_one() {
 use planvault_core::engine::journal::{self as chain, entry_line, verify_chain};
 use planvault_runner::receipt::{self, Outcome, Receipt};
 
+/// The example vault's run, stopped once review's work is done (the
+/// person's stop), and its inbox for the next run.
+fn stopped_after_review() -> (MemoryHost, Inbox) {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    go(&host, &inbox, start(model()));
+    (host, inbox)
+}
+
 /// The example vault's plan notes as they stand in the host.
 fn plan_notes(host: &MemoryHost) -> BTreeMap<String, String> {
     host.files.borrow().clone()
@@ -1766,13 +1779,7 @@ fn a_finished_run_writes_a_receipt_binding_its_plan_and_its_chained_journal() {
 
 #[test]
 fn a_run_that_can_resume_gets_no_receipt_and_keeps_its_run_id() {
-    let inbox = Inbox::new();
-    let host = MemoryHost::new(example(), &inbox, good_model);
-    host.respond(|m| match m {
-        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
-        _ => vec![],
-    });
-    go(&host, &inbox, start(model()));
+    let (host, inbox) = stopped_after_review();
     assert_eq!(host.file(receipt::RECEIPT_JSON), None);
     let id = host.file(receipt::RUN_ID_FILE).unwrap();
     host.respond(|_| vec![]);
@@ -1797,13 +1804,7 @@ fn a_run_that_can_resume_gets_no_receipt_and_keeps_its_run_id() {
 
 #[test]
 fn a_journal_changed_after_it_was_written_is_not_resumed() {
-    let inbox = Inbox::new();
-    let host = MemoryHost::new(example(), &inbox, good_model);
-    host.respond(|m| match m {
-        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
-        _ => vec![],
-    });
-    go(&host, &inbox, start(model()));
+    let (host, inbox) = stopped_after_review();
     let journal = host.file(JOURNAL_FILE).unwrap();
     assert!(journal.lines().count() >= 2, "{journal}");
     let edited = journal.replacen("the draft output", "a better draft output", 1);
@@ -1833,13 +1834,7 @@ fn a_journal_changed_after_it_was_written_is_not_resumed() {
 
 #[test]
 fn an_older_journal_without_hashes_resumes_and_is_chained_from_there_on() {
-    let inbox = Inbox::new();
-    let host = MemoryHost::new(example(), &inbox, good_model);
-    host.respond(|m| match m {
-        FromWorker::Output { node, .. } if node == "review" => vec![ToWorker::Stop],
-        _ => vec![],
-    });
-    go(&host, &inbox, start(model()));
+    let (host, inbox) = stopped_after_review();
     // As an earlier planvault wrote it: the same entries, no `prev`.
     let old: String = Journal::from_jsonl(&host.file(JOURNAL_FILE).unwrap())
         .unwrap()

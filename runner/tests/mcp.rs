@@ -1015,3 +1015,83 @@ fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
         "a resume makes the call again: {journal}"
     );
 }
+
+#[test]
+fn in_proposal_mode_a_tool_its_server_does_not_mark_read_only_is_refused_before_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path();
+    std::fs::create_dir_all(vault.join("outbox")).unwrap();
+    std::fs::write(vault.join("outbox/plan.txt"), "the plan so far").unwrap();
+    std::fs::write(
+        vault.join("add.md"),
+        "---\ntype: start\nproposal: true\ntools: [fs.read_text_file, fs.write_file]\n---\n# Add\n\nPropose.\n\n## Next\n- [[approve]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join("approve.md"),
+        "---\ntype: human\n---\n# Approve\n\nApprove the proposal?\n",
+    )
+    .unwrap();
+    let outbox = vault.join("outbox").display().to_string();
+    let server = Server {
+        name: "fs".into(),
+        transport: Transport::Stdio {
+            command: npm_bin("mcp-server-filesystem").display().to_string(),
+            args: vec![outbox.clone()],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let written = format!("{outbox}/new.txt");
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(
+                    vec![call(
+                        "fs__write_file",
+                        json!({"path": written, "content": "changed"}),
+                    )],
+                    "",
+                ),
+                step(
+                    vec![call(
+                        "fs__read_text_file",
+                        json!({"path": format!("{outbox}/plan.txt")}),
+                    )],
+                    "",
+                ),
+                step(vec![], "Proposed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let (reason, calls) = run(vault, server, &stub, Autonomy::Full, vec![]);
+    assert!(
+        matches!(&reason, Some(FinishReason::AwaitingHuman { node, .. }) if node == "approve"),
+        "the gate waits for a person even under full autonomy: {reason:?}"
+    );
+    assert_eq!(calls, 1, "only the read-only tool reached the server");
+    assert!(!vault.join("outbox/new.txt").exists());
+    let results: Vec<String> = stub
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().unwrap().clone())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        results.iter().any(
+            |t| t.contains("refused in proposal mode: fs.write_file (not marked readOnlyHint)")
+        ),
+        "{results:?}"
+    );
+    assert!(
+        results.iter().any(|t| t.contains("the plan so far")),
+        "{results:?}"
+    );
+}

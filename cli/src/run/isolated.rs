@@ -6,7 +6,7 @@
 //! note. The decisions are `planvault_runner::guard`'s; this file only
 //! strings the passes of the driver together.
 
-use super::{exit_code, materialize, parse_decision, run_once, utc_stamp, Once, RunArgs};
+use super::{exit_code, materialize, new_run_id, parse_decision, run_once, Once, RunArgs};
 use anyhow::{bail, Context, Result};
 use planvault_core::engine::{FinishReason, Journal, JournalEntry};
 use planvault_core::{Plan, PlanSource};
@@ -177,8 +177,13 @@ pub fn run(
             }
         }
     };
-    let stamp = utc_stamp(std::time::SystemTime::now());
-    let guard = Guard::open(repo, &key, args.fresh, endpoints.guard.clone(), &stamp)?;
+    let guard = Guard::open(
+        repo,
+        &key,
+        args.fresh,
+        endpoints.guard.clone(),
+        &new_run_id(&args.path),
+    )?;
     let run_id = guard.run_id();
     if let Some(outcome) = guard.finished() {
         eprintln!("isolated run {run_id} already ended ({outcome}); --fresh starts a new one");

@@ -199,7 +199,8 @@ struct Once<'a> {
     fresh: bool,
     /// The plan file the receipt hashes (its name beside the run vault).
     plan_source: Option<(String, String)>,
-    /// The run id the caller fixed (an isolated run's).
+    /// A new run's id the caller fixed (an isolated run's, its branch
+    /// `planvault/<run-id>`); `None`: a new one.
     run_id: Option<String>,
     /// Proposal mode: nothing mutates before a person approves.
     proposal: bool,
@@ -295,8 +296,7 @@ fn run_once(
         stop_reason: "interrupted by Ctrl-C".into(),
         max_prompt_bytes: endpoints.max_prompt_bytes,
         plan_source,
-        run_stamp: Some(utc_stamp(std::time::SystemTime::now())),
-        run_id,
+        run_id: run_id.or_else(|| Some(new_run_id(root))),
         proposal,
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
@@ -335,8 +335,19 @@ fn exit_code(
     }))
 }
 
+/// A new run's id: `<UTC time>-<6 hex>` (`20261202-130543-3fa0c1`), the
+/// hex from the moment's nanoseconds, the process and the vault.
+pub(crate) fn new_run_id(root: &std::path::Path) -> String {
+    let now = std::time::SystemTime::now();
+    let nanos = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}\n{}\n{}", std::process::id(), root.display());
+    planvault_runner::receipt::new_run_id(&utc_stamp(now), &seed)
+}
+
 /// `20261202-130543`: the UTC moment a new run's id starts with.
-pub(crate) fn utc_stamp(now: std::time::SystemTime) -> String {
+fn utc_stamp(now: std::time::SystemTime) -> String {
     let secs = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
