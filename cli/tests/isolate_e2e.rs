@@ -273,6 +273,11 @@ fn an_approved_run_commits_on_its_branch_and_never_touches_the_checkout() {
     )
     .unwrap();
     assert_eq!(json["id"], receipt);
+    assert_eq!(
+        format!("planvault/{}", json["run_id"].as_str().unwrap()),
+        *branch,
+        "the receipt's run is the branch's"
+    );
     assert_eq!(json["outcome"], "completed");
     assert_eq!(json["attempts"], 1);
     assert_eq!(
