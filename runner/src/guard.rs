@@ -508,25 +508,31 @@ impl Guard {
         let listed = self.repo.worktrees()?.iter().any(|w| {
             std::fs::canonicalize(w).ok() == std::fs::canonicalize(&path).ok() && path.exists()
         });
-        if !(self.worktree_added() && listed) {
+        if !self.worktree_added() {
+            // Not logged: a kill may have cut `worktree add` short (a folder
+            // half checked out). Nothing ran in it yet, so it is made again.
+            if listed || path.exists() {
+                self.repo.worktree_remove(&path)?;
+                if path.exists() {
+                    std::fs::remove_dir_all(&path).map_err(|e| io_err(&path, e))?;
+                }
+            }
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
             }
-            // A folder left by a kill halfway through `worktree add` is not
-            // a worktree: it goes, then the add is done again.
-            if path.exists() && !listed {
+            self.repo.worktree_add(&path, &self.branch())?;
+            let step = Step::WorktreeAdded {
+                path: path.display().to_string(),
+                branch: self.branch(),
+            };
+            self.log(step)?;
+        } else if !listed {
+            // Logged, then lost (removed by hand): back on its branch, whose
+            // commits are all the run has kept.
+            if path.exists() {
                 std::fs::remove_dir_all(&path).map_err(|e| io_err(&path, e))?;
             }
-            if !listed {
-                self.repo.worktree_add(&path, &self.branch())?;
-            }
-            if !self.worktree_added() {
-                let step = Step::WorktreeAdded {
-                    path: path.display().to_string(),
-                    branch: self.branch(),
-                };
-                self.log(step)?;
-            }
+            self.repo.worktree_add(&path, &self.branch())?;
         }
         if self.baseline().is_none() {
             let hashes = self.hash_locked(None)?;
@@ -650,13 +656,13 @@ impl Guard {
     /// branch stays). Each step is logged, and skipped on a resume that
     /// finds it done. The commit's id.
     pub fn commit(&mut self, receipt: &mut ReceiptWriter<'_>) -> Result<String, GuardError> {
-        let wt = self.ensure_worktree()?;
         let tree = match self.steps.iter().find_map(|s| match s {
             Step::Staged { tree } => Some(tree.clone()),
             _ => None,
         }) {
             Some(tree) => tree,
             None => {
+                let wt = self.ensure_worktree()?;
                 self.repo.add_all(&wt)?;
                 let tree = self.repo.write_tree(&wt)?;
                 self.log(Step::Staged { tree: tree.clone() })?;
@@ -674,8 +680,10 @@ impl Guard {
                 // branch's tip already carries the receipt.
                 let (tip_tree, message) = self.repo.tip(&self.branch())?;
                 let commit = if message.contains(&id) && tip_tree == tree {
+                    let wt = self.ensure_worktree()?;
                     self.repo.head(&wt)?
                 } else {
+                    let wt = self.ensure_worktree()?;
                     let message = format!(
                         "planvault run {}\n\nVerified in {} attempt(s) by `{}`.\n\n{}: {id}\n",
                         self.run_id(),
@@ -692,7 +700,7 @@ impl Guard {
             }
         };
         if !self.has(|s| matches!(s, Step::WorktreeRemoved)) {
-            self.repo.worktree_remove(&wt)?;
+            self.repo.worktree_remove(&self.worktree())?;
             self.log(Step::WorktreeRemoved)?;
         }
         if self.finished().is_none() {
@@ -1006,6 +1014,52 @@ mod tests {
         );
         assert_eq!(again.finished(), Some("committed"));
         assert_eq!(repo.worktrees().unwrap().len(), 1, "no orphaned worktree");
+        // Killed after the worktree went, before the run was marked ended:
+        // the resume ends it without making the worktree again.
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        let kept: Vec<&str> = log
+            .lines()
+            .filter(|l| !l.contains("\"step\":\"finished\""))
+            .collect();
+        std::fs::write(&log_path, kept.join("\n") + "\n").unwrap();
+        let mut third = Guard::open(repo.clone(), "PLAN.md", false, config(), "unused").unwrap();
+        assert_eq!(
+            third.commit(&mut |_| panic!("no second receipt")).unwrap(),
+            commit
+        );
+        assert_eq!(repo.worktrees().unwrap().len(), 1, "no orphaned worktree");
+    }
+
+    #[test]
+    fn a_worktree_cut_short_by_a_kill_is_made_again_before_anything_runs_in_it() {
+        let (_dir, repo) = repo();
+        let mut guard = Guard::open(
+            repo.clone(),
+            "PLAN.md",
+            false,
+            config(),
+            "20261202-130501-abcdef",
+        )
+        .unwrap();
+        // `worktree add` got as far as the branch and half the files.
+        let wt = guard.worktree();
+        repo.worktree_add(&wt, &guard.branch()).unwrap();
+        std::fs::remove_file(wt.join("tests/check.sh")).unwrap();
+        let made = guard.ensure_worktree().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(made.join("tests/check.sh")).unwrap(),
+            "exit 0\n"
+        );
+        assert_eq!(
+            guard.baseline().unwrap().len(),
+            1,
+            "hashed from the whole checkout"
+        );
+        // Logged, it is found again as it is.
+        std::fs::write(made.join("work.txt"), "kept\n").unwrap();
+        let again = guard.ensure_worktree().unwrap();
+        assert!(again.join("work.txt").exists());
+        assert_eq!(repo.worktrees().unwrap().len(), 2);
     }
 
     #[test]
