@@ -94,8 +94,11 @@ npm_package_dirs() {
 }
 
 # Whether a folder's node_modules is missing or older than its lock file.
+# A node_modules that is a link (a worktree sharing another checkout's) is
+# never reinstalled: `npm ci` would empty the folder it points to.
 npm_needs_install() {
     local dir="$1" lock=package-lock.json
+    [ -L "$dir/node_modules" ] && return 1
     if [ -f "$dir/$lock" ]; then
         [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/$lock" -nt "$dir/node_modules/.package-lock.json" ]
     else
