@@ -6,10 +6,8 @@ set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$REPO_ROOT/node_modules/.bin:$PATH"
 
-# Pinned tool versions. wasm-bindgen-cli must equal the wasm-bindgen crate in
-# Cargo.lock (read from there); trunk 0.21.14 is the newest that builds with
-# the rustc these machines have (README, "Building for the browser").
-TRUNK_VERSION="0.21.14"
+# wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock (read from
+# there: wasm_bindgen_version).
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export CHROMIUM_PATH="$CHROMIUM" CHROMEDRIVER
@@ -95,18 +93,29 @@ npm_package_dirs() {
         | xargs -r -n1 dirname
 }
 
+# Whether a folder's node_modules is missing or older than its lock file.
+# A node_modules that is a link (a worktree sharing another checkout's) is
+# never reinstalled: `npm ci` would empty the folder it points to.
+npm_needs_install() {
+    local dir="$1" lock=package-lock.json
+    [ -L "$dir/node_modules" ] && return 1
+    if [ -f "$dir/$lock" ]; then
+        [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/$lock" -nt "$dir/node_modules/.package-lock.json" ]
+    else
+        [ ! -d "$dir/node_modules" ]
+    fi
+}
+
 # npm ci (or install, without a lock file) unless node_modules is current.
 npm_install_if_needed() {
-    local dir="$1" lock=package-lock.json name="${1#"$REPO_ROOT"}"
+    local dir="$1" name="${1#"$REPO_ROOT"}"
     name="${name#/}"
     name="${name:-the repository root}"
-    if [ -f "$dir/$lock" ]; then
-        if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
-            say "npm: installing packages in $name"
-            (cd "$dir" && npm ci --no-audit --no-fund </dev/null)
-        fi
-    elif [ ! -d "$dir/node_modules" ]; then
-        say "npm: installing packages in $name"
+    npm_needs_install "$dir" || return 0
+    say "npm: installing packages in $name"
+    if [ -f "$dir/package-lock.json" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund </dev/null)
+    else
         (cd "$dir" && npm install --no-audit --no-fund </dev/null)
     fi
 }

@@ -1,4 +1,4 @@
-//! The browser app's entry point (built by Trunk; see web/index.html).
+//! The browser app's entry point (built by scripts/build-web.mjs).
 
 #![forbid(unsafe_code)]
 // Natively it only says where it runs.
@@ -12,5 +12,5 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!("planvault-web runs in the browser: build it with `trunk build` (see README.md)");
+    eprintln!("planvault-web runs in the browser: build it with `node scripts/build-web.mjs` (see README.md)");
 }

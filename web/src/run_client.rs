@@ -1,5 +1,5 @@
-//! The run client: starts the plan worker (`worker/`, built by Trunk as
-//! `planvault-worker`), queues messages until it says `Ready`, turns what it
+//! The run client: starts the plan worker (`worker/`, built by
+//! scripts/build-web.mjs as `planvault-worker`), queues messages until it says `Ready`, turns what it
 //! posts into [`RunView`] updates, and keeps the open vault's notes in step
 //! with the statuses the worker writes. Settings live in localStorage.
 //!
@@ -28,7 +28,8 @@ pub enum McpTest {
     Failed(String),
 }
 
-/// Trunk's loader shim for the worker binary: unhashed, next to index.html.
+/// The worker's loader (scripts/build-web.mjs): unhashed, next to index.html;
+/// it imports the worker's content-hashed glue and wasm.
 const WORKER_URL: &str = "./planvault-worker_loader.js";
 
 /// The run's signals and the worker behind them (all `Copy`).

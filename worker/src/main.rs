@@ -1,5 +1,6 @@
-//! The Web Worker binary (loaded through Trunk's loader shim). All of it is
-//! browser code; natively this is an empty program so the workspace builds.
+//! The Web Worker binary (started through its loader; see scripts/build-web.mjs).
+//! All of it is browser code; natively this is an empty program so the
+//! workspace builds.
 
 #![forbid(unsafe_code)]
 

@@ -1,5 +1,6 @@
 // A tiny static file server for the built app (dist/), on 127.0.0.1 only.
-// Each test file starts its own on a free port, so files can run in parallel.
+// Each test file starts its own on a free port, so files can run in parallel;
+// `scripts/start` serves the app with it too (scripts/serve-web.mjs).
 
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -26,15 +27,28 @@ const MIME_TYPES = {
   '.ico': 'image/x-icon',
 };
 
+const BUILDING_PAGE = `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="5">
+<title>planvault: building</title><p>planvault is building the app (the first build takes a few minutes);
+this page reloads itself every 5 seconds.</p>`;
+
 /**
- * Serves `root` (default: the built app) and resolves to
- * `{ url, close() }`, `url` ending in `/`.
+ * Serves `root` (default: the built app) on 127.0.0.1:`port` (default: a free
+ * one) and resolves to `{ url, close() }`, `url` ending in `/`; rejects with
+ * the listen error (`EADDRINUSE`: the port is taken). While `building()` says
+ * true, every request gets a 503 page that reloads itself (the first build
+ * of `scripts/start`); without it, `root` must hold a build already.
  */
-export async function serveDist(root = DIST_DIR) {
-  if (!existsSync(join(root, 'index.html'))) {
-    throw new Error(`${root}/index.html is missing: build the app first (trunk build --release)`);
+export async function serveDist(root = DIST_DIR, { port = 0, building = null } = {}) {
+  root = resolve(root);
+  if (!building && !existsSync(join(root, 'index.html'))) {
+    throw new Error(`${root}/index.html is missing: build the app first (node scripts/build-web.mjs)`);
   }
   const server = createServer(async (request, response) => {
+    if (building?.()) {
+      response.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      response.end(BUILDING_PAGE);
+      return;
+    }
     try {
       const path = decodeURIComponent(new URL(request.url, 'http://127.0.0.1').pathname);
       let file = normalize(join(root, path));
@@ -55,11 +69,10 @@ export async function serveDist(root = DIST_DIR) {
   });
   await new Promise((done, fail) => {
     server.once('error', fail);
-    server.listen(0, '127.0.0.1', done);
+    server.listen(port, '127.0.0.1', done);
   });
-  const { port } = server.address();
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${server.address().port}/`,
     close: () => new Promise((done) => server.close(done)),
   };
 }
