@@ -14,14 +14,19 @@
 //! wasm's small stack) and the result depends only on the input, so the same
 //! plan always draws the same way. Positions the user dragged are pinned: they
 //! are returned as given, and their edges lose their bend points.
+//!
+//! After an edit, [`extend`] keeps what was drawn and places only what is
+//! new (`incremental`), so an edit moves no card the user did not touch.
 
 #![forbid(unsafe_code)]
 
 mod acyclic;
 mod coords;
+mod incremental;
 mod layering;
 mod ordering;
 
+pub use incremental::{extend, Previous};
 use planvault_core::Plan;
 use std::collections::HashMap;
 

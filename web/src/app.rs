@@ -283,6 +283,12 @@ pub fn App() -> impl IntoView {
         if let Some(Some(change)) = state.with_doc(commands::reset_layout) {
             state.submit(change, crate::state::Origin::Edit);
         }
+        // Edits keep cards in place; this is the full re-layout.
+        state.open.update(|o| {
+            if let Some(o) = o {
+                *o = crate::state::Open::new(o.doc.laid_out_afresh());
+            }
+        });
         state.fit_requested.update(|n| *n += 1);
     };
 

@@ -17,9 +17,6 @@ use web_sys::{
     CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, WheelEvent,
 };
 
-/// Hit tolerance in screen pixels (divided by the zoom for the world).
-const TOLERANCE_PX: f64 = 6.0;
-
 /// Pointer input state that changes at pointer rate (not reactive).
 #[derive(Default)]
 struct Input {
@@ -282,10 +279,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         let world = v.to_world(screen);
         let hit = state
             .open
-            .with_untracked(|o| {
-                o.as_ref()
-                    .map(|o| o.scene.hit(world, TOLERANCE_PX / v.zoom))
-            })
+            .with_untracked(|o| o.as_ref().map(|o| o.scene.hit(world, v.zoom)))
             .unwrap_or(Hit::Empty);
         (world, hit)
     };

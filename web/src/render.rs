@@ -5,7 +5,7 @@
 //! hit-testing tests.
 
 use crate::geometry::{
-    breakpoint_center, handle_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, HANDLE_RADIUS,
+    breakpoint_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, DETAIL_ZOOM, HANDLE_RADIUS,
     LABEL_FONT,
 };
 use crate::run::Overlay;
@@ -151,7 +151,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) {
     );
 
     let visible = v.visible();
-    if v.zoom >= 0.35 {
+    if v.zoom >= DETAIL_ZOOM {
         for shape in frame.scene.edges_in(visible) {
             draw_edge(ctx, frame, shape);
         }
@@ -223,7 +223,7 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
     if let Some(i) = o.asking {
         ring(i, ASKING, &[6.0, 4.0]);
     }
-    if frame.viewport.zoom < 0.35 {
+    if frame.viewport.zoom < DETAIL_ZOOM {
         return;
     }
     for (i, &visits) in o.visits.iter().enumerate() {
@@ -501,14 +501,17 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
         let _ = ctx.fill_text(&count.to_string(), r.x + r.width - 16.0, r.y + 16.5);
     }
 
-    if selected || frame.hovered == Some(i) {
-        let h = handle_center(&r);
+    // The handle and the breakpoint spot show on the card under the
+    // pointer and on the selected or focused one (keyboard users see them).
+    let marked = selected || frame.hovered == Some(i) || frame.focused == Some(i);
+    if marked {
+        let h = frame.scene.handle(i);
         ctx.set_fill_style_str(SELECT);
         ctx.begin_path();
         let _ = ctx.arc(h.x, h.y, HANDLE_RADIUS, 0.0, std::f64::consts::TAU);
         ctx.fill();
     }
-    if frame.hovered == Some(i) {
+    if marked {
         // Where a click sets a breakpoint (the run layer fills it when set).
         let c = breakpoint_center(&r);
         ctx.set_stroke_style_str(BREAKPOINT);
@@ -536,14 +539,14 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
     match frame.preview {
         Preview::None => {}
         Preview::Connect { from, to, target } => {
-            let Some(r) = frame.scene.nodes.get(*from) else {
+            if *from >= frame.scene.nodes.len() {
                 return;
-            };
+            }
             ctx.set_stroke_style_str(SELECT);
             ctx.set_fill_style_str(SELECT);
             ctx.set_line_width(2.0);
             dash(ctx, &[6.0, 4.0]);
-            let start = handle_center(r);
+            let start = frame.scene.handle(*from);
             polyline(ctx, &[start, *to]);
             dash(ctx, &[]);
             arrow_head(ctx, start, *to, 11.0);

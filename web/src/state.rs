@@ -475,10 +475,13 @@ impl AppState {
         }
     }
 
-    /// The vault read again, its plan in the folder it was in.
+    /// The vault read again, its plan in the folder it was in, its cards
+    /// where they were.
     fn reopened(&self, files: BTreeMap<String, String>) -> VaultDoc {
-        let folder = self.with_doc(|d| d.folder.clone());
-        VaultDoc::open(files, folder.as_deref())
+        self.open.with_untracked(|o| match o {
+            Some(o) => o.doc.reread(files),
+            None => VaultDoc::open(files, None),
+        })
     }
 
     /// Makes the notes in `folder` the plan (empty: the whole vault), and

@@ -53,9 +53,10 @@ pub fn install(state: AppState) {
         Closure::<dyn Fn(String, String) -> JsValue>::new(move |id: String, part: String| {
             let p = state.open.with_untracked(|o| {
                 let o = o.as_ref()?;
-                let r = o.scene.nodes[o.doc.node_index(&id)?];
+                let i = o.doc.node_index(&id)?;
+                let r = o.scene.nodes[i];
                 Some(match part.as_str() {
-                    "handle" => crate::geometry::handle_center(&r),
+                    "handle" => o.scene.handle(i),
                     "breakpoint" => crate::geometry::breakpoint_center(&r),
                     // On the ring the canvas draws round the run's active node.
                     "ring" => Point {
@@ -88,6 +89,10 @@ pub fn install(state: AppState) {
                         .iter()
                         .position(|e| e.from == f && e.to == Some(t))?;
                     let shape = o.scene.shape_of_edge(e)?;
+                    // "at:0.3": that far along the edge as drawn.
+                    if let Some(t) = part.strip_prefix("at:").and_then(|t| t.parse().ok()) {
+                        return Some(shape.point_along(t));
+                    }
                     Some(match part.as_str() {
                         "head" => shape.head(),
                         "label" => shape
