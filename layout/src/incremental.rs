@@ -111,12 +111,10 @@ pub fn extend(graph: &Graph, previous: &Previous, options: &Options) -> Layout {
             x: all.x,
             y: all.y + all.height + options.layer_gap,
         };
-        for v in 0..n {
-            if placed[v].is_none() {
-                let p = free_spot(want, true, &taken, options);
-                placed[v] = Some(p);
-                taken.push(box_at(p));
-            }
+        for slot in placed.iter_mut().filter(|p| p.is_none()) {
+            let p = free_spot(want, true, &taken, options);
+            *slot = Some(p);
+            taken.push(box_at(p));
         }
     }
     let nodes: Vec<Rect> = placed

@@ -108,6 +108,44 @@ impl Viewport {
     }
 }
 
+/// The minimap's size and its margin from the canvas's edges, in screen
+/// pixels; below [`MINIMAP_MIN_WIDTH`] of canvas there is no minimap.
+pub const MINIMAP: (f64, f64) = (200.0, 130.0);
+pub const MINIMAP_MARGIN: f64 = 12.0;
+pub const MINIMAP_MIN_WIDTH: f64 = 600.0;
+
+/// Where the minimap goes on the screen: the first corner (bottom right,
+/// bottom left, top right, top left) where it covers no card; none when
+/// every corner would, on a small screen, or for a plan of one card.
+pub fn minimap_place(scene: &Scene, v: &Viewport) -> Option<Rect> {
+    if v.width < MINIMAP_MIN_WIDTH || v.height < 2.0 * MINIMAP.1 || scene.nodes.len() < 2 {
+        return None;
+    }
+    let (w, h, m) = (MINIMAP.0, MINIMAP.1, MINIMAP_MARGIN);
+    let (left, right) = (m, v.width - w - m);
+    let (top, bottom) = (m, v.height - h - m);
+    [(right, bottom), (left, bottom), (right, top), (left, top)]
+        .into_iter()
+        .map(|(x, y)| Rect {
+            x,
+            y,
+            width: w,
+            height: h,
+        })
+        .find(|r| {
+            // The corner's area in the world, a few pixels larger.
+            let a = v.to_world(Point {
+                x: r.x - 4.0,
+                y: r.y - 4.0,
+            });
+            let b = v.to_world(Point {
+                x: r.x + r.width + 4.0,
+                y: r.y + r.height + 4.0,
+            });
+            scene.nodes_in(rect_between(a, b)).next().is_none()
+        })
+}
+
 /// One edge as drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeShape {
@@ -961,5 +999,43 @@ mod tests {
         let moved = handle_spot(&r, std::iter::once(&through[..]));
         assert_ne!(moved, first);
         assert!(polyline_distance(moved, &through) > HANDLE_RADIUS + 4.0);
+    }
+
+    #[test]
+    fn the_minimap_takes_a_corner_free_of_cards_or_none() {
+        let card = |x: f64, y: f64| Rect {
+            x,
+            y,
+            width: 100.0,
+            height: 50.0,
+        };
+        let v = Viewport {
+            offset: Point { x: 0.0, y: 0.0 },
+            zoom: 1.0,
+            width: 1000.0,
+            height: 600.0,
+        };
+        let scene = |nodes: Vec<Rect>| Scene {
+            nodes,
+            ..Scene::default()
+        };
+        let middle = vec![card(450.0, 270.0), card(300.0, 100.0)];
+        let bottom_right = minimap_place(&scene(middle.clone()), &v).unwrap();
+        assert_eq!((bottom_right.x, bottom_right.y), (788.0, 458.0));
+        // A card in the bottom right corner: the minimap moves aside.
+        let mut cards = middle.clone();
+        cards.push(card(850.0, 500.0));
+        let moved = minimap_place(&scene(cards.clone()), &v).unwrap();
+        assert_eq!((moved.x, moved.y), (12.0, 458.0));
+        // Cards in every corner: no minimap rather than one over a card.
+        cards.extend([card(20.0, 500.0), card(850.0, 20.0), card(20.0, 20.0)]);
+        assert_eq!(minimap_place(&scene(cards), &v), None);
+        // A phone has no minimap.
+        let phone = Viewport {
+            width: 390.0,
+            height: 700.0,
+            ..v
+        };
+        assert_eq!(minimap_place(&scene(middle), &phone), None);
     }
 }

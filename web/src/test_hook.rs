@@ -114,6 +114,61 @@ pub fn install(state: AppState) {
         .into_js_value(),
     );
 
+    // Every card's box on the page, by id (the layout tests compare them
+    // across edits; the minimap test checks none is under the minimap).
+    set(
+        "cardBoxes",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let v = state.viewport.get_untracked();
+                let boxes: serde_json::Map<String, serde_json::Value> = o
+                    .doc
+                    .checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .zip(&o.scene.nodes)
+                    .map(|(n, r)| {
+                        let s = v.to_screen(Point { x: r.x, y: r.y });
+                        let b = serde_json::json!({
+                            "worldX": r.x, "worldY": r.y,
+                            "x": s.x, "y": s.y, "width": r.width * v.zoom, "height": r.height * v.zoom,
+                        });
+                        (n.id.clone(), b)
+                    })
+                    .collect();
+                Some(serde_json::Value::Object(boxes).to_string())
+            });
+            json.map_or(JsValue::NULL, |s| js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL))
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "selectedEdge",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let e = state.selection.with_untracked(|s| s.edge_index(&o.doc))?;
+                let plan = &o.doc.checked.plan;
+                let edge = &plan.edges[e];
+                Some(
+                    serde_json::json!({
+                        "from": plan.nodes[edge.from].id,
+                        "to": edge.to.map(|t| plan.nodes[t].id.clone()),
+                        "label": edge.label,
+                    })
+                    .to_string(),
+                )
+            });
+            json.map_or(JsValue::NULL, |s| {
+                js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL)
+            })
+        })
+        .into_js_value(),
+    );
+
     set(
         "plan",
         Closure::<dyn Fn() -> JsValue>::new(move || {
