@@ -5,7 +5,7 @@
 //! go direct. The full layout ([`crate::layout`]) stays the explicit
 //! "lay everything out again".
 
-use crate::{acyclic, bounds, layering, layout, Graph, Layout, Options, Point, Rect, Route};
+use crate::{bounds, flow, layering, layout, Flow, Graph, Layout, Options, Point, Rect, Route};
 use std::collections::HashMap;
 
 /// What was drawn before an edit, by the new graph's indices.
@@ -36,19 +36,7 @@ pub fn extend(graph: &Graph, previous: &Previous, options: &Options) -> Layout {
             placed[v] = Some(p);
         }
     }
-    let edges: Vec<(usize, usize)> = graph
-        .edges
-        .iter()
-        .copied()
-        .filter(|&(a, b)| a < n && b < n)
-        .collect();
-    let back = acyclic::feedback_arcs(n, &edges, graph.start);
-    // Along the flow: loops back turned round, self-loops out.
-    let dag: Vec<Option<(usize, usize)>> = edges
-        .iter()
-        .zip(&back)
-        .map(|(&(a, b), &r)| (a != b).then_some(if r { (b, a) } else { (a, b) }))
-        .collect();
+    let Flow { back, dag } = flow(graph);
     let mut parents: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     for &(a, b) in dag.iter().flatten() {
