@@ -321,7 +321,7 @@ pub fn App() -> impl IntoView {
                 view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
             } else {
                 view! {
-                    <label class="button" for="open-folder">"Open folder (read-only)…"</label>
+                    <label class="button" for="open-folder">"Open folder"<span class="wide-only">" (read-only)"</span>"…"</label>
                     <input id="open-folder" class="visually-hidden" type="file" multiple=true node_ref=folder_input
                         on:change=on_folder_input />
                 }
