@@ -112,16 +112,20 @@ pub fn extend(graph: &Graph, previous: &Previous, options: &Options) -> Layout {
 
     let mut routes = Vec::with_capacity(graph.edges.len());
     let mut kept = 0;
+    // Detours taken so far on each side, so two do not share a line.
+    let mut bows = [0usize; 2];
     for (i, &(a, b)) in graph.edges.iter().enumerate() {
         if a >= n || b >= n {
             routes.push(Route::default());
             continue;
         }
         let pinned_end = graph.pinned.contains_key(&a) || graph.pinned.contains_key(&b);
-        let bends = if pinned_end {
+        let bends = if pinned_end || a == b {
             Vec::new()
+        } else if let Some(kept) = previous.bends.get(&i) {
+            kept.clone()
         } else {
-            previous.bends.get(&i).cloned().unwrap_or_default()
+            detour(&nodes, a, b, back[kept], &mut bows, options)
         };
         routes.push(Route {
             bends,
@@ -175,4 +179,69 @@ fn free_spot(want: Point, down: bool, taken: &[Rect], options: &Options) -> Poin
         x: right + options.node_gap,
         y: want.y,
     }
+}
+
+/// The bends of a new edge from `a` to `b`: none when the straight line
+/// between their centres crosses no other card; else a detour beside the
+/// cards it would cross (to the left along the flow, to the right for a
+/// loop back, as the canvas bows those), each further out than the last.
+fn detour(
+    nodes: &[Rect],
+    a: usize,
+    b: usize,
+    back: bool,
+    bows: &mut [usize; 2],
+    options: &Options,
+) -> Vec<Point> {
+    let (ca, cb) = (nodes[a].center(), nodes[b].center());
+    let crossed: Vec<&Rect> = nodes
+        .iter()
+        .enumerate()
+        .filter(|&(v, r)| v != a && v != b && segment_crosses(ca, cb, r))
+        .map(|(_, r)| r)
+        .collect();
+    if crossed.is_empty() {
+        return Vec::new();
+    }
+    let side = usize::from(back);
+    let step = options.node_gap / 4.0;
+    let out = options.node_gap / 2.0 + bows[side] as f64 * step;
+    bows[side] += 1;
+    let spans = crossed.iter().copied().chain([&nodes[a], &nodes[b]]);
+    let x = if back {
+        spans
+            .map(|r| r.x + r.width)
+            .fold(f64::NEG_INFINITY, f64::max)
+            + out
+    } else {
+        spans.map(|r| r.x).fold(f64::INFINITY, f64::min) - out
+    };
+    vec![Point { x, y: ca.y }, Point { x, y: cb.y }]
+}
+
+/// Whether the segment from `p` to `q` passes through `r`.
+fn segment_crosses(p: Point, q: Point, r: &Rect) -> bool {
+    // Clip the segment's parameter range to the box, one axis at a time.
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (start, delta, low, high) in [
+        (p.x, q.x - p.x, r.x, r.x + r.width),
+        (p.y, q.y - p.y, r.y, r.y + r.height),
+    ] {
+        if delta == 0.0 {
+            if start <= low || start >= high {
+                return false;
+            }
+            continue;
+        }
+        let (mut a, mut b) = ((low - start) / delta, (high - start) / delta);
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        t0 = t0.max(a);
+        t1 = t1.min(b);
+        if t0 >= t1 {
+            return false;
+        }
+    }
+    true
 }

@@ -42,7 +42,7 @@ fn an_added_edge_moves_no_card() {
     let kept = previous_of(&before, &options);
     let l = extend(&after, &kept, &options);
     assert_eq!(l.nodes, layout(&before, &options).nodes);
-    // The new edge goes direct; the kept ones keep their bends.
+    // The new edge goes direct (it crosses no card).
     assert!(l.routes[3].bends.is_empty());
     // A full layout of the new graph would have moved some card.
     assert_ne!(layout(&after, &options).nodes, l.nodes);
@@ -58,6 +58,29 @@ fn a_new_note_goes_under_the_card_that_links_to_it() {
     let (parent, new) = (l.nodes[1], l.nodes[2]);
     assert_eq!(new.x, parent.x);
     assert_eq!(new.y, parent.y + options.node_height + options.layer_gap);
+}
+
+#[test]
+fn a_new_edge_that_would_cross_a_card_goes_round_it() {
+    // A chain 0 -> 1 -> 2 drawn in one column; a new edge 0 -> 2 would run
+    // straight through 1, and a new loop back 2 -> 0 too.
+    let options = Options::default();
+    let before = graph(3, &[(0, 1), (1, 2)], Some(0));
+    let after = graph(3, &[(0, 1), (1, 2), (0, 2), (2, 0)], Some(0));
+    let l = extend(&after, &previous_of(&before, &options), &options);
+    let middle = l.nodes[1];
+    let forward = &l.routes[2].bends;
+    assert_eq!(forward.len(), 2);
+    assert!(
+        forward.iter().all(|p| p.x < middle.x),
+        "left of the cards: {forward:?}"
+    );
+    let back = &l.routes[3].bends;
+    assert!(l.routes[3].back);
+    assert!(
+        back.iter().all(|p| p.x > middle.x + middle.width),
+        "right of them: {back:?}"
+    );
 }
 
 #[test]
