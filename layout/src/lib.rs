@@ -14,14 +14,19 @@
 //! wasm's small stack) and the result depends only on the input, so the same
 //! plan always draws the same way. Positions the user dragged are pinned: they
 //! are returned as given, and their edges lose their bend points.
+//!
+//! After an edit, [`extend`] keeps what was drawn and places only what is
+//! new (`incremental`), so an edit moves no card the user did not touch.
 
 #![forbid(unsafe_code)]
 
 mod acyclic;
 mod coords;
+mod incremental;
 mod layering;
 mod ordering;
 
+pub use incremental::{extend, Previous};
 use planvault_core::Plan;
 use std::collections::HashMap;
 
@@ -116,8 +121,16 @@ pub struct Layout {
     pub bounds: Rect,
 }
 
-/// Lays a graph out.
-pub fn layout(graph: &Graph, options: &Options) -> Layout {
+/// The graph's edges (those between its nodes) along the flow.
+struct Flow {
+    /// Per edge: it loops back (a feedback arc).
+    back: Vec<bool>,
+    /// The DAG every later phase sees: back edges turned around,
+    /// self-loops out.
+    dag: Vec<Option<(usize, usize)>>,
+}
+
+fn flow(graph: &Graph) -> Flow {
     let n = graph.node_count;
     let edges: Vec<(usize, usize)> = graph
         .edges
@@ -126,16 +139,18 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
         .filter(|&(a, b)| a < n && b < n)
         .collect();
     let back = acyclic::feedback_arcs(n, &edges, graph.start);
-    // The DAG every later phase sees: back edges turned around, self-loops out.
-    let dag: Vec<Option<(usize, usize)>> = edges
+    let dag = edges
         .iter()
         .zip(&back)
-        .map(|(&(a, b), &is_back)| match (a == b, is_back) {
-            (true, _) => None,
-            (false, true) => Some((b, a)),
-            (false, false) => Some((a, b)),
-        })
+        .map(|(&(a, b), &r)| (a != b).then_some(if r { (b, a) } else { (a, b) }))
         .collect();
+    Flow { back, dag }
+}
+
+/// Lays a graph out.
+pub fn layout(graph: &Graph, options: &Options) -> Layout {
+    let n = graph.node_count;
+    let Flow { back, dag } = flow(graph);
     let layers = layering::longest_path(n, &dag, graph.start);
     let order = ordering::order(n, &dag, &layers, graph.start, options);
     let placed = coords::place(&order, options);
@@ -259,18 +274,7 @@ fn bounds(nodes: &[Rect], routes: &[Route]) -> Rect {
 /// counted on the drawn segments (for tests and the benchmark's report).
 pub fn crossings(graph: &Graph, options: &Options) -> usize {
     let n = graph.node_count;
-    let edges: Vec<(usize, usize)> = graph
-        .edges
-        .iter()
-        .copied()
-        .filter(|&(a, b)| a < n && b < n)
-        .collect();
-    let back = acyclic::feedback_arcs(n, &edges, graph.start);
-    let dag: Vec<Option<(usize, usize)>> = edges
-        .iter()
-        .zip(&back)
-        .map(|(&(a, b), &r)| (a != b).then_some(if r { (b, a) } else { (a, b) }))
-        .collect();
+    let Flow { dag, .. } = flow(graph);
     let layers = layering::longest_path(n, &dag, graph.start);
     ordering::order(n, &dag, &layers, graph.start, options).crossings()
 }

@@ -24,7 +24,7 @@ async function ready(page) {
   await planShown(page);
 }
 
-test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, Ctrl+Z restores', async () => {
+test('keyboard: arrows move between nodes, N picks an edge, Delete removes it, Ctrl+Z restores', async () => {
   const page = await openPage(app.browser);
   await ready(page);
   await writePrivateFolder(page, 'keys-vault', NOTES);
@@ -49,9 +49,9 @@ test('keyboard: arrows move between nodes, E picks an edge, Delete removes it, C
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   await page.locator('#panel-title').filter({ hasText: 'Do the work' }).waitFor();
-  await page.keyboard.press('e'); // first edge out of "work"
+  await page.keyboard.press('n'); // first edge out of "work"
   await page.locator('#panel-title').filter({ hasText: 'Edge work → finish' }).waitFor();
-  await page.keyboard.press('e'); // the dangling one
+  await page.keyboard.press('n'); // the dangling one
   await page.locator('#panel-title').filter({ hasText: 'Edge work → missing note' }).waitFor();
   await saveScreenshot(page, 'keyboard-dangling-edge');
   await page.keyboard.press('Delete');

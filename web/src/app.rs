@@ -7,6 +7,7 @@ use crate::canvas_view::PlanCanvas;
 use crate::commands;
 use crate::dialog::DialogView;
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
+use crate::note_picker::NotePicker;
 use crate::panel::SidePanel;
 use crate::run::WorkerState;
 use crate::run_panel::{AskDialog, ResumeOfferBar, RunPanel, SettingsDialog};
@@ -53,7 +54,18 @@ async fn open_example(state: AppState) {
 pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
     let _settles = state.settles_open();
     let ticket = state.begin_open();
-    match dir.read_all().await {
+    // The plan shown stays (inactive) until this one is read.
+    let read = dir
+        .read_all_reporting(move |done, total| {
+            if state.is_latest(ticket) {
+                state.loading.set(Some((done, total)));
+            }
+        })
+        .await;
+    if state.is_latest(ticket) {
+        state.loading.set(None);
+    }
+    match read {
         Ok(files) => {
             let name = dir.name();
             let count = files.keys().filter(|p| p.ends_with(".md")).count();
@@ -283,9 +295,16 @@ pub fn App() -> impl IntoView {
         if let Some(Some(change)) = state.with_doc(commands::reset_layout) {
             state.submit(change, crate::state::Origin::Edit);
         }
+        // Edits keep cards in place; this is the full re-layout.
+        state.open.update(|o| {
+            if let Some(o) = o {
+                *o = crate::state::Open::new(o.doc.laid_out_afresh());
+            }
+        });
         state.fit_requested.update(|n| *n += 1);
     };
 
+    let more = RwSignal::new(false);
     state.run.start_worker(state);
     let worker_status = move || {
         state.run.view.with(|v| match &v.worker {
@@ -302,7 +321,7 @@ pub fn App() -> impl IntoView {
                 view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
             } else {
                 view! {
-                    <label class="button" for="open-folder">"Open folder (read-only)…"</label>
+                    <label class="button" for="open-folder">"Open folder"<span class="wide-only">" (read-only)"</span>"…"</label>
                     <input id="open-folder" class="visually-hidden" type="file" multiple=true node_ref=folder_input
                         on:change=on_folder_input />
                 }
@@ -313,10 +332,6 @@ pub fn App() -> impl IntoView {
                     {move || format!("Reopen “{}”", state.reopen.get().unwrap_or_default())}
                 </button>
             </Show>
-            <button on:click=on_example>"Example"</button>
-            <PlanFolderPicker state=state />
-            <span class="sep"></span>
-            <button id="new-node" on:click=on_new>"New node"</button>
             <button id="undo" on:click=move |_| state.undo()
                 disabled=move || state.history.with(|h| h.undo_summary().is_none())
                 title=move || state.history.with(|h| h.undo_summary().map(|s| format!("Undo {s}")).unwrap_or_default())>
@@ -327,19 +342,48 @@ pub fn App() -> impl IntoView {
                 title=move || state.history.with(|h| h.redo_summary().map(|s| format!("Redo {s}")).unwrap_or_default())>
                 "Redo"
             </button>
-            <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
-            <button on:click=on_relayout title="Forget dragged positions">"Auto layout"</button>
-            <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
-                <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
-            </Show>
+            // On a phone the rest folds into the "⋯" menu (one row).
+            <button id="toolbar-overflow" aria-label="More actions" aria-haspopup="true"
+                aria-expanded=move || more.get().to_string() aria-controls="toolbar-more"
+                on:click=move |_| more.update(|m| *m = !*m)>"⋯"</button>
+            <div id="toolbar-more" class="toolbar-more" class:open=move || more.get()
+                on:click=move |e| {
+                    // A chosen action closes the menu.
+                    if e.target().and_then(|t| t.dyn_into::<web_sys::HtmlButtonElement>().ok()).is_some() {
+                        more.set(false);
+                    }
+                }>
+                <span class="sep"></span>
+                <button on:click=on_example>"Example"</button>
+                <PlanFolderPicker state=state />
+                <span class="sep"></span>
+                <button id="new-node" on:click=on_new>"New node"</button>
+                <button id="go-to" title="Go to a note by title or path (Ctrl+K or /)"
+                    on:click=move |_| state.picker.set(Some(crate::state::Pick::GoTo))>"Go to…"</button>
+                <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
+                <button on:click=on_relayout title="Lay every card out again (edits keep cards where they are)">"Auto layout"</button>
+                <button id="minimap-toggle" aria-pressed=move || state.minimap.get().to_string()
+                    title="Show or hide the minimap (it moves aside from cards, and hides on small screens)"
+                    on:click=move |_| state.minimap.update(|m| *m = !*m)>"Minimap"</button>
+                <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
+                    <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
+                </Show>
+            </div>
             <span class="sep"></span>
             <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
                 on:click=move |_| state.run.panel_open.update(|o| *o = !*o)>"Run…"</button>
         </header>
         <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
         <ResumeOfferBar state=state />
-        <main class="workspace" class:with-run=move || state.run.panel_open.get()>
+        <main class="workspace" class:with-run=move || state.run.panel_open.get()
+            class:loading=move || state.loading.with(Option::is_some)>
             <PlanCanvas state=state />
+            <Show when=move || state.loading.with(Option::is_some)>
+                <p id="open-progress" class="open-progress" role="status">{move || {
+                    let (done, total) = state.loading.get().unwrap_or_default();
+                    format!("Reading files: {done} of {total}")
+                }}</p>
+            </Show>
             <SidePanel state=state />
             <Show when=move || state.run.panel_open.get()>
                 <RunPanel state=state />
@@ -378,6 +422,7 @@ pub fn App() -> impl IntoView {
             <p id="worker-status" role="status">{worker_status}</p>
         </footer>
         <DialogView state=state />
+        <NotePicker state=state />
         <SettingsDialog state=state />
         <AskDialog state=state />
     }

@@ -2,11 +2,12 @@
 //! keyboard input turned into selections, view changes and edits.
 
 use crate::commands;
+use crate::geometry::minimap_place;
 use crate::geometry::{Hit, Scene, Viewport};
 use crate::gesture::{Gesture, Outcome};
-use crate::render::{self, minimap_rect, minimap_to_world, Frame, Preview, RunFrame};
+use crate::render::{self, minimap_to_world, Frame, Preview, RunFrame};
 use crate::run::Phase;
-use crate::state::{AppState, Dialog, Selection};
+use crate::state::{AppState, Dialog, Pick, Selection};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use planvault_layout::Point;
@@ -17,9 +18,6 @@ use web_sys::{
     CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, WheelEvent,
 };
 
-/// Hit tolerance in screen pixels (divided by the zoom for the world).
-const TOLERANCE_PX: f64 = 6.0;
-
 /// Pointer input state that changes at pointer rate (not reactive).
 #[derive(Default)]
 struct Input {
@@ -27,7 +25,9 @@ struct Input {
     /// Active pointers (for pinch zoom): id → screen point.
     pointers: BTreeMap<i32, Point>,
     pinch: Option<f64>,
-    on_minimap: bool,
+    /// Where the minimap was when a press on it began (it stays there
+    /// while the press drags the view).
+    on_minimap: Option<planvault_layout::Rect>,
     frame_requested: bool,
     /// The run's hop being animated: its number and when it began (ms).
     hop_seq: u32,
@@ -106,7 +106,7 @@ fn draw(
             (p < 1.0).then_some(p.max(0.0))
         });
         animating = hop_progress.is_some();
-        render::draw(
+        let _titles = render::draw(
             &ctx,
             &Frame {
                 scene,
@@ -119,6 +119,8 @@ fn draw(
                 preview: &preview,
                 device_pixel_ratio: dpr,
                 flagged_edges: &open.flagged_edges,
+                minimap: minimap_at(state, scene, &viewport),
+                landmarks: &open.landmarks,
                 run: RunFrame { overlay: live.then_some(&overlay), breakpoints: &breakpoints, hop_progress },
             },
         );
@@ -140,6 +142,10 @@ fn draw(
                 "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "animating": animating,
                 "animations": input.with_value(|i| i.animations),
+                "overviewTitles": _titles,
+                "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
+                    "x": m.x, "y": m.y, "width": m.width, "height": m.height,
+                })),
             });
             state.run.drawn.set_value(drawn);
         }
@@ -226,6 +232,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         state.preview.track();
         state.hovered.track();
         state.dragging.track();
+        state.minimap.track();
         request_frame();
     });
 
@@ -282,10 +289,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         let world = v.to_world(screen);
         let hit = state
             .open
-            .with_untracked(|o| {
-                o.as_ref()
-                    .map(|o| o.scene.hit(world, TOLERANCE_PX / v.zoom))
-            })
+            .with_untracked(|o| o.as_ref().map(|o| o.scene.hit(world, v.zoom)))
             .unwrap_or(Hit::Empty);
         (world, hit)
     };
@@ -314,14 +318,12 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             return;
         }
         let v = state.viewport.get_untracked();
-        let map = minimap_rect(&v);
-        if crate::geometry::contains(&map, screen)
-            && state
-                .open
-                .with_untracked(|o| o.as_ref().is_some_and(|o| o.scene.nodes.len() > 1))
-        {
-            input.update_value(|i| i.on_minimap = true);
-            center_on_minimap(state, screen);
+        let map = state
+            .open
+            .with_untracked(|o| o.as_ref().and_then(|o| minimap_at(state, &o.scene, &v)));
+        if let Some(map) = map.filter(|m| crate::geometry::contains(m, screen)) {
+            input.update_value(|i| i.on_minimap = Some(map));
+            center_on_minimap(state, map, screen);
             return;
         }
         let (world, hit) = hit_at(screen);
@@ -331,8 +333,8 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
 
     let on_pointer_move = move |ev: PointerEvent| {
         let screen = screen_point(&ev);
-        if input.with_value(|i| i.on_minimap) {
-            center_on_minimap(state, screen);
+        if let Some(map) = input.with_value(|i| i.on_minimap) {
+            center_on_minimap(state, map, screen);
             return;
         }
         if let Some(start) = input.with_value(|i| i.pinch) {
@@ -418,8 +420,8 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 i.pinch = None;
             }
         });
-        if input.with_value(|i| i.on_minimap) {
-            input.update_value(|i| i.on_minimap = false);
+        if input.with_value(|i| i.on_minimap.is_some()) {
+            input.update_value(|i| i.on_minimap = None);
             return;
         }
         let Some(gesture) = input.try_update_value(|i| i.gesture.take()).flatten() else {
@@ -437,7 +439,7 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             i.pointers.remove(&ev.pointer_id());
             i.gesture = None;
             i.pinch = None;
-            i.on_minimap = false;
+            i.on_minimap = None;
         });
         state.preview.set(Preview::None);
         state.dragging.set(None);
@@ -519,6 +521,20 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
                 true
             }
             "e" | "E" => {
+                // A new edge from the focused card: pick its target.
+                let from = state.with_doc(|doc| {
+                    let s = state.selection.get_untracked();
+                    s.focus.as_ref().and_then(|id| doc.node_index(id))
+                });
+                match from.flatten() {
+                    Some(from) => state.picker.set(Some(Pick::EdgeFrom(from))),
+                    None => state
+                        .message
+                        .set("Focus a node (arrow keys or a click) to add an edge from it".into()),
+                }
+                true
+            }
+            "n" | "N" => {
                 cycle_edges(state, ev.shift_key());
                 true
             }
@@ -564,9 +580,10 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
             node_ref=canvas_ref
             tabindex="0"
             role="application"
-            aria-label="Plan canvas. Arrow keys move between nodes, E cycles through the selected node's edges, \
+            aria-label="Plan canvas. Arrow keys move between nodes, E adds an edge from the focused node (pick its target), \
+                        N cycles through its edges, Ctrl+K or slash goes to a note by name, \
                         B toggles a run breakpoint on the focused node, Delete removes the selection, plus and minus zoom, 0 fits the plan in view. \
-                        Drag from the dot under a card onto another card to add an edge; click a card's top-left corner to toggle its breakpoint."
+                        Drag from the dot on a card's border onto another card to add an edge; click a card's top-left corner to toggle its breakpoint."
             aria-describedby="status"
             on:pointerdown=on_pointer_down
             on:pointermove=on_pointer_move
@@ -579,10 +596,18 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
     }
 }
 
-fn center_on_minimap(state: AppState, screen: Point) {
+/// Where the minimap is drawn now, if it is shown at all.
+fn minimap_at(state: AppState, scene: &Scene, v: &Viewport) -> Option<planvault_layout::Rect> {
+    if !state.minimap.get_untracked() {
+        return None;
+    }
+    minimap_place(scene, v)
+}
+
+fn center_on_minimap(state: AppState, map: planvault_layout::Rect, screen: Point) {
     let Some(world) = state.open.with_untracked(|o| {
         o.as_ref()
-            .map(|o| minimap_to_world(&o.scene, &state.viewport.get_untracked(), screen))
+            .map(|o| minimap_to_world(&o.scene, &state.viewport.get_untracked(), map, screen))
     }) else {
         return;
     };

@@ -603,4 +603,68 @@ mod tests {
         );
         assert_eq!(body_of(&after, send).unwrap(), "# Send now\n");
     }
+
+    /// Every card's top-left corner, by node id.
+    fn corners(doc: &VaultDoc) -> BTreeMap<String, (f64, f64)> {
+        doc.checked
+            .plan
+            .nodes
+            .iter()
+            .zip(&doc.layout.nodes)
+            .map(|(n, r)| (n.id.clone(), (r.x, r.y)))
+            .collect()
+    }
+
+    #[test]
+    fn edits_move_no_card_they_do_not_add_and_auto_layout_moves_them() {
+        // No plan.canvas: every card is where the layout put it.
+        let mut files = BTreeMap::new();
+        files.insert(
+            "a.md".into(),
+            "---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n- [[c]]\n".into(),
+        );
+        files.insert("b.md".into(), "# B\n\n## Next\n- [[d]]\n".into());
+        files.insert("c.md".into(), "# C\n".into());
+        files.insert("d.md".into(), "# D\n".into());
+        let d = VaultDoc::new(files);
+        assert!(d.positions.is_empty());
+        let before = corners(&d);
+        let (c, dd) = (d.node_index("c").unwrap(), d.node_index("d").unwrap());
+        // An edge c -> d: the full layout would move cards; the edit does not.
+        let added = apply(&d, &add_edge(&d, c, dd, "").unwrap());
+        assert_eq!(corners(&added), before);
+        assert!(edge(&added, "c", "d").is_some());
+        let afresh = added.laid_out_afresh();
+        assert_ne!(
+            corners(&afresh),
+            before,
+            "the test needs an edge the full layout reacts to"
+        );
+        // Removing it again, and renaming a note, move nothing either.
+        let removed = apply(
+            &added,
+            &remove_edge(&added, edge(&added, "c", "d").unwrap()).unwrap(),
+        );
+        assert_eq!(corners(&removed), before);
+        let renamed = apply(&removed, &rename_node(&removed, c, "sea").unwrap());
+        let mut expected = before.clone();
+        let at = expected.remove("c").unwrap();
+        expected.insert("sea".into(), at);
+        assert_eq!(corners(&renamed), expected);
+        // A note read from disk with a link to it goes under the linking
+        // card; the rest stay.
+        let mut files = renamed.files.clone();
+        files.insert("b.md".into(), "# B\n\n## Next\n- [[d]]\n- [[e]]\n".into());
+        files.insert("e.md".into(), "# E\n".into());
+        let grown = renamed.reread(files);
+        let now = corners(&grown);
+        for (id, at) in &expected {
+            assert_eq!(now[id], *at, "{id} moved");
+        }
+        let (b, e) = (now["b"], now["e"]);
+        assert!(
+            e.1 > b.1,
+            "the new note sits below what links to it: {b:?} {e:?}"
+        );
+    }
 }

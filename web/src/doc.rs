@@ -14,7 +14,7 @@
 use crate::canvas_file;
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
-use planvault_layout::{layout_plan, Layout, Options, Point, Rect, Route};
+use planvault_layout::{extend, layout_plan, Graph, Layout, Options, Point, Previous, Rect, Route};
 use std::collections::BTreeMap;
 
 /// The JSON Canvas file that keeps node positions next to the notes (in the
@@ -72,6 +72,14 @@ impl VaultDoc {
     /// folder of plan notes (or it is empty: the whole vault), else in the
     /// folder [`default_folder`] picks.
     pub fn open(files: BTreeMap<String, String>, wanted: Option<&str>) -> VaultDoc {
+        VaultDoc::open_after(files, wanted, None)
+    }
+
+    fn open_after(
+        files: BTreeMap<String, String>,
+        wanted: Option<&str>,
+        before: Option<&VaultDoc>,
+    ) -> VaultDoc {
         let whole = check_in_folder(&files, "");
         let folders = plan_folders(&whole);
         let folder = match wanted {
@@ -83,7 +91,8 @@ impl VaultDoc {
         } else {
             check_in_folder(&files, &folder)
         };
-        VaultDoc::derive(files, folder, folders, checked)
+        let before = before.filter(|b| b.folder == folder);
+        VaultDoc::derive(files, folder, folders, checked, before)
     }
 
     /// The same vault with the plan in `folder` (empty: the whole vault).
@@ -94,7 +103,24 @@ impl VaultDoc {
             folder.to_string(),
             self.folders.clone(),
             checked,
+            None,
         )
+    }
+
+    /// The same vault laid out afresh ("Auto layout"): edits keep cards in
+    /// place, this is the one way to let the layout move them all.
+    pub fn laid_out_afresh(&self) -> VaultDoc {
+        VaultDoc {
+            layout: place(&self.checked, &self.positions, None),
+            ..self.clone()
+        }
+    }
+
+    /// The vault as read again from disk, its plan in the same folder when
+    /// it still has it, drawn as this one was (cards keep their places;
+    /// only new notes are placed).
+    pub fn reread(&self, files: BTreeMap<String, String>) -> VaultDoc {
+        VaultDoc::open_after(files, Some(&self.folder), Some(self))
     }
 
     /// Where this plan's positions are kept: `plan.canvas` in its folder.
@@ -102,17 +128,19 @@ impl VaultDoc {
         canvas_path(&self.folder)
     }
 
+    /// `before`: the doc this one is an edit of, whose drawing it keeps.
     fn derive(
         files: BTreeMap<String, String>,
         folder: String,
         folders: Vec<PlanFolder>,
         checked: Checked,
+        before: Option<&VaultDoc>,
     ) -> VaultDoc {
         let positions = files
             .get(&canvas_path(&folder))
             .map(|t| canvas_file::positions(t))
             .unwrap_or_default();
-        let layout = place(&checked, &positions);
+        let layout = place(&checked, &positions, before);
         let ids = checked
             .plan
             .nodes
@@ -153,7 +181,13 @@ impl VaultDoc {
             // diagnostics, are what they were.
             self.checked.clone()
         };
-        VaultDoc::derive(files, self.folder.clone(), self.folders.clone(), checked)
+        VaultDoc::derive(
+            files,
+            self.folder.clone(),
+            self.folders.clone(),
+            checked,
+            Some(self),
+        )
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
@@ -203,13 +237,21 @@ impl VaultDoc {
 
 /// Node boxes and edge routes. When every node has a position the user set,
 /// there is nothing to lay out: the boxes are the positions and edges go
-/// direct, which keeps a drag on a big plan cheap.
-fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
+/// direct, which keeps a drag on a big plan cheap. After an edit (`before`)
+/// the cards drawn before stay put and only new ones are placed.
+fn place(
+    checked: &Checked,
+    positions: &BTreeMap<String, Point>,
+    before: Option<&VaultDoc>,
+) -> Layout {
     let plan = &checked.plan;
     let options = layout_options();
     let all_placed =
         !plan.nodes.is_empty() && plan.nodes.iter().all(|n| positions.contains_key(&n.id));
     if !all_placed {
+        if let Some(before) = before {
+            return place_around(plan, positions, before, &options);
+        }
         let pinned = positions.iter().map(|(id, p)| (id.clone(), *p)).collect();
         return layout_plan(plan, &pinned, &options);
     }
@@ -253,6 +295,74 @@ fn place(checked: &Checked, positions: &BTreeMap<String, Point>) -> Layout {
         routes,
         bounds: bounds.unwrap_or_default(),
     }
+}
+
+/// The layout of `plan` keeping what `before` drew: a card keeps its place
+/// by id; a note renamed (or replaced) by the edit takes the place of the
+/// one that went, so a rename moves nothing; an edge keeps its bends when
+/// both its ends stay.
+fn place_around(
+    plan: &planvault_core::Plan,
+    positions: &BTreeMap<String, Point>,
+    before: &VaultDoc,
+    options: &Options,
+) -> Layout {
+    let old = &before.checked.plan;
+    let mut was: Vec<Option<usize>> = plan
+        .nodes
+        .iter()
+        .map(|n| before.node_index(&n.id))
+        .collect();
+    let mut gone =
+        (0..old.nodes.len()).filter(|&j| !plan.nodes.iter().any(|n| n.id == old.nodes[j].id));
+    for slot in was.iter_mut().filter(|w| w.is_none()) {
+        match gone.next() {
+            Some(j) => *slot = Some(j),
+            None => break,
+        }
+    }
+    let mut previous = Previous::default();
+    for (i, w) in was.iter().enumerate() {
+        if let Some(r) = w.and_then(|j| before.layout.nodes.get(j)) {
+            previous.nodes.insert(i, Point { x: r.x, y: r.y });
+        }
+    }
+    // An edge is the same edge when it joins the same two cards (the k-th
+    // of those, for several).
+    let mut routes: std::collections::HashMap<(usize, usize), Vec<&Route>> = Default::default();
+    for (e, route) in old.edges.iter().zip(&before.layout.routes) {
+        if let Some(to) = e.to {
+            routes.entry((e.from, to)).or_default().push(route);
+        }
+    }
+    let mut seen: std::collections::HashMap<(usize, usize), usize> = Default::default();
+    for (i, e) in plan.edges.iter().enumerate() {
+        let Some((a, b)) = e.to.and_then(|t| Some((was[e.from]?, was[t]?))) else {
+            continue;
+        };
+        let k = seen.entry((a, b)).or_default();
+        if let Some(route) = routes.get(&(a, b)).and_then(|r| r.get(*k)) {
+            previous.bends.insert(i, route.bends.clone());
+        }
+        *k += 1;
+    }
+    let n = plan.nodes.len();
+    let graph = Graph {
+        node_count: n,
+        edges: plan
+            .edges
+            .iter()
+            .map(|e| (e.from, e.to.unwrap_or(n)))
+            .collect(),
+        start: plan.start,
+        pinned: plan
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| positions.get(&node.id).map(|p| (i, *p)))
+            .collect(),
+    };
+    extend(&graph, &previous, options)
 }
 
 pub fn basename(id: &str) -> &str {

@@ -28,12 +28,15 @@ function setting(path) {
   return SETTINGS.some((s) => s === path || s.startsWith(path + '/'));
 }
 
-/** Every note (and each plan.canvas, and the SETTINGS) under `dir`: { path: text }. */
-export async function readVault(dir) {
+/**
+ * Every note (and each plan.canvas, and the SETTINGS) under `dir`: { path: text }.
+ * `progress(read, total)`, when given, hears how far the reading is (the
+ * folders are walked first, so the total is known), a few times a second.
+ */
+export async function readVault(dir, progress) {
   let cache = caches.get(dir);
   if (!cache) { cache = new Map(); caches.set(dir, cache); }
-  const out = {};
-  const seen = new Set();
+  const found = [];
   const stack = [[dir, '']];
   while (stack.length) {
     const [folder, prefix] = stack.pop();
@@ -47,18 +50,30 @@ export async function readVault(dir) {
         continue;
       }
       if (!hidden && !wanted(path, name)) continue;
-      const file = await handle.getFile();
-      seen.add(path);
-      const known = cache.get(path);
-      if (known && known.modified === file.lastModified && known.size === file.size) {
-        out[path] = known.text;
-        continue;
-      }
-      const text = decoder.decode(await file.arrayBuffer());
-      cache.set(path, { modified: file.lastModified, size: file.size, text });
-      out[path] = text;
+      found.push([path, handle]);
     }
   }
+  const out = {};
+  const seen = new Set();
+  let told = 0;
+  for (let i = 0; i < found.length; i++) {
+    const [path, handle] = found[i];
+    if (progress && performance.now() - told > 100) {
+      told = performance.now();
+      progress(i, found.length);
+    }
+    const file = await handle.getFile();
+    seen.add(path);
+    const known = cache.get(path);
+    if (known && known.modified === file.lastModified && known.size === file.size) {
+      out[path] = known.text;
+      continue;
+    }
+    const text = decoder.decode(await file.arrayBuffer());
+    cache.set(path, { modified: file.lastModified, size: file.size, text });
+    out[path] = text;
+  }
+  if (progress) progress(found.length, found.length);
   for (const path of [...cache.keys()]) if (!seen.has(path)) cache.delete(path);
   return out;
 }

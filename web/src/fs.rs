@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/fs.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = readVault)]
-    async fn read_vault(dir: &JsValue) -> Result<JsValue, JsValue>;
+    async fn read_vault(dir: &JsValue, progress: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = readFile)]
     async fn read_file(dir: &JsValue, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = writeFile)]
@@ -114,7 +114,22 @@ impl VaultDir {
 
     /// Every note and `plan.canvas`: path → text, byte-exact (BOM kept).
     pub async fn read_all(&self) -> Result<BTreeMap<String, String>, FsError> {
-        Ok(to_map(read_vault(&self.handle).await.map_err(browser)?))
+        Ok(to_map(
+            read_vault(&self.handle, &JsValue::UNDEFINED)
+                .await
+                .map_err(browser)?,
+        ))
+    }
+
+    /// [`VaultDir::read_all`], telling `progress` (files read, of how
+    /// many) as it goes.
+    pub async fn read_all_reporting(
+        &self,
+        progress: impl Fn(u32, u32) + 'static,
+    ) -> Result<BTreeMap<String, String>, FsError> {
+        let progress = Closure::<dyn Fn(u32, u32)>::new(progress);
+        let read = read_vault(&self.handle, progress.as_ref()).await;
+        Ok(to_map(read.map_err(browser)?))
     }
 
     pub async fn read(&self, path: &str) -> Result<Option<String>, FsError> {

@@ -108,6 +108,44 @@ impl Viewport {
     }
 }
 
+/// The minimap's size and its margin from the canvas's edges, in screen
+/// pixels; below [`MINIMAP_MIN_WIDTH`] of canvas there is no minimap.
+pub const MINIMAP: (f64, f64) = (200.0, 130.0);
+pub const MINIMAP_MARGIN: f64 = 12.0;
+pub const MINIMAP_MIN_WIDTH: f64 = 600.0;
+
+/// Where the minimap goes on the screen: the first corner (bottom right,
+/// bottom left, top right, top left) where it covers no card; none when
+/// every corner would, on a small screen, or for a plan of one card.
+pub fn minimap_place(scene: &Scene, v: &Viewport) -> Option<Rect> {
+    if v.width < MINIMAP_MIN_WIDTH || v.height < 2.0 * MINIMAP.1 || scene.nodes.len() < 2 {
+        return None;
+    }
+    let (w, h, m) = (MINIMAP.0, MINIMAP.1, MINIMAP_MARGIN);
+    let (left, right) = (m, v.width - w - m);
+    let (top, bottom) = (m, v.height - h - m);
+    [(right, bottom), (left, bottom), (right, top), (left, top)]
+        .into_iter()
+        .map(|(x, y)| Rect {
+            x,
+            y,
+            width: w,
+            height: h,
+        })
+        .find(|r| {
+            // The corner's area in the world, a few pixels larger.
+            let a = v.to_world(Point {
+                x: r.x - 4.0,
+                y: r.y - 4.0,
+            });
+            let b = v.to_world(Point {
+                x: r.x + r.width + 4.0,
+                y: r.y + r.height + 4.0,
+            });
+            scene.nodes_in(rect_between(a, b)).next().is_none()
+        })
+}
+
 /// One edge as drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeShape {
@@ -161,8 +199,17 @@ impl EdgeShape {
 pub struct Scene {
     pub nodes: Vec<Rect>,
     pub edges: Vec<EdgeShape>,
+    /// Per node, where its new-edge handle sits: a spot on the card's
+    /// border that no edge of the card passes ([`handle_spot`]).
+    pub handles: Vec<Point>,
     pub bounds: Rect,
 }
+
+/// Below this zoom the canvas draws the overview (blocks, no labels, no
+/// arrow heads), so hit-testing leaves labels and heads out too.
+pub const DETAIL_ZOOM: f64 = 0.35;
+/// Hit tolerance in screen pixels (divided by the zoom for the world).
+pub const TOLERANCE_PX: f64 = 6.0;
 
 /// Label font size and the width a character takes at it, in world units.
 pub const LABEL_FONT: f64 = 12.0;
@@ -186,12 +233,53 @@ pub fn breakpoint_center(r: &Rect) -> Point {
     Point { x: r.x, y: r.y }
 }
 
-/// The handle a drag starts a new edge from: bottom centre of the card.
-pub fn handle_center(r: &Rect) -> Point {
-    Point {
-        x: r.x + r.width / 2.0,
-        y: r.y + r.height,
-    }
+/// Where a card's new-edge handle may sit, best first: on its bottom border
+/// near a corner (outgoing edges mostly leave from the middle), then the
+/// middle, then the sides.
+fn handle_candidates(r: &Rect) -> [Point; 6] {
+    let (x0, y0, x1, y1) = (r.x, r.y, r.x + r.width, r.y + r.height);
+    [
+        Point {
+            x: x1 - 24.0,
+            y: y1,
+        },
+        Point {
+            x: x0 + 24.0,
+            y: y1,
+        },
+        Point {
+            x: x0 + r.width / 2.0,
+            y: y1,
+        },
+        Point {
+            x: x1,
+            y: y1 - 14.0,
+        },
+        Point {
+            x: x0,
+            y: y1 - 14.0,
+        },
+        Point {
+            x: x1 - 24.0,
+            y: y0,
+        },
+    ]
+}
+
+/// The handle a drag starts a new edge from: the first candidate spot on
+/// the card's border that none of the card's edges (`paths`) passes
+/// within the handle's size, so the handle never covers an edge.
+pub fn handle_spot<'a>(r: &Rect, paths: impl Iterator<Item = &'a [Point]> + Clone) -> Point {
+    let spots = handle_candidates(r);
+    spots
+        .iter()
+        .copied()
+        .find(|&c| {
+            paths
+                .clone()
+                .all(|p| polyline_distance(c, p) > HANDLE_RADIUS + 4.0)
+        })
+        .unwrap_or(spots[0])
 }
 
 impl Scene {
@@ -308,11 +396,30 @@ impl Scene {
             .chain(edges.iter().map(|e| e.bbox))
             .reduce(union)
             .unwrap_or_default();
+        // Each card's edges, to keep its handle off them.
+        let mut touching: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (shape, edge) in edges.iter().zip(&plan.edges) {
+            touching[edge.from].push(shape.edge);
+            if let Some(to) = edge.to.filter(|&t| t != edge.from) {
+                touching[to].push(shape.edge);
+            }
+        }
+        let handles = nodes
+            .iter()
+            .zip(&touching)
+            .map(|(r, own)| handle_spot(r, own.iter().map(|&e| edges[e].points.as_slice())))
+            .collect();
         Scene {
             nodes,
             edges,
+            handles,
             bounds,
         }
+    }
+
+    /// Node `i`'s new-edge handle.
+    pub fn handle(&self, i: usize) -> Point {
+        self.handles.get(i).copied().unwrap_or_default()
     }
 
     /// Indices of the nodes that intersect `area`.
@@ -334,46 +441,68 @@ impl Scene {
         self.edges.iter().find(|e| e.edge == edge)
     }
 
-    /// What lies under the world point `p`; `tolerance` is in world units.
+    /// What lies under the world point `p` at `zoom`, as drawn there.
     /// Handles and edge heads win over cards (so the small targets stay
     /// reachable), cards over labels and edge lines (as they are drawn).
-    pub fn hit(&self, p: Point, tolerance: f64) -> Hit {
+    /// Among edges the nearest wins, never the first found; zoomed out
+    /// past [`DETAIL_ZOOM`] labels and heads are not drawn, so not hit.
+    pub fn hit(&self, p: Point, zoom: f64) -> Hit {
+        let tolerance = TOLERANCE_PX / zoom;
+        let detail = zoom >= DETAIL_ZOOM;
         // Small targets grow by the tolerance only up to their own size, so
         // zoomed far out they never swallow the card they sit on.
         let small = tolerance.min(HANDLE_RADIUS);
         for (i, r) in self.nodes.iter().enumerate().rev() {
-            if distance(p, handle_center(r)) <= HANDLE_RADIUS + small {
+            if distance(p, self.handle(i)) <= HANDLE_RADIUS + small {
                 return Hit::Handle(i);
             }
             if distance(p, breakpoint_center(r)) <= BREAKPOINT_RADIUS + small {
                 return Hit::Breakpoint(i);
             }
         }
-        for e in self.edges.iter().rev() {
-            if distance(p, e.head()) <= small + 4.0 {
-                return Hit::EdgeHead(e.edge);
+        if detail {
+            // Heads of edges into one card can lie close together: the
+            // edge whose drawn line is nearest owns the point.
+            let head = self
+                .edges
+                .iter()
+                .filter(|e| distance(p, e.head()) <= small + 4.0)
+                .map(|e| (polyline_distance(p, &e.points), e.edge))
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, edge)) = head {
+                return Hit::EdgeHead(edge);
             }
         }
         // Cards are drawn over edges and their labels: they win here too.
         if let Some(i) = self.nodes.iter().rposition(|r| contains(r, p)) {
             return Hit::Node(i);
         }
-        for e in self.edges.iter().rev() {
-            if e.label_box.is_some_and(|b| contains(&b, p)) {
+        if detail {
+            // Labels are drawn over lines, the last drawn on top.
+            if let Some(e) = self
+                .edges
+                .iter()
+                .rev()
+                .find(|e| e.label_box.is_some_and(|b| contains(&b, p)))
+            {
                 return Hit::Label(e.edge);
             }
         }
-        let near = self
-            .edges
+        match self.nearest_edge(p, tolerance) {
+            Some(edge) => Hit::Edge(edge),
+            None => Hit::Empty,
+        }
+    }
+
+    /// The edge whose drawn path passes nearest `p`, within `tolerance`.
+    pub fn nearest_edge(&self, p: Point, tolerance: f64) -> Option<usize> {
+        self.edges
             .iter()
             .filter(|e| contains(&inflate(e.bbox, tolerance), p))
             .map(|e| (polyline_distance(p, &e.points), e.edge))
             .filter(|(d, _)| *d <= tolerance)
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        match near {
-            Some((_, edge)) => Hit::Edge(edge),
-            None => Hit::Empty,
-        }
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, edge)| edge)
     }
 }
 
@@ -609,7 +738,7 @@ mod tests {
             .expect("a stub for [[nowhere]]");
         assert_eq!(stub.label.as_deref(), Some("nowhere (missing)"));
         assert_eq!(
-            scene.hit(stub.label_box.unwrap().center(), 6.0),
+            scene.hit(stub.label_box.unwrap().center(), 1.0),
             Hit::Label(stub.edge)
         );
     }
@@ -636,9 +765,9 @@ mod tests {
         let review = d.node_index("review").unwrap();
         let r = scene.nodes[review];
         for zoom in [0.05, 0.5, 1.0, 2.5] {
-            let tol = 6.0 / zoom;
+            let tol = zoom;
             assert_eq!(scene.hit(r.center(), tol), Hit::Node(review));
-            assert_eq!(scene.hit(handle_center(&r), tol), Hit::Handle(review));
+            assert_eq!(scene.hit(scene.handle(review), tol), Hit::Handle(review));
             assert_eq!(
                 scene.hit(breakpoint_center(&r), tol),
                 Hit::Breakpoint(review)
@@ -651,10 +780,13 @@ mod tests {
                 .position(|e| e.label.as_deref() == Some("approved"))
                 .unwrap();
             let shape = scene.shape_of_edge(approved).unwrap();
-            assert_eq!(
-                scene.hit(shape.label_box.unwrap().center(), tol),
+            // Zoomed out the label is not drawn: its line is what is hit.
+            let label = if zoom >= DETAIL_ZOOM {
                 Hit::Label(approved)
-            );
+            } else {
+                Hit::Edge(approved)
+            };
+            assert_eq!(scene.hit(shape.label_box.unwrap().center(), tol), label);
             if zoom >= 1.0 {
                 assert_eq!(scene.hit(shape.head(), tol), Hit::EdgeHead(approved));
             }
@@ -666,7 +798,7 @@ mod tests {
                     x: -5000.0,
                     y: -5000.0
                 },
-                6.0
+                1.0
             ),
             Hit::Empty
         );
@@ -714,5 +846,196 @@ mod tests {
                     )
             );
         }
+    }
+
+    fn line(edge: usize, points: &[(f64, f64)], label: Option<Rect>) -> EdgeShape {
+        let points: Vec<Point> = points.iter().map(|&(x, y)| Point { x, y }).collect();
+        let mut bbox = bbox_of(&points);
+        if let Some(l) = label {
+            bbox = union(bbox, l);
+        }
+        EdgeShape {
+            edge,
+            points,
+            label: label.map(|_| "label".into()),
+            label_box: label,
+            conditional: false,
+            back: false,
+            self_loop: false,
+            dangling: false,
+            bbox,
+        }
+    }
+
+    fn scene_of(edges: Vec<EdgeShape>) -> Scene {
+        Scene {
+            nodes: Vec::new(),
+            handles: Vec::new(),
+            bounds: edges
+                .iter()
+                .map(|e| e.bbox)
+                .reduce(union)
+                .unwrap_or_default(),
+            edges,
+        }
+    }
+
+    #[test]
+    fn near_parallel_edges_each_own_the_points_nearest_them() {
+        // Two edges 10 units apart, the second with a bend: every point
+        // along either, up to 4.9 units off towards the other, hits it, in
+        // whichever order the edges were drawn.
+        let a = line(0, &[(0.0, 0.0), (300.0, 0.0)], None);
+        let b = line(1, &[(0.0, 10.0), (150.0, 10.0), (300.0, 10.0)], None);
+        for scene in [
+            scene_of(vec![a.clone(), b.clone()]),
+            scene_of(vec![b.clone(), a.clone()]),
+        ] {
+            for x in (10..290).step_by(7) {
+                let x = x as f64;
+                for off in [0.0, 2.0, 4.9] {
+                    assert_eq!(
+                        scene.hit(Point { x, y: off }, 1.0),
+                        Hit::Edge(0),
+                        "x {x} off {off}"
+                    );
+                    assert_eq!(
+                        scene.hit(Point { x, y: 10.0 - off }, 1.0),
+                        Hit::Edge(1),
+                        "x {x} off {off}"
+                    );
+                }
+            }
+            assert_eq!(scene.hit(Point { x: 100.0, y: -7.0 }, 1.0), Hit::Empty);
+        }
+    }
+
+    #[test]
+    fn a_bent_edge_is_hit_along_its_bends_not_its_chord() {
+        let bent = line(0, &[(0.0, 0.0), (100.0, 80.0), (200.0, 0.0)], None);
+        let scene = scene_of(vec![bent]);
+        assert_eq!(scene.hit(Point { x: 100.0, y: 78.0 }, 1.0), Hit::Edge(0));
+        assert_eq!(scene.hit(Point { x: 100.0, y: 2.0 }, 1.0), Hit::Empty);
+    }
+
+    #[test]
+    fn of_two_heads_side_by_side_the_nearer_edge_is_hit() {
+        // Two edges into one card, their heads 9 units apart.
+        let left = line(0, &[(0.0, 0.0), (100.0, 100.0)], None);
+        let right = line(1, &[(200.0, 0.0), (109.0, 100.0)], None);
+        for edges in [vec![left.clone(), right.clone()], vec![right, left]] {
+            let scene = scene_of(edges);
+            assert_eq!(
+                scene.hit(Point { x: 101.0, y: 100.0 }, 1.0),
+                Hit::EdgeHead(0)
+            );
+            assert_eq!(
+                scene.hit(Point { x: 108.0, y: 100.0 }, 1.0),
+                Hit::EdgeHead(1)
+            );
+        }
+    }
+
+    #[test]
+    fn a_label_is_hit_only_where_it_is_drawn() {
+        // Edge 0's label lies over edge 1's line.
+        let label = Rect {
+            x: 40.0,
+            y: 40.0,
+            width: 60.0,
+            height: 20.0,
+        };
+        let labelled = line(0, &[(70.0, 0.0), (70.0, 100.0)], Some(label));
+        let other = line(1, &[(0.0, 52.0), (300.0, 52.0)], None);
+        let scene = scene_of(vec![labelled, other]);
+        let on_both = Point { x: 90.0, y: 52.0 };
+        assert_eq!(scene.hit(on_both, 1.0), Hit::Label(0));
+        // Zoomed out no label is drawn: the line under the pointer is hit.
+        assert_eq!(scene.hit(on_both, 0.2), Hit::Edge(1));
+    }
+
+    #[test]
+    fn handles_sit_off_every_edge_of_their_card() {
+        let d = doc();
+        let scene = Scene::build(&d, &[], Point::default());
+        let plan = &d.checked.plan;
+        for (i, r) in scene.nodes.iter().enumerate() {
+            let h = scene.handle(i);
+            let on_border = (h.y - (r.y + r.height)).abs() < 1e-9
+                || (h.y - r.y).abs() < 1e-9
+                || (h.x - r.x).abs() < 1e-9
+                || (h.x - (r.x + r.width)).abs() < 1e-9;
+            assert!(on_border, "handle {h:?} of {r:?}");
+            for shape in &scene.edges {
+                let e = &plan.edges[shape.edge];
+                if e.from == i || e.to == Some(i) {
+                    assert!(
+                        polyline_distance(h, &shape.points) > HANDLE_RADIUS + 4.0,
+                        "handle of {} on edge {}",
+                        plan.nodes[i].id,
+                        shape.edge
+                    );
+                }
+            }
+        }
+        // An edge leaving where the first spot is moves the handle on.
+        let r = Rect {
+            x: 0.0,
+            y: 0.0,
+            width: 220.0,
+            height: 76.0,
+        };
+        let first = handle_spot(&r, std::iter::empty());
+        let through = [
+            Point {
+                x: first.x,
+                y: first.y - 20.0,
+            },
+            Point {
+                x: first.x,
+                y: first.y + 50.0,
+            },
+        ];
+        let moved = handle_spot(&r, std::iter::once(&through[..]));
+        assert_ne!(moved, first);
+        assert!(polyline_distance(moved, &through) > HANDLE_RADIUS + 4.0);
+    }
+
+    #[test]
+    fn the_minimap_takes_a_corner_free_of_cards_or_none() {
+        let card = |x: f64, y: f64| Rect {
+            x,
+            y,
+            width: 100.0,
+            height: 50.0,
+        };
+        let v = Viewport {
+            offset: Point { x: 0.0, y: 0.0 },
+            zoom: 1.0,
+            width: 1000.0,
+            height: 600.0,
+        };
+        let scene = |nodes: Vec<Rect>| Scene {
+            nodes,
+            ..Scene::default()
+        };
+        let middle = vec![card(450.0, 270.0), card(300.0, 100.0)];
+        let bottom_right = minimap_place(&scene(middle.clone()), &v).unwrap();
+        assert_eq!((bottom_right.x, bottom_right.y), (788.0, 458.0));
+        // A card in the bottom right corner: the minimap moves aside.
+        let mut cards = middle.clone();
+        cards.push(card(850.0, 500.0));
+        let moved = minimap_place(&scene(cards.clone()), &v).unwrap();
+        assert_eq!((moved.x, moved.y), (12.0, 458.0));
+        // Cards in every corner: no minimap rather than one over a card.
+        cards.extend([card(20.0, 500.0), card(850.0, 20.0), card(20.0, 20.0)]);
+        assert_eq!(minimap_place(&scene(cards), &v), None);
+        // A phone has no minimap.
+        let phone = Viewport {
+            width: 390.0,
+            height: 700.0,
+            ..v
+        };
+        assert_eq!(minimap_place(&scene(middle), &phone), None);
     }
 }

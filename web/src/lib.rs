@@ -18,6 +18,7 @@ pub mod geometry;
 pub mod gesture;
 pub mod history;
 pub mod run;
+pub mod search;
 pub mod settings;
 
 #[cfg(target_arch = "wasm32")]
@@ -30,6 +31,8 @@ mod dialog;
 pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;
+#[cfg(target_arch = "wasm32")]
+mod note_picker;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]

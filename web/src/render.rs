@@ -5,7 +5,7 @@
 //! hit-testing tests.
 
 use crate::geometry::{
-    breakpoint_center, handle_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, HANDLE_RADIUS,
+    breakpoint_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, DETAIL_ZOOM, HANDLE_RADIUS,
     LABEL_FONT,
 };
 use crate::run::Overlay;
@@ -63,6 +63,11 @@ pub struct Frame<'a> {
     pub device_pixel_ratio: f64,
     /// Edges whose source has a diagnostic about it, drawn in red.
     pub flagged_edges: &'a [usize],
+    /// Where the minimap is drawn (`geometry::minimap_place`), if anywhere.
+    pub minimap: Option<Rect>,
+    /// Nodes in the order their titles are given room when zoomed out
+    /// (`Open::landmarks`).
+    pub landmarks: &'a [usize],
     /// The plan run, when there is one to show.
     pub run: RunFrame<'a>,
 }
@@ -77,22 +82,9 @@ pub struct RunFrame<'a> {
     pub hop_progress: Option<f64>,
 }
 
-pub const MINIMAP: (f64, f64) = (200.0, 130.0);
-const MINIMAP_MARGIN: f64 = 12.0;
-
-/// Where the minimap sits on the screen.
-pub fn minimap_rect(viewport: &Viewport) -> Rect {
-    Rect {
-        x: viewport.width - MINIMAP.0 - MINIMAP_MARGIN,
-        y: viewport.height - MINIMAP.1 - MINIMAP_MARGIN,
-        width: MINIMAP.0,
-        height: MINIMAP.1,
-    }
-}
-
-/// The world → minimap mapping: scale and the world point at its corner.
-fn minimap_transform(scene: &Scene, viewport: &Viewport) -> (f64, Point, Rect) {
-    let area = minimap_rect(viewport);
+/// The world → minimap (at `area` on the screen) mapping: scale and the
+/// world point at its corner.
+fn minimap_transform(scene: &Scene, viewport: &Viewport, area: Rect) -> (f64, Point, Rect) {
     let world = crate::geometry::union(scene.bounds, viewport.visible());
     let scale = ((area.width - 8.0) / world.width.max(1.0))
         .min((area.height - 8.0) / world.height.max(1.0));
@@ -106,9 +98,9 @@ fn minimap_transform(scene: &Scene, viewport: &Viewport) -> (f64, Point, Rect) {
     )
 }
 
-/// The world point a click on the minimap at `screen` means.
-pub fn minimap_to_world(scene: &Scene, viewport: &Viewport, screen: Point) -> Point {
-    let (scale, origin, area) = minimap_transform(scene, viewport);
+/// The world point a click at `screen` on the minimap at `area` means.
+pub fn minimap_to_world(scene: &Scene, viewport: &Viewport, area: Rect, screen: Point) -> Point {
+    let (scale, origin, area) = minimap_transform(scene, viewport, area);
     Point {
         x: (screen.x - area.x - 4.0) / scale + origin.x,
         y: (screen.y - area.y - 4.0) / scale + origin.y,
@@ -135,7 +127,9 @@ pub const HOP: &str = "#16a34a";
 const ASKING: &str = "#9333ea";
 const BREAKPOINT: &str = "#dc2626";
 
-pub fn draw(ctx: &Ctx, frame: &Frame<'_>) {
+/// Draws one frame; returns how many titles the overview drew (none at
+/// reading zoom, where every visible card has its text).
+pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> usize {
     let v = frame.viewport;
     let dpr = frame.device_pixel_ratio;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -151,7 +145,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) {
     );
 
     let visible = v.visible();
-    if v.zoom >= 0.35 {
+    if v.zoom >= DETAIL_ZOOM {
         for shape in frame.scene.edges_in(visible) {
             draw_edge(ctx, frame, shape);
         }
@@ -165,10 +159,16 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) {
     draw_preview(ctx, frame);
 
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    if frame.scene.nodes.len() > 1 {
-        draw_minimap(ctx, frame);
+    let titles = if v.zoom < DETAIL_ZOOM {
+        draw_overview_titles(ctx, frame, visible)
+    } else {
+        0
+    };
+    if let Some(area) = frame.minimap {
+        draw_minimap(ctx, frame, area);
     }
     draw_run_banner(ctx, frame);
+    titles
 }
 
 /// The run over the plan: the taken edge (with a marker travelling along it
@@ -223,7 +223,7 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
     if let Some(i) = o.asking {
         ring(i, ASKING, &[6.0, 4.0]);
     }
-    if frame.viewport.zoom < 0.35 {
+    if frame.viewport.zoom < DETAIL_ZOOM {
         return;
     }
     for (i, &visits) in o.visits.iter().enumerate() {
@@ -334,6 +334,60 @@ fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
             r.height + 8.0 * px,
         );
     }
+}
+
+/// Most titles a zoomed-out frame draws, and their screen font.
+const OVERVIEW_TITLES: usize = 80;
+const OVERVIEW_FONT: f64 = 12.0;
+const OVERVIEW_CHAR: f64 = 6.4;
+const OVERVIEW_CHARS: usize = 28;
+
+/// Zoomed out, a card is too small for its text: titles are drawn at a
+/// readable screen size on the cards that have room for one (landmarks
+/// first: the start, cards with errors, the most linked), never over
+/// another title, so the overview reads as a map. Drawn in screen pixels.
+fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> usize {
+    let v = frame.viewport;
+    ctx.set_font(&format!("600 {OVERVIEW_FONT}px system-ui, sans-serif"));
+    ctx.set_text_align("center");
+    ctx.set_text_baseline("middle");
+    let mut placed: Vec<Rect> = Vec::with_capacity(OVERVIEW_TITLES);
+    for &i in frame.landmarks {
+        if placed.len() == OVERVIEW_TITLES {
+            break;
+        }
+        let Some(r) = frame.scene.nodes.get(i) else {
+            continue;
+        };
+        if !crate::geometry::intersects(r, &visible) {
+            continue;
+        }
+        let title = &frame.cards[i].title;
+        let chars = title.chars().count().min(OVERVIEW_CHARS);
+        let (w, h) = (chars as f64 * OVERVIEW_CHAR + 8.0, OVERVIEW_FONT + 6.0);
+        let c = v.to_screen(r.center());
+        let label = Rect {
+            x: c.x - w / 2.0,
+            y: c.y - h / 2.0,
+            width: w,
+            height: h,
+        };
+        let room = Rect {
+            x: label.x - 4.0,
+            y: label.y - 2.0,
+            width: label.width + 8.0,
+            height: label.height + 4.0,
+        };
+        if placed.iter().any(|p| crate::geometry::intersects(p, &room)) {
+            continue;
+        }
+        placed.push(room);
+        ctx.set_fill_style_str("rgba(255, 255, 255, 0.85)");
+        ctx.fill_rect(label.x, label.y, label.width, label.height);
+        ctx.set_fill_style_str("#111827");
+        let _ = ctx.fill_text_with_max_width(title, c.x, c.y + 0.5, w - 6.0);
+    }
+    placed.len()
 }
 
 fn polyline(ctx: &Ctx, points: &[Point]) {
@@ -501,14 +555,17 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
         let _ = ctx.fill_text(&count.to_string(), r.x + r.width - 16.0, r.y + 16.5);
     }
 
-    if selected || frame.hovered == Some(i) {
-        let h = handle_center(&r);
+    // The handle and the breakpoint spot show on the card under the
+    // pointer and on the selected or focused one (keyboard users see them).
+    let marked = selected || frame.hovered == Some(i) || frame.focused == Some(i);
+    if marked {
+        let h = frame.scene.handle(i);
         ctx.set_fill_style_str(SELECT);
         ctx.begin_path();
         let _ = ctx.arc(h.x, h.y, HANDLE_RADIUS, 0.0, std::f64::consts::TAU);
         ctx.fill();
     }
-    if frame.hovered == Some(i) {
+    if marked {
         // Where a click sets a breakpoint (the run layer fills it when set).
         let c = breakpoint_center(&r);
         ctx.set_stroke_style_str(BREAKPOINT);
@@ -536,14 +593,14 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
     match frame.preview {
         Preview::None => {}
         Preview::Connect { from, to, target } => {
-            let Some(r) = frame.scene.nodes.get(*from) else {
+            if *from >= frame.scene.nodes.len() {
                 return;
-            };
+            }
             ctx.set_stroke_style_str(SELECT);
             ctx.set_fill_style_str(SELECT);
             ctx.set_line_width(2.0);
             dash(ctx, &[6.0, 4.0]);
-            let start = handle_center(r);
+            let start = frame.scene.handle(*from);
             polyline(ctx, &[start, *to]);
             dash(ctx, &[]);
             arrow_head(ctx, start, *to, 11.0);
@@ -573,8 +630,8 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
     }
 }
 
-fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>) {
-    let (scale, origin, area) = minimap_transform(frame.scene, &frame.viewport);
+fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>, area: Rect) {
+    let (scale, origin, area) = minimap_transform(frame.scene, &frame.viewport, area);
     ctx.set_fill_style_str("rgba(255, 255, 255, 0.92)");
     ctx.fill_rect(area.x, area.y, area.width, area.height);
     ctx.set_stroke_style_str("#9ca3af");

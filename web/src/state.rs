@@ -51,6 +51,10 @@ pub struct Open {
     pub cards: Vec<Card>,
     /// Edges from a note with an error about that very edge's line.
     pub flagged_edges: Vec<usize>,
+    /// Nodes by how much their title helps a zoomed-out reader: the start,
+    /// then cards with errors, then the most linked (`render` gives their
+    /// titles room first).
+    pub landmarks: Vec<usize>,
 }
 
 impl Open {
@@ -72,7 +76,7 @@ impl Open {
                 }
             }
         }
-        let cards = plan
+        let cards: Vec<Card> = plan
             .nodes
             .iter()
             .enumerate()
@@ -98,13 +102,36 @@ impl Open {
             })
             .map(|(i, _)| i)
             .collect();
+        let landmarks = landmarks(&doc, &cards);
         Open {
             doc,
             scene,
             cards,
             flagged_edges,
+            landmarks,
         }
     }
+}
+
+fn landmarks(doc: &VaultDoc, cards: &[Card]) -> Vec<usize> {
+    let plan = &doc.checked.plan;
+    let mut degree = vec![0u32; plan.nodes.len()];
+    for e in &plan.edges {
+        degree[e.from] += 1;
+        if let Some(t) = e.to {
+            degree[t] += 1;
+        }
+    }
+    let mut order: Vec<usize> = (0..plan.nodes.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            !cards[i].start,
+            cards[i].badge.errors == 0,
+            std::cmp::Reverse(degree[i]),
+            i,
+        )
+    });
+    order
 }
 
 /// What is selected, by node id and by an edge's note and line, so a
@@ -179,6 +206,15 @@ pub enum Dialog {
     },
 }
 
+/// What the note picker is choosing a note for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// "Go to note": centre and select it.
+    GoTo,
+    /// The target of a new edge from this node (E on a focused card).
+    EdgeFrom(usize),
+}
+
 /// Whether a write came from a new edit, an undo or a redo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
@@ -224,6 +260,13 @@ pub struct AppState {
     pub preview: RwSignal<Preview>,
     pub hovered: RwSignal<Option<usize>>,
     pub dialog: RwSignal<Option<Dialog>>,
+    /// The note picker, while open (`note_picker`).
+    pub picker: RwSignal<Option<Pick>>,
+    /// Whether the minimap is wanted (it still hides where it would cover
+    /// a card, and on small screens).
+    pub minimap: RwSignal<bool>,
+    /// A vault being read: files read and how many there are.
+    pub loading: RwSignal<Option<(u32, u32)>>,
     /// Nodes being dragged and by how much (drawn without writing yet).
     pub dragging: RwSignal<Option<(Vec<usize>, Point)>>,
     /// A remembered folder that needs a click to be granted again.
@@ -258,6 +301,9 @@ impl AppState {
             preview: RwSignal::new(Preview::None),
             hovered: RwSignal::new(None),
             dialog: RwSignal::new(None),
+            picker: RwSignal::new(None),
+            minimap: RwSignal::new(true),
+            loading: RwSignal::new(None),
             dragging: RwSignal::new(None),
             reopen: RwSignal::new(None),
             fit_requested: RwSignal::new(0),
@@ -475,10 +521,13 @@ impl AppState {
         }
     }
 
-    /// The vault read again, its plan in the folder it was in.
+    /// The vault read again, its plan in the folder it was in, its cards
+    /// where they were.
     fn reopened(&self, files: BTreeMap<String, String>) -> VaultDoc {
-        let folder = self.with_doc(|d| d.folder.clone());
-        VaultDoc::open(files, folder.as_deref())
+        self.open.with_untracked(|o| match o {
+            Some(o) => o.doc.reread(files),
+            None => VaultDoc::open(files, None),
+        })
     }
 
     /// Makes the notes in `folder` the plan (empty: the whole vault), and

@@ -53,9 +53,10 @@ pub fn install(state: AppState) {
         Closure::<dyn Fn(String, String) -> JsValue>::new(move |id: String, part: String| {
             let p = state.open.with_untracked(|o| {
                 let o = o.as_ref()?;
-                let r = o.scene.nodes[o.doc.node_index(&id)?];
+                let i = o.doc.node_index(&id)?;
+                let r = o.scene.nodes[i];
                 Some(match part.as_str() {
-                    "handle" => crate::geometry::handle_center(&r),
+                    "handle" => o.scene.handle(i),
                     "breakpoint" => crate::geometry::breakpoint_center(&r),
                     // On the ring the canvas draws round the run's active node.
                     "ring" => Point {
@@ -88,6 +89,10 @@ pub fn install(state: AppState) {
                         .iter()
                         .position(|e| e.from == f && e.to == Some(t))?;
                     let shape = o.scene.shape_of_edge(e)?;
+                    // "at:0.3": that far along the edge as drawn.
+                    if let Some(t) = part.strip_prefix("at:").and_then(|t| t.parse().ok()) {
+                        return Some(shape.point_along(t));
+                    }
                     Some(match part.as_str() {
                         "head" => shape.head(),
                         "label" => shape
@@ -106,6 +111,61 @@ pub fn install(state: AppState) {
                 p.map_or(JsValue::NULL, to_page)
             },
         )
+        .into_js_value(),
+    );
+
+    // Every card's box on the page, by id (the layout tests compare them
+    // across edits; the minimap test checks none is under the minimap).
+    set(
+        "cardBoxes",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let v = state.viewport.get_untracked();
+                let boxes: serde_json::Map<String, serde_json::Value> = o
+                    .doc
+                    .checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .zip(&o.scene.nodes)
+                    .map(|(n, r)| {
+                        let s = v.to_screen(Point { x: r.x, y: r.y });
+                        let b = serde_json::json!({
+                            "worldX": r.x, "worldY": r.y,
+                            "x": s.x, "y": s.y, "width": r.width * v.zoom, "height": r.height * v.zoom,
+                        });
+                        (n.id.clone(), b)
+                    })
+                    .collect();
+                Some(serde_json::Value::Object(boxes).to_string())
+            });
+            json.map_or(JsValue::NULL, |s| js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL))
+        })
+        .into_js_value(),
+    );
+
+    set(
+        "selectedEdge",
+        Closure::<dyn Fn() -> JsValue>::new(move || {
+            let json = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                let e = state.selection.with_untracked(|s| s.edge_index(&o.doc))?;
+                let plan = &o.doc.checked.plan;
+                let edge = &plan.edges[e];
+                Some(
+                    serde_json::json!({
+                        "from": plan.nodes[edge.from].id,
+                        "to": edge.to.map(|t| plan.nodes[t].id.clone()),
+                        "label": edge.label,
+                    })
+                    .to_string(),
+                )
+            });
+            json.map_or(JsValue::NULL, |s| {
+                js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL)
+            })
+        })
         .into_js_value(),
     );
 

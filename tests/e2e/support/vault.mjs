@@ -1,6 +1,8 @@
 // The vault folders the tests keep in the page's origin-private file
 // system, and the state of the run the app makes over them.
 
+import { writePrivateFolder } from './browser.mjs';
+
 /** Every file of the OPFS folder `folder`, dot-folders included: path → text (a BOM kept). */
 export async function readOpfsFolder(page, folder) {
   return page.evaluate(async (folder) => {
@@ -29,4 +31,18 @@ export async function waitForRun(page, predicate, arg, timeout = 60_000) {
     const state = await runState(page).catch(() => null);
     throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
   }
+}
+
+/**
+ * Writes `files` into a fresh OPFS folder `name` and opens it in the app as
+ * a vault on disk (`window.e2eVault` is its handle), waiting for its
+ * `nodes` notes to be drawn.
+ */
+export async function openPrivateVault(page, name, files, nodes) {
+  await writePrivateFolder(page, name, files);
+  await page.evaluate(async (name) => {
+    window.e2eVault = await (await navigator.storage.getDirectory()).getDirectoryHandle(name);
+    await window.planvaultTest.openHandle(window.e2eVault);
+  }, name);
+  await page.waitForFunction((n) => window.planvaultTest.plan()?.nodes.length === n, nodes);
 }

@@ -1,0 +1,160 @@
+// A big vault: opening it says how far the reading is while the plan shown
+// before stays, greyed; "Fit" on 2,000 notes draws a readable overview
+// (cards as blocks, titles where they have room); the minimap never covers
+// a card; on a phone the toolbar is one row with a "⋯" menu.
+
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
+
+const NOTES = 2000;
+const app = useApp();
+let page;
+
+const hook = (name, ...args) => page.evaluate(([name, args]) => window.planvaultTest[name](...args), [name, args]);
+
+before(async () => {
+  page = await app.open({ width: 1280, height: 720 });
+  await planShown(page);
+});
+
+/** Writes the canvas benchmark's 2,000-note plan into OPFS folder `name`. */
+async function writeBigVault(name) {
+  await page.evaluate(async ([name, n]) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
+    const dir = await root.getDirectoryHandle(name, { create: true });
+    for (let i = 0; i < n; i++) {
+      const next = [];
+      if (i + 1 < n) next.push(`- [[step-${i + 1}]]`);
+      if (i % 3 === 0 && i + 3 < n) next.push(`- skip ahead -> [[step-${i + 3}]]`);
+      if (i % 7 === 6) next.push(`- needs revision -> [[step-${i - 4}]]`);
+      const text = `---\ntype: ${i === 0 ? 'start' : 'step'}\n---\n# Step ${i}\n\n## Next\n${next.join('\n')}\n`;
+      const w = await (await dir.getFileHandle(`step-${i}.md`, { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+  }, [name, NOTES]);
+}
+
+/** Whether two page rectangles overlap. */
+const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/** The cards the minimap covers (none when there is no minimap). */
+async function underMinimap() {
+  await page.waitForTimeout(50); // a frame
+  const map = (await hook('canvasRun')).minimap;
+  if (!map) return { map, covered: [] };
+  const boxes = await hook('cardBoxes');
+  return { map, covered: Object.keys(boxes).filter((id) => overlap(boxes[id], map)) };
+}
+
+test('opening 2,000 notes shows progress over the old plan, greyed; Fit draws a readable overview', async () => {
+  await writeBigVault('big-vault');
+  const shownBefore = (await hook('plan')).nodes.length;
+  // What the page shows while reading, seen as it changes.
+  await page.evaluate(() => {
+    window.seen = [];
+    new MutationObserver(() => {
+      const p = document.getElementById('open-progress');
+      if (p) {
+        window.seen.push({
+          text: p.textContent,
+          greyed: document.querySelector('main.workspace').classList.contains('loading')
+            && getComputedStyle(document.getElementById('plan-canvas')).pointerEvents === 'none',
+          nodes: window.planvaultTest.plan().nodes.length,
+        });
+      }
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+  await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('big-vault');
+    await window.planvaultTest.openHandle(dir);
+  });
+  assert.equal((await hook('plan')).nodes.length, NOTES);
+  const seen = await page.evaluate(() => window.seen);
+  assert.ok(seen.length > 0, 'progress was shown');
+  for (const s of seen) {
+    assert.match(s.text, new RegExp(`^Reading files: \\d+ of ${NOTES}$`));
+    assert.ok(s.greyed, 'the old plan is greyed and inert meanwhile');
+    assert.equal(s.nodes, shownBefore, 'the old plan stays until the new one is read');
+  }
+  assert.equal(await page.locator('#open-progress').count(), 0, 'gone once open');
+  assert.equal(await page.locator('main.workspace.loading').count(), 0);
+
+  await page.locator('#plan-canvas').focus();
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  assert.ok((await hook('viewport')).zoom < 0.35, 'far out: the overview');
+  const drawn = await hook('canvasRun');
+  assert.ok(drawn.overviewTitles >= 10, `titles drawn where they have room: ${drawn.overviewTitles}`);
+  await saveScreenshot(page, 'big-vault-fit-overview');
+  // Closer in, more titles have room.
+  await page.keyboard.press('+');
+  await page.keyboard.press('+');
+  await page.keyboard.press('+');
+  await page.waitForTimeout(100);
+  await saveScreenshot(page, 'big-vault-overview-closer');
+});
+
+test('the minimap covers no card: it moves aside, hides when every corner is taken, and toggles', async () => {
+  // Fit: the plan in the middle, the minimap in a free corner.
+  await page.keyboard.press('0');
+  let { map, covered } = await underMinimap();
+  assert.ok(map, 'shown beside the fitted plan');
+  assert.deepEqual(covered, []);
+  // Cards fill the whole canvas: no corner is free.
+  await hook('centerOn', 'step-1000', 0.25);
+  ({ map, covered } = await underMinimap());
+  assert.deepEqual(covered, [], `covers no card (at ${JSON.stringify(map)})`);
+  // Wherever the view is, at any zoom.
+  for (const zoom of [1.0, 0.5, 0.1, 0.03]) {
+    await hook('centerOn', 'step-40', zoom);
+    ({ map, covered } = await underMinimap());
+    assert.deepEqual(covered, [], `zoom ${zoom}: covers no card (at ${JSON.stringify(map)})`);
+  }
+  await page.keyboard.press('0');
+  assert.ok((await underMinimap()).map);
+  await page.locator('#minimap-toggle').click();
+  assert.equal((await underMinimap()).map, null, 'collapsed');
+  assert.equal(await page.locator('#minimap-toggle').getAttribute('aria-pressed'), 'false');
+  await page.locator('#minimap-toggle').click();
+  assert.ok((await underMinimap()).map, 'back');
+  await saveScreenshot(page, 'big-vault-minimap');
+});
+
+for (const [name, init] of [
+  ['with the folder picker', undefined],
+  ['without it (a phone browser)', () => Object.defineProperty(window, 'showDirectoryPicker', { value: undefined, configurable: true })],
+]) {
+  test(`on a 390 px phone ${name} the toolbar is one row, the rest in a "⋯" menu, and no minimap`, async () => {
+    const phone = await app.open({ width: 390, height: 844 }, { init });
+    await planShown(phone);
+    const row = await phone.evaluate(() => {
+      const bar = document.querySelector('.toolbar');
+      const shown = [...bar.querySelectorAll('button, .button, select')].filter((el) => el.getClientRects().length > 0);
+      return {
+        tops: [...new Set(shown.map((el) => Math.round(el.getBoundingClientRect().top)))],
+        rights: shown.map((el) => el.getBoundingClientRect().right),
+        width: bar.clientWidth,
+        scroll: bar.scrollWidth,
+        labels: shown.map((el) => el.textContent.trim()),
+      };
+    });
+    assert.equal(row.tops.length, 1, `one row: ${JSON.stringify(row)}`);
+    assert.ok(row.scroll <= row.width && Math.max(...row.rights) <= 390, `fits: ${JSON.stringify(row)}`);
+    assert.ok(row.labels.includes('⋯'), JSON.stringify(row.labels));
+    await saveScreenshot(phone, `big-vault-phone-toolbar-${init ? 'no-picker' : 'picker'}`);
+    await phone.locator('#toolbar-overflow').click();
+    const fit = phone.locator('#toolbar-more').getByRole('button', { name: 'Fit' });
+    await fit.waitFor();
+    assert.equal(await phone.locator('#toolbar-overflow').getAttribute('aria-expanded'), 'true');
+    await saveScreenshot(phone, `big-vault-phone-menu-${init ? 'no-picker' : 'picker'}`);
+    await fit.click();
+    await fit.waitFor({ state: 'hidden' });
+    await phone.waitForTimeout(50);
+    assert.equal((await phone.evaluate(() => window.planvaultTest.canvasRun())).minimap ?? null, null, 'no minimap on a phone');
+    await phone.close();
+  });
+}
