@@ -3,13 +3,15 @@
 //! outside changes; global shortcuts. The end-to-end tests' hook is in
 //! `test_hook` (the `e2e` feature).
 
+use crate::appearance::{ThemeState, ThemeToggle};
 use crate::canvas_view::PlanCanvas;
 use crate::commands;
 use crate::dialog::DialogView;
+use crate::dock::{Dock, DockState};
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
-use crate::panel::SidePanel;
+use crate::help::CanvasHelp;
 use crate::run::WorkerState;
-use crate::run_panel::{AskDialog, ResumeOfferBar, RunPanel, SettingsDialog};
+use crate::run_panel::{ResumeOfferBar, SettingsDialog};
 use crate::state::{AppState, Dialog, Mode};
 use leptos::ev;
 use leptos::prelude::*;
@@ -149,6 +151,8 @@ fn download_zip(state: AppState) {
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new();
+    ThemeState::provide();
+    let dock = DockState::provide();
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
     spawn_local(start(state));
@@ -228,7 +232,11 @@ pub fn App() -> impl IntoView {
     let on_open = move |_| {
         spawn_local(async move {
             match fs::pick().await {
-                Ok(dir) => {
+                // Closing the picker is no error: nothing changed.
+                Ok(None) => state
+                    .message
+                    .set("No folder picked; the plan shown is unchanged".into()),
+                Ok(Some(dir)) => {
                     if dir.permission(true).await == "granted" {
                         open_folder(state, dir, true).await;
                     } else {
@@ -334,16 +342,17 @@ pub fn App() -> impl IntoView {
             </Show>
             <span class="sep"></span>
             <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
-                on:click=move |_| state.run.panel_open.update(|o| *o = !*o)>"Run…"</button>
+                on:click=move |_| dock.toggle_run(state)>"Run…"</button>
+            <ThemeToggle />
         </header>
         <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
         <ResumeOfferBar state=state />
-        <main class="workspace" class:with-run=move || state.run.panel_open.get()>
-            <PlanCanvas state=state />
-            <SidePanel state=state />
-            <Show when=move || state.run.panel_open.get()>
-                <RunPanel state=state />
-            </Show>
+        <main class="workspace">
+            <div class="canvas-area">
+                <PlanCanvas state=state />
+                <CanvasHelp />
+            </div>
+            <Dock state=state />
         </main>
         <Show when=move || state.rejected.with(Option::is_some)>
             <section class="rejected" aria-labelledby="rejected-title">
@@ -379,7 +388,6 @@ pub fn App() -> impl IntoView {
         </footer>
         <DialogView state=state />
         <SettingsDialog state=state />
-        <AskDialog state=state />
     }
 }
 

@@ -19,17 +19,26 @@ pub mod gesture;
 pub mod history;
 pub mod run;
 pub mod settings;
+pub mod theme;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;
+#[cfg(target_arch = "wasm32")]
+mod appearance;
+#[cfg(target_arch = "wasm32")]
+mod ask;
 #[cfg(target_arch = "wasm32")]
 mod canvas_view;
 #[cfg(target_arch = "wasm32")]
 mod dialog;
 #[cfg(target_arch = "wasm32")]
+mod dock;
+#[cfg(target_arch = "wasm32")]
 pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;
+#[cfg(target_arch = "wasm32")]
+mod help;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]
