@@ -4,8 +4,8 @@
 //! Pure parts (tested natively and in headless Chromium): [`doc`] (the open
 //! vault and what is derived from it), [`commands`] (every edit as a file
 //! change), [`history`] (undo/redo), [`canvas_file`] (`plan.canvas`),
-//! [`geometry`] (shapes, viewport, hit-testing) and [`gesture`] (what a
-//! pointer drag means). The browser parts (wasm32 only): `fs` (File System
+//! [`geometry`] (shapes, viewport, hit-testing), [`gesture`] (what a
+//! pointer drag means) and [`theme`] (light or dark, the canvas's palettes). The browser parts (wasm32 only): `fs` (File System
 //! Access, OPFS, IndexedDB), `render` (Canvas 2D) and `app` (the Leptos
 //! components).
 
