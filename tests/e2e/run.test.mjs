@@ -256,6 +256,8 @@ function reviewHeldAtABreakpoint() {
 async function setBreakpointFromSidePanel(page, node) {
   const at = await page.evaluate((node) => window.planvaultTest.nodePoint(node, 'body'), node);
   await page.mouse.click(at.x, at.y);
+  // One side panel at a time: the endpoint's settings left the Run tab open.
+  await page.click('#tab-selection');
   await page.check('#knob-breakpoint');
   await waitFor(page, (node) => window.planvaultTest.canvasRun()?.breakpoints?.includes(node), node, 5_000);
   return at;
