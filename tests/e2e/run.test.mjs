@@ -7,115 +7,34 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { REPO_ROOT } from './support/server.mjs';
-import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
 import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 import { readOpfsFolder, runState, waitForRun } from './support/vault.mjs';
+import {
+  DRAFT, EXAMPLE, JUDGE, QUERY, REVIEW, SECRET, SEND, near, openRunPanel, pixelsAt, readyPage, statusOf,
+  textOf, useEndpoint, waitAsk, waitPhase, startRun,
+  openVault as openFolder, reopenVault as reopenFolder,
+} from './support/run.mjs';
 
-const SECRET = 'sk-e2e-never-stored-0123456789';
-const QUERY = 'invite the design team';
 const FOLDER = 'e2e-run';
-
-const EXAMPLE_DIR = join(REPO_ROOT, 'static', 'example-vault');
-const EXAMPLE = Object.fromEntries(
-  readdirSync(EXAMPLE_DIR).filter((f) => f.endsWith('.md')).map((f) => [f, readFileSync(join(EXAMPLE_DIR, f), 'utf8')]),
-);
-
-// What the example's requests contain (as in cli/tests/run_e2e.rs).
-const DRAFT = 'Step: Draft the email';
-const REVIEW = 'Step: Review the draft';
-const JUDGE = 'The step "Review the draft" just finished';
-const SEND = 'Step: Send the email';
 
 const app = useApp();
 
-async function newPage() {
-  const page = await app.open({ width: 1440, height: 900 });
-  await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
-  return page;
-}
-
+const newPage = () => readyPage(app);
 /** Writes `files` into a fresh OPFS folder and opens it in the app. */
-async function openVault(page, files) {
-  await writePrivateFolder(page, FOLDER, files);
-  await reopenVault(page);
-}
-
+const openVault = (page, files) => openFolder(page, files, FOLDER);
 /** Opens the OPFS folder as it is (after a reload). */
-async function reopenVault(page) {
-  await page.evaluate(async (folder) => {
-    const root = await navigator.storage.getDirectory();
-    await window.planvaultTest.openHandle(await root.getDirectoryHandle(folder));
-  }, FOLDER);
-  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
-}
+const reopenVault = (page) => reopenFolder(page, FOLDER);
 
 const readVault = (page) => readOpfsFolder(page, FOLDER);
 
-/** Every message content of a recorded request, joined. */
-const textOf = (request) => (request.body?.messages ?? []).map((m) => m.content ?? '').join('\n');
-const statusOf = (text) => /^status: (\w+)/m.exec(text)?.[1];
 const run = runState;
 const canvasRun = (page) => page.evaluate(() => window.planvaultTest.canvasRun());
 
 const waitFor = waitForRun;
 
-const waitPhase = (page, phase, timeout) =>
-  waitFor(page, (phase) => window.planvaultTest.run().phase === phase, phase, timeout);
-
-/** Waits for a question of `kind` (work, judge, human, breakpoint) and returns it. */
-async function waitAsk(page, kind) {
-  await waitFor(page, (kind) => window.planvaultTest.run().ask?.ask.kind === kind, kind);
-  await page.locator(`#ask-dialog[data-kind="${kind}"]`).waitFor({ state: 'visible' });
-  return (await run(page)).ask;
-}
-
-async function openRunPanel(page) {
-  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
-  await page.locator('#run-panel').waitFor({ state: 'visible' });
-}
-
-/** Settings → LLM endpoints → the stub as the default endpoint. */
-async function useEndpoint(page, url, { attempts = 3, delayMs = 50 } = {}) {
-  await openRunPanel(page);
-  await page.click('#run-settings');
-  await page.check('#source-model');
-  await page.fill('#ep-default-url', url);
-  await page.fill('#ep-default-model', 'stub-model');
-  await page.fill('#ep-default-key', SECRET);
-  await page.fill('#retry-attempts', String(attempts));
-  await page.fill('#retry-delay', String(delayMs));
-  await page.click('#settings-save');
-  await page.locator('#settings').waitFor({ state: 'detached' });
-}
-
-async function startRun(page, query = QUERY) {
-  await openRunPanel(page);
-  await page.fill('#run-query', query);
-  await page.click('#run-start');
-}
-
-/** Colours drawn around a page point (5×5 canvas pixels). */
-async function pixelsAt(page, point) {
-  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-  return page.evaluate(({ x, y }) => {
-    const canvas = document.querySelector('#plan-canvas');
-    const rect = canvas.getBoundingClientRect();
-    const scale = canvas.width / rect.width;
-    const px = Math.round((x - rect.left) * scale);
-    const py = Math.round((y - rect.top) * scale);
-    const data = canvas.getContext('2d').getImageData(px - 2, py - 2, 5, 5).data;
-    const out = [];
-    for (let i = 0; i < data.length; i += 4) out.push([data[i], data[i + 1], data[i + 2]]);
-    return out;
-  }, point);
-}
-
-const near = ([r, g, b], [R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 60;
-const ORANGE = [0xf9, 0x73, 0x16]; // the active node's ring (render.rs ACTIVE_RING)
+const ORANGE = [0xf9, 0x73, 0x16]; // the active node's ring (theme.rs LIGHT.active_ring)
 
 /** The trace's hop lines, as the CLI's test reads them. */
 const hops = (trace) => trace.split('\n').filter((l) => l.startsWith('## ') || l.startsWith('- took') || l.startsWith('- decided'));
@@ -337,6 +256,8 @@ function reviewHeldAtABreakpoint() {
 async function setBreakpointFromSidePanel(page, node) {
   const at = await page.evaluate((node) => window.planvaultTest.nodePoint(node, 'body'), node);
   await page.mouse.click(at.x, at.y);
+  // One side panel at a time: the endpoint's settings left the Run tab open.
+  await page.click('#tab-selection');
   await page.check('#knob-breakpoint');
   await waitFor(page, (node) => window.planvaultTest.canvasRun()?.breakpoints?.includes(node), node, 5_000);
   return at;
@@ -455,7 +376,7 @@ async function answerUntilFinished(page, answers) {
     if (state.phase === 'finished') return seen;
     const { ask } = state;
     seen.push(`${ask.ask.kind}:${ask.node}#${ask.visit}`);
-    await page.locator(`#ask-dialog[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
+    await page.locator(`#run-ask[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
     await answers[ask.ask.kind](ask);
     await waitFor(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
   }
@@ -523,7 +444,7 @@ const HUMAN_VAULT = {
   'publish.md': '# Publish\n\nPublish it.\n',
 };
 
-test('a human node is decided through the dialog', async () => {
+test('a human node is decided in the run panel', async () => {
   const page = await newPage();
   try {
     await openVault(page, HUMAN_VAULT);
@@ -643,7 +564,9 @@ test('stop in the middle of a run, then resume it from the panel', async () => {
     await waitPhase(page, 'finished');
     const stopped = await run(page);
     assert.equal(stopped.finish.code, 'stopped', JSON.stringify(stopped.finish));
-    assert.match(await page.locator('#run-phase').textContent(), /^Stopped: .*\(run again to resume\)$/);
+    assert.match(await page.locator('#run-phase').textContent(), /^Stopped: /);
+    assert.doesNotMatch(await page.locator('#run-phase').textContent(), /run again/);
+    assert.match(await page.locator('#run-next').textContent(), /Resume run continues .*Run starts over/);
     assert.match((await canvasRun(page)).stopped, /^stopped/);
     await page.click('#run-continue');
     await waitPhase(page, 'finished');
@@ -755,7 +678,7 @@ test('opening another vault stops the run and forgets it', async () => {
       await window.planvaultTest.openHandle(dir);
     });
     await page.waitForFunction(() => document.querySelector('#mode').textContent.includes('e2e-other'));
-    await page.locator('#ask-dialog').waitFor({ state: 'detached' });
+    await page.locator('#run-ask').waitFor({ state: 'detached' });
     // The old run's last messages (its stop) arrive and change nothing on screen.
     await page.waitForFunction(() => window.planvaultTest.run().discarding === false);
     const state = await run(page);

@@ -3,14 +3,16 @@
 //! outside changes; global shortcuts. The end-to-end tests' hook is in
 //! `test_hook` (the `e2e` feature).
 
+use crate::appearance::{ThemeState, ThemeToggle};
 use crate::canvas_view::PlanCanvas;
 use crate::commands;
 use crate::dialog::DialogView;
+use crate::dock::{Dock, DockState};
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
+use crate::help::CanvasHelp;
 use crate::note_picker::NotePicker;
-use crate::panel::SidePanel;
 use crate::run::WorkerState;
-use crate::run_panel::{AskDialog, ResumeOfferBar, RunPanel, SettingsDialog};
+use crate::run_panel::{ResumeOfferBar, SettingsDialog};
 use crate::state::{AppState, Dialog, Mode};
 use leptos::ev;
 use leptos::prelude::*;
@@ -161,6 +163,8 @@ fn download_zip(state: AppState) {
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new();
+    ThemeState::provide();
+    let dock = DockState::provide();
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
     spawn_local(start(state));
@@ -240,7 +244,11 @@ pub fn App() -> impl IntoView {
     let on_open = move |_| {
         spawn_local(async move {
             match fs::pick().await {
-                Ok(dir) => {
+                // Closing the picker is no error: nothing changed.
+                Ok(None) => state
+                    .message
+                    .set("No folder picked; the plan shown is unchanged".into()),
+                Ok(Some(dir)) => {
                     if dir.permission(true).await == "granted" {
                         open_folder(state, dir, true).await;
                     } else {
@@ -371,23 +379,23 @@ pub fn App() -> impl IntoView {
             </div>
             <span class="sep"></span>
             <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
-                on:click=move |_| state.run.panel_open.update(|o| *o = !*o)>"Run…"</button>
+                on:click=move |_| dock.toggle_run(state)>"Run…"</button>
+            <ThemeToggle />
         </header>
         <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
         <ResumeOfferBar state=state />
-        <main class="workspace" class:with-run=move || state.run.panel_open.get()
-            class:loading=move || state.loading.with(Option::is_some)>
-            <PlanCanvas state=state />
-            <Show when=move || state.loading.with(Option::is_some)>
-                <p id="open-progress" class="open-progress" role="status">{move || {
-                    let (done, total) = state.loading.get().unwrap_or_default();
-                    format!("Reading files: {done} of {total}")
-                }}</p>
-            </Show>
-            <SidePanel state=state />
-            <Show when=move || state.run.panel_open.get()>
-                <RunPanel state=state />
-            </Show>
+        <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>
+            <div class="canvas-area">
+                <PlanCanvas state=state />
+                <CanvasHelp />
+                <Show when=move || state.loading.with(Option::is_some)>
+                    <p id="open-progress" class="open-progress" role="status">{move || {
+                        let (done, total) = state.loading.get().unwrap_or_default();
+                        format!("Reading files: {done} of {total}")
+                    }}</p>
+                </Show>
+            </div>
+            <Dock state=state />
         </main>
         <Show when=move || state.rejected.with(Option::is_some)>
             <section class="rejected" aria-labelledby="rejected-title">
@@ -424,7 +432,6 @@ pub fn App() -> impl IntoView {
         <DialogView state=state />
         <NotePicker state=state />
         <SettingsDialog state=state />
-        <AskDialog state=state />
     }
 }
 

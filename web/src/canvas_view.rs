@@ -222,8 +222,12 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         })
     });
 
-    // Redraw whenever anything drawn changes.
+    // Redraw whenever anything drawn changes (the theme's colours too).
+    let theme = use_context::<crate::appearance::ThemeState>();
     Effect::new(move |_| {
+        if let Some(t) = theme {
+            t.shown.track();
+        }
         overlay.track();
         state.run.breakpoints.track();
         state.open.track();

@@ -144,8 +144,14 @@ export function pickerAvailable() {
   return typeof window.showDirectoryPicker === 'function';
 }
 
+/** The picked folder, or null when the person closed the picker. */
 export async function pickDirectory() {
-  return window.showDirectoryPicker({ id: 'planvault-vault', mode: 'readwrite' });
+  try {
+    return await window.showDirectoryPicker({ id: 'planvault-vault', mode: 'readwrite' });
+  } catch (error) {
+    if (error?.name === 'AbortError') return null;
+    throw error;
+  }
 }
 
 export function handleName(dir) {

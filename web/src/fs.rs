@@ -190,11 +190,11 @@ impl VaultDir {
     }
 }
 
-/// Opens the browser's folder picker (read-write).
-pub async fn pick() -> Result<VaultDir, FsError> {
-    Ok(VaultDir {
-        handle: pick_directory().await.map_err(browser)?,
-    })
+/// Opens the browser's folder picker (read-write); `None` when the person
+/// closed it without picking.
+pub async fn pick() -> Result<Option<VaultDir>, FsError> {
+    let handle = pick_directory().await.map_err(browser)?;
+    Ok((!handle.is_null() && !handle.is_undefined()).then_some(VaultDir { handle }))
 }
 
 /// The folder a drop brought, `None` when it held none. Call this inside the

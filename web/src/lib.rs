@@ -4,8 +4,8 @@
 //! Pure parts (tested natively and in headless Chromium): [`doc`] (the open
 //! vault and what is derived from it), [`commands`] (every edit as a file
 //! change), [`history`] (undo/redo), [`canvas_file`] (`plan.canvas`),
-//! [`geometry`] (shapes, viewport, hit-testing) and [`gesture`] (what a
-//! pointer drag means). The browser parts (wasm32 only): `fs` (File System
+//! [`geometry`] (shapes, viewport, hit-testing), [`gesture`] (what a
+//! pointer drag means) and [`theme`] (light or dark, the canvas's palettes). The browser parts (wasm32 only): `fs` (File System
 //! Access, OPFS, IndexedDB), `render` (Canvas 2D) and `app` (the Leptos
 //! components).
 
@@ -20,19 +20,28 @@ pub mod history;
 pub mod run;
 pub mod search;
 pub mod settings;
+pub mod theme;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;
 #[cfg(target_arch = "wasm32")]
+mod appearance;
+#[cfg(target_arch = "wasm32")]
+mod ask;
+#[cfg(target_arch = "wasm32")]
 mod canvas_view;
 #[cfg(target_arch = "wasm32")]
 mod dialog;
+#[cfg(target_arch = "wasm32")]
+mod dock;
 #[cfg(target_arch = "wasm32")]
 pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;
 #[cfg(target_arch = "wasm32")]
 mod note_picker;
+#[cfg(target_arch = "wasm32")]
+mod help;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]

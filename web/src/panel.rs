@@ -231,17 +231,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
             {node_panel}
             {edge_panel}
             <Show when=move || facts.with(Option::is_none) && edge.with(Option::is_none)>
-                <section class="help">
-                    <h2>"Editing"</h2>
-                    <ul>
-                        <li>"Drag a card to move it; Shift-drag the background to select several."</li>
-                        <li>"Drag from the dot under a card onto another card to add an edge."</li>
-                        <li>"Drag an arrow head onto another card to retarget it."</li>
-                        <li>"Click an edge and press Delete to remove it; double-click a label to edit it."</li>
-                        <li>"Double-click the background to create a note; double-click a card to rename it."</li>
-                        <li>"Ctrl+Z undoes, Ctrl+Shift+Z redoes. Everything is written to the notes."</li>
-                    </ul>
-                </section>
+                <p class="hint" id="panel-empty">"Select a card or an edge to edit it. The ? on the canvas explains the drawing."</p>
             </Show>
             <Diagnostics state=state />
         </aside>

@@ -9,6 +9,7 @@ use crate::geometry::{
     LABEL_FONT,
 };
 use crate::run::Overlay;
+use crate::theme::Palette;
 use planvault_core::{NodeKind, Status};
 use planvault_layout::{Point, Rect};
 use web_sys::CanvasRenderingContext2d as Ctx;
@@ -108,24 +109,19 @@ pub fn minimap_to_world(scene: &Scene, viewport: &Viewport, area: Rect, screen: 
 }
 
 fn status_colour(status: Status) -> &'static str {
+    let p = pal();
     match status {
-        Status::Pending => "#8a96a3",
-        Status::Active => "#e09b00",
-        Status::Done => "#2e9e5b",
-        Status::Failed => "#d03a3a",
+        Status::Pending => p.pending,
+        Status::Active => p.active,
+        Status::Done => p.done,
+        Status::Failed => p.failed,
     }
 }
 
-const SELECT: &str = "#2563eb";
-const EDGE: &str = "#4b5563";
-const CONDITIONAL: &str = "#7c3aed";
-const FLAGGED: &str = "#dc2626";
-/// The node the run is at.
-pub const ACTIVE_RING: &str = "#f97316";
-/// The edge the run last took.
-pub const HOP: &str = "#16a34a";
-const ASKING: &str = "#9333ea";
-const BREAKPOINT: &str = "#dc2626";
+/// The colours of the theme shown (light or dark).
+fn pal() -> &'static Palette {
+    crate::theme::palette()
+}
 
 /// Draws one frame; returns how many titles the overview drew (none at
 /// reading zoom, where every visible card has its text).
@@ -133,7 +129,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> usize {
     let v = frame.viewport;
     let dpr = frame.device_pixel_ratio;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    ctx.set_fill_style_str("#f6f7f9");
+    ctx.set_fill_style_str(pal().background);
     ctx.fill_rect(0.0, 0.0, v.width, v.height);
     let _ = ctx.set_transform(
         dpr * v.zoom,
@@ -181,7 +177,7 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
             continue;
         };
         let c = breakpoint_center(r);
-        ctx.set_fill_style_str(BREAKPOINT);
+        ctx.set_fill_style_str(pal().breakpoint);
         ctx.begin_path();
         let _ = ctx.arc(
             c.x,
@@ -195,8 +191,8 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
     let Some(o) = frame.run.overlay else { return };
     dash(ctx, &[]);
     if let Some(shape) = o.hop.and_then(|(e, _)| frame.scene.shape_of_edge(e)) {
-        ctx.set_stroke_style_str(HOP);
-        ctx.set_fill_style_str(HOP);
+        ctx.set_stroke_style_str(pal().hop);
+        ctx.set_fill_style_str(pal().hop);
         ctx.set_line_width(4.0_f64.max(2.0 * px));
         polyline(ctx, &shape.points);
         let n = shape.points.len();
@@ -218,10 +214,10 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
         }
     };
     if let Some(i) = o.active {
-        ring(i, ACTIVE_RING, &[]);
+        ring(i, pal().active_ring, &[]);
     }
     if let Some(i) = o.asking {
-        ring(i, ASKING, &[6.0, 4.0]);
+        ring(i, pal().asking, &[6.0, 4.0]);
     }
     if frame.viewport.zoom < DETAIL_ZOOM {
         return;
@@ -234,9 +230,9 @@ fn draw_run(ctx: &Ctx, frame: &Frame<'_>) {
             continue;
         }
         let (x, y) = (r.x + r.width - 20.0, r.y + r.height - 14.0);
-        ctx.set_fill_style_str("#1e3a8a");
+        ctx.set_fill_style_str(pal().visits);
         ctx.fill_rect(x - 16.0, y - 9.0, 32.0, 18.0);
-        ctx.set_fill_style_str("#ffffff");
+        ctx.set_fill_style_str(pal().on_badge);
         ctx.set_font("bold 12px system-ui, sans-serif");
         ctx.set_text_align("center");
         ctx.set_text_baseline("middle");
@@ -250,9 +246,9 @@ fn draw_run_banner(ctx: &Ctx, frame: &Frame<'_>) {
         return;
     };
     let (colour, text) = if text == "completed" {
-        (HOP, "Run completed".to_string())
+        (pal().hop, "Run completed".to_string())
     } else {
-        (FLAGGED, crate::run::capitalized(text))
+        (pal().flagged, crate::run::capitalized(text))
     };
     ctx.set_font("600 13px system-ui, sans-serif");
     let width = ctx
@@ -260,7 +256,7 @@ fn draw_run_banner(ctx: &Ctx, frame: &Frame<'_>) {
         .map_or(300.0, |m| m.width())
         .min(frame.viewport.width - 40.0)
         + 20.0;
-    ctx.set_fill_style_str("rgba(255, 255, 255, 0.94)");
+    ctx.set_fill_style_str(pal().overlay);
     ctx.fill_rect(12.0, 12.0, width, 28.0);
     ctx.set_stroke_style_str(colour);
     ctx.set_line_width(2.0);
@@ -277,7 +273,7 @@ fn draw_run_banner(ctx: &Ctx, frame: &Frame<'_>) {
 fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
     let px = 1.0 / frame.viewport.zoom;
     dash(ctx, &[]);
-    for (conditional, colour) in [(false, EDGE), (true, CONDITIONAL)] {
+    for (conditional, colour) in [(false, pal().edge), (true, pal().conditional)] {
         ctx.begin_path();
         for shape in frame
             .scene
@@ -297,7 +293,7 @@ fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
         .selected_edge
         .and_then(|e| frame.scene.shape_of_edge(e))
     {
-        ctx.set_stroke_style_str(SELECT);
+        ctx.set_stroke_style_str(pal().select);
         ctx.set_line_width(3.0 * px);
         polyline(ctx, &shape.points);
     }
@@ -316,17 +312,17 @@ fn draw_overview(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
         let r = frame.scene.nodes[i];
         ctx.rect(r.x + r.width * 0.75, r.y, r.width * 0.25, r.height * 0.4);
     }
-    ctx.set_fill_style_str(FLAGGED);
+    ctx.set_fill_style_str(pal().flagged);
     ctx.fill();
     ctx.set_line_width(3.0 * px);
-    ctx.set_stroke_style_str(SELECT);
+    ctx.set_stroke_style_str(pal().select);
     for &i in frame.selected {
         if let Some(r) = frame.scene.nodes.get(i) {
             ctx.stroke_rect(r.x, r.y, r.width, r.height);
         }
     }
     if let Some(r) = frame.focused.and_then(|i| frame.scene.nodes.get(i)) {
-        ctx.set_stroke_style_str("#111827");
+        ctx.set_stroke_style_str(pal().text);
         ctx.stroke_rect(
             r.x - 4.0 * px,
             r.y - 4.0 * px,
@@ -382,9 +378,9 @@ fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> usize {
             continue;
         }
         placed.push(room);
-        ctx.set_fill_style_str("rgba(255, 255, 255, 0.85)");
+        ctx.set_fill_style_str(pal().label);
         ctx.fill_rect(label.x, label.y, label.width, label.height);
-        ctx.set_fill_style_str("#111827");
+        ctx.set_fill_style_str(pal().text);
         let _ = ctx.fill_text_with_max_width(title, c.x, c.y + 0.5, w - 6.0);
     }
     placed.len()
@@ -427,13 +423,13 @@ fn draw_edge(ctx: &Ctx, frame: &Frame<'_>, shape: &EdgeShape) {
     let selected = frame.selected_edge == Some(shape.edge);
     let flagged = shape.dangling || frame.flagged_edges.contains(&shape.edge);
     let colour = if selected {
-        SELECT
+        pal().select
     } else if flagged {
-        FLAGGED
+        pal().flagged
     } else if shape.conditional {
-        CONDITIONAL
+        pal().conditional
     } else {
-        EDGE
+        pal().edge
     };
     ctx.set_stroke_style_str(colour);
     ctx.set_fill_style_str(colour);
@@ -461,7 +457,7 @@ fn draw_edge(ctx: &Ctx, frame: &Frame<'_>, shape: &EdgeShape) {
         ctx.stroke();
     }
     if let (Some(label), Some(b)) = (&shape.label, shape.label_box) {
-        ctx.set_fill_style_str("#ffffff");
+        ctx.set_fill_style_str(pal().label);
         ctx.fill_rect(b.x, b.y, b.width, b.height);
         ctx.set_line_width(1.0);
         ctx.stroke_rect(b.x, b.y, b.width, b.height);
@@ -482,8 +478,12 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     let r = frame.scene.nodes[i];
     let card = &frame.cards[i];
     let selected = frame.selected.contains(&i);
-    ctx.set_fill_style_str("#ffffff");
-    ctx.set_stroke_style_str(if selected { SELECT } else { "#c4cad3" });
+    ctx.set_fill_style_str(pal().card);
+    ctx.set_stroke_style_str(if selected {
+        pal().select
+    } else {
+        pal().card_border
+    });
     ctx.set_line_width(if selected {
         3.0
     } else if card.start {
@@ -498,7 +498,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     ctx.fill_rect(r.x, r.y, 8.0, r.height);
 
     if frame.focused == Some(i) {
-        ctx.set_stroke_style_str("#111827");
+        ctx.set_stroke_style_str(pal().text);
         ctx.set_line_width(2.0);
         dash(ctx, &[4.0, 3.0]);
         ctx.stroke_rect(r.x - 5.0, r.y - 5.0, r.width + 10.0, r.height + 10.0);
@@ -506,11 +506,11 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     }
     ctx.set_text_align("left");
     ctx.set_text_baseline("alphabetic");
-    ctx.set_fill_style_str("#111827");
+    ctx.set_fill_style_str(pal().text);
     ctx.set_font("600 14px system-ui, sans-serif");
     let _ = ctx.fill_text_with_max_width(&card.title, r.x + 18.0, r.y + 28.0, r.width - 46.0);
     ctx.set_font("12px system-ui, sans-serif");
-    ctx.set_fill_style_str("#4b5563");
+    ctx.set_fill_style_str(pal().muted);
     let kind = if card.start {
         "start"
     } else {
@@ -534,9 +534,9 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     let badge = card.badge;
     if badge.errors + badge.warnings > 0 {
         let (colour, count) = if badge.errors > 0 {
-            (FLAGGED, badge.errors)
+            (pal().flagged, badge.errors)
         } else {
-            ("#d97706", badge.warnings)
+            (pal().warning, badge.warnings)
         };
         ctx.set_fill_style_str(colour);
         ctx.begin_path();
@@ -548,7 +548,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
             std::f64::consts::TAU,
         );
         ctx.fill();
-        ctx.set_fill_style_str("#ffffff");
+        ctx.set_fill_style_str(pal().on_badge);
         ctx.set_font("bold 12px system-ui, sans-serif");
         ctx.set_text_align("center");
         ctx.set_text_baseline("middle");
@@ -560,7 +560,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     let marked = selected || frame.hovered == Some(i) || frame.focused == Some(i);
     if marked {
         let h = frame.scene.handle(i);
-        ctx.set_fill_style_str(SELECT);
+        ctx.set_fill_style_str(pal().select);
         ctx.begin_path();
         let _ = ctx.arc(h.x, h.y, HANDLE_RADIUS, 0.0, std::f64::consts::TAU);
         ctx.fill();
@@ -568,7 +568,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
     if marked {
         // Where a click sets a breakpoint (the run layer fills it when set).
         let c = breakpoint_center(&r);
-        ctx.set_stroke_style_str(BREAKPOINT);
+        ctx.set_stroke_style_str(pal().breakpoint);
         ctx.set_line_width(1.5);
         ctx.begin_path();
         let _ = ctx.arc(
@@ -585,7 +585,7 @@ fn draw_card(ctx: &Ctx, frame: &Frame<'_>, i: usize) {
 fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
     let highlight = |target: Option<usize>| {
         if let Some(t) = target.and_then(|t| frame.scene.nodes.get(t)) {
-            ctx.set_stroke_style_str("#16a34a");
+            ctx.set_stroke_style_str(pal().hop);
             ctx.set_line_width(3.0);
             ctx.stroke_rect(t.x - 3.0, t.y - 3.0, t.width + 6.0, t.height + 6.0);
         }
@@ -596,8 +596,8 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
             if *from >= frame.scene.nodes.len() {
                 return;
             }
-            ctx.set_stroke_style_str(SELECT);
-            ctx.set_fill_style_str(SELECT);
+            ctx.set_stroke_style_str(pal().select);
+            ctx.set_fill_style_str(pal().select);
             ctx.set_line_width(2.0);
             dash(ctx, &[6.0, 4.0]);
             let start = frame.scene.handle(*from);
@@ -610,8 +610,8 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
             let Some(shape) = frame.scene.shape_of_edge(*edge) else {
                 return;
             };
-            ctx.set_stroke_style_str(SELECT);
-            ctx.set_fill_style_str(SELECT);
+            ctx.set_stroke_style_str(pal().select);
+            ctx.set_fill_style_str(pal().select);
             ctx.set_line_width(2.0);
             dash(ctx, &[6.0, 4.0]);
             let start = shape.points[0];
@@ -621,9 +621,9 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
             highlight(*target);
         }
         Preview::Marquee(area) => {
-            ctx.set_fill_style_str("rgba(37, 99, 235, 0.08)");
+            ctx.set_fill_style_str(pal().marquee);
             ctx.fill_rect(area.x, area.y, area.width, area.height);
-            ctx.set_stroke_style_str(SELECT);
+            ctx.set_stroke_style_str(pal().select);
             ctx.set_line_width(1.0 / frame.viewport.zoom);
             ctx.stroke_rect(area.x, area.y, area.width, area.height);
         }
@@ -632,9 +632,9 @@ fn draw_preview(ctx: &Ctx, frame: &Frame<'_>) {
 
 fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>, area: Rect) {
     let (scale, origin, area) = minimap_transform(frame.scene, &frame.viewport, area);
-    ctx.set_fill_style_str("rgba(255, 255, 255, 0.92)");
+    ctx.set_fill_style_str(pal().overlay);
     ctx.fill_rect(area.x, area.y, area.width, area.height);
-    ctx.set_stroke_style_str("#9ca3af");
+    ctx.set_stroke_style_str(pal().overlay_border);
     ctx.set_line_width(1.0);
     ctx.stroke_rect(area.x, area.y, area.width, area.height);
     let map = |p: Point| Point {
@@ -658,7 +658,7 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>, area: Rect) {
         ctx.set_fill_style_str(status_colour(status));
         ctx.fill();
     }
-    ctx.set_fill_style_str(SELECT);
+    ctx.set_fill_style_str(pal().select);
     for &i in frame.selected {
         if let Some(r) = frame.scene.nodes.get(i) {
             let p = map(Point { x: r.x, y: r.y });
@@ -672,7 +672,7 @@ fn draw_minimap(ctx: &Ctx, frame: &Frame<'_>, area: Rect) {
     }
     let vis = frame.viewport.visible();
     let p = map(Point { x: vis.x, y: vis.y });
-    ctx.set_stroke_style_str(SELECT);
+    ctx.set_stroke_style_str(pal().select);
     ctx.set_line_width(1.5);
     ctx.stroke_rect(p.x, p.y, vis.width * scale, vis.height * scale);
 }

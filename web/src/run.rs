@@ -85,9 +85,50 @@ impl Phase {
             Phase::AwaitingPerson => "Waiting for your answer".into(),
             Phase::Finished { reason, .. } => match reason {
                 FinishReason::Completed => "Finished: completed".into(),
-                other => capitalized(&other.describe()),
+                other => capitalized(&finish_line(other)),
             },
         }
+    }
+
+    /// After a run that can be taken up again: what each button will do.
+    pub fn next_step(&self) -> Option<&'static str> {
+        match self {
+            Phase::Finished {
+                reason: FinishReason::Completed | FinishReason::NodeFailed { .. },
+                ..
+            } => None,
+            Phase::Finished { .. } => Some(NEXT_STEP),
+            _ => None,
+        }
+    }
+}
+
+/// What Resume run and Run do once a run stopped short of its end.
+pub const NEXT_STEP: &str =
+    "Resume run continues from where it stopped, keeping the work already done. \
+     Run starts over: every note back to pending, the trace and outputs cleared.";
+
+/// How a run ended, in the app's words: core's line without the terminal's
+/// "(run again to resume)", which in the app would point at the wrong
+/// button ([`NEXT_STEP`] says which does what).
+pub fn finish_line(reason: &FinishReason) -> String {
+    match reason {
+        FinishReason::Stopped { reason } => format!("stopped: {reason}"),
+        FinishReason::Interrupted { node, reason } => format!("interrupted at {node}: {reason}"),
+        other => other.describe(),
+    }
+}
+
+/// The status line once a run ended.
+pub fn finish_message(reason: &FinishReason) -> String {
+    match reason {
+        FinishReason::Completed | FinishReason::NodeFailed { .. } => {
+            format!("Run {}", finish_line(reason))
+        }
+        _ => format!(
+            "Run {}. Resume run continues it; Run starts over.",
+            finish_line(reason)
+        ),
     }
 }
 
@@ -428,7 +469,7 @@ impl RunView {
         let stopped = match &self.phase {
             Phase::Finished { reason, .. } => Some(match reason {
                 FinishReason::Completed => "completed".to_string(),
-                other => other.describe(),
+                other => finish_line(other),
             }),
             _ => None,
         };
@@ -926,6 +967,39 @@ mod tests {
         );
         let own = error.with_hint("the worker's own hint");
         assert_eq!(hint(&own, "x"), "the worker's own hint");
+    }
+
+    #[test]
+    fn after_stop_the_panel_says_what_resume_and_run_do() {
+        let stopped = FinishReason::Stopped {
+            reason: "stopped by the person".into(),
+        };
+        let phase = Phase::Finished {
+            reason: stopped.clone(),
+            answer: None,
+            error: None,
+        };
+        assert_eq!(phase.describe(), "Stopped: stopped by the person");
+        assert_eq!(phase.next_step(), Some(NEXT_STEP));
+        assert!(
+            NEXT_STEP.contains("Resume run continues") && NEXT_STEP.contains("Run starts over")
+        );
+        assert_eq!(
+            finish_message(&stopped),
+            "Run stopped: stopped by the person. Resume run continues it; Run starts over."
+        );
+        let cut = FinishReason::Interrupted {
+            node: "review".into(),
+            reason: "Failed to fetch".into(),
+        };
+        assert!(!finish_line(&cut).contains("run again"));
+        let done = Phase::Finished {
+            reason: FinishReason::Completed,
+            answer: None,
+            error: None,
+        };
+        assert_eq!((done.next_step(), Phase::Running.next_step()), (None, None));
+        assert_eq!(finish_message(&FinishReason::Completed), "Run completed");
     }
 
     #[test]

@@ -222,7 +222,7 @@ impl RunClient {
             } => self.run_to.set(None),
             FromWorker::Finished { reason, .. } => {
                 self.offer.set(None);
-                state.message.set(format!("Run {}", reason.describe()));
+                state.message.set(crate::run::finish_message(reason));
                 // The worker's last writes may not have been announced one by one.
                 spawn_local(async move { state.poll().await });
             }

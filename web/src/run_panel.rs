@@ -1,17 +1,16 @@
-//! Running a plan from the app: the run panel (query, Run / Resume / Pause /
-//! Step / Stop, run-to, breakpoints, the streamed trace and outputs), the
-//! settings dialog, the dialogs where a person answers the worker, and the
-//! offer to resume an interrupted run.
+//! Running a plan from the app: the run panel (the open question, query,
+//! Run / Resume / Pause / Step / Stop, run-to, breakpoints, the streamed
+//! trace and outputs), the settings dialog and the offer to resume an
+//! interrupted run. Questions are asked in the panel (`ask`).
 
+use crate::ask::Question;
 use crate::run::{hint, Phase, WorkerState};
 use crate::run_client::McpTest;
 use crate::settings::{ConfigServer, EndpointForm, McpForm, Secret, Settings, Source};
 use crate::state::AppState;
 use leptos::prelude::*;
 use planvault_core::engine::FinishReason;
-use planvault_protocol::{AskKind, PersonReply, ToWorker};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+use planvault_protocol::ToWorker;
 
 fn origin() -> String {
     web_sys::window()
@@ -40,7 +39,6 @@ fn nodes(state: AppState) -> Vec<(String, String)> {
 pub fn RunPanel(state: AppState) -> impl IntoView {
     let run = state.run;
     let phase = Memo::new(move |_| run.view.with(|v| v.phase.clone()));
-    let has_ask = Memo::new(move |_| run.view.with(|v| v.ask.is_some()));
     let ready = Memo::new(move |_| run.view.with(|v| v.worker == WorkerState::Ready));
     let live = move || phase.with(Phase::live);
     let paused = move || matches!(phase.get(), Phase::Paused(_));
@@ -66,6 +64,7 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
                 <h2>"Run"</h2>
                 <button id="run-settings" on:click=move |_| run.settings_open.set(true)>"Settings…"</button>
             </div>
+            <Question state=state />
             <p id="run-source" class="hint">{move || run.settings.with(Settings::summary)}</p>
             <label for="run-query">"Query"</label>
             <textarea id="run-query" rows="2" placeholder="What is this run for?"
@@ -78,7 +77,7 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
                     on:click=move |_| run.run(state, true, false)>"Run"</button>
                 <Show when=move || resumable() && !live()>
                     <button id="run-continue" disabled=move || !ready.get()
-                        title="Continue the run this vault holds"
+                        title="Continue where the run stopped, keeping the work already done"
                         on:click=move |_| run.run(state, false, false)>"Resume run"</button>
                 </Show>
                 <button id="run-pause" disabled=move || !matches!(phase.get(), Phase::Running)
@@ -125,9 +124,10 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
             <Show when=move || run.refused.with(Option::is_some)>
                 <p id="run-refused" class="run-error">{move || run.refused.get().unwrap_or_default()}</p>
             </Show>
+            {move || phase.with(Phase::next_step).map(|text| view! { <p id="run-next" class="hint">{text}</p> })}
             {move || error.get().map(|e| view! {
                 <div id="run-error" class="run-error" data-code=format!("{:?}", e.code)>
-                    <p class="message">{e.message.clone()}</p>
+                    {error_lines(&e.message)}
                     <p id="run-error-hint" class="hint">{hint(&e, &origin())}</p>
                 </div>
             })}
@@ -136,9 +136,6 @@ pub fn RunPanel(state: AppState) -> impl IntoView {
                     {format!("{}: {} — trying again in {:.1} s", r.node, r.error.message, f64::from(r.wait_ms) / 1000.0)}
                 </p>
             })}
-            <Show when=move || has_ask.get()>
-                <p class="hint">"The run is waiting for your answer in the dialog."</p>
-            </Show>
             {move || attempts.get().into_iter().map(|l| view! {
                 <h3>{format!("{}: could not be read", l.label())}</h3>
                 <pre class="run-text run-attempt">{l.text}</pre>
@@ -514,163 +511,18 @@ fn mcp_fields(state: AppState, draft: RwSignal<Settings>) -> impl IntoView {
     }
 }
 
-/// The question the worker is waiting on, as a modal dialog.
-#[component]
-pub fn AskDialog(state: AppState) -> impl IntoView {
-    let run = state.run;
-    let ask = Memo::new(move |_| run.view.with(|v| v.ask.clone()));
-    let text = RwSignal::new(String::new());
-    let verdicts = RwSignal::new(Vec::<Option<bool>>::new());
-    let choice = RwSignal::new(None::<String>);
-    // A new question starts from its own defaults.
-    Effect::new(move |_| {
-        let Some(a) = ask.get() else { return };
-        text.set(match &a.ask {
-            AskKind::Breakpoint { output, .. } => output.clone(),
-            _ => String::new(),
-        });
-        verdicts.set(match &a.ask {
-            AskKind::Judge { labels, .. } => vec![None; labels.len()],
-            _ => Vec::new(),
-        });
-        choice.set(None);
-        // The answer field (or the first button) takes the focus.
-        let focus = Closure::once_into_js(|| {
-            let doc = document();
-            let target = [
-                "ask-answer",
-                "breakpoint-output",
-                "judge-0-yes",
-                "human-choice-0",
-                "human-note",
-            ]
-            .iter()
-            .find_map(|id| doc.get_element_by_id(id));
-            if let Some(el) = target.and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok()) {
-                let _ = el.focus();
-            }
-        });
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(focus.unchecked_ref());
-        }
-    });
-    let reply = move |r: PersonReply| {
-        if let Some(message) = run.view.with_untracked(|v| v.reply(r)) {
-            run.send(message, None);
-        }
-    };
-
-    let body = move || {
-        let a = ask.get()?;
-        let node = a.node.clone();
-        let visit = a.visit;
-        Some(match a.ask {
-            AskKind::Work { title, prompt } => view! {
-                <h2 id="ask-title">{format!("Do the work: {title}")}</h2>
-                <p class="hint">{format!("{node} · visit {visit}. This is what a model would read:")}</p>
-                <pre id="ask-prompt" class="run-text">{prompt}</pre>
-                <label for="ask-answer">"Your output for this step"</label>
-                <textarea id="ask-answer" rows="6" prop:value=move || text.get()
-                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-                <div class="buttons">
-                    <button type="button" id="ask-submit" class="primary" disabled=move || text.with(|t| t.trim().is_empty())
-                        on:click=move |_| reply(PersonReply::Work { output: text.get_untracked() })>"Submit"</button>
-                </div>
-            }
-            .into_any(),
-            AskKind::Judge { title, output, labels } => view! {
-                <h2 id="ask-title">{format!("Judge: {title}")}</h2>
-                <p class="hint">"The step's output:"</p>
-                <pre id="ask-output" class="run-text">{output}</pre>
-                <p>"Does each condition hold?"</p>
-                {labels.into_iter().enumerate().map(|(i, label)| {
-                    let pick = move |yes: bool| verdicts.update(|v| if let Some(x) = v.get_mut(i) { *x = Some(yes) });
-                    view! {
-                        <fieldset class="verdict">
-                            <legend>{label}</legend>
-                            <label class="check" for=format!("judge-{i}-yes")>
-                                <input type="radio" name=format!("judge-{i}") id=format!("judge-{i}-yes")
-                                    on:change=move |_| pick(true) />"YES"
-                            </label>
-                            <label class="check" for=format!("judge-{i}-no")>
-                                <input type="radio" name=format!("judge-{i}") id=format!("judge-{i}-no")
-                                    on:change=move |_| pick(false) />"NO"
-                            </label>
-                        </fieldset>
-                    }
-                }).collect_view()}
-                <div class="buttons">
-                    <button type="button" id="ask-submit" class="primary"
-                        disabled=move || verdicts.with(|v| v.iter().any(Option::is_none))
-                        on:click=move |_| {
-                            let v = verdicts.get_untracked().into_iter().map(|x| x.unwrap_or(false)).collect();
-                            reply(PersonReply::Judge { verdicts: v });
-                        }>"Submit"</button>
-                </div>
-            }
-            .into_any(),
-            AskKind::Human { question, choices } => {
-                let has_choices = !choices.is_empty();
-                view! {
-                    <h2 id="ask-title">{format!("Decide: {node}")}</h2>
-                    <p id="ask-question">{question}</p>
-                    {choices.into_iter().enumerate().map(|(i, c)| {
-                        let value = c.clone();
-                        view! {
-                            <label class="check" for=format!("human-choice-{i}")>
-                                <input type="radio" name="human-choice" id=format!("human-choice-{i}")
-                                    on:change=move |_| choice.set(Some(value.clone())) />{c}
-                            </label>
-                        }
-                    }).collect_view()}
-                    <label for="human-note">"Note (kept in the trace)"</label>
-                    <textarea id="human-note" rows="3" prop:value=move || text.get()
-                        on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-                    <div class="buttons">
-                        <button type="button" id="human-reject" class="danger"
-                            on:click=move |_| reply(PersonReply::Human { approved: false, note: text.get_untracked(), choice: choice.get_untracked() })>
-                            "Reject"</button>
-                        <button type="button" id="human-approve" class="primary"
-                            disabled=move || has_choices && choice.with(Option::is_none)
-                            on:click=move |_| reply(PersonReply::Human { approved: true, note: text.get_untracked(), choice: choice.get_untracked() })>
-                            {if has_choices { "Take this way" } else { "Approve" }}</button>
-                    </div>
-                }
-                .into_any()
-            }
-            AskKind::Breakpoint { title, .. } => view! {
-                <h2 id="ask-title">{format!("Breakpoint after: {title}")}</h2>
-                <p class="hint">"Read or change the output; the run judges its edges once you continue."</p>
-                <label for="breakpoint-output">"Output"</label>
-                <textarea id="breakpoint-output" rows="10" prop:value=move || text.get()
-                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-                <div class="buttons">
-                    <button type="button" id="breakpoint-continue" class="primary"
-                        on:click=move |_| reply(PersonReply::Continue { output: text.get_untracked() })>"Continue"</button>
-                </div>
-            }
-            .into_any(),
-        })
-    };
-
+/// A run error's message: its first line, then any lines after it (a
+/// plan's diagnostics) one per line.
+fn error_lines(message: &str) -> impl IntoView {
+    let mut lines = message.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or_default().to_string();
+    let rest: Vec<String> = lines.map(str::to_string).collect();
     view! {
-        <Show when=move || ask.with(Option::is_some)>
-            <div class="backdrop">
-                <section id="ask-dialog" class="dialog wide" role="dialog" aria-modal="true" aria-labelledby="ask-title"
-                    data-kind=move || ask.with(|a| match a.as_ref().map(|a| &a.ask) {
-                        Some(AskKind::Work { .. }) => "work",
-                        Some(AskKind::Judge { .. }) => "judge",
-                        Some(AskKind::Human { .. }) => "human",
-                        Some(AskKind::Breakpoint { .. }) => "breakpoint",
-                        None => "",
-                    })>
-                    {body}
-                    <p class="hint">
-                        <button type="button" id="ask-stop" class="link" on:click=move |_| run.send(ToWorker::Stop, None)>
-                            "Stop the run (it stays resumable)"</button>
-                    </p>
-                </section>
-            </div>
-        </Show>
+        <p class="message">{first}</p>
+        {(!rest.is_empty()).then(|| view! {
+            <ul id="run-error-lines" class="run-error-lines">
+                {rest.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+            </ul>
+        })}
     }
 }

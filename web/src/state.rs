@@ -225,7 +225,9 @@ pub enum Origin {
 
 #[derive(Default)]
 pub struct Writer {
-    queue: VecDeque<Change>,
+    /// Changes waiting for the disk, each with what made it (for the message
+    /// once it is written).
+    queue: VecDeque<(Change, Origin)>,
     running: bool,
     /// A poll for outside changes is reading the vault.
     polling: bool,
@@ -398,7 +400,7 @@ impl AppState {
             Origin::Redo => format!("Redoing: {summary}"),
         });
         let start = self.writer.try_update_value(|w| {
-            w.queue.push_back(change);
+            w.queue.push_back((change, origin));
             w.generation += 1;
             !std::mem::replace(&mut w.running, true)
         });
@@ -414,12 +416,12 @@ impl AppState {
                 .writer
                 .try_update_value(|w| w.queue.pop_front())
                 .flatten();
-            let Some(change) = next else { break };
+            let Some((change, origin)) = next else { break };
             let Some(dir) = self.vault.get_value() else {
                 break;
             };
             match dir.apply(&change).await {
-                Ok(()) => self.message.set(format!("Saved: {}", change.summary)),
+                Ok(()) => self.message.set(saved_message(origin, &change.summary)),
                 Err(error) => {
                     self.writer.update_value(|w| w.queue.clear());
                     let what = match &error {
@@ -586,6 +588,16 @@ impl AppState {
         };
         self.selection.set(selection);
         self.viewport.update(|v| v.reveal(rect, 40.0));
+    }
+}
+
+/// What the status line says once a change is on disk: an undo says what
+/// it undid, never "Saved" as if the undone edit had been made again.
+pub fn saved_message(origin: Origin, summary: &str) -> String {
+    match origin {
+        Origin::Edit => format!("Saved: {summary}"),
+        Origin::Undo => format!("Undone: {summary} (the notes are as before it)"),
+        Origin::Redo => format!("Redone: {summary}"),
     }
 }
 

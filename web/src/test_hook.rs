@@ -74,6 +74,33 @@ pub fn install(state: AppState) {
         .into_js_value(),
     );
 
+    // A card's rectangle in page coordinates.
+    set(
+        "nodeRect",
+        Closure::<dyn Fn(String) -> JsValue>::new(move |id: String| {
+            let r = state.open.with_untracked(|o| {
+                let o = o.as_ref()?;
+                o.scene.nodes.get(o.doc.node_index(&id)?).copied()
+            });
+            let Some(r) = r else { return JsValue::NULL };
+            let (a, b) = (
+                to_page(Point { x: r.x, y: r.y }),
+                to_page(Point {
+                    x: r.x + r.width,
+                    y: r.y + r.height,
+                }),
+            );
+            let get = |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
+            let o = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&o, &"left".into(), &get(&a, "x"));
+            let _ = js_sys::Reflect::set(&o, &"top".into(), &get(&a, "y"));
+            let _ = js_sys::Reflect::set(&o, &"right".into(), &get(&b, "x"));
+            let _ = js_sys::Reflect::set(&o, &"bottom".into(), &get(&b, "y"));
+            o.into()
+        })
+        .into_js_value(),
+    );
+
     set(
         "edgePoint",
         Closure::<dyn Fn(String, String, String) -> JsValue>::new(
