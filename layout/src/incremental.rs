@@ -21,6 +21,8 @@ pub struct Previous {
 /// tries the next row.
 const SIDEWAYS: i32 = 8;
 const ROWS: i32 = 64;
+/// How far right of the cards a new loop back detours (see [`detour`]).
+const BACK_CLEAR: f64 = 110.0;
 
 /// Lays `graph` out keeping `previous`: its nodes do not move (a pinned
 /// position still wins), the rest are placed around them without overlap.
@@ -204,8 +206,15 @@ fn detour(
         return Vec::new();
     }
     let side = usize::from(back);
-    let step = options.node_gap / 4.0;
-    let out = options.node_gap / 2.0 + bows[side] as f64 * step;
+    // Loops back the layout left without bends are bowed 36 units out on
+    // the right by the canvas, their label on the bow: a new one goes
+    // clear of that line and its label.
+    let base = if back {
+        BACK_CLEAR
+    } else {
+        options.node_gap / 2.0
+    };
+    let out = base + bows[side] as f64 * options.node_gap;
     bows[side] += 1;
     let spans = crossed.iter().copied().chain([&nodes[a], &nodes[b]]);
     let x = if back {
