@@ -50,8 +50,10 @@ pub enum Code {
     DanglingRef,
     UndeclaredRef,
     ReservedPathSegment,
-    // Proposal mode (seed 003): `core::proposal`, not on the npm path.
+    // Proposal mode (seed 003): `core::proposal`, not in the npm package.
+    #[cfg(feature = "proposal")]
     MutationBeforeApproval,
+    #[cfg(feature = "proposal")]
     NoApprovalGate,
 }
 
@@ -95,7 +97,9 @@ impl Code {
             Code::DanglingRef => "dangling-ref",
             Code::UndeclaredRef => "undeclared-ref",
             Code::ReservedPathSegment => "reserved-path-segment",
+            #[cfg(feature = "proposal")]
             Code::MutationBeforeApproval => "mutation-before-approval",
+            #[cfg(feature = "proposal")]
             Code::NoApprovalGate => "no-approval-gate",
         }
     }

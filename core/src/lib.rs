@@ -23,6 +23,7 @@ pub mod generated;
 pub mod model;
 pub mod planmd;
 pub(crate) mod position;
+#[cfg(feature = "proposal")]
 pub mod proposal;
 pub mod terminal;
 pub mod vault;

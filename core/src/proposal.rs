@@ -25,25 +25,7 @@ pub const WRITING_TOOLS: &[&str] = &["write_note"];
 /// Where the plan's own text asks for proposal mode, if it does.
 pub fn requested(source: &PlanSource, plan: &Plan) -> Option<SourcePos> {
     match source {
-        PlanSource::Vault(files) => {
-            let start = &plan.nodes[plan.start?];
-            let file = match &start.ext {
-                NodeExt::Vault(v) => v.file.clone(),
-                _ => return None,
-            };
-            let text = files.get(&file)?;
-            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-            let crate::vault::frontmatter::Split::Closed(block) =
-                crate::vault::frontmatter::split(text)
-            else {
-                return None;
-            };
-            crate::vault::frontmatter::entries(block.yaml)
-                .into_iter()
-                .find(|e| e.key == "proposal" && e.inline_value.trim() == "true")
-                // The fence is line 1: the YAML's line 0 is line 2.
-                .map(|e| SourcePos::new(file, e.line + 2, 1))
-        }
+        PlanSource::Vault(files) => requested_in_vault(files, plan),
         PlanSource::PlanMd { file, text } => {
             let first_item = plan
                 .nodes
@@ -70,6 +52,28 @@ pub fn requested(source: &PlanSource, plan: &Plan) -> Option<SourcePos> {
             Some(SourcePos::new(file.clone(), line, column))
         }
     }
+}
+
+/// Where a vault's start note asks for proposal mode (`proposal: true`).
+pub fn requested_in_vault(
+    files: &std::collections::BTreeMap<String, String>,
+    plan: &Plan,
+) -> Option<SourcePos> {
+    let start = plan.nodes.get(plan.start?)?;
+    let NodeExt::Vault(v) = &start.ext else {
+        return None;
+    };
+    let text = files.get(&v.file)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let crate::vault::frontmatter::Split::Closed(block) = crate::vault::frontmatter::split(text)
+    else {
+        return None;
+    };
+    crate::vault::frontmatter::entries(block.yaml)
+        .into_iter()
+        .find(|e| e.key == "proposal" && e.inline_value.trim() == "true")
+        // The fence is line 1: the YAML's line 0 is line 2.
+        .map(|e| SourcePos::new(v.file.clone(), e.line + 2, 1))
 }
 
 /// Whether each node (by index) can run before any approval gate: it is
@@ -165,7 +169,9 @@ pub fn check(plan: &Plan, asked: Option<&SourcePos>) -> Vec<Diagnostic> {
             "proposal mode is asked for but the plan has no approval gate (`@human`, `type: human`): \
              nothing would wait for a person, so nothing may mutate",
         );
-        if let Some(pos) = asked.or_else(|| plan.start.and_then(|s| plan.nodes[s].pos.as_ref())) {
+        if let Some(pos) =
+            asked.or_else(|| plan.start.and_then(|s| plan.nodes.get(s)?.pos.as_ref()))
+        {
             d = d.at(pos);
         }
         diagnostics.push(d);

@@ -613,8 +613,7 @@ impl<'a, H: Host> Driver<'a, H> {
             Some(plan) => plan,
             None => {
                 let mut checked = check_vault(&files);
-                let source = planvault_core::PlanSource::Vault(files.clone());
-                let asked = proposal::requested(&source, &checked.plan);
+                let asked = proposal::requested_in_vault(&files, &checked.plan);
                 self.proposal |= asked.is_some();
                 if self.proposal {
                     checked
