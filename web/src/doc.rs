@@ -12,6 +12,7 @@
 //! also leaves out the templates folder and `.planvaultignore`'s entries).
 
 use crate::canvas_file;
+use crate::tool_check::{self, Listings};
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{layout_plan, Layout, Options, Point, Rect, Route};
@@ -50,6 +51,10 @@ pub struct VaultDoc {
     pub layout: Layout,
     /// Node id → index, for selections kept by id across edits.
     pub ids: std::collections::HashMap<String, usize>,
+    /// What the browser knows of MCP servers: `checked` has an
+    /// `unknown-tool` diagnostic per declared tool a browser run would not
+    /// offer ([`tool_check`]).
+    pub listings: Listings,
 }
 
 pub fn layout_options() -> Options {
@@ -83,18 +88,35 @@ impl VaultDoc {
         } else {
             check_in_folder(&files, &folder)
         };
-        VaultDoc::derive(files, folder, folders, checked)
+        VaultDoc::derive(files, folder, folders, checked, Listings::default())
     }
 
     /// The same vault with the plan in `folder` (empty: the whole vault).
     pub fn in_folder(&self, folder: &str) -> VaultDoc {
-        let checked = check_in_folder(&self.files, folder);
+        let mut checked = check_in_folder(&self.files, folder);
+        checked.diagnostics.extend(tool_check::check(
+            &checked.plan,
+            &self.files,
+            &self.listings,
+        ));
         VaultDoc::derive(
             self.files.clone(),
             folder.to_string(),
             self.folders.clone(),
             checked,
+            self.listings.clone(),
         )
+    }
+
+    /// The same doc with what the browser now knows of MCP servers (its
+    /// `unknown-tool` diagnostics told again; nothing else recomputed).
+    pub fn with_listings(&self, listings: Listings) -> VaultDoc {
+        let mut doc = self.clone();
+        let diagnostics = &mut doc.checked.diagnostics;
+        diagnostics.retain(|d| d.code != Code::UnknownTool);
+        diagnostics.extend(tool_check::check(&doc.checked.plan, &doc.files, &listings));
+        doc.listings = listings;
+        doc
     }
 
     /// Where this plan's positions are kept: `plan.canvas` in its folder.
@@ -107,6 +129,7 @@ impl VaultDoc {
         folder: String,
         folders: Vec<PlanFolder>,
         checked: Checked,
+        listings: Listings,
     ) -> VaultDoc {
         let positions = files
             .get(&canvas_path(&folder))
@@ -128,6 +151,7 @@ impl VaultDoc {
             positions,
             layout,
             ids,
+            listings,
         }
     }
 
@@ -147,13 +171,22 @@ impl VaultDoc {
             };
         }
         let checked = if notes_changed {
-            check_in_folder(&files, &self.folder)
+            let mut checked = check_in_folder(&files, &self.folder);
+            let tools = tool_check::check(&checked.plan, &files, &self.listings);
+            checked.diagnostics.extend(tools);
+            checked
         } else {
             // Only positions moved: the notes, and so the plan and its
             // diagnostics, are what they were.
             self.checked.clone()
         };
-        VaultDoc::derive(files, self.folder.clone(), self.folders.clone(), checked)
+        VaultDoc::derive(
+            files,
+            self.folder.clone(),
+            self.folders.clone(),
+            checked,
+            self.listings.clone(),
+        )
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
