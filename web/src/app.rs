@@ -7,6 +7,8 @@ use crate::canvas_view::PlanCanvas;
 use crate::commands;
 use crate::dialog::DialogView;
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
+use crate::list_view::{ListState, ListToggle, PlanList};
+use crate::note_editor::{NoteEditing, NoteEditor};
 use crate::panel::SidePanel;
 use crate::run::WorkerState;
 use crate::run_panel::{AskDialog, ResumeOfferBar, RunPanel, SettingsDialog};
@@ -152,6 +154,12 @@ pub fn App() -> impl IntoView {
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
     spawn_local(start(state));
+    let (list, editing) = (ListState::new(), NoteEditing::new());
+    provide_context(list);
+    provide_context(editing);
+    crate::tool_check::keep_in_step(state);
+    crate::modal_focus::keep_focus_in(move || state.run.settings_open.get(), "settings");
+    crate::modal_focus::keep_focus_in(move || editing.is_open(), "note-editor");
 
     // Outside changes: poll (cheap: unchanged files are not re-read).
     let poll = Closure::<dyn FnMut()>::new(move || spawn_local(async move { state.poll().await }));
@@ -296,8 +304,8 @@ pub fn App() -> impl IntoView {
     };
 
     view! {
-        <header class="toolbar" role="toolbar" aria-label="Vault">
-            <span class="brand">"planvault"</span>
+        <header class="toolbar">
+            <h1 class="brand">"planvault"</h1>
             {if picker {
                 view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
             } else {
@@ -328,6 +336,7 @@ pub fn App() -> impl IntoView {
                 "Redo"
             </button>
             <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
+            <ListToggle />
             <button on:click=on_relayout title="Forget dragged positions">"Auto layout"</button>
             <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
                 <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
@@ -336,10 +345,15 @@ pub fn App() -> impl IntoView {
             <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
                 on:click=move |_| state.run.panel_open.update(|o| *o = !*o)>"Run…"</button>
         </header>
-        <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
+        <section class="mode" aria-label="Open vault">
+            <p id="mode">{move || state.mode.get().describe()}</p>
+        </section>
         <ResumeOfferBar state=state />
         <main class="workspace" class:with-run=move || state.run.panel_open.get()>
-            <PlanCanvas state=state />
+            <div class="plan-area">
+                <Show when=move || list.shown.get()><PlanList state=state /></Show>
+                <PlanCanvas state=state />
+            </div>
             <SidePanel state=state />
             <Show when=move || state.run.panel_open.get()>
                 <RunPanel state=state />
@@ -378,6 +392,7 @@ pub fn App() -> impl IntoView {
             <p id="worker-status" role="status">{worker_status}</p>
         </footer>
         <DialogView state=state />
+        <NoteEditor state=state />
         <SettingsDialog state=state />
         <AskDialog state=state />
     }

@@ -17,8 +17,11 @@ pub mod doc;
 pub mod geometry;
 pub mod gesture;
 pub mod history;
+pub mod outline;
+pub mod repair;
 pub mod run;
 pub mod settings;
+pub mod tool_check;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;
@@ -30,6 +33,12 @@ mod dialog;
 pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;
+#[cfg(target_arch = "wasm32")]
+mod list_view;
+#[cfg(target_arch = "wasm32")]
+mod modal_focus;
+#[cfg(target_arch = "wasm32")]
+mod note_editor;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]
