@@ -7,9 +7,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
 import { useApp } from './support/app.mjs';
-import { readOpfsFolder } from './support/vault.mjs';
+import { openOpfsVault, readOpfsFolder } from './support/vault.mjs';
 
 const app = useApp();
 const FOLDER = 'e2e-repair';
@@ -21,16 +21,7 @@ const VAULT = {
   'c.md': '# Send\n',
 };
 
-async function openVault(page) {
-  await page.waitForFunction(() => window.planvaultTest?.opensSettled());
-  await writePrivateFolder(page, FOLDER, VAULT);
-  await page.evaluate(async (folder) => {
-    const root = await navigator.storage.getDirectory();
-    window.e2eVault = await root.getDirectoryHandle(folder);
-    await window.planvaultTest.openHandle(window.e2eVault);
-  }, FOLDER);
-  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
-}
+const openVault = (page) => openOpfsVault(page, FOLDER, VAULT);
 
 const onDisk = async (page) => (await readOpfsFolder(page, FOLDER))['b.md'];
 const plan = (page) => page.evaluate(() => window.planvaultTest.plan());

@@ -5,9 +5,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { saveScreenshot } from './support/browser.mjs';
 import { useApp } from './support/app.mjs';
-import { waitForRun } from './support/vault.mjs';
+import { openOpfsVault, waitForRun } from './support/vault.mjs';
 
 const app = useApp();
 const FOLDER = 'e2e-list';
@@ -18,16 +18,7 @@ const VAULT = {
   'd.md': '# Done\n',
 };
 
-async function openVault(page, files = VAULT) {
-  await page.waitForFunction(() => window.planvaultTest?.opensSettled());
-  await writePrivateFolder(page, FOLDER, files);
-  await page.evaluate(async (folder) => {
-    const root = await navigator.storage.getDirectory();
-    window.e2eVault = await root.getDirectoryHandle(folder);
-    await window.planvaultTest.openHandle(window.e2eVault);
-  }, FOLDER);
-  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), FOLDER);
-}
+const openVault = (page, files = VAULT) => openOpfsVault(page, FOLDER, files);
 
 const focused = (page) => page.evaluate(() => document.activeElement?.id ?? '');
 const attr = (page, id, name) => page.locator(`#${id}`).getAttribute(name);

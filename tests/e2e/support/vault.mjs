@@ -1,6 +1,8 @@
 // The vault folders the tests keep in the page's origin-private file
 // system, and the state of the run the app makes over them.
 
+import { writePrivateFolder } from './browser.mjs';
+
 /** Every file of the OPFS folder `folder`, dot-folders included: path → text (a BOM kept). */
 export async function readOpfsFolder(page, folder) {
   return page.evaluate(async (folder) => {
@@ -29,4 +31,19 @@ export async function waitForRun(page, predicate, arg, timeout = 60_000) {
     const state = await runState(page).catch(() => null);
     throw new Error(`${error.message}\nrun state: ${JSON.stringify(state, null, 1)}`);
   }
+}
+
+/**
+ * Writes `files` into a fresh OPFS folder `folder` and opens it in the app
+ * (once earlier opens have settled); the handle is `window.e2eVault`.
+ */
+export async function openOpfsVault(page, folder, files) {
+  await page.waitForFunction(() => window.planvaultTest?.opensSettled());
+  await writePrivateFolder(page, folder, files);
+  await page.evaluate(async (folder) => {
+    const root = await navigator.storage.getDirectory();
+    window.e2eVault = await root.getDirectoryHandle(folder);
+    await window.planvaultTest.openHandle(window.e2eVault);
+  }, folder);
+  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), folder);
 }
