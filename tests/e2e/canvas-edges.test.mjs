@@ -6,7 +6,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
-import { openPrivateVault } from './support/vault.mjs';
+import { openOpfsVault } from './support/vault.mjs';
 import { useApp, planShown } from './support/app.mjs';
 
 const app = useApp();
@@ -30,7 +30,7 @@ const hook = (name, ...args) => page.evaluate(([name, args]) => window.planvault
 before(async () => {
   page = await app.open({ width: 1280, height: 720 });
   await planShown(page);
-  await openPrivateVault(page, 'edges-vault', NOTES, 3);
+  await openOpfsVault(page, 'edges-vault', NOTES, 3);
 });
 
 test('a click selects the edge whose drawn path is under the pointer, never its neighbour', async () => {

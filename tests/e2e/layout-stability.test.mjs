@@ -5,7 +5,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
-import { openPrivateVault } from './support/vault.mjs';
+import { openOpfsVault } from './support/vault.mjs';
 import { useApp, planShown } from './support/app.mjs';
 
 const app = useApp();
@@ -37,7 +37,7 @@ async function drag(from, to) {
 before(async () => {
   page = await app.open({ width: 1280, height: 720 });
   await planShown(page);
-  await openPrivateVault(page, 'stable-vault', NOTES, 4);
+  await openOpfsVault(page, 'stable-vault', NOTES, 4);
 });
 
 test('adding an edge, renaming and adding a note move no other card; Auto layout does', async () => {

@@ -10,6 +10,8 @@ use crate::dialog::DialogView;
 use crate::dock::{Dock, DockState};
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
 use crate::help::CanvasHelp;
+use crate::list_view::{ListState, ListToggle, PlanList};
+use crate::note_editor::{NoteEditing, NoteEditor};
 use crate::note_picker::NotePicker;
 use crate::run::WorkerState;
 use crate::run_panel::{ResumeOfferBar, SettingsDialog};
@@ -168,6 +170,12 @@ pub fn App() -> impl IntoView {
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
     spawn_local(start(state));
+    let (list, editing) = (ListState::new(), NoteEditing::new());
+    provide_context(list);
+    provide_context(editing);
+    crate::tool_check::keep_in_step(state);
+    crate::modal_focus::keep_focus_in(move || state.run.settings_open.get(), "settings");
+    crate::modal_focus::keep_focus_in(move || editing.is_open(), "note-editor");
 
     // Outside changes: poll (cheap: unchanged files are not re-read).
     let poll = Closure::<dyn FnMut()>::new(move || spawn_local(async move { state.poll().await }));
@@ -323,8 +331,8 @@ pub fn App() -> impl IntoView {
     };
 
     view! {
-        <header class="toolbar" role="toolbar" aria-label="Vault">
-            <span class="brand">"planvault"</span>
+        <header class="toolbar">
+            <h1 class="brand">"planvault"</h1>
             {if picker {
                 view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
             } else {
@@ -369,6 +377,7 @@ pub fn App() -> impl IntoView {
                 <button id="go-to" title="Go to a note by title or path (Ctrl+K or /)"
                     on:click=move |_| state.picker.set(Some(crate::state::Pick::GoTo))>"Go to…"</button>
                 <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
+                <ListToggle />
                 <button on:click=on_relayout title="Lay every card out again (edits keep cards where they are)">"Auto layout"</button>
                 <button id="minimap-toggle" aria-pressed=move || state.minimap.get().to_string()
                     title="Show or hide the minimap (it moves aside from cards, and hides on small screens)"
@@ -382,18 +391,23 @@ pub fn App() -> impl IntoView {
                 on:click=move |_| dock.toggle_run(state)>"Run…"</button>
             <ThemeToggle />
         </header>
-        <p id="mode" class="mode">{move || state.mode.get().describe()}</p>
+        <section class="mode" aria-label="Open vault">
+            <p id="mode">{move || state.mode.get().describe()}</p>
+        </section>
         <ResumeOfferBar state=state />
         <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>
-            <div class="canvas-area">
-                <PlanCanvas state=state />
-                <CanvasHelp />
-                <Show when=move || state.loading.with(Option::is_some)>
-                    <p id="open-progress" class="open-progress" role="status">{move || {
-                        let (done, total) = state.loading.get().unwrap_or_default();
-                        format!("Reading files: {done} of {total}")
-                    }}</p>
-                </Show>
+            <div class="plan-area">
+                <Show when=move || list.shown.get()><PlanList state=state /></Show>
+                <div class="canvas-area">
+                    <PlanCanvas state=state />
+                    <CanvasHelp />
+                    <Show when=move || state.loading.with(Option::is_some)>
+                        <p id="open-progress" class="open-progress" role="status">{move || {
+                            let (done, total) = state.loading.get().unwrap_or_default();
+                            format!("Reading files: {done} of {total}")
+                        }}</p>
+                    </Show>
+                </div>
             </div>
             <Dock state=state />
         </main>
@@ -431,6 +445,7 @@ pub fn App() -> impl IntoView {
         </footer>
         <DialogView state=state />
         <NotePicker state=state />
+        <NoteEditor state=state />
         <SettingsDialog state=state />
     }
 }

@@ -99,12 +99,10 @@ pub fn DialogView(state: AppState) -> impl IntoView {
 
     view! {
         <Show when=move || state.dialog.with(Option::is_some)>
-            <div class="backdrop">
+            // A form cannot take the dialog role (axe-core): its backdrop does.
+            <div class="backdrop" role="dialog" aria-modal="true" aria-labelledby="dialog-title">
                 <form
                     class="dialog"
-                    role="dialog"
-                    aria-modal="true"
-                    aria-labelledby="dialog-title"
                     on:submit=move |ev| {
                         ev.prevent_default();
                         confirm();

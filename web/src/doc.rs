@@ -12,6 +12,7 @@
 //! also leaves out the templates folder and `.planvaultignore`'s entries).
 
 use crate::canvas_file;
+use crate::tool_check::{self, Listings};
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{extend, layout_plan, Graph, Layout, Options, Point, Previous, Rect, Route};
@@ -50,6 +51,10 @@ pub struct VaultDoc {
     pub layout: Layout,
     /// Node id → index, for selections kept by id across edits.
     pub ids: std::collections::HashMap<String, usize>,
+    /// What the browser knows of MCP servers: `checked` has an
+    /// `unknown-tool` diagnostic per declared tool a browser run would not
+    /// offer ([`tool_check`]).
+    pub listings: Listings,
 }
 
 pub fn layout_options() -> Options {
@@ -92,18 +97,30 @@ impl VaultDoc {
             check_in_folder(&files, &folder)
         };
         let before = before.filter(|b| b.folder == folder);
-        VaultDoc::derive(files, folder, folders, checked, before)
+        let listings = before.map(|b| b.listings.clone()).unwrap_or_default();
+        let mut checked = checked;
+        if before.is_some() {
+            let tools = tool_check::check(&checked.plan, &files, &listings);
+            checked.diagnostics.extend(tools);
+        }
+        VaultDoc::derive(files, folder, folders, checked, before, listings)
     }
 
     /// The same vault with the plan in `folder` (empty: the whole vault).
     pub fn in_folder(&self, folder: &str) -> VaultDoc {
-        let checked = check_in_folder(&self.files, folder);
+        let mut checked = check_in_folder(&self.files, folder);
+        checked.diagnostics.extend(tool_check::check(
+            &checked.plan,
+            &self.files,
+            &self.listings,
+        ));
         VaultDoc::derive(
             self.files.clone(),
             folder.to_string(),
             self.folders.clone(),
             checked,
             None,
+            self.listings.clone(),
         )
     }
 
@@ -123,6 +140,17 @@ impl VaultDoc {
         VaultDoc::open_after(files, Some(&self.folder), Some(self))
     }
 
+    /// The same doc with what the browser now knows of MCP servers (its
+    /// `unknown-tool` diagnostics told again; nothing else recomputed).
+    pub fn with_listings(&self, listings: Listings) -> VaultDoc {
+        let mut doc = self.clone();
+        let diagnostics = &mut doc.checked.diagnostics;
+        diagnostics.retain(|d| d.code != Code::UnknownTool);
+        diagnostics.extend(tool_check::check(&doc.checked.plan, &doc.files, &listings));
+        doc.listings = listings;
+        doc
+    }
+
     /// Where this plan's positions are kept: `plan.canvas` in its folder.
     pub fn canvas_file(&self) -> String {
         canvas_path(&self.folder)
@@ -135,6 +163,7 @@ impl VaultDoc {
         folders: Vec<PlanFolder>,
         checked: Checked,
         before: Option<&VaultDoc>,
+        listings: Listings,
     ) -> VaultDoc {
         let positions = files
             .get(&canvas_path(&folder))
@@ -156,6 +185,7 @@ impl VaultDoc {
             positions,
             layout,
             ids,
+            listings,
         }
     }
 
@@ -175,7 +205,10 @@ impl VaultDoc {
             };
         }
         let checked = if notes_changed {
-            check_in_folder(&files, &self.folder)
+            let mut checked = check_in_folder(&files, &self.folder);
+            let tools = tool_check::check(&checked.plan, &files, &self.listings);
+            checked.diagnostics.extend(tools);
+            checked
         } else {
             // Only positions moved: the notes, and so the plan and its
             // diagnostics, are what they were.
@@ -187,6 +220,7 @@ impl VaultDoc {
             self.folders.clone(),
             checked,
             Some(self),
+            self.listings.clone(),
         )
     }
 

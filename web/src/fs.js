@@ -16,11 +16,13 @@ function wanted(path, name) {
 }
 
 // The settings that say which folders hold no plan notes (planvault_core's
-// vault::scope): the only files read from dot-folders.
+// vault::scope), and the vault's MCP servers (which tools a browser run
+// offers: tool_check.rs): the only files read from dot-folders.
 const SETTINGS = [
   '.obsidian/templates.json',
   '.obsidian/plugins/templater-obsidian/data.json',
   '.planvaultignore',
+  '.planvault/config.toml',
 ];
 
 /** Whether `path` (in a dot-folder, or a dot-file) is a setting to read. */

@@ -17,10 +17,13 @@ pub mod doc;
 pub mod geometry;
 pub mod gesture;
 pub mod history;
+pub mod outline;
+pub mod repair;
 pub mod run;
 pub mod search;
 pub mod settings;
 pub mod theme;
+pub mod tool_check;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;
@@ -42,6 +45,12 @@ pub mod fs;
 mod note_picker;
 #[cfg(target_arch = "wasm32")]
 mod help;
+#[cfg(target_arch = "wasm32")]
+mod list_view;
+#[cfg(target_arch = "wasm32")]
+mod modal_focus;
+#[cfg(target_arch = "wasm32")]
+mod note_editor;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]

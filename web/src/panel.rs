@@ -6,7 +6,7 @@ use crate::commands;
 use crate::state::{AppState, Dialog};
 use leptos::prelude::*;
 use planvault_core::vault::edit::KnobValue;
-use planvault_core::{NodeKind, Severity};
+use planvault_core::{Code, NodeKind, Severity};
 
 /// What the panel shows for one node, read from the doc.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +127,8 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                         }>"Rename…"</button>
                         <button class="danger" on:click=move |_| delete_selected(state)>"Delete…"</button>
                     </div>
+                    <crate::note_editor::UnreadableKnobs state=state index=index />
+                    <div class="knobs" hidden=move || crate::note_editor::knobs_unreadable(state, index)>
                     <label for="knob-type">"Type"</label>
                     <select id="knob-type" on:change=move |ev| {
                         let v = event_target_value(&ev);
@@ -145,6 +147,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                             .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
                             .collect_view()}
                     </select>
+                    </div>
                     <label class="check" for="knob-breakpoint">
                         <input type="checkbox" id="knob-breakpoint"
                             prop:checked={
@@ -157,6 +160,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                             } />
                         "Breakpoint: pause the run after this node's work"
                     </label>
+                    <div class="knobs" hidden=move || crate::note_editor::knobs_unreadable(state, index)>
                     <label for="knob-tools">"Tools (comma-separated)"</label>
                     <input id="knob-tools" type="text" value=f.tools.clone() on:change=move |ev| {
                         let v = event_target_value(&ev);
@@ -180,6 +184,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
                                 _ => state.message.set("Max visits must be a positive whole number".into()),
                             }
                         } />
+                    </div>
                     <label for="node-body">"Note text (after the frontmatter)"</label>
                     <textarea id="node-body" rows="14" prop:value=move || body.get()
                         on:input=move |ev| body.set(event_target_value(&ev))></textarea>
@@ -240,6 +245,7 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
 
 #[component]
 fn Diagnostics(state: AppState) -> impl IntoView {
+    let editing = expect_context::<crate::note_editor::NoteEditing>();
     let items = Memo::new(move |_| {
         state.open.with(|o| {
             o.as_ref()
@@ -258,7 +264,14 @@ fn Diagnostics(state: AppState) -> impl IntoView {
                                             o.doc.node_index(f.trim_end_matches(".md"))
                                         })
                                     });
-                            (d.severity == Severity::Error, d.render_human(), node)
+                            let repair =
+                                matches!(d.code, Code::BadFrontmatter | Code::NestingTooDeep);
+                            (
+                                d.severity == Severity::Error,
+                                d.render_human(),
+                                node,
+                                repair,
+                            )
                         })
                         .collect::<Vec<_>>()
                 })
@@ -279,12 +292,16 @@ fn Diagnostics(state: AppState) -> impl IntoView {
                     items
                         .get()
                         .into_iter()
-                        .map(|(error, text, node)| {
+                        .map(|(error, text, node, repair)| {
                             view! {
                                 <li class=if error { "error" } else { "warning" }>
                                     <button class="link" disabled=node.is_none() on:click=move |_| {
                                         if let Some(n) = node {
                                             state.focus_node(n);
+                                            // A frontmatter problem opens the note's text to fix it.
+                                            if repair {
+                                                editing.open(state, n);
+                                            }
                                         }
                                     }>{text}</button>
                                 </li>

@@ -285,8 +285,9 @@ pub fn SettingsDialog(state: AppState) -> impl IntoView {
     let close = move || run.settings_open.set(false);
     view! {
         <Show when=move || run.settings_open.get()>
-            <div class="backdrop">
-                <form id="settings" class="dialog wide" role="dialog" aria-modal="true" aria-labelledby="settings-title"
+            // A form cannot take the dialog role (axe-core): its backdrop does.
+            <div class="backdrop" role="dialog" aria-modal="true" aria-labelledby="settings-title">
+                <form id="settings" class="dialog wide"
                     on:submit=move |ev| {
                         ev.prevent_default();
                         run.save_settings(draft.get_untracked());

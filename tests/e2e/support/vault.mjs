@@ -34,15 +34,20 @@ export async function waitForRun(page, predicate, arg, timeout = 60_000) {
 }
 
 /**
- * Writes `files` into a fresh OPFS folder `name` and opens it in the app as
- * a vault on disk (`window.e2eVault` is its handle), waiting for its
- * `nodes` notes to be drawn.
+ * Writes `files` into a fresh OPFS folder `folder` and opens it in the app
+ * (once earlier opens have settled) as a vault on disk; the handle is
+ * `window.e2eVault`. With `nodes`, also waits for that many notes drawn.
  */
-export async function openPrivateVault(page, name, files, nodes) {
-  await writePrivateFolder(page, name, files);
-  await page.evaluate(async (name) => {
-    window.e2eVault = await (await navigator.storage.getDirectory()).getDirectoryHandle(name);
+export async function openOpfsVault(page, folder, files, nodes) {
+  await page.waitForFunction(() => window.planvaultTest?.opensSettled());
+  await writePrivateFolder(page, folder, files);
+  await page.evaluate(async (folder) => {
+    const root = await navigator.storage.getDirectory();
+    window.e2eVault = await root.getDirectoryHandle(folder);
     await window.planvaultTest.openHandle(window.e2eVault);
-  }, name);
-  await page.waitForFunction((n) => window.planvaultTest.plan()?.nodes.length === n, nodes);
+  }, folder);
+  await page.waitForFunction((folder) => document.querySelector('#mode').textContent.includes(folder), folder);
+  if (nodes !== undefined) {
+    await page.waitForFunction((n) => window.planvaultTest.plan()?.nodes.length === n, nodes);
+  }
 }
