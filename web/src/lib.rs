@@ -42,8 +42,6 @@ pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;
 #[cfg(target_arch = "wasm32")]
-mod note_picker;
-#[cfg(target_arch = "wasm32")]
 mod help;
 #[cfg(target_arch = "wasm32")]
 mod list_view;
@@ -51,6 +49,8 @@ mod list_view;
 mod modal_focus;
 #[cfg(target_arch = "wasm32")]
 mod note_editor;
+#[cfg(target_arch = "wasm32")]
+mod note_picker;
 #[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]
