@@ -385,11 +385,11 @@ pub fn App() -> impl IntoView {
                 <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
                     <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
                 </Show>
+                <ThemeToggle />
             </div>
             <span class="sep"></span>
             <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
                 on:click=move |_| dock.toggle_run(state)>"Run…"</button>
-            <ThemeToggle />
         </header>
         <section class="mode" aria-label="Open vault">
             <p id="mode">{move || state.mode.get().describe()}</p>
