@@ -72,6 +72,8 @@ test('axe-core finds no violation on the main screens', async () => {
   await page.waitForFunction(() => window.planvaultTest.plan()?.diagnostics.includes('bad-frontmatter'));
   const b = await page.evaluate(() => window.planvaultTest.nodePoint('b', 'body'));
   await page.mouse.click(b.x, b.y);
+  // The run pane is still the one shown (a click on a card does not switch).
+  await page.click('#tab-selection');
   await page.locator('#knobs-unreadable').waitFor();
   await expectClean(page, 'unreadable-knobs');
   await page.click('#fix-frontmatter');

@@ -107,13 +107,17 @@ pub fn Dock(state: AppState) -> impl IntoView {
         <div id="dock" class="dock" class:collapsed=move || collapsed.get()
             style:width=move || (!collapsed.get()).then(width)>
             <ResizeHandle dock=dock />
-            <div class="dock-tabs" role="tablist" aria-label="Side panel">
-                <button role="tab" id="tab-selection" aria-controls="selection-pane"
-                    aria-selected=move || (!run_open.get()).to_string()
-                    on:click=move |_| dock.show(state, false)>"Selection"</button>
-                <button role="tab" id="tab-run" aria-controls="run-pane"
-                    aria-selected=move || run_open.get().to_string()
-                    on:click=move |_| dock.show(state, true)>"Run"</button>
+            // The collapse button sits beside the tablist, not in it: a
+            // tablist holds only tabs.
+            <div class="dock-tabs">
+                <div class="dock-tablist" role="tablist" aria-label="Side panel">
+                    <button role="tab" id="tab-selection" aria-controls="selection-pane"
+                        aria-selected=move || (!run_open.get()).to_string()
+                        on:click=move |_| dock.show(state, false)>"Selection"</button>
+                    <button role="tab" id="tab-run" aria-controls="run-pane"
+                        aria-selected=move || run_open.get().to_string()
+                        on:click=move |_| dock.show(state, true)>"Run"</button>
+                </div>
                 <button id="panel-collapse" class="collapse" aria-expanded=move || (!collapsed.get()).to_string()
                     aria-label=move || if collapsed.get() { "Show the side panel" } else { "Collapse the side panel" }
                     title=move || if collapsed.get() { "Show the side panel" } else { "Collapse the side panel" }
