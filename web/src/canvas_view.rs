@@ -142,7 +142,8 @@ fn draw(
                 "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "animating": animating,
                 "animations": input.with_value(|i| i.animations),
-                "overviewTitles": _titles,
+                "overviewTitles": _titles.len(),
+                "overviewTitled": _titles.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
                     "x": m.x, "y": m.y, "width": m.width, "height": m.height,
                 })),
