@@ -83,3 +83,49 @@ test('a reload during the first copy of the example leaves a whole example', asy
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test('a folder opened while the start-up still looks for a remembered one stays open', async () => {
+  // The start-up first asks IndexedDB for a remembered folder; hold that
+  // until the test's folder is open, as a slow disk would. Before, the
+  // start-up then opened the example over the folder.
+  const page = await app.open(undefined, {
+    init: () => {
+      const open = indexedDB.open.bind(indexedDB);
+      let release;
+      const released = new Promise((done) => (release = done));
+      window.releaseStartup = release;
+      indexedDB.open = (...args) => {
+        const request = open(...args);
+        // Its outcome reaches the app only once released (an upgrade
+        // cannot wait: its store is made during the event).
+        const add = request.addEventListener.bind(request);
+        for (const name of ['success', 'error']) {
+          let handler = null;
+          Object.defineProperty(request, `on${name}`, {
+            set(f) { handler = f; },
+            get() { return handler; },
+          });
+          add(name, (event) => released.then(() => handler?.call(request, event)));
+        }
+        return request;
+      };
+    },
+  });
+  await page.waitForFunction(() => window.planvaultTest?.openHandle);
+  await page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    const dir = await root.getDirectoryHandle('opened-first', { create: true });
+    const w = await (await dir.getFileHandle('only.md', { create: true })).createWritable();
+    await w.write('---\ntype: start\n---\n# Opened first\n');
+    await w.close();
+    await window.planvaultTest.openHandle(dir);
+  });
+  assert.match(await page.locator('#mode').textContent(), /opened-first/);
+  await page.evaluate(() => window.releaseStartup());
+  await page.waitForFunction(() => window.planvaultTest.opensSettled());
+  await page.waitForTimeout(300);
+  assert.match(await page.locator('#mode').textContent(), /opened-first/, 'the start-up did not open the example over it');
+  assert.deepEqual((await page.evaluate(() => window.planvaultTest.plan())).nodes.map((n) => n.id), ['only']);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

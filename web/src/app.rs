@@ -146,8 +146,23 @@ async fn open_copy(state: AppState, files: JsValue) {
 }
 
 async fn start(state: AppState) {
-    if let Some(dir) = fs::remembered().await {
-        match dir.permission(false).await.as_str() {
+    // The start-up is an open of its own from the first moment: a folder
+    // opened while it still looks for the remembered one (an IndexedDB
+    // read) is the later open and stays shown.
+    let _settles = state.settles_open();
+    let ticket = state.begin_open();
+    let remembered = match fs::remembered().await {
+        Some(dir) => {
+            let permission = dir.permission(false).await;
+            Some((dir, permission))
+        }
+        None => None,
+    };
+    if !state.is_latest(ticket) {
+        return;
+    }
+    if let Some((dir, permission)) = remembered {
+        match permission.as_str() {
             "granted" => return open_folder(state, dir, false).await,
             "prompt" => state.reopen.set(Some(dir.name())),
             _ => {}
