@@ -19,10 +19,10 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -115,8 +115,8 @@ pub struct Clients {
     /// Servers that exited a second time, and why: not started again.
     down: RefCell<BTreeMap<String, String>>,
     stop: Option<Arc<AtomicBool>>,
-    /// Calls sent to servers (tests count them).
-    calls: Cell<usize>,
+    /// Calls sent to servers (tests count them, from another thread too).
+    calls: Arc<AtomicUsize>,
     /// The values servers are given (their `env` names, a URL's token):
     /// `<redacted>` in anything a server sends back.
     secrets: Vec<String>,
@@ -160,7 +160,7 @@ impl Clients {
             restarted: RefCell::new(BTreeMap::new()),
             down: RefCell::new(BTreeMap::new()),
             stop: None,
-            calls: Cell::new(0),
+            calls: Arc::new(AtomicUsize::new(0)),
             secrets,
         })
     }
@@ -189,7 +189,13 @@ impl Clients {
 
     /// How many calls went to a server.
     pub fn calls(&self) -> usize {
-        self.calls.get()
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    /// The count of [`Clients::calls`], for watching from another thread
+    /// (a test stops a run once a call is under way).
+    pub fn call_counter(&self) -> Arc<AtomicUsize> {
+        self.calls.clone()
     }
 
     /// The process id of a running stdio server.
@@ -469,12 +475,10 @@ impl Clients {
         let live = self.live.borrow();
         let live = &live[server];
         let peer = live.service.peer().clone();
-        self.calls.set(self.calls.get() + 1);
+        let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
-            rmcp::model::ProgressToken(
-                rmcp::model::NumberOrString::Number(self.calls.get() as i64),
-            ),
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(number as i64)),
         ));
         *live.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let result = self.wait(

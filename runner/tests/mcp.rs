@@ -985,9 +985,18 @@ fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
         .with_stop_flag(flag.clone());
     let host = NativeHost::new(dir.path()).with_mcp(clients);
     let inbox = Inbox::with_stop_flag(flag.clone());
-    // Ctrl-C two seconds into the run (the call takes thirty).
+    // Ctrl-C once the call is under way (it takes thirty seconds). Not at
+    // a fixed time: on a loaded machine starting the server and asking
+    // the model can take longer than any delay picked, and a stop before
+    // the call is another case (no call at all).
+    let started = host.mcp().unwrap().call_counter();
     let stopper = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(2));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while started.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Into the call, not on its first step.
+        std::thread::sleep(Duration::from_millis(300));
         flag.store(true, Ordering::SeqCst);
     });
     let options = Options {

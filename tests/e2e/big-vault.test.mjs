@@ -90,6 +90,23 @@ test('opening 2,000 notes shows progress over the old plan, greyed; Fit draws a 
   const drawn = await hook('canvasRun');
   assert.ok(drawn.overviewTitles >= 10, `titles drawn where they have room: ${drawn.overviewTitles}`);
   await saveScreenshot(page, 'big-vault-fit-overview');
+  // A card chosen in the overview gets its title there, even one without
+  // the room a landmark had: the title of what is selected comes first.
+  const canvas = await page.locator('#plan-canvas').boundingBox();
+  const boxes = await hook('cardBoxes');
+  const inside = (b) => b.x > 40 && b.y > 40 && b.x + b.width < canvas.width - 40 && b.y + b.height < canvas.height - 40;
+  const untitled = Object.keys(boxes).find((id) => !drawn.overviewTitled.includes(id) && inside(boxes[id])
+    && !(drawn.minimap && overlap(boxes[id], drawn.minimap)));
+  assert.ok(untitled, 'a card in view has no title at Fit');
+  const box = boxes[untitled];
+  await page.mouse.click(canvas.x + box.x + box.width / 2, canvas.y + box.y + box.height / 2);
+  assert.deepEqual(await hook('selection'), [untitled], 'the click hit that card');
+  await page.waitForTimeout(100);
+  const selectedDrawn = await hook('canvasRun');
+  assert.ok(selectedDrawn.overviewTitled.includes(untitled), `${untitled} titled once selected: ${selectedDrawn.overviewTitled}`);
+  assert.ok((await hook('viewport')).zoom < 0.35, 'still the overview');
+  await saveScreenshot(page, 'big-vault-fit-overview-selected');
+  await page.keyboard.press('Escape');
   // Closer in, more titles have room.
   await page.keyboard.press('+');
   await page.keyboard.press('+');

@@ -427,7 +427,8 @@ test('manual mode runs the example vault end to end with nothing configured', as
       '- took `approved` → [[send]]',
     ]);
     assert.match(files['00_plan-trace/send.visit-1.md'], /send by hand, visit 1/);
-    assert.equal((await canvasRun(page)).stopped, 'completed');
+    // The canvas says so too (its banner), a frame after the run view.
+    await waitFor(page, () => window.planvaultTest.canvasRun().stopped === 'completed');
     // The editor follows the statuses the worker wrote and keeps the typing.
     await waitFor(page, () => document.querySelector('#knob-status')?.value === 'done', null, 5_000);
     assert.equal(await page.locator('#node-body').inputValue(), 'typed while the plan runs');
@@ -567,7 +568,7 @@ test('stop in the middle of a run, then resume it from the panel', async () => {
     assert.match(await page.locator('#run-phase').textContent(), /^Stopped: /);
     assert.doesNotMatch(await page.locator('#run-phase').textContent(), /run again/);
     assert.match(await page.locator('#run-next').textContent(), /Resume run continues .*Run starts over/);
-    assert.match((await canvasRun(page)).stopped, /^stopped/);
+    await waitFor(page, () => /^stopped/.test(window.planvaultTest.canvasRun().stopped ?? ''));
     await page.click('#run-continue');
     await waitPhase(page, 'finished');
     const state = await run(page);

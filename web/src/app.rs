@@ -8,7 +8,7 @@ use crate::canvas_view::PlanCanvas;
 use crate::commands;
 use crate::dialog::DialogView;
 use crate::dock::{Dock, DockState};
-use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_FOLDER};
+use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_COPIED, EXAMPLE_FOLDER};
 use crate::help::CanvasHelp;
 use crate::list_view::{ListState, ListToggle, PlanList};
 use crate::note_editor::{NoteEditing, NoteEditor};
@@ -28,6 +28,10 @@ const POLL_MS: i32 = 1500;
 
 /// The example vault: its OPFS copy, created from the bundled notes on the
 /// first visit (the bundled notes themselves if that copy cannot be read).
+/// The copy is finished by whichever visit finds it unfinished: a reload
+/// while it was being written leaves notes missing or empty (a file exists
+/// from its creation, its text from its writer's close), and
+/// [`EXAMPLE_COPIED`] is written only after every note.
 async fn open_example(state: AppState) {
     let _settles = state.settles_open();
     let ticket = state.begin_open();
@@ -35,13 +39,18 @@ async fn open_example(state: AppState) {
     match VaultDir::private(EXAMPLE_FOLDER).await {
         Ok(dir) => {
             let mut files = dir.read_all().await.unwrap_or_default();
-            if files.is_empty() {
-                for (path, text) in &bundled {
-                    if let Err(e) = dir.write(path, text).await {
+            if !matches!(dir.read(EXAMPLE_COPIED).await, Ok(Some(_))) {
+                let mut copied = true;
+                for path in crate::example::to_copy(&bundled, &files) {
+                    if let Err(e) = dir.write(path, &bundled[path]).await {
+                        copied = false;
                         state
                             .message
                             .set(format!("Could not store the example in this browser: {e}"));
                     }
+                }
+                if copied {
+                    let _ = dir.write(EXAMPLE_COPIED, "").await;
                 }
                 files = dir.read_all().await.unwrap_or(bundled);
             }
@@ -137,8 +146,23 @@ async fn open_copy(state: AppState, files: JsValue) {
 }
 
 async fn start(state: AppState) {
-    if let Some(dir) = fs::remembered().await {
-        match dir.permission(false).await.as_str() {
+    // The start-up is an open of its own from the first moment: a folder
+    // opened while it still looks for the remembered one (an IndexedDB
+    // read) is the later open and stays shown.
+    let _settles = state.settles_open();
+    let ticket = state.begin_open();
+    let remembered = match fs::remembered().await {
+        Some(dir) => {
+            let permission = dir.permission(false).await;
+            Some((dir, permission))
+        }
+        None => None,
+    };
+    if !state.is_latest(ticket) {
+        return;
+    }
+    if let Some((dir, permission)) = remembered {
+        match permission.as_str() {
             "granted" => return open_folder(state, dir, false).await,
             "prompt" => state.reopen.set(Some(dir.name())),
             _ => {}

@@ -142,7 +142,8 @@ fn draw(
                 "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "animating": animating,
                 "animations": input.with_value(|i| i.animations),
-                "overviewTitles": _titles,
+                "overviewTitles": _titles.len(),
+                "overviewTitled": _titles.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
                     "x": m.x, "y": m.y, "width": m.width, "height": m.height,
                 })),
@@ -214,13 +215,24 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
     // Coalesce redraws into one per animation frame.
     let request_frame = move || schedule(state, canvas_ref, input);
 
-    // What the run shows, so streamed tokens do not redraw the canvas.
-    let overlay = Memo::new(move |_| {
-        state.open.with(|o| {
+    // What the run shows, compared with what was last drawn for, so
+    // streamed tokens do not redraw the canvas but every change of the
+    // overlay does. An effect reading the run's signals itself: with a
+    // Memo of the overlay tracked beside `open`, a run's finish (the "Run
+    // completed" banner) was at times not drawn until the view moved
+    // (run.test.mjs's manual run, under load).
+    let last_overlay = StoredValue::new_local(None::<crate::run::Overlay>);
+    let overlay_changed = move || {
+        let now = state.open.with(|o| {
             o.as_ref()
                 .map(|o| state.run.view.with(|v| v.overlay(&o.doc)))
-        })
-    });
+        });
+        let changed = last_overlay.with_value(|last| *last != now);
+        if changed {
+            last_overlay.set_value(now);
+        }
+        changed
+    };
 
     // Redraw whenever anything drawn changes (the theme's colours too).
     let theme = use_context::<crate::appearance::ThemeState>();
@@ -228,7 +240,6 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         if let Some(t) = theme {
             t.shown.track();
         }
-        overlay.track();
         state.run.breakpoints.track();
         state.open.track();
         state.viewport.track();
@@ -238,6 +249,11 @@ pub fn PlanCanvas(state: AppState) -> impl IntoView {
         state.dragging.track();
         state.minimap.track();
         request_frame();
+    });
+    Effect::new(move |_| {
+        if overlay_changed() {
+            request_frame();
+        }
     });
 
     // Fit the view when a vault is opened (and on request).

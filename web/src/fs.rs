@@ -84,6 +84,9 @@ pub struct VaultDir {
 
 /// The OPFS folder the bundled example lives in, edited like a real vault.
 pub const EXAMPLE_FOLDER: &str = "example-vault";
+/// Written in [`EXAMPLE_FOLDER`] once every bundled note is there (a
+/// dot-file: never read as a note).
+pub const EXAMPLE_COPIED: &str = ".example-copied";
 /// The OPFS folder holding the working copy of a read-only opened folder.
 pub const COPY_FOLDER: &str = "working-copy";
 

@@ -37,7 +37,6 @@ mod canvas_view;
 mod dialog;
 #[cfg(target_arch = "wasm32")]
 mod dock;
-#[cfg(target_arch = "wasm32")]
 pub mod example;
 #[cfg(target_arch = "wasm32")]
 pub mod fs;

@@ -123,9 +123,9 @@ fn pal() -> &'static Palette {
     crate::theme::palette()
 }
 
-/// Draws one frame; returns how many titles the overview drew (none at
-/// reading zoom, where every visible card has its text).
-pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> usize {
+/// Draws one frame; returns the nodes whose titles the overview drew (none
+/// at reading zoom, where every visible card has its text).
+pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Vec<usize> {
     let v = frame.viewport;
     let dpr = frame.device_pixel_ratio;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -158,7 +158,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> usize {
     let titles = if v.zoom < DETAIL_ZOOM {
         draw_overview_titles(ctx, frame, visible)
     } else {
-        0
+        Vec::new()
     };
     if let Some(area) = frame.minimap {
         draw_minimap(ctx, frame, area);
@@ -338,17 +338,41 @@ const OVERVIEW_FONT: f64 = 12.0;
 const OVERVIEW_CHAR: f64 = 6.4;
 const OVERVIEW_CHARS: usize = 28;
 
+/// The nodes whose titles a zoomed-out frame gives room first: what the
+/// person and the run point at (selected, focused, active, asking, failed).
+fn overview_first(frame: &Frame<'_>) -> Vec<usize> {
+    let run = frame.run.overlay;
+    let mut first: Vec<usize> = frame.selected.to_vec();
+    first.extend(frame.focused);
+    first.extend(run.and_then(|o| o.active));
+    first.extend(run.and_then(|o| o.asking));
+    first.extend(run.and_then(|o| o.failed.as_ref().map(|(i, _)| *i)));
+    let mut seen = Vec::with_capacity(first.len());
+    first.retain(|i| {
+        let new = !seen.contains(i);
+        seen.push(*i);
+        new
+    });
+    first
+}
+
 /// Zoomed out, a card is too small for its text: titles are drawn at a
-/// readable screen size on the cards that have room for one (landmarks
-/// first: the start, cards with errors, the most linked), never over
-/// another title, so the overview reads as a map. Drawn in screen pixels.
-fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> usize {
+/// readable screen size on the cards that have room for one (first what
+/// is selected, focused or running, then landmarks: the start, cards with
+/// errors, the most linked), never over another title, so the overview
+/// reads as a map. Drawn in screen pixels.
+fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> Vec<usize> {
     let v = frame.viewport;
     ctx.set_font(&format!("600 {OVERVIEW_FONT}px system-ui, sans-serif"));
     ctx.set_text_align("center");
     ctx.set_text_baseline("middle");
+    let first = overview_first(frame);
+    let order = first
+        .iter()
+        .chain(frame.landmarks.iter().filter(|i| !first.contains(*i)));
     let mut placed: Vec<Rect> = Vec::with_capacity(OVERVIEW_TITLES);
-    for &i in frame.landmarks {
+    let mut titled = Vec::with_capacity(OVERVIEW_TITLES);
+    for &i in order {
         if placed.len() == OVERVIEW_TITLES {
             break;
         }
@@ -378,12 +402,18 @@ fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> usize {
             continue;
         }
         placed.push(room);
+        titled.push(i);
         ctx.set_fill_style_str(pal().label);
         ctx.fill_rect(label.x, label.y, label.width, label.height);
+        if first.contains(&i) {
+            ctx.set_stroke_style_str(pal().select);
+            ctx.set_line_width(1.5);
+            ctx.stroke_rect(label.x, label.y, label.width, label.height);
+        }
         ctx.set_fill_style_str(pal().text);
         let _ = ctx.fill_text_with_max_width(title, c.x, c.y + 0.5, w - 6.0);
     }
-    placed.len()
+    titled
 }
 
 fn polyline(ctx: &Ctx, points: &[Point]) {
