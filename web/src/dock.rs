@@ -97,7 +97,8 @@ impl DockState {
 }
 
 #[component]
-pub fn Dock(state: AppState) -> impl IntoView {
+pub fn Dock() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let dock = expect_context::<DockState>();
     let run_open = state.run.panel_open;
     let collapsed = dock.collapsed;
@@ -127,11 +128,11 @@ pub fn Dock(state: AppState) -> impl IntoView {
             </div>
             <div id="selection-pane" role="tabpanel" aria-labelledby="tab-selection" class="dock-pane"
                 hidden=move || run_open.get() || collapsed.get()>
-                <SidePanel state=state />
+                <SidePanel />
             </div>
             <div id="run-pane" role="tabpanel" aria-labelledby="tab-run" class="dock-pane"
                 hidden=move || !run_open.get() || collapsed.get()>
-                <RunPanel state=state />
+                <RunPanel />
             </div>
         </div>
     }
