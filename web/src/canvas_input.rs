@@ -313,6 +313,12 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
             }) else {
                 return;
             };
+            // A card or edge clicked shows its selection in the side panel,
+            // also over the run (the Run tab says while a run goes on).
+            let picked = !matches!(hit, Hit::Empty | Hit::Breakpoint(_));
+            if picked && state.run.panel_open.get_untracked() {
+                state.run.panel_open.set(false);
+            }
             state.selection.set(selection);
         }
         Outcome::Move { nodes, delta } => {
