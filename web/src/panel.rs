@@ -314,7 +314,7 @@ fn Diagnostics() -> impl IntoView {
                 }}
             </h2>
             <ul id="diagnostics">
-                <For each=each key=|row| row.clone() let:((_, (error, text, node, repair)))>
+                <For each=each key=crate::run_panel::row_key let:((_, (error, text, node, repair)))>
                     <li class=if error { "error" } else { "warning" }>
                         <button class="link" disabled=node.is_none() on:click=move |_| {
                             if let Some(n) = node {

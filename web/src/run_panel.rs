@@ -17,6 +17,15 @@ use leptos::prelude::*;
 use planvault_core::engine::FinishReason;
 use planvault_protocol::ToWorker;
 
+/// A keyed list's key: the row's hash. One key type for every list keeps
+/// one copy of `<For>`'s key set in the wasm.
+pub(crate) fn row_key<T: std::hash::Hash>(row: &T) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = std::hash::DefaultHasher::new();
+    row.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// How many of the newest outputs the panel lists.
 const OUTPUTS_SHOWN: usize = 30;
 
@@ -131,13 +140,11 @@ fn RunTo() -> impl IntoView {
             run.set_run_to((!v.is_empty()).then_some(v));
         }>
             <option value="" selected=move || run.run_to.with(Option::is_none)>"(the end)"</option>
-            <For each=move || nodes.get() key=|node| node.clone() let:node>
-                {
-                    let (id, title) = node;
-                    let selected = { let id = id.clone(); move || run.run_to.with(|r| r.as_deref() == Some(id.as_str())) };
-                    view! { <option value=id.clone() selected=selected>{format!("{title} ({id})")}</option> }
-                }
-            </For>
+            // Made again only when the plan's nodes change (a memo).
+            {move || nodes.get().into_iter().map(|(id, title)| {
+                let selected = { let id = id.clone(); move || run.run_to.with(|r| r.as_deref() == Some(id.as_str())) };
+                view! { <option value=id.clone() selected=selected>{format!("{title} ({id})")}</option> }
+            }).collect_view()}
         </select>
     }
 }
@@ -152,7 +159,7 @@ fn Breakpoints() -> impl IntoView {
         <details class="breakpoints">
             <summary>{move || format!("Breakpoints ({})", run.breakpoints.with(|b| b.len()))}</summary>
             <p class="hint">"Pause after the node's work, before its edge is judged, to read or change the output."</p>
-            <For each=move || nodes.get() key=|node| node.clone() let:node>
+            <For each=move || nodes.get() key=row_key let:node>
                 {
                     let (id, title) = node;
                     let field = format!("bp-{id}");
@@ -204,12 +211,17 @@ fn RunStatus() -> impl IntoView {
 fn Attempts() -> impl IntoView {
     let run = expect_context::<RunClient>();
     let attempts = Memo::new(move |_| run.view.with(|v| v.attempts.clone()));
-    let each = move || attempts.get().into_iter().enumerate();
-    view! {
-        <For each=each key=|(i, l): &(usize, Live)| (*i, l.label(), l.text.clone()) let:((_, l))>
-            <h3>{format!("{}: could not be read", l.label())}</h3>
-            <pre class="run-text run-attempt">{l.text}</pre>
-        </For>
+    move || {
+        attempts
+            .get()
+            .into_iter()
+            .map(|l| {
+                view! {
+                    <h3>{format!("{}: could not be read", l.label())}</h3>
+                    <pre class="run-text run-attempt">{l.text}</pre>
+                }
+            })
+            .collect_view()
     }
 }
 
@@ -274,7 +286,7 @@ fn Outputs() -> impl IntoView {
         <details id="run-outputs-box" open>
             <summary>{move || format!("Outputs ({})", count.get())}</summary>
             <ul id="run-outputs">
-                <For each=each key=|entry| entry.clone() let:((_, o))>
+                <For each=each key=row_key let:((_, o))>
                     <li data-node=o.node.clone() data-visit=o.visit>
                         <strong>{format!("{} · visit {}", o.node, o.visit)}</strong>
                         <pre class="run-text">{o.text}</pre>
@@ -301,7 +313,7 @@ fn Trace() -> impl IntoView {
         <details id="run-trace-box" open>
             <summary>{move || format!("Trace ({} entries)", count.get())}</summary>
             <div id="run-trace">
-                <For each=each key=|entry| entry.clone() let:((_, t))>
+                <For each=each key=row_key let:((_, t))>
                     <pre class="run-text trace-entry">{t.trim().to_string()}</pre>
                 </For>
             </div>

@@ -53,9 +53,9 @@ fn SettingsForm() -> impl IntoView {
                     }
                     on:keydown=move |ev| if ev.key() == "Escape" { close() }>
                     <h2 id="settings-title">"Run settings"</h2>
-                    <WhoDoesTheWork draft=draft />
-                    <McpServers draft=draft />
-                    <Limits draft=draft />
+                    {who_does_the_work(draft)}
+                    {mcp_servers(draft)}
+                    {limits(draft)}
                     <div class="buttons">
                         <button type="button" id="settings-forget-keys" class="danger"
                             title="Remove every API key from this browser"
@@ -76,9 +76,9 @@ fn SettingsForm() -> impl IntoView {
 }
 
 /// A person, or the endpoints: the default and one per role of the vault.
-#[component]
-fn WhoDoesTheWork(draft: RwSignal<Settings>) -> impl IntoView {
-    let role_names = move || draft.with(|s| s.roles.keys().cloned().collect::<Vec<_>>());
+fn who_does_the_work(draft: RwSignal<Settings>) -> impl IntoView {
+    let role_names =
+        Memo::new(move |_| draft.with(|s| s.roles.keys().cloned().collect::<Vec<_>>()));
     view! {
         <fieldset>
             <legend>"Who does the work"</legend>
@@ -96,18 +96,17 @@ fn WhoDoesTheWork(draft: RwSignal<Settings>) -> impl IntoView {
             </label>
         </fieldset>
         <Show when=move || draft.with(|s| s.source == Source::Model)>
-            <EndpointFields prefix="ep-default".into() title="Default endpoint".into() draft=draft role=None />
+            {endpoint_fields("ep-default".into(), "Default endpoint".into(), draft, None)}
             <p class="hint">"A role left empty uses the default endpoint."</p>
-            <For each=role_names key=|r| r.clone() let:r>
-                <EndpointFields prefix=format!("ep-role-{r}") title=format!("Role “{r}”") draft=draft role=Some(r) />
-            </For>
+            {move || role_names.get().into_iter().map(|r| view! {
+                {endpoint_fields(format!("ep-role-{r}"), format!("Role “{r}”"), draft, Some(r))}
+            }).collect_view()}
         </Show>
     }
 }
 
 /// One endpoint's three fields.
-#[component]
-fn EndpointFields(
+fn endpoint_fields(
     prefix: String,
     title: String,
     draft: RwSignal<Settings>,
@@ -157,8 +156,7 @@ fn EndpointFields(
 }
 
 /// Retries, timeouts, the run's size limits and whether people are asked.
-#[component]
-fn Limits(draft: RwSignal<Settings>) -> impl IntoView {
+fn limits(draft: RwSignal<Settings>) -> impl IntoView {
     let number = move |f: fn(&mut Settings, u32)| {
         move |ev: leptos::ev::Event| {
             if let Ok(n) = event_target_value(&ev).trim().parse::<u32>() {
@@ -244,22 +242,20 @@ fn test_named(run: RunClient, draft: RwSignal<Settings>, name: String) {
 /// MCP servers: the vault config's (a command one is the terminal's) and
 /// URLs added here, each with its token (kept in this browser only) and a
 /// test that lists its tools.
-#[component]
-fn McpServers(draft: RwSignal<Settings>) -> impl IntoView {
+fn mcp_servers(draft: RwSignal<Settings>) -> impl IntoView {
     view! {
         <fieldset id="mcp-servers" class="mcp">
             <legend>"MCP servers (tools for the plan's nodes)"</legend>
             <p class="hint">"The browser reaches URL (Streamable HTTP) servers only; the server must allow this page's origin (CORS)."</p>
-            <ConfiguredServers draft=draft />
-            <AddedServers draft=draft />
+            {configured_servers(draft)}
+            {added_servers(draft)}
             <button type="button" id="mcp-add" on:click=move |_| draft.update(|s| s.mcp.push(McpForm::default()))>"Add a server URL"</button>
         </fieldset>
     }
 }
 
 /// The servers the vault's `.planvault/config.toml` lists.
-#[component]
-fn ConfiguredServers(draft: RwSignal<Settings>) -> impl IntoView {
+fn configured_servers(draft: RwSignal<Settings>) -> impl IntoView {
     let run = expect_context::<RunClient>();
     move || {
         match run.config.get() {
@@ -310,8 +306,7 @@ fn ConfiguredServers(draft: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The server URLs added in this browser, one row each.
-#[component]
-fn AddedServers(draft: RwSignal<Settings>) -> impl IntoView {
+fn added_servers(draft: RwSignal<Settings>) -> impl IntoView {
     let run = expect_context::<RunClient>();
     // Rows are made again when one is added or removed, not per keystroke.
     let rows = Memo::new(move |_| draft.with(|s| s.mcp.len()));
