@@ -1,8 +1,9 @@
 // What a streamed run does to the run panel's DOM, counted with a
 // MutationObserver in headless Chromium: each streamed token changes the
 // live reply's text node and nothing else; the trace and output rows
-// already shown are never made again (keyed lists), so a run with many
-// tokens costs the page O(tokens) text updates, not O(tokens × rows).
+// already shown are never made again nor rewritten (keyed lists: a new
+// output goes in above the earlier ones, which keep their elements and
+// text), so a run costs the page O(tokens) text updates.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +27,12 @@ function observePanel() {
     streamNodes: 0, // elements or text nodes added or removed anywhere in the panel
     // Over the whole run:
     markedRemoved: 0,
+    markedChanged: 0, // text or children changed inside a row shown before
     rowsAdded: 0,
+  };
+  const inMarked = (node) => {
+    for (let n = node; n; n = n.parentNode) if (n.e2eMark) return true;
+    return false;
   };
   const streaming = () => {
     const live = document.querySelector('#run-live');
@@ -37,6 +43,7 @@ function observePanel() {
   const observer = new MutationObserver((records) => {
     const now = streaming();
     for (const r of records) {
+      if (inMarked(r.target)) counts.markedChanged += 1;
       if (r.type === 'childList') {
         for (const n of r.removedNodes) if (n.e2eMark) counts.markedRemoved += 1;
         for (const n of r.addedNodes) {
@@ -99,6 +106,9 @@ test('a streamed token changes only the live reply\'s text; trace and output row
     // The rows shown before the review stay the same elements.
     assert.ok(result.marked >= 2, `rows marked: ${result.marked}`);
     assert.equal(result.markedRemoved, 0, 'no row shown before was removed');
+    // A new output goes in above the earlier ones; they keep their text (an
+    // unkeyed list rewrote each row with its new neighbour's).
+    assert.equal(result.markedChanged, 0, 'nothing changed inside a row shown before');
     assert.equal(result.stillShown, result.marked, 'every row shown before is still on the page');
     // The rows added are the new entries only, each made once.
     assert.equal(result.rowsAdded, result.traceRows + result.outputRows - result.marked, 'each new row made once');
