@@ -121,6 +121,34 @@ test('after Stop the panel says what Resume run and Run do', async () => {
   }
 });
 
+test('a card clicked while the Run tab shows switches to its selection, with the way back to the run', async () => {
+  const page = await readyPage(app, { width: 1280, height: 720 });
+  try {
+    await openVault(page, EXAMPLE, FOLDER);
+    await startRun(page);
+    await waitAsk(page, 'work');
+    assert.ok(await page.locator('#run-panel').isVisible());
+    assert.equal(await page.locator('#tab-run-live').count(), 0, 'no marker on the tab that shows');
+    // The card the run is not at.
+    await page.evaluate(() => window.planvaultTest.centerOn('send', 1));
+    const at = await page.evaluate(() => window.planvaultTest.nodePoint('send', 'body'));
+    await page.mouse.click(at.x, at.y);
+    await page.locator('#selection-pane').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#run-pane').isVisible(), false, 'the selection replaces the run');
+    assert.equal(await page.locator('#tab-selection').getAttribute('aria-selected'), 'true');
+    assert.equal(await page.locator('#panel-title').textContent(), 'Send the email');
+    // The run goes on, and its tab says so.
+    assert.match(await page.locator('#tab-run').textContent(), /^Run · running$/);
+    await saveScreenshot(page, 'card-click-over-run');
+    await page.click('#tab-run');
+    assert.ok(await page.locator('#run-panel #run-ask').isVisible(), 'back to the question');
+    assert.equal(await page.locator('#tab-run-live').count(), 0);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
 test('one side panel at a time, resizable and collapsible; the canvas keeps 60% of 1280 px', async () => {
   const page = await app.open({ width: 1280, height: 720 });
   try {

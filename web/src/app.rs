@@ -1,25 +1,27 @@
-//! The app shell: toolbar, canvas, side panel, dialog; opening vaults
-//! (example, picker, remembered folder, read-only fallback); polling for
-//! outside changes; global shortcuts. The end-to-end tests' hook is in
+//! The app shell: the root component provides the state as context and
+//! lays out the toolbar (`toolbar`), canvas, side panel (`dock`) and
+//! dialogs; opening vaults (example, picker, remembered folder, read-only
+//! fallback); the page-wide edges: polling for outside changes, global
+//! shortcuts, a dropped folder. The end-to-end tests' hook is in
 //! `test_hook` (the `e2e` feature).
 
-use crate::appearance::{ThemeState, ThemeToggle};
+use crate::appearance::ThemeState;
 use crate::canvas_view::PlanCanvas;
-use crate::commands;
 use crate::dialog::DialogView;
 use crate::dock::{Dock, DockState};
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_COPIED, EXAMPLE_FOLDER};
 use crate::help::CanvasHelp;
-use crate::list_view::{ListState, ListToggle, PlanList};
+use crate::list_view::{ListState, PlanList};
 use crate::note_editor::{NoteEditing, NoteEditor};
 use crate::note_picker::NotePicker;
 use crate::run::WorkerState;
-use crate::run_panel::{ResumeOfferBar, SettingsDialog};
-use crate::state::{AppState, Dialog, Mode};
+use crate::run_panel::ResumeOfferBar;
+use crate::settings_dialog::SettingsDialog;
+use crate::state::{AppState, Mode};
+use crate::toolbar::Toolbar;
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use planvault_layout::Point;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -32,7 +34,7 @@ const POLL_MS: i32 = 1500;
 /// while it was being written leaves notes missing or empty (a file exists
 /// from its creation, its text from its writer's close), and
 /// [`EXAMPLE_COPIED`] is written only after every note.
-async fn open_example(state: AppState) {
+pub(crate) async fn open_example(state: AppState) {
     let _settles = state.settles_open();
     let ticket = state.begin_open();
     let bundled = crate::example::files();
@@ -103,7 +105,7 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
 
 /// The read-only fallback: copy what `<input webkitdirectory>` gave into
 /// OPFS and edit that copy.
-async fn open_copy(state: AppState, files: JsValue) {
+pub(crate) async fn open_copy(state: AppState, files: JsValue) {
     let _settles = state.settles_open();
     let ticket = state.begin_open();
     let (name, notes) = match fs::read_selection(&files).await {
@@ -171,7 +173,7 @@ async fn start(state: AppState) {
     open_example(state).await;
 }
 
-fn download_zip(state: AppState) {
+pub(crate) fn download_zip(state: AppState) {
     let Some(files) = state.with_doc(|d| d.files.clone()) else {
         return;
     };
@@ -189,8 +191,11 @@ fn download_zip(state: AppState) {
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new();
+    // Every component below reads the state it shows from context.
+    provide_context(state);
+    provide_context(state.run);
     ThemeState::provide();
-    let dock = DockState::provide();
+    DockState::provide();
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
     spawn_local(start(state));
@@ -200,8 +205,38 @@ pub fn App() -> impl IntoView {
     crate::tool_check::keep_in_step(state);
     crate::modal_focus::keep_focus_in(move || state.run.settings_open.get(), "settings");
     crate::modal_focus::keep_focus_in(move || editing.is_open(), "note-editor");
+    poll_for_outside_changes(state);
+    listen_on_the_page(state);
+    state.run.start_worker(state);
 
-    // Outside changes: poll (cheap: unchanged files are not re-read).
+    view! {
+        <Toolbar />
+        <section class="mode" aria-label="Open vault">
+            <p id="mode">{move || state.mode.get().describe()}</p>
+        </section>
+        <ResumeOfferBar />
+        <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>
+            <div class="plan-area">
+                <Show when=move || list.shown.get()><PlanList /></Show>
+                <div class="canvas-area">
+                    <PlanCanvas />
+                    <CanvasHelp />
+                    <OpenProgress />
+                </div>
+            </div>
+            <Dock />
+        </main>
+        <RejectedChange />
+        <StatusLines />
+        <DialogView />
+        <NotePicker />
+        <NoteEditor />
+        <SettingsDialog />
+    }
+}
+
+/// Outside changes: poll (cheap: unchanged files are not re-read).
+fn poll_for_outside_changes(state: AppState) {
     let poll = Closure::<dyn FnMut()>::new(move || spawn_local(async move { state.poll().await }));
     if let Some(w) = web_sys::window() {
         let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(
@@ -210,8 +245,11 @@ pub fn App() -> impl IntoView {
         );
     }
     poll.forget();
+}
 
-    // Undo/redo from anywhere except while typing in a field.
+/// Undo/redo from anywhere except while typing in a field, and a vault
+/// folder dropped anywhere on the page.
+fn listen_on_the_page(state: AppState) {
     let _shortcuts = window_event_listener(ev::keydown, move |e| {
         let typing = e
             .target()
@@ -264,177 +302,28 @@ pub fn App() -> impl IntoView {
             }
         });
     });
+}
 
-    let picker = fs::picker_available();
-    // `webkitdirectory` is not a standard attribute the view macro knows.
-    let folder_input = NodeRef::<leptos::html::Input>::new();
-    Effect::new(move |_| {
-        if let Some(input) = folder_input.get() {
-            let _ = input.set_attribute("webkitdirectory", "");
-        }
-    });
-    let on_open = move |_| {
-        spawn_local(async move {
-            match fs::pick().await {
-                // Closing the picker is no error: nothing changed.
-                Ok(None) => state
-                    .message
-                    .set("No folder picked; the plan shown is unchanged".into()),
-                Ok(Some(dir)) => {
-                    if dir.permission(true).await == "granted" {
-                        open_folder(state, dir, true).await;
-                    } else {
-                        state
-                            .message
-                            .set("planvault needs permission to edit the folder's notes".into());
-                    }
-                }
-                Err(e) => state.message.set(format!("No folder opened ({e})")),
-            }
-        })
-    };
-    let on_reopen = move |_| {
-        spawn_local(async move {
-            if let Some(dir) = fs::remembered().await {
-                if dir.permission(true).await == "granted" {
-                    open_folder(state, dir, false).await;
-                } else {
-                    state
-                        .message
-                        .set("Permission was not granted; showing the example vault".into());
-                }
-            }
-        })
-    };
-    let on_folder_input = move |ev: ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(files) = input.files() else { return };
-        let files: JsValue = files.into();
-        spawn_local(async move { open_copy(state, files).await });
-    };
-    let on_example = move |_| spawn_local(async move { open_example(state).await });
-    let on_new = move |_| {
-        let at = state.viewport.with_untracked(|v| {
-            let c = v.to_world(Point {
-                x: v.width / 2.0,
-                y: v.height / 2.0,
-            });
-            Point {
-                x: c.x - 110.0,
-                y: c.y - 38.0,
-            }
-        });
-        state.dialog.set(Some(Dialog::NewNode { at }));
-    };
-    let on_relayout = move |_| {
-        if let Some(Some(change)) = state.with_doc(commands::reset_layout) {
-            state.submit(change, crate::state::Origin::Edit);
-        }
-        // Edits keep cards in place; this is the full re-layout.
-        state.open.update(|o| {
-            if let Some(o) = o {
-                *o = crate::state::Open::new(o.doc.laid_out_afresh());
-            }
-        });
-        state.fit_requested.update(|n| *n += 1);
-    };
-
-    let more = RwSignal::new(false);
-    state.run.start_worker(state);
-    let worker_status = move || {
-        state.run.view.with(|v| match &v.worker {
-            WorkerState::Starting => "Worker: starting".to_string(),
-            WorkerState::Ready => "Worker: ready".to_string(),
-            WorkerState::Broken(why) => format!("Worker: {why}"),
-        })
-    };
-
+/// "Reading files: 120 of 2000" while a vault is read.
+#[component]
+fn OpenProgress() -> impl IntoView {
+    let state = expect_context::<AppState>();
     view! {
-        <header class="toolbar">
-            <h1 class="brand">"planvault"</h1>
-            {if picker {
-                view! { <button id="open-vault" on:click=on_open>"Open vault…"</button> }.into_any()
-            } else {
-                view! {
-                    <label class="button" for="open-folder">"Open folder"<span class="wide-only">" (read-only)"</span>"…"</label>
-                    <input id="open-folder" class="visually-hidden" type="file" multiple=true node_ref=folder_input
-                        on:change=on_folder_input />
-                }
-                    .into_any()
-            }}
-            <Show when=move || state.reopen.with(Option::is_some)>
-                <button id="reopen" on:click=on_reopen>
-                    {move || format!("Reopen “{}”", state.reopen.get().unwrap_or_default())}
-                </button>
-            </Show>
-            <button id="undo" on:click=move |_| state.undo()
-                disabled=move || state.history.with(|h| h.undo_summary().is_none())
-                title=move || state.history.with(|h| h.undo_summary().map(|s| format!("Undo {s}")).unwrap_or_default())>
-                "Undo"
-            </button>
-            <button id="redo" on:click=move |_| state.redo()
-                disabled=move || state.history.with(|h| h.redo_summary().is_none())
-                title=move || state.history.with(|h| h.redo_summary().map(|s| format!("Redo {s}")).unwrap_or_default())>
-                "Redo"
-            </button>
-            // On a phone the rest folds into the "⋯" menu (one row).
-            <button id="toolbar-overflow" aria-label="More actions" aria-haspopup="true"
-                aria-expanded=move || more.get().to_string() aria-controls="toolbar-more"
-                on:click=move |_| more.update(|m| *m = !*m)>"⋯"</button>
-            <div id="toolbar-more" class="toolbar-more" class:open=move || more.get()
-                on:click=move |e| {
-                    // A chosen action closes the menu.
-                    if e.target().and_then(|t| t.dyn_into::<web_sys::HtmlButtonElement>().ok()).is_some() {
-                        more.set(false);
-                    }
-                }>
-                <span class="sep"></span>
-                <button on:click=on_example>"Example"</button>
-                <PlanFolderPicker state=state />
-                <span class="sep"></span>
-                <button id="new-node" on:click=on_new>"New node"</button>
-                <button id="go-to" title="Go to a note by title or path (Ctrl+K or /)"
-                    on:click=move |_| state.picker.set(Some(crate::state::Pick::GoTo))>"Go to…"</button>
-                <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
-                <ListToggle />
-                <button on:click=on_relayout title="Lay every card out again (edits keep cards where they are)">"Auto layout"</button>
-                <button id="minimap-toggle" aria-pressed=move || state.minimap.get().to_string()
-                    title="Show or hide the minimap (it moves aside from cards, and hides on small screens)"
-                    on:click=move |_| state.minimap.update(|m| *m = !*m)>"Minimap"</button>
-                <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
-                    <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
-                </Show>
-                <ThemeToggle />
-            </div>
-            <span class="sep"></span>
-            <button id="run-toggle" aria-pressed=move || state.run.panel_open.get().to_string()
-                on:click=move |_| dock.toggle_run(state)>"Run…"</button>
-        </header>
-        <section class="mode" aria-label="Open vault">
-            <p id="mode">{move || state.mode.get().describe()}</p>
-        </section>
-        <ResumeOfferBar state=state />
-        <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>
-            <div class="plan-area">
-                <Show when=move || list.shown.get()><PlanList state=state /></Show>
-                <div class="canvas-area">
-                    <PlanCanvas state=state />
-                    <CanvasHelp />
-                    <Show when=move || state.loading.with(Option::is_some)>
-                        <p id="open-progress" class="open-progress" role="status">{move || {
-                            let (done, total) = state.loading.get().unwrap_or_default();
-                            format!("Reading files: {done} of {total}")
-                        }}</p>
-                    </Show>
-                </div>
-            </div>
-            <Dock state=state />
-        </main>
+        <Show when=move || state.loading.with(Option::is_some)>
+            <p id="open-progress" class="open-progress" role="status">{move || {
+                let (done, total) = state.loading.get().unwrap_or_default();
+                format!("Reading files: {done} of {total}")
+            }}</p>
+        </Show>
+    }
+}
+
+/// The last change refused because its notes changed outside: what it
+/// would have written, readable and copyable.
+#[component]
+fn RejectedChange() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
         <Show when=move || state.rejected.with(Option::is_some)>
             <section class="rejected" aria-labelledby="rejected-title">
                 <h2 id="rejected-title">
@@ -462,15 +351,26 @@ pub fn App() -> impl IntoView {
                 <button on:click=move |_| state.rejected.set(None)>"Dismiss"</button>
             </section>
         </Show>
+    }
+}
+
+/// The footer: the plan in one line, the last message, the worker.
+#[component]
+fn StatusLines() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let worker_status = move || {
+        state.run.view.with(|v| match &v.worker {
+            WorkerState::Starting => "Worker: starting".to_string(),
+            WorkerState::Ready => "Worker: ready".to_string(),
+            WorkerState::Broken(why) => format!("Worker: {why}"),
+        })
+    };
+    view! {
         <footer>
             <p id="plan-summary" role="status">{move || plan_summary(state)}</p>
             <p id="status" role="status" aria-live="polite">{move || state.message.get()}</p>
             <p id="worker-status" role="status">{worker_status}</p>
         </footer>
-        <DialogView state=state />
-        <NotePicker state=state />
-        <NoteEditor state=state />
-        <SettingsDialog state=state />
     }
 }
 
@@ -504,41 +404,4 @@ fn plan_summary(state: AppState) -> String {
             checked.plan.edges.len()
         )
     })
-}
-
-/// Which folder of the vault is the plan, when its notes are not all at
-/// the top: the whole vault, or one folder holding plan notes (a vault
-/// whose plan is `plans/launch`, or that holds several plans).
-#[component]
-fn PlanFolderPicker(state: AppState) -> impl IntoView {
-    let folders = move || {
-        state.open.with(|o| {
-            o.as_ref()
-                .map(|o| (o.doc.folder.clone(), o.doc.folders.clone()))
-                .unwrap_or_default()
-        })
-    };
-    view! {
-        <Show when=move || state.open.with(|o| o.as_ref().is_some_and(|o| !o.doc.folders.is_empty()))>
-            <label for="plan-folder">"Plan"</label>
-            <select id="plan-folder" title="The folder whose notes are the plan; links resolve in the whole vault"
-                on:change=move |ev| state.choose_plan_folder(&event_target_value(&ev))>
-                {move || {
-                    let (chosen, folders) = folders();
-                    let whole = view! {
-                        <option value="" selected=chosen.is_empty()>"Whole vault"</option>
-                    };
-                    let each = folders
-                        .into_iter()
-                        .map(|f| {
-                            let selected = f.folder == chosen;
-                            let label = format!("{}/ ({} plan notes)", f.folder, f.notes);
-                            view! { <option value=f.folder selected=selected>{label}</option> }
-                        })
-                        .collect_view();
-                    (whole, each)
-                }}
-            </select>
-        </Show>
-    }
 }

@@ -85,29 +85,32 @@ struct Draft {
     choice: RwSignal<Option<String>>,
 }
 
+impl Draft {
+    fn new(ask: &AskKind) -> Draft {
+        Draft {
+            text: RwSignal::new(match ask {
+                AskKind::Breakpoint { output, .. } => output.clone(),
+                _ => String::new(),
+            }),
+            verdicts: RwSignal::new(match ask {
+                AskKind::Judge { labels, .. } => vec![None; labels.len()],
+                _ => Vec::new(),
+            }),
+            choice: RwSignal::new(None),
+        }
+    }
+}
+
 #[component]
-pub fn Question(state: AppState) -> impl IntoView {
+pub fn Question() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let run = state.run;
     let dock = expect_context::<DockState>();
     let ask = Memo::new(move |_| run.view.with(|v| v.ask.clone()));
-    let draft = Draft {
-        text: RwSignal::new(String::new()),
-        verdicts: RwSignal::new(Vec::new()),
-        choice: RwSignal::new(None),
-    };
-    // A new question starts from its own defaults, in the open run panel,
-    // its node in view and the focus on its answer.
+    // A new question shows in the open run panel, its node in view and the
+    // focus on its answer.
     Effect::new(move |_| {
         let Some(a) = ask.get() else { return };
-        draft.text.set(match &a.ask {
-            AskKind::Breakpoint { output, .. } => output.clone(),
-            _ => String::new(),
-        });
-        draft.verdicts.set(match &a.ask {
-            AskKind::Judge { labels, .. } => vec![None; labels.len()],
-            _ => Vec::new(),
-        });
-        draft.choice.set(None);
         dock.show(state, true);
         after_layout(move || {
             reveal(state, &a.node);
@@ -121,6 +124,8 @@ pub fn Question(state: AppState) -> impl IntoView {
     };
     let body = move || {
         let a = ask.get()?;
+        // Each question starts from its own defaults.
+        let draft = Draft::new(&a.ask);
         Some(match a.ask {
             AskKind::Work { title, prompt } => work(
                 format!("{} · visit {}", a.node, a.visit),

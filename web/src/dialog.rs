@@ -1,159 +1,202 @@
-//! The one modal dialog: a label for a new edge, a new label, a name for a
-//! new or renamed note, or the confirmation of a delete (listing the edges
-//! that point at the note first).
+//! The editing dialogs, one component each: a label for a new edge, a new
+//! label, a name for a new or renamed note, and the confirmation of a
+//! delete (listing the edges that point at the note first). They share
+//! one frame (`DialogFrame`): Escape or Cancel closes, Enter confirms, and
+//! the focus goes back to the canvas.
 
 use crate::commands;
 use crate::state::{AppState, Dialog};
 use leptos::html::Input;
 use leptos::prelude::*;
+use planvault_layout::Point;
+
+/// The dialog `state.dialog` asks for, if any.
+#[component]
+pub fn DialogView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state.dialog.get().map(|dialog| match dialog {
+            Dialog::NewEdge { from, to } => view! { <NewEdgeDialog from=from to=to /> }.into_any(),
+            Dialog::Relabel { edge, current } => {
+                view! { <RelabelDialog edge=edge current=current /> }.into_any()
+            }
+            Dialog::NewNode { at } => view! { <NewNodeDialog at=at /> }.into_any(),
+            Dialog::Rename { node, current } => {
+                view! { <RenameDialog node=node current=current /> }.into_any()
+            }
+            Dialog::Delete { node, incoming } => {
+                view! { <DeleteDialog node=node incoming=incoming /> }.into_any()
+            }
+        })
+    }
+}
+
+fn close(state: AppState) {
+    state.dialog.set(None);
+    if let Some(canvas) = document().get_element_by_id("plan-canvas") {
+        use wasm_bindgen::JsCast;
+        if let Ok(el) = canvas.dyn_into::<web_sys::HtmlElement>() {
+            let _ = el.focus();
+        }
+    }
+}
+
+/// The modal frame: title, what `children` ask, Cancel and `ok`.
+#[component]
+fn DialogFrame(
+    title: String,
+    ok: &'static str,
+    confirm: Callback<()>,
+    children: Children,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        // A form cannot take the dialog role (axe-core): its backdrop does.
+        <div class="backdrop" role="dialog" aria-modal="true" aria-labelledby="dialog-title">
+            <form
+                class="dialog"
+                on:submit=move |ev| {
+                    ev.prevent_default();
+                    confirm.run(());
+                    close(state);
+                }
+                on:keydown=move |ev| {
+                    if ev.key() == "Escape" {
+                        ev.prevent_default();
+                        close(state);
+                    }
+                }
+            >
+                <h2 id="dialog-title">{title}</h2>
+                {children()}
+                <div class="buttons">
+                    <button type="button" on:click=move |_| close(state)>"Cancel"</button>
+                    <button type="submit" class="primary" id="dialog-ok">{ok}</button>
+                </div>
+            </form>
+        </div>
+    }
+}
+
+/// The one text field of a dialog, focused with its text selected.
+#[component]
+fn DialogField(label: &'static str, text: RwSignal<String>) -> impl IntoView {
+    let input_ref = NodeRef::<Input>::new();
+    input_ref.on_load(|input| {
+        let _ = input.focus();
+        input.select();
+    });
+    view! {
+        <label for="dialog-input">{label}</label>
+        <input
+            id="dialog-input"
+            node_ref=input_ref
+            type="text"
+            autocomplete="off"
+            prop:value=move || text.get()
+            on:input=move |ev| text.set(event_target_value(&ev))
+        />
+    }
+}
+
+const CONDITION_LABEL: &str = "Condition label (leave empty for an unconditional edge)";
 
 #[component]
-pub fn DialogView(state: AppState) -> impl IntoView {
+fn NewEdgeDialog(from: usize, to: usize) -> impl IntoView {
+    let state = expect_context::<AppState>();
     let text = RwSignal::new(String::new());
-    let input_ref = NodeRef::<Input>::new();
+    let title = state
+        .with_doc(|d| {
+            let n = &d.checked.plan.nodes;
+            format!("New edge {} → {}", n[from].id, n[to].id)
+        })
+        .unwrap_or_default();
+    let confirm = Callback::new(move |()| {
+        let value = text.get_untracked();
+        state.run(|doc| commands::add_edge(doc, from, to, &value));
+    });
+    view! {
+        <DialogFrame title=title ok="OK" confirm=confirm>
+            <DialogField label=CONDITION_LABEL text=text />
+        </DialogFrame>
+    }
+}
 
-    // A new question starts from its current value, with the field focused.
-    Effect::new(move |_| {
-        let initial = match state.dialog.get() {
-            Some(Dialog::Relabel { current, .. }) | Some(Dialog::Rename { current, .. }) => current,
-            _ => String::new(),
-        };
-        text.set(initial);
-        if let Some(input) = input_ref.get() {
-            let _ = input.focus();
-            input.select();
+#[component]
+fn RelabelDialog(edge: usize, current: String) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = RwSignal::new(current);
+    let confirm = Callback::new(move |()| {
+        let value = text.get_untracked();
+        state.run(|doc| commands::relabel_edge(doc, edge, &value));
+    });
+    view! {
+        <DialogFrame title="Edit the edge's label".to_string() ok="OK" confirm=confirm>
+            <DialogField label=CONDITION_LABEL text=text />
+        </DialogFrame>
+    }
+}
+
+#[component]
+fn NewNodeDialog(at: Point) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = RwSignal::new(String::new());
+    let confirm = Callback::new(move |()| {
+        let name = text.get_untracked().trim().to_string();
+        state.run(|doc| commands::create_node(doc, &name, at));
+        let created =
+            state.with_doc(|doc| doc.checked.plan.nodes.iter().position(|n| n.title == name));
+        if let Some(Some(i)) = created {
+            state.focus_node(i);
         }
     });
-
-    let close = move || {
-        state.dialog.set(None);
-        if let Some(canvas) = document().get_element_by_id("plan-canvas") {
-            use wasm_bindgen::JsCast;
-            if let Ok(el) = canvas.dyn_into::<web_sys::HtmlElement>() {
-                let _ = el.focus();
-            }
-        }
-    };
-
-    let confirm = move || {
-        let Some(dialog) = state.dialog.get_untracked() else {
-            return;
-        };
-        let value = text.get_untracked();
-        match dialog {
-            Dialog::NewEdge { from, to } => {
-                state.run(|doc| commands::add_edge(doc, from, to, &value))
-            }
-            Dialog::Relabel { edge, .. } => {
-                state.run(|doc| commands::relabel_edge(doc, edge, &value))
-            }
-            Dialog::NewNode { at } => {
-                let name = value.trim().to_string();
-                state.run(|doc| commands::create_node(doc, &name, at));
-                let created = state
-                    .with_doc(|doc| doc.checked.plan.nodes.iter().position(|n| n.title == name));
-                if let Some(Some(i)) = created {
-                    state.focus_node(i);
-                }
-            }
-            Dialog::Rename { node, .. } => {
-                state.run(|doc| commands::rename_node(doc, node, &value));
-                state.selection.update(|s| s.nodes.clear());
-            }
-            Dialog::Delete { node, .. } => {
-                state.run(|doc| commands::delete_node(doc, node));
-                state.selection.set(Default::default());
-            }
-        }
-        close();
-    };
-
-    let title = move || match state.dialog.get() {
-        Some(Dialog::NewEdge { from, to }) => state
-            .with_doc(|d| {
-                let n = &d.checked.plan.nodes;
-                format!("New edge {} → {}", n[from].id, n[to].id)
-            })
-            .unwrap_or_default(),
-        Some(Dialog::Relabel { .. }) => "Edit the edge's label".into(),
-        Some(Dialog::NewNode { .. }) => "New node".into(),
-        Some(Dialog::Rename { .. }) => "Rename note".into(),
-        Some(Dialog::Delete { node, .. }) => state
-            .with_doc(|d| format!("Delete {}?", d.checked.plan.nodes[node].id))
-            .unwrap_or_default(),
-        None => String::new(),
-    };
-    let field_label = move || match state.dialog.get() {
-        Some(Dialog::NewEdge { .. }) | Some(Dialog::Relabel { .. }) => {
-            "Condition label (leave empty for an unconditional edge)"
-        }
-        Some(Dialog::NewNode { .. }) => "Title of the new note",
-        Some(Dialog::Rename { .. }) => "New note name (links to it are updated)",
-        _ => "",
-    };
-    let is_delete = move || matches!(state.dialog.get(), Some(Dialog::Delete { .. }));
-    let incoming = move || match state.dialog.get() {
-        Some(Dialog::Delete { incoming, .. }) => incoming,
-        _ => Vec::new(),
-    };
-
     view! {
-        <Show when=move || state.dialog.with(Option::is_some)>
-            // A form cannot take the dialog role (axe-core): its backdrop does.
-            <div class="backdrop" role="dialog" aria-modal="true" aria-labelledby="dialog-title">
-                <form
-                    class="dialog"
-                    on:submit=move |ev| {
-                        ev.prevent_default();
-                        confirm();
-                    }
-                    on:keydown=move |ev| {
-                        if ev.key() == "Escape" {
-                            ev.prevent_default();
-                            close();
-                        }
-                    }
-                >
-                    <h2 id="dialog-title">{title}</h2>
-                    <Show
-                        when=is_delete
-                        fallback=move || {
-                            view! {
-                                <label for="dialog-input">{field_label}</label>
-                                <input
-                                    id="dialog-input"
-                                    node_ref=input_ref
-                                    type="text"
-                                    autocomplete="off"
-                                    prop:value=move || text.get()
-                                    on:input=move |ev| text.set(event_target_value(&ev))
-                                />
-                            }
-                        }
-                    >
-                        {move || {
-                            let list = incoming();
-                            if list.is_empty() {
-                                view! { <p>"No other note links to it."</p> }.into_any()
-                            } else {
-                                view! {
-                                    <p>"These edges point at it; their lines are removed too:"</p>
-                                    <ul class="incoming">
-                                        {list.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
-                                    </ul>
-                                }
-                                    .into_any()
-                            }
-                        }}
-                    </Show>
-                    <div class="buttons">
-                        <button type="button" on:click=move |_| close()>"Cancel"</button>
-                        <button type="submit" class="primary" id="dialog-ok">
-                            {move || if is_delete() { "Delete" } else { "OK" }}
-                        </button>
-                    </div>
-                </form>
-            </div>
-        </Show>
+        <DialogFrame title="New node".to_string() ok="OK" confirm=confirm>
+            <DialogField label="Title of the new note" text=text />
+        </DialogFrame>
+    }
+}
+
+#[component]
+fn RenameDialog(node: usize, current: String) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = RwSignal::new(current);
+    let confirm = Callback::new(move |()| {
+        let value = text.get_untracked();
+        state.run(|doc| commands::rename_node(doc, node, &value));
+        state.selection.update(|s| s.nodes.clear());
+    });
+    view! {
+        <DialogFrame title="Rename note".to_string() ok="OK" confirm=confirm>
+            <DialogField label="New note name (links to it are updated)" text=text />
+        </DialogFrame>
+    }
+}
+
+#[component]
+fn DeleteDialog(node: usize, incoming: Vec<String>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let title = state
+        .with_doc(|d| format!("Delete {}?", d.checked.plan.nodes[node].id))
+        .unwrap_or_default();
+    let confirm = Callback::new(move |()| {
+        state.run(|doc| commands::delete_node(doc, node));
+        state.selection.set(Default::default());
+    });
+    let list = if incoming.is_empty() {
+        view! { <p>"No other note links to it."</p> }.into_any()
+    } else {
+        view! {
+            <p>"These edges point at it; their lines are removed too:"</p>
+            <ul class="incoming">
+                {incoming.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        <DialogFrame title=title ok="Delete" confirm=confirm>
+            {list}
+        </DialogFrame>
     }
 }

@@ -97,10 +97,12 @@ impl DockState {
 }
 
 #[component]
-pub fn Dock(state: AppState) -> impl IntoView {
+pub fn Dock() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let dock = expect_context::<DockState>();
     let run_open = state.run.panel_open;
     let collapsed = dock.collapsed;
+    let running = Memo::new(move |_| state.run.view.with(|v| v.phase.live()));
     // Drawn at the width the window allows now (a narrower window narrows it).
     let width = move || format!("{}px", clamp_width(dock.width.get(), window_width()));
     view! {
@@ -116,7 +118,13 @@ pub fn Dock(state: AppState) -> impl IntoView {
                         on:click=move |_| dock.show(state, false)>"Selection"</button>
                     <button role="tab" id="tab-run" aria-controls="run-pane"
                         aria-selected=move || run_open.get().to_string()
-                        on:click=move |_| dock.show(state, true)>"Run"</button>
+                        on:click=move |_| dock.show(state, true)>
+                        "Run"
+                        // The way back to a run while the selection shows.
+                        <Show when=move || running.get() && !run_open.get()>
+                            <span id="tab-run-live" class="tab-live">" · running"</span>
+                        </Show>
+                    </button>
                 </div>
                 <button id="panel-collapse" class="collapse" aria-expanded=move || (!collapsed.get()).to_string()
                     aria-label=move || if collapsed.get() { "Show the side panel" } else { "Collapse the side panel" }
@@ -127,11 +135,11 @@ pub fn Dock(state: AppState) -> impl IntoView {
             </div>
             <div id="selection-pane" role="tabpanel" aria-labelledby="tab-selection" class="dock-pane"
                 hidden=move || run_open.get() || collapsed.get()>
-                <SidePanel state=state />
+                <SidePanel />
             </div>
             <div id="run-pane" role="tabpanel" aria-labelledby="tab-run" class="dock-pane"
                 hidden=move || !run_open.get() || collapsed.get()>
-                <RunPanel state=state />
+                <RunPanel />
             </div>
         </div>
     }

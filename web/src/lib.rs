@@ -32,6 +32,10 @@ mod appearance;
 #[cfg(target_arch = "wasm32")]
 mod ask;
 #[cfg(target_arch = "wasm32")]
+mod canvas_input;
+#[cfg(target_arch = "wasm32")]
+mod canvas_keys;
+#[cfg(target_arch = "wasm32")]
 mod canvas_view;
 #[cfg(target_arch = "wasm32")]
 mod dialog;
@@ -59,6 +63,10 @@ pub mod run_client;
 #[cfg(target_arch = "wasm32")]
 mod run_panel;
 #[cfg(target_arch = "wasm32")]
+mod settings_dialog;
+#[cfg(target_arch = "wasm32")]
 pub mod state;
 #[cfg(all(target_arch = "wasm32", feature = "e2e"))]
 mod test_hook;
+#[cfg(target_arch = "wasm32")]
+mod toolbar;

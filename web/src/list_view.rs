@@ -104,7 +104,8 @@ fn reveal(item: &Item) {
 }
 
 #[component]
-pub fn PlanList(state: AppState) -> impl IntoView {
+pub fn PlanList() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let list = expect_context::<ListState>();
     let editing = expect_context::<NoteEditing>();
     let marks = Memo::new(move |_| {
@@ -192,7 +193,7 @@ pub fn PlanList(state: AppState) -> impl IntoView {
             <ul role="tree" aria-labelledby="plan-list-title" aria-describedby="plan-list-help" aria-multiselectable="true"
                 on:keydown=on_key>
                 <For each=move || visible.get() key=Item::clone
-                    children=move |item| view! { <TreeItem state=state item=item rows=rows stop=stop /> } />
+                    children=move |item| view! { <TreeItem item=item rows=rows stop=stop /> } />
             </ul>
         </section>
     }
@@ -208,12 +209,8 @@ fn level(el: web_sys::Element, level: &'static str) {
 /// One item: a node (its title and summary), or an edge or a diagnostic
 /// under it.
 #[component]
-fn TreeItem(
-    state: AppState,
-    item: Item,
-    rows: Memo<Rows>,
-    stop: Memo<Option<Item>>,
-) -> impl IntoView {
+fn TreeItem(item: Item, rows: Memo<Rows>, stop: Memo<Option<Item>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
     let list = expect_context::<ListState>();
     let entry = Memo::new({
         let item = item.clone();

@@ -61,7 +61,8 @@ pub fn knobs_unreadable(state: AppState, index: usize) -> bool {
 /// The knobs of a note whose frontmatter cannot be read: each says so (or
 /// its value, when only another one is wrong), with the way to fix it.
 #[component]
-pub fn UnreadableKnobs(state: AppState, index: usize) -> impl IntoView {
+pub fn UnreadableKnobs(index: usize) -> impl IntoView {
+    let state = expect_context::<AppState>();
     let editing = expect_context::<NoteEditing>();
     move || {
         let knobs = state
@@ -110,7 +111,8 @@ fn marked(text: &str, bad: Option<u32>) -> impl IntoView {
 
 /// The repair editor: the whole note, the offending line marked.
 #[component]
-pub fn NoteEditor(state: AppState) -> impl IntoView {
+pub fn NoteEditor() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let editing = expect_context::<NoteEditing>();
     let field = NodeRef::<Textarea>::new();
     let under = NodeRef::<Pre>::new();

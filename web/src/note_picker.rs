@@ -40,7 +40,8 @@ fn focus_canvas() {
 }
 
 #[component]
-pub fn NotePicker(state: AppState) -> impl IntoView {
+pub fn NotePicker() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let query = RwSignal::new(String::new());
     let active = RwSignal::new(0usize);
     let input_ref = NodeRef::<Input>::new();

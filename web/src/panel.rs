@@ -1,7 +1,7 @@
 //! The side panel: the selected node's knobs and body, or the selected
 //! edge's label; and the live diagnostics list (click one to focus its node).
 
-use crate::canvas_view::delete_selected;
+use crate::canvas_keys::delete_selected;
 use crate::commands;
 use crate::state::{AppState, Dialog};
 use leptos::prelude::*;
@@ -68,26 +68,32 @@ fn node_facts(state: AppState) -> Option<NodeFacts> {
     })
 }
 
+/// The selected edge: its index, ends, label and whether it is conditional.
+type EdgeFacts = (usize, String, String, String, bool);
+
+fn edge_facts(state: AppState) -> Option<EdgeFacts> {
+    let selection = state.selection.get();
+    state.open.with(|o| {
+        let o = o.as_ref()?;
+        let e = selection.edge_index(&o.doc)?;
+        let edge = &o.doc.checked.plan.edges[e];
+        let plan = &o.doc.checked.plan;
+        Some((
+            e,
+            plan.nodes[edge.from].id.clone(),
+            edge.to
+                .map_or(edge.target.clone(), |t| plan.nodes[t].id.clone()),
+            edge.label.clone().unwrap_or_default(),
+            edge.is_conditional(),
+        ))
+    })
+}
+
 #[component]
-pub fn SidePanel(state: AppState) -> impl IntoView {
+pub fn SidePanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let facts = Memo::new(move |_| node_facts(state));
-    let edge = Memo::new(move |_| {
-        let selection = state.selection.get();
-        state.open.with(|o| {
-            let o = o.as_ref()?;
-            let e = selection.edge_index(&o.doc)?;
-            let edge = &o.doc.checked.plan.edges[e];
-            let plan = &o.doc.checked.plan;
-            Some((
-                e,
-                plan.nodes[edge.from].id.clone(),
-                edge.to
-                    .map_or(edge.target.clone(), |t| plan.nodes[t].id.clone()),
-                edge.label.clone().unwrap_or_default(),
-                edge.is_conditional(),
-            ))
-        })
-    });
+    let edge = Memo::new(move |_| edge_facts(state));
     let body = RwSignal::new(String::new());
     let edge_label = RwSignal::new(String::new());
     // Start editing from the note's text whenever another node is selected
@@ -106,209 +112,221 @@ pub fn SidePanel(state: AppState) -> impl IntoView {
             edge_label.set(label);
         }
     });
-
-    let knob = move |key: &'static str, value: Option<KnobValue>| {
-        if let Some(f) = facts.get_untracked() {
-            state.run(|doc| commands::set_knob(doc, f.index, key, value));
-        }
-    };
-
-    let node_panel = move || {
-        facts.get().map(|f| {
-            let index = f.index;
-            let rename_current = crate::doc::basename(&f.id).to_string();
-            view! {
-                <section aria-labelledby="panel-title" class="panel-node">
-                    <h2 id="panel-title">{f.title.clone()}</h2>
-                    <p class="file">{f.file.clone()}</p>
-                    <div class="row">
-                        <button on:click=move |_| {
-                            state.dialog.set(Some(Dialog::Rename { node: index, current: rename_current.clone() }))
-                        }>"Rename…"</button>
-                        <button class="danger" on:click=move |_| delete_selected(state)>"Delete…"</button>
-                    </div>
-                    <crate::note_editor::UnreadableKnobs state=state index=index />
-                    <div class="knobs" hidden=move || crate::note_editor::knobs_unreadable(state, index)>
-                    <label for="knob-type">"Type"</label>
-                    <select id="knob-type" on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        knob("type", Some(KnobValue::Text(v)));
-                    }>
-                        <option value="step" selected=!f.start && !f.human>"step"</option>
-                        <option value="start" selected=f.start>"start"</option>
-                        <option value="human" selected=f.human>"human (a person decides)"</option>
-                    </select>
-                    <label for="knob-status">"Status"</label>
-                    <select id="knob-status" on:change=move |ev| {
-                        knob("status", Some(KnobValue::Text(event_target_value(&ev))));
-                    }>
-                        {["pending", "active", "done", "failed"]
-                            .into_iter()
-                            .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
-                            .collect_view()}
-                    </select>
-                    </div>
-                    <label class="check" for="knob-breakpoint">
-                        <input type="checkbox" id="knob-breakpoint"
-                            prop:checked={
-                                let id = f.id.clone();
-                                move || state.run.breakpoints.with(|b| b.contains(&id))
-                            }
-                            on:change={
-                                let id = f.id.clone();
-                                move |_| state.run.toggle_breakpoint(&id)
-                            } />
-                        "Breakpoint: pause the run after this node's work"
-                    </label>
-                    <div class="knobs" hidden=move || crate::note_editor::knobs_unreadable(state, index)>
-                    <label for="knob-tools">"Tools (comma-separated)"</label>
-                    <input id="knob-tools" type="text" value=f.tools.clone() on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        let tools: Vec<String> = v
-                            .split(',')
-                            .map(|t| t.trim().to_string())
-                            .filter(|t| !t.is_empty())
-                            .collect();
-                        knob("tools", (!tools.is_empty()).then_some(KnobValue::List(tools)));
-                    } />
-                    <label for="knob-role">"Role"</label>
-                    <input id="knob-role" type="text" value=f.role.clone() on:change=move |ev| {
-                        let v = event_target_value(&ev).trim().to_string();
-                        knob("role", (!v.is_empty()).then_some(KnobValue::Text(v)));
-                    } />
-                    <label for="knob-max-visits">"Max visits"</label>
-                    <input id="knob-max-visits" type="number" min="1" value=f.max_visits.to_string()
-                        on:change=move |ev| {
-                            match event_target_value(&ev).trim().parse::<u32>() {
-                                Ok(n) if n > 0 => knob("max_visits", Some(KnobValue::Number(n))),
-                                _ => state.message.set("Max visits must be a positive whole number".into()),
-                            }
-                        } />
-                    </div>
-                    <label for="node-body">"Note text (after the frontmatter)"</label>
-                    <textarea id="node-body" rows="14" prop:value=move || body.get()
-                        on:input=move |ev| body.set(event_target_value(&ev))></textarea>
-                    <button class="primary" on:click=move |_| {
-                        let text = body.get_untracked();
-                        state.run(|doc| commands::set_body(doc, index, &text));
-                    }>"Save note text"</button>
-                    <h3>"Edges out"</h3>
-                    <ul class="edges">
-                        {f.outgoing.iter().map(|(e, text)| {
-                            let e = *e;
-                            view! {
-                                <li><button class="link" on:click=move |_| {
-                                    let key = state.with_doc(|d| crate::state::Selection::edge_key(d, e)).flatten();
-                                    state.selection.update(|s| { s.edge = key; s.nodes.clear(); });
-                                }>{text.clone()}</button></li>
-                            }
-                        }).collect_view()}
-                    </ul>
-                </section>
-            }
-        })
-    };
-
-    let edge_panel = move || {
-        edge.get().map(|(e, from, to, _, conditional)| {
-            view! {
-                <section aria-labelledby="panel-title" class="panel-edge">
-                    <h2 id="panel-title">{format!("Edge {from} → {to}")}</h2>
-                    <p>{if conditional { "Conditional: taken when its label holds." } else { "Unconditional: taken when no condition holds." }}</p>
-                    <label for="edge-label">"Label (empty = unconditional)"</label>
-                    <input id="edge-label" type="text" prop:value=move || edge_label.get()
-                        on:input=move |ev| edge_label.set(event_target_value(&ev)) />
-                    <div class="row">
-                        <button class="primary" on:click=move |_| {
-                            let label = edge_label.get_untracked();
-                            state.run(|doc| commands::relabel_edge(doc, e, &label));
-                        }>"Save label"</button>
-                        <button class="danger" on:click=move |_| delete_selected(state)>"Delete edge"</button>
-                    </div>
-                    <p class="hint">"Drag the arrow head onto another card to point the edge elsewhere."</p>
-                </section>
-            }
-        })
-    };
-
     view! {
         <aside class="side" aria-label="Selection">
-            {node_panel}
-            {edge_panel}
+            {move || facts.get().map(|f| view! { <NodePanel f=f body=body /> })}
+            {move || edge.get().map(|e| view! { <EdgePanel edge=e label=edge_label /> })}
             <Show when=move || facts.with(Option::is_none) && edge.with(Option::is_none)>
                 <p class="hint" id="panel-empty">"Select a card or an edge to edit it. The ? on the canvas explains the drawing."</p>
             </Show>
-            <Diagnostics state=state />
+            <Diagnostics />
         </aside>
     }
 }
 
+/// Sets one knob of node `index` (`None` removes it).
+fn set_knob(state: AppState, index: usize, key: &'static str, value: Option<KnobValue>) {
+    state.run(|doc| commands::set_knob(doc, index, key, value));
+}
+
+/// The selected node: its knobs, its text and its outgoing edges.
 #[component]
-fn Diagnostics(state: AppState) -> impl IntoView {
+fn NodePanel(f: NodeFacts, body: RwSignal<String>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let index = f.index;
+    let rename_current = crate::doc::basename(&f.id).to_string();
+    view! {
+        <section aria-labelledby="panel-title" class="panel-node">
+            <h2 id="panel-title">{f.title.clone()}</h2>
+            <p class="file">{f.file.clone()}</p>
+            <div class="row">
+                <button on:click=move |_| {
+                    state.dialog.set(Some(Dialog::Rename { node: index, current: rename_current.clone() }))
+                }>"Rename…"</button>
+                <button class="danger" on:click=move |_| delete_selected(state)>"Delete…"</button>
+            </div>
+            <crate::note_editor::UnreadableKnobs index=index />
+            <NodeKnobs f=f.clone() />
+            <label for="node-body">"Note text (after the frontmatter)"</label>
+            <textarea id="node-body" rows="14" prop:value=move || body.get()
+                on:input=move |ev| body.set(event_target_value(&ev))></textarea>
+            <button class="primary" on:click=move |_| {
+                let text = body.get_untracked();
+                state.run(|doc| commands::set_body(doc, index, &text));
+            }>"Save note text"</button>
+            <h3>"Edges out"</h3>
+            <ul class="edges">
+                {f.outgoing.into_iter().map(|(e, text)| {
+                    view! {
+                        <li><button class="link" on:click=move |_| {
+                            let key = state.with_doc(|d| crate::state::Selection::edge_key(d, e)).flatten();
+                            state.selection.update(|s| { s.edge = key; s.nodes.clear(); });
+                        }>{text}</button></li>
+                    }
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+/// A node's knobs: type, status, breakpoint, tools, role, max visits
+/// (hidden while its frontmatter cannot be read).
+#[component]
+fn NodeKnobs(f: NodeFacts) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let index = f.index;
+    let knob =
+        move |key: &'static str, value: Option<KnobValue>| set_knob(state, index, key, value);
+    let unreadable = move || crate::note_editor::knobs_unreadable(state, index);
+    view! {
+        <div class="knobs" hidden=unreadable>
+        <label for="knob-type">"Type"</label>
+        <select id="knob-type" on:change=move |ev| {
+            let v = event_target_value(&ev);
+            knob("type", Some(KnobValue::Text(v)));
+        }>
+            <option value="step" selected=!f.start && !f.human>"step"</option>
+            <option value="start" selected=f.start>"start"</option>
+            <option value="human" selected=f.human>"human (a person decides)"</option>
+        </select>
+        <label for="knob-status">"Status"</label>
+        <select id="knob-status" on:change=move |ev| {
+            knob("status", Some(KnobValue::Text(event_target_value(&ev))));
+        }>
+            {["pending", "active", "done", "failed"]
+                .into_iter()
+                .map(|s| view! { <option value=s selected=f.status == s>{s}</option> })
+                .collect_view()}
+        </select>
+        </div>
+        <label class="check" for="knob-breakpoint">
+            <input type="checkbox" id="knob-breakpoint"
+                prop:checked={
+                    let id = f.id.clone();
+                    move || state.run.breakpoints.with(|b| b.contains(&id))
+                }
+                on:change={
+                    let id = f.id.clone();
+                    move |_| state.run.toggle_breakpoint(&id)
+                } />
+            "Breakpoint: pause the run after this node's work"
+        </label>
+        <div class="knobs" hidden=unreadable>
+        <label for="knob-tools">"Tools (comma-separated)"</label>
+        <input id="knob-tools" type="text" value=f.tools.clone() on:change=move |ev| {
+            let v = event_target_value(&ev);
+            let tools: Vec<String> = v
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect();
+            knob("tools", (!tools.is_empty()).then_some(KnobValue::List(tools)));
+        } />
+        <label for="knob-role">"Role"</label>
+        <input id="knob-role" type="text" value=f.role.clone() on:change=move |ev| {
+            let v = event_target_value(&ev).trim().to_string();
+            knob("role", (!v.is_empty()).then_some(KnobValue::Text(v)));
+        } />
+        <label for="knob-max-visits">"Max visits"</label>
+        <input id="knob-max-visits" type="number" min="1" value=f.max_visits.to_string()
+            on:change=move |ev| {
+                match event_target_value(&ev).trim().parse::<u32>() {
+                    Ok(n) if n > 0 => knob("max_visits", Some(KnobValue::Number(n))),
+                    _ => state.message.set("Max visits must be a positive whole number".into()),
+                }
+            } />
+        </div>
+    }
+}
+
+/// The selected edge: its label, editable, and Delete.
+#[component]
+fn EdgePanel(edge: EdgeFacts, label: RwSignal<String>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let (e, from, to, _, conditional) = edge;
+    view! {
+        <section aria-labelledby="panel-title" class="panel-edge">
+            <h2 id="panel-title">{format!("Edge {from} → {to}")}</h2>
+            <p>{if conditional { "Conditional: taken when its label holds." } else { "Unconditional: taken when no condition holds." }}</p>
+            <label for="edge-label">"Label (empty = unconditional)"</label>
+            <input id="edge-label" type="text" prop:value=move || label.get()
+                on:input=move |ev| label.set(event_target_value(&ev)) />
+            <div class="row">
+                <button class="primary" on:click=move |_| {
+                    let label = label.get_untracked();
+                    state.run(|doc| commands::relabel_edge(doc, e, &label));
+                }>"Save label"</button>
+                <button class="danger" on:click=move |_| delete_selected(state)>"Delete edge"</button>
+            </div>
+            <p class="hint">"Drag the arrow head onto another card to point the edge elsewhere."</p>
+        </section>
+    }
+}
+
+/// One diagnostic as listed: error or not, its text, the node it is about,
+/// whether its note's text is what needs fixing.
+type DiagnosticRow = (bool, String, Option<usize>, bool);
+
+fn diagnostic_rows(state: AppState) -> Vec<DiagnosticRow> {
+    state.open.with(|o| {
+        let Some(o) = o.as_ref() else {
+            return Vec::new();
+        };
+        o.doc
+            .checked
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let node = d
+                    .nodes
+                    .first()
+                    .and_then(|id| o.doc.node_index(id))
+                    .or_else(|| {
+                        d.file
+                            .as_ref()
+                            .and_then(|f| o.doc.node_index(f.trim_end_matches(".md")))
+                    });
+                let repair = matches!(d.code, Code::BadFrontmatter | Code::NestingTooDeep);
+                (
+                    d.severity == Severity::Error,
+                    d.render_human(),
+                    node,
+                    repair,
+                )
+            })
+            .collect()
+    })
+}
+
+/// The live diagnostics: one keyed row each (click one to focus its node).
+#[component]
+fn Diagnostics() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let editing = expect_context::<crate::note_editor::NoteEditing>();
-    let items = Memo::new(move |_| {
-        state.open.with(|o| {
-            o.as_ref()
-                .map(|o| {
-                    o.doc
-                        .checked
-                        .diagnostics
-                        .iter()
-                        .map(|d| {
-                            let node =
-                                d.nodes
-                                    .first()
-                                    .and_then(|id| o.doc.node_index(id))
-                                    .or_else(|| {
-                                        d.file.as_ref().and_then(|f| {
-                                            o.doc.node_index(f.trim_end_matches(".md"))
-                                        })
-                                    });
-                            let repair =
-                                matches!(d.code, Code::BadFrontmatter | Code::NestingTooDeep);
-                            (
-                                d.severity == Severity::Error,
-                                d.render_human(),
-                                node,
-                                repair,
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
-        })
-    });
+    let items = Memo::new(move |_| diagnostic_rows(state));
+    let each = move || items.get().into_iter().enumerate();
     view! {
         <section class="diagnostics" aria-labelledby="diagnostics-title">
             <h2 id="diagnostics-title">
                 {move || {
-                    let list = items.get();
-                    let errors = list.iter().filter(|d| d.0).count();
-                    format!("Diagnostics: {errors} errors, {} warnings", list.len() - errors)
+                    let (errors, all) = items.with(|l| (l.iter().filter(|d| d.0).count(), l.len()));
+                    format!("Diagnostics: {errors} errors, {} warnings", all - errors)
                 }}
             </h2>
             <ul id="diagnostics">
-                {move || {
-                    items
-                        .get()
-                        .into_iter()
-                        .map(|(error, text, node, repair)| {
-                            view! {
-                                <li class=if error { "error" } else { "warning" }>
-                                    <button class="link" disabled=node.is_none() on:click=move |_| {
-                                        if let Some(n) = node {
-                                            state.focus_node(n);
-                                            // A frontmatter problem opens the note's text to fix it.
-                                            if repair {
-                                                editing.open(state, n);
-                                            }
-                                        }
-                                    }>{text}</button>
-                                </li>
+                <For each=each key=crate::run_panel::row_key let:((_, (error, text, node, repair)))>
+                    <li class=if error { "error" } else { "warning" }>
+                        <button class="link" disabled=node.is_none() on:click=move |_| {
+                            if let Some(n) = node {
+                                state.focus_node(n);
+                                // A frontmatter problem opens the note's text to fix it.
+                                if repair {
+                                    editing.open(state, n);
+                                }
                             }
-                        })
-                        .collect_view()
-                }}
+                        }>{text}</button>
+                    </li>
+                </For>
             </ul>
         </section>
     }

@@ -161,7 +161,7 @@ pub struct Hop {
 }
 
 /// One kept output.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Output {
     pub node: String,
     pub visit: u32,
