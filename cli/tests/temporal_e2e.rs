@@ -3,13 +3,15 @@
 //! on PATH) on a free 127.0.0.1 port with its own database, a real
 //! `planvault worker` process, and the scripted OpenAI-compatible stub.
 
+mod common;
+
+use common::*;
 use llm_stub::{Reply, Script, Stub};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "sk-temporal-never-in-history-0123456789";
-const QUERY: &str = "invite the design team";
 
 fn temporal_bin() -> PathBuf {
     std::env::var_os("PLANVAULT_TEMPORAL_BIN")
@@ -129,63 +131,6 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn example_vault(dir: &Path, name: &str) -> PathBuf {
-    let vault = dir.join(name);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault"),
-        &vault,
-    );
-    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
-    std::fs::write(
-        vault.join(".planvault/config.toml"),
-        "[http]\nretry_base_ms = 20\nattempts = 3\n",
-    )
-    .unwrap();
-    vault
-}
-
-const DRAFT: &str = "Step: Draft the email";
-const REVIEW: &str = "Step: Review the draft";
-const JUDGE: &str = "The step \"Review the draft\" just finished";
-const SEND: &str = "Step: Send the email";
-
-fn loop_script() -> Script {
-    let reply = Reply::when;
-    Script {
-        replies: vec![
-            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
-            reply(REVIEW, "The date is missing."),
-            Reply {
-                status: 429,
-                content: "slow down".into(),
-                ..reply(JUDGE, "")
-            },
-            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
-            reply(
-                DRAFT,
-                "Subject: Quarterly design review\n\nDraft two, with the date.",
-            ),
-            reply(REVIEW, "Approved."),
-            reply(JUDGE, "1. YES - approved\n2. NO"),
-            reply(SEND, "Sent. Message id <42@example>."),
-        ],
-        default: None,
-    }
-}
-
 /// Every file of a vault (path → text), without what differs between two
 /// runs of the same plan by nature: the run's id and the receipt naming it.
 fn vault_files(root: &Path) -> Vec<(String, String)> {
@@ -273,16 +218,6 @@ fn base64(text: &str) -> Vec<u8> {
     out
 }
 
-fn status_of(vault: &Path, note: &str) -> String {
-    std::fs::read_to_string(vault.join(note))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("status: "))
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_history() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,7 +225,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     let _worker = start_worker(&server, "e2e");
 
     // The same vault and script through `planvault run`, for comparison.
-    let local = example_vault(dir.path(), "local");
+    let local = example_vault(&dir.path().join("local"));
     let local_stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = planvault()
         .arg("run")
@@ -302,7 +237,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
 
-    let shared = example_vault(dir.path(), "shared");
+    let shared = example_vault(&dir.path().join("shared"));
     let stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = submit(
         &server,
@@ -393,7 +328,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     // The journal is the contract: `planvault run --replay` of it makes the
     // same run with no model call.
     let silent = Stub::start(Script::default(), 0, None).unwrap();
-    let replayed = example_vault(dir.path(), "replayed");
+    let replayed = example_vault(&dir.path().join("replayed"));
     let out = planvault()
         .arg("run")
         .arg(&replayed)
@@ -417,23 +352,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
 fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_server(dir.path());
-    let vault = dir.path().join("vault");
-    std::fs::create_dir_all(&vault).unwrap();
-    std::fs::write(
-        vault.join("write.md"),
-        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("approve.md"),
-        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("publish.md"),
-        "---\ntype: step\n---\n# Publish the note\n",
-    )
-    .unwrap();
+    let vault = human_gate_vault(dir.path());
     let stub = Stub::start(
         Script {
             replies: vec![
