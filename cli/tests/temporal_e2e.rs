@@ -91,7 +91,7 @@ fn planvault() -> Command {
     cmd
 }
 
-/// A worker holding the key in its environment (nothing else does).
+/// A worker holding the key in its environment.
 fn start_worker(server: &Server, queue: &str) -> Killed {
     Killed(
         planvault()
@@ -110,8 +110,10 @@ fn start_worker(server: &Server, queue: &str) -> Killed {
     )
 }
 
+/// Submit a run; the submitter holds the key too (it must not send it).
 fn submit(server: &Server, queue: &str, vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
         .arg("submit")
         .arg(vault)
         .args(["--temporal", &server.address, "--task-queue", queue])
@@ -314,13 +316,13 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     // The key is nowhere in the workflow's history (its payloads decoded),
     // nor in the vault.
     let history = workflow_history(&server, &id);
+    assert!(!history.contains(SECRET), "the key is in the history");
     // A real history: the model's reply and the key's reference are in it.
     assert!(history.contains("Draft one."), "{history}");
     assert!(
         history.contains("planvault-key-from-worker-env:"),
         "{history}"
     );
-    assert!(!history.contains(SECRET), "the key is in the history");
     assert!(vault_files(&shared)
         .iter()
         .all(|(_, t)| !t.contains(SECRET)));
