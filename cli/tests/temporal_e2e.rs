@@ -164,7 +164,8 @@ fn vault_files(root: &Path) -> Vec<(String, String)> {
 
 /// `temporal workflow show --output json`, with every payload's base64
 /// `data` decoded beside it (payloads are what a workflow's input, activity
-/// inputs and results are stored as).
+/// inputs and results are stored as). The history is first replayed by
+/// this build's workflow (the SDK's replayer): the driver is deterministic.
 fn workflow_history(server: &Server, id: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -176,6 +177,12 @@ fn workflow_history(server: &Server, id: &str) -> String {
         assert!(out.status.success(), "{}", text(&out));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         if json["events"].as_array().is_some_and(|e| !e.is_empty()) {
+            let target = planvault_temporal::client::Target {
+                address: server.address.clone(),
+                namespace: "default".into(),
+                task_queue: "e2e".into(),
+            };
+            planvault_temporal::client::replay(&target, id).expect("the history replays");
             let mut all = json.to_string();
             let mut stack = vec![&json];
             while let Some(value) = stack.pop() {
@@ -393,7 +400,8 @@ fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
     assert_eq!(status_of(&vault, "approve.md"), "active");
 
     // Waiting holds no worker: the only one goes away, the run stays
-    // running, and a new worker takes the decision up.
+    // running, and a new worker takes the decision up (replaying the whole
+    // history so far: a driver that were not deterministic fails here).
     drop(worker);
     let runs = planvault()
         .args(["runs", "--temporal", &server.address])

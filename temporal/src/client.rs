@@ -218,3 +218,28 @@ pub fn cancel(target: &Target, workflow_id: &str) -> Result<(), TemporalError> {
             .map_err(|e| fail(&format!("run {workflow_id}"), e))
     })
 }
+
+/// Replay a run's history, fetched from the cluster, against this build's
+/// workflow (the SDK's replayer): `Err` when the code would not take the
+/// same steps (the driver is not deterministic, or changed incompatibly for
+/// runs in flight).
+pub fn replay(target: &Target, workflow_id: &str) -> Result<(), TemporalError> {
+    use temporalio_client::WorkflowFetchHistoryOptions;
+    use temporalio_sdk::workflow_replayer::{WorkflowReplayer, WorkflowReplayerOptions};
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        let history = client
+            .get_workflow_handle::<PlanvaultRun>(workflow_id)
+            .fetch_history(WorkflowFetchHistoryOptions::default());
+        let options = WorkflowReplayerOptions::new()
+            .register_workflow::<PlanvaultRun>()
+            .map_err(|e| fail("cannot register the workflow", e))?
+            .detect_nondeterministic_futures(false)
+            .build();
+        WorkflowReplayer::new(options)
+            .map_err(|e| fail("cannot make a replayer", e))?
+            .replay_workflow(history)
+            .await
+            .map_err(|e| fail("the history does not replay", e))
+    })
+}

@@ -188,7 +188,10 @@ mod tests {
         });
         assert_eq!(state.nodes["write"], "done");
         let asking = state.asking.clone().unwrap();
-        assert_eq!((asking.request.as_str(), asking.node.as_str()), ("r1", "approve"));
+        assert_eq!(
+            (asking.request.as_str(), asking.node.as_str()),
+            ("r1", "approve")
+        );
         assert_eq!(asking.choices, ["publish", "rewrite"]);
         state.observe(&FromWorker::Finished {
             reason: FinishReason::Completed,
