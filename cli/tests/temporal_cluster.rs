@@ -240,6 +240,15 @@ fn ok(out: Output, what: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The Temporal tests run one at a time: each has its own server and
+/// workers, and the kill test's timing must not share 2 cores with the rest.
+#[cfg(feature = "temporal")]
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// `planvault submit`: starts the run, returns its workflow id (what
 /// `decide` takes).
 #[cfg(feature = "temporal")]
@@ -527,6 +536,7 @@ fn plain_runs_of_the_generated_vault_are_the_baseline() {
 #[cfg(feature = "temporal")]
 #[test]
 fn fifty_runs_on_two_workers_complete_with_each_model_call_made_once() {
+    let _serial = one_at_a_time();
     let Some(server) = DevServer::for_test() else {
         return;
     };
@@ -606,51 +616,73 @@ fn fifty_runs_on_two_workers_complete_with_each_model_call_made_once() {
 #[cfg(feature = "temporal")]
 #[test]
 fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
+    let _serial = one_at_a_time();
     let Some(server) = DevServer::for_test() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     const RUNS: usize = 10;
-    // Every run's first analyse call is held 8 s: all runs are then in flight
-    // at the same place when the worker dies, and everything before it has
-    // completed (a workflow schedules analyse only after gather's result is
-    // recorded).
+    const HOLD_MS: u64 = 20_000;
+    // Every run's first analyse call is held 20 s: all runs are then in
+    // flight at the same place when the worker dies, and everything before it
+    // has completed (a workflow schedules analyse only after gather's result
+    // is recorded).
     let stub = Stub::start(
-        script(Some((RUNS as u32, 8_000))),
+        script(Some((RUNS as u32, HOLD_MS))),
         0,
         Some(dir.path().join("model-calls.jsonl")),
     )
     .unwrap();
     let queue = "kill";
-    let mut a = Worker::start(&server, queue, dir.path().join("worker-a.log"));
-    let mut b = Worker::start(&server, queue, dir.path().join("worker-b.log"));
-    for run in 0..RUNS {
-        let vault = dir.path().join(format!("vault-{run:03}"));
-        write_vault(&vault, &stub);
-        submit(&server, &vault, queue, &query(run), &[]);
-    }
-    let deadline = Instant::now() + Duration::from_secs(120);
     let analysing = |stub: &Stub| {
         calls_by_run(stub)
             .iter()
             .filter(|((_, node), _)| *node == "analyse")
             .count()
     };
-    while analysing(&stub) < RUNS {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // When the first held call was seen: the kill must come before its answer.
+    let held_since = std::cell::Cell::new(None);
+    let wait_analysing = |n: usize, workers: &mut [&mut Worker]| loop {
+        let seen = analysing(&stub);
+        if seen > 0 && held_since.get().is_none() {
+            held_since.set(Some(Instant::now()));
+        }
+        if seen >= n {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "not every run reached its analyse call"
+            "only {} of {n} runs reached their analyse call",
+            analysing(&stub)
         );
-        a.assert_alive();
-        b.assert_alive();
+        for worker in workers.iter_mut() {
+            worker.assert_alive();
+        }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    // Worker A alone takes the first half, then B joins for the rest.
+    let mut a = Worker::start(&server, queue, dir.path().join("worker-a.log"));
+    for run in 0..RUNS {
+        if run == RUNS / 2 {
+            wait_analysing(RUNS / 2, &mut [&mut a]);
+        }
+        let vault = dir.path().join(format!("vault-{run:03}"));
+        write_vault(&vault, &stub);
+        submit(&server, &vault, queue, &query(run), &[]);
     }
+    let mut b = Worker::start(&server, queue, dir.path().join("worker-b.log"));
+    wait_analysing(RUNS, &mut [&mut a, &mut b]);
     let before_kill = calls_by_run(&stub);
     // A person edits the body of a note that is yet to run, in one vault.
     let edited_vault = dir.path().join("vault-003");
     let edit = |text: &str| text.replace("for the team.", "for the team, in two lines.");
     let publish = std::fs::read_to_string(edited_vault.join("publish.md")).unwrap();
     std::fs::write(edited_vault.join("publish.md"), edit(&publish)).unwrap();
+    assert!(
+        held_since.get().unwrap().elapsed() < Duration::from_millis(HOLD_MS - 2_000),
+        "too slow: the first held answers were (nearly) sent before the kill"
+    );
     a.kill();
 
     wait_completed(&server, &mut [&mut b], RUNS, Duration::from_secs(300));
@@ -686,26 +718,51 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     let repeated = (0..RUNS)
         .filter(|&run| calls.get(&(query(run), "analyse")) == Some(&2))
         .count();
-    eprintln!(
-        "{repeated} of {RUNS} in-flight analyse calls were made again by the surviving worker"
+    assert_eq!(
+        repeated,
+        RUNS / 2,
+        "worker A's five in-flight calls, and only those, were made again by B"
     );
 
-    // No note text lost: every vault is what a plain run leaves (the edited
-    // one: a plain run of the edited vault).
+    // No note text lost: every vault is what a plain run leaves; the edited
+    // one what a plain run leaves with the same edit at the same point
+    // (while its analyse call is out).
     let plain_stub = Stub::start(script(None), 0, None).unwrap();
     for run in 0..RUNS {
         let plain = dir.path().join(format!("plain-{run:03}"));
-        write_vault(&plain, &plain_stub);
         if run == 3 {
+            let held = Stub::start(script(Some((1, 1_500))), 0, None).unwrap();
+            write_vault(&plain, &held);
+            let child = Command::new(BIN)
+                .arg("run")
+                .arg(&plain)
+                .args(["--query", &query(run)])
+                .env("PLANVAULT_API_KEY", SECRET)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while calls_by_run(&held)
+                .keys()
+                .all(|(_, node)| *node != "analyse")
+            {
+                assert!(Instant::now() < deadline, "the plain run never analysed");
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let text = std::fs::read_to_string(plain.join("publish.md")).unwrap();
             std::fs::write(plain.join("publish.md"), edit(&text)).unwrap();
+            child.wait_with_output().unwrap();
+        } else {
+            write_vault(&plain, &plain_stub);
+            let out = plain_run(&plain, &query(run), &[]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let out = plain_run(&plain, &query(run), &[]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         assert_same_vault(&dir.path().join(format!("vault-{run:03}")), &plain);
     }
     assert!(
@@ -805,6 +862,7 @@ fn describe_only_workflow(server: &DevServer) -> (String, serde_json::Value) {
 #[cfg(feature = "temporal")]
 #[test]
 fn a_run_waits_for_a_person_without_a_worker_and_decide_resumes_it() {
+    let _serial = one_at_a_time();
     let Some(server) = DevServer::for_test() else {
         return;
     };
@@ -957,6 +1015,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 #[test]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 fn bench_runs_per_minute_and_overhead_per_hop() {
+    let _serial = one_at_a_time();
     let Some(server) = DevServer::for_test() else {
         return;
     };
