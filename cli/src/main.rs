@@ -8,6 +8,7 @@ mod input;
 mod mcp_config;
 mod receipt;
 mod run;
+mod temporal;
 
 use clap::{Args, Parser, Subcommand};
 use input::{read_plan, FormatArg};
@@ -38,6 +39,16 @@ enum Command {
     /// Check a run's receipt against its journal, plan, verifiers and commit.
     #[command(subcommand)]
     Receipt(receipt::ReceiptCommand),
+    /// Run planvault workflows and activities for a Temporal cluster (feature `temporal`).
+    Worker(temporal::WorkerArgs),
+    /// Start a vault's run on a Temporal cluster (once per vault and run name).
+    Submit(temporal::SubmitArgs),
+    /// List the runs on a Temporal cluster: state, and who they wait for.
+    Runs(temporal::RunsArgs),
+    /// Answer a Temporal run's human gate: ITEM=approve|reject[:note].
+    Decide(temporal::DecideArgs),
+    /// Stop a Temporal run resumably.
+    Cancel(temporal::CancelArgs),
 }
 
 #[derive(Args)]
@@ -112,6 +123,11 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph(args),
         Command::Run(args) => run::run(args),
         Command::Receipt(command) => receipt::run(command),
+        Command::Worker(args) => temporal::run(temporal::Temporal::Worker(args)),
+        Command::Submit(args) => temporal::run(temporal::Temporal::Submit(args)),
+        Command::Runs(args) => temporal::run(temporal::Temporal::Runs(args)),
+        Command::Decide(args) => temporal::run(temporal::Temporal::Decide(args)),
+        Command::Cancel(args) => temporal::run(temporal::Temporal::Cancel(args)),
     }
 }
 

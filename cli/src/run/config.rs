@@ -321,10 +321,19 @@ impl Endpoints {
     /// The runner's endpoints, each with its key read from the environment
     /// now (the runner scrubs every key from what it writes).
     pub fn for_runner(&self) -> planvault_protocol::Endpoints {
+        self.for_runner_with(api_key)
+    }
+
+    /// The runner's endpoints, each `api_key` what `key` makes of it (a
+    /// Temporal submission: the name of the variable, never the key).
+    pub fn for_runner_with(
+        &self,
+        key: impl Fn(&Endpoint) -> Option<String>,
+    ) -> planvault_protocol::Endpoints {
         let convert = |e: &Endpoint| planvault_protocol::Endpoint {
             base_url: e.base_url.clone(),
             model: e.model.clone(),
-            api_key: api_key(e),
+            api_key: key(e),
         };
         planvault_protocol::Endpoints {
             default: self.default.as_ref().map(convert),

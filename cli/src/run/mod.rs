@@ -3,7 +3,7 @@
 //! driver over its native host, with progress on stderr and the answer on
 //! stdout. Every decision is the engine's; every effect is the runner's.
 
-mod config;
+pub(crate) mod config;
 mod isolated;
 
 pub use config::CONFIG_FILE;
@@ -69,7 +69,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum AutonomyArg {
+pub(crate) enum AutonomyArg {
     Ask,
     Full,
 }
@@ -269,24 +269,14 @@ fn run_once(
     if let Some(hooks) = isolation {
         host = hooks.install(host);
     }
-    let start = StartRun {
+    let start = start_run(
         query,
-        mode: RunMode::Model {
-            endpoints: endpoints.for_runner(),
-        },
+        endpoints.for_runner(),
+        endpoints,
         fresh,
-        max_steps: args.max_steps,
-        autonomy: match args.autonomy {
-            AutonomyArg::Ask => Autonomy::Ask,
-            AutonomyArg::Full => Autonomy::Full,
-        },
-        breakpoints: Vec::new(),
-        run_to: None,
-        max_prompt_bytes: None,
-        retry: endpoints.retry(),
-        mcp_servers: Vec::new(),
-        mcp_terminal_only: Vec::new(),
-    };
+        args.max_steps,
+        args.autonomy,
+    );
     let options = Options {
         plan: Some(plan),
         plan_text: plan_md,
@@ -302,6 +292,36 @@ fn run_once(
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
     Ok((reason, progress))
+}
+
+/// A terminal run's knobs: the model endpoints given (with keys, or with
+/// references to them for a Temporal submission), the config's retries.
+pub(crate) fn start_run(
+    query: String,
+    runner_endpoints: planvault_protocol::Endpoints,
+    endpoints: &config::Endpoints,
+    fresh: bool,
+    max_steps: u32,
+    autonomy: AutonomyArg,
+) -> StartRun {
+    StartRun {
+        query,
+        mode: RunMode::Model {
+            endpoints: runner_endpoints,
+        },
+        fresh,
+        max_steps,
+        autonomy: match autonomy {
+            AutonomyArg::Ask => Autonomy::Ask,
+            AutonomyArg::Full => Autonomy::Full,
+        },
+        breakpoints: Vec::new(),
+        run_to: None,
+        max_prompt_bytes: None,
+        retry: endpoints.retry(),
+        mcp_servers: Vec::new(),
+        mcp_terminal_only: Vec::new(),
+    }
 }
 
 /// The process's exit code for how the run ended.
@@ -323,16 +343,25 @@ fn exit_code(
             None => bail!("the run stopped without finishing"),
         }
     };
-    Ok(ExitCode::from(match &reason {
+    Ok(ExitCode::from(finish_code(
+        &reason,
+        stop.load(Ordering::SeqCst),
+    )))
+}
+
+/// The exit code of a run that ended with `reason` (`interrupted`: by the
+/// person's Ctrl-C).
+pub(crate) fn finish_code(reason: &FinishReason, interrupted: bool) -> u8 {
+    match reason {
         FinishReason::Completed => 0,
         FinishReason::NodeFailed { .. }
         | FinishReason::PlanFailed { .. }
         | FinishReason::ReplayDiverged { .. } => 1,
         FinishReason::VisitBudget { .. } | FinishReason::StepBudget { .. } => 3,
         FinishReason::AwaitingHuman { .. } => 4,
-        FinishReason::Stopped { .. } if stop.load(Ordering::SeqCst) => 130,
+        FinishReason::Stopped { .. } if interrupted => 130,
         FinishReason::Interrupted { .. } | FinishReason::Stopped { .. } => 5,
-    }))
+    }
 }
 
 /// A new run's id: `<UTC time>-<6 hex>` (`20261202-130543-3fa0c1`), the
@@ -424,9 +453,19 @@ pub(crate) fn materialize(
     Ok(files)
 }
 
-/// `7=approve`, `7=reject:not today`, `gate=ship:looks right` (a condition
-/// of a `type: human` note) → the person's recorded answer.
-pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
+/// A person's answer to a waiting item, as typed: `ITEM=approve`,
+/// `ITEM=reject:NOTE`, `ITEM=LABEL[:NOTE]`.
+pub(crate) struct Verdict {
+    pub item: String,
+    pub approved: bool,
+    pub note: String,
+    /// The condition (outgoing label) taken.
+    pub choice: Option<String>,
+}
+
+/// Read `ITEM=approve|reject|LABEL[:NOTE]` (`planvault run --decide`,
+/// `planvault decide`).
+pub(crate) fn parse_verdict(spec: &str) -> Result<Verdict> {
     let (item, rest) = spec
         .split_once('=')
         .with_context(|| format!("--decide {spec}: expected ITEM=approve|reject|LABEL[:NOTE]"))?;
@@ -439,7 +478,23 @@ pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::Journ
         "" => bail!("--decide {spec}: say approve, reject or the condition to take"),
         label => (true, Some(label.to_string())),
     };
-    let note = note.unwrap_or_default().to_string();
+    Ok(Verdict {
+        item: item.trim().to_string(),
+        approved,
+        note: note.unwrap_or_default().to_string(),
+        choice,
+    })
+}
+
+/// `7=approve`, `7=reject:not today`, `gate=ship:looks right` (a condition
+/// of a `type: human` note) → the person's recorded answer.
+pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::JournalEntry> {
+    let Verdict {
+        item,
+        approved,
+        note,
+        choice,
+    } = parse_verdict(spec)?;
     // A tool call waiting for approval is named by its journal key,
     // `node#visit/tool.N`, as the run printed it.
     let key = if item.contains("/tool.") {

@@ -1,0 +1,297 @@
+//! `planvault worker|submit|runs|decide|cancel --temporal ADDRESS`: runs as
+//! Temporal workflows (`planvault-temporal`, behind the `temporal` feature).
+//! The vault's config and endpoints are read as `planvault run` reads them
+//! (`run::config`); the key stays in the environment of the workers.
+
+use crate::run::AutonomyArg;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Where the Temporal cluster is.
+#[derive(Args, Debug, Clone)]
+pub struct Cluster {
+    /// The Temporal frontend, `host:port` (e.g. 127.0.0.1:7233) or a URL.
+    #[arg(long = "temporal", value_name = "ADDRESS")]
+    address: String,
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// The task queue workers poll and runs go to.
+    #[arg(long = "task-queue", default_value = "planvault", value_name = "QUEUE")]
+    task_queue: String,
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+#[derive(Args)]
+pub struct SubmitArgs {
+    /// A vault folder on a file system every worker reaches at the same path.
+    path: PathBuf,
+    #[command(flatten)]
+    cluster: Cluster,
+    /// What the run is for; handed to every node.
+    #[arg(long)]
+    query: String,
+    /// The run's name: the same vault and name is one run however often
+    /// submitted.
+    #[arg(long = "run", default_value = "main", value_name = "NAME")]
+    run: String,
+    /// OpenAI-compatible API base (else the vault's `[default]`).
+    #[arg(long, value_name = "BASE_URL")]
+    endpoint: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Route a role's calls elsewhere: ROLE=URL,MODEL (repeatable).
+    #[arg(long = "role", value_name = "ROLE=URL,MODEL")]
+    roles: Vec<String>,
+    #[arg(long, default_value_t = 100)]
+    max_steps: u32,
+    /// Who decides `@human` nodes: `ask` waits for `planvault decide`.
+    #[arg(long, value_enum, default_value = "full")]
+    autonomy: AutonomyArg,
+    /// Start over: every note back to pending, the previous trace removed.
+    #[arg(long)]
+    fresh: bool,
+    /// Wait for the run's end and exit as `planvault run` would.
+    #[arg(long)]
+    wait: bool,
+}
+
+#[derive(Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+#[derive(Args)]
+pub struct DecideArgs {
+    /// The run's workflow id, as `submit` printed it.
+    run: String,
+    /// ITEM=approve|reject|LABEL[:NOTE]
+    #[arg(value_name = "ITEM=approve|reject|LABEL[:NOTE]")]
+    decision: String,
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+#[derive(Args)]
+pub struct CancelArgs {
+    /// The run's workflow id.
+    run: String,
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+/// Which Temporal command ran.
+pub enum Temporal {
+    Worker(WorkerArgs),
+    Submit(SubmitArgs),
+    Runs(RunsArgs),
+    Decide(DecideArgs),
+    Cancel(CancelArgs),
+}
+
+#[cfg(not(feature = "temporal"))]
+pub fn run(_command: Temporal) -> ExitCode {
+    eprintln!(
+        "error: this planvault was built without Temporal support; build it with \
+         `cargo install --path cli --features temporal` (or `cargo build -p planvault --features temporal`)"
+    );
+    ExitCode::from(2)
+}
+
+#[cfg(feature = "temporal")]
+pub fn run(command: Temporal) -> ExitCode {
+    use planvault_core::terminal::escape_controls;
+    match with_temporal::run(command) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {}", escape_controls(&format!("{err:#}"), true));
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(feature = "temporal")]
+mod with_temporal {
+    use super::*;
+    use crate::run::config;
+    use anyhow::{bail, Context, Result};
+    use planvault_core::terminal::escape_controls;
+    use planvault_core::PlanSource;
+    use planvault_temporal::client::{self, Submitted, Target};
+    use planvault_temporal::{
+        key_ref, workflow_id, ActivityConfig, Decision, HostConfig, Submission,
+    };
+
+    fn target(cluster: &Cluster) -> Target {
+        Target {
+            address: cluster.address.clone(),
+            namespace: cluster.namespace.clone(),
+            task_queue: cluster.task_queue.clone(),
+        }
+    }
+
+    pub fn run(command: Temporal) -> Result<ExitCode> {
+        match command {
+            Temporal::Worker(args) => {
+                eprintln!(
+                    "planvault worker: polling task queue {} on {} (namespace {})",
+                    args.cluster.task_queue, args.cluster.address, args.cluster.namespace
+                );
+                client::run_worker(&target(&args.cluster))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Temporal::Submit(args) => submit(args),
+            Temporal::Runs(args) => {
+                for run in client::list(&target(&args.cluster))? {
+                    let what = match &run.state {
+                        Some(state) => match (&state.asking, &state.finished) {
+                            (Some(asking), _) => format!(
+                                "waiting for a person: {}={} ({})",
+                                asking.node,
+                                if asking.choices.is_empty() {
+                                    "approve|reject".to_string()
+                                } else {
+                                    asking.choices.join("|")
+                                },
+                                asking.question
+                            ),
+                            (None, Some(reason)) => reason.describe(),
+                            (None, None) => {
+                                let active: Vec<&str> = state
+                                    .nodes
+                                    .iter()
+                                    .filter(|(_, s)| s.as_str() == "active")
+                                    .map(|(n, _)| n.as_str())
+                                    .collect();
+                                if active.is_empty() {
+                                    "working".into()
+                                } else {
+                                    format!("working on {}", active.join(", "))
+                                }
+                            }
+                        },
+                        None => String::new(),
+                    };
+                    println!(
+                        "{}\t{}\t{}",
+                        run.workflow_id,
+                        run.status,
+                        escape_controls(&what, true)
+                    );
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Temporal::Decide(args) => {
+                let verdict = crate::run::parse_verdict(&args.decision)?;
+                let said = client::decide(
+                    &target(&args.cluster),
+                    &args.run,
+                    Decision {
+                        item: verdict.item,
+                        approved: verdict.approved,
+                        note: verdict.note,
+                        choice: verdict.choice,
+                    },
+                )?;
+                println!("{}", escape_controls(&said, true));
+                Ok(ExitCode::SUCCESS)
+            }
+            Temporal::Cancel(args) => {
+                client::cancel(&target(&args.cluster), &args.run)?;
+                println!("{}: cancel requested", args.run);
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+
+    fn submit(args: SubmitArgs) -> Result<ExitCode> {
+        if !planvault_temporal::valid_run_name(&args.run) {
+            bail!(
+                "--run {}: a run name is letters, digits, `.`, `_` and `-`",
+                args.run
+            );
+        }
+        let root = std::fs::canonicalize(&args.path)
+            .with_context(|| format!("cannot find {}", args.path.display()))?;
+        let read = crate::input::read_plan(&root, None, crate::input::Enclosing::Itself)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !matches!(read.source, PlanSource::Vault(_)) {
+            bail!(
+                "{}: a Temporal run takes a vault folder (run a PLAN.md or generated plan with `planvault run`)",
+                root.display()
+            );
+        }
+        let mut checked = planvault_core::check(&read.source);
+        checked.diagnostics.splice(0..0, read.problems);
+        if checked.has_errors() {
+            for d in &checked.diagnostics {
+                eprintln!("{}", d.render_human());
+            }
+            bail!("the plan is unsound; nothing was submitted");
+        }
+        let endpoints = config::resolve(
+            &root,
+            args.endpoint.as_deref(),
+            args.model.as_deref(),
+            &args.roles,
+        )?;
+        if endpoints.isolate {
+            bail!("[run] isolate: an isolated run is not available through Temporal; use `planvault run`");
+        }
+        let proposal = planvault_core::proposal::requested(&read.source, &checked.plan).is_some()
+            || endpoints.proposal;
+        let vault = root.to_string_lossy().into_owned();
+        let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
+        let submission = Submission {
+            vault: vault.clone(),
+            // The key stays on the workers: only the variable's name travels.
+            start: crate::run::start_run(
+                args.query.clone(),
+                endpoints.for_runner_with(|e| Some(key_ref(e.api_key_env.as_deref()))),
+                &endpoints,
+                args.fresh,
+                args.max_steps,
+                args.autonomy,
+            ),
+            run_id: crate::run::new_run_id(&root),
+            max_prompt_bytes: endpoints.max_prompt_bytes,
+            proposal,
+            host: HostConfig {
+                command_env: endpoints.command_env.clone(),
+                fetch_allow: endpoints.fetch_allow.clone(),
+                total_timeout_ms: endpoints.http.total_timeout.map(ms),
+            },
+            activity: ActivityConfig {
+                retry_base_ms: ms(endpoints.http.retry_base),
+                attempts: endpoints.http.attempts,
+                timeout_ms: ms(endpoints.http.timeout),
+            },
+        };
+        let target = target(&args.cluster);
+        let id = workflow_id(&vault, &args.run);
+        match client::submit(&target, &id, submission)? {
+            Submitted::Started { workflow_id } => println!("submitted {workflow_id}"),
+            Submitted::Exists { workflow_id } => {
+                println!("{workflow_id} exists already: not submitted again")
+            }
+        }
+        if !args.wait {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let state = client::wait(&target, &id)?;
+        match (&state.finished, &state.failed) {
+            (Some(reason), _) => {
+                eprintln!("■ {}", escape_controls(&reason.describe(), true));
+                Ok(ExitCode::from(crate::run::finish_code(reason, false)))
+            }
+            (None, Some(failed)) => bail!("{failed}"),
+            (None, None) => bail!("the run ended without finishing"),
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! Runs as Temporal workflows, end to end: a real Temporal dev server
+//! (`temporal server start-dev`, from `PLANVAULT_TEMPORAL_BIN` or `temporal`
+//! on PATH) on a free 127.0.0.1 port with its own database, a real
+//! `planvault worker` process, and the scripted OpenAI-compatible stub.
+
+use llm_stub::{Reply, Script, Stub};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "sk-temporal-never-in-history-0123456789";
+const QUERY: &str = "invite the design team";
+
+fn temporal_bin() -> PathBuf {
+    std::env::var_os("PLANVAULT_TEMPORAL_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("temporal"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The dev server, ready to take requests.
+struct Server {
+    address: String,
+    _process: Killed,
+}
+
+fn start_server(dir: &Path) -> Server {
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let process = Command::new(temporal_bin())
+        .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
+        .args(["--port", &port.to_string()])
+        .args(["--http-port", &free_port().to_string()])
+        .args(["--metrics-port", &free_port().to_string()])
+        .arg("--db-filename")
+        .arg(dir.join("temporal.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {} (set PLANVAULT_TEMPORAL_BIN): {e}",
+                temporal_bin().display()
+            )
+        });
+    let process = Killed(process);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let ready = Command::new(temporal_bin())
+            .args(["operator", "namespace", "describe", "default", "--address"])
+            .arg(&address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ready {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the dev server never came up");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    Server {
+        address,
+        _process: process,
+    }
+}
+
+fn planvault() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY");
+    cmd
+}
+
+/// A worker holding the key in its environment (nothing else does).
+fn start_worker(server: &Server, queue: &str) -> Killed {
+    Killed(
+        planvault()
+            .args([
+                "worker",
+                "--temporal",
+                &server.address,
+                "--task-queue",
+                queue,
+            ])
+            .env("PLANVAULT_API_KEY", SECRET)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn submit(server: &Server, queue: &str, vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    planvault()
+        .arg("submit")
+        .arg(vault)
+        .args(["--temporal", &server.address, "--task-queue", queue])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn example_vault(dir: &Path, name: &str) -> PathBuf {
+    let vault = dir.join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault"),
+        &vault,
+    );
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[http]\nretry_base_ms = 20\nattempts = 3\n",
+    )
+    .unwrap();
+    vault
+}
+
+const DRAFT: &str = "Step: Draft the email";
+const REVIEW: &str = "Step: Review the draft";
+const JUDGE: &str = "The step \"Review the draft\" just finished";
+const SEND: &str = "Step: Send the email";
+
+fn loop_script() -> Script {
+    let reply = Reply::when;
+    Script {
+        replies: vec![
+            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
+            reply(REVIEW, "The date is missing."),
+            Reply {
+                status: 429,
+                content: "slow down".into(),
+                ..reply(JUDGE, "")
+            },
+            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
+            reply(
+                DRAFT,
+                "Subject: Quarterly design review\n\nDraft two, with the date.",
+            ),
+            reply(REVIEW, "Approved."),
+            reply(JUDGE, "1. YES - approved\n2. NO"),
+            reply(SEND, "Sent. Message id <42@example>."),
+        ],
+        default: None,
+    }
+}
+
+/// Every file of a vault (path → text), without what differs between two
+/// runs of the same plan by nature: the run's id and the receipt naming it.
+fn vault_files(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            out.push((rel, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn status_of(vault: &Path, note: &str) -> String {
+    std::fs::read_to_string(vault.join(note))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("status: "))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_server(dir.path());
+    let _worker = start_worker(&server, "e2e");
+
+    // The same vault and script through `planvault run`, for comparison.
+    let local = example_vault(dir.path(), "local");
+    let local_stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = planvault()
+        .arg("run")
+        .arg(&local)
+        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
+        .args(["--model", "stub-model"])
+        .env("PLANVAULT_API_KEY", SECRET)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let shared = example_vault(dir.path(), "shared");
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = submit(
+        &server,
+        "e2e",
+        &shared,
+        &stub,
+        &["--run", "first", "--wait"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let id = stdout
+        .trim()
+        .strip_prefix("submitted ")
+        .unwrap_or_else(|| panic!("{}", text(&out)))
+        .to_string();
+    assert!(
+        id.starts_with("planvault-") && id.ends_with("-first"),
+        "{id}"
+    );
+
+    // Each model call once, as the terminal's run made them (the 429
+    // retried by the driver on a durable timer), each with the key the
+    // worker read from its own environment.
+    let requests = stub.requests();
+    assert_eq!(requests.len(), local_stub.requests().len(), "same calls");
+    assert_eq!(requests.len(), 8, "7 answers and one 429");
+    assert!(requests.iter().all(|r| r.authorized));
+
+    // The vault ends as the terminal's run left its copy (but the run id).
+    let run_id = std::fs::read_to_string(shared.join("00_plan-trace/run-id")).unwrap();
+    let local_id = std::fs::read_to_string(local.join("00_plan-trace/run-id")).unwrap();
+    let same = |files: Vec<(String, String)>, id: &str| -> Vec<(String, String)> {
+        files
+            .into_iter()
+            .map(|(p, t)| (p, t.replace(id.trim(), "<run-id>")))
+            .collect()
+    };
+    let ours = same(vault_files(&shared), &run_id);
+    let theirs = same(vault_files(&local), &local_id);
+    let names = |f: &[(String, String)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs));
+    for ((path, a), (_, b)) in ours.iter().zip(&theirs) {
+        // The receipt and journal carry times; their answers must agree.
+        if path.ends_with("journal.jsonl") || path.contains("receipt") {
+            continue;
+        }
+        assert_eq!(a, b, "{path} differs from `planvault run`'s");
+    }
+    for note in ["draft.md", "review.md", "send.md"] {
+        assert_eq!(status_of(&shared, note), "done", "{note}");
+    }
+
+    // Submitting again starts nothing: one workflow for the vault and name.
+    let again = submit(&server, "e2e", &shared, &stub, &["--run", "first"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("exists already"),
+        "{}",
+        text(&again)
+    );
+    let runs = planvault()
+        .args(["runs", "--temporal", &server.address])
+        .output()
+        .unwrap();
+    assert!(runs.status.success(), "{}", text(&runs));
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert_eq!(
+        listed.lines().filter(|l| l.starts_with(&id)).count(),
+        1,
+        "{listed}"
+    );
+    assert!(listed.contains("completed"), "{listed}");
+
+    // The key is nowhere in the workflow's history (nor in the vault).
+    let history = Command::new(temporal_bin())
+        .args(["workflow", "show", "--workflow-id", &id, "--output", "json"])
+        .args(["--address", &server.address])
+        .output()
+        .unwrap();
+    assert!(history.status.success(), "{}", text(&history));
+    let history = String::from_utf8_lossy(&history.stdout);
+    assert!(history.contains("ActivityTaskCompleted"), "a real history");
+    assert!(!history.contains(SECRET), "the key is in the history");
+    assert!(vault_files(&shared)
+        .iter()
+        .all(|(_, t)| !t.contains(SECRET)));
+
+    // The journal is the contract: `planvault run --replay` of it makes the
+    // same run with no model call.
+    let silent = Stub::start(Script::default(), 0, None).unwrap();
+    let replayed = example_vault(dir.path(), "replayed");
+    let out = planvault()
+        .arg("run")
+        .arg(&replayed)
+        .args(["--query", QUERY, "--endpoint", &silent.base_url()])
+        .args(["--model", "stub-model", "--replay"])
+        .arg(shared.join("00_plan-trace/journal.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(silent.requests().len(), 0, "a replay calls no model");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Sent. Message id <42@example>.\n"
+    );
+    for note in ["draft.md", "review.md", "send.md"] {
+        assert_eq!(status_of(&replayed, note), "done", "{note}");
+    }
+}
+
+#[test]
+fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_server(dir.path());
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(
+        vault.join("write.md"),
+        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join("approve.md"),
+        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join("publish.md"),
+        "---\ntype: step\n---\n# Publish the note\n",
+    )
+    .unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply::when("Step: Write the note", "A fine note."),
+                Reply::when("Step: Publish the note", "Published as #7."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let worker = start_worker(&server, "gate");
+    let out = submit(&server, "gate", &vault, &stub, &["--autonomy", "ask"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .strip_prefix("submitted ")
+        .unwrap()
+        .to_string();
+
+    // The run reaches the gate and says whom it waits for.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = planvault()
+            .args(["runs", "--temporal", &server.address])
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+        if listed.contains("waiting for a person: approve=publish|rewrite") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never waited: {listed}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(status_of(&vault, "approve.md"), "active");
+
+    // Waiting holds no worker: the only one goes away, the run stays
+    // running, and a new worker takes the decision up.
+    drop(worker);
+    let runs = planvault()
+        .args(["runs", "--temporal", &server.address])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+    assert!(listed.contains(&format!("{id}\trunning")), "{listed}");
+    let _worker = start_worker(&server, "gate");
+    let decide = |spec: &str| {
+        planvault()
+            .args(["decide", &id, spec, "--temporal", &server.address])
+            .output()
+            .unwrap()
+    };
+    // Refused for an item nothing waits on.
+    let wrong = decide("publish=approve");
+    assert!(!wrong.status.success(), "{}", text(&wrong));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("waits on approve"),
+        "{}",
+        text(&wrong)
+    );
+    let ok = decide("approve=publish:Looks right.");
+    assert!(ok.status.success(), "{}", text(&ok));
+    // A decision is never taken twice.
+    let twice = decide("approve=publish");
+    assert!(!twice.status.success(), "{}", text(&twice));
+
+    let wait = planvault()
+        .args(["submit"])
+        .arg(&vault)
+        .args(["--temporal", &server.address, "--task-queue", "gate"])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url(), "--wait"])
+        .output()
+        .unwrap();
+    assert!(wait.status.success(), "{}", text(&wait));
+    assert!(String::from_utf8_lossy(&wait.stdout).contains("exists already"));
+    assert_eq!(
+        ["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)),
+        ["done", "done", "done"]
+    );
+    assert_eq!(stub.requests().len(), 2, "nothing ran twice");
+    let trace = std::fs::read_to_string(vault.join("00_plan-trace/trace.md")).unwrap();
+    assert!(
+        trace.contains("- took `publish` → [[publish]]\n- decided by: human"),
+        "{trace}"
+    );
+}

@@ -1,0 +1,465 @@
+//! The activities: every effect a run has on the world, each delegating to
+//! the terminal's [`NativeHost`] (one implementation of files, HTTP and
+//! commands). A failure the run must see (a missing file, a refused write,
+//! an HTTP error) is the activity's *result*, recorded in the history and
+//! read the same on replay; only a worker that cannot serve the activity
+//! (the vault is not mounted, the worker died) fails it, so Temporal retries
+//! it, on this worker or another.
+
+use planvault_llm::LlmError;
+use planvault_runner::native::{command_env, confine, run_command, NativeHost};
+use planvault_runner::{block_on, Host, HostError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use temporalio_macros::activities;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+
+/// How often a long activity tells the server its worker is alive.
+const BEAT: Duration = Duration::from_secs(1);
+
+/// A vault read or write that failed, as the history holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireHostError {
+    pub path: String,
+    pub message: String,
+    pub disk_full: bool,
+}
+
+impl From<HostError> for WireHostError {
+    fn from(e: HostError) -> Self {
+        WireHostError {
+            path: e.path,
+            message: e.message,
+            disk_full: e.disk_full,
+        }
+    }
+}
+
+impl From<WireHostError> for HostError {
+    fn from(e: WireHostError) -> Self {
+        HostError {
+            path: e.path,
+            message: e.message,
+            disk_full: e.disk_full,
+        }
+    }
+}
+
+/// A model call's failure, as the history holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WireLlmError {
+    Timeout {
+        url: String,
+    },
+    Connect {
+        url: String,
+        reason: String,
+    },
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+        retry_after: Option<u64>,
+    },
+    Malformed {
+        url: String,
+        reason: String,
+    },
+    Interrupted,
+}
+
+impl From<LlmError> for WireLlmError {
+    fn from(e: LlmError) -> Self {
+        match e {
+            LlmError::Timeout { url } => WireLlmError::Timeout { url },
+            LlmError::Connect { url, reason } => WireLlmError::Connect { url, reason },
+            LlmError::Status {
+                url,
+                status,
+                message,
+                retry_after,
+            } => WireLlmError::Status {
+                url,
+                status,
+                message,
+                retry_after,
+            },
+            LlmError::Malformed { url, reason } => WireLlmError::Malformed { url, reason },
+            // The driver raises the others itself, before a call.
+            other => WireLlmError::Malformed {
+                url: String::new(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
+impl From<WireLlmError> for LlmError {
+    fn from(e: WireLlmError) -> Self {
+        match e {
+            WireLlmError::Timeout { url } => LlmError::Timeout { url },
+            WireLlmError::Connect { url, reason } => LlmError::Connect { url, reason },
+            WireLlmError::Status {
+                url,
+                status,
+                message,
+                retry_after,
+            } => LlmError::Status {
+                url,
+                status,
+                message,
+                retry_after,
+            },
+            WireLlmError::Malformed { url, reason } => LlmError::Malformed { url, reason },
+            WireLlmError::Interrupted => LlmError::Interrupted,
+        }
+    }
+}
+
+/// A file of the vault.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileIn {
+    pub vault: String,
+    pub path: String,
+}
+
+/// The vault's files, and whether its file system ignores case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Listed {
+    pub files: Vec<String>,
+    pub case_insensitive: bool,
+}
+
+/// What the run last saw of a file it writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Expected {
+    /// The run never read it: written as it is.
+    Unseen,
+    /// The run saw no such file.
+    Absent,
+    /// The run read (or wrote) this text.
+    Text(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WriteIn {
+    pub vault: String,
+    pub path: String,
+    pub text: String,
+    /// Compare-and-swap: the write is refused when the file is neither this
+    /// nor already `text` (a retried write that had landed).
+    pub expected: Expected,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AppendIn {
+    pub vault: String,
+    pub path: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PostIn {
+    pub url: String,
+    /// A [`crate::key_ref`], resolved on the worker; never a key.
+    pub key_ref: Option<String>,
+    pub body: String,
+    pub timeout_ms: u32,
+    pub total_timeout_ms: Option<u64>,
+}
+
+/// A whole model reply: its head and body.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PostOut {
+    pub status: u16,
+    pub content_type: String,
+    pub retry_after: Option<u64>,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FetchIn {
+    pub url: String,
+    pub fetch_allow: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandIn {
+    pub vault: String,
+    pub command: String,
+    pub command_env: Vec<String>,
+}
+
+/// The activities a worker registers.
+pub struct VaultActivities;
+
+/// The vault folder, if this worker has it; else a retryable failure (the
+/// activity goes to a worker that has it, or waits for the mount).
+fn vault_root(vault: &str) -> Result<PathBuf, ActivityError> {
+    let root = PathBuf::from(vault);
+    if root.is_absolute() && root.is_dir() {
+        Ok(root)
+    } else {
+        Err(failure(format!(
+            "the vault {vault} is not a folder on this worker"
+        )))
+    }
+}
+
+/// A failure Temporal retries (the worker, not the run, could not go on).
+fn failure(message: String) -> ActivityError {
+    ActivityError::from(std::io::Error::other(message))
+}
+
+/// Run blocking native-host work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ActivityError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| failure(e.to_string()))
+}
+
+/// Wait for `work` while telling the server every second that this worker
+/// is alive (and at every `beat` it sends).
+async fn beating<T: Send + 'static>(
+    ctx: &ActivityContext,
+    beats: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    work: tokio::task::JoinHandle<T>,
+) -> Result<T, ActivityError> {
+    let mut ticker = tokio::time::interval(BEAT);
+    tokio::pin!(work);
+    let mut chunks = 0u64;
+    loop {
+        tokio::select! {
+            done = &mut work => {
+                return done.map_err(|e| failure(e.to_string()));
+            }
+            Some(()) = beats.recv() => {
+                chunks += 1;
+                let _ = ctx.record_heartbeat(chunks).await;
+            }
+            _ = ticker.tick() => {
+                let _ = ctx.record_heartbeat(chunks).await;
+            }
+        }
+    }
+}
+
+/// Whether a file's bytes are what the run expects (or already `text`).
+fn unchanged(current: Option<&[u8]>, expected: &Expected, text: &str) -> bool {
+    if current == Some(text.as_bytes()) {
+        return true;
+    }
+    match expected {
+        Expected::Unseen => true,
+        Expected::Absent => current.is_none(),
+        Expected::Text(seen) => current == Some(seen.as_bytes()),
+    }
+}
+
+#[activities]
+impl VaultActivities {
+    #[activity]
+    pub async fn list(
+        _ctx: ActivityContext,
+        vault: String,
+    ) -> Result<Result<Listed, WireHostError>, ActivityError> {
+        let root = vault_root(&vault)?;
+        blocking(move || {
+            let host = NativeHost::new(&root);
+            let files = block_on(host.list()).expect("the native host never waits")?;
+            Ok(Listed {
+                files,
+                case_insensitive: host.case_insensitive(),
+            })
+        })
+        .await
+    }
+
+    #[activity]
+    pub async fn read(
+        _ctx: ActivityContext,
+        input: FileIn,
+    ) -> Result<Result<Option<String>, WireHostError>, ActivityError> {
+        let root = vault_root(&input.vault)?;
+        blocking(move || {
+            let host = NativeHost::new(&root);
+            block_on(host.read(&input.path))
+                .expect("the native host never waits")
+                .map_err(Into::into)
+        })
+        .await
+    }
+
+    /// Compare-and-swap: the file is replaced only when it is still what
+    /// the run last saw (a person's edit since is never overwritten).
+    #[activity]
+    pub async fn write(
+        _ctx: ActivityContext,
+        input: WriteIn,
+    ) -> Result<Result<(), WireHostError>, ActivityError> {
+        let root = vault_root(&input.vault)?;
+        blocking(move || {
+            let full = confine(&root, &input.path)?;
+            let current = match std::fs::read(&full) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(HostError::new(&input.path, e.to_string()).into()),
+            };
+            if !unchanged(current.as_deref(), &input.expected, &input.text) {
+                return Err(HostError::new(
+                    &input.path,
+                    "changed on disk since the run read it; the run's write was not made",
+                )
+                .into());
+            }
+            let host = NativeHost::new(&root);
+            block_on(host.write(&input.path, &input.text))
+                .expect("the native host never waits")
+                .map_err(Into::into)
+        })
+        .await
+    }
+
+    /// Idempotent: a retried append whose first attempt landed (the file
+    /// already ends with exactly `text`) is not made twice. Journal lines
+    /// are unique by their hash chain, so a first attempt never skips.
+    #[activity]
+    pub async fn append(
+        ctx: ActivityContext,
+        input: AppendIn,
+    ) -> Result<Result<(), WireHostError>, ActivityError> {
+        let root = vault_root(&input.vault)?;
+        let retried = ctx.info().attempt > 1;
+        blocking(move || {
+            let full = confine(&root, &input.path)?;
+            if retried {
+                if let Ok(bytes) = std::fs::read(&full) {
+                    if bytes.ends_with(input.text.as_bytes()) {
+                        return Ok(());
+                    }
+                }
+            }
+            let host = NativeHost::new(&root);
+            block_on(host.append(&input.path, &input.text))
+                .expect("the native host never waits")
+                .map_err(Into::into)
+        })
+        .await
+    }
+
+    #[activity]
+    pub async fn remove(
+        _ctx: ActivityContext,
+        input: FileIn,
+    ) -> Result<Result<(), WireHostError>, ActivityError> {
+        let root = vault_root(&input.vault)?;
+        blocking(move || {
+            let host = NativeHost::new(&root);
+            block_on(host.remove(&input.path))
+                .expect("the native host never waits")
+                .map_err(Into::into)
+        })
+        .await
+    }
+
+    /// One whole model call: streamed here, a heartbeat per chunk, the key
+    /// read from this worker's environment and scrubbed from the reply.
+    #[activity]
+    pub async fn post_json(
+        ctx: ActivityContext,
+        input: PostIn,
+    ) -> Result<Result<PostOut, WireLlmError>, ActivityError> {
+        let key = crate::resolve_key(input.key_ref.as_deref());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let work = tokio::task::spawn_blocking(move || {
+            let host = NativeHost::new(Path::new("/"))
+                .with_total_timeout(input.total_timeout_ms.map(Duration::from_millis));
+            let call = async {
+                let (head, mut body) = host
+                    .post_json(&input.url, key.as_deref(), &input.body, input.timeout_ms)
+                    .await?;
+                let mut bytes = Vec::new();
+                while let Some(chunk) = host.read_chunk(&mut body).await? {
+                    bytes.extend_from_slice(&chunk);
+                    let _ = tx.send(());
+                }
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                if let Some(key) = key.as_deref().filter(|k| k.len() >= 4) {
+                    text = text.replace(key, "[redacted]");
+                }
+                Ok::<_, LlmError>(PostOut {
+                    status: head.status,
+                    content_type: head.content_type,
+                    retry_after: head.retry_after,
+                    body: text,
+                })
+            };
+            block_on(call)
+                .expect("the native host never waits")
+                .map_err(WireLlmError::from)
+        });
+        beating(&ctx, &mut rx, work).await
+    }
+
+    #[activity]
+    pub async fn fetch_text(
+        _ctx: ActivityContext,
+        input: FetchIn,
+    ) -> Result<Result<String, String>, ActivityError> {
+        blocking(move || {
+            let host = NativeHost::new(Path::new("/")).with_fetch_allow(&input.fetch_allow);
+            block_on(host.fetch_text(&input.url)).expect("the native host never waits")
+        })
+        .await
+    }
+
+    /// A `@tool` command, run in the vault folder with the runner's
+    /// environment allow-list; heartbeats while it runs.
+    #[activity]
+    pub async fn command(
+        ctx: ActivityContext,
+        input: CommandIn,
+    ) -> Result<(i32, String), ActivityError> {
+        let root = vault_root(&input.vault)?;
+        let (_tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let work = tokio::task::spawn_blocking(move || {
+            let env = command_env(std::env::vars(), &input.command_env);
+            run_command(&input.command, Some(&root), &env)
+        });
+        beating(&ctx, &mut rx, work).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_lands_only_over_what_the_run_saw_or_its_own_text() {
+        let seen = Expected::Text("status: pending\n".into());
+        assert!(unchanged(
+            Some(b"status: pending\n"),
+            &seen,
+            "status: done\n"
+        ));
+        // A retried write that landed before the worker died.
+        assert!(unchanged(Some(b"status: done\n"), &seen, "status: done\n"));
+        // A person's edit since the read.
+        assert!(!unchanged(
+            Some(b"status: pending\nmine\n"),
+            &seen,
+            "status: done\n"
+        ));
+        assert!(!unchanged(None, &seen, "x"));
+        assert!(unchanged(None, &Expected::Absent, "x"));
+        assert!(!unchanged(
+            Some(b"made by a person"),
+            &Expected::Absent,
+            "x"
+        ));
+        assert!(unchanged(Some(b"anything"), &Expected::Unseen, "x"));
+    }
+}

@@ -1,0 +1,220 @@
+//! What the CLI's Temporal commands call: a worker, a submission, the list
+//! of runs, a decision, a cancel. Each opens its own tokio runtime (the CLI
+//! is otherwise synchronous).
+
+use crate::activities::VaultActivities;
+use crate::workflow::PlanvaultRun;
+use crate::{Decision, RunState, Submission};
+use futures_util::StreamExt;
+use std::time::Duration;
+use temporalio_client::errors::WorkflowStartError;
+use temporalio_client::{
+    Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
+    WorkflowExecuteUpdateOptions, WorkflowExecutionStatus, WorkflowGetResultOptions,
+    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowListOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+/// A failure talking to Temporal, as one line for the person.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TemporalError(pub String);
+
+fn fail(context: &str, e: impl std::fmt::Display) -> TemporalError {
+    TemporalError(format!("{context}: {e}"))
+}
+
+/// Where the cluster is.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `host:port`, or a URL.
+    pub address: String,
+    pub namespace: String,
+    pub task_queue: String,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, TemporalError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail("cannot start an async runtime", e))
+}
+
+async fn connect(target: &Target) -> Result<Client, TemporalError> {
+    let address = if target.address.contains("://") {
+        target.address.clone()
+    } else {
+        format!("http://{}", target.address)
+    };
+    let url = Url::parse(&address).map_err(|e| fail(&format!("--temporal {address}"), e))?;
+    let options = ConnectionOptions::new(url)
+        .identity(format!(
+            "planvault@{}:{}",
+            planvault_runner::native::host_name(),
+            std::process::id()
+        ))
+        .build();
+    let connection = Connection::connect(options)
+        .await
+        .map_err(|e| fail(&format!("cannot reach Temporal at {address}"), e))?;
+    Client::new(
+        connection,
+        ClientOptions::new(target.namespace.clone()).build(),
+    )
+    .map_err(|e| fail("cannot make a Temporal client", e))
+}
+
+/// Poll the task queue until the process is killed: run workflows and
+/// activities of planvault runs.
+pub fn run_worker(target: &Target) -> Result<(), TemporalError> {
+    runtime()?.block_on(async {
+        let runtime = Runtime::from_current_tokio(Default::default())
+            .map_err(|e| fail("cannot start the Temporal runtime", e))?;
+        let client = connect(target).await?;
+        let options = WorkerOptions::new(target.task_queue.clone())
+            .register_activities(VaultActivities)
+            .register_workflow::<PlanvaultRun>()
+            .map_err(|e| fail("cannot register the workflow", e))?
+            // The driver's inbox wakes the run from the `decide` update's
+            // handler, on the workflow's own thread during an activation:
+            // deterministic, but not a wake the SDK's detector knows.
+            .detect_nondeterministic_futures(false)
+            .build();
+        let mut worker = Worker::new(&runtime, client, options)
+            .map_err(|e| fail("cannot start the worker", e))?;
+        worker
+            .run()
+            .await
+            .map_err(|e| fail("the worker stopped", e))
+    })
+}
+
+/// What a submission did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// A new workflow started.
+    Started { workflow_id: String },
+    /// A workflow with this id runs (or completed) already: nothing started.
+    Exists { workflow_id: String },
+}
+
+/// Start the run `workflow_id` unless it exists: a running one, or one that
+/// completed (a failed, cancelled or terminated one may be submitted again:
+/// it resumes from the vault).
+pub fn submit(
+    target: &Target,
+    workflow_id: &str,
+    submission: Submission,
+) -> Result<Submitted, TemporalError> {
+    if let Some(why) = submission.refuse() {
+        return Err(TemporalError(why));
+    }
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        let options = WorkflowStartOptions::new(target.task_queue.clone(), workflow_id.to_string())
+            .id_reuse_policy(WorkflowIdReusePolicy::AllowDuplicateFailedOnly)
+            .id_conflict_policy(WorkflowIdConflictPolicy::Fail)
+            .build();
+        match client
+            .start_workflow(PlanvaultRun::run, submission, options)
+            .await
+        {
+            Ok(_) => Ok(Submitted::Started {
+                workflow_id: workflow_id.to_string(),
+            }),
+            Err(WorkflowStartError::AlreadyStarted { .. }) => Ok(Submitted::Exists {
+                workflow_id: workflow_id.to_string(),
+            }),
+            Err(e) => Err(fail("cannot start the run", e)),
+        }
+    })
+}
+
+/// Wait for a run's end: its state, or how it did not complete.
+pub fn wait(target: &Target, workflow_id: &str) -> Result<RunState, TemporalError> {
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        client
+            .get_workflow_handle::<PlanvaultRun>(workflow_id)
+            .get_result(WorkflowGetResultOptions::default())
+            .await
+            .map_err(|e| fail(&format!("run {workflow_id}"), e))
+    })
+}
+
+/// One run as `planvault runs` lists it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub workflow_id: String,
+    /// Temporal's word: running, completed, failed, canceled, terminated, …
+    pub status: String,
+    /// The run's own state, when a worker answered the query.
+    pub state: Option<RunState>,
+}
+
+/// Every planvault run the namespace knows, newest first.
+pub fn list(target: &Target) -> Result<Vec<Listed>, TemporalError> {
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        let mut stream = client.list_workflows(
+            "WorkflowType = 'PlanvaultRun'",
+            WorkflowListOptions::default(),
+        );
+        let mut out = Vec::new();
+        while let Some(item) = stream.next().await {
+            let execution = item.map_err(|e| fail("cannot list the runs", e))?;
+            let status = execution.status();
+            let state = if status == WorkflowExecutionStatus::Running {
+                let handle = client.get_workflow_handle::<PlanvaultRun>(execution.id());
+                tokio::time::timeout(
+                    Duration::from_secs(5),
+                    handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
+                )
+                .await
+                .ok()
+                .and_then(Result::ok)
+            } else {
+                None
+            };
+            out.push(Listed {
+                workflow_id: execution.id().to_string(),
+                status: format!("{status:?}").to_ascii_lowercase(),
+                state,
+            });
+        }
+        Ok(out)
+    })
+}
+
+/// Answer the question a run waits on; refused unless it waits on `item`.
+pub fn decide(
+    target: &Target,
+    workflow_id: &str,
+    decision: Decision,
+) -> Result<String, TemporalError> {
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        client
+            .get_workflow_handle::<PlanvaultRun>(workflow_id)
+            .execute_update(
+                PlanvaultRun::decide,
+                decision,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .map_err(|e| fail(&format!("run {workflow_id}"), e))
+    })
+}
+
+/// Ask a run to stop: it stops resumably at its next checkpoint.
+pub fn cancel(target: &Target, workflow_id: &str) -> Result<(), TemporalError> {
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        client
+            .get_workflow_handle::<PlanvaultRun>(workflow_id)
+            .cancel(WorkflowCancelOptions::default())
+            .await
+            .map_err(|e| fail(&format!("run {workflow_id}"), e))
+    })
+}

@@ -1,0 +1,298 @@
+//! [`TemporalHost`]: the runner's `Host` inside a workflow. Whatever touches
+//! the world is an activity (its answer is in the history, so a replay
+//! reads it back instead of doing it again); the clock is workflow time, a
+//! sleep a durable timer; messages become the workflow's state.
+
+use crate::activities::{
+    AppendIn, CommandIn, Expected, FetchIn, FileIn, PostIn, VaultActivities, WriteIn,
+};
+use crate::workflow::PlanvaultRun;
+use crate::{ActivityConfig, HostConfig};
+use planvault_llm::{LlmError, Surface};
+use planvault_protocol::FromWorker;
+use planvault_runner::{Host, HostError, HttpHead};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use temporalio_workflow::{
+    ActivityExecutionError, ActivityOptions, RetryPolicy, WorkflowCancellationToken,
+    WorkflowContext,
+};
+
+/// How long one vault activity (a read, a write) may take.
+const VAULT_ACTIVITY: Duration = Duration::from_secs(60);
+/// A long activity's worker is taken for dead after this long without a
+/// heartbeat (they beat every second).
+const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A `@tool` command's bound (the native host kills it at 30 minutes).
+const COMMAND_ACTIVITY: Duration = Duration::from_secs(31 * 60);
+/// A model call's bound when the config sets no total.
+const MODEL_ACTIVITY: Duration = Duration::from_secs(60 * 60);
+
+pub struct TemporalHost {
+    ctx: WorkflowContext<PlanvaultRun>,
+    vault: String,
+    config: HostConfig,
+    activity: ActivityConfig,
+    /// What the run last read or wrote of each file: a write is a
+    /// compare-and-swap against it.
+    seen: RefCell<BTreeMap<String, Expected>>,
+    case_insensitive: Cell<bool>,
+}
+
+impl TemporalHost {
+    pub fn new(
+        ctx: WorkflowContext<PlanvaultRun>,
+        vault: String,
+        config: HostConfig,
+        activity: ActivityConfig,
+    ) -> Self {
+        TemporalHost {
+            ctx,
+            vault,
+            config,
+            activity,
+            seen: RefCell::new(BTreeMap::new()),
+            case_insensitive: Cell::new(false),
+        }
+    }
+
+    /// A vault activity: retried by Temporal (the config's attempts and
+    /// backoff) when its worker cannot serve it; never cancelled halfway by
+    /// a run's cancellation (the driver stops at its next checkpoint).
+    fn vault_options(&self) -> ActivityOptions {
+        ActivityOptions::with_start_to_close_timeout(VAULT_ACTIVITY)
+            .retry_policy(
+                RetryPolicy::builder()
+                    .initial_interval(Duration::from_millis(self.activity.retry_base_ms.max(1)))
+                    .maximum_attempts(self.activity.attempts.max(1))
+                    .build(),
+            )
+            .cancellation_token(WorkflowCancellationToken::new())
+            .build()
+    }
+
+    /// A model call: one attempt per activity; the driver's own retry
+    /// policy (the same `[http]` numbers) retries it on a durable timer, so
+    /// only one policy acts and every attempt is journaled by the driver.
+    fn model_options(&self) -> ActivityOptions {
+        let total = self
+            .config
+            .total_timeout_ms
+            .map_or(MODEL_ACTIVITY, Duration::from_millis);
+        ActivityOptions::with_start_to_close_timeout(total)
+            .heartbeat_timeout(HEARTBEAT)
+            .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+            .build()
+    }
+
+    /// A command runs at most once: a worker lost mid-command is reported
+    /// to the run, never silently run again.
+    fn command_options(&self) -> ActivityOptions {
+        ActivityOptions::with_start_to_close_timeout(COMMAND_ACTIVITY)
+            .heartbeat_timeout(HEARTBEAT)
+            .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+            .cancellation_token(WorkflowCancellationToken::new())
+            .build()
+    }
+
+    fn file(&self, path: &str) -> FileIn {
+        FileIn {
+            vault: self.vault.clone(),
+            path: path.to_string(),
+        }
+    }
+}
+
+fn lost(path: &str, error: ActivityExecutionError) -> HostError {
+    HostError::new(path, format!("no worker could do this: {error}"))
+}
+
+impl Host for TemporalHost {
+    /// The whole reply, handed over once.
+    type Body = Option<Vec<u8>>;
+
+    async fn list(&self) -> Result<Vec<String>, HostError> {
+        let listed = self
+            .ctx
+            .execute_activity(
+                VaultActivities::list,
+                self.vault.clone(),
+                self.vault_options(),
+            )
+            .await
+            .map_err(|e| lost(&self.vault, e))?
+            .map_err(HostError::from)?;
+        self.case_insensitive.set(listed.case_insensitive);
+        Ok(listed.files)
+    }
+
+    async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
+        let text = self
+            .ctx
+            .execute_activity(VaultActivities::read, self.file(path), self.vault_options())
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        self.seen.borrow_mut().insert(
+            path.to_string(),
+            text.clone().map_or(Expected::Absent, Expected::Text),
+        );
+        Ok(text)
+    }
+
+    async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
+        let expected = self
+            .seen
+            .borrow()
+            .get(path)
+            .cloned()
+            .unwrap_or(Expected::Unseen);
+        let input = WriteIn {
+            vault: self.vault.clone(),
+            path: path.to_string(),
+            text: text.to_string(),
+            expected,
+        };
+        self.ctx
+            .execute_activity(VaultActivities::write, input, self.vault_options())
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        self.seen
+            .borrow_mut()
+            .insert(path.to_string(), Expected::Text(text.to_string()));
+        Ok(())
+    }
+
+    async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
+        let input = AppendIn {
+            vault: self.vault.clone(),
+            path: path.to_string(),
+            text: text.to_string(),
+        };
+        self.ctx
+            .execute_activity(VaultActivities::append, input, self.vault_options())
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        let mut seen = self.seen.borrow_mut();
+        let grown = match seen.get(path) {
+            Some(Expected::Text(before)) => Expected::Text(format!("{before}{text}")),
+            Some(Expected::Absent) => Expected::Text(text.to_string()),
+            _ => Expected::Unseen,
+        };
+        seen.insert(path.to_string(), grown);
+        Ok(())
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.ctx
+            .execute_activity(
+                VaultActivities::remove,
+                self.file(path),
+                self.vault_options(),
+            )
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        self.seen
+            .borrow_mut()
+            .insert(path.to_string(), Expected::Absent);
+        Ok(())
+    }
+
+    async fn post_json(
+        &self,
+        url: &str,
+        api_key: Option<&str>,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<(HttpHead, Self::Body), LlmError> {
+        let input = PostIn {
+            url: url.to_string(),
+            key_ref: api_key.map(str::to_string),
+            body: body.to_string(),
+            timeout_ms,
+            total_timeout_ms: self.config.total_timeout_ms,
+        };
+        let out = self
+            .ctx
+            .execute_activity(VaultActivities::post_json, input, self.model_options())
+            .await
+            .map_err(|e| match e {
+                ActivityExecutionError::Cancelled(_) => LlmError::Interrupted,
+                other => LlmError::Connect {
+                    url: url.to_string(),
+                    reason: format!("the worker making the call was lost: {other}"),
+                },
+            })?
+            .map_err(LlmError::from)?;
+        let head = HttpHead {
+            status: out.status,
+            content_type: out.content_type,
+            retry_after: out.retry_after,
+        };
+        Ok((head, Some(out.body.into_bytes())))
+    }
+
+    async fn read_chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, LlmError> {
+        Ok(body.take())
+    }
+
+    async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        let input = FetchIn {
+            url: url.to_string(),
+            fetch_allow: self.config.fetch_allow.clone(),
+        };
+        self.ctx
+            .execute_activity(VaultActivities::fetch_text, input, self.vault_options())
+            .await
+            .map_err(|e| format!("{url}: no worker could fetch it: {e}"))?
+    }
+
+    async fn sleep(&self, ms: u32) {
+        self.ctx.timer(Duration::from_millis(u64::from(ms))).await;
+    }
+
+    /// Workflow time: the same on every replay.
+    fn now_ms(&self) -> f64 {
+        self.ctx
+            .workflow_time()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
+
+    fn post(&self, message: &FromWorker) {
+        self.ctx.state_mut(|s| s.observe(message));
+    }
+
+    fn surface(&self) -> Surface {
+        Surface::Cli
+    }
+
+    fn case_insensitive(&self) -> bool {
+        self.case_insensitive.get()
+    }
+
+    async fn command(&self, command: &str) -> Option<(i32, String)> {
+        let input = CommandIn {
+            vault: self.vault.clone(),
+            command: command.to_string(),
+            command_env: self.config.command_env.clone(),
+        };
+        Some(
+            self.ctx
+                .execute_activity(VaultActivities::command, input, self.command_options())
+                .await
+                .unwrap_or_else(|e| {
+                    (
+                        125,
+                        format!(
+                            "the worker running the command was lost; it was not run again: {e}"
+                        ),
+                    )
+                }),
+        )
+    }
+}

@@ -1,0 +1,166 @@
+//! The workflow: one planvault run. It builds [`TemporalHost`] over its own
+//! context and calls the runner's `run_with`, nothing else; a person's
+//! decision arrives as the `decide` update (pushed to the driver's inbox as
+//! the reply to its open question), a Temporal cancel as a Stop. A run that
+//! waits for a person is a workflow waiting: it holds no worker.
+
+use crate::host::TemporalHost;
+use crate::{Asking, Decision, RunState, Submission};
+use planvault_protocol::{AskKind, FromWorker, PersonReply, ToWorker};
+use planvault_runner::{run_with, Humans, Inbox, Options};
+use std::future::Future;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_workflow::{
+    SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult, WorkflowTermination,
+};
+
+#[workflow]
+pub struct PlanvaultRun {
+    submission: Submission,
+    state: RunState,
+    /// The driver's mailbox: the `decide` update and a cancel push to it.
+    inbox: Inbox,
+}
+
+impl PlanvaultRun {
+    /// Keep what `planvault runs` shows of a driver's message.
+    pub(crate) fn observe(&mut self, message: &FromWorker) {
+        self.state.observe(message);
+    }
+}
+
+impl RunState {
+    /// Fold one of the driver's messages into the state.
+    pub fn observe(&mut self, message: &FromWorker) {
+        match message {
+            FromWorker::Status { node, status } => {
+                self.nodes.insert(node.clone(), status.as_str().to_string());
+            }
+            FromWorker::Ask {
+                request, node, ask, ..
+            } => {
+                let (question, choices) = match ask {
+                    AskKind::Human { question, choices } => (question.clone(), choices.clone()),
+                    AskKind::Work { title, .. } => (format!("do the work of {title}"), Vec::new()),
+                    AskKind::Judge { title, labels, .. } => {
+                        (format!("judge the conditions of {title}"), labels.clone())
+                    }
+                    AskKind::Breakpoint { title, .. } => {
+                        (format!("continue after {title}"), Vec::new())
+                    }
+                };
+                self.asking = Some(Asking {
+                    request: request.clone(),
+                    node: node.clone(),
+                    question,
+                    choices,
+                });
+            }
+            FromWorker::Finished { reason, .. } => {
+                self.finished = Some(reason.clone());
+                self.asking = None;
+            }
+            FromWorker::Failed { error } => self.failed = Some(error.message.clone()),
+            _ => {}
+        }
+    }
+}
+
+#[workflow_methods]
+impl PlanvaultRun {
+    #[init]
+    pub fn new(_ctx: &WorkflowContextView, submission: Submission) -> Self {
+        PlanvaultRun {
+            state: RunState {
+                vault: submission.vault.clone(),
+                ..RunState::default()
+            },
+            submission,
+            inbox: Inbox::new(),
+        }
+    }
+
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<RunState> {
+        let (submission, inbox) = ctx.state(|s| (s.submission.clone(), s.inbox.clone()));
+        let host = TemporalHost::new(
+            ctx.clone(),
+            submission.vault.clone(),
+            submission.host.clone(),
+            submission.activity.clone(),
+        );
+        let options = Options {
+            humans: Humans::Ask,
+            stop_reason: "cancelled through Temporal".into(),
+            max_prompt_bytes: submission.max_prompt_bytes,
+            run_id: Some(submission.run_id.clone()),
+            proposal: submission.proposal,
+            ..Options::default()
+        };
+        let run = run_with(&host, &inbox, submission.start.clone(), options);
+        let mut run = std::pin::pin!(run);
+        let watch = ctx.cancelled();
+        let mut watch = std::pin::pin!(watch);
+        let mut cancelled = false;
+        // The cancel is polled before the run, always in this order: a
+        // replay sees the Stop at the same point.
+        std::future::poll_fn(|cx| {
+            if !cancelled && watch.as_mut().poll(cx).is_ready() {
+                cancelled = true;
+                inbox.push(ToWorker::Stop);
+            }
+            run.as_mut().poll(cx)
+        })
+        .await;
+        if cancelled {
+            return Err(WorkflowTermination::cancelled());
+        }
+        Ok(ctx.state(|s| s.state.clone()))
+    }
+
+    /// What the run is doing: node statuses, the question it waits on, how
+    /// it ended.
+    #[query]
+    pub fn status(&self, _ctx: &WorkflowContextView) -> RunState {
+        self.state.clone()
+    }
+
+    /// Only the question the run waits on can be answered, once: a second
+    /// decision (or one for another item) is rejected before it enters the
+    /// history.
+    #[update_validator(decide)]
+    pub fn validate_decide(
+        &self,
+        _ctx: &WorkflowContextView,
+        decision: &Decision,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        match &self.state.asking {
+            Some(asking) if asking.node == decision.item => Ok(()),
+            Some(asking) => {
+                Err(format!("the run waits on {}, not on {}", asking.node, decision.item).into())
+            }
+            None => Err(format!("the run waits on no decision (not on {})", decision.item).into()),
+        }
+    }
+
+    #[update]
+    pub fn decide(&mut self, _ctx: &mut SyncWorkflowContext<Self>, decision: Decision) -> String {
+        let Some(asking) = self.state.asking.take() else {
+            return format!("the run waits on no decision (not on {})", decision.item);
+        };
+        let verdict = if decision.approved {
+            "approved"
+        } else {
+            "rejected"
+        };
+        self.inbox.push(ToWorker::Reply {
+            request: asking.request,
+            reply: PersonReply::Human {
+                approved: decision.approved,
+                note: decision.note,
+                choice: decision.choice,
+            },
+        });
+        format!("{} {verdict}", asking.node)
+    }
+}
