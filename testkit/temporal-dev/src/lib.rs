@@ -276,6 +276,7 @@ impl DevServer {
 
 impl Drop for DevServer {
     fn drop(&mut self) {
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
