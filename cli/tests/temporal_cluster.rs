@@ -623,6 +623,8 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     let dir = tempfile::tempdir().unwrap();
     const RUNS: usize = 10;
     const HOLD_MS: u64 = 20_000;
+    // The run whose note a person edits mid-run.
+    const EDITED: usize = 3;
     // Every run's first analyse call is held 20 s: all runs are then in
     // flight at the same place when the worker dies, and everything before it
     // has completed (a workflow schedules analyse only after gather's result
@@ -661,7 +663,8 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // Worker A alone takes the first half, then B joins for the rest.
+    // Worker A alone takes the first half (so it surely holds runs when it
+    // dies), then B joins.
     let mut a = Worker::start(&server, queue, dir.path().join("worker-a.log"));
     for run in 0..RUNS {
         if run == RUNS / 2 {
@@ -675,7 +678,7 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     wait_analysing(RUNS, &mut [&mut a, &mut b]);
     let before_kill = calls_by_run(&stub);
     // A person edits the body of a note that is yet to run, in one vault.
-    let edited_vault = dir.path().join("vault-003");
+    let edited_vault = dir.path().join(format!("vault-{EDITED:03}"));
     let edit = |text: &str| text.replace("for the team.", "for the team, in two lines.");
     let publish = std::fs::read_to_string(edited_vault.join("publish.md")).unwrap();
     std::fs::write(edited_vault.join("publish.md"), edit(&publish)).unwrap();
@@ -704,6 +707,9 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
         );
         let analysed = calls.get(&(q.clone(), "analyse")).copied().unwrap_or(0);
         assert!((1..=2).contains(&analysed), "{q}: analyse {analysed} times");
+        if run == EDITED {
+            continue; // as the plain run with the same edit: below
+        }
         assert_eq!(
             calls.get(&(q.clone(), "judge")),
             Some(&1),
@@ -718,10 +724,11 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     let repeated = (0..RUNS)
         .filter(|&run| calls.get(&(query(run), "analyse")) == Some(&2))
         .count();
-    assert_eq!(
-        repeated,
-        RUNS / 2,
-        "worker A's five in-flight calls, and only those, were made again by B"
+    // At least worker A's first five in-flight calls (B may have picked up
+    // none of the others) were made again, by B.
+    assert!(
+        repeated >= RUNS / 2,
+        "{repeated} of worker A's in-flight calls were made again"
     );
 
     // No note text lost: every vault is what a plain run leaves; the edited
@@ -730,7 +737,7 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     let plain_stub = Stub::start(script(None), 0, None).unwrap();
     for run in 0..RUNS {
         let plain = dir.path().join(format!("plain-{run:03}"));
-        if run == 3 {
+        if run == EDITED {
             let held = Stub::start(script(Some((1, 1_500))), 0, None).unwrap();
             write_vault(&plain, &held);
             let child = Command::new(BIN)
@@ -754,6 +761,24 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
             let text = std::fs::read_to_string(plain.join("publish.md")).unwrap();
             std::fs::write(plain.join("publish.md"), edit(&text)).unwrap();
             child.wait_with_output().unwrap();
+            // The Temporal run made the calls this plain run made (the
+            // terminal's run stops at the edited note: no blind write).
+            for ((_, node), n) in calls_by_run(&held) {
+                if node == "judge" || node == "publish" {
+                    assert_eq!(
+                        calls.get(&(query(run), node)),
+                        Some(&n),
+                        "{node} of the edited run as in the plain run"
+                    );
+                }
+            }
+            assert_eq!(
+                calls_by_run(&held)
+                    .keys()
+                    .any(|(_, node)| *node == "publish"),
+                calls.contains_key(&(query(run), "publish")),
+                "published in both or neither"
+            );
         } else {
             write_vault(&plain, &plain_stub);
             let out = plain_run(&plain, &query(run), &[]);
@@ -959,6 +984,15 @@ fn a_run_waits_for_a_person_without_a_worker_and_decide_resumes_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The terminal's run ended at the gate and a second process resumed
+    // it, which its trace records; the Temporal run never ended. Nothing
+    // else may differ.
+    let trace = plain.join("00_plan-trace/trace.md");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let resumed = "---\n\n*resumed by a new run*\n\n## 1. Approve the note (visit 1)\n\n\
+                   - node: [[approve]]\n- resumed: the node was active\n- decided by: resume\n\n";
+    assert!(text.contains(resumed), "{text}");
+    std::fs::write(&trace, text.replace(resumed, "")).unwrap();
     assert_same_vault(&vault, &plain);
 }
 
