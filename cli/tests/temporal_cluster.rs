@@ -150,15 +150,21 @@ fn plain_calls(stub: &Stub, dir: &Path) -> BTreeMap<&'static str, usize> {
 
 // --- the processes ----------------------------------------------------------
 
+/// The built `planvault` with the key in its environment (only there).
+fn planvault_command() -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("OPENAI_API_KEY")
+        .env("PLANVAULT_API_KEY", SECRET)
+        .stdin(Stdio::null());
+    cmd
+}
+
 fn plain_run(vault: &Path, query: &str, extra: &[&str]) -> Output {
-    Command::new(BIN)
+    planvault_command()
         .arg("run")
         .arg(vault)
         .args(["--query", query])
         .args(extra)
-        .env_remove("OPENAI_API_KEY")
-        .env("PLANVAULT_API_KEY", SECRET)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -174,7 +180,7 @@ struct Worker {
 impl Worker {
     fn start(server: &DevServer, queue: &str, log: PathBuf) -> Worker {
         let file = std::fs::File::create(&log).unwrap();
-        let child = Command::new(BIN)
+        let child = planvault_command()
             .args([
                 "worker",
                 "--temporal",
@@ -182,9 +188,6 @@ impl Worker {
                 "--task-queue",
                 queue,
             ])
-            .env_remove("OPENAI_API_KEY")
-            .env("PLANVAULT_API_KEY", SECRET)
-            .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
             .stderr(file)
             .spawn()
@@ -219,12 +222,9 @@ impl Drop for Worker {
 
 #[cfg(feature = "temporal")]
 fn planvault(server: &DevServer, args: &[&str]) -> Output {
-    Command::new(BIN)
+    planvault_command()
         .args(args)
         .args(["--temporal", &server.address()])
-        .env_remove("OPENAI_API_KEY")
-        .env("PLANVAULT_API_KEY", SECRET)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -740,12 +740,10 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
         if run == EDITED {
             let held = Stub::start(script(Some((1, 1_500))), 0, None).unwrap();
             write_vault(&plain, &held);
-            let child = Command::new(BIN)
+            let child = planvault_command()
                 .arg("run")
                 .arg(&plain)
                 .args(["--query", &query(run)])
-                .env("PLANVAULT_API_KEY", SECRET)
-                .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
