@@ -3,7 +3,7 @@
 //! The vault's config and endpoints are read as `planvault run` reads them
 //! (`run::config`); the key stays in the environment of the workers.
 
-use crate::run::AutonomyArg;
+use crate::run::ModelArgs;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,26 +33,12 @@ pub struct SubmitArgs {
     path: PathBuf,
     #[command(flatten)]
     cluster: Cluster,
-    /// What the run is for; handed to every node.
-    #[arg(long)]
-    query: String,
+    #[command(flatten)]
+    model: ModelArgs,
     /// The run's name: the same vault and name is one run however often
     /// submitted.
     #[arg(long = "run", default_value = "main", value_name = "NAME")]
     run: String,
-    /// OpenAI-compatible API base (else the vault's `[default]`).
-    #[arg(long, value_name = "BASE_URL")]
-    endpoint: Option<String>,
-    #[arg(long)]
-    model: Option<String>,
-    /// Route a role's calls elsewhere: ROLE=URL,MODEL (repeatable).
-    #[arg(long = "role", value_name = "ROLE=URL,MODEL")]
-    roles: Vec<String>,
-    #[arg(long, default_value_t = 100)]
-    max_steps: u32,
-    /// Who decides `@human` nodes: `ask` waits for `planvault decide`.
-    #[arg(long, value_enum, default_value = "full")]
-    autonomy: AutonomyArg,
     /// Start over: every note back to pending, the previous trace removed.
     #[arg(long)]
     fresh: bool,
@@ -119,7 +105,6 @@ pub fn run(command: Temporal) -> ExitCode {
 #[cfg(feature = "temporal")]
 mod with_temporal {
     use super::*;
-    use crate::run::config;
     use anyhow::{bail, Context, Result};
     use planvault_core::terminal::escape_controls;
     use planvault_core::PlanSource;
@@ -235,12 +220,7 @@ mod with_temporal {
             }
             bail!("the plan is unsound; nothing was submitted");
         }
-        let endpoints = config::resolve(
-            &root,
-            args.endpoint.as_deref(),
-            args.model.as_deref(),
-            &args.roles,
-        )?;
+        let endpoints = args.model.endpoints(&root)?;
         if endpoints.isolate {
             bail!("[run] isolate: an isolated run is not available through Temporal; use `planvault run`");
         }
@@ -252,12 +232,12 @@ mod with_temporal {
             vault: vault.clone(),
             // The key stays on the workers: only the variable's name travels.
             start: crate::run::start_run(
-                args.query.clone(),
+                args.model.query.clone(),
                 endpoints.for_runner_with(|e| Some(key_ref(e.api_key_env.as_deref()))),
                 &endpoints,
                 args.fresh,
-                args.max_steps,
-                args.autonomy,
+                args.model.max_steps,
+                args.model.autonomy,
             ),
             run_id: crate::run::new_run_id(&root),
             max_prompt_bytes: endpoints.max_prompt_bytes,

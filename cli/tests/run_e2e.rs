@@ -3,51 +3,14 @@
 //! the bundled example vault.
 
 use llm_stub::{Reply, Script, Stub};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "sk-test-never-written-0123456789";
-const QUERY: &str = "invite the design team";
+mod common;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn example_source() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault")
-}
-
-/// A fresh copy of the example vault with fast retries configured.
-fn example_vault(dir: &Path) -> PathBuf {
-    let vault = dir.join("vault");
-    copy_dir(&example_source(), &vault);
-    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
-    std::fs::write(
-        vault.join(".planvault/config.toml"),
-        "[http]\nretry_base_ms = 20\nattempts = 3\n",
-    )
-    .unwrap();
-    vault
-}
-
-fn reply(contains: &str, content: &str) -> Reply {
-    Reply::when(contains, content)
-}
-
-const DRAFT: &str = "Step: Draft the email";
-const REVIEW: &str = "Step: Review the draft";
-const JUDGE: &str = "The step \"Review the draft\" just finished";
-const SEND: &str = "Step: Send the email";
+use common::*;
 
 fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
@@ -67,15 +30,6 @@ fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Command {
 
 fn run_to_end(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     planvault(vault, stub, extra).output().unwrap()
-}
-
-fn status_of(vault: &Path, note: &str) -> String {
-    let text = std::fs::read_to_string(vault.join(note)).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("status: "))
-        .unwrap()
-        .trim()
-        .to_string()
 }
 
 fn trace(vault: &Path) -> String {
@@ -103,29 +57,6 @@ fn all_text(dir: &Path) -> String {
         }
     }
     out
-}
-
-fn loop_script() -> Script {
-    Script {
-        replies: vec![
-            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
-            reply(REVIEW, "The date is missing."),
-            Reply {
-                status: 429,
-                content: "slow down".into(),
-                ..reply(JUDGE, "")
-            },
-            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
-            reply(
-                DRAFT,
-                "Subject: Quarterly design review\n\nDraft two, with the date.",
-            ),
-            reply(REVIEW, "Approved."),
-            reply(JUDGE, "1. YES - approved\n2. NO"),
-            reply(SEND, "Sent. Message id <42@example>."),
-        ],
-        default: None,
-    }
 }
 
 #[test]
@@ -846,23 +777,7 @@ fn a_note_edited_during_the_run_is_never_overwritten() {
 #[test]
 fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_run() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = dir.path().join("vault");
-    std::fs::create_dir_all(&vault).unwrap();
-    std::fs::write(
-        vault.join("write.md"),
-        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("approve.md"),
-        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("publish.md"),
-        "---\ntype: step\n---\n# Publish the note\n",
-    )
-    .unwrap();
+    let vault = human_gate_vault(dir.path());
     let script = Script {
         replies: vec![
             reply("Step: Write the note", "A fine note."),

@@ -3,13 +3,15 @@
 //! on PATH) on a free 127.0.0.1 port with its own database, a real
 //! `planvault worker` process, and the scripted OpenAI-compatible stub.
 
+mod common;
+
+use common::*;
 use llm_stub::{Reply, Script, Stub};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "sk-temporal-never-in-history-0123456789";
-const QUERY: &str = "invite the design team";
 
 fn temporal_bin() -> PathBuf {
     std::env::var_os("PLANVAULT_TEMPORAL_BIN")
@@ -89,7 +91,7 @@ fn planvault() -> Command {
     cmd
 }
 
-/// A worker holding the key in its environment (nothing else does).
+/// A worker holding the key in its environment.
 fn start_worker(server: &Server, queue: &str) -> Killed {
     Killed(
         planvault()
@@ -108,8 +110,10 @@ fn start_worker(server: &Server, queue: &str) -> Killed {
     )
 }
 
+/// Submit a run; the submitter holds the key too (it must not send it).
 fn submit(server: &Server, queue: &str, vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
         .arg("submit")
         .arg(vault)
         .args(["--temporal", &server.address, "--task-queue", queue])
@@ -127,63 +131,6 @@ fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn example_vault(dir: &Path, name: &str) -> PathBuf {
-    let vault = dir.join(name);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault"),
-        &vault,
-    );
-    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
-    std::fs::write(
-        vault.join(".planvault/config.toml"),
-        "[http]\nretry_base_ms = 20\nattempts = 3\n",
-    )
-    .unwrap();
-    vault
-}
-
-const DRAFT: &str = "Step: Draft the email";
-const REVIEW: &str = "Step: Review the draft";
-const JUDGE: &str = "The step \"Review the draft\" just finished";
-const SEND: &str = "Step: Send the email";
-
-fn loop_script() -> Script {
-    let reply = Reply::when;
-    Script {
-        replies: vec![
-            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
-            reply(REVIEW, "The date is missing."),
-            Reply {
-                status: 429,
-                content: "slow down".into(),
-                ..reply(JUDGE, "")
-            },
-            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
-            reply(
-                DRAFT,
-                "Subject: Quarterly design review\n\nDraft two, with the date.",
-            ),
-            reply(REVIEW, "Approved."),
-            reply(JUDGE, "1. YES - approved\n2. NO"),
-            reply(SEND, "Sent. Message id <42@example>."),
-        ],
-        default: None,
-    }
 }
 
 /// Every file of a vault (path → text), without what differs between two
@@ -215,14 +162,62 @@ fn vault_files(root: &Path) -> Vec<(String, String)> {
     out
 }
 
-fn status_of(vault: &Path, note: &str) -> String {
-    std::fs::read_to_string(vault.join(note))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("status: "))
-        .unwrap()
-        .trim()
-        .to_string()
+/// `temporal workflow show --output json`, with every payload's base64
+/// `data` decoded beside it (payloads are what a workflow's input, activity
+/// inputs and results are stored as).
+fn workflow_history(server: &Server, id: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = Command::new(temporal_bin())
+            .args(["workflow", "show", "--workflow-id", id, "--output", "json"])
+            .args(["--address", &server.address])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if json["events"].as_array().is_some_and(|e| !e.is_empty()) {
+            let mut all = json.to_string();
+            let mut stack = vec![&json];
+            while let Some(value) = stack.pop() {
+                match value {
+                    serde_json::Value::Object(map) => {
+                        if let Some(data) = map.get("data").and_then(|d| d.as_str()) {
+                            all.push('\n');
+                            all.push_str(&String::from_utf8_lossy(&base64(data)));
+                        }
+                        stack.extend(map.values());
+                    }
+                    serde_json::Value::Array(items) => stack.extend(items),
+                    _ => {}
+                }
+            }
+            return all;
+        }
+        assert!(Instant::now() < deadline, "no history: {}", text(&out));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Standard base64 (with padding) → bytes.
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' | b'-' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|c| *c != b'=').map(value).collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, d)| n | u32::from(*d) << (18 - 6 * i));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..chunk.len().saturating_sub(1)]);
+    }
+    out
 }
 
 #[test]
@@ -232,7 +227,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     let _worker = start_worker(&server, "e2e");
 
     // The same vault and script through `planvault run`, for comparison.
-    let local = example_vault(dir.path(), "local");
+    let local = example_vault(&dir.path().join("local"));
     let local_stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = planvault()
         .arg("run")
@@ -244,7 +239,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
 
-    let shared = example_vault(dir.path(), "shared");
+    let shared = example_vault(&dir.path().join("shared"));
     let stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = submit(
         &server,
@@ -318,16 +313,16 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     );
     assert!(listed.contains("completed"), "{listed}");
 
-    // The key is nowhere in the workflow's history (nor in the vault).
-    let history = Command::new(temporal_bin())
-        .args(["workflow", "show", "--workflow-id", &id, "--output", "json"])
-        .args(["--address", &server.address])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{}", text(&history));
-    let history = String::from_utf8_lossy(&history.stdout);
-    assert!(history.contains("ActivityTaskCompleted"), "a real history");
+    // The key is nowhere in the workflow's history (its payloads decoded),
+    // nor in the vault.
+    let history = workflow_history(&server, &id);
     assert!(!history.contains(SECRET), "the key is in the history");
+    // A real history: the model's reply and the key's reference are in it.
+    assert!(history.contains("Draft one."), "{history}");
+    assert!(
+        history.contains("planvault-key-from-worker-env:"),
+        "{history}"
+    );
     assert!(vault_files(&shared)
         .iter()
         .all(|(_, t)| !t.contains(SECRET)));
@@ -335,7 +330,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     // The journal is the contract: `planvault run --replay` of it makes the
     // same run with no model call.
     let silent = Stub::start(Script::default(), 0, None).unwrap();
-    let replayed = example_vault(dir.path(), "replayed");
+    let replayed = example_vault(&dir.path().join("replayed"));
     let out = planvault()
         .arg("run")
         .arg(&replayed)
@@ -359,23 +354,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
 fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_server(dir.path());
-    let vault = dir.path().join("vault");
-    std::fs::create_dir_all(&vault).unwrap();
-    std::fs::write(
-        vault.join("write.md"),
-        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("approve.md"),
-        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vault.join("publish.md"),
-        "---\ntype: step\n---\n# Publish the note\n",
-    )
-    .unwrap();
+    let vault = human_gate_vault(dir.path());
     let stub = Stub::start(
         Script {
             replies: vec![

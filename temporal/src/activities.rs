@@ -388,7 +388,7 @@ impl VaultActivities {
                 }
                 let mut text = String::from_utf8_lossy(&bytes).into_owned();
                 if let Some(key) = key.as_deref().filter(|k| k.len() >= 4) {
-                    text = text.replace(key, "[redacted]");
+                    text = text.replace(key, "<redacted>");
                 }
                 Ok::<_, LlmError>(PostOut {
                     status: head.status,

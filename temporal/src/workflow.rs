@@ -164,3 +164,38 @@ impl PlanvaultRun {
         format!("{} {verdict}", asking.node)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planvault_core::engine::FinishReason;
+
+    #[test]
+    fn the_state_says_whom_a_run_waits_for_until_it_ends() {
+        let mut state = RunState::default();
+        state.observe(&FromWorker::Status {
+            node: "write".into(),
+            status: planvault_core::Status::Done,
+        });
+        state.observe(&FromWorker::Ask {
+            request: "r1".into(),
+            node: "approve".into(),
+            visit: 1,
+            ask: AskKind::Human {
+                question: "Is it good?".into(),
+                choices: vec!["publish".into(), "rewrite".into()],
+            },
+        });
+        assert_eq!(state.nodes["write"], "done");
+        let asking = state.asking.clone().unwrap();
+        assert_eq!((asking.request.as_str(), asking.node.as_str()), ("r1", "approve"));
+        assert_eq!(asking.choices, ["publish", "rewrite"]);
+        state.observe(&FromWorker::Finished {
+            reason: FinishReason::Completed,
+            answer: None,
+            error: None,
+        });
+        assert_eq!(state.asking, None);
+        assert_eq!(state.finished, Some(FinishReason::Completed));
+    }
+}

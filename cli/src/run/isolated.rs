@@ -299,7 +299,7 @@ pub fn run(
                 plan_md,
                 replay: None,
                 decisions,
-                query: attempt_query(&args.query, &guard.borrow(), attempts),
+                query: attempt_query(&args.model.query, &guard.borrow(), attempts),
                 fresh: !running,
                 plan_source: plan_source.clone(),
                 run_id: Some(run_id.clone()),

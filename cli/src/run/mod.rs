@@ -30,24 +30,8 @@ pub struct RunArgs {
     /// A vault folder, a PLAN.md or a generated `.json` plan (the last two run
     /// in a run vault beside them, `<name>.run/`, so they can resume).
     path: PathBuf,
-    /// What the run is for; handed to every node.
-    #[arg(long)]
-    query: String,
-    /// OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (calls BASE_URL/chat/completions).
-    #[arg(long, value_name = "BASE_URL")]
-    endpoint: Option<String>,
-    /// The model name sent to the default endpoint.
-    #[arg(long)]
-    model: Option<String>,
-    /// Route a role's calls elsewhere: ROLE=URL,MODEL (repeatable).
-    #[arg(long = "role", value_name = "ROLE=URL,MODEL")]
-    roles: Vec<String>,
-    /// The global step budget.
-    #[arg(long, default_value_t = 100)]
-    max_steps: u32,
-    /// Who decides `@human` nodes.
-    #[arg(long, value_enum, default_value = "full")]
-    autonomy: AutonomyArg,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Start over: every note back to pending, the previous trace removed.
     #[arg(long)]
     fresh: bool,
@@ -66,6 +50,42 @@ pub struct RunArgs {
     /// commit with a receipt or roll back (also `[run] isolate = true`).
     #[arg(long)]
     isolate: bool,
+}
+
+/// What a run asks and of which model: `planvault run` and `submit`.
+#[derive(Args)]
+pub(crate) struct ModelArgs {
+    /// What the run is for; handed to every node.
+    #[arg(long)]
+    pub query: String,
+    /// OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (calls BASE_URL/chat/completions).
+    #[arg(long, value_name = "BASE_URL")]
+    pub endpoint: Option<String>,
+    /// The model name sent to the default endpoint.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Route a role's calls elsewhere: ROLE=URL,MODEL (repeatable).
+    #[arg(long = "role", value_name = "ROLE=URL,MODEL")]
+    pub roles: Vec<String>,
+    /// The global step budget.
+    #[arg(long, default_value_t = 100)]
+    pub max_steps: u32,
+    /// Who decides `@human` nodes (`ask`: a person, by `--decide` or, for
+    /// a Temporal run, `planvault decide`).
+    #[arg(long, value_enum, default_value = "full")]
+    pub autonomy: AutonomyArg,
+}
+
+impl ModelArgs {
+    /// The vault's endpoints as the config and these flags set them.
+    pub fn endpoints(&self, root: &std::path::Path) -> Result<config::Endpoints> {
+        config::resolve(
+            root,
+            self.endpoint.as_deref(),
+            self.model.as_deref(),
+            &self.roles,
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -114,12 +134,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         PlanSource::Vault(_) => args.path.clone(),
         _ => run_vault_dir(&args.path),
     };
-    let endpoints = config::resolve(
-        &root,
-        args.endpoint.as_deref(),
-        args.model.as_deref(),
-        &args.roles,
-    )?;
+    let endpoints = args.model.endpoints(&root)?;
     // Proposal mode (the plan's own text, or `[run] proposal`): a plan
     // that would mutate before its approval gate does not start.
     let proposal = asked.is_some() || endpoints.proposal;
@@ -178,7 +193,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         plan_md,
         replay,
         decisions,
-        query: args.query.clone(),
+        query: args.model.query.clone(),
         fresh: args.fresh,
         plan_source,
         run_id: None,
@@ -274,8 +289,8 @@ fn run_once(
         endpoints.for_runner(),
         endpoints,
         fresh,
-        args.max_steps,
-        args.autonomy,
+        args.model.max_steps,
+        args.model.autonomy,
     );
     let options = Options {
         plan: Some(plan),

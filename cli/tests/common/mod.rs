@@ -1,0 +1,99 @@
+//! What the CLI's end-to-end tests share: the example vault, its script.
+#![allow(dead_code)]
+
+use llm_stub::{Reply, Script};
+use std::path::{Path, PathBuf};
+
+pub const QUERY: &str = "invite the design team";
+pub const DRAFT: &str = "Step: Draft the email";
+pub const REVIEW: &str = "Step: Review the draft";
+pub const JUDGE: &str = "The step \"Review the draft\" just finished";
+pub const SEND: &str = "Step: Send the email";
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+pub fn example_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault")
+}
+
+/// A fresh copy of the example vault with fast retries configured.
+pub fn example_vault(dir: &Path) -> PathBuf {
+    let vault = dir.join("vault");
+    copy_dir(&example_source(), &vault);
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[http]\nretry_base_ms = 20\nattempts = 3\n",
+    )
+    .unwrap();
+    vault
+}
+
+pub fn reply(contains: &str, content: &str) -> Reply {
+    Reply::when(contains, content)
+}
+
+pub fn status_of(vault: &Path, note: &str) -> String {
+    let text = std::fs::read_to_string(vault.join(note)).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("status: "))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+pub fn loop_script() -> Script {
+    Script {
+        replies: vec![
+            reply(DRAFT, "Subject: Quarterly design review\n\nDraft one."),
+            reply(REVIEW, "The date is missing."),
+            Reply {
+                status: 429,
+                content: "slow down".into(),
+                ..reply(JUDGE, "")
+            },
+            reply(JUDGE, "1. NO - the date is missing\n2. YES - add the date"),
+            reply(
+                DRAFT,
+                "Subject: Quarterly design review\n\nDraft two, with the date.",
+            ),
+            reply(REVIEW, "Approved."),
+            reply(JUDGE, "1. YES - approved\n2. NO"),
+            reply(SEND, "Sent. Message id <42@example>."),
+        ],
+        default: None,
+    }
+}
+
+/// `write` (start) → `approve` (a person: publish or rewrite) → `publish`.
+pub fn human_gate_vault(dir: &Path) -> PathBuf {
+    let vault = dir.join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(
+        vault.join("write.md"),
+        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join("approve.md"),
+        "---\ntype: human\n---\n# Approve the note\n\nIs it good to publish?\n\n## Next\n- publish -> [[publish]]\n- rewrite -> [[write]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join("publish.md"),
+        "---\ntype: step\n---\n# Publish the note\n",
+    )
+    .unwrap();
+    vault
+}
