@@ -8,6 +8,9 @@ mod input;
 mod mcp_config;
 mod receipt;
 mod run;
+// Without the `temporal` feature the commands parse their flags only to
+// say how to get a build that runs them.
+#[cfg_attr(not(feature = "temporal"), allow(dead_code))]
 mod temporal;
 
 use clap::{Args, Parser, Subcommand};
@@ -45,7 +48,7 @@ enum Command {
     Submit(temporal::SubmitArgs),
     /// List the runs on a Temporal cluster: state, and who they wait for.
     Runs(temporal::RunsArgs),
-    /// Answer a Temporal run's human gate: ITEM=approve|reject[:note].
+    /// Answer a Temporal run's human gate: `ITEM=approve|reject` with an optional `:note`.
     Decide(temporal::DecideArgs),
     /// Stop a Temporal run resumably.
     Cancel(temporal::CancelArgs),

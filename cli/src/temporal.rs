@@ -57,7 +57,7 @@ pub struct RunsArgs {
 pub struct DecideArgs {
     /// The run's workflow id, as `submit` printed it.
     run: String,
-    /// ITEM=approve|reject|LABEL[:NOTE]
+    /// The gate and its answer: approve, reject or a choice, with an optional `:note`.
     #[arg(value_name = "ITEM=approve|reject|LABEL[:NOTE]")]
     decision: String,
     #[command(flatten)]
