@@ -44,17 +44,22 @@ fn call_needles() -> [(&'static str, String); 4] {
     ]
 }
 
-/// A copy of the generated vault at `dir`, its model the stub.
-fn write_vault(dir: &Path, stub: &Stub) {
+/// The vault's `.planvault/config.toml`: the stub as its model, then `extra`.
+fn write_config(dir: &Path, stub: &Stub, extra: &str) {
     std::fs::create_dir_all(dir.join(".planvault")).unwrap();
     std::fs::write(
         dir.join(".planvault/config.toml"),
         format!(
-            "[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n\n[http]\nretry_base_ms = 20\nattempts = 3\n",
+            "[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n{extra}",
             stub.base_url()
         ),
     )
     .unwrap();
+}
+
+/// A copy of the generated vault at `dir`, its model the stub.
+fn write_vault(dir: &Path, stub: &Stub) {
+    write_config(dir, stub, "\n[http]\nretry_base_ms = 20\nattempts = 3\n");
     std::fs::write(
         dir.join("gather.md"),
         format!("---\ntype: start\nstatus: pending\n---\n# {GATHER}\n\nList what is known about the ticket.\n\n## Next\n- [[analyse]]\n"),
@@ -799,15 +804,7 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
 // --- a human gate -------------------------------------------------------------
 
 fn write_gate_vault(dir: &Path, stub: &Stub) {
-    std::fs::create_dir_all(dir.join(".planvault")).unwrap();
-    std::fs::write(
-        dir.join(".planvault/config.toml"),
-        format!(
-            "[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n",
-            stub.base_url()
-        ),
-    )
-    .unwrap();
+    write_config(dir, stub, "");
     std::fs::write(
         dir.join("write.md"),
         "---\ntype: start\nstatus: pending\n---\n# Write the note\n\n## Next\n- [[approve]]\n",
@@ -998,15 +995,7 @@ fn a_run_waits_for_a_person_without_a_worker_and_decide_resumes_it() {
 
 /// A chain of `hops` steps, every answer instant.
 fn write_chain_vault(dir: &Path, stub: &Stub, hops: usize) {
-    std::fs::create_dir_all(dir.join(".planvault")).unwrap();
-    std::fs::write(
-        dir.join(".planvault/config.toml"),
-        format!(
-            "[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n",
-            stub.base_url()
-        ),
-    )
-    .unwrap();
+    write_config(dir, stub, "");
     for hop in 0..hops {
         let kind = if hop == 0 { "start" } else { "step" };
         let next = if hop + 1 < hops {
