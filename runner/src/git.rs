@@ -34,8 +34,10 @@ pub struct Repo {
     common_dir: PathBuf,
 }
 
-/// Run git in `dir` with `args`: its stdout, or its failure.
-fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+/// Run git in `dir` with `args`: its stdout, or its failure. Public for
+/// the Temporal host's git vault, whose clones are not a [`Repo`]'s
+/// checkout or worktrees.
+pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)

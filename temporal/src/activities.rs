@@ -4,8 +4,11 @@
 //! an HTTP error) is the activity's *result*, recorded in the history and
 //! read the same on replay; only a worker that cannot serve the activity
 //! (the vault is not mounted, the worker died) fails it, so Temporal retries
-//! it, on this worker or another.
+//! it, on this worker or another. A vault in a git repository
+//! ([`crate::git_vault`]) is worked on in this worker's clone: synced before
+//! every activity, every change one commit pushed before it completes.
 
+use crate::git_vault::{self, GitSource};
 use planvault_llm::LlmError;
 use planvault_runner::native::{command_env, confine, run_command, NativeHost};
 use planvault_runner::{block_on, Host, HostError};
@@ -207,6 +210,61 @@ fn vault_root(vault: &str) -> Result<PathBuf, ActivityError> {
     }
 }
 
+/// Where a vault activity works.
+enum Place {
+    /// A folder every worker mounts.
+    Folder(PathBuf),
+    /// A git repository: this worker's clone of the run's branch.
+    Git(GitSource),
+}
+
+fn place(vault: &str) -> Result<Place, ActivityError> {
+    match GitSource::parse(vault) {
+        Some(Ok(source)) => Ok(Place::Git(source)),
+        Some(Err(e)) => Err(failure(e.to_string())),
+        None => vault_root(vault).map(Place::Folder),
+    }
+}
+
+/// Run `work` over the vault's folder: a shared folder as it is, a git
+/// vault's clone once it is the remote's run branch (a person's push is
+/// seen).
+async fn in_vault<T: Send + 'static>(
+    vault: &str,
+    work: impl FnOnce(&Path) -> T + Send + 'static,
+) -> Result<T, ActivityError> {
+    match place(vault)? {
+        Place::Folder(root) => blocking(move || work(&root)).await,
+        Place::Git(source) => blocking(move || {
+            git_vault::with_checkout(&source, &git_vault::cache_root(), |c| Ok(work(&c.vault())))
+        })
+        .await?
+        .map_err(|e| failure(e.to_string())),
+    }
+}
+
+/// Make one change to `path` by `apply`: in a shared folder as it is; in a
+/// git vault as one commit on the run's branch, pushed before the activity
+/// completes (made again over the remote's tip when the push is rejected).
+async fn changing(
+    vault: &str,
+    path: String,
+    what: &'static str,
+    mut apply: impl FnMut(&Path) -> Result<(), HostError> + Send + 'static,
+) -> Result<Result<(), WireHostError>, ActivityError> {
+    match place(vault)? {
+        Place::Folder(root) => blocking(move || apply(&root).map_err(Into::into)).await,
+        Place::Git(source) => blocking(move || {
+            git_vault::with_checkout(&source, &git_vault::cache_root(), |c| {
+                c.change(&path, &format!("{what} {path}"), apply)
+            })
+        })
+        .await?
+        .map(|done| done.map_err(Into::into))
+        .map_err(|e| failure(e.to_string())),
+    }
+}
+
 /// A failure Temporal retries (the worker, not the run, could not go on).
 fn failure(message: String) -> ActivityError {
     ActivityError::from(std::io::Error::other(message))
@@ -266,9 +324,8 @@ impl VaultActivities {
         _ctx: ActivityContext,
         vault: String,
     ) -> Result<Result<Listed, WireHostError>, ActivityError> {
-        let root = vault_root(&vault)?;
-        blocking(move || {
-            let host = NativeHost::new(&root);
+        in_vault(&vault, move |root| {
+            let host = NativeHost::new(root);
             let files = block_on(host.list()).expect("the native host never waits")?;
             Ok(Listed {
                 files,
@@ -283,9 +340,8 @@ impl VaultActivities {
         _ctx: ActivityContext,
         input: FileIn,
     ) -> Result<Result<Option<String>, WireHostError>, ActivityError> {
-        let root = vault_root(&input.vault)?;
-        blocking(move || {
-            let host = NativeHost::new(&root);
+        in_vault(&input.vault.clone(), move |root| {
+            let host = NativeHost::new(root);
             block_on(host.read(&input.path))
                 .expect("the native host never waits")
                 .map_err(Into::into)
@@ -300,25 +356,22 @@ impl VaultActivities {
         _ctx: ActivityContext,
         input: WriteIn,
     ) -> Result<Result<(), WireHostError>, ActivityError> {
-        let root = vault_root(&input.vault)?;
-        blocking(move || {
-            let full = confine(&root, &input.path)?;
+        let (vault, path) = (input.vault.clone(), input.path.clone());
+        changing(&vault, path, "write", move |root| {
+            let full = confine(root, &input.path)?;
             let current = match std::fs::read(&full) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(HostError::new(&input.path, e.to_string()).into()),
+                Err(e) => return Err(HostError::new(&input.path, e.to_string())),
             };
             if !unchanged(current.as_deref(), &input.expected, &input.text) {
                 return Err(HostError::new(
                     &input.path,
                     "changed on disk since the run read it; the run's write was not made",
-                )
-                .into());
+                ));
             }
-            let host = NativeHost::new(&root);
-            block_on(host.write(&input.path, &input.text))
-                .expect("the native host never waits")
-                .map_err(Into::into)
+            let host = NativeHost::new(root);
+            block_on(host.write(&input.path, &input.text)).expect("the native host never waits")
         })
         .await
     }
@@ -331,10 +384,10 @@ impl VaultActivities {
         ctx: ActivityContext,
         input: AppendIn,
     ) -> Result<Result<(), WireHostError>, ActivityError> {
-        let root = vault_root(&input.vault)?;
         let retried = ctx.info().attempt > 1;
-        blocking(move || {
-            let full = confine(&root, &input.path)?;
+        let (vault, path) = (input.vault.clone(), input.path.clone());
+        changing(&vault, path, "append to", move |root| {
+            let full = confine(root, &input.path)?;
             if retried {
                 if let Ok(bytes) = std::fs::read(&full) {
                     if bytes.ends_with(input.text.as_bytes()) {
@@ -342,10 +395,8 @@ impl VaultActivities {
                     }
                 }
             }
-            let host = NativeHost::new(&root);
-            block_on(host.append(&input.path, &input.text))
-                .expect("the native host never waits")
-                .map_err(Into::into)
+            let host = NativeHost::new(root);
+            block_on(host.append(&input.path, &input.text)).expect("the native host never waits")
         })
         .await
     }
@@ -355,12 +406,10 @@ impl VaultActivities {
         _ctx: ActivityContext,
         input: FileIn,
     ) -> Result<Result<(), WireHostError>, ActivityError> {
-        let root = vault_root(&input.vault)?;
-        blocking(move || {
-            let host = NativeHost::new(&root);
-            block_on(host.remove(&input.path))
-                .expect("the native host never waits")
-                .map_err(Into::into)
+        let (vault, path) = (input.vault.clone(), input.path.clone());
+        changing(&vault, path, "remove", move |root| {
+            let host = NativeHost::new(root);
+            block_on(host.remove(&input.path)).expect("the native host never waits")
         })
         .await
     }
@@ -417,19 +466,46 @@ impl VaultActivities {
     }
 
     /// A `@tool` command, run in the vault folder with the runner's
-    /// environment allow-list; heartbeats while it runs.
+    /// environment allow-list; heartbeats while it runs. In a git vault
+    /// what it changed is committed and pushed (or pushed aside, said in
+    /// its output, when it conflicts with the run branch as it is now).
     #[activity]
     pub async fn command(
         ctx: ActivityContext,
         input: CommandIn,
     ) -> Result<(i32, String), ActivityError> {
-        let root = vault_root(&input.vault)?;
+        let place = place(&input.vault)?;
         let (_tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let work = tokio::task::spawn_blocking(move || {
             let env = command_env(std::env::vars(), &input.command_env);
-            run_command(&input.command, Some(&root), &env)
+            match place {
+                Place::Folder(root) => Ok(run_command(&input.command, Some(&root), &env)),
+                Place::Git(source) => {
+                    git_vault::with_checkout(&source, &git_vault::cache_root(), |c| {
+                        let (code, mut output) =
+                            run_command(&input.command, Some(&c.vault()), &env);
+                        let said = match c.commit_command(&input.command) {
+                            Ok(said) => said,
+                            Err(e) => Some(format!(
+                                "planvault: the command's changes were not pushed: {e}"
+                            )),
+                        };
+                        if let Some(said) = said {
+                            output.push_str(if output.ends_with('\n') || output.is_empty() {
+                                ""
+                            } else {
+                                "\n"
+                            });
+                            output.push_str(&said);
+                        }
+                        Ok((code, output))
+                    })
+                }
+            }
         });
-        beating(&ctx, &mut rx, work).await
+        beating(&ctx, &mut rx, work)
+            .await?
+            .map_err(|e| failure(e.to_string()))
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod activities;
 pub mod client;
+pub mod git_vault;
 pub mod host;
 pub mod workflow;
 
@@ -54,7 +55,8 @@ pub fn resolve_key(reference: Option<&str>) -> Option<String> {
 /// One submitted run: the workflow's whole input.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Submission {
-    /// The vault's absolute path, the same on every worker.
+    /// The vault's absolute path, the same on every worker; or, for a
+    /// vault in a git repository, its [`git_vault::GitSource::locator`].
     pub vault: String,
     /// The run's knobs; every endpoint's `api_key` is a [`key_ref`].
     pub start: StartRun,
@@ -74,6 +76,17 @@ impl Submission {
     /// Why this submission may not be started: a key (not a reference to
     /// one) in an endpoint.
     pub fn refuse(&self) -> Option<String> {
+        if let Some(source) = git_vault::GitSource::parse(&self.vault) {
+            let source = match source {
+                Ok(source) => source,
+                Err(e) => return Some(e.to_string()),
+            };
+            if let Err(why) =
+                git_vault::GitSource::new(&source.url, &source.base, &source.dir, &source.run)
+            {
+                return Some(why);
+            }
+        }
         if let planvault_protocol::RunMode::Model { endpoints } = &self.start.mode {
             for e in endpoints.default.iter().chain(endpoints.roles.values()) {
                 if e.api_key
