@@ -30,7 +30,29 @@ pub struct WorkerArgs {
 #[derive(Args)]
 pub struct SubmitArgs {
     /// A vault folder on a file system every worker reaches at the same path.
-    path: PathBuf,
+    #[arg(required_unless_present = "git", conflicts_with = "git")]
+    path: Option<PathBuf>,
+    /// Instead of PATH: a git repository holding the vault. The run commits
+    /// to its branch `planvault/<run>`, made from --branch; the URL must not
+    /// carry credentials (the workers use git's credential helper or ssh agent).
+    #[arg(long = "git", value_name = "URL")]
+    git: Option<String>,
+    /// With --git: the branch a new run starts from.
+    #[arg(
+        long = "branch",
+        default_value = "main",
+        value_name = "BRANCH",
+        requires = "git"
+    )]
+    branch: String,
+    /// With --git: the vault's folder in the repository.
+    #[arg(
+        long = "vault-dir",
+        default_value = ".",
+        value_name = "DIR",
+        requires = "git"
+    )]
+    vault_dir: String,
     #[command(flatten)]
     cluster: Cluster,
     #[command(flatten)]
@@ -109,6 +131,7 @@ mod with_temporal {
     use planvault_core::terminal::escape_controls;
     use planvault_core::PlanSource;
     use planvault_temporal::client::{self, Submitted, Target};
+    use planvault_temporal::git_vault::{self, GitSource};
     use planvault_temporal::{
         key_ref, workflow_id, ActivityConfig, Decision, HostConfig, Submission,
     };
@@ -202,8 +225,24 @@ mod with_temporal {
                 args.run
             );
         }
-        let root = std::fs::canonicalize(&args.path)
-            .with_context(|| format!("cannot find {}", args.path.display()))?;
+        // A git vault is read from a temporary checkout of its run branch
+        // (or base), removed when the submission is made.
+        let (root, vault, place, _checkout) = match (&args.git, &args.path) {
+            (Some(url), _) => {
+                let source = GitSource::new(url, &args.branch, &args.vault_dir, &args.run)
+                    .map_err(anyhow::Error::msg)?;
+                let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
+                let root = git_vault::checkout_for_submit(&source, &dir.path().join("clone"))?;
+                (root, source.locator(), source.place(), Some(dir))
+            }
+            (None, Some(path)) => {
+                let root = std::fs::canonicalize(path)
+                    .with_context(|| format!("cannot find {}", path.display()))?;
+                let vault = root.to_string_lossy().into_owned();
+                (root, vault.clone(), vault, None)
+            }
+            (None, None) => bail!("give a vault folder or --git URL"),
+        };
         let read = crate::input::read_plan(&root, None, crate::input::Enclosing::Itself)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if !matches!(read.source, PlanSource::Vault(_)) {
@@ -226,7 +265,6 @@ mod with_temporal {
         }
         let proposal = planvault_core::proposal::requested(&read.source, &checked.plan).is_some()
             || endpoints.proposal;
-        let vault = root.to_string_lossy().into_owned();
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let submission = Submission {
             vault: vault.clone(),
@@ -254,7 +292,7 @@ mod with_temporal {
             },
         };
         let target = target(&args.cluster);
-        let id = workflow_id(&vault, &args.run);
+        let id = workflow_id(&place, &args.run);
         match client::submit(&target, &id, submission)? {
             Submitted::Started { workflow_id } => println!("submitted {workflow_id}"),
             Submitted::Exists { workflow_id } => {

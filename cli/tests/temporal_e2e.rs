@@ -398,3 +398,250 @@ fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
         "{trace}"
     );
 }
+
+/// `git` in `dir` as a person (an identity of their own), its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=person", "-c", "user.email=person@example"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A bare repository at `dir/<name>.git` (the remote) whose `main` holds
+/// `vault` in its folder `plans`.
+fn git_remote(dir: &Path, name: &str, vault: &Path) -> String {
+    let seed = dir.join(format!("{name}-seed"));
+    copy_dir(vault, &seed.join("plans"));
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "the plan"]);
+    let bare = dir.join(format!("{name}.git"));
+    git(
+        dir,
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
+    git(&seed, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    bare.to_string_lossy().into_owned()
+}
+
+/// A worker with the key and its own git cache.
+fn start_git_worker(server: &Server, queue: &str, cache: &Path) -> Killed {
+    Killed(
+        planvault()
+            .args([
+                "worker",
+                "--temporal",
+                &server.address(),
+                "--task-queue",
+                queue,
+            ])
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("PLANVAULT_GIT_CACHE", cache)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn submit_git(server: &Server, url: &str, stub: &Stub, extra: &[&str]) -> Output {
+    planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
+        .args(["submit", "--git", url, "--vault-dir", "plans"])
+        .args(["--temporal", &server.address(), "--task-queue", "git"])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_push() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let _worker = start_git_worker(&server, "git", &dir.path().join("cache"));
+
+    // Credentials in the URL are refused before anything is submitted.
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = submit_git(
+        &server,
+        "https://user:hunter2@example.com/p.git",
+        &stub,
+        &[],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("hunter2"), "{}", text(&out));
+    assert!(text(&out).contains("credential"), "{}", text(&out));
+
+    // The same vault and script through `planvault run`, for comparison.
+    let local = example_vault(&dir.path().join("local"));
+    let local_stub = Stub::start(loop_script(), 0, None).unwrap();
+    let out = planvault()
+        .arg("run")
+        .arg(&local)
+        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
+        .args(["--model", "stub-model"])
+        .env("PLANVAULT_API_KEY", SECRET)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let url = git_remote(dir.path(), "loop", &example_vault(&dir.path().join("seed")));
+    let out = submit_git(&server, &url, &stub, &["--run", "first", "--wait"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        stub.requests().len(),
+        local_stub.requests().len(),
+        "same calls"
+    );
+
+    // The run branch's tree is the terminal run's vault (but the run id);
+    // the base branch is untouched; every commit after the plan is the run's.
+    let result = dir.path().join("result");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "planvault/first",
+            &url,
+            result.to_str().unwrap(),
+        ],
+    );
+    let plans = result.join("plans");
+    let run_id = std::fs::read_to_string(plans.join("00_plan-trace/run-id")).unwrap();
+    let local_id = std::fs::read_to_string(local.join("00_plan-trace/run-id")).unwrap();
+    let same = |files: Vec<(String, String)>, id: &str| -> Vec<(String, String)> {
+        files
+            .into_iter()
+            .map(|(p, t)| (p, t.replace(id.trim(), "<run-id>")))
+            .collect()
+    };
+    let ours = same(vault_files(&plans), &run_id);
+    let theirs = same(vault_files(&local), &local_id);
+    let names = |f: &[(String, String)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs));
+    for ((path, a), (_, b)) in ours.iter().zip(&theirs) {
+        if path.ends_with("journal.jsonl") || path.contains("receipt") {
+            continue;
+        }
+        assert_eq!(a, b, "{path} differs from `planvault run`'s");
+    }
+    let log = git(&result, &["log", "--format=%s", "planvault/first"]);
+    let subjects: Vec<&str> = log.lines().collect();
+    assert_eq!(subjects.last(), Some(&"the plan"));
+    assert!(subjects.len() > 10, "{log}");
+    assert!(
+        subjects[..subjects.len() - 1]
+            .iter()
+            .all(|s| s.starts_with("planvault first: ")),
+        "{log}"
+    );
+    assert_eq!(
+        git(&result, &["rev-list", "--count", "origin/main"]).trim(),
+        "1"
+    );
+    assert!(!log.contains(SECRET));
+
+    // A human gate: while the run waits, a person pushes an edit to the
+    // run branch; it survives the rest of the run.
+    let gate_stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply::when("Step: Write the note", "A fine note."),
+                Reply::when("Step: Publish the note", "Published as #7."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let gate_url = git_remote(dir.path(), "gate", &human_gate_vault(&dir.path().join("g")));
+    let out = submit_git(
+        &server,
+        &gate_url,
+        &gate_stub,
+        &["--run", "gate", "--autonomy", "ask"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let id = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .strip_prefix("submitted ")
+        .unwrap()
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = planvault()
+            .args(["runs", "--temporal", &server.address()])
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+        if listed.contains(&id) && listed.contains("waiting for a person: approve=") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never waited: {listed}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let mine = dir.path().join("mine");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "planvault/gate",
+            &gate_url,
+            mine.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status_of(&mine.join("plans"), "approve.md"), "active");
+    let note = mine.join("plans/write.md");
+    let edited = format!(
+        "{}\nA line a person added during the gate.\n",
+        std::fs::read_to_string(&note).unwrap()
+    );
+    std::fs::write(&note, &edited).unwrap();
+    git(&mine, &["commit", "-q", "-am", "a person's edit"]);
+    git(&mine, &["push", "-q"]);
+
+    let ok = planvault()
+        .args([
+            "decide",
+            &id,
+            "approve=publish",
+            "--temporal",
+            &server.address(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", text(&ok));
+    let target = planvault_temporal::client::Target {
+        address: server.address(),
+        namespace: "default".into(),
+        task_queue: "git".into(),
+    };
+    let state = planvault_temporal::client::wait(&target, &id).unwrap();
+    assert_eq!(
+        state.finished,
+        Some(planvault_core::engine::FinishReason::Completed)
+    );
+    git(&mine, &["pull", "-q", "--ff-only"]);
+    let plans = mine.join("plans");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), edited);
+    assert_eq!(
+        ["write.md", "approve.md", "publish.md"].map(|n| status_of(&plans, n)),
+        ["done", "done", "done"]
+    );
+    assert_eq!(gate_stub.requests().len(), 2, "nothing ran twice");
+}
