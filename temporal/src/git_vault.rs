@@ -599,6 +599,23 @@ mod tests {
     }
 
     #[test]
+    fn a_read_sees_the_persons_push() {
+        let (dir, url) = remote(&[("plan/a.md", "a\n")]);
+        let source = source(&url);
+        let worker = dir.path().join("w1");
+        write(&source, &worker, "a.md", "a1\n", Some("a\n")).unwrap();
+        let mine = person_clone(dir.path(), &url, "mine");
+        std::fs::write(mine.join("plan/a.md"), "a1, and mine\n").unwrap();
+        person(&mine, &["commit", "-q", "-am", "edit a"]);
+        person(&mine, &["push", "-q"]);
+        let read = with_checkout(&source, &worker, |c| {
+            Ok(std::fs::read_to_string(c.vault().join("a.md")).unwrap())
+        })
+        .unwrap();
+        assert_eq!(read, "a1, and mine\n");
+    }
+
+    #[test]
     fn a_command_that_conflicts_is_pushed_aside_and_said() {
         let (dir, url) = remote(&[("plan/a.md", "a\n")]);
         let source = source(&url);
