@@ -70,14 +70,10 @@ pub async fn prepare(
         submission.host.clone(),
         submission.activity.clone(),
     );
-    let text = host
-        .read(name)
-        .await
-        .map_err(vault_error)?
-        .ok_or_else(|| {
-            RunError::new(ErrorCode::VaultIo, format!("{file}: no such file"))
-                .with_hint("every worker must reach the plan at the path it was submitted from")
-        })?;
+    let text = host.read(name).await.map_err(vault_error)?.ok_or_else(|| {
+        RunError::new(ErrorCode::VaultIo, format!("{file}: no such file"))
+            .with_hint("every worker must reach the plan at the path it was submitted from")
+    })?;
     let source = match &submission.form {
         PlanForm::PlanMd { .. } => PlanSource::PlanMd {
             file: name.to_string(),
