@@ -29,7 +29,9 @@ pub struct WorkerArgs {
 
 #[derive(Args)]
 pub struct SubmitArgs {
-    /// A vault folder on a file system every worker reaches at the same path.
+    /// A vault folder, a PLAN.md or a generated `.json` plan (run in a run
+    /// vault beside it, `<name>.run/`, as `planvault run` does), on a file
+    /// system every worker reaches at the same path.
     #[arg(required_unless_present = "git", conflicts_with = "git")]
     path: Option<PathBuf>,
     /// Instead of PATH: a git repository holding the vault. The run commits
@@ -133,7 +135,7 @@ mod with_temporal {
     use planvault_temporal::client::{self, Submitted, Target};
     use planvault_temporal::git_vault::{self, GitSource};
     use planvault_temporal::{
-        key_ref, workflow_id, ActivityConfig, Decision, HostConfig, Submission,
+        key_ref, workflow_id, ActivityConfig, Decision, HostConfig, PlanForm, Submission,
     };
 
     fn target(cluster: &Cluster) -> Target {
@@ -227,30 +229,33 @@ mod with_temporal {
         }
         // A git vault is read from a temporary checkout of its run branch
         // (or base), removed when the submission is made.
-        let (root, vault, place, _checkout) = match (&args.git, &args.path) {
+        let (path, place, _checkout) = match (&args.git, &args.path) {
             (Some(url), _) => {
                 let source = GitSource::new(url, &args.branch, &args.vault_dir, &args.run)
                     .map_err(anyhow::Error::msg)?;
                 let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
                 let root = git_vault::checkout_for_submit(&source, &dir.path().join("clone"))?;
-                (root, source.locator(), source.place(), Some(dir))
+                (root, Some(source), Some(dir))
             }
-            (None, Some(path)) => {
-                let root = std::fs::canonicalize(path)
-                    .with_context(|| format!("cannot find {}", path.display()))?;
-                let vault = root.to_string_lossy().into_owned();
-                (root, vault.clone(), vault, None)
-            }
+            (None, Some(path)) => (plan_path(path)?, None, None),
             (None, None) => bail!("give a vault folder or --git URL"),
         };
-        let read = crate::input::read_plan(&root, None, crate::input::Enclosing::Itself)
+        let read = crate::input::read_plan(&path, None, crate::input::Enclosing::Itself)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        if !matches!(read.source, PlanSource::Vault(_)) {
-            bail!(
-                "{}: a Temporal run takes a vault folder (run a PLAN.md or generated plan with `planvault run`)",
-                root.display()
-            );
-        }
+        let file = path.to_string_lossy().into_owned();
+        // The workers read a PLAN.md or generated plan from its path and
+        // run it in the run vault beside it, as `planvault run` does.
+        let (root, form) = match &read.source {
+            PlanSource::Vault(_) => (path.clone(), PlanForm::Vault),
+            PlanSource::PlanMd { .. } => (
+                crate::run::run_vault_dir(&path),
+                PlanForm::PlanMd { file: file.clone() },
+            ),
+            PlanSource::Generated { .. } => (
+                crate::run::run_vault_dir(&path),
+                PlanForm::Generated { file: file.clone() },
+            ),
+        };
         let mut checked = planvault_core::check(&read.source);
         checked.diagnostics.splice(0..0, read.problems);
         if checked.has_errors() {
@@ -263,11 +268,32 @@ mod with_temporal {
         if endpoints.isolate {
             bail!("[run] isolate: an isolated run is not available through Temporal; use `planvault run`");
         }
-        let proposal = planvault_core::proposal::requested(&read.source, &checked.plan).is_some()
-            || endpoints.proposal;
+        let asked = planvault_core::proposal::requested(&read.source, &checked.plan);
+        let proposal = asked.is_some() || endpoints.proposal;
+        if proposal {
+            // As `planvault run` refuses it: the runner checks a vault it
+            // reads, not a plan it is handed.
+            let rules = planvault_core::proposal::check(&checked.plan, asked.as_ref());
+            if planvault_core::diagnostic::has_errors(&rules) {
+                for d in &rules {
+                    eprintln!("{}", d.render_human());
+                }
+                bail!("the plan is unsound in proposal mode; nothing was submitted");
+            }
+        }
+        let (vault, place) = match &place {
+            Some(source) => {
+                if !matches!(form, PlanForm::Vault) {
+                    bail!("{}: a git repository's plan runs through Temporal as a vault folder (run a PLAN.md or generated plan from a shared folder)", args.vault_dir);
+                }
+                (source.locator(), source.place())
+            }
+            None => (root.to_string_lossy().into_owned(), file.clone()),
+        };
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let submission = Submission {
-            vault: vault.clone(),
+            vault,
+            form,
             // The key stays on the workers: only the variable's name travels.
             start: crate::run::start_run(
                 args.model.query.clone(),
@@ -311,5 +337,36 @@ mod with_temporal {
             (None, Some(failed)) => bail!("{failed}"),
             (None, None) => bail!("the run ended without finishing"),
         }
+    }
+
+    /// PATH made absolute (the workflow id's and the workers' path): a
+    /// folder canonical, a plan file its folder's canonical path and its
+    /// own name, so its run vault lies beside it as `planvault run` puts it.
+    /// A symlinked plan file is refused: the workers read and amend it
+    /// through activities confined to its folder, and `planvault run`
+    /// replaces the link with a file when it amends it.
+    fn plan_path(path: &std::path::Path) -> Result<PathBuf> {
+        let meta = std::fs::symlink_metadata(path)
+            .with_context(|| format!("cannot find {}", path.display()))?;
+        if meta.file_type().is_symlink() && !path.is_dir() {
+            bail!(
+                "{}: a symlinked plan file cannot run through Temporal; submit the file it leads to",
+                path.display()
+            );
+        }
+        if meta.is_dir() || meta.file_type().is_symlink() {
+            return std::fs::canonicalize(path)
+                .with_context(|| format!("cannot find {}", path.display()));
+        }
+        let name = path
+            .file_name()
+            .with_context(|| format!("{}: not a plan file", path.display()))?;
+        let folder = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(folder) => folder,
+            None => std::path::Path::new("."),
+        };
+        let folder = std::fs::canonicalize(folder)
+            .with_context(|| format!("cannot find {}", folder.display()))?;
+        Ok(folder.join(name))
     }
 }

@@ -8,6 +8,7 @@ use crate::activities::{
 };
 use crate::workflow::PlanvaultRun;
 use crate::{ActivityConfig, HostConfig};
+use planvault_core::Plan;
 use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 use planvault_runner::{Host, HostError, HttpHead};
@@ -38,6 +39,9 @@ pub struct TemporalHost {
     /// compare-and-swap against it.
     seen: RefCell<BTreeMap<String, Expected>>,
     case_insensitive: Cell<bool>,
+    /// A PLAN.md run: the host over the plan file's folder (the same
+    /// activities, so the same compare-and-swap) and the file's name.
+    plan_file: Option<(Box<TemporalHost>, String)>,
 }
 
 impl TemporalHost {
@@ -54,7 +58,16 @@ impl TemporalHost {
             activity,
             seen: RefCell::new(BTreeMap::new()),
             case_insensitive: Cell::new(false),
+            plan_file: None,
         }
+    }
+
+    /// Amend the PLAN.md `name` through `folder` (the host that read it,
+    /// over its folder) and run `@tool` commands in that folder, as a
+    /// terminal run of a PLAN.md does.
+    pub fn with_plan_file(mut self, folder: TemporalHost, name: String) -> Self {
+        self.plan_file = Some((Box::new(folder), name));
+        self
     }
 
     /// A vault activity: retried by Temporal (the config's attempts and
@@ -275,9 +288,28 @@ impl Host for TemporalHost {
         self.case_insensitive.get()
     }
 
+    /// Compare-and-swap against the text the run read: a person's edit of
+    /// the plan file since is refused, a retried write that landed passes.
+    async fn amend_plan(
+        &self,
+        text: &str,
+        plan: &Plan,
+    ) -> Result<Vec<(String, String)>, HostError> {
+        let Some((folder, name)) = &self.plan_file else {
+            return Err(HostError::new("PLAN.md", "this run has no plan file"));
+        };
+        folder.write(name, text).await?;
+        // The names `materialize` gave the run vault's notes.
+        Ok(planvault_core::vault::save_plan(plan).into_iter().collect())
+    }
+
     async fn command(&self, command: &str) -> Option<(i32, String)> {
         let input = CommandIn {
-            vault: self.vault.clone(),
+            vault: self
+                .plan_file
+                .as_ref()
+                .map_or(&self.vault, |(folder, _)| &folder.vault)
+                .clone(),
             command: command.to_string(),
             command_env: self.config.command_env.clone(),
         };

@@ -14,6 +14,7 @@ pub mod activities;
 pub mod client;
 pub mod git_vault;
 pub mod host;
+pub mod plans;
 pub mod workflow;
 
 use planvault_core::engine::FinishReason;
@@ -55,9 +56,14 @@ pub fn resolve_key(reference: Option<&str>) -> Option<String> {
 /// One submitted run: the workflow's whole input.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Submission {
-    /// The vault's absolute path, the same on every worker; or, for a
-    /// vault in a git repository, its [`git_vault::GitSource::locator`].
+    /// The vault's absolute path, the same on every worker (a PLAN.md's or
+    /// generated plan's run vault, `<stem>.run/` beside the plan file); or,
+    /// for a vault in a git repository, its [`git_vault::GitSource::locator`].
     pub vault: String,
+    /// What the plan is written as; a history from before this field is
+    /// of a vault run.
+    #[serde(default)]
+    pub form: PlanForm,
     /// The run's knobs; every endpoint's `api_key` is a [`key_ref`].
     pub start: StartRun,
     /// The run's id (`00_plan-trace/run-id` of a new run).
@@ -101,6 +107,30 @@ impl Submission {
             }
         }
         None
+    }
+}
+
+/// What a submitted plan is written as, as `planvault run` reads PATH.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PlanForm {
+    /// A vault folder: [`Submission::vault`] is the plan.
+    #[default]
+    Vault,
+    /// A `PLAN.md` checklist at this absolute path: read and amended by the
+    /// workflow through the vault activities over its folder; `@tool`
+    /// commands run in that folder.
+    PlanMd { file: String },
+    /// A model-generated JSON plan at this absolute path.
+    Generated { file: String },
+}
+
+impl PlanForm {
+    /// The plan file beside the run vault, if the plan is one.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            PlanForm::Vault => None,
+            PlanForm::PlanMd { file } | PlanForm::Generated { file } => Some(file),
+        }
     }
 }
 

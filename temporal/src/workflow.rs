@@ -83,13 +83,13 @@ impl PlanvaultRun {
     #[run]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<RunState> {
         let (submission, inbox) = ctx.state(|s| (s.submission.clone(), s.inbox.clone()));
-        let host = TemporalHost::new(
+        let mut host = TemporalHost::new(
             ctx.clone(),
             submission.vault.clone(),
             submission.host.clone(),
             submission.activity.clone(),
         );
-        let options = Options {
+        let mut options = Options {
             humans: Humans::Ask,
             stop_reason: "cancelled through Temporal".into(),
             max_prompt_bytes: submission.max_prompt_bytes,
@@ -97,6 +97,23 @@ impl PlanvaultRun {
             proposal: submission.proposal,
             ..Options::default()
         };
+        // A PLAN.md or generated plan: read and put in its run vault first,
+        // as `planvault run` does before it runs one.
+        match crate::plans::prepare(ctx, &submission).await {
+            Ok(None) => {}
+            Ok(Some(prepared)) => {
+                options.plan = Some(prepared.plan);
+                options.plan_text = prepared.plan_text;
+                options.plan_source = Some(prepared.plan_source);
+                if let Some((folder, name)) = prepared.plan_file {
+                    host = host.with_plan_file(folder, name);
+                }
+            }
+            Err(error) => {
+                ctx.state_mut(|s| s.observe(&FromWorker::Failed { error }));
+                return Ok(ctx.state(|s| s.state.clone()));
+            }
+        }
         let run = run_with(&host, &inbox, submission.start.clone(), options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();
