@@ -125,7 +125,8 @@ if (names.size === 0) {
 
 const STD = new Set(["core", "alloc", "std", "compiler_builtins", "dlmalloc", "hashbrown", "std_detect"]);
 function crateOf(name) {
-  const crates = [...name.matchAll(/([A-Za-z_][A-Za-z0-9_]*)::/g)].map((m) => m[1]);
+  // The first segment of every path in the name (`a::b::c`, `<a::B as c::D>`).
+  const crates = [...name.matchAll(/(?:^|[<\s&(\[,*])([A-Za-z_][A-Za-z0-9_]*)::/g)].map((m) => m[1]);
   const own = crates.find((c) => !STD.has(c) && c !== "impl" && !/^[A-Z]/.test(c));
   if (own) return own;
   if (crates.length) return crates[0];
@@ -153,20 +154,21 @@ const rows = [...byCrate.entries()]
   .sort((a, b) => b.bytes - a.bytes);
 const top = Number(options.top);
 const kb = (n) => (n / 1024).toFixed(1);
+const bytesOf = (n) => n.toLocaleString("en-US");
 console.log(`${basename(positionals[0])}: code ${kb(codeTotal)} KB in ${bodies.length} functions, data ${kb(dataBytes)} KB`);
 console.log("");
-console.log("| crate | functions | code KB | share | gzip KB (alone) |");
+console.log("| crate | functions | code bytes | share | gzip KB (alone) |");
 console.log("|---|---:|---:|---:|---:|");
 for (const row of rows.slice(0, top)) {
-  console.log(`| ${row.crate} | ${row.functions} | ${kb(row.bytes)} | ${((100 * row.bytes) / codeTotal).toFixed(1)}% | ${kb(row.gzip)} |`);
+  console.log(`| ${row.crate} | ${row.functions} | ${bytesOf(row.bytes)} | ${((100 * row.bytes) / codeTotal).toFixed(1)}% | ${kb(row.gzip)} |`);
 }
 const rest = rows.slice(top);
 if (rest.length) {
   const sum = rest.reduce((s, r) => s + r.bytes, 0);
   const count = rest.reduce((s, r) => s + r.functions, 0);
-  console.log(`| ${rest.length} more crates | ${count} | ${kb(sum)} | ${((100 * sum) / codeTotal).toFixed(1)}% | |`);
+  console.log(`| ${rest.length} more crates | ${count} | ${bytesOf(sum)} | ${((100 * sum) / codeTotal).toFixed(1)}% | |`);
 }
-console.log(`| (data segments) | | ${kb(dataBytes)} | | |`);
+console.log(`| (data segments) | | ${bytesOf(dataBytes)} | | |`);
 const largest = Number(options.functions);
 if (largest > 0) {
   console.log("");
