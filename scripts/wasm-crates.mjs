@@ -125,8 +125,9 @@ if (names.size === 0) {
 
 const STD = new Set(["core", "alloc", "std", "compiler_builtins", "dlmalloc", "hashbrown", "std_detect"]);
 function crateOf(name) {
-  // The first segment of every path in the name (`a::b::c`, `<a::B as c::D>`).
-  const crates = [...name.matchAll(/(?:^|[<\s&(\[,*])([A-Za-z_][A-Za-z0-9_]*)::/g)].map((m) => m[1]);
+  // The first segment of every path in the name (`a::b::c`, `<a::B as c::D>`;
+  // v0 mangling's demangled names say `a[1f2e3d4c5b6a7980]::b`).
+  const crates = [...name.matchAll(/(?:^|[<\s&(\[,*])([A-Za-z_][A-Za-z0-9_]*)(?:\[[0-9a-f]+\])?::/g)].map((m) => m[1]);
   const own = crates.find((c) => !STD.has(c) && c !== "impl" && !/^[A-Z]/.test(c));
   if (own) return own;
   if (crates.length) return crates[0];

@@ -69,7 +69,7 @@ test('code is summed by the crate each function name belongs to', () => {
   const result = run(
     module([
       { symbol: '<serde_json::value::Value as core::fmt::Debug>::fmt', nops: 100 },
-      { symbol: 'serde_json::de::from_str', nops: 50 },
+      { symbol: 'serde_json[5c24ed401ba4628e]::de::from_str', nops: 50 },
       { symbol: 'core::ptr::drop_in_place<leptos::View>', nops: 30 },
       { symbol: 'core::fmt::write', nops: 10 },
       { symbol: 'memcpy', nops: 5 },
