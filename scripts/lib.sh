@@ -59,6 +59,19 @@ with_wasm_env() {
     esac
 }
 
+# The wasm32 rustflags of the release bundles where std is built from source
+# (RUSTC_BOOTSTRAP is set there): .cargo/config.toml's, which the variable
+# replaces, plus -Zlocation-detail=none: no file, line and column in panic
+# messages (every bounds check, unwrap and expect carries them otherwise;
+# bench/runs/wasm-size.md). A panic then reads "panicked at <redacted>:0:0:
+# <message>"; PLANVAULT_PANIC_LOCATIONS=1 builds with them.
+wasm_bundle_rustflags() {
+    local flags
+    flags="$(grep -m1 '^rustflags = ' "$REPO_ROOT/.cargo/config.toml" | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')"
+    [ -n "${PLANVAULT_PANIC_LOCATIONS:-}" ] || flags+="-Zlocation-detail=none"
+    echo "$flags"
+}
+
 # Runs "$@" like with_wasm_env, building std from source inside the release
 # bundle's LTO unit with std's `optimize_for_size` feature when std's sources
 # are installed (rustup's rust-src; always on the Debian route): the app and
@@ -68,12 +81,14 @@ with_wasm_bundle_env() {
     local route library
     route="$(wasm_route)"
     if [ "$route" = debian ]; then
-        CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size with_wasm_env "$@"
+        CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(wasm_bundle_rustflags)" \
+            CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size with_wasm_env "$@"
         return
     fi
     library="$(rustc --print sysroot)/lib/rustlib/src/rust/library"
     if [ "$route" = rustup ] && [ -d "$library/std" ] && [ -z "${PLANVAULT_PREBUILT_STD:-}" ]; then
         RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
+            CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(wasm_bundle_rustflags)" \
             CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size with_wasm_env "$@"
     else
         say "std: prebuilt (no std sources; \`rustup component add rust-src\` makes the bundles smaller)"

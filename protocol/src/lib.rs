@@ -1,8 +1,11 @@
 //! The messages between the app (main thread) and the run worker.
 //!
 //! Both sides compile this crate, so a message is a Rust type on each end;
-//! on the wire it is a plain JS object made by `serde-wasm-bindgen` (see
-//! `js`, wasm32 only), wrapped in an [`Envelope`] carrying [`VERSION`]. A worker and an
+//! on the wire it is a plain JS object, the derived JSON of the message (see
+//! `js`, wasm32 only), wrapped in an [`Envelope`] carrying [`VERSION`]. Each
+//! side decodes what it receives with a hand decoder ([`from_worker_json`],
+//! [`to_worker_json`]): the derived decoders of these internally tagged enums
+//! are among the largest code in the browser bundles. A worker and an
 //! app from different builds refuse each other's messages with a typed
 //! [`ProtocolError`] instead of misreading them.
 //!
@@ -20,6 +23,9 @@ use planvault_core::engine::{Autonomy, FinishReason};
 use planvault_core::Status;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod wire;
+pub use wire::{from_worker_json, to_worker_json};
 
 /// Bump on any change to the shape of a message.
 pub const VERSION: u32 = 2;
@@ -476,16 +482,19 @@ pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Protoc
 
 #[cfg(target_arch = "wasm32")]
 pub mod js {
-    //! The wire form: plain JS objects (`serde-wasm-bindgen`, JSON-compatible
-    //! so maps become objects), with the directory handle as `vault`.
+    //! The wire form: plain JS objects, as `JSON.parse` makes them from the
+    //! derived JSON (maps become objects), with the directory handle as
+    //! `vault`. JSON text is the way in and out because both bundles link
+    //! `serde_json` anyway, and the messages are decoded by the hand decoders
+    //! of `wire` (a JS-value deserializer would add its own code for both).
     use super::*;
     use wasm_bindgen::JsValue;
 
     /// The object to post: `{version, message, vault?}`.
     pub fn encode<T: Serialize>(message: &T, vault: Option<&JsValue>) -> JsValue {
-        let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-        let value = Envelope::new(message)
-            .serialize(&serializer)
+        let value = serde_json::to_string(&Envelope::new(message))
+            .ok()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
             .unwrap_or(JsValue::NULL);
         if let Some(vault) = vault {
             let _ = js_sys::Reflect::set(&value, &JsValue::from_str("vault"), vault);
@@ -493,21 +502,22 @@ pub mod js {
         value
     }
 
-    /// The message of a posted object, after its version check.
-    pub fn decode<T: serde::de::DeserializeOwned>(value: &JsValue) -> Result<T, ProtocolError> {
-        let version = js_sys::Reflect::get(value, &JsValue::from_str("version"))
+    /// The JSON text of a posted object (its `vault`, a handle, reads as `{}`).
+    fn text(value: &JsValue) -> Result<String, ProtocolError> {
+        js_sys::JSON::stringify(value)
             .ok()
-            .and_then(|v| v.as_f64())
-            .ok_or_else(|| ProtocolError::Malformed("no version".into()))?;
-        if version != f64::from(VERSION) {
-            return Err(ProtocolError::Version {
-                got: version as u32,
-                want: VERSION,
-            });
-        }
-        let message = js_sys::Reflect::get(value, &JsValue::from_str("message"))
-            .map_err(|_| ProtocolError::Malformed("no message".into()))?;
-        serde_wasm_bindgen::from_value(message).map_err(|e| ProtocolError::Malformed(e.to_string()))
+            .and_then(|t| t.as_string())
+            .ok_or_else(|| ProtocolError::Malformed("not a JSON value".into()))
+    }
+
+    /// The app's message in a posted object, after its version check.
+    pub fn to_worker(value: &JsValue) -> Result<ToWorker, ProtocolError> {
+        to_worker_json(&text(value)?)
+    }
+
+    /// The worker's message in a posted object, after its version check.
+    pub fn from_worker(value: &JsValue) -> Result<FromWorker, ProtocolError> {
+        from_worker_json(&text(value)?)
     }
 
     /// The directory handle posted beside a message, if any.

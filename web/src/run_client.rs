@@ -12,7 +12,7 @@ use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
-use planvault_protocol::{Envelope, FromWorker, McpServer, PauseReason, StartRun, ToWorker};
+use planvault_protocol::{FromWorker, McpServer, PauseReason, StartRun, ToWorker};
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
@@ -138,7 +138,7 @@ impl RunClient {
             if data.is_string() {
                 return;
             }
-            match decode(&data) {
+            match planvault_protocol::js::from_worker(&data) {
                 Ok(message) => client.receive(state, message),
                 Err(err) => client
                     .view
@@ -243,7 +243,7 @@ impl RunClient {
 
     /// Sends `message` now, or once the worker is ready.
     pub fn send(&self, message: ToWorker, vault: Option<&JsValue>) {
-        let value = encode(&message, vault);
+        let value = planvault_protocol::js::encode(&message, vault);
         self.view.update(|v| v.sent(&message));
         if self.view.with_untracked(|v| v.worker == WorkerState::Ready) {
             self.post_value(&value);
@@ -414,27 +414,6 @@ impl Default for RunClient {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// The wire object `{version, message, vault?}`, made through the JSON
-/// support the app links anyway: the same plain object `protocol::js`
-/// builds, without linking serde-wasm-bindgen too (2 KB gzipped less).
-fn encode(message: &ToWorker, vault: Option<&JsValue>) -> JsValue {
-    let text = serde_json::to_string(&Envelope::new(message)).unwrap_or_default();
-    let value = js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL);
-    if let Some(vault) = vault {
-        let _ = js_sys::Reflect::set(&value, &JsValue::from_str("vault"), vault);
-    }
-    value
-}
-
-/// A posted object's message, after its version check.
-fn decode(value: &JsValue) -> Result<FromWorker, planvault_protocol::ProtocolError> {
-    let text = js_sys::JSON::stringify(value)
-        .ok()
-        .and_then(|t| t.as_string())
-        .ok_or_else(|| planvault_protocol::ProtocolError::Malformed("not a JSON value".into()))?;
-    planvault_protocol::from_json(&text)
 }
 
 pub async fn sleep(ms: i32) {

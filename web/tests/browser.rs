@@ -59,6 +59,30 @@ fn edits_round_trip_through_undo_in_wasm() {
     );
 }
 
+/// The read-only mode's download: another zip reader finds every note, byte
+/// for byte (its CRC-32 checked), under its path.
+#[wasm_bindgen_test]
+fn the_download_zip_reads_back_with_another_implementation() {
+    use std::io::Read;
+    let mut files = BTreeMap::new();
+    files.insert(
+        "plan/draft.md".to_string(),
+        "# Draft\n\n## Next\n- [[review]]\n".to_string(),
+    );
+    files.insert("über.md".to_string(), "\u{feff}# Über\r\n".repeat(500));
+    files.insert("empty.md".to_string(), String::new());
+    let bytes = planvault_web::fs::zip(&files);
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(archive.len(), files.len());
+    for (path, text) in &files {
+        let mut entry = archive.by_name(path).unwrap();
+        assert_eq!(entry.compression(), zip::CompressionMethod::Stored);
+        let mut read = String::new();
+        entry.read_to_string(&mut read).unwrap();
+        assert_eq!(&read, text, "{path}");
+    }
+}
+
 #[wasm_bindgen_test]
 fn hit_testing_matches_the_drawn_shapes() {
     let doc = vault();

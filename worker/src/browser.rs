@@ -732,7 +732,7 @@ impl Worker {
     }
 
     fn on_message(self: &Rc<Self>, data: JsValue) {
-        let message = match js::decode::<ToWorker>(&data) {
+        let message = match js::to_worker(&data) {
             Ok(message) => message,
             Err(err) => return self.post(&FromWorker::Failed { error: err.into() }),
         };

@@ -170,7 +170,7 @@ impl Host for VaultOnly {
         now()
     }
     fn post(&self, message: &FromWorker) {
-        // Encoded as the real worker posts it (serde-wasm-bindgen), not sent.
+        // Encoded as the real worker posts it, not sent.
         let _ = planvault_protocol::js::encode(message, None);
         self.posted.set(self.posted.get() + 1);
     }
