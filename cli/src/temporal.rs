@@ -109,6 +109,7 @@ mod with_temporal {
     use planvault_core::terminal::escape_controls;
     use planvault_core::PlanSource;
     use planvault_temporal::client::{self, Submitted, Target};
+    use planvault_temporal::mcp::McpServerSpec;
     use planvault_temporal::{
         key_ref, workflow_id, ActivityConfig, Decision, HostConfig, Submission,
     };
@@ -226,6 +227,12 @@ mod with_temporal {
         }
         let proposal = planvault_core::proposal::requested(&read.source, &checked.plan).is_some()
             || endpoints.proposal;
+        // The servers travel as their config: variable names, never values.
+        let servers = crate::mcp_config::read(
+            &root.join(crate::run::CONFIG_FILE),
+            &root,
+            &endpoints.key_vars(),
+        )?;
         let vault = root.to_string_lossy().into_owned();
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let submission = Submission {
@@ -252,6 +259,7 @@ mod with_temporal {
                 attempts: endpoints.http.attempts,
                 timeout_ms: ms(endpoints.http.timeout),
             },
+            mcp: servers.iter().map(McpServerSpec::from).collect(),
         };
         let target = target(&args.cluster);
         let id = workflow_id(&vault, &args.run);

@@ -38,6 +38,8 @@ pub struct TemporalHost {
     /// compare-and-swap against it.
     seen: RefCell<BTreeMap<String, Expected>>,
     case_insensitive: Cell<bool>,
+    /// The vault's MCP servers (`crate::mcp`).
+    mcp: crate::mcp::McpState,
 }
 
 impl TemporalHost {
@@ -54,13 +56,32 @@ impl TemporalHost {
             activity,
             seen: RefCell::new(BTreeMap::new()),
             case_insensitive: Cell::new(false),
+            mcp: crate::mcp::McpState::default(),
         }
+    }
+
+    /// The run's MCP servers, reached through `crate::mcp`'s activities.
+    pub fn with_mcp(mut self, servers: Vec<crate::mcp::McpServerSpec>) -> Self {
+        self.mcp = crate::mcp::McpState::new(servers);
+        self
+    }
+
+    pub(crate) fn mcp_state(&self) -> &crate::mcp::McpState {
+        &self.mcp
+    }
+
+    pub(crate) fn context(&self) -> &WorkflowContext<PlanvaultRun> {
+        &self.ctx
+    }
+
+    pub(crate) fn activity_config(&self) -> &ActivityConfig {
+        &self.activity
     }
 
     /// A vault activity: retried by Temporal (the config's attempts and
     /// backoff) when its worker cannot serve it; never cancelled halfway by
     /// a run's cancellation (the driver stops at its next checkpoint).
-    fn vault_options(&self) -> ActivityOptions {
+    pub(crate) fn vault_options(&self) -> ActivityOptions {
         ActivityOptions::with_start_to_close_timeout(VAULT_ACTIVITY)
             .retry_policy(
                 RetryPolicy::builder()
@@ -215,6 +236,7 @@ impl Host for TemporalHost {
             body: body.to_string(),
             timeout_ms,
             total_timeout_ms: self.config.total_timeout_ms,
+            scrub_env: crate::mcp::secret_names(&self.mcp.servers),
         };
         let out = self
             .ctx
@@ -273,6 +295,23 @@ impl Host for TemporalHost {
 
     fn case_insensitive(&self) -> bool {
         self.case_insensitive.get()
+    }
+
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        self.list_mcp().await
+    }
+
+    async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        self.call_mcp(server, tool, arguments).await
+    }
+
+    fn mcp_down(&self, server: &str) -> Option<String> {
+        self.mcp_down_reason(server)
     }
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {

@@ -13,6 +13,8 @@
 pub mod activities;
 pub mod client;
 pub mod host;
+pub mod lock;
+pub mod mcp;
 pub mod workflow;
 
 use planvault_core::engine::FinishReason;
@@ -68,6 +70,9 @@ pub struct Submission {
     pub host: HostConfig,
     /// Temporal's activity options, from the vault's `[http]` config.
     pub activity: ActivityConfig,
+    /// The vault's `[mcp.servers]`: names of variables, never their values.
+    #[serde(default)]
+    pub mcp: Vec<mcp::McpServerSpec>,
 }
 
 impl Submission {
