@@ -1,7 +1,8 @@
 //! Runs as Temporal workflows, end to end: a real Temporal dev server
 //! (`temporal server start-dev`, found and started by testkit/temporal-dev)
 //! on a free 127.0.0.1 port with its own database, a real
-//! `planvault worker` process, and the scripted OpenAI-compatible stub.
+//! `planvault worker` process, and the scripted OpenAI-compatible stub; for
+//! MCP, server-everything from the root's `node_modules` (as `mcp_e2e.rs`).
 
 mod common;
 

@@ -7,8 +7,9 @@
 //! folder every worker can reach at the same absolute path; the workflow's
 //! input names it and carries no secret (an endpoint's key is named, and
 //! the worker reads it from its own environment inside the model call's
-//! activity). [`client`] is what the CLI's `worker`, `submit`, `runs`,
-//! `decide` and `cancel` call.
+//! activity). MCP servers are reached through [`mcp`]'s activities, and the
+//! vault's run lock is held through [`lock`]'s. [`client`] is what the
+//! CLI's `worker`, `submit`, `runs`, `decide` and `cancel` call.
 
 pub mod activities;
 pub mod client;
