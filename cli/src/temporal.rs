@@ -134,6 +134,7 @@ mod with_temporal {
     use planvault_core::PlanSource;
     use planvault_temporal::client::{self, Submitted, Target};
     use planvault_temporal::git_vault::{self, GitSource};
+    use planvault_temporal::mcp::McpServerSpec;
     use planvault_temporal::{
         key_ref, workflow_id, ActivityConfig, Decision, HostConfig, PlanForm, Submission,
     };
@@ -290,6 +291,12 @@ mod with_temporal {
             }
             None => (root.to_string_lossy().into_owned(), file.clone()),
         };
+        // The servers travel as their config: variable names, never values.
+        let servers = crate::mcp_config::read(
+            &root.join(crate::run::CONFIG_FILE),
+            &root,
+            &endpoints.key_vars(),
+        )?;
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let submission = Submission {
             vault,
@@ -316,6 +323,7 @@ mod with_temporal {
                 attempts: endpoints.http.attempts,
                 timeout_ms: ms(endpoints.http.timeout),
             },
+            mcp: servers.iter().map(McpServerSpec::from).collect(),
         };
         let target = target(&args.cluster);
         let id = workflow_id(&place, &args.run);

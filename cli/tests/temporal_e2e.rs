@@ -1,7 +1,8 @@
 //! Runs as Temporal workflows, end to end: a real Temporal dev server
 //! (`temporal server start-dev`, found and started by testkit/temporal-dev)
 //! on a free 127.0.0.1 port with its own database, a real
-//! `planvault worker` process, and the scripted OpenAI-compatible stub.
+//! `planvault worker` process, and the scripted OpenAI-compatible stub; for
+//! MCP, server-everything from the root's `node_modules` (as `mcp_e2e.rs`).
 
 mod common;
 
@@ -644,4 +645,381 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
         ["done", "done", "done"]
     );
     assert_eq!(gate_stub.requests().len(), 2, "nothing ran twice");
+}
+
+/// A value only the workers hold, given to the MCP server by name.
+const MCP_SECRET: &str = "mcp-value-held-by-the-worker-only-8642";
+
+/// A worker holding the key and the MCP server's variable.
+fn start_mcp_worker(server: &Server, queue: &str) -> Killed {
+    Killed(
+        planvault()
+            .args([
+                "worker",
+                "--temporal",
+                &server.address(),
+                "--task-queue",
+                queue,
+            ])
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("MCP_TEST_PASSED", MCP_SECRET)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// server-everything (the root `package.json`'s dev dependency, run from
+/// `node_modules/.bin`), launched through a script that copies what the
+/// client sends it (JSON-RPC lines) to `logs/log.<worker's pid>`: the test
+/// counts each worker's listings and calls.
+fn logged_everything(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let bin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-everything");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `npm ci` at the repository's root (scripts/setup does)",
+        bin.display()
+    );
+    let logs = dir.join("mcp-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let script = dir.join("everything.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntee -a '{}/log.'\"$PPID\" | '{}' stdio\n",
+            logs.display(),
+            bin.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, logs)
+}
+
+/// How often `needle` was sent to servers, per worker pid.
+fn sent(logs: &Path, needle: &str) -> Vec<(u32, usize)> {
+    let mut out: Vec<(u32, usize)> = std::fs::read_dir(logs)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let pid = e.file_name().to_str()?.strip_prefix("log.")?.parse().ok()?;
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            Some((pid, text.matches(needle).count()))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    out.sort();
+    out
+}
+
+/// A one-note vault whose node may call `tool` of the `ev` server.
+fn mcp_vault(dir: &Path, script: &Path, tool: &str) -> std::path::PathBuf {
+    let vault = dir.join("mcp-vault");
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join("look.md"),
+        format!("---\ntype: start\nstatus: pending\ntools: [ev.{tool}]\n---\n# Look around\n\nAsk the server.\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.ev]\ncommand = {:?}\nenv = [\"MCP_TEST_PASSED\"]\n",
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    vault
+}
+
+/// The model calls `tool` once, then answers.
+fn tool_script(tool: &str, arguments: serde_json::Value) -> Script {
+    Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![llm_stub::ToolCall {
+                    name: format!("ev__{tool}"),
+                    arguments,
+                }],
+                ..Reply::when("Step: Look around", "")
+            },
+            Reply::when("Step: Look around", "Looked."),
+        ],
+        default: None,
+    }
+}
+
+fn submitted_id(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .strip_prefix("submitted ")
+        .unwrap_or_else(|| panic!("{}", text(out)))
+        .to_string()
+}
+
+#[test]
+fn an_mcp_tool_is_listed_once_called_once_and_its_value_stays_on_the_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let (script, logs) = logged_everything(dir.path());
+    let vault = mcp_vault(dir.path(), &script, "get-env");
+    let stub = Stub::start(tool_script("get-env", serde_json::json!({})), 0, None).unwrap();
+    let _worker = start_mcp_worker(&server, "mcp");
+    let out = submit(&server, "mcp", &vault, &stub, &["--wait"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = submitted_id(&out);
+    assert_eq!(status_of(&vault, "look.md"), "done");
+
+    // The server had the value; the model read the answer without it.
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    let answer = requests[1].text();
+    assert!(
+        answer.contains(r#""MCP_TEST_PASSED": "<redacted>""#),
+        "{answer}"
+    );
+    // One listing and one call reached a server, whatever was replayed.
+    assert_eq!(
+        sent(&logs, "tools/list")
+            .iter()
+            .map(|(_, n)| n)
+            .sum::<usize>(),
+        1
+    );
+    assert_eq!(
+        sent(&logs, "tools/call")
+            .iter()
+            .map(|(_, n)| n)
+            .sum::<usize>(),
+        1
+    );
+
+    let history = workflow_history(&server, &id);
+    assert_eq!(
+        history.matches("McpActivities::list").count(),
+        1,
+        "{history}"
+    );
+    assert_eq!(
+        history.matches("McpActivities::call").count(),
+        1,
+        "{history}"
+    );
+    assert!(
+        history.contains("<redacted>"),
+        "the answer is in the history"
+    );
+    assert!(
+        !history.contains(MCP_SECRET),
+        "the server's value is in the history"
+    );
+    assert!(history.contains("MCP_TEST_PASSED"), "its name travels");
+    assert!(vault_files(&vault)
+        .iter()
+        .all(|(_, t)| !t.contains(MCP_SECRET)));
+    // The run gave the vault back.
+    assert!(!vault.join(".planvault/run.lock").exists());
+}
+
+#[test]
+fn a_worker_killed_mid_call_is_a_lost_call_the_run_goes_on_without_repeating() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let (script, logs) = logged_everything(dir.path());
+    let tool = "trigger-long-running-operation";
+    let vault = mcp_vault(dir.path(), &script, tool);
+    let stub = Stub::start(
+        tool_script(tool, serde_json::json!({"duration": 8, "steps": 8})),
+        0,
+        None,
+    )
+    .unwrap();
+    let mut workers = vec![
+        start_mcp_worker(&server, "kill"),
+        start_mcp_worker(&server, "kill"),
+    ];
+    let out = submit(&server, "kill", &vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    // The call reaches a server: its worker dies with it in flight.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let calling = loop {
+        if let Some((pid, _)) = sent(&logs, "tools/call").first() {
+            break *pid;
+        }
+        assert!(Instant::now() < deadline, "no call was made");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let at = workers
+        .iter()
+        .position(|w| w.0.id() == calling)
+        .expect("a worker made the call");
+    drop(workers.remove(at));
+
+    let wait = submit(&server, "kill", &vault, &stub, &["--wait"]);
+    assert!(wait.status.success(), "{}", text(&wait));
+    assert_eq!(status_of(&vault, "look.md"), "done");
+    // Not made again, by Temporal or the driver: the model was told.
+    assert_eq!(
+        sent(&logs, "tools/call")
+            .iter()
+            .map(|(_, n)| n)
+            .sum::<usize>(),
+        1
+    );
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2, "each model call once");
+    let told = requests[1].text();
+    assert!(
+        told.contains("the worker making the call was lost"),
+        "{told}"
+    );
+}
+
+#[test]
+fn a_temporal_run_and_a_terminal_run_refuse_each_others_vault() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let _worker = start_worker(&server, "lock");
+    let vault = human_gate_vault(&dir.path().join("held"));
+    let lock = vault.join(".planvault/run.lock");
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply::when("Step: Write the note", "A fine note."),
+                Reply::when("Step: Publish the note", "Published as #7."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = submit(&server, "lock", &vault, &stub, &["--autonomy", "ask"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = submitted_id(&out);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_gate = || {
+        std::fs::read_to_string(vault.join("approve.md"))
+            .is_ok_and(|t| t.contains("status: active"))
+    };
+    while !at_gate() {
+        assert!(Instant::now() < deadline, "never reached the gate");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        format!("host=temporal\nrun={id}\n")
+    );
+
+    // While it waits for a person, the vault is the run's.
+    let local = planvault()
+        .arg("run")
+        .arg(&vault)
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .output()
+        .unwrap();
+    assert!(!local.status.success(), "{}", text(&local));
+    assert!(
+        text(&local).contains(&format!("the Temporal run {id}")),
+        "{}",
+        text(&local)
+    );
+    let other = submit(
+        &server,
+        "lock",
+        &vault,
+        &stub,
+        &["--run", "other", "--wait"],
+    );
+    assert!(!other.status.success(), "{}", text(&other));
+    assert!(
+        text(&other).contains(&format!("the Temporal run {id}")),
+        "{}",
+        text(&other)
+    );
+    let ok = planvault()
+        .args([
+            "decide",
+            &id,
+            "approve=publish",
+            "--temporal",
+            &server.address(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", text(&ok));
+    let done = submit(
+        &server,
+        "lock",
+        &vault,
+        &stub,
+        &["--autonomy", "ask", "--wait"],
+    );
+    assert!(done.status.success(), "{}", text(&done));
+    assert_eq!(stub.requests().len(), 2, "the refused runs called nothing");
+    assert!(!lock.exists(), "given back at the end");
+
+    // A terminal run in progress (its model slow to answer) holds a vault
+    // a Temporal run is then refused.
+    let busy = human_gate_vault(&dir.path().join("busy"));
+    let slow = Stub::start(
+        Script {
+            replies: vec![Reply {
+                delay_ms: 4000,
+                ..Reply::when("Step: Write the note", "A slow note.")
+            }],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let terminal = Killed(
+        planvault()
+            .arg("run")
+            .arg(&busy)
+            .args(["--query", QUERY, "--endpoint", &slow.base_url()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let lock = busy.join(".planvault/run.lock");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !lock.exists() {
+        assert!(Instant::now() < deadline, "the terminal run took no lock");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let refused = submit(&server, "lock", &busy, &slow, &["--run", "late", "--wait"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains(&format!("process {} on", terminal.0.id())),
+        "{}",
+        text(&refused)
+    );
+    // The terminal run goes on undisturbed (to the gate it defers).
+    let mut terminal = terminal;
+    terminal.0.wait().unwrap();
+    assert_eq!(status_of(&busy, "write.md"), "done");
+    let asked: Vec<String> = slow.requests().iter().map(|r| r.text()).collect();
+    // The refused run would have asked for the first step again.
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|t| t.contains("Step: Write the note"))
+            .count(),
+        1,
+        "the refused run called nothing: {asked:#?}"
+    );
+    assert!(!lock.exists());
 }

@@ -14,6 +14,8 @@ use planvault_protocol::{ErrorCode, RunError};
 pub const LOCK_FILE: &str = ".planvault/run.lock";
 /// The `host` a browser run writes.
 pub const BROWSER_HOST: &str = "browser";
+/// The `host` a Temporal run writes (no one process holds it).
+pub const TEMPORAL_HOST: &str = "temporal";
 
 /// Who holds (or wants) a vault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub struct Holder {
     pub host: String,
     /// A browser tab's id.
     pub tab: Option<String>,
+    /// A Temporal run's workflow id.
+    pub run: Option<String>,
 }
 
 impl Holder {
@@ -32,6 +36,7 @@ impl Holder {
             pid: pid.to_string(),
             host: host.to_string(),
             tab: None,
+            run: None,
         }
     }
 
@@ -41,6 +46,17 @@ impl Holder {
             pid: "?".into(),
             host: BROWSER_HOST.into(),
             tab: Some(tab.to_string()),
+            run: None,
+        }
+    }
+
+    /// A Temporal run, whichever worker serves it.
+    pub fn temporal(workflow_id: &str) -> Holder {
+        Holder {
+            pid: "?".into(),
+            host: TEMPORAL_HOST.into(),
+            tab: None,
+            run: Some(workflow_id.to_string()),
         }
     }
 
@@ -55,14 +71,16 @@ impl Holder {
             pid: field("pid").unwrap_or_else(|| "?".into()),
             host: field("host").unwrap_or_else(|| "?".into()),
             tab: field("tab"),
+            run: field("run"),
         }
     }
 
     /// The lock file's text.
     pub fn render(&self) -> String {
-        match &self.tab {
-            Some(tab) => format!("host={}\ntab={tab}\n", self.host),
-            None => format!("pid={}\nhost={}\n", self.pid, self.host),
+        match (&self.tab, &self.run) {
+            (Some(tab), _) => format!("host={}\ntab={tab}\n", self.host),
+            (None, Some(run)) => format!("host={}\nrun={run}\n", self.host),
+            (None, None) => format!("pid={}\nhost={}\n", self.pid, self.host),
         }
     }
 
@@ -70,8 +88,15 @@ impl Holder {
         self.host == BROWSER_HOST
     }
 
+    pub fn is_temporal(&self) -> bool {
+        self.host == TEMPORAL_HOST
+    }
+
     /// Who it is, for a person.
     pub fn describe(&self) -> String {
+        if let (Some(run), true) = (&self.run, self.is_temporal()) {
+            return format!("the Temporal run {run}");
+        }
         match (&self.tab, self.is_browser()) {
             (Some(tab), _) => format!("a browser tab (tab {tab})"),
             (None, true) => "a browser tab".into(),
@@ -84,6 +109,8 @@ impl Holder {
     pub fn refusal(&self, path: &str) -> String {
         let gone = if self.is_browser() {
             "if no browser tab is running it (a tab that crashed)"
+        } else if self.is_temporal() {
+            "if that run was terminated before it could end (`planvault runs` lists it)"
         } else {
             "if that process is gone (a crash, another machine)"
         };
@@ -148,6 +175,18 @@ mod tests {
             "the terminal's format"
         );
         assert_eq!(Holder::browser("t1").render(), "host=browser\ntab=t1\n");
+        let run = Holder::temporal("planvault-0123456789ab-main");
+        assert_eq!(Holder::parse(&run.render()), run);
+        assert_eq!(
+            run.render(),
+            "host=temporal\nrun=planvault-0123456789ab-main\n"
+        );
+        let refusal = run.refusal(LOCK_FILE);
+        assert!(
+            refusal.contains("the Temporal run planvault-0123456789ab-main")
+                && refusal.contains("terminated"),
+            "{refusal}"
+        );
         let odd = Holder::parse("garbage");
         assert_eq!((odd.pid.as_str(), odd.host.as_str()), ("?", "?"));
         let cli = Holder::process(4242, "build-box").refusal(LOCK_FILE);

@@ -394,12 +394,7 @@ impl VaultLock {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let holder = Holder::parse(&fs::read_to_string(&path).unwrap_or_default());
-                    let stale = holder.host == host_name()
-                        && holder
-                            .pid
-                            .parse::<u32>()
-                            .is_ok_and(|pid| !process_alive(pid));
-                    if !stale {
+                    if !stale(&holder) {
                         return Err(LockError::Held {
                             holder,
                             path: shown,
@@ -418,6 +413,17 @@ impl Drop for VaultLock {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.path);
     }
+}
+
+/// Whether a lock file's holder is a process of this machine that has
+/// ended (a holder elsewhere, a browser tab or a Temporal run cannot be
+/// seen from here, so is never stale).
+pub fn stale(holder: &Holder) -> bool {
+    holder.host == host_name()
+        && holder
+            .pid
+            .parse::<u32>()
+            .is_ok_and(|pid| !process_alive(pid))
 }
 
 /// This machine's name, as a lock file records it.

@@ -170,6 +170,10 @@ pub struct PostIn {
     pub body: String,
     pub timeout_ms: u32,
     pub total_timeout_ms: Option<u64>,
+    /// Variables whose values MCP servers are given: scrubbed from the
+    /// reply on the worker, as the key is.
+    #[serde(default)]
+    pub scrub_env: Vec<String>,
 }
 
 /// A whole model reply: its head and body.
@@ -199,7 +203,7 @@ pub struct VaultActivities;
 
 /// The vault folder, if this worker has it; else a retryable failure (the
 /// activity goes to a worker that has it, or waits for the mount).
-fn vault_root(vault: &str) -> Result<PathBuf, ActivityError> {
+pub(crate) fn vault_root(vault: &str) -> Result<PathBuf, ActivityError> {
     let root = PathBuf::from(vault);
     if root.is_absolute() && root.is_dir() {
         Ok(root)
@@ -266,12 +270,12 @@ async fn changing(
 }
 
 /// A failure Temporal retries (the worker, not the run, could not go on).
-fn failure(message: String) -> ActivityError {
+pub(crate) fn failure(message: String) -> ActivityError {
     ActivityError::from(std::io::Error::other(message))
 }
 
 /// Run blocking native-host work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ActivityError> {
     tokio::task::spawn_blocking(work)
@@ -281,7 +285,7 @@ async fn blocking<T: Send + 'static>(
 
 /// Wait for `work` while telling the server every second that this worker
 /// is alive (and at every `beat` it sends).
-async fn beating<T: Send + 'static>(
+pub(crate) async fn beating<T: Send + 'static>(
     ctx: &ActivityContext,
     beats: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
     work: tokio::task::JoinHandle<T>,
@@ -439,6 +443,7 @@ impl VaultActivities {
                 if let Some(key) = key.as_deref().filter(|k| k.len() >= 4) {
                     text = text.replace(key, "<redacted>");
                 }
+                let text = crate::mcp::scrub_env(text, &input.scrub_env);
                 Ok::<_, LlmError>(PostOut {
                     status: head.status,
                     content_type: head.content_type,

@@ -74,6 +74,8 @@ pub fn run_worker(target: &Target) -> Result<(), TemporalError> {
         let client = connect(target).await?;
         let options = WorkerOptions::new(target.task_queue.clone())
             .register_activities(VaultActivities)
+            .register_activities(crate::mcp::McpActivities)
+            .register_activities(crate::lock::LockActivities)
             .register_workflow::<PlanvaultRun>()
             .map_err(|e| fail("cannot register the workflow", e))?
             // The driver's inbox wakes the run from the `decide` update's

@@ -42,6 +42,8 @@ pub struct TemporalHost {
     /// A PLAN.md run: the host over the plan file's folder (the same
     /// activities, so the same compare-and-swap) and the file's name.
     plan_file: Option<(Box<TemporalHost>, String)>,
+    /// The vault's MCP servers (`crate::mcp`).
+    mcp: crate::mcp::McpState,
 }
 
 impl TemporalHost {
@@ -59,6 +61,7 @@ impl TemporalHost {
             seen: RefCell::new(BTreeMap::new()),
             case_insensitive: Cell::new(false),
             plan_file: None,
+            mcp: crate::mcp::McpState::default(),
         }
     }
 
@@ -70,10 +73,28 @@ impl TemporalHost {
         self
     }
 
+    /// The run's MCP servers, reached through `crate::mcp`'s activities.
+    pub fn with_mcp(mut self, servers: Vec<crate::mcp::McpServerSpec>) -> Self {
+        self.mcp = crate::mcp::McpState::new(servers);
+        self
+    }
+
+    pub(crate) fn mcp_state(&self) -> &crate::mcp::McpState {
+        &self.mcp
+    }
+
+    pub(crate) fn context(&self) -> &WorkflowContext<PlanvaultRun> {
+        &self.ctx
+    }
+
+    pub(crate) fn activity_config(&self) -> &ActivityConfig {
+        &self.activity
+    }
+
     /// A vault activity: retried by Temporal (the config's attempts and
     /// backoff) when its worker cannot serve it; never cancelled halfway by
     /// a run's cancellation (the driver stops at its next checkpoint).
-    fn vault_options(&self) -> ActivityOptions {
+    pub(crate) fn vault_options(&self) -> ActivityOptions {
         ActivityOptions::with_start_to_close_timeout(VAULT_ACTIVITY)
             .retry_policy(
                 RetryPolicy::builder()
@@ -228,6 +249,7 @@ impl Host for TemporalHost {
             body: body.to_string(),
             timeout_ms,
             total_timeout_ms: self.config.total_timeout_ms,
+            scrub_env: crate::mcp::secret_names(&self.mcp.servers),
         };
         let out = self
             .ctx
@@ -301,6 +323,23 @@ impl Host for TemporalHost {
         folder.write(name, text).await?;
         // The names `materialize` gave the run vault's notes.
         Ok(planvault_core::vault::save_plan(plan).into_iter().collect())
+    }
+
+    async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {
+        self.list_mcp().await
+    }
+
+    async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, String> {
+        self.call_mcp(server, tool, arguments).await
+    }
+
+    fn mcp_down(&self, server: &str) -> Option<String> {
+        self.mcp_down_reason(server)
     }
 
     async fn command(&self, command: &str) -> Option<(i32, String)> {

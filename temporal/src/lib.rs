@@ -7,13 +7,16 @@
 //! folder every worker can reach at the same absolute path; the workflow's
 //! input names it and carries no secret (an endpoint's key is named, and
 //! the worker reads it from its own environment inside the model call's
-//! activity). [`client`] is what the CLI's `worker`, `submit`, `runs`,
-//! `decide` and `cancel` call.
+//! activity). MCP servers are reached through [`mcp`]'s activities, and the
+//! vault's run lock is held through [`lock`]'s. [`client`] is what the
+//! CLI's `worker`, `submit`, `runs`, `decide` and `cancel` call.
 
 pub mod activities;
 pub mod client;
 pub mod git_vault;
 pub mod host;
+pub mod lock;
+pub mod mcp;
 pub mod plans;
 pub mod workflow;
 
@@ -76,6 +79,9 @@ pub struct Submission {
     pub host: HostConfig,
     /// Temporal's activity options, from the vault's `[http]` config.
     pub activity: ActivityConfig,
+    /// The vault's `[mcp.servers]`: names of variables, never their values.
+    #[serde(default)]
+    pub mcp: Vec<mcp::McpServerSpec>,
 }
 
 impl Submission {

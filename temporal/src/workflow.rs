@@ -10,6 +10,7 @@ use planvault_protocol::{AskKind, FromWorker, PersonReply, ToWorker};
 use planvault_runner::{run_with, Humans, Inbox, Options};
 use std::future::Future;
 use temporalio_macros::{workflow, workflow_methods};
+use temporalio_workflow::common::error::ApplicationFailure;
 use temporalio_workflow::{
     SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
@@ -88,7 +89,25 @@ impl PlanvaultRun {
             submission.vault.clone(),
             submission.host.clone(),
             submission.activity.clone(),
-        );
+        )
+        .with_mcp(submission.mcp.clone());
+        // One run per vault, as every host: refused before anything is read.
+        // A git vault's run has its own branch (`planvault/<run>`), named
+        // with the workflow id's run name: no lock file to hold.
+        let lock = crate::git_vault::GitSource::parse(&submission.vault)
+            .is_none()
+            .then(|| crate::lock::LockIn {
+                vault: submission.vault.clone(),
+                run: ctx.workflow_id().to_string(),
+            });
+        if let Some(lock) = &lock {
+            if let Err(why) = crate::lock::hold(ctx, lock.clone(), host.vault_options()).await {
+                ctx.state_mut(|s| s.state.failed = Some(why.clone()));
+                return Err(WorkflowTermination::failed_application(
+                    ApplicationFailure::non_retryable(why),
+                ));
+            }
+        }
         let mut options = Options {
             humans: Humans::Ask,
             stop_reason: "cancelled through Temporal".into(),
@@ -111,6 +130,9 @@ impl PlanvaultRun {
             }
             Err(error) => {
                 ctx.state_mut(|s| s.observe(&FromWorker::Failed { error }));
+                if let Some(lock) = lock {
+                    crate::lock::give_back(ctx, lock, host.vault_options()).await;
+                }
                 return Ok(ctx.state(|s| s.state.clone()));
             }
         }
@@ -129,6 +151,10 @@ impl PlanvaultRun {
             run.as_mut().poll(cx)
         })
         .await;
+        crate::mcp::close(&host).await;
+        if let Some(lock) = lock {
+            crate::lock::give_back(ctx, lock, host.vault_options()).await;
+        }
         if cancelled {
             return Err(WorkflowTermination::cancelled());
         }
