@@ -223,25 +223,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     assert!(requests.iter().all(|r| r.authorized));
 
     // The vault ends as the terminal's run left its copy (but the run id).
-    let run_id = std::fs::read_to_string(shared.join("00_plan-trace/run-id")).unwrap();
-    let local_id = std::fs::read_to_string(local.join("00_plan-trace/run-id")).unwrap();
-    let same = |files: Vec<(String, String)>, id: &str| -> Vec<(String, String)> {
-        files
-            .into_iter()
-            .map(|(p, t)| (p, t.replace(id.trim(), "<run-id>")))
-            .collect()
-    };
-    let ours = same(vault_files(&shared), &run_id);
-    let theirs = same(vault_files(&local), &local_id);
-    let names = |f: &[(String, String)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&ours), names(&theirs));
-    for ((path, a), (_, b)) in ours.iter().zip(&theirs) {
-        // The receipt and journal carry times; their answers must agree.
-        if path.ends_with("journal.jsonl") || path.contains("receipt") {
-            continue;
-        }
-        assert_eq!(a, b, "{path} differs from `planvault run`'s");
-    }
+    assert_same_vault(&shared, &local);
     for note in ["draft.md", "review.md", "send.md"] {
         assert_eq!(status_of(&shared, note), "done", "{note}");
     }
@@ -520,24 +502,7 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
         ],
     );
     let plans = result.join("plans");
-    let run_id = std::fs::read_to_string(plans.join("00_plan-trace/run-id")).unwrap();
-    let local_id = std::fs::read_to_string(local.join("00_plan-trace/run-id")).unwrap();
-    let same = |files: Vec<(String, String)>, id: &str| -> Vec<(String, String)> {
-        files
-            .into_iter()
-            .map(|(p, t)| (p, t.replace(id.trim(), "<run-id>")))
-            .collect()
-    };
-    let ours = same(vault_files(&plans), &run_id);
-    let theirs = same(vault_files(&local), &local_id);
-    let names = |f: &[(String, String)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&ours), names(&theirs));
-    for ((path, a), (_, b)) in ours.iter().zip(&theirs) {
-        if path.ends_with("journal.jsonl") || path.contains("receipt") {
-            continue;
-        }
-        assert_eq!(a, b, "{path} differs from `planvault run`'s");
-    }
+    assert_same_vault(&plans, &local);
     let log = git(&result, &["log", "--format=%s", "planvault/first"]);
     let subjects: Vec<&str> = log.lines().collect();
     assert_eq!(subjects.last(), Some(&"the plan"));
@@ -1022,4 +987,25 @@ fn a_temporal_run_and_a_terminal_run_refuse_each_others_vault() {
         "the refused run called nothing: {asked:#?}"
     );
     assert!(!lock.exists());
+}
+
+/// `ours` holds the files `planvault run` left in `theirs`, byte for byte
+/// but the run id; the receipt and journal carry times and are left out.
+fn assert_same_vault(ours: &Path, theirs: &Path) {
+    let same = |vault: &Path| -> Vec<(String, String)> {
+        let id = std::fs::read_to_string(vault.join("00_plan-trace/run-id")).unwrap();
+        vault_files(vault)
+            .into_iter()
+            .map(|(p, t)| (p, t.replace(id.trim(), "<run-id>")))
+            .collect()
+    };
+    let (ours, theirs) = (same(ours), same(theirs));
+    let names = |f: &[(String, String)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs));
+    for ((path, a), (_, b)) in ours.iter().zip(&theirs) {
+        if path.ends_with("journal.jsonl") || path.contains("receipt") {
+            continue;
+        }
+        assert_eq!(a, b, "{path} differs from `planvault run`'s");
+    }
 }
