@@ -469,7 +469,9 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     let Some(server) = DevServer::for_test() else {
         return;
     };
-    let _worker = start_git_worker(&server, "git", &dir.path().join("cache"));
+    let cache = dir.path().join("cache");
+    let worker = start_git_worker(&server, "git", &cache);
+    let worker_folder = cache.join(format!("worker-{}", worker.0.id()));
 
     // Credentials in the URL are refused before anything is submitted.
     let stub = Stub::start(loop_script(), 0, None).unwrap();
@@ -499,6 +501,13 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     let url = git_remote(dir.path(), "loop", &example_vault(&dir.path().join("seed")));
     let out = submit_git(&server, &url, &stub, &["--run", "first", "--wait"]);
     assert!(out.status.success(), "{}", text(&out));
+    // The run ended: its clone is gone from the worker's cache, whose
+    // folder names this machine (a shared cache's sweep keeps to its own).
+    assert_eq!(clones(&worker_folder), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_to_string(worker_folder.join("host")).unwrap(),
+        format!("{}\n", planvault_runner::native::host_name())
+    );
     assert_eq!(
         stub.requests().len(),
         local_stub.requests().len(),
@@ -645,6 +654,17 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
         ["done", "done", "done"]
     );
     assert_eq!(gate_stub.requests().len(), 2, "nothing ran twice");
+    assert_eq!(clones(&worker_folder), Vec::<String>::new());
+}
+
+/// The clones in a worker's cache folder.
+fn clones(worker_folder: &Path) -> Vec<String> {
+    std::fs::read_dir(worker_folder)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// A value only the workers hold, given to the MCP server by name.
