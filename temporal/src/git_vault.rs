@@ -259,10 +259,11 @@ pub fn sweep(
         // `stale` is the run lock's own test: this machine's process that
         // has ended.
         let holder = planvault_runner::lock::Holder::process(pid, marked.trim());
-        if marked.trim() == host && planvault_runner::native::stale(&holder) {
-            if std::fs::remove_dir_all(&folder).is_ok() {
-                removed.push(folder);
-            }
+        if marked.trim() == host
+            && planvault_runner::native::stale(&holder)
+            && std::fs::remove_dir_all(&folder).is_ok()
+        {
+            removed.push(folder);
         }
     }
     Ok(removed)
