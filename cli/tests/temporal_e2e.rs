@@ -451,7 +451,9 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     let Some(server) = DevServer::for_test() else {
         return;
     };
-    let _worker = start_git_worker(&server, "git", &dir.path().join("cache"));
+    let cache = dir.path().join("cache");
+    let worker = start_git_worker(&server, "git", &cache);
+    let worker_folder = cache.join(format!("worker-{}", worker.0.id()));
 
     // Credentials in the URL are refused before anything is submitted.
     let stub = Stub::start(loop_script(), 0, None).unwrap();
@@ -481,6 +483,13 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     let url = git_remote(dir.path(), "loop", &example_vault(&dir.path().join("seed")));
     let out = submit_git(&server, &url, &stub, &["--run", "first", "--wait"]);
     assert!(out.status.success(), "{}", text(&out));
+    // The run ended: its clone is gone from the worker's cache, whose
+    // folder names this machine (a shared cache's sweep keeps to its own).
+    assert_eq!(clones(&worker_folder), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_to_string(worker_folder.join("host")).unwrap(),
+        format!("{}\n", planvault_runner::native::host_name())
+    );
     assert_eq!(
         stub.requests().len(),
         local_stub.requests().len(),
@@ -610,6 +619,81 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
         ["done", "done", "done"]
     );
     assert_eq!(gate_stub.requests().len(), 2, "nothing ran twice");
+    assert_eq!(clones(&worker_folder), Vec::<String>::new());
+}
+
+#[test]
+fn a_git_clone_longer_than_the_heartbeat_timeout_finishes_in_its_first_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    // The worker's git takes 13 s to clone (more than the 10 s heartbeat
+    // timeout): only an activity that heartbeats while git works gets
+    // through in one attempt.
+    let real = String::from_utf8(Command::new("which").arg("git").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\ncase \"$1\" in clone) sleep 13;; esac\nexec {real} \"$@\"\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let _worker = Killed(
+        planvault()
+            .args(["worker", "--temporal", &server.address()])
+            .args(["--task-queue", "slow-git"])
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("PLANVAULT_GIT_CACHE", dir.path().join("cache"))
+            .env("PATH", path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    let url = git_remote(dir.path(), "slow", &example_vault(&dir.path().join("seed")));
+    let out = planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
+        .args(["submit", "--git", &url, "--vault-dir", "plans"])
+        .args(["--temporal", &server.address(), "--task-queue", "slow-git"])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model", "--run", "slow", "--wait"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let id = said
+        .lines()
+        .find_map(|l| l.strip_prefix("submitted "))
+        .unwrap_or_else(|| panic!("{said}"))
+        .trim();
+    let history = workflow_history(&server, id);
+    assert!(
+        history.contains("\"attempt\":1"),
+        "attempts are in the history"
+    );
+    assert!(
+        !history.contains("\"attempt\":2"),
+        "an activity was retried"
+    );
+}
+
+/// The clones in a worker's cache folder.
+fn clones(worker_folder: &Path) -> Vec<String> {
+    std::fs::read_dir(worker_folder)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// A value only the workers hold, given to the MCP server by name.

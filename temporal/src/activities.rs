@@ -230,20 +230,42 @@ fn place(vault: &str) -> Result<Place, ActivityError> {
     }
 }
 
+/// Run `work` on this worker's clone of a git vault, sweeping the cache
+/// first when it is due.
+fn checked_out<T>(
+    source: &GitSource,
+    work: impl FnOnce(&git_vault::Checkout) -> Result<T, git_vault::GitVaultError>,
+) -> Result<T, git_vault::GitVaultError> {
+    git_vault::tend_cache();
+    git_vault::with_checkout(source, &git_vault::cache_root(), work)
+}
+
+/// Run blocking git work, heartbeating while it runs: a first clone of a
+/// large repository outlasts any fixed bound, and a worker lost meanwhile
+/// is noticed at the heartbeat timeout, not at the end of the bound.
+async fn git_work<T: Send + 'static>(
+    ctx: &ActivityContext,
+    work: impl FnOnce() -> Result<T, git_vault::GitVaultError> + Send + 'static,
+) -> Result<T, ActivityError> {
+    let (_tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    beating(ctx, &mut rx, tokio::task::spawn_blocking(work))
+        .await?
+        .map_err(|e| failure(e.to_string()))
+}
+
 /// Run `work` over the vault's folder: a shared folder as it is, a git
 /// vault's clone once it is the remote's run branch (a person's push is
 /// seen).
 async fn in_vault<T: Send + 'static>(
+    ctx: &ActivityContext,
     vault: &str,
     work: impl FnOnce(&Path) -> T + Send + 'static,
 ) -> Result<T, ActivityError> {
     match place(vault)? {
         Place::Folder(root) => blocking(move || work(&root)).await,
-        Place::Git(source) => blocking(move || {
-            git_vault::with_checkout(&source, &git_vault::cache_root(), |c| Ok(work(&c.vault())))
-        })
-        .await?
-        .map_err(|e| failure(e.to_string())),
+        Place::Git(source) => {
+            git_work(ctx, move || checked_out(&source, |c| Ok(work(&c.vault())))).await
+        }
     }
 }
 
@@ -251,6 +273,7 @@ async fn in_vault<T: Send + 'static>(
 /// git vault as one commit on the run's branch, pushed before the activity
 /// completes (made again over the remote's tip when the push is rejected).
 async fn changing(
+    ctx: &ActivityContext,
     vault: &str,
     path: String,
     what: &'static str,
@@ -258,14 +281,13 @@ async fn changing(
 ) -> Result<Result<(), WireHostError>, ActivityError> {
     match place(vault)? {
         Place::Folder(root) => blocking(move || apply(&root).map_err(Into::into)).await,
-        Place::Git(source) => blocking(move || {
-            git_vault::with_checkout(&source, &git_vault::cache_root(), |c| {
+        Place::Git(source) => git_work(ctx, move || {
+            checked_out(&source, |c| {
                 c.change(&path, &format!("{what} {path}"), apply)
             })
         })
-        .await?
-        .map(|done| done.map_err(Into::into))
-        .map_err(|e| failure(e.to_string())),
+        .await
+        .map(|done| done.map_err(Into::into)),
     }
 }
 
@@ -325,10 +347,10 @@ fn unchanged(current: Option<&[u8]>, expected: &Expected, text: &str) -> bool {
 impl VaultActivities {
     #[activity]
     pub async fn list(
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         vault: String,
     ) -> Result<Result<Listed, WireHostError>, ActivityError> {
-        in_vault(&vault, move |root| {
+        in_vault(&ctx, &vault, move |root| {
             let host = NativeHost::new(root);
             let files = block_on(host.list()).expect("the native host never waits")?;
             Ok(Listed {
@@ -341,10 +363,10 @@ impl VaultActivities {
 
     #[activity]
     pub async fn read(
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: FileIn,
     ) -> Result<Result<Option<String>, WireHostError>, ActivityError> {
-        in_vault(&input.vault.clone(), move |root| {
+        in_vault(&ctx, &input.vault.clone(), move |root| {
             let host = NativeHost::new(root);
             block_on(host.read(&input.path))
                 .expect("the native host never waits")
@@ -357,11 +379,11 @@ impl VaultActivities {
     /// the run last saw (a person's edit since is never overwritten).
     #[activity]
     pub async fn write(
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: WriteIn,
     ) -> Result<Result<(), WireHostError>, ActivityError> {
         let (vault, path) = (input.vault.clone(), input.path.clone());
-        changing(&vault, path, "write", move |root| {
+        changing(&ctx, &vault, path, "write", move |root| {
             let full = confine(root, &input.path)?;
             let current = match std::fs::read(&full) {
                 Ok(bytes) => Some(bytes),
@@ -390,7 +412,7 @@ impl VaultActivities {
     ) -> Result<Result<(), WireHostError>, ActivityError> {
         let retried = ctx.info().attempt > 1;
         let (vault, path) = (input.vault.clone(), input.path.clone());
-        changing(&vault, path, "append to", move |root| {
+        changing(&ctx, &vault, path, "append to", move |root| {
             let full = confine(root, &input.path)?;
             if retried {
                 if let Ok(bytes) = std::fs::read(&full) {
@@ -407,11 +429,11 @@ impl VaultActivities {
 
     #[activity]
     pub async fn remove(
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: FileIn,
     ) -> Result<Result<(), WireHostError>, ActivityError> {
         let (vault, path) = (input.vault.clone(), input.path.clone());
-        changing(&vault, path, "remove", move |root| {
+        changing(&ctx, &vault, path, "remove", move |root| {
             let host = NativeHost::new(root);
             block_on(host.remove(&input.path)).expect("the native host never waits")
         })
@@ -458,6 +480,22 @@ impl VaultActivities {
         beating(&ctx, &mut rx, work).await
     }
 
+    /// The run has ended: its clone on this worker goes (the other workers
+    /// that served it sweep theirs once unused for [`git_vault::UNUSED`]).
+    /// A shared folder's run has nothing to remove.
+    #[activity]
+    pub async fn forget(ctx: ActivityContext, vault: String) -> Result<(), ActivityError> {
+        match place(&vault) {
+            Ok(Place::Git(source)) => {
+                git_work(&ctx, move || {
+                    git_vault::remove_clone(&source, &git_vault::cache_root())
+                })
+                .await
+            }
+            _ => Ok(()),
+        }
+    }
+
     #[activity]
     pub async fn fetch_text(
         _ctx: ActivityContext,
@@ -485,27 +523,24 @@ impl VaultActivities {
             let env = command_env(std::env::vars(), &input.command_env);
             match place {
                 Place::Folder(root) => Ok(run_command(&input.command, Some(&root), &env)),
-                Place::Git(source) => {
-                    git_vault::with_checkout(&source, &git_vault::cache_root(), |c| {
-                        let (code, mut output) =
-                            run_command(&input.command, Some(&c.vault()), &env);
-                        let said = match c.commit_command(&input.command) {
-                            Ok(said) => said,
-                            Err(e) => Some(format!(
-                                "planvault: the command's changes were not pushed: {e}"
-                            )),
-                        };
-                        if let Some(said) = said {
-                            output.push_str(if output.ends_with('\n') || output.is_empty() {
-                                ""
-                            } else {
-                                "\n"
-                            });
-                            output.push_str(&said);
-                        }
-                        Ok((code, output))
-                    })
-                }
+                Place::Git(source) => checked_out(&source, |c| {
+                    let (code, mut output) = run_command(&input.command, Some(&c.vault()), &env);
+                    let said = match c.commit_command(&input.command) {
+                        Ok(said) => said,
+                        Err(e) => Some(format!(
+                            "planvault: the command's changes were not pushed: {e}"
+                        )),
+                    };
+                    if let Some(said) = said {
+                        output.push_str(if output.ends_with('\n') || output.is_empty() {
+                            ""
+                        } else {
+                            "\n"
+                        });
+                        output.push_str(&said);
+                    }
+                    Ok((code, output))
+                }),
             }
         });
         beating(&ctx, &mut rx, work)

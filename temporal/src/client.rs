@@ -68,6 +68,9 @@ async fn connect(target: &Target) -> Result<Client, TemporalError> {
 /// Poll the task queue until the process is killed: run workflows and
 /// activities of planvault runs.
 pub fn run_worker(target: &Target) -> Result<(), TemporalError> {
+    // Clones of runs this machine's ended workers left behind, and this
+    // worker's own unused ones (then again on checkouts, hourly).
+    crate::git_vault::tend_cache();
     runtime()?.block_on(async {
         let runtime = Runtime::from_current_tokio(Default::default())
             .map_err(|e| fail("cannot start the Temporal runtime", e))?;

@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 /// What a git run's vault string starts with (then the [`GitSource`] as
 /// JSON); a shared folder's is an absolute path, never this.
@@ -160,23 +161,207 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// The folder this worker keeps its clones in: `PLANVAULT_GIT_CACHE` (or
-/// the temporary folder's `planvault-git`), then this process's id, so two
-/// workers on one machine never share a clone.
-pub fn cache_root() -> PathBuf {
-    let base = std::env::var_os("PLANVAULT_GIT_CACHE")
+/// The folder every worker on this machine keeps its own folder in:
+/// `PLANVAULT_GIT_CACHE`, or the temporary folder's `planvault-git`.
+pub fn cache_base() -> PathBuf {
+    std::env::var_os("PLANVAULT_GIT_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("planvault-git"));
-    base.join(format!("worker-{}", std::process::id()))
+        .unwrap_or_else(|| std::env::temp_dir().join("planvault-git"))
+}
+
+/// The folder this worker keeps its clones in: [`cache_base`], then this
+/// process's id, so two workers on one machine never share a clone.
+pub fn cache_root() -> PathBuf {
+    cache_base().join(format!("worker-{}", std::process::id()))
+}
+
+/// A clone its worker has not used this long is removed by the worker's
+/// sweep (a run waiting longer clones again when it goes on).
+pub const UNUSED: Duration = Duration::from_secs(24 * 60 * 60);
+/// A worker sweeps its cache at start, then at most this often (on a
+/// checkout).
+const SWEEP_EVERY: Duration = Duration::from_secs(60 * 60);
+/// In a worker's folder: the machine the worker runs on. A cache shared
+/// over NFS holds other machines' workers, whose process ids mean nothing
+/// here; a folder without it is never swept by another process.
+const HOST_MARKER: &str = "host";
+/// In a clone's `.git`: when its worker last used it (seconds since the
+/// epoch, by the worker's clock: the only sweeper of a live worker's clones
+/// is that worker).
+const USED_MARKER: &str = "planvault-used";
+
+/// Sweep this worker's cache if it has not been swept for
+/// [`SWEEP_EVERY`]: cheap enough to call on every checkout. Best effort:
+/// what cannot be removed now is tried again at the next sweep.
+pub fn tend_cache() {
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    {
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|at| at.elapsed() < SWEEP_EVERY) {
+            return;
+        }
+        *last = Some(Instant::now());
+    }
+    let host = planvault_runner::native::host_name();
+    let _ = mark_worker(&cache_root(), &host);
+    let _ = sweep(
+        &cache_base(),
+        std::process::id(),
+        &host,
+        SystemTime::now(),
+        UNUSED,
+    );
+}
+
+/// Make a worker's folder and say which machine it belongs to.
+fn mark_worker(folder: &Path, host: &str) -> Result<(), GitVaultError> {
+    std::fs::create_dir_all(folder).map_err(|e| io(folder, e))?;
+    let marker = folder.join(HOST_MARKER);
+    if !marker.is_file() {
+        std::fs::write(&marker, format!("{host}\n")).map_err(|e| io(&marker, e))?;
+    }
+    Ok(())
+}
+
+/// Remove from the cache `base`: the clones in `me`'s own folder not used
+/// for `unused` (before `now`) that no activity holds, and the folders of
+/// workers marked as `host`'s whose process has ended. Another machine's
+/// folder, an unmarked one, and a live worker's are kept. The paths
+/// removed.
+pub fn sweep(
+    base: &Path,
+    me: u32,
+    host: &str,
+    now: SystemTime,
+    unused: Duration,
+) -> Result<Vec<PathBuf>, GitVaultError> {
+    let mut removed = Vec::new();
+    let entries = match std::fs::read_dir(base) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(io(base, e)),
+    };
+    for entry in entries.flatten() {
+        let folder = entry.path();
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix("worker-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            removed.extend(sweep_own(&folder, now, unused));
+            continue;
+        }
+        let marked = std::fs::read_to_string(folder.join(HOST_MARKER)).unwrap_or_default();
+        // `stale` is the run lock's own test: this machine's process that
+        // has ended.
+        let holder = planvault_runner::lock::Holder::process(pid, marked.trim());
+        if marked.trim() == host
+            && planvault_runner::native::stale(&holder)
+            && std::fs::remove_dir_all(&folder).is_ok()
+        {
+            removed.push(folder);
+        }
+    }
+    Ok(removed)
+}
+
+/// This worker's clones (and clones cut short) unused since `now -
+/// unused`, skipping any an activity holds.
+fn sweep_own(folder: &Path, now: SystemTime, unused: Duration) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let clone = folder.join(name.strip_prefix(".partial-").unwrap_or(&name));
+        let lock = clone_lock(&clone);
+        let held = match lock.try_lock() {
+            Ok(held) => held,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => continue,
+        };
+        let used = last_used(&path);
+        if now.duration_since(used).is_ok_and(|idle| idle >= unused)
+            && std::fs::remove_dir_all(&path).is_ok()
+        {
+            removed.push(path);
+        }
+        drop(held);
+        forget_lock(&clone, lock);
+    }
+    removed
+}
+
+/// When a clone was last used: its marker, else when its folder changed.
+fn last_used(clone: &Path) -> SystemTime {
+    std::fs::read_to_string(clone.join(".git").join(USED_MARKER))
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .map(|secs| SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+        .or_else(|| std::fs::metadata(clone).and_then(|m| m.modified()).ok())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// The clone of `source`'s run branch in the worker folder `cache`.
+fn clone_dir(source: &GitSource, cache: &Path) -> PathBuf {
+    let key = Sha256::digest(format!("{}\n{}", source.url, source.branch()).as_bytes());
+    let name: String = key.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    cache.join(name)
+}
+
+/// Remove the run's clone from the worker folder `cache` (the run has
+/// ended): waits for an activity that holds it, so no git command loses
+/// its folder halfway.
+pub fn remove_clone(source: &GitSource, cache: &Path) -> Result<(), GitVaultError> {
+    let root = clone_dir(source, cache);
+    let lock = clone_lock(&root);
+    let held = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let partial = cache.join(format!(
+        ".partial-{}",
+        root.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let mut result = Ok(());
+    for dir in [&root, &partial] {
+        match std::fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => result = Err(io(dir, e)),
+            _ => {}
+        }
+    }
+    drop(held);
+    forget_lock(&root, lock);
+    result
 }
 
 /// One lock per clone in this process: a run's activities come one at a
 /// time, but a timed-out attempt may still be at work beside its retry.
 fn clone_lock(dir: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    let locks = LOCKS.get_or_init(Default::default);
-    let mut locks = locks.lock().unwrap_or_else(|e| e.into_inner());
+    let mut locks = locks().lock().unwrap_or_else(|e| e.into_inner());
     locks.entry(dir.to_path_buf()).or_default().clone()
+}
+
+fn locks() -> &'static Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>> {
+    static LOCKS: OnceLock<Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    LOCKS.get_or_init(Default::default)
+}
+
+/// Drop a removed clone's lock unless someone else has it (holds it or
+/// waits on it): the table does not grow with every run a worker served.
+fn forget_lock(dir: &Path, lock: Arc<Mutex<()>>) {
+    let mut locks = locks().lock().unwrap_or_else(|e| e.into_inner());
+    // Only the table's reference and ours: no one can take it meanwhile,
+    // since a new taker goes through the table, held here.
+    if Arc::strong_count(&lock) == 2 {
+        locks.remove(dir);
+    }
 }
 
 /// A run's clone in a worker's cache, held for one activity.
@@ -193,9 +378,7 @@ pub fn with_checkout<T>(
     cache: &Path,
     work: impl FnOnce(&Checkout) -> Result<T, GitVaultError>,
 ) -> Result<T, GitVaultError> {
-    let key = Sha256::digest(format!("{}\n{}", source.url, source.branch()).as_bytes());
-    let name: String = key.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let root = cache.join(name);
+    let root = clone_dir(source, cache);
     let lock = clone_lock(&root);
     let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
     let checkout = Checkout {
@@ -203,6 +386,7 @@ pub fn with_checkout<T>(
         root,
     };
     checkout.open()?;
+    checkout.touch();
     checkout.sync()?;
     work(&checkout)
 }
@@ -221,13 +405,21 @@ impl Checkout {
         }
     }
 
+    /// Mark the clone used now (its worker's sweep keeps it a while).
+    fn touch(&self) {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let _ = std::fs::write(self.root.join(".git").join(USED_MARKER), format!("{now}\n"));
+    }
+
     /// Clone the remote unless this worker has already.
     fn open(&self) -> Result<(), GitVaultError> {
         if self.root.join(".git").is_dir() {
             return Ok(());
         }
         let parent = self.root.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        mark_worker(parent, &planvault_runner::native::host_name())?;
         // Cloned beside, then renamed: a clone cut short is never taken
         // for a whole one.
         let partial = parent.join(format!(
@@ -649,6 +841,130 @@ mod tests {
         assert_eq!(said, None);
         assert_eq!(on_branch(&url, "new.md"), "made\n");
         assert_eq!(on_branch(&url, "other.md"), "theirs\n");
+    }
+
+    /// A fake clone in `folder`, last used `ago` before `now`.
+    fn clone_used(folder: &Path, name: &str, now: SystemTime, ago: Duration) -> PathBuf {
+        let clone = folder.join(name);
+        std::fs::create_dir_all(clone.join(".git")).unwrap();
+        let at = now.duration_since(SystemTime::UNIX_EPOCH).unwrap() - ago;
+        std::fs::write(
+            clone.join(".git").join(USED_MARKER),
+            at.as_secs().to_string(),
+        )
+        .unwrap();
+        clone
+    }
+
+    #[test]
+    fn the_sweep_removes_stale_clones_and_dead_workers_and_keeps_the_rest() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path();
+        let here = planvault_runner::native::host_name();
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        let me = std::process::id();
+        let own = base.join(format!("worker-{me}"));
+        mark_worker(&own, &here).unwrap();
+        let fresh = clone_used(&own, "00000000000000f1", now, hour);
+        let stale = clone_used(&own, "00000000000000a1", now, UNUSED + hour);
+        let held = clone_used(&own, "00000000000000b1", now, UNUSED + hour);
+        // A clone cut short (no marker) long ago: its folder's time says.
+        let partial = own.join(".partial-00000000000000c1");
+        std::fs::create_dir_all(&partial).unwrap();
+        // A worker of this machine that has ended, one that runs (pid 1
+        // always does), another machine's, and an unmarked one.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let dead_here = base.join(format!("worker-{dead}"));
+        mark_worker(&dead_here, &here).unwrap();
+        clone_used(&dead_here, "00000000000000d1", now, hour);
+        let live_here = base.join("worker-1");
+        mark_worker(&live_here, &here).unwrap();
+        let elsewhere = base.join(format!("worker-{}", dead.wrapping_add(1)));
+        mark_worker(&elsewhere, "another-machine").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let unmarked = base.join(format!("worker-{}", child.id()));
+        child.wait().unwrap();
+        std::fs::create_dir_all(&unmarked).unwrap();
+        let unrelated = base.join("notes");
+        std::fs::create_dir_all(&unrelated).unwrap();
+
+        let lock = clone_lock(&held);
+        let guard = lock.lock().unwrap();
+        // A day and more from now: every clone unused since is stale.
+        let removed = sweep(base, me, &here, now + UNUSED + hour, UNUSED).unwrap();
+        let mut removed: Vec<_> = removed.iter().map(|p| p.as_path()).collect();
+        removed.sort();
+        let mut expected = vec![
+            fresh.as_path(),
+            stale.as_path(),
+            partial.as_path(),
+            dead_here.as_path(),
+        ];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(!stale.exists() && !partial.exists() && !dead_here.exists());
+        for kept in [&held, &own, &live_here, &elsewhere, &unmarked, &unrelated] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+        drop(guard);
+
+        // At `now` itself, a clone used an hour ago is kept, and once
+        // released the held one goes.
+        let fresh = clone_used(&own, "00000000000000f2", now, hour);
+        let removed = sweep(base, me, &here, now, UNUSED).unwrap();
+        assert_eq!(removed, vec![held.clone()]);
+        assert!(fresh.exists());
+        assert_eq!(
+            std::fs::read_to_string(own.join(HOST_MARKER)).unwrap(),
+            format!("{here}\n")
+        );
+    }
+
+    #[test]
+    fn a_run_that_ended_has_its_clone_removed_and_a_later_checkout_clones_again() {
+        let (dir, url) = remote(&[("plan/a.md", "a\n")]);
+        let source = source(&url);
+        let worker = dir.path().join("worker-1");
+        write(&source, &worker, "a.md", "a1\n", Some("a\n")).unwrap();
+        let clone = clone_dir(&source, &worker);
+        assert!(clone.join(".git").is_dir());
+        let here = planvault_runner::native::host_name();
+        assert_eq!(
+            std::fs::read_to_string(worker.join(HOST_MARKER)).unwrap(),
+            format!("{here}\n"),
+            "the worker folder names its machine"
+        );
+        let used = last_used(&clone);
+        let age = SystemTime::now().duration_since(used).unwrap();
+        assert!(age < Duration::from_secs(60), "touched on use: {age:?}");
+        // Another run's clone on the same worker stays.
+        let other = GitSource::new(&url, "main", "plan", "r2").unwrap();
+        with_checkout(&other, &worker, |_| Ok(())).unwrap();
+
+        // The removal waits for an activity that holds the clone.
+        let lock = clone_lock(&clone);
+        let guard = lock.lock().unwrap();
+        let remover = {
+            let (source, worker) = (source.clone(), worker.clone());
+            std::thread::spawn(move || remove_clone(&source, &worker))
+        };
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(clone.join(".git").is_dir(), "not removed while held");
+        drop(guard);
+        drop(lock);
+        remover.join().unwrap().unwrap();
+        assert!(!clone.exists());
+        assert!(clone_dir(&other, &worker).join(".git").is_dir());
+        // Removing it again is no error; a later activity clones again.
+        remove_clone(&source, &worker).unwrap();
+        let read = with_checkout(&source, &worker, |c| {
+            Ok(std::fs::read_to_string(c.vault().join("a.md")).unwrap())
+        })
+        .unwrap();
+        assert_eq!(read, "a1\n");
     }
 
     #[test]

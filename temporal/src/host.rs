@@ -25,6 +25,9 @@ const VAULT_ACTIVITY: Duration = Duration::from_secs(60);
 /// A long activity's worker is taken for dead after this long without a
 /// heartbeat (they beat every second).
 const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A git vault activity's bound: it heartbeats while git works, so a lost
+/// worker is noticed at [`HEARTBEAT`]; this only ends a git that hangs.
+const GIT_ACTIVITY: Duration = Duration::from_secs(30 * 60);
 /// A `@tool` command's bound (the native host kills it at 30 minutes).
 const COMMAND_ACTIVITY: Duration = Duration::from_secs(31 * 60);
 /// A model call's bound when the config sets no total.
@@ -106,6 +109,48 @@ impl TemporalHost {
             .build()
     }
 
+    /// A vault file activity: a shared folder's as [`Self::vault_options`];
+    /// a git vault's heartbeats while git works (a first clone of a large
+    /// repository may take minutes), so it is bounded by the heartbeat,
+    /// not by [`VAULT_ACTIVITY`], and a retry does not start over a clone
+    /// that was progressing.
+    pub(crate) fn file_options(&self) -> ActivityOptions {
+        if crate::git_vault::GitSource::parse(&self.vault).is_none() {
+            return self.vault_options();
+        }
+        ActivityOptions::with_start_to_close_timeout(GIT_ACTIVITY)
+            .heartbeat_timeout(HEARTBEAT)
+            .retry_policy(
+                RetryPolicy::builder()
+                    .initial_interval(Duration::from_millis(self.activity.retry_base_ms.max(1)))
+                    .maximum_attempts(self.activity.attempts.max(1))
+                    .build(),
+            )
+            .cancellation_token(WorkflowCancellationToken::new())
+            .build()
+    }
+
+    /// The run has ended: remove a git vault's clone on the worker that
+    /// serves this (the others sweep theirs when unused). Best effort: the
+    /// run has ended either way. Runs begun before this step existed
+    /// replay without it.
+    pub(crate) async fn forget_clone(&self) {
+        if crate::git_vault::GitSource::parse(&self.vault).is_none()
+            || !self.ctx.patched("git-clone-removed-at-end")
+        {
+            return;
+        }
+        let options = ActivityOptions::with_start_to_close_timeout(GIT_ACTIVITY)
+            .heartbeat_timeout(HEARTBEAT)
+            .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+            .cancellation_token(WorkflowCancellationToken::new())
+            .build();
+        let _ = self
+            .ctx
+            .execute_activity(VaultActivities::forget, self.vault.clone(), options)
+            .await;
+    }
+
     /// A model call: one attempt per activity; the driver's own retry
     /// policy (the same `[http]` numbers) retries it on a durable timer, so
     /// only one policy acts and every attempt is journaled by the driver.
@@ -152,7 +197,7 @@ impl Host for TemporalHost {
             .execute_activity(
                 VaultActivities::list,
                 self.vault.clone(),
-                self.vault_options(),
+                self.file_options(),
             )
             .await
             .map_err(|e| lost(&self.vault, e))?
@@ -164,7 +209,7 @@ impl Host for TemporalHost {
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
         let text = self
             .ctx
-            .execute_activity(VaultActivities::read, self.file(path), self.vault_options())
+            .execute_activity(VaultActivities::read, self.file(path), self.file_options())
             .await
             .map_err(|e| lost(path, e))?
             .map_err(HostError::from)?;
@@ -189,7 +234,7 @@ impl Host for TemporalHost {
             expected,
         };
         self.ctx
-            .execute_activity(VaultActivities::write, input, self.vault_options())
+            .execute_activity(VaultActivities::write, input, self.file_options())
             .await
             .map_err(|e| lost(path, e))?
             .map_err(HostError::from)?;
@@ -206,7 +251,7 @@ impl Host for TemporalHost {
             text: text.to_string(),
         };
         self.ctx
-            .execute_activity(VaultActivities::append, input, self.vault_options())
+            .execute_activity(VaultActivities::append, input, self.file_options())
             .await
             .map_err(|e| lost(path, e))?
             .map_err(HostError::from)?;
@@ -225,7 +270,7 @@ impl Host for TemporalHost {
             .execute_activity(
                 VaultActivities::remove,
                 self.file(path),
-                self.vault_options(),
+                self.file_options(),
             )
             .await
             .map_err(|e| lost(path, e))?

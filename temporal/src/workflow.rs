@@ -133,6 +133,7 @@ impl PlanvaultRun {
                 if let Some(lock) = lock {
                     crate::lock::give_back(ctx, lock, host.vault_options()).await;
                 }
+                host.forget_clone().await;
                 return Ok(ctx.state(|s| s.state.clone()));
             }
         }
@@ -155,6 +156,7 @@ impl PlanvaultRun {
         if let Some(lock) = lock {
             crate::lock::give_back(ctx, lock, host.vault_options()).await;
         }
+        host.forget_clone().await;
         if cancelled {
             return Err(WorkflowTermination::cancelled());
         }
