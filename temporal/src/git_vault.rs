@@ -191,7 +191,7 @@ const HOST_MARKER: &str = "host";
 const USED_MARKER: &str = "planvault-used";
 
 /// Sweep this worker's cache if it has not been swept for
-/// [`SWEEP_EVERY`]: cheap enough to call on every checkout. Best effort:
+/// an hour: cheap enough to call on every checkout. Best effort:
 /// what cannot be removed now is tried again at the next sweep.
 pub fn tend_cache() {
     static LAST: Mutex<Option<Instant>> = Mutex::new(None);
