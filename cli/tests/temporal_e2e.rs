@@ -38,6 +38,11 @@ fn planvault() -> Command {
 
 /// A worker holding the key in its environment.
 fn start_worker(server: &Server, queue: &str) -> Killed {
+    start_worker_with(server, queue, &[])
+}
+
+/// A worker holding the key and `env` besides.
+fn start_worker_with(server: &Server, queue: &str, env: &[(&str, &std::ffi::OsStr)]) -> Killed {
     Killed(
         planvault()
             .args([
@@ -48,6 +53,7 @@ fn start_worker(server: &Server, queue: &str) -> Killed {
                 queue,
             ])
             .env("PLANVAULT_API_KEY", SECRET)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -415,22 +421,7 @@ fn git_remote(dir: &Path, name: &str, vault: &Path) -> String {
 
 /// A worker with the key and its own git cache.
 fn start_git_worker(server: &Server, queue: &str, cache: &Path) -> Killed {
-    Killed(
-        planvault()
-            .args([
-                "worker",
-                "--temporal",
-                &server.address(),
-                "--task-queue",
-                queue,
-            ])
-            .env("PLANVAULT_API_KEY", SECRET)
-            .env("PLANVAULT_GIT_CACHE", cache)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
+    start_worker_with(server, queue, &[("PLANVAULT_GIT_CACHE", cache.as_os_str())])
 }
 
 fn submit_git(server: &Server, url: &str, stub: &Stub, extra: &[&str]) -> Output {
@@ -701,22 +692,7 @@ const MCP_SECRET: &str = "mcp-value-held-by-the-worker-only-8642";
 
 /// A worker holding the key and the MCP server's variable.
 fn start_mcp_worker(server: &Server, queue: &str) -> Killed {
-    Killed(
-        planvault()
-            .args([
-                "worker",
-                "--temporal",
-                &server.address(),
-                "--task-queue",
-                queue,
-            ])
-            .env("PLANVAULT_API_KEY", SECRET)
-            .env("MCP_TEST_PASSED", MCP_SECRET)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
+    start_worker_with(server, queue, &[("MCP_TEST_PASSED", MCP_SECRET.as_ref())])
 }
 
 /// server-everything (the root `package.json`'s dev dependency, run from

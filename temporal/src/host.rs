@@ -94,17 +94,20 @@ impl TemporalHost {
         &self.activity
     }
 
+    /// The config's attempts and backoff, for every vault activity.
+    fn vault_retries(&self) -> RetryPolicy {
+        RetryPolicy::builder()
+            .initial_interval(Duration::from_millis(self.activity.retry_base_ms.max(1)))
+            .maximum_attempts(self.activity.attempts.max(1))
+            .build()
+    }
+
     /// A vault activity: retried by Temporal (the config's attempts and
     /// backoff) when its worker cannot serve it; never cancelled halfway by
     /// a run's cancellation (the driver stops at its next checkpoint).
     pub(crate) fn vault_options(&self) -> ActivityOptions {
         ActivityOptions::with_start_to_close_timeout(VAULT_ACTIVITY)
-            .retry_policy(
-                RetryPolicy::builder()
-                    .initial_interval(Duration::from_millis(self.activity.retry_base_ms.max(1)))
-                    .maximum_attempts(self.activity.attempts.max(1))
-                    .build(),
-            )
+            .retry_policy(self.vault_retries())
             .cancellation_token(WorkflowCancellationToken::new())
             .build()
     }
@@ -120,12 +123,7 @@ impl TemporalHost {
         }
         ActivityOptions::with_start_to_close_timeout(GIT_ACTIVITY)
             .heartbeat_timeout(HEARTBEAT)
-            .retry_policy(
-                RetryPolicy::builder()
-                    .initial_interval(Duration::from_millis(self.activity.retry_base_ms.max(1)))
-                    .maximum_attempts(self.activity.attempts.max(1))
-                    .build(),
-            )
+            .retry_policy(self.vault_retries())
             .cancellation_token(WorkflowCancellationToken::new())
             .build()
     }
