@@ -7,7 +7,8 @@
 // gestures without a run are the peer. Reported per phase: the interval
 // between animation frames (p50/p95/p99/max, frames over 16.7 ms), one
 // canvas draw (`window.planvaultTest.frameTimes`, the e2e build) and the
-// long tasks (over 50 ms) the browser saw.
+// long tasks (over 50 ms) the browser saw, the frames missed within 0.5 s
+// of a step's end, and the machine's CPU shares (stolen time included).
 //
 //   scripts/test web-build                       # dist/ with the test hook
 //   cargo build -p planvault-llm-stub            # or PLANVAULT_LLM_STUB=…
@@ -17,7 +18,7 @@
 // --out) and prints them. Asserts nothing about speed: it fails only when
 // the run or the drawing did not happen.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { launchBrowser, openPage, ARTIFACTS_DIR } from '../tests/e2e/support/browser.mjs';
@@ -38,6 +39,8 @@ const { values: options } = parseArgs({
 const NODES = Number(options.nodes);
 const SECONDS = Number(options.seconds);
 const FRAME = 1000 / 60;
+/** How long after a step ends a missed frame is put down to it. */
+const STEP_END_MS = 500;
 
 /** A 300-note chain: each note one step, its answer streamed. */
 function vault(n) {
@@ -66,9 +69,30 @@ function stats(values) {
   };
 }
 
+/** The machine's CPU time so far by kind (Linux `/proc/stat`), or null. */
+function cpuTimes() {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal };
+  } catch {
+    return null;
+  }
+}
+
+/** Shares of the CPU between two `cpuTimes()`: busy, idle and stolen by the
+ * host (a virtual machine's neighbours; frames missed then are not ours). */
+function cpuShares(before, after) {
+  if (!before || !after) return null;
+  const d = (k) => after[k] - before[k];
+  const all = d('busy') + d('idle') + d('steal');
+  const pct = (k) => Math.round((100 * d(k)) / all);
+  return { busyPct: pct('busy'), idlePct: pct('idle'), stealPct: pct('steal') };
+}
+
 /** Pans (Shift+arrows) and zooms (wheel) the canvas for `seconds`, measuring. */
 async function measure(page, seconds) {
-  await page.evaluate(() => {
+  await page.evaluate((missed) => {
     window.planvaultTest.frameTimes(true);
     window.__intervals = [];
     window.__longTasks = [];
@@ -77,14 +101,26 @@ async function measure(page, seconds) {
       for (const e of list.getEntries()) window.__longTasks.push(e.duration);
     });
     window.__observer.observe({ type: 'longtask' });
+    // When a step ends (an output is kept), read every 50 ms: a missed
+    // frame within STEP_END_MS after one is counted as the step end's.
+    window.__stepEnds = [];
+    let outputs = window.planvaultTest.run().outputs.length;
+    window.__stepPoll = setInterval(() => {
+      const n = window.planvaultTest.run().outputs.length;
+      if (n !== outputs) window.__stepEnds.push(performance.now());
+      outputs = n;
+    }, 50);
+    window.__missedAt = [];
     let last = performance.now();
     const loop = (t) => {
+      if (t - last > missed) window.__missedAt.push(t);
       window.__intervals.push(t - last);
       last = t;
       if (!window.__stop) requestAnimationFrame(loop);
     };
     requestAnimationFrame(loop);
-  });
+  }, FRAME + 1);
+  const cpuBefore = cpuTimes();
   const box = await page.locator('#plan-canvas').boundingBox();
   const center = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
   await page.mouse.move(center.x, center.y);
@@ -98,16 +134,27 @@ async function measure(page, seconds) {
   const result = await page.evaluate(() => {
     window.__stop = true;
     window.__observer.disconnect();
-    return { intervals: window.__intervals.slice(1), longTasks: window.__longTasks };
+    clearInterval(window.__stepPoll);
+    return {
+      intervals: window.__intervals.slice(1),
+      longTasks: window.__longTasks,
+      stepEnds: window.__stepEnds,
+      missedAt: window.__missedAt.slice(1),
+    };
   });
+  const cpu = cpuShares(cpuBefore, cpuTimes());
   const draws = await page.evaluate(() => window.planvaultTest.frameTimes(true));
   if (draws.length === 0) throw new Error('the canvas was not redrawn while measured');
   return {
     frameInterval: stats(result.intervals),
     framesOver16_7ms: result.intervals.filter((t) => t > FRAME + 1).length,
+    stepEnds: result.stepEnds.length,
+    // The step end is seen up to 50 ms late: look from 100 ms before it.
+    framesOverNearStepEnds: result.missedAt.filter((t) => result.stepEnds.some((e) => t > e - 100 && t < e + STEP_END_MS)).length,
     draw: stats(draws),
     longTasks: result.longTasks.length,
     longestTaskMs: result.longTasks.length ? Math.max(...result.longTasks) : 0,
+    cpu,
   };
 }
 
