@@ -42,9 +42,6 @@ fn focus_canvas() {
 #[component]
 pub fn NotePicker() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let query = RwSignal::new(String::new());
-    let active = RwSignal::new(0usize);
-    let input_ref = NodeRef::<Input>::new();
 
     // Ctrl/Cmd+K anywhere, `/` when not typing in a field.
     let _shortcut = window_event_listener(ev::keydown, move |e| {
@@ -61,21 +58,30 @@ pub fn NotePicker() -> impl IntoView {
         }
     });
 
-    // A new pick starts empty, with the field focused.
-    Effect::new(move |_| {
-        if state.picker.with(Option::is_some) {
-            query.set(String::new());
-            active.set(0);
-            if let Some(input) = input_ref.get() {
-                let _ = input.focus();
-            }
-        }
+    // Built for each pick, so every pick starts with an empty query.
+    move || {
+        state
+            .picker
+            .get()
+            .map(|pick| view! { <PickerDialog pick=pick /> })
+    }
+}
+
+/// One pick: the query, the notes it matches and the one Enter chooses.
+#[component]
+fn PickerDialog(pick: Pick) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let query = RwSignal::new(String::new());
+    let active = RwSignal::new(0usize);
+    let input_ref = NodeRef::<Input>::new();
+    // Focused once it is on the page (this frame's rendering puts it there).
+    input_ref.on_load(|input| {
+        request_animation_frame(move || {
+            let _ = input.focus();
+        })
     });
 
     let found = Memo::new(move |_| {
-        if state.picker.with(Option::is_none) {
-            return Vec::new();
-        }
         state
             .open
             .with(|o| {
@@ -99,17 +105,13 @@ pub fn NotePicker() -> impl IntoView {
         focus_canvas();
     };
     let choose = move |index: usize| {
-        let pick = state.picker.get_untracked();
         state.picker.set(None);
         match pick {
-            Some(Pick::GoTo) => {
+            Pick::GoTo => {
                 go_to(state, index);
                 focus_canvas();
             }
-            Some(Pick::EdgeFrom(from)) => {
-                state.dialog.set(Some(Dialog::NewEdge { from, to: index }))
-            }
-            None => {}
+            Pick::EdgeFrom(from) => state.dialog.set(Some(Dialog::NewEdge { from, to: index })),
         }
     };
 
@@ -130,55 +132,53 @@ pub fn NotePicker() -> impl IntoView {
         e.prevent_default();
     };
 
-    let title = move || match state.picker.get() {
-        Some(Pick::EdgeFrom(from)) => state
+    let title = match pick {
+        Pick::EdgeFrom(from) => state
             .with_doc(|d| format!("New edge from {} to…", d.checked.plan.nodes[from].id))
             .unwrap_or_default(),
-        _ => "Go to note".to_string(),
+        Pick::GoTo => "Go to note".to_string(),
     };
 
     view! {
-        <Show when=move || state.picker.with(Option::is_some)>
-            <div class="picker-backdrop" on:click=move |_| close()></div>
-            <div class="picker" role="dialog" aria-modal="true" aria-labelledby="picker-title">
-                <label id="picker-title" for="picker-input">{title}</label>
-                <input id="picker-input" type="text" node_ref=input_ref autocomplete="off"
-                    placeholder="Title or path" role="combobox" aria-expanded="true"
-                    aria-controls="picker-list" aria-autocomplete="list"
-                    aria-activedescendant=move || format!("picker-option-{}", active.get())
-                    prop:value=move || query.get()
-                    on:input=move |e| {
-                        query.set(event_target_value(&e));
-                        active.set(0);
-                    }
-                    on:keydown=on_key />
-                <ul id="picker-list" role="listbox" aria-label="Notes">
-                    {move || {
-                        found
-                            .get()
-                            .into_iter()
-                            .enumerate()
-                            .map(|(k, (i, title, id))| {
-                                view! {
-                                    <li id=format!("picker-option-{k}") role="option"
-                                        aria-selected=move || (active.get() == k).to_string()
-                                        class:active=move || active.get() == k
-                                        on:mousedown=move |e| {
-                                            e.prevent_default();
-                                            choose(i);
-                                        }>
-                                        <span class="picker-title">{title}</span>
-                                        <span class="picker-path">{id}</span>
-                                    </li>
-                                }
-                            })
-                            .collect_view()
-                    }}
-                </ul>
-                <Show when=move || found.with(Vec::is_empty)>
-                    <p class="picker-empty">"No note matches"</p>
-                </Show>
-            </div>
-        </Show>
+        <div class="picker-backdrop" on:click=move |_| close()></div>
+        <div class="picker" role="dialog" aria-modal="true" aria-labelledby="picker-title">
+            <label id="picker-title" for="picker-input">{title}</label>
+            <input id="picker-input" type="text" node_ref=input_ref autocomplete="off"
+                placeholder="Title or path" role="combobox" aria-expanded="true"
+                aria-controls="picker-list" aria-autocomplete="list"
+                aria-activedescendant=move || format!("picker-option-{}", active.get())
+                prop:value=move || query.get()
+                on:input=move |e| {
+                    query.set(event_target_value(&e));
+                    active.set(0);
+                }
+                on:keydown=on_key />
+            <ul id="picker-list" role="listbox" aria-label="Notes">
+                {move || {
+                    found
+                        .get()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, (i, title, id))| {
+                            view! {
+                                <li id=format!("picker-option-{k}") role="option"
+                                    aria-selected=move || (active.get() == k).to_string()
+                                    class:active=move || active.get() == k
+                                    on:mousedown=move |e| {
+                                        e.prevent_default();
+                                        choose(i);
+                                    }>
+                                    <span class="picker-title">{title}</span>
+                                    <span class="picker-path">{id}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+            <Show when=move || found.with(Vec::is_empty)>
+                <p class="picker-empty">"No note matches"</p>
+            </Show>
+        </div>
     }
 }

@@ -94,28 +94,15 @@ pub fn SidePanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let facts = Memo::new(move |_| node_facts(state));
     let edge = Memo::new(move |_| edge_facts(state));
-    let body = RwSignal::new(String::new());
-    let edge_label = RwSignal::new(String::new());
-    // Start editing from the note's text whenever another node is selected
-    // or the note changed on disk; typing is kept until then.
-    // Keyed on the node and its text only: a status the run writes does
-    // not throw away what is being typed.
-    let body_source =
-        Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| (f.id.clone(), f.body.clone()))));
-    Effect::new(move |_| {
-        if let Some((_, text)) = body_source.get() {
-            body.set(text);
-        }
-    });
-    Effect::new(move |_| {
-        if let Some((_, _, _, label, _)) = edge.get() {
-            edge_label.set(label);
-        }
-    });
+    // The node panel is built again only when another node is selected: a
+    // status the run writes redraws its facts, not the text being typed.
+    let node_id = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| f.id.clone())));
     view! {
         <aside class="side" aria-label="Selection">
-            {move || facts.get().map(|f| view! { <NodePanel f=f body=body /> })}
-            {move || edge.get().map(|e| view! { <EdgePanel edge=e label=edge_label /> })}
+            {move || node_id.get().map(|_| view! { <NodePanel facts=facts /> })}
+            // Built again whenever the edge or its label changes, so its
+            // draft starts from what the note says.
+            {move || edge.get().map(|e| view! { <EdgePanel edge=e /> })}
             <Show when=move || facts.with(Option::is_none) && edge.with(Option::is_none)>
                 <p class="hint" id="panel-empty">"Select a card or an edge to edit it. The ? on the canvas explains the drawing."</p>
             </Show>
@@ -129,43 +116,71 @@ fn set_knob(state: AppState, index: usize, key: &'static str, value: Option<Knob
     state.run(|doc| commands::set_knob(doc, index, key, value));
 }
 
-/// The selected node: its knobs, its text and its outgoing edges.
+/// The selected node (`facts`, never `None` while this panel is shown):
+/// its knobs, its text and its outgoing edges.
 #[component]
-fn NodePanel(f: NodeFacts, body: RwSignal<String>) -> impl IntoView {
+fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let index = f.index;
-    let rename_current = crate::doc::basename(&f.id).to_string();
+    let read = move |field: fn(&NodeFacts) -> String| {
+        facts.with(|f| f.as_ref().map(field).unwrap_or_default())
+    };
+    let body = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| f.body.clone())));
+    let outgoing =
+        move || facts.with(|f| f.as_ref().map(|f| f.outgoing.clone()).unwrap_or_default());
+    let rename = move |_| {
+        let current = facts.with_untracked(|f| {
+            f.as_ref()
+                .map(|f| (f.index, crate::doc::basename(&f.id).to_string()))
+        });
+        if let Some((node, current)) = current {
+            state.dialog.set(Some(Dialog::Rename { node, current }));
+        }
+    };
     view! {
         <section aria-labelledby="panel-title" class="panel-node">
-            <h2 id="panel-title">{f.title.clone()}</h2>
-            <p class="file">{f.file.clone()}</p>
+            <h2 id="panel-title">{move || read(|f| f.title.clone())}</h2>
+            <p class="file">{move || read(|f| f.file.clone())}</p>
             <div class="row">
-                <button on:click=move |_| {
-                    state.dialog.set(Some(Dialog::Rename { node: index, current: rename_current.clone() }))
-                }>"Rename…"</button>
+                <button on:click=rename>"Rename…"</button>
                 <button class="danger" on:click=move |_| delete_selected(state)>"Delete…"</button>
             </div>
-            <crate::note_editor::UnreadableKnobs index=index />
-            <NodeKnobs f=f.clone() />
-            <label for="node-body">"Note text (after the frontmatter)"</label>
-            <textarea id="node-body" rows="14" prop:value=move || body.get()
-                on:input=move |ev| body.set(event_target_value(&ev))></textarea>
-            <button class="primary" on:click=move |_| {
-                let text = body.get_untracked();
-                state.run(|doc| commands::set_body(doc, index, &text));
-            }>"Save note text"</button>
+            {move || facts.get().map(|f| view! {
+                <crate::note_editor::UnreadableKnobs index=f.index />
+                <NodeKnobs f=f />
+            })}
+            // Built again only when the note's text changes on disk.
+            {move || body.get().map(|text| view! { <BodyEditor facts=facts text=text /> })}
             <h3>"Edges out"</h3>
             <ul class="edges">
-                {f.outgoing.into_iter().map(|(e, text)| {
-                    view! {
-                        <li><button class="link" on:click=move |_| {
-                            let key = state.with_doc(|d| crate::state::Selection::edge_key(d, e)).flatten();
-                            state.selection.update(|s| { s.edge = key; s.nodes.clear(); });
-                        }>{text}</button></li>
-                    }
-                }).collect_view()}
+                <For each=outgoing key=crate::run_panel::row_key let:((e, text))>
+                    <li><button class="link" on:click=move |_| {
+                        let key = state.with_doc(|d| crate::state::Selection::edge_key(d, e)).flatten();
+                        state.selection.update(|s| { s.edge = key; s.nodes.clear(); });
+                    }>{text}</button></li>
+                </For>
             </ul>
         </section>
+    }
+}
+
+/// The note's text after its frontmatter, `text` as read: what is typed
+/// stays until it is saved or the note's text changes on disk.
+#[component]
+fn BodyEditor(facts: Memo<Option<NodeFacts>>, text: String) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let draft = RwSignal::new(text);
+    let save = move |_| {
+        let Some(index) = facts.with_untracked(|f| f.as_ref().map(|f| f.index)) else {
+            return;
+        };
+        let text = draft.get_untracked();
+        state.run(|doc| commands::set_body(doc, index, &text));
+    };
+    view! {
+        <label for="node-body">"Note text (after the frontmatter)"</label>
+        <textarea id="node-body" rows="14" prop:value=move || draft.get()
+            on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
+        <button class="primary" on:click=save>"Save note text"</button>
     }
 }
 
@@ -241,9 +256,10 @@ fn NodeKnobs(f: NodeFacts) -> impl IntoView {
 
 /// The selected edge: its label, editable, and Delete.
 #[component]
-fn EdgePanel(edge: EdgeFacts, label: RwSignal<String>) -> impl IntoView {
+fn EdgePanel(edge: EdgeFacts) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let (e, from, to, _, conditional) = edge;
+    let (e, from, to, label, conditional) = edge;
+    let label = RwSignal::new(label);
     view! {
         <section aria-labelledby="panel-title" class="panel-edge">
             <h2 id="panel-title">{format!("Edge {from} → {to}")}</h2>
