@@ -33,6 +33,7 @@ impl Surface {
             state,
             canvas: canvas_ref,
             input,
+            pointer,
         } = self;
         let hit_at = move |screen| self.hit_at(screen);
         let screen = screen_point(&ev);
@@ -53,8 +54,8 @@ impl Surface {
                 i.gesture = None;
                 i.pinch = Some(d);
             });
-            state.preview.set(Preview::None);
-            state.dragging.set(None);
+            pointer.preview.set(Preview::None);
+            pointer.dragging.set(None);
             return;
         }
         let v = state.viewport.get_untracked();
@@ -77,6 +78,7 @@ impl Surface {
             state,
             canvas: canvas_ref,
             input,
+            pointer,
         } = self;
         let hit_at = move |screen| self.hit_at(screen);
         let screen = screen_point(&ev);
@@ -111,8 +113,8 @@ impl Surface {
                 Hit::Node(i) | Hit::Handle(i) | Hit::Breakpoint(i) => Some(i),
                 _ => None,
             };
-            if state.hovered.get_untracked() != hovered {
-                state.hovered.set(hovered);
+            if pointer.hovered.get_untracked() != hovered {
+                pointer.hovered.set(hovered);
             }
             if let Some(canvas) = canvas_ref.get_untracked() {
                 let cursor = match hit {
@@ -139,19 +141,19 @@ impl Surface {
         };
         match &gesture {
             Gesture::MovingNodes { nodes, delta, .. } => {
-                state.dragging.set(Some((nodes.clone(), *delta)))
+                pointer.dragging.set(Some((nodes.clone(), *delta)))
             }
-            Gesture::Connecting { from, to } => state.preview.set(Preview::Connect {
+            Gesture::Connecting { from, to } => pointer.preview.set(Preview::Connect {
                 from: *from,
                 to: *to,
                 target,
             }),
-            Gesture::Retargeting { edge, to } => state.preview.set(Preview::Retarget {
+            Gesture::Retargeting { edge, to } => pointer.preview.set(Preview::Retarget {
                 edge: *edge,
                 to: *to,
                 target,
             }),
-            Gesture::Marquee { from, to, .. } => state
+            Gesture::Marquee { from, to, .. } => pointer
                 .preview
                 .set(Preview::Marquee(crate::geometry::rect_between(*from, *to))),
             _ => {}
@@ -161,7 +163,12 @@ impl Surface {
 
     /// A release: what the gesture meant (`handle_outcome`).
     pub fn pointer_up(self, ev: PointerEvent) {
-        let Surface { state, input, .. } = self;
+        let Surface {
+            state,
+            input,
+            pointer,
+            ..
+        } = self;
         let hit_at = move |screen| self.hit_at(screen);
         let screen = screen_point(&ev);
         input.update_value(|i| {
@@ -178,23 +185,23 @@ impl Surface {
             return;
         };
         let (_, hit) = hit_at(screen);
-        state.preview.set(Preview::None);
-        state.dragging.set(None);
+        pointer.preview.set(Preview::None);
+        pointer.dragging.set(None);
         let additive = ev.shift_key() || ev.ctrl_key() || ev.meta_key();
         handle_outcome(state, gesture.release(hit), additive);
     }
 
     /// The browser took the pointer: nothing happens.
     pub fn pointer_cancel(self, ev: PointerEvent) {
-        let Surface { state, input, .. } = self;
+        let Surface { input, pointer, .. } = self;
         input.update_value(|i| {
             i.pointers.remove(&ev.pointer_id());
             i.gesture = None;
             i.pinch = None;
             i.on_minimap = None;
         });
-        state.preview.set(Preview::None);
-        state.dragging.set(None);
+        pointer.preview.set(Preview::None);
+        pointer.dragging.set(None);
     }
 
     /// Rename a card, relabel an edge, or add a node where it was clicked.

@@ -4,7 +4,7 @@
 use crate::canvas_input::minimap_at;
 use crate::geometry::{Scene, Viewport};
 use crate::gesture::Gesture;
-use crate::render::{self, Frame, RunFrame};
+use crate::render::{self, Frame, Preview, RunFrame};
 use crate::run::Phase;
 use crate::state::AppState;
 use leptos::html::Canvas;
@@ -33,6 +33,18 @@ pub struct Input {
     pub animations: u32,
 }
 
+/// What a gesture in progress draws before anything is written: the card
+/// under the pointer, the edge being drawn or retargeted, the cards being
+/// dragged. The canvas's own signals, so no other component redraws for
+/// them.
+#[derive(Clone, Copy)]
+pub struct Pointer {
+    pub preview: RwSignal<Preview>,
+    pub hovered: RwSignal<Option<usize>>,
+    /// Nodes being dragged and by how much (drawn without writing yet).
+    pub dragging: RwSignal<Option<(Vec<usize>, Point)>>,
+}
+
 /// How long the marker takes along a taken edge.
 const HOP_MS: f64 = 700.0;
 
@@ -57,11 +69,13 @@ fn now() -> f64 {
 }
 
 /// Draws the current state once; true while a hop is still animating.
-fn draw(
-    state: AppState,
-    canvas: &HtmlCanvasElement,
-    input: StoredValue<Input, LocalStorage>,
-) -> bool {
+fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
+    let Surface {
+        state,
+        input,
+        pointer,
+        ..
+    } = surface;
     let Some(ctx) = context(canvas) else {
         return false;
     };
@@ -69,10 +83,10 @@ fn draw(
     let started = now();
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let viewport = state.viewport.get_untracked();
-    let preview = state.preview.get_untracked();
-    let dragging = state.dragging.get_untracked();
+    let preview = pointer.preview.get_untracked();
+    let dragging = pointer.dragging.get_untracked();
     let selection = state.selection.get_untracked();
-    let hovered = state.hovered.get_untracked();
+    let hovered = pointer.hovered.get_untracked();
     let breakpoint_ids = state.run.breakpoints.get_untracked();
     let mut animating = false;
     state.open.with_untracked(|open| {
@@ -164,16 +178,17 @@ fn draw(
 
 /// Asks for one redraw at the next animation frame (coalesced), and keeps
 /// asking while a hop animates.
-fn schedule(state: AppState, canvas_ref: NodeRef<Canvas>, input: StoredValue<Input, LocalStorage>) {
+fn schedule(surface: Surface) {
+    let input = surface.input;
     if input.with_value(|i| i.frame_requested) {
         return;
     }
     input.update_value(|i| i.frame_requested = true);
     let callback = Closure::once_into_js(move || {
         input.update_value(|i| i.frame_requested = false);
-        if let Some(canvas) = canvas_ref.get_untracked() {
-            if draw(state, &canvas, input) {
-                schedule(state, canvas_ref, input);
+        if let Some(canvas) = surface.canvas.get_untracked() {
+            if draw(surface, &canvas) {
+                schedule(surface);
             }
         }
     });
@@ -189,6 +204,7 @@ pub struct Surface {
     pub state: AppState,
     pub canvas: NodeRef<Canvas>,
     pub input: StoredValue<Input, LocalStorage>,
+    pub pointer: Pointer,
 }
 
 #[component]
@@ -196,14 +212,20 @@ pub fn PlanCanvas() -> impl IntoView {
     let state = expect_context::<AppState>();
     let canvas_ref = NodeRef::<Canvas>::new();
     let input = StoredValue::new_local(Input::default());
+    let pointer = Pointer {
+        preview: RwSignal::new(Preview::None),
+        hovered: RwSignal::new(None),
+        dragging: RwSignal::new(None),
+    };
     let surface = Surface {
         state,
         canvas: canvas_ref,
         input,
+        pointer,
     };
 
     // Coalesce redraws into one per animation frame.
-    let request_frame = move || schedule(state, canvas_ref, input);
+    let request_frame = move || schedule(surface);
 
     // What the run shows, compared with what was last drawn for, so
     // streamed tokens do not redraw the canvas but every change of the
@@ -234,9 +256,9 @@ pub fn PlanCanvas() -> impl IntoView {
         state.open.track();
         state.viewport.track();
         state.selection.track();
-        state.preview.track();
-        state.hovered.track();
-        state.dragging.track();
+        pointer.preview.track();
+        pointer.hovered.track();
+        pointer.dragging.track();
         state.minimap.track();
         request_frame();
     });

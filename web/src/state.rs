@@ -9,7 +9,7 @@ use crate::doc::VaultDoc;
 use crate::fs::{FsError, VaultDir};
 use crate::geometry::{Scene, Viewport};
 use crate::history::History;
-use crate::render::{Badge, Card, Preview};
+use crate::render::{Badge, Card};
 use crate::run_client::RunClient;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -259,8 +259,6 @@ pub struct AppState {
     pub selection: RwSignal<Selection>,
     pub history: RwSignal<History>,
     pub viewport: RwSignal<Viewport>,
-    pub preview: RwSignal<Preview>,
-    pub hovered: RwSignal<Option<usize>>,
     pub dialog: RwSignal<Option<Dialog>>,
     /// The note picker, while open (`note_picker`).
     pub picker: RwSignal<Option<Pick>>,
@@ -269,8 +267,6 @@ pub struct AppState {
     pub minimap: RwSignal<bool>,
     /// A vault being read: files read and how many there are.
     pub loading: RwSignal<Option<(u32, u32)>>,
-    /// Nodes being dragged and by how much (drawn without writing yet).
-    pub dragging: RwSignal<Option<(Vec<usize>, Point)>>,
     /// A remembered folder that needs a click to be granted again.
     pub reopen: RwSignal<Option<String>>,
     pub fit_requested: RwSignal<u64>,
@@ -300,13 +296,10 @@ impl AppState {
             selection: RwSignal::new(Selection::default()),
             history: RwSignal::new(History::default()),
             viewport: RwSignal::new(Viewport::default()),
-            preview: RwSignal::new(Preview::None),
-            hovered: RwSignal::new(None),
             dialog: RwSignal::new(None),
             picker: RwSignal::new(None),
             minimap: RwSignal::new(true),
             loading: RwSignal::new(None),
-            dragging: RwSignal::new(None),
             reopen: RwSignal::new(None),
             fit_requested: RwSignal::new(0),
             rejected: RwSignal::new(None),
