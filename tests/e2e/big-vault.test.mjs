@@ -1,7 +1,8 @@
 // A big vault: opening it says how far the reading is while the plan shown
 // before stays, greyed; "Fit" on 2,000 notes draws a readable overview
 // (cards as blocks, titles where they have room); the minimap never covers
-// a card; on a phone the toolbar is one row with a "⋯" menu.
+// a card; on a phone the toolbar is one row with a "⋯" menu; a plan spread
+// over folders shows them zoomed out as labelled regions.
 
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -175,3 +176,47 @@ for (const [name, init] of [
     await phone.close();
   });
 }
+
+test('a plan spread over folders is drawn zoomed out as one labelled region per folder', async () => {
+  // A chain from a start note at the top through three phases, each phase
+  // a folder of 120 notes (links by basename, as Obsidian resolves them).
+  const phases = ['research', 'build', 'launch'];
+  const per = 120;
+  const files = { 'start.md': '---\ntype: start\n---\n# Start\n\n## Next\n- [[step-0]]\n' };
+  for (let n = 0; n < phases.length * per; n++) {
+    const next = n + 1 < phases.length * per ? `\n## Next\n- [[step-${n + 1}]]\n` : '';
+    files[`${phases[Math.floor(n / per)]}/step-${n}.md`] = `# Step ${n}\n${next}`;
+  }
+  await page.evaluate(async (files) => {
+    const root = await navigator.storage.getDirectory();
+    try { await root.removeEntry('phases', { recursive: true }); } catch (_) {}
+    const top = await root.getDirectoryHandle('phases', { create: true });
+    for (const [path, text] of Object.entries(files)) {
+      const parts = path.split('/');
+      let dir = top;
+      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+      const w = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
+      await w.write(text);
+      await w.close();
+    }
+    await window.planvaultTest.openHandle(top);
+  }, files);
+  assert.equal((await hook('plan')).nodes.length, phases.length * per + 1);
+
+  await page.locator('#plan-canvas').focus();
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  assert.ok((await hook('viewport')).zoom < 0.35, 'far out: the overview');
+  const drawn = await hook('canvasRun');
+  const groups = drawn.overviewGroups.map((g) => [g.name, g.notes, g.labelled]).sort();
+  assert.deepEqual(groups, [['build', per, true], ['launch', per, true], ['research', per, true]]);
+  await saveScreenshot(page, 'big-vault-folders-overview');
+  // Titles keep clear of the folders' labels: both are drawn.
+  assert.ok(drawn.overviewTitles >= 5, `titles beside the folder labels: ${drawn.overviewTitles}`);
+
+  // At reading zoom the cards say where they are: no regions.
+  await hook('centerOn', 'build/step-130', 1);
+  await page.waitForTimeout(100);
+  assert.deepEqual((await hook('canvasRun')).overviewGroups, []);
+  await saveScreenshot(page, 'big-vault-folders-reading');
+});

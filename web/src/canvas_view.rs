@@ -117,7 +117,7 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
             (p < 1.0).then_some(p.max(0.0))
         });
         animating = hop_progress.is_some();
-        let _titles = render::draw(
+        let _overview = render::draw(
             &ctx,
             &Frame {
                 scene,
@@ -132,6 +132,7 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
                 flagged_edges: &open.flagged_edges,
                 minimap: minimap_at(state, scene, &viewport),
                 landmarks: &open.landmarks,
+                groups: &open.groups,
                 run: RunFrame { overlay: live.then_some(&overlay), breakpoints: &breakpoints, hop_progress },
             },
         );
@@ -153,8 +154,12 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
                 "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
                 "animating": animating,
                 "animations": input.with_value(|i| i.animations),
-                "overviewTitles": _titles.len(),
-                "overviewTitled": _titles.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+                "overviewTitles": _overview.titled.len(),
+                "overviewTitled": _overview.titled.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+                "overviewGroups": _overview.groups.iter().map(|&(k, labelled)| {
+                    let g = &open.groups[k];
+                    serde_json::json!({ "name": g.name, "notes": g.nodes.len(), "labelled": labelled })
+                }).collect::<Vec<_>>(),
                 "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
                     "x": m.x, "y": m.y, "width": m.width, "height": m.height,
                 })),

@@ -224,6 +224,38 @@ impl VaultDoc {
         )
     }
 
+    /// The plan's nodes by the folder they sit in below the plan's own
+    /// (its first level), for the zoomed-out overview: none unless the
+    /// notes are spread over two folders or more. Notes directly in the
+    /// plan's folder belong to no group.
+    pub fn folder_groups(&self) -> Vec<FolderGroup> {
+        let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for i in 0..self.checked.plan.nodes.len() {
+            let Some(file) = self.file_of(i) else {
+                continue;
+            };
+            let inside = if self.folder.is_empty() {
+                Some(file)
+            } else {
+                file.strip_prefix(self.folder.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+            };
+            if let Some((group, _)) = inside.and_then(|rest| rest.split_once('/')) {
+                groups.entry(group).or_default().push(i);
+            }
+        }
+        if groups.len() < 2 {
+            return Vec::new();
+        }
+        groups
+            .into_iter()
+            .map(|(name, nodes)| FolderGroup {
+                name: name.to_string(),
+                nodes,
+            })
+            .collect()
+    }
+
     pub fn node_index(&self, id: &str) -> Option<usize> {
         self.ids.get(id).copied()
     }
@@ -399,6 +431,14 @@ fn place_around(
     extend(&graph, &previous, options)
 }
 
+/// One folder of the plan's notes, drawn as a region when zoomed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderGroup {
+    /// The folder's name (one level below the plan's folder).
+    pub name: String,
+    pub nodes: Vec<usize>,
+}
+
 pub fn basename(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
 }
@@ -491,6 +531,66 @@ pub(crate) mod tests {
         );
         files.insert("send.md".into(), "# Send\n".into());
         files
+    }
+
+    #[test]
+    fn notes_spread_over_folders_group_by_the_first_folder_below_the_plan() {
+        let note = |next: &str| format!("# N\n\n## Next\n- [[{next}]]\n");
+        let files: BTreeMap<String, String> = [
+            (
+                "plans/launch/start.md",
+                "---\ntype: start\n---\n## Next\n- [[Sources]]\n".to_string(),
+            ),
+            ("plans/launch/research/Sources.md", note("Notes")),
+            ("plans/launch/research/deep/Notes.md", note("Build")),
+            ("plans/launch/build/Build.md", note("Ship")),
+            ("plans/launch/build/Ship.md", "# Ship\n".to_string()),
+            ("Inbox.md", "# Inbox\n".to_string()),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_string(), t))
+        .collect();
+        let doc = VaultDoc::open(files.clone(), Some("plans/launch"));
+        assert_eq!(doc.folder, "plans/launch");
+        let named = |doc: &VaultDoc| {
+            doc.folder_groups()
+                .into_iter()
+                .map(|g| {
+                    let mut ids: Vec<String> = g
+                        .nodes
+                        .iter()
+                        .map(|&i| doc.checked.plan.nodes[i].id.clone())
+                        .collect();
+                    ids.sort();
+                    (g.name, ids)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            named(&doc),
+            [
+                (
+                    "build".to_string(),
+                    vec![
+                        "plans/launch/build/Build".to_string(),
+                        "plans/launch/build/Ship".to_string()
+                    ]
+                ),
+                (
+                    "research".to_string(),
+                    vec![
+                        "plans/launch/research/Sources".to_string(),
+                        "plans/launch/research/deep/Notes".to_string()
+                    ]
+                ),
+            ]
+        );
+        // One folder is no grouping: nothing to tell apart.
+        let one = doc.with_changes([
+            ("plans/launch/build/Build.md", None),
+            ("plans/launch/build/Ship.md", None),
+        ]);
+        assert_eq!(named(&one), []);
     }
 
     #[test]

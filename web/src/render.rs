@@ -4,6 +4,7 @@
 //! smooth. Shapes come from the scene unchanged, so what is drawn is what
 //! hit-testing tests.
 
+use crate::doc::FolderGroup;
 use crate::geometry::{
     breakpoint_center, EdgeShape, Scene, Viewport, BREAKPOINT_RADIUS, DETAIL_ZOOM, HANDLE_RADIUS,
     LABEL_FONT,
@@ -69,8 +70,21 @@ pub struct Frame<'a> {
     /// Nodes in the order their titles are given room when zoomed out
     /// (`Open::landmarks`).
     pub landmarks: &'a [usize],
+    /// The folders the plan's notes are spread over (`VaultDoc::folder_groups`),
+    /// drawn as labelled regions when zoomed out.
+    pub groups: &'a [FolderGroup],
     /// The plan run, when there is one to show.
     pub run: RunFrame<'a>,
+}
+
+/// What a zoomed-out frame found room for (nothing at reading zoom).
+#[derive(Debug, Default)]
+pub struct Overview {
+    /// The nodes whose titles were drawn.
+    pub titled: Vec<usize>,
+    /// The folder regions drawn, by index in `Frame::groups`, and whether
+    /// each one's label had room.
+    pub groups: Vec<(usize, bool)>,
 }
 
 /// What a run adds to the drawing.
@@ -123,9 +137,9 @@ fn pal() -> &'static Palette {
     crate::theme::palette()
 }
 
-/// Draws one frame; returns the nodes whose titles the overview drew (none
-/// at reading zoom, where every visible card has its text).
-pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Vec<usize> {
+/// Draws one frame; returns what the overview drew (nothing at reading
+/// zoom, where every visible card has its text).
+pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
     let v = frame.viewport;
     let dpr = frame.device_pixel_ratio;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -149,22 +163,128 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Vec<usize> {
             draw_card(ctx, frame, i);
         }
     } else {
+        draw_groups(ctx, frame, visible);
         draw_overview(ctx, frame, visible);
     }
     draw_run(ctx, frame);
     draw_preview(ctx, frame);
 
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    let titles = if v.zoom < DETAIL_ZOOM {
-        draw_overview_titles(ctx, frame, visible)
+    let overview = if v.zoom < DETAIL_ZOOM {
+        let mut placed = Vec::new();
+        let groups = draw_group_labels(ctx, frame, visible, &mut placed);
+        let titled = draw_overview_titles(ctx, frame, visible, placed);
+        Overview { titled, groups }
     } else {
-        Vec::new()
+        Overview::default()
     };
     if let Some(area) = frame.minimap {
         draw_minimap(ctx, frame, area);
     }
     draw_run_banner(ctx, frame);
-    titles
+    overview
+}
+
+/// A folder's region: round its cards, with room for its label above
+/// them (`px`: one screen pixel in world units).
+fn group_area(frame: &Frame<'_>, group: &FolderGroup, px: f64) -> Option<Rect> {
+    let area = group
+        .nodes
+        .iter()
+        .filter_map(|&i| frame.scene.nodes.get(i).copied())
+        .reduce(crate::geometry::union)?;
+    let pad = 10.0 * px;
+    let above = GROUP_FONT + 10.0;
+    Some(Rect {
+        x: area.x - pad,
+        y: area.y - pad - above * px,
+        width: area.width + 2.0 * pad,
+        height: area.height + 2.0 * pad + above * px,
+    })
+}
+
+/// The screen size of a folder's label.
+const GROUP_FONT: f64 = 13.0;
+
+/// Zoomed out, the folders the notes are spread over: a tinted region
+/// round each one's cards (two tints taking turns, so neighbours differ),
+/// under the edges and cards.
+fn draw_groups(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
+    let px = 1.0 / frame.viewport.zoom;
+    ctx.set_line_width(px);
+    for (k, group) in frame.groups.iter().enumerate() {
+        let Some(area) = group_area(frame, group, px) else {
+            continue;
+        };
+        if !crate::geometry::intersects(&area, &visible) {
+            continue;
+        }
+        ctx.set_fill_style_str(pal().group_fill[k % 2]);
+        ctx.fill_rect(area.x, area.y, area.width, area.height);
+        ctx.set_stroke_style_str(pal().group_border);
+        ctx.stroke_rect(area.x, area.y, area.width, area.height);
+    }
+}
+
+/// Each visible folder region's name and size at its top-left corner, in
+/// screen pixels, before any title (titles go where these left room).
+fn draw_group_labels(
+    ctx: &Ctx,
+    frame: &Frame<'_>,
+    visible: Rect,
+    placed: &mut Vec<Rect>,
+) -> Vec<(usize, bool)> {
+    let v = frame.viewport;
+    let px = 1.0 / v.zoom;
+    ctx.set_font(&format!("700 {GROUP_FONT}px system-ui, sans-serif"));
+    ctx.set_text_align("left");
+    ctx.set_text_baseline("middle");
+    let mut drawn = Vec::new();
+    for (k, group) in frame.groups.iter().enumerate() {
+        let Some(area) = group_area(frame, group, px) else {
+            continue;
+        };
+        if !crate::geometry::intersects(&area, &visible) {
+            continue;
+        }
+        let notes = group.nodes.len();
+        let text = format!(
+            "{}/ · {notes} note{}",
+            group.name,
+            if notes == 1 { "" } else { "s" }
+        );
+        let corner = v.to_screen(Point {
+            x: area.x,
+            y: area.y,
+        });
+        // Kept on screen when the region's corner is scrolled off.
+        let at = Point {
+            x: corner.x.max(4.0),
+            y: corner.y.max(4.0),
+        };
+        let width = ctx
+            .measure_text(&text)
+            .map_or(text.len() as f64 * 7.5, |m| m.width())
+            + 10.0;
+        let label = Rect {
+            x: at.x + 2.0,
+            y: at.y + 2.0,
+            width,
+            height: GROUP_FONT + 6.0,
+        };
+        let room = placed
+            .iter()
+            .all(|p| !crate::geometry::intersects(p, &label));
+        if room {
+            placed.push(label);
+            ctx.set_fill_style_str(pal().label);
+            ctx.fill_rect(label.x, label.y, label.width, label.height);
+            ctx.set_fill_style_str(pal().text);
+            let _ = ctx.fill_text(&text, label.x + 5.0, label.y + label.height / 2.0 + 0.5);
+        }
+        drawn.push((k, room));
+    }
+    drawn
 }
 
 /// The run over the plan: the taken edge (with a marker travelling along it
@@ -361,7 +481,12 @@ fn overview_first(frame: &Frame<'_>) -> Vec<usize> {
 /// is selected, focused or running, then landmarks: the start, cards with
 /// errors, the most linked), never over another title, so the overview
 /// reads as a map. Drawn in screen pixels.
-fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> Vec<usize> {
+fn draw_overview_titles(
+    ctx: &Ctx,
+    frame: &Frame<'_>,
+    visible: Rect,
+    mut placed: Vec<Rect>,
+) -> Vec<usize> {
     let v = frame.viewport;
     ctx.set_font(&format!("600 {OVERVIEW_FONT}px system-ui, sans-serif"));
     ctx.set_text_align("center");
@@ -370,10 +495,9 @@ fn draw_overview_titles(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) -> Vec<usiz
     let order = first
         .iter()
         .chain(frame.landmarks.iter().filter(|i| !first.contains(*i)));
-    let mut placed: Vec<Rect> = Vec::with_capacity(OVERVIEW_TITLES);
     let mut titled = Vec::with_capacity(OVERVIEW_TITLES);
     for &i in order {
-        if placed.len() == OVERVIEW_TITLES {
+        if titled.len() == OVERVIEW_TITLES {
             break;
         }
         let Some(r) = frame.scene.nodes.get(i) else {

@@ -55,6 +55,8 @@ pub struct Open {
     /// then cards with errors, then the most linked (`render` gives their
     /// titles room first).
     pub landmarks: Vec<usize>,
+    /// The folders the notes are spread over (none when they are not).
+    pub groups: Vec<crate::doc::FolderGroup>,
 }
 
 impl Open {
@@ -103,7 +105,9 @@ impl Open {
             .map(|(i, _)| i)
             .collect();
         let landmarks = landmarks(&doc, &cards);
+        let groups = doc.folder_groups();
         Open {
+            groups,
             doc,
             scene,
             cards,

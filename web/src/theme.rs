@@ -86,6 +86,10 @@ pub struct Palette {
     pub overlay: &'static str,
     pub overlay_border: &'static str,
     pub marquee: &'static str,
+    /// Zoomed out, the regions of the folders the notes are in (two tints
+    /// taking turns) and their outline.
+    pub group_fill: [&'static str; 2],
+    pub group_border: &'static str,
 }
 
 pub const LIGHT: Palette = Palette {
@@ -113,6 +117,8 @@ pub const LIGHT: Palette = Palette {
     overlay: "rgba(255, 255, 255, 0.94)",
     overlay_border: "#9ca3af",
     marquee: "rgba(37, 99, 235, 0.08)",
+    group_fill: ["rgba(37, 99, 235, 0.10)", "rgba(124, 58, 237, 0.10)"],
+    group_border: "rgba(75, 85, 99, 0.45)",
 };
 
 pub const DARK: Palette = Palette {
@@ -140,6 +146,8 @@ pub const DARK: Palette = Palette {
     overlay: "rgba(31, 36, 44, 0.94)",
     overlay_border: "#5b6575",
     marquee: "rgba(96, 165, 250, 0.14)",
+    group_fill: ["rgba(96, 165, 250, 0.10)", "rgba(177, 151, 252, 0.10)"],
+    group_border: "rgba(163, 172, 185, 0.35)",
 };
 
 impl Theme {
