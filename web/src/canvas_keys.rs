@@ -28,7 +28,7 @@ impl Surface {
                 true
             }
             "0" | "f" => {
-                state.fit_requested.update(|n| *n += 1);
+                state.fit();
                 true
             }
             "ArrowUp" | "ArrowDown" | "ArrowLeft" | "ArrowRight" => {

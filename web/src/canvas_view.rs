@@ -273,17 +273,6 @@ pub fn PlanCanvas() -> impl IntoView {
         }
     });
 
-    // Fit the view when a vault is opened (and on request).
-    Effect::new(move |_| {
-        state.fit_requested.track();
-        let bounds = state
-            .open
-            .with_untracked(|o| o.as_ref().map(|o| o.scene.bounds));
-        if let Some(bounds) = bounds {
-            state.viewport.update(|v| v.fit(bounds, 40.0));
-        }
-    });
-
     // Keep the canvas's backing store the size it is shown at.
     canvas_ref.on_load(move |canvas| {
         let resize = {
@@ -302,7 +291,7 @@ pub fn PlanCanvas() -> impl IntoView {
                     v.height = h;
                 });
                 if first {
-                    state.fit_requested.update(|n| *n += 1);
+                    state.fit();
                 }
                 request_frame();
             }

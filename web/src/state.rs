@@ -273,7 +273,6 @@ pub struct AppState {
     pub loading: RwSignal<Option<(u32, u32)>>,
     /// A remembered folder that needs a click to be granted again.
     pub reopen: RwSignal<Option<String>>,
-    pub fit_requested: RwSignal<u64>,
     /// The last change refused because its notes changed outside: the text
     /// it would have written stays readable, so no typing is ever lost.
     pub rejected: RwSignal<Option<Change>>,
@@ -305,7 +304,6 @@ impl AppState {
             minimap: RwSignal::new(true),
             loading: RwSignal::new(None),
             reopen: RwSignal::new(None),
-            fit_requested: RwSignal::new(0),
             rejected: RwSignal::new(None),
             vault: StoredValue::new_local(None),
             writer: StoredValue::new_local(Writer::default()),
@@ -365,7 +363,7 @@ impl AppState {
         self.open
             .set(Some(Open::new(VaultDoc::open(files, wanted.as_deref()))));
         self.mode.set(mode);
-        self.fit_requested.update(|n| *n += 1);
+        self.fit();
         self.run.vault_opened(*self);
         true
     }
@@ -460,6 +458,17 @@ impl AppState {
         }
     }
 
+    /// Fits the whole plan in view (on open and on request; the canvas's
+    /// first resize fits again once the canvas has its size).
+    pub fn fit(&self) {
+        let bounds = self
+            .open
+            .with_untracked(|o| o.as_ref().map(|o| o.scene.bounds));
+        if let Some(bounds) = bounds {
+            self.viewport.update(|v| v.fit(bounds, 40.0));
+        }
+    }
+
     /// Whether writes are queued or running.
     pub fn busy(&self) -> bool {
         self.writer.with_value(|w| w.running || !w.queue.is_empty())
@@ -547,7 +556,7 @@ impl AppState {
         let nodes = doc.checked.plan.nodes.len();
         self.selection.set(Selection::default());
         self.open.set(Some(Open::new(doc)));
-        self.fit_requested.update(|n| *n += 1);
+        self.fit();
         self.message
             .set(format!("The plan is {what}: {nodes} notes"));
     }

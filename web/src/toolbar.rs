@@ -146,7 +146,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
                 *o = crate::state::Open::new(o.doc.laid_out_afresh());
             }
         });
-        state.fit_requested.update(|n| *n += 1);
+        state.fit();
     };
     view! {
         <div id="toolbar-more" class="toolbar-more" class:open=move || more.get()
@@ -163,7 +163,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
             <button id="new-node" on:click=on_new>"New node"</button>
             <button id="go-to" title="Go to a note by title or path (Ctrl+K or /)"
                 on:click=move |_| state.picker.set(Some(crate::state::Pick::GoTo))>"Go to…"</button>
-            <button on:click=move |_| state.fit_requested.update(|n| *n += 1)>"Fit"</button>
+            <button on:click=move |_| state.fit()>"Fit"</button>
             <ListToggle />
             <button on:click=on_relayout title="Lay every card out again (edits keep cards where they are)">"Auto layout"</button>
             <button id="minimap-toggle" aria-pressed=move || state.minimap.get().to_string()
