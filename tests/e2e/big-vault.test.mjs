@@ -6,7 +6,7 @@
 
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { saveScreenshot } from './support/browser.mjs';
+import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 import { useApp, planShown } from './support/app.mjs';
 
 const NOTES = 2000;
@@ -187,20 +187,11 @@ test('a plan spread over folders is drawn zoomed out as one labelled region per 
     const next = n + 1 < phases.length * per ? `\n## Next\n- [[step-${n + 1}]]\n` : '';
     files[`${phases[Math.floor(n / per)]}/step-${n}.md`] = `# Step ${n}\n${next}`;
   }
-  await page.evaluate(async (files) => {
+  await writePrivateFolder(page, 'phases', files);
+  await page.evaluate(async () => {
     const root = await navigator.storage.getDirectory();
-    try { await root.removeEntry('phases', { recursive: true }); } catch (_) {}
-    const top = await root.getDirectoryHandle('phases', { create: true });
-    for (const [path, text] of Object.entries(files)) {
-      const parts = path.split('/');
-      let dir = top;
-      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
-      const w = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
-      await w.write(text);
-      await w.close();
-    }
-    await window.planvaultTest.openHandle(top);
-  }, files);
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle('phases'));
+  });
   assert.equal((await hook('plan')).nodes.length, phases.length * per + 1);
 
   await page.locator('#plan-canvas').focus();

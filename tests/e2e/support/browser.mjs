@@ -61,7 +61,11 @@ export async function writePrivateFolder(page, name, files) {
     try { await root.removeEntry(name, { recursive: true }); } catch (_) {}
     const dir = await root.getDirectoryHandle(name, { create: true });
     for (const [path, text] of Object.entries(files)) {
-      const w = await (await dir.getFileHandle(path, { create: true })).createWritable();
+      // `a/b.md`: the folders on the way are made.
+      const parts = path.split('/');
+      let folder = dir;
+      for (const part of parts.slice(0, -1)) folder = await folder.getDirectoryHandle(part, { create: true });
+      const w = await (await folder.getFileHandle(parts.at(-1), { create: true })).createWritable();
       await w.write(text);
       await w.close();
     }
