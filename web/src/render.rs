@@ -155,6 +155,12 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
     );
 
     let visible = v.visible();
+    // The folder regions in view, worked out once for both passes.
+    let groups = if v.zoom < DETAIL_ZOOM {
+        group_areas(frame, visible)
+    } else {
+        Vec::new()
+    };
     if v.zoom >= DETAIL_ZOOM {
         for shape in frame.scene.edges_in(visible) {
             draw_edge(ctx, frame, shape);
@@ -163,7 +169,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
             draw_card(ctx, frame, i);
         }
     } else {
-        draw_groups(ctx, frame, visible);
+        draw_groups(ctx, frame, &groups);
         draw_overview(ctx, frame, visible);
     }
     draw_run(ctx, frame);
@@ -172,7 +178,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     let overview = if v.zoom < DETAIL_ZOOM {
         let mut placed = Vec::new();
-        let groups = draw_group_labels(ctx, frame, visible, &mut placed);
+        let groups = draw_group_labels(ctx, frame, &groups, &mut placed);
         let titled = draw_overview_titles(ctx, frame, visible, placed);
         Overview { titled, groups }
     } else {
@@ -185,22 +191,31 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
     overview
 }
 
-/// A folder's region: round its cards, with room for its label above
-/// them (`px`: one screen pixel in world units).
-fn group_area(frame: &Frame<'_>, group: &FolderGroup, px: f64) -> Option<Rect> {
-    let area = group
-        .nodes
-        .iter()
-        .filter_map(|&i| frame.scene.nodes.get(i).copied())
-        .reduce(crate::geometry::union)?;
+/// The regions of the folders in view, by index in `Frame::groups`: round
+/// each one's cards, with room for its label above them.
+fn group_areas(frame: &Frame<'_>, visible: Rect) -> Vec<(usize, Rect)> {
+    let px = 1.0 / frame.viewport.zoom;
     let pad = 10.0 * px;
-    let above = GROUP_FONT + 10.0;
-    Some(Rect {
-        x: area.x - pad,
-        y: area.y - pad - above * px,
-        width: area.width + 2.0 * pad,
-        height: area.height + 2.0 * pad + above * px,
-    })
+    let above = (GROUP_FONT + 10.0) * px;
+    frame
+        .groups
+        .iter()
+        .enumerate()
+        .filter_map(|(k, group)| {
+            let cards = group
+                .nodes
+                .iter()
+                .filter_map(|&i| frame.scene.nodes.get(i).copied())
+                .reduce(crate::geometry::union)?;
+            let area = Rect {
+                x: cards.x - pad,
+                y: cards.y - pad - above,
+                width: cards.width + 2.0 * pad,
+                height: cards.height + 2.0 * pad + above,
+            };
+            crate::geometry::intersects(&area, &visible).then_some((k, area))
+        })
+        .collect()
 }
 
 /// The screen size of a folder's label.
@@ -209,16 +224,9 @@ const GROUP_FONT: f64 = 13.0;
 /// Zoomed out, the folders the notes are spread over: a tinted region
 /// round each one's cards (two tints taking turns, so neighbours differ),
 /// under the edges and cards.
-fn draw_groups(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
-    let px = 1.0 / frame.viewport.zoom;
-    ctx.set_line_width(px);
-    for (k, group) in frame.groups.iter().enumerate() {
-        let Some(area) = group_area(frame, group, px) else {
-            continue;
-        };
-        if !crate::geometry::intersects(&area, &visible) {
-            continue;
-        }
+fn draw_groups(ctx: &Ctx, frame: &Frame<'_>, areas: &[(usize, Rect)]) {
+    ctx.set_line_width(1.0 / frame.viewport.zoom);
+    for &(k, area) in areas {
         ctx.set_fill_style_str(pal().group_fill[k % 2]);
         ctx.fill_rect(area.x, area.y, area.width, area.height);
         ctx.set_stroke_style_str(pal().group_border);
@@ -231,22 +239,16 @@ fn draw_groups(ctx: &Ctx, frame: &Frame<'_>, visible: Rect) {
 fn draw_group_labels(
     ctx: &Ctx,
     frame: &Frame<'_>,
-    visible: Rect,
+    areas: &[(usize, Rect)],
     placed: &mut Vec<Rect>,
 ) -> Vec<(usize, bool)> {
     let v = frame.viewport;
-    let px = 1.0 / v.zoom;
     ctx.set_font(&format!("700 {GROUP_FONT}px system-ui, sans-serif"));
     ctx.set_text_align("left");
     ctx.set_text_baseline("middle");
     let mut drawn = Vec::new();
-    for (k, group) in frame.groups.iter().enumerate() {
-        let Some(area) = group_area(frame, group, px) else {
-            continue;
-        };
-        if !crate::geometry::intersects(&area, &visible) {
-            continue;
-        }
+    for &(k, area) in areas {
+        let group = &frame.groups[k];
         let notes = group.nodes.len();
         let text = format!(
             "{}/ · {notes} note{}",
