@@ -17,10 +17,16 @@
 //     browser Rust (Path B), and std built from its sources with
 //     `optimize_for_size` where they are installed (scripts/lib.sh says why;
 //     ~30 / 20 KB gzipped off the app / worker). The profile is in Cargo.toml
-//     (opt-level z, fat LTO, one codegen unit).
+//     (opt-level z, fat LTO, one codegen unit). The app is built with its
+//     feature `split`, which links it with --emit-relocs (web/build.rs).
+//  1b. The app only: tools/wasm-split (the splitter cargo-leptos runs for
+//     Leptos's `#[lazy]`) cuts it into the main module and the parts
+//     web/src/on_demand.rs names, fetched after the first paint (458 KB
+//     gzipped instead of 568 before the first paint, 183 KB of parts after).
 //  2. wasm-bindgen --target web, the CLI at exactly Cargo.lock's wasm-bindgen
 //     version (another version refuses the module or emits mismatched glue;
-//     scripts/setup installs it).
+//     scripts/setup installs it); for a split app with --keep-lld-exports,
+//     the main module's exports the parts link to.
 //  3. wasm-opt -Oz --low-memory-unused, from the `binaryen` npm package (root
 //     package.json): Debian's binaryen is too old for what rustc emits. -Oz
 //     (Trunk's `data-wasm-opt="z"`) takes ~10% off each binary; the budgets in
@@ -28,19 +34,20 @@
 //     added to a pointer into the access's offset (the two differ only for a
 //     pointer that wraps below 0, which no Rust code makes): 2.8 KB gzipped
 //     off the app. (--converge and --zero-filled-memory saved nothing.)
-// Steps 2-3 are skipped when cargo's wasm is one they already processed
+// (wasm-opt runs on each part too.) Steps 1b-3 are skipped when cargo's wasm is one they already processed
 // (kept under cargo's target dir by its SHA-256), so an edit that rebuilds
 // only the app does not re-optimise the worker.
 //
-// The files: the app's glue and wasm, the icon and the stylesheet carry a
-// content hash in their names (a browser never mixes two builds' files);
+// The files: the app's folder (its glue, wasm, parts, their loader
+// `split.js` and its snippets), the icon and the stylesheet carry a content
+// hash in their names (a browser never mixes two builds' files);
 // index.html (from web/index.html, at its `<!-- planvault:assets -->` line)
 // and the worker's loader `planvault-worker_loader.js` do not: the app starts
 // the worker by that fixed URL (web/src/run_client.rs) as a module worker, and
 // the loader imports the worker's hashed glue and wasm. dist/ is replaced
 // file by file, the page last, and what the new build does not name is
 // removed.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync,
@@ -105,16 +112,28 @@ function checkTools() {
   return pinned;
 }
 
+/**
+ * Whether `pkg` has the feature `split` (this repository's app has; the
+ * tests' stand-in workspace has not): then it is built with it and cut at
+ * its on-demand parts.
+ */
+function splits(pkg) {
+  const args = ["metadata", "--no-deps", "--format-version=1", "--manifest-path", join(root, "Cargo.toml")];
+  const metadata = JSON.parse(run("cargo metadata", "cargo", args, { cwd: root }).toString());
+  return Boolean(metadata.packages.find((p) => p.name === pkg)?.features?.split);
+}
+
 /** cargo build of one binary; returns the path of its .wasm. */
-function cargoBuild(pkg, bin) {
+function cargoBuild(pkg, bin, extraFeatures = []) {
   const since = Date.now();
-  say(`cargo build ${pkg} (wasm32, wasm-release${features.length ? `, features ${features.join(",")}` : ""})`);
+  const all = [...features, ...extraFeatures];
+  say(`cargo build ${pkg} (wasm32, wasm-release${all.length ? `, features ${all.join(",")}` : ""})`);
   const args = [
     WASM_ENV, "--bundle", "cargo", "build", "--manifest-path", join(root, "Cargo.toml"),
     "-p", pkg, "--bin", bin, "--target", "wasm32-unknown-unknown", "--profile", "wasm-release",
     "--message-format=json-render-diagnostics",
   ];
-  if (features.length) args.push("--features", features.join(","));
+  if (all.length) args.push("--features", all.join(","));
   const messages = run(`cargo build -p ${pkg}`, "bash", args, { cwd: root }).toString();
   const wasm = messages
     .split("\n")
@@ -129,10 +148,28 @@ function cargoBuild(pkg, bin) {
 }
 
 /**
- * wasm-bindgen and wasm-opt on cargo's wasm, or what they made of the same
- * bytes before: { js, wasm, snippets: [[relative path, bytes]] }.
+ * wasm-opt -Oz of one module. Its warnings about the name subsection the
+ * splitter leaves in the parts (it drops the names anyway) are not shown.
  */
-function bindAndOptimise(bin, cargoWasm, bindgenVersion) {
+function optimise(what, input, output) {
+  const args = [`--output=${output}`, "-Oz", "--low-memory-unused", input];
+  const result = spawnSync(WASM_OPT, args, { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
+  const shown = (result.stderr ?? "").split("\n").filter((line) => line && !/^warning: unknown name subsection/.test(line));
+  if (shown.length) console.error(shown.join("\n"));
+  if (result.status !== 0) {
+    const how = result.error?.code === "ENOENT" ? `${WASM_OPT} was not found` : `exit status ${result.status ?? result.signal}`;
+    throw new BuildError(`wasm-opt ${what} failed (${how})`);
+  }
+}
+
+/**
+ * wasm-bindgen and wasm-opt on cargo's wasm, or what they made of the same
+ * bytes before: { js, wasm, snippets: [[relative path, bytes]], parts: [[file
+ * name, bytes]] }. With `split`, cargo's wasm (linked with --emit-relocs) is
+ * first cut at its on-demand parts by tools/wasm-split; the parts and their
+ * loader `split.js` go beside the glue, wasm-opt'd like the main module.
+ */
+function bindAndOptimise(bin, cargoWasm, bindgenVersion, split = false) {
   const input = readFileSync(cargoWasm);
   const key = sha256(input, bindgenVersion, readFileSync(fileURLToPath(import.meta.url))).slice(0, 24);
   const cacheRoot = join(dirname(cargoWasm), "web-build");
@@ -144,25 +181,44 @@ function bindAndOptimise(bin, cargoWasm, bindgenVersion) {
   } else {
     rmSync(cache, { recursive: true, force: true });
     let since = Date.now();
+    let main = cargoWasm;
     const bindgenArgs = ["--target", "web", "--no-typescript", "--out-dir", join(cache, "bindgen"), "--out-name", bin];
-    run(`wasm-bindgen ${bin}`, "wasm-bindgen", [...bindgenArgs, cargoWasm]);
+    if (split) {
+      const splitDir = join(cache, "split");
+      const tool = ["run", "--quiet", "--manifest-path", join(REPO_ROOT, "Cargo.toml"), "-p", "planvault-wasm-split", "--"];
+      run(`wasm-split ${bin}`, "cargo", [...tool, cargoWasm, splitDir, bin], { cwd: REPO_ROOT });
+      main = join(splitDir, `${bin}.wasm`);
+      // The parts reach the main module's functions through its exports.
+      bindgenArgs.push("--keep-lld-exports");
+      say(`wasm-split ${bin}: ${seconds(since)}`);
+      since = Date.now();
+    }
+    run(`wasm-bindgen ${bin}`, "wasm-bindgen", [...bindgenArgs, main]);
     say(`wasm-bindgen ${bin}: ${seconds(since)}`);
     since = Date.now();
-    const optArgs = [
-      `--output=${join(cache, "opt.wasm")}`, "-Oz", "--low-memory-unused", join(cache, "bindgen", `${bin}_bg.wasm`),
-    ];
-    run(`wasm-opt ${bin}`, WASM_OPT, optArgs);
+    optimise(bin, join(cache, "bindgen", `${bin}_bg.wasm`), join(cache, "opt.wasm"));
+    if (split) {
+      mkdirSync(join(cache, "parts"));
+      for (const name of readdirSync(join(cache, "split"))) {
+        if (name === `${bin}.wasm`) continue;
+        const from = join(cache, "split", name);
+        if (name.endsWith(".wasm")) optimise(`${bin} ${name}`, from, join(cache, "parts", name));
+        else writeFileSync(join(cache, "parts", name), readFileSync(from));
+      }
+    }
     say(`wasm-opt -Oz ${bin}: ${seconds(since)}`);
     writeFileSync(done, "");
     prune(cacheRoot, bin);
   }
   const snippetsDir = join(cache, "bindgen", "snippets");
+  const partsDir = join(cache, "parts");
   return {
     js: readFileSync(join(cache, "bindgen", `${bin}.js`)),
     wasm: readFileSync(join(cache, "opt.wasm")),
     snippets: existsSync(snippetsDir)
       ? listFiles(snippetsDir).map((file) => [join("snippets", relative(snippetsDir, file)), readFileSync(file)])
       : [],
+    parts: existsSync(partsDir) ? readdirSync(partsDir).sort().map((name) => [name, readFileSync(join(partsDir, name))]) : [],
   };
 }
 
@@ -186,13 +242,18 @@ function listFiles(dir) {
 /** The built app: relative path → bytes, index.html and the loader included. */
 function assemble(app, worker) {
   const files = new Map();
-  const appBase = hashedBase("planvault-web", app.js, app.wasm);
-  files.set(`${appBase}.js`, app.js);
-  files.set(`${appBase}_bg.wasm`, app.wasm);
+  // The app is a folder: its glue imports its snippets and the parts' loader
+  // by relative paths, and the loader fetches the parts beside itself, so
+  // one hashed folder name keeps a build's files together.
+  const appFiles = [
+    ["planvault-web.js", app.js], ["planvault-web_bg.wasm", app.wasm], ...app.parts, ...app.snippets,
+  ];
+  const appDir = hashedBase("planvault-web", ...appFiles.flat());
+  for (const [path, bytes] of appFiles) files.set(`${appDir}/${path}`, bytes);
   const workerBase = hashedBase("planvault-worker", worker.js, worker.wasm);
   files.set(`${workerBase}.js`, worker.js);
   files.set(`${workerBase}_bg.wasm`, worker.wasm);
-  for (const [path, bytes] of [...app.snippets, ...worker.snippets]) files.set(path, bytes);
+  for (const [path, bytes] of worker.snippets) files.set(path, bytes);
   files.set(
     WORKER_LOADER,
     Buffer.from(
@@ -217,11 +278,11 @@ function assemble(app, worker) {
   const assets = [
     `<link rel="icon" href="./${iconName}" />`,
     `<link rel="stylesheet" href="./${cssName}" />`,
-    `<link rel="modulepreload" href="./${appBase}.js" />`,
-    `<link rel="preload" href="./${appBase}_bg.wasm" as="fetch" type="application/wasm" crossorigin />`,
+    `<link rel="modulepreload" href="./${appDir}/planvault-web.js" />`,
+    `<link rel="preload" href="./${appDir}/planvault-web_bg.wasm" as="fetch" type="application/wasm" crossorigin />`,
     `<script type="module">`,
-    `  import init from './${appBase}.js';`,
-    `  await init({ module_or_path: './${appBase}_bg.wasm' });`,
+    `  import init from './${appDir}/planvault-web.js';`,
+    `  await init({ module_or_path: './${appDir}/planvault-web_bg.wasm' });`,
     `</script>`,
   ].join(`\n${indent}`);
   files.set("index.html", Buffer.from(page.slice(0, at) + assets + page.slice(at + MARKER.length)));
@@ -261,15 +322,22 @@ try {
   const bindgenVersion = checkTools();
   const built = {};
   for (const [pkg, bin] of [["planvault-web", "planvault-web"], ["planvault-worker", "planvault-worker"]]) {
-    built[bin] = bindAndOptimise(bin, cargoBuild(pkg, bin), bindgenVersion);
+    const split = splits(pkg);
+    built[bin] = bindAndOptimise(bin, cargoBuild(pkg, bin, split ? ["split"] : []), bindgenVersion, split);
   }
   const files = assemble(built["planvault-web"], built["planvault-worker"]);
   install(files);
   // gzip -9, as scripts/wasm-size measures the budgets (zlib's level 9 differs by ~1%).
   const gzipped = (path) => execFileSync("gzip", ["-9", "-c", join(out, path)], { maxBuffer: 64 << 20 }).length;
-  const sizes = [...files.keys()]
-    .filter((path) => path.endsWith(".wasm"))
+  const wasmFiles = [...files.keys()].filter((path) => path.endsWith(".wasm"));
+  const sizes = wasmFiles
+    .filter((path) => path.endsWith("_bg.wasm"))
     .map((path) => `${path} ${Math.round(gzipped(path) / 1024)} KB gzipped`);
+  const parts = wasmFiles.filter((path) => !path.endsWith("_bg.wasm"));
+  if (parts.length) {
+    const total = parts.reduce((sum, path) => sum + gzipped(path), 0);
+    sizes.push(`${parts.length} on-demand parts ${Math.round(total / 1024)} KB gzipped`);
+  }
   say(`built ${relative(process.cwd(), out) || "."}${sep} in ${seconds(started)}: ${sizes.join(", ")}`);
 } catch (error) {
   if (!(error instanceof BuildError)) throw error;

@@ -2,7 +2,9 @@
 // What takes the space in a wasm binary, by crate: the code of every function,
 // named by the binary's name section, summed per crate, plus the data segments.
 //   node scripts/wasm-crates.mjs [--top N] [--functions N] FILE.wasm
-// Give it cargo's output (target/wasm32-unknown-unknown/wasm-release/<bin>.wasm):
+// Give it cargo's output (target/wasm32-unknown-unknown/wasm-release/<bin>.wasm;
+// for the app, linked for splitting, the main module scripts/build-web.mjs cut
+// from it: target/wasm32-unknown-unknown/wasm-release/web-build/planvault-web-*/split/planvault-web.wasm):
 // it runs wasm-bindgen and `wasm-opt -Oz -g` (what scripts/build-web.mjs runs,
 // keeping the names) on a copy first, so the table matches what is shipped.
 // A `.wasm` already processed (it has no `__wbindgen_describe` exports) is read as is.
@@ -31,6 +33,37 @@ if (positionals.length !== 1) {
 }
 
 let bytes = readFileSync(positionals[0]);
+/** Whether a custom section named `name` is there (wasm-opt cannot read a module with `linking`). */
+function hasCustomSection(wasm, name) {
+  let at = 8;
+  const leb = () => {
+    let result = 0, shift = 0, byte;
+    do {
+      byte = wasm[at++];
+      result += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return result;
+  };
+  while (at < wasm.length) {
+    const id = wasm[at++];
+    const size = leb();
+    const end = at + size;
+    if (id === 0) {
+      const length = leb();
+      if (wasm.toString("utf8", at, at + length) === name) return true;
+    }
+    at = end;
+  }
+  return false;
+}
+if (hasCustomSection(bytes, "linking")) {
+  console.error(
+    `${positionals[0]} is linked for splitting (--emit-relocs): give the main module scripts/build-web.mjs cut from it, ` +
+      "target/wasm32-unknown-unknown/wasm-release/web-build/planvault-web-*/split/planvault-web.wasm",
+  );
+  process.exit(2);
+}
 if (bytes.includes("__wbindgen_describe")) {
   const work = mkdtempSync(join(tmpdir(), "wasm-crates-"));
   try {

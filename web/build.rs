@@ -8,6 +8,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
+    // wasm-split reads the linker's relocations to move code into chunks.
+    if std::env::var_os("CARGO_FEATURE_SPLIT").is_some()
+        && std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32")
+    {
+        println!("cargo:rustc-link-arg-bin=planvault-web=--emit-relocs");
+    }
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let vault = manifest_dir.join("../static/example-vault");
     println!("cargo:rerun-if-changed={}", vault.display());

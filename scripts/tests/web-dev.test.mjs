@@ -96,9 +96,9 @@ test('a build writes the page, the hashed app, the worker and its loader, and th
   const result = build('--features', 'e2e');
   assert.equal(result.status, 0, result.stderr);
   const page = readFileSync(file('dist/index.html'), 'utf8');
-  const app = /import init from '\.\/(planvault-web-[0-9a-f]{16})\.js';/.exec(page)?.[1];
-  assert.ok(app, `the page imports the hashed app: ${page}`);
-  assert.match(page, new RegExp(`module_or_path: '\\./${app}_bg\\.wasm'`));
+  const app = /import init from '\.\/(planvault-web-[0-9a-f]{16})\/planvault-web\.js';/.exec(page)?.[1];
+  assert.ok(app, `the page imports the app from its hashed folder: ${page}`);
+  assert.match(page, new RegExp(`module_or_path: '\\./${app}/planvault-web_bg\\.wasm'`));
   for (const href of [...page.matchAll(/href="\.\/([^"]+)"/g)].map((m) => m[1])) {
     assert.ok(existsSync(file(`dist/${href}`)), `the page names ${href}, which is there`);
   }
@@ -111,9 +111,9 @@ test('a build writes the page, the hashed app, the worker and its loader, and th
   assert.ok(existsSync(file(`dist/${worker}.js`)) && existsSync(file(`dist/${worker}_bg.wasm`)));
 
   // The app's glue imports its JS snippet by a relative path that is there.
-  const glue = readFileSync(file(`dist/${app}.js`), 'utf8');
+  const glue = readFileSync(file(`dist/${app}/planvault-web.js`), 'utf8');
   const snippet = /from ["']\.\/(snippets\/[^"']+\/hello\.js)["']/.exec(glue)?.[1];
-  assert.ok(snippet && existsSync(file(`dist/${snippet}`)), `the snippet is copied: ${snippet}`);
+  assert.ok(snippet && existsSync(file(`dist/${app}/${snippet}`)), `the snippet is copied: ${snippet}`);
   // The wasm went through wasm-opt (its report is on stderr).
   assert.match(result.stderr, /wasm-opt -Oz planvault-web|wasm unchanged/);
 });
@@ -166,7 +166,7 @@ function serve(port) {
 
 async function servedApp(url) {
   const page = await (await fetch(url)).text();
-  return /import init from '\.\/(planvault-web-[0-9a-f]{16})\.js'/.exec(page)?.[1];
+  return /import init from '\.\/(planvault-web-[0-9a-f]{16})\/planvault-web\.js'/.exec(page)?.[1];
 }
 
 test('serve-web serves the build, rebuilds after an edit, and keeps the last good build when a rebuild fails', async () => {
@@ -176,14 +176,14 @@ test('serve-web serves the build, rebuilds after an edit, and keeps the last goo
     await server.next(/watching .*: a change rebuilds/, 600_000); // a cold first build compiles wasm-bindgen
     const first = await servedApp(url);
     assert.ok(first, 'the built page is served');
-    assert.equal((await fetch(`${url}${first}_bg.wasm`)).status, 200);
+    assert.equal((await fetch(`${url}${first}/planvault-web_bg.wasm`)).status, 200);
 
     write('web/src/main.rs', appSource(2));
     await server.next(/web\/src\/main\.rs changed: rebuilding/);
     await server.next(/rebuilt in \d+ s: reload the page/);
     const second = await servedApp(url);
     assert.ok(second && second !== first, `the edit is served: ${first} -> ${second}`);
-    assert.equal((await fetch(`${url}${first}_bg.wasm`)).status, 404, 'the old build is gone');
+    assert.equal((await fetch(`${url}${first}/planvault-web_bg.wasm`)).status, 404, 'the old build is gone');
 
     write('web/src/main.rs', `${appSource(3)}\nfn broken() -> u32 { "not a number" }\n`);
     await server.next(/the rebuild failed after \d+ s \(the error is above\): still serving the last good build/);

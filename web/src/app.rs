@@ -7,13 +7,12 @@
 
 use crate::appearance::ThemeState;
 use crate::canvas_view::PlanCanvas;
-use crate::dialog::DialogView;
 use crate::dock::{Dock, DockState};
 use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_COPIED, EXAMPLE_FOLDER};
 use crate::help::CanvasHelp;
-use crate::list_view::{ListState, PlanList};
-use crate::note_editor::{NoteEditing, NoteEditor};
-use crate::note_picker::NotePicker;
+use crate::list_view::ListState;
+use crate::note_editor::NoteEditing;
+use crate::on_demand;
 use crate::run::WorkerState;
 use crate::run_panel::ResumeOfferBar;
 use crate::settings_dialog::SettingsDialog;
@@ -198,7 +197,10 @@ pub fn App() -> impl IntoView {
     DockState::provide();
     #[cfg(feature = "e2e")]
     crate::test_hook::install(state);
-    spawn_local(start(state));
+    spawn_local(async move {
+        start(state).await;
+        on_demand::preload_rest().await;
+    });
     let (list, editing) = (ListState::new(), NoteEditing::new());
     provide_context(list);
     provide_context(editing);
@@ -217,7 +219,7 @@ pub fn App() -> impl IntoView {
         <ResumeOfferBar />
         <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>
             <div class="plan-area">
-                <Show when=move || list.shown.get()><PlanList /></Show>
+                <Show when=move || list.shown.get()>{on_demand::show("The list view", on_demand::plan_list)}</Show>
                 <div class="canvas-area">
                     <PlanCanvas />
                     <CanvasHelp />
@@ -228,9 +230,9 @@ pub fn App() -> impl IntoView {
         </main>
         <RejectedChange />
         <StatusLines />
-        <DialogView />
-        <NotePicker />
-        <NoteEditor />
+        {on_demand::show("The edit dialogs", on_demand::dialogs)}
+        {on_demand::show("The note picker", on_demand::note_picker)}
+        {on_demand::show("The note editor", on_demand::note_editor)}
         <SettingsDialog />
     }
 }

@@ -3,8 +3,7 @@
 //! kept in this browser) and collapsible to a strip. It never takes more
 //! than 40% of the window, so the plan keeps at least 60% of it.
 
-use crate::panel::SidePanel;
-use crate::run_panel::RunPanel;
+use crate::on_demand;
 use crate::state::AppState;
 use leptos::prelude::*;
 
@@ -135,11 +134,11 @@ pub fn Dock() -> impl IntoView {
             </div>
             <div id="selection-pane" role="tabpanel" aria-labelledby="tab-selection" class="dock-pane"
                 hidden=move || run_open.get() || collapsed.get()>
-                <SidePanel />
+                {on_demand::show("The selection panel", on_demand::side_panel)}
             </div>
             <div id="run-pane" role="tabpanel" aria-labelledby="tab-run" class="dock-pane"
                 hidden=move || !run_open.get() || collapsed.get()>
-                <RunPanel />
+                {on_demand::show("The run panel", on_demand::run_panel)}
             </div>
         </div>
     }

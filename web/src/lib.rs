@@ -55,6 +55,8 @@ mod note_editor;
 #[cfg(target_arch = "wasm32")]
 mod note_picker;
 #[cfg(target_arch = "wasm32")]
+mod on_demand;
+#[cfg(target_arch = "wasm32")]
 mod panel;
 #[cfg(target_arch = "wasm32")]
 pub mod render;

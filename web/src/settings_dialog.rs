@@ -2,6 +2,7 @@
 //! one per role), the MCP servers and their tests, and the limits. It edits
 //! a draft of the saved [`Settings`]; Save keeps it in this browser.
 
+use crate::on_demand;
 use crate::run_client::{McpTest, RunClient};
 use crate::settings::{ConfigServer, EndpointForm, McpForm, Secret, Settings, Source};
 use crate::state::AppState;
@@ -12,7 +13,7 @@ pub fn SettingsDialog() -> impl IntoView {
     let run = expect_context::<RunClient>();
     view! {
         <Show when=move || run.settings_open.get()>
-            <SettingsForm />
+            {on_demand::show("Settings", on_demand::settings)}
         </Show>
     }
 }
@@ -20,7 +21,7 @@ pub fn SettingsDialog() -> impl IntoView {
 /// The open dialog: each opening starts from what is saved, with a row per
 /// role of the vault, and reads the vault's configured servers again.
 #[component]
-fn SettingsForm() -> impl IntoView {
+pub(crate) fn SettingsForm() -> impl IntoView {
     let state = expect_context::<AppState>();
     let run = state.run;
     let roles: Vec<String> = state

@@ -22,12 +22,14 @@ export function useApp() {
     browser: null,
     /**
      * A new page (viewport as for openPage) that has loaded the app;
-     * `init` runs in the page before the app's own scripts.
+     * `init` runs in the page before the app's own scripts, `beforeLoad`
+     * (given the page) before the page is loaded, e.g. to route requests.
      */
-    async open(viewport, { init } = {}) {
+    async open(viewport, { init, beforeLoad } = {}) {
       await start();
       const page = await openPage(app.browser, viewport);
       if (init) await page.addInitScript(init);
+      if (beforeLoad) await beforeLoad(page);
       await page.goto(app.server.url);
       return page;
     },

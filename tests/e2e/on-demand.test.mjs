@@ -1,0 +1,90 @@
+// The app's parts that the first paint does not need (web/src/on_demand.rs)
+// are their own wasm files, fetched after the main module, ahead of use; a
+// part that cannot be fetched says so and is fetched again on request.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { saveScreenshot } from './support/browser.mjs';
+import { useApp, planShown } from './support/app.mjs';
+
+const app = useApp();
+
+/** Every part web/src/on_demand.rs names, by its file. */
+const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings'];
+
+/** The wasm files the page fetched: name, when asked for and when in, in ms. */
+const wasmFetches = (page) =>
+  page.evaluate(() =>
+    performance
+      .getEntriesByType('resource')
+      .filter((entry) => entry.name.endsWith('.wasm'))
+      .map((entry) => ({
+        file: new URL(entry.name).pathname.split('/').pop(),
+        start: entry.startTime,
+        end: entry.responseEnd,
+      })),
+  );
+
+async function openSettings(page) {
+  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+  await page.click('#run-settings');
+}
+
+test('the page waits for the main module only; every part comes after it, before it is used', async () => {
+  const page = await app.open();
+  await planShown(page);
+  // Settings and the list view are fetched once the plan is up.
+  await page.waitForFunction(
+    (files) => files.every((file) => performance.getEntriesByName(new URL(file, document.baseURI).href).length > 0
+      || performance.getEntriesByType('resource').some((e) => e.name.endsWith(`/${file}`))),
+    PARTS.map((part) => `split_${part}.wasm`),
+    { timeout: 30_000 },
+  );
+  const fetched = await wasmFetches(page);
+  const main = fetched.find((f) => f.file === 'planvault-web_bg.wasm');
+  assert.ok(main, `the main module was fetched: ${JSON.stringify(fetched)}`);
+  for (const part of PARTS) {
+    const entry = fetched.find((f) => f.file === `split_${part}.wasm`);
+    assert.ok(entry, `part ${part} is a file of its own`);
+    assert.ok(entry.start >= main.end, `part ${part} is asked for after the main module is in`);
+  }
+
+  // Used now, they need nothing more from the server.
+  const before = fetched.length;
+  await openSettings(page);
+  await page.locator('#settings').waitFor();
+  await page.keyboard.press('Escape');
+  await page.click('#list-toggle');
+  await page.locator('#plan-list').waitFor();
+  assert.equal((await wasmFetches(page)).length, before, 'no wasm fetched on use');
+  assert.deepEqual(page.problems, []);
+});
+
+test('a part that cannot be fetched says so, the rest works, and Try again fetches it', async () => {
+  let blocked = true;
+  const page = await app.open(undefined, {
+    beforeLoad: (page) =>
+      page.route('**/split_settings.wasm', (route) => (blocked ? route.abort() : route.continue())),
+  });
+  await planShown(page);
+  await openSettings(page);
+  const alert = page.locator('.part-failed');
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /^Settings could not be loaded/);
+  await saveScreenshot(page, 'on-demand-part-failed');
+
+  // The other parts are there: the run panel, and a card's selection.
+  assert.ok(await page.locator('#run-panel').isVisible());
+  await page.click('#tab-selection');
+  const first = await page.evaluate(() => window.planvaultTest.plan().nodes[0].id);
+  const at = await page.evaluate((id) => window.planvaultTest.nodePoint(id, 'body'), first);
+  await page.mouse.click(at.x, at.y);
+  await page.locator('#selection-pane #panel-title').waitFor();
+
+  blocked = false;
+  await alert.locator('button').click();
+  await page.locator('#settings').waitFor();
+  assert.equal(await alert.count(), 0);
+  const unexpected = page.problems.filter((problem) => !/split_settings|failed to load|TypeError: Failed to fetch/i.test(problem));
+  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+});

@@ -1,0 +1,100 @@
+//! The parts of the app that are not needed for the first paint of a plan
+//! (the dialogs, the side panel's panes, the list view, the repair editor,
+//! Settings), each its own wasm file, fetched after the page is up.
+//!
+//! The shipped app is built with the feature `split`: each part below is a
+//! `wasm_split` split point (what Leptos's `#[lazy]` is made of), and
+//! `scripts/build-web.mjs` cuts cargo's wasm at them with
+//! `tools/wasm-split`. The main module then holds the toolbar, the canvas
+//! and the vault's parse and layout, and the first paint waits for no more.
+//! Without the feature (the wasm-bindgen tests, native checks) a part is a
+//! plain function linked into the one module.
+//!
+//! A part that cannot be fetched (the server went away, or a newer build
+//! replaced the page's files) shows where it would be what to do, and is
+//! fetched again the next time it is shown; the app keeps running.
+
+use crate::dialog::DialogView;
+use crate::list_view::PlanList;
+use crate::note_editor::NoteEditor;
+use crate::note_picker::NotePicker;
+use crate::panel::SidePanel;
+use crate::run_panel::RunPanel;
+use crate::settings_dialog::SettingsForm;
+use leptos::prelude::*;
+use send_wrapper::SendWrapper;
+use std::future::Future;
+
+#[cfg(feature = "split")]
+pub use wasm_split_helpers::SplitLoaderError as LoadError;
+
+/// Why a part did not load (never, without `split`).
+#[cfg(not(feature = "split"))]
+#[derive(Debug)]
+pub struct LoadError;
+
+/// `part!(name, preload_name, view)`: the async `name()` gives the part's
+/// view once its code is loaded; `preload_name()` fetches it ahead of use.
+#[cfg(feature = "split")]
+macro_rules! part {
+    ($name:ident, $preload:ident, $view:expr) => {
+        #[wasm_split_helpers::wasm_split($name, fallible, preload(#[allow(dead_code)] $preload))]
+        pub fn $name() -> Result<AnyView, LoadError> {
+            Ok($view.into_any())
+        }
+    };
+}
+#[cfg(not(feature = "split"))]
+macro_rules! part {
+    ($name:ident, $preload:ident, $view:expr) => {
+        pub async fn $name() -> Result<AnyView, LoadError> {
+            Ok($view.into_any())
+        }
+        #[allow(dead_code)]
+        pub async fn $preload() -> Result<(), LoadError> {
+            Ok(())
+        }
+    };
+}
+
+part!(dialogs, preload_dialogs, view! { <DialogView /> });
+part!(note_picker, preload_note_picker, view! { <NotePicker /> });
+part!(note_editor, preload_note_editor, view! { <NoteEditor /> });
+part!(plan_list, preload_plan_list, view! { <PlanList /> });
+part!(side_panel, preload_side_panel, view! { <SidePanel /> });
+part!(run_panel, preload_run_panel, view! { <RunPanel /> });
+part!(settings, preload_settings, view! { <SettingsForm /> });
+
+/// A part in the view: nothing until its code is in (a few milliseconds
+/// after the page, or at once without `split`), then the part. If it
+/// cannot be fetched, an alert says so (`what`: "The list view"), with a button that fetches it again.
+pub fn show<F>(what: &'static str, part: fn() -> F) -> impl IntoView
+where
+    F: Future<Output = Result<AnyView, LoadError>> + 'static,
+{
+    let attempt = RwSignal::new(0_u32);
+    move || {
+        attempt.track();
+        Suspend::new(SendWrapper::new(async move {
+            match part().await {
+                Ok(view) => view,
+                Err(_) => view! {
+                    <p class="part-failed" role="alert">
+                        {what}" could not be loaded: the server may be down "
+                        "or have a newer planvault (then reload the page). "
+                        <button on:click=move |_| attempt.update(|n| *n += 1)>"Try again"</button>
+                    </p>
+                }
+                .into_any(),
+            }
+        }))
+    }
+}
+
+/// Fetches the parts not shown at start-up (Settings, the list view), one
+/// after another, once the plan is up, so opening them does not wait.
+pub async fn preload_rest() {
+    // A part that fails here is fetched again when it is shown.
+    let _ = preload_settings().await;
+    let _ = preload_plan_list().await;
+}
