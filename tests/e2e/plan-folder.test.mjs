@@ -110,6 +110,13 @@ test('the folder holding the plan is the plan; its links resolve in the whole va
     'plans/ (3 plan notes)',
     'plans/launch/ (3 plan notes)',
   ]);
+  // The picker sits on the vault's line, so at 1280 px the toolbar is one row.
+  assert.equal(await page.locator('.mode #plan-folder').count(), 1);
+  const rows = await page.evaluate(() => {
+    const shown = [...document.querySelectorAll('.toolbar button, .toolbar select')].filter((el) => el.getClientRects().length > 0);
+    return new Set(shown.map((el) => Math.round(el.getBoundingClientRect().top))).size;
+  });
+  assert.equal(rows, 1, 'the toolbar is one row');
   await saveScreenshot(page, 'plan-folder-launch');
 });
 

@@ -26,6 +26,13 @@ test("the example's send step says its tool is provided by nothing here", async 
       + 'no MCP server is configured (.planvault/config.toml: [mcp.servers.NAME]); a run goes on without it',
   ]);
   assert.match(await page.locator('#plan-summary').textContent(), /no errors$/);
+  // The side panel is fetched after the page (web/src/on_demand.rs): wait for its title.
+  const title = page.locator('#diagnostics-title');
+  await page.waitForFunction(
+    () => document.querySelector('#diagnostics-title')?.textContent.trim() === 'Diagnostics: 0 errors, 1 warning',
+    null,
+    { timeout: 10_000 },
+  ).catch(async () => assert.fail(`the panel's title: ${await title.textContent()}`));
   assert.deepEqual(page.problems, []);
 });
 

@@ -17,7 +17,7 @@ use crate::run::WorkerState;
 use crate::run_panel::ResumeOfferBar;
 use crate::settings_dialog::SettingsDialog;
 use crate::state::{AppState, Mode};
-use crate::toolbar::Toolbar;
+use crate::toolbar::{PlanFolderPicker, Toolbar};
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -215,6 +215,9 @@ pub fn App() -> impl IntoView {
         <Toolbar />
         <section class="mode" aria-label="Open vault">
             <p id="mode">{move || state.mode.get().describe()}</p>
+            // Which of the vault's plans is open: part of what is open, and
+            // the toolbar stays one row at 1280 px.
+            <PlanFolderPicker />
         </section>
         <ResumeOfferBar />
         <main class="workspace" class:loading=move || state.loading.with(Option::is_some)>

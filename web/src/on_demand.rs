@@ -24,6 +24,33 @@ use crate::settings_dialog::SettingsForm;
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Parts being fetched for the view right now (the tests wait for none).
+static LOADING: AtomicUsize = AtomicUsize::new(0);
+
+/// One part's fetch in `LOADING`, until done or dropped (a part hidden
+/// again while it loads).
+struct Loading;
+
+impl Loading {
+    fn start() -> Self {
+        LOADING.fetch_add(1, Ordering::Relaxed);
+        Loading
+    }
+}
+
+impl Drop for Loading {
+    fn drop(&mut self) {
+        LOADING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How many shown parts are still being fetched.
+#[cfg(feature = "e2e")]
+pub fn loading() -> usize {
+    LOADING.load(Ordering::Relaxed)
+}
 
 #[cfg(feature = "split")]
 pub use wasm_split_helpers::SplitLoaderError as LoadError;
@@ -76,7 +103,10 @@ where
     move || {
         attempt.track();
         Suspend::new(SendWrapper::new(async move {
-            match part().await {
+            let loading = Loading::start();
+            let loaded = part().await;
+            drop(loading);
+            match loaded {
                 Ok(view) => view,
                 Err(_) => view! {
                     <p class="part-failed" role="alert">

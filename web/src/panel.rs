@@ -326,7 +326,11 @@ fn Diagnostics() -> impl IntoView {
             <h2 id="diagnostics-title">
                 {move || {
                     let (errors, all) = items.with(|l| (l.iter().filter(|d| d.0).count(), l.len()));
-                    format!("Diagnostics: {errors} errors, {} warnings", all - errors)
+                    format!(
+                        "Diagnostics: {}, {}",
+                        count(errors, "error"),
+                        count(all - errors, "warning")
+                    )
                 }}
             </h2>
             <ul id="diagnostics">
@@ -345,5 +349,14 @@ fn Diagnostics() -> impl IntoView {
                 </For>
             </ul>
         </section>
+    }
+}
+
+/// "1 error", "0 errors", "2 warnings".
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }

@@ -325,6 +325,13 @@ pub fn install(state: AppState) {
         .into_js_value(),
     );
 
+    // The shown parts' code is in (web/src/on_demand.rs): their DOM is there.
+    set(
+        "partsLoading",
+        Closure::<dyn Fn() -> JsValue>::new(move || (crate::on_demand::loading() as u32).into())
+            .into_js_value(),
+    );
+
     set(
         "opensSettled",
         Closure::<dyn Fn() -> JsValue>::new(move || state.opens_settled().into()).into_js_value(),

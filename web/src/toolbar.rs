@@ -158,7 +158,6 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
             }>
             <span class="sep"></span>
             <button on:click=on_example>"Example"</button>
-            <PlanFolderPicker />
             <span class="sep"></span>
             <button id="new-node" on:click=on_new>"New node"</button>
             <button id="go-to" title="Go to a note by title or path (Ctrl+K or /)"
@@ -181,7 +180,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
 /// the top: the whole vault, or one folder holding plan notes (a vault
 /// whose plan is `plans/launch`, or that holds several plans).
 #[component]
-fn PlanFolderPicker() -> impl IntoView {
+pub fn PlanFolderPicker() -> impl IntoView {
     let state = expect_context::<AppState>();
     let folders = move || {
         state.open.with(|o| {

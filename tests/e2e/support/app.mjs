@@ -42,7 +42,14 @@ export function useApp() {
   return app;
 }
 
-/** Waits until the app has loaded a plan with at least one node. */
+/**
+ * Waits until the app has loaded a plan with at least one node, and the
+ * parts of the app it shows are fetched (web/src/on_demand.rs).
+ */
 export async function planShown(page, timeout = 60_000) {
-  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0, null, { timeout });
+  await page.waitForFunction(
+    () => window.planvaultTest?.plan()?.nodes.length > 0 && window.planvaultTest.partsLoading() === 0,
+    null,
+    { timeout },
+  );
 }
