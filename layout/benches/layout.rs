@@ -33,6 +33,7 @@ pub fn plan_like(n: usize) -> Graph {
         edges,
         start: Some(0),
         pinned: Default::default(),
+        groups: Vec::new(),
     }
 }
 

@@ -97,6 +97,9 @@ pub struct Graph {
     pub start: Option<usize>,
     /// Top-left corners the user chose, by node.
     pub pinned: HashMap<usize, Point>,
+    /// Per node, the group (a vault's folder) its loose notes are kept
+    /// together by, each group its own block; empty: one group.
+    pub groups: Vec<usize>,
 }
 
 /// How one edge is drawn between its two nodes' boxes.
@@ -147,8 +150,173 @@ fn flow(graph: &Graph) -> Flow {
     Flow { back, dag }
 }
 
-/// Lays a graph out.
+/// Lays a graph out. Loose notes (no edge in or out, not the start) are not
+/// part of the flow: they go in a grid under it, in index order (a vault's
+/// path order, so a folder's notes sit together), about as wide as the
+/// flow or, without one, near a 16:10 screen's shape. In the flow's layers
+/// they made one row as wide as they are many (173 help notes: a strip
+/// 41,000 units wide).
 pub fn layout(graph: &Graph, options: &Options) -> Layout {
+    let n = graph.node_count;
+    let mut linked = vec![false; n];
+    for &(a, b) in &graph.edges {
+        if a < n && b < n {
+            linked[a] = true;
+            linked[b] = true;
+        }
+    }
+    if let Some(s) = graph.start.filter(|&s| s < n) {
+        linked[s] = true;
+    }
+    if linked.iter().all(|&l| l) {
+        return layered(graph, options);
+    }
+
+    // The flow alone, by compact indices; loose ends of edges out of range.
+    let mut compact = vec![usize::MAX; n];
+    let kept: Vec<usize> = (0..n).filter(|&v| linked[v]).collect();
+    for (i, &v) in kept.iter().enumerate() {
+        compact[v] = i;
+    }
+    let m = kept.len();
+    let to_flow = |v: usize| if v < n { compact[v].min(m) } else { m };
+    let flow_graph = Graph {
+        node_count: m,
+        edges: graph
+            .edges
+            .iter()
+            .map(|&(a, b)| (to_flow(a), to_flow(b)))
+            .collect(),
+        start: graph.start.filter(|&s| s < n).map(to_flow),
+        pinned: graph
+            .pinned
+            .iter()
+            .filter(|&(&v, _)| v < n && linked[v])
+            .map(|(&v, &p)| (compact[v], p))
+            .collect(),
+        groups: Vec::new(),
+    };
+    let drawn = layered(&flow_graph, options);
+
+    let loose: Vec<usize> = (0..n).filter(|&v| !linked[v]).collect();
+    let cell_width = options.node_width + options.node_gap;
+    let cell_height = options.node_height + options.layer_gap;
+    let (origin, flow_columns, first_row) = if m == 0 {
+        (Point::default(), 0, 0)
+    } else {
+        let b = drawn.bounds;
+        let below = Point {
+            x: b.x,
+            y: b.y + b.height + options.layer_gap,
+        };
+        let columns = ((b.width + options.node_gap) / cell_width).floor() as usize;
+        (
+            below,
+            columns,
+            drawn.layers.iter().max().map_or(0, |&l| l + 1),
+        )
+    };
+    let slots = loose_slots(
+        &loose,
+        &graph.groups,
+        flow_columns,
+        cell_height / cell_width,
+    );
+
+    let mut nodes = vec![Rect::default(); n];
+    let mut layers = vec![0; n];
+    for (i, &v) in kept.iter().enumerate() {
+        nodes[v] = drawn.nodes[i];
+        layers[v] = drawn.layers[i];
+    }
+    for (&v, &(column, row)) in loose.iter().zip(&slots) {
+        let p = graph.pinned.get(&v).copied().unwrap_or(Point {
+            x: origin.x + column * cell_width,
+            y: origin.y + row * cell_height,
+        });
+        nodes[v] = Rect {
+            x: p.x,
+            y: p.y,
+            width: options.node_width,
+            height: options.node_height,
+        };
+        layers[v] = first_row + row.floor() as usize;
+    }
+    let routes = drawn.routes;
+    let bounds = bounds(&nodes, &routes);
+    Layout {
+        nodes,
+        routes,
+        layers,
+        bounds,
+    }
+}
+
+/// Each loose note's slot under the flow, in cells (column, row). One
+/// group fills rows as wide as the flow or near a 16:10 screen's shape;
+/// several are each a block of that shape,
+/// laid left to right in shelves, so a folder's notes make one rectangle:
+/// half a cell apart side by side, a cell from one shelf to the next (room
+/// for the overview's folder labels).
+fn loose_slots(
+    loose: &[usize],
+    groups: &[usize],
+    flow_columns: usize,
+    cell_ratio: f64,
+) -> Vec<(f64, f64)> {
+    // Columns for `k` notes so that columns / rows ≈ 1.6 on screen, with
+    // cells `cell_ratio` (height / width) as high as wide.
+    let shaped = |k: usize| ((k as f64 * 1.6 * cell_ratio).sqrt().ceil() as usize).clamp(1, k);
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    for (i, &v) in loose.iter().enumerate() {
+        let group = groups.get(v).copied();
+        match blocks.last_mut() {
+            Some(block) if groups.get(loose[block[0]]).copied() == group => block.push(i),
+            _ => blocks.push(vec![i]),
+        }
+    }
+    let mut slots = vec![(0.0, 0.0); loose.len()];
+    if blocks.len() == 1 {
+        let columns = shaped(loose.len()).max(flow_columns).min(loose.len());
+        for (i, slot) in slots.iter_mut().enumerate() {
+            *slot = ((i % columns) as f64, (i / columns) as f64);
+        }
+        return slots;
+    }
+    // The shelves' width: near 16:10 for the blocks' area, gaps included.
+    let shape = |block: &Vec<usize>| {
+        let columns = shaped(block.len());
+        (columns, block.len().div_ceil(columns))
+    };
+    let area: f64 = blocks
+        .iter()
+        .map(|b| {
+            let (columns, rows) = shape(b);
+            (columns as f64 + 0.5) * (rows as f64 + 1.0)
+        })
+        .sum();
+    let width = (area * 1.6 * 144.0 / 240.0)
+        .sqrt()
+        .ceil()
+        .max(flow_columns as f64);
+    let (mut x, mut y, mut shelf) = (0.0, 0.0, 0.0_f64);
+    for block in &blocks {
+        let (columns, rows) = shape(block);
+        if x > 0.0 && x + columns as f64 > width {
+            (x, y) = (0.0, y + shelf + 1.0);
+            shelf = 0.0;
+        }
+        for (j, &i) in block.iter().enumerate() {
+            slots[i] = (x + (j % columns) as f64, y + (j / columns) as f64);
+        }
+        x += columns as f64 + 0.5;
+        shelf = shelf.max(rows as f64);
+    }
+    slots
+}
+
+/// The layered layout of every node: the four phases.
+fn layered(graph: &Graph, options: &Options) -> Layout {
     let n = graph.node_count;
     let Flow { back, dag } = flow(graph);
     let layers = layering::longest_path(n, &dag, graph.start);
@@ -233,9 +401,46 @@ pub fn layout_plan(plan: &Plan, pinned: &HashMap<String, Point>, options: &Optio
             edges,
             start: plan.start,
             pinned,
+            groups: folder_groups(plan),
         },
         options,
     )
+}
+
+/// Per node, the folder it is in below the folder all nodes share (the
+/// plan's), as a group number, for [`Graph::groups`]: a vault's loose notes
+/// are drawn folder by folder, as the canvas's overview outlines them.
+pub fn folder_groups(plan: &Plan) -> Vec<usize> {
+    fn folders(id: &str) -> Vec<&str> {
+        let mut parts: Vec<&str> = id.split('/').collect();
+        parts.pop();
+        parts
+    }
+    let shared = plan
+        .nodes
+        .iter()
+        .map(|node| folders(&node.id))
+        .reduce(|a, b| {
+            a.iter()
+                .zip(&b)
+                .take_while(|(x, y)| x == y)
+                .map(|(x, _)| *x)
+                .collect()
+        })
+        .map_or(0, |common| common.len());
+    let mut numbers: HashMap<&str, usize> = HashMap::new();
+    plan.nodes
+        .iter()
+        .map(|node| {
+            let folder = node
+                .id
+                .split('/')
+                .nth(shared)
+                .filter(|_| folders(&node.id).len() > shared);
+            let next = numbers.len();
+            *numbers.entry(folder.unwrap_or("")).or_insert(next)
+        })
+        .collect()
 }
 
 fn bounds(nodes: &[Rect], routes: &[Route]) -> Rect {

@@ -11,6 +11,7 @@ fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
         edges: edges.to_vec(),
         start,
         pinned: HashMap::new(),
+        groups: Vec::new(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Layout invariants on hand-made plans and on random graphs.
 
-use planvault_layout::{crossings, layout, Graph, Options, Point};
+use planvault_layout::{crossings, layout, Graph, Options, Point, Route};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -10,6 +10,7 @@ fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
         edges: edges.to_vec(),
         start,
         pinned: HashMap::new(),
+        groups: Vec::new(),
     }
 }
 
@@ -164,4 +165,76 @@ proptest! {
         // Same input, same drawing.
         prop_assert_eq!(layout(&g, &options), l);
     }
+}
+
+#[test]
+fn loose_notes_go_in_a_grid_under_the_flow_in_order() {
+    // 0 -> 1 is the flow; 2..8 link nowhere (6 loose notes), 8 -> a missing note.
+    let mut g = graph(9, &[(0, 1), (8, 99)], Some(0));
+    g.pinned.insert(
+        7,
+        Point {
+            x: -500.0,
+            y: -500.0,
+        },
+    );
+    let o = Options::default();
+    let l = layout(&g, &o);
+    let flow_bottom = l.nodes[1].y + l.nodes[1].height;
+    let cell = (o.node_width + o.node_gap, o.node_height + o.layer_gap);
+    // ceil(sqrt(7 · 1.6 · 144 / 240)) = 3 columns, from the flow's left edge.
+    let left = l.nodes[0].x.min(l.nodes[1].x);
+    for (i, v) in [2, 3, 4, 5, 6, 8].into_iter().enumerate() {
+        let at = if v == 8 { 6 } else { i };
+        assert_eq!(l.nodes[v].x, left + (at % 3) as f64 * cell.0, "note {v}");
+        assert_eq!(
+            l.nodes[v].y,
+            flow_bottom + o.layer_gap + (at / 3) as f64 * cell.1,
+            "note {v}"
+        );
+        assert_eq!(l.layers[v], 2 + at / 3);
+    }
+    // A pinned loose note stays where it was put; its slot stays free.
+    assert_eq!((l.nodes[7].x, l.nodes[7].y), (-500.0, -500.0));
+    assert_eq!(l.routes[1], Route::default());
+}
+
+#[test]
+fn a_vault_with_no_links_is_a_grid_near_a_screens_shape() {
+    let l = layout(&graph(173, &[], None), &Options::default());
+    // 13 columns, 14 rows: 3,080 × 1,944, not one row 41,000 wide.
+    assert_eq!((l.bounds.width, l.bounds.height), (3080.0, 1944.0));
+    assert_eq!((l.nodes[12].y, l.nodes[13].y), (0.0, 144.0));
+    assert_eq!(l.nodes[13].x, 0.0);
+}
+
+#[test]
+fn loose_notes_of_several_folders_are_a_block_each() {
+    // 0 -> 1 is the flow; folder 1 has 4 loose notes, folder 2 has 2.
+    let mut g = graph(8, &[(0, 1)], Some(0));
+    g.groups = vec![0, 0, 1, 1, 1, 1, 2, 2];
+    let o = Options::default();
+    let l = layout(&g, &o);
+    let (w, h) = (o.node_width + o.node_gap, o.node_height + o.layer_gap);
+    let left = l.nodes[0].x.min(l.nodes[1].x);
+    let top = l.nodes[1].y + l.nodes[1].height + o.layer_gap;
+    let at = |v: usize| ((l.nodes[v].x - left) / w, (l.nodes[v].y - top) / h);
+    // Folder 1: 2 × 2. Beside it the shelf would be 4.5 cells wide for 3
+    // rows' worth of notes, so folder 2 starts the next shelf, a cell under
+    // it: 2 × 1.
+    assert_eq!(
+        [at(2), at(3), at(4), at(5)],
+        [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+    );
+    assert_eq!([at(6), at(7)], [(0.0, 3.0), (1.0, 3.0)]);
+
+    // Nine folders of four: shelves of three 2 × 2 blocks.
+    let mut g = graph(36, &[], None);
+    g.groups = (0..36).map(|v| v / 4).collect();
+    let l = layout(&g, &o);
+    let at = |v: usize| (l.nodes[v].x / w, l.nodes[v].y / h);
+    assert_eq!(
+        [at(0), at(4), at(8), at(12), at(35)],
+        [(0.0, 0.0), (2.5, 0.0), (5.0, 0.0), (0.0, 3.0), (6.0, 7.0)]
+    );
 }

@@ -15,7 +15,9 @@ use crate::canvas_file;
 use crate::tool_check::{self, Listings};
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
-use planvault_layout::{extend, layout_plan, Graph, Layout, Options, Point, Previous, Rect, Route};
+use planvault_layout::{
+    extend, folder_groups, layout_plan, Graph, Layout, Options, Point, Previous, Rect, Route,
+};
 use std::collections::BTreeMap;
 
 /// The JSON Canvas file that keeps node positions next to the notes (in the
@@ -427,6 +429,7 @@ fn place_around(
             .enumerate()
             .filter_map(|(i, node)| positions.get(&node.id).map(|p| (i, *p)))
             .collect(),
+        groups: folder_groups(plan),
     };
     extend(&graph, &previous, options)
 }
@@ -750,6 +753,53 @@ pub(crate) mod tests {
         files.insert("misc/a.md".into(), "# A\n\n## Next\n- [[b]]\n".into());
         files.insert("misc/b.md".into(), "# B\n".into());
         assert_eq!(VaultDoc::new(files).folder, "");
+    }
+
+    #[test]
+    fn loose_notes_sit_under_the_plan_one_block_per_folder() {
+        // The example's flow, and notes that link nowhere in two folders
+        // (one with a sub-folder): as in a real notes vault.
+        let mut files = example();
+        for n in 0..7 {
+            files.insert(format!("guide/g{n}.md"), format!("# G{n}\n"));
+        }
+        files.insert("guide/deep/d.md".into(), "# D\n".into());
+        for n in 0..5 {
+            files.insert(format!("ref/r{n}.md"), format!("# R{n}\n"));
+        }
+        let doc = VaultDoc::new(files);
+        let rect = |id: &str| doc.layout.nodes[doc.node_index(id).unwrap()];
+        let flow_bottom = ["draft", "review", "send"]
+            .iter()
+            .map(|id| rect(id).y + rect(id).height)
+            .fold(f64::MIN, f64::max);
+        let block = |ids: Vec<String>| {
+            let rects: Vec<Rect> = ids.iter().map(|id| rect(id)).collect();
+            assert!(
+                rects.iter().all(|r| r.y > flow_bottom),
+                "{ids:?} under the flow"
+            );
+            let x0 = rects.iter().map(|r| r.x).fold(f64::MAX, f64::min);
+            let y0 = rects.iter().map(|r| r.y).fold(f64::MAX, f64::min);
+            let x1 = rects.iter().map(|r| r.x + r.width).fold(f64::MIN, f64::max);
+            let y1 = rects
+                .iter()
+                .map(|r| r.y + r.height)
+                .fold(f64::MIN, f64::max);
+            (x0, y0, x1, y1)
+        };
+        let mut guide: Vec<String> = (0..7).map(|n| format!("guide/g{n}")).collect();
+        guide.push("guide/deep/d".into());
+        let guide = block(guide);
+        let reference = block((0..5).map(|n| format!("ref/r{n}")).collect());
+        let apart = guide.2 <= reference.0
+            || reference.2 <= guide.0
+            || guide.3 <= reference.1
+            || reference.3 <= guide.1;
+        assert!(
+            apart,
+            "each folder's notes make their own rectangle: {guide:?} {reference:?}"
+        );
     }
 
     #[test]
