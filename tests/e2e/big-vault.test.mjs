@@ -211,3 +211,30 @@ test('a plan spread over folders is drawn zoomed out as one labelled region per 
   assert.deepEqual((await hook('canvasRun')).overviewGroups, []);
   await saveScreenshot(page, 'big-vault-folders-reading');
 });
+
+test('a notes vault with no plan links fits as one block per folder, not one long row', async () => {
+  // What most Obsidian vaults are (e.g. the official help vault): notes in
+  // folders, linked in prose but with no `## Next`.
+  const folders = ['Getting started', 'Editing', 'Plugins', 'Sync', 'Publish', 'Teams', 'Import', 'Bases'];
+  const files = {};
+  folders.forEach((folder, f) => {
+    for (let n = 0; n < 20; n++) files[`${folder}/Note ${f}-${n}.md`] = `# Note ${f}-${n}\n\nSee [[Note 0-0]].\n`;
+  });
+  await writePrivateFolder(page, 'notes', files);
+  await page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle('notes'));
+  });
+  assert.equal((await hook('plan')).nodes.length, 160);
+  await page.locator('#plan-canvas').focus();
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  // In one row the 160 cards were 38,000 units wide: Fit gave zoom 0.02.
+  const zoom = (await hook('viewport')).zoom;
+  assert.ok(zoom > 0.1, `the overview is readable: zoom ${zoom}`);
+  const drawn = await hook('canvasRun');
+  assert.deepEqual(drawn.overviewGroups.map((g) => [g.name, g.notes]).sort(), folders.map((f) => [f, 20]).sort());
+  const labelled = drawn.overviewGroups.filter((g) => g.labelled).length;
+  assert.ok(labelled >= 6, `most folders are labelled: ${labelled} of 8`);
+  await saveScreenshot(page, 'big-vault-notes-overview');
+});
