@@ -137,13 +137,7 @@ pub fn extend(graph: &Graph, previous: &Previous, options: &Options) -> Layout {
         kept += 1;
     }
     let layers = layering::longest_path(n, &dag, graph.start);
-    let bounds = bounds(&nodes, &routes);
-    Layout {
-        nodes,
-        routes,
-        layers,
-        bounds,
-    }
+    Layout::new(nodes, routes, layers)
 }
 
 /// The free spot for a card nearest `want`: sideways in slots first

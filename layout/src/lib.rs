@@ -124,6 +124,19 @@ pub struct Layout {
     pub bounds: Rect,
 }
 
+impl Layout {
+    /// The drawing of these boxes and routes, with the box around them.
+    fn new(nodes: Vec<Rect>, routes: Vec<Route>, layers: Vec<usize>) -> Layout {
+        let bounds = bounds(&nodes, &routes);
+        Layout {
+            nodes,
+            routes,
+            layers,
+            bounds,
+        }
+    }
+}
+
 /// The graph's edges (those between its nodes) along the flow.
 struct Flow {
     /// Per edge: it loops back (a feedback arc).
@@ -242,14 +255,7 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
         };
         layers[v] = first_row + row.floor() as usize;
     }
-    let routes = drawn.routes;
-    let bounds = bounds(&nodes, &routes);
-    Layout {
-        nodes,
-        routes,
-        layers,
-        bounds,
-    }
+    Layout::new(nodes, drawn.routes, layers)
 }
 
 /// Each loose note's slot under the flow, in cells (column, row). One
@@ -370,13 +376,7 @@ fn layered(graph: &Graph, options: &Options) -> Layout {
         });
     }
 
-    let bounds = bounds(&nodes, &routes);
-    Layout {
-        nodes,
-        routes,
-        layers,
-        bounds,
-    }
+    Layout::new(nodes, routes, layers)
 }
 
 /// Lays out a parsed plan. `pinned` maps node ids to the top-left corners the
