@@ -21,8 +21,8 @@
 //     feature `split`, which links it with --emit-relocs (web/build.rs).
 //  1b. The app only: tools/wasm-split (the splitter cargo-leptos runs for
 //     Leptos's `#[lazy]`) cuts it into the main module and the parts
-//     web/src/on_demand.rs names, fetched after the first paint (458 KB
-//     gzipped instead of 568 before the first paint, 183 KB of parts after).
+//     web/src/on_demand.rs names, fetched after the first paint (the sizes:
+//     bench/runs/wasm-size.md).
 //  2. wasm-bindgen --target web, the CLI at exactly Cargo.lock's wasm-bindgen
 //     version (another version refuses the module or emits mismatched glue;
 //     scripts/setup installs it); for a split app with --keep-lld-exports,

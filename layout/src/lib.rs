@@ -301,7 +301,7 @@ fn loose_slots(
             (columns as f64 + 0.5) * (rows as f64 + 1.0)
         })
         .sum();
-    let width = (area * 1.6 * 144.0 / 240.0)
+    let width = (area * 1.6 * cell_ratio)
         .sqrt()
         .ceil()
         .max(flow_columns as f64);
