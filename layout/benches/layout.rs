@@ -32,8 +32,7 @@ pub fn plan_like(n: usize) -> Graph {
         node_count: n,
         edges,
         start: Some(0),
-        pinned: Default::default(),
-        groups: Vec::new(),
+        ..Graph::default()
     }
 }
 

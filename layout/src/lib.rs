@@ -100,6 +100,9 @@ pub struct Graph {
     /// Per node, the group (a vault's folder) its loose notes are kept
     /// together by, each group its own block; empty: one group.
     pub groups: Vec<usize>,
+    /// The nodes in the order a reader lists them (a vault's file explorer
+    /// order): loose notes fill their grid in it. Empty: by index.
+    pub order: Vec<usize>,
 }
 
 /// How one edge is drawn between its two nodes' boxes.
@@ -126,7 +129,7 @@ pub struct Layout {
 
 impl Layout {
     /// The drawing of these boxes and routes, with the box around them.
-    fn new(nodes: Vec<Rect>, routes: Vec<Route>, layers: Vec<usize>) -> Layout {
+    pub fn new(nodes: Vec<Rect>, routes: Vec<Route>, layers: Vec<usize>) -> Layout {
         let bounds = bounds(&nodes, &routes);
         Layout {
             nodes,
@@ -208,10 +211,20 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
             .map(|(&v, &p)| (compact[v], p))
             .collect(),
         groups: Vec::new(),
+        order: Vec::new(),
     };
     let drawn = layered(&flow_graph, options);
 
-    let loose: Vec<usize> = (0..n).filter(|&v| !linked[v]).collect();
+    let loose: Vec<usize> = if graph.order.len() == n {
+        graph
+            .order
+            .iter()
+            .copied()
+            .filter(|&v| !linked[v])
+            .collect()
+    } else {
+        (0..n).filter(|&v| !linked[v]).collect()
+    };
     let cell_width = options.node_width + options.node_gap;
     let cell_height = options.node_height + options.layer_gap;
     let (origin, flow_columns, first_row) = if m == 0 {
@@ -379,39 +392,45 @@ fn layered(graph: &Graph, options: &Options) -> Layout {
     Layout::new(nodes, routes, layers)
 }
 
-/// Lays out a parsed plan. `pinned` maps node ids to the top-left corners the
-/// user dragged them to; edges to missing notes get an empty route.
-pub fn layout_plan(plan: &Plan, pinned: &HashMap<String, Point>, options: &Options) -> Layout {
+/// A parsed plan as a graph to lay out: its edges (one to a missing note
+/// gets an out-of-range target, which the layout skips), its start, the
+/// top-left corners `pinned` gives by node id, and its [`folders`].
+pub fn plan_graph(plan: &Plan, pinned: impl Fn(&str) -> Option<Point>) -> Graph {
     let n = plan.nodes.len();
-    // Dangling edges get an out-of-range target, which `layout` skips.
-    let edges = plan
-        .edges
-        .iter()
-        .map(|e| (e.from, e.to.unwrap_or(n)))
-        .collect();
-    let pinned = plan
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| pinned.get(&node.id).map(|p| (i, *p)))
-        .collect();
-    layout(
-        &Graph {
-            node_count: n,
-            edges,
-            start: plan.start,
-            pinned,
-            groups: folder_groups(plan),
-        },
-        options,
-    )
+    Graph {
+        node_count: n,
+        edges: plan
+            .edges
+            .iter()
+            .map(|e| (e.from, e.to.unwrap_or(n)))
+            .collect(),
+        start: plan.start,
+        pinned: plan
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| pinned(&node.id).map(|p| (i, p)))
+            .collect(),
+        groups: folders(plan).of_node,
+        order: Vec::new(),
+    }
 }
 
-/// Per node, the folder it is in below the folder all nodes share (the
-/// plan's), as a group number, for [`Graph::groups`]: a vault's loose notes
-/// are drawn folder by folder, as the canvas's overview outlines them.
-pub fn folder_groups(plan: &Plan) -> Vec<usize> {
-    fn folders(id: &str) -> Vec<&str> {
+/// The folders a plan's notes are in, one level below the folder they all
+/// share (the plan's own): a vault's loose notes are drawn folder by
+/// folder ([`Graph::groups`]), and the canvas's overview outlines each.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Folders {
+    /// Each folder's name, by number; `""` for the notes in the shared
+    /// folder itself.
+    pub names: Vec<String>,
+    /// Per node, its folder's number (numbered as first met).
+    pub of_node: Vec<usize>,
+}
+
+/// The [`Folders`] of a plan's notes, read from their ids (vault paths).
+pub fn folders(plan: &Plan) -> Folders {
+    fn folders_of(id: &str) -> Vec<&str> {
         let mut parts: Vec<&str> = id.split('/').collect();
         parts.pop();
         parts
@@ -419,7 +438,7 @@ pub fn folder_groups(plan: &Plan) -> Vec<usize> {
     let shared = plan
         .nodes
         .iter()
-        .map(|node| folders(&node.id))
+        .map(|node| folders_of(&node.id))
         .reduce(|a, b| {
             a.iter()
                 .zip(&b)
@@ -429,18 +448,24 @@ pub fn folder_groups(plan: &Plan) -> Vec<usize> {
         })
         .map_or(0, |common| common.len());
     let mut numbers: HashMap<&str, usize> = HashMap::new();
-    plan.nodes
+    let mut names = Vec::new();
+    let of_node = plan
+        .nodes
         .iter()
         .map(|node| {
             let folder = node
                 .id
                 .split('/')
                 .nth(shared)
-                .filter(|_| folders(&node.id).len() > shared);
-            let next = numbers.len();
-            *numbers.entry(folder.unwrap_or("")).or_insert(next)
+                .filter(|_| folders_of(&node.id).len() > shared)
+                .unwrap_or("");
+            *numbers.entry(folder).or_insert_with(|| {
+                names.push(folder.to_string());
+                names.len() - 1
+            })
         })
-        .collect()
+        .collect();
+    Folders { names, of_node }
 }
 
 fn bounds(nodes: &[Rect], routes: &[Route]) -> Rect {

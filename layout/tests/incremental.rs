@@ -3,15 +3,13 @@
 
 use planvault_layout::{extend, layout, Graph, Options, Point, Previous};
 use proptest::prelude::*;
-use std::collections::HashMap;
 
 fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
     Graph {
         node_count: n,
         edges: edges.to_vec(),
         start,
-        pinned: HashMap::new(),
-        groups: Vec::new(),
+        ..Graph::default()
     }
 }
 

@@ -2,15 +2,13 @@
 
 use planvault_layout::{crossings, layout, Graph, Options, Point, Route};
 use proptest::prelude::*;
-use std::collections::HashMap;
 
 fn graph(n: usize, edges: &[(usize, usize)], start: Option<usize>) -> Graph {
     Graph {
         node_count: n,
         edges: edges.to_vec(),
         start,
-        pinned: HashMap::new(),
-        groups: Vec::new(),
+        ..Graph::default()
     }
 }
 
@@ -206,6 +204,50 @@ fn a_vault_with_no_links_is_a_grid_near_a_screens_shape() {
     assert_eq!((l.bounds.width, l.bounds.height), (3080.0, 1944.0));
     assert_eq!((l.nodes[12].y, l.nodes[13].y), (0.0, 144.0));
     assert_eq!(l.nodes[13].x, 0.0);
+}
+
+#[test]
+fn loose_notes_fill_their_grid_in_the_order_given() {
+    // 0 -> 1 is the flow; 2..6 are loose, listed 5, 2, 4, 3.
+    let mut g = graph(6, &[(0, 1)], Some(0));
+    let by_index = layout(&g, &Options::default());
+    g.order = vec![1, 5, 0, 2, 4, 3];
+    let l = layout(&g, &Options::default());
+    let slot = |l: &planvault_layout::Layout, v: usize| (l.nodes[v].x, l.nodes[v].y);
+    for (v, was) in [(5, 2), (2, 3), (4, 4), (3, 5)] {
+        assert_eq!(slot(&l, v), slot(&by_index, was), "node {v}");
+    }
+    // The flow is laid out as before.
+    assert_eq!(slot(&l, 0), slot(&by_index, 0));
+    // An order that is not one of every node is not used.
+    g.order = vec![3, 2];
+    assert_eq!(layout(&g, &Options::default()), by_index);
+}
+
+#[test]
+fn folders_are_named_below_the_folder_all_notes_share() {
+    let plan = |ids: &[&str]| {
+        let files = ids
+            .iter()
+            .map(|id| (format!("{id}.md"), "# Note\n".to_string()))
+            .collect();
+        planvault_core::vault::load(&files).0
+    };
+    let f = planvault_layout::folders(&plan(&[
+        "plans/launch/start",
+        "plans/launch/research/Sources",
+        "plans/launch/research/deep/Notes",
+        "plans/launch/build/Ship",
+    ]));
+    // Nodes come in path order: build/Ship, research/Sources,
+    // research/deep/Notes, start.
+    assert_eq!(f.names, ["build", "research", ""]);
+    assert_eq!(f.of_node, [0, 1, 1, 2]);
+    // All in one subfolder: that is the shared folder, its own subfolders
+    // the groups.
+    let f = planvault_layout::folders(&plan(&["a/x/1", "a/x/2", "a/y/3"]));
+    assert_eq!(f.names, ["x", "y"]);
+    assert_eq!(f.of_node, [0, 0, 1]);
 }
 
 #[test]

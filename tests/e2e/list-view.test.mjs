@@ -138,3 +138,36 @@ test("the list shows a run's active node and the statuses it writes", async () =
   await waitForRun(page, () => !window.planvaultTest.run().ask);
   assert.deepEqual(page.problems, []);
 });
+
+test("notes are listed in the order Obsidian's file explorer shows them", async () => {
+  const page = await app.open({ width: 1440, height: 900 });
+  // Folders first, then notes; names by the browser's collator with numbers
+  // by value, case and accents aside (byte order would put "Step 10" before
+  // "Step 2" and "apple" and "école" after "Zoo").
+  const note = (title) => `# ${title}\n`;
+  await openOpfsVault(page, 'e2e-list-order', {
+    'Begin.md': '---\ntype: start\n---\n# Begin\n',
+    'Step 10.md': note('Step 10'),
+    'Step 2.md': note('Step 2'),
+    'Step 1.md': note('Step 1'),
+    'Zoo.md': note('Zoo'),
+    'apple.md': note('apple'),
+    'école.md': note('école'),
+    'Banana.md': note('Banana'),
+    'Later/Inside.md': note('Inside'),
+  });
+  await page.click('#list-toggle');
+  await page.locator('#plan-list [role="tree"]').waitFor();
+  const titles = await page.locator('li.list-node > .list-title').allTextContents();
+  assert.deepEqual(titles, ['Inside', 'apple', 'Banana', 'Begin', 'école', 'Step 1', 'Step 2', 'Step 10', 'Zoo']);
+  // The loose notes' grid under the start fills its rows in that order.
+  const gridded = await page.evaluate(() => {
+    const ids = ['Later/Inside', 'apple', 'Banana', 'école', 'Step 1', 'Step 2', 'Step 10', 'Zoo'];
+    return ids
+      .map((id) => ({ id, at: window.planvaultTest.nodePoint(id, 'body') }))
+      .sort((a, b) => a.at.y - b.at.y || a.at.x - b.at.x)
+      .map((n) => n.id);
+  });
+  assert.deepEqual(gridded, ['Later/Inside', 'apple', 'Banana', 'école', 'Step 1', 'Step 2', 'Step 10', 'Zoo']);
+  assert.deepEqual(page.problems, []);
+});

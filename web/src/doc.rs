@@ -12,11 +12,13 @@
 //! also leaves out the templates folder and `.planvaultignore`'s entries).
 
 use crate::canvas_file;
+use crate::explorer_order::explorer_order;
 use crate::tool_check::{self, Listings};
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{
-    extend, folder_groups, layout_plan, Graph, Layout, Options, Point, Previous, Rect, Route,
+    extend, folders, layout, plan_graph, Folders, Graph, Layout, Options, Point, Previous, Rect,
+    Route,
 };
 use std::collections::BTreeMap;
 
@@ -53,6 +55,9 @@ pub struct VaultDoc {
     pub layout: Layout,
     /// Node id → index, for selections kept by id across edits.
     pub ids: std::collections::HashMap<String, usize>,
+    /// The nodes (indices) in the order Obsidian's file explorer lists their
+    /// notes ([`explorer_order`]): the list view's, the loose notes' grid's.
+    pub listed: Vec<usize>,
     /// What the browser knows of MCP servers: `checked` has an
     /// `unknown-tool` diagnostic per declared tool a browser run would not
     /// offer ([`tool_check`]).
@@ -130,7 +135,7 @@ impl VaultDoc {
     /// place, this is the one way to let the layout move them all.
     pub fn laid_out_afresh(&self) -> VaultDoc {
         VaultDoc {
-            layout: place(&self.checked, &self.positions, None),
+            layout: place(&self.checked, &self.positions, &self.listed, None),
             ..self.clone()
         }
     }
@@ -171,7 +176,32 @@ impl VaultDoc {
             .get(&canvas_path(&folder))
             .map(|t| canvas_file::positions(t))
             .unwrap_or_default();
-        let layout = place(&checked, &positions, before);
+        let plan = &checked.plan;
+        let listed = match before {
+            // The same notes (an edit of their text): the same order.
+            Some(b)
+                if b.checked
+                    .plan
+                    .nodes
+                    .iter()
+                    .map(|n| &n.id)
+                    .eq(plan.nodes.iter().map(|n| &n.id)) =>
+            {
+                b.listed.clone()
+            }
+            _ => {
+                let paths: Vec<&str> = plan
+                    .nodes
+                    .iter()
+                    .map(|n| match &n.ext {
+                        NodeExt::Vault(v) => v.file.as_str(),
+                        _ => n.id.as_str(),
+                    })
+                    .collect();
+                explorer_order(&paths)
+            }
+        };
+        let layout = place(&checked, &positions, &listed, before);
         let ids = checked
             .plan
             .nodes
@@ -180,6 +210,7 @@ impl VaultDoc {
             .map(|(i, n)| (n.id.clone(), i))
             .collect();
         VaultDoc {
+            listed,
             files,
             folder,
             folders,
@@ -226,36 +257,36 @@ impl VaultDoc {
         )
     }
 
-    /// The plan's nodes by the folder they sit in below the plan's own
-    /// (its first level), for the zoomed-out overview: none unless the
-    /// notes are spread over two folders or more. Notes directly in the
-    /// plan's folder belong to no group.
+    /// The plan's nodes by the folder they sit in one level below the one
+    /// they all share ([`folders`]), in explorer order, for the zoomed-out
+    /// overview: none unless the notes are spread over two folders or more.
+    /// Notes directly in the shared folder belong to no group.
     pub fn folder_groups(&self) -> Vec<FolderGroup> {
-        let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for i in 0..self.checked.plan.nodes.len() {
-            let Some(file) = self.file_of(i) else {
-                continue;
-            };
-            let inside = if self.folder.is_empty() {
-                Some(file)
-            } else {
-                file.strip_prefix(self.folder.as_str())
-                    .and_then(|rest| rest.strip_prefix('/'))
-            };
-            if let Some((group, _)) = inside.and_then(|rest| rest.split_once('/')) {
-                groups.entry(group).or_default().push(i);
-            }
+        let Folders { names, of_node } = folders(&self.checked.plan);
+        let mut groups: Vec<FolderGroup> = names
+            .into_iter()
+            .map(|name| FolderGroup {
+                name,
+                nodes: Vec::new(),
+            })
+            .collect();
+        for &i in &self.listed {
+            groups[of_node[i]].nodes.push(i);
         }
+        groups.retain(|g| !g.name.is_empty());
         if groups.len() < 2 {
             return Vec::new();
         }
+        // A folder's first note is where the explorer lists the folder.
+        let place: Vec<usize> = {
+            let mut place = vec![0; self.listed.len()];
+            for (k, &i) in self.listed.iter().enumerate() {
+                place[i] = k;
+            }
+            place
+        };
+        groups.sort_by_key(|g| g.nodes.first().map(|&i| place[i]));
         groups
-            .into_iter()
-            .map(|(name, nodes)| FolderGroup {
-                name: name.to_string(),
-                nodes,
-            })
-            .collect()
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
@@ -310,6 +341,7 @@ impl VaultDoc {
 fn place(
     checked: &Checked,
     positions: &BTreeMap<String, Point>,
+    listed: &[usize],
     before: Option<&VaultDoc>,
 ) -> Layout {
     let plan = &checked.plan;
@@ -317,11 +349,12 @@ fn place(
     let all_placed =
         !plan.nodes.is_empty() && plan.nodes.iter().all(|n| positions.contains_key(&n.id));
     if !all_placed {
-        if let Some(before) = before {
-            return place_around(plan, positions, before, &options);
-        }
-        let pinned = positions.iter().map(|(id, p)| (id.clone(), *p)).collect();
-        return layout_plan(plan, &pinned, &options);
+        let mut graph = plan_graph(plan, |id| positions.get(id).copied());
+        graph.order = listed.to_vec();
+        return match before {
+            Some(before) => place_around(plan, &graph, before, &options),
+            None => layout(&graph, &options),
+        };
     }
     let nodes: Vec<Rect> = plan
         .nodes
@@ -347,22 +380,8 @@ fn place(
             self_loop: e.to == Some(e.from),
         })
         .collect();
-    let bounds = nodes.iter().copied().reduce(|a, b| {
-        let x = a.x.min(b.x);
-        let y = a.y.min(b.y);
-        Rect {
-            x,
-            y,
-            width: (a.x + a.width).max(b.x + b.width) - x,
-            height: (a.y + a.height).max(b.y + b.height) - y,
-        }
-    });
-    Layout {
-        layers: vec![0; nodes.len()],
-        nodes,
-        routes,
-        bounds: bounds.unwrap_or_default(),
-    }
+    let layers = vec![0; nodes.len()];
+    Layout::new(nodes, routes, layers)
 }
 
 /// The layout of `plan` keeping what `before` drew: a card keeps its place
@@ -371,7 +390,7 @@ fn place(
 /// both its ends stay.
 fn place_around(
     plan: &planvault_core::Plan,
-    positions: &BTreeMap<String, Point>,
+    graph: &Graph,
     before: &VaultDoc,
     options: &Options,
 ) -> Layout {
@@ -414,30 +433,13 @@ fn place_around(
         }
         *k += 1;
     }
-    let n = plan.nodes.len();
-    let graph = Graph {
-        node_count: n,
-        edges: plan
-            .edges
-            .iter()
-            .map(|e| (e.from, e.to.unwrap_or(n)))
-            .collect(),
-        start: plan.start,
-        pinned: plan
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, node)| positions.get(&node.id).map(|p| (i, *p)))
-            .collect(),
-        groups: folder_groups(plan),
-    };
-    extend(&graph, &previous, options)
+    extend(graph, &previous, options)
 }
 
 /// One folder of the plan's notes, drawn as a region when zoomed out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FolderGroup {
-    /// The folder's name (one level below the plan's folder).
+    /// The folder's name (one level below the one all notes share).
     pub name: String,
     pub nodes: Vec<usize>,
 }
@@ -753,6 +755,28 @@ pub(crate) mod tests {
         files.insert("misc/a.md".into(), "# A\n\n## Next\n- [[b]]\n".into());
         files.insert("misc/b.md".into(), "# B\n".into());
         assert_eq!(VaultDoc::new(files).folder, "");
+    }
+
+    #[test]
+    fn notes_are_listed_and_gridded_in_explorer_order() {
+        let mut files: BTreeMap<String, String> = (1..=12)
+            .map(|k| (format!("Step {k}.md"), format!("# Step {k}\n")))
+            .collect();
+        files.insert("start.md".into(), "---\ntype: start\n---\n# Go\n".into());
+        let doc = VaultDoc::new(files);
+        let id = |i: usize| doc.checked.plan.nodes[i].id.as_str();
+        let steps: Vec<String> = (1..=12).map(|k| format!("Step {k}")).collect();
+        let listed: Vec<&str> = doc.listed.iter().map(|&i| id(i)).collect();
+        // Case aside: "start" before "Step 1".
+        assert_eq!(listed[0], "start");
+        assert_eq!(listed[1..], steps);
+        // The grid under the start fills its rows in the same order.
+        let mut gridded: Vec<usize> = (0..13).filter(|&i| id(i) != "start").collect();
+        gridded.sort_by(|&a, &b| {
+            let (a, b) = (doc.layout.nodes[a], doc.layout.nodes[b]);
+            (a.y, a.x).partial_cmp(&(b.y, b.x)).unwrap()
+        });
+        assert_eq!(gridded.iter().map(|&i| id(i)).collect::<Vec<_>>(), steps);
     }
 
     #[test]

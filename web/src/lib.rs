@@ -14,6 +14,7 @@
 pub mod canvas_file;
 pub mod commands;
 pub mod doc;
+pub mod explorer_order;
 pub mod geometry;
 pub mod gesture;
 pub mod history;

@@ -110,7 +110,8 @@ impl Row {
     }
 }
 
-/// The rows in plan order, and where each id's is.
+/// The rows in the order Obsidian's file explorer lists the notes
+/// ([`VaultDoc::listed`]), and where each id's is.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rows {
     pub rows: Vec<Row>,
@@ -181,7 +182,8 @@ impl Rows {
 pub fn rows(doc: &VaultDoc, marks: &RunMarks) -> Rows {
     let plan = &doc.checked.plan;
     let mut rows = Vec::with_capacity(plan.nodes.len());
-    for (i, node) in plan.nodes.iter().enumerate() {
+    for &i in &doc.listed {
+        let node = &plan.nodes[i];
         let edges = plan
             .outgoing_indexed(i)
             .filter_map(|(_, e)| {
@@ -234,10 +236,12 @@ pub fn rows(doc: &VaultDoc, marks: &RunMarks) -> Rows {
         };
         rows.push(row);
     }
-    Rows {
-        rows,
-        index: doc.ids.clone(),
-    }
+    let index = rows
+        .iter()
+        .enumerate()
+        .map(|(k, row)| (row.id.clone(), k))
+        .collect();
+    Rows { rows, index }
 }
 
 /// Every item the keyboard can reach, top to bottom: a closed node's
@@ -321,6 +325,27 @@ mod tests {
         .map(|(p, t)| (p.to_string(), t.to_string()))
         .collect();
         VaultDoc::new(files)
+    }
+
+    #[test]
+    fn rows_come_in_explorer_order_each_found_by_its_id() {
+        let files: BTreeMap<String, String> = [
+            ("Step 10.md", "# Ten\n"),
+            ("Step 2.md", "# Two\n"),
+            (
+                "a.md",
+                "---\ntype: start\n---\n# Go\n\n## Next\n- [[Step 2]]\n",
+            ),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+        let rows = rows(&VaultDoc::new(files), &RunMarks::default());
+        let ids: Vec<&str> = rows.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["a", "Step 2", "Step 10"]);
+        // Not the node's index in the plan (path order): the row's place.
+        assert_eq!(rows.get("Step 10").unwrap().title, "Ten");
+        assert_eq!(rows.get("Step 2").unwrap().title, "Two");
     }
 
     #[test]
