@@ -238,3 +238,34 @@ test('a notes vault with no plan links fits as one block per folder, not one lon
   assert.ok(labelled >= 6, `most folders are labelled: ${labelled} of 8`);
   await saveScreenshot(page, 'big-vault-notes-overview');
 });
+
+test('folders far apart in size: regions in explorer order, none over another at Fit', async () => {
+  // The shape of a real notes vault: one folder of hundreds of notes
+  // beside a few small ones, no plan links. Fit zooms far out, where a
+  // region's margin in screen pixels would reach over its neighbours.
+  const sizes = { knowledge: 600, decisions: 61, '00-home': 21, Stack: 35, inbox: 4 };
+  const files = { 'Bienvenido.md': '# Bienvenido\n' };
+  for (const [folder, n] of Object.entries(sizes)) {
+    for (let k = 1; k <= n; k++) files[`${folder}/${folder} ${k}.md`] = `# ${folder} ${k}\n`;
+  }
+  await writePrivateFolder(page, 'lopsided', files);
+  await page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    await window.planvaultTest.openHandle(await root.getDirectoryHandle('lopsided'));
+  });
+  await page.locator('#plan-canvas').focus();
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  const zoom = (await hook('viewport')).zoom;
+  assert.ok(zoom < 0.1, `far out: zoom ${zoom}`);
+  const groups = (await hook('canvasRun')).overviewGroups;
+  // As Obsidian's file explorer lists them: "Stack" among the s, not before
+  // the lower-case names as byte order has it.
+  assert.deepEqual(groups.map((g) => g.name), ['00-home', 'decisions', 'inbox', 'knowledge', 'Stack']);
+  for (const [i, a] of groups.entries()) {
+    for (const b of groups.slice(i + 1)) {
+      assert.ok(!overlap(a.area, b.area), `${a.name} and ${b.name} overlap: ${JSON.stringify([a.area, b.area])}`);
+    }
+  }
+  await saveScreenshot(page, 'big-vault-lopsided-folders');
+});

@@ -156,9 +156,10 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
                 "animations": input.with_value(|i| i.animations),
                 "overviewTitles": _overview.titled.len(),
                 "overviewTitled": _overview.titled.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-                "overviewGroups": _overview.groups.iter().map(|&(k, labelled)| {
+                "overviewGroups": _overview.groups.iter().map(|&(k, labelled, a)| {
                     let g = &open.groups[k];
-                    serde_json::json!({ "name": g.name, "notes": g.nodes.len(), "labelled": labelled })
+                    serde_json::json!({ "name": g.name, "notes": g.nodes.len(), "labelled": labelled,
+                        "area": { "x": a.x, "y": a.y, "width": a.width, "height": a.height } })
                 }).collect::<Vec<_>>(),
                 "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
                     "x": m.x, "y": m.y, "width": m.width, "height": m.height,

@@ -82,9 +82,9 @@ pub struct Frame<'a> {
 pub struct Overview {
     /// The nodes whose titles were drawn.
     pub titled: Vec<usize>,
-    /// The folder regions drawn, by index in `Frame::groups`, and whether
-    /// each one's label had room.
-    pub groups: Vec<(usize, bool)>,
+    /// The folder regions drawn: index in `Frame::groups`, whether its
+    /// label had room, its area (world units).
+    pub groups: Vec<(usize, bool, Rect)>,
 }
 
 /// What a run adds to the drawing.
@@ -192,11 +192,20 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
 }
 
 /// The regions of the folders in view, by index in `Frame::groups`: round
-/// each one's cards, with room for its label above them.
+/// each one's cards, with room for its label above them. The room is in
+/// screen pixels but never more than the layout leaves between two
+/// folders' blocks (half a cell side by side, a row between shelves), so
+/// neighbouring regions never overlap however far out the view is; there
+/// the label sits over the region's first cards.
 fn group_areas(frame: &Frame<'_>, visible: Rect) -> Vec<(usize, Rect)> {
     let px = 1.0 / frame.viewport.zoom;
-    let pad = 10.0 * px;
-    let above = (GROUP_FONT + 10.0) * px;
+    let o = crate::doc::layout_options();
+    let pad_x = (10.0 * px).min((o.node_width + o.node_gap) / 4.0);
+    let pad_y = (10.0 * px).min((o.node_height + o.layer_gap) / 4.0);
+    // Between shelves: an empty row of cells and the layer gap under the
+    // last row of cards.
+    let shelf_gap = o.node_height + 2.0 * o.layer_gap;
+    let above = ((GROUP_FONT + 10.0) * px).min(shelf_gap - 2.0 * pad_y);
     frame
         .groups
         .iter()
@@ -208,10 +217,10 @@ fn group_areas(frame: &Frame<'_>, visible: Rect) -> Vec<(usize, Rect)> {
                 .filter_map(|&i| frame.scene.nodes.get(i).copied())
                 .reduce(crate::geometry::union)?;
             let area = Rect {
-                x: cards.x - pad,
-                y: cards.y - pad - above,
-                width: cards.width + 2.0 * pad,
-                height: cards.height + 2.0 * pad + above,
+                x: cards.x - pad_x,
+                y: cards.y - pad_y - above,
+                width: cards.width + 2.0 * pad_x,
+                height: cards.height + 2.0 * pad_y + above,
             };
             crate::geometry::intersects(&area, &visible).then_some((k, area))
         })
@@ -241,7 +250,7 @@ fn draw_group_labels(
     frame: &Frame<'_>,
     areas: &[(usize, Rect)],
     placed: &mut Vec<Rect>,
-) -> Vec<(usize, bool)> {
+) -> Vec<(usize, bool, Rect)> {
     let v = frame.viewport;
     ctx.set_font(&format!("700 {GROUP_FONT}px system-ui, sans-serif"));
     ctx.set_text_align("left");
@@ -284,7 +293,7 @@ fn draw_group_labels(
             ctx.set_fill_style_str(pal().text);
             let _ = ctx.fill_text(&text, label.x + 5.0, label.y + label.height / 2.0 + 0.5);
         }
-        drawn.push((k, room));
+        drawn.push((k, room, area));
     }
     drawn
 }
