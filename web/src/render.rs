@@ -277,16 +277,26 @@ fn draw_group_labels(
             .measure_text(&text)
             .map_or(text.len() as f64 * 7.5, |m| m.width())
             + 10.0;
-        let label = Rect {
-            x: at.x + 2.0,
-            y: at.y + 2.0,
-            width,
-            height: GROUP_FONT + 6.0,
-        };
-        let room = placed
-            .iter()
-            .all(|p| !crate::geometry::intersects(p, &label));
-        if room {
+        let height = GROUP_FONT + 6.0;
+        // At the corner, else a line lower inside the region (a narrow
+        // neighbour's label may reach over this corner when zoomed far out).
+        let bottom = corner.y + area.height * v.zoom;
+        let spot = [0.0, height + 2.0]
+            .into_iter()
+            .filter(|down| *down == 0.0 || at.y + 2.0 + down + height <= bottom)
+            .map(|down| Rect {
+                x: at.x + 2.0,
+                y: at.y + 2.0 + down,
+                width,
+                height,
+            })
+            .find(|label| {
+                placed
+                    .iter()
+                    .all(|p| !crate::geometry::intersects(p, label))
+            });
+        let room = spot.is_some();
+        if let Some(label) = spot {
             placed.push(label);
             ctx.set_fill_style_str(pal().label);
             ctx.fill_rect(label.x, label.y, label.width, label.height);
