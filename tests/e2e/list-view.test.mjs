@@ -160,6 +160,8 @@ test("notes are listed in the order Obsidian's file explorer shows them", async 
   await page.locator('#plan-list [role="tree"]').waitFor();
   const titles = await page.locator('li.list-node > .list-title').allTextContents();
   assert.deepEqual(titles, ['Inside', 'apple', 'Banana', 'Begin', 'école', 'Step 1', 'Step 2', 'Step 10', 'Zoo']);
+  // Which is why a note in a folder leads: its row names the folder.
+  assert.match(await page.locator('#list-n-Later_2f_Inside').textContent(), /Inside\s*Later\/ · step · pending/);
   // The loose notes' grid under the start fills its rows in that order.
   const gridded = await page.evaluate(() => {
     const ids = ['Later/Inside', 'apple', 'Banana', 'école', 'Step 1', 'Step 2', 'Step 10', 'Zoo'];

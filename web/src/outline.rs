@@ -79,6 +79,9 @@ pub struct RunMarks {
 pub struct Row {
     pub id: String,
     pub title: String,
+    /// The note's folder below the plan's ("research/deep/"), empty for a
+    /// note directly in it: the list is in explorer order, folders first.
+    pub folder: String,
     /// "start", "step" or "human".
     pub kind: &'static str,
     pub status: &'static str,
@@ -93,9 +96,14 @@ impl Row {
         !self.edges.is_empty() || !self.diagnostics.is_empty()
     }
 
-    /// The line under the title: kind, status, run mark, error count.
+    /// The line under the title: folder, kind, status, run mark, error
+    /// count.
     pub fn summary(&self) -> String {
-        let mut parts = vec![self.kind.to_string(), self.status.to_string()];
+        let mut parts: Vec<String> = (!self.folder.is_empty())
+            .then(|| self.folder.clone())
+            .into_iter()
+            .collect();
+        parts.extend([self.kind.to_string(), self.status.to_string()]);
         parts.extend(self.run.clone());
         let errors = self.diagnostics.iter().filter(|d| d.error).count();
         let warnings = self.diagnostics.len() - errors;
@@ -225,9 +233,20 @@ pub fn rows(doc: &VaultDoc, marks: &RunMarks) -> Rows {
             (marks.active.as_ref() == Some(&id)).then(|| "running".to_string())
         };
         let start = plan.start == Some(i) || node.kind == NodeKind::Start;
+        let folder = doc
+            .file_of(i)
+            .map(|file| {
+                let inside = file
+                    .strip_prefix(doc.folder.as_str())
+                    .map_or(file, |rest| rest.trim_start_matches('/'));
+                inside.rsplit_once('/').map_or("", |(dir, _)| dir)
+            })
+            .filter(|dir| !dir.is_empty())
+            .map_or_else(String::new, |dir| format!("{dir}/"));
         let row = Row {
             id: id.clone(),
             title: node.title.clone(),
+            folder,
             kind: if start { "start" } else { node.kind.as_str() },
             status: node.status.as_str(),
             run,
@@ -332,6 +351,7 @@ mod tests {
         let files: BTreeMap<String, String> = [
             ("Step 10.md", "# Ten\n"),
             ("Step 2.md", "# Two\n"),
+            ("sub/deeper/Deep.md", "# Deep\n"),
             (
                 "a.md",
                 "---\ntype: start\n---\n# Go\n\n## Next\n- [[Step 2]]\n",
@@ -342,10 +362,15 @@ mod tests {
         .collect();
         let rows = rows(&VaultDoc::new(files), &RunMarks::default());
         let ids: Vec<&str> = rows.rows.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!(ids, ["a", "Step 2", "Step 10"]);
+        assert_eq!(ids, ["sub/deeper/Deep", "a", "Step 2", "Step 10"]);
         // Not the node's index in the plan (path order): the row's place.
         assert_eq!(rows.get("Step 10").unwrap().title, "Ten");
         assert_eq!(rows.get("Step 2").unwrap().title, "Two");
+        // Folders come first: the row says which.
+        let deep = rows.get("sub/deeper/Deep").unwrap();
+        // (Unreachable from the start: a warning.)
+        assert_eq!(deep.summary(), "sub/deeper/ · step · pending · 1 warning");
+        assert_eq!(rows.get("a").unwrap().summary(), "start · pending");
     }
 
     #[test]
