@@ -174,3 +174,23 @@ test('a new node and its position are written into the plan folder', async () =>
   assert.deepEqual(page.problems, []);
   await saveScreenshot(page, 'plan-folder-new-node');
 });
+
+test('the picker lists plan folders as Obsidian does: parents first, numbers by value, case aside', async () => {
+  const plan = (title) => `---\ntype: start\n---\n# ${title}\n\n## Next\n- [[Done]]\n`;
+  await writeVault({
+    'Sprints/Sprint 10/start.md': plan('Sprint 10'),
+    'Sprints/Sprint 10/Done.md': '# Done\n',
+    'Sprints/Sprint 2/start.md': plan('Sprint 2'),
+    'Sprints/Sprint 2/Done.md': '# Done\n',
+    'Sprints/sprint 1/start.md': plan('Sprint 1'),
+    'Sprints/sprint 1/Done.md': '# Done\n',
+  });
+  await openVault();
+  assert.deepEqual(await page.locator('#plan-folder option').allTextContents(), [
+    'Whole vault',
+    'Sprints/ (3 plan notes)',
+    'Sprints/sprint 1/ (1 plan note)',
+    'Sprints/Sprint 2/ (1 plan note)',
+    'Sprints/Sprint 10/ (1 plan note)',
+  ]);
+});

@@ -12,7 +12,7 @@
 //! also leaves out the templates folder and `.planvaultignore`'s entries).
 
 use crate::canvas_file;
-use crate::explorer_order::explorer_order;
+use crate::explorer_order::{explorer_order, folder_order};
 use crate::tool_check::{self, Listings};
 use planvault_core::vault::check_in_folder;
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
@@ -46,7 +46,7 @@ pub struct VaultDoc {
     pub files: BTreeMap<String, String>,
     /// The plan's folder, vault-relative (empty: the whole vault).
     pub folder: String,
-    /// The folders the plan could be, in path order (none: the notes are
+    /// The folders the plan could be, in explorer order (none: the notes are
     /// all at the top).
     pub folders: Vec<PlanFolder>,
     pub checked: Checked,
@@ -465,7 +465,7 @@ fn is_plan_note(node: &planvault_core::Node) -> bool {
 }
 
 /// Every folder holding plan notes, itself or below, from the whole vault's
-/// check (`check_in_folder(files, "")`), in path order.
+/// check (`check_in_folder(files, "")`), in explorer order ([`folder_order`]).
 pub fn plan_folders(whole: &Checked) -> Vec<PlanFolder> {
     let mut folders: BTreeMap<&str, PlanFolder> = BTreeMap::new();
     for node in whole.plan.nodes.iter().filter(|n| is_plan_note(n)) {
@@ -483,7 +483,10 @@ pub fn plan_folders(whole: &Checked) -> Vec<PlanFolder> {
             parent = folder.rsplit_once('/').map(|(f, _)| f);
         }
     }
-    folders.into_values().collect()
+    let folders: Vec<PlanFolder> = folders.into_values().collect();
+    let paths: Vec<&str> = folders.iter().map(|f| f.folder.as_str()).collect();
+    let order = folder_order(&paths);
+    order.into_iter().map(|i| folders[i].clone()).collect()
 }
 
 /// The plan's folder when the user has not picked one: the whole vault if

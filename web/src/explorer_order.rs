@@ -10,6 +10,18 @@ use std::cmp::Ordering;
 
 /// The indices of `paths` (vault-relative, with `.md`) in explorer order.
 pub fn explorer_order(paths: &[&str]) -> Vec<usize> {
+    order_of(paths, true)
+}
+
+/// The indices of folder `paths` (vault-relative) in explorer order: a
+/// folder before what it holds, sibling folders by name.
+pub fn folder_order(paths: &[&str]) -> Vec<usize> {
+    order_of(paths, false)
+}
+
+/// `notes`: each path's last name is a note's, listed after the folders
+/// beside it.
+fn order_of(paths: &[&str], notes: bool) -> Vec<usize> {
     // Every distinct folder or note name, collated once.
     let mut names: Vec<&str> = paths.iter().flat_map(|p| names_in(p)).collect();
     names.sort_unstable();
@@ -23,7 +35,7 @@ pub fn explorer_order(paths: &[&str]) -> Vec<usize> {
             let last = names_in(path).count() - 1;
             names_in(path)
                 .enumerate()
-                .map(|(i, name)| (i == last, rank(name)))
+                .map(|(i, name)| (notes && i == last, rank(name)))
                 .collect()
         })
         .collect();
@@ -139,6 +151,16 @@ mod tests {
         assert_eq!(
             listed(&paths),
             ["Step 2/a.md", "Step 1.md", "Step 2.md", "Step 10.md"]
+        );
+    }
+
+    #[test]
+    fn a_folder_comes_before_the_folders_it_holds() {
+        let paths = ["plans/Sprint 10", "plans", "plans/Sprint 2", "Archive"];
+        let listed: Vec<&str> = folder_order(&paths).into_iter().map(|i| paths[i]).collect();
+        assert_eq!(
+            listed,
+            ["Archive", "plans", "plans/Sprint 2", "plans/Sprint 10"]
         );
     }
 

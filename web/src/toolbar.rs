@@ -203,7 +203,8 @@ pub fn PlanFolderPicker() -> impl IntoView {
                         .into_iter()
                         .map(|f| {
                             let selected = f.folder == chosen;
-                            let label = format!("{}/ ({} plan notes)", f.folder, f.notes);
+                            let plural = if f.notes == 1 { "" } else { "s" };
+                            let label = format!("{}/ ({} plan note{plural})", f.folder, f.notes);
                             view! { <option value=f.folder selected=selected>{label}</option> }
                         })
                         .collect_view();
