@@ -263,29 +263,27 @@ impl VaultDoc {
     /// Notes directly in the shared folder belong to no group.
     pub fn folder_groups(&self) -> Vec<FolderGroup> {
         let Folders { names, of_node } = folders(&self.checked.plan);
-        let mut groups: Vec<FolderGroup> = names
+        let mut nodes: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
+        // Folders as the explorer first lists one of their notes.
+        let mut met = Vec::new();
+        for &i in &self.listed {
+            let folder = of_node[i];
+            if nodes[folder].is_empty() {
+                met.push(folder);
+            }
+            nodes[folder].push(i);
+        }
+        let groups: Vec<FolderGroup> = met
             .into_iter()
-            .map(|name| FolderGroup {
-                name,
-                nodes: Vec::new(),
+            .filter(|&f| !names[f].is_empty())
+            .map(|f| FolderGroup {
+                name: names[f].clone(),
+                nodes: std::mem::take(&mut nodes[f]),
             })
             .collect();
-        for &i in &self.listed {
-            groups[of_node[i]].nodes.push(i);
-        }
-        groups.retain(|g| !g.name.is_empty());
         if groups.len() < 2 {
             return Vec::new();
         }
-        // A folder's first note is where the explorer lists the folder.
-        let place: Vec<usize> = {
-            let mut place = vec![0; self.listed.len()];
-            for (k, &i) in self.listed.iter().enumerate() {
-                place[i] = k;
-            }
-            place
-        };
-        groups.sort_by_key(|g| g.nodes.first().map(|&i| place[i]));
         groups
     }
 
