@@ -271,6 +271,27 @@ pub fn layout(graph: &Graph, options: &Options) -> Layout {
     Layout::new(nodes, drawn.routes, layers)
 }
 
+/// Cells between two folders' blocks of loose notes side by side.
+const BLOCK_GAP: f64 = 0.5;
+/// Rows of cells between two shelves of blocks.
+const SHELF_GAP: f64 = 1.0;
+
+impl Options {
+    /// The least room between two folders' blocks of loose notes (from one
+    /// block's cards to the next's): across, and from one shelf to the next.
+    /// What the overview's folder regions must stay within.
+    pub fn folder_gaps(&self) -> Point {
+        let (cell_width, cell_height) = (
+            self.node_width + self.node_gap,
+            self.node_height + self.layer_gap,
+        );
+        Point {
+            x: BLOCK_GAP * cell_width + self.node_gap,
+            y: SHELF_GAP * cell_height + self.layer_gap,
+        }
+    }
+}
+
 /// Each loose note's slot under the flow, in cells (column, row). One
 /// group fills rows as wide as the flow or near a 16:10 screen's shape;
 /// several are each a block of that shape,
@@ -311,7 +332,7 @@ fn loose_slots(
         .iter()
         .map(|b| {
             let (columns, rows) = shape(b);
-            (columns as f64 + 0.5) * (rows as f64 + 1.0)
+            (columns as f64 + BLOCK_GAP) * (rows as f64 + SHELF_GAP)
         })
         .sum();
     let width = (area * 1.6 * cell_ratio)
@@ -322,13 +343,13 @@ fn loose_slots(
     for block in &blocks {
         let (columns, rows) = shape(block);
         if x > 0.0 && x + columns as f64 > width {
-            (x, y) = (0.0, y + shelf + 1.0);
+            (x, y) = (0.0, y + shelf + SHELF_GAP);
             shelf = 0.0;
         }
         for (j, &i) in block.iter().enumerate() {
             slots[i] = (x + (j % columns) as f64, y + (j / columns) as f64);
         }
-        x += columns as f64 + 0.5;
+        x += columns as f64 + BLOCK_GAP;
         shelf = shelf.max(rows as f64);
     }
     slots

@@ -279,4 +279,9 @@ fn loose_notes_of_several_folders_are_a_block_each() {
         [at(0), at(4), at(8), at(12), at(35)],
         [(0.0, 0.0), (2.5, 0.0), (5.0, 0.0), (0.0, 3.0), (6.0, 7.0)]
     );
+    // The room between blocks is what `folder_gaps` says (the overview's
+    // regions stay within it).
+    let gaps = o.folder_gaps();
+    assert_eq!(l.nodes[4].x - (l.nodes[1].x + l.nodes[1].width), gaps.x);
+    assert_eq!(l.nodes[12].y - (l.nodes[2].y + l.nodes[2].height), gaps.y);
 }

@@ -194,18 +194,16 @@ pub fn draw(ctx: &Ctx, frame: &Frame<'_>) -> Overview {
 /// The regions of the folders in view, by index in `Frame::groups`: round
 /// each one's cards, with room for its label above them. The room is in
 /// screen pixels but never more than the layout leaves between two
-/// folders' blocks (half a cell side by side, a row between shelves), so
-/// neighbouring regions never overlap however far out the view is; there
-/// the label sits over the region's first cards.
+/// folders' blocks ([`Options::folder_gaps`](planvault_layout::Options::folder_gaps)),
+/// so neighbouring regions never overlap however far out the view is;
+/// there the label sits over the region's first cards.
 fn group_areas(frame: &Frame<'_>, visible: Rect) -> Vec<(usize, Rect)> {
     let px = 1.0 / frame.viewport.zoom;
     let o = crate::doc::layout_options();
+    let gaps = o.folder_gaps();
     let pad_x = (10.0 * px).min((o.node_width + o.node_gap) / 4.0);
     let pad_y = (10.0 * px).min((o.node_height + o.layer_gap) / 4.0);
-    // Between shelves: an empty row of cells and the layer gap under the
-    // last row of cards.
-    let shelf_gap = o.node_height + 2.0 * o.layer_gap;
-    let above = ((GROUP_FONT + 10.0) * px).min(shelf_gap - 2.0 * pad_y);
+    let above = ((GROUP_FONT + 10.0) * px).min(gaps.y - 2.0 * pad_y);
     frame
         .groups
         .iter()
