@@ -2,8 +2,8 @@
 // Builds the browser app into dist/: the app (`planvault-web`, web/), its run
 // worker (`planvault-worker`, worker/), the page, its icon and stylesheet.
 //   node scripts/build-web.mjs [--features LIST] [--out DIR]
-//   --features LIST  cargo features for both crates (`e2e`: the end-to-end
-//                    tests' hook, what `scripts/test web-build` builds)
+//   --features LIST  cargo features for both crates (the app users run and
+//                    the end-to-end tests drive is built without any)
 //   --out DIR        where the app goes (default: dist/ at the root)
 //   --root DIR       the workspace to build (default: this repository; the
 //                    tests build a small stand-in workspace with it)

@@ -19,7 +19,8 @@ const expected = `Plan: ${graph.nodes.length} notes, ${graph.edges.length} edges
 const browser = await launchBrowser();
 let page;
 try {
-  page = await openPage(browser);
+  // As a person opens it: without the end-to-end tests' hook.
+  page = await openPage(browser, { testHook: false });
   await page.goto(url);
   // The app reads the example into the browser's private storage, checks it
   // and draws it; its summary line says what it drew.
@@ -50,6 +51,11 @@ try {
   );
   const shot = await saveScreenshot(page, 'start-smoke');
   assert.deepEqual(page.problems, [], `the page ran without errors (screenshot: ${shot})`);
+  const hook = await page.evaluate(() => ({
+    installed: 'planvaultTest' in window,
+    fetched: performance.getEntriesByType('resource').some((e) => e.name.endsWith('/split_test_hook.wasm')),
+  }));
+  assert.deepEqual(hook, { installed: false, fetched: false }, 'the tests\' hook is neither fetched nor installed');
   console.log(`smoke check passed: "${expected}", canvas painted, worker ready (screenshot: ${shot})`);
 } catch (error) {
   if (page) {

@@ -60,6 +60,30 @@ test('the page waits for the main module only; every part comes after it, before
   assert.deepEqual(page.problems, []);
 });
 
+test("the tests' hook is a part of its own, fetched only by a page that asks for it", async () => {
+  // What a person gets: the plan, the parts fetched ahead of use, no hook.
+  const person = await app.open({ testHook: false });
+  await person.waitForFunction(
+    () => document.querySelector('#plan-summary')?.textContent.startsWith('Plan: ')
+      && performance.getEntriesByType('resource').some((e) => e.name.endsWith('/split_plan_list.wasm')),
+    null,
+    { timeout: 60_000 },
+  );
+  const files = (await wasmFetches(person)).map((f) => f.file);
+  assert.ok(files.includes('split_settings.wasm'), `the parts came: ${files}`);
+  assert.ok(!files.includes('split_test_hook.wasm'), `no hook fetched: ${files}`);
+  assert.equal(await person.evaluate(() => 'planvaultTest' in window), false);
+  assert.deepEqual(person.problems, []);
+
+  // A test's page: the same build, the hook fetched after the main module.
+  const tested = await app.open();
+  await planShown(tested);
+  const fetched = await wasmFetches(tested);
+  const main = fetched.find((f) => f.file === 'planvault-web_bg.wasm');
+  const hook = fetched.find((f) => f.file === 'split_test_hook.wasm');
+  assert.ok(hook && hook.start >= main.end, `the hook came after the main module: ${JSON.stringify(fetched)}`);
+});
+
 test('a part that cannot be fetched says so, the rest works, and Try again fetches it', async () => {
   let blocked = true;
   const page = await app.open(undefined, {

@@ -3,7 +3,7 @@
 //! dialogs; opening vaults (example, picker, remembered folder, read-only
 //! fallback); the page-wide edges: polling for outside changes, global
 //! shortcuts, a dropped folder. The end-to-end tests' hook is in
-//! `test_hook` (the `e2e` feature).
+//! `test_hook`, a part fetched only when the page asks for it.
 
 use crate::appearance::ThemeState;
 use crate::canvas_view::PlanCanvas;
@@ -195,9 +195,11 @@ pub fn App() -> impl IntoView {
     provide_context(state.run);
     ThemeState::provide();
     DockState::provide();
-    #[cfg(feature = "e2e")]
-    crate::test_hook::install(state);
     spawn_local(async move {
+        // Before the first plan is drawn, so the tests see every frame of it.
+        if on_demand::test_hook_asked() {
+            let _ = on_demand::test_hook(state).await;
+        }
         start(state).await;
         on_demand::preload_rest().await;
     });

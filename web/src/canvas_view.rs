@@ -4,9 +4,9 @@
 use crate::canvas_input::minimap_at;
 use crate::geometry::{Scene, Viewport};
 use crate::gesture::Gesture;
-use crate::render::{self, Frame, Preview, RunFrame};
-use crate::run::Phase;
-use crate::state::AppState;
+use crate::render::{self, Frame, Overview, Preview, RunFrame};
+use crate::run::{Overlay, Phase};
+use crate::state::{AppState, Open};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use planvault_layout::Point;
@@ -48,6 +48,31 @@ pub struct Pointer {
 /// How long the marker takes along a taken edge.
 const HOP_MS: f64 = 700.0;
 
+/// Told about every frame the canvas draws ([`AppState::frame_probe`]).
+pub type FrameProbe = std::rc::Rc<dyn Fn(&DrawnFrame<'_>)>;
+
+/// One frame as drawn: for a listener that checks or times the drawing
+/// (the end-to-end tests' hook), never needed to draw it.
+pub struct DrawnFrame<'a> {
+    /// How long the drawing took, in milliseconds.
+    pub took_ms: f64,
+    /// What was drawn of the open plan (none open: nothing).
+    pub plan: Option<DrawnPlan<'a>>,
+}
+
+/// The open plan's part of a [`DrawnFrame`].
+pub struct DrawnPlan<'a> {
+    pub open: &'a Open,
+    pub overlay: &'a Overlay,
+    /// Node indices with a breakpoint dot.
+    pub breakpoints: &'a [usize],
+    pub overview: &'a Overview,
+    pub minimap: Option<planvault_layout::Rect>,
+    /// A hop marker is moving; how many hops have been animated so far.
+    pub animating: bool,
+    pub animations: u32,
+}
+
 // `offsetX` is an `f64` under `web_sys_unstable_apis` (our builds) and an
 // `i32` without it: the cast keeps both compiling.
 #[allow(clippy::unnecessary_cast)]
@@ -79,8 +104,8 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
     let Some(ctx) = context(canvas) else {
         return false;
     };
-    #[cfg(feature = "e2e")]
-    let started = now();
+    let probe = state.frame_probe.get_value();
+    let started = if probe.is_some() { now() } else { 0.0 };
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let viewport = state.viewport.get_untracked();
     let preview = pointer.preview.get_untracked();
@@ -88,9 +113,10 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
     let selection = state.selection.get_untracked();
     let hovered = pointer.hovered.get_untracked();
     let breakpoint_ids = state.run.breakpoints.get_untracked();
-    let mut animating = false;
+    let (mut animating, mut drew_plan) = (false, false);
     state.open.with_untracked(|open| {
         let Some(open) = open else { return };
+        drew_plan = true;
         let moved_scene;
         let scene = match &dragging {
             Some((nodes, delta)) => {
@@ -100,9 +126,18 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
             None => &open.scene,
         };
         let selected = selection.node_indices(&open.doc);
-        let focused = selection.focus.as_ref().and_then(|id| open.doc.node_index(id));
-        let (overlay, live) = state.run.view.with_untracked(|v| (v.overlay(&open.doc), v.phase != Phase::Idle));
-        let breakpoints: Vec<usize> = breakpoint_ids.iter().filter_map(|id| open.doc.node_index(id)).collect();
+        let focused = selection
+            .focus
+            .as_ref()
+            .and_then(|id| open.doc.node_index(id));
+        let (overlay, live) = state
+            .run
+            .view
+            .with_untracked(|v| (v.overlay(&open.doc), v.phase != Phase::Idle));
+        let breakpoints: Vec<usize> = breakpoint_ids
+            .iter()
+            .filter_map(|id| open.doc.node_index(id))
+            .collect();
         // A new hop restarts the marker; it runs for HOP_MS.
         let hop_progress = overlay.hop.and_then(|(_, seq)| {
             let t = now();
@@ -117,7 +152,8 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
             (p < 1.0).then_some(p.max(0.0))
         });
         animating = hop_progress.is_some();
-        let _overview = render::draw(
+        let minimap = minimap_at(state, scene, &viewport);
+        let overview = render::draw(
             &ctx,
             &Frame {
                 scene,
@@ -130,53 +166,35 @@ fn draw(surface: Surface, canvas: &HtmlCanvasElement) -> bool {
                 preview: &preview,
                 device_pixel_ratio: dpr,
                 flagged_edges: &open.flagged_edges,
-                minimap: minimap_at(state, scene, &viewport),
+                minimap,
                 landmarks: &open.landmarks,
                 groups: &open.groups,
-                run: RunFrame { overlay: live.then_some(&overlay), breakpoints: &breakpoints, hop_progress },
+                run: RunFrame {
+                    overlay: live.then_some(&overlay),
+                    breakpoints: &breakpoints,
+                    hop_progress,
+                },
             },
         );
-        // What was drawn, by id, for the end-to-end tests.
-        #[cfg(feature = "e2e")]
-        {
-            let plan = &open.doc.checked.plan;
-            let id = |i: usize| plan.nodes[i].id.clone();
-            let drawn = serde_json::json!({
-                "active": overlay.active.map(id),
-                "asking": overlay.asking.map(id),
-                "visits": overlay.visits.iter().enumerate().filter(|(_, n)| **n > 0)
-                    .map(|(i, n)| (id(i), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-                "hop": overlay.hop.map(|(e, seq)| {
-                    let edge = &plan.edges[e];
-                    serde_json::json!({ "from": id(edge.from), "to": edge.to.map(id), "label": edge.label, "seq": seq })
+        if let Some(probe) = &probe {
+            probe(&DrawnFrame {
+                took_ms: now() - started,
+                plan: Some(DrawnPlan {
+                    open,
+                    overlay: &overlay,
+                    breakpoints: &breakpoints,
+                    overview: &overview,
+                    minimap,
+                    animating,
+                    animations: input.with_value(|i| i.animations),
                 }),
-                "stopped": overlay.stopped,
-                "breakpoints": breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-                "animating": animating,
-                "animations": input.with_value(|i| i.animations),
-                "overviewTitles": _overview.titled.len(),
-                "overviewTitled": _overview.titled.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-                "overviewGroups": _overview.groups.iter().map(|&(k, labelled, a)| {
-                    let g = &open.groups[k];
-                    serde_json::json!({ "name": g.name, "notes": g.nodes.len(), "labelled": labelled,
-                        "area": { "x": a.x, "y": a.y, "width": a.width, "height": a.height } })
-                }).collect::<Vec<_>>(),
-                "minimap": minimap_at(state, scene, &viewport).map(|m| serde_json::json!({
-                    "x": m.x, "y": m.y, "width": m.width, "height": m.height,
-                })),
             });
-            state.run.drawn.set_value(drawn);
         }
     });
-    // Draw times for the canvas benchmark (tests/e2e, BENCHMARKS.md).
-    #[cfg(feature = "e2e")]
-    {
-        let took = now() - started;
-        state.frame_times.update_value(|t| {
-            t.push(took);
-            if t.len() > 5000 {
-                t.drain(..1000);
-            }
+    if let Some(probe) = probe.filter(|_| !drew_plan) {
+        probe(&DrawnFrame {
+            took_ms: now() - started,
+            plan: None,
         });
     }
     animating

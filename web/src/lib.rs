@@ -69,7 +69,7 @@ mod run_panel;
 mod settings_dialog;
 #[cfg(target_arch = "wasm32")]
 pub mod state;
-#[cfg(all(target_arch = "wasm32", feature = "e2e"))]
+#[cfg(target_arch = "wasm32")]
 mod test_hook;
 #[cfg(target_arch = "wasm32")]
 mod toolbar;

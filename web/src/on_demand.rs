@@ -21,6 +21,7 @@ use crate::note_picker::NotePicker;
 use crate::panel::SidePanel;
 use crate::run_panel::RunPanel;
 use crate::settings_dialog::SettingsForm;
+use crate::state::AppState;
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use std::future::Future;
@@ -47,7 +48,6 @@ impl Drop for Loading {
 }
 
 /// How many shown parts are still being fetched.
-#[cfg(feature = "e2e")]
 pub fn loading() -> usize {
     LOADING.load(Ordering::Relaxed)
 }
@@ -59,6 +59,28 @@ pub use wasm_split_helpers::SplitLoaderError as LoadError;
 #[cfg(not(feature = "split"))]
 #[derive(Debug)]
 pub struct LoadError;
+
+/// Whether the page asks for the end-to-end tests' hook: the tests set
+/// `window.planvaultTestHook` before the app loads (a page's own script
+/// could reach everything the hook shows anyway). People never fetch it.
+pub fn test_hook_asked() -> bool {
+    web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"planvaultTestHook".into()).ok())
+        .is_some_and(|asked| asked.is_truthy())
+}
+
+/// Installs `window.planvaultTest` (`crate::test_hook`), once its code is in.
+#[cfg(feature = "split")]
+#[wasm_split_helpers::wasm_split(test_hook, fallible)]
+pub fn test_hook(state: AppState) -> Result<(), LoadError> {
+    crate::test_hook::install(state);
+    Ok(())
+}
+#[cfg(not(feature = "split"))]
+pub async fn test_hook(state: AppState) -> Result<(), LoadError> {
+    crate::test_hook::install(state);
+    Ok(())
+}
 
 /// `part!(name, preload_name, view)`: the async `name()` gives the part's
 /// view once its code is loaded; `preload_name()` fetches it ahead of use.

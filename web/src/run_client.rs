@@ -56,9 +56,6 @@ pub struct RunClient {
     worker: StoredValue<Option<Worker>, LocalStorage>,
     /// Posts waiting for the worker's `Ready`.
     queue: StoredValue<Vec<JsValue>, LocalStorage>,
-    /// What the canvas last drew of the run, by node id (for the tests).
-    #[cfg(feature = "e2e")]
-    pub drawn: StoredValue<serde_json::Value, LocalStorage>,
     /// A run of the previously open vault is being stopped: its last
     /// messages are not about the vault on screen.
     discarding: StoredValue<bool, LocalStorage>,
@@ -99,8 +96,6 @@ impl RunClient {
             mcp_tests: RwSignal::new(BTreeMap::new()),
             worker: StoredValue::new_local(None),
             queue: StoredValue::new_local(Vec::new()),
-            #[cfg(feature = "e2e")]
-            drawn: StoredValue::new_local(serde_json::Value::Null),
             discarding: StoredValue::new_local(false),
             breakpoints_key: StoredValue::new_local(None),
         }

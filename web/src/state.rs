@@ -283,9 +283,10 @@ pub struct AppState {
     opens: StoredValue<u64, LocalStorage>,
     /// How many of those opens have finished, shown or discarded.
     opens_settled: StoredValue<u64, LocalStorage>,
-    /// Draw times in milliseconds, most recent last (for BENCHMARKS.md).
-    #[cfg(feature = "e2e")]
-    pub frame_times: StoredValue<Vec<f64>, LocalStorage>,
+    /// Told about each frame the canvas draws, when anything listens: only
+    /// the end-to-end tests' hook does (`test_hook`, fetched only when a
+    /// test asks for it), so the app users run never sets it.
+    pub frame_probe: StoredValue<Option<crate::canvas_view::FrameProbe>, LocalStorage>,
     /// The plan run: its worker, settings and what it reports.
     pub run: RunClient,
 }
@@ -310,8 +311,7 @@ impl AppState {
             polling: StoredValue::new_local(true),
             opens: StoredValue::new_local(0),
             opens_settled: StoredValue::new_local(0),
-            #[cfg(feature = "e2e")]
-            frame_times: StoredValue::new_local(Vec::new()),
+            frame_probe: StoredValue::new_local(None),
             run: RunClient::new(),
         }
     }

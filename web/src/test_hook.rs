@@ -1,20 +1,43 @@
-//! `window.planvaultTest`: the end-to-end tests' view into the app. Built
-//! only with the `e2e` feature (`scripts/test web-build`), never into the
-//! app users run (`scripts/start`).
+//! `window.planvaultTest`: the end-to-end tests' view into the app. It is
+//! an on-demand part of the app users run (`on_demand::test_hook`), so the
+//! tests drive the very build `scripts/start` serves; the page fetches it
+//! only when it sets `window.planvaultTestHook` before loading.
 
 use crate::app::open_folder;
+use crate::canvas_view::{DrawnFrame, DrawnPlan};
 use crate::fs::VaultDir;
 use crate::run::WorkerState;
 use crate::state::AppState;
 use leptos::prelude::*;
 use planvault_layout::Point;
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+
+/// Most frame times kept (the oldest thousand go past it).
+const FRAME_TIMES_KEPT: usize = 5000;
 
 /// `window.planvaultTest`: what the end-to-end tests need and a person
 /// never sees. The File System Access picker cannot be automated, so tests
 /// hand the app an origin-private directory handle instead; the rest tells
 /// them where things are drawn and what the app holds.
 pub fn install(state: AppState) {
+    // Every frame's draw time (for BENCHMARKS.md) and the last plan drawn.
+    let frame_times = Rc::new(RefCell::new(Vec::<f64>::new()));
+    let drawn = Rc::new(RefCell::new(serde_json::Value::Null));
+    state.frame_probe.set_value(Some(Rc::new({
+        let (frame_times, drawn) = (frame_times.clone(), drawn.clone());
+        move |frame: &DrawnFrame<'_>| {
+            let mut times = frame_times.borrow_mut();
+            times.push(frame.took_ms);
+            if times.len() > FRAME_TIMES_KEPT {
+                times.drain(..1000);
+            }
+            if let Some(plan) = &frame.plan {
+                *drawn.borrow_mut() = drawn_json(plan);
+            }
+        }
+    })));
     let hook = js_sys::Object::new();
     let set = |name: &str, f: JsValue| {
         let _ = js_sys::Reflect::set(&hook, &name.into(), &f);
@@ -279,10 +302,11 @@ pub fn install(state: AppState) {
     set(
         "frameTimes",
         Closure::<dyn Fn(bool) -> JsValue>::new(move |reset: bool| {
-            let times = state.frame_times.get_value();
-            if reset {
-                state.frame_times.set_value(Vec::new());
-            }
+            let times = if reset {
+                std::mem::take(&mut *frame_times.borrow_mut())
+            } else {
+                frame_times.borrow().clone()
+            };
             let array = js_sys::Array::new();
             for t in times {
                 array.push(&t.into());
@@ -350,8 +374,7 @@ pub fn install(state: AppState) {
     set(
         "canvasRun",
         Closure::<dyn Fn() -> JsValue>::new(move || {
-            let json = state.run.drawn.get_value();
-            js_sys::JSON::parse(&json.to_string()).unwrap_or(JsValue::NULL)
+            js_sys::JSON::parse(&drawn.borrow().to_string()).unwrap_or(JsValue::NULL)
         })
         .into_js_value(),
     );
@@ -359,6 +382,37 @@ pub fn install(state: AppState) {
     if let Some(w) = web_sys::window() {
         let _ = js_sys::Reflect::set(&w, &"planvaultTest".into(), &hook);
     }
+}
+
+/// What a frame drew of the plan and its run, by node id.
+fn drawn_json(frame: &DrawnPlan<'_>) -> serde_json::Value {
+    let plan = &frame.open.doc.checked.plan;
+    let id = |i: usize| plan.nodes[i].id.clone();
+    let overlay = frame.overlay;
+    serde_json::json!({
+        "active": overlay.active.map(id),
+        "asking": overlay.asking.map(id),
+        "visits": overlay.visits.iter().enumerate().filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (id(i), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+        "hop": overlay.hop.map(|(e, seq)| {
+            let edge = &plan.edges[e];
+            serde_json::json!({ "from": id(edge.from), "to": edge.to.map(id), "label": edge.label, "seq": seq })
+        }),
+        "stopped": overlay.stopped,
+        "breakpoints": frame.breakpoints.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        "animating": frame.animating,
+        "animations": frame.animations,
+        "overviewTitles": frame.overview.titled.len(),
+        "overviewTitled": frame.overview.titled.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        "overviewGroups": frame.overview.groups.iter().map(|&(k, labelled, a)| {
+            let g = &frame.open.groups[k];
+            serde_json::json!({ "name": g.name, "notes": g.nodes.len(), "labelled": labelled,
+                "area": { "x": a.x, "y": a.y, "width": a.width, "height": a.height } })
+        }).collect::<Vec<_>>(),
+        "minimap": frame.minimap.map(|m| serde_json::json!({
+            "x": m.x, "y": m.y, "width": m.width, "height": m.height,
+        })),
+    })
 }
 
 /// The run as the tests read it (never an API key: the view holds none).

@@ -30,11 +30,14 @@ export async function launchBrowser() {
 
 /**
  * A new page that records uncaught exceptions and console errors into
- * `page.problems`, so a test can assert the app ran cleanly.
+ * `page.problems`, so a test can assert the app ran cleanly. The app it
+ * loads installs `window.planvaultTest` (web/src/test_hook.rs), unless
+ * `testHook` is false: then the page is what a person gets.
  */
-export async function openPage(browser, { width = 1280, height = 720 } = {}) {
+export async function openPage(browser, { width = 1280, height = 720, testHook = true } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
+  if (testHook) await page.addInitScript(() => { window.planvaultTestHook = true; });
   page.problems = [];
   page.on('pageerror', (error) => page.problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
