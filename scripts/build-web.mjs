@@ -28,7 +28,10 @@
 //     scripts/setup installs it); for a split app with --keep-lld-exports,
 //     the main module's exports the parts link to.
 //  3. wasm-opt -Oz --low-memory-unused, from the `binaryen` npm package (root
-//     package.json): Debian's binaryen is too old for what rustc emits. -Oz
+//     package.json), through its JS API in this process (the same passes and
+//     StackIR optimisation, byte for byte what its `wasm-opt` CLI writes, but
+//     without the CLI's ~1.5 s start-up per module: the split app's 46 modules
+//     took 95 s that way, 30 s now): Debian's binaryen is too old for what rustc emits. -Oz
 //     (Trunk's `data-wasm-opt="z"`) takes ~10% off each binary; the budgets in
 //     scripts/wasm-size assume it. --low-memory-unused lets it fold a constant
 //     added to a pointer into the access's offset (the two differ only for a
@@ -47,18 +50,18 @@
 // the loader imports the worker's hashed glue and wasm. dist/ is replaced
 // file by file, the page last, and what the new build does not name is
 // removed.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync,
 } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const WASM_ENV = join(REPO_ROOT, "scripts", "wasm-env");
-const WASM_OPT = join(REPO_ROOT, "node_modules", ".bin", "wasm-opt");
+const BINARYEN = join(REPO_ROOT, "node_modules", "binaryen", "index.js");
 const MARKER = "<!-- planvault:assets -->";
 /** What the app asks for (web/src/run_client.rs `WORKER_URL`). */
 export const WORKER_LOADER = "planvault-worker_loader.js";
@@ -105,9 +108,8 @@ function checkTools() {
   if (found !== `wasm-bindgen ${pinned}`) {
     throw new BuildError(`wasm-bindgen ${pinned} (Cargo.lock's) is needed, found ${found}: run scripts/setup`);
   }
-  if (!existsSync(WASM_OPT)) {
-    const where = relative(REPO_ROOT, WASM_OPT);
-    throw new BuildError(`no wasm-opt at ${where} (the binaryen npm package): run scripts/setup`);
+  if (!existsSync(BINARYEN)) {
+    throw new BuildError(`no ${relative(REPO_ROOT, BINARYEN)} (the binaryen npm package): run scripts/setup`);
   }
   return pinned;
 }
@@ -147,18 +149,41 @@ function cargoBuild(pkg, bin, extraFeatures = []) {
   return wasm;
 }
 
+/** binaryen's JS API, loaded once, when a binary is to be optimised. */
+let binaryen = null;
+
 /**
- * wasm-opt -Oz of one module. Its warnings about the name subsection the
- * splitter leaves in the parts (it drops the names anyway) are not shown.
+ * `wasm-opt -Oz --low-memory-unused` of one module, in this process. The
+ * options are global in binaryen: set for each module. Binaryen's warnings
+ * about the name subsection the splitter leaves in the parts (it drops the
+ * names anyway) are not shown.
  */
 function optimise(what, input, output) {
-  const args = [`--output=${output}`, "-Oz", "--low-memory-unused", input];
-  const result = spawnSync(WASM_OPT, args, { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
-  const shown = (result.stderr ?? "").split("\n").filter((line) => line && !/^warning: unknown name subsection/.test(line));
-  if (shown.length) console.error(shown.join("\n"));
-  if (result.status !== 0) {
-    const how = result.error?.code === "ENOENT" ? `${WASM_OPT} was not found` : `exit status ${result.status ?? result.signal}`;
-    throw new BuildError(`wasm-opt ${what} failed (${how})`);
+  binaryen.setOptimizeLevel(2);
+  binaryen.setShrinkLevel(2);
+  binaryen.setLowMemoryUnused(true);
+  binaryen.setGenerateStackIR(true);
+  binaryen.setOptimizeStackIR(true);
+  binaryen.setDebugInfo(false);
+  let module = null;
+  const stderrWrite = process.stderr.write;
+  process.stderr.write = function (chunk, ...rest) {
+    const lines = String(chunk).split("\n").filter(Boolean);
+    if (lines.length && lines.every((line) => /^warning: unknown name subsection/.test(line))) return true;
+    return stderrWrite.call(this, chunk, ...rest);
+  };
+  try {
+    module = binaryen.readBinary(readFileSync(input));
+    // As the CLI does: a module it cannot validate is not optimised.
+    if (!module.validate()) throw new Error("the module does not validate (binaryen's errors are above)");
+    module.optimize();
+    writeFileSync(output, module.emitBinary());
+  } catch (error) {
+    if (error instanceof BuildError) throw error;
+    throw new BuildError(`wasm-opt ${what} failed (${error?.message ?? error})`);
+  } finally {
+    process.stderr.write = stderrWrite;
+    module?.dispose();
   }
 }
 
@@ -169,7 +194,7 @@ function optimise(what, input, output) {
  * first cut at its on-demand parts by tools/wasm-split; the parts and their
  * loader `split.js` go beside the glue, wasm-opt'd like the main module.
  */
-function bindAndOptimise(bin, cargoWasm, bindgenVersion, split = false) {
+async function bindAndOptimise(bin, cargoWasm, bindgenVersion, split = false) {
   const input = readFileSync(cargoWasm);
   const key = sha256(input, bindgenVersion, readFileSync(fileURLToPath(import.meta.url))).slice(0, 24);
   const cacheRoot = join(dirname(cargoWasm), "web-build");
@@ -180,6 +205,7 @@ function bindAndOptimise(bin, cargoWasm, bindgenVersion, split = false) {
     utimesSync(done, new Date(), new Date());
   } else {
     rmSync(cache, { recursive: true, force: true });
+    binaryen ??= (await import(pathToFileURL(BINARYEN).href)).default;
     let since = Date.now();
     let main = cargoWasm;
     const bindgenArgs = ["--target", "web", "--no-typescript", "--out-dir", join(cache, "bindgen"), "--out-name", bin];
@@ -323,7 +349,7 @@ try {
   const built = {};
   for (const [pkg, bin] of [["planvault-web", "planvault-web"], ["planvault-worker", "planvault-worker"]]) {
     const split = splits(pkg);
-    built[bin] = bindAndOptimise(bin, cargoBuild(pkg, bin, split ? ["split"] : []), bindgenVersion, split);
+    built[bin] = await bindAndOptimise(bin, cargoBuild(pkg, bin, split ? ["split"] : []), bindgenVersion, split);
   }
   const files = assemble(built["planvault-web"], built["planvault-worker"]);
   install(files);
