@@ -239,6 +239,10 @@ pub fn render_verdicts(labels: &[String], verdicts: &[bool]) -> String {
         .zip(verdicts)
         .enumerate()
         .map(|(i, (label, &held))| {
+            // The label is only a reminder after the verdict: a line break
+            // in it (a JSON plan's label may hold one) must not start a line
+            // the parser would read as another answer.
+            let label = label.replace(['\r', '\n'], " ");
             format!("{}. {} - {label}", i + 1, if held { "YES" } else { "NO" })
         })
         .collect::<Vec<_>>()
@@ -251,18 +255,42 @@ fn parse_labelled_line(line: &str, labels: &[String]) -> Option<(usize, bool)> {
         .trim()
         .trim_start_matches(['-', '*', '>', ' ', '#'])
         .trim_start_matches('*');
-    let lower = line.to_lowercase();
     // The longest label that prefixes the line, so `approved with changes`
     // is not read as `approved`.
-    let (index, label) = labels
+    let (index, rest) = labels
         .iter()
         .enumerate()
-        .filter(|(_, l)| !l.is_empty() && lower.starts_with(&l.to_lowercase()))
-        .max_by_key(|(_, l)| l.len())?;
-    let rest = line[label.len()..].trim_start_matches([
+        .filter(|(_, l)| !l.is_empty())
+        .filter_map(|(i, l)| Some((i, l.len(), strip_prefix_caseless(line, l)?)))
+        .max_by_key(|&(_, len, _)| len)
+        .map(|(i, _, rest)| (i, rest))?;
+    let rest = rest.trim_start_matches([
         '*', '"', '`', ':', ' ', '\t', '-', '=', '—', '–', '→', '>', '.',
     ]);
     verdict_word(rest).map(|v| (index + 1, v))
+}
+
+/// `line` after a prefix that is `label` in any case, or `None`. Compared
+/// char by char, lower-cased, so the prefix ends on one of `line`'s own char
+/// boundaries: a case whose lower-case form has another length in UTF-8 (the
+/// Kelvin sign `K` is `k`) cannot cut a char in two.
+fn strip_prefix_caseless<'a>(line: &'a str, label: &str) -> Option<&'a str> {
+    // Final and medial sigma are one letter to a reader.
+    let fold = |c: char| if c == 'ς' { 'σ' } else { c };
+    let mut want = label.chars().flat_map(char::to_lowercase).map(fold);
+    let mut next = want.next();
+    for (at, c) in line.char_indices() {
+        if next.is_none() {
+            return Some(&line[at..]);
+        }
+        for lower in c.to_lowercase().map(fold) {
+            if next != Some(lower) {
+                return None;
+            }
+            next = want.next();
+        }
+    }
+    next.is_none().then_some("")
 }
 
 fn verdict_word(rest: &str) -> Option<bool> {
@@ -459,6 +487,34 @@ mod tests {
             let raw = render_verdicts(&labels, &verdicts);
             assert_eq!(parse_grid_labelled(&raw, &labels), Ok(verdicts), "{raw}");
         }
+    }
+
+    /// A label is matched in any case without cutting a char of the reply:
+    /// lower-casing changes some chars' UTF-8 length (a hostile or odd reply
+    /// once panicked the parser here, mid-run).
+    #[test]
+    fn labels_match_in_any_case_on_the_replys_own_char_boundaries() {
+        let labels = vec!["k".to_string(), "İstanbul".to_string(), "ΟΔΟΣ".to_string()];
+        assert_eq!(
+            parse_grid_labelled("\u{212A}: yes\nİSTANBUL: no\nοδος: yes", &labels),
+            Ok(vec![true, false, true])
+        );
+        assert_eq!(
+            parse_grid_labelled("i: yes", &["İ".to_string()]),
+            Err(GridError::Missing(1)),
+            "a reply line ending inside the label's lower-case form names no label"
+        );
+        assert_eq!(strip_prefix_caseless("\u{212A}x", "k"), Some("x"));
+        assert_eq!(strip_prefix_caseless("ab", "abc"), None);
+        assert_eq!(strip_prefix_caseless("ABC", "abc"), Some(""));
+    }
+
+    #[test]
+    fn a_label_with_a_line_break_renders_on_one_line() {
+        let labels = vec!["done\n2. YES".to_string(), "x\r\n1. YES".to_string()];
+        let raw = render_verdicts(&labels, &[false, false]);
+        assert_eq!(raw, "1. NO - done 2. YES\n2. NO - x  1. YES");
+        assert_eq!(parse_grid_labelled(&raw, &labels), Ok(vec![false, false]));
     }
 
     #[test]
