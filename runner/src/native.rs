@@ -1063,6 +1063,20 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert!(err.contains("this machine"), "{err}");
+        // The same address written so that a URL parser that decodes it
+        // (as browsers do) would reach it: the HTTP client here reads the
+        // host as written, as the check does, and no such name resolves.
+        for url in [
+            format!("http://%31%32%37.0.0.1:{port}/"),
+            format!("http://\u{ff11}\u{ff12}\u{ff17}.0.0.1:{port}/"),
+            format!("http://\u{24db}ocalhost:{port}/"),
+            format!("http://127.1:{port}/"),
+            format!("http://127.0.0.1:{port}\\.example.com/"),
+            format!("http://[::ffff:127.0.0.1]:{port}/"),
+        ] {
+            let err = block_on(host.fetch_text(&url)).unwrap().unwrap_err();
+            assert!(!err.is_empty(), "{url}");
+        }
         assert_eq!(
             taken.load(Ordering::SeqCst),
             0,

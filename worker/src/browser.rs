@@ -21,7 +21,7 @@ use web_sys::{
     AbortController, DedicatedWorkerGlobalScope, File, FileSystemCreateWritableOptions,
     FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemGetDirectoryOptions,
     FileSystemGetFileOptions, FileSystemWritableFileStream, Headers, MessageEvent,
-    ReadableStreamDefaultReader, RequestInit, Response,
+    ReadableStreamDefaultReader, RequestInit, RequestRedirect, Response,
 };
 
 /// How long a `fetch_url` tool call may take.
@@ -238,9 +238,15 @@ impl BrowserHost {
         Ok((response, body))
     }
 
-    async fn get(&self, url: &str, controller: &AbortController) -> Result<Response, JsValue> {
+    async fn get(
+        &self,
+        url: &str,
+        controller: &AbortController,
+        redirect: RequestRedirect,
+    ) -> Result<Response, JsValue> {
         let init = RequestInit::new();
         init.set_method("GET");
+        init.set_redirect(redirect);
         init.set_signal(Some(&controller.signal()));
         let response = JsFuture::from(self.scope.fetch_with_str_and_init(url, &init)).await?;
         Ok(response.unchecked_into())
@@ -447,6 +453,15 @@ impl Host for BrowserHost {
     }
 
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
+        // The policy checks the URL as `fetch` will read it: the browser's
+        // own parser decodes `%31%32%37.0.0.1`, full-width digits, an
+        // IDNA-mapped `ⓛocalhost`, `127.1` and a backslash before the path
+        // into the host the request goes to, which the text as written
+        // does not show. That normalised URL is the one fetched.
+        let url = web_sys::Url::new(url)
+            .map_err(|_| format!("{url} is not a URL"))?
+            .href();
+        let url = url.as_str();
         // A page cannot resolve names, so only the URL's text is checked:
         // `localhost` and loopback, private and link-local addresses are
         // refused unless the vault allows the host; a name resolving to one
@@ -456,8 +471,11 @@ impl Host for BrowserHost {
         let abort = controller.clone();
         let timer = self.timer(FETCH_URL_TIMEOUT_MS, move || abort.abort());
         let result = async {
-            let response = self.get(url, &controller).await.map_err(|e| {
-                format!("{url}: {} (the browser refuses pages whose server does not allow this origin: CORS)", describe(&e))
+            // A redirect is never followed: the browser would go to its
+            // target before this code could check it (the terminal checks
+            // each hop), so it fails the fetch.
+            let response = self.get(url, &controller, RequestRedirect::Error).await.map_err(|e| {
+                format!("{url}: {} (in the browser, fetch_url reads only pages whose server allows this origin (CORS) and follows no redirect, whose target it could not check first; `planvault run` in a terminal follows them, checking each)", describe(&e))
             })?;
             if !response.ok() {
                 return Err(format!("{url} answered HTTP {}", response.status()));

@@ -284,3 +284,26 @@ async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
     );
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
 }
+
+/// `fetch_url` reads a page the vault allows (here the stub's 127.0.0.1),
+/// and follows no redirect: the browser would reach the target (here
+/// `localhost`, which the policy refuses) before it could be checked.
+#[wasm_bindgen_test]
+async fn fetch_url_reads_an_allowed_page_and_follows_no_redirect() {
+    let origin = stub_url().trim_end_matches("/v1");
+    let port = origin.rsplit(':').next().unwrap();
+    let inbox = Inbox::new();
+    let host = example("pv-stub-fetch", &inbox, false).await;
+    host.host.set_fetch_allow(vec!["127.0.0.1".into()]);
+    let page = format!("{origin}/__stub/page");
+    assert_eq!(
+        host.fetch_text(&page).await.as_deref(),
+        Ok("a page from the stub")
+    );
+    let target = format!("http://localhost:{port}/__stub/page");
+    let refused = host.fetch_text(&target).await.unwrap_err();
+    assert!(refused.contains("public hosts"), "{refused}");
+    let redirect = format!("{origin}/__stub/redirect?to={target}");
+    let err = host.fetch_text(&redirect).await.unwrap_err();
+    assert!(err.contains("follows no redirect"), "{err}");
+}

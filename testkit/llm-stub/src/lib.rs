@@ -5,8 +5,10 @@
 //! errors, delays and malformed bodies; streaming (SSE, `stream: true`) and
 //! plain JSON. Every request is recorded (the `Authorization` header only as
 //! present or absent, never its value) in memory, at `GET /__stub/requests`
-//! and, when asked, in a JSON-lines log file. CORS headers and `OPTIONS`
-//! preflight let browser tests call it from another origin.
+//! and, when asked, in a JSON-lines log file. `GET /__stub/page` is a page
+//! and `GET /__stub/redirect?to=URL` redirects there, for `fetch_url`. CORS
+//! headers and `OPTIONS` preflight let browser tests call it from another
+//! origin.
 
 #![forbid(unsafe_code)]
 
@@ -150,6 +152,13 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
         ("GET", "/__stub/requests") => {
             let log = state.lock().unwrap().log.clone();
             respond(&stream, 200, "application/json", &[], serde_json::to_string(&log).unwrap().as_bytes())
+        }
+        // A page for `fetch_url`, and a redirect to any URL (`?to=`): what
+        // a web page a model fetches may answer.
+        ("GET", "/__stub/page") => respond(&stream, 200, "text/plain", &[], b"a page from the stub"),
+        ("GET", "/__stub/redirect") => {
+            let to = path.split_once("?to=").map_or("", |(_, to)| to).to_string();
+            respond(&stream, 302, "text/plain", &[("Location", to)], b"")
         }
         ("GET", "/v1/models") => respond(
             &stream,
@@ -361,6 +370,7 @@ fn tool_calls_json(reply: &Reply, streamed: bool) -> serde_json::Value {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        302 => "Found",
         204 => "No Content",
         400 => "Bad Request",
         401 => "Unauthorized",
