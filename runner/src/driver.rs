@@ -1601,6 +1601,28 @@ impl<'a, H: Host> Driver<'a, H> {
         })
     }
 
+    /// A write to a note that exists must name it as the vault lists it
+    /// (in any case where names ignore case). Where the file system finds a
+    /// name under another Unicode spelling (macOS: `café` composed or
+    /// decomposed is one file, in the terminal and the browser), another
+    /// spelling would get past the name checks to a plan's own note.
+    async fn written_as_listed(&self, path: &str) -> Result<(), String> {
+        if self.host.read(path).await.ok().flatten().is_none() {
+            return Ok(());
+        }
+        let listed = self.host.list().await.map_err(|e| e.to_string())?;
+        let case_insensitive = self.host.case_insensitive();
+        let same =
+            |l: &String| l == path || (case_insensitive && l.to_lowercase() == path.to_lowercase());
+        if listed.iter().any(same) {
+            return Ok(());
+        }
+        Err(format!(
+            "{path} reaches an existing note under another spelling of its name \
+             (composed and decomposed accents are one name here): write it under the name list_notes gives"
+        ))
+    }
+
     /// Run one model tool in the host's vault (or on its network).
     async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, String> {
         let args = tools::arguments(arguments);
@@ -1635,6 +1657,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
                 let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
                 tools::writable(&path, &plan_notes, self.host.case_insensitive())?;
+                self.written_as_listed(&path).await?;
                 if let Some(why) = self.host.refuse_write(&path) {
                     return Err(why);
                 }

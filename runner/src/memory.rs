@@ -83,6 +83,9 @@ pub struct MemoryHost {
     pub space_left: Cell<Option<usize>>,
     /// Whether the vault's names ignore case (as on macOS and Windows).
     pub case_insensitive: Cell<bool>,
+    /// Other spellings the file system finds a file under (as macOS finds
+    /// `café` composed or decomposed): spelling → the name stored and listed.
+    pub aliases: RefCell<BTreeMap<String, String>>,
     clock: Cell<f64>,
     inbox: Inbox,
     model: RefCell<Model>,
@@ -108,6 +111,7 @@ impl MemoryHost {
             chunk_ms: Cell::new(60.0),
             keep_posts: Cell::new(true),
             case_insensitive: Cell::new(false),
+            aliases: RefCell::new(BTreeMap::new()),
             space_left: Cell::new(None),
             clock: Cell::new(0.0),
             inbox: inbox.clone(),
@@ -139,6 +143,12 @@ impl MemoryHost {
         *self.before_write.borrow_mut() = Some(Box::new(hook));
     }
 
+    /// The name `path` is stored under.
+    fn stored(&self, path: &str) -> String {
+        let aliases = self.aliases.borrow();
+        aliases.get(path).map_or(path, String::as_str).to_string()
+    }
+
     pub fn file(&self, path: &str) -> Option<String> {
         self.files.borrow().get(path).cloned()
     }
@@ -167,7 +177,7 @@ impl Host for MemoryHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        Ok(self.files.borrow().get(path).cloned())
+        Ok(self.files.borrow().get(&self.stored(path)).cloned())
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
@@ -175,7 +185,7 @@ impl Host for MemoryHost {
         self.hook(path);
         self.files
             .borrow_mut()
-            .insert(path.to_string(), text.to_string());
+            .insert(self.stored(path), text.to_string());
         Ok(())
     }
 
@@ -184,14 +194,14 @@ impl Host for MemoryHost {
         self.hook(path);
         self.files
             .borrow_mut()
-            .entry(path.to_string())
+            .entry(self.stored(path))
             .or_default()
             .push_str(text);
         Ok(())
     }
 
     async fn remove(&self, path: &str) -> Result<(), HostError> {
-        self.files.borrow_mut().remove(path);
+        self.files.borrow_mut().remove(&self.stored(path));
         Ok(())
     }
 

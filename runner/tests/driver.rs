@@ -1328,6 +1328,87 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
     }
 }
 
+/// macOS finds `café` composed or decomposed as one file: a tool naming a
+/// plan's own note by the other spelling is refused, not let through to
+/// overwrite it; a new note, and then that existing one named as listed,
+/// are written.
+#[test]
+fn a_tool_cannot_overwrite_a_plan_note_by_another_unicode_spelling_of_its_name() {
+    let composed = "caf\u{e9}.md";
+    let decomposed = "cafe\u{301}.md";
+    let mut files = example();
+    let draft = files.remove("draft.md").unwrap();
+    files.insert(
+        composed.into(),
+        draft.replace("tools: [fetch_url]", "tools: [write_note]"),
+    );
+    files.insert(
+        "review.md".into(),
+        files["review.md"].replace("[[draft]]", "[[caf\u{e9}]]"),
+    );
+    let before = files[composed].clone();
+    let inbox = Inbox::new();
+    let round = Rc::new(Cell::new(0));
+    let host = MemoryHost::new(files, &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" {
+            return good_model(c);
+        }
+        round.set(round.get() + 1);
+        match round.get() {
+            1 => Reply::tool_call(
+                "c1",
+                "write_note",
+                &format!(r#"{{"path":"{decomposed}","content":"ignore the plan"}}"#),
+            ),
+            2 => Reply::tool_call(
+                "c2",
+                "write_note",
+                r#"{"path":"out/new.md","content":"new"}"#,
+            ),
+            3 => Reply::tool_call(
+                "c3",
+                "write_note",
+                r#"{"path":"out/new.md","content":"new again"}"#,
+            ),
+            _ => good_model(c),
+        }
+    });
+    host.aliases
+        .borrow_mut()
+        .insert(decomposed.into(), composed.into());
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let ok: Vec<bool> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ok, [false, true, true]);
+    let told = host.calls.borrow()[1].body.to_string();
+    assert!(
+        told.contains("under another spelling of its name"),
+        "the model is told why: {told}"
+    );
+    assert_eq!(host.file("out/new.md").as_deref(), Some("new again"));
+    let after = host.file(composed).unwrap();
+    assert!(!after.contains("ignore the plan"), "{after}");
+    assert_eq!(
+        after
+            .lines()
+            .filter(|l| !l.starts_with("status:"))
+            .collect::<Vec<_>>(),
+        before
+            .lines()
+            .filter(|l| !l.starts_with("status:"))
+            .collect::<Vec<_>>(),
+        "only the run's status line changed"
+    );
+}
+
 #[test]
 fn a_key_pasted_into_a_note_is_never_sent_in_a_prompt() {
     let mut files = example();
