@@ -263,6 +263,11 @@ fn note_of(node: &Node) -> String {
 /// Where a note's frontmatter names `entry` under `tools:` (inline
 /// `tools: [a, b]` or a block list): 1-based line and character column.
 pub fn locate(text: &str, entry: &str) -> Option<(u32, u32)> {
+    // An empty entry (`tools: [""]`) would be found everywhere and never
+    // move the search on: its quotes are what the note has.
+    if entry.is_empty() {
+        return locate(text, "\"\"").or_else(|| locate(text, "''"));
+    }
     let mut lines = text.lines().enumerate();
     let (_, first) = lines.next()?;
     if first.trim_start_matches('\u{feff}').trim_end() != "---" {
@@ -553,6 +558,10 @@ files.read_file, files.write_file; web.search, web.read_file, web.a.b"
         assert_eq!(locate(block, "write_file"), None);
         assert_eq!(locate("no frontmatter\ntools: [a]\n", "a"), None);
         assert_eq!(locate("---\nrole: a\n---\n", "a"), None);
+        // Once an endless search (`tools: [""]` hung validate and the app).
+        assert_eq!(locate("---\ntools: [\"\"]\n---\n", ""), Some((2, 9)));
+        assert_eq!(locate("---\ntools:\n  - ''\n---\n", ""), Some((3, 5)));
+        assert_eq!(locate("---\ntools: [a]\n---\n", ""), None);
     }
 
     #[test]
