@@ -564,6 +564,40 @@ files.read_file, files.write_file; web.search, web.read_file, web.a.b"
         assert_eq!(locate("---\ntools: [a]\n---\n", ""), None);
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
+    mod props {
+        use super::super::locate;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever a note's `tools:` holds (names of any text, quoted
+            /// or not, inline or as a block), looking any entry up ends, and
+            /// a place found is where that entry is written.
+            #[test]
+            fn every_lookup_ends_and_points_at_the_entry(
+                entries in proptest::collection::vec("[a-z.\"' \\[\\]é-]{0,6}", 0..5),
+                block in any::<bool>(),
+                wanted in "[a-z.\"'é]{0,3}",
+            ) {
+                let list = if block {
+                    entries.iter().map(|e| format!("\n  - {e}")).collect::<String>()
+                } else {
+                    format!(" [{}]", entries.join(", "))
+                };
+                let text = format!("---\ntools:{list}\n---\n# Note\n");
+                if let Some((line, column)) = locate(&text, &wanted) {
+                    let line = text.lines().nth(line as usize - 1).unwrap();
+                    let at: String = line.chars().skip(column as usize - 1).collect();
+                    if wanted.is_empty() {
+                        prop_assert!(at.starts_with("\"\"") || at.starts_with("''"), "{at:?}");
+                    } else {
+                        prop_assert!(at.starts_with(&wanted), "{at:?} for {wanted:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_huge_result_is_cut_with_a_note() {
         assert_eq!(bound("short", 10), "short");
