@@ -231,6 +231,16 @@ pub fn fetch_policy(url: &str, allow: &[String]) -> Result<bool, String> {
 /// The most characters of a fetched page handed back to the model.
 pub const FETCH_LIMIT_CHARS: usize = 20_000;
 
+/// The most bytes of a page `fetch_url` reads (a page may be endless); its
+/// first [`FETCH_LIMIT_CHARS`] characters are in them.
+pub const FETCH_LIMIT_BYTES: usize = 1 << 20;
+
+/// A page's text from its first bytes (at most [`FETCH_LIMIT_BYTES`]): a
+/// character the cut split, or bytes that are not UTF-8, read as U+FFFD.
+pub fn page_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(FETCH_LIMIT_BYTES)]).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

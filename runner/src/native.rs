@@ -748,12 +748,18 @@ impl Host for NativeHost {
             if status >= 400 {
                 return Err(format!("{current} answered HTTP {status}"));
             }
-            return response
-                .body_mut()
-                .with_config()
-                .limit(1 << 20)
-                .read_to_string()
-                .map_err(|e| format!("{current}: {e}"));
+            // A page's first bytes only: the model sees its first
+            // characters, and an endless page must not fill the memory.
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(
+                    response.body_mut().as_reader(),
+                    tools::FETCH_LIMIT_BYTES as u64,
+                ),
+                &mut bytes,
+            )
+            .map_err(|e| format!("{current}: {e}"))?;
+            return Ok(tools::page_text(&bytes));
         }
         Err(format!("{url}: more than {FETCH_REDIRECTS} redirects"))
     }
@@ -1110,6 +1116,23 @@ mod tests {
             Ok("after a relative redirect")
         );
         assert_eq!(taken.load(Ordering::SeqCst), 3);
+    }
+
+    /// A page over the read limit gives its first part (the model sees its
+    /// first characters anyway), not an error; an endless one cannot fill
+    /// the memory.
+    #[test]
+    fn fetch_url_reads_a_big_pages_first_megabyte() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = format!("<h1>Big</h1>{}", "é".repeat(tools::FETCH_LIMIT_BYTES));
+        let (port, _) = http_server(vec![ok(&page)]);
+        let host = NativeHost::new(dir.path()).with_fetch_allow(&["127.0.0.1".into()]);
+        let text = block_on(host.fetch_text(&format!("http://127.0.0.1:{port}/")))
+            .unwrap()
+            .unwrap();
+        assert!(text.starts_with("<h1>Big</h1>é"), "{}", &text[..20]);
+        assert!(text.len() <= tools::FETCH_LIMIT_BYTES + 2, "{}", text.len());
+        assert!(text.len() >= tools::FETCH_LIMIT_BYTES - 2, "{}", text.len());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use crate::host::{Host, HostError, HttpHead};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_core::engine::FinishReason;
+use planvault_llm::tools::{page_text, FETCH_LIMIT_BYTES};
 use planvault_llm::LlmError;
 use planvault_protocol::{
     js, ErrorCode, FromWorker, McpServer, RetryPolicy, RunError, StartRun, ToWorker, VERSION,
@@ -480,8 +481,26 @@ impl Host for BrowserHost {
             if !response.ok() {
                 return Err(format!("{url} answered HTTP {}", response.status()));
             }
-            let text = JsFuture::from(response.text().map_err(|e| describe(&e))?).await.map_err(|e| describe(&e))?;
-            Ok(text.as_string().unwrap_or_default())
+            // A page's first bytes only, as in the terminal: the model sees
+            // its first characters, and an endless page must not fill the
+            // worker's memory.
+            let Some(body) = response.body() else {
+                return Ok(String::new());
+            };
+            let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+            let mut bytes = Vec::new();
+            while bytes.len() < FETCH_LIMIT_BYTES {
+                let step = JsFuture::from(reader.read()).await.map_err(|e| format!("{url}: {}", describe(&e)))?;
+                if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                    break;
+                }
+                let chunk: Uint8Array = Reflect::get(&step, &"value".into())
+                    .unwrap_or_default()
+                    .unchecked_into();
+                bytes.extend(chunk.to_vec());
+            }
+            let _ = reader.cancel();
+            Ok(page_text(&bytes))
         }
         .await;
         if let Some(timer) = timer {

@@ -286,8 +286,9 @@ async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
 }
 
 /// `fetch_url` reads a page the vault allows (here the stub's 127.0.0.1),
-/// and follows no redirect: the browser would reach the target (here
-/// `localhost`, which the policy refuses) before it could be checked.
+/// its first megabyte when it is bigger, and follows no redirect: the
+/// browser would reach the target (here `localhost`, which the policy
+/// refuses) before it could be checked.
 #[wasm_bindgen_test]
 async fn fetch_url_reads_an_allowed_page_and_follows_no_redirect() {
     let origin = stub_url().trim_end_matches("/v1");
@@ -306,4 +307,10 @@ async fn fetch_url_reads_an_allowed_page_and_follows_no_redirect() {
     let redirect = format!("{origin}/__stub/redirect?to={target}");
     let err = host.fetch_text(&redirect).await.unwrap_err();
     assert!(err.contains("follows no redirect"), "{err}");
+    // A page over the read limit gives its first part, as in the terminal.
+    let big = host
+        .fetch_text(&format!("{origin}/__stub/page?bytes=3000000"))
+        .await
+        .unwrap();
+    assert_eq!(big.len(), planvault_llm::tools::FETCH_LIMIT_BYTES);
 }

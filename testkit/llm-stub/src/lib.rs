@@ -6,7 +6,8 @@
 //! plain JSON. Every request is recorded (the `Authorization` header only as
 //! present or absent, never its value) in memory, at `GET /__stub/requests`
 //! and, when asked, in a JSON-lines log file. `GET /__stub/page` is a page
-//! and `GET /__stub/redirect?to=URL` redirects there, for `fetch_url`. CORS
+//! (`?bytes=N`: N bytes) and `GET /__stub/redirect?to=URL` redirects there,
+//! for `fetch_url`. CORS
 //! headers and `OPTIONS` preflight let browser tests call it from another
 //! origin.
 
@@ -155,7 +156,10 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
         }
         // A page for `fetch_url`, and a redirect to any URL (`?to=`): what
         // a web page a model fetches may answer.
-        ("GET", "/__stub/page") => respond(&stream, 200, "text/plain", &[], b"a page from the stub"),
+        ("GET", "/__stub/page") => match path.split_once("?bytes=").and_then(|(_, n)| n.parse().ok()) {
+            Some(n) => respond(&stream, 200, "text/plain", &[], &vec![b'x'; n]),
+            None => respond(&stream, 200, "text/plain", &[], b"a page from the stub"),
+        },
         ("GET", "/__stub/redirect") => {
             let to = path.split_once("?to=").map_or("", |(_, to)| to).to_string();
             respond(&stream, 302, "text/plain", &[("Location", to)], b"")
