@@ -1605,7 +1605,9 @@ impl<'a, H: Host> Driver<'a, H> {
     /// (in any case where names ignore case). Where the file system finds a
     /// name under another Unicode spelling (macOS: `café` composed or
     /// decomposed is one file, in the terminal and the browser), another
-    /// spelling would get past the name checks to a plan's own note.
+    /// spelling would get past the name checks to a plan's own note. (A
+    /// note reached through a symlinked folder, which is never listed, is
+    /// refused too.)
     async fn written_as_listed(&self, path: &str) -> Result<(), String> {
         if self.host.read(path).await.ok().flatten().is_none() {
             return Ok(());
@@ -1619,7 +1621,8 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         Err(format!(
             "{path} reaches an existing note under another spelling of its name \
-             (composed and decomposed accents are one name here): write it under the name list_notes gives"
+             (composed and decomposed accents are one name here), or through a folder the vault does not list: \
+             write it under the name list_notes gives"
         ))
     }
 
