@@ -10,7 +10,7 @@
 
 use planvault_core::{NodeExt, Plan};
 use planvault_layout::Point;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Edge ids this app writes start with this, so it only replaces its own.
@@ -48,71 +48,257 @@ fn note_file(plan: &Plan, index: usize) -> String {
     }
 }
 
+/// A JSON object with its keys in the file's order, so a card Obsidian
+/// wrote keeps its bytes when only its `x` and `y` change.
+#[derive(Debug, Clone, Default)]
+struct Fields(Vec<(String, Value)>);
+
+impl Fields {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Replaces `key`'s value where it is, or appends it.
+    fn set(&mut self, key: &str, value: Value) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key.to_string(), value)),
+        }
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Value::as_str)
+    }
+
+    /// On one line, as Obsidian writes a card: `{"id":"…","type":"file",…}`.
+    fn compact(&self) -> String {
+        let fields: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
+            .collect();
+        format!("{{{}}}", fields.join(","))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Ordered;
+        impl<'de> serde::de::Visitor<'de> for Ordered {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Fields, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    fields.push(entry);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(Ordered)
+    }
+}
+
+/// An entry of `nodes` or `edges`: a card or edge, or whatever else the file
+/// holds there (kept as it is).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Object(Fields),
+    Other(Value),
+}
+
+impl Entry {
+    fn compact(&self) -> String {
+        match self {
+            Entry::Object(fields) => fields.compact(),
+            Entry::Other(value) => value.to_string(),
+        }
+    }
+
+    fn fields(&self) -> Option<&Fields> {
+        match self {
+            Entry::Object(fields) => Some(fields),
+            Entry::Other(_) => None,
+        }
+    }
+}
+
+/// A top-level `nodes` or `edges`: a list, or anything else (kept as a key
+/// of its own).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Slot {
+    List(Vec<Entry>),
+    Other(Value),
+}
+
+/// The file as JSON Canvas: its `nodes` and `edges`, and every other key in
+/// its order.
+#[derive(Default)]
+struct Canvas {
+    nodes: Vec<Entry>,
+    edges: Vec<Entry>,
+    rest: Vec<(String, Value)>,
+}
+
+impl<'de> serde::Deserialize<'de> for Canvas {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = Canvas;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON Canvas object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Canvas, A::Error> {
+                let mut canvas = Canvas::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let list = match key.as_str() {
+                        "nodes" => &mut canvas.nodes,
+                        "edges" => &mut canvas.edges,
+                        _ => {
+                            let value = map.next_value::<Value>()?;
+                            canvas.rest.push((key, value));
+                            continue;
+                        }
+                    };
+                    match map.next_value::<Slot>()? {
+                        Slot::List(entries) => *list = entries,
+                        Slot::Other(value) => canvas.rest.push((key, value)),
+                    }
+                }
+                Ok(canvas)
+            }
+        }
+        d.deserialize_map(Top)
+    }
+}
+
+/// The file in the layout Obsidian writes: tab-indented, one card or edge
+/// per line, so a move changes only the lines of the cards that moved.
+fn render(nodes: &[Entry], edges: &[Entry], rest: &[(String, Value)]) -> String {
+    let list = |key: &str, entries: &[Entry]| {
+        if entries.is_empty() {
+            return format!("\t\"{key}\":[]");
+        }
+        let lines: Vec<String> = entries
+            .iter()
+            .map(|e| format!("\t\t{}", e.compact()))
+            .collect();
+        format!("\t\"{key}\":[\n{}\n\t]", lines.join(",\n"))
+    };
+    let mut parts = vec![list("nodes", nodes), list("edges", edges)];
+    parts.extend(
+        rest.iter()
+            .map(|(k, v)| format!("\t{}:{v}", Value::from(k.as_str()))),
+    );
+    format!("{{\n{}\n}}", parts.join(",\n"))
+}
+
 /// The canvas file with `positions` written for the plan's notes. `existing`
-/// is the file as it is now (if any); what this app does not own survives.
+/// is the file as it is now (if any); what this app does not own survives,
+/// byte for byte where Obsidian wrote it. A file that is there but is not a
+/// JSON object is never overwritten: the reason, with its line and column.
 pub fn write(
     existing: Option<&str>,
     plan: &Plan,
     positions: &BTreeMap<String, Point>,
     size: (f64, f64),
-) -> String {
-    let mut doc = existing
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
-    let old_nodes: Vec<Value> = doc["nodes"].as_array().cloned().unwrap_or_default();
-    let old_edges: Vec<Value> = doc["edges"].as_array().cloned().unwrap_or_default();
+) -> Result<String, String> {
+    let Canvas {
+        nodes: old_nodes,
+        edges: old_edges,
+        rest,
+    } = match existing {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
+            .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?,
+        _ => Canvas::default(),
+    };
 
-    let is_note_node =
-        |n: &Value| n["type"] == "file" && n["file"].as_str().is_some_and(|f| f.ends_with(".md"));
-    let mut nodes: Vec<Value> = old_nodes
-        .iter()
-        .filter(|n| !is_note_node(n))
-        .cloned()
-        .collect();
-    // Indexed once: a plan of thousands of notes is rewritten on every move.
-    let old_cards: HashMap<&str, &Value> = old_nodes
-        .iter()
-        .filter(|n| is_note_node(n))
-        .filter_map(|n| Some((n["file"].as_str()?, n)))
-        .collect();
+    let note_card = |e: &Entry| {
+        e.fields().and_then(|f| {
+            (f.str("type") == Some("file"))
+                .then(|| f.str("file"))
+                .flatten()
+                .filter(|file| file.ends_with(".md"))
+                .map(str::to_string)
+        })
+    };
+    // The plan's notes this app places (indexed once: a plan of thousands
+    // of notes is rewritten on every move), and the ones it forgets.
+    let mut cards: HashMap<String, (usize, Fields)> = HashMap::new();
+    let mut plan_files: HashSet<String> = HashSet::new();
     let mut canvas_id = BTreeMap::new();
+    let old_cards: HashMap<String, &Fields> = old_nodes
+        .iter()
+        .filter_map(|e| Some((note_card(e)?, e.fields()?)))
+        .collect();
     for (index, node) in plan.nodes.iter().enumerate() {
+        let file = note_file(plan, index);
+        plan_files.insert(file.clone());
         let Some(p) = positions.get(&node.id) else {
             continue;
         };
-        let file = note_file(plan, index);
-        // Keep the card's own id, size and colour when it was there before.
-        let mut entry = old_cards
-            .get(file.as_str())
-            .and_then(|n| n.as_object().cloned())
-            .unwrap_or_else(|| {
-                let mut m = Map::new();
-                m.insert("id".into(), json!(format!("planvault-node-{}", node.id)));
-                m.insert("type".into(), json!("file"));
-                m.insert("file".into(), json!(file));
-                m.insert("width".into(), json!(size.0.round() as i64));
-                m.insert("height".into(), json!(size.1.round() as i64));
-                m
-            });
-        entry.insert("x".into(), json!(p.x.round() as i64));
-        entry.insert("y".into(), json!(p.y.round() as i64));
-        canvas_id.insert(index, entry["id"].clone());
-        nodes.push(Value::Object(entry));
+        // Keep the card's own id, size, colour and key order when it was there.
+        let mut card = old_cards.get(&file).map_or_else(
+            || {
+                Fields(vec![
+                    ("id".into(), json!(format!("planvault-node-{}", node.id))),
+                    ("type".into(), json!("file")),
+                    ("file".into(), json!(file)),
+                    ("x".into(), json!(0)),
+                    ("y".into(), json!(0)),
+                    ("width".into(), json!(size.0.round() as i64)),
+                    ("height".into(), json!(size.1.round() as i64)),
+                ])
+            },
+            |&old| old.clone(),
+        );
+        card.set("x", json!(p.x.round() as i64));
+        card.set("y", json!(p.y.round() as i64));
+        canvas_id.insert(index, card.get("id").cloned().unwrap_or(Value::Null));
+        cards.insert(file, (index, card));
     }
+    // The file's order stays (Obsidian draws later cards over earlier
+    // ones); cards of notes outside the plan are the user's and stay too.
+    let mut ordered: Vec<Entry> = Vec::with_capacity(old_nodes.len() + cards.len());
+    for entry in old_nodes {
+        match note_card(&entry) {
+            Some(file) if plan_files.contains(&file) => {
+                if let Some((_, card)) = cards.remove(&file) {
+                    ordered.push(Entry::Object(card));
+                }
+            }
+            _ => ordered.push(entry),
+        }
+    }
+    let mut added: Vec<(usize, Fields)> = cards.into_values().collect();
+    added.sort_by_key(|(index, _)| *index);
+    ordered.extend(added.into_iter().map(|(_, card)| Entry::Object(card)));
 
-    let ids: HashSet<&str> = nodes.iter().filter_map(|n| n["id"].as_str()).collect();
-    let mut edges: Vec<Value> = old_edges
+    let ids: HashSet<&str> = ordered
+        .iter()
+        .filter_map(|e| e.fields()?.str("id"))
+        .collect();
+    let mut edges: Vec<Entry> = old_edges
         .into_iter()
-        .filter(|e| {
-            !e["id"]
-                .as_str()
-                .is_some_and(|id| id.starts_with(EDGE_PREFIX))
-        })
-        // The user's own edges stay while both their ends do.
-        .filter(|e| {
-            e["fromNode"].as_str().is_some_and(|id| ids.contains(id))
-                && e["toNode"].as_str().is_some_and(|id| ids.contains(id))
+        .filter(|e| match e.fields() {
+            // Regenerated below from the notes.
+            Some(f) if f.str("id").is_some_and(|id| id.starts_with(EDGE_PREFIX)) => false,
+            // The user's own edges stay while both their ends do.
+            Some(f) => {
+                f.str("fromNode").is_some_and(|id| ids.contains(id))
+                    && f.str("toNode").is_some_and(|id| ids.contains(id))
+            }
+            None => true,
         })
         .collect();
     for (i, edge) in plan.edges.iter().enumerate() {
@@ -120,22 +306,19 @@ pub fn write(
         let (Some(from_id), Some(to_id)) = (canvas_id.get(&edge.from), canvas_id.get(&to)) else {
             continue;
         };
-        let mut e = Map::new();
-        e.insert("id".into(), json!(format!("{EDGE_PREFIX}{i}")));
-        e.insert("fromNode".into(), from_id.clone());
-        e.insert("fromSide".into(), json!("bottom"));
-        e.insert("toNode".into(), to_id.clone());
-        e.insert("toSide".into(), json!("top"));
+        let mut e = Fields(vec![
+            ("id".into(), json!(format!("{EDGE_PREFIX}{i}"))),
+            ("fromNode".into(), from_id.clone()),
+            ("fromSide".into(), json!("bottom")),
+            ("toNode".into(), to_id.clone()),
+            ("toSide".into(), json!("top")),
+        ]);
         if let Some(label) = &edge.label {
-            e.insert("label".into(), json!(label));
+            e.set("label", json!(label));
         }
-        edges.push(Value::Object(e));
+        edges.push(Entry::Object(e));
     }
-    doc["nodes"] = Value::Array(nodes);
-    doc["edges"] = Value::Array(edges);
-    let mut text = serde_json::to_string_pretty(&doc).expect("canvas serialises");
-    text.push('\n');
-    text
+    Ok(render(&ordered, &edges, &rest))
 }
 
 #[cfg(test)]
@@ -153,33 +336,117 @@ mod tests {
         VaultDoc::new(files).checked.plan
     }
 
+    fn at(x: f64, y: f64) -> Point {
+        Point { x, y }
+    }
+
     #[test]
     fn positions_round_trip_and_edges_follow_the_notes() {
         let mut pos = BTreeMap::new();
-        pos.insert("draft".to_string(), Point { x: 10.0, y: 20.0 });
-        pos.insert("send".to_string(), Point { x: 10.0, y: 200.0 });
-        let text = write(None, &plan(), &pos, (220.0, 76.0));
+        pos.insert("draft".to_string(), at(10.0, 20.0));
+        pos.insert("send".to_string(), at(10.0, 200.0));
+        let text = write(None, &plan(), &pos, (220.0, 76.0)).unwrap();
         assert_eq!(positions(&text), pos);
-        let doc: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(doc["edges"][0]["label"], "go");
-        assert_eq!(doc["nodes"][0]["file"], "draft.md");
+        assert_eq!(
+            text,
+            "{\n\t\"nodes\":[\n\
+             \t\t{\"id\":\"planvault-node-draft\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":10,\"y\":20,\"width\":220,\"height\":76},\n\
+             \t\t{\"id\":\"planvault-node-send\",\"type\":\"file\",\"file\":\"send.md\",\"x\":10,\"y\":200,\"width\":220,\"height\":76}\n\
+             \t],\n\t\"edges\":[\n\
+             \t\t{\"id\":\"planvault-edge-0\",\"fromNode\":\"planvault-node-draft\",\"fromSide\":\"bottom\",\"toNode\":\"planvault-node-send\",\"toSide\":\"top\",\"label\":\"go\"}\n\
+             \t]\n}",
+            "Obsidian's layout: tabs, a card per line, keys in its order"
+        );
+    }
+
+    /// A canvas as Obsidian saves it, with the user's own cards and edge.
+    const OBSIDIAN: &str = "{\n\
+        \t\"nodes\":[\n\
+        \t\t{\"id\":\"8132d4d894c80022\",\"type\":\"file\",\"file\":\"readme.md\",\"x\":-280,\"y\":-200,\"width\":570,\"height\":560,\"color\":\"6\"},\n\
+        \t\t{\"id\":\"59e896bc8da20699\",\"type\":\"text\",\"text\":\"Learn more:\\n\\n- [[draft]]\",\"x\":40,\"y\":-440,\"width\":250,\"height\":160},\n\
+        \t\t{\"id\":\"a1\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":1,\"y\":2,\"width\":300,\"height\":100,\"color\":\"4\"},\n\
+        \t\t{\"id\":\"a2\",\"type\":\"file\",\"file\":\"send.md\",\"x\":1,\"y\":200,\"width\":300,\"height\":100}\n\
+        \t],\n\
+        \t\"edges\":[\n\
+        \t\t{\"id\":\"6fa11ab87f90b8af\",\"fromNode\":\"8132d4d894c80022\",\"fromSide\":\"right\",\"toNode\":\"59e896bc8da20699\",\"toSide\":\"left\"},\n\
+        \t\t{\"id\":\"planvault-edge-0\",\"fromNode\":\"a1\",\"fromSide\":\"bottom\",\"toNode\":\"a2\",\"toSide\":\"top\",\"label\":\"go\"}\n\
+        \t]\n\
+        }";
+
+    #[test]
+    fn a_move_changes_only_the_moved_cards_line() {
+        let mut pos = positions(OBSIDIAN);
+        assert_eq!(pos.len(), 3, "{pos:?}");
+        pos.insert("draft".to_string(), at(50.0, 60.0));
+        let text = write(Some(OBSIDIAN), &plan(), &pos, (220.0, 76.0)).unwrap();
+        let changed: Vec<(&str, &str)> = OBSIDIAN
+            .lines()
+            .zip(text.lines())
+            .filter(|(a, b)| a != b)
+            .collect();
+        assert_eq!(
+            changed,
+            [(
+                "\t\t{\"id\":\"a1\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":1,\"y\":2,\"width\":300,\"height\":100,\"color\":\"4\"},",
+                "\t\t{\"id\":\"a1\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":50,\"y\":60,\"width\":300,\"height\":100,\"color\":\"4\"},"
+            )]
+        );
+        assert_eq!(text.lines().count(), OBSIDIAN.lines().count());
+        // Written again unmoved, the file is the same bytes.
+        assert_eq!(
+            write(Some(&text), &plan(), &pos, (220.0, 76.0)).unwrap(),
+            text
+        );
     }
 
     #[test]
     fn keeps_what_it_does_not_own() {
         let existing = r#"{"nodes":[{"id":"t1","type":"text","text":"hello","x":0,"y":0,"width":10,"height":10},
-            {"id":"mine","type":"file","file":"draft.md","x":1,"y":2,"width":300,"height":100,"color":"4"}],
-            "edges":[{"id":"u1","fromNode":"t1","toNode":"mine"}],"extra":true}"#;
+            {"id":"mine","type":"file","file":"draft.md","x":1,"y":2,"width":300,"height":100,"color":"4"},
+            {"id":"other","type":"file","file":"ideas.md","x":9,"y":9,"width":10,"height":10}, 7],
+            "edges":[{"id":"u1","fromNode":"t1","toNode":"mine"}],"extra":{"b":1,"a":[true]}}"#;
         let mut pos = BTreeMap::new();
-        pos.insert("draft".to_string(), Point { x: 50.0, y: 60.0 });
-        let text = write(Some(existing), &plan(), &pos, (220.0, 76.0));
+        pos.insert("draft".to_string(), at(50.0, 60.0));
+        let text = write(Some(existing), &plan(), &pos, (220.0, 76.0)).unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(doc["extra"], true);
+        assert_eq!(doc["extra"], json!({"b": 1, "a": [true]}));
         assert_eq!(doc["nodes"][0]["text"], "hello");
         assert_eq!(doc["nodes"][1]["id"], "mine");
         assert_eq!(doc["nodes"][1]["color"], "4");
         assert_eq!(doc["nodes"][1]["x"], 50);
+        assert_eq!(
+            doc["nodes"][2]["file"], "ideas.md",
+            "a card of a note outside the plan stays"
+        );
+        assert_eq!(doc["nodes"][3], 7);
         assert_eq!(doc["edges"][0]["id"], "u1");
+        // Forgetting every position drops only the plan's cards.
+        let reset = write(Some(&text), &plan(), &BTreeMap::new(), (220.0, 76.0)).unwrap();
+        let doc: Value = serde_json::from_str(&reset).unwrap();
+        let files: Vec<&str> = doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["file"].as_str())
+            .collect();
+        assert_eq!(files, ["ideas.md"]);
+    }
+
+    /// A file that is not JSON (a merge's conflict markers, a hand edit
+    /// gone wrong) is never overwritten: the user's cards are in it.
+    #[test]
+    fn a_file_that_is_not_json_canvas_is_not_overwritten() {
+        let mut pos = BTreeMap::new();
+        pos.insert("draft".to_string(), at(5.0, 5.0));
+        for broken in [
+            "<<<<<<< HEAD\n{\"nodes\":[]}\n=======\n",
+            "[1, 2]",
+            "{\"nodes\":[{\"id\":",
+        ] {
+            let err = write(Some(broken), &plan(), &pos, (220.0, 76.0)).unwrap_err();
+            assert!(err.starts_with("line "), "{broken:?}: {err}");
+        }
+        assert!(write(Some("  \n"), &plan(), &pos, (220.0, 76.0)).is_ok());
     }
 
     #[test]

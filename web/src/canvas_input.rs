@@ -346,10 +346,7 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                 })
             });
             if let Some(moves) = moves {
-                if let Some(Some(change)) = state.with_doc(|doc| commands::move_nodes(doc, &moves))
-                {
-                    state.submit(change, crate::state::Origin::Edit);
-                }
+                state.run_if_any(|doc| commands::move_nodes(doc, &moves));
             }
         }
         Outcome::Connect { from, to } => state.dialog.set(Some(Dialog::NewEdge { from, to })),

@@ -71,6 +71,10 @@ pub enum CommandError {
     BadName(String),
     #[error("{0}")]
     Edit(#[from] EditError),
+    #[error(
+        "{path} is not JSON Canvas ({why}): positions are not saved until it is fixed or deleted"
+    )]
+    CanvasUnreadable { path: String, why: String },
 }
 
 type Result<T> = std::result::Result<T, CommandError>;
@@ -225,12 +229,12 @@ fn taken(doc: &VaultDoc, path: &str) -> bool {
 }
 
 /// The canvas file after positions change, as a file change (none when the
-/// text stays the same).
+/// text stays the same). A canvas file that cannot be read is left as it is.
 fn canvas_change(
     doc: &VaultDoc,
     after_doc: &VaultDoc,
     positions: &BTreeMap<String, Point>,
-) -> Option<FileChange> {
+) -> Result<Option<FileChange>> {
     let canvas = doc.canvas_file();
     let before = doc.files.get(&canvas).cloned();
     let o = layout_options();
@@ -239,12 +243,18 @@ fn canvas_change(
         &after_doc.checked.plan,
         positions,
         (o.node_width, o.node_height),
-    );
-    (before.as_deref() != Some(after.as_str())).then_some(FileChange {
-        path: canvas,
-        before,
-        after: Some(after),
-    })
+    )
+    .map_err(|why| CommandError::CanvasUnreadable {
+        path: canvas.clone(),
+        why,
+    })?;
+    Ok(
+        (before.as_deref() != Some(after.as_str())).then_some(FileChange {
+            path: canvas,
+            before,
+            after: Some(after),
+        }),
+    )
 }
 
 /// Every node's drawn top-left corner: the positions to write the first time
@@ -288,7 +298,8 @@ pub fn create_node(doc: &VaultDoc, title: &str, at: Point) -> Result<Change> {
     let after_doc = doc.with_changes([(path.as_str(), Some(text.as_str()))]);
     let mut positions = drawn_positions(doc);
     positions.insert(path.trim_end_matches(".md").to_string(), at);
-    files.extend(canvas_change(doc, &after_doc, &positions));
+    // The notes change even where the canvas file cannot be read.
+    files.extend(canvas_change(doc, &after_doc, &positions).ok().flatten());
     Ok(Change {
         summary: format!("create {}", path.trim_end_matches(".md")),
         files,
@@ -341,7 +352,8 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
         if let Some(p) = positions.remove(&old_id) {
             positions.insert(new_id.clone(), p);
         }
-        files.extend(canvas_change(doc, &after_doc, &positions));
+        // The notes change even where the canvas file cannot be read.
+        files.extend(canvas_change(doc, &after_doc, &positions).ok().flatten());
     }
     Ok(Change {
         summary: format!("rename {old_id} to {new_id}"),
@@ -390,7 +402,8 @@ pub fn delete_node(doc: &VaultDoc, node: usize) -> Result<Change> {
             doc.with_changes(files.iter().map(|f| (f.path.as_str(), f.after.as_deref())));
         let mut positions = doc.positions.clone();
         positions.remove(&old_id);
-        files.extend(canvas_change(doc, &after_doc, &positions));
+        // The notes change even where the canvas file cannot be read.
+        files.extend(canvas_change(doc, &after_doc, &positions).ok().flatten());
     }
     Ok(Change {
         summary: format!("delete {old_id}"),
@@ -398,30 +411,34 @@ pub fn delete_node(doc: &VaultDoc, node: usize) -> Result<Change> {
     })
 }
 
-/// Nodes dragged to new top-left corners.
-pub fn move_nodes(doc: &VaultDoc, moves: &[(usize, Point)]) -> Option<Change> {
+/// Nodes dragged to new top-left corners (no change when none moved).
+pub fn move_nodes(doc: &VaultDoc, moves: &[(usize, Point)]) -> Result<Option<Change>> {
     let mut positions = drawn_positions(doc);
     for &(node, p) in moves {
         positions.insert(id(doc, node).to_string(), p);
     }
-    let file = canvas_change(doc, doc, &positions)?;
+    let Some(file) = canvas_change(doc, doc, &positions)? else {
+        return Ok(None);
+    };
     let summary = match moves {
         [(node, _)] => format!("move {}", id(doc, *node)),
         _ => format!("move {} nodes", moves.len()),
     };
-    Some(Change {
+    Ok(Some(Change {
         summary,
         files: vec![file],
-    })
+    }))
 }
 
 /// Forget every placed position: the automatic layout draws everything.
-pub fn reset_layout(doc: &VaultDoc) -> Option<Change> {
-    let file = canvas_change(doc, doc, &BTreeMap::new())?;
-    Some(Change {
+pub fn reset_layout(doc: &VaultDoc) -> Result<Option<Change>> {
+    let Some(file) = canvas_change(doc, doc, &BTreeMap::new())? else {
+        return Ok(None);
+    };
+    Ok(Some(Change {
         summary: "automatic layout".to_string(),
         files: vec![file],
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -541,11 +558,33 @@ mod tests {
         let send = after.node_index("send").unwrap();
         let moved = apply(
             &after,
-            &move_nodes(&after, &[(send, Point { x: -40.0, y: 0.0 })]).unwrap(),
+            &move_nodes(&after, &[(send, Point { x: -40.0, y: 0.0 })])
+                .unwrap()
+                .unwrap(),
         );
         assert_eq!(moved.layout.nodes[send].x, -40.0);
-        let reset = apply(&moved, &reset_layout(&moved).unwrap());
+        let reset = apply(&moved, &reset_layout(&moved).unwrap().unwrap());
         assert!(reset.positions.is_empty());
+    }
+
+    /// A canvas file with a merge's conflict markers holds the user's
+    /// cards: a move says why it is not saved and leaves the file alone; a
+    /// new note is still written.
+    #[test]
+    fn an_unreadable_canvas_file_is_never_overwritten() {
+        let conflicted = "<<<<<<< HEAD\n{\"nodes\":[]}\n=======\n{}\n>>>>>>> theirs\n";
+        let d = doc().with_changes([("plan.canvas", Some(conflicted))]);
+        let send = d.node_index("send").unwrap();
+        let err = move_nodes(&d, &[(send, Point { x: 1.0, y: 1.0 })]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plan.canvas is not JSON Canvas (line 1, column 1: expected value at line 1 column 1): \
+             positions are not saved until it is fixed or deleted"
+        );
+        assert!(reset_layout(&d).is_err());
+        let change = create_node(&d, "Later", Point { x: 1.0, y: 2.0 }).unwrap();
+        let paths: Vec<&str> = change.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["Later.md"]);
     }
 
     #[test]

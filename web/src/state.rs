@@ -584,6 +584,19 @@ impl AppState {
         }
     }
 
+    /// Like [`AppState::run`] for a command that may change nothing (a move
+    /// back to where a card was).
+    pub fn run_if_any(
+        &self,
+        command: impl FnOnce(&VaultDoc) -> Result<Option<Change>, crate::commands::CommandError>,
+    ) {
+        match self.with_doc(command) {
+            Some(Ok(Some(change))) => self.submit(change, Origin::Edit),
+            Some(Err(e)) => self.message.set(format!("Not done: {e}")),
+            _ => {}
+        }
+    }
+
     /// Selects node `index` and scrolls it into view.
     pub fn focus_node(&self, index: usize) {
         let Some((selection, rect)) = self.open.with_untracked(|o| {

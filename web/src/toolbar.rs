@@ -137,9 +137,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
         state.dialog.set(Some(Dialog::NewNode { at }));
     };
     let on_relayout = move |_| {
-        if let Some(Some(change)) = state.with_doc(commands::reset_layout) {
-            state.submit(change, crate::state::Origin::Edit);
-        }
+        state.run_if_any(commands::reset_layout);
         // Edits keep cards in place; this is the full re-layout.
         state.open.update(|o| {
             if let Some(o) = o {
