@@ -48,158 +48,166 @@ fn note_file(plan: &Plan, index: usize) -> String {
     }
 }
 
-/// A JSON object with its keys in the file's order, so a card Obsidian
-/// wrote keeps its bytes when only its `x` and `y` change.
-#[derive(Debug, Clone, Default)]
-struct Fields(Vec<(String, Value)>);
+/// JSON as the file has it: an object keeps its keys in their order, so a
+/// card Obsidian wrote keeps its bytes when only its `x` and `y` change.
+/// (Nested at most serde_json's recursion limit deep, 128.)
+#[derive(Debug, Clone)]
+enum Json {
+    Object(Vec<(String, Json)>),
+    List(Vec<Json>),
+    Scalar(Value),
+}
 
-impl Fields {
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    /// Replaces `key`'s value where it is, or appends it.
-    fn set(&mut self, key: &str, value: Value) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = value,
-            None => self.0.push((key.to_string(), value)),
+impl Json {
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
         }
     }
 
     fn str(&self, key: &str) -> Option<&str> {
-        self.get(key).and_then(Value::as_str)
+        match self.get(key)? {
+            Json::Scalar(v) => v.as_str(),
+            _ => None,
+        }
+    }
+
+    /// Replaces an object's `key` where it is, or appends it.
+    fn set(&mut self, key: &str, value: Value) {
+        if let Json::Object(fields) = self {
+            match fields.iter_mut().find(|(k, _)| k == key) {
+                Some((_, v)) => *v = Json::Scalar(value),
+                None => fields.push((key.to_string(), Json::Scalar(value))),
+            }
+        }
     }
 
     /// On one line, as Obsidian writes a card: `{"id":"…","type":"file",…}`.
-    fn compact(&self) -> String {
-        let fields: Vec<String> = self
-            .0
-            .iter()
-            .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
-            .collect();
-        format!("{{{}}}", fields.join(","))
+    fn compact(&self, out: &mut String) {
+        match self {
+            Json::Scalar(v) => out.push_str(&v.to_string()),
+            Json::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.compact(out);
+                }
+                out.push(']');
+            }
+            Json::Object(fields) => {
+                out.push('{');
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(k.as_str()).to_string());
+                    out.push(':');
+                    v.compact(out);
+                }
+                out.push('}');
+            }
+        }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Fields {
+impl<'de> serde::Deserialize<'de> for Json {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Ordered;
-        impl<'de> serde::de::Visitor<'de> for Ordered {
-            type Value = Fields;
+        use serde::de::{MapAccess, SeqAccess, Visitor};
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Json;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("JSON")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Fields, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
                 let mut fields = Vec::new();
-                while let Some(entry) = map.next_entry::<String, Value>()? {
+                while let Some(entry) = map.next_entry::<String, Json>()? {
                     fields.push(entry);
                 }
-                Ok(Fields(fields))
+                Ok(Json::Object(fields))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Json>()? {
+                    items.push(item);
+                }
+                Ok(Json::List(items))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::from(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Scalar(Value::Null))
             }
         }
-        d.deserialize_map(Ordered)
+        d.deserialize_any(InOrder)
     }
 }
 
-/// An entry of `nodes` or `edges`: a card or edge, or whatever else the file
-/// holds there (kept as it is).
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Object(Fields),
-    Other(Value),
-}
-
-impl Entry {
-    fn compact(&self) -> String {
-        match self {
-            Entry::Object(fields) => fields.compact(),
-            Entry::Other(value) => value.to_string(),
-        }
-    }
-
-    fn fields(&self) -> Option<&Fields> {
-        match self {
-            Entry::Object(fields) => Some(fields),
-            Entry::Other(_) => None,
-        }
-    }
-}
-
-/// A top-level `nodes` or `edges`: a list, or anything else (kept as a key
-/// of its own).
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Slot {
-    List(Vec<Entry>),
-    Other(Value),
-}
-
-/// The file as JSON Canvas: its `nodes` and `edges`, and every other key in
-/// its order.
+/// The file as JSON Canvas: its `nodes` and `edges` lists, and every other
+/// key in its order (a `nodes` that is not a list among them).
 #[derive(Default)]
 struct Canvas {
-    nodes: Vec<Entry>,
-    edges: Vec<Entry>,
-    rest: Vec<(String, Value)>,
+    nodes: Vec<Json>,
+    edges: Vec<Json>,
+    rest: Vec<(String, Json)>,
 }
 
-impl<'de> serde::Deserialize<'de> for Canvas {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Top;
-        impl<'de> serde::de::Visitor<'de> for Top {
-            type Value = Canvas;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON Canvas object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Canvas, A::Error> {
-                let mut canvas = Canvas::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    let list = match key.as_str() {
-                        "nodes" => &mut canvas.nodes,
-                        "edges" => &mut canvas.edges,
-                        _ => {
-                            let value = map.next_value::<Value>()?;
-                            canvas.rest.push((key, value));
-                            continue;
-                        }
-                    };
-                    match map.next_value::<Slot>()? {
-                        Slot::List(entries) => *list = entries,
-                        Slot::Other(value) => canvas.rest.push((key, value)),
-                    }
-                }
-                Ok(canvas)
+impl Canvas {
+    fn parse(text: &str) -> Result<Canvas, String> {
+        let json: Json = serde_json::from_str(text)
+            .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?;
+        let Json::Object(fields) = json else {
+            return Err("line 1, column 1: not a JSON object".into());
+        };
+        let mut canvas = Canvas::default();
+        for (key, value) in fields {
+            match (key.as_str(), value) {
+                ("nodes", Json::List(items)) => canvas.nodes = items,
+                ("edges", Json::List(items)) => canvas.edges = items,
+                (_, value) => canvas.rest.push((key, value)),
             }
         }
-        d.deserialize_map(Top)
+        Ok(canvas)
     }
 }
 
 /// The file in the layout Obsidian writes: tab-indented, one card or edge
 /// per line, so a move changes only the lines of the cards that moved.
-fn render(nodes: &[Entry], edges: &[Entry], rest: &[(String, Value)]) -> String {
-    let list = |key: &str, entries: &[Entry]| {
-        if entries.is_empty() {
-            return format!("\t\"{key}\":[]");
+fn render(canvas: &Canvas) -> String {
+    let list = |key: &str, entries: &[Json]| {
+        let mut out = format!("\t\"{key}\":[");
+        for (i, entry) in entries.iter().enumerate() {
+            out.push_str(if i == 0 { "\n\t\t" } else { ",\n\t\t" });
+            entry.compact(&mut out);
         }
-        let lines: Vec<String> = entries
-            .iter()
-            .map(|e| format!("\t\t{}", e.compact()))
-            .collect();
-        format!("\t\"{key}\":[\n{}\n\t]", lines.join(",\n"))
+        if !entries.is_empty() {
+            out.push_str("\n\t");
+        }
+        out.push(']');
+        out
     };
-    let mut parts = vec![list("nodes", nodes), list("edges", edges)];
-    parts.extend(
-        rest.iter()
-            .map(|(k, v)| format!("\t{}:{v}", Value::from(k.as_str()))),
-    );
+    let mut parts = vec![list("nodes", &canvas.nodes), list("edges", &canvas.edges)];
+    for (key, value) in &canvas.rest {
+        let mut part = format!("\t{}:", Value::from(key.as_str()));
+        value.compact(&mut part);
+        parts.push(part);
+    }
     format!("{{\n{}\n}}", parts.join(",\n"))
 }
 
@@ -213,34 +221,27 @@ pub fn write(
     positions: &BTreeMap<String, Point>,
     size: (f64, f64),
 ) -> Result<String, String> {
-    let Canvas {
-        nodes: old_nodes,
-        edges: old_edges,
-        rest,
-    } = match existing {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
-            .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?,
+    let old = match existing {
+        Some(text) if !text.trim().is_empty() => Canvas::parse(text)?,
         _ => Canvas::default(),
     };
-
-    let note_card = |e: &Entry| {
-        e.fields().and_then(|f| {
-            (f.str("type") == Some("file"))
-                .then(|| f.str("file"))
-                .flatten()
-                .filter(|file| file.ends_with(".md"))
-                .map(str::to_string)
-        })
+    let note_card = |e: &Json| {
+        (e.str("type") == Some("file"))
+            .then(|| e.str("file"))
+            .flatten()
+            .filter(|file| file.ends_with(".md"))
+            .map(str::to_string)
     };
     // The plan's notes this app places (indexed once: a plan of thousands
     // of notes is rewritten on every move), and the ones it forgets.
-    let mut cards: HashMap<String, (usize, Fields)> = HashMap::new();
+    let old_cards: HashMap<String, &Json> = old
+        .nodes
+        .iter()
+        .filter_map(|e| Some((note_card(e)?, e)))
+        .collect();
+    let mut cards: HashMap<String, (usize, Json)> = HashMap::new();
     let mut plan_files: HashSet<String> = HashSet::new();
     let mut canvas_id = BTreeMap::new();
-    let old_cards: HashMap<String, &Fields> = old_nodes
-        .iter()
-        .filter_map(|e| Some((note_card(e)?, e.fields()?)))
-        .collect();
     for (index, node) in plan.nodes.iter().enumerate() {
         let file = note_file(plan, index);
         plan_files.insert(file.clone());
@@ -248,77 +249,86 @@ pub fn write(
             continue;
         };
         // Keep the card's own id, size, colour and key order when it was there.
-        let mut card = old_cards.get(&file).map_or_else(
-            || {
-                Fields(vec![
-                    ("id".into(), json!(format!("planvault-node-{}", node.id))),
-                    ("type".into(), json!("file")),
-                    ("file".into(), json!(file)),
-                    ("x".into(), json!(0)),
-                    ("y".into(), json!(0)),
-                    ("width".into(), json!(size.0.round() as i64)),
-                    ("height".into(), json!(size.1.round() as i64)),
-                ])
-            },
-            |&old| old.clone(),
-        );
+        let mut card = match old_cards.get(&file) {
+            Some(&old) => old.clone(),
+            None => Json::Object(
+                [
+                    ("id", json!(format!("planvault-node-{}", node.id))),
+                    ("type", json!("file")),
+                    ("file", json!(file)),
+                    ("x", json!(0)),
+                    ("y", json!(0)),
+                    ("width", json!(size.0.round() as i64)),
+                    ("height", json!(size.1.round() as i64)),
+                ]
+                .map(|(k, v)| (k.to_string(), Json::Scalar(v)))
+                .into(),
+            ),
+        };
         card.set("x", json!(p.x.round() as i64));
         card.set("y", json!(p.y.round() as i64));
-        canvas_id.insert(index, card.get("id").cloned().unwrap_or(Value::Null));
+        canvas_id.insert(index, card.get("id").cloned());
         cards.insert(file, (index, card));
     }
+    let mut canvas = Canvas {
+        nodes: Vec::with_capacity(old.nodes.len() + cards.len()),
+        edges: Vec::new(),
+        rest: old.rest,
+    };
     // The file's order stays (Obsidian draws later cards over earlier
     // ones); cards of notes outside the plan are the user's and stay too.
-    let mut ordered: Vec<Entry> = Vec::with_capacity(old_nodes.len() + cards.len());
-    for entry in old_nodes {
+    for entry in old.nodes {
         match note_card(&entry) {
             Some(file) if plan_files.contains(&file) => {
                 if let Some((_, card)) = cards.remove(&file) {
-                    ordered.push(Entry::Object(card));
+                    canvas.nodes.push(card);
                 }
             }
-            _ => ordered.push(entry),
+            _ => canvas.nodes.push(entry),
         }
     }
-    let mut added: Vec<(usize, Fields)> = cards.into_values().collect();
+    let mut added: Vec<(usize, Json)> = cards.into_values().collect();
     added.sort_by_key(|(index, _)| *index);
-    ordered.extend(added.into_iter().map(|(_, card)| Entry::Object(card)));
+    canvas.nodes.extend(added.into_iter().map(|(_, card)| card));
 
-    let ids: HashSet<&str> = ordered
-        .iter()
-        .filter_map(|e| e.fields()?.str("id"))
-        .collect();
-    let mut edges: Vec<Entry> = old_edges
+    let ids: HashSet<&str> = canvas.nodes.iter().filter_map(|e| e.str("id")).collect();
+    canvas.edges = old
+        .edges
         .into_iter()
-        .filter(|e| match e.fields() {
+        .filter(|e| match e.str("id") {
             // Regenerated below from the notes.
-            Some(f) if f.str("id").is_some_and(|id| id.starts_with(EDGE_PREFIX)) => false,
+            Some(id) if id.starts_with(EDGE_PREFIX) => false,
             // The user's own edges stay while both their ends do.
-            Some(f) => {
-                f.str("fromNode").is_some_and(|id| ids.contains(id))
-                    && f.str("toNode").is_some_and(|id| ids.contains(id))
+            _ if matches!(e, Json::Object(_)) => {
+                e.str("fromNode").is_some_and(|id| ids.contains(id))
+                    && e.str("toNode").is_some_and(|id| ids.contains(id))
             }
-            None => true,
+            _ => true,
         })
         .collect();
     for (i, edge) in plan.edges.iter().enumerate() {
         let Some(to) = edge.to else { continue };
-        let (Some(from_id), Some(to_id)) = (canvas_id.get(&edge.from), canvas_id.get(&to)) else {
+        let (Some(Some(from_id)), Some(Some(to_id))) =
+            (canvas_id.get(&edge.from), canvas_id.get(&to))
+        else {
             continue;
         };
-        let mut e = Fields(vec![
-            ("id".into(), json!(format!("{EDGE_PREFIX}{i}"))),
-            ("fromNode".into(), from_id.clone()),
-            ("fromSide".into(), json!("bottom")),
-            ("toNode".into(), to_id.clone()),
-            ("toSide".into(), json!("top")),
-        ]);
+        let mut fields = vec![
+            (
+                "id".to_string(),
+                Json::Scalar(json!(format!("{EDGE_PREFIX}{i}"))),
+            ),
+            ("fromNode".to_string(), from_id.clone()),
+            ("fromSide".to_string(), Json::Scalar(json!("bottom"))),
+            ("toNode".to_string(), to_id.clone()),
+            ("toSide".to_string(), Json::Scalar(json!("top"))),
+        ];
         if let Some(label) = &edge.label {
-            e.set("label", json!(label));
+            fields.push(("label".to_string(), Json::Scalar(json!(label))));
         }
-        edges.push(Entry::Object(e));
+        canvas.edges.push(Json::Object(fields));
     }
-    Ok(render(&ordered, &edges, &rest))
+    Ok(render(&canvas))
 }
 
 #[cfg(test)]

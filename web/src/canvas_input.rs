@@ -346,7 +346,7 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                 })
             });
             if let Some(moves) = moves {
-                state.run_if_any(|doc| commands::move_nodes(doc, &moves));
+                crate::on_demand::edit_canvas(state, crate::on_demand::CanvasEdit::Move(moves));
             }
         }
         Outcome::Connect { from, to } => state.dialog.set(Some(Dialog::NewEdge { from, to })),

@@ -1,6 +1,7 @@
 //! The parts of the app that are not needed for the first paint of a plan
 //! (the dialogs, the side panel's panes, the list view, the repair editor,
-//! Settings), each its own wasm file, fetched after the page is up.
+//! Settings, the `plan.canvas` writer), each its own wasm file, fetched
+//! after the page is up.
 //!
 //! The shipped app is built with the feature `split`: each part below is a
 //! `wasm_split` split point (what Leptos's `#[lazy]` is made of), and
@@ -14,6 +15,7 @@
 //! replaced the page's files) shows where it would be what to do, and is
 //! fetched again the next time it is shown; the app keeps running.
 
+use crate::commands;
 use crate::dialog::DialogView;
 use crate::list_view::PlanList;
 use crate::note_editor::NoteEditor;
@@ -23,6 +25,7 @@ use crate::run_panel::RunPanel;
 use crate::settings_dialog::SettingsForm;
 use crate::state::AppState;
 use leptos::prelude::*;
+use planvault_layout::Point;
 use send_wrapper::SendWrapper;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -143,10 +146,71 @@ where
     }
 }
 
-/// Fetches the parts not shown at start-up (Settings, the list view), one
-/// after another, once the plan is up, so opening them does not wait.
+/// What a drag or **Auto layout** writes to `plan.canvas`.
+pub enum CanvasEdit {
+    /// Cards dragged to new top-left corners.
+    Move(Vec<(usize, Point)>),
+    /// Every placed position forgotten, the plan laid out afresh.
+    Relayout,
+}
+
+/// Writes positions to `plan.canvas`. Its writer (reading the file with
+/// its keys in order, Obsidian's layout) is a part of its own: the first
+/// paint needs none. Counted in [`loading`] until done, so the tests' idle
+/// waits for it.
+pub fn edit_canvas(state: AppState, edit: CanvasEdit) {
+    let loading = Loading::start();
+    leptos::task::spawn_local(async move {
+        let done = canvas_edit(state, edit).await;
+        drop(loading);
+        if done.is_err() {
+            state.message.set(
+                "Not saved: the canvas writer could not be loaded (the server may be down \
+                 or have a newer planvault: then reload the page)"
+                    .into(),
+            );
+        }
+    });
+}
+
+fn apply_canvas_edit(state: AppState, edit: CanvasEdit) {
+    match edit {
+        CanvasEdit::Move(moves) => state.run_if_any(|doc| commands::move_nodes(doc, &moves)),
+        CanvasEdit::Relayout => {
+            state.run_if_any(commands::reset_layout);
+            // Edits keep cards in place; this is the full re-layout.
+            state.open.update(|o| {
+                if let Some(o) = o {
+                    *o = crate::state::Open::new(o.doc.laid_out_afresh());
+                }
+            });
+            state.fit();
+        }
+    }
+}
+
+#[cfg(feature = "split")]
+#[wasm_split_helpers::wasm_split(canvas_edit, fallible, preload(preload_canvas_edit))]
+pub fn canvas_edit(state: AppState, edit: CanvasEdit) -> Result<(), LoadError> {
+    apply_canvas_edit(state, edit);
+    Ok(())
+}
+#[cfg(not(feature = "split"))]
+pub async fn canvas_edit(state: AppState, edit: CanvasEdit) -> Result<(), LoadError> {
+    apply_canvas_edit(state, edit);
+    Ok(())
+}
+#[cfg(not(feature = "split"))]
+pub async fn preload_canvas_edit() -> Result<(), LoadError> {
+    Ok(())
+}
+
+/// Fetches the parts not shown at start-up (the canvas writer, Settings,
+/// the list view), one after another, once the plan is up, so a drag or
+/// opening them does not wait.
 pub async fn preload_rest() {
-    // A part that fails here is fetched again when it is shown.
+    // A part that fails here is fetched again when it is used.
+    let _ = preload_canvas_edit().await;
     let _ = preload_settings().await;
     let _ = preload_plan_list().await;
 }

@@ -250,8 +250,9 @@ pub fn install(state: AppState) {
         "idle",
         Closure::<dyn Fn() -> js_sys::Promise>::new(move || {
             wasm_bindgen_futures::future_to_promise(async move {
-                // Resolves once every queued write has reached the disk.
-                while state.busy() {
+                // Resolves once every queued write has reached the disk
+                // (and no part, such as the canvas writer, is still coming).
+                while state.busy() || crate::on_demand::loading() > 0 {
                     let wait = js_sys::Promise::new(&mut |resolve, _| {
                         if let Some(w) = web_sys::window() {
                             let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(

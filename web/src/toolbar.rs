@@ -4,7 +4,6 @@
 
 use crate::app::{download_zip, open_copy, open_example, open_folder};
 use crate::appearance::ThemeToggle;
-use crate::commands;
 use crate::dock::DockState;
 use crate::fs;
 use crate::list_view::ListToggle;
@@ -137,14 +136,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
         state.dialog.set(Some(Dialog::NewNode { at }));
     };
     let on_relayout = move |_| {
-        state.run_if_any(commands::reset_layout);
-        // Edits keep cards in place; this is the full re-layout.
-        state.open.update(|o| {
-            if let Some(o) = o {
-                *o = crate::state::Open::new(o.doc.laid_out_afresh());
-            }
-        });
-        state.fit();
+        crate::on_demand::edit_canvas(state, crate::on_demand::CanvasEdit::Relayout);
     };
     view! {
         <div id="toolbar-more" class="toolbar-more" class:open=move || more.get()
