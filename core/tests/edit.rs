@@ -8,6 +8,7 @@
 //! rewrites the snapshots; review the diff before committing it.
 
 use planvault_core::vault::edit::{self, KnobValue};
+use planvault_core::vault::links::LinkForm;
 use planvault_core::NodeKind;
 use serde_json::Value;
 use std::fs;
@@ -39,7 +40,11 @@ fn apply(before: &str, op: &Value) -> Result<String, String> {
     let err = |e: edit::EditError| e.to_string();
     match op["op"].as_str().expect("op name") {
         "append-edge" => {
-            let (text, line) = edit::append_edge(before, &s("label"), &s("target"));
+            let form = match op["form"].as_str() {
+                Some("markdown") => LinkForm::Markdown,
+                _ => LinkForm::Wiki,
+            };
+            let (text, line) = edit::append_edge(before, &s("label"), &s("target"), form);
             // The reported line must be the item just written.
             let written = text
                 .strip_prefix('\u{feff}')
@@ -48,7 +53,7 @@ fn apply(before: &str, op: &Value) -> Result<String, String> {
                 .nth(line as usize - 1)
                 .unwrap();
             assert!(
-                written.contains(&format!("[[{}]]", s("target"))),
+                written.ends_with(&edit::edge_item(&s("label"), &s("target"), form)[2..]),
                 "line {line} is {written:?}"
             );
             Ok(text)

@@ -2,6 +2,7 @@
 //! an edit is not about survive byte for byte (line endings and BOM included).
 
 use planvault_core::vault::edit::{self, KnobValue};
+use planvault_core::vault::links::LinkForm;
 use proptest::prelude::*;
 
 /// Lines with their endings, the BOM set apart.
@@ -93,12 +94,12 @@ proptest! {
 
     #[test]
     fn append_edge_only_adds_lines(text in note(), label in "[a-z ]{0,10}", target in "[a-z]{1,8}") {
-        let (after, line) = edit::append_edge(&text, &label, &target);
+        let (after, line) = edit::append_edge(&text, &label, &target, LinkForm::Wiki);
         let (bom_before, before_lines) = lines(&text);
         let (bom_after, mut after_lines) = lines(&after);
         prop_assert_eq!(bom_before, bom_after);
         let item = after_lines.remove(line as usize - 1);
-        prop_assert_eq!(item.trim_end_matches(['\r', '\n']), edit::edge_item(&label, &target));
+        prop_assert_eq!(item.trim_end_matches(['\r', '\n']), edit::edge_item(&label, &target, LinkForm::Wiki));
         // Without a `## Next` section the heading (and a blank line) came too.
         let added = after_lines.len() - before_lines.len();
         prop_assert!(added <= 2);

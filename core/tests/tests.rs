@@ -21,6 +21,7 @@ mod export;
 mod fixtures;
 mod generated_properties;
 mod leopold_conformance;
+mod obsidian_metadata;
 mod planmd_migration;
 mod planmd_properties;
 mod proposal_fixtures;

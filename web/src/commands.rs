@@ -119,13 +119,14 @@ fn describe_edge(doc: &VaultDoc, edge: usize) -> String {
     format!("{} → {}", id(doc, e.from), to)
 }
 
-/// Drag from `from`'s handle onto `to`: `- label -> [[to]]` under `## Next`.
+/// Drag from `from`'s handle onto `to`: `- label -> [[to]]` under `## Next`
+/// (`[to](to.md)` in a vault that writes markdown links).
 pub fn add_edge(doc: &VaultDoc, from: usize, to: usize, label: &str) -> Result<Change> {
     if to >= doc.checked.plan.nodes.len() {
         return Err(CommandError::NoSuchNode(to));
     }
     let (file, text) = note(doc, from)?;
-    let (after, _) = edit::append_edge(text, label, &doc.link_text(to));
+    let (after, _) = edit::append_edge(text, label, &doc.link_text(to), doc.link_form());
     Ok(Change {
         summary: format!("add edge {} → {}", id(doc, from), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -496,6 +497,27 @@ mod tests {
         assert!(edge(&after, "send", "draft").is_some());
         let undone = apply(&after, &change.inverse());
         assert_eq!(undone.files, d.files);
+    }
+
+    #[test]
+    fn a_vault_that_writes_markdown_links_gets_one() {
+        let mut files = doc().files;
+        files.insert(
+            ".obsidian/app.json".into(),
+            "{\"useMarkdownLinks\": true}".into(),
+        );
+        files.insert("plans/send it.md".into(), "# Send it\n".into());
+        let d = VaultDoc::new(files);
+        let (draft, send_it) = (
+            d.node_index("draft").unwrap(),
+            d.node_index("plans/send it").unwrap(),
+        );
+        let after = apply(&d, &add_edge(&d, draft, send_it, "ship").unwrap());
+        assert_eq!(
+            after.files["draft.md"],
+            "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n- ship -> [send it](send%20it.md)\n"
+        );
+        assert!(edge(&after, "draft", "plans/send it").is_some());
     }
 
     #[test]

@@ -16,9 +16,12 @@ function wanted(path, name) {
 }
 
 // The settings that say which folders hold no plan notes (planvault_core's
-// vault::scope), and the vault's MCP servers (which tools a browser run
-// offers: tool_check.rs): the only files read from dot-folders.
+// vault::scope), how Obsidian writes new links (`app.json`'s
+// useMarkdownLinks: vault::links::vault_link_form), and the vault's MCP
+// servers (which tools a browser run offers: tool_check.rs): the only files
+// read from dot-folders.
 const SETTINGS = [
+  '.obsidian/app.json',
   '.obsidian/templates.json',
   '.obsidian/plugins/templater-obsidian/data.json',
   '.planvaultignore',

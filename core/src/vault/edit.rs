@@ -12,6 +12,9 @@
 //! an edge item (the note changed underneath) is an [`EditError`], never a
 //! guess.
 
+use super::links::{encode_path, links, markdown_link, LinkForm};
+use super::next;
+use super::text::{comment_blocks, Fence};
 use thiserror::Error;
 
 /// Why an edit could not be applied to the note as given.
@@ -43,6 +46,8 @@ struct Line<'a> {
 struct Note<'a> {
     bom: &'a str,
     lines: Vec<Line<'a>>,
+    /// Obsidian's `%%` block comments, as byte ranges after the BOM.
+    comments: Vec<std::ops::Range<usize>>,
 }
 
 impl<'a> Note<'a> {
@@ -72,7 +77,11 @@ impl<'a> Note<'a> {
                 }
             })
             .collect();
-        Note { bom, lines }
+        Note {
+            bom,
+            lines,
+            comments: comment_blocks(rest),
+        }
     }
 
     /// The line ending new lines get: the note's first one, LF for a note
@@ -108,11 +117,18 @@ impl<'a> Note<'a> {
     }
 
     /// The `## Next` section: the heading's index and the index one past its
-    /// last line (the next heading of level 1 or 2, or the end).
+    /// last line (the next heading of level 1 or 2, or the end). Headings in
+    /// a `%%` comment are none, as for the loader.
     fn next_section(&self) -> Option<(usize, usize)> {
         let mut fence = Fence::default();
         let mut heading = None;
-        for (i, line) in self.lines.iter().enumerate().skip(self.body_start()) {
+        let mut offset = 0;
+        for (i, line) in self.lines.iter().enumerate() {
+            let start = offset;
+            offset += line.content.len() + line.ending.len();
+            if i < self.body_start() || self.comments.iter().any(|c| c.contains(&start)) {
+                continue;
+            }
             if fence.step(line.content) {
                 continue;
             }
@@ -180,38 +196,6 @@ impl<'a> Note<'a> {
     }
 }
 
-/// Tracks fenced code blocks, in which `#` lines are not headings and
-/// wikilinks are not links.
-#[derive(Default)]
-struct Fence {
-    open: Option<(char, usize)>,
-}
-
-impl Fence {
-    /// Feeds one line; `true` when the line belongs to a fence (including
-    /// the fence lines themselves).
-    fn step(&mut self, line: &str) -> bool {
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
-        let run = marker.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
-        match (self.open, marker) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
-                self.open = Some((c, run));
-                true
-            }
-            (Some((c, n)), Some(m))
-                if m == c && run >= n && indent <= 3 && trimmed[run..].trim().is_empty() =>
-            {
-                self.open = None;
-                true
-            }
-            (Some(_), _) => true,
-            (None, _) => false,
-        }
-    }
-}
-
 /// `(level, title)` of an ATX heading line.
 fn atx_heading(line: &str) -> Option<(usize, &str)> {
     let trimmed = line.trim_start_matches(' ');
@@ -236,82 +220,75 @@ fn atx_heading(line: &str) -> Option<(usize, &str)> {
 }
 
 /// A `## Next` list item, split into the parts an edit keeps or replaces.
-/// Byte offsets into the line's content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Byte offsets into the line's content. Read by the loader's own item
+/// reader (`next::parse_item`), so an edit finds the link the graph shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct EdgeItem {
-    /// Indentation, marker and the spaces after it: `"- "`.
+    /// Indentation, marker and the spaces after it: `"- "`, `"1. "`.
     prefix_end: usize,
     /// The label text (empty for `- [[t]]`), trimmed.
     label: (usize, usize),
     /// The arrow as written (`->`, `=>`, `→`), when there is one.
     arrow: Option<(usize, usize)>,
-    /// The whole `[[...]]`.
+    /// The whole link, `[[...]]` or `[text](path)`.
     link: (usize, usize),
+    form: LinkForm,
 }
-
-const ARROWS: [&str; 3] = ["->", "=>", "→"];
 
 impl EdgeItem {
     fn parse(line: &str) -> Option<EdgeItem> {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let mut chars = trimmed.chars();
-        if !matches!(chars.next(), Some('-' | '*' | '+')) {
+        let (prefix_end, content) = next::strip_marker(line);
+        // A marker, then a space (`-[[x]]` is a paragraph, not an item).
+        let prefix = &line[..prefix_end];
+        if prefix.trim().is_empty() || !prefix.ends_with([' ', '\t']) {
             return None;
         }
-        let after_marker = &trimmed[1..];
-        if !(after_marker.starts_with([' ', '\t'])) {
-            return None;
-        }
-        let prefix_end = indent + 1 + (after_marker.len() - after_marker.trim_start().len());
-        let link_start = line[prefix_end..].find("[[")? + prefix_end;
-        let link_end = line[link_start..].find("]]")? + link_start + 2;
-        let head = &line[prefix_end..link_start];
-        let arrow = ARROWS
-            .iter()
-            .filter_map(|a| {
-                head.rfind(a)
-                    .map(|at| (prefix_end + at, prefix_end + at + a.len()))
-            })
-            .max_by_key(|(start, _)| *start);
-        let label_region = match arrow {
-            Some((start, _)) => (prefix_end, start),
-            None => (prefix_end, link_start),
+        let read = next::parse_item(content);
+        let link = read.link?;
+        let label_region = match &read.arrow {
+            Some(arrow) => (0, arrow.start),
+            None => (0, link.start),
         };
-        let raw = &line[label_region.0..label_region.1];
+        let raw = &content[label_region.0..label_region.1];
         let lead = raw.len() - raw.trim_start().len();
-        let label = (
-            label_region.0 + lead,
-            label_region.0 + lead + raw.trim().len(),
-        );
+        let label = (prefix_end + lead, prefix_end + lead + raw.trim().len());
         Some(EdgeItem {
             prefix_end,
             label,
-            arrow,
-            link: (link_start, link_end),
+            arrow: read
+                .arrow
+                .map(|a| (prefix_end + a.start, prefix_end + a.end)),
+            link: (prefix_end + link.start, prefix_end + link.end),
+            form: link.form,
         })
     }
 }
 
 /// Builds the text of a new edge item: `- label -> [[target]]`, or
-/// `- [[target]]` for an empty label.
-pub fn edge_item(label: &str, target: &str) -> String {
+/// `- [[target]]` for an empty label; with [`LinkForm::Markdown`] the link
+/// is `[target](target.md)`.
+pub fn edge_item(label: &str, target: &str, form: LinkForm) -> String {
     let label = label.trim();
+    let link = match form {
+        LinkForm::Wiki => format!("[[{target}]]"),
+        LinkForm::Markdown => markdown_link(target),
+    };
     if label.is_empty() {
-        format!("- [[{target}]]")
+        format!("- {link}")
     } else {
-        format!("- {label} -> [[{target}]]")
+        format!("- {label} -> {link}")
     }
 }
 
 /// Appends the edge `- label -> [[target]]` as the last item under `## Next`,
 /// adding the heading at the end of the note when it has none. An empty label
-/// writes the unconditional `- [[target]]`. Returns the new text and the
+/// writes the unconditional `- [[target]]`; `form` is the vault's link
+/// style ([`super::links::vault_link_form`]). Returns the new text and the
 /// 1-based line of the new item.
-pub fn append_edge(text: &str, label: &str, target: &str) -> (String, u32) {
+pub fn append_edge(text: &str, label: &str, target: &str, form: LinkForm) -> (String, u32) {
     let note = Note::parse(text);
     let nl = note.newline();
-    let item = edge_item(label, target);
+    let item = edge_item(label, target, form);
     match note.next_section() {
         Some((head, end)) => {
             // After the section's last non-blank line, so blank lines that
@@ -385,15 +362,21 @@ pub fn remove_edge(text: &str, line: u32) -> Result<String, EditError> {
 }
 
 /// Points the edge item on 1-based `line` at `target`, keeping its marker,
-/// label and arrow. The link becomes `[[target]]` (an alias or heading
-/// belonged to the old target).
+/// label and arrow. The link becomes `[[target]]`, or `[name](target.md)`
+/// when the item was a markdown link (an alias or heading belonged to the
+/// old target).
 pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, EditError> {
     let note = Note::parse(text);
     let index = note.edge_line(line)?;
     let content = note.lines[index].content;
     let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
+    // The new link in the form the item was written in.
+    let link = match item.form {
+        LinkForm::Wiki => format!("[[{target}]]"),
+        LinkForm::Markdown => markdown_link(target),
+    };
     let new = format!(
-        "{}[[{target}]]{}{}",
+        "{}{link}{}{}",
         &content[..item.link.0],
         &content[item.link.1..],
         note.lines[index].ending
@@ -582,7 +565,9 @@ pub fn replace_body(text: &str, body: &str) -> String {
 /// points at `new_id`, the way Obsidian does on rename: a link written by
 /// basename gets the new basename, a link written as a path gets the new
 /// path; aliases (`|a`), headings and blocks (`#h`, `#^b`), embeds (`![[`)
-/// and a `.md` suffix are kept. Links inside fenced code are left alone.
+/// and a `.md` suffix are kept. A markdown link (`[text](old%20name.md)`)
+/// gets the new path, encoded, and keeps its text. Links inside code (fenced
+/// or inline) and HTML comments are left alone.
 /// Returns `None` when no link changed.
 pub fn rename_links(text: &str, old_id: &str, new_id: &str) -> Option<String> {
     let note = Note::parse(text);
@@ -613,16 +598,9 @@ fn rename_in_line(
     new_base: &str,
 ) -> Option<String> {
     let mut out = String::new();
-    let mut rest = line;
-    let mut changed = false;
-    while let Some(open) = rest.find("[[") {
-        let Some(close) = rest[open + 2..].find("]]") else {
-            break;
-        };
-        let inner = &rest[open + 2..open + 2 + close];
-        out.push_str(&rest[..open + 2]);
-        let target_end = inner.find(['|', '#']).unwrap_or(inner.len());
-        let target = &inner[..target_end];
+    let mut copied = 0;
+    for link in links(line) {
+        let target: &str = &link.target;
         let (stem, suffix) = match target
             .len()
             .checked_sub(3)
@@ -631,31 +609,31 @@ fn rename_in_line(
             Some(at) if target[at..].eq_ignore_ascii_case(".md") => (&target[..at], &target[at..]),
             _ => (target, ""),
         };
-        let stem_trimmed = stem.trim();
-        let replacement = if stem_trimmed.contains('/') {
-            stem_trimmed
-                .trim_start_matches('/')
+        let replacement = if stem.contains('/') {
+            stem.trim_start_matches('/')
                 .eq_ignore_ascii_case(old_id)
                 .then_some(new_id)
         } else {
-            stem_trimmed
-                .eq_ignore_ascii_case(old_base)
-                .then_some(new_base)
+            stem.eq_ignore_ascii_case(old_base).then_some(new_base)
         };
-        match replacement {
-            Some(new) => {
-                changed = true;
-                out.push_str(new);
-                out.push_str(suffix);
-                out.push_str(&inner[target_end..]);
-            }
-            None => out.push_str(inner),
+        let Some(new) = replacement else {
+            continue;
+        };
+        // A path written from the vault root keeps its leading `/`.
+        let root = if stem.starts_with('/') { "/" } else { "" };
+        out.push_str(&line[copied..link.target_span.start]);
+        out.push_str(root);
+        match link.form {
+            LinkForm::Wiki => out.push_str(new),
+            LinkForm::Markdown => out.push_str(&encode_path(new)),
         }
-        out.push_str("]]");
-        rest = &rest[open + 2 + close + 2..];
+        out.push_str(suffix);
+        copied = link.target_span.end;
     }
-    out.push_str(rest);
-    changed.then_some(out)
+    (copied > 0).then(|| {
+        out.push_str(&line[copied..]);
+        out
+    })
 }
 
 /// The text of a new note: frontmatter with its type and status, the title

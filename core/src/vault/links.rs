@@ -15,34 +15,54 @@ use std::collections::HashMap;
 /// a vault's own note names are the keys.
 type Map<'a> = HashMap<Cow<'a, str>, Hits, FxBuildHasher>;
 
-/// A `[[...]]` found in a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WikiLink<'a> {
-    /// Byte range of the whole `[[...]]`.
-    pub start: usize,
-    pub end: usize,
-    /// The note the link points at: the text before `|` and `#`, trimmed.
-    pub target: &'a str,
+/// How a link is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkForm {
+    /// `[[target]]`, `[[target|alias]]`, `[[target#heading]]`.
+    Wiki,
+    /// `[text](target.md)`: what Obsidian writes with "Use [[Wikilinks]]"
+    /// turned off, and reads as a link either way.
+    Markdown,
 }
 
-/// Every wikilink in `text`, in order.
-pub fn find_links(text: &str) -> Vec<WikiLink<'_>> {
+/// A link to a note found in a line: `[[...]]` or `[text](path)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteLink<'a> {
+    /// Byte range of the whole link as written.
+    pub start: usize,
+    pub end: usize,
+    /// The note the link points at: the text before `|` and `#`, trimmed;
+    /// for a markdown link its destination percent-decoded (`%20` is a
+    /// space), before `#`.
+    pub target: Cow<'a, str>,
+    /// Byte range of the target as written (encoded in a markdown link), so
+    /// an edit can replace it and keep the rest of the link.
+    pub target_span: std::ops::Range<usize>,
+    pub form: LinkForm,
+}
+
+/// Every link to a note in `text`, in order.
+pub fn find_links(text: &str) -> Vec<NoteLink<'_>> {
     links(text).collect()
 }
 
 /// [`find_links`] one at a time, for a caller that needs only the first and
-/// how many more (a `## Next` item): no list built per item. What Obsidian
-/// does not link is skipped: `[[]]`, `[[ ]]`, `[[|alias]]`, a Templater
-/// command (`[[<% tp.file.title %>]]`) and a link inside inline code.
-pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
+/// how many more (a `## Next` item): no list built per item when the text
+/// holds only wikilinks. What Obsidian does not link is skipped: `[[]]`,
+/// `[[ ]]`, `[[|alias]]`, a Templater command (`[[<% tp.file.title %>]]`), a
+/// link inside inline code or an HTML comment (`<!-- [[x]] -->`), and a
+/// markdown link to a URL (`[site](https://…)`). Where a wikilink and a
+/// markdown link overlap (`[[a]](b)`), the wikilink is the link.
+pub fn links(text: &str) -> impl Iterator<Item = NoteLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
-    let code = if memchr::memchr(b'`', bytes).is_some() {
-        code_spans(bytes)
+    let hidden = hidden_spans(text);
+    let markdown = if memchr::memmem::find(bytes, b"](").is_some() {
+        markdown_links(text)
     } else {
         Vec::new()
     };
-    std::iter::from_fn(move || {
+    let wiki = std::iter::from_fn(move || {
         while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
             let inner_start = open + 2;
             let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
@@ -55,23 +75,292 @@ pub fn links(text: &str) -> impl Iterator<Item = WikiLink<'_>> {
             }
             from = close + 2;
             let target = link_target(inner);
-            if names_nothing(inner, target) || code.iter().any(|span| span.contains(&open)) {
+            if names_nothing(inner, target) || hidden.iter().any(|span| span.contains(&open)) {
                 continue;
             }
-            return Some(WikiLink {
+            let target_start = inner_start + (target.as_ptr() as usize - inner.as_ptr() as usize);
+            return Some(NoteLink {
                 start: open,
                 end: close + 2,
-                target,
+                target: Cow::Borrowed(target),
+                target_span: target_start..target_start + target.len(),
+                form: LinkForm::Wiki,
             });
         }
         None
+    });
+    merge_links(wiki, markdown)
+}
+
+/// Where `text` hides what looks like markup: its inline code spans and
+/// HTML comments (`<!-- … -->`). No link or arrow in one counts.
+pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut hidden = if memchr::memchr(b'`', bytes).is_some() {
+        code_spans(bytes)
+    } else {
+        Vec::new()
+    };
+    if memchr::memmem::find(bytes, b"<!--").is_some() {
+        let comments = html_comments(bytes, &hidden);
+        hidden.extend(comments);
+    }
+    hidden
+}
+
+/// Wikilinks and markdown links in order of their start; a markdown link
+/// that overlaps a wikilink is dropped (Obsidian reads the wikilink).
+fn merge_links<'a>(
+    wiki: impl Iterator<Item = NoteLink<'a>>,
+    markdown: Vec<NoteLink<'a>>,
+) -> impl Iterator<Item = NoteLink<'a>> {
+    let mut wiki = wiki.peekable();
+    let mut markdown = markdown.into_iter().peekable();
+    // The end of the last wikilink given out, so a markdown link around it
+    // (`[see [[a]]](b.md)`) is dropped too.
+    let mut wiki_end = 0;
+    std::iter::from_fn(move || loop {
+        let take_markdown = match (wiki.peek(), markdown.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some(w), Some(m)) => m.end <= w.start,
+        };
+        if take_markdown {
+            let m = markdown.next()?;
+            let overlaps_next = wiki.peek().is_some_and(|w| w.start < m.end);
+            if m.start >= wiki_end && !overlaps_next {
+                return Some(m);
+            }
+        } else {
+            let w = wiki.next()?;
+            wiki_end = w.end;
+            while markdown.peek().is_some_and(|m| m.start < w.end) {
+                markdown.next();
+            }
+            return Some(w);
+        }
     })
 }
 
+/// The inline markdown links of `text` that point at a note (not a URL, not
+/// empty), found by pulldown-cmark so escapes, `<…>` destinations, titles
+/// and nested brackets read as CommonMark reads them.
+fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
+    use pulldown_cmark::{Event, LinkType, Parser, Tag};
+    let mut out = Vec::new();
+    for (event, range) in Parser::new(text).into_offset_iter() {
+        let Event::Start(Tag::Link {
+            link_type: LinkType::Inline,
+            dest_url,
+            ..
+        }) = event
+        else {
+            continue;
+        };
+        let Some(span) = destination_span(text, range.clone()) else {
+            continue;
+        };
+        let written = &text[span.clone()];
+        // The destination as CommonMark reads it: escapes and entities undone.
+        let read: &str = &dest_url;
+        if read.is_empty() || is_url(read) {
+            continue;
+        }
+        let path_len = read.find('#').unwrap_or(read.len());
+        let target: Cow<'_, str> = if read == written {
+            // Borrowed from the text unless `%XX` had to be decoded.
+            let path = &text[span.start..span.start + path_len];
+            match percent_encoding::percent_decode_str(path).decode_utf8() {
+                Ok(Cow::Borrowed(plain)) => Cow::Borrowed(plain.trim()),
+                Ok(Cow::Owned(decoded)) => Cow::Owned(decoded.trim().to_string()),
+                Err(_) => Cow::Borrowed(path.trim()),
+            }
+        } else {
+            let path = &read[..path_len];
+            let decoded = percent_encoding::percent_decode_str(path)
+                .decode_utf8()
+                .map_or_else(|_| path.to_string(), Cow::into_owned);
+            Cow::Owned(decoded.trim().to_string())
+        };
+        // The path as written, before `#` (what an edit replaces).
+        let written_path = written.find('#').unwrap_or(written.len());
+        out.push(NoteLink {
+            start: range.start,
+            end: range.end,
+            target,
+            target_span: span.start..span.start + written_path,
+            form: LinkForm::Markdown,
+        });
+    }
+    out
+}
+
+/// Where the destination of the inline link `text[link]` is written,
+/// without its `<` `>`: after the `](` that closes the link text (brackets
+/// inside it matched, escapes and code spans skipped), up to whitespace or
+/// the closing `)`.
+fn destination_span(text: &str, link: std::ops::Range<usize>) -> Option<std::ops::Range<usize>> {
+    let bytes = &text.as_bytes()[link.clone()];
+    let mut depth = 0usize;
+    let mut at = 0;
+    let close = loop {
+        match *bytes.get(at)? {
+            b'\\' => at += 1,
+            b'`' => {
+                let run = bytes[at..].iter().take_while(|&&b| b == b'`').count();
+                let fence = &bytes[at..at + run];
+                at += run;
+                if let Some(end) = memchr::memmem::find(&bytes[at..], fence) {
+                    at += end + run;
+                }
+                continue;
+            }
+            b'[' => depth += 1,
+            b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    break at;
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    };
+    let mut start = close + 2; // past `](`
+    while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
+        start += 1;
+    }
+    let end = if bytes.get(start) == Some(&b'<') {
+        start += 1;
+        start + memchr::memchr(b'>', &bytes[start..])?
+    } else {
+        let mut end = start;
+        let mut parens = 0usize;
+        while let Some(&b) = bytes.get(end) {
+            match b {
+                b'\\' => end += 1,
+                b'(' => parens += 1,
+                b')' if parens == 0 => break,
+                b')' => parens -= 1,
+                b if b.is_ascii_whitespace() => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        end.min(bytes.len())
+    };
+    Some(link.start + start..link.start + end)
+}
+
+/// What a markdown link's path encodes: what would end it or change its
+/// meaning (space, `(`, `)`, `<`, `>`, `#`), what Obsidian's link syntax
+/// reserves (`[`, `]`, `|`, `^`), and `%` itself so decoding gives the name
+/// back.
+const PATH_ENCODED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'(')
+    .add(b')')
+    .add(b'<')
+    .add(b'>')
+    .add(b'#')
+    .add(b'[')
+    .add(b']')
+    .add(b'|')
+    .add(b'^')
+    .add(b'\\')
+    .add(b'`');
+
+/// A markdown link's path to the note `target` (a link text or vault path
+/// without `.md`): `My%20note.md`.
+pub fn markdown_path(target: &str) -> String {
+    format!("{}.md", encode_path(target))
+}
+
+/// `target` as a markdown link's path encodes it (`My%20note`).
+pub fn encode_path(target: &str) -> String {
+    percent_encoding::utf8_percent_encode(target, PATH_ENCODED).to_string()
+}
+
+/// A markdown link to the note `target`, as Obsidian writes one with
+/// "Use [[Wikilinks]]" off: `[My note](folder/My%20note.md)`.
+pub fn markdown_link(target: &str) -> String {
+    let name = basename(target);
+    let mut text = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '[' | ']' | '\\') {
+            text.push('\\');
+        }
+        text.push(c);
+    }
+    format!("[{text}]({})", markdown_path(target))
+}
+
+/// Obsidian's settings file that says how it writes new links.
+pub const APP_SETTINGS: &str = ".obsidian/app.json";
+
+/// How the vault writes new links, as Obsidian's `app.json` says
+/// (`"useMarkdownLinks": true` is "Use [[Wikilinks]]" turned off): what an
+/// edge planvault adds is written as. Wikilinks when the file is absent or
+/// unreadable, as in Obsidian.
+pub fn vault_link_form(app_json: Option<&str>) -> LinkForm {
+    let markdown = app_json
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .and_then(|settings| settings.get("useMarkdownLinks")?.as_bool())
+        .unwrap_or(false);
+    if markdown {
+        LinkForm::Markdown
+    } else {
+        LinkForm::Wiki
+    }
+}
+
+/// Whether a link destination is a URL (`https:`, `mailto:`, `obsidian:`,
+/// `//host`) rather than a path in the vault.
+fn is_url(dest: &str) -> bool {
+    if dest.starts_with("//") {
+        return true;
+    }
+    let scheme = dest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+        .count();
+    scheme > 1 && dest.as_bytes()[0].is_ascii_alphabetic() && dest[scheme..].starts_with(':')
+}
+
+/// The HTML comments of `text` (`<!-- … -->`, as CommonMark ends them:
+/// `<!-->` and `<!--->` are whole comments) that do not start in a code span.
+fn html_comments(bytes: &[u8], code: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(open) = memchr::memmem::find(&bytes[at..], b"<!--").map(|i| i + at) {
+        if code.iter().any(|span| span.contains(&open)) {
+            at = open + 4;
+            continue;
+        }
+        let body = open + 4;
+        let end = if bytes[body..].starts_with(b">") {
+            body + 1
+        } else if bytes[body..].starts_with(b"->") {
+            body + 2
+        } else {
+            match memchr::memmem::find(&bytes[body..], b"-->") {
+                Some(i) => body + i + 3,
+                // Unclosed: CommonMark reads no comment, just text.
+                None => break,
+            }
+        };
+        out.push(open..end);
+        at = end;
+    }
+    out
+}
+
 /// Whether a link's inner text names no note: empty (`[[]]`, `[[ ]]`,
-/// `[[|alias]]`; `[[#heading]]` is the note itself) or a Templater command.
+/// `[[|alias]]`, `[[|#alias]]`; `[[#heading]]` is the note itself) or a Templater command.
 fn names_nothing(inner: &str, target: &str) -> bool {
-    (target.is_empty() && !inner.contains('#')) || target.starts_with("<%")
+    (target.is_empty() && !inner.trim_start().starts_with('#')) || target.starts_with("<%")
 }
 
 /// The inline code spans of `text` (CommonMark: a run of backticks up to the
@@ -561,7 +850,10 @@ mod tests {
     #[test]
     fn reads_every_link_form() {
         let text = "a [[t]] b [[t|alias]] [[t#heading]] [[folder/t]] [[t#^block]] [[ spaced ]]";
-        let targets: Vec<&str> = find_links(text).iter().map(|l| l.target).collect();
+        let targets: Vec<String> = find_links(text)
+            .iter()
+            .map(|l| l.target.to_string())
+            .collect();
         assert_eq!(targets, ["t", "t", "t", "folder/t", "t", "spaced"]);
     }
 
@@ -571,7 +863,7 @@ mod tests {
         assert_eq!(
             find_links("[[a\n]] [[b]]")
                 .iter()
-                .map(|l| l.target)
+                .map(|l| l.target.to_string())
                 .collect::<Vec<_>>(),
             ["b"]
         );
@@ -735,10 +1027,12 @@ mod tests {
         let targets = |text| {
             find_links(text)
                 .iter()
-                .map(|l| l.target)
+                .map(|l| l.target.to_string())
                 .collect::<Vec<_>>()
         };
-        assert!(targets("[[]] [[ ]] [[|]] [[ | alias]] [[<% tp.file.title %>]]").is_empty());
+        assert!(
+            targets("[[]] [[ ]] [[|]] [[ | alias]] [[|#alias]] [[<% tp.file.title %>]]").is_empty()
+        );
         assert_eq!(targets("[[#heading]] [[a]]"), ["", "a"]);
         assert_eq!(targets("`[[a]]` [[b]] ``x ` [[c]]`` ` [[d]]"), ["b", "d"]);
         assert_eq!(targets("`open [[e]]"), ["e"]);

@@ -2,7 +2,8 @@
 //! `## Next`, found with pulldown-cmark so a `## Next` inside a code block or
 //! a link in prose never becomes an edge.
 
-use super::links::{links, WikiLink};
+use super::links::{hidden_spans, links, NoteLink};
+use super::text::{without_comments, Fence};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use std::ops::Range;
 
@@ -40,11 +41,38 @@ fn may_have_next_heading(body: &str) -> bool {
 /// its byte offset in `body` and its line as written. Only asked of a note
 /// without a `## Next` section, whose edges such a heading would otherwise
 /// lose in silence.
-pub fn near_miss_next_heading(body: &str) -> Option<(usize, &str)> {
+/// A heading that looks meant as `## Next` but is not read as it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearMiss<'a> {
+    /// Its byte offset in the body.
+    pub at: usize,
+    /// Its line as written.
+    pub heading: &'a str,
+    /// `## Next` itself, inside a `%%` comment (which Obsidian hides too).
+    pub commented: bool,
+}
+
+/// An ATX heading's `#` count and text, closing `#`s trimmed.
+fn atx_text(content: &str) -> Option<(usize, &str)> {
+    let hashes = content.bytes().take_while(|&b| b == b'#').count();
+    if hashes == 0
+        || hashes > 6
+        || !content[hashes..].is_empty() && !content[hashes..].starts_with([' ', '\t'])
+    {
+        return None;
+    }
+    Some((
+        hashes,
+        content[hashes..].trim().trim_end_matches('#').trim_end(),
+    ))
+}
+
+pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     if !may_have_next_heading(body) {
         return None;
     }
-    let mut fence: Option<(u8, usize)> = None;
+    let comments = super::text::comment_blocks(body);
+    let mut fence = Fence::default();
     let mut at = 0;
     for raw in body.split_inclusive('\n') {
         let start = at;
@@ -52,28 +80,23 @@ pub fn near_miss_next_heading(body: &str) -> Option<(usize, &str)> {
         let line = raw.trim_end_matches(['\n', '\r']);
         let indent = line.len() - line.trim_start_matches(' ').len();
         let content = &line[indent..];
-        if indent <= 3 {
-            let ticks = content
-                .bytes()
-                .take_while(|&b| b == b'`' || b == b'~')
-                .count();
-            if ticks >= 3 {
-                let ch = content.as_bytes()[0];
-                if content.as_bytes()[..ticks].iter().all(|&b| b == ch) {
-                    match fence {
-                        None => fence = Some((ch, ticks)),
-                        Some((open, len))
-                            if open == ch && ticks >= len && content[ticks..].trim().is_empty() =>
-                        {
-                            fence = None
-                        }
-                        Some(_) => {}
-                    }
-                    continue;
-                }
-            }
+        if fence.step(line) || indent > 3 {
+            continue;
         }
-        if fence.is_some() || indent > 3 {
+        let commented = comments
+            .iter()
+            .any(|c| c.start <= start + indent && start < c.end);
+        if commented {
+            // The real heading, hidden in a `%%` comment.
+            if atx_text(content)
+                .is_some_and(|(hashes, text)| hashes == 2 && text.eq_ignore_ascii_case("next"))
+            {
+                return Some(NearMiss {
+                    at: start + indent,
+                    heading: line[indent..].trim_end(),
+                    commented: true,
+                });
+            }
             continue;
         }
         let hashes = content.bytes().take_while(|&b| b == b'#').count();
@@ -97,7 +120,11 @@ pub fn near_miss_next_heading(body: &str) -> Option<(usize, &str)> {
             _ => text[4..].trim_start().starts_with([':', '-']),
         };
         if near {
-            return Some((start + indent, line[indent..].trim_end()));
+            return Some(NearMiss {
+                at: start + indent,
+                heading: line[indent..].trim_end(),
+                commented: false,
+            });
         }
     }
     None
@@ -116,8 +143,11 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     // Headings and lists inside a blockquote are quoted text, never structure.
     let mut quote_depth = 0usize;
     let mut item: Option<(usize, usize)> = None; // (start, own-text end)
+                                                 // Parsed with Obsidian's `%%` block comments blanked: no heading, item
+                                                 // or link in one is read, and every offset stays the body's.
+    let uncommented = without_comments(body);
 
-    for (event, range) in Parser::new(body).into_offset_iter() {
+    for (event, range) in Parser::new(&uncommented).into_offset_iter() {
         match event {
             Event::Start(Tag::BlockQuote(_)) => quote_depth += 1,
             Event::End(TagEnd::BlockQuote(_)) if quote_depth > 0 => {
@@ -185,7 +215,10 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
             }
             Event::End(TagEnd::Item) if list_depth == 1 => {
                 if let Some((start, own_end)) = item.take() {
-                    out.items.push(start..own_end.min(range.end));
+                    // Without the blank lines a comment left at its end.
+                    let end = own_end.min(range.end);
+                    let end = start + uncommented[start..end].trim_end().len();
+                    out.items.push(start..end);
                 }
             }
             Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::HtmlBlock) | Event::Rule
@@ -210,8 +243,10 @@ const ARROWS: [&str; 3] = ["->", "=>", "→"];
 pub struct ItemEdge<'a> {
     /// The label before the arrow, trimmed; `None` for `- [[t]]`.
     pub label: Option<&'a str>,
+    /// The arrow before the link (its byte range), when there is one.
+    pub arrow: Option<Range<usize>>,
     /// The target link (the first one after the arrow).
-    pub link: Option<WikiLink<'a>>,
+    pub link: Option<NoteLink<'a>>,
     /// Text before the link but no arrow (`- approved [[send]]`).
     pub missing_arrow: bool,
     /// More links after the target, which are ignored.
@@ -239,14 +274,17 @@ pub fn strip_marker(item: &str) -> (usize, &str) {
 
 /// The last arrow in `text`: its byte offset and length. The arrows start
 /// with different bytes, so at most one starts at any offset.
-fn last_arrow(text: &str) -> Option<(usize, usize)> {
+fn last_arrow(text: &str, hidden: &[Range<usize>]) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
-    (0..bytes.len()).rev().find_map(|at| {
-        ARROWS
-            .iter()
-            .find(|arrow| bytes[at..].starts_with(arrow.as_bytes()))
-            .map(|arrow| (at, arrow.len()))
-    })
+    (0..bytes.len())
+        .rev()
+        .filter(|at| !hidden.iter().any(|span| span.contains(at)))
+        .find_map(|at| {
+            ARROWS
+                .iter()
+                .find(|arrow| bytes[at..].starts_with(arrow.as_bytes()))
+                .map(|arrow| (at, arrow.len()))
+        })
 }
 
 /// Read an item's text (marker already stripped) as an edge. Offsets in the
@@ -256,13 +294,14 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
     let Some(first) = links.next() else {
         return ItemEdge {
             label: None,
+            arrow: None,
             link: None,
             missing_arrow: false,
             extra_links: 0,
         };
     };
     let before = &text[..first.start];
-    let arrow = last_arrow(before);
+    let arrow = last_arrow(before, &hidden_spans(text));
     let (label, missing_arrow) = match arrow {
         Some((at, _)) => {
             let label = before[..at].trim();
@@ -275,6 +314,7 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
     };
     ItemEdge {
         label,
+        arrow: arrow.map(|(at, len)| at..at + len),
         link: Some(first),
         missing_arrow,
         extra_links: links.count(),
@@ -330,16 +370,16 @@ mod tests {
     fn items_read_as_edges() {
         let e = parse_item("approved -> [[send|Send it]]");
         assert_eq!(
-            (e.label, e.link.unwrap().target, e.missing_arrow),
+            (e.label, &*e.link.unwrap().target, e.missing_arrow),
             (Some("approved"), "send", false)
         );
         let e = parse_item("needs revision => [[draft#Body]]");
         assert_eq!(
-            (e.label, e.link.unwrap().target),
+            (e.label, &*e.link.unwrap().target),
             (Some("needs revision"), "draft")
         );
         let e = parse_item("retry → [[a/b]]");
-        assert_eq!((e.label, e.link.unwrap().target), (Some("retry"), "a/b"));
+        assert_eq!((e.label, &*e.link.unwrap().target), (Some("retry"), "a/b"));
         let e = parse_item("[[t]]");
         assert_eq!((e.label, e.missing_arrow), (None, false));
         let e = parse_item("approved [[t]] or [[u]]");
@@ -351,17 +391,60 @@ mod tests {
     }
 
     #[test]
+    fn markdown_links_read_as_edges_like_wikilinks() {
+        let e = parse_item("approved -> [Send it](Send%20it.md)");
+        let link = e.link.unwrap();
+        assert_eq!((e.label, &*link.target), (Some("approved"), "Send it.md"));
+        assert_eq!(e.arrow, Some(9..11));
+        let e = parse_item("[Draft](../drafts/Draft.md#Body \"title\")");
+        assert_eq!(
+            (e.label, &*e.link.unwrap().target),
+            (None, "../drafts/Draft.md")
+        );
+        let e = parse_item("retry -> [x](<a b.md>)");
+        assert_eq!(&*e.link.unwrap().target, "a b.md");
+        // A URL, an image and an empty destination are no edges.
+        for text in [
+            "docs -> [site](https://example.com/a.md)",
+            "see -> ![chart](chart.md)",
+            "x -> [empty]()",
+            "mail -> [me](mailto:a@b.c)",
+        ] {
+            assert_eq!(parse_item(text).link, None, "{text}");
+        }
+        // Both forms in one item: the first is the edge, the other extra.
+        let e = parse_item("ok -> [Send](Send.md) or [[Draft]]");
+        assert_eq!((&*e.link.unwrap().target, e.extra_links), ("Send.md", 1));
+        // A wikilink wins over a markdown link around or after it.
+        let e = parse_item("ok -> [[Send]](Other.md)");
+        assert_eq!((&*e.link.unwrap().target, e.extra_links), ("Send", 0));
+        // Hidden in an HTML comment, as Obsidian hides it.
+        let e = parse_item("ok -> <!-- [[Old]] --> [[New]]");
+        assert_eq!(
+            (e.label, &*e.link.unwrap().target, e.extra_links),
+            (Some("ok"), "New", 0)
+        );
+        // Nor is an arrow in code or a comment the label's end.
+        let e = parse_item("a -> `b -> c` [[t]]");
+        assert_eq!(e.label, Some("a"));
+    }
+
+    #[test]
     fn the_last_arrow_wins_whichever_it_is() {
-        assert_eq!(last_arrow("a -> b => c"), Some((7, 2)));
-        assert_eq!(last_arrow("a => b → c -> d"), Some((13, 2)));
-        assert_eq!(last_arrow("a -> b → c"), Some((7, 3)));
-        assert_eq!(last_arrow("no arrow - > here"), None);
-        assert_eq!(last_arrow(""), None);
+        assert_eq!(last_arrow("a -> b => c", &[]), Some((7, 2)));
+        assert_eq!(last_arrow("a => b → c -> d", &[]), Some((13, 2)));
+        assert_eq!(last_arrow("a -> b → c", &[]), Some((7, 3)));
+        assert_eq!(last_arrow("no arrow - > here", &[]), None);
+        assert_eq!(last_arrow("", &[]), None);
     }
 
     #[test]
     fn near_miss_next_headings_are_found_and_the_real_one_is_not() {
-        let near = |body: &str| near_miss_next_heading(body).map(|(at, h)| (at, h.to_string()));
+        let near = |body: &str| {
+            near_miss_next_heading(body)
+                .filter(|m| !m.commented)
+                .map(|m| (m.at, m.heading.to_string()))
+        };
         for heading in [
             "## Next:",
             "### Next",
@@ -394,6 +477,34 @@ mod tests {
             near("~~~\n# Next\n~~~\n### Next\n"),
             Some((15, "### Next".to_string()))
         );
+    }
+
+    #[test]
+    fn a_commented_out_next_section_is_no_section_and_is_named() {
+        let body = "# T\n\n%%\n## Next\n- [[a]]\n%%\n";
+        let o = outline_full(body, &[NOTE]);
+        assert_eq!((o.next_heading, o.items.len()), (None, 0));
+        let miss = near_miss_next_heading(body).unwrap();
+        assert_eq!(
+            (miss.at, miss.heading, miss.commented),
+            (8, "## Next", true)
+        );
+        // Unclosed, the comment runs to the end, as in Obsidian.
+        assert_eq!(
+            outline_full("%% draft\n## Next\n- [[a]]\n", &[NOTE])
+                .items
+                .len(),
+            0
+        );
+        // `%%` in fenced code or later in a line opens no block comment.
+        assert_eq!(items("```\n%%\n```\n## Next\n- [[a]]\n"), ["- [[a]]"]);
+        assert_eq!(items("Text %%\n## Next\n- [[a]]\n"), ["- [[a]]"]);
+    }
+
+    #[test]
+    fn commented_out_items_are_no_edges() {
+        let body = "## Next\n- [[a]]\n%%\n- [[b]]\n%%\n- [[c]]\n%% - [[d]] %%\n  %%- [[e]]%%\n- [[f]] %% inline %%\n";
+        assert_eq!(items(body), ["- [[a]]", "- [[c]]", "- [[f]] %% inline %%"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One note → one node and the edges it declares (targets not yet resolved).
 
 use super::frontmatter::{self, NoteContext, Split};
+use super::links::LinkForm;
 use super::next;
 use super::scan::outline_for;
 use super::text::{lines_inclusive, strip_bom, LineIndex};
@@ -153,16 +154,21 @@ pub fn parse_note_with(
         lines.position(body_offset + o).0 + line_offset
     });
     if outline.next_heading.is_none() && next_levels == NOTE_NEXT_LEVELS {
-        if let Some((at, heading)) = next::near_miss_next_heading(body) {
-            diagnostics.push(
-                Diagnostic::warning(
-                    Code::NearMissNextHeading,
-                    format!(
-                        "heading `{heading}` is not `## Next`, so `{id}` declares no edges; write the heading exactly `## Next`"
-                    ),
+        if let Some(miss) = next::near_miss_next_heading(body) {
+            let heading = miss.heading;
+            let message = if miss.commented {
+                format!(
+                    "heading `{heading}` is inside a `%%` comment, so `{id}` declares no edges (Obsidian hides it too); remove the `%%` around it to keep them"
                 )
-                .at(&position(body_offset + at))
-                .with_nodes([id]),
+            } else {
+                format!(
+                    "heading `{heading}` is not `## Next`, so `{id}` declares no edges; write the heading exactly `## Next`"
+                )
+            };
+            diagnostics.push(
+                Diagnostic::warning(Code::NearMissNextHeading, message)
+                    .at(&position(body_offset + miss.at))
+                    .with_nodes([id]),
             );
         }
     }
@@ -189,16 +195,22 @@ pub fn parse_note_with(
             continue;
         };
         let pos = position(content_offset + link.start);
+        // The link as a diagnostic names it: `[[target]]`, or a markdown
+        // link as written.
+        let written_link = || match link.form {
+            LinkForm::Wiki => format!("[[{}]]", link.target),
+            LinkForm::Markdown => content[link.start..link.end].to_string(),
+        };
         let label = read.label.map(collapse_whitespace);
         if read.missing_arrow {
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
                     format!(
-                        "`## Next` item `{}` has no arrow; write `{} -> [[{}]]`",
+                        "`## Next` item `{}` has no arrow; write `{} -> {}`",
                         shown(),
                         label.as_deref().unwrap_or_default(),
-                        link.target
+                        written_link()
                     ),
                 )
                 .at(&position(content_offset))
@@ -210,9 +222,9 @@ pub fn parse_note_with(
                 Diagnostic::warning(
                     Code::MalformedEdge,
                     format!(
-                        "`## Next` item `{}` has several links; only the first, [[{}]], is the edge",
+                        "`## Next` item `{}` has several links; only the first, {}, is the edge",
                         shown(),
-                        link.target
+                        written_link()
                     ),
                 )
                 .at(&position(content_offset))

@@ -67,6 +67,10 @@ fn atx(line: &str) -> Option<(usize, &str)> {
 fn needs_full_parse(line: &str, previous_blank: bool) -> bool {
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let rest = &line[indent..];
+    // An Obsidian `%%` block comment hides what it spans.
+    if rest.starts_with("%%") {
+        return true;
+    }
     if indent > 0 && rest.starts_with(['#', '`', '~']) {
         return true;
     }
@@ -533,6 +537,12 @@ mod props {
             "  ",
             "7",
             "2024",
+            "%%",
+            "%% note %%",
+            "  %%- [[u]]%%",
+            "- [[v]] %% inline %%",
+            "- [w](w.md)",
+            "- x -> [y](y%20z.md)",
         ])
     }
 

@@ -1,5 +1,6 @@
-//! Small text helpers shared by the vault modules: BOM, line endings and
-//! byte offset → (line, column) conversion.
+//! Small text helpers shared by the vault modules: BOM, line endings,
+//! fenced code, Obsidian's `%%` comments and byte offset → (line, column)
+//! conversion.
 
 use std::cell::Cell;
 
@@ -103,6 +104,92 @@ impl<'a> LineIndex<'a> {
         };
         (line as u32 + 1, prefix.chars().count() as u32 + 1)
     }
+}
+
+/// Tracks fenced code blocks, in which `#` lines are not headings and
+/// wikilinks are not links.
+#[derive(Default)]
+pub struct Fence {
+    open: Option<(char, usize)>,
+}
+
+impl Fence {
+    /// Feeds one line; `true` when the line belongs to a fence (including
+    /// the fence lines themselves).
+    pub fn step(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = marker.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
+        match (self.open, marker) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => {
+                self.open = Some((c, run));
+                true
+            }
+            (Some((c, n)), Some(m))
+                if m == c && run >= n && indent <= 3 && trimmed[run..].trim().is_empty() =>
+            {
+                self.open = None;
+                true
+            }
+            (Some(_), _) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// Obsidian's block comments, whose notes, headings and links Obsidian does
+/// not read (its metadata cache gives them a `comment` section): from a line
+/// that starts with `%%` (after indentation, outside fenced code) through
+/// the next `%%`, or to the end of the text when nothing closes it. A `%%`
+/// later in a line is an inline comment, which Obsidian's metadata cache
+/// still reads links in, so it is no block.
+pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut blocks = Vec::new();
+    if memchr::memmem::find(text.as_bytes(), b"%%").is_none() {
+        return blocks;
+    }
+    let mut fence = Fence::default();
+    let mut in_comment_until = 0;
+    for (start, raw) in lines_inclusive(text) {
+        if start < in_comment_until {
+            continue;
+        }
+        let line = chomp(raw.strip_suffix('\n').unwrap_or(raw));
+        if fence.step(line) {
+            continue;
+        }
+        let content = line.trim_start_matches([' ', '\t']);
+        if !content.starts_with("%%") {
+            continue;
+        }
+        let open = start + (line.len() - content.len());
+        let end = memchr::memmem::find(&text.as_bytes()[open + 2..], b"%%")
+            .map_or(text.len(), |at| open + 2 + at + 2);
+        blocks.push(open..end);
+        in_comment_until = end;
+    }
+    blocks
+}
+
+/// `text` with its `%%` block comments blanked (every byte but line breaks
+/// a space), so a parse of it keeps every offset and sees no structure in
+/// a comment.
+pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    let blocks = comment_blocks(text);
+    if blocks.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for block in blocks {
+        for byte in &mut bytes[block] {
+            if !matches!(*byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // A block starts and ends at ASCII `%`, so no character is cut.
+    String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
 #[cfg(test)]

@@ -1,0 +1,165 @@
+//! Conformance with Obsidian's own reading of notes.
+//!
+//! `tests/fixtures/obsidian-metadata/cases/` holds notes of a public vault
+//! (obsidian-tasks' `Tasks-Demo`) with what a running Obsidian said of each:
+//! its list items and links as `app.metadataCache` reads them, and where
+//! `getFirstLinkpathDest` resolves each link among the vault's files
+//! (`vault-files.txt`). obsidian-tasks captured them from Obsidian for its
+//! own tests; `distill.mjs` beside them says how they were brought here.
+//!
+//! planvault reads edges from list items, so these check that in every list
+//! item planvault finds the links Obsidian finds (wikilinks, embeds and
+//! markdown links, none in code or HTML comments), at the same place, naming
+//! the same note, and that each resolves to the file Obsidian opens.
+
+use planvault_core::vault::links::{links, LinkIndex, Resolution};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    path: String,
+    #[serde(rename = "listItems")]
+    list_items: Vec<[usize; 2]>,
+    links: Vec<ObsidianLink>,
+    resolve: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ObsidianLink {
+    /// UTF-16 offsets, as JavaScript counts.
+    span: [usize; 2],
+    original: String,
+    link: String,
+}
+
+/// Links Obsidian reads and planvault deliberately does not, with why.
+const DIFFERS: [(&str, &str); 3] = [
+    (
+        "[[|]]",
+        "an empty link names no note; planvault warns that the item has no link",
+    ),
+    (
+        "[[|alias]]",
+        "an empty link names no note; planvault warns that the item has no link",
+    ),
+    (
+        "[[|#alias]]",
+        "an empty link names no note; planvault warns that the item has no link",
+    ),
+];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/obsidian-metadata")
+}
+
+fn cases() -> Vec<(String, String, Case)> {
+    let mut out = Vec::new();
+    let mut names: Vec<PathBuf> = fs::read_dir(dir().join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    for json in names {
+        let name = json.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = fs::read_to_string(json.with_extension("md")).unwrap();
+        let case: Case = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        out.push((name, text, case));
+    }
+    assert!(out.len() > 80, "only {} cases", out.len());
+    out
+}
+
+/// The byte offset of UTF-16 offset `units` in `text`.
+fn byte_offset(text: &str, units: usize) -> usize {
+    let mut count = 0;
+    for (at, c) in text.char_indices() {
+        if count >= units {
+            return at;
+        }
+        count += c.len_utf16();
+    }
+    text.len()
+}
+
+/// The note a link names, as planvault's `target` is: before `#`, trimmed.
+fn named(link: &str) -> &str {
+    link.split('#').next().unwrap_or_default().trim()
+}
+
+#[test]
+fn list_items_hold_the_links_obsidian_reads() {
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for (name, text, case) in cases() {
+        for [start, end] in &case.list_items {
+            let (start, end) = (byte_offset(&text, *start), byte_offset(&text, *end));
+            let ours: Vec<(usize, usize, String)> = links(&text[start..end])
+                .map(|l| (start + l.start, start + l.end, l.target.into_owned()))
+                .collect();
+            let theirs: Vec<(usize, usize, String)> = case
+                .links
+                .iter()
+                .filter(|l| !DIFFERS.iter().any(|(original, _)| *original == l.original))
+                .map(|l| {
+                    let (s, e) = (byte_offset(&text, l.span[0]), byte_offset(&text, l.span[1]));
+                    // An embed's `!` is outside the link planvault reads.
+                    let s = if l.original.starts_with('!') {
+                        s + 1
+                    } else {
+                        s
+                    };
+                    (s, e, named(&l.link).to_string())
+                })
+                .filter(|(s, _, _)| (start..end).contains(s))
+                .collect();
+            compared += theirs.len();
+            if ours != theirs {
+                wrong.push(format!(
+                    "{name}: item {:?}\n  Obsidian: {theirs:?}\n  planvault: {ours:?}",
+                    &text[start..end]
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(compared >= 60, "only {compared} links compared");
+}
+
+#[test]
+fn links_resolve_to_the_files_obsidian_opens() {
+    let files = fs::read_to_string(dir().join("vault-files.txt")).unwrap();
+    let ids: Vec<&str> = files
+        .lines()
+        .filter_map(|path| path.strip_suffix(".md"))
+        .collect();
+    let index = LinkIndex::new(ids.iter().copied());
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for (name, _, case) in cases() {
+        let from = ids
+            .iter()
+            .position(|id| Some(*id) == case.path.strip_suffix(".md"))
+            .unwrap_or_else(|| panic!("{} is not in vault-files.txt", case.path));
+        for (link, file) in &case.resolve {
+            // planvault's plans are notes: a link to an attachment is no edge.
+            let expected = file.as_deref().filter(|f| f.ends_with(".md"));
+            let ours = match index.resolve(named(link), from) {
+                Resolution::Found(i) => Some(format!("{}.md", ids[i])),
+                Resolution::Missing => None,
+                Resolution::Ambiguous(all) => Some(format!("ambiguous {all:?}")),
+            };
+            compared += 1;
+            if ours.as_deref() != expected {
+                wrong.push(format!(
+                    "{name}: {link:?} is {expected:?} in Obsidian, {ours:?} here"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(compared >= 50, "only {compared} links compared");
+}
