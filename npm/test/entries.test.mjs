@@ -57,12 +57,15 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 250 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 255 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
   const full = gzipped("pkg/planvault_wasm_bg.wasm");
-  assert.ok(markdown < 250_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 250 KB budget`);
+  // 250 KB until reading `## Next` items as Obsidian reads them (markdown
+  // links, `%%` block comments, HTML comments) took it to 253.7 KB: a plan
+  // that means the same in Obsidian comes before the last 4 KB.
+  assert.ok(markdown < 255_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 255 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder

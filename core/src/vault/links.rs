@@ -57,7 +57,7 @@ pub fn links(text: &str) -> impl Iterator<Item = NoteLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
     let hidden = hidden_spans(text);
-    let markdown = if memchr::memmem::find(bytes, b"](").is_some() {
+    let markdown = if text.contains("](") {
         markdown_links(text)
     } else {
         Vec::new()
@@ -94,6 +94,7 @@ pub fn links(text: &str) -> impl Iterator<Item = NoteLink<'_>> {
 
 /// Where `text` hides what looks like markup: its inline code spans and
 /// HTML comments (`<!-- … -->`). No link or arrow in one counts.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut hidden = if memchr::memchr(b'`', bytes).is_some() {
@@ -101,8 +102,8 @@ pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     } else {
         Vec::new()
     };
-    if memchr::memmem::find(bytes, b"<!--").is_some() {
-        let comments = html_comments(bytes, &hidden);
+    if text.contains("<!--") {
+        let comments = html_comments(text, &hidden);
         hidden.extend(comments);
     }
     hidden
@@ -146,6 +147,7 @@ fn merge_links<'a>(
 /// The inline markdown links of `text` that point at a note (not a URL, not
 /// empty), found by pulldown-cmark so escapes, `<…>` destinations, titles
 /// and nested brackets read as CommonMark reads them.
+#[cfg_attr(planvault_size, optimize(size))]
 fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
     use pulldown_cmark::{Event, LinkType, Parser, Tag};
     let mut out = Vec::new();
@@ -158,10 +160,13 @@ fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
         else {
             continue;
         };
-        let Some(span) = destination_span(text, range.clone()) else {
+        // Checked slicing: a span that is not on character boundaries (a
+        // link text this scan reads differently) is no link, never a panic.
+        let Some((span, written)) = destination_span(text, range.clone())
+            .and_then(|span| Some((span.clone(), text.get(span)?)))
+        else {
             continue;
         };
-        let written = &text[span.clone()];
         // The destination as CommonMark reads it: escapes and entities undone.
         let read: &str = &dest_url;
         if read.is_empty() || is_url(read) {
@@ -170,7 +175,7 @@ fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
         let path_len = read.find('#').unwrap_or(read.len());
         let target: Cow<'_, str> = if read == written {
             // Borrowed from the text unless `%XX` had to be decoded.
-            let path = &text[span.start..span.start + path_len];
+            let path = &written[..path_len];
             match percent_encoding::percent_decode_str(path).decode_utf8() {
                 Ok(Cow::Borrowed(plain)) => Cow::Borrowed(plain.trim()),
                 Ok(Cow::Owned(decoded)) => Cow::Owned(decoded.trim().to_string()),
@@ -200,8 +205,10 @@ fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
 /// without its `<` `>`: after the `](` that closes the link text (brackets
 /// inside it matched, escapes and code spans skipped), up to whitespace or
 /// the closing `)`.
+#[cfg_attr(planvault_size, optimize(size))]
 fn destination_span(text: &str, link: std::ops::Range<usize>) -> Option<std::ops::Range<usize>> {
-    let bytes = &text.as_bytes()[link.clone()];
+    let written = &text[link.clone()];
+    let bytes = written.as_bytes();
     let mut depth = 0usize;
     let mut at = 0;
     let close = loop {
@@ -209,9 +216,9 @@ fn destination_span(text: &str, link: std::ops::Range<usize>) -> Option<std::ops
             b'\\' => at += 1,
             b'`' => {
                 let run = bytes[at..].iter().take_while(|&&b| b == b'`').count();
-                let fence = &bytes[at..at + run];
+                let fence = &written[at..at + run];
                 at += run;
-                if let Some(end) = memchr::memmem::find(&bytes[at..], fence) {
+                if let Some(end) = written[at..].find(fence) {
                     at += end + run;
                 }
                 continue;
@@ -227,6 +234,9 @@ fn destination_span(text: &str, link: std::ops::Range<usize>) -> Option<std::ops
         }
         at += 1;
     };
+    if bytes.get(close + 1) != Some(&b'(') {
+        return None;
+    }
     let mut start = close + 2; // past `](`
     while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
         start += 1;
@@ -274,17 +284,20 @@ const PATH_ENCODED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
 
 /// A markdown link's path to the note `target` (a link text or vault path
 /// without `.md`): `My%20note.md`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn markdown_path(target: &str) -> String {
     format!("{}.md", encode_path(target))
 }
 
 /// `target` as a markdown link's path encodes it (`My%20note`).
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn encode_path(target: &str) -> String {
     percent_encoding::utf8_percent_encode(target, PATH_ENCODED).to_string()
 }
 
 /// A markdown link to the note `target`, as Obsidian writes one with
 /// "Use [[Wikilinks]]" off: `[My note](folder/My%20note.md)`.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn markdown_link(target: &str) -> String {
     let name = basename(target);
     let mut text = String::with_capacity(name.len());
@@ -304,6 +317,7 @@ pub const APP_SETTINGS: &str = ".obsidian/app.json";
 /// (`"useMarkdownLinks": true` is "Use [[Wikilinks]]" turned off): what an
 /// edge planvault adds is written as. Wikilinks when the file is absent or
 /// unreadable, as in Obsidian.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn vault_link_form(app_json: Option<&str>) -> LinkForm {
     let markdown = app_json
         .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
@@ -318,6 +332,7 @@ pub fn vault_link_form(app_json: Option<&str>) -> LinkForm {
 
 /// Whether a link destination is a URL (`https:`, `mailto:`, `obsidian:`,
 /// `//host`) rather than a path in the vault.
+#[cfg_attr(planvault_size, optimize(size))]
 fn is_url(dest: &str) -> bool {
     if dest.starts_with("//") {
         return true;
@@ -331,10 +346,12 @@ fn is_url(dest: &str) -> bool {
 
 /// The HTML comments of `text` (`<!-- … -->`, as CommonMark ends them:
 /// `<!-->` and `<!--->` are whole comments) that do not start in a code span.
-fn html_comments(bytes: &[u8], code: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+#[cfg_attr(planvault_size, optimize(size))]
+fn html_comments(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut at = 0;
-    while let Some(open) = memchr::memmem::find(&bytes[at..], b"<!--").map(|i| i + at) {
+    while let Some(open) = text[at..].find("<!--").map(|i| i + at) {
         if code.iter().any(|span| span.contains(&open)) {
             at = open + 4;
             continue;
@@ -345,7 +362,7 @@ fn html_comments(bytes: &[u8], code: &[std::ops::Range<usize>]) -> Vec<std::ops:
         } else if bytes[body..].starts_with(b"->") {
             body + 2
         } else {
-            match memchr::memmem::find(&bytes[body..], b"-->") {
+            match text[body..].find("-->") {
                 Some(i) => body + i + 3,
                 // Unclosed: CommonMark reads no comment, just text.
                 None => break,
@@ -845,6 +862,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// Any text, however its brackets, escapes, code and comments
+        /// nest: no panic, links in order, each inside the text and its
+        /// target span inside the link, on character boundaries.
+        #[test]
+        fn links_never_panic_and_stay_inside_the_text(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "[", "]", "(", ")", "[[", "]]", "](", "<", ">", "<!--", "-->", "`", "``", "\\",
+                "%", "%20", "%E9", "#", "|", "!", " ", "\n", "é", "😀", "a", "b.md", "https:", "->", "\"", "<b c=\"", "]é",
+            ]), 0..24)
+        ) {
+            let text = pieces.concat();
+            let mut last_start = 0;
+            for link in links(&text) {
+                proptest::prop_assert!(link.start >= last_start && link.start < link.end && link.end <= text.len());
+                proptest::prop_assert!(text.is_char_boundary(link.start) && text.is_char_boundary(link.end));
+                proptest::prop_assert!(link.target_span.start >= link.start && link.target_span.end <= link.end);
+                proptest::prop_assert!(text.get(link.target_span.clone()).is_some(), "{:?} in {:?}", link, text);
+                last_start = link.start;
+            }
+        }
+    }
+
+    #[test]
+    fn a_link_text_read_differently_is_no_panic() {
+        // A `]` in an HTML attribute of the link text, a two-byte character
+        // after it: the bracket count stops early, the slice is refused.
+        for text in [
+            "[a <b c=\"]é\">](x.md)",
+            "[a <b c=\"]\">](é.md)",
+            "[`]`é](y.md)",
+        ] {
+            let _ = find_links(text);
+        }
+        assert_eq!(find_links("[`]`é](y.md)")[0].target, "y.md");
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub struct NearMiss<'a> {
 }
 
 /// An ATX heading's `#` count and text, closing `#`s trimmed.
+#[cfg_attr(planvault_size, optimize(size))]
 fn atx_text(content: &str) -> Option<(usize, &str)> {
     let hashes = content.bytes().take_while(|&b| b == b'#').count();
     if hashes == 0
@@ -67,6 +68,7 @@ fn atx_text(content: &str) -> Option<(usize, &str)> {
     ))
 }
 
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     if !may_have_next_heading(body) {
         return None;

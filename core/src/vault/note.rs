@@ -1,7 +1,7 @@
 //! One note → one node and the edges it declares (targets not yet resolved).
 
 use super::frontmatter::{self, NoteContext, Split};
-use super::links::LinkForm;
+use super::links::{LinkForm, NoteLink};
 use super::next;
 use super::scan::outline_for;
 use super::text::{lines_inclusive, strip_bom, LineIndex};
@@ -155,18 +155,8 @@ pub fn parse_note_with(
     });
     if outline.next_heading.is_none() && next_levels == NOTE_NEXT_LEVELS {
         if let Some(miss) = next::near_miss_next_heading(body) {
-            let heading = miss.heading;
-            let message = if miss.commented {
-                format!(
-                    "heading `{heading}` is inside a `%%` comment, so `{id}` declares no edges (Obsidian hides it too); remove the `%%` around it to keep them"
-                )
-            } else {
-                format!(
-                    "heading `{heading}` is not `## Next`, so `{id}` declares no edges; write the heading exactly `## Next`"
-                )
-            };
             diagnostics.push(
-                Diagnostic::warning(Code::NearMissNextHeading, message)
+                Diagnostic::warning(Code::NearMissNextHeading, near_miss_message(&miss, id))
                     .at(&position(body_offset + miss.at))
                     .with_nodes([id]),
             );
@@ -178,16 +168,11 @@ pub fn parse_note_with(
         let (marker_len, content) = next::strip_marker(item_text);
         let content_offset = body_offset + item.start + marker_len;
         let read = next::parse_item(content);
-        // The item as a diagnostic quotes it (only built for one).
-        let shown = || collapse_whitespace(content);
-        let Some(link) = read.link else {
+        let Some(link) = &read.link else {
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
-                    format!(
-                        "`## Next` item `{}` has no [[link]], so it is not an edge",
-                        shown()
-                    ),
+                    item_message(ItemProblem::NoLink, content, None, None),
                 )
                 .at(&position(content_offset))
                 .with_nodes([id]),
@@ -195,41 +180,21 @@ pub fn parse_note_with(
             continue;
         };
         let pos = position(content_offset + link.start);
-        // The link as a diagnostic names it: `[[target]]`, or a markdown
-        // link as written.
-        let written_link = || match link.form {
-            LinkForm::Wiki => format!("[[{}]]", link.target),
-            LinkForm::Markdown => content[link.start..link.end].to_string(),
-        };
         let label = read.label.map(collapse_whitespace);
-        if read.missing_arrow {
-            diagnostics.push(
-                Diagnostic::warning(
-                    Code::MalformedEdge,
-                    format!(
-                        "`## Next` item `{}` has no arrow; write `{} -> {}`",
-                        shown(),
-                        label.as_deref().unwrap_or_default(),
-                        written_link()
-                    ),
-                )
-                .at(&position(content_offset))
-                .with_nodes([id]),
-            );
-        }
-        if read.extra_links > 0 {
-            diagnostics.push(
-                Diagnostic::warning(
-                    Code::MalformedEdge,
-                    format!(
-                        "`## Next` item `{}` has several links; only the first, {}, is the edge",
-                        shown(),
-                        written_link()
-                    ),
-                )
-                .at(&position(content_offset))
-                .with_nodes([id]),
-            );
+        for (problem, found) in [
+            (ItemProblem::NoArrow, read.missing_arrow),
+            (ItemProblem::SeveralLinks, read.extra_links > 0),
+        ] {
+            if found {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        Code::MalformedEdge,
+                        item_message(problem, content, label.as_deref(), Some(link)),
+                    )
+                    .at(&position(content_offset))
+                    .with_nodes([id]),
+                );
+            }
         }
         let kind = match &label {
             Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
@@ -332,6 +297,60 @@ pub fn trim_blank_edges(text: &str) -> &str {
         }
     }
     text[start.min(text.len())..].trim_end()
+}
+
+/// What is wrong with a `## Next` item, for its `malformed-edge` warning.
+#[derive(Clone, Copy)]
+enum ItemProblem {
+    NoLink,
+    NoArrow,
+    SeveralLinks,
+}
+
+/// The `malformed-edge` message for an item (`content`: its text without the
+/// marker), quoting it and naming the link as written (`[[target]]`, or a
+/// markdown link as it stands). Off the loader's path: only a warning needs it.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
+fn item_message(
+    problem: ItemProblem,
+    content: &str,
+    label: Option<&str>,
+    link: Option<&NoteLink<'_>>,
+) -> String {
+    let shown = collapse_whitespace(content);
+    let written = link.map_or_else(String::new, |link| match link.form {
+        LinkForm::Wiki => format!("[[{}]]", link.target),
+        LinkForm::Markdown => content[link.start..link.end].to_string(),
+    });
+    match problem {
+        ItemProblem::NoLink => {
+            format!("`## Next` item `{shown}` has no [[link]], so it is not an edge")
+        }
+        ItemProblem::NoArrow => format!(
+            "`## Next` item `{shown}` has no arrow; write `{} -> {written}`",
+            label.unwrap_or_default()
+        ),
+        ItemProblem::SeveralLinks => format!(
+            "`## Next` item `{shown}` has several links; only the first, {written}, is the edge"
+        ),
+    }
+}
+
+/// The `near-miss-next-heading` message.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
+fn near_miss_message(miss: &next::NearMiss<'_>, id: &str) -> String {
+    let heading = miss.heading;
+    if miss.commented {
+        format!(
+            "heading `{heading}` is inside a `%%` comment, so `{id}` declares no edges (Obsidian hides it too); remove the `%%` around it to keep them"
+        )
+    } else {
+        format!(
+            "heading `{heading}` is not `## Next`, so `{id}` declares no edges; write the heading exactly `## Next`"
+        )
+    }
 }
 
 #[cfg(test)]

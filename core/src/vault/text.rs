@@ -116,6 +116,7 @@ pub struct Fence {
 impl Fence {
     /// Feeds one line; `true` when the line belongs to a fence (including
     /// the fence lines themselves).
+    #[cfg_attr(planvault_size, optimize(size))]
     pub fn step(&mut self, line: &str) -> bool {
         let trimmed = line.trim_start_matches(' ');
         let indent = line.len() - trimmed.len();
@@ -144,9 +145,10 @@ impl Fence {
 /// the next `%%`, or to the end of the text when nothing closes it. A `%%`
 /// later in a line is an inline comment, which Obsidian's metadata cache
 /// still reads links in, so it is no block.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
     let mut blocks = Vec::new();
-    if memchr::memmem::find(text.as_bytes(), b"%%").is_none() {
+    if !text.contains("%%") {
         return blocks;
     }
     let mut fence = Fence::default();
@@ -164,7 +166,8 @@ pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
             continue;
         }
         let open = start + (line.len() - content.len());
-        let end = memchr::memmem::find(&text.as_bytes()[open + 2..], b"%%")
+        let end = text[open + 2..]
+            .find("%%")
             .map_or(text.len(), |at| open + 2 + at + 2);
         blocks.push(open..end);
         in_comment_until = end;
@@ -175,6 +178,7 @@ pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
 /// `text` with its `%%` block comments blanked (every byte but line breaks
 /// a space), so a parse of it keeps every offset and sees no structure in
 /// a comment.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
     let blocks = comment_blocks(text);
     if blocks.is_empty() {
