@@ -7,11 +7,14 @@
 //! (`vault-files.txt`). obsidian-tasks captured them from Obsidian for its
 //! own tests; `distill.mjs` beside them says how they were brought here.
 //!
-//! planvault reads edges from list items, so these check that in every list
-//! item planvault finds the links Obsidian finds (wikilinks, embeds and
+//! planvault reads knobs from the frontmatter and edges from list items, so
+//! these check that planvault finds the frontmatter Obsidian finds and reads
+//! the same properties from it, and that in every list item planvault finds
+//! the links Obsidian finds (wikilinks, embeds and
 //! markdown links, none in code or HTML comments), at the same place, naming
 //! the same note, and that each resolves to the file Obsidian opens.
 
+use planvault_core::vault::frontmatter::{properties, split, Split};
 use planvault_core::vault::links::{links, LinkIndex, Resolution};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -21,6 +24,11 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Deserialize)]
 struct Case {
     path: String,
+    /// The frontmatter's properties, as Obsidian's YAML reader gives them.
+    frontmatter: Option<serde_json::Value>,
+    /// UTF-16 offset where the closing `---` ends.
+    #[serde(rename = "frontmatterEnd")]
+    frontmatter_end: Option<usize>,
     #[serde(rename = "listItems")]
     list_items: Vec<[usize; 2]>,
     links: Vec<ObsidianLink>,
@@ -162,4 +170,32 @@ fn links_resolve_to_the_files_obsidian_opens() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(compared >= 50, "only {compared} links compared");
+}
+
+#[test]
+fn frontmatter_reads_as_obsidian_reads_it() {
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for (name, text, case) in cases() {
+        let ours = match split(&text) {
+            Split::Closed(block) => {
+                let value = properties(block.yaml).map(|v| serde_json::to_value(v).unwrap());
+                // An empty block (`---` twice) has no properties in either:
+                // Obsidian leaves `frontmatter` out, planvault reads null.
+                (value != Ok(serde_json::Value::Null)).then_some((block.close_offset + 3, value))
+            }
+            Split::Absent | Split::Unclosed { .. } => None,
+        };
+        let theirs = case
+            .frontmatter
+            .map(|f| (byte_offset(&text, case.frontmatter_end.unwrap()), Ok(f)));
+        compared += usize::from(theirs.is_some());
+        if ours != theirs {
+            wrong.push(format!(
+                "{name}:\n  Obsidian: {theirs:?}\n  planvault: {ours:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(compared >= 30, "only {compared} frontmatters compared");
 }

@@ -43,6 +43,14 @@ fn is_fence(line: &str) -> bool {
     line.starts_with("---") && chomp(line).trim_end() == "---"
 }
 
+/// Every property of a frontmatter block as the loader's YAML reader reads
+/// it (what Obsidian's Properties view shows), for the tests that compare
+/// the two readings; the loader itself reads only the knobs.
+#[doc(hidden)]
+pub fn properties(yaml: &str) -> Result<Value, String> {
+    super::yaml_value::from_str(yaml).map_err(|e| e.to_string())
+}
+
 /// Find the frontmatter block of a BOM-less note text.
 pub fn split(text: &str) -> Split<'_> {
     let bytes = text.as_bytes();

@@ -1,0 +1,53 @@
+// A vault written with Obsidian's "Use [[Wikilinks]]" turned off: its
+// `## Next` items are markdown links, which the app reads as edges, and a
+// new edge is written the same way (`.obsidian/app.json`'s
+// useMarkdownLinks). An item inside a `%%` comment is no edge, as in
+// Obsidian.
+
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { saveScreenshot } from './support/browser.mjs';
+import { openOpfsVault } from './support/vault.mjs';
+import { useApp, planShown } from './support/app.mjs';
+
+const app = useApp();
+let page;
+
+const NOTES = {
+  '.obsidian/app.json': '{\n  "useMarkdownLinks": true\n}',
+  'Start.md': '---\ntype: start\n---\n# Start\n\n## Next\n- go -> [Review it](Review%20it.md)\n%%\n- old route -> [[Finish]]\n%%\n',
+  'Review it.md': '# Review it\n\n## Next\n- approved -> [Finish](Finish.md#Checklist)\n',
+  'Finish.md': '# Finish\n',
+};
+
+const hook = (name, ...args) => page.evaluate(([name, args]) => window.planvaultTest[name](...args), [name, args]);
+const read = (name) => page.evaluate(async (name) => (await (await window.e2eVault.getFileHandle(name)).getFile()).text(), name);
+
+before(async () => {
+  page = await app.open({ width: 1280, height: 720 });
+  await planShown(page);
+  await openOpfsVault(page, 'markdown-links-vault', NOTES, 3);
+});
+
+test('markdown links are edges, a commented-out item is none, and a new edge is a markdown link', async () => {
+  const plan = await hook('plan');
+  const edges = plan.edges.map((e) => `${e.from} -> ${e.to}`).sort();
+  assert.deepEqual(edges, ['Review it -> Finish', 'Start -> Review it'], JSON.stringify(plan.edges));
+  assert.deepEqual(plan.diagnostics, [], 'no diagnostics');
+  await saveScreenshot(page, 'markdown-links-vault');
+
+  const at = await hook('nodePoint', 'Finish', 'center');
+  await page.mouse.click(at.x, at.y);
+  await page.keyboard.press('e');
+  const input = page.locator('#picker-input');
+  await input.waitFor();
+  await input.fill('star');
+  await page.locator('#picker-list li').first().filter({ hasText: 'Start' }).waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('#dialog-input').fill('again');
+  await page.keyboard.press('Enter');
+  await hook('idle');
+  assert.equal(await read('Finish.md'), '# Finish\n\n## Next\n- again -> [Start](Start.md)\n');
+  const after = await hook('plan');
+  assert.ok(after.edges.some((e) => e.from === 'Finish' && e.to === 'Start' && e.label === 'again'), JSON.stringify(after.edges));
+});
