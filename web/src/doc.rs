@@ -318,7 +318,7 @@ impl VaultDoc {
         }
     }
 
-    /// How the vault writes new links (Obsidian's "Use [[Wikilinks]]").
+    /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`").
     pub fn link_form(&self) -> planvault_core::vault::links::LinkForm {
         use planvault_core::vault::links::{vault_link_form, APP_SETTINGS};
         vault_link_form(self.files.get(APP_SETTINGS).map(String::as_str))

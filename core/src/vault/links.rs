@@ -20,7 +20,7 @@ type Map<'a> = HashMap<Cow<'a, str>, Hits, FxBuildHasher>;
 pub enum LinkForm {
     /// `[[target]]`, `[[target|alias]]`, `[[target#heading]]`.
     Wiki,
-    /// `[text](target.md)`: what Obsidian writes with "Use [[Wikilinks]]"
+    /// `[text](target.md)`: what Obsidian writes with "Use `[[Wikilinks]]`"
     /// turned off, and reads as a link either way.
     Markdown,
 }
@@ -296,7 +296,7 @@ pub fn encode_path(target: &str) -> String {
 }
 
 /// A markdown link to the note `target`, as Obsidian writes one with
-/// "Use [[Wikilinks]]" off: `[My note](folder/My%20note.md)`.
+/// "Use `[[Wikilinks]]`" off: `[My note](folder/My%20note.md)`.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn markdown_link(target: &str) -> String {
     let name = basename(target);
@@ -314,7 +314,7 @@ pub fn markdown_link(target: &str) -> String {
 pub const APP_SETTINGS: &str = ".obsidian/app.json";
 
 /// How the vault writes new links, as Obsidian's `app.json` says
-/// (`"useMarkdownLinks": true` is "Use [[Wikilinks]]" turned off): what an
+/// (`"useMarkdownLinks": true` is "Use `[[Wikilinks]]`" turned off): what an
 /// edge planvault adds is written as. Wikilinks when the file is absent or
 /// unreadable, as in Obsidian.
 #[cfg_attr(planvault_size, optimize(size))]
