@@ -54,10 +54,18 @@ pub fn find_links(text: &str) -> Vec<NoteLink<'_>> {
 /// markdown link to a URL (`[site](https://…)`). Where a wikilink and a
 /// markdown link overlap (`[[a]](b)`), the wikilink is the link.
 pub fn links(text: &str) -> impl Iterator<Item = NoteLink<'_>> {
+    links_outside(text, hidden_spans(text))
+}
+
+/// [`links`] with `text`'s [`hidden_spans`] already found (a caller that
+/// also needs them for arrows finds them once).
+pub fn links_outside(
+    text: &str,
+    hidden: Vec<std::ops::Range<usize>>,
+) -> impl Iterator<Item = NoteLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
-    let hidden = hidden_spans(text);
-    let markdown = if text.contains("](") {
+    let markdown = if has_pair(bytes, b']', b"(") {
         markdown_links(text)
     } else {
         Vec::new()
@@ -102,11 +110,18 @@ pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     } else {
         Vec::new()
     };
-    if text.contains("<!--") {
+    if has_pair(bytes, b'<', b"!--") {
         let comments = html_comments(text, &hidden);
         hidden.extend(comments);
     }
     hidden
+}
+
+/// Whether `first` followed by `rest` occurs in `bytes`: a `memchr` for
+/// the first byte, where `str::contains` would set up a substring searcher
+/// on every one of the loader's items.
+fn has_pair(bytes: &[u8], first: u8, rest: &[u8]) -> bool {
+    memchr::memchr_iter(first, bytes).any(|at| bytes[at + 1..].starts_with(rest))
 }
 
 /// Wikilinks and markdown links in order of their start; a markdown link

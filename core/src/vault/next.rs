@@ -2,7 +2,7 @@
 //! `## Next`, found with pulldown-cmark so a `## Next` inside a code block or
 //! a link in prose never becomes an edge.
 
-use super::links::{hidden_spans, links, NoteLink};
+use super::links::{hidden_spans, links_outside, NoteLink};
 use super::text::{without_comments, Fence};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use std::ops::Range;
@@ -292,7 +292,8 @@ fn last_arrow(text: &str, hidden: &[Range<usize>]) -> Option<(usize, usize)> {
 /// Read an item's text (marker already stripped) as an edge. Offsets in the
 /// returned link are relative to `text`.
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
-    let mut links = links(text);
+    let hidden = hidden_spans(text);
+    let mut links = links_outside(text, hidden.clone());
     let Some(first) = links.next() else {
         return ItemEdge {
             label: None,
@@ -303,7 +304,7 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
         };
     };
     let before = &text[..first.start];
-    let arrow = last_arrow(before, &hidden_spans(text));
+    let arrow = last_arrow(before, &hidden);
     let (label, missing_arrow) = match arrow {
         Some((at, _)) => {
             let label = before[..at].trim();
