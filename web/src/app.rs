@@ -173,7 +173,16 @@ async fn start(state: AppState) {
 }
 
 pub(crate) fn download_zip(state: AppState) {
-    let Some(files) = state.with_doc(|d| d.files.clone()) else {
+    // Notes and `plan.canvas` only: the settings read from dot-folders
+    // (`.obsidian/app.json`, …) are Obsidian's, changed there since they were
+    // read; a copy unpacked over the vault must not put old ones back.
+    let Some(files) = state.with_doc(|d| {
+        d.files
+            .iter()
+            .filter(|(path, _)| !path.split('/').any(|part| part.starts_with('.')))
+            .map(|(path, text)| (path.clone(), text.clone()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    }) else {
         return;
     };
     let name = match state.mode.get_untracked() {
