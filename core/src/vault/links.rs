@@ -86,7 +86,9 @@ pub fn links_outside(
             if names_nothing(inner, target) || hidden.iter().any(|span| span.contains(&open)) {
                 continue;
             }
-            let target_start = inner_start + (target.as_ptr() as usize - inner.as_ptr() as usize);
+            // `target` is `inner` up to `|` or `#`, trimmed: it starts after
+            // the leading spaces.
+            let target_start = inner_start + (inner.len() - inner.trim_start().len());
             return Some(NoteLink {
                 start: open,
                 end: close + 2,
