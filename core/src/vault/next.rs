@@ -36,11 +36,6 @@ fn may_have_next_heading(body: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(b"next"))
 }
 
-/// The first heading that looks meant as `## Next` but is not it (`## Next:`,
-/// `### Next`, `# Next`, `## Next steps`, `##Next`), outside fenced code:
-/// its byte offset in `body` and its line as written. Only asked of a note
-/// without a `## Next` section, whose edges such a heading would otherwise
-/// lose in silence.
 /// A heading that looks meant as `## Next` but is not read as it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NearMiss<'a> {
@@ -68,6 +63,11 @@ fn atx_text(content: &str) -> Option<(usize, &str)> {
     ))
 }
 
+/// The first heading that looks meant as `## Next` but is not it (`## Next:`,
+/// `### Next`, `# Next`, `## Next steps`, `##Next`, or `## Next` itself in a
+/// `%%` comment), outside fenced code. Only asked of a note without a
+/// `## Next` section, whose edges such a heading would otherwise lose in
+/// silence.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     if !may_have_next_heading(body) {
