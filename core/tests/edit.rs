@@ -9,8 +9,10 @@
 
 use planvault_core::vault::edit::{self, KnobValue};
 use planvault_core::vault::links::LinkForm;
+use planvault_core::vault::rename;
 use planvault_core::NodeKind;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -67,8 +69,23 @@ fn apply(before: &str, op: &Value) -> Result<String, String> {
         "remove-knob" => edit::set_knob(before, &s("key"), None).map_err(err),
         "replace-body" => Ok(edit::replace_body(before, &s("body"))),
         "rename-links" => {
-            Ok(edit::rename_links(before, &s("old"), &s("new"))
-                .unwrap_or_else(|| before.to_string()))
+            // The note is `path` (`note.md` unless said) in a vault that also
+            // holds the renamed note and the notes `others` names.
+            let path = op["path"].as_str().unwrap_or("note.md");
+            let others = op["others"].as_array().into_iter().flatten();
+            let mut files: BTreeMap<String, String> = others
+                .map(|id| {
+                    (
+                        format!("{}.md", id.as_str().expect("others are ids")),
+                        String::new(),
+                    )
+                })
+                .collect();
+            files.insert(format!("{}.md", s("old")), String::new());
+            files.insert(path.to_string(), before.to_string());
+            let changed = rename::rename_note(&files, &s("old"), &s("new"));
+            let note = changed.into_iter().find(|(changed, _)| changed == path);
+            Ok(note.map_or_else(|| before.to_string(), |(_, text)| text))
         }
         "new-note" => {
             let kind = if s("kind") == "start" {

@@ -3,7 +3,9 @@
 
 use planvault_core::vault::edit::{self, KnobValue};
 use planvault_core::vault::links::LinkForm;
+use planvault_core::vault::{self, rename};
 use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines with their endings, the BOM set apart.
 fn lines(text: &str) -> (bool, Vec<&str>) {
@@ -89,6 +91,62 @@ prop_compose! {
     }
 }
 
+const FOLDERS: [&str; 4] = ["", "a/", "b/", "a/c/"];
+const NAMES: [&str; 4] = ["draft", "Send", "review", "first"];
+
+/// The path a link in note `from` writes to reach `to` in `way`: by name,
+/// by path, from the root, from the note's folder, or a name no note has.
+fn written(from: &str, to: &str, way: usize) -> String {
+    let folder: Vec<&str> = from.split('/').collect();
+    let folder = &folder[..folder.len() - 1];
+    match way {
+        0 => to.rsplit('/').next().unwrap().to_string(),
+        1 => to.to_string(),
+        2 => format!("/{to}"),
+        3 => {
+            let ups = "../".repeat(folder.len());
+            if ups.is_empty() {
+                format!("./{to}")
+            } else {
+                format!("{ups}{to}")
+            }
+        }
+        _ => "nowhere".to_string(),
+    }
+}
+
+prop_compose! {
+    /// A vault of same-named notes in nested folders linked every way
+    /// Obsidian reads (wikilinks and markdown links, with and without
+    /// `.md`), a note of it and a new name nothing has yet.
+    fn renamed_vault()(
+        notes in proptest::collection::btree_set((0..4usize, 0..3usize), 2..7),
+        links in proptest::collection::vec((0..7usize, 0..7usize, 0..5usize, any::<bool>(), any::<bool>()), 0..16),
+        renamed in 0..7usize,
+        new in (0..4usize, 0..4usize),
+    ) -> (BTreeMap<String, String>, String, String) {
+        let ids: Vec<String> = notes.iter().map(|&(f, n)| format!("{}{}", FOLDERS[f], NAMES[n])).collect();
+        let mut texts: Vec<String> = ids.iter().map(|_| "# Note\n\n## Next\n".to_string()).collect();
+        for (from, to, way, markdown, md) in links {
+            let (from, to) = (from % ids.len(), to % ids.len());
+            let path = format!("{}{}", written(&ids[from], &ids[to], way), if md { ".md" } else { "" });
+            let item = if markdown {
+                format!("- go -> [x]({})\n", path.replace(' ', "%20"))
+            } else {
+                format!("- go -> [[{path}|x]]\n")
+            };
+            texts[from].push_str(&item);
+        }
+        let old = ids[renamed % ids.len()].clone();
+        let mut new = format!("{}{}", FOLDERS[new.0], NAMES[new.1]);
+        if ids.iter().any(|id| id.eq_ignore_ascii_case(&new)) {
+            new = format!("{}{} v2", FOLDERS[new.len() % 4], NAMES[new.len() % 4]);
+        }
+        let files = ids.iter().zip(texts).map(|(id, text)| (format!("{id}.md"), text)).collect();
+        (files, old, new)
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -171,14 +229,42 @@ proptest! {
     }
 
     #[test]
-    fn rename_touches_only_lines_with_links(text in note(), new in "[a-z]{1,8}") {
-        if let Some(after) = edit::rename_links(&text, "draft", &new) {
-            let (_, before_lines) = lines(&text);
-            let (_, after_lines) = lines(&after);
+    fn a_rename_keeps_every_edge_joining_the_same_notes(
+        (files, old, new) in renamed_vault(),
+    ) {
+        let changed: BTreeMap<String, String> = rename::rename_note(&files, &old, &new).into_iter().collect();
+        let old_path = format!("{old}.md");
+        let mut after_files = files.clone();
+        let renamed = after_files.remove(&old_path).unwrap();
+        after_files.insert(format!("{new}.md"), changed.get(&old_path).cloned().unwrap_or(renamed));
+        for (path, text) in &changed {
+            // Only lines with links change, and none is added or lost.
+            let (_, before_lines) = lines(&files[path]);
+            let (_, after_lines) = lines(text);
             prop_assert_eq!(before_lines.len(), after_lines.len());
             for (a, b) in before_lines.iter().zip(&after_lines) {
-                if !a.contains("[[") { prop_assert_eq!(a, b); }
+                if !a.contains("[[") && !a.contains("](") { prop_assert_eq!(a, b); }
             }
+            if path != &old_path {
+                after_files.insert(path.clone(), text.clone());
+            }
+        }
+        let moved = |id: &str| if id == old { new.clone() } else { id.to_string() };
+        let edges = |files: &BTreeMap<String, String>, map: &dyn Fn(&str) -> String| {
+            let (plan, _) = vault::load(files);
+            plan.edges
+                .iter()
+                .map(|e| (
+                    map(&plan.nodes[e.from].id),
+                    e.pos.as_ref().map(|p| p.line),
+                    e.to.map(|to| map(&plan.nodes[to].id)),
+                ))
+                .collect::<BTreeSet<_>>()
+        };
+        let before = edges(&files, &moved);
+        let after = edges(&after_files, &|id: &str| id.to_string());
+        for edge in before.iter().filter(|(_, _, to)| to.is_some()) {
+            prop_assert!(after.contains(edge), "{:?} is lost: {:?}", edge, after);
         }
     }
 

@@ -126,7 +126,8 @@ pub fn add_edge(doc: &VaultDoc, from: usize, to: usize, label: &str) -> Result<C
         return Err(CommandError::NoSuchNode(to));
     }
     let (file, text) = note(doc, from)?;
-    let (after, _) = edit::append_edge(text, label, &doc.link_text(to), doc.link_form());
+    let form = doc.link_style().form;
+    let (after, _) = edit::append_edge(text, label, &doc.link_text(from, to), form);
     Ok(Change {
         summary: format!("add edge {} → {}", id(doc, from), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -151,7 +152,7 @@ pub fn retarget_edge(doc: &VaultDoc, edge: usize, to: usize) -> Result<Change> {
     }
     let (from, line) = edge_at(doc, edge)?;
     let (file, text) = note(doc, from)?;
-    let after = edit::retarget_edge(text, line, &doc.link_text(to))?;
+    let after = edit::retarget_edge(text, line, &doc.link_text(from, to))?;
     Ok(Change {
         summary: format!("retarget {} to {}", describe_edge(doc, edge), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -325,6 +326,7 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
     if taken(doc, &new_path) && !new_path.eq_ignore_ascii_case(file) {
         return Err(CommandError::NameTaken(new_id));
     }
+    let mut relinked = planvault_core::vault::rename::rename_note(&doc.files, &old_id, &new_id);
     let mut files = vec![
         FileChange {
             path: file.to_string(),
@@ -334,18 +336,14 @@ pub fn rename_node(doc: &VaultDoc, node: usize, new_name: &str) -> Result<Change
         FileChange {
             path: new_path.clone(),
             before: None,
-            after: Some(
-                edit::rename_links(text, &old_id, &new_id).unwrap_or_else(|| text.to_string()),
-            ),
+            after: Some(match relinked.iter().position(|(path, _)| path == file) {
+                Some(at) => relinked.remove(at).1,
+                None => text.to_string(),
+            }),
         },
     ];
-    for (path, other) in &doc.files {
-        if path == file || !planvault_core::vault::is_plan_note(path) {
-            continue;
-        }
-        if let Some(after) = edit::rename_links(other, &old_id, &new_id) {
-            files.push(edit_note(path, other, after));
-        }
+    for (path, after) in relinked {
+        files.push(edit_note(&path, &doc.files[&path], after));
     }
     let after_doc = doc.with_changes(files.iter().map(|f| (f.path.as_str(), f.after.as_deref())));
     if !doc.positions.is_empty() {
@@ -518,6 +516,41 @@ mod tests {
             "---\ntype: start\n---\n# Draft\n\n## Next\n- [[review]]\n- ship -> [send it](send%20it.md)\n"
         );
         assert!(edge(&after, "draft", "plans/send it").is_some());
+    }
+
+    #[test]
+    fn a_vault_that_writes_relative_paths_gets_them() {
+        let mut files = doc().files;
+        files.insert(
+            ".obsidian/app.json".into(),
+            "{\"useMarkdownLinks\": true, \"newLinkFormat\": \"relative\"}".into(),
+        );
+        files.insert("plans/send it.md".into(), "# Send it\n".into());
+        let d = VaultDoc::new(files);
+        let (send, send_it) = (
+            d.node_index("send").unwrap(),
+            d.node_index("plans/send it").unwrap(),
+        );
+        let after = apply(&d, &add_edge(&d, send_it, send, "again").unwrap());
+        assert_eq!(
+            after.files["plans/send it.md"],
+            "# Send it\n\n## Next\n- again -> [send](../send.md)\n"
+        );
+        assert!(edge(&after, "plans/send it", "send").is_some());
+    }
+
+    #[test]
+    fn rename_leaves_links_to_a_same_named_note_alone() {
+        let mut files = doc().files;
+        files.insert("b/draft.md".into(), "# Other draft\n".into());
+        files.insert("b/list.md".into(), "## Next\n- [[draft]]\n".into());
+        let d = VaultDoc::new(files);
+        let change = rename_node(&d, d.node_index("draft").unwrap(), "first draft").unwrap();
+        let after = apply(&d, &change);
+        assert_eq!(after.files["b/list.md"], "## Next\n- [[draft]]\n");
+        assert!(edge(&after, "b/list", "b/draft").is_some());
+        assert!(edge(&after, "review", "first draft").is_some());
+        assert!(change.files.iter().all(|f| f.path != "b/list.md"));
     }
 
     #[test]

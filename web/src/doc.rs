@@ -299,29 +299,21 @@ impl VaultDoc {
         }
     }
 
-    /// The text to write inside `[[...]]` to reach node `to`: its basename,
-    /// as Obsidian writes links, unless another note shares that basename.
-    pub fn link_text(&self, to: usize) -> String {
-        let id = &self.checked.plan.nodes[to].id;
-        let base = basename(id);
-        let clashes = self
-            .checked
-            .plan
-            .nodes
-            .iter()
-            .filter(|n| basename(&n.id).eq_ignore_ascii_case(base))
-            .count();
-        if clashes > 1 {
-            id.clone()
-        } else {
-            base.to_string()
-        }
+    /// The path a new link from node `from` to node `to` is written with, in
+    /// the vault's style (Obsidian's "New link format"), always reaching
+    /// `to`.
+    pub fn link_text(&self, from: usize, to: usize) -> String {
+        use planvault_core::vault::links::LinkIndex;
+        let nodes = &self.checked.plan.nodes;
+        let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
+        index.link_path(to, from, self.link_style().path)
     }
 
-    /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`").
-    pub fn link_form(&self) -> planvault_core::vault::links::LinkForm {
-        use planvault_core::vault::links::{vault_link_form, APP_SETTINGS};
-        vault_link_form(self.files.get(APP_SETTINGS).map(String::as_str))
+    /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`" and
+    /// "New link format").
+    pub fn link_style(&self) -> planvault_core::vault::links::LinkStyle {
+        use planvault_core::vault::links::{vault_link_style, APP_SETTINGS};
+        vault_link_style(self.files.get(APP_SETTINGS).map(String::as_str))
     }
 
     /// Diagnostics mentioning node `index` (by id or by its file).
@@ -839,7 +831,10 @@ pub(crate) mod tests {
         files.insert("a/send.md".into(), "# Other send\n".into());
         let doc = VaultDoc::new(files);
         let review = doc.node_index("review").unwrap();
-        assert_eq!(doc.link_text(review), "review");
-        assert_eq!(doc.link_text(doc.node_index("a/send").unwrap()), "a/send");
+        assert_eq!(doc.link_text(review, review), "review");
+        assert_eq!(
+            doc.link_text(review, doc.node_index("a/send").unwrap()),
+            "a/send"
+        );
     }
 }

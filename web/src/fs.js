@@ -17,7 +17,7 @@ function wanted(path, name) {
 
 // The settings that say which folders hold no plan notes (planvault_core's
 // vault::scope), how Obsidian writes new links (`app.json`'s
-// useMarkdownLinks: vault::links::vault_link_form), and the vault's MCP
+// useMarkdownLinks, newLinkFormat: vault::links::vault_link_style), and the vault's MCP
 // servers (which tools a browser run offers: tool_check.rs): the only files
 // read from dot-folders.
 const SETTINGS = [

@@ -12,7 +12,7 @@
 //! an edge item (the note changed underneath) is an [`EditError`], never a
 //! guess.
 
-use super::links::{encode_path, links, markdown_link, LinkForm};
+use super::links::{encode_path, links, markdown_link, LinkForm, NoteLink};
 use super::next;
 use super::text::{comment_blocks, Fence};
 use thiserror::Error;
@@ -283,7 +283,7 @@ pub fn edge_item(label: &str, target: &str, form: LinkForm) -> String {
 /// Appends the edge `- label -> [[target]]` as the last item under `## Next`,
 /// adding the heading at the end of the note when it has none. An empty label
 /// writes the unconditional `- [[target]]`; `form` is the vault's link
-/// style ([`super::links::vault_link_form`]). Returns the new text and the
+/// style ([`super::links::vault_link_style`]). Returns the new text and the
 /// 1-based line of the new item.
 pub fn append_edge(text: &str, label: &str, target: &str, form: LinkForm) -> (String, u32) {
     let note = Note::parse(text);
@@ -561,79 +561,51 @@ pub fn replace_body(text: &str, body: &str) -> String {
     out
 }
 
-/// Rewrites every link to the note `old_id` (vault-relative, no `.md`) so it
-/// points at `new_id`, the way Obsidian does on rename: a link written by
-/// basename gets the new basename, a link written as a path gets the new
-/// path; aliases (`|a`), headings and blocks (`#h`, `#^b`), embeds (`![[`)
-/// and a `.md` suffix are kept. A markdown link (`[text](old%20name.md)`)
-/// gets the new path, encoded, and keeps its text. Links inside code (fenced
-/// or inline) and HTML comments are left alone.
-/// Returns `None` when no link changed.
-pub fn rename_links(text: &str, old_id: &str, new_id: &str) -> Option<String> {
+/// `text` with the paths of some of its links replaced: `new_path(link)`
+/// gives a link's new path (as a wikilink writes it; a markdown link's is
+/// encoded here), or `None` to keep it. Every other byte stays: aliases
+/// (`|a`), headings and blocks (`#h`, `#^b`), embeds (`![[`) and a markdown
+/// link's text. Links Obsidian does not read are not offered: in code
+/// (fenced or inline), in an HTML comment or in a `%%` comment. Returns
+/// `None` when no link changed.
+pub fn rewrite_links(
+    text: &str,
+    mut new_path: impl FnMut(&NoteLink<'_>) -> Option<String>,
+) -> Option<String> {
     let note = Note::parse(text);
-    let old_base = basename(old_id);
-    let new_base = basename(new_id);
     let mut fence = Fence::default();
     let mut replaced = Vec::new();
+    let mut offset = 0;
     for (i, line) in note.lines.iter().enumerate() {
+        let start = offset;
+        offset += line.content.len() + line.ending.len();
         if fence.step(line.content) {
             continue;
         }
-        if let Some(new) = rename_in_line(line.content, old_id, old_base, new_id, new_base) {
-            replaced.push((i, Some(format!("{new}{}", line.ending))));
+        let mut out = String::new();
+        let mut copied = 0;
+        for link in links(line.content) {
+            let commented = || {
+                note.comments
+                    .iter()
+                    .any(|c| c.contains(&(start + link.start)))
+            };
+            let Some(path) = (!commented()).then(|| new_path(&link)).flatten() else {
+                continue;
+            };
+            out.push_str(&line.content[copied..link.target_span.start]);
+            match link.form {
+                LinkForm::Wiki => out.push_str(&path),
+                LinkForm::Markdown => out.push_str(&encode_path(&path)),
+            }
+            copied = link.target_span.end;
+        }
+        if copied > 0 {
+            out.push_str(&line.content[copied..]);
+            replaced.push((i, Some(format!("{out}{}", line.ending))));
         }
     }
     (!replaced.is_empty()).then(|| note.render(&replaced, &[]))
-}
-
-fn basename(id: &str) -> &str {
-    id.rsplit('/').next().unwrap_or(id)
-}
-
-fn rename_in_line(
-    line: &str,
-    old_id: &str,
-    old_base: &str,
-    new_id: &str,
-    new_base: &str,
-) -> Option<String> {
-    let mut out = String::new();
-    let mut copied = 0;
-    for link in links(line) {
-        let target: &str = &link.target;
-        let (stem, suffix) = match target
-            .len()
-            .checked_sub(3)
-            .filter(|&at| target.is_char_boundary(at))
-        {
-            Some(at) if target[at..].eq_ignore_ascii_case(".md") => (&target[..at], &target[at..]),
-            _ => (target, ""),
-        };
-        let replacement = if stem.contains('/') {
-            stem.trim_start_matches('/')
-                .eq_ignore_ascii_case(old_id)
-                .then_some(new_id)
-        } else {
-            stem.eq_ignore_ascii_case(old_base).then_some(new_base)
-        };
-        let Some(new) = replacement else {
-            continue;
-        };
-        // A path written from the vault root keeps its leading `/`.
-        let root = if stem.starts_with('/') { "/" } else { "" };
-        out.push_str(&line[copied..link.target_span.start]);
-        out.push_str(root);
-        match link.form {
-            LinkForm::Wiki => out.push_str(new),
-            LinkForm::Markdown => out.push_str(&encode_path(new)),
-        }
-        out.push_str(suffix);
-        copied = link.target_span.end;
-    }
-    (copied > 0).then(|| {
-        out.push_str(&line[copied..]);
-        out
-    })
 }
 
 /// The text of a new note: frontmatter with its type and status, the title

@@ -330,21 +330,65 @@ pub fn markdown_link(target: &str) -> String {
 /// Obsidian's settings file that says how it writes new links.
 pub const APP_SETTINGS: &str = ".obsidian/app.json";
 
-/// How the vault writes new links, as Obsidian's `app.json` says
-/// (`"useMarkdownLinks": true` is "Use `[[Wikilinks]]`" turned off): what an
-/// edge planvault adds is written as. Wikilinks when the file is absent or
-/// unreadable, as in Obsidian.
+/// How Obsidian writes the path of a new link (`newLinkFormat` in
+/// `app.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkPath {
+    /// "Shortest path when possible": the note's name when no other note
+    /// has it, else its path from the vault root.
+    #[default]
+    Shortest,
+    /// "Relative path to file": from the linking note's folder
+    /// (`../done/Send`).
+    Relative,
+    /// "Absolute path in vault": from the vault root (`done/Send`).
+    Absolute,
+}
+
+/// How the vault writes new links: their form and their path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkStyle {
+    pub form: LinkForm,
+    pub path: LinkPath,
+}
+
+/// How the vault writes new links, as Obsidian's `app.json` says:
+/// `"useMarkdownLinks": true` is "Use `[[Wikilinks]]`" turned off, and
+/// `newLinkFormat` is `"shortest"`, `"relative"` or `"absolute"`. What the
+/// file does not say (or a file that is absent or unreadable) is Obsidian's
+/// default: wikilinks, shortest path.
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn vault_link_form(app_json: Option<&str>) -> LinkForm {
-    let markdown = app_json
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
-        .and_then(|settings| settings.get("useMarkdownLinks")?.as_bool())
-        .unwrap_or(false);
-    if markdown {
-        LinkForm::Markdown
-    } else {
-        LinkForm::Wiki
+pub fn vault_link_style(app_json: Option<&str>) -> LinkStyle {
+    let settings = app_json.and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
+    let setting = |key: &str| settings.as_ref().and_then(|s| s.get(key));
+    let form = match setting("useMarkdownLinks").and_then(serde_json::Value::as_bool) {
+        Some(true) => LinkForm::Markdown,
+        _ => LinkForm::Wiki,
+    };
+    let path = match setting("newLinkFormat").and_then(serde_json::Value::as_str) {
+        Some("relative") => LinkPath::Relative,
+        Some("absolute") => LinkPath::Absolute,
+        _ => LinkPath::Shortest,
+    };
+    LinkStyle { form, path }
+}
+
+/// The path from the folder `from` (`""` for the vault root) to the note
+/// `id`: `Send`, `done/Send`, `../done/Send`.
+fn relative_path(from: &str, id: &str) -> String {
+    let folder = format!("{from}/");
+    let (mut here, mut there) = (folder.trim_start_matches('/'), id);
+    // Past the folders both paths start with, each folder left in `here`
+    // is a step up.
+    while let (Some((a, here_rest)), Some((b, there_rest))) =
+        (here.split_once('/'), there.split_once('/'))
+    {
+        if a != b {
+            break;
+        }
+        (here, there) = (here_rest, there_rest);
     }
+    format!("{}{there}", "../".repeat(here.matches('/').count()))
 }
 
 /// Whether a link destination is a URL (`https:`, `mailto:`, `obsidian:`,
@@ -648,7 +692,12 @@ impl LinkIndex<'static> {
 
 impl<'a> LinkIndex<'a> {
     pub fn new(ids: impl IntoIterator<Item = &'a str>) -> Self {
-        let ids: Vec<&'a str> = ids.into_iter().collect();
+        Self::from_ids(ids.into_iter().collect())
+    }
+
+    /// [`LinkIndex::new`]'s work, compiled once rather than once per kind
+    /// of iterator a caller passes.
+    fn from_ids(ids: Vec<&'a str>) -> Self {
         let mut index = LinkIndex {
             by_path: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
             by_basename: Map::with_capacity_and_hasher(ids.len(), FxBuildHasher),
@@ -774,6 +823,75 @@ impl<'a> LinkIndex<'a> {
             Some(hits) => self.pick(hits.as_slice(), &path),
             None => Resolution::Missing,
         }
+    }
+
+    /// The folder of note `i` (`""` at the vault root).
+    fn folder(&self, i: usize) -> &str {
+        self.ids
+            .get(i)
+            .and_then(|id| id.rsplit_once('/'))
+            .map_or("", |(folder, _)| folder)
+    }
+
+    /// The path a new link in note `from` to note `to` is written with, as
+    /// Obsidian writes it in `style`. A path that would reach another note
+    /// (a same-named note in the linking note's folder comes first) is
+    /// written from the vault root instead, so the link always means `to`.
+    pub fn link_path(&self, to: usize, from: usize, style: LinkPath) -> String {
+        let id: &str = &self.ids[to];
+        let path = match style {
+            LinkPath::Shortest => {
+                let base = basename(id);
+                let unique = self
+                    .by_basename
+                    .get(lower(base).as_ref())
+                    .is_some_and(|hits| hits.as_slice().len() == 1);
+                if unique { base } else { id }.to_string()
+            }
+            LinkPath::Absolute => id.to_string(),
+            LinkPath::Relative => relative_path(self.folder(from), id),
+        };
+        self.reaching(path, "", to, from)
+    }
+
+    /// A new path for a link written as `written` in note `from`, so that it
+    /// reaches `to`, in the way it was written: a name stays a name, a path
+    /// a path, a path from the root (`/…`) or from the note (`./`, `../`)
+    /// stays one, and a `.md` suffix stays. Where that way would reach
+    /// another note, the path from the vault root.
+    pub fn relinked_path(&self, written: &str, to: usize, from: usize) -> String {
+        let written = written.trim();
+        let stem = strip_md(written);
+        let suffix = &written[stem.len()..];
+        let id: &str = &self.ids[to];
+        let path = if stem.starts_with("./") || stem.starts_with("../") {
+            let relative = relative_path(self.folder(from), id);
+            if relative.starts_with("../") {
+                relative
+            } else {
+                format!("./{relative}")
+            }
+        } else if stem.starts_with('/') {
+            format!("/{id}")
+        } else if stem.contains('/') {
+            id.to_string()
+        } else {
+            basename(id).to_string()
+        };
+        self.reaching(path, suffix, to, from)
+    }
+
+    /// `path` + `suffix` when a link written so in note `from` reaches `to`;
+    /// else `to`'s id, else its id from the vault root.
+    fn reaching(&self, path: String, suffix: &str, to: usize, from: usize) -> String {
+        let id: &str = &self.ids[to];
+        let reaches =
+            |path: &str| matches!(self.resolve(path, from), Resolution::Found(at) if at == to);
+        [path, id.to_string()]
+            .into_iter()
+            .map(|path| format!("{path}{suffix}"))
+            .find(|path| reaches(path))
+            .unwrap_or_else(|| format!("/{id}{suffix}"))
     }
 
     /// One hit resolves; several differing only in case resolve to the one
@@ -1116,5 +1234,78 @@ mod tests {
         let index = LinkIndex::new(["Plan", "plan"]);
         assert_eq!(index.resolve("plan", 0), Resolution::Found(1));
         assert_eq!(index.resolve("PLAN", 0), Resolution::Ambiguous(vec![0, 1]));
+    }
+
+    #[test]
+    fn app_json_says_how_new_links_are_written() {
+        let style = |json| vault_link_style(Some(json));
+        let default = LinkStyle {
+            form: LinkForm::Wiki,
+            path: LinkPath::Shortest,
+        };
+        assert_eq!(vault_link_style(None), default);
+        assert_eq!(style("{not json"), default);
+        assert_eq!(style(r#"{"newLinkFormat": 3}"#), default);
+        assert_eq!(
+            style(r#"{"useMarkdownLinks": true, "newLinkFormat": "relative"}"#),
+            LinkStyle {
+                form: LinkForm::Markdown,
+                path: LinkPath::Relative
+            }
+        );
+        assert_eq!(
+            style(r#"{"newLinkFormat": "absolute"}"#).path,
+            LinkPath::Absolute
+        );
+    }
+
+    #[test]
+    fn new_links_are_written_in_the_vault_style_and_reach_their_note() {
+        let index = LinkIndex::new([
+            "plans/Draft",    // 0
+            "plans/Send",     // 1
+            "done/Send",      // 2
+            "plans/sub/Note", // 3
+            "Root",           // 4
+            "x/plans/Send",   // 5
+            "x/Source",       // 6
+        ]);
+        let path = |to, from, style| index.link_path(to, from, style);
+        use LinkPath::*;
+        assert_eq!(path(3, 0, Shortest), "Note");
+        assert_eq!(path(1, 0, Shortest), "plans/Send");
+        assert_eq!(path(2, 0, Shortest), "done/Send");
+        assert_eq!(path(3, 0, Relative), "sub/Note");
+        assert_eq!(path(2, 0, Relative), "../done/Send");
+        assert_eq!(path(4, 3, Relative), "../../Root");
+        assert_eq!(path(1, 0, Relative), "Send");
+        assert_eq!(path(3, 4, Absolute), "plans/sub/Note");
+        // From x/, `plans/Send` is x/plans/Send: the root's is written so.
+        assert_eq!(path(1, 6, Absolute), "/plans/Send");
+        assert_eq!(path(1, 6, Shortest), "/plans/Send");
+        for to in 0..7 {
+            for from in 0..7 {
+                for style in [Shortest, Relative, Absolute] {
+                    let written = path(to, from, style);
+                    assert_eq!(
+                        index.resolve(&written, from),
+                        Resolution::Found(to),
+                        "{written}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_relinked_path_keeps_the_way_it_was_written() {
+        let index = LinkIndex::new(["a/Draft", "a/Source", "b/Draft", "Top"]);
+        assert_eq!(index.relinked_path("Old.md", 0, 1), "Draft.md");
+        assert_eq!(index.relinked_path("x/Old", 0, 1), "a/Draft");
+        assert_eq!(index.relinked_path("/x/Old", 0, 1), "/a/Draft");
+        assert_eq!(index.relinked_path("./Old", 0, 1), "./Draft");
+        assert_eq!(index.relinked_path("../Old", 3, 1), "../Top");
+        // From a/, `Draft` is a/Draft: b's is written by path.
+        assert_eq!(index.relinked_path("Old", 2, 1), "b/Draft");
     }
 }

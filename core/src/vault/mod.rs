@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod links;
 pub mod next;
 pub mod note;
+pub mod rename;
 mod scan;
 pub mod scope;
 mod simple_yaml;

@@ -1,0 +1,177 @@
+//! Renaming or moving a note without changing what any link means.
+//!
+//! Obsidian rewrites the links to a note it renames. planvault does the same
+//! by resolution, not by spelling: a link is rewritten when it reached the
+//! renamed note, or when the rename would make it reach another note than
+//! before (a note in another folder that now takes the renamed note's name,
+//! or the moved note's own links, read from its new folder). No other link
+//! changes, so after a rename every edge of the plan joins the same notes.
+
+use super::edit::rewrite_links;
+use super::links::{LinkIndex, Resolution};
+use super::{is_plan_note, node_id};
+use std::collections::BTreeMap;
+
+/// The notes whose text a rename of note `old_id` to `new_id` (vault paths
+/// without `.md`) changes, in path order: each note's path before the
+/// rename (the renamed note's own text under its old path) and new text. Every other
+/// byte of a changed note stays; a rewritten link keeps its form, alias,
+/// heading, embed mark and the way its path was written
+/// ([`LinkIndex::relinked_path`]). Empty when `old_id` is no note.
+pub fn rename_note(
+    files: &BTreeMap<String, String>,
+    old_id: &str,
+    new_id: &str,
+) -> Vec<(String, String)> {
+    let notes: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|path| is_plan_note(path))
+        .collect();
+    let ids_before: Vec<&str> = notes.iter().map(|path| node_id(path)).collect();
+    let Some(renamed) = ids_before.iter().position(|id| *id == old_id) else {
+        return Vec::new();
+    };
+    let mut ids_after = ids_before.clone();
+    ids_after[renamed] = new_id;
+    let before = LinkIndex::new(ids_before);
+    let after = LinkIndex::new(ids_after);
+    let mut changed = Vec::new();
+    for (from, path) in notes.iter().enumerate() {
+        let text = &files[*path];
+        let rewritten = rewrite_links(text, |link| {
+            let Resolution::Found(to) = before.resolve(&link.target, from) else {
+                return None;
+            };
+            let kept =
+                matches!(after.resolve(&link.target, from), Resolution::Found(at) if at == to);
+            (!kept).then(|| after.relinked_path(&link.target, to, from))
+        });
+        if let Some(text) = rewritten {
+            changed.push((path.to_string(), text));
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vault(notes: &[(&str, &str)]) -> BTreeMap<String, String> {
+        notes
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.to_string()))
+            .collect()
+    }
+
+    /// The rename's changed notes, as `path: text` lines.
+    fn check(notes: &[(&str, &str)], old: &str, new: &str, expect: &[(&str, &str)]) {
+        let changed = rename_note(&vault(notes), old, new);
+        let got: Vec<(&str, &str)> = changed
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn a_link_to_a_same_named_note_elsewhere_stays() {
+        // `b/Source`'s [[draft]] means b/draft (its own folder first).
+        check(
+            &[
+                ("a/draft.md", ""),
+                ("b/draft.md", ""),
+                ("b/Source.md", "## Next\n- [[draft]]\n"),
+                ("a/Source.md", "## Next\n- [[draft]]\n"),
+            ],
+            "a/draft",
+            "a/first",
+            &[("a/Source.md", "## Next\n- [[first]]\n")],
+        );
+    }
+
+    #[test]
+    fn a_name_another_note_has_becomes_a_path() {
+        check(
+            &[
+                ("a/draft.md", ""),
+                ("b/first.md", ""),
+                ("c/Source.md", "## Next\n- [[draft|the draft]]\n"),
+            ],
+            "a/draft",
+            "a/first",
+            &[("c/Source.md", "## Next\n- [[a/first|the draft]]\n")],
+        );
+    }
+
+    #[test]
+    fn a_link_the_new_name_would_capture_is_written_as_a_path() {
+        // [[first]] meant c/first; a/first would come first from a/.
+        check(
+            &[
+                ("a/draft.md", ""),
+                ("c/first.md", ""),
+                ("a/Source.md", "[[first]]\n"),
+            ],
+            "a/draft",
+            "a/first",
+            &[("a/Source.md", "[[c/first]]\n")],
+        );
+    }
+
+    #[test]
+    fn relative_and_rooted_links_keep_their_way() {
+        check(
+            &[
+                ("plans/draft.md", ""),
+                (
+                    "plans/sub/Source.md",
+                    "[[../draft]] [x](/plans/draft.md) [[./other]]\n",
+                ),
+                ("plans/sub/other.md", ""),
+            ],
+            "plans/draft",
+            "plans/sub/draft v2",
+            &[(
+                "plans/sub/Source.md",
+                "[[./draft v2]] [x](/plans/sub/draft%20v2.md) [[./other]]\n",
+            )],
+        );
+    }
+
+    #[test]
+    fn a_moved_note_keeps_its_own_links_meaning() {
+        check(
+            &[
+                ("a/draft.md", "## Next\n- [[Send]]\n- [[../Root]]\n"),
+                ("a/Send.md", ""),
+                ("b/Send.md", ""),
+                ("Root.md", ""),
+            ],
+            "a/draft",
+            "b/c/draft",
+            &[("a/draft.md", "## Next\n- [[a/Send]]\n- [[../../Root]]\n")],
+        );
+    }
+
+    #[test]
+    fn links_obsidian_does_not_read_stay() {
+        let text =
+            "`[[draft]]`\n%%\n[[draft]]\n%%\n```\n[[draft]]\n```\n<!-- [[draft]] --> [[draft]]\n";
+        check(
+            &[("draft.md", ""), ("Source.md", text)],
+            "draft",
+            "first",
+            &[(
+                "Source.md",
+                "`[[draft]]`\n%%\n[[draft]]\n%%\n```\n[[draft]]\n```\n<!-- [[draft]] --> [[first]]\n",
+            )],
+        );
+    }
+
+    #[test]
+    fn no_note_of_that_name_changes_nothing() {
+        check(&[("Source.md", "[[draft]]\n")], "draft", "first", &[]);
+    }
+}
