@@ -16,6 +16,7 @@
 
 use planvault_core::vault::frontmatter::{properties, split, Split};
 use planvault_core::vault::links::{links, LinkIndex, Resolution};
+use planvault_core::vault::next;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fs;
@@ -29,8 +30,10 @@ struct Case {
     /// UTF-16 offset where the closing `---` ends.
     #[serde(rename = "frontmatterEnd")]
     frontmatter_end: Option<usize>,
+    /// Each list item's UTF-16 span and its task status (`" "`, `"x"`, …),
+    /// `None` when it is no task.
     #[serde(rename = "listItems")]
-    list_items: Vec<[usize; 2]>,
+    list_items: Vec<(usize, usize, Option<String>)>,
     links: Vec<ObsidianLink>,
     resolve: BTreeMap<String, Option<String>>,
 }
@@ -103,7 +106,7 @@ fn list_items_hold_the_links_obsidian_reads() {
     let mut compared = 0;
     let mut wrong = Vec::new();
     for (name, text, case) in cases() {
-        for [start, end] in &case.list_items {
+        for (start, end, _) in &case.list_items {
             let (start, end) = (byte_offset(&text, *start), byte_offset(&text, *end));
             let ours: Vec<(usize, usize, String)> = links(&text[start..end])
                 .map(|l| (start + l.start, start + l.end, l.target.into_owned()))
@@ -135,6 +138,42 @@ fn list_items_hold_the_links_obsidian_reads() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(compared >= 60, "only {compared} links compared");
+}
+
+#[test]
+fn tasks_are_the_items_obsidian_draws_a_checkbox_for() {
+    let (mut tasks, mut items) = (0, 0);
+    let mut wrong = Vec::new();
+    for (name, text, case) in cases() {
+        for (start, end, task) in &case.list_items {
+            let item = &text[byte_offset(&text, *start)..byte_offset(&text, *end)];
+            let line = item.lines().next().unwrap_or_default();
+            let (_, content) = next::strip_marker(line);
+            let after_marker = &line[line.find(['-', '*', '+', '.', ')']).map_or(0, |at| at + 1)..];
+            let ours =
+                next::task_status(after_marker.trim_start()).map(|(status, _)| status.to_string());
+            // A task's text starts after its checkbox; any other item's,
+            // after its marker.
+            let text_after = match &ours {
+                Some(_) => after_marker
+                    .split_once(']')
+                    .map_or("", |(_, rest)| rest.trim_start()),
+                None => after_marker.trim_start(),
+            };
+            items += 1;
+            tasks += usize::from(task.is_some());
+            if ours != *task || content != text_after {
+                wrong.push(format!(
+                    "{name}: {line:?} is task {task:?} in Obsidian, {ours:?} here (text {content:?})"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        items >= 250 && tasks >= 200,
+        "only {items} items, {tasks} tasks"
+    );
 }
 
 #[test]

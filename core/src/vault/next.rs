@@ -255,8 +255,22 @@ pub struct ItemEdge<'a> {
     pub extra_links: usize,
 }
 
-/// The text of a list item without its marker (`-`, `*`, `+`, `1.`, `1)`),
-/// and the byte offset where that text starts.
+/// The status of a task item (`- [ ] …`, `- [x] …`, or any one character
+/// between the brackets, as Obsidian reads custom statuses), given the
+/// item's text after its marker: the status and the text after the
+/// checkbox. The checkbox must be followed by a space or end the line
+/// (`[x](x.md)` is a link, not a task).
+pub fn task_status(content: &str) -> Option<(char, &str)> {
+    let mut chars = content.strip_prefix('[')?.chars();
+    let status = chars.next().filter(|c| !matches!(c, '\n' | '\r'))?;
+    let after = chars.as_str().strip_prefix(']')?;
+    (after.is_empty() || after.starts_with([' ', '\t', '\r', '\n'])).then_some((status, after))
+}
+
+/// The text of a list item without its marker (`-`, `*`, `+`, `1.`, `1)`)
+/// and, for a task, its checkbox (Obsidian draws a checkbox, not `[ ]`, so
+/// the text a user reads is what follows it), and the byte offset where
+/// that text starts.
 pub fn strip_marker(item: &str) -> (usize, &str) {
     let trimmed = item.trim_start();
     let lead = item.len() - trimmed.len();
@@ -270,7 +284,12 @@ pub fn strip_marker(item: &str) -> (usize, &str) {
         }
     };
     let rest = &trimmed[marker_len..];
-    let content = rest.trim_start();
+    let mut content = rest.trim_start();
+    if marker_len > 0 && content.len() < rest.len() {
+        if let Some((_, after)) = task_status(content) {
+            content = after.trim_start();
+        }
+    }
     (lead + marker_len + (rest.len() - content.len()), content)
 }
 
@@ -515,5 +534,14 @@ mod tests {
         assert_eq!(strip_marker("- [[t]]"), (2, "[[t]]"));
         assert_eq!(strip_marker("  12) x"), (6, "x"));
         assert_eq!(strip_marker("*   y"), (4, "y"));
+        assert_eq!(strip_marker("- [ ] go -> [[t]]"), (6, "go -> [[t]]"));
+        assert_eq!(strip_marker("1. [x]  [[t]]"), (8, "[[t]]"));
+        assert_eq!(strip_marker("- [/]"), (5, ""));
+        assert_eq!(strip_marker("- [é] é"), (7, "é"));
+        // No checkbox: a link, a wikilink, a bracket without a space after.
+        assert_eq!(strip_marker("- [x](x.md)"), (2, "[x](x.md)"));
+        assert_eq!(strip_marker("- [[x]]"), (2, "[[x]]"));
+        assert_eq!(strip_marker("- [xy] z"), (2, "[xy] z"));
+        assert_eq!(strip_marker("- []"), (2, "[]"));
     }
 }

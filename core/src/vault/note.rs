@@ -324,6 +324,10 @@ fn item_message(
         LinkForm::Markdown => content[link.start..link.end].to_string(),
     });
     match problem {
+        ItemProblem::NoLink if shown.is_empty() => {
+            "`## Next` item is empty, so it is not an edge; write `label -> [[note]]` or remove it"
+                .to_string()
+        }
         ItemProblem::NoLink => {
             format!("`## Next` item `{shown}` has no [[link]], so it is not an edge")
         }
