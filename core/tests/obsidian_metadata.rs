@@ -17,6 +17,7 @@
 use planvault_core::vault::frontmatter::{properties, split, Split};
 use planvault_core::vault::links::{links, LinkIndex, Resolution};
 use planvault_core::vault::next;
+use pulldown_cmark::HeadingLevel;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fs;
@@ -30,10 +31,11 @@ struct Case {
     /// UTF-16 offset where the closing `---` ends.
     #[serde(rename = "frontmatterEnd")]
     frontmatter_end: Option<usize>,
-    /// Each list item's UTF-16 span and its task status (`" "`, `"x"`, …),
-    /// `None` when it is no task.
+    /// Each list item's UTF-16 span, its task status (`" "`, `"x"`, …) or
+    /// `None` when it is no task, and its parent: the 0-based line of the
+    /// item it is nested in, or minus the line its list starts on.
     #[serde(rename = "listItems")]
-    list_items: Vec<(usize, usize, Option<String>)>,
+    list_items: Vec<(usize, usize, Option<String>, i64)>,
     links: Vec<ObsidianLink>,
     resolve: BTreeMap<String, Option<String>>,
 }
@@ -106,7 +108,7 @@ fn list_items_hold_the_links_obsidian_reads() {
     let mut compared = 0;
     let mut wrong = Vec::new();
     for (name, text, case) in cases() {
-        for (start, end, _) in &case.list_items {
+        for (start, end, _, _) in &case.list_items {
             let (start, end) = (byte_offset(&text, *start), byte_offset(&text, *end));
             let ours: Vec<(usize, usize, String)> = links(&text[start..end])
                 .map(|l| (start + l.start, start + l.end, l.target.into_owned()))
@@ -145,7 +147,7 @@ fn tasks_are_the_items_obsidian_draws_a_checkbox_for() {
     let (mut tasks, mut items) = (0, 0);
     let mut wrong = Vec::new();
     for (name, text, case) in cases() {
-        for (start, end, task) in &case.list_items {
+        for (start, end, task, _) in &case.list_items {
             let item = &text[byte_offset(&text, *start)..byte_offset(&text, *end)];
             let line = item.lines().next().unwrap_or_default();
             let (_, content) = next::strip_marker(line);
@@ -173,6 +175,85 @@ fn tasks_are_the_items_obsidian_draws_a_checkbox_for() {
     assert!(
         items >= 250 && tasks >= 200,
         "only {items} items, {tasks} tasks"
+    );
+}
+
+#[test]
+fn a_list_under_next_splits_into_the_items_obsidian_reads() {
+    // Each top-level list of a note, alone under a `## Next` heading: its
+    // items are the top-level items Obsidian found in it, each from its
+    // marker to the end of its own text (continuation lines included,
+    // nested items not).
+    let (mut lists, mut compared) = (0, 0);
+    let mut wrong = Vec::new();
+    for (name, text, case) in cases() {
+        let line_of = |offset: usize| text[..offset].matches('\n').count() as i64;
+        let items: Vec<(usize, usize, i64, i64)> = case
+            .list_items
+            .iter()
+            .map(|(s, e, _, parent)| {
+                let (s, e) = (byte_offset(&text, *s), byte_offset(&text, *e));
+                (s, e, line_of(s), *parent)
+            })
+            .collect();
+        let mut roots: Vec<i64> = items.iter().map(|i| i.3).filter(|p| *p < 0).collect();
+        roots.dedup();
+        for root in roots {
+            // The list's items and everything nested in them.
+            let mut members: Vec<&(usize, usize, i64, i64)> =
+                items.iter().filter(|i| i.3 == root).collect();
+            loop {
+                let lines: Vec<i64> = members.iter().map(|i| i.2).collect();
+                let more: Vec<_> = items
+                    .iter()
+                    .filter(|i| lines.contains(&i.3) && !members.contains(i))
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                members.extend(more);
+            }
+            let first = members.iter().map(|i| i.0).min().unwrap();
+            let start = text[..first].rfind('\n').map_or(0, |at| at + 1);
+            let last = members.iter().map(|i| i.1).max().unwrap();
+            let end = text[last..]
+                .find('\n')
+                .map_or(text.len(), |at| last + at + 1);
+            let region = &text[start..end];
+            if region.trim_start().starts_with('>') {
+                continue; // Quoted: never a plan's `## Next`.
+            }
+            let body = format!("## Next\n{region}");
+            let shift = |at: usize| at - "## Next\n".len() + start;
+            let read = |outline: next::Outline| -> Vec<(usize, usize)> {
+                outline
+                    .items
+                    .iter()
+                    .map(|r| (shift(r.start), shift(r.end)))
+                    .collect()
+            };
+            let ours = read(next::loaded_outline(&body, &[HeadingLevel::H2]));
+            let full = read(next::outline_full(&body, &[HeadingLevel::H2]));
+            let theirs: Vec<(usize, usize)> = items
+                .iter()
+                .filter(|i| i.3 == root)
+                // Where a blank line follows, Obsidian's span takes in the
+                // line break; planvault's ends with the text.
+                .map(|i| (i.0, i.0 + text[i.0..i.1].trim_end().len()))
+                .collect();
+            lists += 1;
+            compared += theirs.len();
+            if ours != theirs || full != theirs {
+                wrong.push(format!(
+                    "{name}: list {region:?}\n  Obsidian: {theirs:?}\n  planvault: {ours:?}, parsed in full {full:?}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        lists >= 50 && compared >= 150,
+        "only {lists} lists, {compared} items"
     );
 }
 

@@ -132,6 +132,14 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     None
 }
 
+/// The outline the loader reads: the line scan where it is sure, the full
+/// parse otherwise. For tests that hold the loader's reading against
+/// Obsidian's.
+#[doc(hidden)]
+pub fn loaded_outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
+    super::scan::outline_for(body, next_levels, false)
+}
+
 /// Outline a body with a full CommonMark parse (see `scan` for the fast way). `next_level` is the heading level of the `Next` section
 /// (2 in a note; a plan document accepts its own level too).
 pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
