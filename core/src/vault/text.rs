@@ -123,7 +123,11 @@ impl Fence {
         let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
         let run = marker.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
         match (self.open, marker) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
+            // A backtick fence's info string has no backtick (CommonMark):
+            // "```a`" opens no fence.
+            (None, Some(c))
+                if indent <= 3 && run >= 3 && (c == '~' || !trimmed[run..].contains('`')) =>
+            {
                 self.open = Some((c, run));
                 true
             }
@@ -233,5 +237,19 @@ mod tests {
         assert_eq!(line_ending("a\r\nb\n"), "\r\n");
         assert_eq!(line_ending("a\nb\r\n"), "\n");
         assert_eq!(line_ending("no break"), "\n");
+    }
+
+    #[test]
+    fn fences_open_as_commonmark_opens_them() {
+        let fenced = |text: &str| {
+            let mut fence = Fence::default();
+            text.lines().map(|line| fence.step(line)).collect::<Vec<_>>()
+        };
+        assert_eq!(fenced("```rust\nx\n```\ny"), [true, true, true, false]);
+        assert_eq!(fenced("~~~ a`b\nx\n~~~"), [true, true, true]);
+        // Found by fuzzing: a backtick in a backtick fence's info string
+        // makes the line a paragraph, as pulldown-cmark and Obsidian read it.
+        assert_eq!(fenced("```a`\nx"), [false, false]);
+        assert_eq!(fenced("    ```\nx"), [false, false]);
     }
 }
