@@ -4,7 +4,7 @@ use super::frontmatter::{self, NoteContext, Split};
 use super::links::{LinkForm, NoteLink};
 use super::next;
 use super::scan::outline_for;
-use super::text::{lines_inclusive, strip_bom, LineIndex};
+use super::text::{lines_inclusive, strip_bom, without_comments, LineIndex};
 use crate::{Code, Diagnostic, EdgeKind, Node, NodeExt, SourcePos, VaultNode};
 use pulldown_cmark::HeadingLevel;
 use std::ops::Range;
@@ -163,8 +163,15 @@ pub fn parse_note_with(
         }
     }
     let mut edges = Vec::with_capacity(outline.items.len());
+    let mut uncommented = None;
     for item in &outline.items {
-        let item_text = &body[item.clone()];
+        let mut item_text = &body[item.clone()];
+        if memchr::memchr(b'%', item_text.as_bytes()).is_some() && item_text.contains("%%") {
+            // A `%%` comment on an item's continuation lines hides what it
+            // spans there too (no item starts inside one).
+            let read = uncommented.get_or_insert_with(|| without_comments(body));
+            item_text = &read[item.clone()];
+        }
         let (marker_len, content) = next::strip_marker(item_text);
         let content_offset = body_offset + item.start + marker_len;
         let read = next::parse_item(content);
