@@ -243,7 +243,9 @@ mod tests {
     fn fences_open_as_commonmark_opens_them() {
         let fenced = |text: &str| {
             let mut fence = Fence::default();
-            text.lines().map(|line| fence.step(line)).collect::<Vec<_>>()
+            text.lines()
+                .map(|line| fence.step(line))
+                .collect::<Vec<_>>()
         };
         assert_eq!(fenced("```rust\nx\n```\ny"), [true, true, true, false]);
         assert_eq!(fenced("~~~ a`b\nx\n~~~"), [true, true, true]);
