@@ -12,9 +12,12 @@
 //! an edge item (the note changed underneath) is an [`EditError`], never a
 //! guess.
 
+use super::frontmatter::{self, Split};
 use super::links::{encode_path, links, markdown_link, LinkForm, NoteLink};
 use super::next;
-use super::text::{comment_blocks, Fence};
+use super::note::NOTE_NEXT_LEVELS;
+use super::scan::outline_for;
+use super::text::{comment_blocks, without_comments, Fence};
 use thiserror::Error;
 
 /// Why an edit could not be applied to the note as given.
@@ -77,11 +80,27 @@ impl<'a> Note<'a> {
                 }
             })
             .collect();
-        Note {
+        let mut note = Note {
             bom,
             lines,
-            comments: comment_blocks(rest),
-        }
+            comments: Vec::new(),
+        };
+        // Only the body has comments: `%%` in the frontmatter is YAML.
+        let body = note.body_offset();
+        note.comments = comment_blocks(&rest[body..])
+            .into_iter()
+            .map(|c| c.start + body..c.end + body)
+            .collect();
+        note
+    }
+
+    /// Byte offset (after the BOM) where the body starts: past the
+    /// frontmatter's closing line, or 0.
+    fn body_offset(&self) -> usize {
+        self.lines[..self.body_start()]
+            .iter()
+            .map(|l| l.content.len() + l.ending.len())
+            .sum()
     }
 
     /// The line ending new lines get: the note's first one, LF for a note
@@ -572,40 +591,102 @@ pub fn rewrite_links(
     text: &str,
     mut new_path: impl FnMut(&NoteLink<'_>) -> Option<String>,
 ) -> Option<String> {
-    let note = Note::parse(text);
+    let rest = text.strip_prefix(BOM).unwrap_or(text);
+    let bom = &text[..text.len() - rest.len()];
+    // The body as the loader splits it off, its `%%` comments blanked
+    // (offsets kept), so what they hide neither counts as a link nor pairs
+    // up with the brackets and backticks around it.
+    let body = match frontmatter::split(rest) {
+        Split::Absent => 0,
+        Split::Closed(block) => block.body_offset,
+        Split::Unclosed { body_offset } => body_offset,
+    };
+    let read = format!("{}{}", &rest[..body], without_comments(&rest[body..]));
+    let mut rewrites: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut rewrite_in =
+        |from: usize, to: usize, rewrites: &mut Vec<_>, skip: &[std::ops::Range<usize>]| {
+            for link in links(&read[from..to]) {
+                if skip.iter().any(|item| item.contains(&(from + link.start))) {
+                    continue;
+                }
+                if let Some(path) = new_path(&link) {
+                    let path = match link.form {
+                        LinkForm::Wiki => path,
+                        LinkForm::Markdown => encode_path(&path),
+                    };
+                    let span = link.target_span;
+                    rewrites.push((from + span.start..from + span.end, path));
+                }
+            }
+        };
+    // `## Next` items are read exactly as the loader reads them (its
+    // outline, each item's text past its marker), so the link an edge
+    // follows is the one rewritten.
+    let outline = outline_for(&read[body..], NOTE_NEXT_LEVELS, false);
+    let items: Vec<std::ops::Range<usize>> = outline
+        .items
+        .iter()
+        .map(|item| body + item.start..body + item.end)
+        .collect();
+    for item in &items {
+        let (marker, _) = next::strip_marker(&read[item.clone()]);
+        rewrite_in(item.start + marker, item.end, &mut rewrites, &[]);
+    }
+    // The rest block by block: a line joins the one before it as its
+    // continuation (a markdown link may wrap onto it), unless it starts a
+    // block of its own (a list item, a heading, a quote) or a blank line,
+    // fenced code or the frontmatter (a line per property) comes between.
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     let mut fence = Fence::default();
-    let mut replaced = Vec::new();
-    let mut offset = 0;
-    for (i, line) in note.lines.iter().enumerate() {
-        let start = offset;
-        offset += line.content.len() + line.ending.len();
-        if fence.step(line.content) {
+    let mut start = 0;
+    let mut in_run = false;
+    for raw in read.split_inclusive('\n') {
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let (line_start, end) = (start, start + line.len());
+        start += raw.len();
+        let in_frontmatter = line_start < body;
+        if (!in_frontmatter && fence.step(line)) || line.trim().is_empty() {
+            in_run = false;
             continue;
         }
-        let mut out = String::new();
-        let mut copied = 0;
-        for link in links(line.content) {
-            let commented = || {
-                note.comments
-                    .iter()
-                    .any(|c| c.contains(&(start + link.start)))
-            };
-            let Some(path) = (!commented()).then(|| new_path(&link)).flatten() else {
-                continue;
-            };
-            out.push_str(&line.content[copied..link.target_span.start]);
-            match link.form {
-                LinkForm::Wiki => out.push_str(&path),
-                LinkForm::Markdown => out.push_str(&encode_path(&path)),
-            }
-            copied = link.target_span.end;
+        let heading = atx_heading(line).is_some();
+        let item = starts_list_item(line);
+        let own_block = in_frontmatter || heading || item || line.trim_start().starts_with('>');
+        match runs.last_mut() {
+            Some(run) if in_run && !own_block => run.end = end,
+            _ if item => runs.push(line_start + next::strip_marker(line).0..end),
+            _ => runs.push(line_start..end),
         }
-        if copied > 0 {
-            out.push_str(&line.content[copied..]);
-            replaced.push((i, Some(format!("{out}{}", line.ending))));
-        }
+        in_run = !in_frontmatter && !heading;
     }
-    (!replaced.is_empty()).then(|| note.render(&replaced, &[]))
+    for run in runs {
+        rewrite_in(run.start, run.end, &mut rewrites, &items);
+    }
+    if rewrites.is_empty() {
+        return None;
+    }
+    rewrites.sort_by_key(|(span, _)| span.start);
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(bom);
+    let mut copied = 0;
+    for (span, path) in rewrites {
+        if span.start < copied {
+            continue; // Read twice (never expected): written once.
+        }
+        out.push_str(&rest[copied..span.start]);
+        out.push_str(&path);
+        copied = span.end;
+    }
+    out.push_str(&rest[copied..]);
+    Some(out)
+}
+
+/// Whether a line starts a list item: a marker (`-`, `*`, `+`, `1.`, `1)`)
+/// then a space, or nothing.
+fn starts_list_item(line: &str) -> bool {
+    let (prefix_end, _) = next::strip_marker(line);
+    let prefix = &line[..prefix_end];
+    !prefix.trim().is_empty() && (prefix.ends_with([' ', '\t']) || prefix_end == line.len())
 }
 
 /// The text of a new note: frontmatter with its type and status, the title

@@ -171,6 +171,99 @@ mod tests {
     }
 
     #[test]
+    fn a_markdown_link_wrapped_onto_the_next_line_is_rewritten() {
+        // Found by fuzzing: the item's link spans two lines, as the loader
+        // reads it; a rewrite line by line missed it and lost the edge.
+        check(
+            &[
+                ("draft.md", ""),
+                (
+                    "Source.md",
+                    "## Next\n- approved -> [the long\nname](draft.md)\n",
+                ),
+            ],
+            "draft",
+            "first",
+            &[(
+                "Source.md",
+                "## Next\n- approved -> [the long\nname](first.md)\n",
+            )],
+        );
+    }
+
+    #[test]
+    fn backticks_in_other_blocks_hide_no_link() {
+        // Found by fuzzing: the frontmatter's and the item's backticks,
+        // read as one text, made a code span hiding the link, which the
+        // loader (reading the item alone) sees.
+        check(
+            &[
+                (
+                    "plans/draft.md",
+                    "---\nx: ```\n---\n## Next\n- [[review#a```b|r]]\n",
+                ),
+                ("plans/review.md", ""),
+                ("moved/review.md", ""),
+            ],
+            "plans/draft",
+            "moved/draft",
+            &[(
+                "plans/draft.md",
+                "---\nx: ```\n---\n## Next\n- [[plans/review#a```b|r]]\n",
+            )],
+        );
+    }
+
+    #[test]
+    fn percent_signs_in_the_frontmatter_open_no_comment() {
+        // Found by fuzzing: `%%` in a YAML value hid the whole body.
+        check(
+            &[
+                ("draft.md", ""),
+                (
+                    "Source.md",
+                    "---\nnote: |\n  %% text\n---\n## Next\n- [[draft]]\n",
+                ),
+            ],
+            "draft",
+            "first",
+            &[(
+                "Source.md",
+                "---\nnote: |\n  %% text\n---\n## Next\n- [[first]]\n",
+            )],
+        );
+    }
+
+    #[test]
+    fn an_item_is_read_past_its_marker_as_the_loader_reads_it() {
+        // Found by fuzzing: after `-` and five spaces CommonMark sees
+        // indented code, but the loader reads the item's text, a link.
+        check(
+            &[
+                ("draft.md", ""),
+                ("Source.md", "## Next\n-      [d](draft.md)\n"),
+            ],
+            "draft",
+            "first",
+            &[("Source.md", "## Next\n-      [d](first.md)\n")],
+        );
+    }
+
+    #[test]
+    fn backticks_in_the_frontmatter_open_no_fence() {
+        // Found by fuzzing: "```" starting a YAML line fenced off the body.
+        check(
+            &[
+                ("draft.md", ""),
+                ("Source.md", "---\n```x: 1\n---\n## Next\n- [[draft]]\n"),
+            ],
+            "draft",
+            "first",
+            &[("Source.md", "---\n```x: 1\n---\n## Next\n- [[first]]\n")],
+        );
+    }
+
+    #[test]
     fn no_note_of_that_name_changes_nothing() {
         check(&[("Source.md", "[[draft]]\n")], "draft", "first", &[]);
     }
