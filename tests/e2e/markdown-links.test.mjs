@@ -24,6 +24,21 @@ const NOTES = {
 const hook = (name, ...args) => page.evaluate(([name, args]) => window.planvaultTest[name](...args), [name, args]);
 const read = (name) => page.evaluate(async (name) => (await (await window.e2eVault.getFileHandle(name)).getFile()).text(), name);
 
+/** Select `from`, press E, pick Start and label the new edge `label`. */
+async function addEdgeToStart(from, label) {
+  const at = await hook('nodePoint', from, 'center');
+  await page.mouse.click(at.x, at.y);
+  await page.keyboard.press('e');
+  const input = page.locator('#picker-input');
+  await input.waitFor();
+  await input.fill('star');
+  await page.locator('#picker-list li').first().filter({ hasText: 'Start' }).waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('#dialog-input').fill(label);
+  await page.keyboard.press('Enter');
+  await hook('idle');
+}
+
 before(async () => {
   page = await app.open({ width: 1280, height: 720 });
   await planShown(page);
@@ -37,34 +52,14 @@ test('markdown links are edges, a commented-out item is none, and a new edge is 
   assert.deepEqual(plan.diagnostics, [], 'no diagnostics');
   await saveScreenshot(page, 'markdown-links-vault');
 
-  const at = await hook('nodePoint', 'Finish', 'center');
-  await page.mouse.click(at.x, at.y);
-  await page.keyboard.press('e');
-  const input = page.locator('#picker-input');
-  await input.waitFor();
-  await input.fill('star');
-  await page.locator('#picker-list li').first().filter({ hasText: 'Start' }).waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('#dialog-input').fill('again');
-  await page.keyboard.press('Enter');
-  await hook('idle');
+  await addEdgeToStart('Finish', 'again');
   assert.equal(await read('Finish.md'), '# Finish\n\n## Next\n- again -> [Start](Start.md)\n');
   const after = await hook('plan');
   assert.ok(after.edges.some((e) => e.from === 'Finish' && e.to === 'Start' && e.label === 'again'), JSON.stringify(after.edges));
 });
 
 test('a new edge from a note in a folder gets a relative path, as the vault says', async () => {
-  const at = await hook('nodePoint', 'done/Archive', 'center');
-  await page.mouse.click(at.x, at.y);
-  await page.keyboard.press('e');
-  const input = page.locator('#picker-input');
-  await input.waitFor();
-  await input.fill('star');
-  await page.locator('#picker-list li').first().filter({ hasText: 'Start' }).waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('#dialog-input').fill('restart');
-  await page.keyboard.press('Enter');
-  await hook('idle');
+  await addEdgeToStart('done/Archive', 'restart');
   const files = await readOpfsFolder(page, 'markdown-links-vault');
   assert.equal(files['done/Archive.md'], '# Archive\n\n## Next\n- restart -> [Start](../Start.md)\n');
   const after = await hook('plan');
