@@ -6,25 +6,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "vault_bytes.rs"]
+mod vault_bytes;
 use planvault_core::vault::{self, Detail};
 use planvault_core::{NodeExt, PlanSource};
-use std::collections::BTreeMap;
-
-/// Enough notes for links to resolve, clash and dangle; more only slows runs.
-const MAX_NOTES: usize = 8;
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let mut files = BTreeMap::new();
-    for chunk in text.split('\0').take(MAX_NOTES) {
-        let (path, note) = chunk.split_once('\n').unwrap_or((chunk, ""));
-        let path = if path.to_ascii_lowercase().ends_with(".md") {
-            path.to_string()
-        } else {
-            format!("{path}.md")
-        };
-        files.insert(path, note.to_string());
-    }
+    let files = vault_bytes::vault(data);
     let pairs = || files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
     let (for_checks, for_checks_diagnostics) = vault::load_from_as(pairs(), Detail::Checks);
     let (mut full, full_diagnostics) = vault::load_from(pairs());
