@@ -22,6 +22,8 @@ pub enum Code {
     MalformedEdge,
     EdgeToNonNote,
     NearMissNextHeading,
+    /// A link under `## Next` that no top-level item holds.
+    LinkNotEdge,
     UnreadableNote,
     SkippedSymlink,
     EdgeLeavesPlan,
@@ -72,6 +74,7 @@ impl Code {
             Code::MalformedEdge => "malformed-edge",
             Code::EdgeToNonNote => "edge-to-non-note",
             Code::NearMissNextHeading => "near-miss-next-heading",
+            Code::LinkNotEdge => "link-not-edge",
             Code::UnreadableNote => "unreadable-note",
             Code::SkippedSymlink => "skipped-symlink",
             Code::EdgeLeavesPlan => "edge-leaves-plan",

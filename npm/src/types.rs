@@ -22,7 +22,7 @@ export type DiagnosticCode =
   | "too-many-references" | "too-many-preconditions" | "args-too-large" | "duplicate-id"
   | "malformed-id" | "unknown-dependency" | "self-dependency" | "malformed-ref"
   | "dangling-ref" | "undeclared-ref" | "reserved-path-segment" | "edge-to-non-note"
-  | "near-miss-next-heading" | "unreadable-note" | "skipped-symlink"
+  | "near-miss-next-heading" | "link-not-edge" | "unreadable-note" | "skipped-symlink"
   | "edge-leaves-plan" | "not-part-of-plan" | "nesting-too-deep";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */

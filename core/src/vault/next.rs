@@ -351,6 +351,85 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
     }
 }
 
+/// Where a link under `Next` sits that no top-level item holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrayPlace {
+    /// In an item nested under another (`  - see [[x]]`).
+    NestedItem,
+    /// In a blockquote (`> - [[x]]`).
+    Quote,
+    /// In a paragraph, heading or table of the section.
+    Prose,
+}
+
+/// The links in a `Next` section that no top-level item holds, so none is
+/// an edge, though Obsidian draws each under the heading like the edges:
+/// each with where it sits. `section` is the section's text from its
+/// heading, `%%` comments blanked; `items` the top-level items' ranges in
+/// it. A link in code or HTML is no link.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn stray_links<'a>(
+    section: &'a str,
+    items: &[Range<usize>],
+) -> Vec<(NoteLink<'a>, StrayPlace)> {
+    let mut hidden = Vec::new();
+    let mut nested = Vec::new();
+    let mut quotes = Vec::new();
+    let (mut lists, mut quoted) = (0usize, 0usize);
+    for (event, range) in Parser::new(section).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock)
+            | Event::Code(_)
+            | Event::InlineHtml(_) => hidden.push(range),
+            Event::Start(Tag::BlockQuote(_)) => {
+                if quoted == 0 {
+                    quotes.push(range);
+                }
+                quoted += 1;
+            }
+            Event::End(TagEnd::BlockQuote(_)) => quoted = quoted.saturating_sub(1),
+            Event::Start(Tag::List(_)) => {
+                if lists > 0 && quoted == 0 {
+                    nested.push(range);
+                }
+                lists += 1;
+            }
+            Event::End(TagEnd::List(_)) => lists = lists.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let holds = |spans: &[Range<usize>], at: usize| spans.iter().any(|s| s.contains(&at));
+    links_outside(section, hidden)
+        .filter(|link| !holds(items, link.start))
+        .map(|link| {
+            let place = if holds(&quotes, link.start) {
+                StrayPlace::Quote
+            } else if holds(&nested, link.start) {
+                StrayPlace::NestedItem
+            } else {
+                StrayPlace::Prose
+            };
+            (link, place)
+        })
+        .collect()
+}
+
+/// Whether a `Next` section (`section`, a range of `body`) may hold a link
+/// outside its top-level `items` (ranges of `body`, in order): `[[` or `](`
+/// between them. Most sections hold items only, and skip [`stray_links`].
+pub fn may_hold_stray_links(body: &str, section: &Range<usize>, items: &[Range<usize>]) -> bool {
+    let mut at = section.start;
+    let gap_has_link = |gap: &str| gap.contains("[[") || gap.contains("](");
+    for item in items.iter().filter(|i| section.contains(&i.start)) {
+        if gap_has_link(&body[at..item.start.max(at)]) {
+            return true;
+        }
+        at = item.end.max(at);
+    }
+    gap_has_link(&body[at..section.end.max(at)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,7 +141,9 @@ pub fn parse_note_with(
     };
 
     let body = &text[body_offset..];
-    let outline = outline_for(body, next_levels, detail == Detail::Full);
+    // The sections are wanted even for checks: a link in one that no item
+    // holds is warned about.
+    let outline = outline_for(body, next_levels, true);
     // Positions are looked up in file order (the line index counts forward).
     let next_line = outline.next_heading.map(|o| {
         // The scan counted the body's lines: no second count up to `## Next`.
@@ -213,6 +215,30 @@ pub fn parse_note_with(
             kind,
             pos,
         });
+    }
+
+    for section in &outline.next_sections {
+        if !next::may_hold_stray_links(body, section, &outline.items) {
+            continue;
+        }
+        let read = uncommented.get_or_insert_with(|| without_comments(body));
+        let text = &read[section.clone()];
+        let items: Vec<Range<usize>> = outline
+            .items
+            .iter()
+            .filter(|i| section.contains(&i.start))
+            .map(|i| i.start - section.start..i.end - section.start)
+            .collect();
+        for (link, place) in next::stray_links(text, &items) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::LinkNotEdge,
+                    stray_message(&text[link.start..link.end], place),
+                )
+                .at(&position(body_offset + section.start + link.start))
+                .with_nodes([id]),
+            );
+        }
     }
 
     let title = outline
@@ -346,6 +372,21 @@ fn item_message(
             "`## Next` item `{shown}` has several links; only the first, {written}, is the edge"
         ),
     }
+}
+
+/// The `link-not-edge` message for a link (`written`, as it stands) under
+/// `## Next` that no top-level item holds.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
+fn stray_message(written: &str, place: next::StrayPlace) -> String {
+    let place = match place {
+        next::StrayPlace::NestedItem => "is in a nested item",
+        next::StrayPlace::Quote => "is in a quote",
+        next::StrayPlace::Prose => "is in no list item",
+    };
+    format!(
+        "link {written} under `## Next` {place}, so it is not an edge; to make it one, write it as a top-level item `- label -> {written}`, else move it out of `## Next`"
+    )
 }
 
 /// The `near-miss-next-heading` message.
