@@ -30,6 +30,15 @@ fn same_lines(a: &[&str], b: &[&str]) -> bool {
         })
 }
 
+/// Whether a generated line, after an item, continues it as Obsidian reads
+/// it (a paragraph's lazy continuation): not blank, and nothing that starts
+/// a block (a heading, a list item, a fence).
+fn continues_item(line: &str) -> bool {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let content = line.trim_start();
+    !content.is_empty() && !content.starts_with(['#', '-', '*']) && !content.starts_with("```")
+}
+
 fn line_kind() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-zA-Z ,.]{0,30}",
@@ -59,6 +68,62 @@ fn frontmatter_line() -> impl Strategy<Value = String> {
         Just("max_visits: 3".to_string()),
         "[a-z]{1,6}: [a-z0-9 #]{0,10}",
     ]
+}
+
+/// A piece of a `## Next` section as people and tools write one: items
+/// on one line or wrapped, tasks, markdown links, nested items, comments,
+/// code, prose.
+fn next_piece() -> impl Strategy<Value = String> {
+    let label = "[a-z]{1,6}( [a-z]{1,6})?";
+    let target = "[a-z]{1,5}";
+    prop_oneof![
+        (label, target).prop_map(|(l, t)| format!("- {l} -> [[{t}]]\n")),
+        target.prop_map(|t| format!("* [[{t}|alias]]\n")),
+        (label, target).prop_map(|(l, t)| format!("- [ ] {l} => [{t}]({t}.md)\n")),
+        (label, target).prop_map(|(l, t)| format!("1. {l} ->\n   [[{t}]] later\n")),
+        (label, label, target).prop_map(|(a, b, t)| format!("- {a}\n  {b} →\n  [[{t}]]\n")),
+        (label, target).prop_map(|(l, t)| format!("  - {l} [[{t}]]\n")),
+        target.prop_map(|t| format!("%%\n- old -> [[{t}]]\n%%\n")),
+        target.prop_map(|t| format!("```\n- [[{t}]]\n```\n")),
+        label.prop_map(|l| format!("{l}\n")),
+        Just("\n".to_string()),
+        Just("- \n".to_string()),
+    ]
+}
+
+prop_compose! {
+    fn next_note()(
+        front in any::<bool>(),
+        pieces in proptest::collection::vec(next_piece(), 0..8),
+        crlf in any::<bool>(),
+        after in proptest::option::of(Just("## Notes\n- [[x]]\n")),
+    ) -> String {
+        let mut text = String::new();
+        if front { text.push_str("---\ntype: step\n---\n"); }
+        text.push_str("# Note\n\n## Next\n");
+        for piece in pieces { text.push_str(&piece); }
+        if let Some(after) = after { text.push_str(after); }
+        if crlf { text = text.replace('\n', "\r\n"); }
+        text
+    }
+}
+
+/// The edges a note declares, as the loader reads them: target, label and
+/// the line of the link.
+fn declared(text: &str) -> Vec<(String, Option<String>, u32)> {
+    let mut files = BTreeMap::new();
+    files.insert("n.md".to_string(), text.to_string());
+    let (plan, _) = vault::load(&files);
+    plan.edges
+        .iter()
+        .map(|e| {
+            (
+                e.target.clone(),
+                e.label.clone(),
+                e.pos.as_ref().map_or(0, |p| p.line),
+            )
+        })
+        .collect()
 }
 
 prop_compose! {
@@ -190,8 +255,17 @@ proptest! {
                     if i != index { prop_assert_eq!(a, b); }
                 }
                 let removed = edit::remove_edge(&text, line).expect("an edge for retarget is one for remove");
+                // The item goes with the prose lines that continue it (the
+                // generated items hold their link on their first line).
                 let mut expected = before_lines.clone();
-                let gone = expected.remove(index);
+                // (Text five spaces past the marker is indented code, which
+                // no lazy line continues.)
+                let code = before_lines[index].get(1..6) == Some("     ");
+                let continued = expected[index + 1..]
+                    .iter()
+                    .take_while(|l| !code && continues_item(l))
+                    .count();
+                let gone = expected.drain(index..=index + continued).next_back().unwrap();
                 let mut expected: String = expected.concat();
                 if !gone.ends_with('\n') {
                     // The last line went: the one before it gives up its newline.
@@ -202,6 +276,44 @@ proptest! {
                 prop_assert_eq!(removed, expected);
             } else {
                 prop_assert!(edit::remove_edge(&text, line).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn edge_edits_change_the_edge_the_graph_shows_and_no_other(
+        text in next_note(), label in "[a-z]{1,6}", target in "[a-z]{1,5}",
+    ) {
+        let edges = declared(&text);
+        let unlined = |edges: Vec<(String, Option<String>, u32)>| {
+            // `[a](a.md)` and `[[a]]` name the same note.
+            edges.into_iter().map(|(t, l, _)| (t.trim_end_matches(".md").to_string(), l)).collect::<Vec<_>>()
+        };
+        for (i, (_, _, line)) in edges.iter().enumerate() {
+            let mut expected = unlined(edges.clone());
+            expected[i].0 = target.clone();
+            // Retargeting or relabelling leaves every item where it was;
+            // a removal may be refused as changing more (the items after
+            // it would read differently), never made wrong.
+            let after = edit::retarget_edge(&text, *line, &target).expect("every edge can be retargeted");
+            prop_assert_eq!(unlined(declared(&after)), expected, "{:?}\n=>\n{:?}", text, after);
+
+            let mut expected = unlined(edges.clone());
+            expected[i].1 = Some(label.clone());
+            let after = edit::relabel_edge(&text, *line, &label).unwrap();
+            prop_assert_eq!(unlined(declared(&after)), expected, "{:?}\n=>\n{:?}", text, after);
+            let after = edit::relabel_edge(&text, *line, "").unwrap();
+            prop_assert_eq!(declared(&after)[i].1.clone(), None, "{:?}\n=>\n{:?}", text, after);
+            prop_assert_eq!(declared(&after).len(), edges.len());
+
+            let mut expected = unlined(edges.clone());
+            expected.remove(i);
+            match edit::remove_edge(&text, *line) {
+                Err(edit::EditError::ChangesOtherEdges { .. }) => {}
+                after => {
+                    let after = after.unwrap();
+                    prop_assert_eq!(unlined(declared(&after)), expected, "{:?}\n=>\n{:?}", text, after);
+                }
             }
         }
     }

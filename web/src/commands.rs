@@ -554,6 +554,32 @@ mod tests {
     }
 
     #[test]
+    fn edge_edits_reach_an_item_whose_link_is_wrapped_onto_its_next_line() {
+        let mut files = doc().files;
+        files.insert(
+            "review.md".into(),
+            "# Review\n\n## Next\n- [ ] approved, once legal\n  has signed off ->\n  [[send]]\n- [[draft]]\n".into(),
+        );
+        let d = VaultDoc::new(files);
+        let e = edge(&d, "review", "send").unwrap();
+        let after = apply(&d, &relabel_edge(&d, e, "approved").unwrap());
+        assert_eq!(
+            after.files["review.md"],
+            "# Review\n\n## Next\n- [ ] approved ->\n  [[send]]\n- [[draft]]\n"
+        );
+        let e = edge(&after, "review", "send").unwrap();
+        let draft = after.node_index("draft").unwrap();
+        let after = apply(&after, &retarget_edge(&after, e, draft).unwrap());
+        assert!(after.files["review.md"].contains("->\n  [[draft]]\n"));
+        let e = edge(&after, "review", "draft").unwrap();
+        let after = apply(&after, &remove_edge(&after, e).unwrap());
+        assert_eq!(
+            after.files["review.md"],
+            "# Review\n\n## Next\n- [[draft]]\n"
+        );
+    }
+
+    #[test]
     fn edge_edits_keep_crlf() {
         let d = doc();
         let e = edge(&d, "review", "send").unwrap();

@@ -6,11 +6,12 @@
 //! other line survive byte for byte. That is what lets the web app write a
 //! drag on the canvas straight into a note that Obsidian also has open.
 //!
-//! Edges are addressed by the 1-based line of their `## Next` list item (the
-//! line [`crate::Edge::pos`] reports), so the caller never has to re-derive
-//! which of two identical items it meant. An address that no longer points at
-//! an edge item (the note changed underneath) is an [`EditError`], never a
-//! guess.
+//! Edges are addressed by the 1-based line of their link (the line
+//! [`crate::Edge::pos`] reports; an item may wrap onto later lines), so the
+//! caller never has to re-derive which of two identical items it meant, and
+//! the item is found by the loader's own reading. An address that no longer
+//! points at an edge (the note changed underneath) is an [`EditError`], never
+//! a guess, and so is an edit that would change any other edge of the note.
 
 use super::frontmatter::{self, Split};
 use super::links::{encode_path, links, markdown_link, LinkForm, NoteLink};
@@ -18,6 +19,8 @@ use super::next;
 use super::note::NOTE_NEXT_LEVELS;
 use super::scan::outline_for;
 use super::text::{comment_blocks, without_comments, Fence};
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use std::ops::Range;
 use thiserror::Error;
 
 /// Why an edit could not be applied to the note as given.
@@ -31,6 +34,8 @@ pub enum EditError {
     UnknownKnob { key: String },
     #[error("the frontmatter block opened on line 1 is never closed")]
     UnclosedFrontmatter,
+    #[error("editing the edge on line {line} would also change the note's other edges (markdown would read the items around it differently); edit the note's text instead")]
+    ChangesOtherEdges { line: u32 },
 }
 
 const BOM: &str = "\u{feff}";
@@ -163,27 +168,6 @@ impl<'a> Note<'a> {
         heading.map(|start| (start, self.lines.len()))
     }
 
-    /// 0-based index of the edge item on 1-based `line`.
-    fn edge_line(&self, line: u32) -> Result<usize, EditError> {
-        let index = self.index_of(line)?;
-        let in_section = self
-            .next_section()
-            .is_some_and(|(head, end)| index > head && index < end);
-        if in_section && EdgeItem::parse(self.lines[index].content).is_some() {
-            Ok(index)
-        } else {
-            Err(EditError::NotAnEdge { line })
-        }
-    }
-
-    fn index_of(&self, line: u32) -> Result<usize, EditError> {
-        let lines = self.lines.len() as u32;
-        if line == 0 || line > lines {
-            return Err(EditError::NoSuchLine { line, lines });
-        }
-        Ok(line as usize - 1)
-    }
-
     /// The note with lines replaced (`Some`: the new text, its line ending
     /// included; `None`: removed) and text inserted before a line index.
     fn render(&self, replaced: &[(usize, Option<String>)], inserted: &[(usize, String)]) -> String {
@@ -238,49 +222,174 @@ fn atx_heading(line: &str) -> Option<(usize, &str)> {
     Some((level, title))
 }
 
-/// A `## Next` list item, split into the parts an edit keeps or replaces.
-/// Byte offsets into the line's content. Read by the loader's own item
-/// reader (`next::parse_item`), so an edit finds the link the graph shows.
+/// A `## Next` item that is an edge, as the loader reads it (its outline of
+/// the body with `%%` comments blanked, the item's text past its marker and
+/// checkbox), so an edit changes the link the graph shows. Byte offsets in
+/// the note's text after the BOM; an item may span lines (`- approved ->`,
+/// then `[[Send]]` on the next).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct EdgeItem {
-    /// Indentation, marker and the spaces after it: `"- "`, `"1. "`.
-    prefix_end: usize,
-    /// The label text (empty for `- [[t]]`), trimmed.
-    label: (usize, usize),
+    /// From the start of the item's first line to past its last line's
+    /// terminator.
+    lines: Range<usize>,
+    /// Where the text after the marker (and a task's checkbox) starts.
+    content: usize,
+    /// The label, trimmed (empty for `- [[t]]`).
+    label: Range<usize>,
     /// The arrow as written (`->`, `=>`, `→`), when there is one.
-    arrow: Option<(usize, usize)>,
+    arrow: Option<Range<usize>>,
     /// The whole link, `[[...]]` or `[text](path)`.
-    link: (usize, usize),
+    link: Range<usize>,
     form: LinkForm,
 }
 
 impl EdgeItem {
-    fn parse(line: &str) -> Option<EdgeItem> {
-        let (prefix_end, content) = next::strip_marker(line);
-        // A marker, then a space (`-[[x]]` is a paragraph, not an item).
-        let prefix = &line[..prefix_end];
-        if prefix.trim().is_empty() || !prefix.ends_with([' ', '\t']) {
-            return None;
-        }
-        let read = next::parse_item(content);
-        let link = read.link?;
-        let label_region = match &read.arrow {
-            Some(arrow) => (0, arrow.start),
-            None => (0, link.start),
+    /// The edge item whose link is on 1-based `line` of `text` (after the
+    /// BOM): the line [`crate::Edge::pos`] reports.
+    fn on_line(text: &str, line: u32) -> Result<EdgeItem, EditError> {
+        let mut starts = text.split_inclusive('\n').scan(0, |at, raw| {
+            let start = *at;
+            *at += raw.len();
+            Some(start..start + raw.trim_end_matches(['\n', '\r']).len())
+        });
+        let lines = text.split_inclusive('\n').count() as u32;
+        let on = match line.checked_sub(1).and_then(|i| starts.nth(i as usize)) {
+            Some(on) => on,
+            None => return Err(EditError::NoSuchLine { line, lines }),
         };
-        let raw = &content[label_region.0..label_region.1];
-        let lead = raw.len() - raw.trim_start().len();
-        let label = (prefix_end + lead, prefix_end + lead + raw.trim().len());
-        Some(EdgeItem {
-            prefix_end,
-            label,
-            arrow: read
-                .arrow
-                .map(|a| (prefix_end + a.start, prefix_end + a.end)),
-            link: (prefix_end + link.start, prefix_end + link.end),
-            form: link.form,
-        })
+        let body = body_offset(text);
+        let read = without_comments(&text[body..]);
+        let outline = outline_for(&read, NOTE_NEXT_LEVELS, false);
+        outline
+            .items
+            .iter()
+            .find_map(|item| {
+                let (marker, content) = next::strip_marker(&read[item.clone()]);
+                let edge = next::parse_item(content);
+                let link = edge.link?;
+                let at = body + item.start + marker;
+                if !(on.start..=on.end).contains(&(at + link.start)) {
+                    return None;
+                }
+                let head = &content[..edge.arrow.as_ref().map_or(link.start, |a| a.start)];
+                let lead = head.len() - head.trim_start().len();
+                let first = text[..body + item.start].rfind('\n').map_or(0, |i| i + 1);
+                let end = body + item.end;
+                let last = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+                Some(EdgeItem {
+                    lines: first..last,
+                    content: at,
+                    label: at + lead..at + lead + head.trim().len(),
+                    arrow: edge.arrow.map(|a| at + a.start..at + a.end),
+                    link: at + link.start..at + link.end,
+                    form: link.form,
+                })
+            })
+            .ok_or(EditError::NotAnEdge { line })
     }
+}
+
+/// Where the body starts in a note's text (after the BOM), as the loader
+/// splits off the frontmatter.
+fn body_offset(text: &str) -> usize {
+    match frontmatter::split(text) {
+        Split::Absent => 0,
+        Split::Closed(block) => block.body_offset,
+        Split::Unclosed { body_offset } => body_offset,
+    }
+}
+
+/// The end of the top-level list item (nested lists included) that holds
+/// byte `at` of `body`, its trailing blank lines left out.
+fn whole_item_end(body: &str, at: usize) -> Option<usize> {
+    let (mut lists, mut quotes) = (0usize, 0usize);
+    for (event, range) in Parser::new(body).into_offset_iter() {
+        match event {
+            Event::Start(Tag::BlockQuote(_)) => quotes += 1,
+            Event::End(TagEnd::BlockQuote(_)) => quotes = quotes.saturating_sub(1),
+            Event::Start(Tag::List(_)) => lists += 1,
+            Event::End(TagEnd::List(_)) => lists = lists.saturating_sub(1),
+            Event::Start(Tag::Item) if lists == 1 && quotes == 0 && range.contains(&at) => {
+                return Some(range.start + body[range].trim_end().len());
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Which part of the addressed edge an edit changes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EdgeEdit {
+    Remove,
+    Retarget,
+    Relabel,
+}
+
+/// `after` when it changes only what `edit` is about: the edge on `line`
+/// and no other. Markdown reads an item by the ones around it (an item
+/// two spaces in after a `1.` item is its own; after a `-` item it nests),
+/// so an edit could otherwise nest, split or join its neighbours.
+fn only_that_edge(
+    before: &str,
+    after: String,
+    line: u32,
+    edit: EdgeEdit,
+) -> Result<String, EditError> {
+    let edges = |text: &str| {
+        let parsed =
+            super::note::parse_note_as("n.md", "n", text, super::Detail::Checks, &mut Vec::new());
+        parsed.edges
+    };
+    let (old, new) = (edges(before), edges(&after));
+    let at = old.iter().position(|e| e.pos.line == line);
+    let same = |a: &super::note::DeclaredEdge, b: &super::note::DeclaredEdge| {
+        a.target == b.target && a.label == b.label
+    };
+    let kept = match (at, edit) {
+        (Some(at), EdgeEdit::Remove) => {
+            new.len() + 1 == old.len()
+                && old
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != at)
+                    .zip(&new)
+                    .all(|((_, a), b)| same(a, b))
+        }
+        (Some(at), edit) => {
+            new.len() == old.len()
+                && old.iter().zip(&new).enumerate().all(|(i, (a, b))| {
+                    if i != at {
+                        same(a, b)
+                    } else if edit == EdgeEdit::Retarget {
+                        a.label == b.label
+                    } else {
+                        a.target == b.target
+                    }
+                })
+        }
+        (None, _) => false,
+    };
+    if kept {
+        Ok(after)
+    } else {
+        Err(EditError::ChangesOtherEdges { line })
+    }
+}
+
+/// `text` split into its BOM and the rest.
+fn split_bom(text: &str) -> (&str, &str) {
+    let rest = text.strip_prefix(BOM).unwrap_or(text);
+    (&text[..text.len() - rest.len()], rest)
+}
+
+/// `text` with `span` replaced by `with`.
+fn splice(text: &str, span: Range<usize>, with: &str) -> String {
+    let mut out = String::with_capacity(text.len() + with.len());
+    out.push_str(&text[..span.start]);
+    out.push_str(with);
+    out.push_str(&text[span.end..]);
+    out
 }
 
 /// Builds the text of a new edge item: `- label -> [[target]]`, or
@@ -367,60 +476,73 @@ pub fn append_edge(text: &str, label: &str, target: &str, form: LinkForm) -> (St
     }
 }
 
-/// Removes the edge item on 1-based `line`, terminator included.
+/// Removes the edge item whose link is on 1-based `line`: all its lines,
+/// terminators included, with its continuation lines and the items nested
+/// under it (left behind, the first would become a top-level item: an edge
+/// nobody drew).
 pub fn remove_edge(text: &str, line: u32) -> Result<String, EditError> {
-    let note = Note::parse(text);
-    let index = note.edge_line(line)?;
-    let mut replaced = vec![(index, None)];
+    let (bom, rest) = split_bom(text);
+    let item = EdgeItem::on_line(rest, line)?;
+    let mut gone = item.lines;
+    let body = body_offset(rest);
+    if let Some(end) = whole_item_end(&without_comments(&rest[body..]), item.link.start - body) {
+        let end = body + end;
+        gone.end = gone
+            .end
+            .max(rest[end..].find('\n').map_or(rest.len(), |i| end + i + 1));
+    }
     // Removing a last line without a newline would leave the line before it
     // ending in one the file did not have; drop that newline too.
-    if note.lines[index].ending.is_empty() && index > 0 {
-        replaced.push((index - 1, Some(note.lines[index - 1].content.to_string())));
+    if gone.end == rest.len() && !rest.ends_with('\n') {
+        let before = &rest[..gone.start];
+        let kept = before
+            .strip_suffix("\r\n")
+            .or_else(|| before.strip_suffix('\n'))
+            .unwrap_or(before);
+        gone.start = kept.len();
     }
-    Ok(note.render(&replaced, &[]))
+    let after = format!("{bom}{}", splice(rest, gone, ""));
+    only_that_edge(text, after, line, EdgeEdit::Remove)
 }
 
-/// Points the edge item on 1-based `line` at `target`, keeping its marker,
-/// label and arrow. The link becomes `[[target]]`, or `[name](target.md)`
-/// when the item was a markdown link (an alias or heading belonged to the
-/// old target).
+/// Points the edge item whose link is on 1-based `line` at `target`; only
+/// the link changes. It becomes `[[target]]`, or `[name](target.md)` when
+/// the item was a markdown link (an alias or heading belonged to the old
+/// target).
 pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, EditError> {
-    let note = Note::parse(text);
-    let index = note.edge_line(line)?;
-    let content = note.lines[index].content;
-    let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
+    let (bom, rest) = split_bom(text);
+    let item = EdgeItem::on_line(rest, line)?;
     // The new link in the form the item was written in.
     let link = match item.form {
         LinkForm::Wiki => format!("[[{target}]]"),
         LinkForm::Markdown => markdown_link(target),
     };
-    let new = format!(
-        "{}{link}{}{}",
-        &content[..item.link.0],
-        &content[item.link.1..],
-        note.lines[index].ending
-    );
-    Ok(note.render(&[(index, Some(new))], &[]))
+    let after = format!("{bom}{}", splice(rest, item.link, &link));
+    only_that_edge(text, after, line, EdgeEdit::Retarget)
 }
 
-/// Sets the label of the edge item on 1-based `line`: an empty label makes it
-/// unconditional (`- [[t]]`); the item's marker, arrow style and link stay.
+/// Sets the label of the edge item whose link is on 1-based `line`: an
+/// empty label makes it unconditional (`- [[t]]`); the item's marker,
+/// checkbox, arrow style and link stay, and so does a line break before the
+/// link.
 pub fn relabel_edge(text: &str, line: u32, label: &str) -> Result<String, EditError> {
-    let note = Note::parse(text);
-    let index = note.edge_line(line)?;
-    let content = note.lines[index].content;
-    let item = EdgeItem::parse(content).ok_or(EditError::NotAnEdge { line })?;
+    let (bom, rest) = split_bom(text);
+    let item = EdgeItem::on_line(rest, line)?;
     let label = label.trim();
-    let prefix = &content[..item.prefix_end];
-    let from_link = &content[item.link.0..];
-    let ending = note.lines[index].ending;
-    let new = if label.is_empty() {
-        format!("{prefix}{from_link}{ending}")
+    let head = if label.is_empty() {
+        String::new()
     } else {
-        let arrow = item.arrow.map_or("->", |(s, e)| &content[s..e]);
-        format!("{prefix}{label} {arrow} {from_link}{ending}")
+        let arrow = item.arrow.as_ref().map_or("->", |a| &rest[a.clone()]);
+        let written = item.arrow.as_ref().map_or(item.label.end, |a| a.end);
+        let gap = &rest[written.max(item.content)..item.link.start];
+        let gap = if gap.contains('\n') { gap } else { " " };
+        format!("{label} {arrow}{gap}")
     };
-    Ok(note.render(&[(index, Some(new))], &[]))
+    let after = format!(
+        "{bom}{}",
+        splice(rest, item.content..item.link.start, &head)
+    );
+    only_that_edge(text, after, line, EdgeEdit::Relabel)
 }
 
 /// A frontmatter knob's new value.
@@ -596,11 +718,7 @@ pub fn rewrite_links(
     // The body as the loader splits it off, its `%%` comments blanked
     // (offsets kept), so what they hide neither counts as a link nor pairs
     // up with the brackets and backticks around it.
-    let body = match frontmatter::split(rest) {
-        Split::Absent => 0,
-        Split::Closed(block) => block.body_offset,
-        Split::Unclosed { body_offset } => body_offset,
-    };
+    let body = body_offset(rest);
     let read = format!("{}{}", &rest[..body], without_comments(&rest[body..]));
     let mut rewrites: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut rewrite_in =
@@ -716,14 +834,33 @@ mod tests {
 
     #[test]
     fn edge_item_parts() {
-        let line = "  * needs revision => [[draft|the draft]] (again)";
-        let item = EdgeItem::parse(line).unwrap();
-        assert_eq!(&line[..item.prefix_end], "  * ");
-        assert_eq!(&line[item.label.0..item.label.1], "needs revision");
-        assert_eq!(&line[item.arrow.unwrap().0..item.arrow.unwrap().1], "=>");
-        assert_eq!(&line[item.link.0..item.link.1], "[[draft|the draft]]");
-        assert!(EdgeItem::parse("-[[x]]").is_none());
-        assert!(EdgeItem::parse("- no link").is_none());
+        let text = "# T\n\n## Next\n  * needs revision => [[draft|the draft]] (again)\n- [ ] wrapped ->\n  [[b]]\n  - nested [[c]]\n";
+        let item = EdgeItem::on_line(text, 4).unwrap();
+        let part = |r: Range<usize>| &text[r];
+        assert_eq!(
+            part(item.lines.clone()),
+            "  * needs revision => [[draft|the draft]] (again)\n"
+        );
+        assert_eq!(part(item.label), "needs revision");
+        assert_eq!(part(item.arrow.unwrap()), "=>");
+        assert_eq!(part(item.link), "[[draft|the draft]]");
+        // Addressed by its link's line; the checkbox is no label.
+        let item = EdgeItem::on_line(text, 6).unwrap();
+        assert_eq!(part(item.lines.clone()), "- [ ] wrapped ->\n  [[b]]\n");
+        assert_eq!(part(item.label), "wrapped");
+        assert_eq!(part(item.link), "[[b]]");
+        for line in [1, 5, 7] {
+            assert_eq!(
+                EdgeItem::on_line(text, line),
+                Err(EditError::NotAnEdge { line })
+            );
+        }
+        assert_eq!(
+            EdgeItem::on_line(text, 8),
+            Err(EditError::NoSuchLine { line: 8, lines: 7 })
+        );
+        assert!(EdgeItem::on_line("## Next\n-[[x]]\n", 2).is_err());
+        assert!(EdgeItem::on_line("## Next\n- no link\n", 2).is_err());
     }
 
     #[test]
