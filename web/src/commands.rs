@@ -67,6 +67,8 @@ pub enum CommandError {
     DanglingEdge(usize),
     #[error("a note named {0} already exists")]
     NameTaken(String),
+    #[error("no link can reach {0}: a `#`, `|`, `^`, `[` or `]` in its path cuts a link short; rename it (or its folder) first")]
+    Unlinkable(String),
     #[error("{0:?} is not a usable note name")]
     BadName(String),
     #[error("{0}")]
@@ -119,15 +121,27 @@ fn describe_edge(doc: &VaultDoc, edge: usize) -> String {
     format!("{} → {}", id(doc, e.from), to)
 }
 
+/// Refuses a new link to a note no link can name: written, it would reach
+/// another note or none.
+fn linkable(doc: &VaultDoc, to: usize) -> Result<()> {
+    let to = id(doc, to);
+    if planvault_core::vault::links::can_be_linked(to) {
+        Ok(())
+    } else {
+        Err(CommandError::Unlinkable(to.to_string()))
+    }
+}
+
 /// Drag from `from`'s handle onto `to`: `- label -> [[to]]` under `## Next`
 /// (`[to](to.md)` in a vault that writes markdown links).
 pub fn add_edge(doc: &VaultDoc, from: usize, to: usize, label: &str) -> Result<Change> {
     if to >= doc.checked.plan.nodes.len() {
         return Err(CommandError::NoSuchNode(to));
     }
+    linkable(doc, to)?;
     let (file, text) = note(doc, from)?;
-    let form = doc.link_style().form;
-    let (after, _) = edit::append_edge(text, label, &doc.link_text(from, to), form);
+    let (form, path) = doc.new_link(from, to);
+    let (after, _) = edit::append_edge(text, label, &path, form);
     Ok(Change {
         summary: format!("add edge {} → {}", id(doc, from), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -150,6 +164,7 @@ pub fn retarget_edge(doc: &VaultDoc, edge: usize, to: usize) -> Result<Change> {
     if to >= doc.checked.plan.nodes.len() {
         return Err(CommandError::NoSuchNode(to));
     }
+    linkable(doc, to)?;
     let (from, line) = edge_at(doc, edge)?;
     let (file, text) = note(doc, from)?;
     let after = edit::retarget_edge(text, line, &doc.link_text(from, to))?;
@@ -577,6 +592,28 @@ mod tests {
             after.files["review.md"],
             "# Review\n\n## Next\n- [[draft]]\n"
         );
+    }
+
+    #[test]
+    fn no_edge_is_drawn_to_a_note_no_link_can_name() {
+        let mut files = doc().files;
+        files.insert("issue #12.md".into(), "# Issue 12\n".into());
+        let d = VaultDoc::new(files);
+        let (review, issue) = (
+            d.node_index("review").unwrap(),
+            d.node_index("issue #12").unwrap(),
+        );
+        assert_eq!(
+            add_edge(&d, review, issue, "").unwrap_err(),
+            CommandError::Unlinkable("issue #12".into())
+        );
+        let e = edge(&d, "review", "send").unwrap();
+        assert_eq!(
+            retarget_edge(&d, e, issue).unwrap_err(),
+            CommandError::Unlinkable("issue #12".into())
+        );
+        // Its own edges are edited as any others.
+        assert!(add_edge(&d, issue, review, "").is_ok());
     }
 
     #[test]

@@ -303,10 +303,21 @@ impl VaultDoc {
     /// the vault's style (Obsidian's "New link format"), always reaching
     /// `to`.
     pub fn link_text(&self, from: usize, to: usize) -> String {
+        self.new_link(from, to).1
+    }
+
+    /// A new link from note `from` to note `to` as this vault writes one:
+    /// its form and path (the vault's settings read once).
+    pub fn new_link(
+        &self,
+        from: usize,
+        to: usize,
+    ) -> (planvault_core::vault::links::LinkForm, String) {
         use planvault_core::vault::links::LinkIndex;
         let nodes = &self.checked.plan.nodes;
         let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
-        index.link_path(to, from, self.link_style().path)
+        let style = self.link_style();
+        (style.form, index.link_path(to, from, style.path))
     }
 
     /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`" and

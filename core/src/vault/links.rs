@@ -327,6 +327,13 @@ pub fn markdown_link(target: &str) -> String {
     format!("[{text}]({})", markdown_path(target))
 }
 
+/// Whether any link can name the note `id`: a `#`, `|`, `^`, `[` or `]` in
+/// its path cuts a link short or splits it (`[[a#b]]` is note `a`, heading
+/// `b`). Obsidian refuses such file names; other tools may write them.
+pub fn can_be_linked(id: &str) -> bool {
+    !id.contains(['#', '|', '^', '[', ']'])
+}
+
 /// Obsidian's settings file that says how it writes new links.
 pub const APP_SETTINGS: &str = ".obsidian/app.json";
 
