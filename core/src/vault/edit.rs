@@ -258,8 +258,11 @@ impl EdgeItem {
             None => return Err(EditError::NoSuchLine { line, lines }),
         };
         let body = body_offset(text);
+        // The outline of the note's own body (it blanks the comments
+        // itself: blanked twice, the second `%%` of a `%%%%` line would
+        // open a comment); the items' text with comments blanked.
+        let outline = outline_for(&text[body..], NOTE_NEXT_LEVELS, false);
         let read = without_comments(&text[body..]);
-        let outline = outline_for(&read, NOTE_NEXT_LEVELS, false);
         outline
             .items
             .iter()
@@ -740,7 +743,7 @@ pub fn rewrite_links(
     // `## Next` items are read exactly as the loader reads them (its
     // outline, each item's text past its marker), so the link an edge
     // follows is the one rewritten.
-    let outline = outline_for(&read[body..], NOTE_NEXT_LEVELS, false);
+    let outline = outline_for(&rest[body..], NOTE_NEXT_LEVELS, false);
     let items: Vec<std::ops::Range<usize>> = outline
         .items
         .iter()
@@ -860,6 +863,11 @@ mod tests {
             Err(EditError::NoSuchLine { line: 8, lines: 7 })
         );
         assert!(EdgeItem::on_line("## Next\n-[[x]]\n", 2).is_err());
+        // A comment closed and another `%%` on one line: the loader's
+        // reading, not one of the text with its comments blanked already.
+        let text = "## Next\n- a -> [[A]]\n%%\n- old -> [[B]]\n%%%%\n## Next\n- b -> [[C]]\n- c -> [[D]] %% x\n";
+        let link = EdgeItem::on_line(text, 7).unwrap().link;
+        assert_eq!(&text[link], "[[C]]");
         assert!(EdgeItem::on_line("## Next\n- no link\n", 2).is_err());
     }
 
