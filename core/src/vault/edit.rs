@@ -34,6 +34,8 @@ pub enum EditError {
     UnknownKnob { key: String },
     #[error("the frontmatter block opened on line 1 is never closed")]
     UnclosedFrontmatter,
+    #[error("line {line} holds several edges (a bare carriage return, which line numbers do not count, separates their items); save the note with LF or CRLF line endings")]
+    SeveralEdgesOnLine { line: u32 },
     #[error("editing the edge on line {line} would also change the note's other edges (markdown would read the items around it differently); edit the note's text instead")]
     ChangesOtherEdges { line: u32 },
 }
@@ -263,32 +265,33 @@ impl EdgeItem {
         // open a comment); the items' text with comments blanked.
         let outline = outline_for(&text[body..], NOTE_NEXT_LEVELS, false);
         let read = without_comments(&text[body..]);
-        outline
-            .items
-            .iter()
-            .find_map(|item| {
-                let (marker, content) = next::strip_marker(&read[item.clone()]);
-                let edge = next::parse_item(content);
-                let link = edge.link?;
-                let at = body + item.start + marker;
-                if !(on.start..=on.end).contains(&(at + link.start)) {
-                    return None;
-                }
-                let head = &content[..edge.arrow.as_ref().map_or(link.start, |a| a.start)];
-                let lead = head.len() - head.trim_start().len();
-                let first = text[..body + item.start].rfind('\n').map_or(0, |i| i + 1);
-                let end = body + item.end;
-                let last = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
-                Some(EdgeItem {
-                    lines: first..last,
-                    content: at,
-                    label: at + lead..at + lead + head.trim().len(),
-                    arrow: edge.arrow.map(|a| at + a.start..at + a.end),
-                    link: at + link.start..at + link.end,
-                    form: link.form,
-                })
+        let mut found = outline.items.iter().filter_map(|item| {
+            let (marker, content) = next::strip_marker(&read[item.clone()]);
+            let edge = next::parse_item(content);
+            let link = edge.link?;
+            let at = body + item.start + marker;
+            if !(on.start..=on.end).contains(&(at + link.start)) {
+                return None;
+            }
+            let head = &content[..edge.arrow.as_ref().map_or(link.start, |a| a.start)];
+            let lead = head.len() - head.trim_start().len();
+            let first = text[..body + item.start].rfind('\n').map_or(0, |i| i + 1);
+            let end = body + item.end;
+            let last = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+            Some(EdgeItem {
+                lines: first..last,
+                content: at,
+                label: at + lead..at + lead + head.trim().len(),
+                arrow: edge.arrow.map(|a| at + a.start..at + a.end),
+                link: at + link.start..at + link.end,
+                form: link.form,
             })
-            .ok_or(EditError::NotAnEdge { line })
+        });
+        match (found.next(), found.next()) {
+            (Some(item), None) => Ok(item),
+            (Some(_), Some(_)) => Err(EditError::SeveralEdgesOnLine { line }),
+            (None, _) => Err(EditError::NotAnEdge { line }),
+        }
     }
 }
 
@@ -863,6 +866,12 @@ mod tests {
             Err(EditError::NoSuchLine { line: 8, lines: 7 })
         );
         assert!(EdgeItem::on_line("## Next\n-[[x]]\n", 2).is_err());
+        // Found by fuzzing: a bare `\r` ends a line for markdown, not for
+        // line numbers, so two items hold their links on "line 2".
+        assert_eq!(
+            EdgeItem::on_line("## Next\n- a -> [[A]]\r- b -> [[B]]\n", 2),
+            Err(EditError::SeveralEdgesOnLine { line: 2 })
+        );
         // A comment closed and another `%%` on one line: the loader's
         // reading, not one of the text with its comments blanked already.
         let text = "## Next\n- a -> [[A]]\n%%\n- old -> [[B]]\n%%%%\n## Next\n- b -> [[C]]\n- c -> [[D]] %% x\n";

@@ -133,6 +133,10 @@ fn headings<'a>(body: &'a str, mut each: impl FnMut(Heading<'a>)) -> bool {
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let bytes = line.as_bytes();
+        // A bare `\r` ends a line for markdown, not for this scan.
+        if memchr::memchr(b'\r', bytes).is_some() {
+            return false;
+        }
         if let Some((c, len)) = fence {
             let run = bytes.iter().take_while(|&&b| b == c).count();
             let indent = line.len() - line.trim_start_matches(' ').len();
@@ -414,6 +418,7 @@ mod tests {
     #[test]
     fn doubtful_notes_take_the_full_parse() {
         for body in [
+            "## Next\n- a -> [[A]]\r- b -> [[B]]\n",
             "Title\n=====\n",
             "text\n---\n",
             "- # heading in a list\n",
