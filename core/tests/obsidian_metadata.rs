@@ -16,7 +16,7 @@
 
 use planvault_core::vault::frontmatter::{properties, split, Split};
 use planvault_core::vault::links::{links, LinkIndex, Resolution};
-use planvault_core::vault::next;
+use planvault_core::vault::{self, next};
 use pulldown_cmark::HeadingLevel;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -178,6 +178,55 @@ fn tasks_are_the_items_obsidian_draws_a_checkbox_for() {
     );
 }
 
+/// A note's items as Obsidian read them: byte span, 0-based line, and the
+/// parent Obsidian gave (an item's line, or minus its list's first line).
+fn items_of(text: &str, case: &Case) -> Vec<(usize, usize, i64, i64)> {
+    let line_of = |offset: usize| text[..offset].matches('\n').count() as i64;
+    case.list_items
+        .iter()
+        .map(|(s, e, _, parent)| {
+            let (s, e) = (byte_offset(text, *s), byte_offset(text, *e));
+            (s, e, line_of(s), *parent)
+        })
+        .collect()
+}
+
+/// Each top-level list of a note that is not quoted: its parent key (minus
+/// its first line) and its whole lines, nested items included, as a byte
+/// range of `text`.
+fn list_regions(text: &str, items: &[(usize, usize, i64, i64)]) -> Vec<(i64, usize, usize)> {
+    let mut roots: Vec<i64> = items.iter().map(|i| i.3).filter(|p| *p < 0).collect();
+    roots.dedup();
+    let mut regions = Vec::new();
+    for root in roots {
+        // The list's items and everything nested in them.
+        let mut members: Vec<&(usize, usize, i64, i64)> =
+            items.iter().filter(|i| i.3 == root).collect();
+        loop {
+            let lines: Vec<i64> = members.iter().map(|i| i.2).collect();
+            let more: Vec<_> = items
+                .iter()
+                .filter(|i| lines.contains(&i.3) && !members.contains(i))
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            members.extend(more);
+        }
+        let first = members.iter().map(|i| i.0).min().unwrap();
+        let start = text[..first].rfind('\n').map_or(0, |at| at + 1);
+        let last = members.iter().map(|i| i.1).max().unwrap();
+        let end = text[last..]
+            .find('\n')
+            .map_or(text.len(), |at| last + at + 1);
+        if text[start..end].trim_start().starts_with('>') {
+            continue; // Quoted: never a plan's `## Next`.
+        }
+        regions.push((root, start, end));
+    }
+    regions
+}
+
 #[test]
 fn a_list_under_next_splits_into_the_items_obsidian_reads() {
     // Each top-level list of a note, alone under a `## Next` heading: its
@@ -187,42 +236,9 @@ fn a_list_under_next_splits_into_the_items_obsidian_reads() {
     let (mut lists, mut compared) = (0, 0);
     let mut wrong = Vec::new();
     for (name, text, case) in cases() {
-        let line_of = |offset: usize| text[..offset].matches('\n').count() as i64;
-        let items: Vec<(usize, usize, i64, i64)> = case
-            .list_items
-            .iter()
-            .map(|(s, e, _, parent)| {
-                let (s, e) = (byte_offset(&text, *s), byte_offset(&text, *e));
-                (s, e, line_of(s), *parent)
-            })
-            .collect();
-        let mut roots: Vec<i64> = items.iter().map(|i| i.3).filter(|p| *p < 0).collect();
-        roots.dedup();
-        for root in roots {
-            // The list's items and everything nested in them.
-            let mut members: Vec<&(usize, usize, i64, i64)> =
-                items.iter().filter(|i| i.3 == root).collect();
-            loop {
-                let lines: Vec<i64> = members.iter().map(|i| i.2).collect();
-                let more: Vec<_> = items
-                    .iter()
-                    .filter(|i| lines.contains(&i.3) && !members.contains(i))
-                    .collect();
-                if more.is_empty() {
-                    break;
-                }
-                members.extend(more);
-            }
-            let first = members.iter().map(|i| i.0).min().unwrap();
-            let start = text[..first].rfind('\n').map_or(0, |at| at + 1);
-            let last = members.iter().map(|i| i.1).max().unwrap();
-            let end = text[last..]
-                .find('\n')
-                .map_or(text.len(), |at| last + at + 1);
+        let items = items_of(&text, &case);
+        for (root, start, end) in list_regions(&text, &items) {
             let region = &text[start..end];
-            if region.trim_start().starts_with('>') {
-                continue; // Quoted: never a plan's `## Next`.
-            }
             let body = format!("## Next\n{region}");
             let shift = |at: usize| at - "## Next\n".len() + start;
             let read = |outline: next::Outline| -> Vec<(usize, usize)> {
@@ -254,6 +270,104 @@ fn a_list_under_next_splits_into_the_items_obsidian_reads() {
     assert!(
         lists >= 50 && compared >= 150,
         "only {lists} lists, {compared} items"
+    );
+}
+
+#[test]
+fn every_link_obsidian_reads_under_next_is_an_edge_or_is_warned_about() {
+    // Each list alone under `## Next`, as above: every link Obsidian reads
+    // in it is an edge (an item's first link), another link of an item that
+    // is warned to hold several (`malformed-edge`), or, in a nested item, a
+    // `link-not-edge` unless it is an embed (a screenshot under an edge is
+    // no edge anybody meant); planvault reports no link Obsidian does not
+    // read.
+    let (mut checked, mut nested, mut embeds) = (0, 0, 0);
+    let mut wrong = Vec::new();
+    for (name, text, case) in cases() {
+        let items = items_of(&text, &case);
+        // Where each link starts (an embed's `!` is outside the link
+        // planvault reads) and whether it is an embed.
+        let obsidian: Vec<(usize, bool)> = case
+            .links
+            .iter()
+            .filter(|l| !DIFFERS.iter().any(|(original, _)| *original == l.original))
+            .map(|l| {
+                let embed = l.original.starts_with('!');
+                (byte_offset(&text, l.span[0]) + usize::from(embed), embed)
+            })
+            .collect();
+        for (_, start, end) in list_regions(&text, &items) {
+            let head = "## Next\n";
+            let note = format!("{head}{}", &text[start..end]);
+            // 1-based line and column (in characters) of a byte of `note`.
+            let position = |at: usize| {
+                let line_start = note[..at].rfind('\n').map_or(0, |i| i + 1);
+                (
+                    note[..at].matches('\n').count() as u32 + 1,
+                    note[line_start..at].chars().count() as u32 + 1,
+                )
+            };
+            let files = BTreeMap::from([("n.md".to_string(), note.clone())]);
+            let (plan, diagnostics) = vault::load(&files);
+            let edges: Vec<(u32, u32)> = plan
+                .edges
+                .iter()
+                .filter_map(|e| e.pos.as_ref().map(|p| (p.line, p.column)))
+                .collect();
+            let located = |code: &str| -> Vec<(u32, u32)> {
+                diagnostics
+                    .iter()
+                    .filter(|d| d.code.as_str() == code)
+                    .filter_map(|d| Some((d.line?, d.column?)))
+                    .collect()
+            };
+            let strays = located("link-not-edge");
+            let several: Vec<u32> = diagnostics
+                .iter()
+                .filter(|d| d.message.contains("has several links"))
+                .filter_map(|d| d.line)
+                .collect();
+            let outline = next::loaded_outline(&note, &[HeadingLevel::H2]);
+            let theirs: Vec<(usize, bool)> = obsidian
+                .iter()
+                .filter(|(at, _)| (start..end).contains(at))
+                .map(|&(at, embed)| (at - start + head.len(), embed))
+                .collect();
+            for &(at, embed) in &theirs {
+                let here = position(at);
+                let item = outline.items.iter().find(|item| item.contains(&at));
+                checked += 1;
+                let read = match item {
+                    Some(item) => {
+                        edges.contains(&here) || several.contains(&position(item.start).0)
+                    }
+                    None if embed => {
+                        embeds += 1;
+                        !strays.contains(&here)
+                    }
+                    None => {
+                        nested += 1;
+                        strays.contains(&here)
+                    }
+                };
+                if !read {
+                    wrong.push(format!(
+                        "{name}: Obsidian's link at {here:?} of {note:?} is not read as it should be (an edge, or warned about in a nested item unless an embed)"
+                    ));
+                }
+            }
+            let ours = edges.iter().chain(&strays);
+            for here in ours.filter(|here| !theirs.iter().any(|&(at, _)| position(at) == **here)) {
+                wrong.push(format!(
+                    "{name}: planvault reads a link at {here:?} of {note:?} that Obsidian does not"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        checked >= 60 && embeds >= 1,
+        "only {checked} links, {embeds} of them embeds in nested items ({nested} other links in nested items)"
     );
 }
 

@@ -211,7 +211,7 @@ const ATTACHMENT_EXTENSIONS: [&str; 22] = [
 /// Whether a link target names a non-note file by its extension
 /// (`diagram.png`, `Board.canvas`, `paper.PDF`).
 #[cfg_attr(planvault_size, optimize(size))]
-fn is_attachment(target: &str) -> bool {
+pub(super) fn is_attachment(target: &str) -> bool {
     let name = target.rsplit('/').next().unwrap_or(target);
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
