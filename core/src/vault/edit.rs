@@ -36,7 +36,7 @@ pub enum EditError {
     UnclosedFrontmatter,
     #[error("line {line} holds several edges (a bare carriage return, which line numbers do not count, separates their items); save the note with LF or CRLF line endings")]
     SeveralEdgesOnLine { line: u32 },
-    #[error("editing the edge on line {line} would also change the note's other edges (markdown would read the items around it differently); edit the note's text instead")]
+    #[error("editing the edge on line {line} would change more than that edge (markdown would read the text around it differently); edit the note's text instead")]
     ChangesOtherEdges { line: u32 },
 }
 
@@ -324,59 +324,55 @@ fn whole_item_end(body: &str, at: usize) -> Option<usize> {
     None
 }
 
-/// Which part of the addressed edge an edit changes.
+/// What an edit does to the addressed edge, as the loader will read it.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum EdgeEdit {
+enum EdgeEdit<'a> {
     Remove,
-    Retarget,
-    Relabel,
+    /// The target the new link names.
+    Retarget(&'a str),
+    /// The new label, whitespace collapsed; `None` for none.
+    Relabel(Option<&'a str>),
 }
 
-/// `after` when it changes only what `edit` is about: the edge on `line`
-/// and no other. Markdown reads an item by the ones around it (an item
-/// two spaces in after a `1.` item is its own; after a `-` item it nests),
-/// so an edit could otherwise nest, split or join its neighbours.
+/// `after` when the loader reads in it exactly the edges it read in
+/// `before` with `edit` made to the one on `line`. Markdown reads text by
+/// what surrounds it (an item two spaces in after a `1.` item is its own,
+/// after a `-` item it nests; brackets around a new link can take it in),
+/// so an edit could otherwise nest, split or join edges, or write one that
+/// reads otherwise than asked.
 fn only_that_edge(
     before: &str,
     after: String,
     line: u32,
-    edit: EdgeEdit,
+    edit: EdgeEdit<'_>,
 ) -> Result<String, EditError> {
     let edges = |text: &str| {
         let parsed =
             super::note::parse_note_as("n.md", "n", text, super::Detail::Checks, &mut Vec::new());
-        parsed.edges
+        parsed
+            .edges
+            .into_iter()
+            .map(|e| (e.pos.line, e.target, e.label))
+            .collect::<Vec<_>>()
     };
-    let (old, new) = (edges(before), edges(&after));
-    let at = old.iter().position(|e| e.pos.line == line);
-    let same = |a: &super::note::DeclaredEdge, b: &super::note::DeclaredEdge| {
-        a.target == b.target && a.label == b.label
+    let mut expected = edges(before);
+    let Some(at) = expected.iter().position(|(l, _, _)| *l == line) else {
+        return Err(EditError::NotAnEdge { line });
     };
-    let kept = match (at, edit) {
-        (Some(at), EdgeEdit::Remove) => {
-            new.len() + 1 == old.len()
-                && old
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != at)
-                    .zip(&new)
-                    .all(|((_, a), b)| same(a, b))
+    match edit {
+        EdgeEdit::Remove => {
+            expected.remove(at);
         }
-        (Some(at), edit) => {
-            new.len() == old.len()
-                && old.iter().zip(&new).enumerate().all(|(i, (a, b))| {
-                    if i != at {
-                        same(a, b)
-                    } else if edit == EdgeEdit::Retarget {
-                        a.label == b.label
-                    } else {
-                        a.target == b.target
-                    }
-                })
-        }
-        (None, _) => false,
+        EdgeEdit::Retarget(target) => expected[at].1 = target.to_string(),
+        EdgeEdit::Relabel(label) => expected[at].2 = label.map(str::to_string),
+    }
+    let unlined = |edges: Vec<(u32, String, Option<String>)>| {
+        edges
+            .into_iter()
+            .map(|(_, target, label)| (target, label))
+            .collect::<Vec<_>>()
     };
-    if kept {
+    if unlined(edges(&after)) == unlined(expected) {
         Ok(after)
     } else {
         Err(EditError::ChangesOtherEdges { line })
@@ -524,7 +520,13 @@ pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, Edit
         LinkForm::Markdown => markdown_link(target),
     };
     let after = format!("{bom}{}", splice(rest, item.link, &link));
-    only_that_edge(text, after, line, EdgeEdit::Retarget)
+    let named = links(&link).next().map(|l| l.target.into_owned());
+    only_that_edge(
+        text,
+        after,
+        line,
+        EdgeEdit::Retarget(named.as_deref().unwrap_or_default()),
+    )
 }
 
 /// Sets the label of the edge item whose link is on 1-based `line`: an
@@ -548,7 +550,9 @@ pub fn relabel_edge(text: &str, line: u32, label: &str) -> Result<String, EditEr
         "{bom}{}",
         splice(rest, item.content..item.link.start, &head)
     );
-    only_that_edge(text, after, line, EdgeEdit::Relabel)
+    let label = super::note::collapse_whitespace(label);
+    let label = (!label.is_empty()).then_some(label.as_str());
+    only_that_edge(text, after, line, EdgeEdit::Relabel(label))
 }
 
 /// A frontmatter knob's new value.

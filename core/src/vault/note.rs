@@ -308,7 +308,7 @@ fn for_each_kept(len: usize, cut: &[Range<usize>], mut piece: impl FnMut(Range<u
 
 /// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined
 /// by spaces), without a copy-per-word.
-fn collapse_whitespace(text: &str) -> String {
+pub(super) fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
