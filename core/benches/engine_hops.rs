@@ -44,7 +44,6 @@ fn edge(from: usize, to: usize, label: Option<&str>) -> Edge {
             EdgeKind::Unconditional
         },
         pos: None,
-        written: None,
     }
 }
 

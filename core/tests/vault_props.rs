@@ -295,7 +295,6 @@ fn to_plan(g: &Graph) -> Plan {
             label: None,
             kind: EdgeKind::Unconditional,
             pos: None,
-            written: None,
         })
         .collect();
     plan

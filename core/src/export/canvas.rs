@@ -125,7 +125,7 @@ pub fn canvas(plan: &Plan) -> String {
                     id: id.clone(),
                     kind: "text",
                     file: None,
-                    text: Some(format!("Missing note {}", edge.link_as_written())),
+                    text: Some(format!("Missing note [[{}]]", edge.target)),
                     x,
                     y,
                     width: WIDTH,

@@ -152,7 +152,6 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
     let name = |i: usize| index.id(i).unwrap_or_default();
     for edge in plan.edges.iter().filter(|e| e.to.is_none()) {
         let from = &plan.nodes[edge.from].id;
-        let link = edge.link_as_written();
         let d = match index.resolve(&edge.target, edge.from) {
             Resolution::Found(outside) if outside >= plan.nodes.len() => Diagnostic::error(
                 Code::EdgeLeavesPlan,
@@ -169,7 +168,8 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
-                        "link {link} in `{from}` could mean {}, none nearer to it than the others; write the folder, as in [[{example}]]",
+                        "link [[{}]] in `{from}` could mean {}, none nearer to it than the others; write the folder, as in [[{example}]]",
+                        edge.target,
                         name_list(names)
                     ),
                 )
@@ -178,7 +178,8 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Missing if is_attachment(&edge.target) => Diagnostic::error(
                 Code::EdgeToNonNote,
                 format!(
-                    "edge from `{from}` points at {link}, a file that is not a note; an edge must end at a note"
+                    "edge from `{from}` points at [[{}]], a file that is not a note; an edge must end at a note",
+                    edge.target
                 ),
             )
             .with_nodes([from.as_str()]),
@@ -188,7 +189,8 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Missing | Resolution::Found(_) => Diagnostic::error(
                 Code::DanglingEdge,
                 format!(
-                    "edge from `{from}` points at {link}, which is no note in the vault"
+                    "edge from `{from}` points at [[{}]], which is no note in the vault",
+                    edge.target
                 ),
             )
             .with_nodes([from.as_str()]),

@@ -51,7 +51,6 @@ pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
                     EdgeKind::Conditional
                 },
                 pos: None,
-                written: None,
             });
         }
     }
