@@ -44,6 +44,7 @@ fn edge(from: usize, to: usize, label: Option<&str>) -> Edge {
             EdgeKind::Unconditional
         },
         pos: None,
+        written: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn path_plan(n: usize) -> Plan {
             label: None,
             kind: EdgeKind::Unconditional,
             pos: None,
+            written: None,
         })
         .collect();
     plan.start = Some(0);

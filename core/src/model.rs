@@ -252,9 +252,23 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// Where the edge is declared (the `## Next` list item, the `@on` line).
     pub pos: Option<SourcePos>,
+    /// A vault edge's link as written when it is no wikilink (a markdown
+    /// link, `[Send it](Send%20it.md)`), so a message names it as the note
+    /// shows it; `None` for `[[target]]` and in other formats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 impl Edge {
+    /// The link as a note shows it, for messages and drawings: a markdown
+    /// link as written, else `[[target]]`.
+    pub fn link_as_written(&self) -> String {
+        match &self.written {
+            Some(written) => written.clone(),
+            None => format!("[[{}]]", self.target),
+        }
+    }
+
     pub fn is_conditional(&self) -> bool {
         matches!(self.kind, EdgeKind::Conditional | EdgeKind::Route)
     }

@@ -85,6 +85,28 @@ fn ascii_draws_the_tree_from_the_start() {
 }
 
 #[test]
+fn a_missing_note_is_named_by_its_link_as_written() {
+    let files: BTreeMap<String, String> = [(
+        "start.md".to_string(),
+        "---\ntype: start\n---\n## Next\n- go -> [Send it](Send%20it.md)\n- or -> [[Ask]]\n"
+            .to_string(),
+    )]
+    .into();
+    let plan = check(&PlanSource::Vault(files)).plan;
+    let ascii = export::export(&plan, GraphFormat::Ascii);
+    assert!(
+        ascii.contains("✗ [Send it](Send%20it.md) (no such note)"),
+        "{ascii}"
+    );
+    assert!(ascii.contains("✗ [[Ask]] (no such note)"), "{ascii}");
+    let canvas = export::export(&plan, GraphFormat::Canvas);
+    assert!(
+        canvas.contains("Missing note [Send it](Send%20it.md)"),
+        "{canvas}"
+    );
+}
+
+#[test]
 fn canvas_is_json_canvas_1_0() {
     let text = export::export(&plan(), GraphFormat::Canvas);
     insta::assert_snapshot!("canvas", text);

@@ -295,6 +295,7 @@ fn to_plan(g: &Graph) -> Plan {
             label: None,
             kind: EdgeKind::Unconditional,
             pos: None,
+            written: None,
         })
         .collect();
     plan

@@ -57,7 +57,7 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 257 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 259 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
@@ -65,15 +65,17 @@ test("the markdown build is the validator alone, under 257 KB gzipped; the full 
   // 250 KB until reading `## Next` items as Obsidian reads them (markdown
   // links, `%%` block comments, HTML comments) took it to 254.0 KB, 255 KB
   // until a link under `## Next` that no item holds was warned about
-  // (255.9 KB): a plan that means the same in Obsidian comes before the last
-  // 6 KB.
-  assert.ok(markdown < 257_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 257 KB budget`);
+  // (255.9 KB), 257 KB until messages named a markdown link as written and
+  // suggested the fix in its form (258.3 KB): a plan that means the same in
+  // Obsidian, and says so in the note's own words, comes before the last 8 KB.
+  assert.ok(markdown < 259_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 259 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
   // scope, Leopold's line rule and the frontmatter depth scan came in (298 KB);
-  // from 305 KB for the `link-not-edge` warning (305.1 KB).
-  assert.ok(full < 307_000, `planvault's wasm is ${full} B gzipped, over its 307 KB ceiling`);
+  // from 305 KB for the `link-not-edge` warning (305.1 KB); from 307 KB for
+  // markdown links named as written (307.5 KB).
+  assert.ok(full < 308_000, `planvault's wasm is ${full} B gzipped, over its 308 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

@@ -115,7 +115,7 @@ impl Tree<'_> {
             }
             let Some(to) = e.to else {
                 self.out
-                    .push_str(&format!("✗ [[{}]] (no such note)\n", e.target));
+                    .push_str(&format!("✗ {} (no such note)\n", e.link_as_written()));
                 continue;
             };
             let id = &self.plan.nodes[to].id;

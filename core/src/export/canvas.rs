@@ -125,7 +125,7 @@ pub fn canvas(plan: &Plan) -> String {
                     id: id.clone(),
                     kind: "text",
                     file: None,
-                    text: Some(format!("Missing note [[{}]]", edge.target)),
+                    text: Some(format!("Missing note {}", edge.link_as_written())),
                     x,
                     y,
                     width: WIDTH,

@@ -196,6 +196,7 @@ pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic
                     s.deps_raw
                         .map_or_else(|| s.pos.clone(), |r| loc.pos_of(r.get())),
                 ),
+                written: None,
             });
         }
     }

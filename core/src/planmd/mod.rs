@@ -121,6 +121,7 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
                 label: None,
                 kind: EdgeKind::After,
                 pos: decl.after_at.map(|at| lines.pos(file, at)),
+                written: None,
             });
         }
     }
@@ -136,6 +137,7 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
                 label: Some(route.condition.clone()),
                 kind: EdgeKind::Route,
                 pos: Some(lines.pos(file, route.at)),
+                written: None,
             });
         }
     }

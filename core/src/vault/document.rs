@@ -201,6 +201,7 @@ pub fn path_graph_from_steps(steps: &[String]) -> Plan {
             label: None,
             kind: EdgeKind::Unconditional,
             pos: None,
+            written: None,
         })
         .collect();
     plan.start = (!plan.nodes.is_empty()).then_some(0);

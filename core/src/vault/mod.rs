@@ -141,6 +141,7 @@ pub fn resolve_edge(index: &LinkIndex<'_>, from: usize, e: DeclaredEdge) -> Edge
         label: e.label,
         kind: e.kind,
         pos: Some(e.pos),
+        written: e.written,
     }
 }
 

@@ -16,6 +16,8 @@ pub struct DeclaredEdge {
     pub label: Option<String>,
     pub kind: EdgeKind,
     pub pos: SourcePos,
+    /// The link as written when it is a markdown link ([`crate::Edge::written`]).
+    pub written: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -209,11 +211,16 @@ pub fn parse_note_with(
             Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
             _ => EdgeKind::Unconditional,
         };
+        let written = match link.form {
+            LinkForm::Wiki => None,
+            LinkForm::Markdown => Some(content[link.start..link.end].to_string()),
+        };
         edges.push(DeclaredEdge {
             target: link.target.to_string(),
             label,
             kind,
             pos,
+            written,
         });
     }
 

@@ -8,7 +8,7 @@
 //! `kosaraju_scc`). An editor re-runs these checks after every edit that
 //! changes a link, so they are kept to a few linear passes.
 
-use super::links::{LinkIndex, Resolution};
+use super::links::{markdown_link, LinkIndex, Resolution};
 use crate::diagnostic::sort_by_position;
 use crate::{Code, Diagnostic, NodeExt, NodeKind, Plan, SourcePos};
 
@@ -152,6 +152,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
     let name = |i: usize| index.id(i).unwrap_or_default();
     for edge in plan.edges.iter().filter(|e| e.to.is_none()) {
         let from = &plan.nodes[edge.from].id;
+        let link = edge.link_as_written();
         let d = match index.resolve(&edge.target, edge.from) {
             Resolution::Found(outside) if outside >= plan.nodes.len() => Diagnostic::error(
                 Code::EdgeLeavesPlan,
@@ -164,12 +165,15 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             .with_nodes([from.as_str()]),
             Resolution::Ambiguous(candidates) => {
                 let names = candidates.iter().map(|&i| name(i));
-                let example = name(candidates[0]);
+                // The fix in the link's own form: a markdown link stays one.
+                let example = match edge.written {
+                    Some(_) => markdown_link(name(candidates[0])),
+                    None => format!("[[{}]]", name(candidates[0])),
+                };
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
-                        "link [[{}]] in `{from}` could mean {}, none nearer to it than the others; write the folder, as in [[{example}]]",
-                        edge.target,
+                        "link {link} in `{from}` could mean {}, none nearer to it than the others; write the folder, as in {example}",
                         name_list(names)
                     ),
                 )
@@ -178,8 +182,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Missing if is_attachment(&edge.target) => Diagnostic::error(
                 Code::EdgeToNonNote,
                 format!(
-                    "edge from `{from}` points at [[{}]], a file that is not a note; an edge must end at a note",
-                    edge.target
+                    "edge from `{from}` points at {link}, a file that is not a note; an edge must end at a note"
                 ),
             )
             .with_nodes([from.as_str()]),
@@ -189,8 +192,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Missing | Resolution::Found(_) => Diagnostic::error(
                 Code::DanglingEdge,
                 format!(
-                    "edge from `{from}` points at [[{}]], which is no note in the vault",
-                    edge.target
+                    "edge from `{from}` points at {link}, which is no note in the vault"
                 ),
             )
             .with_nodes([from.as_str()]),

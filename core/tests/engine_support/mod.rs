@@ -51,6 +51,7 @@ pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
                     EdgeKind::Conditional
                 },
                 pos: None,
+                written: None,
             });
         }
     }
