@@ -9,8 +9,9 @@ import { useApp, planShown } from './support/app.mjs';
 
 const app = useApp();
 
-/** Every part web/src/on_demand.rs names, by its file. */
-const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings'];
+/** Every part web/src/on_demand.rs names, by its file (the run client's
+ * fetched when the worker's first message comes, after the first paint). */
+const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client'];
 
 /** The wasm files the page fetched: name, when asked for and when in, in ms. */
 const wasmFetches = (page) =>
@@ -110,5 +111,34 @@ test('a part that cannot be fetched says so, the rest works, and Try again fetch
   await page.locator('#settings').waitFor();
   assert.equal(await alert.count(), 0);
   const unexpected = page.problems.filter((problem) => !/split_settings|failed to load|TypeError: Failed to fetch/i.test(problem));
+  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+});
+
+test("the run client's part comes when the worker first speaks; if it cannot, it is fetched again until it comes", async () => {
+  let blocked = true;
+  const page = await app.open(undefined, {
+    beforeLoad: (page) =>
+      page.route('**/split_run_client.wasm', (route) => (blocked ? route.abort() : route.continue())),
+  });
+  await planShown(page);
+  const worker = page.locator('#worker-status');
+  await page.waitForFunction(
+    () => /^Worker: the run client could not be loaded/.test(document.querySelector('#worker-status')?.textContent ?? ''),
+    null,
+    { timeout: 30_000 },
+  );
+  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+  assert.ok(await page.locator('#run-start').isDisabled(), 'no run starts without the run client');
+  await saveScreenshot(page, 'on-demand-run-client-failed');
+
+  // Nothing is asked of the person: the worker's `Ready`, kept in line, is
+  // handled once the part comes, and a run can start.
+  blocked = false;
+  await page.waitForFunction(() => document.querySelector('#worker-status')?.textContent === 'Worker: ready', null, {
+    timeout: 30_000,
+  });
+  assert.equal(await worker.textContent(), 'Worker: ready');
+  await page.locator('#run-start:not([disabled])').waitFor();
+  const unexpected = page.problems.filter((problem) => !/split_run_client|failed to load|TypeError: Failed to fetch/i.test(problem));
   assert.deepEqual(unexpected, [], 'only the blocked part failed');
 });

@@ -1,7 +1,7 @@
 //! The parts of the app that are not needed for the first paint of a plan
 //! (the dialogs, the side panel's panes, the list view, the repair editor,
-//! Settings, the `plan.canvas` writer), each its own wasm file, fetched
-//! after the page is up.
+//! Settings, the `plan.canvas` writer, the run client, the zip download),
+//! each its own wasm file, fetched after the page is up or on first use.
 //!
 //! The shipped app is built with the feature `split`: each part below is a
 //! `wasm_split` split point (what Leptos's `#[lazy]` is made of), and
@@ -21,6 +21,7 @@ use crate::list_view::PlanList;
 use crate::note_editor::NoteEditor;
 use crate::note_picker::NotePicker;
 use crate::panel::SidePanel;
+use crate::run_client::RunClient;
 use crate::run_panel::RunPanel;
 use crate::settings_dialog::SettingsForm;
 use crate::state::AppState;
@@ -29,6 +30,7 @@ use planvault_layout::Point;
 use send_wrapper::SendWrapper;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use wasm_bindgen::JsValue;
 
 /// Parts being fetched for the view right now (the tests wait for none).
 static LOADING: AtomicUsize = AtomicUsize::new(0);
@@ -117,6 +119,33 @@ part!(side_panel, preload_side_panel, view! { <SidePanel /> });
 part!(run_panel, preload_run_panel, view! { <RunPanel /> });
 part!(settings, preload_settings, view! { <SettingsForm /> });
 
+/// `action!(name, preload_name, (args) => body)`: the async `name(args)`
+/// runs `body` once the part's code is loaded; `preload_name()` fetches it
+/// ahead of use. Without `split`, both are plain async functions.
+#[cfg(feature = "split")]
+macro_rules! action {
+    ($name:ident, $preload:ident, ($($arg:ident: $ty:ty),*) => $body:expr) => {
+        #[wasm_split_helpers::wasm_split($name, fallible, preload(#[allow(dead_code)] $preload))]
+        pub fn $name($($arg: $ty),*) -> Result<(), LoadError> {
+            $body;
+            Ok(())
+        }
+    };
+}
+#[cfg(not(feature = "split"))]
+macro_rules! action {
+    ($name:ident, $preload:ident, ($($arg:ident: $ty:ty),*) => $body:expr) => {
+        pub async fn $name($($arg: $ty),*) -> Result<(), LoadError> {
+            $body;
+            Ok(())
+        }
+        #[allow(dead_code)]
+        pub async fn $preload() -> Result<(), LoadError> {
+            Ok(())
+        }
+    };
+}
+
 /// A part in the view: nothing until its code is in (a few milliseconds
 /// after the page, or at once without `split`), then the part. If it
 /// cannot be fetched, an alert says so (`what`: "The list view"), with a button that fetches it again.
@@ -159,16 +188,28 @@ pub enum CanvasEdit {
 /// paint needs none. Counted in [`loading`] until done, so the tests' idle
 /// waits for it.
 pub fn edit_canvas(state: AppState, edit: CanvasEdit) {
+    in_background(
+        state,
+        canvas_edit(state, edit),
+        "Not saved: the canvas writer could not be loaded (the server may be down \
+         or have a newer planvault: then reload the page)",
+    );
+}
+
+/// Runs a part's `action`, counted in [`loading`] until done (the tests'
+/// idle waits for it); if the part cannot be fetched, the status line says
+/// `failed`.
+fn in_background(
+    state: AppState,
+    action: impl Future<Output = Result<(), LoadError>> + 'static,
+    failed: &'static str,
+) {
     let loading = Loading::start();
     leptos::task::spawn_local(async move {
-        let done = canvas_edit(state, edit).await;
+        let done = action.await;
         drop(loading);
         if done.is_err() {
-            state.message.set(
-                "Not saved: the canvas writer could not be loaded (the server may be down \
-                 or have a newer planvault: then reload the page)"
-                    .into(),
-            );
+            state.message.set(failed.into());
         }
     });
 }
@@ -189,21 +230,56 @@ fn apply_canvas_edit(state: AppState, edit: CanvasEdit) {
     }
 }
 
-#[cfg(feature = "split")]
-#[wasm_split_helpers::wasm_split(canvas_edit, fallible, preload(preload_canvas_edit))]
-pub fn canvas_edit(state: AppState, edit: CanvasEdit) -> Result<(), LoadError> {
-    apply_canvas_edit(state, edit);
-    Ok(())
+action!(canvas_edit, preload_canvas_edit, (state: AppState, edit: CanvasEdit) => apply_canvas_edit(state, edit));
+
+/// Hands a message of the worker to the run client. Its handling (the
+/// protocol's decoding, the run view's updates) is a part: the first paint
+/// needs none of it, and the worker's first message comes after that paint.
+pub async fn worker_message(
+    client: RunClient,
+    state: AppState,
+    data: JsValue,
+) -> Result<(), LoadError> {
+    let _loading = Loading::start();
+    run_client(client, state, RunAction::Message(data)).await
 }
-#[cfg(not(feature = "split"))]
-pub async fn canvas_edit(state: AppState, edit: CanvasEdit) -> Result<(), LoadError> {
-    apply_canvas_edit(state, edit);
-    Ok(())
+
+/// Starts a run ([`RunClient::run`]): its code is in the run client's part.
+pub async fn start_run(
+    client: RunClient,
+    state: AppState,
+    fresh: bool,
+    step: bool,
+) -> Result<(), LoadError> {
+    let _loading = Loading::start();
+    run_client(client, state, RunAction::Start { fresh, step }).await
 }
-#[cfg(not(feature = "split"))]
-pub async fn preload_canvas_edit() -> Result<(), LoadError> {
-    Ok(())
+
+/// What the run client's part is asked to do.
+pub enum RunAction {
+    /// Handle a message the worker posted.
+    Message(JsValue),
+    /// Start a run.
+    Start { fresh: bool, step: bool },
 }
+
+action!(run_client, preload_run_client, (client: RunClient, state: AppState, action: RunAction) => match action {
+    RunAction::Message(data) => client.handle(state, &data),
+    RunAction::Start { fresh, step } => client.start(state, fresh, step),
+});
+
+/// Offers the open copy's notes as a zip download (the toolbar's
+/// **Download zip**); the zip writer is a part of its own.
+pub fn download_zip(state: AppState) {
+    in_background(
+        state,
+        zip_download(state),
+        "Not downloaded: the zip writer could not be loaded (the server may be down or \
+         have a newer planvault: then reload the page)",
+    );
+}
+
+action!(zip_download, preload_zip_download, (state: AppState) => crate::app::download_zip(state));
 
 /// Fetches the parts not shown at start-up (the canvas writer, Settings,
 /// the list view), one after another, once the plan is up, so a drag or

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
 use planvault_protocol::{FromWorker, McpServer, PauseReason, StartRun, ToWorker};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
@@ -56,6 +56,12 @@ pub struct RunClient {
     worker: StoredValue<Option<Worker>, LocalStorage>,
     /// Posts waiting for the worker's `Ready`.
     queue: StoredValue<Vec<JsValue>, LocalStorage>,
+    /// The worker's messages not yet handled, oldest first: their handling
+    /// (the protocol's decoding, the run view's updates) is a part of the
+    /// app loaded after the first paint (`on_demand::worker_message`).
+    inbox: StoredValue<VecDeque<JsValue>, LocalStorage>,
+    /// A task is handing the inbox over, in order.
+    draining: StoredValue<bool, LocalStorage>,
     /// A run of the previously open vault is being stopped: its last
     /// messages are not about the vault on screen.
     discarding: StoredValue<bool, LocalStorage>,
@@ -96,6 +102,8 @@ impl RunClient {
             mcp_tests: RwSignal::new(BTreeMap::new()),
             worker: StoredValue::new_local(None),
             queue: StoredValue::new_local(Vec::new()),
+            inbox: StoredValue::new_local(VecDeque::new()),
+            draining: StoredValue::new_local(false),
             discarding: StoredValue::new_local(false),
             breakpoints_key: StoredValue::new_local(None),
         }
@@ -133,11 +141,10 @@ impl RunClient {
             if data.is_string() {
                 return;
             }
-            match planvault_protocol::js::from_worker(&data) {
-                Ok(message) => client.receive(state, message),
-                Err(err) => client
-                    .view
-                    .update(|v| v.worker = WorkerState::Broken(err.to_string())),
+            client.inbox.update_value(|inbox| inbox.push_back(data));
+            if !client.draining.get_value() {
+                client.draining.set_value(true);
+                spawn_local(client.drain(state));
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -151,6 +158,47 @@ impl RunClient {
         on_message.forget();
         on_error.forget();
         self.worker.set_value(Some(worker));
+    }
+
+    /// Hands the inbox's messages to their handler one after another, in the
+    /// order the worker posted them. If the handler's part cannot be
+    /// fetched, the message stays first in line, the footer says so, and
+    /// the fetch is tried again after 1, 2, 4 … up to 30 seconds: the worker
+    /// posts nothing more until it hears from the app, and the app does not
+    /// post before the worker's `Ready` is handled.
+    async fn drain(self, state: AppState) {
+        let mut wait = 1_000;
+        while let Some(data) = self.inbox.try_update_value(VecDeque::pop_front).flatten() {
+            if crate::on_demand::worker_message(self, state, data.clone())
+                .await
+                .is_ok()
+            {
+                wait = 1_000;
+                continue;
+            }
+            self.inbox.update_value(|inbox| inbox.push_front(data));
+            self.view.update(|v| {
+                v.worker = WorkerState::Broken(
+                    "the run client could not be loaded (the server may be down or have a \
+                     newer planvault: then reload the page); trying again"
+                        .into(),
+                )
+            });
+            sleep(wait).await;
+            wait = (wait * 2).min(30_000);
+        }
+        self.draining.set_value(false);
+    }
+
+    /// Decodes and applies one message of the worker (in the part
+    /// `on_demand::worker_message`).
+    pub(crate) fn handle(&self, state: AppState, data: &JsValue) {
+        match planvault_protocol::js::from_worker(data) {
+            Ok(message) => self.receive(state, message),
+            Err(err) => self
+                .view
+                .update(|v| v.worker = WorkerState::Broken(err.to_string())),
+        }
     }
 
     /// Reads the open vault's MCP servers from its config (none without one).
@@ -248,8 +296,27 @@ impl RunClient {
     }
 
     /// Starts a run of the open vault (fresh, or resuming what it holds).
-    /// With `step`, it pauses after the first node's work.
+    /// With `step`, it pauses after the first node's work. What starts it
+    /// (the run's settings and servers checked, the vault's config read) is
+    /// in the run client's part, with the handling of the worker's messages.
     pub fn run(&self, state: AppState, fresh: bool, step: bool) {
+        let client = *self;
+        spawn_local(async move {
+            if crate::on_demand::start_run(client, state, fresh, step)
+                .await
+                .is_err()
+            {
+                client.refused.set(Some(
+                    "The run client could not be loaded: the server may be down or have a \
+                     newer planvault (then reload the page)."
+                        .into(),
+                ));
+            }
+        });
+    }
+
+    /// [`RunClient::run`], once the run client's part is in.
+    pub(crate) fn start(&self, state: AppState, fresh: bool, step: bool) {
         let client = *self;
         let query = self.query.get_untracked().trim().to_string();
         if query.is_empty() {

@@ -2,11 +2,12 @@
 //! reopen a remembered one, undo / redo, the "⋯" menu a phone folds the
 //! rest into, and Run….
 
-use crate::app::{download_zip, open_copy, open_example, open_folder};
+use crate::app::{open_copy, open_example, open_folder};
 use crate::appearance::ThemeToggle;
 use crate::dock::DockState;
 use crate::fs;
 use crate::list_view::ListToggle;
+use crate::on_demand;
 use crate::state::{AppState, Dialog, Mode};
 use leptos::ev;
 use leptos::prelude::*;
@@ -136,7 +137,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
         state.dialog.set(Some(Dialog::NewNode { at }));
     };
     let on_relayout = move |_| {
-        crate::on_demand::edit_canvas(state, crate::on_demand::CanvasEdit::Relayout);
+        on_demand::edit_canvas(state, on_demand::CanvasEdit::Relayout);
     };
     view! {
         <div id="toolbar-more" class="toolbar-more" class:open=move || more.get()
@@ -159,7 +160,7 @@ fn ToolbarMore(more: RwSignal<bool>) -> impl IntoView {
                 title="Show or hide the minimap (it moves aside from cards, and hides on small screens)"
                 on:click=move |_| state.minimap.update(|m| *m = !*m)>"Minimap"</button>
             <Show when=move || matches!(state.mode.get(), Mode::Copy(_))>
-                <button id="download" on:click=move |_| download_zip(state)>"Download zip"</button>
+                <button id="download" on:click=move |_| on_demand::download_zip(state)>"Download zip"</button>
             </Show>
             <ThemeToggle />
         </div>
