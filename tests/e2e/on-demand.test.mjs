@@ -10,8 +10,9 @@ import { useApp, planShown } from './support/app.mjs';
 const app = useApp();
 
 /** Every part web/src/on_demand.rs names, by its file (the run client's
- * fetched when the worker's first message comes, after the first paint). */
-const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client'];
+ * fetched when the worker's first message comes, the tool check's at
+ * start-up, both beside the first paint, not before it). */
+const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client', 'tool_check'];
 
 /** The wasm files the page fetched: name, when asked for and when in, in ms. */
 const wasmFetches = (page) =>
@@ -140,5 +141,27 @@ test("the run client's part comes when the worker first speaks; if it cannot, it
   assert.equal(await worker.textContent(), 'Worker: ready');
   await page.locator('#run-start:not([disabled])').waitFor();
   const unexpected = page.problems.filter((problem) => !/split_run_client|failed to load|TypeError: Failed to fetch/i.test(problem));
+  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+});
+
+test("the tool check's part is fetched again until it comes; then the notes' tools are judged", async () => {
+  let blocked = true;
+  const page = await app.open(undefined, {
+    beforeLoad: (page) =>
+      page.route('**/split_tool_check.wasm', (route) => (blocked ? route.abort() : route.continue())),
+  });
+  await page.waitForFunction(
+    () => /^Tools the notes declare are not checked yet/.test(document.querySelector('#status')?.textContent ?? ''),
+    null,
+    { timeout: 30_000 },
+  );
+  await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0);
+  assert.equal(await page.evaluate(() => window.planvaultTest.plan().diagnostics.includes('unknown-tool')), false);
+
+  blocked = false;
+  await page.waitForFunction(() => window.planvaultTest.plan().diagnostics.includes('unknown-tool'), null, {
+    timeout: 30_000,
+  });
+  const unexpected = page.problems.filter((problem) => !/split_tool_check|failed to load|TypeError: Failed to fetch/i.test(problem));
   assert.deepEqual(unexpected, [], 'only the blocked part failed');
 });

@@ -1,7 +1,8 @@
 //! The parts of the app that are not needed for the first paint of a plan
 //! (the dialogs, the side panel's panes, the list view, the repair editor,
-//! Settings, the `plan.canvas` writer, the run client, the zip download),
-//! each its own wasm file, fetched after the page is up or on first use.
+//! Settings, the `plan.canvas` writer, the run client, the tool check, the
+//! zip download), each its own wasm file, fetched after the page is up or
+//! on first use.
 //!
 //! The shipped app is built with the feature `split`: each part below is a
 //! `wasm_split` split point (what Leptos's `#[lazy]` is made of), and
@@ -280,6 +281,15 @@ pub fn download_zip(state: AppState) {
 }
 
 action!(zip_download, preload_zip_download, (state: AppState) => crate::app::download_zip(state));
+
+/// Fetches the `unknown-tool` check (`crate::tool_check`), counted in
+/// [`loading`] until it is in.
+pub async fn load_tool_check() -> Result<(), LoadError> {
+    let _loading = Loading::start();
+    tool_check().await
+}
+
+action!(tool_check, preload_tool_check, () => crate::tool_check::install());
 
 /// Fetches the parts not shown at start-up (the canvas writer, Settings,
 /// the list view), one after another, once the plan is up, so a drag or

@@ -8,12 +8,19 @@
 //! what is flagged here is what a browser run would refuse: with a server
 //! configured the run stops before any model call (an error), with none it
 //! goes on without the tool (a warning).
+//!
+//! The check (the runner's rules and the config's reader with it) is a
+//! part of the app, `on_demand::tool_check`: the first paint does not wait
+//! for it. Until it is in, [`check`] finds nothing and the listings are not
+//! known, so nothing is judged; once it is, [`keep_in_step`] tells the
+//! open doc, which checks its plan then and on every edit after.
 
 use crate::settings::{config_servers, ConfigServer};
 use planvault_core::{Code, Diagnostic, NodeExt, Plan, SourcePos};
 use planvault_llm::mcp::{self, Catalog, McpTool};
 use planvault_llm::tools::TOOLS;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 /// Where a vault lists its MCP servers (read with the notes).
 pub const CONFIG_FILE: &str = ".planvault/config.toml";
@@ -21,7 +28,8 @@ pub const CONFIG_FILE: &str = ".planvault/config.toml";
 /// What this browser knows of MCP servers besides the vault's config.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Listings {
-    /// The app has said what it knows (a doc just read is not checked yet).
+    /// The app has said what it knows and has the check's code (a doc just
+    /// read is not checked yet).
     pub known: bool,
     /// Server names added in Settings (URLs).
     pub added: Vec<String>,
@@ -29,15 +37,30 @@ pub struct Listings {
     pub listed: BTreeMap<String, Vec<String>>,
 }
 
-/// One diagnostic per declared tool a browser run would not offer.
+/// The check, once its part is in: called through this pointer, its code
+/// is not in the main module.
+type Check = fn(&Plan, &BTreeMap<String, String>, &Listings) -> Vec<Diagnostic>;
+static CHECK: OnceLock<Check> = OnceLock::new();
+
+/// Makes [`check`] judge (its part calls this when it is in).
+pub fn install() {
+    let _ = CHECK.set(judge);
+}
+
+/// One diagnostic per declared tool a browser run would not offer; none
+/// before the app says what it knows, or while the check is not in.
 pub fn check(
     plan: &Plan,
     files: &BTreeMap<String, String>,
     listings: &Listings,
 ) -> Vec<Diagnostic> {
-    if !listings.known {
-        return Vec::new();
+    match CHECK.get() {
+        Some(judge) if listings.known => judge(plan, files, listings),
+        _ => Vec::new(),
     }
+}
+
+fn judge(plan: &Plan, files: &BTreeMap<String, String>, listings: &Listings) -> Vec<Diagnostic> {
     // A config the app cannot read is reported in Settings; nothing is
     // judged against it here.
     let Ok(config) = config_servers(files.get(CONFIG_FILE).map_or("", String::as_str)) else {
@@ -139,15 +162,31 @@ pub fn check(
     out
 }
 
-/// Tells the open doc what this browser knows of MCP servers, whenever
-/// that changes (Settings saved, a server tested) or a doc was read anew.
+/// Fetches the check's part, then tells the open doc what this browser
+/// knows of MCP servers, whenever that changes (Settings saved, a server
+/// tested) or a doc was read anew.
 #[cfg(target_arch = "wasm32")]
 pub fn keep_in_step(state: crate::state::AppState) {
     use crate::run_client::McpTest;
     use leptos::prelude::*;
     let run = state.run;
+    let loaded = RwSignal::new(false);
+    leptos::task::spawn_local(async move {
+        let mut wait = 1_000;
+        while crate::on_demand::load_tool_check().await.is_err() {
+            state.message.set(
+                "Tools the notes declare are not checked yet: the check could not be loaded \
+                 (the server may be down or have a newer planvault: then reload the page); \
+                 trying again"
+                    .into(),
+            );
+            crate::run_client::sleep(wait).await;
+            wait = (wait * 2).min(30_000);
+        }
+        loaded.set(true);
+    });
     let known = Memo::new(move |_| Listings {
-        known: true,
+        known: loaded.get(),
         added: run.settings.with(|s| {
             s.mcp
                 .iter()
@@ -201,6 +240,7 @@ mod tests {
     }
 
     fn found(doc: &VaultDoc, listings: &Listings) -> Vec<(String, Severity, String)> {
+        install();
         check(&doc.checked.plan, &doc.files, listings)
             .into_iter()
             .map(|d| {
@@ -216,6 +256,7 @@ mod tests {
     }
 
     fn known() -> Listings {
+        install();
         Listings {
             known: true,
             ..Listings::default()
