@@ -12,7 +12,7 @@
 //! The check (the runner's rules and the config's reader with it) is a
 //! part of the app, `on_demand::tool_check`: the first paint does not wait
 //! for it. Until it is in, [`check`] finds nothing and the listings are not
-//! known, so nothing is judged; once it is, [`keep_in_step`] tells the
+//! known, so nothing is judged; once it is, `keep_in_step` tells the
 //! open doc, which checks its plan then and on every edit after.
 
 use crate::settings::{config_servers, ConfigServer};
