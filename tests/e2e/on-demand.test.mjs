@@ -32,6 +32,26 @@ async function openSettings(page) {
   await page.click('#run-settings');
 }
 
+/**
+ * A page whose part `name` cannot be fetched until `unblock()`;
+ * `otherProblems()` lists what went wrong besides that part's fetch.
+ */
+async function openWithPartBlocked(name) {
+  let blocked = true;
+  const file = `split_${name}.wasm`;
+  const page = await app.open(undefined, {
+    beforeLoad: (page) => page.route(`**/${file}`, (route) => (blocked ? route.abort() : route.continue())),
+  });
+  return {
+    page,
+    unblock: () => {
+      blocked = false;
+    },
+    otherProblems: () =>
+      page.problems.filter((problem) => !problem.includes(file) && !/failed to load|TypeError: Failed to fetch/i.test(problem)),
+  };
+}
+
 test('the page waits for the main module only; every part comes after it, before it is used', async () => {
   const page = await app.open();
   await planShown(page);
@@ -87,11 +107,7 @@ test("the tests' hook is a part of its own, fetched only by a page that asks for
 });
 
 test('a part that cannot be fetched says so, the rest works, and Try again fetches it', async () => {
-  let blocked = true;
-  const page = await app.open(undefined, {
-    beforeLoad: (page) =>
-      page.route('**/split_settings.wasm', (route) => (blocked ? route.abort() : route.continue())),
-  });
+  const { page, unblock, otherProblems } = await openWithPartBlocked('settings');
   await planShown(page);
   await openSettings(page);
   const alert = page.locator('.part-failed');
@@ -107,20 +123,15 @@ test('a part that cannot be fetched says so, the rest works, and Try again fetch
   await page.mouse.click(at.x, at.y);
   await page.locator('#selection-pane #panel-title').waitFor();
 
-  blocked = false;
+  unblock();
   await alert.locator('button').click();
   await page.locator('#settings').waitFor();
   assert.equal(await alert.count(), 0);
-  const unexpected = page.problems.filter((problem) => !/split_settings|failed to load|TypeError: Failed to fetch/i.test(problem));
-  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+  assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
 });
 
 test("the run client's part comes when the worker first speaks; if it cannot, it is fetched again until it comes", async () => {
-  let blocked = true;
-  const page = await app.open(undefined, {
-    beforeLoad: (page) =>
-      page.route('**/split_run_client.wasm', (route) => (blocked ? route.abort() : route.continue())),
-  });
+  const { page, unblock, otherProblems } = await openWithPartBlocked('run_client');
   await planShown(page);
   const worker = page.locator('#worker-status');
   await page.waitForFunction(
@@ -134,22 +145,17 @@ test("the run client's part comes when the worker first speaks; if it cannot, it
 
   // Nothing is asked of the person: the worker's `Ready`, kept in line, is
   // handled once the part comes, and a run can start.
-  blocked = false;
+  unblock();
   await page.waitForFunction(() => document.querySelector('#worker-status')?.textContent === 'Worker: ready', null, {
     timeout: 30_000,
   });
   assert.equal(await worker.textContent(), 'Worker: ready');
   await page.locator('#run-start:not([disabled])').waitFor();
-  const unexpected = page.problems.filter((problem) => !/split_run_client|failed to load|TypeError: Failed to fetch/i.test(problem));
-  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+  assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
 });
 
 test("the tool check's part is fetched again until it comes; then the notes' tools are judged", async () => {
-  let blocked = true;
-  const page = await app.open(undefined, {
-    beforeLoad: (page) =>
-      page.route('**/split_tool_check.wasm', (route) => (blocked ? route.abort() : route.continue())),
-  });
+  const { page, unblock, otherProblems } = await openWithPartBlocked('tool_check');
   await page.waitForFunction(
     () => /^Tools the notes declare are not checked yet/.test(document.querySelector('#status')?.textContent ?? ''),
     null,
@@ -158,10 +164,9 @@ test("the tool check's part is fetched again until it comes; then the notes' too
   await page.waitForFunction(() => window.planvaultTest?.plan()?.nodes.length > 0);
   assert.equal(await page.evaluate(() => window.planvaultTest.plan().diagnostics.includes('unknown-tool')), false);
 
-  blocked = false;
+  unblock();
   await page.waitForFunction(() => window.planvaultTest.plan().diagnostics.includes('unknown-tool'), null, {
     timeout: 30_000,
   });
-  const unexpected = page.problems.filter((problem) => !/split_tool_check|failed to load|TypeError: Failed to fetch/i.test(problem));
-  assert.deepEqual(unexpected, [], 'only the blocked part failed');
+  assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
 });
