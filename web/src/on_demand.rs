@@ -282,6 +282,24 @@ pub fn download_zip(state: AppState) {
 
 action!(zip_download, preload_zip_download, (state: AppState) => crate::app::download_zip(state));
 
+/// The pause before a part that could not be fetched is fetched again:
+/// 1, 2, 4 … up to 30 seconds, from 1 again after a fetch that worked.
+pub struct Retry {
+    wait_ms: i32,
+}
+
+impl Retry {
+    pub fn new() -> Self {
+        Retry { wait_ms: 1_000 }
+    }
+
+    /// Waits, and makes the next wait twice as long.
+    pub async fn wait(&mut self) {
+        crate::run_client::sleep(self.wait_ms).await;
+        self.wait_ms = (self.wait_ms * 2).min(30_000);
+    }
+}
+
 /// Fetches the `unknown-tool` check (`crate::tool_check`), counted in
 /// [`loading`] until it is in.
 pub async fn load_tool_check() -> Result<(), LoadError> {

@@ -167,13 +167,13 @@ impl RunClient {
     /// posts nothing more until it hears from the app, and the app does not
     /// post before the worker's `Ready` is handled.
     async fn drain(self, state: AppState) {
-        let mut wait = 1_000;
+        let mut retry = crate::on_demand::Retry::new();
         while let Some(data) = self.inbox.try_update_value(VecDeque::pop_front).flatten() {
             if crate::on_demand::worker_message(self, state, data.clone())
                 .await
                 .is_ok()
             {
-                wait = 1_000;
+                retry = crate::on_demand::Retry::new();
                 continue;
             }
             self.inbox.update_value(|inbox| inbox.push_front(data));
@@ -184,8 +184,7 @@ impl RunClient {
                         .into(),
                 )
             });
-            sleep(wait).await;
-            wait = (wait * 2).min(30_000);
+            retry.wait().await;
         }
         self.draining.set_value(false);
     }

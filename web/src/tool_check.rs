@@ -172,7 +172,7 @@ pub fn keep_in_step(state: crate::state::AppState) {
     let run = state.run;
     let loaded = RwSignal::new(false);
     leptos::task::spawn_local(async move {
-        let mut wait = 1_000;
+        let mut retry = crate::on_demand::Retry::new();
         while crate::on_demand::load_tool_check().await.is_err() {
             state.message.set(
                 "Tools the notes declare are not checked yet: the check could not be loaded \
@@ -180,8 +180,7 @@ pub fn keep_in_step(state: crate::state::AppState) {
                  trying again"
                     .into(),
             );
-            crate::run_client::sleep(wait).await;
-            wait = (wait * 2).min(30_000);
+            retry.wait().await;
         }
         loaded.set(true);
     });
