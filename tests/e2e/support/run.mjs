@@ -81,6 +81,9 @@ export const waitPhase = (page, phase, timeout) =>
 export async function waitAsk(page, kind) {
   await waitForRun(page, (kind) => window.planvaultTest.run().ask?.ask.kind === kind, kind);
   await page.locator(`#run-panel #run-ask[data-kind="${kind}"]`).waitFor({ state: 'visible' });
+  // The app pans its node into view two frames later, then focuses the
+  // answer: until then a point taken on the canvas may move under the mouse.
+  await page.waitForFunction(() => document.activeElement?.matches('#run-ask [data-focus]'));
   return (await page.evaluate(() => window.planvaultTest.run())).ask;
 }
 
