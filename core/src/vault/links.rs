@@ -484,10 +484,17 @@ fn find_doubled(haystack: &[u8], byte: u8) -> Option<usize> {
 }
 
 /// The note part of a link's inner text: `t|alias`, `t#heading`, `t#^block`
-/// and `folder/t` all name `t` (the folder narrowing the search).
+/// and `folder/t` all name `t` (the folder narrowing the search). So does
+/// `t\|alias`: in a table Obsidian has the pipe escaped (its help's own
+/// tables link `[[Table view\|Table]]`), and the backslash is not the name's.
 pub fn link_target(inner: &str) -> &str {
     let end = inner.find(['|', '#']).unwrap_or(inner.len());
-    inner[..end].trim()
+    let target = &inner[..end];
+    let target = match inner[end..].starts_with('|') {
+        true => target.strip_suffix('\\').unwrap_or(target),
+        false => target,
+    };
+    target.trim()
 }
 
 /// What a link target resolves to.
@@ -1053,6 +1060,16 @@ mod tests {
             .map(|l| l.target.to_string())
             .collect();
         assert_eq!(targets, ["t", "t", "t", "folder/t", "t", "spaced"]);
+    }
+
+    #[test]
+    fn an_escaped_pipe_starts_the_alias_as_in_a_table() {
+        let text = "| [[Table view\\|Table]] | [[a/b.md\\|x]] | [[\\|y]] |";
+        let links = find_links(text);
+        let targets: Vec<&str> = links.iter().map(|l| l.target.as_ref()).collect();
+        assert_eq!(targets, ["Table view", "a/b.md"]);
+        // A rename replaces the name and keeps the escape.
+        assert_eq!(&text[links[0].target_span.clone()], "Table view");
     }
 
     #[test]

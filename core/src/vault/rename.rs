@@ -92,6 +92,20 @@ mod tests {
     }
 
     #[test]
+    fn a_link_in_a_table_keeps_its_escaped_pipe() {
+        // As Obsidian's help links in its tables: `[[Table view\|Table]]`.
+        check(
+            &[
+                ("Table view.md", ""),
+                ("Views.md", "| [[Table view\\|Table]] | rows |\n"),
+            ],
+            "Table view",
+            "Grid view",
+            &[("Views.md", "| [[Grid view\\|Table]] | rows |\n")],
+        );
+    }
+
+    #[test]
     fn a_name_another_note_has_becomes_a_path() {
         check(
             &[
