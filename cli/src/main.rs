@@ -69,6 +69,11 @@ struct PlanArgs {
     /// to be found by: PATH's notes are the plan, links resolve in the vault.
     #[arg(long = "vault-root", value_name = "FOLDER")]
     vault_root: Option<PathBuf>,
+    /// Also warn where SilverBullet would open another page for a link (a
+    /// wikilink there is a path from the space's root, case-sensitive; a
+    /// markdown link is relative to its note), with the link both read alike.
+    #[arg(long)]
+    silverbullet: bool,
 }
 
 #[derive(Args)]
@@ -170,6 +175,14 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
                     &checked.plan,
                     asked.as_ref(),
                 ));
+            }
+            if let (true, planvault_core::PlanSource::Vault(files)) = (plan.silverbullet, &source) {
+                checked
+                    .diagnostics
+                    .extend(planvault_core::vault::silverbullet::check(
+                        files,
+                        &checked.plan,
+                    ));
             }
             // What could not be read comes first: it may explain the rest.
             if !problems.is_empty() {

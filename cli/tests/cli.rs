@@ -469,3 +469,46 @@ fn escape_sequences_in_a_plan_do_not_reach_the_terminal() {
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(report.to_string().contains("\\u001b[2J"), "{report}");
 }
+
+#[test]
+fn silverbullet_s_reading_is_checked_when_asked() {
+    let vault = repo().join("core/tests/fixtures/silverbullet/plan-in-a-folder/vault");
+    let plan = vault.join("plans/launch");
+    let root = vault.to_str().unwrap();
+    let codes = |out: &Output| -> Vec<String> {
+        let v: Value = serde_json::from_str(&stdout(out)).unwrap();
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let plain = run(&["validate", "--json", "--vault-root", root], &plan);
+    assert_eq!(codes(&plain), ["edge-leaves-plan"]);
+    let asked = run(
+        &["validate", "--silverbullet", "--json", "--vault-root", root],
+        &plan,
+    );
+    let v: Value = serde_json::from_str(&stdout(&asked)).unwrap();
+    let warned: Vec<&Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "silverbullet-reads-otherwise")
+        .collect();
+    assert_eq!(warned.len(), 4, "{}", stdout(&asked));
+    let send = warned
+        .iter()
+        .find(|d| d["line"] == 7)
+        .expect("the edge to Send");
+    assert_eq!(send["severity"], "warning");
+    assert_eq!(send["file"], "plans/launch/Review.md");
+    assert_eq!(send["column_utf16"], 15);
+    assert!(send["message"]
+        .as_str()
+        .unwrap()
+        .contains("write `[[plans/launch/Send|send it]]`"));
+    // Warnings alone do not fail a plan: the exit code is the plain one's.
+    assert_eq!(asked.status.code(), plain.status.code());
+}

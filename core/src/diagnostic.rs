@@ -57,6 +57,10 @@ pub enum Code {
     MutationBeforeApproval,
     #[cfg(feature = "proposal")]
     NoApprovalGate,
+    // SilverBullet's reading of a vault (`vault::silverbullet`), asked for
+    // by `planvault validate --silverbullet`; not in the npm package.
+    #[cfg(feature = "silverbullet")]
+    SilverbulletReadsOtherwise,
 }
 
 impl Code {
@@ -104,6 +108,8 @@ impl Code {
             Code::MutationBeforeApproval => "mutation-before-approval",
             #[cfg(feature = "proposal")]
             Code::NoApprovalGate => "no-approval-gate",
+            #[cfg(feature = "silverbullet")]
+            Code::SilverbulletReadsOtherwise => "silverbullet-reads-otherwise",
         }
     }
 }

@@ -25,6 +25,7 @@ mod obsidian_metadata;
 mod planmd_migration;
 mod planmd_properties;
 mod proposal_fixtures;
+mod silverbullet_fixtures;
 mod terminal_output;
 mod vault_fixtures;
 mod vault_props;

@@ -14,6 +14,8 @@ pub mod note;
 pub mod rename;
 mod scan;
 pub mod scope;
+#[cfg(feature = "silverbullet")]
+pub mod silverbullet;
 mod simple_yaml;
 mod text;
 mod validate;

@@ -1,0 +1,414 @@
+//! Whether a vault plan's links lead to the same notes in SilverBullet.
+//!
+//! planvault reads links as Obsidian does (see [`super::links`]).
+//! SilverBullet (2.x, `plug-api/lib/ref.ts` and `resolve.ts`) reads them
+//! otherwise: a wikilink is a path from the space's root, matched exactly
+//! (case included), and a markdown link is relative to the linking page's
+//! folder (`/` from the root). A plan both apps open therefore means the
+//! same in both only where the two readings meet. [`check`] reports every
+//! edge whose link SilverBullet would read as another page, or as none,
+//! and the link that reads the same in both.
+
+use super::links::{encode_path, find_links, LinkForm, NoteLink};
+use crate::{Code, Diagnostic, Plan, PlanFormat};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// What SilverBullet opens for a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Opens {
+    /// A path from the space's root, with its extension (`plans/Send.md`);
+    /// empty for the linking page itself.
+    Path(String),
+    /// Nothing: SilverBullet says the link is invalid.
+    Invalid,
+}
+
+/// The diagnostics for `plan`'s edges that SilverBullet reads otherwise.
+/// `files` are the vault's notes (vault-relative path → text), as given to
+/// [`crate::check`]; an edge planvault cannot resolve is left to the
+/// errors it already has.
+pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
+    if plan.format != PlanFormat::Vault {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for edge in &plan.edges {
+        let (Some(to), Some(pos)) = (edge.to, &edge.pos) else {
+            continue;
+        };
+        let (from, target) = (&plan.nodes[edge.from], &plan.nodes[to]);
+        let Some(link) = files
+            .get(&pos.file)
+            .and_then(|text| line_of(text, pos.line))
+            .and_then(|line| Written::at(line, pos.column))
+        else {
+            continue;
+        };
+        let file = note_file(target);
+        let opens = link.opens(&pos.file);
+        let itself = opens == Opens::Path(String::new()) && to == edge.from;
+        if itself || opens == Opens::Path(file.clone()) {
+            continue;
+        }
+        let opened = match &opens {
+            Opens::Invalid => "cannot read it".to_string(),
+            Opens::Path(path) if !path.ends_with(".md") => format!(
+                "opens `{path}` as a file, not a page (it takes what follows a name's last dot for a file type)"
+            ),
+            Opens::Path(path) => {
+                let name = page_name(path);
+                let why = match link.form {
+                    LinkForm::Wiki => "a wikilink there is the page's path from the space's root, case and all",
+                    LinkForm::Markdown => {
+                        "a markdown link there is relative to the note's folder, or from the root after `/`"
+                    }
+                };
+                match files.contains_key(path) {
+                    true => format!("opens the page `{name}` instead ({why})"),
+                    false => format!("opens the page `{name}`, which does not exist ({why})"),
+                }
+            }
+        };
+        let fixed = link.to(&target.id);
+        let advice = match fixed.as_written().opens(&pos.file) {
+            Opens::Path(path) if path == file => {
+                format!("write `{}`, which both read as `{}`", fixed.text, target.id)
+            }
+            _ => format!(
+                "no link to `{}` reads the same in both: rename the note",
+                target.id
+            ),
+        };
+        out.push(
+            Diagnostic::warning(
+                Code::SilverbulletReadsOtherwise,
+                format!(
+                    "`{}` leads to `{}` here, as in Obsidian, but SilverBullet {opened}; {advice}",
+                    link.text, target.id
+                ),
+            )
+            .at(pos)
+            .with_nodes([from.id.as_str(), target.id.as_str()]),
+        );
+    }
+    out
+}
+
+/// Line `number` (1-based) of `text`, without its line ending.
+fn line_of(text: &str, number: u32) -> Option<&str> {
+    let line = text.split('\n').nth(number.checked_sub(1)? as usize)?;
+    Some(line.strip_suffix('\r').unwrap_or(line))
+}
+
+/// The note file of a vault node.
+fn note_file(node: &crate::Node) -> String {
+    match &node.pos {
+        Some(pos) => pos.file.clone(),
+        None => format!("{}.md", node.id),
+    }
+}
+
+/// A page's name as SilverBullet shows it: its path without `.md`.
+fn page_name(path: &str) -> &str {
+    path.strip_suffix(".md").unwrap_or(path)
+}
+
+/// A link as a note writes it.
+struct Written<'a> {
+    form: LinkForm,
+    /// The whole link: `[[Send|go]]`, `[go](Send.md#Heading)`.
+    text: &'a str,
+    /// Where in `text` its target is written: `Send`, `Send.md` (a markdown
+    /// link's without `<>` and `#…`).
+    target: Range<usize>,
+}
+
+/// A [`Written`] link that owns its text (a suggested fix).
+struct Rewritten {
+    form: LinkForm,
+    text: String,
+    target: Range<usize>,
+}
+
+impl Rewritten {
+    fn as_written(&self) -> Written<'_> {
+        Written {
+            form: self.form,
+            text: &self.text,
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl<'a> Written<'a> {
+    /// The link that starts at `column` (1-based, in characters) of `line`.
+    fn at(line: &'a str, column: u32) -> Option<Written<'a>> {
+        let start = line
+            .char_indices()
+            .nth(column.checked_sub(1)? as usize)
+            .map(|(i, _)| i)?;
+        let link: NoteLink<'a> = find_links(line).into_iter().find(|l| l.start == start)?;
+        Some(Written {
+            form: link.form,
+            text: &line[link.start..link.end],
+            target: link.target_span.start - start..link.target_span.end - start,
+        })
+    }
+
+    /// What SilverBullet opens for this link in the note `file`.
+    fn opens(&self, file: &str) -> Opens {
+        match self.form {
+            // The text between `[[` and the first `|`, as written.
+            LinkForm::Wiki => {
+                let inner = self.text.trim_start_matches('!');
+                let inner = inner
+                    .strip_prefix("[[")
+                    .and_then(|i| i.strip_suffix("]]"))
+                    .unwrap_or(inner);
+                parse_ref(inner.split('|').next().unwrap_or(inner))
+            }
+            LinkForm::Markdown => {
+                let url = &self.text[self.target.clone()];
+                match percent_encoding::percent_decode_str(url).decode_utf8() {
+                    Ok(url) => parse_ref(&resolve_markdown_link(file, &url)),
+                    // `decodeURI` throws, and the click does nothing.
+                    Err(_) => Opens::Invalid,
+                }
+            }
+        }
+    }
+
+    /// This link with its target replaced by the path from the root that
+    /// both readings share: `[[plans/Send|go]]`, `[go](/plans/Send.md)`.
+    fn to(&self, id: &str) -> Rewritten {
+        let target = match self.form {
+            LinkForm::Wiki => id.to_string(),
+            LinkForm::Markdown => format!("/{}.md", encode_path(id)),
+        };
+        let (before, after) = (
+            &self.text[..self.target.start],
+            &self.text[self.target.end..],
+        );
+        Rewritten {
+            form: self.form,
+            text: format!("{before}{target}{after}"),
+            target: before.len()..before.len() + target.len(),
+        }
+    }
+}
+
+/// SilverBullet's `resolveMarkdownLink`: from the root after a `/`, else
+/// from the page's folder, with leading `..` climbing (never above the root).
+fn resolve_markdown_link(file: &str, url: &str) -> String {
+    if let Some(rooted) = url.strip_prefix('/') {
+        return rooted.to_string();
+    }
+    let mut path: Vec<&str> = file.split('/').collect();
+    path.pop();
+    let mut parts = url.split('/').peekable();
+    while parts.next_if_eq(&"..").is_some() {
+        path.pop();
+    }
+    path.extend(parts);
+    path.join("/")
+}
+
+/// SilverBullet's `parseToRef` (its `refRegex`), for the path only: a ref
+/// is an optional `^`, a path without `@#|<>$`, then at most one of
+/// `@pos`, `@L…C…`, `#header` or `$anchor`. Then `normalizePath`: a leading
+/// `/` goes, and a path with no file type is a page (`.md`).
+fn parse_ref(text: &str) -> Opens {
+    let text = text.strip_prefix('^').unwrap_or(text);
+    // The regex's lookaheads, each over the whole text.
+    let double_extension = text.strip_suffix(".md").is_some_and(|stem| {
+        stem.rsplit_once('.')
+            .is_some_and(|(_, ext)| alphanumeric(ext))
+    });
+    let dotted_start = text
+        .strip_prefix('/')
+        .unwrap_or(text)
+        .starts_with(['.', '^']);
+    let dot_segment = text.split('/').any(|s| s == "." || s == "..");
+    let brackets = text.contains("]]") || text.contains("[[");
+    if double_extension || dotted_start || dot_segment || brackets || text.contains("//") {
+        return Opens::Invalid;
+    }
+    let end = text
+        .find(['@', '#', '|', '<', '>', '$'])
+        .unwrap_or(text.len());
+    let (path, rest) = text.split_at(end);
+    if !valid_suffix(rest) {
+        return Opens::Invalid;
+    }
+    let path = path.strip_prefix('/').unwrap_or(path);
+    Opens::Path(if path.is_empty() || has_extension(path) {
+        path.to_string()
+    } else {
+        format!("{path}.md")
+    })
+}
+
+/// The part of a ref after its path, as `refRegex` allows it.
+fn valid_suffix(rest: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if rest.is_empty() || rest.starts_with('#') {
+        return true;
+    }
+    if let Some(at) = rest.strip_prefix('@') {
+        return match at.strip_prefix(['L', 'l']) {
+            Some(place) => match place.split_once(['C', 'c']) {
+                Some((line, column)) => digits(line) && digits(column),
+                None => digits(place),
+            },
+            None => digits(at),
+        };
+    }
+    rest.strip_prefix('$').is_some_and(|anchor| {
+        anchor.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && anchor
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_/:-".contains(&b))
+    })
+}
+
+/// `normalizePath`'s `/.+\.[a-zA-Z0-9]+$/`: a name, a dot, a file type.
+fn has_extension(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && alphanumeric(ext))
+}
+
+fn alphanumeric(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SilverBullet's own `parseToRef` cases (`plug-api/lib/ref.test.ts`),
+    /// the path each reads as, or `None` where it returns null.
+    #[test]
+    fn reads_refs_as_silverbullet_s_own_tests_do() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("foo", Some("foo.md")),
+            ("/foo", Some("foo.md")),
+            ("foo/bar", Some("foo/bar.md")),
+            ("foo.png", Some("foo.png")),
+            ("foo.md", Some("foo.md")),
+            ("foo.", Some("foo..md")),
+            ("foo..", Some("foo...md")),
+            (" .foo", Some(" .foo")),
+            ("foo[bar", Some("foo[bar.md")),
+            ("foo]bar", Some("foo]bar.md")),
+            ("foo(bar", Some("foo(bar.md")),
+            ("foo)bar", Some("foo)bar.md")),
+            ("/bar/.../foo", Some("bar/.../foo.md")),
+            ("/foo/.bar.md", None),
+            ("foo.md.md", None),
+            ("/.../foo", None),
+            ("^.foo", None),
+            (".foobar", None),
+            ("foo[[bar", None),
+            ("foo]]bar", None),
+            ("foo|bar", None),
+            ("foo@bar", None),
+            ("/../foo", None),
+            ("/./foo", None),
+            ("/bar/../foo", None),
+            ("/bar/./foo", None),
+            ("", Some("")),
+            ("/", Some("")),
+            ("/.md", None),
+            ("/.foo", None),
+            ("/@132", Some("")),
+            ("^foo", Some("foo.md")),
+            ("foo# header", Some("foo.md")),
+            ("foo# header@123", Some("foo.md")),
+            ("foo@1231", Some("foo.md")),
+            ("foo@l42c69", Some("foo.md")),
+            ("foo@L42C69", Some("foo.md")),
+            ("foo@L42", Some("foo.md")),
+            ("foo@ 123", None),
+            ("foo@c69", None),
+            ("foo@123#header", None),
+            ("foo@123@l29", None),
+            ("hello<there", None),
+            ("hello>there", None),
+            ("$pete", Some("")),
+            ("Some Page$pete", Some("Some Page.md")),
+            ("$tasks/7", Some("")),
+            ("$a:b", Some("")),
+            ("$_foo", Some("")),
+            ("$100", None),
+        ];
+        for (text, path) in cases {
+            let expected = path.map_or(Opens::Invalid, |p| Opens::Path(p.to_string()));
+            assert_eq!(parse_ref(text), expected, "{text:?}");
+        }
+    }
+
+    /// SilverBullet's own `resolveMarkdownLink` cases
+    /// (`plug-api/lib/resolve.test.ts`); the page is named without `.md`.
+    #[test]
+    fn resolves_markdown_links_as_silverbullet_s_own_tests_do() {
+        let cases = [
+            ("foo", "/bar", "bar"),
+            ("/foo/bar/baz", "/qux", "qux"),
+            ("foo", "/bar@123#456", "bar@123#456"),
+            ("foo/bar", "/baz.jpg", "baz.jpg"),
+            ("bar", "foo", "foo"),
+            ("foo/bar.jpg", "baz", "foo/baz"),
+            ("/foo/bar", "baz", "/foo/baz"),
+            ("foo///bar", "baz", "foo///baz"),
+            ("bar", "../foo/baz", "foo/baz"),
+            ("bar", "../../foo/baz", "foo/baz"),
+            ("bar/qux", "foo/../baz", "bar/foo/../baz"),
+        ];
+        for (page, url, expected) in cases {
+            assert_eq!(
+                resolve_markdown_link(page, url),
+                expected,
+                "{page:?} {url:?}"
+            );
+        }
+    }
+
+    fn opens(line: &str, file: &str) -> Opens {
+        Written::at(line, 1)
+            .expect("a link at column 1")
+            .opens(file)
+    }
+
+    #[test]
+    fn a_link_opens_what_silverbullet_opens_from_its_note() {
+        let path = |p: &str| Opens::Path(p.to_string());
+        // Wikilinks from the root, whatever the note's folder.
+        assert_eq!(opens("[[Send]]", "plans/Review.md"), path("Send.md"));
+        assert_eq!(opens("[[ Send ]]", "Review.md"), path(" Send .md"));
+        assert_eq!(
+            opens("[[plans/Send|go]]", "plans/Review.md"),
+            path("plans/Send.md")
+        );
+        assert_eq!(opens("[[Send#Details]]", "Review.md"), path("Send.md"));
+        assert_eq!(opens("[[#Details]]", "Review.md"), path(""));
+        // In a list item the escaped pipe's backslash is the name's.
+        assert_eq!(opens("[[Send\\|go]]", "Review.md"), path("Send\\.md"));
+        assert_eq!(opens("[[Plan v1.2]]", "Review.md"), path("Plan v1.2"));
+        // Markdown links from the note's folder, decoded.
+        assert_eq!(
+            opens("[go](Send%20it.md)", "plans/Review.md"),
+            path("plans/Send it.md")
+        );
+        assert_eq!(
+            opens("[go](../Send.md#x)", "plans/a/Review.md"),
+            path("plans/Send.md")
+        );
+        assert_eq!(
+            opens("[go](</plans/Send it.md>)", "Review.md"),
+            path("plans/Send it.md")
+        );
+        assert_eq!(opens("[go](./Send.md)", "plans/Review.md"), Opens::Invalid);
+        assert_eq!(opens("[go](Send%FF.md)", "Review.md"), Opens::Invalid);
+    }
+}
