@@ -143,6 +143,20 @@ pub fn loaded_outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
 /// Outline a body with a full CommonMark parse (see `scan` for the fast way). `next_level` is the heading level of the `Next` section
 /// (2 in a note; a plan document accepts its own level too).
 pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
+    // Parsed with Obsidian's `%%` block comments blanked: no heading, item
+    // or link in one is read, and every offset stays the body's.
+    outline_of(body, &without_comments(body), next_levels)
+}
+
+/// [`outline_full`] with `%%` read as text, as SilverBullet reads it.
+#[cfg(feature = "silverbullet")]
+pub(super) fn outline_comments_shown(body: &str, next_levels: &[HeadingLevel]) -> Outline {
+    outline_of(body, body, next_levels)
+}
+
+/// The outline of `body` as parsed in `parsed` (`body` itself, or with
+/// bytes blanked, so every offset is the body's).
+fn outline_of(body: &str, parsed: &str, next_levels: &[HeadingLevel]) -> Outline {
     let mut out = Outline::default();
     let look_for_next = may_have_next_heading(body);
     let mut heading: Option<(HeadingLevel, usize, String)> = None;
@@ -153,11 +167,8 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     // Headings and lists inside a blockquote are quoted text, never structure.
     let mut quote_depth = 0usize;
     let mut item: Option<(usize, usize)> = None; // (start, own-text end)
-                                                 // Parsed with Obsidian's `%%` block comments blanked: no heading, item
-                                                 // or link in one is read, and every offset stays the body's.
-    let uncommented = without_comments(body);
 
-    for (event, range) in Parser::new(&uncommented).into_offset_iter() {
+    for (event, range) in Parser::new(parsed).into_offset_iter() {
         match event {
             Event::Start(Tag::BlockQuote(_)) => quote_depth += 1,
             Event::End(TagEnd::BlockQuote(_)) if quote_depth > 0 => {
@@ -227,7 +238,7 @@ pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
                 if let Some((start, own_end)) = item.take() {
                     // Without the blank lines a comment left at its end.
                     let end = own_end.min(range.end);
-                    let end = start + uncommented[start..end].trim_end().len();
+                    let end = start + parsed[start..end].trim_end().len();
                     out.items.push(start..end);
                 }
             }

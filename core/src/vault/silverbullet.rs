@@ -7,10 +7,15 @@
 //! folder (`/` from the root). A plan both apps open therefore means the
 //! same in both only where the two readings meet. [`check`] reports every
 //! edge whose link SilverBullet would read as another page, or as none,
-//! and the link that reads the same in both.
+//! and the link that reads the same in both; and every `## Next` item an
+//! Obsidian `%%` comment hides, which SilverBullet shows as an edge.
 
-use super::links::{encode_path, find_links, LinkForm, NoteLink};
-use crate::{Code, Diagnostic, Plan, PlanFormat};
+use super::frontmatter::{self, Split};
+use super::links::{encode_path, find_links, links, LinkForm, NoteLink};
+use super::next::outline_comments_shown;
+use super::note::NOTE_NEXT_LEVELS;
+use super::text::{comment_blocks, strip_bom, LineIndex};
+use crate::{Code, Diagnostic, Plan, PlanFormat, SourcePos};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -92,7 +97,52 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
             .with_nodes([from.id.as_str(), target.id.as_str()]),
         );
     }
+    for node in &plan.nodes {
+        let file = note_file(node);
+        if let Some(text) = files.get(&file) {
+            commented_items(&file, &node.id, text, &mut out);
+        }
+    }
+    crate::diagnostic::sort_by_position(&mut out);
     out
+}
+
+/// The `## Next` items of a note that only a `%%` comment keeps from being
+/// edges: SilverBullet has no such comment and shows them as the others.
+fn commented_items(file: &str, id: &str, text: &str, out: &mut Vec<Diagnostic>) {
+    let (text, _) = strip_bom(text);
+    let body_offset = match frontmatter::split(text) {
+        Split::Absent => 0,
+        Split::Closed(block) => block.body_offset,
+        Split::Unclosed { body_offset } => body_offset,
+    };
+    let body = &text[body_offset..];
+    let comments = comment_blocks(body);
+    if comments.is_empty() {
+        return;
+    }
+    let lines = LineIndex::new(text);
+    for item in outline_comments_shown(body, NOTE_NEXT_LEVELS).items {
+        if !comments.iter().any(|c| c.contains(&item.start)) {
+            continue;
+        }
+        let Some(link) = links(&body[item.clone()]).next() else {
+            continue;
+        };
+        let at = body_offset + item.start + link.start;
+        let (line, column) = lines.position(at);
+        let written = &text[at..body_offset + item.start + link.end];
+        out.push(
+            Diagnostic::warning(
+                Code::SilverbulletReadsOtherwise,
+                format!(
+                    "`{written}` is in a `%%` comment under `## Next`: Obsidian hides it and planvault follows no edge there, but SilverBullet shows `%%` as text and this item as an edge; delete the item, or take it out of the comment to make it one"
+                ),
+            )
+            .at(&SourcePos::new(file, line, column))
+            .with_nodes([id]),
+        );
+    }
 }
 
 /// Line `number` (1-based) of `text`, without its line ending.
