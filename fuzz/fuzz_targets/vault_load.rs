@@ -2,7 +2,9 @@
 //! line is its vault path (`.md` added when missing), the rest its text.
 //! Loading and validating must never panic, whatever the notes say, and a
 //! load for checks only (the npm package's) must be the full load without
-//! bodies and unknown frontmatter keys.
+//! bodies and unknown frontmatter keys. SilverBullet's reading of the same
+//! plan (`validate --silverbullet`) must not panic either, and names only
+//! the plan's own nodes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -26,11 +28,20 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(for_checks, full);
 
-    let checked = planvault_core::check(&PlanSource::Vault(files));
+    let source = PlanSource::Vault(files);
+    let checked = planvault_core::check(&source);
     // Every edge and the start must point at a node that exists.
     let nodes = checked.plan.nodes.len();
     assert!(checked.plan.start.is_none_or(|s| s < nodes));
     for edge in &checked.plan.edges {
         assert!(edge.from < nodes && edge.to.is_none_or(|t| t < nodes));
+    }
+    if let PlanSource::Vault(files) = &source {
+        for d in vault::silverbullet::check(files, &checked.plan) {
+            assert!(d
+                .nodes
+                .iter()
+                .all(|id| checked.plan.nodes.iter().any(|n| &n.id == id)));
+        }
     }
 });

@@ -45,7 +45,7 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
         let (from, target) = (&plan.nodes[edge.from], &plan.nodes[to]);
         let Some(link) = files
             .get(&pos.file)
-            .and_then(|text| line_of(text, pos.line))
+            .and_then(|text| line_of(strip_bom(text).0, pos.line))
             .and_then(|line| Written::at(line, pos.column))
         else {
             continue;
@@ -58,6 +58,7 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
         }
         let opened = match &opens {
             Opens::Invalid => "cannot read it".to_string(),
+            Opens::Path(path) if path.is_empty() => "opens the note the link is in".to_string(),
             Opens::Path(path) if !path.ends_with(".md") => format!(
                 "opens `{path}` as a file, not a page (it takes what follows a name's last dot for a file type)"
             ),
