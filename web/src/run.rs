@@ -133,12 +133,14 @@ pub fn finish_message(reason: &FinishReason) -> String {
 }
 
 /// `text` with its first letter in upper case (for a sentence on screen).
+/// The sentences are planvault's own (`finish_line`), each begins with an
+/// English word: ASCII's upper case spares the app std's Unicode table.
 pub fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
+    let mut text = text.to_string();
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_uppercase();
     }
+    text
 }
 
 /// An open question from the worker.
@@ -580,6 +582,49 @@ pub fn interrupted_run<'a>(
 mod tests {
     use super::*;
     use planvault_protocol::{PersonReply, StartRun};
+
+    /// Every end a run can come to is said in a sentence that starts with
+    /// an English word, whatever the node, reason or question: so the ASCII
+    /// capital `capitalized` writes is the sentence's capital.
+    #[test]
+    fn every_finish_line_starts_with_an_ascii_letter_it_capitalizes() {
+        let node = || "école".to_string();
+        let text = || "Éclair".to_string();
+        let reasons = [
+            FinishReason::Completed,
+            FinishReason::VisitBudget {
+                node: node(),
+                max_visits: 3,
+            },
+            FinishReason::StepBudget { max_steps: 9 },
+            FinishReason::NodeFailed {
+                node: node(),
+                reason: text(),
+            },
+            FinishReason::AwaitingHuman {
+                node: node(),
+                question: text(),
+            },
+            FinishReason::Interrupted {
+                node: node(),
+                reason: text(),
+            },
+            FinishReason::Stopped { reason: text() },
+            FinishReason::ReplayDiverged { request: text() },
+            FinishReason::PlanFailed { reason: text() },
+        ];
+        for reason in &reasons {
+            let line = capitalized(&finish_line(reason));
+            assert!(line.starts_with(|c: char| c.is_ascii_uppercase()), "{line}");
+            assert_eq!(line.to_lowercase(), finish_line(reason).to_lowercase());
+        }
+        assert_eq!(
+            capitalized("élan"),
+            "élan",
+            "not a sentence of ours: left as it is"
+        );
+        assert_eq!(capitalized(""), "");
+    }
 
     /// The example's shape: draft → review → (approved: send | needs revision: draft).
     fn doc() -> VaultDoc {
