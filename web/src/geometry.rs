@@ -682,9 +682,62 @@ pub fn rect_between(a: Point, b: Point) -> Rect {
     }
 }
 
+/// The back corners of an arrow head at `to`, `size` long, its sides 0.45
+/// rad either side of the line from `from`: the line's direction turned by
+/// that angle's cosine and sine, so no trigonometry (libm's, in wasm) is
+/// linked into the app for it.
+pub fn arrow_corners(from: Point, to: Point, size: f64) -> [Point; 2] {
+    const COS: f64 = 0.900_447_102_352_676_9; // cos 0.45
+    const SIN: f64 = 0.434_965_534_111_230_23; // sin 0.45
+    let (dx, dy) = (to.x - from.x, to.y - from.y);
+    let length = (dx * dx + dy * dy).sqrt();
+    // A line of no length points along x, as atan2(0, 0) = 0 would.
+    let (ux, uy) = if length > 0.0 {
+        (dx / length, dy / length)
+    } else {
+        (1.0, 0.0)
+    };
+    [
+        Point {
+            x: to.x - size * (ux * COS + uy * SIN),
+            y: to.y - size * (uy * COS - ux * SIN),
+        },
+        Point {
+            x: to.x - size * (ux * COS - uy * SIN),
+            y: to.y - size * (uy * COS + ux * SIN),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrow_corners_are_the_line_turned_0_45_either_way() {
+        let by_angle = |from: Point, to: Point, size: f64| {
+            let angle = (to.y - from.y).atan2(to.x - from.x);
+            [-0.45, 0.45].map(|turn: f64| Point {
+                x: to.x - size * (angle + turn).cos(),
+                y: to.y - size * (angle + turn).sin(),
+            })
+        };
+        let to = Point { x: 40.0, y: -7.5 };
+        for k in 0..=72 {
+            let a = f64::from(k) * std::f64::consts::PI / 36.0;
+            let from = Point {
+                x: to.x - 30.0 * a.cos(),
+                y: to.y - 30.0 * a.sin(),
+            };
+            let (got, want) = (arrow_corners(from, to, 13.0), by_angle(from, to, 13.0));
+            for (g, w) in got.iter().zip(&want) {
+                assert!(distance(*g, *w) < 1e-9, "{k}: {g:?} {w:?}");
+            }
+        }
+        // A line of no length: the head points along x, as atan2(0, 0) does.
+        let (got, want) = (arrow_corners(to, to, 11.0), by_angle(to, to, 11.0));
+        assert!(distance(got[0], want[0]) < 1e-9 && distance(got[1], want[1]) < 1e-9);
+    }
 
     #[test]
     fn a_point_along_an_edge_goes_by_length_over_its_bends() {

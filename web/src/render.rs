@@ -569,17 +569,11 @@ fn polyline(ctx: &Ctx, points: &[Point]) {
 }
 
 fn arrow_head(ctx: &Ctx, from: Point, to: Point, size: f64) {
-    let angle = (to.y - from.y).atan2(to.x - from.x);
+    let [left, right] = crate::geometry::arrow_corners(from, to, size);
     ctx.begin_path();
     ctx.move_to(to.x, to.y);
-    ctx.line_to(
-        to.x - size * (angle - 0.45).cos(),
-        to.y - size * (angle - 0.45).sin(),
-    );
-    ctx.line_to(
-        to.x - size * (angle + 0.45).cos(),
-        to.y - size * (angle + 0.45).sin(),
-    );
+    ctx.line_to(left.x, left.y);
+    ctx.line_to(right.x, right.y);
     ctx.close_path();
     ctx.fill();
 }
