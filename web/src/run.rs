@@ -614,6 +614,18 @@ mod tests {
             FinishReason::PlanFailed { reason: text() },
         ];
         for reason in &reasons {
+            // A new way to end fails to compile here until it is listed above.
+            match reason {
+                FinishReason::Completed
+                | FinishReason::VisitBudget { .. }
+                | FinishReason::StepBudget { .. }
+                | FinishReason::NodeFailed { .. }
+                | FinishReason::AwaitingHuman { .. }
+                | FinishReason::Interrupted { .. }
+                | FinishReason::Stopped { .. }
+                | FinishReason::ReplayDiverged { .. }
+                | FinishReason::PlanFailed { .. } => {}
+            }
             let line = capitalized(&finish_line(reason));
             assert!(line.starts_with(|c: char| c.is_ascii_uppercase()), "{line}");
             assert_eq!(line.to_lowercase(), finish_line(reason).to_lowercase());
