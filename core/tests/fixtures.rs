@@ -114,7 +114,8 @@ pub(crate) fn render(source: &PlanSource) -> String {
     out
 }
 
-fn cases(format: &str) -> Vec<PathBuf> {
+/// The case folders under `tests/fixtures/<format>/`, in name order.
+pub(crate) fn cases(format: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(format);

@@ -59,14 +59,8 @@ fn render(dir: &Path) -> String {
 
 #[test]
 fn proposal_fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proposal");
-    let mut dirs: Vec<_> = fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 3, "no fixtures under {}", root.display());
+    let dirs = super::fixtures::cases("proposal");
+    assert!(dirs.len() >= 3, "{} proposal fixtures", dirs.len());
     for dir in dirs {
         super::fixtures::assert_case(&dir, render(&dir));
     }

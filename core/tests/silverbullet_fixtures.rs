@@ -8,7 +8,6 @@
 
 use planvault_core::{check, vault::silverbullet, PlanSource};
 use std::fmt::Write as _;
-use std::fs;
 use std::path::Path;
 
 fn render(dir: &Path) -> String {
@@ -25,14 +24,8 @@ fn render(dir: &Path) -> String {
 
 #[test]
 fn silverbullet_fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/silverbullet");
-    let mut dirs: Vec<_> = fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 3, "no fixtures under {}", root.display());
+    let dirs = super::fixtures::cases("silverbullet");
+    assert!(dirs.len() >= 3, "{} silverbullet fixtures", dirs.len());
     for dir in dirs {
         super::fixtures::assert_case(&dir, render(&dir));
     }
