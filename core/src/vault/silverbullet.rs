@@ -15,6 +15,7 @@ use super::links::{encode_path, find_links, links, LinkForm, NoteLink};
 use super::next::outline_comments_shown;
 use super::note::NOTE_NEXT_LEVELS;
 use super::text::{comment_blocks, strip_bom, LineIndex};
+use super::write::note_file;
 use crate::{Code, Diagnostic, Plan, PlanFormat, SourcePos};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -50,7 +51,7 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
         else {
             continue;
         };
-        let file = note_file(target);
+        let file = note_file(plan, to);
         let opens = link.opens(&pos.file);
         let itself = opens == Opens::Path(String::new()) && to == edge.from;
         if itself || opens == Opens::Path(file.clone()) {
@@ -98,8 +99,8 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
             .with_nodes([from.id.as_str(), target.id.as_str()]),
         );
     }
-    for node in &plan.nodes {
-        let file = note_file(node);
+    for (i, node) in plan.nodes.iter().enumerate() {
+        let file = note_file(plan, i);
         if let Some(text) = files.get(&file) {
             commented_items(&file, &node.id, text, &mut out);
         }
@@ -150,14 +151,6 @@ fn commented_items(file: &str, id: &str, text: &str, out: &mut Vec<Diagnostic>) 
 fn line_of(text: &str, number: u32) -> Option<&str> {
     let line = text.split('\n').nth(number.checked_sub(1)? as usize)?;
     Some(line.strip_suffix('\r').unwrap_or(line))
-}
-
-/// The note file of a vault node.
-fn note_file(node: &crate::Node) -> String {
-    match &node.pos {
-        Some(pos) => pos.file.clone(),
-        None => format!("{}.md", node.id),
-    }
 }
 
 /// A page's name as SilverBullet shows it: its path without `.md`.
