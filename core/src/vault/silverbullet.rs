@@ -9,9 +9,14 @@
 //! edge whose link SilverBullet would read as another page, or as none,
 //! and the link that reads the same in both; and every `## Next` item an
 //! Obsidian `%%` comment hides, which SilverBullet shows as an edge.
+//!
+//! A folder is a SilverBullet space when its root has SilverBullet's
+//! configuration page, `CONFIG.md`, with a `space-lua` block
+//! ([`is_space`]): callers then run [`check`] unasked and write new links
+//! with [`link_path`], so a link the app adds reads alike in both.
 
 use super::frontmatter::{self, Split};
-use super::links::{encode_path, find_links, links, LinkForm, NoteLink};
+use super::links::{encode_path, find_links, links, LinkForm, LinkIndex, LinkPath, NoteLink};
 use super::next::outline_comments_shown;
 use super::note::NOTE_NEXT_LEVELS;
 use super::text::{comment_blocks, strip_bom, LineIndex};
@@ -19,6 +24,48 @@ use super::write::note_file;
 use crate::{Code, Diagnostic, Plan, PlanFormat, SourcePos};
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// SilverBullet's configuration page, at the space's root.
+pub const CONFIG_PAGE: &str = "CONFIG.md";
+
+/// Whether `files` (vault-relative path → text) are a SilverBullet space:
+/// its root has [`CONFIG_PAGE`] with a `space-lua` block, as every space
+/// SilverBullet 2 configured has. No other app gives that page such a
+/// block, so a vault of Obsidian's alone is never taken for one.
+pub fn is_space(files: &BTreeMap<String, String>) -> bool {
+    files
+        .get(CONFIG_PAGE)
+        .is_some_and(|text| is_space_config(text))
+}
+
+/// Whether `text`, a space's [`CONFIG_PAGE`], has a `space-lua` block: a
+/// fence (up to three spaces in) whose info string is `space-lua`.
+pub fn is_space_config(text: &str) -> bool {
+    text.lines().any(|line| {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let fence = line[indent..]
+            .strip_prefix("```")
+            .or_else(|| line[indent..].strip_prefix("~~~"));
+        indent <= 3
+            && fence.is_some_and(|rest| {
+                let info = rest.trim_start_matches(['`', '~']).trim();
+                info.split_whitespace().next() == Some("space-lua")
+            })
+    })
+}
+
+/// The path a new link in note `from` to note `to` is written with in a
+/// SilverBullet space, so both apps open `to`: a wikilink's path from the
+/// root (`plans/Send`, what Obsidian's "Absolute path in vault" writes), a
+/// markdown link's with a leading `/` (`/plans/Send`), since SilverBullet
+/// reads one without from the note's folder and `./` not at all.
+pub fn link_path(index: &LinkIndex<'_>, to: usize, from: usize, form: LinkForm) -> String {
+    let path = index.link_path(to, from, LinkPath::Absolute);
+    match form {
+        LinkForm::Markdown if !path.starts_with('/') => format!("/{path}"),
+        _ => path,
+    }
+}
 
 /// What SilverBullet opens for a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -416,6 +463,97 @@ mod tests {
                 "{page:?} {url:?}"
             );
         }
+    }
+
+    fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_space_is_a_root_config_page_with_a_space_lua_block() {
+        let config = "# Config\n\n```space-lua\nconfig.set(\"shortWikiLinks\", false)\n```\n";
+        assert!(is_space(&files(&[("CONFIG.md", config)])));
+        for text in [
+            "~~~space-lua\n~~~\n",
+            "   ````space-lua\n````\n",
+            "``` space-lua {x}\n```\n",
+        ] {
+            assert!(is_space(&files(&[("CONFIG.md", text)])), "{text:?}");
+        }
+        // Not SilverBullet's: another page, another folder, another block,
+        // a block indented as code, or the words in the text.
+        for (path, text) in [
+            ("config.md", config),
+            ("notes/CONFIG.md", config),
+            ("Config notes.md", config),
+            ("CONFIG.md", "```lua\n```\n"),
+            ("CONFIG.md", "    ```space-lua\n"),
+            ("CONFIG.md", "See the space-lua block of SilverBullet.\n"),
+            ("CONFIG.md", "```space-luax\n```\n"),
+        ] {
+            assert!(!is_space(&files(&[(path, text)])), "{path}: {text:?}");
+        }
+    }
+
+    /// A link written with [`link_path`] opens its note in both apps, from
+    /// every folder, in both link forms, where Obsidian's own shortest
+    /// paths would not in SilverBullet.
+    #[test]
+    fn new_links_open_the_same_note_in_both() {
+        let ids = [
+            "Start",
+            "plans/Review",
+            "plans/launch/Send",
+            "plans/launch/Review",
+            "Send it",
+        ];
+        let index = LinkIndex::new(ids);
+        for form in [LinkForm::Wiki, LinkForm::Markdown] {
+            for (from, from_id) in ids.iter().enumerate() {
+                let file = format!("{from_id}.md");
+                for (to, to_id) in ids.iter().enumerate() {
+                    let path = link_path(&index, to, from, form);
+                    let item = super::super::edit::edge_item("go", &path, form);
+                    let line = item.trim_start_matches("- go -> ");
+                    let written = Written::at(line, 1).expect("a link");
+                    let case = format!("{form:?} {from_id} -> {to_id}: {line}");
+                    assert_eq!(
+                        written.opens(&file),
+                        Opens::Path(format!("{to_id}.md")),
+                        "{case}"
+                    );
+                    let target = &line[written.target.clone()];
+                    let target = match form {
+                        LinkForm::Wiki => target.to_string(),
+                        LinkForm::Markdown => percent_encoding::percent_decode_str(target)
+                            .decode_utf8()
+                            .unwrap()
+                            .into_owned(),
+                    };
+                    assert_eq!(
+                        index.resolve(&target, from),
+                        super::super::links::Resolution::Found(to),
+                        "{case}"
+                    );
+                }
+            }
+        }
+        // Obsidian's shortest path, for contrast: SilverBullet opens the
+        // root's `Send.md`, which is no note here.
+        let shortest = index.link_path(2, 1, LinkPath::Shortest);
+        assert_eq!(shortest, "Send");
+        assert_eq!(
+            opens("[[Send]]", "plans/Review.md"),
+            Opens::Path("Send.md".into())
+        );
+        assert_eq!(link_path(&index, 2, 1, LinkForm::Wiki), "plans/launch/Send");
+        assert_eq!(
+            link_path(&index, 2, 1, LinkForm::Markdown),
+            "/plans/launch/Send"
+        );
     }
 
     fn opens(line: &str, file: &str) -> Opens {
