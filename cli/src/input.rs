@@ -37,12 +37,22 @@ pub struct ReadPlan {
 /// Which vault a folder's links resolve in.
 #[derive(Debug, Clone, Copy)]
 pub enum Enclosing<'a> {
-    /// The nearest folder above PATH with an `.obsidian/` folder, if any.
+    /// The nearest folder above PATH with an `.obsidian/` folder or
+    /// SilverBullet's configuration page, if any ([`is_vault_root`]).
     Detect,
     /// This folder (`--vault-root`), which must contain PATH.
     Given(&'a Path),
     /// PATH itself is the vault (a run writes into it).
     Itself,
+}
+
+/// Whether `dir` is a vault's root: Obsidian keeps its settings there
+/// (`.obsidian/`), SilverBullet its configuration page (`CONFIG.md` with a
+/// `space-lua` block).
+fn is_vault_root(dir: &Path) -> bool {
+    use planvault_core::vault::silverbullet::{is_space_config, CONFIG_PAGE};
+    dir.join(".obsidian").is_dir()
+        || fs::read_to_string(dir.join(CONFIG_PAGE)).is_ok_and(|text| is_space_config(&text))
 }
 
 /// The vault root PATH lies in and PATH's folder inside it (`None`: PATH is
@@ -68,14 +78,10 @@ fn enclosing_vault(
             root
         }
         Enclosing::Detect => {
-            if canonical.join(".obsidian").is_dir() {
+            if is_vault_root(&canonical) {
                 return Ok(None);
             }
-            match canonical
-                .ancestors()
-                .skip(1)
-                .find(|dir| dir.join(".obsidian").is_dir())
-            {
+            match canonical.ancestors().skip(1).find(|dir| is_vault_root(dir)) {
                 Some(root) => root.to_path_buf(),
                 None => return Ok(None),
             }

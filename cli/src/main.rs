@@ -66,12 +66,15 @@ struct PlanArgs {
     #[arg(long = "allow-tool", value_name = "TOOL")]
     allow_tool: Vec<String>,
     /// The vault a plan folder lies in, when it has no `.obsidian/` folder
-    /// to be found by: PATH's notes are the plan, links resolve in the vault.
+    /// (nor SilverBullet's `CONFIG.md`) to be found by: PATH's notes are the
+    /// plan, links resolve in the vault.
     #[arg(long = "vault-root", value_name = "FOLDER")]
     vault_root: Option<PathBuf>,
     /// Also warn where SilverBullet would open another page for a link (a
     /// wikilink there is a path from the space's root, case-sensitive; a
     /// markdown link is relative to its note), with the link both read alike.
+    /// On unasked in a SilverBullet space (its root's `CONFIG.md` has a
+    /// `space-lua` block).
     #[arg(long)]
     silverbullet: bool,
 }
@@ -176,13 +179,12 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
                     asked.as_ref(),
                 ));
             }
-            if let (true, planvault_core::PlanSource::Vault(files)) = (plan.silverbullet, &source) {
-                checked
-                    .diagnostics
-                    .extend(planvault_core::vault::silverbullet::check(
-                        files,
-                        &checked.plan,
-                    ));
+            if let planvault_core::PlanSource::Vault(files) = &source {
+                use planvault_core::vault::silverbullet;
+                if plan.silverbullet || silverbullet::is_space(files) {
+                    let read_otherwise = silverbullet::check(files, &checked.plan);
+                    checked.diagnostics.extend(read_otherwise);
+                }
             }
             // What could not be read comes first: it may explain the rest.
             if !problems.is_empty() {

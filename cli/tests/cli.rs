@@ -6,6 +6,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -511,4 +513,42 @@ fn silverbullet_s_reading_is_checked_when_asked() {
         .contains("write `[[plans/launch/Send|send it]]`"));
     // Warnings alone do not fail a plan: the exit code is the plain one's.
     assert_eq!(asked.status.code(), plain.status.code());
+}
+
+/// In a SilverBullet space (its root's `CONFIG.md` has a `space-lua`
+/// block) the check is on unasked, and a plan folder finds the space's
+/// root as it finds an Obsidian vault's.
+#[test]
+fn a_silverbullet_space_is_checked_unasked() {
+    let space = tempfile::tempdir().unwrap();
+    let fixture = repo().join("core/tests/fixtures/silverbullet/plan-in-a-folder/vault");
+    common::copy_dir(&fixture, space.path());
+    let plan = space.path().join("plans/launch");
+    let warned = |out: &Output| -> usize {
+        let v: Value = serde_json::from_str(&stdout(out)).unwrap();
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "silverbullet-reads-otherwise")
+            .count()
+    };
+    // A folder of notes alone: PATH is the vault, no check.
+    let plain = run(&["validate", "--json"], &plan);
+    assert_eq!(warned(&plain), 0, "{}", stdout(&plain));
+    let config = "# Config\n\n```space-lua\n-- mine\n```\n";
+    std::fs::write(space.path().join("CONFIG.md"), config).unwrap();
+    let out = run(&["validate", "--json"], &plan);
+    assert_eq!(warned(&out), 4, "{}", stdout(&out));
+    // The links resolve in the whole space, as with `--vault-root`.
+    let rooted = run(
+        &[
+            "validate",
+            "--json",
+            "--vault-root",
+            space.path().to_str().unwrap(),
+        ],
+        &plan,
+    );
+    assert_eq!(stdout(&out), stdout(&rooted));
 }

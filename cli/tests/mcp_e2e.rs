@@ -9,6 +9,8 @@ use llm_stub::{Match, Reply, Script, Stub, ToolCall};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn server_filesystem() -> PathBuf {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
@@ -250,19 +252,6 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn on(contains: &str, content: &str, tool_calls: Vec<ToolCall>) -> Reply {
     Reply {
         tool_calls,
@@ -274,7 +263,7 @@ fn on(contains: &str, content: &str, tool_calls: Vec<ToolCall>) -> Reply {
 fn the_example_vaults_send_step_writes_the_approved_email_into_its_outbox() {
     let dir = tempfile::tempdir().unwrap();
     let vault = dir.path().join("vault");
-    copy_dir(
+    common::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/example-vault"),
         &vault,
     );
