@@ -12,7 +12,7 @@ const app = useApp();
 /** Every part web/src/on_demand.rs names, by its file (the run client's
  * fetched when the worker's first message comes, the tool check's at
  * start-up, both beside the first paint, not before it). */
-const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client', 'tool_check'];
+const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client', 'later_checks'];
 
 /** The wasm files the page fetched: name, when asked for and when in, in ms. */
 const wasmFetches = (page) =>
@@ -154,8 +154,8 @@ test("the run client's part comes when the worker first speaks; if it cannot, it
   assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
 });
 
-test("the tool check's part is fetched again until it comes; then the notes' tools are judged", async () => {
-  const { page, unblock, otherProblems } = await openWithPartBlocked('tool_check');
+test("the later checks' part is fetched again until it comes; then the notes' tools are judged", async () => {
+  const { page, unblock, otherProblems } = await openWithPartBlocked('later_checks');
   await page.waitForFunction(
     () => /^Tools the notes declare are not checked yet/.test(document.querySelector('#status')?.textContent ?? ''),
     null,

@@ -215,7 +215,7 @@ pub fn App() -> impl IntoView {
     let (list, editing) = (ListState::new(), NoteEditing::new());
     provide_context(list);
     provide_context(editing);
-    crate::tool_check::keep_in_step(state);
+    crate::later_checks::keep_in_step(state);
     crate::modal_focus::keep_focus_in(move || state.run.settings_open.get(), "settings");
     crate::modal_focus::keep_focus_in(move || editing.is_open(), "note-editor");
     poll_for_outside_changes(state);

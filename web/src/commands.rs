@@ -554,6 +554,43 @@ mod tests {
         assert!(edge(&after, "plans/send it", "send").is_some());
     }
 
+    /// In a SilverBullet space a new link is written from its root (and a
+    /// markdown one with a leading `/`), which both apps read as the same
+    /// note; Obsidian's shortest `[[ship]]` would be the root's page there.
+    #[test]
+    fn a_silverbullet_space_gets_links_from_its_root() {
+        let config = "```space-lua\n-- mine\n```\n";
+        for (app_json, written) in [
+            (None, "[[plans/ship]]"),
+            (
+                Some("{\"useMarkdownLinks\": true}"),
+                "[ship](/plans/ship.md)",
+            ),
+        ] {
+            let mut files = doc().files;
+            files.insert("CONFIG.md".into(), config.into());
+            files.insert("plans/ship.md".into(), "# Ship\n".into());
+            files.insert("plans/again.md".into(), "# Again\n".into());
+            if let Some(app_json) = app_json {
+                files.insert(".obsidian/app.json".into(), app_json.into());
+            }
+            let d = VaultDoc::open(files, Some(""));
+            let (again, ship) = (
+                d.node_index("plans/again").unwrap(),
+                d.node_index("plans/ship").unwrap(),
+            );
+            let after = apply(&d, &add_edge(&d, again, ship, "go").unwrap());
+            assert_eq!(
+                after.files["plans/again.md"],
+                format!("# Again\n\n## Next\n- go -> {written}\n")
+            );
+            assert!(edge(&after, "plans/again", "plans/ship").is_some());
+            let read =
+                planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
+            assert_eq!(read, [], "{written}");
+        }
+    }
+
     #[test]
     fn rename_leaves_links_to_a_same_named_note_alone() {
         let mut files = doc().files;

@@ -13,8 +13,8 @@
 
 use crate::canvas_file;
 use crate::explorer_order::{explorer_order, folder_order};
-use crate::tool_check::{self, Listings};
-use planvault_core::vault::check_in_folder;
+use crate::later_checks::{self, Listings};
+use planvault_core::vault::{check_in_folder, silverbullet};
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{
     extend, folders, layout, plan_graph, Folders, Graph, Layout, Options, Point, Previous, Rect,
@@ -60,7 +60,8 @@ pub struct VaultDoc {
     pub listed: Vec<usize>,
     /// What the browser knows of MCP servers: `checked` has an
     /// `unknown-tool` diagnostic per declared tool a browser run would not
-    /// offer ([`tool_check`]).
+    /// offer, and the other checks the first paint does not wait for
+    /// ([`later_checks`]).
     pub listings: Listings,
 }
 
@@ -107,7 +108,7 @@ impl VaultDoc {
         let listings = before.map(|b| b.listings.clone()).unwrap_or_default();
         let mut checked = checked;
         if before.is_some() {
-            let tools = tool_check::check(&checked.plan, &files, &listings);
+            let tools = later_checks::check(&checked.plan, &files, &listings);
             checked.diagnostics.extend(tools);
         }
         VaultDoc::derive(files, folder, folders, checked, before, listings)
@@ -116,7 +117,7 @@ impl VaultDoc {
     /// The same vault with the plan in `folder` (empty: the whole vault).
     pub fn in_folder(&self, folder: &str) -> VaultDoc {
         let mut checked = check_in_folder(&self.files, folder);
-        checked.diagnostics.extend(tool_check::check(
+        checked.diagnostics.extend(later_checks::check(
             &checked.plan,
             &self.files,
             &self.listings,
@@ -147,13 +148,17 @@ impl VaultDoc {
         VaultDoc::open_after(files, Some(&self.folder), Some(self))
     }
 
-    /// The same doc with what the browser now knows of MCP servers (its
-    /// `unknown-tool` diagnostics told again; nothing else recomputed).
+    /// The same doc with what the browser now knows of MCP servers (the
+    /// later checks' diagnostics told again; nothing else recomputed).
     pub fn with_listings(&self, listings: Listings) -> VaultDoc {
         let mut doc = self.clone();
         let diagnostics = &mut doc.checked.diagnostics;
-        diagnostics.retain(|d| d.code != Code::UnknownTool);
-        diagnostics.extend(tool_check::check(&doc.checked.plan, &doc.files, &listings));
+        diagnostics.retain(|d| !later_checks::CODES.contains(&d.code));
+        diagnostics.extend(later_checks::check(
+            &doc.checked.plan,
+            &doc.files,
+            &listings,
+        ));
         doc.listings = listings;
         doc
     }
@@ -239,7 +244,7 @@ impl VaultDoc {
         }
         let checked = if notes_changed {
             let mut checked = check_in_folder(&files, &self.folder);
-            let tools = tool_check::check(&checked.plan, &files, &self.listings);
+            let tools = later_checks::check(&checked.plan, &files, &self.listings);
             checked.diagnostics.extend(tools);
             checked
         } else {
@@ -300,8 +305,8 @@ impl VaultDoc {
     }
 
     /// The path a new link from node `from` to node `to` is written with, in
-    /// the vault's style (Obsidian's "New link format"), always reaching
-    /// `to`.
+    /// the vault's style (Obsidian's "New link format"; in a SilverBullet
+    /// space, from its root), always reaching `to`.
     pub fn link_text(&self, from: usize, to: usize) -> String {
         self.new_link(from, to).1
     }
@@ -317,7 +322,12 @@ impl VaultDoc {
         let nodes = &self.checked.plan.nodes;
         let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
         let style = self.link_style();
-        (style.form, index.link_path(to, from, style.path))
+        let path = if silverbullet::is_space(&self.files) {
+            silverbullet::link_path(&index, to, from, style.form)
+        } else {
+            index.link_path(to, from, style.path)
+        };
+        (style.form, path)
     }
 
     /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`" and

@@ -18,7 +18,7 @@ function wanted(path, name) {
 // The settings that say which folders hold no plan notes (planvault_core's
 // vault::scope), how Obsidian writes new links (`app.json`'s
 // useMarkdownLinks, newLinkFormat: vault::links::vault_link_style), and the vault's MCP
-// servers (which tools a browser run offers: tool_check.rs): the only files
+// servers (which tools a browser run offers: later_checks.rs): the only files
 // read from dot-folders.
 const SETTINGS = [
   '.obsidian/app.json',

@@ -18,13 +18,13 @@ pub mod explorer_order;
 pub mod geometry;
 pub mod gesture;
 pub mod history;
+pub mod later_checks;
 pub mod outline;
 pub mod repair;
 pub mod run;
 pub mod search;
 pub mod settings;
 pub mod theme;
-pub mod tool_check;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

@@ -300,14 +300,14 @@ impl Retry {
     }
 }
 
-/// Fetches the `unknown-tool` check (`crate::tool_check`), counted in
-/// [`loading`] until it is in.
-pub async fn load_tool_check() -> Result<(), LoadError> {
+/// Fetches the checks the first paint does not wait for
+/// (`crate::later_checks`), counted in [`loading`] until they are in.
+pub async fn load_later_checks() -> Result<(), LoadError> {
     let _loading = Loading::start();
-    tool_check().await
+    later_checks().await
 }
 
-action!(tool_check, preload_tool_check, () => crate::tool_check::install());
+action!(later_checks, preload_later_checks, () => crate::later_checks::install());
 
 /// Fetches the parts not shown at start-up (the canvas writer, Settings,
 /// the list view), one after another, once the plan is up, so a drag or
