@@ -39,6 +39,36 @@ fn continues_item(line: &str) -> bool {
     !content.is_empty() && !content.starts_with(['#', '-', '*']) && !content.starts_with("```")
 }
 
+/// How many of the lines after an item's first line are the item's:
+/// prose that continues it lazily (none after indented code, `code`), and,
+/// past blank lines, lines indented as its content (two columns, past
+/// `- `), which CommonMark keeps in the item, with the blank lines before
+/// them.
+fn item_lines(rest: &[&str], code: bool) -> usize {
+    let blank = |l: &str| l.trim().is_empty();
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let (mut taken, mut lazy) = (0, !code);
+    while taken < rest.len() {
+        let line = rest[taken];
+        if blank(line) {
+            match rest[taken..].iter().position(|l| !blank(l)) {
+                Some(gap) if indent(rest[taken + gap]) >= 2 => {
+                    taken += gap;
+                    // An indented line after a blank one is a paragraph of
+                    // the item (or its code): prose may continue it.
+                    lazy = indent(rest[taken]) < 6;
+                }
+                _ => break,
+            }
+        } else if indent(line) >= 2 || (lazy && continues_item(line)) {
+            taken += 1;
+        } else {
+            break;
+        }
+    }
+    taken
+}
+
 fn line_kind() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-zA-Z ,.]{0,30}",
@@ -261,10 +291,7 @@ proptest! {
                 // (Text five spaces past the marker is indented code, which
                 // no lazy line continues.)
                 let code = before_lines[index].get(1..6) == Some("     ");
-                let continued = expected[index + 1..]
-                    .iter()
-                    .take_while(|l| !code && continues_item(l))
-                    .count();
+                let continued = item_lines(&expected[index + 1..], code);
                 let gone = expected.drain(index..=index + continued).next_back().unwrap();
                 let mut expected: String = expected.concat();
                 if !gone.ends_with('\n') {
