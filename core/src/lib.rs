@@ -95,7 +95,7 @@ pub fn check(source: &PlanSource) -> Checked {
         } => generated::parse(file, text, options),
     };
     let graph = validate(&plan);
-    vault::drop_outside_plan(&mut diagnostics, &graph);
+    vault::drop_outside_plan(&mut diagnostics, &graph, &plan);
     diagnostics.extend(graph);
     Checked { plan, diagnostics }
 }

@@ -361,7 +361,7 @@ impl IncrementalVault {
             let graph = self
                 .graph_diagnostics
                 .get_or_insert_with(|| scope::validate_in_folder(plan, links, folder));
-            planvault_core::vault::drop_outside_plan(&mut all, graph);
+            planvault_core::vault::drop_outside_plan(&mut all, graph, plan);
             all.extend_from_slice(graph);
             self.cached = Some(all);
         }

@@ -41,7 +41,7 @@ impl PlanHandle {
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.parse_diagnostics.clone();
         let graph = planvault_core::validate(&self.plan);
-        vault::drop_outside_plan(&mut all, &graph);
+        vault::drop_outside_plan(&mut all, &graph, &self.plan);
         all.extend(graph);
         all
     }

@@ -149,7 +149,7 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
     };
     sort_by_position(&mut diagnostics);
     let graph = validate_in_folder(&plan, &index, folder);
-    super::drop_outside_plan(&mut diagnostics, &graph);
+    super::drop_outside_plan(&mut diagnostics, &graph, &plan);
     diagnostics.extend(graph);
     Checked { plan, diagnostics }
 }

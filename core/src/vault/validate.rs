@@ -117,15 +117,32 @@ pub(crate) fn validate_in(plan: &Plan, vault: Option<&Enclosing<'_>>) -> Vec<Dia
 }
 
 /// `parse` (a vault's parse diagnostics) without the frontmatter findings
-/// on notes `graph` (its graph diagnostics) found to be no part of the plan
-/// (`not-part-of-plan`): a note outside the plan, like an ADR with
-/// `status: accepted`, is never judged by the plan's knob rules.
+/// on notes that are no part of the plan: those `graph` (its graph
+/// diagnostics) found to be outside it (`not-part-of-plan`), or, where it
+/// found no start and so no plan (`no-start`), the notes with no edge in
+/// or out. A note outside the plan, like an ADR with `status: accepted`, is
+/// never judged by the plan's knob rules.
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn drop_outside_plan(parse: &mut Vec<Diagnostic>, graph: &[Diagnostic]) {
-    let Some(outside) = graph.iter().find(|d| d.code == Code::NotPartOfPlan) else {
-        return;
+pub fn drop_outside_plan(parse: &mut Vec<Diagnostic>, graph: &[Diagnostic], plan: &Plan) {
+    let mut names: Vec<&str> = match graph.iter().find(|d| d.code == Code::NotPartOfPlan) {
+        Some(outside) => outside.nodes.iter().map(String::as_str).collect(),
+        None if graph.iter().any(|d| d.code == Code::NoStart) => {
+            let mut linked = vec![false; plan.nodes.len()];
+            for edge in &plan.edges {
+                linked[edge.from] = true;
+                if let Some(to) = edge.to {
+                    linked[to] = true;
+                }
+            }
+            plan.nodes
+                .iter()
+                .zip(linked)
+                .filter(|(_, linked)| !linked)
+                .map(|(node, _)| node.id.as_str())
+                .collect()
+        }
+        None => return,
     };
-    let mut names: Vec<&str> = outside.nodes.iter().map(String::as_str).collect();
     names.sort_unstable();
     parse.retain(|d| {
         !(d.code == Code::BadFrontmatter
