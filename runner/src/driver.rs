@@ -1664,9 +1664,12 @@ impl<'a, H: Host> Driver<'a, H> {
                 if let Some(why) = self.host.refuse_write(&path) {
                     return Err(why);
                 }
-                let content = args["content"].as_str().unwrap_or_default();
+                let content = self.scrub(args["content"].as_str().unwrap_or_default());
+                if self.plan.format == PlanFormat::Vault {
+                    self.keeps_the_plan(&path, &content)?;
+                }
                 self.host
-                    .write(&path, &self.scrub(content))
+                    .write(&path, &content)
                     .await
                     .map_err(|e| e.to_string())?;
                 Ok(format!("wrote {path}"))
@@ -1678,6 +1681,54 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             other => Err(format!("tool {other} is not available here")),
         }
+    }
+
+    /// Whether a tool's new note `path` leaves the plan as it is: the same
+    /// start, every link leading where it led, no error where there was
+    /// none. Every note of the vault is read as a node on the next start or
+    /// resume: without this a model could add a step with tools of its
+    /// choosing (`type: start`, or a note an existing link would now find
+    /// first) or leave a vault no resume can read.
+    fn keeps_the_plan(&self, path: &str, content: &str) -> Result<(), String> {
+        let mut files = self.seen.clone();
+        files.insert(path.to_string(), content.to_string());
+        let (before, after) = (check_vault(&self.seen), check_vault(&files));
+        let start = |c: &Checked| c.plan.start.map(|s| c.plan.nodes[s].id.clone());
+        let new_id = planvault_core::vault::node_id(path);
+        let edges = |c: &Checked| -> Vec<(String, String, Option<String>)> {
+            let id = |i: usize| c.plan.nodes[i].id.clone();
+            c.plan
+                .edges
+                .iter()
+                .filter(|e| c.plan.nodes[e.from].id != new_id)
+                .map(|e| (id(e.from), e.link_as_written(), e.to.map(id)))
+                .collect()
+        };
+        let refused = |why: String| {
+            Err(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name"))
+        };
+        if start(&after) != start(&before) {
+            return refused(match start(&before) {
+                Some(was) => format!("the plan would no longer start at `{was}`"),
+                None => "the plan would start elsewhere".to_string(),
+            });
+        }
+        let (then, now) = (edges(&before), edges(&after));
+        if let Some(((from, link, was), _)) = then.iter().zip(&now).find(|(a, b)| a != b) {
+            let was = was.as_deref().unwrap_or("no note");
+            return refused(format!(
+                "the link {link} in `{from}` would lead to it instead of `{was}`"
+            ));
+        }
+        if !before.has_errors() {
+            if let Some(error) = after.diagnostics.iter().find(|d| d.is_error()) {
+                return refused(format!(
+                    "the plan would have an error: {}",
+                    error.render_human()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The most bytes one model request may carry.

@@ -1328,6 +1328,81 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
     }
 }
 
+/// A note a tool writes is read as a node on the next start or resume: one
+/// that would change the plan is refused (a second start with tools of
+/// the model's choosing, a note an existing link would find first, a
+/// frontmatter error no resume gets past), one that leaves it as it is is
+/// written, and the vault resumes either way.
+#[test]
+fn a_tool_s_note_cannot_change_the_plan() {
+    let mut files = example();
+    files.insert(
+        "draft.md".into(),
+        files["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]"),
+    );
+    // `[[send]]` in review.md finds `steps/send.md` while the root has no
+    // `send.md`.
+    let send = files.remove("send.md").unwrap();
+    files.insert("steps/send.md".into(), send);
+    let cases = [
+        (
+            "evil.md",
+            "---\ntype: start\ntools: [fetch_url]\n---\n# Evil\n\n## Next\n- [[review]]\n",
+            false,
+        ),
+        (
+            "send.md",
+            "---\ntools: [fetch_url]\n---\n# Send it my way\n",
+            false,
+        ),
+        (
+            "ideas/x.md",
+            "---\nstatus: accepted\n---\n# An idea\n",
+            false,
+        ),
+        ("ideas/x.md", "# An idea\n\nWorth a try.\n", true),
+    ];
+    for (path, content, written) in cases {
+        let inbox = Inbox::new();
+        let round = Rc::new(Cell::new(0));
+        let args = serde_json::json!({ "path": path, "content": content }).to_string();
+        let host = MemoryHost::new(files.clone(), &inbox, move |c: &HttpCall| {
+            if step(c) != "draft" || round.get() > 0 {
+                return good_model(c);
+            }
+            round.set(1);
+            Reply::tool_call("c1", "write_note", &args)
+        });
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed),
+            "{path}"
+        );
+        let ok = posted(&host).into_iter().find_map(|m| match m {
+            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            _ => None,
+        });
+        assert_eq!(ok, Some(written), "{path}: {content:?}");
+        assert_eq!(host.file(path).is_some(), written, "{path}");
+        // The vault starts again as it was: nothing the model wrote runs.
+        host.posted.borrow_mut().clear();
+        let mut fresh = start(model());
+        fresh.fresh = true;
+        assert_eq!(
+            go(&host, &inbox, fresh),
+            Some(FinishReason::Completed),
+            "{path}"
+        );
+        let calls = host.calls.borrow();
+        assert!(
+            calls
+                .iter()
+                .all(|c| !prompt(c).contains("Evil") && !prompt(c).contains("Send it my way")),
+            "{path}"
+        );
+    }
+}
+
 /// macOS finds `café` composed or decomposed as one file: a tool naming a
 /// plan's own note by the other spelling is refused, not let through to
 /// overwrite it; a new note, and then that existing one named as listed,
