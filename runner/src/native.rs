@@ -279,7 +279,13 @@ impl NativeHost {
         let probe = self
             .root
             .join(format!(".planvault-case-probe-{}", std::process::id()));
-        let found = fs::write(&probe, "").is_ok() && {
+        // Made new, so a symlink planted under the name is not followed.
+        let _ = fs::remove_file(&probe);
+        let made = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe);
+        let found = made.is_ok() && {
             let upper = self
                 .root
                 .join(format!(".PLANVAULT-CASE-PROBE-{}", std::process::id()));
@@ -460,7 +466,9 @@ fn process_alive(pid: u32) -> bool {
 }
 
 /// Write through a dot-file in the same folder, fsync it and rename it over
-/// the target.
+/// the target. The dot-file is made new: one left behind by a crash is
+/// removed first, and one planted as a symlink (a cloned vault's
+/// `.draft.md.planvault-tmp -> ~/.bashrc`) is never followed.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;
@@ -470,8 +478,15 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.planvault-tmp"));
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     {
-        let mut file = fs::File::create(&tmp)?;
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         file.write_all(text.as_bytes())?;
         file.sync_data()?;
     }
@@ -938,6 +953,31 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
 mod tests {
     use super::*;
     use crate::memory::block_on;
+
+    /// A cloned vault may hold a symlink under a write's temporary name:
+    /// the write makes its own file, and what the link led to is as it was.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_planted_at_a_write_s_temporary_name_is_not_followed() {
+        let (dir, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let target = outside.path().join("bashrc");
+        fs::write(&target, "mine\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join(".a.md.planvault-tmp")).unwrap();
+        std::os::unix::fs::symlink(
+            &target,
+            dir.path()
+                .join(format!(".planvault-case-probe-{}", std::process::id())),
+        )
+        .unwrap();
+        let host = NativeHost::new(dir.path());
+        block_on(host.write("a.md", "# A\n")).unwrap().unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "mine\n");
+        let written = dir.path().join("a.md");
+        assert!(fs::symlink_metadata(&written).unwrap().is_file());
+        assert_eq!(fs::read_to_string(written).unwrap(), "# A\n");
+        let _ = host.case_insensitive();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "mine\n");
+    }
 
     #[test]
     fn the_folder_reads_writes_appends_lists_and_removes_keeping_every_byte() {
