@@ -157,6 +157,17 @@ pub async fn run_with<H: Host>(
             .filter_map(|s| s.token.clone())
             .filter(|t| t.len() >= 4),
     );
+    // Scrubbed from JSON too (a journal line, a request body), where a
+    // secret with `"`, `\` or a control character is written escaped.
+    let escaped: Vec<String> = keys
+        .iter()
+        .filter_map(|k| {
+            let json = serde_json::to_string(k).ok()?;
+            let inner = &json[1..json.len() - 1];
+            (inner != k).then(|| inner.to_string())
+        })
+        .collect();
+    keys.extend(escaped);
     let mut driver = Driver::new(host, inbox, start, keys);
     driver.options = options;
     let mut engine = match driver.prepare().await {

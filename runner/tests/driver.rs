@@ -1513,6 +1513,47 @@ fn a_key_pasted_into_a_note_is_never_sent_in_a_prompt() {
     }
 }
 
+/// A secret with a quote, a backslash or a control character is written
+/// escaped in JSON (a request body, a journal line): it is scrubbed there
+/// too, not only where it stands as is.
+#[test]
+fn a_key_with_json_escapes_is_scrubbed_from_prompts_and_the_journal() {
+    let key = "sk-\"quoted\"\\back-\t12345";
+    let json = serde_json::to_string(key).unwrap();
+    let escaped = &json[1..json.len() - 1];
+    let mut files = example();
+    files.insert(
+        "draft.md".into(),
+        files["draft.md"].replace(
+            "Write a short email",
+            &format!("Use the key {key} to write a short email"),
+        ),
+    );
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(files, &inbox, move |c: &HttpCall| {
+        match step(c) {
+            // The model echoes what it was given.
+            "draft" => Reply::streamed(&prompt(c)),
+            _ => good_model(c),
+        }
+    });
+    let mut run = start(model());
+    if let RunMode::Model { endpoints } = &mut run.mode {
+        endpoints.default.as_mut().unwrap().api_key = Some(key.into());
+    }
+    assert_eq!(go(&host, &inbox, run), Some(FinishReason::Completed));
+    for call in host.calls.borrow().iter() {
+        let body = call.body.to_string();
+        assert!(!body.contains(escaped) && !body.contains(key), "{body}");
+    }
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(journal.contains("<redacted>"), "{journal}");
+    assert!(
+        !journal.contains(escaped) && !journal.contains(key),
+        "{journal}"
+    );
+}
+
 /// Every journal line parses and no key is answered twice.
 fn journal_keys(host: &MemoryHost) -> Vec<String> {
     let text = host.file(JOURNAL_FILE).unwrap();
