@@ -147,45 +147,63 @@ pub fn url_host(url: &str) -> Result<(String, u16), String> {
 
 /// Why `fetch_url` may not reach an address: the user's own machine, their
 /// network, or a cloud's metadata service. `None` for a public address.
+/// An IPv6 address carrying an IPv4 one (mapped, compatible, translated,
+/// 6to4, NAT64) is judged by that address, and beyond those only global
+/// unicast (`2000::/3`) is public.
 pub fn forbidden_ip(ip: std::net::IpAddr) -> Option<&'static str> {
-    use std::net::IpAddr;
+    use std::net::{IpAddr, Ipv4Addr};
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             if v4.is_loopback() {
                 Some("loopback")
-            } else if v4.is_private() || (a == 100 && (64..128).contains(&b)) {
+            } else if v4.is_private()
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && b & 0xfe == 18)
+            {
                 Some("private")
             } else if v4.is_link_local() {
                 Some("link-local (cloud metadata)")
-            } else if v4.is_unspecified() || a == 0 || v4.is_broadcast() || v4.is_multicast() {
+            } else if a == 0 || a >= 224 || (a == 192 && b == 0 && c == 0) {
+                // Unspecified, multicast, reserved (240/4) and broadcast,
+                // the IETF's own assignments.
                 Some("non-routable")
             } else {
                 None
             }
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return forbidden_ip(IpAddr::V4(v4));
-            }
             let seg = v6.segments();
-            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
-                // NAT64: the IPv4 address inside.
-                let v4 = std::net::Ipv4Addr::new(
-                    (seg[6] >> 8) as u8,
-                    seg[6] as u8,
-                    (seg[7] >> 8) as u8,
-                    seg[7] as u8,
-                );
-                return forbidden_ip(IpAddr::V4(v4));
-            }
+            let v4 = |high: u16, low: u16| {
+                let ([a, b], [c, d]) = (high.to_be_bytes(), low.to_be_bytes());
+                forbidden_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
+            };
             if v6.is_loopback() {
                 Some("loopback")
-            } else if seg[0] & 0xfe00 == 0xfc00 {
+            } else if v6.is_unspecified() {
+                Some("non-routable")
+            } else if let Some(inner) = v6.to_ipv4_mapped() {
+                forbidden_ip(IpAddr::V4(inner))
+            } else if seg[..6] == [0; 6] || seg[..6] == [0, 0, 0, 0, 0xffff, 0] {
+                // IPv4-compatible (`::a.b.c.d`) and IPv4-translated.
+                v4(seg[6], seg[7])
+            } else if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                // NAT64: the IPv4 address inside.
+                v4(seg[6], seg[7])
+            } else if seg[0] == 0x2002 {
+                // 6to4: the IPv4 address after the prefix.
+                v4(seg[1], seg[2])
+            } else if seg[0] & 0xfe00 == 0xfc00
+                || seg[0] & 0xffc0 == 0xfec0
+                || seg[..3] == [0x64, 0xff9b, 1]
+            {
+                // Unique local, the old site-local, local-use NAT64.
                 Some("private")
             } else if seg[0] & 0xffc0 == 0xfe80 {
                 Some("link-local (cloud metadata)")
-            } else if v6.is_unspecified() || v6.is_multicast() {
+            } else if seg[0] & 0xe000 != 0x2000 || seg[..2] == [0x2001, 0] {
+                // Outside global unicast, or Teredo (whose IPv4 address is
+                // hidden).
                 Some("non-routable")
             } else {
                 None
@@ -325,6 +343,20 @@ mod tests {
             "http://[fe80::1]/",
             "http://0.0.0.0/",
             "http://[64:ff9b::7f00:1]/",
+            // IPv4 inside IPv6 every way (compatible, translated, 6to4,
+            // local-use NAT64), the old site-local, Teredo, and IPv4's
+            // benchmarking and reserved ranges.
+            "http://[::127.0.0.1]/",
+            "http://[::ffff:0:7f00:1]/",
+            "http://[2002:7f00:1::1]/",
+            "http://[2002:a9fe:a9fe::]/",
+            "http://[64:ff9b:1::7f00:1]/",
+            "http://[fec0::1]/",
+            "http://[2001:0:4136:e378::1]/",
+            "http://[100::1]/",
+            "http://198.18.0.1/",
+            "http://240.0.0.1/",
+            "http://255.255.255.255/",
             "http://2130706433/",
             "http://0x7f.1/",
             "http://user@example.org/",
@@ -336,6 +368,9 @@ mod tests {
             "https://example.org/a?b#c",
             "http://93.184.215.14/",
             "https://[2606:4700::1111]/",
+            "http://[2002:5db8:d70e::1]/",
+            "http://[64:ff9b::5db8:d70e]/",
+            "http://198.20.0.1/",
             "http://example.org:8080",
         ] {
             assert_eq!(fetch_policy(good, &[]), Ok(false), "{good}");
