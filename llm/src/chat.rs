@@ -7,6 +7,10 @@ use serde_json::{json, Value};
 /// Rounds of tool calls one node's work may take before it must answer.
 pub const MAX_TOOL_ROUNDS: usize = 8;
 
+/// Tool calls one reply may make, streamed or not: those past it are not
+/// made (a streamed reply's later ones run together in the last).
+pub const MAX_TOOL_CALLS: usize = 64;
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolCall {
@@ -91,6 +95,7 @@ pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
         .map(|calls| {
             calls
                 .iter()
+                .take(MAX_TOOL_CALLS)
                 .map(|c| ToolCall {
                     id: c["id"].as_str().unwrap_or_default().into(),
                     name: c["function"]["name"].as_str().unwrap_or_default().into(),
@@ -126,6 +131,27 @@ mod tests {
         let with = chat_body("m", &messages, &[crate::tools::schema("read_note")], false);
         assert_eq!(with["tools"][0]["function"]["name"], "read_note");
         assert_eq!(chat_url("http://h/v1/"), "http://h/v1/chat/completions");
+    }
+
+    /// A reply asking for a thousand calls makes as many as a streamed one
+    /// may: [`MAX_TOOL_CALLS`].
+    #[test]
+    fn a_json_completion_makes_at_most_the_calls_a_streamed_one_may() {
+        let call =
+            r#"{"id":"c","type":"function","function":{"name":"fetch_url","arguments":"{}"}}"#;
+        let calls = vec![call; 1000].join(",");
+        let body = format!(r#"{{"choices":[{{"message":{{"tool_calls":[{calls}]}}}}]}}"#);
+        let c = parse_completion("u", &body).unwrap();
+        assert_eq!(c.tool_calls.len(), MAX_TOOL_CALLS);
+        let mut sse = crate::SseDecoder::new("u");
+        for i in 0..1000 {
+            let chunk = format!(
+                "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"id\":\"c{i}\",\"function\":{{\"name\":\"fetch_url\",\"arguments\":\"\"}}}}]}}}}]}}\n\n"
+            );
+            sse.feed(chunk.as_bytes()).unwrap();
+        }
+        sse.feed(b"data: [DONE]\n\n").unwrap();
+        assert_eq!(sse.finish().unwrap().tool_calls.len(), MAX_TOOL_CALLS);
     }
 
     #[test]

@@ -186,7 +186,11 @@ impl SseDecoder {
         }
         if let Some(calls) = choice["delta"]["tool_calls"].as_array() {
             for call in calls {
-                let index = call["index"].as_u64().unwrap_or(0).min(63) as usize;
+                let index = call["index"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    .min(crate::chat::MAX_TOOL_CALLS as u64 - 1)
+                    as usize;
                 while self.completion.tool_calls.len() <= index {
                     self.completion.tool_calls.push(ToolCall::default());
                 }

@@ -1643,11 +1643,17 @@ impl<'a, H: Host> Driver<'a, H> {
         match name {
             "list_notes" => {
                 let files = self.host.list().await.map_err(|e| e.to_string())?;
-                Ok(files
+                let listed = files
                     .into_iter()
                     .filter(|p| p.ends_with(".md"))
                     .collect::<Vec<_>>()
-                    .join("\n"))
+                    .join("\n");
+                // Cut as every tool result is: a big vault's list would
+                // otherwise stop each resume over the prompt budget.
+                Ok(planvault_llm::mcp::bound(
+                    &listed,
+                    planvault_llm::mcp::RESULT_LIMIT_CHARS,
+                ))
             }
             "read_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;

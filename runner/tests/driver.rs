@@ -1403,6 +1403,54 @@ fn a_tool_s_note_cannot_change_the_plan() {
     }
 }
 
+/// `list_notes` in a big vault is cut as every tool result is, so the next
+/// call stays within the prompt budget and the run goes on.
+#[test]
+fn list_notes_is_cut_as_every_tool_result_is() {
+    let mut files = example();
+    files.insert(
+        "draft.md".into(),
+        files["draft.md"].replace("tools: [fetch_url]", "tools: [list_notes]"),
+    );
+    for i in 0..3000 {
+        files.insert(
+            format!("archive/an old note kept for the record {i:04}.md"),
+            "# Old\n".into(),
+        );
+    }
+    let inbox = Inbox::new();
+    let round = Rc::new(Cell::new(0));
+    let host = MemoryHost::new(files, &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" || round.get() > 0 {
+            return good_model(c);
+        }
+        round.set(1);
+        Reply::tool_call("c1", "list_notes", "{}")
+    });
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let calls = host.calls.borrow();
+    let listed = calls
+        .iter()
+        .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
+        .find(|m| m["role"] == "tool")
+        .expect("the list handed back");
+    let text = listed["content"].as_str().unwrap();
+    assert!(
+        text.contains("\narchive/an old note kept for the record 0000.md\n"),
+        "{}",
+        &text[..120]
+    );
+    assert!(text.chars().count() < 20_400, "{}", text.len());
+    assert!(
+        text.contains("characters; the first 20000 are shown]"),
+        "{}",
+        &text[text.len() - 160..]
+    );
+}
+
 /// macOS finds `café` composed or decomposed as one file: a tool naming a
 /// plan's own note by the other spelling is refused, not let through to
 /// overwrite it; a new note, and then that existing one named as listed,
