@@ -176,6 +176,12 @@ fn under_autonomy_ask_a_destructive_call_waits_for_the_persons_decision() {
         "{}",
         text(&out)
     );
+    // What is approved shows every argument, the path among them.
+    assert!(
+        text(&out).contains(r#"with {content: "Hello, design team.", path: "email.md"}"#),
+        "{}",
+        text(&out)
+    );
     assert!(!vault.join("outbox/email.md").exists());
     let out = planvault(
         &vault,

@@ -687,7 +687,7 @@ impl Progress {
                 key,
             } => self.line(&format!(
                 "? {node} asks to call {tool} with {}\n  answer with: planvault run {} --query … --autonomy ask --decide '{key}=approve' (or =reject)",
-                arguments.chars().take(500).collect::<String>(),
+                approval_arguments(&arguments),
                 self.path
             )),
             P::Hop(entry) => self.line(&format!(
@@ -709,9 +709,50 @@ impl Progress {
     }
 }
 
+/// A call's arguments as a person approving it reads them: every key, a
+/// long value cut on its own with its length said, so a big `content` never
+/// hides the `path` it goes to.
+fn approval_arguments(arguments: &str) -> String {
+    const VALUE_CHARS: usize = 200;
+    let cut = |text: &str, limit: usize| {
+        let total = text.chars().count();
+        if total <= limit {
+            return text.to_string();
+        }
+        let kept: String = text.chars().take(limit).collect();
+        format!("{kept}… ({total} chars)")
+    };
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(fields)) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(key, value)| format!("{key}: {}", cut(&value.to_string(), VALUE_CHARS)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        _ => cut(arguments, 500),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::utc_stamp;
+    use super::{approval_arguments, utc_stamp};
+
+    #[test]
+    fn a_long_value_never_hides_the_other_arguments_of_a_call_to_approve() {
+        let content = "x".repeat(600);
+        let arguments = serde_json::json!({ "content": content, "path": "/tmp/outbox/email.md" });
+        let shown = approval_arguments(&arguments.to_string());
+        assert!(shown.contains(r#"path: "/tmp/outbox/email.md""#), "{shown}");
+        assert!(shown.contains("… (602 chars)"), "{shown}");
+        assert!(shown.len() < 300, "{shown}");
+        assert_eq!(approval_arguments(r#"{"q":"a"}"#), r#"{q: "a"}"#);
+        let text = "y".repeat(700);
+        assert_eq!(
+            approval_arguments(&text),
+            format!("{}… (700 chars)", "y".repeat(500))
+        );
+    }
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
