@@ -223,7 +223,8 @@ impl NativeHost {
 
     /// Whether `fetch_url` may reach `url`: its host allowed by the vault,
     /// or every address its name resolves to public. (A name that resolves
-    /// differently a moment later is the residual risk: DNS rebinding.)
+    /// otherwise a moment later is refused again by [`fetch_agent`]'s
+    /// resolver, where the connection is made.)
     fn fetch_allowed(&self, url: &str) -> Result<(), String> {
         use std::net::ToSocketAddrs;
         if tools::fetch_policy(url, &self.fetch_allow)? {
@@ -493,6 +494,61 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+/// The agent `fetch_url` reaches the web with: it connects only to the
+/// addresses it checked, so a name that resolves to a public address for
+/// the check and to this machine a moment later (DNS rebinding) is
+/// refused at the connection too. Hosts in `allow` are not judged.
+fn fetch_agent(allow: &[String]) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(FETCH_URL_TIMEOUT))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build();
+    let resolver = PublicOnly {
+        allow: allow.to_vec(),
+    };
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::default(),
+        resolver,
+    )
+}
+
+/// A resolver that hands out public addresses only (`tools::forbidden_ip`).
+#[derive(Debug)]
+struct PublicOnly {
+    allow: Vec<String>,
+}
+
+impl ureq::unversioned::resolver::Resolver for PublicOnly {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        use ureq::unversioned::resolver::DefaultResolver;
+        let addrs = DefaultResolver::default().resolve(uri, config, timeout)?;
+        let host = uri.host().unwrap_or_default().trim_end_matches('.');
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if self.allow.iter().any(|a| a.eq_ignore_ascii_case(host)) {
+            return Ok(addrs);
+        }
+        match addrs
+            .iter()
+            .find_map(|a| Some((a.ip(), tools::forbidden_ip(a.ip())?)))
+        {
+            Some((ip, why)) => Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{host} resolves to {ip}, a {why} address; fetch_url reaches only public hosts"
+                ),
+            ))),
+            None => Ok(addrs),
+        }
+    }
+}
+
 /// Where a redirect's `Location` leads from `base`.
 fn redirect_target(base: &str, location: &str) -> String {
     if location.starts_with("http://") || location.starts_with("https://") {
@@ -737,12 +793,7 @@ impl Host for NativeHost {
     async fn fetch_text(&self, url: &str) -> Result<String, String> {
         // Redirects are followed here, one hop at a time, so every hop's
         // address is checked before it is reached.
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(FETCH_URL_TIMEOUT))
-            .max_redirects(0)
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = fetch_agent(&self.fetch_allow);
         let mut current = url.to_string();
         for _ in 0..=FETCH_REDIRECTS {
             self.fetch_allowed(&current)?;
@@ -1093,6 +1144,30 @@ mod tests {
 
     fn redirect(to: &str) -> String {
         format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+
+    /// The check before a fetch and the connection resolve the name apart:
+    /// the connection is judged too, so a name that turns to this machine
+    /// in between (DNS rebinding) connects nowhere. Here the check is
+    /// skipped, as a rebinding name would pass it.
+    #[test]
+    fn fetch_url_connects_only_to_addresses_it_judged_public() {
+        use std::sync::atomic::Ordering;
+        let (port, taken) = http_server(vec![ok("local page")]);
+        // An address, not a name, so that no resolver's order matters.
+        let url = format!("http://127.0.0.1:{port}/");
+        let err = fetch_agent(&[]).get(&url).call().unwrap_err().to_string();
+        assert!(
+            err.contains("resolves to 127.0.0.1, a loopback address"),
+            "{err}"
+        );
+        assert_eq!(taken.load(Ordering::SeqCst), 0, "nothing connected");
+        let allowed = fetch_agent(&["127.0.0.1".to_string()]).get(&url).call();
+        assert_eq!(
+            allowed.unwrap().body_mut().read_to_string().unwrap(),
+            "local page"
+        );
+        assert_eq!(taken.load(Ordering::SeqCst), 1);
     }
 
     #[test]
