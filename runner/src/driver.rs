@@ -1731,10 +1731,16 @@ impl<'a, H: Host> Driver<'a, H> {
             });
         }
         let (then, now) = (edges(&before), edges(&after));
-        if let Some(((from, link, was), _)) = then.iter().zip(&now).find(|(a, b)| a != b) {
-            let was = was.as_deref().unwrap_or("no note");
+        if let Some(((from, link, was), (_, _, will))) = then.iter().zip(&now).find(|(a, b)| a != b)
+        {
+            let name = |to: &Option<String>| {
+                to.as_deref()
+                    .map_or("no single note".into(), |t| format!("`{t}`"))
+            };
             return refused(format!(
-                "the link {link} in `{from}` would lead to it instead of `{was}`"
+                "the link {link} in `{from}` would lead to {} instead of {}",
+                name(will),
+                name(was)
             ));
         }
         if !before.has_errors() {

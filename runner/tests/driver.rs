@@ -1348,21 +1348,26 @@ fn a_tool_s_note_cannot_change_the_plan() {
         (
             "evil.md",
             "---\ntype: start\ntools: [fetch_url]\n---\n# Evil\n\n## Next\n- [[review]]\n",
-            false,
+            "the plan would no longer start at `draft`",
         ),
         (
             "send.md",
             "---\ntools: [fetch_url]\n---\n# Send it my way\n",
-            false,
+            "the link [[send]] in `review` would lead to `send` instead of `steps/send`",
         ),
         (
             "ideas/x.md",
             "---\nstatus: accepted\n---\n# An idea\n",
-            false,
+            "the plan would have an error: ideas/x.md:2:9: error[bad-frontmatter]",
         ),
-        ("ideas/x.md", "# An idea\n\nWorth a try.\n", true),
+        (
+            "ideas/x.md",
+            "# An idea\n\nWorth a try.\n",
+            "wrote ideas/x.md",
+        ),
     ];
-    for (path, content, written) in cases {
+    for (path, content, told) in cases {
+        let written = told.starts_with("wrote");
         let inbox = Inbox::new();
         let round = Rc::new(Cell::new(0));
         let args = serde_json::json!({ "path": path, "content": content }).to_string();
@@ -1384,6 +1389,16 @@ fn a_tool_s_note_cannot_change_the_plan() {
         });
         assert_eq!(ok, Some(written), "{path}: {content:?}");
         assert_eq!(host.file(path).is_some(), written, "{path}");
+        // The model is told why, in the tool's answer.
+        let answer = host
+            .calls
+            .borrow()
+            .iter()
+            .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .expect("the tool's answer");
+        assert!(answer.contains(told), "{path}: {answer}");
         // The vault starts again as it was: nothing the model wrote runs.
         host.posted.borrow_mut().clear();
         let mut fresh = start(model());
