@@ -108,8 +108,8 @@ impl VaultDoc {
         let listings = before.map(|b| b.listings.clone()).unwrap_or_default();
         let mut checked = checked;
         if before.is_some() {
-            let tools = later_checks::check(&checked.plan, &files, &listings);
-            checked.diagnostics.extend(tools);
+            let later = later_checks::check(&checked.plan, &files, &listings);
+            checked.diagnostics.extend(later);
         }
         VaultDoc::derive(files, folder, folders, checked, before, listings)
     }
@@ -244,8 +244,8 @@ impl VaultDoc {
         }
         let checked = if notes_changed {
             let mut checked = check_in_folder(&files, &self.folder);
-            let tools = later_checks::check(&checked.plan, &files, &self.listings);
-            checked.diagnostics.extend(tools);
+            let later = later_checks::check(&checked.plan, &files, &self.listings);
+            checked.diagnostics.extend(later);
             checked
         } else {
             // Only positions moved: the notes, and so the plan and its
