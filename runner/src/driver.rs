@@ -240,6 +240,9 @@ struct Driver<'a, H: Host> {
     recorded: BTreeMap<String, Answer>,
     /// Tool calls made per `node#visit`, numbering their journal keys.
     tool_counts: BTreeMap<String, u32>,
+    /// Notes that appeared during this run (tools wrote them), judged to
+    /// leave the plan as it is: what the next new note is judged with.
+    tool_notes: BTreeMap<String, String>,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
     /// The journal's chain hash after its last line (`journal::GENESIS`
@@ -385,6 +388,7 @@ impl<'a, H: Host> Driver<'a, H> {
             catalog: None,
             recorded: BTreeMap::new(),
             tool_counts: BTreeMap::new(),
+            tool_notes: BTreeMap::new(),
             halt: None,
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
@@ -1682,13 +1686,15 @@ impl<'a, H: Host> Driver<'a, H> {
                     return Err(why);
                 }
                 let content = self.scrub(args["content"].as_str().unwrap_or_default());
-                if self.plan.format == PlanFormat::Vault {
-                    self.keeps_the_plan(&path, &content)?;
+                let new = BTreeMap::from([(path.clone(), content)]);
+                if let Some(why) = self.plan_change(&new) {
+                    return Err(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name"));
                 }
                 self.host
-                    .write(&path, &content)
+                    .write(&path, &new[&path])
                     .await
                     .map_err(|e| e.to_string())?;
+                self.tool_notes.extend(new);
                 Ok(format!("wrote {path}"))
             }
             "fetch_url" => {
@@ -1700,32 +1706,35 @@ impl<'a, H: Host> Driver<'a, H> {
         }
     }
 
-    /// Whether a tool's new note `path` leaves the plan as it is: the same
-    /// start, every link leading where it led, no error where there was
-    /// none. Every note of the vault is read as a node on the next start or
-    /// resume: without this a model could add a step with tools of its
-    /// choosing (`type: start`, or a note an existing link would now find
-    /// first) or leave a vault no resume can read.
-    fn keeps_the_plan(&self, path: &str, content: &str) -> Result<(), String> {
-        let mut files = self.seen.clone();
-        files.insert(path.to_string(), content.to_string());
-        let (before, after) = (check_vault(&self.seen), check_vault(&files));
+    /// How the notes `new` (path → text), added to the vault, would change
+    /// its plan: another start, a link leading elsewhere, an error where
+    /// there was none; `None` when they leave it as it is. Every note of
+    /// the vault is read as a node on the next start or resume: a tool's
+    /// note that changed the plan would be a step with tools of the
+    /// model's choosing (`type: start`, or a note an existing link would
+    /// now find first), or a vault no resume can read.
+    fn plan_change(&self, new: &BTreeMap<String, String>) -> Option<String> {
+        if self.plan.format != PlanFormat::Vault {
+            return None;
+        }
+        let mut vault = self.seen.clone();
+        vault.extend(self.tool_notes.clone());
+        let before = check_vault(&vault);
+        vault.extend(new.clone());
+        let after = check_vault(&vault);
         let start = |c: &Checked| c.plan.start.map(|s| c.plan.nodes[s].id.clone());
-        let new_id = planvault_core::vault::node_id(path);
+        let is_new = |id: &str| new.keys().any(|p| planvault_core::vault::node_id(p) == id);
         let edges = |c: &Checked| -> Vec<(String, String, Option<String>)> {
             let id = |i: usize| c.plan.nodes[i].id.clone();
             c.plan
                 .edges
                 .iter()
-                .filter(|e| c.plan.nodes[e.from].id != new_id)
+                .filter(|e| !is_new(&c.plan.nodes[e.from].id))
                 .map(|e| (id(e.from), e.link_as_written(), e.to.map(id)))
                 .collect()
         };
-        let refused = |why: String| {
-            Err(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name"))
-        };
         if start(&after) != start(&before) {
-            return refused(match start(&before) {
+            return Some(match start(&before) {
                 Some(was) => format!("the plan would no longer start at `{was}`"),
                 None => "the plan would start elsewhere".to_string(),
             });
@@ -1737,20 +1746,52 @@ impl<'a, H: Host> Driver<'a, H> {
                 to.as_deref()
                     .map_or("no single note".into(), |t| format!("`{t}`"))
             };
-            return refused(format!(
+            return Some(format!(
                 "the link {link} in `{from}` would lead to {} instead of {}",
                 name(will),
                 name(was)
             ));
         }
-        if !before.has_errors() {
-            if let Some(error) = after.diagnostics.iter().find(|d| d.is_error()) {
-                return refused(format!(
-                    "the plan would have an error: {}",
-                    error.render_human()
-                ));
+        if before.has_errors() {
+            return None;
+        }
+        let error = after.diagnostics.iter().find(|d| d.is_error())?;
+        Some(format!(
+            "the plan would have an error: {}",
+            error.render_human()
+        ))
+    }
+
+    /// After a server's tool that may write ran: the notes that appeared in
+    /// the vault meanwhile, judged as a tool's own notes are. One that
+    /// would change the plan stops the run, naming it: the next start or
+    /// resume would read it as part of the plan.
+    pub(super) async fn judge_new_notes(&mut self, tool: &str) -> Result<(), String> {
+        if self.plan.format != PlanFormat::Vault {
+            return Ok(());
+        }
+        let listed = self.host.list().await.map_err(|e| e.to_string())?;
+        let mut new = BTreeMap::new();
+        for path in listed.iter().filter(|p| {
+            planvault_core::vault::is_plan_note(p)
+                && !self.seen.contains_key(*p)
+                && !self.tool_notes.contains_key(*p)
+        }) {
+            if let Some(text) = self.host.read(path).await.map_err(|e| e.to_string())? {
+                new.insert(path.clone(), text);
             }
         }
+        if new.is_empty() {
+            return Ok(());
+        }
+        if let Some(why) = self.plan_change(&new) {
+            let notes: Vec<String> = new.keys().map(|p| format!("`{p}`")).collect();
+            return Err(format!(
+                "{} appeared in the vault while {tool} ran, and {why}: delete or move what the tool wrote, then resume",
+                notes.join(", ")
+            ));
+        }
+        self.tool_notes.extend(new);
         Ok(())
     }
 

@@ -260,6 +260,14 @@ impl<H: Host> Driver<'_, H> {
             },
         };
         self.record(entry).await?;
+        // A tool that may write may have written into the vault.
+        if !read_only {
+            self.judge_new_notes(&display)
+                .await
+                .map_err(|reason| Halt {
+                    reason: self.scrub(&reason),
+                })?;
+        }
         Ok(result)
     }
 

@@ -687,7 +687,7 @@ impl Progress {
                 key,
             } => self.line(&format!(
                 "? {node} asks to call {tool} with {}\n  answer with: planvault run {} --query … --autonomy ask --decide '{key}=approve' (or =reject)",
-                approval_arguments(&arguments),
+                approval_arguments(arguments),
                 self.path
             )),
             P::Hop(entry) => self.line(&format!(
