@@ -11,6 +11,7 @@
 use crate::canvas_file;
 use crate::doc::{layout_options, VaultDoc};
 use planvault_core::vault::edit::{self, EditError, KnobValue};
+use planvault_core::vault::links::LinkForm;
 use planvault_core::NodeKind;
 use planvault_layout::Point;
 use std::collections::BTreeMap;
@@ -167,7 +168,13 @@ pub fn retarget_edge(doc: &VaultDoc, edge: usize, to: usize) -> Result<Change> {
     linkable(doc, to)?;
     let (from, line) = edge_at(doc, edge)?;
     let (file, text) = note(doc, from)?;
-    let after = edit::retarget_edge(text, line, &doc.link_text(from, to))?;
+    // The item keeps its link's form (`edit::retarget_edge`): its path is
+    // written for that form.
+    let form = match doc.checked.plan.edges[edge].written {
+        Some(_) => LinkForm::Markdown,
+        None => LinkForm::Wiki,
+    };
+    let after = edit::retarget_edge(text, line, &doc.link_path(from, to, form))?;
     Ok(Change {
         summary: format!("retarget {} to {}", describe_edge(doc, edge), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -589,6 +596,31 @@ mod tests {
                 planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
             assert_eq!(read, [], "{written}");
         }
+    }
+
+    /// A markdown item retargeted in a space whose vault writes wikilinks
+    /// keeps its form, with a path SilverBullet reads from the root too.
+    #[test]
+    fn a_retargeted_markdown_item_in_a_silverbullet_space_reads_alike_in_both() {
+        let mut files = doc().files;
+        files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
+        files.insert(
+            "plans/again.md".into(),
+            "# Again\n\n## Next\n- go -> [Ship](ship.md)\n".into(),
+        );
+        files.insert("plans/ship.md".into(), "# Ship\n".into());
+        files.insert("plans/dock.md".into(), "# Dock\n".into());
+        let d = VaultDoc::open(files, Some(""));
+        let go = edge(&d, "plans/again", "plans/ship").unwrap();
+        let dock = d.node_index("plans/dock").unwrap();
+        let after = apply(&d, &retarget_edge(&d, go, dock).unwrap());
+        assert_eq!(
+            after.files["plans/again.md"],
+            "# Again\n\n## Next\n- go -> [dock](/plans/dock.md)\n"
+        );
+        assert!(edge(&after, "plans/again", "plans/dock").is_some());
+        let read = planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
+        assert_eq!(read, []);
     }
 
     #[test]

@@ -304,30 +304,35 @@ impl VaultDoc {
         }
     }
 
-    /// The path a new link from node `from` to node `to` is written with, in
-    /// the vault's style (Obsidian's "New link format"; in a SilverBullet
-    /// space, from its root), always reaching `to`.
-    pub fn link_text(&self, from: usize, to: usize) -> String {
-        self.new_link(from, to).1
+    /// The path a link in `form` from node `from` to node `to` is written
+    /// with, in the vault's style (Obsidian's "New link format"; in a
+    /// SilverBullet space, from its root, a markdown link's with a leading
+    /// `/`), always reaching `to`.
+    pub fn link_path(
+        &self,
+        from: usize,
+        to: usize,
+        form: planvault_core::vault::links::LinkForm,
+    ) -> String {
+        use planvault_core::vault::links::LinkIndex;
+        let nodes = &self.checked.plan.nodes;
+        let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
+        if silverbullet::is_space(&self.files) {
+            silverbullet::link_path(&index, to, from, form)
+        } else {
+            index.link_path(to, from, self.link_style().path)
+        }
     }
 
     /// A new link from note `from` to note `to` as this vault writes one:
-    /// its form and path (the vault's settings read once).
+    /// its form and path.
     pub fn new_link(
         &self,
         from: usize,
         to: usize,
     ) -> (planvault_core::vault::links::LinkForm, String) {
-        use planvault_core::vault::links::LinkIndex;
-        let nodes = &self.checked.plan.nodes;
-        let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
-        let style = self.link_style();
-        let path = if silverbullet::is_space(&self.files) {
-            silverbullet::link_path(&index, to, from, style.form)
-        } else {
-            index.link_path(to, from, style.path)
-        };
-        (style.form, path)
+        let form = self.link_style().form;
+        (form, self.link_path(from, to, form))
     }
 
     /// How the vault writes new links (Obsidian's "Use `[[Wikilinks]]`" and
@@ -847,14 +852,15 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn link_text_is_the_basename_unless_ambiguous() {
+    fn link_path_is_the_basename_unless_ambiguous() {
         let mut files = example();
         files.insert("a/send.md".into(), "# Other send\n".into());
         let doc = VaultDoc::new(files);
         let review = doc.node_index("review").unwrap();
-        assert_eq!(doc.link_text(review, review), "review");
+        let wiki = planvault_core::vault::links::LinkForm::Wiki;
+        assert_eq!(doc.link_path(review, review, wiki), "review");
         assert_eq!(
-            doc.link_text(review, doc.node_index("a/send").unwrap()),
+            doc.link_path(review, doc.node_index("a/send").unwrap(), wiki),
             "a/send"
         );
     }
