@@ -242,6 +242,90 @@ prop_compose! {
     }
 }
 
+/// A rename of `old` to `new` in `files` changes only lines with links,
+/// keeps every edge joining the same notes and, in a SilverBullet space,
+/// leaves no edge SilverBullet read as its note read otherwise.
+fn check_rename(
+    files: &BTreeMap<String, String>,
+    old: &str,
+    new: &str,
+) -> Result<(), TestCaseError> {
+    let changed: BTreeMap<String, String> =
+        rename::rename_note(files, old, new).into_iter().collect();
+    let old_path = format!("{old}.md");
+    let mut after_files = files.clone();
+    let renamed = after_files.remove(&old_path).unwrap();
+    after_files.insert(
+        format!("{new}.md"),
+        changed.get(&old_path).cloned().unwrap_or(renamed),
+    );
+    for (path, text) in &changed {
+        // Only lines with links change, and none is added or lost.
+        let (_, before_lines) = lines(&files[path]);
+        let (_, after_lines) = lines(text);
+        prop_assert_eq!(before_lines.len(), after_lines.len());
+        for (a, b) in before_lines.iter().zip(&after_lines) {
+            if !a.contains("[[") && !a.contains("](") {
+                prop_assert_eq!(a, b);
+            }
+        }
+        if path != &old_path {
+            after_files.insert(path.clone(), text.clone());
+        }
+    }
+    let moved = |id: &str| {
+        if id == old {
+            new.to_string()
+        } else {
+            id.to_string()
+        }
+    };
+    let edges = |files: &BTreeMap<String, String>, map: &dyn Fn(&str) -> String| {
+        let (plan, _) = vault::load(files);
+        plan.edges
+            .iter()
+            .map(|e| {
+                (
+                    map(&plan.nodes[e.from].id),
+                    e.pos.as_ref().map(|p| p.line),
+                    e.to.map(|to| map(&plan.nodes[to].id)),
+                )
+            })
+            .collect::<BTreeSet<_>>()
+    };
+    let before = edges(files, &moved);
+    let after = edges(&after_files, &|id: &str| id.to_string());
+    for edge in before.iter().filter(|(_, _, to)| to.is_some()) {
+        prop_assert!(after.contains(edge), "{:?} is lost: {:?}", edge, after);
+    }
+    if vault::silverbullet::is_space(files) {
+        let warned = |files: &BTreeMap<String, String>, map: &dyn Fn(&str) -> String| {
+            let (plan, _) = vault::load(files);
+            vault::silverbullet::check(files, &plan)
+                .into_iter()
+                .filter(|d| d.nodes.len() == 2)
+                .map(|d| (map(&d.nodes[0]), d.line, map(&d.nodes[1])))
+                .collect::<BTreeSet<_>>()
+        };
+        let was_warned = warned(files, &moved);
+        // Only edges that joined notes before: a rename may make a link
+        // that was ambiguous resolve, and SilverBullet's reading of that
+        // new edge is its own.
+        let now_warned = warned(&after_files, &|id: &str| id.to_string());
+        for (from, line, to) in now_warned {
+            let edge = (from.clone(), line, Some(to.clone()));
+            if before.contains(&edge) {
+                prop_assert!(
+                    was_warned.contains(&(from, line, to)),
+                    "{:?} read otherwise now",
+                    edge
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -371,40 +455,17 @@ proptest! {
     fn a_rename_keeps_every_edge_joining_the_same_notes(
         (files, old, new) in renamed_vault(),
     ) {
-        let changed: BTreeMap<String, String> = rename::rename_note(&files, &old, &new).into_iter().collect();
-        let old_path = format!("{old}.md");
-        let mut after_files = files.clone();
-        let renamed = after_files.remove(&old_path).unwrap();
-        after_files.insert(format!("{new}.md"), changed.get(&old_path).cloned().unwrap_or(renamed));
-        for (path, text) in &changed {
-            // Only lines with links change, and none is added or lost.
-            let (_, before_lines) = lines(&files[path]);
-            let (_, after_lines) = lines(text);
-            prop_assert_eq!(before_lines.len(), after_lines.len());
-            for (a, b) in before_lines.iter().zip(&after_lines) {
-                if !a.contains("[[") && !a.contains("](") { prop_assert_eq!(a, b); }
-            }
-            if path != &old_path {
-                after_files.insert(path.clone(), text.clone());
-            }
-        }
-        let moved = |id: &str| if id == old { new.clone() } else { id.to_string() };
-        let edges = |files: &BTreeMap<String, String>, map: &dyn Fn(&str) -> String| {
-            let (plan, _) = vault::load(files);
-            plan.edges
-                .iter()
-                .map(|e| (
-                    map(&plan.nodes[e.from].id),
-                    e.pos.as_ref().map(|p| p.line),
-                    e.to.map(|to| map(&plan.nodes[to].id)),
-                ))
-                .collect::<BTreeSet<_>>()
-        };
-        let before = edges(&files, &moved);
-        let after = edges(&after_files, &|id: &str| id.to_string());
-        for edge in before.iter().filter(|(_, _, to)| to.is_some()) {
-            prop_assert!(after.contains(edge), "{:?} is lost: {:?}", edge, after);
-        }
+        check_rename(&files, &old, &new)?;
+    }
+
+    /// The same in a SilverBullet space, where SilverBullet's reading is
+    /// kept too: no edge it read as its note reads otherwise after.
+    #[test]
+    fn a_rename_in_a_silverbullet_space_keeps_both_readings(
+        (mut files, old, new) in renamed_vault(),
+    ) {
+        files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
+        check_rename(&files, &old, &new)?;
     }
 
     #[test]

@@ -34,8 +34,10 @@ pub fn rename_note(
     };
     let mut ids_after = ids_before.clone();
     ids_after[renamed] = new_id;
-    let before = LinkIndex::new(ids_before);
-    let after = LinkIndex::new(ids_after);
+    #[cfg(feature = "silverbullet")]
+    let space = super::silverbullet::is_space(files);
+    let before = LinkIndex::new(ids_before.iter().copied());
+    let after = LinkIndex::new(ids_after.iter().copied());
     let mut changed = Vec::new();
     for (from, path) in notes.iter().enumerate() {
         let text = &files[*path];
@@ -45,7 +47,27 @@ pub fn rename_note(
             };
             let kept =
                 matches!(after.resolve(&link.target, from), Resolution::Found(at) if at == to);
-            (!kept).then(|| after.relinked_path(&link.target, to, from))
+            let relinked = (!kept).then(|| after.relinked_path(&link.target, to, from));
+            // In a SilverBullet space, a link SilverBullet read as this
+            // note reads as it after the rename too: from the space's root
+            // where the way it was written no longer does.
+            #[cfg(feature = "silverbullet")]
+            if space {
+                use super::silverbullet::{link_path, opens_target};
+                let page = |id: &str| Some(format!("{id}.md"));
+                let file_after = match from == renamed {
+                    true => format!("{new_id}.md"),
+                    false => path.to_string(),
+                };
+                let read_it = opens_target(link.form, &link.target, path) == page(ids_before[to]);
+                let written = relinked.as_deref().unwrap_or(&link.target);
+                if read_it && opens_target(link.form, written, &file_after) != page(ids_after[to]) {
+                    let rooted = link_path(&after, to, from, link.form);
+                    let md = link.target.ends_with(".md") && !rooted.ends_with(".md");
+                    return Some(if md { format!("{rooted}.md") } else { rooted });
+                }
+            }
+            relinked
         });
         if let Some(text) = rewritten {
             changed.push((path.to_string(), text));
@@ -73,6 +95,62 @@ mod tests {
             .map(|(path, text)| (path.as_str(), text.as_str()))
             .collect();
         assert_eq!(got, expect);
+    }
+
+    /// In a SilverBullet space a link SilverBullet read as the moved note
+    /// reads as it after the move: `[[Send]]`, which Obsidian still finds
+    /// by its unique name, becomes the path from the root. A link
+    /// SilverBullet never read so, and any link outside a space, is left
+    /// to Obsidian's rules.
+    #[cfg(feature = "silverbullet")]
+    #[test]
+    fn in_a_silverbullet_space_a_moved_note_s_links_read_alike_in_both() {
+        const CONFIG: (&str, &str) = ("CONFIG.md", "```space-lua\n```\n");
+        let notes = [
+            ("Send.md", "# Send\n"),
+            (
+                "plans/a.md",
+                "## Next\n- [[Send]]\n- [go](../Send.md)\n- [go](/Send.md)\n",
+            ),
+            ("plans/b.md", "## Next\n- [[Send|go]]\n"),
+        ];
+        let mut space = notes.to_vec();
+        space.push(CONFIG);
+        check(
+            &space,
+            "Send",
+            "archive/Send",
+            &[
+                (
+                    "plans/a.md",
+                    "## Next\n- [[archive/Send]]\n- [go](../archive/Send.md)\n- [go](/archive/Send.md)\n",
+                ),
+                ("plans/b.md", "## Next\n- [[archive/Send|go]]\n"),
+            ],
+        );
+        // Outside a space: Obsidian's unique name still finds it, and only
+        // the relative path, which no longer does, changes.
+        check(
+            &notes,
+            "Send",
+            "archive/Send",
+            &[(
+                "plans/a.md",
+                "## Next\n- [[Send]]\n- [go](../archive/Send.md)\n- [go](/Send.md)\n",
+            )],
+        );
+        // `[[Ship]]` in `plans/` never opened `plans/Ship` in SilverBullet
+        // (the root has no `Ship`): the move leaves it as Obsidian would.
+        check(
+            &[
+                CONFIG,
+                ("plans/Ship.md", "# Ship\n"),
+                ("plans/a.md", "## Next\n- [[Ship]]\n"),
+            ],
+            "plans/Ship",
+            "plans/done/Ship",
+            &[],
+        );
     }
 
     #[test]

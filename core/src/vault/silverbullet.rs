@@ -67,6 +67,22 @@ pub fn link_path(index: &LinkIndex<'_>, to: usize, from: usize, form: LinkForm) 
     }
 }
 
+/// The page SilverBullet opens for a link in note `file` whose target
+/// reads as `target` (a wikilink's path, a markdown link's destination
+/// decoded, as [`NoteLink::target`]), with its extension: `file` itself for
+/// a link to a heading of its own; `None` for a link it cannot read.
+pub(crate) fn opens_target(form: LinkForm, target: &str, file: &str) -> Option<String> {
+    let opens = match form {
+        LinkForm::Wiki => parse_ref(target),
+        LinkForm::Markdown => parse_ref(&resolve_markdown_link(file, target)),
+    };
+    match opens {
+        Opens::Path(path) if path.is_empty() => Some(file.to_string()),
+        Opens::Path(path) => Some(path),
+        Opens::Invalid => None,
+    }
+}
+
 /// What SilverBullet opens for a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Opens {
