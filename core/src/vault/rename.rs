@@ -55,9 +55,10 @@ pub fn rename_note(
             if space {
                 use super::silverbullet::{link_path, opens_target};
                 let page = |id: &str| Some(format!("{id}.md"));
-                let file_after = match from == renamed {
-                    true => format!("{new_id}.md"),
-                    false => path.to_string(),
+                let file_after = if from == renamed {
+                    format!("{new_id}.md")
+                } else {
+                    path.to_string()
                 };
                 let read_it = opens_target(link.form, &link.target, path) == page(ids_before[to]);
                 let written = relinked.as_deref().unwrap_or(&link.target);
