@@ -423,8 +423,17 @@ pub struct Settings {
     pub max_prompt_bytes: u32,
     /// MCP servers added here (URLs).
     pub mcp: Vec<McpForm>,
-    /// Tokens of the vault config's URL servers, by server name.
+    /// Tokens of the vault config's URL servers, by server name and URL
+    /// ([`token_key`]).
     pub mcp_tokens: BTreeMap<String, Secret>,
+}
+
+/// The key a config server's token is kept under: its name and the URL it
+/// was typed for. A token goes to that URL only: another vault's config
+/// naming a server alike with its own URL gets none, and a config whose
+/// URL changed asks for the token again.
+pub fn token_key(name: &str, url: &str) -> String {
+    format!("{name} {}", url.trim())
 }
 
 impl Default for Settings {
@@ -496,7 +505,10 @@ impl Settings {
                 out.push(McpServer {
                     name: name.clone(),
                     url: url.trim().to_string(),
-                    token: self.mcp_tokens.get(name).and_then(|t| token(&t.0)),
+                    token: self
+                        .mcp_tokens
+                        .get(&token_key(name, url))
+                        .and_then(|t| token(&t.0)),
                     approve: approve.clone(),
                     timeout_ms: timeout_secs
                         .map(|s| s.saturating_mul(1000).min(u32::MAX.into()) as u32),
@@ -636,8 +648,10 @@ timeout_secs = 30
             ]
         );
         let mut s = Settings::default();
-        s.mcp_tokens
-            .insert("search".into(), Secret(" tok-1234 ".into()));
+        s.mcp_tokens.insert(
+            token_key("search", "http://127.0.0.1:3001/mcp"),
+            Secret(" tok-1234 ".into()),
+        );
         s.mcp.push(McpForm {
             name: "everything".into(),
             url: " http://127.0.0.1:3002/mcp ".into(),
@@ -661,6 +675,28 @@ timeout_secs = 30
         assert!(!s.has_keys());
         // Kept with the rest, in this browser's storage.
         assert_eq!(Settings::load(Some(&s.to_json())), s);
+    }
+
+    /// A token goes only to the URL it was typed for: another vault whose
+    /// config names a server alike with its own URL gets none, so its
+    /// server never sees the token.
+    #[test]
+    fn a_config_server_s_token_goes_only_to_the_url_it_was_typed_for() {
+        let mut s = Settings::default();
+        s.mcp_tokens.insert(
+            token_key("search", "https://search.example/mcp"),
+            Secret("tok-1234".into()),
+        );
+        let token_for = |url: &str| {
+            let config = config_servers(&format!("[mcp.servers.search]\nurl = {url:?}\n")).unwrap();
+            s.mcp_servers(&config).unwrap()[0].token.clone()
+        };
+        assert_eq!(
+            token_for("https://search.example/mcp").as_deref(),
+            Some("tok-1234")
+        );
+        assert_eq!(token_for("http://evil.example/mcp"), None);
+        assert_eq!(token_for("https://search.example/other"), None);
     }
 
     #[test]

@@ -278,7 +278,8 @@ fn configured_servers(draft: RwSignal<Settings>) -> impl IntoView {
                 .into_any(),
                 ConfigServer::Url { name, url, token_env, .. } => {
                     let token_id = format!("mcp-config-{name}-token");
-                    let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
+                    let (n3, key) = (name.clone(), crate::settings::token_key(&name, &url));
+                    let (k1, k2) = (key.clone(), key);
                     view! {
                         <div class="mcp-server" id=format!("mcp-config-{name}") data-kind="url">
                             <strong>{name.clone()}</strong>" — "<code>{url}</code>
@@ -287,10 +288,10 @@ fn configured_servers(draft: RwSignal<Settings>) -> impl IntoView {
                                 None => "Token, if it needs one (kept in this browser only)".to_string(),
                             }}</label>
                             <input id=token_id type="password" autocomplete="off"
-                                prop:value=move || draft.with(|s| s.mcp_tokens.get(&n1).map(|t| t.0.clone()).unwrap_or_default())
+                                prop:value=move || draft.with(|s| s.mcp_tokens.get(&k1).map(|t| t.0.clone()).unwrap_or_default())
                                 on:input=move |ev| {
                                     let v = event_target_value(&ev);
-                                    draft.update(|s| drop(s.mcp_tokens.insert(n2.clone(), Secret(v))));
+                                    draft.update(|s| drop(s.mcp_tokens.insert(k2.clone(), Secret(v))));
                                 } />
                             <button type="button" id=format!("mcp-config-{name}-test")
                                 on:click=move |_| test_named(run, draft, n3.clone())>"Test"</button>
