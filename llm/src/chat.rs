@@ -11,6 +11,10 @@ pub const MAX_TOOL_ROUNDS: usize = 8;
 /// made (a streamed reply's later ones run together in the last).
 pub const MAX_TOOL_CALLS: usize = 64;
 
+/// The most bytes one reply may carry, streamed or not: past it the reply
+/// is refused, so an endless stream cannot fill the memory.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolCall {

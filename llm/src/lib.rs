@@ -21,7 +21,7 @@ pub mod tools;
 pub use backoff::{backoff_ms, parse_retry_after, MAX_BACKOFF_MS};
 pub use chat::{
     assistant_turn, chat_body, chat_url, messages_json, parse_completion, tool_turn, Completion,
-    ToolCall, MAX_TOOL_ROUNDS,
+    ToolCall, MAX_REPLY_BYTES, MAX_TOOL_ROUNDS,
 };
 pub use error::{LlmError, Surface};
 pub use sse::{SseDecoder, StreamEvent};

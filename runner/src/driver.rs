@@ -37,7 +37,8 @@ use planvault_core::proposal;
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
     assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn,
-    tools, Completion, LlmError, SseDecoder, StreamEvent, Surface, MAX_TOOL_ROUNDS,
+    tools, Completion, LlmError, SseDecoder, StreamEvent, Surface, MAX_REPLY_BYTES,
+    MAX_TOOL_ROUNDS,
 };
 use planvault_protocol::{
     AskKind, Endpoint, ErrorCode, FromWorker, PauseReason, PersonReply, ReplyKind, RunError,
@@ -1887,10 +1888,21 @@ impl<'a, H: Host> Driver<'a, H> {
             // travels in a prompt; it goes only as `Authorization`.
             .post_json(&url, key, &self.scrub(body), self.start.retry.timeout_ms)
             .await?;
+        let too_long = || LlmError::Malformed {
+            url: url.clone(),
+            reason: format!(
+                "the reply passed {} MiB, the most one reply may carry",
+                MAX_REPLY_BYTES / (1024 * 1024)
+            ),
+        };
+        let mut read = 0;
         if head.status != 200 || !head.content_type.starts_with("text/event-stream") {
             let mut bytes = Vec::new();
             while let Some(chunk) = self.host.read_chunk(&mut stream).await? {
                 bytes.extend_from_slice(&chunk);
+                if bytes.len() > MAX_REPLY_BYTES {
+                    return Err(too_long());
+                }
                 if self.inbox.stop_requested() {
                     return Err(LlmError::Interrupted);
                 }
@@ -1916,7 +1928,14 @@ impl<'a, H: Host> Driver<'a, H> {
                 return Err(LlmError::Interrupted);
             }
             let (events, ended) = match self.host.read_chunk(&mut stream).await? {
-                Some(chunk) => (decoder.feed(&chunk)?, false),
+                Some(chunk) => {
+                    read += chunk.len();
+                    if read > MAX_REPLY_BYTES {
+                        self.flush_delta(Some(node));
+                        return Err(too_long());
+                    }
+                    (decoder.feed(&chunk)?, false)
+                }
                 None => (decoder.flush()?, true),
             };
             for event in events {

@@ -1631,6 +1631,36 @@ fn journal_keys(host: &MemoryHost) -> Vec<String> {
     keys
 }
 
+/// A reply past `MAX_REPLY_BYTES` (an endless stream) is refused, not
+/// read to its end: the run stops resumably with the reason, and a
+/// reasonable reply afterwards finishes it.
+#[test]
+fn a_reply_past_the_byte_cap_is_refused_and_the_run_resumes() {
+    let inbox = Inbox::new();
+    let huge = "A".repeat(planvault_llm::MAX_REPLY_BYTES + 1024);
+    let flood = Rc::new(Cell::new(true));
+    let flooding = flood.clone();
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if step(c) == "draft" && flooding.get() {
+            return Reply::streamed(&huge);
+        }
+        good_model(c)
+    });
+    let mut run = start(model());
+    run.retry.base_delay_ms = 0;
+    let reason = go(&host, &inbox, run.clone());
+    assert_ne!(reason, Some(FinishReason::Completed));
+    let (_, error) = finished(&host);
+    let error = error.expect("the run's error");
+    assert!(
+        error.message.contains("the reply passed 8 MiB"),
+        "{error:?}"
+    );
+    assert_eq!(status_of(&host, "send.md"), "status: pending");
+    flood.set(false);
+    assert_eq!(go(&host, &inbox, run), Some(FinishReason::Completed));
+}
+
 #[test]
 fn a_full_disk_at_any_write_stops_resumably_and_a_torn_journal_line_is_kept_aside() {
     let inbox = Inbox::new();
