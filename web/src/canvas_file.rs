@@ -34,8 +34,10 @@ pub fn positions(text: &str) -> BTreeMap<String, Point> {
         ) else {
             continue;
         };
+        // A note may have several cards (Obsidian's canvas allows it): its
+        // first is the one this app places.
         if let Some(id) = file.strip_suffix(".md") {
-            out.insert(id.to_string(), Point { x, y });
+            out.entry(id.to_string()).or_insert(Point { x, y });
         }
     }
     out
@@ -233,12 +235,15 @@ pub fn write(
             .map(str::to_string)
     };
     // The plan's notes this app places (indexed once: a plan of thousands
-    // of notes is rewritten on every move), and the ones it forgets.
-    let old_cards: HashMap<String, &Json> = old
-        .nodes
-        .iter()
-        .filter_map(|e| Some((note_card(e)?, e)))
-        .collect();
+    // of notes is rewritten on every move), and the ones it forgets. A
+    // note's first card is the one placed; any later card of it is the
+    // user's, kept as it is.
+    let mut old_cards: HashMap<String, &Json> = HashMap::new();
+    for entry in &old.nodes {
+        if let Some(file) = note_card(entry) {
+            old_cards.entry(file).or_insert(entry);
+        }
+    }
     let mut cards: HashMap<String, (usize, Json)> = HashMap::new();
     let mut plan_files: HashSet<String> = HashSet::new();
     let mut canvas_id = BTreeMap::new();
@@ -277,9 +282,10 @@ pub fn write(
     };
     // The file's order stays (Obsidian draws later cards over earlier
     // ones); cards of notes outside the plan are the user's and stay too.
+    let mut placed_files = HashSet::new();
     for entry in old.nodes {
         match note_card(&entry) {
-            Some(file) if plan_files.contains(&file) => {
+            Some(file) if plan_files.contains(&file) && placed_files.insert(file.clone()) => {
                 if let Some((_, card)) = cards.remove(&file) {
                     canvas.nodes.push(card);
                 }
@@ -382,6 +388,44 @@ mod tests {
         \t\t{\"id\":\"planvault-edge-0\",\"fromNode\":\"a1\",\"fromSide\":\"bottom\",\"toNode\":\"a2\",\"toSide\":\"top\",\"label\":\"go\"}\n\
         \t]\n\
         }";
+
+    /// Obsidian's canvas may show a note twice: a move places its first
+    /// card, and the second, with the user's edge to the first, stays.
+    #[test]
+    fn a_second_card_of_a_note_and_the_user_s_edges_survive_a_move() {
+        let two = "{\n\t\"nodes\":[\n\
+            \t\t{\"id\":\"c1\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":0,\"y\":0},\n\
+            \t\t{\"id\":\"c2\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":9,\"y\":9},\n\
+            \t\t{\"id\":\"t\",\"type\":\"text\",\"text\":\"x\",\"x\":0,\"y\":0}\n\
+            \t],\n\t\"edges\":[\n\
+            \t\t{\"id\":\"u1\",\"fromNode\":\"t\",\"toNode\":\"c1\"}\n\
+            \t]\n}";
+        let mut pos = positions(two);
+        assert_eq!(
+            pos.get("draft"),
+            Some(&at(0.0, 0.0)),
+            "the first card's place"
+        );
+        pos.insert("draft".to_string(), at(50.0, 60.0));
+        let text = write(Some(two), &plan(), &pos, (220.0, 76.0)).unwrap();
+        assert!(
+            text.contains(
+                "{\"id\":\"c1\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":50,\"y\":60}"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "{\"id\":\"c2\",\"type\":\"file\",\"file\":\"draft.md\",\"x\":9,\"y\":9}"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("{\"id\":\"u1\",\"fromNode\":\"t\",\"toNode\":\"c1\"}"),
+            "{text}"
+        );
+        assert_eq!(positions(&text).get("draft"), Some(&at(50.0, 60.0)));
+    }
 
     #[test]
     fn a_move_changes_only_the_moved_cards_line() {
