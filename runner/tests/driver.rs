@@ -113,6 +113,18 @@ fn go(host: &MemoryHost, inbox: &Inbox, start: StartRun) -> Option<FinishReason>
     block_on(run(host, inbox, start)).expect("the run waited for a message nobody sends")
 }
 
+/// What the model was handed back by tools, in the order of the calls that
+/// carried them (a conversation's tool turns are sent again with each call).
+fn tool_answers(host: &MemoryHost) -> Vec<String> {
+    host.calls
+        .borrow()
+        .iter()
+        .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 fn posted(host: &MemoryHost) -> Vec<FromWorker> {
     host.posted.borrow().clone()
 }
@@ -1390,13 +1402,9 @@ fn a_tool_s_note_cannot_change_the_plan() {
         assert_eq!(ok, Some(written), "{path}: {content:?}");
         assert_eq!(host.file(path).is_some(), written, "{path}");
         // The model is told why, in the tool's answer.
-        let answer = host
-            .calls
-            .borrow()
-            .iter()
-            .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
-            .find(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap().to_string())
+        let answer = tool_answers(&host)
+            .into_iter()
+            .next()
             .expect("the tool's answer");
         assert!(answer.contains(told), "{path}: {answer}");
         // The vault starts again as it was: nothing the model wrote runs.
@@ -1446,13 +1454,8 @@ fn list_notes_is_cut_as_every_tool_result_is() {
         go(&host, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
-    let calls = host.calls.borrow();
-    let listed = calls
-        .iter()
-        .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
-        .find(|m| m["role"] == "tool")
-        .expect("the list handed back");
-    let text = listed["content"].as_str().unwrap();
+    let answers = tool_answers(&host);
+    let text = answers.first().expect("the list handed back");
     assert!(
         text.contains("\narchive/an old note kept for the record 0000.md\n"),
         "{}",
@@ -2276,13 +2279,8 @@ fn in_proposal_mode_the_runner_refuses_a_write_before_approval_and_allows_it_aft
         Some("x"),
         "allowed once approved"
     );
-    let refused = host
-        .calls
-        .borrow()
+    let refused = tool_answers(&host)
         .iter()
-        .flat_map(|c| c.body["messages"].as_array().unwrap().clone())
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .filter(|t| t.contains("refused in proposal mode: write_note to outbox/draft.md"))
         .count();
     assert!(refused >= 1, "the model is told why");

@@ -8,7 +8,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
 import { openOpfsVault, readOpfsFolder } from './support/vault.mjs';
-import { useApp, planShown } from './support/app.mjs';
+import { useApp, planShown, addEdgeByKeyboard } from './support/app.mjs';
 
 const app = useApp();
 let page;
@@ -25,19 +25,7 @@ const hook = (name, ...args) => page.evaluate(([name, args]) => window.planvault
 const read = (name) => page.evaluate(async (name) => (await (await window.e2eVault.getFileHandle(name)).getFile()).text(), name);
 
 /** Select `from`, press E, pick Start and label the new edge `label`. */
-async function addEdgeToStart(from, label) {
-  const at = await hook('nodePoint', from, 'center');
-  await page.mouse.click(at.x, at.y);
-  await page.keyboard.press('e');
-  const input = page.locator('#picker-input');
-  await input.waitFor();
-  await input.fill('star');
-  await page.locator('#picker-list li').first().filter({ hasText: 'Start' }).waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('#dialog-input').fill(label);
-  await page.keyboard.press('Enter');
-  await hook('idle');
-}
+const addEdgeToStart = (from, label) => addEdgeByKeyboard(page, from, 'star', 'Start', label);
 
 before(async () => {
   page = await app.open({ width: 1280, height: 720 });

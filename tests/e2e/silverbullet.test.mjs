@@ -8,7 +8,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
 import { openOpfsVault, readOpfsFolder } from './support/vault.mjs';
-import { useApp, planShown } from './support/app.mjs';
+import { useApp, planShown, addEdgeByKeyboard } from './support/app.mjs';
 
 const app = useApp();
 let page;
@@ -45,17 +45,7 @@ test("a link SilverBullet reads as another page is named, with the link both rea
 });
 
 test('a new edge is written from the root of the space, and nothing more is warned about', async () => {
-  const at = await hook('nodePoint', 'plans/launch/Send', 'center');
-  await page.mouse.click(at.x, at.y);
-  await page.keyboard.press('e');
-  const input = page.locator('#picker-input');
-  await input.waitFor();
-  await input.fill('draft');
-  await page.locator('#picker-list li').first().filter({ hasText: 'Draft' }).waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('#dialog-input').fill('again');
-  await page.keyboard.press('Enter');
-  await hook('idle');
+  await addEdgeByKeyboard(page, 'plans/launch/Send', 'draft', 'Draft', 'again');
   const files = await readOpfsFolder(page, FOLDER);
   assert.equal(files['plans/launch/Send.md'], '# Send\n\n## Next\n- again -> [[plans/launch/Draft]]\n');
   const plan = await hook('plan');

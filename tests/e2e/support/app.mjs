@@ -53,3 +53,22 @@ export async function planShown(page, timeout = 60_000) {
     { timeout },
   );
 }
+
+/**
+ * Adds an edge as a keyboard user does: clicks `from`'s card, presses E,
+ * types `query` in the picker, takes its first row (which must show
+ * `shown`), then labels the edge `label`; waits until it is written.
+ */
+export async function addEdgeByKeyboard(page, from, query, shown, label) {
+  const at = await page.evaluate((id) => window.planvaultTest.nodePoint(id, 'center'), from);
+  await page.mouse.click(at.x, at.y);
+  await page.keyboard.press('e');
+  const input = page.locator('#picker-input');
+  await input.waitFor();
+  await input.fill(query);
+  await page.locator('#picker-list li').first().filter({ hasText: shown }).waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('#dialog-input').fill(label);
+  await page.keyboard.press('Enter');
+  await page.evaluate(() => window.planvaultTest.idle());
+}
