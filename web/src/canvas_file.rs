@@ -60,10 +60,12 @@ enum Json {
     Scalar(Value),
 }
 
+// A key an object repeats means its last value, as `JSON.parse` (Obsidian)
+// and serde_json read it, so that is the one read and the one written.
 impl Json {
     fn get(&self, key: &str) -> Option<&Json> {
         match self {
-            Json::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -75,10 +77,10 @@ impl Json {
         }
     }
 
-    /// Replaces an object's `key` where it is, or appends it.
+    /// Replaces an object's `key` where it is (its last time), or appends it.
     fn set(&mut self, key: &str, value: Value) {
         if let Json::Object(fields) = self {
-            match fields.iter_mut().find(|(k, _)| k == key) {
+            match fields.iter_mut().rev().find(|(k, _)| k == key) {
                 Some((_, v)) => *v = Json::Scalar(value),
                 None => fields.push((key.to_string(), Json::Scalar(value))),
             }
@@ -425,6 +427,33 @@ mod tests {
             "{text}"
         );
         assert_eq!(positions(&text).get("draft"), Some(&at(50.0, 60.0)));
+    }
+
+    /// A card that repeats a key is read by its last value, as Obsidian
+    /// reads it, and a move writes there; the earlier value, which nothing
+    /// reads, keeps its bytes.
+    #[test]
+    fn a_repeated_key_is_read_and_written_where_obsidian_reads_it() {
+        let repeated = "{\n\t\"nodes\":[\n\
+            \t\t{\"id\":\"c1\",\"type\":\"text\",\"type\":\"file\",\"file\":\"send.md\",\"file\":\"draft.md\",\"x\":0,\"y\":0,\"x\":5}\n\
+            \t],\n\t\"edges\":[]\n}";
+        let mut pos = positions(repeated);
+        assert_eq!(pos.get("draft"), Some(&at(5.0, 0.0)));
+        assert_eq!(pos.get("send"), None);
+        pos.insert("draft".to_string(), at(50.0, 60.0));
+        pos.insert("send".to_string(), at(0.0, 300.0));
+        let text = write(Some(repeated), &plan(), &pos, (220.0, 76.0)).unwrap();
+        assert!(
+            text.contains("{\"id\":\"c1\",\"type\":\"text\",\"type\":\"file\",\"file\":\"send.md\",\"file\":\"draft.md\",\"x\":0,\"y\":60,\"x\":50}"),
+            "{text}"
+        );
+        let read = positions(&text);
+        assert_eq!(read.get("draft"), Some(&at(50.0, 60.0)));
+        assert_eq!(
+            read.get("send"),
+            Some(&at(0.0, 300.0)),
+            "send gets its own card"
+        );
     }
 
     #[test]
