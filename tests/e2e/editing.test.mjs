@@ -234,3 +234,22 @@ test('creating and deleting notes', async () => {
   assert.equal(files['start.md'].includes('[[work]]'), false);
   assert.deepEqual(page.problems.filter((p) => !p.includes('planvault-worker')), []);
 });
+
+test('a change that cannot be written whole is not written at all, and says so', async () => {
+  await openVault(VAULT);
+  // A folder where plan.canvas goes: the new note is written, then the
+  // canvas cannot be, and the note must not stay behind.
+  await page.evaluate(async () => {
+    const folder = await window.e2eVault.getDirectoryHandle('plan.canvas', { create: true });
+    await folder.getFileHandle('inside.md', { create: true });
+  });
+  await page.locator('#new-node').click();
+  await answerDialog('Publish');
+  await idle();
+  const files = await readVault();
+  assert.equal(files['Publish.md'], undefined);
+  assert.deepEqual(Object.keys(files).sort(), Object.keys(VAULT).sort());
+  const status = await page.locator('#status').textContent();
+  assert.match(status, /Could not write “.*Publish.*”: .*Nothing was changed/, status);
+  assert.ok(!(await plan()).nodes.some((n) => n.id === 'Publish'));
+});

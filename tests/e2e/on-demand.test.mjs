@@ -5,14 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
-import { useApp, planShown } from './support/app.mjs';
+import { useApp, planShown, addEdgeByKeyboard } from './support/app.mjs';
+import { readOpfsFolder } from './support/vault.mjs';
 
 const app = useApp();
 
 /** Every part web/src/on_demand.rs names, by its file (the run client's
  * fetched when the worker's first message comes, the tool check's at
  * start-up, both beside the first paint, not before it). */
-const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client', 'later_checks'];
+const PARTS = ['dialogs', 'note_picker', 'note_editor', 'plan_list', 'side_panel', 'run_panel', 'settings', 'run_client', 'later_checks', 'write_queue', 'canvas_edit'];
 
 /** The wasm files the page fetched: name, when asked for and when in, in ms. */
 const wasmFetches = (page) =>
@@ -168,5 +169,22 @@ test("the later checks' part is fetched again until it comes; then the notes' to
   await page.waitForFunction(() => window.planvaultTest.plan().diagnostics.includes('unknown-tool'), null, {
     timeout: 30_000,
   });
+  assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
+});
+
+test('an edit made while the writer cannot be fetched is not saved and says so; the next edit is written', async () => {
+  const { page, unblock, otherProblems } = await openWithPartBlocked('write_queue');
+  await planShown(page);
+  const onDisk = await readOpfsFolder(page, 'example-vault');
+  await addEdgeByKeyboard(page, 'send', 'draf', 'Draft the email', 'again');
+  await page.waitForFunction(() => /^Not saved: the writer could not be loaded/.test(document.querySelector('#status').textContent));
+  assert.deepEqual(await readOpfsFolder(page, 'example-vault'), onDisk, 'nothing written');
+  const edges = (await page.evaluate(() => window.planvaultTest.plan())).edges;
+  assert.ok(!edges.some((e) => e.from === 'send' && e.to === 'draft'), 'the plan shown is the one on disk');
+
+  unblock();
+  await page.locator('.rejected button').click();
+  await addEdgeByKeyboard(page, 'send', 'draf', 'Draft the email', 'again');
+  assert.match((await readOpfsFolder(page, 'example-vault'))['send.md'], /\n- again -> \[\[draft\]\]\n/);
   assert.deepEqual(otherProblems(), [], 'only the blocked part failed');
 });

@@ -4,7 +4,7 @@
 //! compares each file with the text the change expects and refuses the whole
 //! change when any differs: a note edited elsewhere is never overwritten.
 
-use crate::commands::Change;
+use crate::commands::{Change, FileChange};
 use js_sys::{Array, Object, Uint8Array};
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
@@ -54,6 +54,10 @@ pub enum FsError {
     Browser(String),
     #[error("changed outside planvault: {}", .0.join(", "))]
     Conflict(Vec<String>),
+    /// A write failed partway and the files written before it could not all
+    /// be put back: `left` still hold what the change wrote.
+    #[error("{error}; not put back: {}", left.join(", "))]
+    Partial { error: String, left: Vec<String> },
 }
 
 fn browser(e: JsValue) -> FsError {
@@ -150,7 +154,10 @@ impl VaultDir {
     }
 
     /// Writes a change after checking every file still has the text the
-    /// change was made from. On a mismatch nothing is written.
+    /// change was made from. On a mismatch nothing is written; when a write
+    /// fails partway, what was written before it is put back, so a change
+    /// lands whole or not at all ([`FsError::Partial`] names what could not
+    /// be put back).
     pub async fn apply(&self, change: &Change) -> Result<(), FsError> {
         let mut conflicts = Vec::new();
         for file in &change.files {
@@ -165,16 +172,45 @@ impl VaultDir {
         // copies rather than none.
         let mut files: Vec<_> = change.files.iter().collect();
         files.sort_by_key(|f| f.after.is_none());
-        for file in files {
-            match &file.after {
-                Some(text) => self.write(&file.path, text).await?,
-                None => remove_file(&self.handle, &file.path)
-                    .await
-                    .map(|_| ())
-                    .map_err(browser)?,
+        for (done, file) in files.iter().enumerate() {
+            if let Err(error) = self.put(&file.path, file.after.as_deref()).await {
+                let left = self.put_back(&files[..done]).await;
+                return Err(match (error, left.is_empty()) {
+                    (error, true) => error,
+                    (error, false) => FsError::Partial {
+                        error: error.to_string(),
+                        left,
+                    },
+                });
             }
         }
         Ok(())
+    }
+
+    /// Writes `text` at `path`, or removes the file for `None`.
+    async fn put(&self, path: &str, text: Option<&str>) -> Result<(), FsError> {
+        match text {
+            Some(text) => self.write(path, text).await,
+            None => remove_file(&self.handle, path)
+                .await
+                .map(|_| ())
+                .map_err(browser),
+        }
+    }
+
+    /// Undoes `done`'s writes, newest first, each only where the file still
+    /// holds what was written (another program's change is never
+    /// overwritten); returns the paths left as the change wrote them.
+    async fn put_back(&self, done: &[&FileChange]) -> Vec<String> {
+        let mut left = Vec::new();
+        for file in done.iter().rev() {
+            let untouched = matches!(self.read(&file.path).await, Ok(now) if now == file.after);
+            if !untouched || self.put(&file.path, file.before.as_deref()).await.is_err() {
+                left.push(file.path.clone());
+            }
+        }
+        left.reverse();
+        left
     }
 
     /// Read-write permission: `"granted"`, `"prompt"` or `"denied"`. With

@@ -1,6 +1,6 @@
 //! The parts of the app that are not needed for the first paint of a plan
 //! (the dialogs, the side panel's panes, the list view, the repair editor,
-//! Settings, the `plan.canvas` writer, the run client, the tool check, the
+//! Settings, the writer and the `plan.canvas` writer, the run client, the tool check, the
 //! zip download), each its own wasm file, fetched after the page is up or
 //! on first use.
 //!
@@ -233,6 +233,11 @@ fn apply_canvas_edit(state: AppState, edit: CanvasEdit) {
 
 action!(canvas_edit, preload_canvas_edit, (state: AppState, edit: CanvasEdit) => apply_canvas_edit(state, edit));
 
+// The writer (`AppState::drain`: conflict checks, putting back a change
+// that failed partway, what the status line says): the first paint writes
+// nothing.
+action!(write_queue, preload_write_queue, (state: AppState) => leptos::task::spawn_local(state.drain()));
+
 /// Hands a message of the worker to the run client. Its handling (the
 /// protocol's decoding, the run view's updates) is a part: the first paint
 /// needs none of it, and the worker's first message comes after that paint.
@@ -309,11 +314,12 @@ pub async fn load_later_checks() -> Result<(), LoadError> {
 
 action!(later_checks, preload_later_checks, () => crate::later_checks::install());
 
-/// Fetches the parts not shown at start-up (the canvas writer, Settings,
-/// the list view), one after another, once the plan is up, so a drag or
+/// Fetches the parts not shown at start-up (the writer, the canvas
+/// writer, Settings, the list view), one after another, once the plan is up, so a drag or
 /// opening them does not wait.
 pub async fn preload_rest() {
     // A part that fails here is fetched again when it is used.
+    let _ = preload_write_queue().await;
     let _ = preload_canvas_edit().await;
     let _ = preload_settings().await;
     let _ = preload_plan_list().await;

@@ -401,11 +401,29 @@ impl AppState {
         });
         if start == Some(true) {
             let state = *self;
-            spawn_local(async move { state.drain().await });
+            spawn_local(async move {
+                if crate::on_demand::write_queue(state).await.is_err() {
+                    // What would have been written stays readable.
+                    let first = state
+                        .writer
+                        .with_value(|w| w.queue.front().map(|(change, _)| change.clone()));
+                    state.rejected.set(first);
+                    state.not_written(
+                        "Not saved: the writer could not be loaded (the server may be down or \
+                         have a newer planvault: then reload the page). Reloaded the vault from disk."
+                            .into(),
+                    )
+                    .await;
+                }
+            });
         }
     }
 
-    async fn drain(self) {
+    /// Writes the queued changes one after another, each conflict-checked
+    /// ([`VaultDir::apply`]); the first that fails drops the rest. Its
+    /// code is a part of its own (`on_demand::write_queue`): the first
+    /// paint writes nothing.
+    pub async fn drain(self) {
         loop {
             let next = self
                 .writer
@@ -418,7 +436,6 @@ impl AppState {
             match dir.apply(&change).await {
                 Ok(()) => self.message.set(saved_message(origin, &change.summary)),
                 Err(error) => {
-                    self.writer.update_value(|w| w.queue.clear());
                     let what = match &error {
                         FsError::Conflict(paths) => format!(
                             "{} changed outside planvault, so “{}” was not written. Reloaded the vault from disk; \
@@ -426,17 +443,36 @@ impl AppState {
                             paths.join(", "),
                             change.summary
                         ),
-                        FsError::Browser(e) => {
-                            format!("Could not write “{}”: {e}. Reloaded the vault from disk.", change.summary)
-                        }
+                        FsError::Browser(e) => format!(
+                            "Could not write “{}”: {e}. Nothing was changed; reloaded the vault from disk.",
+                            change.summary
+                        ),
+                        FsError::Partial { error, left } => format!(
+                            "Could not write “{}”: {error}. {} kept part of it (could not be put back); \
+                             reloaded the vault from disk.",
+                            change.summary,
+                            left.join(", ")
+                        ),
                     };
-                    self.history.set(History::default());
-                    self.rejected.set(Some(change.clone()));
-                    self.reload().await;
-                    self.message.set(what);
+                    self.rejected.set(Some(change));
+                    self.not_written(what).await;
+                    return;
                 }
             }
         }
+        self.writer.update_value(|w| {
+            w.running = false;
+            w.generation += 1;
+        });
+    }
+
+    /// After a change could not be written: drops the queued ones, shows
+    /// the vault as it is on disk and says `what` happened.
+    async fn not_written(&self, what: String) {
+        self.writer.update_value(|w| w.queue.clear());
+        self.history.set(History::default());
+        self.reload().await;
+        self.message.set(what);
         self.writer.update_value(|w| {
             w.running = false;
             w.generation += 1;

@@ -156,3 +156,43 @@ async fn the_app_mounts_and_paints_the_example_vault() {
     );
     assert!(text_of("diagnostics").is_empty() || !text_of("diagnostics").contains("error["));
 }
+
+/// A change whose second write fails (a folder sits where `plan.canvas`
+/// goes) takes back its first: the new note is not left behind, and a file
+/// it overwrote has its old text again.
+#[wasm_bindgen_test]
+async fn a_change_that_fails_partway_is_put_back() {
+    use planvault_web::commands::{Change, FileChange};
+    use planvault_web::fs::{FsError, VaultDir};
+    let name = "apply-partway";
+    VaultDir::clear_private(name).await.unwrap();
+    let dir = VaultDir::private(name).await.unwrap();
+    dir.write("start.md", "# Start\n").await.unwrap();
+    // Writing a file inside it makes `plan.canvas` a folder.
+    dir.write("plan.canvas/inside.md", "").await.unwrap();
+    let file = |path: &str, before: Option<&str>, after: Option<&str>| FileChange {
+        path: path.into(),
+        before: before.map(Into::into),
+        after: after.map(Into::into),
+    };
+    let change = Change {
+        summary: "new note Publish".into(),
+        files: vec![
+            file("Publish.md", None, Some("# Publish\n")),
+            file(
+                "start.md",
+                Some("# Start\n"),
+                Some("# Start\n\n## Next\n- [[Publish]]\n"),
+            ),
+            file("plan.canvas", None, Some("{\"nodes\":[],\"edges\":[]}")),
+        ],
+    };
+    let error = dir.apply(&change).await.unwrap_err();
+    assert!(matches!(error, FsError::Browser(_)), "{error:?}");
+    assert_eq!(dir.read("Publish.md").await.unwrap(), None);
+    assert_eq!(
+        dir.read("start.md").await.unwrap().as_deref(),
+        Some("# Start\n")
+    );
+    VaultDir::clear_private(name).await.unwrap();
+}
