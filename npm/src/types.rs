@@ -23,7 +23,7 @@ export type DiagnosticCode =
   | "malformed-id" | "unknown-dependency" | "self-dependency" | "malformed-ref"
   | "dangling-ref" | "undeclared-ref" | "reserved-path-segment" | "edge-to-non-note"
   | "near-miss-next-heading" | "link-not-edge" | "unreadable-note" | "skipped-symlink"
-  | "edge-leaves-plan" | "not-part-of-plan" | "nesting-too-deep";
+  | "edge-leaves-plan" | "not-part-of-plan" | "nesting-too-deep" | "malformed-edge";
 export type Severity = "error" | "warning";
 /** A node's resume marker. */
 export type NodeStatus = "pending" | "active" | "done" | "failed";
@@ -292,6 +292,35 @@ mod tests {
             let parsed: Code = serde_json::from_value(serde_json::Value::String(code.into()))
                 .unwrap_or_else(|e| panic!("{code} is not a core code: {e}"));
             assert_eq!(parsed.as_str(), code);
+        }
+    }
+
+    /// The other way: a code the package can emit that the union lacks
+    /// breaks a plugin's exhaustive `switch`. Core's codes are read from its
+    /// source (`Code::as_str`), so a new one cannot be missed here; those
+    /// behind a feature the package turns off (proposal mode, SilverBullet)
+    /// are not in its build of core.
+    #[test]
+    fn every_core_code_is_a_typescript_code() {
+        let source = include_str!("../../core/src/diagnostic.rs");
+        let as_str = source
+            .split("pub fn as_str(self) -> &'static str {")
+            .nth(1)
+            .and_then(|rest| rest.split("\n    }\n").next())
+            .unwrap();
+        let union = TS_UNIONS.split("export type Severity").next().unwrap();
+        let core: Vec<&str> = as_str
+            .lines()
+            .filter_map(|line| line.split("=> \"").nth(1)?.split('"').next())
+            .collect();
+        assert!(core.len() >= 40, "{core:?}");
+        for code in core {
+            let in_build =
+                serde_json::from_value::<Code>(serde_json::Value::String(code.into())).is_ok();
+            assert!(
+                !in_build || union.contains(&format!("\"{code}\"")),
+                "{code} is missing from DiagnosticCode"
+            );
         }
     }
 }
