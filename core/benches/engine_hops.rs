@@ -72,6 +72,7 @@ fn answer(request: &planvault_core::engine::Request) -> Event {
     let answer = match &request.body {
         RequestBody::Judge { .. } => Answer::Judgment {
             raw: "1. YES\n2. NO".into(),
+            labels: Vec::new(),
         },
         _ => Answer::Work {
             output: "ok".into(),

@@ -106,12 +106,15 @@ fn loop_answers(r: &Request) -> Answer {
     match (r.id.as_str(), &r.body) {
         ("review#1:judge.1", _) => Answer::Judgment {
             raw: "1. NO\n2. YES - fix it".into(),
+            labels: Vec::new(),
         },
         ("review#2:judge.1", _) => Answer::Judgment {
             raw: "garbled".into(),
+            labels: Vec::new(),
         },
         ("review#2:judge.2", _) => Answer::Judgment {
             raw: "1. YES\n2. NO".into(),
+            labels: Vec::new(),
         },
         (id, RequestBody::Work { .. }) => Answer::Work {
             output: format!("output of {id}"),
@@ -135,6 +138,7 @@ fn resume_after_an_interruption_at_every_step_of_a_budget_stop() {
     check_resume_everywhere(&plan, &|r| match &r.body {
         RequestBody::Judge { .. } => Answer::Judgment {
             raw: "1. NO".into(),
+            labels: Vec::new(),
         },
         _ => Answer::Work {
             output: format!("out {}", r.id),
@@ -213,6 +217,7 @@ fn a_recorded_decision_is_never_asked_again_so_the_other_branch_never_runs() {
         "review#1:judge.1",
         Answer::Judgment {
             raw: "1. NO\n2. YES".into(),
+            labels: Vec::new(),
         },
     );
     let mut script = Script::new().judge("review#2:judge.1", "1. YES\n2. NO");
@@ -226,6 +231,55 @@ fn a_recorded_decision_is_never_asked_again_so_the_other_branch_never_runs() {
             "send#1:work"
         ]
     );
+}
+
+/// A judgment is journaled with the labels it judged, so a resume after
+/// the note's `## Next` items were reordered (or one was added) takes the
+/// branch the answer chose, not the one now at its position.
+#[test]
+fn a_journaled_judgment_keeps_its_branch_when_the_conditions_are_reordered() {
+    let mut script = Script::new().judge("review#1:judge.1", "1. YES - approved\n2. NO");
+    let live = run(draft_review_send(), config(), &Journal::new(), &mut script);
+    let journal = journal_of(&live);
+    assert!(
+        journal.entries.iter().any(|e| matches!(&e.answer,
+            Answer::Judgment { labels, .. } if labels == &["approved", "needs revision"])),
+        "{journal:?}"
+    );
+    let reordered = |conditions: &[(&str, &str)]| {
+        let plan = vault(&[
+            ("draft", 3, &[("", "review")]),
+            ("review", 3, conditions),
+            ("send", 3, &[]),
+        ]);
+        let mut again = Script::new();
+        let effects = run(plan, config(), &journal, &mut again);
+        (again.asked_ids(), finish(&effects))
+    };
+    let (asked, done) = reordered(&[("needs revision", "draft"), ("approved", "send")]);
+    assert_eq!(asked, Vec::<String>::new(), "nothing runs again");
+    assert_eq!(done.reason, finish(&live).reason);
+    // A condition added before it: still the branch the answer chose.
+    let (asked, done) = reordered(&[
+        ("blocked", "draft"),
+        ("approved", "send"),
+        ("needs revision", "draft"),
+    ]);
+    assert_eq!(asked, Vec::<String>::new());
+    assert_eq!(done.reason, finish(&live).reason);
+    // The chosen condition is gone: the run stops and says why.
+    let (asked, done) = reordered(&[("needs revision", "draft"), ("shipped", "send")]);
+    assert_eq!(asked, Vec::<String>::new());
+    match done.reason {
+        FinishReason::Interrupted { node, reason } => {
+            assert_eq!(node, "review");
+            assert!(
+                reason.contains("took `approved`, which its `## Next` no longer has"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 /// A chain where node i may jump back to an earlier node; the last is terminal.
@@ -289,6 +343,7 @@ fn oracle(seed: u64) -> impl Fn(&Request) -> Answer {
                 .collect();
             Answer::Judgment {
                 raw: raw.join("\n"),
+                labels: Vec::new(),
             }
         }
         _ => Answer::Work {

@@ -34,6 +34,7 @@ fn answer(u: &mut Unstructured) -> Result<Answer> {
                 1 => "1. NO\n2. YES - again".into(),
                 2 => "1. NO\n2. NO".into(),
                 _ => text,
+            labels: Vec::new(),
             },
         },
         2 => Answer::Command {
@@ -189,6 +190,7 @@ fn check(data: &[u8]) -> Result<()> {
             },
             RequestBody::Judge { .. } => Answer::Judgment {
                 raw: "1. YES - ok\n2. NO".into(),
+                labels: Vec::new(),
             },
             RequestBody::Human { .. } => Answer::Human {
                 decision: "ok".into(),

@@ -1387,9 +1387,13 @@ impl<'a, H: Host> Driver<'a, H> {
                     match self.ask(&id, request, ask, None).await {
                         Some(PersonReply::Judge { verdicts }) => Answer::Judgment {
                             raw: compat::render_verdicts(labels, &verdicts),
+                            labels: Vec::new(),
                         },
                         // Anything else is no verdict: the engine re-asks.
-                        Some(_) => Answer::Judgment { raw: String::new() },
+                        Some(_) => Answer::Judgment {
+                            raw: String::new(),
+                            labels: Vec::new(),
+                        },
                         None => return Ok(self.stopped()),
                     }
                 } else {
@@ -1401,7 +1405,10 @@ impl<'a, H: Host> Driver<'a, H> {
                         .chat_for(request, role.as_deref(), &messages_json(messages), &[])
                         .await
                     {
-                        Ok(c) => Answer::Judgment { raw: c.content },
+                        Ok(c) => Answer::Judgment {
+                            raw: c.content,
+                            labels: Vec::new(),
+                        },
                         Err(LlmError::Interrupted) => return Ok(self.stopped()),
                         Err(err) => return Ok(self.unavailable(id, &err)),
                     }

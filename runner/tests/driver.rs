@@ -222,6 +222,7 @@ fn the_example_vault_runs_to_completion_with_the_clis_trace_bytes() {
         let answer = match &r.body {
             RequestBody::Judge { .. } => Answer::Judgment {
                 raw: "1. YES - approved\n2. NO - nothing to change".into(),
+                labels: Vec::new(),
             },
             _ => Answer::Work {
                 output: format!("the {} output, in several words", r.node),

@@ -25,8 +25,16 @@ use std::collections::BTreeMap;
 pub enum Answer {
     /// A node's work finished with this output.
     Work { output: String },
-    /// The raw text of a YES/NO grid judgment (kept raw: it is the rationale).
-    Judgment { raw: String },
+    /// The raw text of a YES/NO grid judgment (kept raw: it is the
+    /// rationale), and the labels it judged in the order asked (the engine
+    /// records them): a resume reads the verdicts by label, so a note whose
+    /// `## Next` items were reordered since still takes the branch this
+    /// answer chose. Empty in journals written before labels were kept.
+    Judgment {
+        raw: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        labels: Vec<String>,
+    },
     /// A `@tool` command exited.
     Command { exit: i32, output: String },
     /// A person (or, under `autonomy: full`, the run) decided. `choice` is
@@ -282,6 +290,7 @@ mod tests {
             "a#1:judge.1",
             Answer::Judgment {
                 raw: "1. YES".into(),
+                labels: Vec::new(),
             },
         );
         journal.push(

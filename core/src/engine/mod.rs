@@ -754,6 +754,14 @@ impl Engine {
                                 reason,
                             });
                         } else {
+                            let mut answer = answer;
+                            if let (
+                                Answer::Judgment { labels, .. },
+                                RequestBody::Judge { labels: asked, .. },
+                            ) = (&mut answer, &request.body)
+                            {
+                                labels.clone_from(asked);
+                            }
                             self.shared.out.push(Effect::Record(JournalEntry {
                                 key: id,
                                 answer: answer.clone(),

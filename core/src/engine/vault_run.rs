@@ -201,7 +201,7 @@ impl VaultRun {
                 s.record_output(node, request.visit, output);
                 self.judge(s, node, request.visit);
             }
-            Answer::Judgment { raw } => self.on_judgment(s, raw),
+            Answer::Judgment { raw, labels } => self.on_judgment(s, raw, labels),
             Answer::Human {
                 decision,
                 approved,
@@ -440,14 +440,42 @@ impl VaultRun {
         s.ask(request);
     }
 
-    fn on_judgment(&mut self, s: &mut Shared, raw: String) {
+    fn on_judgment(&mut self, s: &mut Shared, raw: String, judged: Vec<String>) {
         let Some(mut j) = self.judging.take() else {
             return;
         };
         if !s.answer_served {
             self.end_walk(s, j.node, j.visit);
         }
-        match grid::parse_grid_labelled(&raw, &j.labels) {
+        let read = if judged.is_empty() || judged == j.labels {
+            grid::parse_grid_labelled(&raw, &j.labels)
+        } else {
+            // Judged while the note's conditions stood otherwise (reordered,
+            // added or removed since): the branch it chose, by its label.
+            match grid::parse_grid_labelled(&raw, &judged) {
+                Ok(verdicts) => match verdicts.iter().position(|&held| held) {
+                    None => Ok(vec![false; j.labels.len()]),
+                    Some(i) => match j.labels.iter().position(|l| *l == judged[i]) {
+                        Some(now) => Ok((0..j.labels.len()).map(|k| k == now).collect()),
+                        None => {
+                            let reason = format!(
+                                "the journal's judgment of {} took `{}`, which its `## Next` no longer has: \
+                                 put that condition back to resume, or start afresh",
+                                s.node_id(j.node),
+                                judged[i]
+                            );
+                            s.finish(FinishReason::Interrupted {
+                                node: s.node_id(j.node),
+                                reason,
+                            });
+                            return;
+                        }
+                    },
+                },
+                Err(problem) => Err(problem),
+            }
+        };
+        match read {
             Ok(verdicts) => {
                 let rationale = match &j.predicate_notes {
                     Some(notes) => format!("{notes}\n{raw}"),

@@ -103,8 +103,13 @@ impl Script {
         self
     }
     pub fn judge(mut self, id: &str, raw: &str) -> Self {
-        self.answers
-            .insert(id.into(), Answer::Judgment { raw: raw.into() });
+        self.answers.insert(
+            id.into(),
+            Answer::Judgment {
+                raw: raw.into(),
+                labels: Vec::new(),
+            },
+        );
         self
     }
     pub fn answer(&mut self, request: &Request) -> Event {
