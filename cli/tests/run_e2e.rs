@@ -249,6 +249,60 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
     assert_eq!(trace.matches("took `approved` → [[send]]").count(), 1);
 }
 
+/// Found by stopping runs at every write: a full disk can cut the
+/// journal's last append inside a character (`→` is three bytes), and a
+/// person may reorder a finished note's conditions before the next run.
+/// The torn line is set aside, the recorded judgment is read by its labels,
+/// and nothing is asked again.
+#[test]
+fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft → one."),
+            reply(REVIEW, "Looks right."),
+            reply(JUDGE, "1. YES - approved\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asked = stub.requests().len();
+
+    let journal = vault.join("00_plan-trace/journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let torn = "{\"key\":\"send#2:work\",\"kind\":\"work\",\"output\":\"→".as_bytes();
+    bytes.extend_from_slice(&torn[..torn.len() - 1]);
+    std::fs::write(&journal, bytes).unwrap();
+    let review = vault.join("review.md");
+    let text = std::fs::read_to_string(&review).unwrap();
+    let reordered = text.replace(
+        "- approved -> [[send]]\n- needs revision -> [[draft]]\n",
+        "- needs revision -> [[draft]]\n- approved -> [[send]]\n",
+    );
+    assert_ne!(reordered, text);
+    std::fs::write(&review, reordered).unwrap();
+
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
+    assert_eq!(stub.requests().len(), asked, "nothing was asked again");
+    let aside = std::fs::read(vault.join("00_plan-trace/journal.jsonl.torn-1")).unwrap();
+    assert!(String::from_utf8_lossy(&aside).starts_with("{\"key\":\"send#2:work\""));
+    assert_eq!(trace(&vault).matches("took `needs revision`").count(), 0);
+}
+
 #[test]
 fn a_run_killed_mid_stream_continues_at_the_active_node() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,6 +14,18 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use planvault_core::engine::trace::JOURNAL_FILE;
+
+/// The journal's text when only what follows its last line break is not
+/// UTF-8: a full disk cut the last append inside a character. That tail
+/// is read as well as it can be (the driver sets it aside as a torn line);
+/// anything else that is not UTF-8 is not a journal the run wrote.
+fn journal_text(bytes: Vec<u8>) -> Option<String> {
+    let lines_end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    std::str::from_utf8(&bytes[..lines_end]).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// How long a `fetch_url` tool call may take.
 const FETCH_URL_TIMEOUT: Duration = Duration::from_secs(20);
 /// How many redirects a `fetch_url` call follows.
@@ -659,9 +671,13 @@ impl Host for NativeHost {
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
         match fs::read(self.path(path)?) {
             // Bytes as they are: a BOM and CRLF line ends stay.
-            Ok(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| HostError::new(path, "not UTF-8 text")),
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if path == JOURNAL_FILE => journal_text(e.into_bytes())
+                    .map(Some)
+                    .ok_or_else(|| HostError::new(path, "not UTF-8 text")),
+                Err(_) => Err(HostError::new(path, "not UTF-8 text")),
+            },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_error(path, e)),
         }
@@ -1004,6 +1020,31 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
 mod tests {
     use super::*;
     use crate::memory::block_on;
+
+    /// A full disk can cut the journal's last append inside a character
+    /// (`→` is three bytes): the journal still reads, its torn tail for the
+    /// driver to set aside; a note, or a journal broken before its last
+    /// line, is refused as before.
+    #[test]
+    fn a_journal_torn_inside_a_character_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let whole = "{\"key\":\"draft#1:work\",\"kind\":\"work\",\"output\":\"→\"}\n";
+        let mut torn = whole.as_bytes().to_vec();
+        torn.extend_from_slice(&"{\"key\":\"r\",\"raw\":\"→→".as_bytes()[..23]);
+        fs::create_dir_all(dir.path().join("00_plan-trace")).unwrap();
+        fs::write(dir.path().join(JOURNAL_FILE), &torn).unwrap();
+        let read = block_on(host.read(JOURNAL_FILE)).unwrap().unwrap().unwrap();
+        assert!(read.starts_with(whole), "{read:?}");
+        assert!(read.ends_with("\"raw\":\"→\u{fffd}"), "{read:?}");
+        fs::write(dir.path().join("note.md"), &torn).unwrap();
+        assert!(block_on(host.read("note.md")).unwrap().is_err());
+        let mut broken = torn[..5].to_vec();
+        broken.push(0xff);
+        broken.extend_from_slice(&torn[5..]);
+        fs::write(dir.path().join(JOURNAL_FILE), &broken).unwrap();
+        assert!(block_on(host.read(JOURNAL_FILE)).unwrap().is_err());
+    }
 
     /// A cloned vault may hold a symlink under a write's temporary name:
     /// the write makes its own file, and what the link led to is as it was.
