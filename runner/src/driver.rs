@@ -217,6 +217,9 @@ struct Driver<'a, H: Host> {
     /// Plan note → its text as the run last read or wrote it.
     seen: BTreeMap<String, String>,
     trace_exists: bool,
+    /// `trace.md` as a resumed run found it: where a hop the resume walks
+    /// past is looked for before it is appended again.
+    traced: String,
     /// `Started` was posted (a fresh reset's status writes are not reported).
     started: bool,
     /// This run picks up an earlier one, so a breakpoint may hold an output.
@@ -377,6 +380,7 @@ impl<'a, H: Host> Driver<'a, H> {
             index: BTreeMap::new(),
             seen: BTreeMap::new(),
             trace_exists: false,
+            traced: String::new(),
             started: false,
             resumed: false,
             held_answered: None,
@@ -736,7 +740,16 @@ impl<'a, H: Host> Driver<'a, H> {
             }
         }
         self.run_id = self.run_id(fresh, &listed).await?;
-        self.trace_exists = !fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE);
+        if !fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE) {
+            self.traced = self
+                .host
+                .read(TRACE_FILE)
+                .await
+                .map_err(vault_error)?
+                .unwrap_or_default();
+        }
+        // An empty trace (a full disk before its first line) gets its header.
+        self.trace_exists = !self.traced.is_empty();
         let mut journal = if let Some(replayed) = &replay {
             // The vault keeps the journal of the run it now holds.
             for entry in &replayed.entries {
@@ -895,6 +908,13 @@ impl<'a, H: Host> Driver<'a, H> {
                         let _ = self.host.remove(&held).await;
                     }
                     recorded.map(|()| None)
+                }
+                // A hop the resume walks past is in the trace, unless the
+                // run that made it stopped between its journal line and its
+                // trace entry.
+                Effect::Trace(entry) if entry.walked && self.traced.contains(&entry.identity()) => {
+                    self.last_trace.insert(entry.node.clone(), entry);
+                    Ok(None)
                 }
                 Effect::Trace(entry) => self.trace(entry).await.map(|()| None),
                 Effect::Output {

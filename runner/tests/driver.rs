@@ -1723,7 +1723,29 @@ fn a_full_disk_at_any_write_stops_resumably_and_a_torn_journal_line_is_kept_asid
                 "{note}, full at {full_at}"
             );
         }
+        // Every hop is in the trace once, the one whose entry the stop cut
+        // off (after its decision was journaled) too, under the header.
+        let trace = host.file(TRACE_FILE).unwrap_or_default();
+        assert!(
+            trace.starts_with("# Plan trace\n"),
+            "full at write {full_at}: {trace}"
+        );
+        assert_eq!(
+            hops(&trace),
+            hops(&clean.file(TRACE_FILE).unwrap()),
+            "full at write {full_at}: {trace}"
+        );
     }
+}
+
+/// A trace's hops: each entry's `- what` line and its node, in order.
+fn hops(trace: &str) -> Vec<String> {
+    let lines: Vec<&str> = trace.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("- node: [[") && !w[1].starts_with("- resumed:"))
+        .map(|w| format!("{} {}", w[0], w[1]))
+        .collect()
 }
 
 #[test]

@@ -506,6 +506,20 @@ impl Shared {
         decided_by: DecidedBy,
         rationale: Option<String>,
     ) {
+        self.trace_hop(false, node, visit, what, decided_by, rationale);
+    }
+
+    /// [`Shared::trace`], for a hop a resume may be walking past on a
+    /// recorded decision (`walked`: see [`TraceEntry::walked`]).
+    pub fn trace_hop(
+        &mut self,
+        walked: bool,
+        node: usize,
+        visit: u32,
+        what: String,
+        decided_by: DecidedBy,
+        rationale: Option<String>,
+    ) {
         if self.finished.is_some() {
             return;
         }
@@ -519,6 +533,7 @@ impl Shared {
             what,
             decided_by,
             rationale,
+            walked,
         }));
     }
 

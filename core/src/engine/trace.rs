@@ -70,9 +70,28 @@ pub struct TraceEntry {
     pub decided_by: DecidedBy,
     /// The raw rationale (a grid reply, a predicate's verdicts).
     pub rationale: Option<String>,
+    /// A hop a resume walked past on a recorded decision: in `trace.md`
+    /// already, unless the run that made it stopped between journaling the
+    /// decision and tracing it. The runner appends it only when
+    /// [`TraceEntry::identity`] is not in the trace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub walked: bool,
 }
 
 impl TraceEntry {
+    /// The lines of [`TraceEntry::to_markdown`] that name the hop (its
+    /// visit, node, what happened and what decided it), without its number
+    /// or title: what a resume looks for in `trace.md` before appending a
+    /// walked hop again.
+    pub fn identity(&self) -> String {
+        let markdown = self.to_markdown();
+        // A title may hold " (" too: the visit's is the last before the node.
+        let node = markdown.find(")\n\n- node: [[").unwrap_or(0);
+        let start = markdown[..node].rfind(" (").map_or(0, |i| i + 1);
+        let end = markdown.find("- rationale:\n").unwrap_or(markdown.len());
+        markdown[start..end].to_string()
+    }
+
     /// The entry as appended to `trace.md`.
     pub fn to_markdown(&self) -> String {
         // Visit 0: the node never ran (bypassed, skipped).
@@ -167,6 +186,7 @@ mod tests {
     #[test]
     fn an_entry_renders_node_visit_edge_decider_and_rationale() {
         let entry = TraceEntry {
+            walked: false,
             seq: 2,
             node: "review".into(),
             title: "Review the draft".into(),

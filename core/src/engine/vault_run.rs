@@ -300,15 +300,15 @@ impl VaultRun {
             return;
         }
         if edges.is_empty() {
-            if !self.quiet(s, DecidedBy::Human) {
-                s.trace(
-                    node,
-                    visit,
-                    "approved: a node with no outgoing edges".into(),
-                    DecidedBy::Human,
-                    Some(output.clone()),
-                );
-            }
+            let walked = self.quiet(s, DecidedBy::Human);
+            s.trace_hop(
+                walked,
+                node,
+                visit,
+                "approved: a node with no outgoing edges".into(),
+                DecidedBy::Human,
+                Some(output.clone()),
+            );
             s.finish_with(FinishReason::Completed, Some(output));
             return;
         }
@@ -342,7 +342,7 @@ impl VaultRun {
     }
 
     /// A hop decided while walking on recorded (or deterministic) decisions
-    /// is already in the trace.
+    /// is already in the trace (unless a crash lost it: the runner looks).
     fn quiet(&self, s: &Shared, decided_by: DecidedBy) -> bool {
         self.walking && (decided_by != DecidedBy::Grid || s.answer_served)
     }
@@ -351,15 +351,15 @@ impl VaultRun {
         let edges: Vec<usize> = s.out_edges[node].clone();
         if edges.is_empty() {
             let answer = s.outputs.get(&node).cloned().or_else(|| s.last_output());
-            if !self.quiet(s, DecidedBy::Terminal) {
-                s.trace(
-                    node,
-                    visit,
-                    "finished: a node with no outgoing edges".into(),
-                    DecidedBy::Terminal,
-                    None,
-                );
-            }
+            let walked = self.quiet(s, DecidedBy::Terminal);
+            s.trace_hop(
+                walked,
+                node,
+                visit,
+                "finished: a node with no outgoing edges".into(),
+                DecidedBy::Terminal,
+                None,
+            );
             s.finish_with(FinishReason::Completed, answer);
             return;
         }
@@ -521,15 +521,15 @@ impl VaultRun {
         match unconditional {
             Some(e) => self.take(s, node, visit, e, DecidedBy::Unconditional, rationale),
             None => {
-                if !self.quiet(s, DecidedBy::Rework) {
-                    s.trace(
-                        node,
-                        visit,
-                        "no condition held: the node works again".into(),
-                        DecidedBy::Rework,
-                        rationale,
-                    );
-                }
+                let walked = self.quiet(s, DecidedBy::Rework);
+                s.trace_hop(
+                    walked,
+                    node,
+                    visit,
+                    "no condition held: the node works again".into(),
+                    DecidedBy::Rework,
+                    rationale,
+                );
                 self.enter(s, node);
             }
         }
@@ -555,10 +555,9 @@ impl VaultRun {
             s.finish(FinishReason::PlanFailed { reason });
             return;
         };
-        if !self.quiet(s, decided_by) {
-            let what = format!("took `{label}` → [[{}]]", s.plan.nodes[to].id);
-            s.trace(node, visit, what, decided_by, rationale);
-        }
+        let walked = self.quiet(s, decided_by);
+        let what = format!("took `{label}` → [[{}]]", s.plan.nodes[to].id);
+        s.trace_hop(walked, node, visit, what, decided_by, rationale);
         self.enter(s, to);
     }
 }

@@ -171,12 +171,13 @@ pub fn finish(effects: &[Effect]) -> planvault_core::engine::Finish {
     }
 }
 
-/// `"node: what [decided_by]"` per trace entry.
+/// `"node: what [decided_by]"` per trace entry a run adds (not the hops a
+/// resume walks past, which are in the trace already).
 pub fn trace_lines(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Trace(t) => Some(format!(
+            Effect::Trace(t) if !t.walked => Some(format!(
                 "{}#{}: {} [{}]",
                 t.node,
                 t.visit,
