@@ -820,6 +820,11 @@ fn a_note_edited_during_the_run_is_never_overwritten() {
         stderr.contains("draft.md changed on disk since the run read it"),
         "{stderr}"
     );
+    // Said as it is: the answer made from the text before the edit stays.
+    assert!(
+        stderr.contains("the answer this step got is kept"),
+        "{stderr}"
+    );
     assert_eq!(
         std::fs::read_to_string(vault.join("draft.md")).unwrap(),
         edited,

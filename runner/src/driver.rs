@@ -262,6 +262,10 @@ struct Driver<'a, H: Host> {
 }
 
 fn vault_error(err: HostError) -> RunError {
+    if err.is_changed() {
+        return RunError::new(ErrorCode::ChangedOnDisk, err.to_string())
+            .with_hint("resume the run: it reads the note again, with the edit");
+    }
     if err.disk_full {
         return RunError::new(
             ErrorCode::VaultIo,
@@ -1017,11 +1021,20 @@ impl<'a, H: Host> Driver<'a, H> {
             .with_hint("restore the note, then resume the run")
         })?;
         if self.seen.get(&file).is_some_and(|seen| *seen != current) {
+            // The step's answer is journaled before its note says done, so
+            // a resume keeps the answer made from the text before the edit.
+            let hint = match status {
+                Status::Done => {
+                    "resume the run: the answer this step got is kept, and a later visit of the \
+                     note works from the edit (start afresh to redo it now)"
+                }
+                _ => "resume the run to continue with the edited note",
+            };
             return Err(RunError::new(
                 ErrorCode::ChangedOnDisk,
                 format!("{file} changed on disk since the run read it; not overwritten"),
             )
-            .with_hint("resume the run to continue with the edited note"));
+            .with_hint(hint));
         }
         let updated = planvault_core::vault::update_status(&current, status);
         if updated != current {

@@ -7,6 +7,10 @@ use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 
 /// A vault read or write that failed (permission, quota, a vanished folder).
+/// [`HostError::changed`]'s message.
+const CHANGED_SINCE_READ: &str =
+    "changed on disk since the run read it; the run's write was not made";
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct HostError {
@@ -24,6 +28,18 @@ impl HostError {
             message: message.into(),
             disk_full: false,
         }
+    }
+
+    /// A write refused because the file changed since the run read it
+    /// (a person saved an edit meanwhile): [`HostError::is_changed`].
+    pub fn changed(path: &str) -> Self {
+        HostError::new(path, CHANGED_SINCE_READ)
+    }
+
+    /// Whether this is [`HostError::changed`]'s refusal (also after a trip
+    /// through a Temporal history, which keeps the message).
+    pub fn is_changed(&self) -> bool {
+        self.message == CHANGED_SINCE_READ
     }
 
     /// A write refused for want of space.

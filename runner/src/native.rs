@@ -97,6 +97,9 @@ pub struct NativeHost {
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
+    /// Each file's text as this host last read or wrote it: a write
+    /// replaces a file only while it still holds that (or the new text).
+    seen: RefCell<std::collections::HashMap<String, String>>,
     /// Whether the vault's file system ignores case, once probed.
     case_insensitive: Cell<Option<bool>>,
     agent: ureq::Agent,
@@ -129,6 +132,7 @@ impl NativeHost {
             stop: None,
             total_timeout: None,
             plan_file: RefCell::new(None),
+            seen: RefCell::default(),
             case_insensitive: Cell::new(None),
             agent,
             mcp: None,
@@ -350,7 +354,8 @@ pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
     Ok(current)
 }
 
-fn io_error(path: &str, err: std::io::Error) -> HostError {
+/// An I/O error as the run reports it (a full disk recognised).
+pub fn io_error(path: &str, err: std::io::Error) -> HostError {
     // ENOSPC and EDQUOT (Linux 28 and 122; macOS 28 and 69).
     let full = err.kind() == std::io::ErrorKind::StorageFull
         || err.kind() == std::io::ErrorKind::QuotaExceeded
@@ -483,6 +488,18 @@ fn process_alive(pid: u32) -> bool {
 /// removed first, and one planted as a symlink (a cloned vault's
 /// `.draft.md.planvault-tmp -> ~/.bashrc`) is never followed.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    write_atomic_unless_changed(path, text, |_| true).map(|_| ())
+}
+
+/// [`write_atomic`], made only if `unchanged` holds for what the file holds
+/// (`None`: no file) once the new text is on disk beside it, just before
+/// the rename; `Ok(false)` when it did not, and nothing was replaced. The
+/// file keeps its permission bits (a group-writable note stays so).
+pub fn write_atomic_unless_changed(
+    path: &Path,
+    text: &str,
+    unchanged: impl Fn(Option<&[u8]>) -> bool,
+) -> std::io::Result<bool> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;
     }
@@ -501,9 +518,25 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
             .create_new(true)
             .open(&tmp)?;
         file.write_all(text.as_bytes())?;
+        if let Ok(meta) = fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
         file.sync_data()?;
     }
-    fs::rename(&tmp, path)
+    let now = match fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    if !unchanged(now.as_deref()) {
+        fs::remove_file(&tmp)?;
+        return Ok(false);
+    }
+    fs::rename(&tmp, path)?;
+    Ok(true)
 }
 
 /// The agent `fetch_url` reaches the web with: it connects only to the
@@ -672,7 +705,12 @@ impl Host for NativeHost {
         match fs::read(self.path(path)?) {
             // Bytes as they are: a BOM and CRLF line ends stay.
             Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => Ok(Some(text)),
+                Ok(text) => {
+                    self.seen
+                        .borrow_mut()
+                        .insert(path.to_string(), text.clone());
+                    Ok(Some(text))
+                }
                 Err(e) if path == JOURNAL_FILE => journal_text(e.into_bytes())
                     .map(Some)
                     .ok_or_else(|| HostError::new(path, "not UTF-8 text")),
@@ -684,7 +722,25 @@ impl Host for NativeHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        write_atomic(&self.path(path)?, text).map_err(|e| io_error(path, e))
+        let full = self.path(path)?;
+        let seen = self.seen.borrow().get(path).cloned();
+        let written = match &seen {
+            // Looked at again with the new text on disk beside it, just
+            // before the rename: an edit saved meanwhile is kept.
+            Some(seen) => write_atomic_unless_changed(&full, text, |now| {
+                now == Some(seen.as_bytes()) || now == Some(text.as_bytes())
+            }),
+            None => write_atomic(&full, text).map(|()| true),
+        };
+        match written.map_err(|e| io_error(path, e))? {
+            true => {
+                self.seen
+                    .borrow_mut()
+                    .insert(path.to_string(), text.to_string());
+                Ok(())
+            }
+            false => Err(HostError::changed(path)),
+        }
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
@@ -1020,6 +1076,47 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
 mod tests {
     use super::*;
     use crate::memory::block_on;
+
+    /// A note saved by a person after the run read it is never replaced:
+    /// the write is refused (the run stops resumably, `changed-on-disk`),
+    /// nothing of the run's is left beside it, and a note the run wrote
+    /// keeps its permission bits.
+    #[test]
+    fn a_write_keeps_an_edit_saved_since_the_read_and_the_note_s_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        fs::write(dir.path().join("draft.md"), "status: pending\n").unwrap();
+        block_on(host.read("draft.md")).unwrap().unwrap();
+        fs::write(dir.path().join("draft.md"), "status: pending\nan edit\n").unwrap();
+        let refused = block_on(host.write("draft.md", "status: done\n"))
+            .unwrap()
+            .unwrap_err();
+        assert!(refused.is_changed(), "{refused:?}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("draft.md")).unwrap(),
+            "status: pending\nan edit\n"
+        );
+        assert!(!dir.path().join(".draft.md.planvault-tmp").exists());
+        // Read again, it is written; a file never read is written as before.
+        block_on(host.read("draft.md")).unwrap().unwrap();
+        block_on(host.write("draft.md", "status: done\nan edit\n"))
+            .unwrap()
+            .unwrap();
+        block_on(host.write("new.md", "new\n")).unwrap().unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let note = dir.path().join("draft.md");
+            fs::set_permissions(&note, fs::Permissions::from_mode(0o664)).unwrap();
+            block_on(host.write("draft.md", "status: active\nan edit\n"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                fs::metadata(&note).unwrap().permissions().mode() & 0o777,
+                0o664
+            );
+        }
+    }
 
     /// A full disk can cut the journal's last append inside a character
     /// (`→` is three bytes): the journal still reads, its torn tail for the

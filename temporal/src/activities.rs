@@ -10,7 +10,9 @@
 
 use crate::git_vault::{self, GitSource};
 use planvault_llm::LlmError;
-use planvault_runner::native::{command_env, confine, run_command, NativeHost};
+use planvault_runner::native::{
+    command_env, confine, io_error, run_command, write_atomic_unless_changed, NativeHost,
+};
 use planvault_runner::{block_on, Host, HostError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -390,14 +392,17 @@ impl VaultActivities {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(HostError::new(&input.path, e.to_string())),
             };
-            if !unchanged(current.as_deref(), &input.expected, &input.text) {
-                return Err(HostError::new(
-                    &input.path,
-                    "changed on disk since the run read it; the run's write was not made",
-                ));
+            let same = |now: Option<&[u8]>| unchanged(now, &input.expected, &input.text);
+            if !same(current.as_deref()) {
+                return Err(HostError::changed(&input.path));
             }
-            let host = NativeHost::new(root);
-            block_on(host.write(&input.path, &input.text)).expect("the native host never waits")
+            // Looked at again just before the rename: an edit saved while
+            // the new text was written is kept too.
+            match write_atomic_unless_changed(&full, &input.text, same) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(HostError::changed(&input.path)),
+                Err(e) => Err(io_error(&input.path, e)),
+            }
         })
         .await
     }
