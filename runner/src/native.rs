@@ -385,12 +385,20 @@ pub enum LockError {
 }
 
 /// A run's hold on its vault: `.planvault/run.lock` with the process id and
-/// host ([`crate::lock`]), created exclusively, removed when dropped. A lock
-/// left by a dead process of this host is stale and taken over; one from
-/// another host or a browser tab is not (neither can be seen from here).
+/// host ([`crate::lock`]), removed when dropped. A lock left by a dead
+/// process of this host is stale and taken over; one from another host or a
+/// browser tab is not (neither can be seen from here).
+///
+/// The lock appears with its text or not at all (written beside it, then
+/// hard-linked into place, which fails when a lock is there), so a crash
+/// never leaves an empty one. A stale lock is taken over by renaming it
+/// away first: of two runs taking it over at once, one renames it and the
+/// other finds it gone or finds the first one's lock, never removes that.
 #[derive(Debug)]
 pub struct VaultLock {
     path: PathBuf,
+    /// What this run wrote into the lock: dropping removes only that.
+    text: String,
 }
 
 impl VaultLock {
@@ -405,37 +413,106 @@ impl VaultLock {
             fs::create_dir_all(parent).map_err(io)?;
         }
         let me = Holder::process(std::process::id(), &host_name()).render();
-        for _ in 0..2 {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    file.write_all(me.as_bytes()).map_err(io)?;
-                    file.sync_data().map_err(io)?;
-                    return Ok(VaultLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder = Holder::parse(&fs::read_to_string(&path).unwrap_or_default());
-                    if !stale(&holder) {
-                        return Err(LockError::Held {
-                            holder,
-                            path: shown,
-                        });
-                    }
-                    let _ = fs::remove_file(&path);
-                }
-                Err(e) => return Err(io(e)),
+        for _ in 0..3 {
+            if create_with_text(&path, &me).map_err(io)? {
+                return Ok(VaultLock { path, text: me });
+            }
+            let Ok(found) = fs::read_to_string(&path) else {
+                continue; // gone meanwhile: try again
+            };
+            let holder = Holder::parse(&found);
+            let abandoned = found.trim().is_empty() && older_than(&path, LOCK_WRITE_GRACE);
+            if !abandoned && !stale(&holder) {
+                return Err(LockError::Held {
+                    holder,
+                    path: shown,
+                });
+            }
+            if let Some(holder) = take_over(&path, &found) {
+                return Err(LockError::Held {
+                    holder,
+                    path: shown,
+                });
             }
         }
         Err(io(std::io::Error::other("the lock kept changing")))
     }
 }
 
+/// Removes the stale lock at `path` that read `found`, by renaming it away
+/// first; `Some` with its holder when what was renamed turned out to be
+/// another run's fresh lock (taken between the read and the rename), which
+/// is put back.
+fn take_over(path: &Path, found: &str) -> Option<Holder> {
+    let aside = path.with_extension(format!("lock.stale-{}", std::process::id()));
+    if fs::rename(path, &aside).is_err() {
+        return None; // gone: another run took it over first
+    }
+    let moved = fs::read_to_string(&aside).unwrap_or_default();
+    let fresh = (moved != found).then(|| {
+        let _ = fs::hard_link(&aside, path);
+        Holder::parse(&moved)
+    });
+    let _ = fs::remove_file(&aside);
+    fresh
+}
+
+/// How long an empty lock file may be on its way to holding its text (a
+/// lock written where hard links are not available).
+const LOCK_WRITE_GRACE: Duration = Duration::from_secs(30);
+
+/// Creates `path` holding `text` unless a file is there (`Ok(false)`): the
+/// text is written beside it and hard-linked into place, so the file never
+/// exists empty; where hard links are not available, created exclusively
+/// and then written.
+fn create_with_text(path: &Path, text: &str) -> std::io::Result<bool> {
+    let beside = path.with_extension(format!("lock.new-{}", std::process::id()));
+    let _ = fs::remove_file(&beside);
+    {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&beside)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_data()?;
+    }
+    let linked = fs::hard_link(&beside, path);
+    let _ = fs::remove_file(&beside);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) => match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(mut file) => {
+                file.write_all(text.as_bytes())?;
+                file.sync_data()?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Whether `path` was last modified more than `age` ago.
+fn older_than(path: &Path, age: Duration) -> bool {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|elapsed| elapsed > age)
+}
+
 impl Drop for VaultLock {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        // Only this run's lock: one broken by hand and taken by another run
+        // stays.
+        if fs::read_to_string(&self.path).is_ok_and(|text| text == self.text) {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -1464,6 +1541,48 @@ mod tests {
             err.contains(&format!("process {dead} on elsewhere")),
             "{err}"
         );
+    }
+
+    /// Found by an audit that stopped and raced runs: a run killed between
+    /// creating its lock and writing it left an empty lock that refused
+    /// every run; two runs taking over one stale lock could both run; a run
+    /// ending removed whatever lock was there.
+    #[test]
+    fn a_lock_is_never_empty_taken_over_once_and_removed_only_by_its_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // An empty lock being written is respected; one left long ago is not.
+        fs::write(&path, "").unwrap();
+        assert!(VaultLock::acquire(dir.path()).is_err());
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(120);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        // Dropping removes only its own lock: one written over it stays.
+        fs::write(&path, "pid=1\nhost=elsewhere\n").unwrap();
+        drop(lock);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "pid=1\nhost=elsewhere\n"
+        );
+        // Judged stale from what was read, but another run's fresh lock by
+        // the time it is renamed away: put back, and that run holds it.
+        let fresh = format!("pid={}\nhost={}\n", std::process::id(), host_name());
+        fs::write(&path, &fresh).unwrap();
+        let holder = take_over(&path, "pid=999999\nhost=here\n").unwrap();
+        assert_eq!(holder.pid, std::process::id().to_string());
+        assert_eq!(fs::read_to_string(&path).unwrap(), fresh);
+        // The stale one it read is removed, once.
+        fs::write(&path, "pid=999999\nhost=here\n").unwrap();
+        assert!(take_over(&path, "pid=999999\nhost=here\n").is_none());
+        assert!(!path.exists());
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     /// A streamed reply read to its end (or its error).
