@@ -251,9 +251,10 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
 
 /// Found by stopping runs at every write: a full disk can cut the
 /// journal's last append inside a character (`→` is three bytes), and a
-/// person may reorder a finished note's conditions before the next run.
-/// The torn line is set aside, the recorded judgment is read by its labels,
-/// and nothing is asked again.
+/// person may reorder a finished note's conditions, or annotate an output
+/// note, before the next run. The torn line is set aside, the recorded
+/// judgment is read by its labels, the annotation stays, and nothing is
+/// asked again.
 #[test]
 fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,6 +290,10 @@ fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
     );
     assert_ne!(reordered, text);
     std::fs::write(&review, reordered).unwrap();
+    // A person annotates an output the run wrote: the resume keeps it.
+    let output = vault.join("00_plan-trace/draft.visit-1.md");
+    let annotated = std::fs::read_to_string(&output).unwrap() + "\nGood opening.\n";
+    std::fs::write(&output, &annotated).unwrap();
 
     let out = run_to_end(&vault, &stub, &[]);
     assert!(
@@ -301,6 +306,7 @@ fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
     let aside = std::fs::read(vault.join("00_plan-trace/journal.jsonl.torn-1")).unwrap();
     assert!(String::from_utf8_lossy(&aside).starts_with("{\"key\":\"send#2:work\""));
     assert_eq!(trace(&vault).matches("took `needs revision`").count(), 0);
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), annotated);
 }
 
 #[test]

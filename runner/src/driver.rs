@@ -926,8 +926,9 @@ impl<'a, H: Host> Driver<'a, H> {
                     title,
                     visit,
                     text,
+                    replayed,
                 } => self
-                    .output(&node, &title, visit, &text)
+                    .output(&node, &title, visit, &text, replayed)
                     .await
                     .map(|()| None),
                 Effect::Amend { text } => {
@@ -1128,10 +1129,15 @@ impl<'a, H: Host> Driver<'a, H> {
         title: &str,
         visit: u32,
         text: &str,
+        replayed: bool,
     ) -> Result<(), RunError> {
         let path = trace::output_note_path(node, visit);
         let note = trace::output_note(node, title, visit, text);
-        if self.host.read(&path).await.map_err(vault_error)?.as_deref() != Some(note.as_str()) {
+        let there = self.host.read(&path).await.map_err(vault_error)?;
+        // A replayed output's note is written only when it is missing: one
+        // that is there is the run's, or a person's edit of it.
+        let keep = there.as_deref() == Some(note.as_str()) || (replayed && there.is_some());
+        if !keep {
             self.write(&path, &note).await?;
         }
         self.outputs.insert(node.to_string(), text.to_string());

@@ -231,6 +231,11 @@ pub enum Effect {
         title: String,
         visit: u32,
         text: String,
+        /// From an answer the journal served (a resume): the note was
+        /// written by the run that got it, and a person may have edited it
+        /// since, so one that is there is kept as it is.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        replayed: bool,
     },
     /// Append an accepted amendment to the plan (a PLAN.md work item).
     Amend { text: String },
@@ -453,6 +458,17 @@ impl Shared {
     }
 
     pub fn record_output(&mut self, node: usize, visit: u32, text: String) {
+        let replayed = self.answer_served;
+        self.emit_output(node, visit, text, replayed);
+    }
+
+    /// [`Shared::record_output`] for the journal's output of a visit a
+    /// resume walks past: its note is written again only where it is gone.
+    pub fn replay_output(&mut self, node: usize, visit: u32, text: String) {
+        self.emit_output(node, visit, text, true);
+    }
+
+    fn emit_output(&mut self, node: usize, visit: u32, text: String, replayed: bool) {
         if self.finished.is_some() {
             return;
         }
@@ -462,6 +478,7 @@ impl Shared {
             title: n.title.clone(),
             visit,
             text: text.clone(),
+            replayed,
         });
         self.remember_output(node, text);
     }

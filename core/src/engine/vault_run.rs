@@ -153,7 +153,7 @@ impl VaultRun {
             // The recorded output of this very visit is the freshest truth;
             // re-emitting its note repairs one lost to the interruption.
             if let Some(output) = s.recorded_work(node, visit) {
-                s.record_output(node, visit, output);
+                s.replay_output(node, visit, output);
             }
             self.walked += 1;
             self.judge(s, node, visit);

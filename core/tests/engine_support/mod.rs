@@ -145,12 +145,19 @@ pub fn config() -> RunConfig {
     }
 }
 
-/// The effects a replay must reproduce: everything but requests and records.
+/// The effects a replay must reproduce: everything but requests and
+/// records, and whether an output came from the journal (a replay's all do).
 pub fn observable(effects: &[Effect]) -> Vec<Effect> {
     effects
         .iter()
         .filter(|e| !matches!(e, Effect::Request(_) | Effect::Record(_)))
         .cloned()
+        .map(|mut e| {
+            if let Effect::Output { replayed, .. } = &mut e {
+                *replayed = false;
+            }
+            e
+        })
         .collect()
 }
 
