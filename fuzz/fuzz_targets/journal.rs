@@ -34,8 +34,8 @@ fn answer(u: &mut Unstructured) -> Result<Answer> {
                 1 => "1. NO\n2. YES - again".into(),
                 2 => "1. NO\n2. NO".into(),
                 _ => text,
-            labels: Vec::new(),
             },
+            labels: Vec::new(),
         },
         2 => Answer::Command {
             exit: u.arbitrary()?,
