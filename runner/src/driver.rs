@@ -220,6 +220,8 @@ struct Driver<'a, H: Host> {
     /// `trace.md` as a resumed run found it: where a hop the resume walks
     /// past is looked for before it is appended again.
     traced: String,
+    /// Entries in `trace.md`: a resumed run numbers its own after them.
+    trace_count: u32,
     /// `Started` was posted (a fresh reset's status writes are not reported).
     started: bool,
     /// This run picks up an earlier one, so a breakpoint may hold an output.
@@ -385,6 +387,7 @@ impl<'a, H: Host> Driver<'a, H> {
             seen: BTreeMap::new(),
             trace_exists: false,
             traced: String::new(),
+            trace_count: 0,
             started: false,
             resumed: false,
             held_answered: None,
@@ -754,6 +757,7 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         // An empty trace (a full disk before its first line) gets its header.
         self.trace_exists = !self.traced.is_empty();
+        self.trace_count = trace::entries_in(&self.traced);
         let mut journal = if let Some(replayed) = &replay {
             // The vault keeps the journal of the run it now holds.
             for entry in &replayed.entries {
@@ -1021,9 +1025,9 @@ impl<'a, H: Host> Driver<'a, H> {
             )
             .with_hint("restore the note, then resume the run")
         })?;
-        if self.seen.get(&file).is_some_and(|seen| *seen != current) {
-            // The step's answer is journaled before its note says done, so
-            // a resume keeps the answer made from the text before the edit.
+        // The step's answer is journaled before its note says done, so a
+        // resume keeps the answer made from the text before an edit.
+        let changed = || {
             let hint = match status {
                 Status::Done => {
                     "resume the run: the answer this step got is kept, and a later visit of the \
@@ -1031,18 +1035,25 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
                 _ => "resume the run to continue with the edited note",
             };
-            return Err(RunError::new(
+            RunError::new(
                 ErrorCode::ChangedOnDisk,
                 format!("{file} changed on disk since the run read it; not overwritten"),
             )
-            .with_hint(hint));
+            .with_hint(hint)
+        };
+        if self.seen.get(&file).is_some_and(|seen| *seen != current) {
+            return Err(changed());
         }
         let updated = planvault_core::vault::update_status(&current, status);
         if updated != current {
-            self.host
-                .write(&file, &updated)
-                .await
-                .map_err(vault_error)?;
+            // The host looks again just before it replaces the note.
+            self.host.write(&file, &updated).await.map_err(|e| {
+                if e.is_changed() {
+                    changed()
+                } else {
+                    vault_error(e)
+                }
+            })?;
         }
         self.seen.insert(file, updated);
         if status == Status::Active {
@@ -1106,7 +1117,10 @@ impl<'a, H: Host> Driver<'a, H> {
         Ok(())
     }
 
-    async fn trace(&mut self, entry: TraceEntry) -> Result<(), RunError> {
+    async fn trace(&mut self, mut entry: TraceEntry) -> Result<(), RunError> {
+        // Numbered on from the trace's last entry, across resumes.
+        self.trace_count += 1;
+        entry.seq = self.trace_count;
         self.host.progress(&Progress::Hop(&entry));
         let markdown = entry.to_markdown();
         let text = if self.trace_exists {

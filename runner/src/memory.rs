@@ -91,6 +91,9 @@ pub struct MemoryHost {
     model: RefCell<Model>,
     responder: RefCell<Option<Responder>>,
     before_write: RefCell<Option<WriteHook>>,
+    /// Each file's text as last read or written here: as the native host
+    /// does, a write refuses a file changed since (`HostError::changed`).
+    seen: RefCell<BTreeMap<String, String>>,
 }
 
 impl MemoryHost {
@@ -118,6 +121,7 @@ impl MemoryHost {
             model: RefCell::new(Box::new(model)),
             responder: RefCell::new(None),
             before_write: RefCell::new(None),
+            seen: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -177,15 +181,28 @@ impl Host for MemoryHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        Ok(self.files.borrow().get(&self.stored(path)).cloned())
+        let text = self.files.borrow().get(&self.stored(path)).cloned();
+        if let Some(text) = &text {
+            self.seen
+                .borrow_mut()
+                .insert(self.stored(path), text.clone());
+        }
+        Ok(text)
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
         self.spend(path)?;
         self.hook(path);
+        let stored = self.stored(path);
+        let now = self.files.borrow().get(&stored).cloned();
+        let seen = self.seen.borrow().get(&stored).cloned();
+        if seen.is_some_and(|seen| now.as_deref().is_some_and(|now| now != seen && now != text)) {
+            return Err(HostError::changed(path));
+        }
         self.files
             .borrow_mut()
-            .insert(self.stored(path), text.to_string());
+            .insert(stored.clone(), text.to_string());
+        self.seen.borrow_mut().insert(stored, text.to_string());
         Ok(())
     }
 

@@ -862,6 +862,42 @@ fn fresh_starts_over_and_removes_the_previous_trace() {
     assert!(!host.file(TRACE_FILE).unwrap().contains("resumed"));
 }
 
+/// An edit saved after the driver compared the note, while its status
+/// write was on its way (the host looks again before it replaces the
+/// file), is kept, and the run says what a resume does with it.
+#[test]
+fn an_edit_saved_while_a_status_is_written_is_kept_and_said_as_it_is() {
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, good_model);
+    let edited = example()["draft.md"].replace("# Draft the email", "# Draft the email (edited)");
+    let edit = edited.clone();
+    host.before_write(move |path, files| {
+        if path == "draft.md" && files["draft.md"].contains("status: active") {
+            files.insert("draft.md".into(), edit.clone());
+        }
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    let error = finished(&host).1.unwrap();
+    assert_eq!(error.code, ErrorCode::ChangedOnDisk);
+    assert!(
+        error
+            .hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the answer this step got is kept"),
+        "{error:?}"
+    );
+    assert_eq!(
+        host.file("draft.md").unwrap(),
+        edited,
+        "the person's edit is kept"
+    );
+}
+
 #[test]
 fn a_note_changed_on_disk_is_never_overwritten_and_the_run_stops_resumably() {
     let inbox = Inbox::new();
@@ -1733,6 +1769,16 @@ fn a_full_disk_at_any_write_stops_resumably_and_a_torn_journal_line_is_kept_asid
         assert_eq!(
             hops(&trace),
             hops(&clean.file(TRACE_FILE).unwrap()),
+            "full at write {full_at}: {trace}"
+        );
+        // Numbered on across the resume: 1, 2, 3, … with no repeat.
+        let numbers: Vec<u32> = trace
+            .lines()
+            .filter_map(|l| l.strip_prefix("## ")?.split_once(". ")?.0.parse().ok())
+            .collect();
+        assert_eq!(
+            numbers,
+            (1..=numbers.len() as u32).collect::<Vec<_>>(),
             "full at write {full_at}: {trace}"
         );
     }

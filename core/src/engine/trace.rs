@@ -118,6 +118,18 @@ impl TraceEntry {
     }
 }
 
+/// How many entries a `trace.md` holds: its `## N. …` headings.
+pub fn entries_in(trace: &str) -> u32 {
+    trace
+        .lines()
+        .filter(|line| {
+            line.strip_prefix("## ")
+                .and_then(|rest| rest.split_once(". "))
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count() as u32
+}
+
 /// The first lines of a new `trace.md`.
 pub fn trace_header(query: &str) -> String {
     format!("# Plan trace\n\nQuery: {}\n", one_line(query))
