@@ -415,6 +415,7 @@ impl VaultLock {
         let me = Holder::process(std::process::id(), &host_name()).render();
         for _ in 0..3 {
             if create_with_text(&path, &me).map_err(io)? {
+                sweep_lock_leftovers(&path);
                 return Ok(VaultLock { path, text: me });
             }
             let Ok(found) = fs::read_to_string(&path) else {
@@ -494,6 +495,28 @@ fn create_with_text(path: &Path, text: &str) -> std::io::Result<bool> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e),
         },
+    }
+}
+
+/// Removes what runs killed while taking the lock left beside it (a
+/// `run.lock.new-PID` not yet linked, a `run.lock.stale-PID` not yet
+/// removed), once old enough that no run is still at it.
+fn sweep_lock_leftovers(lock: &Path) {
+    let (Some(dir), Some(name)) = (lock.parent(), lock.file_name()) else {
+        return;
+    };
+    let name = name.to_string_lossy();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let ours = [".new-", ".stale-"]
+            .iter()
+            .any(|kind| file.starts_with(&format!("{name}{kind}")));
+        if ours && older_than(&entry.path(), LOCK_WRITE_GRACE) {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -1583,6 +1606,24 @@ mod tests {
         assert!(!path.exists());
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+        // What a run killed while taking the lock left beside it goes once
+        // it is old; a fresh one may be another run's, and stays.
+        let (old, fresh) = (
+            path.with_extension("lock.new-7"),
+            path.with_extension("lock.stale-8"),
+        );
+        for leftover in [&old, &fresh] {
+            fs::write(leftover, "pid=7\nhost=here\n").unwrap();
+        }
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        drop(VaultLock::acquire(dir.path()).unwrap());
+        assert!(!old.exists());
+        assert!(fresh.exists());
     }
 
     /// A streamed reply read to its end (or its error).
