@@ -135,7 +135,10 @@ pub async fn take<H: Host>(host: &H, me: &Holder) -> Result<(), RunError> {
     };
     if let Some(text) = host.read(LOCK_FILE).await.map_err(io)? {
         let holder = Holder::parse(&text);
-        if !holder.is_browser() {
+        // An empty lock is a write that never landed (a browser's file
+        // exists empty until its text is closed in; a terminal's lock is
+        // never empty): nobody holds it.
+        if !holder.is_browser() && !text.trim().is_empty() {
             return Err(locked(&holder));
         }
     }
@@ -224,5 +227,12 @@ mod tests {
         assert_eq!(host.file(LOCK_FILE), Some(me.render()));
         block_on(release(&host, &me)).unwrap();
         assert_eq!(host.file(LOCK_FILE), None);
+
+        // A tab reloaded while its lock was being written left it empty
+        // (found by an audit reloading at every moment): taken over, not
+        // "process ? on ?" for good.
+        host.files.borrow_mut().insert(LOCK_FILE.into(), String::new());
+        block_on(take(&host, &me)).unwrap().unwrap();
+        assert_eq!(host.file(LOCK_FILE), Some(me.render()));
     }
 }
