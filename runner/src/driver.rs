@@ -899,6 +899,16 @@ impl<'a, H: Host> Driver<'a, H> {
         if let Err(error) = self.keep_run_id().await {
             return Some(self.stop_on(error));
         }
+        // The trace starts with the run's query before anything can stop
+        // it: an app offering to resume a run cut off before its first hop
+        // finds the query there.
+        if !self.trace_exists {
+            let header = trace::trace_header(&self.start.query);
+            if let Err(error) = self.append(TRACE_FILE, &header).await {
+                return Some(self.stop_on(error));
+            }
+            self.trace_exists = true;
+        }
         while let Some(effect) = queue.pop_front() {
             let done = match effect {
                 Effect::WriteStatus { node, status } => {

@@ -1697,6 +1697,12 @@ fn a_reply_past_the_byte_cap_is_refused_and_the_run_resumes() {
         "{error:?}"
     );
     assert_eq!(status_of(&host, "send.md"), "status: pending");
+    // Stopped before its first hop, the trace still names the query (what
+    // the app's resume offer reads).
+    assert_eq!(
+        host.file(TRACE_FILE).as_deref(),
+        Some(planvault_core::engine::trace::trace_header(QUERY).as_str())
+    );
     flood.set(false);
     assert_eq!(go(&host, &inbox, run), Some(FinishReason::Completed));
 }
