@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The receipt's JSON form, in the vault.
-pub const RECEIPT_JSON: &str = "00_plan-trace/receipt.json";
+pub const RECEIPT_JSON: &str = planvault_core::engine::trace::RECEIPT_FILE;
 /// The receipt as a note a person reads.
 pub const RECEIPT_NOTE: &str = "00_plan-trace/receipt.md";
 /// The run's id, kept while a run resumes (`planvault/<run-id>` names its branch).

@@ -553,11 +553,13 @@ pub struct ResumeOffer {
 }
 
 /// Whether the vault holds an interrupted run: a journal beside notes that
-/// are not all pending, and a trace that does not end the run.
+/// are not all pending, and a trace that does not end the run, or ends it
+/// without the receipt a run writes last (cut off just before it).
 pub fn interrupted_run<'a>(
     statuses: impl IntoIterator<Item = Status>,
     journal: Option<&'a str>,
     trace: Option<&'a str>,
+    receipt: Option<&'a str>,
 ) -> Option<ResumeOffer> {
     journal?;
     if statuses.into_iter().all(|s| s == Status::Pending) {
@@ -567,7 +569,8 @@ pub fn interrupted_run<'a>(
     // The last part of the trace (after the last resume marker) holds the
     // latest invocation; a terminal node there means it completed.
     let last = trace.rsplit("\n---\n").next().unwrap_or(trace);
-    if last.contains("- decided by: terminal") {
+    let receipt_whole = receipt.is_some_and(|r| r.trim_end().ends_with('}'));
+    if last.contains("- decided by: terminal") && receipt_whole {
         return None;
     }
     let query = trace
@@ -1089,34 +1092,42 @@ mod tests {
         let trace = "# Plan trace\n\nQuery: invite the design team\n\n## 1. Draft (visit 1)\n\n- decided by: unconditional\n";
         let some = [Status::Done, Status::Pending];
         assert_eq!(
-            interrupted_run(some, Some("{}\n"), Some(trace)),
+            interrupted_run(some, Some("{}\n"), Some(trace), None),
             Some(ResumeOffer {
                 query: Some("invite the design team".into())
             })
         );
         assert_eq!(
-            interrupted_run(some, None, Some(trace)),
+            interrupted_run(some, None, Some(trace), None),
             None,
             "no journal: never run"
         );
         assert_eq!(
-            interrupted_run([Status::Pending; 3], Some(""), Some(trace)),
+            interrupted_run([Status::Pending; 3], Some(""), Some(trace), None),
             None,
             "all pending"
         );
         let done = format!("{trace}\n## 2. Send (visit 1)\n\n- decided by: terminal\n");
         assert_eq!(
-            interrupted_run(some, Some(""), Some(&done)),
+            interrupted_run(some, Some(""), Some(&done), Some("{\"run\": 1}\n")),
             None,
             "completed"
         );
+        // Found by an audit reloading the page at every moment: the last hop
+        // traced, the receipt not yet (or half) written.
+        for receipt in [None, Some(""), Some("{\"run\":")] {
+            assert!(
+                interrupted_run(some, Some(""), Some(&done), receipt).is_some(),
+                "{receipt:?}"
+            );
+        }
         let resumed = format!("{done}\n---\n\n*resumed by a new run*\n\n## 3. Draft (visit 2)\n");
         assert!(
-            interrupted_run(some, Some(""), Some(&resumed)).is_some(),
+            interrupted_run(some, Some(""), Some(&resumed), None).is_some(),
             "only the latest invocation counts"
         );
         assert_eq!(
-            interrupted_run(some, Some(""), None),
+            interrupted_run(some, Some(""), None, None),
             Some(ResumeOffer { query: None })
         );
     }

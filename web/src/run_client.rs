@@ -11,7 +11,7 @@ use crate::settings::{command_servers, config_servers, ConfigServer, Settings, S
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use planvault_core::engine::trace::{JOURNAL_FILE, TRACE_FILE};
+use planvault_core::engine::trace::{JOURNAL_FILE, RECEIPT_FILE, TRACE_FILE};
 use planvault_protocol::{FromWorker, McpServer, PauseReason, StartRun, ToWorker};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use wasm_bindgen::prelude::*;
@@ -450,6 +450,7 @@ impl RunClient {
             };
             let journal = dir.read(JOURNAL_FILE).await.ok().flatten();
             let trace = dir.read(TRACE_FILE).await.ok().flatten();
+            let receipt = dir.read(RECEIPT_FILE).await.ok().flatten();
             let statuses = state.with_doc(|d| {
                 d.checked
                     .plan
@@ -462,6 +463,7 @@ impl RunClient {
                 statuses.unwrap_or_default(),
                 journal.as_deref(),
                 trace.as_deref(),
+                receipt.as_deref(),
             );
             if let Some(q) = offer.as_ref().and_then(|o| o.query.clone()) {
                 client.query.set(q);

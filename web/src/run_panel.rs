@@ -105,7 +105,7 @@ fn RunControls() -> impl IntoView {
             disabled=live></textarea>
         <div class="row wrap">
             <button id="run-start" class="primary" disabled=move || live() || !ready.get()
-                title="Start over: every note back to pending"
+                title="Start over: every note back to pending; the trace, the journal and the output notes (with any edits to them) are removed"
                 on:click=move |_| run.run(state, true, false)>"Run"</button>
             <Show when=move || resumable() && !live()>
                 <button id="run-continue" disabled=move || !ready.get()

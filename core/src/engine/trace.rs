@@ -10,6 +10,9 @@ pub const TRACE_DIR: &str = "00_plan-trace";
 pub const TRACE_FILE: &str = "00_plan-trace/trace.md";
 /// The journal (JSON lines).
 pub const JOURNAL_FILE: &str = "00_plan-trace/journal.jsonl";
+/// The receipt a run that ended for good writes last (`runner::receipt`):
+/// a trace that ends the run without it was cut off just before it.
+pub const RECEIPT_FILE: &str = "00_plan-trace/receipt.json";
 
 /// What decided a hop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
