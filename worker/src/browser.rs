@@ -35,6 +35,19 @@ fn describe(err: &JsValue) -> String {
     err.as_string().unwrap_or_else(|| format!("{err:?}"))
 }
 
+/// A file's text, its bytes decoded here: `File.text()` would drop a
+/// byte-order mark, and a note is written back with its status changed.
+async fn file_text(path: &str, handle: &FileSystemFileHandle) -> Result<String, HostError> {
+    let err = |e: JsValue| write_error(path, &e);
+    let file: File = JsFuture::from(handle.get_file())
+        .await
+        .map_err(err)?
+        .unchecked_into();
+    let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;
+    let bytes = Uint8Array::new(&buffer).to_vec();
+    String::from_utf8(bytes).map_err(|_| HostError::new(path, "not UTF-8 text"))
+}
+
 /// A vault write's failure; the storage quota (or a full disk) is told
 /// apart, so the run stops resumably saying so.
 fn write_error(path: &str, err: &JsValue) -> HostError {
@@ -68,6 +81,9 @@ pub struct BrowserHost {
     on_post: Option<PostHook>,
     /// The run's MCP servers (URL ones: the browser starts no process).
     mcp: mcp_http::Client,
+    /// Each file's text as this host last read or wrote it: a write is
+    /// closed in only while the file still holds that (or the new text).
+    seen: RefCell<std::collections::HashMap<String, String>>,
 }
 
 /// A recorder of posted messages.
@@ -94,6 +110,7 @@ impl BrowserHost {
             fetch_allow: RefCell::new(Vec::new()),
             on_post: None,
             mcp,
+            seen: RefCell::default(),
         }
     }
 
@@ -107,6 +124,7 @@ impl BrowserHost {
             fetch_allow: RefCell::new(Vec::new()),
             on_post: None,
             mcp: mcp_http::Client::new(Vec::new(), Default::default()),
+            seen: RefCell::default(),
         }
     }
 
@@ -309,18 +327,11 @@ impl Host for BrowserHost {
         let Some(handle) = self.file(path, false).await? else {
             return Ok(None);
         };
-        let err = |e: JsValue| write_error(path, &e);
-        let file: File = JsFuture::from(handle.get_file())
-            .await
-            .map_err(err)?
-            .unchecked_into();
-        // The bytes, decoded here: `File.text()` would drop a byte-order
-        // mark, and the note is written back with its status changed.
-        let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;
-        let bytes = Uint8Array::new(&buffer).to_vec();
-        String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| HostError::new(path, "not UTF-8 text"))
+        let text = file_text(path, &handle).await?;
+        self.seen
+            .borrow_mut()
+            .insert(path.to_string(), text.clone());
+        Ok(Some(text))
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
@@ -338,7 +349,20 @@ impl Host for BrowserHost {
         JsFuture::from(stream.write_with_str(text).map_err(err)?)
             .await
             .map_err(err)?;
+        // Looked at again with the new text ready beside it, just before it
+        // is closed in: an edit saved meanwhile is kept.
+        let seen = self.seen.borrow().get(path).cloned();
+        if let Some(seen) = seen {
+            let now = file_text(path, &handle).await?;
+            if now != seen && now != text {
+                let _ = JsFuture::from(stream.abort()).await;
+                return Err(HostError::changed(path));
+            }
+        }
         JsFuture::from(stream.close()).await.map_err(err)?;
+        self.seen
+            .borrow_mut()
+            .insert(path.to_string(), text.to_string());
         Ok(())
     }
 

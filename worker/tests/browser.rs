@@ -98,6 +98,45 @@ async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
     assert_eq!(host.read("missing/c.md").await.unwrap(), None);
 }
 
+/// A note another program saved after the run read it is never replaced:
+/// the host looks again before it closes its write in (found by an audit
+/// writing into the folder while a status write was on its way).
+#[wasm_bindgen_test]
+async fn a_write_keeps_an_edit_saved_since_the_read() {
+    let dir = folder("pv-cas-test").await;
+    let host = BrowserHost::new(
+        dir.clone(),
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
+    host.write("draft.md", "status: pending\n").await.unwrap();
+    host.read("draft.md").await.unwrap();
+    // Another program (a second host stands in for it) saves an edit.
+    let other = BrowserHost::new(
+        dir,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
+    other
+        .write("draft.md", "status: pending\nan edit\n")
+        .await
+        .unwrap();
+    let refused = host.write("draft.md", "status: done\n").await.unwrap_err();
+    assert!(refused.is_changed(), "{refused:?}");
+    assert_eq!(
+        host.read("draft.md").await.unwrap().as_deref(),
+        Some("status: pending\nan edit\n")
+    );
+    // Read again, it is written.
+    host.write("draft.md", "status: done\nan edit\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        other.read("draft.md").await.unwrap().as_deref(),
+        Some("status: done\nan edit\n")
+    );
+}
+
 #[wasm_bindgen_test]
 async fn a_refused_connection_is_a_connect_error_with_the_cors_hint() {
     let host = BrowserHost::new(
