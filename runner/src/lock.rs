@@ -231,7 +231,9 @@ mod tests {
         // A tab reloaded while its lock was being written left it empty
         // (found by an audit reloading at every moment): taken over, not
         // "process ? on ?" for good.
-        host.files.borrow_mut().insert(LOCK_FILE.into(), String::new());
+        host.files
+            .borrow_mut()
+            .insert(LOCK_FILE.into(), String::new());
         block_on(take(&host, &me)).unwrap().unwrap();
         assert_eq!(host.file(LOCK_FILE), Some(me.render()));
     }
