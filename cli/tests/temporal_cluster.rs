@@ -980,14 +980,18 @@ fn a_run_waits_for_a_person_without_a_worker_and_decide_resumes_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     // The terminal's run ended at the gate and a second process resumed
-    // it, which its trace records; the Temporal run never ended. Nothing
-    // else may differ.
+    // it, which its trace records (numbered on: the entry after it is 3);
+    // the Temporal run never ended. Nothing else may differ.
     let trace = plain.join("00_plan-trace/trace.md");
     let text = std::fs::read_to_string(&trace).unwrap();
-    let resumed = "---\n\n*resumed by a new run*\n\n## 1. Approve the note (visit 1)\n\n\
+    let resumed = "---\n\n*resumed by a new run*\n\n## 2. Approve the note (visit 1)\n\n\
                    - node: [[approve]]\n- resumed: the node was active\n- decided by: resume\n\n";
     assert!(text.contains(resumed), "{text}");
-    std::fs::write(&trace, text.replace(resumed, "")).unwrap();
+    let numbered_on = text
+        .replace(resumed, "")
+        .replace("\n## 3. ", "\n## 2. ")
+        .replace("\n## 4. ", "\n## 3. ");
+    std::fs::write(&trace, numbered_on).unwrap();
     assert_same_vault(&vault, &plain);
 }
 
