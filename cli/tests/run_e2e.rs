@@ -1662,3 +1662,68 @@ fn a_proposal_plan_that_mutates_before_its_gate_is_reported_and_never_run() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"code\": \"mutation-before-approval\""));
 }
+
+/// Obsidian renames a note by moving its file and rewriting every link to
+/// it, the trace's among them. A finished note renamed between runs is the
+/// same step: the resume takes its recorded work and decisions instead of
+/// asking the model again (and doing its side effects twice).
+#[test]
+fn a_finished_note_renamed_between_runs_is_not_worked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply(DRAFT, "Draft one."),
+            reply(REVIEW, "Looks right."),
+            Reply {
+                delay_ms: 20_000,
+                ..reply(JUDGE, "1. YES\n2. NO")
+            },
+            reply(JUDGE, "1. YES - fine\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    kill_when_asked(&vault, &stub, JUDGE, 1);
+    assert_eq!(status_of(&vault, "review.md"), "done");
+
+    std::fs::rename(vault.join("review.md"), vault.join("critique.md")).unwrap();
+    for note in ["draft.md", "send.md", "00_plan-trace/trace.md"] {
+        let text = std::fs::read_to_string(vault.join(note)).unwrap();
+        std::fs::write(vault.join(note), text.replace("[[review]]", "[[critique]]")).unwrap();
+    }
+
+    let out = run_to_end(&vault, &stub, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        (
+            count(&stub, DRAFT),
+            count(&stub, REVIEW),
+            count(&stub, JUDGE),
+            count(&stub, SEND)
+        ),
+        (1, 1, 2, 1)
+    );
+    assert_eq!(status_of(&vault, "critique.md"), "done");
+    assert_eq!(status_of(&vault, "send.md"), "done");
+    let trace = trace(&vault);
+    assert!(
+        trace.contains("resumed: `review` is now `critique`: its recorded answers are kept"),
+        "{trace}"
+    );
+    assert_eq!(
+        trace.matches("took `next` → [[critique]]").count(),
+        1,
+        "{trace}"
+    );
+    assert_eq!(
+        trace.matches("took `approved` → [[send]]").count(),
+        1,
+        "{trace}"
+    );
+}

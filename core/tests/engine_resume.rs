@@ -393,3 +393,66 @@ proptest! {
         prop_assert_eq!(finish(&resumed).reason, f.reason);
     }
 }
+
+/// `plan` with node `k` renamed as Obsidian renames a note: a new id, and
+/// every link to it rewritten.
+fn renamed(plan: &Plan, k: usize, new_id: &str) -> Plan {
+    let mut plan = plan.clone();
+    plan.nodes[k].id = new_id.to_string();
+    for edge in &mut plan.edges {
+        if edge.to == Some(k) {
+            edge.target = new_id.to_string();
+        }
+    }
+    plan
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A finished note renamed between runs is the same step to a resume
+    /// that walks the recorded decisions (no note was active): it asks for
+    /// exactly what the resume without the rename asks, under the new name,
+    /// and ends the same way.
+    #[test]
+    fn a_note_renamed_between_runs_changes_nothing_a_walking_resume_does(
+        (plan, seed) in arb_plan(),
+        which in any::<prop::sample::Index>(),
+    ) {
+        let answer = oracle(seed);
+        let mut engine = Engine::new(plan.clone(), config(), &Journal::new()).unwrap();
+        let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+        let k = which.index(plan.nodes.len());
+        let (old, new) = (plan.nodes[k].id.clone(), format!("{}-renamed", plan.nodes[k].id));
+        let back = |id: &str| match id.rsplit_once('#') {
+            Some((node, rest)) if node == new => format!("{old}#{rest}"),
+            _ => id.to_string(),
+        };
+        for cut in 0..=live.len() {
+            let (on_disk, journal, outputs) = crash_after(&plan, &live[..cut]);
+            let walks = on_disk.nodes.iter().all(|n| !matches!(n.status, Status::Active | Status::Failed));
+            if !walks {
+                continue;
+            }
+            let mut asked_plain = Vec::new();
+            let plain = resume(on_disk.clone(), &journal, &outputs, &mut |r| {
+                asked_plain.push(r.id.clone());
+                Event::Answered { id: r.id.clone(), answer: answer(r) }
+            });
+            let mut asked_renamed = Vec::new();
+            let moved = renamed(&on_disk, k, &new);
+            let outputs: Vec<(String, String)> = outputs
+                .iter()
+                .map(|(node, text)| (if *node == old { new.clone() } else { node.clone() }, text.clone()))
+                .collect();
+            let again = resume(moved, &journal, &outputs, &mut |r| {
+                let original = Request { id: back(&r.id), ..r.clone() };
+                asked_renamed.push(original.id.clone());
+                Event::Answered { id: r.id.clone(), answer: answer(&original) }
+            });
+            prop_assert_eq!(&asked_renamed, &asked_plain, "cut {}", cut);
+            let ended = format!("{:?}", finish(&again).reason).replace(&new, &old);
+            prop_assert_eq!(ended, format!("{:?}", finish(&plain).reason), "cut {}", cut);
+        }
+    }
+}

@@ -361,6 +361,9 @@ pub(crate) struct Shared {
     recorded: BTreeMap<String, Answer>,
     /// The recorded journal in arrival order (resume restores counters from it).
     pub recorded_order: Vec<JournalEntry>,
+    /// Which of `recorded_order`'s entries this run has read (served or
+    /// walked past): a resume reads them in the order they were written.
+    read: Vec<bool>,
     pub predicates: BTreeMap<String, Predicate>,
     /// Each node's freshest output.
     pub outputs: BTreeMap<usize, String>,
@@ -388,9 +391,14 @@ impl Shared {
         if self.finished.is_some() {
             return;
         }
+        if !self.recorded.contains_key(&request.id) {
+            self.adopt_renamed(&request.id);
+        }
         if let Some(answer) = self.recorded.get(&request.id) {
             if answer.kind() == request.body.answer_kind() {
-                self.inbox.push_back((request, answer.clone(), true));
+                let answer = answer.clone();
+                self.mark_read(&request.id);
+                self.inbox.push_back((request, answer, true));
                 return;
             }
         }
@@ -408,11 +416,85 @@ impl Shared {
     /// resume: the journal has it, or there is no journal to ask (then the
     /// status alone is the checkpoint). A loop that re-enters a `done` node
     /// for a visit the journal never saw means that work is still to do.
-    pub fn work_recorded_or_unknown(&self, node: usize, visit: u32) -> bool {
-        self.recorded.is_empty()
-            || self
-                .recorded
-                .contains_key(&format!("{}#{visit}:work", self.plan.nodes[node].id))
+    pub fn work_recorded_or_unknown(&mut self, node: usize, visit: u32) -> bool {
+        if self.recorded.is_empty() {
+            return true;
+        }
+        let key = format!("{}#{visit}:work", self.plan.nodes[node].id);
+        self.recorded.contains_key(&key) || self.adopt_renamed(&key)
+    }
+
+    /// A vault note renamed since the journal recorded it: Obsidian moves
+    /// the file and rewrites every link to it, so a resume walks to it
+    /// under its new id and finds nothing recorded there. The engine being
+    /// deterministic, a resume asks for the journal's answers in the order
+    /// they were written: when the first entry not read yet is this very
+    /// request of a note the plan no longer has, that note is this one, and
+    /// its answers become this note's (those recorded under the new id
+    /// since stay). Keeps a rename from costing a finished step's work, its
+    /// side effects done twice among it.
+    fn adopt_renamed(&mut self, key: &str) -> bool {
+        if self.plan.format != PlanFormat::Vault {
+            return false;
+        }
+        let Some((new_id, visit, kind)) = vault_run::split_key(key) else {
+            return false;
+        };
+        let Some(next) = self.read.iter().position(|read| !read) else {
+            return false;
+        };
+        let Some((old_id, old_visit, old_kind)) =
+            vault_run::split_key(&self.recorded_order[next].key)
+        else {
+            return false;
+        };
+        if (old_visit, old_kind) != (visit, kind) || self.index.contains_key(old_id) {
+            return false;
+        }
+        let (old_id, new_id) = (old_id.to_string(), new_id.to_string());
+        let renamed = |key: &str| match vault_run::split_key(key) {
+            Some((id, _, _)) if id == old_id => Some(format!("{new_id}{}", &key[id.len()..])),
+            _ => None,
+        };
+        for entry in &mut self.recorded_order {
+            if let Some(key) = renamed(&entry.key) {
+                entry.key = key;
+            }
+        }
+        let keys: Vec<String> = self
+            .recorded
+            .keys()
+            .filter(|k| renamed(k).is_some())
+            .cloned()
+            .collect();
+        for key in keys {
+            if let Some(answer) = self.recorded.remove(&key) {
+                self.recorded
+                    .entry(renamed(&key).unwrap_or(key))
+                    .or_insert(answer);
+            }
+        }
+        if let Some(node) = self.node_index(&new_id) {
+            let what =
+                format!("resumed: `{old_id}` is now `{new_id}`: its recorded answers are kept");
+            self.trace(node, visit, what, DecidedBy::Resume, None);
+        }
+        true
+    }
+
+    /// A resume that starts at its active node reads no answer in order:
+    /// nothing is adopted then (a loop back into a renamed note is new work).
+    pub fn mark_all_read(&mut self) {
+        self.read.fill(true);
+    }
+
+    /// Notes that this run has read the journal's entries under `key`.
+    fn mark_read(&mut self, key: &str) {
+        for (entry, read) in self.recorded_order.iter().zip(self.read.iter_mut()) {
+            if entry.key == key {
+                *read = true;
+            }
+        }
     }
 
     /// Whether the journal holds an answer for this request id.
@@ -436,12 +518,14 @@ impl Shared {
     }
 
     /// The recorded output of one visit's work, if the journal has it.
-    pub fn recorded_work(&self, node: usize, visit: u32) -> Option<String> {
-        match self
-            .recorded
-            .get(&format!("{}#{visit}:work", self.plan.nodes[node].id))
-        {
-            Some(Answer::Work { output }) => Some(output.clone()),
+    pub fn recorded_work(&mut self, node: usize, visit: u32) -> Option<String> {
+        let key = format!("{}#{visit}:work", self.plan.nodes[node].id);
+        match self.recorded.get(&key) {
+            Some(Answer::Work { output }) => {
+                let output = output.clone();
+                self.mark_read(&key);
+                Some(output)
+            }
             _ => None,
         }
     }
@@ -714,6 +798,7 @@ impl Engine {
             statuses,
             recorded: recorded.by_key(),
             recorded_order: recorded.entries.clone(),
+            read: vec![false; recorded.entries.len()],
             predicates: BTreeMap::new(),
             outputs: BTreeMap::new(),
             recency: Vec::new(),

@@ -92,6 +92,7 @@ impl VaultRun {
             }
         }
         s.steps = worked.len() as u32;
+        s.mark_all_read();
         match last_key {
             // A failed node's recorded work led to the failure: it is done
             // again in a new visit, never served.
