@@ -32,6 +32,16 @@ fn run_to_end(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     planvault(vault, stub, extra).output().unwrap()
 }
 
+/// The run exited 0 (its stderr is the failure message otherwise).
+#[track_caller]
+fn assert_ran(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn trace(vault: &Path) -> String {
     std::fs::read_to_string(vault.join("00_plan-trace/trace.md")).unwrap()
 }
@@ -155,11 +165,7 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
         .arg(&journal)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(stub.requests().len(), calls, "zero model calls");
     assert_eq!(trace(&copy), first_trace, "byte for byte");
     assert_eq!(
@@ -227,11 +233,7 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
     assert_eq!(status_of(&vault, "send.md"), "pending");
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
     assert_eq!(
         (
@@ -270,11 +272,7 @@ fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let asked = stub.requests().len();
 
     let journal = vault.join("00_plan-trace/journal.jsonl");
@@ -296,11 +294,7 @@ fn a_journal_torn_inside_a_character_and_reordered_conditions_still_resume() {
     std::fs::write(&output, &annotated).unwrap();
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
     assert_eq!(stub.requests().len(), asked, "nothing was asked again");
     let aside = std::fs::read(vault.join("00_plan-trace/journal.jsonl.torn-1")).unwrap();
@@ -336,11 +330,7 @@ fn a_run_killed_mid_stream_continues_at_the_active_node() {
     );
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("continuing at review"));
     assert_eq!(
         (
@@ -397,11 +387,7 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
     )
     .unwrap();
     let out = run_to_end(&vault, &stub2, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(count(&stub2, DRAFT), 0);
     let reask = stub2
         .requests()
@@ -435,11 +421,7 @@ fn a_role_routes_its_calls_to_its_own_endpoint() {
     .unwrap();
     let role = format!("review={},judge-model", reviewer.base_url());
     let out = run_to_end(&vault, &writer, &["--role", &role]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(writer.requests().len(), 2);
     assert_eq!(reviewer.requests().len(), 2);
     assert!(reviewer
@@ -543,11 +525,7 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
     );
 
     let out = plan_md_run(dir.path(), &stub, &["--decide", "5=approve:Ship it today."]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Ship it today.\n");
     assert_eq!(status_of(&run, "5.md"), "done");
     assert_eq!(stub.requests().len(), 2, "nothing ran twice");
@@ -611,11 +589,7 @@ fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "A one-word note.\n");
     let run = dir.path().join("plan.run");
     for note in ["write.md", "read.md", "sum.md"] {
@@ -660,11 +634,7 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let requests = stub.requests();
     let tools: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -746,11 +716,7 @@ fn ctrl_c_stops_the_run_resumably() {
     assert_eq!(status_of(&vault, "review.md"), "active");
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(count(&stub, DRAFT), 1);
 }
 
@@ -874,11 +840,7 @@ fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_
     )
     .output()
     .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Published as #7.\n");
     assert_eq!(
         ["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)),
@@ -966,11 +928,7 @@ fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
         .env("MY_TOOL_VAR", format!("kept-{SECRET}"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let vault = all_text(&run);
     assert!(vault.contains("MY_TOOL_VAR=kept-<redacted>"), "{vault}");
     assert!(!vault.contains("OTHER_VAR"), "{vault}");
@@ -1015,11 +973,7 @@ fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
     // Once the holder is gone, the run takes the vault and gives it back.
     std::fs::remove_file(&lock).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert!(!lock.exists(), "the lock is released at the end");
 }
 
@@ -1085,11 +1039,7 @@ fn a_prompt_over_the_budget_is_never_sent_and_the_run_resumes_once_the_budget_al
     )
     .unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(status_of(&vault, "send.md"), "done");
     assert_eq!(count(&stub, DRAFT), 2, "the loop drafts twice, never more");
 }
@@ -1135,11 +1085,7 @@ fn a_symlink_out_of_the_vault_is_neither_read_by_the_model_nor_loaded() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let requests = stub.requests();
     let tool_turns: Vec<String> = requests[1].body["messages"]
         .as_array()
@@ -1315,11 +1261,7 @@ fn a_node_whose_judgment_cannot_be_read_ends_failed_and_a_resume_does_it_again()
     )
     .unwrap();
     let out = run_to_end(&vault, &stub2, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("continuing at review"),
         "{}",
@@ -1388,11 +1330,7 @@ fn a_completed_runs_receipt_verifies_until_its_journal_or_plan_is_edited() {
     let vault = example_vault(dir.path());
     let stub = Stub::start(loop_script(), 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
 
     let out = receipt_verify(&vault, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1595,11 +1533,7 @@ fn a_proposal_plan_runs_nothing_that_mutates_until_a_person_approves() {
         "a paused run has no receipt"
     );
     let out = plan_md_run(dir.path(), &stub, &["--decide", "2=approve"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert!(
         dir.path().join("migrated.flag").exists(),
         "the command ran once approved"
@@ -1695,11 +1629,7 @@ fn a_finished_note_renamed_between_runs_is_not_worked_again() {
     }
 
     let out = run_to_end(&vault, &stub, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert_eq!(
         (
             count(&stub, DRAFT),
