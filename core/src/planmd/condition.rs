@@ -10,8 +10,17 @@ use std::collections::BTreeMap;
 /// never needs a signal.
 pub const STATUS_WORDS: [&str; 3] = ["ok", "fail", "blocked"];
 
-/// Signal values a bare-word route reads as "yes".
-const TRUTHY: [&str; 4] = ["true", "1", "yes", "ok"];
+/// Signal values a bare-word route reads as "yes" (Leopold's `TRUTHY`).
+const TRUTHY: [&str; 8] = ["true", "1", "yes", "on", "ok", "pass", "passed", "success"];
+
+/// Equal as JavaScript's `a.trim().toLowerCase() === b.trim().toLowerCase()`
+/// finds them, as Leopold compares conditions: its trim (not Rust's: U+0085
+/// is no space to it, U+FEFF is) and full Unicode lower-casing (the Kelvin
+/// sign `K` is a `k`).
+fn same_word(a: &str, b: &str) -> bool {
+    let (a, b) = (js_trim(a), js_trim(b));
+    a.eq_ignore_ascii_case(b) || a.to_lowercase() == b.to_lowercase()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignalOp {
@@ -77,34 +86,31 @@ impl Condition {
     /// A bare `ok` / `fail` / `blocked`: tests the node's own outcome only.
     #[cfg_attr(planvault_size, optimize(size))]
     pub fn is_status_word(&self) -> bool {
-        matches!(self, Condition::Status { word } if STATUS_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word)))
+        matches!(self, Condition::Status { word } if STATUS_WORDS.iter().any(|w| same_word(w, word)))
     }
 
     /// Does the route fire, given the node's recorded outcome and the channel?
     ///
     /// An absent key never matches, in either direction: unknown is not
-    /// "different from". Comparisons ignore case and surrounding spaces.
+    /// "different from". Comparisons ignore case and surrounding spaces, as
+    /// Leopold's `routeMatches` does ([`same_word`]).
     #[cfg_attr(planvault_size, optimize(size))]
     pub fn matches(&self, outcome: Option<&str>, signals: &BTreeMap<String, String>) -> bool {
         match self {
             Condition::Signal { key, op, value } => match signals.get(key) {
                 None => false,
-                Some(actual) => {
-                    let equal = actual.trim().eq_ignore_ascii_case(value.trim());
-                    (*op == SignalOp::Eq) == equal
-                }
+                Some(actual) => (*op == SignalOp::Eq) == same_word(actual, value),
             },
             Condition::Status { word } => {
                 if word.is_empty() {
                     return false;
                 }
-                if outcome.is_some_and(|o| o.trim().eq_ignore_ascii_case(word)) {
+                if outcome.is_some_and(|o| same_word(o, word)) {
                     return true;
                 }
-                signals.get(word).is_some_and(|v| {
-                    let v = v.trim();
-                    TRUTHY.iter().any(|t| t.eq_ignore_ascii_case(v)) || v.eq_ignore_ascii_case(word)
-                })
+                signals
+                    .get(word)
+                    .is_some_and(|v| TRUTHY.iter().any(|t| same_word(t, v)) || same_word(v, word))
             }
         }
     }
@@ -199,5 +205,37 @@ mod tests {
         assert!(!Condition::parse("fail").matches(Some("ok"), &empty));
         assert!(Condition::parse("ready").matches(Some("ok"), &channel(&[("ready", "true")])));
         assert!(!Condition::parse("ready").matches(None, &channel(&[("ready", "false")])));
+    }
+
+    /// Leopold's `routeMatches` (graph.ts): its eight truthy words, and
+    /// JavaScript's trim and lower-casing for every comparison.
+    #[test]
+    fn conditions_compare_as_leopold_compares_them() {
+        let empty = channel(&[]);
+        for truthy in [
+            "true", "1", "yes", "on", "ok", "pass", "passed", "Success", " PASS ",
+        ] {
+            let signals = channel(&[("ready", truthy)]);
+            assert!(
+                Condition::parse("ready").matches(None, &signals),
+                "{truthy}"
+            );
+        }
+        for falsy in ["false", "0", "no", "off", "done", ""] {
+            let signals = channel(&[("ready", falsy)]);
+            assert!(
+                !Condition::parse("ready").matches(None, &signals),
+                "{falsy}"
+            );
+        }
+        // The Kelvin sign lower-cases to `k`; U+0085 is no space to JavaScript.
+        assert!(Condition::parse("o\u{212A}").is_status_word());
+        assert!(Condition::parse("o\u{212A}").matches(Some("ok"), &empty));
+        assert!(!Condition::parse("fail\u{85}").is_status_word());
+        assert!(!Condition::parse("fail\u{85}").matches(Some("fail"), &empty));
+        assert!(
+            Condition::parse("stage=PROD").matches(None, &channel(&[("stage", "\u{FEFF}prod ")]))
+        );
+        assert!(!Condition::parse("stage=prod").matches(None, &channel(&[("stage", "prod\u{85}")])));
     }
 }

@@ -116,8 +116,13 @@ pub(crate) fn scan(text: &str) -> Scan<'_> {
     for piece in text.split_inclusive('\n') {
         let start = at;
         at += piece.len();
-        let line = piece.strip_suffix('\n').unwrap_or(piece);
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        // A CR ends a line only before its LF: Leopold splits on LF alone
+        // and reads a line holding a CR as no item (a CRLF file is read as
+        // LF on purpose; a bare CR at the very end is not a CRLF).
+        let line = match piece.strip_suffix('\n') {
+            Some(line) => line.strip_suffix('\r').unwrap_or(line),
+            None => piece,
+        };
         if let Some((ch, len)) = fence {
             if closes_fence(line, ch, len) {
                 fence = None;

@@ -8,6 +8,7 @@
 //! wasm's small stack.
 
 use super::condition::Condition;
+use super::items::js_trim;
 use super::{emitted_keys, item};
 use crate::{Code, Diagnostic, EdgeKind, Plan, Status};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -194,7 +195,7 @@ impl<'a> Validator<'a> {
         let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes().filter(|e| e.to.is_none()) {
             let from = self.name(edge.from);
-            let when = format!("`@on {}`", edge.label.as_deref().unwrap_or("").trim());
+            let when = format!("`@on {}`", js_trim(edge.label.as_deref().unwrap_or("")));
             let message = if edge.target.is_empty() {
                 format!("{from} declares {when} with no target item.")
             } else if super::route_target(&edge.target).is_some() {
@@ -250,7 +251,7 @@ impl<'a> Validator<'a> {
         let mut found: Vec<(usize, Diagnostic)> = Vec::new();
         for edge in self.routes() {
             let Some(to) = edge.to else { continue };
-            let written = edge.label.as_deref().unwrap_or("").trim();
+            let written = js_trim(edge.label.as_deref().unwrap_or(""));
             let condition = Condition::parse(written);
             let key = condition.key();
             if key.is_empty() || condition.is_status_word() || self.is_emitted(key) {
