@@ -352,6 +352,56 @@ pub type Predicate = Box<dyn Fn(&PredicateInput<'_>) -> bool + Send + Sync>;
 /// How many nodes' outputs stay in the recency list.
 const RECENCY: usize = 16;
 
+/// Which journal entries a run has read, for a resume that reads them in
+/// the order they were written ([`Shared::adopt_renamed`]).
+struct ReadOrder {
+    read: Vec<bool>,
+    /// Each key's places in the journal (a key recorded twice has two).
+    places: BTreeMap<String, Vec<usize>>,
+    /// Every entry before this one has been read.
+    first_unread: usize,
+}
+
+impl ReadOrder {
+    fn new(entries: &[JournalEntry]) -> ReadOrder {
+        let mut places: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            places.entry(entry.key.clone()).or_default().push(i);
+        }
+        ReadOrder {
+            read: vec![false; entries.len()],
+            places,
+            first_unread: 0,
+        }
+    }
+
+    fn mark(&mut self, key: &str) {
+        for &i in self.places.get(key).into_iter().flatten() {
+            self.read[i] = true;
+        }
+    }
+
+    fn mark_all(&mut self) {
+        self.read.fill(true);
+    }
+
+    fn next_unread(&mut self) -> Option<usize> {
+        while self.read.get(self.first_unread) == Some(&true) {
+            self.first_unread += 1;
+        }
+        (self.first_unread < self.read.len()).then_some(self.first_unread)
+    }
+
+    fn rename(&mut self, from: &str, to: &str) {
+        if let Some(places) = self.places.remove(from) {
+            self.places
+                .entry(to.to_string())
+                .or_default()
+                .extend(places);
+        }
+    }
+}
+
 /// What every format's machine shares: the plan, the budgets, the answers
 /// already known, the outputs collected, and the effects being emitted.
 pub(crate) struct Shared {
@@ -363,7 +413,7 @@ pub(crate) struct Shared {
     pub recorded_order: Vec<JournalEntry>,
     /// Which of `recorded_order`'s entries this run has read (served or
     /// walked past): a resume reads them in the order they were written.
-    read: Vec<bool>,
+    read: ReadOrder,
     pub predicates: BTreeMap<String, Predicate>,
     /// Each node's freshest output.
     pub outputs: BTreeMap<usize, String>,
@@ -440,7 +490,7 @@ impl Shared {
         let Some((new_id, visit, kind)) = vault_run::split_key(key) else {
             return false;
         };
-        let Some(next) = self.read.iter().position(|read| !read) else {
+        let Some(next) = self.read.next_unread() else {
             return false;
         };
         let Some((old_id, old_visit, old_kind)) =
@@ -458,6 +508,7 @@ impl Shared {
         };
         for entry in &mut self.recorded_order {
             if let Some(key) = renamed(&entry.key) {
+                self.read.rename(&entry.key, &key);
                 entry.key = key;
             }
         }
@@ -485,16 +536,11 @@ impl Shared {
     /// A resume that starts at its active node reads no answer in order:
     /// nothing is adopted then (a loop back into a renamed note is new work).
     pub fn mark_all_read(&mut self) {
-        self.read.fill(true);
+        self.read.mark_all();
     }
 
-    /// Notes that this run has read the journal's entries under `key`.
     fn mark_read(&mut self, key: &str) {
-        for (entry, read) in self.recorded_order.iter().zip(self.read.iter_mut()) {
-            if entry.key == key {
-                *read = true;
-            }
-        }
+        self.read.mark(key);
     }
 
     /// Whether the journal holds an answer for this request id.
@@ -798,7 +844,7 @@ impl Engine {
             statuses,
             recorded: recorded.by_key(),
             recorded_order: recorded.entries.clone(),
-            read: vec![false; recorded.entries.len()],
+            read: ReadOrder::new(&recorded.entries),
             predicates: BTreeMap::new(),
             outputs: BTreeMap::new(),
             recency: Vec::new(),
