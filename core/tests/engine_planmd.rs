@@ -311,7 +311,8 @@ fn an_unrouted_failure_skips_its_cone_and_fails_the_run() {
 
 #[test]
 fn an_unmet_need_is_skipped_once_nothing_else_can_emit_it() {
-    let text = "- [ ] Probe\n      @emit ready\n- [ ] (after: 1) Use it\n      @needs ready\n";
+    // Two declared values: which one is the worker's to say, and it says none.
+    let text = "- [ ] Probe\n      @emit ready=yes\n      @emit ready=no\n- [ ] (after: 1) Use it\n      @needs ready\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
     let effects = drive(&mut engine, |r| Event::Answered {
         id: r.id.clone(),
@@ -549,5 +550,138 @@ mod properties {
 
     fn plan_any(text: &str) -> Plan {
         planmd::parse("PLAN.md", text).0
+    }
+}
+
+/// How Leopold runs a plan (its scheduler: `settleNode`, `signalsFor`,
+/// `dispatchable` in dispatch.ts, `routeDecision` in graph.ts), on the
+/// smallest plans where a differential run of the two once differed. Each
+/// item answers its `STATUS` (and `SIGNALS`), a `@tool` its exit; the items
+/// asked, in order, and the run's end must be what Leopold's waves do.
+#[test]
+fn plans_run_as_leopold_runs_them() {
+    struct Case {
+        name: &'static str,
+        text: &'static str,
+        /// Item → its reply's status block (`exit N` for a command).
+        replies: &'static [(&'static str, &'static str)],
+        ran: &'static [&'static str],
+        failed: Option<&'static str>,
+    }
+    let cases = [
+        Case {
+            name: "a blocked item with no @on blocked takes its @on fail",
+            text: "- [ ] Step 1\n  @on fail -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[("1", "STATUS: blocked")],
+            ran: &["1", "3"],
+            failed: None,
+        },
+        Case {
+            name: "@on blocked still comes first",
+            text: "- [ ] Step 1\n  @on fail -> 2\n  @on blocked -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[("1", "STATUS: blocked")],
+            ran: &["1", "3"],
+            failed: None,
+        },
+        Case {
+            name: "an @emit with one value is on the channel when the item ends ok",
+            text: "- [ ] Step 1\n  @emit ready=true\n  @on ready=true -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[],
+            ran: &["1", "3"],
+            failed: None,
+        },
+        Case {
+            name: "a command's declared signal meets a @needs",
+            text: "- [ ] @tool make build\n  @emit built=true\n- [ ] (after: 1) Step 2\n  @needs built\n",
+            replies: &[("1", "exit 0")],
+            ran: &["1", "2"],
+            failed: None,
+        },
+        Case {
+            name: "no default where the item failed",
+            text: "- [ ] @tool make build\n  @emit built=true\n- [ ] Step 2\n  @needs built\n",
+            replies: &[("1", "exit 2")],
+            ran: &["1"],
+            failed: Some("1"),
+        },
+        Case {
+            name: "an item done before the run does not steer on ok",
+            text: "- [x] Step 1\n  @on ok -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[],
+            ran: &["2", "3"],
+            failed: None,
+        },
+        Case {
+            name: "a route to an item waiting on @needs handles no failure",
+            text: "- [ ] Step 1\n  @on fail -> 2\n- [ ] Step 2\n  @needs k\n- [ ] (after: 1) Step 3\n  @emit k=v\n",
+            replies: &[("1", "STATUS: failed")],
+            ran: &["1"],
+            failed: Some("1"),
+        },
+        Case {
+            name: "a route to an item waiting on @needs is not taken; it runs when they come",
+            text: "- [ ] Step 1\n  @on ok -> 2\n- [ ] Step 2\n  @needs k\n- [ ] (after: 1) Step 3\n  @emit k=v\n",
+            replies: &[],
+            ran: &["1", "3", "2"],
+            failed: None,
+        },
+        Case {
+            name: "a route to an item already done handles no failure",
+            text: "- [ ] Step 1\n- [ ] (after: 1) Step 2\n  @on fail -> 1\n",
+            replies: &[("2", "STATUS: failed")],
+            ran: &["1", "2"],
+            failed: Some("2"),
+        },
+        Case {
+            name: "a routed target waits for no (after:) dependency",
+            text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] (after: 2) Step 3\n- [ ] (after: 3) Step 4\n",
+            replies: &[],
+            ran: &["1", "2", "3", "4"],
+            failed: None,
+        },
+        Case {
+            name: "a routed target runs before the dependency that waits on its signal",
+            text: "- [ ] Step 1\n  @needs k\n- [ ] Step 2\n  @on ok -> 3\n- [ ] (after: 1) Step 3\n  @emit k=v\n",
+            replies: &[],
+            ran: &["2", "3", "1"],
+            failed: None,
+        },
+    ];
+    for case in cases {
+        let mut engine = Engine::new(plan(case.text), config(), &Journal::new()).unwrap();
+        let reply = |item: &str| {
+            case.replies
+                .iter()
+                .find(|(i, _)| *i == item)
+                .map_or("STATUS: done", |(_, r)| r)
+        };
+        let effects = drive(&mut engine, |r| {
+            let answer = match &r.body {
+                RequestBody::Command { .. } => {
+                    let exit = reply(&r.node).trim_start_matches("exit ").parse().unwrap();
+                    Answer::Command {
+                        exit,
+                        output: String::new(),
+                    }
+                }
+                _ => Answer::Work {
+                    output: format!("item {}\n{}", r.node, reply(&r.node)),
+                },
+            };
+            Event::Answered {
+                id: r.id.clone(),
+                answer,
+            }
+        });
+        assert_eq!(ran(&effects), case.ran, "{}", case.name);
+        let reason = finish(&effects).reason;
+        match case.failed {
+            None => assert_eq!(reason, FinishReason::Completed, "{}", case.name),
+            Some(item) => assert!(
+                matches!(&reason, FinishReason::NodeFailed { node, .. } if node == item),
+                "{}: {reason:?}",
+                case.name
+            ),
+        }
     }
 }

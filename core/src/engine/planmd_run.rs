@@ -191,7 +191,9 @@ impl PlanMdRun {
                 State::Settled | State::Bypassed | State::Skipped(_)
             )
         };
-        if !self.deps[i].iter().all(|&d| settled(d)) {
+        // A route is an explicit jump: its target waits for no `(after:)`
+        // dependency (Leopold's `routeDecision`), only for its `@needs`.
+        if !self.routed[i] && !self.deps[i].iter().all(|&d| settled(d)) {
             return Readiness::Wait;
         }
         // A route source still to settle might yet route here.
@@ -418,12 +420,12 @@ impl PlanMdRun {
                     DecidedBy::Human,
                 )
             }
-            Answer::Work { output } if already_done => (
-                output.clone(),
-                Some("ok".to_string()),
-                Vec::new(),
-                DecidedBy::Resume,
-            ),
+            // Done before this run, nothing recorded: as in Leopold, its outcome
+            // is unknown (an `@on ok` does not fire; a signal route reads the
+            // channel) and it puts nothing on the channel.
+            Answer::Work { output } if already_done => {
+                (output.clone(), None, Vec::new(), DecidedBy::Resume)
+            }
             Answer::Work { output } => {
                 let (status, signals) = status_block(output);
                 let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
@@ -449,6 +451,10 @@ impl PlanMdRun {
         };
         self.state[i] = State::Settled;
         self.outcomes[i] = outcome.clone();
+        let mut signals = signals;
+        if outcome.as_deref() == Some("ok") {
+            signals.extend(declared_defaults(&node, &signals));
+        }
         let declared = planmd::channel::declared_keys(&node);
         let mut notes = Vec::new();
         for (key, value) in &signals {
@@ -485,26 +491,12 @@ impl PlanMdRun {
             s.trace(i, 1, what, decided_by, rationale);
         }
 
-        // Routes fire on the settled state and latch: computed once, here.
-        for &e in &self.routes_out[i] {
-            let edge = &s.plan.edges[e];
-            let label = edge.label.clone().unwrap_or_default();
-            if Condition::parse(&label).matches(outcome.as_deref(), self.channel.signals()) {
-                if let Some(to) = edge.to {
-                    self.fired[i].insert(to);
-                    self.routed[to] = true;
-                    let target = s.plan.nodes[to].title.clone();
-                    if !rederive {
-                        s.trace(
-                            i,
-                            1,
-                            format!("took route `{label}` → item {} ({target})", to + 1),
-                            DecidedBy::Route,
-                            None,
-                        );
-                    }
-                }
-            }
+        // Routes fire on the settled state and latch: computed once, here. A
+        // `blocked` item no `@on blocked` route handles takes its `@on fail`
+        // routes: Leopold records only `ok` and `fail`.
+        self.take_routes(s, i, outcome.as_deref(), rederive);
+        if self.fired[i].is_empty() && outcome.as_deref() == Some("blocked") {
+            self.take_routes(s, i, Some("fail"), rederive);
         }
         if self.fired[i].is_empty() && is_failure(outcome.as_deref()) {
             let reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
@@ -512,6 +504,58 @@ impl PlanMdRun {
         }
         if node.kind == NodeKind::Feedback && !already_done {
             self.amend(s, i, &output, rederive);
+        }
+    }
+
+    /// Fire item `i`'s routes whose condition holds. As in Leopold
+    /// (`settleNode`, `dispatchable`), a route fires only to an item that can
+    /// still run: one not done (in the plan or this run) whose `@needs` are
+    /// on the channel. A route nobody can follow handles nothing, so the
+    /// item's failure stays a failure; the trace names the route.
+    fn take_routes(&mut self, s: &mut Shared, i: usize, outcome: Option<&str>, rederive: bool) {
+        for &e in &self.routes_out[i] {
+            let edge = &s.plan.edges[e];
+            let label = edge.label.clone().unwrap_or_default();
+            let Some(to) = edge.to else { continue };
+            if !Condition::parse(&label).matches(outcome, self.channel.signals()) {
+                continue;
+            }
+            let target = s.plan.nodes[to].title.clone();
+            // Done before this run began (a resume re-derives the items this
+            // run did: their answers are recorded), or settled in it already.
+            let done_before = s.statuses[to] == Status::Done && !ran_in_this_run(s, to);
+            let unreachable = if done_before || self.state[to] == State::Settled {
+                Some("which is already done".to_string())
+            } else {
+                self.missing_need(s, to)
+                    .map(|k| format!("which waits for @needs {k}, not on the channel"))
+            };
+            if let Some(why) = unreachable {
+                if !rederive {
+                    s.trace(
+                        i,
+                        1,
+                        format!(
+                            "route `{label}` not taken: item {} ({target}) {why}",
+                            to + 1
+                        ),
+                        DecidedBy::Route,
+                        None,
+                    );
+                }
+                continue;
+            }
+            self.fired[i].insert(to);
+            self.routed[to] = true;
+            if !rederive {
+                s.trace(
+                    i,
+                    1,
+                    format!("took route `{label}` → item {} ({target})", to + 1),
+                    DecidedBy::Route,
+                    None,
+                );
+            }
         }
     }
 
@@ -620,6 +664,37 @@ enum Readiness {
     Ready,
     Bypass(usize),
     Skip(String),
+}
+
+/// Whether the journal holds item `i`'s answer: it ran in this run (or the
+/// run this one resumes), whatever its checkbox says now.
+fn ran_in_this_run(s: &Shared, i: usize) -> bool {
+    let id = &s.plan.nodes[i].id;
+    ["work", "command", "human"]
+        .iter()
+        .any(|key| s.has_recorded(&format!("{id}#1:{key}")))
+}
+
+/// The signals an item that ended `ok` puts on the channel without
+/// reporting them: each key it declared with exactly one value (`@emit
+/// migrated=true` means what it reads like), as Leopold's `signalsFor`. A key
+/// declared with two values is the worker's to decide.
+fn declared_defaults(node: &crate::Node, reported: &[(String, String)]) -> Vec<(String, String)> {
+    let Some(item) = planmd::item(node) else {
+        return Vec::new();
+    };
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (key, value) in &item.emits {
+        values.entry(key).or_default().insert(value);
+    }
+    values
+        .into_iter()
+        .filter(|(key, values)| values.len() == 1 && !reported.iter().any(|(k, _)| k == key))
+        .filter_map(|(key, values)| {
+            let value = values.into_iter().next()?;
+            Some((key.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 fn is_failure(outcome: Option<&str>) -> bool {
