@@ -683,17 +683,16 @@ fn declared_defaults(node: &crate::Node, reported: &[(String, String)]) -> Vec<(
     let Some(item) = planmd::item(node) else {
         return Vec::new();
     };
-    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (key, value) in &item.emits {
-        values.entry(key).or_default().insert(value);
-    }
-    values
-        .into_iter()
-        .filter(|(key, values)| values.len() == 1 && !reported.iter().any(|(k, _)| k == key))
-        .filter_map(|(key, values)| {
-            let value = values.into_iter().next()?;
-            Some((key.to_string(), value.to_string()))
+    let emits = &item.emits;
+    emits
+        .iter()
+        .enumerate()
+        .filter(|&(i, (key, value))| {
+            let first = !emits[..i].iter().any(|(k, _)| k == key);
+            let one_value = emits.iter().all(|(k, v)| k != key || v == value);
+            first && one_value && !reported.iter().any(|(k, _)| k == key)
         })
+        .map(|(_, pair)| pair.clone())
         .collect()
 }
 
