@@ -354,7 +354,8 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
             Reply {
                 status: 503,
                 times: Some(3),
-                content: "overloaded".into(),
+                // LiteLLM's messages span lines; the retry line stays one.
+                content: "overloaded\n\nLiteLLM: model group busy".into(),
                 ..reply(REVIEW, "")
             },
         ],
@@ -362,13 +363,13 @@ fn an_endpoint_that_keeps_failing_stops_resumably_and_a_malformed_grid_is_reaske
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = run_to_end(&vault, &stub, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("interrupted at review"));
+    assert!(
+        stderr.contains("overloaded LiteLLM: model group busy; retrying in"),
+        "{stderr}"
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted at review"));
     assert_eq!(count(&stub, REVIEW), 3, "bounded retries");
     assert_eq!(status_of(&vault, "review.md"), "active");
 
@@ -1656,4 +1657,46 @@ fn a_finished_note_renamed_between_runs_is_not_worked_again() {
         1,
         "{trace}"
     );
+}
+
+/// llama.cpp's `llama-server`, recorded: the context filled up inside a
+/// tool call's arguments and the reply ended `finish_reason: "length"`. The
+/// call is not made, the request is not retried (it would stop there again),
+/// and the run stops resumably saying why and what to raise; it resumes
+/// once the model answers whole.
+#[test]
+fn a_reply_cut_off_by_the_model_s_length_limit_stops_the_run_resumably() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let cut = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../llm/tests/replies/llama-server-tool-call-cut-by-length.sse"
+    ));
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply {
+                raw: Some(cut.into()),
+                ..reply(DRAFT, "")
+            }],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("was cut off (finish_reason: length)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--ctx-size"), "{stderr}");
+    assert!(!stderr.contains("fetch_url"), "the cut call ran: {stderr}");
+    assert_eq!(count(&stub, DRAFT), 1, "a cut-off reply is not asked again");
+    assert_eq!(status_of(&vault, "draft.md"), "active");
+
+    let whole = Stub::start(loop_script(), 0, None).unwrap();
+    assert_ran(&run_to_end(&vault, &whole, &[]));
+    assert_eq!(status_of(&vault, "send.md"), "done");
 }

@@ -15,6 +15,14 @@ pub const MAX_TOOL_CALLS: usize = 64;
 /// is refused, so an endless stream cannot fill the memory.
 pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 
+/// Whether a `finish_reason` says the reply is not whole: the model ran
+/// into its output or context limit (`length`), or the provider withheld the
+/// rest (`content_filter`). Such a reply is neither a step's work nor a call
+/// to make: its tool arguments may stop mid-string.
+pub fn cut_off(finish_reason: &str) -> bool {
+    matches!(finish_reason, "length" | "content_filter")
+}
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolCall {
@@ -85,6 +93,15 @@ pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
         return Err(LlmError::Malformed {
             url: url.into(),
             reason: format!("the reply reported: {message}"),
+        });
+    }
+    if let Some(reason) = value["choices"][0]["finish_reason"]
+        .as_str()
+        .filter(|r| cut_off(r))
+    {
+        return Err(LlmError::CutOff {
+            url: url.into(),
+            reason: reason.into(),
         });
     }
     let message = &value["choices"][0]["message"];

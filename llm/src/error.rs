@@ -30,6 +30,10 @@ pub enum LlmError {
     /// event inside the stream.
     #[error("malformed reply from {url}: {reason}")]
     Malformed { url: String, reason: String },
+    /// The reply stopped short (`finish_reason` `length` or
+    /// `content_filter`): the same request would stop there again.
+    #[error("the reply from {url} was cut off (finish_reason: {reason})")]
+    CutOff { url: String, reason: String },
     #[error("no endpoint configured for role {role}")]
     NoEndpoint { role: String },
     /// Stopped from outside (Ctrl-C, the Stop button).
@@ -58,7 +62,8 @@ impl LlmError {
                 true
             }
             LlmError::Status { status, .. } => *status == 408 || *status == 429 || *status >= 500,
-            LlmError::NoEndpoint { .. }
+            LlmError::CutOff { .. }
+            | LlmError::NoEndpoint { .. }
             | LlmError::Interrupted
             | LlmError::PromptTooLarge { .. } => false,
         }
@@ -82,6 +87,9 @@ impl LlmError {
             LlmError::Status { status: 404, .. } => "check the base URL (it usually ends in /v1) and the model name in Settings",
             LlmError::Status { status: 429, .. } => "the endpoint is rate-limiting: wait, then resume the run",
             LlmError::Status { status, .. } if *status >= 500 => "the endpoint failed on its side: resume the run later",
+            LlmError::Status { status: 400, .. } => {
+                "the endpoint refused the request (its message says why): check the model name and its context size"
+            }
             LlmError::Status { .. } => return None,
             LlmError::Timeout { .. } => "the model took too long to answer: resume the run, or raise the timeout",
             LlmError::Connect { .. } if cli => "is the model server running?",
@@ -90,6 +98,16 @@ impl LlmError {
                  allow this page's origin (Access-Control-Allow-Origin, e.g. OLLAMA_ORIGINS)?"
             }
             LlmError::Malformed { .. } => "is this an OpenAI-compatible /chat/completions endpoint?",
+            LlmError::CutOff { reason, .. } => {
+                let fix = if reason == "content_filter" {
+                    "the provider's content filter withheld the rest of the reply: change the step's note"
+                } else {
+                    "the model reached its output or context limit: raise the server's limits (llama.cpp: \
+                     --ctx-size and -n; Ollama: num_ctx), or shorten the step's note"
+                };
+                let then = if cli { "run again" } else { "press Resume" };
+                return Some(format!("{fix}; then {then}: the run resumes at this step"));
+            }
             LlmError::NoEndpoint { .. } if cli => "pass --endpoint BASE_URL --model NAME, --role ROLE=URL,MODEL, or configure .planvault/config.toml",
             LlmError::NoEndpoint { .. } => "add a default endpoint, or one for this role, in Settings",
             LlmError::Interrupted => return None,
@@ -112,9 +130,13 @@ impl LlmError {
         let message = serde_json::from_str::<serde_json::Value>(body)
             .ok()
             .and_then(|v| {
+                // OpenAI's `error.message`; FastAPI servers' (llama-cpp-python)
+                // `detail`, a string or a list of `{msg}`.
                 v["error"]["message"]
                     .as_str()
                     .or_else(|| v["error"].as_str())
+                    .or_else(|| v["detail"].as_str())
+                    .or_else(|| v["detail"][0]["msg"].as_str())
                     .map(str::to_string)
             })
             .unwrap_or_else(|| body.chars().take(200).collect());
@@ -166,6 +188,13 @@ mod tests {
                 },
                 true,
             ),
+            (
+                LlmError::CutOff {
+                    url: "u".into(),
+                    reason: "length".into(),
+                },
+                false,
+            ),
             (LlmError::NoEndpoint { role: "r".into() }, false),
             (LlmError::Interrupted, false),
             (
@@ -191,6 +220,23 @@ mod tests {
             (status(404), "model name", "--model"),
             (status(429), "rate-limiting", "rate-limiting"),
             (status(502), "resume", "resume"),
+            (status(400), "context size", "context size"),
+            (
+                LlmError::CutOff {
+                    url: "u".into(),
+                    reason: "length".into(),
+                },
+                "press Resume",
+                "--ctx-size",
+            ),
+            (
+                LlmError::CutOff {
+                    url: "u".into(),
+                    reason: "content_filter".into(),
+                },
+                "content filter",
+                "run again",
+            ),
             (
                 LlmError::Timeout { url: "u".into() },
                 "too long",
@@ -244,5 +290,28 @@ mod tests {
         let e = LlmError::from_status("u", 429, &"x".repeat(500), Some(3));
         assert_eq!(e.retry_after(), Some(3));
         assert!(e.to_string().len() < 260);
+    }
+
+    /// FastAPI servers (llama-cpp-python's) say why in `detail`.
+    #[test]
+    fn a_fastapi_detail_is_the_message() {
+        let message = |body: &str| match LlmError::from_status("u", 401, body, None) {
+            LlmError::Status { message, .. } => message,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            message(r#"{"detail":"Invalid API key"}"#),
+            "Invalid API key"
+        );
+        assert_eq!(
+            message(
+                r#"{"detail":[{"loc":["body","model"],"msg":"field required","type":"missing"}]}"#
+            ),
+            "field required"
+        );
+        assert_eq!(
+            message(r#"{"error":{"message":"no such model"}}"#),
+            "no such model"
+        );
     }
 }

@@ -41,6 +41,8 @@ pub struct SseDecoder {
     error_event: bool,
     completion: Completion,
     finished: bool,
+    /// `finish_reason` when it says the reply was cut off.
+    cut_off: Option<String>,
     done: bool,
 }
 
@@ -105,7 +107,12 @@ impl SseDecoder {
     /// The body ended: the assembled reply, or why it is incomplete.
     pub fn finish(mut self) -> Result<Completion, LlmError> {
         self.flush()?;
-        if self.done || self.finished {
+        if let Some(reason) = self.cut_off {
+            Err(LlmError::CutOff {
+                url: self.url,
+                reason,
+            })
+        } else if self.done || self.finished {
             Ok(self.completion)
         } else {
             Err(self.malformed("the stream ended before the reply was complete".into()))
@@ -201,7 +208,9 @@ impl SseDecoder {
                 if let Some(id) = &id {
                     slot.id = id.clone();
                 }
-                if let Some(name) = &name {
+                // OpenAI sends the name once; some servers (llama-cpp-python)
+                // repeat it whole in every chunk of the call.
+                if let Some(name) = name.as_deref().filter(|n| *n != slot.name) {
                     slot.name.push_str(name);
                 }
                 if let Some(arguments) = &arguments {
@@ -215,8 +224,11 @@ impl SseDecoder {
                 });
             }
         }
-        if choice["finish_reason"].is_string() {
+        if let Some(reason) = choice["finish_reason"].as_str() {
             self.finished = true;
+            if crate::chat::cut_off(reason) {
+                self.cut_off = Some(reason.to_string());
+            }
         }
         Ok(())
     }
@@ -383,5 +395,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// llama.cpp's `llama-server` (0c1e570), recorded: a tool call whose
+    /// arguments stop mid-string because the context filled up, then
+    /// `finish_reason: "length"`. The call is not made; the reply is cut off.
+    #[test]
+    fn a_reply_cut_off_by_length_is_no_completion() {
+        let body = include_bytes!("../tests/replies/llama-server-tool-call-cut-by-length.sse");
+        for size in [1, 7, body.len()] {
+            let chunks: Vec<&[u8]> = body.chunks(size).collect();
+            let (_, result) = decode(&chunks);
+            assert_eq!(
+                result,
+                Err(LlmError::CutOff {
+                    url: "u".into(),
+                    reason: "length".into()
+                })
+            );
+        }
+        let filtered = "data: {\"choices\":[{\"delta\":{\"content\":\"Hal\"},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n";
+        let (seen, result) = decode(&[filtered.as_bytes()]);
+        assert_eq!(seen, "Hal");
+        assert!(
+            matches!(result, Err(LlmError::CutOff { reason, .. }) if reason == "content_filter")
+        );
+    }
+
+    /// llama-cpp-python's server (0.3.36), recorded: every chunk of a tool
+    /// call repeats its whole name. One call of `fetch_url`, not
+    /// `fetch_urlfetch_url…`.
+    #[test]
+    fn a_name_repeated_in_every_chunk_names_the_call_once() {
+        let body = include_bytes!("../tests/replies/llama-cpp-python-name-in-every-chunk.sse");
+        let (_, result) = decode(&[body.as_slice()]);
+        let completion = result.unwrap();
+        assert_eq!(completion.tool_calls.len(), 1);
+        let call = &completion.tool_calls[0];
+        assert_eq!(call.name, "fetch_url");
+        assert!(call.id.starts_with("call__0_fetch_url_"), "{}", call.id);
+        let arguments: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+        assert!(arguments["url"].is_string(), "{arguments}");
     }
 }

@@ -292,7 +292,7 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
         LlmError::Status { status: 404, .. } => ErrorCode::NotFound,
         LlmError::Status { status: 429, .. } => ErrorCode::RateLimited,
         LlmError::Status { .. } => ErrorCode::ServerError,
-        LlmError::Malformed { .. } => ErrorCode::MalformedReply,
+        LlmError::Malformed { .. } | LlmError::CutOff { .. } => ErrorCode::MalformedReply,
         LlmError::NoEndpoint { .. } => ErrorCode::NoEndpoint,
         LlmError::Interrupted => ErrorCode::BadState,
         LlmError::PromptTooLarge { .. } => ErrorCode::PromptTooLarge,

@@ -71,6 +71,10 @@ pub enum WireLlmError {
         url: String,
         reason: String,
     },
+    CutOff {
+        url: String,
+        reason: String,
+    },
     Interrupted,
 }
 
@@ -91,6 +95,7 @@ impl From<LlmError> for WireLlmError {
                 retry_after,
             },
             LlmError::Malformed { url, reason } => WireLlmError::Malformed { url, reason },
+            LlmError::CutOff { url, reason } => WireLlmError::CutOff { url, reason },
             // The driver raises the others itself, before a call.
             other => WireLlmError::Malformed {
                 url: String::new(),
@@ -117,6 +122,7 @@ impl From<WireLlmError> for LlmError {
                 retry_after,
             },
             WireLlmError::Malformed { url, reason } => LlmError::Malformed { url, reason },
+            WireLlmError::CutOff { url, reason } => LlmError::CutOff { url, reason },
             WireLlmError::Interrupted => LlmError::Interrupted,
         }
     }

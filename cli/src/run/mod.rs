@@ -567,9 +567,14 @@ impl Progress {
                     let _ = std::io::stderr().flush();
                 }
             }
+            // A server's message may span lines (LiteLLM's do): one line here.
             FromWorker::Retrying { error, wait_ms, .. } => self.line(&format!(
                 "  ! {}; retrying in {:.1}s",
-                error.message,
+                error
+                    .message
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 f64::from(*wait_ms) / 1000.0
             )),
             FromWorker::Finished {
