@@ -633,6 +633,20 @@ fn plans_run_as_leopold_runs_them() {
             failed: Some("2"),
         },
         Case {
+            name: "an item left waiting for a signal nobody sent is a stuck run",
+            text: "- [ ] Step 1\n  @emit a=x\n  @emit a=y\n- [ ] Step 2\n  @needs a\n",
+            replies: &[],
+            ran: &["1"],
+            failed: Some("2"),
+        },
+        Case {
+            name: "one a route steered past is not",
+            text: "- [ ] Step 1\n  @on ok -> 3\n- [ ] (after: 1) Step 2\n  @emit a=x\n- [ ] (after: 1) Step 3\n- [ ] Step 4\n  @needs a\n",
+            replies: &[],
+            ran: &["1", "3"],
+            failed: None,
+        },
+        Case {
             name: "a routed target waits for no (after:) dependency",
             text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] (after: 2) Step 3\n- [ ] (after: 3) Step 4\n",
             replies: &[],

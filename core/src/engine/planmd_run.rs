@@ -646,13 +646,24 @@ impl PlanMdRun {
     }
 
     fn finish(&mut self, s: &mut Shared) {
-        match self.failures.first() {
+        // A run that took no route and still left an item waiting for a
+        // signal nobody put on the channel is stuck, not complete (Leopold
+        // stops it as a deadlock); one that steered left it by choice.
+        let steered = self.fired.iter().any(|f| !f.is_empty());
+        let stranded = (!steered)
+            .then(|| {
+                self.state.iter().enumerate().find_map(|(i, st)| match st {
+                    State::Skipped(reason) if reason.starts_with("@needs") => {
+                        Some((i, format!("never ran: {reason}")))
+                    }
+                    _ => None,
+                })
+            })
+            .flatten();
+        match self.failures.first().cloned().or(stranded) {
             Some((i, reason)) => {
-                let node = s.node_id(*i);
-                s.finish(FinishReason::NodeFailed {
-                    node,
-                    reason: reason.clone(),
-                });
+                let node = s.node_id(i);
+                s.finish(FinishReason::NodeFailed { node, reason });
             }
             None => s.finish(FinishReason::Completed),
         }
