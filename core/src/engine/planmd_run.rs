@@ -494,9 +494,9 @@ impl PlanMdRun {
         // Routes fire on the settled state and latch: computed once, here. A
         // `blocked` item no `@on blocked` route handles takes its `@on fail`
         // routes: Leopold records only `ok` and `fail`.
-        self.take_routes(s, i, outcome.as_deref(), rederive);
+        self.take_routes(s, i, outcome.as_deref(), false, rederive);
         if self.fired[i].is_empty() && outcome.as_deref() == Some("blocked") {
-            self.take_routes(s, i, Some("fail"), rederive);
+            self.take_routes(s, i, Some("fail"), true, rederive);
         }
         if self.fired[i].is_empty() && is_failure(outcome.as_deref()) {
             let reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
@@ -512,12 +512,23 @@ impl PlanMdRun {
     /// still run: one not done (in the plan or this run) whose `@needs` are
     /// on the channel. A route nobody can follow handles nothing, so the
     /// item's failure stays a failure; the trace names the route.
-    fn take_routes(&mut self, s: &mut Shared, i: usize, outcome: Option<&str>, rederive: bool) {
+    /// `words_only`: only the outcome-word routes (the others were tried).
+    fn take_routes(
+        &mut self,
+        s: &mut Shared,
+        i: usize,
+        outcome: Option<&str>,
+        words_only: bool,
+        rederive: bool,
+    ) {
         for &e in &self.routes_out[i] {
             let edge = &s.plan.edges[e];
             let label = edge.label.clone().unwrap_or_default();
             let Some(to) = edge.to else { continue };
-            if !Condition::parse(&label).matches(outcome, self.channel.signals()) {
+            let condition = Condition::parse(&label);
+            if (words_only && !condition.is_status_word())
+                || !condition.matches(outcome, self.channel.signals())
+            {
                 continue;
             }
             let target = s.plan.nodes[to].title.clone();
