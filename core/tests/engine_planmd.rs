@@ -612,6 +612,27 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
         Case {
+            name: "an item checked before the run is done whatever its dependencies did",
+            text: "- [ ] Step 1\n- [x] (after: 1) Step 2\n- [ ] (after: 2) Step 3\n",
+            replies: &[("1", "STATUS: failed")],
+            ran: &["1", "3"],
+            failed: Some("1"),
+        },
+        Case {
+            name: "an item checked before the run waits for no @needs",
+            text: "- [x] Step 1\n  @emit b\n  @needs b\n- [ ] (after: 1) Step 2\n",
+            replies: &[],
+            ran: &["2"],
+            failed: None,
+        },
+        Case {
+            name: "an item checked before the run is never bypassed",
+            text: "- [ ] Step 1\n  @on ok -> 3\n- [x] (after: 1) Step 2\n- [ ] Step 3\n- [ ] (after: 2) Step 4\n",
+            replies: &[],
+            ran: &["1", "3", "4"],
+            failed: None,
+        },
+        Case {
             name: "a route to an item waiting on @needs handles no failure",
             text: "- [ ] Step 1\n  @on fail -> 2\n- [ ] Step 2\n  @needs k\n- [ ] (after: 1) Step 3\n  @emit k=v\n",
             replies: &[("1", "STATUS: failed")],

@@ -92,6 +92,28 @@ impl PlanMdRun {
     }
 
     pub fn start(&mut self, s: &mut Shared) {
+        // An item checked before the run (no answer of it journaled) is done,
+        // as Leopold reads a checked box: it waits for no dependency and no
+        // `@needs`, is never skipped or bypassed, and its dependents wait
+        // only for it. It settles with no outcome and emits nothing.
+        for i in 0..self.state.len() {
+            if s.statuses[i] == Status::Done && !ran_in_this_run(s, i) {
+                let node = &s.plan.nodes[i];
+                let request = Request {
+                    id: format!("{}#1:work", node.id),
+                    node: node.id.clone(),
+                    visit: 1,
+                    body: RequestBody::Work {
+                        messages: Vec::new(),
+                        tools: Vec::new(),
+                        role: None,
+                        review_only: false,
+                    },
+                };
+                let output = s.outputs.get(&i).cloned().unwrap_or_default();
+                self.settle(s, i, request, Answer::Work { output });
+            }
+        }
         self.advance(s);
     }
 
