@@ -74,8 +74,10 @@ test("the markdown build is the validator alone, under 259 KB gzipped; the full 
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
   // scope, Leopold's line rule and the frontmatter depth scan came in (298 KB);
   // from 305 KB for the `link-not-edge` warning (305.1 KB); from 307 KB for
-  // markdown links named as written (307.5 KB).
-  assert.ok(full < 308_000, `planvault's wasm is ${full} B gzipped, over its 308 KB ceiling`);
+  // markdown links named as written (307.5 KB); from 308 KB for `@on`
+  // conditions compared as Leopold compares them (JavaScript's trim and
+  // lower-casing, 308.1 KB).
+  assert.ok(full < 309_000, `planvault's wasm is ${full} B gzipped, over its 309 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

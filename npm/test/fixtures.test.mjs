@@ -31,11 +31,30 @@ function debugString(text) {
       if (c === "\t") return "\\t";
       if (c === "\0") return "\\0";
       const code = c.codePointAt(0);
-      if (code < 0x20 || code === 0x7f) return `\\u{${code.toString(16)}}`;
+      // C0 and C1 controls and DEL are not printable to Rust's `escape_debug`.
+      if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return `\\u{${code.toString(16)}}`;
       return c;
     })
     .join("");
   return `"${escaped}"`;
+}
+
+// core's `terminal::escape_controls(text, false)`: controls and the bidi
+// marks that reorder what a terminal shows, written as `\u{…}`.
+function escapeControls(text) {
+  return [...text]
+    .map((c) => {
+      const code = c.codePointAt(0);
+      const hazard =
+        code < 0x20 ||
+        (code >= 0x7f && code <= 0x9f) ||
+        code === 0x200e ||
+        code === 0x200f ||
+        (code >= 0x202a && code <= 0x202e) ||
+        (code >= 0x2066 && code <= 0x2069);
+      return hazard ? `\\u{${code.toString(16)}}` : c;
+    })
+    .join("");
 }
 
 const debugOption = (value, show) => (value === undefined || value === null ? "None" : `Some(${show(value)})`);
@@ -51,7 +70,7 @@ function renderHuman(d) {
     }
     out += ": ";
   }
-  return `${out}${d.severity}[${d.code}]: ${d.message}`;
+  return escapeControls(`${out}${d.severity}[${d.code}]: ${d.message}`);
 }
 
 // What core/tests/vault_fixtures.rs writes under `diagnostics:`.

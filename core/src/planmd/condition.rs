@@ -93,7 +93,7 @@ impl Condition {
     ///
     /// An absent key never matches, in either direction: unknown is not
     /// "different from". Comparisons ignore case and surrounding spaces, as
-    /// Leopold's `routeMatches` does ([`same_word`]).
+    /// Leopold's `routeMatches` does (`same_word`).
     #[cfg_attr(planvault_size, optimize(size))]
     pub fn matches(&self, outcome: Option<&str>, signals: &BTreeMap<String, String>) -> bool {
         match self {
