@@ -209,10 +209,9 @@ fn kill_when_asked(vault: &Path, stub: &Stub, needle: &str, nth: usize) {
     child.wait().unwrap();
 }
 
-#[test]
-fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
-    let dir = tempfile::tempdir().unwrap();
-    let vault = example_vault(dir.path());
+/// The example vault's run killed while its first judgment is asked (draft
+/// and review done); the stub then answers the rest of the run once.
+fn killed_while_judging(vault: &Path) -> Stub {
     let script = Script {
         replies: vec![
             reply(DRAFT, "Draft one."),
@@ -227,7 +226,15 @@ fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    kill_when_asked(&vault, &stub, JUDGE, 1);
+    kill_when_asked(vault, &stub, JUDGE, 1);
+    stub
+}
+
+#[test]
+fn a_run_killed_while_judging_resumes_without_rerunning_any_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = killed_while_judging(&vault);
     assert_eq!(status_of(&vault, "draft.md"), "done");
     assert_eq!(status_of(&vault, "review.md"), "done");
     assert_eq!(status_of(&vault, "send.md"), "pending");
@@ -1606,21 +1613,7 @@ fn a_proposal_plan_that_mutates_before_its_gate_is_reported_and_never_run() {
 fn a_finished_note_renamed_between_runs_is_not_worked_again() {
     let dir = tempfile::tempdir().unwrap();
     let vault = example_vault(dir.path());
-    let script = Script {
-        replies: vec![
-            reply(DRAFT, "Draft one."),
-            reply(REVIEW, "Looks right."),
-            Reply {
-                delay_ms: 20_000,
-                ..reply(JUDGE, "1. YES\n2. NO")
-            },
-            reply(JUDGE, "1. YES - fine\n2. NO"),
-            reply(SEND, "Sent."),
-        ],
-        default: None,
-    };
-    let stub = Stub::start(script, 0, None).unwrap();
-    kill_when_asked(&vault, &stub, JUDGE, 1);
+    let stub = killed_while_judging(&vault);
     assert_eq!(status_of(&vault, "review.md"), "done");
 
     std::fs::rename(vault.join("review.md"), vault.join("critique.md")).unwrap();
