@@ -1693,3 +1693,48 @@ fn a_reply_cut_off_by_the_model_s_length_limit_stops_the_run_resumably() {
     assert_ran(&run_to_end(&vault, &whole, &[]));
     assert_eq!(status_of(&vault, "send.md"), "done");
 }
+
+/// A server that dies mid-reply: the reply broke off, which says so (not
+/// "cannot reach", not "is this an OpenAI-compatible endpoint?"), is
+/// retried, and leaves the run resumable with none of the partial text
+/// taken as the step's work.
+#[test]
+fn a_reply_that_breaks_off_mid_stream_is_retried_then_stops_resumably() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let broken = Reply {
+        break_after_chars: Some(12),
+        times: Some(3),
+        ..reply(DRAFT, "Half a draft that never ends")
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![broken],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("broke off: the stream ended before the reply was complete; retrying in"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("closed the connection mid-reply"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot reach"), "{stderr}");
+    assert!(!stderr.contains("OpenAI-compatible"), "{stderr}");
+    assert_eq!(count(&stub, DRAFT), 3, "retried, boundedly");
+    assert_eq!(status_of(&vault, "draft.md"), "active");
+    let draft = std::fs::read_to_string(vault.join("draft.md")).unwrap();
+    assert!(!draft.contains("Half a draf"), "{draft}");
+
+    let whole = Stub::start(loop_script(), 0, None).unwrap();
+    assert_ran(&run_to_end(&vault, &whole, &[]));
+    assert_eq!(status_of(&vault, "send.md"), "done");
+}

@@ -30,6 +30,12 @@ pub enum LlmError {
     /// event inside the stream.
     #[error("malformed reply from {url}: {reason}")]
     Malformed { url: String, reason: String },
+    /// The reply started and then broke off: the connection closed or
+    /// failed mid-body (the server stopped or restarted, or a proxy between
+    /// gave up). Nothing about the request was wrong; another attempt may
+    /// go through.
+    #[error("the reply from {url} broke off: {reason}")]
+    BrokeOff { url: String, reason: String },
     /// The reply stopped short (`finish_reason` `length` or
     /// `content_filter`): the same request would stop there again.
     #[error("the reply from {url} was cut off (finish_reason: {reason})")]
@@ -58,9 +64,10 @@ impl LlmError {
     /// and a reply that broke off.
     pub fn retryable(&self) -> bool {
         match self {
-            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
-                true
-            }
+            LlmError::Timeout { .. }
+            | LlmError::Connect { .. }
+            | LlmError::Malformed { .. }
+            | LlmError::BrokeOff { .. } => true,
             LlmError::Status { status, .. } => *status == 408 || *status == 429 || *status >= 500,
             LlmError::CutOff { .. }
             | LlmError::NoEndpoint { .. }
@@ -98,6 +105,13 @@ impl LlmError {
                  allow this page's origin (Access-Control-Allow-Origin, e.g. OLLAMA_ORIGINS)?"
             }
             LlmError::Malformed { .. } => "is this an OpenAI-compatible /chat/completions endpoint?",
+            LlmError::BrokeOff { .. } => {
+                let then = if cli { "run again" } else { "press Resume" };
+                return Some(format!(
+                    "the server closed the connection mid-reply (it stopped or restarted, or a proxy \
+                     between timed out): once it is up, {then}: the run resumes at this step"
+                ));
+            }
             LlmError::CutOff { reason, .. } => {
                 let fix = if reason == "content_filter" {
                     "the provider's content filter withheld the rest of the reply: change the step's note"
@@ -189,6 +203,13 @@ mod tests {
                 true,
             ),
             (
+                LlmError::BrokeOff {
+                    url: "u".into(),
+                    reason: "r".into(),
+                },
+                true,
+            ),
+            (
                 LlmError::CutOff {
                     url: "u".into(),
                     reason: "length".into(),
@@ -241,6 +262,14 @@ mod tests {
                 LlmError::Timeout { url: "u".into() },
                 "too long",
                 "too long",
+            ),
+            (
+                LlmError::BrokeOff {
+                    url: "u".into(),
+                    reason: "r".into(),
+                },
+                "press Resume",
+                "run again",
             ),
             (
                 LlmError::Connect {

@@ -8,8 +8,9 @@
 //! `data:` lines of one event are joined with LF; a line is only decoded as
 //! UTF-8 once it is complete, so a character split across chunks survives.
 //! `data: [DONE]` ends the stream; a stream that ends without `[DONE]` or a
-//! `finish_reason` was cut short ([`LlmError::Malformed`], retryable), and an
-//! event carrying `error` is reported the same way.
+//! `finish_reason` broke off ([`LlmError::BrokeOff`], retryable), or was
+//! never a chat completion when not one event came
+//! ([`LlmError::Malformed`], as is an event carrying `error`).
 
 use crate::{Completion, LlmError, ToolCall};
 use serde_json::Value;
@@ -43,6 +44,8 @@ pub struct SseDecoder {
     finished: bool,
     /// `finish_reason` when it says the reply was cut off.
     cut_off: Option<String>,
+    /// A chat-completion event was read: the reply had begun.
+    begun: bool,
     done: bool,
 }
 
@@ -114,8 +117,13 @@ impl SseDecoder {
             })
         } else if self.done || self.finished {
             Ok(self.completion)
+        } else if self.begun {
+            Err(LlmError::BrokeOff {
+                url: self.url,
+                reason: "the stream ended before the reply was complete".into(),
+            })
         } else {
-            Err(self.malformed("the stream ended before the reply was complete".into()))
+            Err(self.malformed("the stream ended before any event of a reply".into()))
         }
     }
 
@@ -183,6 +191,7 @@ impl SseDecoder {
         if error_event {
             return Err(self.malformed(format!("the stream reported: {data}")));
         }
+        self.begun = true;
         let choice = &event["choices"][0];
         if let Some(text) = choice["delta"]["content"]
             .as_str()
@@ -285,8 +294,9 @@ mod tests {
             ("[DONE] ends it, later bytes ignored", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\ndata: {nope\n\n".into(), Ok("a")),
             ("multi-line data joined", "data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"x\"}, \"finish_reason\":\"stop\"}]}\n\n".into(), Ok("x")),
             ("no space after the colon", "data:{\"choices\":[{\"delta\":{\"content\":\"y\"},\"finish_reason\":\"stop\"}]}\n\n".into(), Ok("y")),
-            ("cut short", "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n".into(), Err("ended before")),
-            ("empty body", String::new(), Err("ended before")),
+            ("broke off", "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n".into(), Err("broke off: the stream ended before the reply was complete")),
+            ("empty body", String::new(), Err("ended before any event")),
+            ("only pings", ": ping\n\n: ping\n\n".into(), Err("ended before any event")),
             ("garbled event", "data: {nope\n\n".into(), Err("not JSON")),
             ("error object in the stream", "data: {\"error\":{\"message\":\"overloaded\"}}\n\n".into(), Err("overloaded")),
             ("error event", "event: error\ndata: upstream gone\n\n".into(), Err("upstream gone")),
@@ -304,7 +314,8 @@ mod tests {
                 }
                 (Err(part), Err(e)) => {
                     assert!(
-                        matches!(e, LlmError::Malformed { .. }) && e.retryable(),
+                        matches!(e, LlmError::Malformed { .. } | LlmError::BrokeOff { .. })
+                            && e.retryable(),
                         "{name}: {e:?}"
                     );
                     assert!(e.to_string().contains(part), "{name}: {e}");

@@ -292,7 +292,9 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
         LlmError::Status { status: 404, .. } => ErrorCode::NotFound,
         LlmError::Status { status: 429, .. } => ErrorCode::RateLimited,
         LlmError::Status { .. } => ErrorCode::ServerError,
-        LlmError::Malformed { .. } | LlmError::CutOff { .. } => ErrorCode::MalformedReply,
+        LlmError::Malformed { .. } | LlmError::CutOff { .. } | LlmError::BrokeOff { .. } => {
+            ErrorCode::MalformedReply
+        }
         LlmError::NoEndpoint { .. } => ErrorCode::NoEndpoint,
         LlmError::Interrupted => ErrorCode::BadState,
         LlmError::PromptTooLarge { .. } => ErrorCode::PromptTooLarge,

@@ -743,6 +743,16 @@ fn io(url: &str, e: std::io::Error) -> LlmError {
     }
 }
 
+/// A read of a reply's body failed: a stall is a timeout; anything else
+/// (a reset, a body shorter than its length) means the reply broke off,
+/// not that the server could not be reached.
+fn broke_off(url: &str, e: std::io::Error) -> LlmError {
+    match io(url, e) {
+        LlmError::Connect { url, reason } => LlmError::BrokeOff { url, reason },
+        other => other,
+    }
+}
+
 /// A reply body being read, by its request's thread.
 pub struct Body {
     url: String,
@@ -929,7 +939,7 @@ impl Host for NativeHost {
                         buf.truncate(n);
                         Piece::Chunk(buf)
                     }
-                    Err(e) => Piece::Failed(io(&url, e)),
+                    Err(e) => Piece::Failed(broke_off(&url, e)),
                 };
                 let last = !matches!(piece, Piece::Chunk(_));
                 if tx.send(piece).is_err() || last {
@@ -1656,6 +1666,45 @@ mod tests {
             text.extend(chunk);
         }
         Ok(String::from_utf8(text).unwrap())
+    }
+
+    /// A body shorter than its `Content-Length` (the server went away):
+    /// the reply broke off, it was not "cannot reach".
+    #[test]
+    fn a_body_that_ends_short_of_its_length_broke_off() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/v1/chat/completions",
+            listener.local_addr().unwrap()
+        );
+        std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request);
+            let _ = socket.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 500\r\n\r\ndata: {\"choices\"",
+            );
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let (head, mut body) = block_on(host.post_json(&url, None, "{}", 5_000))
+            .unwrap()
+            .unwrap();
+        assert_eq!(head.status, 200);
+        let err = loop {
+            match block_on(host.read_chunk(&mut body)).unwrap() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a short body read as whole"),
+                Err(err) => break err,
+            }
+        };
+        assert!(matches!(err, LlmError::BrokeOff { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("the reply from {url} broke off")),
+            "{err}"
+        );
     }
 
     #[test]

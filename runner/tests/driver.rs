@@ -1029,6 +1029,11 @@ fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
                 "data: {\"choices\":[{\"delta\":{\"content\":\"cut\"}}]}\n\n".into(),
             ]),
             ErrorCode::MalformedReply,
+            "mid-reply",
+        ),
+        (
+            Reply::Stream(vec![": ping\n\n".into()]),
+            ErrorCode::MalformedReply,
             "OpenAI-compatible",
         ),
     ];

@@ -75,6 +75,10 @@ pub enum WireLlmError {
         url: String,
         reason: String,
     },
+    BrokeOff {
+        url: String,
+        reason: String,
+    },
     Interrupted,
 }
 
@@ -96,6 +100,7 @@ impl From<LlmError> for WireLlmError {
             },
             LlmError::Malformed { url, reason } => WireLlmError::Malformed { url, reason },
             LlmError::CutOff { url, reason } => WireLlmError::CutOff { url, reason },
+            LlmError::BrokeOff { url, reason } => WireLlmError::BrokeOff { url, reason },
             // The driver raises the others itself, before a call.
             other => WireLlmError::Malformed {
                 url: String::new(),
@@ -123,6 +128,7 @@ impl From<WireLlmError> for LlmError {
             },
             WireLlmError::Malformed { url, reason } => LlmError::Malformed { url, reason },
             WireLlmError::CutOff { url, reason } => LlmError::CutOff { url, reason },
+            WireLlmError::BrokeOff { url, reason } => LlmError::BrokeOff { url, reason },
             WireLlmError::Interrupted => LlmError::Interrupted,
         }
     }

@@ -91,6 +91,8 @@ type PostHook = Box<dyn Fn(&FromWorker)>;
 
 /// A reply body being read.
 pub struct Body {
+    /// The endpoint, named in errors.
+    url: String,
     reader: Option<ReadableStreamDefaultReader>,
     /// A body that sends nothing for this long is cut off (a stalled stream).
     stall_ms: i32,
@@ -251,6 +253,7 @@ impl BrowserHost {
                 .unchecked_into::<ReadableStreamDefaultReader>()
         });
         let body = Body {
+            url: url.into(),
             reader,
             stall_ms: timeout_ms.min(i32::MAX as u32) as i32,
         };
@@ -452,14 +455,14 @@ impl Host for BrowserHost {
             Ok(step) => step,
             Err(e) if error_name(&e) == "AbortError" && self.timed_out.get() => {
                 return Err(LlmError::Timeout {
-                    url: "the model (the reply stalled)".into(),
+                    url: body.url.clone(),
                 })
             }
             Err(e) if error_name(&e) == "AbortError" => return Err(LlmError::Interrupted),
             Err(e) => {
-                return Err(LlmError::Malformed {
-                    url: "the model".into(),
-                    reason: format!("the reply broke off: {}", describe(&e)),
+                return Err(LlmError::BrokeOff {
+                    url: body.url.clone(),
+                    reason: describe(&e),
                 })
             }
         };

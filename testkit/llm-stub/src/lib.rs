@@ -309,7 +309,10 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
     )?;
     stream.flush()?;
     let size = reply.chunk_chars.unwrap_or(8).max(1);
-    let chars: Vec<char> = reply.content.chars().collect();
+    let mut chars: Vec<char> = reply.content.chars().collect();
+    if let Some(cut) = reply.break_after_chars {
+        chars.truncate(cut);
+    }
     for piece in chars.chunks(size) {
         if reply.chunk_delay_ms > 0 {
             thread::sleep(Duration::from_millis(reply.chunk_delay_ms));
@@ -317,6 +320,9 @@ fn stream_reply(mut stream: &TcpStream, model: &str, reply: &Reply) -> std::io::
         let text: String = piece.iter().collect();
         stream.write_all(chunk(serde_json::json!({"content": text}), None).as_bytes())?;
         stream.flush()?;
+    }
+    if reply.break_after_chars.is_some() {
+        return Ok(());
     }
     if !reply.tool_calls.is_empty() {
         stream.write_all(

@@ -41,6 +41,10 @@ pub struct Reply {
     /// Streaming: characters per chunk (default 8).
     #[serde(default)]
     pub chunk_chars: Option<usize>,
+    /// Streaming: close the connection after this many characters of the
+    /// content, before any `finish_reason` (a server that died mid-reply).
+    #[serde(default)]
+    pub break_after_chars: Option<usize>,
     /// Send this body verbatim (a malformed reply) instead of a completion.
     #[serde(default)]
     pub raw: Option<String>,
