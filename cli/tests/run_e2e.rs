@@ -1738,3 +1738,94 @@ fn a_reply_that_breaks_off_mid_stream_is_retried_then_stops_resumably() {
     assert_ran(&run_to_end(&vault, &whole, &[]));
     assert_eq!(status_of(&vault, "send.md"), "done");
 }
+
+/// A PLAN.md worker whose reply has no `STATUS:` line did not finish its
+/// item (Leopold's reading): it is asked again, told why, and the run goes
+/// on once it answers `done`; a worker that never does stops the run after
+/// three attempts, before the item that depends on it.
+#[test]
+fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
+    const PLAN: &str = "# Plan\n\n- [ ] Write the notes\n- [ ] (after: 1) Publish them\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("PLAN.md"), PLAN).unwrap();
+    let script = Script {
+        replies: vec![
+            reply("Step: Write the notes", "I wrote them."),
+            reply("Step: Write the notes", "Wrote them.\nSTATUS: done"),
+            reply("Step: Publish them", "Published.\nSTATUS: done"),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    assert_ran(&plan_md_run(dir.path(), &stub, &[]));
+    assert_eq!(count(&stub, "Step: Write the notes"), 2);
+    let retry = stub
+        .requests()
+        .into_iter()
+        .filter(|r| r.text().contains("Step: Write the notes"))
+        .nth(1)
+        .unwrap();
+    assert!(
+        retry.text().contains(
+            "This is attempt 2 of 3: the last one was not done (the reply has no STATUS line)"
+        ),
+        "{}",
+        retry.text()
+    );
+    let run = dir.path().join("PLAN.run");
+    let trace = trace(&run);
+    assert!(
+        trace.contains("settled: fail (the reply has no STATUS line)"),
+        "{trace}"
+    );
+    assert!(trace.contains("asked again: attempt 2 of 3"), "{trace}");
+    assert_eq!(
+        ["1.md", "2.md"].map(|n| status_of(&run, n)),
+        ["done", "done"]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("PLAN.md"), PLAN).unwrap();
+    let script = Script {
+        replies: vec![Reply {
+            times: Some(0),
+            ..reply("Step: Write the notes", "I wrote them, I think.")
+        }],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("ended fail (the reply has no STATUS line) on attempt 3 of 3"),
+        "{stderr}"
+    );
+    assert_eq!(count(&stub, "Step: Write the notes"), 3);
+    assert_eq!(count(&stub, "Step: Publish them"), 0);
+    let run = dir.path().join("PLAN.run");
+    assert_eq!(
+        ["1.md", "2.md"].map(|n| status_of(&run, n)),
+        ["failed", "pending"]
+    );
+
+    // Run again: the failed item starts over, the run goes on.
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                reply("Step: Write the notes", "Wrote them.\nSTATUS: done"),
+                reply("Step: Publish them", "Published.\nSTATUS: done"),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    assert_ran(&out);
+    assert_eq!(
+        ["1.md", "2.md"].map(|n| status_of(&run, n)),
+        ["done", "done"]
+    );
+}

@@ -280,11 +280,15 @@ fn a_gate_is_review_only_and_its_block_is_a_failure_a_route_can_catch() {
 }
 
 #[test]
-fn an_unrouted_failure_skips_its_cone_and_fails_the_run() {
+fn an_unrouted_failure_is_asked_again_then_stops_the_run() {
     let text = "- [ ] Build\n- [ ] (after: 1) Test\n- [ ] Docs\n";
     let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let mut prompts = Vec::new();
     let effects = drive(&mut engine, |r| {
         let output = if r.node == "1" {
+            if let RequestBody::Work { messages, .. } = &r.body {
+                prompts.push(messages.last().unwrap().content.clone());
+            }
             "broken\nSTATUS: failed"
         } else {
             "ok\nSTATUS: done"
@@ -296,15 +300,31 @@ fn an_unrouted_failure_skips_its_cone_and_fails_the_run() {
             },
         }
     });
-    assert_eq!(ran(&effects), ["1", "3"]);
+    // Leopold's loop: the failed item again (three attempts in all), then
+    // the run stops; its dependent never starts.
+    assert_eq!(ran(&effects), ["1", "3", "1", "1"]);
+    let ids: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["1#1:work", "3#1:work", "1#2:work", "1#3:work"]);
+    assert!(!prompts[0].contains("attempt"));
     assert!(
-        trace_lines(&effects).contains(&"2#0: skipped: item 1 ended fail [schedule]".to_string())
+        prompts[1].contains("This is attempt 2 of 3: the last one was not done (it ended fail)")
+    );
+    let trace = trace_lines(&effects);
+    assert!(
+        trace.contains(&"1#1: asked again: attempt 2 of 3 [schedule]".to_string()),
+        "{trace:?}"
     );
     assert_eq!(
         finish(&effects).reason,
         FinishReason::NodeFailed {
             node: "1".into(),
-            reason: "ended fail".into()
+            reason: "ended fail on attempt 3 of 3".into()
         }
     );
 }
@@ -515,16 +535,29 @@ mod properties {
             let ended = matches!(f.reason, FinishReason::Completed | FinishReason::NodeFailed { .. });
             prop_assert!(ended, "ended with {:?}", f.reason);
 
+            // An item is asked again only after a worker's failure, at most
+            // three times in all, each attempt under its own request id.
             let order = ran(&live);
-            let unique: BTreeSet<&String> = order.iter().collect();
-            prop_assert_eq!(unique.len(), order.len(), "an item ran twice: {:?}", order);
-            let position: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+            let ids: Vec<String> = live.iter().filter_map(|e| match e { Effect::Request(r) => Some(r.id.clone()), _ => None }).collect();
+            let mut attempts: BTreeMap<&str, u32> = BTreeMap::new();
+            for (item, id) in order.iter().zip(&ids) {
+                let n = attempts.entry(item.as_str()).or_default();
+                *n += 1;
+                prop_assert!(id.starts_with(&format!("{item}#{n}:")), "{} asked as {}", item, id);
+                prop_assert!(*n == 1 || id.ends_with(":work"), "a command or a person asked again: {}", id);
+            }
+            prop_assert!(attempts.values().all(|&n| n <= 3), "an item ran more than three times: {:?}", order);
+            let first: BTreeMap<&str, usize> = order.iter().enumerate().rev().map(|(i, id)| (id.as_str(), i)).collect();
+            let last: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
             for e in plan.edges.iter().filter(|e| e.kind == planvault_core::EdgeKind::After) {
                 let (dep, item) = (plan.nodes[e.from].id.as_str(), plan.nodes[e.to.unwrap()].id.as_str());
-                if let Some(&at) = position.get(item) {
-                    // A dependency that ran was asked in an earlier wave.
-                    if let Some(&d) = position.get(dep) {
-                        prop_assert!(d < at, "{} ran before its dependency {}", item, dep);
+                // A route is a jump: its target waits for no dependency.
+                let routed = plan.edges.iter().any(|r| r.kind == planvault_core::EdgeKind::Route && r.to == e.to);
+                if let (Some(&at), false) = (first.get(item), routed) {
+                    // A dependency that ran was done (its last attempt
+                    // asked) in an earlier wave.
+                    if let Some(&d) = last.get(dep) {
+                        prop_assert!(d < at, "{} ran before its dependency {}: {:?}", item, dep, ids);
                     }
                 }
             }
@@ -534,7 +567,10 @@ mod properties {
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             prop_assert_eq!(observable(&replayed), observable(&live));
 
-            let cut = (seed as usize) % (live.len() + 1);
+            // Cut anywhere before the run wrote an item `failed`: run
+            // again from there, that item starts a new round (see below).
+            let failed_at = live.iter().position(|e| matches!(e, Effect::WriteStatus { status: Status::Failed, .. }));
+            let cut = (seed as usize) % (failed_at.unwrap_or(live.len()) + 1);
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &live[..cut]);
             let journal = journal_of(&live[..cut]);
@@ -615,7 +651,8 @@ fn plans_run_as_leopold_runs_them() {
             name: "an item checked before the run is done whatever its dependencies did",
             text: "- [ ] Step 1\n- [x] (after: 1) Step 2\n- [ ] (after: 2) Step 3\n",
             replies: &[("1", "STATUS: failed")],
-            ran: &["1", "3"],
+            // 3 waits for nothing and runs beside 1, which is asked three times.
+            ran: &["1", "3", "1", "1"],
             failed: Some("1"),
         },
         Case {
@@ -636,7 +673,7 @@ fn plans_run_as_leopold_runs_them() {
             name: "a route to an item waiting on @needs handles no failure",
             text: "- [ ] Step 1\n  @on fail -> 2\n- [ ] Step 2\n  @needs k\n- [ ] (after: 1) Step 3\n  @emit k=v\n",
             replies: &[("1", "STATUS: failed")],
-            ran: &["1"],
+            ran: &["1", "1", "1"],
             failed: Some("1"),
         },
         Case {
@@ -650,7 +687,7 @@ fn plans_run_as_leopold_runs_them() {
             name: "a route to an item already done handles no failure",
             text: "- [ ] Step 1\n- [ ] (after: 1) Step 2\n  @on fail -> 1\n",
             replies: &[("2", "STATUS: failed")],
-            ran: &["1", "2"],
+            ran: &["1", "2", "2", "2"],
             failed: Some("2"),
         },
         Case {
@@ -719,4 +756,61 @@ fn plans_run_as_leopold_runs_them() {
             ),
         }
     }
+}
+
+/// A run started again after an item spent its attempts gives it a new
+/// round; the journal of both runs replays to the same end, and a resume
+/// of the finished run asks nothing.
+#[test]
+fn a_run_started_again_after_a_failure_gives_the_item_a_new_round_and_replays() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let reply = |good: bool| {
+        move |r: &Request| Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Work {
+                output: if good || r.node == "2" {
+                    "STATUS: done".into()
+                } else {
+                    "no status".into()
+                },
+            },
+        }
+    };
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let first = drive(&mut engine, reply(false));
+    assert!(matches!(
+        finish(&first).reason,
+        FinishReason::NodeFailed { .. }
+    ));
+    let mut on_disk = plan(text);
+    apply_statuses(&mut on_disk, &first);
+    assert_eq!(on_disk.nodes[0].status, Status::Failed);
+
+    let mut engine = Engine::new(on_disk.clone(), config(), &journal_of(&first)).unwrap();
+    let second = drive(&mut engine, reply(true));
+    let asked: Vec<String> = second
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, ["1#4:work", "2#1:work"]);
+    assert!(trace_lines(&second)
+        .contains(&"1#3: started again: the run was run again after it failed [schedule]".into()));
+    assert_eq!(finish(&second).reason, FinishReason::Completed);
+
+    let both: Vec<Effect> = first.iter().chain(&second).cloned().collect();
+    let replay_cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
+    let mut replay = Engine::new(plan(text), replay_cfg, &journal_of(&both)).unwrap();
+    let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+    assert_eq!(finish(&replayed).reason, FinishReason::Completed);
+
+    apply_statuses(&mut on_disk, &second);
+    let mut resumed = Engine::new(on_disk, config(), &journal_of(&both)).unwrap();
+    let again = drive(&mut resumed, |r| panic!("the finished run asked {}", r.id));
+    assert_eq!(finish(&again).reason, FinishReason::Completed);
 }

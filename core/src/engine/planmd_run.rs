@@ -10,7 +10,7 @@
 use super::prompt;
 use super::{Answer, Autonomy, DecidedBy, Effect, FinishReason, Request, RequestBody, Shared};
 use crate::model::{EdgeKind, NodeKind, Status};
-use crate::planmd::{self, amend, channel::Channel, Condition};
+use crate::planmd::{self, amend, channel::Channel, status::StatusKind, Condition};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,22 @@ pub(crate) struct PlanMdRun {
     /// The PLAN.md text, for `@feedback` amendments.
     plan_text: Option<String>,
     amendments_spent: u32,
+    /// Each item's attempt, from 1: its request ids and trace visits.
+    attempts: Vec<u32>,
+    /// The attempt each item's current round of attempts began at: a run
+    /// started again after the item failed gives it a new round.
+    round_start: Vec<u32>,
+    /// Items the run starts at `failed` (their note says so): run again,
+    /// they get a new round once the journal's attempts are replayed.
+    failed_at_start: Vec<bool>,
+    /// Why each item's last attempt was not done, told to the next one.
+    last_failure: Vec<Option<String>>,
 }
+
+/// How many times a worker is asked to do an item that fails with no route
+/// taken: Leopold's `max_failures` default (its serial loop picks the failed
+/// item again until that many failures in a row stop the run).
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
 
 const STATUS_BLOCK_HELP: &str = "End your reply with a status block:\n```leopold-status\nSTATUS: done | blocked | failed\nSIGNALS: key=value, ... (or none)\n```";
 
@@ -66,6 +81,10 @@ impl PlanMdRun {
             failures: Vec::new(),
             plan_text: None,
             amendments_spent: 0,
+            attempts: vec![1; n],
+            round_start: vec![1; n],
+            failed_at_start: s.statuses.iter().map(|&st| st == Status::Failed).collect(),
+            last_failure: vec![None; n],
         };
         run.index_edges(s, 0);
         run
@@ -122,6 +141,13 @@ impl PlanMdRun {
     fn advance(&mut self, s: &mut Shared) {
         loop {
             if s.is_finished() || !self.wave.is_empty() {
+                return;
+            }
+            // A failure nothing routes around (after its attempts) stops the
+            // run once its wave has settled, as Leopold's loop stops on
+            // repeated failure: no later item starts.
+            if !self.failures.is_empty() {
+                self.finish(s);
                 return;
             }
             let mut changed = false;
@@ -327,7 +353,15 @@ impl PlanMdRun {
             _ => {
                 let review_only =
                     matches!(kind, NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback);
-                let extra = work_extra(s, i);
+                let mut extra = String::new();
+                if let Some(why) = &self.last_failure[i] {
+                    extra.push_str(&format!(
+                        "This is attempt {} of {MAX_ATTEMPTS}: the last one was not done ({why}). \
+                         Finish the item, or say why it is blocked.\n\n",
+                        self.attempts[i] - self.round_start[i] + 1
+                    ));
+                }
+                extra.push_str(&work_extra(s, i));
                 let earlier = s.freshest(prompt::earlier_limit(), None);
                 let messages = prompt::work_messages(
                     &s.config.query,
@@ -349,10 +383,11 @@ impl PlanMdRun {
                 )
             }
         };
+        let attempt = self.attempts[i];
         let request = Request {
-            id: format!("{id}#1:{key}"),
+            id: format!("{id}#{attempt}:{key}"),
             node: id,
-            visit: 1,
+            visit: attempt,
             body,
         };
         // A done item (a resumed run) with its answer recorded is re-derived
@@ -421,6 +456,8 @@ impl PlanMdRun {
         // (channel and routes exactly as before) or, without one, counted ok.
         let rederive = s.statuses[i] == Status::Done;
         let already_done = rederive && !s.has_recorded(&request.id);
+        // Why a worker's reply is not done, when its status does not say.
+        let mut failure_why = None;
         let (output, outcome, signals, decided_by) = match &answer {
             Answer::Command { exit, output } => {
                 let outcome = if *exit == 0 { "ok" } else { "fail" };
@@ -449,19 +486,14 @@ impl PlanMdRun {
                 (output.clone(), None, Vec::new(), DecidedBy::Resume)
             }
             Answer::Work { output } => {
-                let (status, signals) = status_block(output);
-                let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
-                let outcome = status.map(|st| match (st.as_str(), review) {
-                    ("done", _) => "ok".to_string(),
-                    ("blocked", false) => "blocked".to_string(),
-                    _ => "fail".to_string(),
-                });
+                let (outcome, signals, why) = work_outcome(&node, output);
+                failure_why = why;
                 let by = if node.kind == NodeKind::Human {
                     DecidedBy::Human
                 } else {
                     DecidedBy::Schedule
                 };
-                (output.clone(), outcome, signals, by)
+                (output.clone(), Some(outcome.to_string()), signals, by)
             }
             // An answer of the wrong kind for an item (a corrupt journal): the item fails.
             other => (
@@ -471,6 +503,7 @@ impl PlanMdRun {
                 DecidedBy::Stop,
             ),
         };
+        let attempt = self.attempts[i];
         self.state[i] = State::Settled;
         self.outcomes[i] = outcome.clone();
         let mut signals = signals;
@@ -485,15 +518,10 @@ impl PlanMdRun {
                 Err(err) => notes.push(format!("refused {key}={value} ({}: {err})", err.bound())),
             }
         }
-        if !rederive {
-            s.set_status(i, Status::Done);
-            s.record_output(i, 1, output.clone());
-        } else if !output.is_empty() {
-            s.remember_output(i, output.clone());
-        }
-        let mut what = match &outcome {
-            Some(o) => format!("settled: {o}"),
-            None => "settled: no outcome reported".to_string(),
+        let mut what = match (&outcome, &failure_why) {
+            (Some(o), Some(why)) => format!("settled: {o} ({why})"),
+            (Some(o), None) => format!("settled: {o}"),
+            (None, _) => "settled: no outcome reported".to_string(),
         };
         if rederive {
             what = format!("already done (resumed): {what}");
@@ -510,7 +538,7 @@ impl PlanMdRun {
                 what
             };
         if !rederive {
-            s.trace(i, 1, what, decided_by, rationale);
+            s.trace(i, attempt, what, decided_by, rationale);
         }
 
         // Routes fire on the settled state and latch: computed once, here. A
@@ -520,13 +548,73 @@ impl PlanMdRun {
         if self.fired[i].is_empty() && outcome.as_deref() == Some("blocked") {
             self.take_routes(s, i, Some("fail"), true, rederive);
         }
-        if self.fired[i].is_empty() && is_failure(outcome.as_deref()) {
-            let reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
+        let failed = self.fired[i].is_empty() && is_failure(outcome.as_deref());
+        // A worker's failure no route handles is asked again, as Leopold's
+        // loop picks the item again (a command's exit and a person's "no"
+        // are not: they would say the same).
+        let work = matches!(answer, Answer::Work { .. }) && !already_done;
+        let tried = attempt - self.round_start[i] + 1;
+        if failed && work && tried < MAX_ATTEMPTS {
+            let why = failure_why
+                .unwrap_or_else(|| format!("it ended {}", outcome.as_deref().unwrap_or_default()));
+            self.again(s, i, &output, rederive, Some(why));
+            return;
+        }
+        // Its attempts spent: a run started again after this failure (its
+        // note said `failed`, or the journal holds the next attempt, which
+        // such a run asked) gives it a new round, from its input.
+        let next = format!("{}#{}:work", node.id, attempt + 1);
+        if failed && work && (s.has_recorded(&next) || self.failed_at_start[i]) {
+            self.failed_at_start[i] = false;
+            self.round_start[i] = attempt + 1;
+            self.again(s, i, &output, rederive, None);
+            return;
+        }
+        if !rederive {
+            s.set_status(i, Status::Done);
+            s.record_output(i, attempt, output.clone());
+        } else if !output.is_empty() {
+            s.remember_output(i, output.clone());
+        }
+        if failed {
+            let mut reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
+            if let Some(why) = &failure_why {
+                reason.push_str(&format!(" ({why})"));
+            }
+            if tried > 1 {
+                reason.push_str(&format!(" on attempt {tried} of {MAX_ATTEMPTS}"));
+            }
             self.failures.push((i, reason));
         }
         if node.kind == NodeKind::Feedback && !already_done {
             self.amend(s, i, &output, rederive);
         }
+    }
+
+    /// Ask a worker's failed item again: `why` the last attempt was not
+    /// done, told to the next, or `None` for a new round.
+    fn again(
+        &mut self,
+        s: &mut Shared,
+        i: usize,
+        output: &str,
+        rederive: bool,
+        why: Option<String>,
+    ) {
+        let attempt = self.attempts[i];
+        self.state[i] = State::Pending;
+        self.attempts[i] = attempt + 1;
+        if !rederive {
+            s.record_output(i, attempt, output.to_string());
+            let what = if why.is_some() {
+                let next = attempt + 1 - self.round_start[i] + 1;
+                format!("asked again: attempt {next} of {MAX_ATTEMPTS}")
+            } else {
+                "started again: the run was run again after it failed".to_string()
+            };
+            s.trace(i, attempt, what, DecidedBy::Schedule, None);
+        }
+        self.last_failure[i] = why;
     }
 
     /// Fire item `i`'s routes whose condition holds. As in Leopold
@@ -567,7 +655,7 @@ impl PlanMdRun {
                 if !rederive {
                     s.trace(
                         i,
-                        1,
+                        self.attempts[i],
                         format!(
                             "route `{label}` not taken: item {} ({target}) {why}",
                             to + 1
@@ -583,7 +671,7 @@ impl PlanMdRun {
             if !rederive {
                 s.trace(
                     i,
-                    1,
+                    self.attempts[i],
                     format!("took route `{label}` → item {} ({target})", to + 1),
                     DecidedBy::Route,
                     None,
@@ -671,6 +759,11 @@ impl PlanMdRun {
         self.fired
             .extend(std::iter::repeat_n(BTreeSet::new(), added));
         self.outcomes.extend(std::iter::repeat_n(None, added));
+        self.attempts.extend(std::iter::repeat_n(1, added));
+        self.round_start.extend(std::iter::repeat_n(1, added));
+        self.failed_at_start
+            .extend(std::iter::repeat_n(false, added));
+        self.last_failure.extend(std::iter::repeat_n(None, added));
         self.index_edges(s, first_edge);
         self.plan_text = Some(outcome.plan_text.clone());
         s.emit(Effect::Amend {
@@ -783,30 +876,43 @@ fn work_extra(s: &Shared, i: usize) -> String {
     extra
 }
 
-/// The `STATUS:` word and the `SIGNALS:` pairs of a worker's reply (the last
-/// of each wins).
-pub(crate) fn status_block(output: &str) -> (Option<String>, Vec<(String, String)>) {
-    let mut status = None;
-    let mut signals = Vec::new();
-    for line in output.lines() {
-        let line = line.trim();
-        let upper = line.to_ascii_uppercase();
-        if let Some(rest) = upper.strip_prefix("STATUS:") {
-            let word = rest
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            let word = match word.as_str() {
-                "done" | "ok" | "complete" | "completed" => "done",
-                "blocked" => "blocked",
-                "failed" | "fail" | "failure" => "failed",
-                _ => continue,
-            };
-            status = Some(word.to_string());
-        } else if upper.starts_with("SIGNALS:") {
-            signals = planmd::channel::parse_signals(line);
-        }
-    }
-    (status, signals)
+/// How a worker's reply ends its item, as in Leopold: `done` is `ok`,
+/// `blocked` is `blocked` (a review item's is `fail`), and anything else
+/// (another word, `needs-decision`, no status at all) is not done: `fail`,
+/// with why. A reply with no status reports no signals. A bare `none`, which
+/// the prompt offers for "no signals", is none unless the item declares it.
+fn work_outcome(
+    node: &crate::Node,
+    output: &str,
+) -> (&'static str, Vec<(String, String)>, Option<String>) {
+    let Some(status) = planmd::status::parse_status(output) else {
+        return (
+            "fail",
+            Vec::new(),
+            Some("the reply has no STATUS line".into()),
+        );
+    };
+    let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
+    let (outcome, why) = match status.kind {
+        StatusKind::Done => ("ok", None),
+        StatusKind::Blocked if !review => ("blocked", None),
+        StatusKind::Blocked => ("fail", None),
+        StatusKind::NeedsDecision => (
+            "fail",
+            Some("the worker asks for a decision (STATUS: needs-decision)".into()),
+        ),
+        // `failed`, as the prompt offers, says why itself.
+        StatusKind::Working if status.word.to_lowercase().starts_with("fail") => ("fail", None),
+        StatusKind::Working => (
+            "fail",
+            Some(format!(
+                "STATUS `{}` is not done, blocked or needs-decision",
+                status.word
+            )),
+        ),
+    };
+    let declared = planmd::channel::declared_keys(node);
+    let mut signals = status.signals;
+    signals.retain(|(k, v)| !(k == "none" && v == "true" && !declared.contains(k)));
+    (outcome, signals, why)
 }

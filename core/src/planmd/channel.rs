@@ -203,25 +203,6 @@ impl Channel {
     }
 }
 
-/// The pairs of a status block's `SIGNALS:` line (`migrated=false, ready`):
-/// a bare key means `key=true`. The line may carry the `SIGNALS:` prefix.
-#[cfg_attr(planvault_size, optimize(size))]
-pub fn parse_signals(line: &str) -> Vec<(String, String)> {
-    let line = line.trim();
-    let line = match line.get(..8) {
-        Some(prefix) if prefix.eq_ignore_ascii_case("signals:") => &line[8..],
-        _ => line,
-    };
-    line.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty() && !p.eq_ignore_ascii_case("none"))
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
-            None => (p.to_string(), "true".to_string()),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,20 +281,12 @@ mod tests {
     }
 
     #[test]
-    fn round_trips_and_parses_signal_lines() {
+    fn round_trips_and_refuses_bad_keys() {
         let mut c = Channel::new();
         c.write(&keys(&["migrated", "exit"]), "migrated", "false")
             .unwrap();
         c.write(&keys(&["migrated", "exit"]), "exit", "0").unwrap();
         assert_eq!(Channel::from_json(&c.to_json()).unwrap(), c);
-        assert_eq!(
-            parse_signals("SIGNALS: migrated=false, ready"),
-            vec![
-                ("migrated".into(), "false".into()),
-                ("ready".into(), "true".into())
-            ]
-        );
-        assert!(parse_signals("SIGNALS: none").is_empty());
         assert_eq!(
             Channel::from_json("{\"bad key\": \"1\"}")
                 .unwrap_err()

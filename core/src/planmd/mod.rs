@@ -14,6 +14,7 @@ pub mod condition;
 pub mod export;
 mod items;
 mod markers;
+pub mod status;
 mod validate;
 
 pub use condition::{Condition, SignalOp};
