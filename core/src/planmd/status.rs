@@ -4,7 +4,11 @@
 //!
 //! - the last fenced ` ```leopold-status ` block is the status, and what
 //!   lies outside it is not read; without one, the text from the last
-//!   `STATUS:` on (anywhere, in any case: `EXIT_STATUS: 0` counts) is;
+//!   `STATUS:` on (anywhere, in any case: `EXIT_STATUS: 0` counts) is.
+//!   Leopold finds it in the upper-cased text and cuts the original there,
+//!   so each `ß` or ligature before it (longer in upper case) moves the cut
+//!   a character on and the status goes unread; planvault cuts at the
+//!   marker;
 //! - in it, the first `STATUS:` and the first `SIGNALS:` line count (the
 //!   colon may follow spaces, the value may start on the next line);
 //! - the status is the first kind its value starts with (`done.` is done;
@@ -81,14 +85,13 @@ fn last_fence_body(text: &str) -> Option<String> {
     body
 }
 
-/// `text.slice(text.toUpperCase().lastIndexOf("STATUS:"))`, counted in
-/// UTF-16 units as JavaScript counts them (an upper-cased `ß` is two).
+/// The text from the last `STATUS:`, in any ASCII case, on.
 fn from_last_status(text: &str) -> Option<String> {
-    let upper: Vec<u16> = text.to_uppercase().encode_utf16().collect();
-    let needle: Vec<u16> = "STATUS:".encode_utf16().collect();
-    let at = upper.windows(needle.len()).rposition(|w| w == needle)?;
-    let units: Vec<u16> = text.encode_utf16().collect();
-    Some(String::from_utf16_lossy(&units[at.min(units.len())..]))
+    let at = text
+        .as_bytes()
+        .windows(7)
+        .rposition(|w| w.eq_ignore_ascii_case(b"STATUS:"))?;
+    Some(text[at..].to_string())
 }
 
 /// `body.match(/^\s*NAME\s*:\s*(.*)$/im)?.[1].trim()`: the first line (after
@@ -241,13 +244,14 @@ mod tests {
         }
     }
 
-    /// `toUpperCase` lengthens `ß` to `SS`, so Leopold's slice starts one
-    /// unit later in the original text for each one before the marker.
+    /// Leopold cuts "Die Größe passt.\nSTATUS: done" one character past
+    /// the marker ("TATUS: done": not done); planvault reads it as written.
     #[test]
-    fn the_slice_is_counted_in_upper_cased_utf16_units() {
-        // "ßSTATUS: done": upper "SSSTATUS: DONE", the marker at 2, and the
-        // original sliced at 2 is "TATUS: done": no field, no kind.
-        assert_eq!(kind("ßSTATUS: done"), Some((StatusKind::Working, vec![])));
+    fn a_longer_upper_case_before_the_marker_moves_no_cut() {
+        assert_eq!(
+            kind("Die Größe passt.\nSTATUS: done"),
+            Some((StatusKind::Done, vec![]))
+        );
         assert_eq!(kind("xSTATUS: done"), Some((StatusKind::Done, vec![])));
     }
 
