@@ -2,7 +2,10 @@
 //! tokio (the browser worker's `fetch`): the session (initialize, the
 //! `Mcp-Session-Id` it hands out, the negotiated protocol version), each
 //! request as one POST whose reply is JSON or an SSE stream read until the
-//! response to it arrives, and retries like the model calls'. The I/O is
+//! response to it arrives (answering, on the way, what the server asks the
+//! client, as the terminal's client does), and retries like the model
+//! calls' (a `tools/call` only where the server says it did not serve it:
+//! a call is never made twice). The I/O is
 //! the caller's, through [`Fetch`]. The requests are the official SDK's
 //! types (`rmcp::model`, built without any transport, which compiles to
 //! wasm32); the replies are read as JSON for the few fields used (a tool's
@@ -29,8 +32,10 @@ use std::collections::BTreeMap;
 pub const CALL_TIMEOUT_MS: u32 = 120_000;
 /// How long a server may take to answer `initialize` and `tools/list`.
 pub const LIST_TIMEOUT_MS: u32 = 60_000;
-/// The most bytes of one reply read (a reply that never ends is cut off).
-const REPLY_LIMIT: usize = 8 << 20;
+/// The most bytes of one reply read (a reply that never ends is cut off):
+/// the terminal's client reads a line up to 16 MiB, and servers send a
+/// tool's text twice (`content` and `structuredContent`).
+const REPLY_LIMIT: usize = 16 << 20;
 
 /// The head of a POST's reply.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -264,6 +269,7 @@ impl Client {
             &headers,
             &note.to_string(),
             LIST_TIMEOUT_MS,
+            Resend::Always,
         )
         .await
         .map_err(|e| failure(server, e))?;
@@ -339,6 +345,12 @@ impl Client {
         timeout_ms: u32,
     ) -> Result<(Head, Value), String> {
         let headers = headers(server, session);
+        // A call may have run once its POST could have reached the server.
+        let resend = if body["method"] == "tools/call" {
+            Resend::WhenRefused
+        } else {
+            Resend::Always
+        };
         let (head, mut stream) = post_retried(
             fetch,
             &self.retry,
@@ -346,9 +358,18 @@ impl Client {
             &headers,
             &body.to_string(),
             timeout_ms,
+            resend,
         )
         .await
-        .map_err(|e| failure(server, e))?;
+        .map_err(|e| match e {
+            FetchError::Connect(reason) if resend == Resend::WhenRefused => format!(
+                "MCP server {} at {}: no reply to the call ({reason}); it may have run, so it is \
+                 not sent again (a browser also refuses a server that does not allow this page's \
+                 origin: CORS)",
+                server.name, server.url
+            ),
+            other => failure(server, other),
+        })?;
         if head.status == 404 {
             return Err(SESSION_GONE.into());
         }
@@ -363,7 +384,17 @@ impl Client {
             let Some(chunk) = chunk else { break };
             if sse {
                 for data in events.feed(&chunk) {
-                    if let Some(found) = response(&data, id) {
+                    let Ok(message) = serde_json::from_str::<Value>(data.trim()) else {
+                        continue;
+                    };
+                    for reply in answers_to_server_requests(&message) {
+                        // Best effort: a server that loses the answer fails
+                        // or times out its own request, which it reports.
+                        let _ = fetch
+                            .post(&server.url, &headers, &reply.to_string(), timeout_ms)
+                            .await;
+                    }
+                    if let Some(found) = response_in(message, id) {
                         return found
                             .map(|v| (head.clone(), v))
                             .map_err(|e| format!("MCP server {}: {e}", server.name));
@@ -450,9 +481,19 @@ fn failure(server: &McpServer, error: FetchError) -> String {
     }
 }
 
-/// A POST, retried as a model call is (connection failures, 429, 502,
-/// 503, 504: replies that say the request was not served), with the same
-/// backoff.
+/// Which failures a POST is sent again after.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// Connection failures, 429, 502, 503, 504, as a model call.
+    Always,
+    /// Only 429 and 503, the server's own "not served": a connection that
+    /// broke, or a gateway's 502 or 504, may come after the server did the
+    /// work (a browser's `fetch` does not say which).
+    WhenRefused,
+}
+
+/// A POST, retried as a model call is (replies that say the request was not
+/// served), with the same backoff.
 async fn post_retried<F: Fetch>(
     fetch: &F,
     retry: &RetryPolicy,
@@ -460,14 +501,16 @@ async fn post_retried<F: Fetch>(
     headers: &[(&str, String)],
     body: &str,
     timeout_ms: u32,
+    resend: Resend,
 ) -> Result<(Head, F::Body), FetchError> {
     let attempts = retry.attempts.max(1);
     let mut attempt = 1;
     loop {
         let outcome = fetch.post(url, headers, body, timeout_ms).await;
-        let retry_after = match &outcome {
-            Ok((head, _)) if matches!(head.status, 429 | 502 | 503 | 504) => head.retry_after,
-            Err(FetchError::Connect(_)) => None,
+        let retry_after = match (&outcome, resend) {
+            (Ok((head, _)), _) if matches!(head.status, 429 | 503) => head.retry_after,
+            (Ok((head, _)), Resend::Always) if matches!(head.status, 502 | 504) => head.retry_after,
+            (Err(FetchError::Connect(_)), Resend::Always) => None,
             _ => return outcome,
         };
         if attempt >= attempts {
@@ -482,7 +525,42 @@ async fn post_retried<F: Fetch>(
 /// In a JSON-RPC message (or batch), the response to `id`: its result, or
 /// its error's message.
 fn response(text: &str, id: i64) -> Option<Result<Value, String>> {
-    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    response_in(serde_json::from_str(text.trim()).ok()?, id)
+}
+
+/// What the client answers the requests a server sends it on a call's
+/// stream, as the terminal's client (rmcp's handler) does: a `ping`, its
+/// roots (none), an elicitation (declined); anything else, sampling
+/// included, is a method it does not offer. Without an answer the server
+/// waits, and the call with it, until the call times out.
+fn answers_to_server_requests(message: &Value) -> Vec<Value> {
+    let messages = match message {
+        Value::Array(items) => items.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    messages
+        .iter()
+        .filter_map(|m| {
+            let method = m.get("method")?.as_str()?;
+            let id = m.get("id").filter(|id| !id.is_null())?;
+            let mut reply = json!({"jsonrpc": "2.0", "id": id});
+            match method {
+                "ping" => reply["result"] = json!({}),
+                "roots/list" => reply["result"] = json!({"roots": []}),
+                "elicitation/create" => reply["result"] = json!({"action": "decline"}),
+                _ => {
+                    reply["error"] = json!({
+                        "code": -32601,
+                        "message": format!("planvault does not offer {method}"),
+                    })
+                }
+            }
+            Some(reply)
+        })
+        .collect()
+}
+
+fn response_in(value: Value, id: i64) -> Option<Result<Value, String>> {
     let messages = match value {
         Value::Array(items) => items,
         one => vec![one],
@@ -506,6 +584,9 @@ fn response(text: &str, id: i64) -> Option<Result<Value, String>> {
 #[derive(Default)]
 struct SseLines {
     buffer: Vec<u8>,
+    /// How much of `buffer` holds no line end: a long line arriving in
+    /// many chunks is scanned once, not once per chunk.
+    scanned: usize,
     data: Vec<String>,
 }
 
@@ -513,10 +594,14 @@ impl SseLines {
     fn feed(&mut self, chunk: &[u8]) -> Vec<String> {
         self.buffer.extend_from_slice(chunk);
         let mut out = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
+        let mut start = 0;
+        while let Some(end) = self.buffer[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| self.scanned + i)
+        {
+            let line = String::from_utf8_lossy(&self.buffer[start..end]);
+            let line = line.trim_end_matches('\r');
             if line.is_empty() {
                 if !self.data.is_empty() {
                     out.push(std::mem::take(&mut self.data).join("\n"));
@@ -525,7 +610,11 @@ impl SseLines {
                 self.data
                     .push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
             }
+            start = end + 1;
+            self.scanned = start;
         }
+        self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
         out
     }
 
@@ -540,6 +629,23 @@ impl SseLines {
     }
 }
 
+/// An embedded resource: its text, or what a binary one is (its bytes are
+/// no text for the model, and would fill the result's budget).
+fn resource_text(resource: &Value) -> String {
+    let uri = resource["uri"].as_str().unwrap_or_default();
+    if let Some(text) = resource["text"].as_str() {
+        return format!("[a resource: {uri}]\n{text}");
+    }
+    match resource["blob"].as_str() {
+        Some(blob) => format!(
+            "[a resource: {uri}, {}, {} bytes]",
+            resource["mimeType"].as_str().unwrap_or("unknown type"),
+            blob.trim_end_matches('=').len() * 3 / 4
+        ),
+        None => resource.to_string(),
+    }
+}
+
 /// A call's result (MCP's `CallToolResult` as JSON) as the text the model
 /// reads (`Err`: the tool's error), bounded.
 pub fn call_text(result: &Value) -> Result<String, String> {
@@ -551,7 +657,7 @@ pub fn call_text(result: &Value) -> Result<String, String> {
             "text" => block["text"].as_str().unwrap_or_default().to_string(),
             "image" => format!("[an image, {mime}]"),
             "audio" => format!("[audio, {mime}]"),
-            "resource" => block["resource"].to_string(),
+            "resource" => resource_text(&block["resource"]),
             "resource_link" => format!("[a resource: {}]", block["uri"].as_str().unwrap_or("")),
             _ => block.to_string(),
         });
@@ -629,5 +735,47 @@ mod tests {
         assert_eq!(call_text(&err), Err("boom".into()));
         let structured = json!({"content": [], "structuredContent": {"sum": 5}});
         assert_eq!(call_text(&structured), Ok(r#"{"sum":5}"#.into()));
+        let resources = json!({"content": [
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAECAwQ="}}
+        ]});
+        assert_eq!(
+            call_text(&resources),
+            Ok("[a resource: file:///a.txt]\nhello\n[a resource: file:///b.bin, application/zip, 5 bytes]".into())
+        );
+    }
+
+    #[test]
+    fn a_long_event_line_in_many_chunks_is_read_whole() {
+        let mut sse = SseLines::default();
+        let line = format!("data: {}", "x".repeat(100_000));
+        for piece in line.as_bytes().chunks(7) {
+            assert!(sse.feed(piece).is_empty());
+        }
+        assert_eq!(sse.scanned, sse.buffer.len());
+        assert_eq!(sse.feed(b"\r\n\r\n"), vec!["x".repeat(100_000)]);
+        assert!(sse.buffer.is_empty());
+    }
+
+    #[test]
+    fn a_servers_requests_are_answered_as_the_terminal_answers_them() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": "r", "method": "roots/list"},
+            {"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": {}},
+            {"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage", "params": {}},
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
+            {"jsonrpc": "2.0", "id": 4, "result": {}}
+        ]);
+        let answers = answers_to_server_requests(&batch);
+        assert_eq!(
+            answers,
+            vec![
+                json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": "r", "result": {"roots": []}}),
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"action": "decline"}}),
+                json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "planvault does not offer sampling/createMessage"}}),
+            ]
+        );
     }
 }

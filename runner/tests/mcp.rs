@@ -876,6 +876,132 @@ mod over_fetch {
         assert!(fetch.sleeps.borrow().is_empty());
     }
 
+    /// A server written here for what server-everything does not do:
+    /// asking the client for its roots mid-call (as the Python SDK's
+    /// `list_roots` does), and running a call, then dropping the
+    /// connection before its reply.
+    struct RawServer {
+        url: String,
+        executed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl RawServer {
+        fn start() -> RawServer {
+            use std::io::{BufRead, BufReader, Write};
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            use std::sync::{mpsc, Arc, Mutex};
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            let executed = Arc::new(AtomicUsize::new(0));
+            let (answers_tx, answers_rx) = mpsc::channel::<serde_json::Value>();
+            let answers_rx = Arc::new(Mutex::new(answers_rx));
+            let count = executed.clone();
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(mut stream) = stream else { return };
+                    let (answers_tx, answers_rx, count) =
+                        (answers_tx.clone(), answers_rx.clone(), count.clone());
+                    std::thread::spawn(move || {
+                        let mut reader = BufReader::new(stream.try_clone().unwrap());
+                        let mut length = 0;
+                        loop {
+                            let mut line = String::new();
+                            reader.read_line(&mut line).unwrap();
+                            if line.trim().is_empty() {
+                                break;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                        let id = message["id"].clone();
+                        let json = |stream: &mut std::net::TcpStream, v: serde_json::Value| {
+                            let body = v.to_string();
+                            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                        };
+                        match message["method"].as_str() {
+                            Some("initialize") => json(
+                                &mut stream,
+                                json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}}),
+                            ),
+                            Some("tools/list") => json(
+                                &mut stream,
+                                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "roots", "inputSchema": {"type": "object"}}, {"name": "send_email", "inputSchema": {"type": "object"}}]}}),
+                            ),
+                            Some("tools/call") if message["params"]["name"] == "roots" => {
+                                let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+                                let ask = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"});
+                                let _ = write!(stream, "data: {ask}\n\n");
+                                let _ = stream.flush();
+                                let answer = answers_rx
+                                    .lock()
+                                    .unwrap()
+                                    .recv_timeout(Duration::from_secs(5));
+                                let text = match answer {
+                                    Ok(a) => format!("the client answered {}", a),
+                                    Err(_) => "no answer".to_string(),
+                                };
+                                let result = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}});
+                                let _ = write!(stream, "data: {result}\n\n");
+                            }
+                            Some("tools/call") => {
+                                // The call runs, then the connection drops.
+                                count.fetch_add(1, Ordering::SeqCst);
+                                let _ = stream.shutdown(std::net::Shutdown::Both);
+                            }
+                            Some(_) => {
+                                let _ = write!(stream, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                            }
+                            None => {
+                                let _ = answers_tx.send(message);
+                                let _ = write!(stream, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                            }
+                        }
+                    });
+                }
+            });
+            RawServer { url, executed }
+        }
+    }
+
+    #[test]
+    fn a_servers_request_mid_call_is_answered_and_a_call_is_never_sent_twice() {
+        let raw = RawServer::start();
+        let fetch = Ureq::default();
+        let client = Client::new(vec![server(&raw.url)], retry(3));
+        let started = std::time::Instant::now();
+        let roots = wait(client.call(&fetch, "everything", "roots", &json!({})));
+        assert_eq!(
+            roots,
+            Ok(
+                r#"the client answered {"id":"srv-1","jsonrpc":"2.0","result":{"roots":[]}}"#
+                    .into()
+            )
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "the call waited"
+        );
+
+        let sent = wait(client.call(&fetch, "everything", "send_email", &json!({})));
+        let error = sent.unwrap_err();
+        assert!(
+            error.contains("no reply to the call") && error.contains("it may have run"),
+            "{error}"
+        );
+        assert_eq!(
+            raw.executed.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "a call that may have run is not sent again"
+        );
+        assert!(fetch.sleeps.borrow().is_empty());
+    }
+
     #[test]
     fn an_unreachable_server_is_retried_like_a_model_call_then_named() {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
