@@ -461,6 +461,9 @@ impl PlanMdRun {
         let (output, outcome, signals, decided_by) = match &answer {
             Answer::Command { exit, output } => {
                 let outcome = if *exit == 0 { "ok" } else { "fail" };
+                if *exit != 0 {
+                    failure_why = Some(format!("exit {exit}"));
+                }
                 (
                     output.clone(),
                     Some(outcome.to_string()),
@@ -549,10 +552,16 @@ impl PlanMdRun {
             self.take_routes(s, i, Some("fail"), true, rederive);
         }
         let failed = self.fired[i].is_empty() && is_failure(outcome.as_deref());
-        // A worker's failure no route handles is asked again, as Leopold's
-        // loop picks the item again (a command's exit and a person's "no"
-        // are not: they would say the same).
-        let work = matches!(answer, Answer::Work { .. }) && !already_done;
+        // A failure no route handles is tried again, as Leopold's loop
+        // picks the item again: a worker's reply, a command (a flaky test
+        // passes on its second run); not a person's "no", which Leopold
+        // never asks for (under `autonomy: ask` it stops before the item).
+        let key = match answer {
+            Answer::Work { .. } => Some("work"),
+            Answer::Command { .. } => Some("command"),
+            _ => None,
+        };
+        let work = key.is_some() && !already_done;
         let tried = attempt - self.round_start[i] + 1;
         if failed && work && tried < MAX_ATTEMPTS {
             let why = failure_why
@@ -563,7 +572,7 @@ impl PlanMdRun {
         // Its attempts spent: a run started again after this failure (its
         // note said `failed`, or the journal holds the next attempt, which
         // such a run asked) gives it a new round, from its input.
-        let next = format!("{}#{}:work", node.id, attempt + 1);
+        let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
         if failed && work && (s.has_recorded(&next) || self.failed_at_start[i]) {
             self.failed_at_start[i] = false;
             self.round_start[i] = attempt + 1;
