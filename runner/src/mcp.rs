@@ -271,6 +271,9 @@ impl Clients {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
+                // The last resort, should a shutdown below be cut short:
+                // the process dies with its handle.
+                cmd.kill_on_drop(true);
                 let _guard = self.runtime.enter();
                 let (transport, err) = TokioChildProcess::builder(cmd)
                     .stderr(std::process::Stdio::piped())
@@ -520,18 +523,33 @@ impl Clients {
 
     /// End one server's session (its child is stopped).
     fn close(&self, live: Live) {
-        let _ = self.runtime.block_on(async {
-            tokio::time::timeout(Duration::from_secs(3), live.service.cancel()).await
+        self.close_all(vec![live]);
+    }
+
+    /// End sessions together. A child is stopped as MCP says: its stdin
+    /// closed, then `SIGTERM` after rmcp's 3 s, then a kill after 3 s more;
+    /// the wait allows all of it, so no server outlives the run (one that
+    /// ignores both costs the run's end 6 s).
+    fn close_all(&self, live: Vec<Live>) {
+        self.runtime.block_on(async {
+            let mut closing = tokio::task::JoinSet::new();
+            for l in live {
+                closing.spawn(async move {
+                    tokio::time::timeout(SHUTDOWN_WAIT, l.service.cancel()).await
+                });
+            }
+            while closing.join_next().await.is_some() {}
         });
     }
 }
 
+/// How long closing a session may take: rmcp's two 3 s waits, and a kill.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(7);
+
 impl Drop for Clients {
     fn drop(&mut self) {
         let live = std::mem::take(&mut *self.live.borrow_mut());
-        for (_, l) in live {
-            self.close(l);
-        }
+        self.close_all(live.into_values().collect());
     }
 }
 

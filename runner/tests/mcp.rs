@@ -1230,3 +1230,54 @@ fn in_proposal_mode_a_tool_its_server_does_not_mark_read_only_is_refused_before_
         "{results:?}"
     );
 }
+
+/// A server that keeps running after its stdin closes and ignores
+/// `SIGTERM` is still stopped when the run's clients end: no server
+/// outlives the run.
+#[test]
+fn a_server_that_ignores_its_stdin_closing_and_sigterm_does_not_outlive_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = dir.path().join("stubborn.js");
+    std::fs::write(
+        &script,
+        r#"
+const fs = require("fs");
+fs.writeFileSync(process.argv[2], String(process.pid));
+process.on("SIGTERM", () => {});
+const send = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "stubborn", version: "0" } } });
+  else if (m.method === "tools/list") send({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "poke", inputSchema: { type: "object" } }] } });
+  else if (m.method === "tools/call") send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "poked" }] } });
+});
+setInterval(() => {}, 1000);
+"#,
+    )
+    .unwrap();
+    let server = Server {
+        name: "stubborn".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![script.display().to_string(), pid_file.display().to_string()],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let clients = Clients::new(vec![server], vec![], env()).unwrap();
+    assert_eq!(
+        clients.call("stubborn", "poke", &json!({})),
+        Ok("poked".into())
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    };
+    assert!(alive());
+    drop(clients);
+    assert!(!alive(), "server {pid} outlived the run");
+}
