@@ -1010,10 +1010,10 @@ impl<'a, H: Host> Driver<'a, H> {
             .map_or_else(|| format!("{node}.md"), |i| note_file(&self.plan.nodes[i]));
         let hint = match self.host.surface() {
             Surface::Cli => format!(
-                "{file} is now status: failed; edit it (or the plan) and run again to resume:                  {node} is done again from its input; or run with --fresh to start over"
+                "{file} is now status: failed; edit it (or the plan) and run again to resume: {node} is done again from its input; or run with --fresh to start over"
             ),
             Surface::Browser => format!(
-                "{file} is now status: failed; edit it (or the plan) and press Resume:                  {node} is done again from its input; or press Run to start over"
+                "{file} is now status: failed; edit it (or the plan) and press Resume: {node} is done again from its input; or press Run to start over"
             ),
         };
         self.scrub_error(
@@ -2016,7 +2016,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             if !self.delta.is_empty() && self.host.now_ms() - self.delta_at >= DELTA_INTERVAL_MS {
-                self.flush_delta(Some(node));
+                self.flush_streaming_delta(node);
             }
             if ended || decoder.is_done() {
                 self.flush_delta(Some(node));
@@ -2026,6 +2026,24 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     /// Post the streamed tokens gathered so far.
+    /// Post the streamed tokens so far but an end that may be the start of
+    /// a key: the app joins the posts, so a key the model echoes across two
+    /// of them would show whole though each was scrubbed.
+    fn flush_streaming_delta(&mut self, node: &str) {
+        let keep = self
+            .keys
+            .iter()
+            .map(|key| started_key(&self.delta, key))
+            .max()
+            .unwrap_or(0);
+        if keep == self.delta.len() {
+            return;
+        }
+        let rest = self.delta.split_off(self.delta.len() - keep);
+        self.flush_delta(Some(node));
+        self.delta = rest;
+    }
+
     fn flush_delta(&mut self, node: Option<&str>) {
         if self.delta.is_empty() {
             return;
@@ -2039,6 +2057,19 @@ impl<'a, H: Host> Driver<'a, H> {
             .unwrap_or_default();
         self.post(FromWorker::Delta { node, text });
     }
+}
+
+/// How many bytes at the end of `text` begin `key` (and stop short of it).
+fn started_key(text: &str, key: &str) -> usize {
+    (1..key.len())
+        .rev()
+        .find(|&n| {
+            key.is_char_boundary(n)
+                && text.len() >= n
+                && text.is_char_boundary(text.len() - n)
+                && text.ends_with(&key[..n])
+        })
+        .unwrap_or(0)
 }
 
 pub use compat::human_answer;

@@ -1193,6 +1193,47 @@ fn streamed_tokens_are_posted_at_most_every_50_ms() {
     );
 }
 
+/// A key the model echoes, split across two posts of streamed tokens,
+/// never shows whole where the app joins them.
+#[test]
+fn a_key_echoed_across_two_streamed_posts_is_redacted_where_they_join() {
+    let inbox = Inbox::new();
+    let (head, tail) = KEY.split_at(9);
+    let split = |text: &str| {
+        format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices": [{"delta": {"content": text}}]})
+        )
+    };
+    let reply = Reply::Stream(vec![
+        split("your key is "),
+        split(head),
+        split(tail),
+        split(" and so on"),
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".into(),
+    ]);
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if step(c) == "draft" {
+            reply.clone()
+        } else {
+            good_model(c)
+        }
+    });
+    // Each chunk 60 ms after the last: each may be its own post.
+    host.chunk_ms.set(60.0);
+    go(&host, &inbox, start(model()));
+    let deltas: Vec<String> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Delta { node, text } if node == "draft" => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert!(deltas.len() >= 2, "{deltas:?}");
+    assert_eq!(deltas.concat(), "your key is <redacted> and so on");
+    assert_no_key(&host);
+}
+
 #[test]
 fn breakpoints_and_run_to_can_change_while_the_run_goes() {
     let inbox = Inbox::new();
