@@ -279,11 +279,13 @@ pub enum FromWorker {
     Trace {
         markdown: String,
     },
-    /// A tool ran at a node (`fetch_url`, `read_note`, ...).
+    /// A tool ran at a node (`fetch_url`, `read_note`, `server.tool`, ...):
+    /// `error` says why it failed (as the model was told, at most 300
+    /// characters), `None` when it worked.
     Tool {
         node: String,
         name: String,
-        ok: bool,
+        error: Option<String>,
     },
     /// A person must answer; reply with [`ToWorker::Reply`].
     Ask {

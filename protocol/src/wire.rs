@@ -238,7 +238,7 @@ fn from_worker(value: &Value) -> Result<FromWorker, ProtocolError> {
         "tool" => FromWorker::Tool {
             node: f.string("node")?,
             name: f.string("name")?,
-            ok: f.bool("ok")?,
+            error: f.opt_string("error")?,
         },
         "ask" => FromWorker::Ask {
             request: f.string("request")?,
@@ -501,7 +501,12 @@ mod tests {
         both_ways_from_worker(Tool {
             node: "n".into(),
             name: "fetch_url".into(),
-            ok: false,
+            error: Some("refused".into()),
+        });
+        both_ways_from_worker(Tool {
+            node: "n".into(),
+            name: "read_note".into(),
+            error: None,
         });
         for ask in [
             AskKind::Work {

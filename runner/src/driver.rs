@@ -1677,7 +1677,10 @@ impl<'a, H: Host> Driver<'a, H> {
                 self.post(FromWorker::Tool {
                     node: request.node.clone(),
                     name: grant.map_or_else(|| call.name.clone(), |g| g.display()),
-                    ok: result.is_ok(),
+                    error: result
+                        .as_ref()
+                        .err()
+                        .map(|e| planvault_llm::mcp::bound(&self.scrub(e), 300)),
                 });
                 let text = result.unwrap_or_else(|e| format!("error: {e}"));
                 conversation.push(tool_turn(&call.id, &self.scrub(&tool_result(&text))));

@@ -960,7 +960,7 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
     let tools: Vec<_> = posted(&host)
         .into_iter()
         .filter_map(|m| match m {
-            FromWorker::Tool { node, name, ok } => Some((node, name, ok)),
+            FromWorker::Tool { node, name, error } => Some((node, name, error.is_none())),
             _ => None,
         })
         .collect();
@@ -1411,7 +1411,7 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
             Some(FinishReason::Completed)
         );
         let ok = posted(&host).into_iter().find_map(|m| match m {
-            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error.is_none()),
             _ => None,
         });
         assert_eq!(
@@ -1479,7 +1479,7 @@ fn a_tool_s_note_cannot_change_the_plan() {
             "{path}"
         );
         let ok = posted(&host).into_iter().find_map(|m| match m {
-            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error.is_none()),
             _ => None,
         });
         assert_eq!(ok, Some(written), "{path}: {content:?}");
@@ -1607,7 +1607,7 @@ fn a_tool_cannot_overwrite_a_plan_note_by_another_unicode_spelling_of_its_name()
     let ok: Vec<bool> = posted(&host)
         .into_iter()
         .filter_map(|m| match m {
-            FromWorker::Tool { name, ok, .. } if name == "write_note" => Some(ok),
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error.is_none()),
             _ => None,
         })
         .collect();

@@ -73,7 +73,12 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
   const everything = await startEverything();
   const stub = await startStub({
     replies: [
-      reply(STEP, '', { tool_calls: [{ name: 'everything__echo', arguments: { message: 'hello from the browser' } }] }),
+      reply(STEP, '', {
+        tool_calls: [
+          { name: 'everything__echo', arguments: { message: 'hello from the browser' } },
+          { name: 'again__get-sum', arguments: { a: 'x' } },
+        ],
+      }),
       reply(STEP, 'The server echoed the greeting.'),
     ],
   });
@@ -131,6 +136,16 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
     assert.deepEqual(offered, ['again__get-sum', 'everything__echo']);
     const toolTurn = requests[1].body.messages.find((m) => m.role === 'tool');
     assert.match(toolTurn.content, /Echo: hello from the browser/);
+
+    // The panel lists both calls, the failed one with what the model was told.
+    assert.equal(await page.locator('#run-tools-box summary').textContent(), 'Tools (2, 1 failed)');
+    const lines = await page.locator('#run-tools li').allTextContents();
+    assert.equal(lines[1], 'send · everything.echo worked');
+    assert.match(lines[0], /^send · again\.get-sum failed: .+/);
+    assert.ok(!lines[0].includes(TOKEN));
+    const reason = lines[0].replace(/^send · again\.get-sum failed: /, '');
+    const sumTurn = requests[1].body.messages.filter((m) => m.role === 'tool')[1];
+    assert.ok(sumTurn.content.includes(reason.slice(0, 60)), `${reason} | ${sumTurn.content}`);
 
     // Journaled as the node's first tool call; no token anywhere in the vault.
     const files = await readVault(page);

@@ -170,6 +170,14 @@ pub struct Output {
     pub text: String,
 }
 
+/// One tool a node ran, and why it failed (`None`: it worked).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolRun {
+    pub node: String,
+    pub name: String,
+    pub error: Option<String>,
+}
+
 /// One model reply as it streams in: whose, for what, and its text so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Live {
@@ -239,8 +247,8 @@ pub struct RunView {
     /// The last failure (also when the run goes on, e.g. a refused message).
     pub error: Option<RunError>,
     pub ask: Option<Ask>,
-    /// Tools that ran: node, tool, whether it worked.
-    pub tools: Vec<(String, String, bool)>,
+    /// Tools that ran, in order.
+    pub tools: Vec<ToolRun>,
     /// How many retry notices this run had (for the panel and the tests).
     pub retries: u32,
 }
@@ -315,7 +323,9 @@ impl RunView {
                 self.outputs.push(Output { node, visit, text });
             }
             FromWorker::Trace { markdown } => self.trace.push(markdown),
-            FromWorker::Tool { node, name, ok } => self.tools.push((node, name, ok)),
+            FromWorker::Tool { node, name, error } => {
+                self.tools.push(ToolRun { node, name, error })
+            }
             // The Settings' server test: the run client keeps it.
             FromWorker::ToolList { .. } => {}
             FromWorker::Ask {

@@ -9,7 +9,7 @@
 //! (the trace, outputs and breakpoints are keyed `<For>` lists).
 
 use crate::ask::Question;
-use crate::run::{hint, Live, Output, Phase, WorkerState};
+use crate::run::{hint, Live, Output, Phase, ToolRun, WorkerState};
 use crate::run_client::RunClient;
 use crate::settings::Settings;
 use crate::state::AppState;
@@ -77,6 +77,7 @@ pub fn RunPanel() -> impl IntoView {
             <RunStatus />
             <Attempts />
             <LiveReply />
+            <Tools />
             <Answer />
             <Outputs />
             <Trace />
@@ -238,6 +239,54 @@ fn LiveReply() -> impl IntoView {
         <Show when=move || label.with(Option::is_some)>
             <h3>{move || format!("{}: receiving…", label.get().unwrap_or_default())}</h3>
             <pre id="run-live" class="run-text">{move || text.get()}</pre>
+        </Show>
+    }
+}
+
+/// The tools the run's nodes used, newest first, each failure with why
+/// (what the model was told).
+#[component]
+fn Tools() -> impl IntoView {
+    let run = expect_context::<RunClient>();
+    let count = Memo::new(move |_| run.view.with(|v| v.tools.len()));
+    let failed = Memo::new(move |_| {
+        run.view
+            .with(|v| v.tools.iter().filter(|t| t.error.is_some()).count())
+    });
+    let each = move || {
+        count.track();
+        run.view.with_untracked(|v| {
+            let shown: Vec<(usize, ToolRun)> = v
+                .tools
+                .iter()
+                .cloned()
+                .enumerate()
+                .rev()
+                .take(OUTPUTS_SHOWN)
+                .collect();
+            shown
+        })
+    };
+    let used = move || count.get() > 0;
+    view! {
+        <Show when=used>
+            <details id="run-tools-box" open>
+                <summary>{move || match failed.get() {
+                    0 => format!("Tools ({})", count.get()),
+                    n => format!("Tools ({}, {n} failed)", count.get()),
+                }}</summary>
+                <ul id="run-tools">
+                    <For each=each key=row_key let:((_, t))>
+                        <li class=if t.error.is_some() { "tool-failed" } else { "tool-ok" } data-node=t.node.clone()>
+                            <strong>{format!("{} · {}", t.node, t.name)}</strong>
+                            {match &t.error {
+                                Some(e) => format!(" failed: {e}"),
+                                None => " worked".to_string(),
+                            }}
+                        </li>
+                    </For>
+                </ul>
+            </details>
         </Show>
     }
 }

@@ -449,6 +449,6 @@ fn run_json(v: &crate::run::RunView) -> serde_json::Value {
         "retry": v.retry.as_ref().map(|r| serde_json::json!({ "node": r.node, "error": error(&r.error), "waitMs": r.wait_ms })),
         "error": v.error.as_ref().map(error),
         "ask": v.ask.as_ref().map(|a| serde_json::json!({ "request": a.request, "node": a.node, "visit": a.visit, "ask": a.ask })),
-        "tools": v.tools.iter().map(|(n, t, ok)| serde_json::json!({ "node": n, "name": t, "ok": ok })).collect::<Vec<_>>(),
+        "tools": v.tools.iter().map(|t| serde_json::json!({ "node": t.node, "name": t.name, "ok": t.error.is_none(), "error": t.error })).collect::<Vec<_>>(),
     })
 }

@@ -557,8 +557,16 @@ impl Progress {
         match message {
             FromWorker::Visit { node, visit } => self.line(&format!("→ {node} · visit {visit}")),
             // A server's tool has its own line, with its time (progress).
+            // An MCP tool's line, its time and error, comes with its end.
             FromWorker::Tool { name, .. } if name.contains('.') => {}
-            FromWorker::Tool { name, .. } => self.line(&format!("  tool {name}")),
+            FromWorker::Tool {
+                name, error: None, ..
+            } => self.line(&format!("  tool {name}")),
+            FromWorker::Tool {
+                name,
+                error: Some(error),
+                ..
+            } => self.line(&format!("  tool {name} failed: {error}")),
             FromWorker::Delta { text, .. } => {
                 let chars = self.receiving.unwrap_or(0) + text.chars().count();
                 self.receiving = Some(chars);
