@@ -76,6 +76,18 @@ struct Handler {
 }
 
 impl rmcp::ClientHandler for Handler {
+    /// What `initialize` offers: planvault by name, and the newest
+    /// protocol version that has the handshake (the browser's client
+    /// offers the same). rmcp's default offers its newest version, which
+    /// has none, as the client `rmcp`.
+    fn get_info(&self) -> rmcp::model::InitializeRequestParams {
+        rmcp::model::InitializeRequestParams::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("planvault", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
     fn on_progress(
         &self,
         params: rmcp::model::ProgressNotificationParam,
@@ -332,6 +344,19 @@ impl Clients {
                 )
             }
         };
+        // A version the client does not speak is a server it cannot use
+        // (MCP: the client disconnects).
+        let service = service.and_then(|service| {
+            let version = service
+                .peer_info()
+                .map(|info| info.protocol_version.clone());
+            match version {
+                Some(v) if !rmcp::model::ProtocolVersion::KNOWN_VERSIONS.contains(&v) => Err(
+                    format!("it answered protocol version {v}, which planvault does not speak"),
+                ),
+                _ => Ok(service),
+            }
+        });
         match service {
             Ok(service) => Ok(Live {
                 service,
@@ -371,11 +396,35 @@ impl Clients {
             let live = self.live.borrow();
             let live = &live[&server.name];
             let peer = live.service.peer().clone();
+            let name = server.name.clone();
             let tools = self
                 .wait(
                     &format!("listing MCP server {}'s tools", server.name),
                     LIST_TIMEOUT,
-                    async move { peer.list_all_tools().await.map_err(|e| e.to_string()) },
+                    async move {
+                        // Paged as the browser's client pages: a server
+                        // whose cursor never ends is an error, not a run
+                        // that lists until its time is up.
+                        let mut tools = Vec::new();
+                        let mut cursor = None;
+                        for _ in 0..crate::mcp_http::MAX_LIST_PAGES {
+                            let params =
+                                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+                            let page = peer
+                                .list_tools(Some(params))
+                                .await
+                                .map_err(|e| e.to_string())?;
+                            tools.extend(page.tools);
+                            match page.next_cursor {
+                                Some(next) if !next.is_empty() => cursor = Some(next),
+                                _ => return Ok(tools),
+                            }
+                        }
+                        Err(format!(
+                            "MCP server {name}: {}",
+                            crate::mcp_http::too_many_pages()
+                        ))
+                    },
                     None,
                 )
                 .map_err(|e| with_stderr(e, &live.stderr))?;

@@ -37,6 +37,15 @@ pub const LIST_TIMEOUT_MS: u32 = 60_000;
 /// tool's text twice (`content` and `structuredContent`).
 const REPLY_LIMIT: usize = 16 << 20;
 
+/// The most pages of `tools/list` read from one server: one whose cursor
+/// never ends is an error (in both clients).
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// Why a server's tools could not be listed when they never end.
+pub fn too_many_pages() -> String {
+    format!("its tools/list still had a next page after {MAX_LIST_PAGES} pages")
+}
+
 /// The head of a POST's reply.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head {
@@ -158,8 +167,7 @@ impl Client {
     ) -> Result<Vec<McpTool>, String> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        // A server paging forever is cut off.
-        for _ in 0..100 {
+        for _ in 0..MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
@@ -196,10 +204,10 @@ impl Client {
             }
             match result["nextCursor"].as_str() {
                 Some(next) if !next.is_empty() => cursor = Some(next.to_string()),
-                _ => break,
+                _ => return Ok(tools),
             }
         }
-        Ok(tools)
+        Err(format!("MCP server {}: {}", server.name, too_many_pages()))
     }
 
     /// Call one tool: its text, or the error the model reads.

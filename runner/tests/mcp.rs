@@ -1281,3 +1281,70 @@ setInterval(() => {}, 1000);
     drop(clients);
     assert!(!alive(), "server {pid} outlived the run");
 }
+
+/// `initialize` offers planvault by name and the newest version with the
+/// handshake; a server answering a version planvault does not speak is
+/// not used; one whose `tools/list` pages never end is an error.
+#[test]
+fn initialize_offers_planvault_and_a_version_it_speaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("server.js");
+    std::fs::write(
+        &script,
+        r#"
+const fs = require("fs");
+const [log, version] = process.argv.slice(2);
+const send = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") {
+    fs.writeFileSync(log, JSON.stringify(m.params));
+    send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: "v", version: "0" } } });
+  } else if (m.method === "tools/list") {
+    // "endless": every page says there is another.
+    const page = Number(m.params?.cursor ?? 0);
+    const next = version === "2025-11-25" ? { nextCursor: String(page + 1) } : {};
+    send({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: `t${page}`, inputSchema: { type: "object" } }], ...next } });
+  }
+});
+"#,
+    )
+    .unwrap();
+    let server = |version: &str| Server {
+        name: "v".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![
+                script.display().to_string(),
+                dir.path().join("initialize.json").display().to_string(),
+                version.into(),
+            ],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let clients = Clients::new(vec![server("2025-06-18")], vec![], env()).unwrap();
+    clients.list().unwrap();
+    let offered: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("initialize.json")).unwrap())
+            .unwrap();
+    assert_eq!(offered["clientInfo"]["name"], "planvault");
+    assert_eq!(offered["protocolVersion"], "2025-11-25");
+
+    // A server whose pages never end is an error, after 100 of them.
+    let clients = Clients::new(vec![server("2025-11-25")], vec![], env()).unwrap();
+    let error = clients.list().unwrap_err();
+    assert!(
+        error.contains("MCP server v: its tools/list still had a next page after 100 pages"),
+        "{error}"
+    );
+
+    let clients = Clients::new(vec![server("2099-01-01")], vec![], env()).unwrap();
+    let error = clients.list().unwrap_err();
+    assert!(
+        error.contains("MCP server v did not start: it answered protocol version 2099-01-01, which planvault does not speak"),
+        "{error}"
+    );
+}
