@@ -316,7 +316,7 @@ impl Clients {
                 self.wait(
                     &format!("starting MCP server {name}"),
                     LIST_TIMEOUT,
-                    async { handler.serve(transport).await.map_err(|e| e.to_string()) },
+                    async { handler.serve(transport).await.map_err(|e| init_error(&e)) },
                     None,
                 )
             }
@@ -339,7 +339,7 @@ impl Clients {
                 self.wait(
                     &format!("connecting to MCP server {name}"),
                     LIST_TIMEOUT,
-                    async { handler.serve(transport).await.map_err(|e| e.to_string()) },
+                    async { handler.serve(transport).await.map_err(|e| init_error(&e)) },
                     None,
                 )
             }
@@ -413,7 +413,7 @@ impl Clients {
                             let page = peer
                                 .list_tools(Some(params))
                                 .await
-                                .map_err(|e| e.to_string())?;
+                                .map_err(|e| service_error(&e))?;
                             tools.extend(page.tools);
                             match page.next_cursor {
                                 Some(next) if !next.is_empty() => cursor = Some(next),
@@ -536,7 +536,7 @@ impl Clients {
         let result = self.wait(
             &format!("{server}.{tool}"),
             config.timeout,
-            async move { peer.call_tool(params).await.map_err(|e| e.to_string()) },
+            async move { peer.call_tool(params).await.map_err(|e| service_error(&e)) },
             Some((&live.progress, progress)),
         );
         let result = match result {
@@ -599,6 +599,57 @@ impl Drop for Clients {
     fn drop(&mut self) {
         let live = std::mem::take(&mut *self.live.borrow_mut());
         self.close_all(live.into_values().collect());
+    }
+}
+
+/// A failed request as a person reads it: the server's own error as the
+/// browser's client words it, a connection's failure by its causes (not
+/// rmcp's transport type names), a refused token with what to set.
+fn service_error(e: &rmcp::ServiceError) -> String {
+    use rmcp::ServiceError;
+    match e {
+        ServiceError::McpError(data) => {
+            format!("{} (JSON-RPC error {})", data.message, data.code.0)
+        }
+        ServiceError::TransportSend(t) => transport_error(&*t.error, e.auth_challenge().is_some()),
+        ServiceError::TransportClosed => "the connection closed".into(),
+        other => other.to_string(),
+    }
+}
+
+/// [`service_error`] for `initialize`.
+fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError;
+    match e {
+        ClientInitializeError::TransportError { error, context } => format!(
+            "{context}: {}",
+            transport_error(&*error.error, e.auth_challenge().is_some())
+        ),
+        ClientInitializeError::JsonRpcError(data) => {
+            format!("{} (JSON-RPC error {})", data.message, data.code.0)
+        }
+        other => other.to_string(),
+    }
+}
+
+fn transport_error(error: &(dyn std::error::Error + 'static), auth: bool) -> String {
+    let mut causes = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !causes.iter().any(|c| c.contains(&text)) {
+            causes.push(text);
+        }
+        source = cause.source();
+    }
+    let causes = causes.join(": ");
+    if auth || causes.contains("Auth required") {
+        format!(
+            "the server refused it for want of authorization (HTTP 401): the server's entry names \
+             the variable holding its token in token_env; check that it is set and right ({causes})"
+        )
+    } else {
+        format!("the connection failed ({causes}): is the server running at its url?")
     }
 }
 

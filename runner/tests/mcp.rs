@@ -1348,3 +1348,59 @@ require("readline").createInterface({ input: process.stdin }).on("line", (line) 
         "{error}"
     );
 }
+
+/// A URL server that refuses the request for want of a token, or is not
+/// there, is named with what to do, not with rmcp's transport types.
+#[test]
+fn a_url_server_refusing_the_token_or_not_there_says_so_plainly() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = |name: &str, url: String| Server {
+        name: name.into(),
+        transport: Transport::Http {
+            url,
+            token_env: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let clients = Clients::new(vec![server("locked", url)], vec![], env()).unwrap();
+    let error = clients.list().unwrap_err();
+    assert!(
+        error.starts_with("MCP server locked did not start: ")
+            && error.contains(
+                "(HTTP 401): the server's entry names the variable holding its token in token_env"
+            ),
+        "{error}"
+    );
+    assert!(!error.contains("rmcp::"), "{error}");
+    let clients = Clients::new(
+        vec![server("away", format!("http://127.0.0.1:{closed}/mcp"))],
+        vec![],
+        env(),
+    )
+    .unwrap();
+    let error = clients.list().unwrap_err();
+    assert!(
+        error.contains("the connection failed (")
+            && error.ends_with("is the server running at its url?"),
+        "{error}"
+    );
+    assert!(!error.contains("rmcp::"), "{error}");
+}
