@@ -620,6 +620,13 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
         Case {
+            name: "a read-only item's blocked is a failure (@feedback as @gate and @verify)",
+            text: "- [ ] @feedback Read the evidence\n  @on blocked -> 3\n  @on fail -> 2\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[("1", "STATUS: blocked")],
+            ran: &["1", "2"],
+            failed: None,
+        },
+        Case {
             name: "an @emit with one value is on the channel when the item ends ok",
             text: "- [ ] Step 1\n  @emit ready=true\n  @on ready=true -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
             replies: &[],

@@ -886,7 +886,7 @@ fn work_extra(s: &Shared, i: usize) -> String {
 }
 
 /// How a worker's reply ends its item, as in Leopold: `done` is `ok`,
-/// `blocked` is `blocked` (a review item's is `fail`), and anything else
+/// `blocked` is `blocked` (a read-only item's is `fail`), and anything else
 /// (another word, `needs-decision`, no status at all) is not done: `fail`,
 /// with why. A reply with no status reports no signals. A bare `none`, which
 /// the prompt offers for "no signals", is none unless the item declares it.
@@ -901,7 +901,12 @@ fn work_outcome(
             Some("the reply has no STATUS line".into()),
         );
     };
-    let review = matches!(node.kind, NodeKind::Gate | NodeKind::Verify);
+    // Leopold's read-only items (`@gate`, `@verify`, `@feedback`) are done
+    // only on `done`: their `blocked` is a failure.
+    let review = matches!(
+        node.kind,
+        NodeKind::Gate | NodeKind::Verify | NodeKind::Feedback
+    );
     let (outcome, why) = match status.kind {
         StatusKind::Done => ("ok", None),
         StatusKind::Blocked if !review => ("blocked", None),
