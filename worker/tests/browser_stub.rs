@@ -283,6 +283,31 @@ async fn a_stop_aborts_the_stream_and_a_silent_or_stalled_endpoint_times_out() {
         "{reason:?}"
     );
     assert_eq!(finished(&host).1.unwrap().code, ErrorCode::Timeout);
+
+    // A server that goes away mid-reply: the reply broke off, resumably.
+    let inbox = Inbox::new();
+    let host = example("pv-stub-break", &inbox, false).await;
+    let reason = run(&host, &inbox, start(url, "BREAK", 1, 5_000)).await;
+    assert!(
+        matches!(reason, Some(FinishReason::Interrupted { .. })),
+        "{reason:?}"
+    );
+    let error = finished(&host).1.unwrap();
+    assert_eq!(error.code, ErrorCode::MalformedReply);
+    assert!(
+        error
+            .message
+            .starts_with(&format!("the reply from {url}/chat/completions broke off")),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("press Resume"),
+        "{error:?}"
+    );
 }
 
 /// `fetch_url` reads a page the vault allows (here the stub's 127.0.0.1),
