@@ -821,3 +821,176 @@ fn a_run_started_again_after_a_failure_gives_the_item_a_new_round_and_replays() 
     let again = drive(&mut resumed, |r| panic!("the finished run asked {}", r.id));
     assert_eq!(finish(&again).reason, FinishReason::Completed);
 }
+
+fn asked_ids(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn all_fail_but(ok: &'static [&'static str]) -> impl FnMut(&Request) -> Event {
+    move |r: &Request| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: if ok.contains(&r.node.as_str()) {
+                "STATUS: done".into()
+            } else {
+                "no status".into()
+            },
+        },
+    }
+}
+
+/// Run 1 fails item 1, run 2 (started again) fails it again after its new
+/// round; run 3, started again as the hint says, should give it a third round.
+#[test]
+fn a_third_run_after_two_failed_rounds_gives_a_third_round() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let mut on_disk = plan(text);
+    let mut journal_effects: Vec<Effect> = Vec::new();
+    for run in 1..=3 {
+        let mut engine =
+            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
+        let effects = drive(&mut engine, all_fail_but(&["2"]));
+        assert!(
+            matches!(finish(&effects).reason, FinishReason::NodeFailed { .. }),
+            "run {run}"
+        );
+        apply_statuses(&mut on_disk, &effects);
+        assert_eq!(on_disk.nodes[0].status, Status::Failed, "run {run}");
+        let asked = asked_ids(&effects);
+        assert!(!asked.is_empty(), "run {run} asked nothing: {asked:?}");
+        journal_effects.extend(effects);
+    }
+}
+
+/// Two independent items fail in the same wave: each run started again
+/// should give the failed items a new round, not fail on replay alone.
+#[test]
+fn two_items_failing_in_one_wave_each_get_a_new_round_when_run_again() {
+    let text = "- [ ] Build A\n- [ ] Build B\n- [ ] (after: 1, 2) Ship\n";
+    let mut on_disk = plan(text);
+    let mut journal_effects: Vec<Effect> = Vec::new();
+    for run in 1..=3 {
+        let mut engine =
+            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
+        let effects = drive(&mut engine, all_fail_but(&["3"]));
+        apply_statuses(&mut on_disk, &effects);
+        let asked = asked_ids(&effects);
+        assert_eq!(
+            [on_disk.nodes[0].status, on_disk.nodes[1].status],
+            [Status::Failed, Status::Failed],
+            "run {run}: both are written failed"
+        );
+        assert!(!asked.is_empty(), "run {run} asked nothing");
+        journal_effects.extend(effects);
+    }
+}
+
+/// Run 2 (started again after item 1 failed) is interrupted while its new
+/// round's first attempt is in flight; resuming it must ask that attempt.
+#[test]
+fn a_resume_of_an_interrupted_new_round_asks_its_first_attempt() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let first = drive(&mut engine, all_fail_but(&["2"]));
+    let mut on_disk = plan(text);
+    apply_statuses(&mut on_disk, &first);
+    assert_eq!(on_disk.nodes[0].status, Status::Failed);
+
+    // Run 2: the new round's request is asked, then the model is unavailable.
+    let mut engine = Engine::new(on_disk.clone(), config(), &journal_of(&first)).unwrap();
+    let mut effects = engine.start();
+    let req = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Request(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(req.id, "1#4:work");
+    effects.extend(engine.handle(Event::Unavailable {
+        id: req.id.clone(),
+        error: "model down".into(),
+    }));
+    assert!(matches!(
+        finish(&effects).reason,
+        FinishReason::Interrupted { .. }
+    ));
+    apply_statuses(&mut on_disk, &effects);
+
+    // Run 3: resume. It should ask 1#4:work, as run 2 did.
+    let mut engine = Engine::new(on_disk.clone(), config(), &journal_of(&first)).unwrap();
+    let third = drive(&mut engine, all_fail_but(&["1", "2"]));
+    assert_eq!(
+        asked_ids(&third).first().map(String::as_str),
+        Some("1#4:work"),
+        "status at resume {:?}; ended {:?}",
+        on_disk.nodes[0].status,
+        finish(&third).reason
+    );
+}
+
+/// A `@tool` command the host refused (the browser runs none: exit 126,
+/// not journaled) fails the run; run again where commands run, the item
+/// should have three runs, as in any run, not six.
+#[test]
+fn a_command_refused_before_runs_at_most_three_times_when_run_again() {
+    let text = "- [ ] @tool make test\n- [ ] (after: 1) Ship\n";
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let first = drive(&mut engine, |r| Event::Refused {
+        id: r.id.clone(),
+        reason: "the browser runs no commands".into(),
+    });
+    assert!(matches!(
+        finish(&first).reason,
+        FinishReason::NodeFailed { .. }
+    ));
+    let mut on_disk = plan(text);
+    apply_statuses(&mut on_disk, &first);
+    assert_eq!(on_disk.nodes[0].status, Status::Failed);
+
+    let mut engine = Engine::new(on_disk, config(), &journal_of(&first)).unwrap();
+    let second = drive(&mut engine, |r| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Command {
+            exit: 1,
+            output: "FAIL".into(),
+        },
+    });
+    let asked = asked_ids(&second);
+    assert!(
+        asked.len() <= 3,
+        "the command ran {} times: {asked:?}",
+        asked.len()
+    );
+}
+
+/// After a failed run a person does the item by hand and checks its box in
+/// PLAN.md (the CLI reads `[x]` as done); the run started again should take
+/// it as done, not replay its recorded failures and stop again.
+#[test]
+fn an_item_checked_after_it_failed_counts_as_done() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let first = drive(&mut engine, all_fail_but(&["2"]));
+    assert!(matches!(
+        finish(&first).reason,
+        FinishReason::NodeFailed { .. }
+    ));
+    let checked = "- [x] Build\n- [ ] (after: 1) Ship\n";
+    let on_disk = plan(checked);
+    assert_eq!(on_disk.nodes[0].status, Status::Done);
+    let mut engine = Engine::new(on_disk, config(), &journal_of(&first)).unwrap();
+    let second = drive(&mut engine, all_fail_but(&["2"]));
+    assert_eq!(
+        asked_ids(&second),
+        ["2#1:work"],
+        "ended {:?}",
+        finish(&second).reason
+    );
+}

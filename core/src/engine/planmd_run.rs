@@ -405,7 +405,10 @@ impl PlanMdRun {
             self.complete_wave_if_ready(s);
             return;
         }
-        if !already_done {
+        // A failed item's note keeps `failed` while it is tried again, until
+        // it settles: a resume of a new round interrupted before its first
+        // answer was journaled knows the round only by that status.
+        if !already_done && s.statuses[i] != Status::Failed {
             s.set_status(i, Status::Active);
         }
         s.ask(request);
@@ -569,18 +572,34 @@ impl PlanMdRun {
             self.again(s, i, &output, rederive, Some(why));
             return;
         }
-        // Its attempts spent: a run started again after this failure (its
-        // note said `failed`, or the journal holds the next attempt, which
-        // such a run asked) gives it a new round, from its input.
+        // Its attempts spent: a run started again after this failure gives
+        // it a new round, from its input. Such a run is known by the
+        // journal holding the next attempt (it asked it), or, past the
+        // journal's last answer, by the note saying `failed` (the stop wrote
+        // it; an attempt in flight when a run is interrupted is not yet in
+        // the journal).
         let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
-        if failed && work && (s.has_recorded(&next) || self.failed_at_start[i]) {
-            self.failed_at_start[i] = false;
+        let run_again = self.failed_at_start[i] && s.answer_served && !s.config.replay_only;
+        if failed && work && (s.has_recorded(&next) || run_again) {
             self.round_start[i] = attempt + 1;
             self.again(s, i, &output, rederive, None);
             return;
         }
+        // Checked `[x]` by a person after it failed: done by hand.
+        if failed && rederive {
+            self.outcomes[i] = None;
+            s.trace_hop(
+                true,
+                i,
+                attempt,
+                "done by hand: checked after it failed".into(),
+                DecidedBy::Resume,
+                None,
+            );
+            return;
+        }
         if !rederive {
-            s.set_status(i, Status::Done);
+            s.set_status(i, if failed { Status::Failed } else { Status::Done });
             s.record_output(i, attempt, output.clone());
         } else if !output.is_empty() {
             s.remember_output(i, output.clone());
