@@ -1676,7 +1676,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 };
                 self.post(FromWorker::Tool {
                     node: request.node.clone(),
-                    name: grant.map_or_else(|| call.name.clone(), |g| g.display()),
+                    // A name not offered is the model's text: scrubbed.
+                    name: grant.map_or_else(|| self.scrub(&call.name), |g| g.display()),
                     error: result
                         .as_ref()
                         .err()
@@ -1971,6 +1972,9 @@ impl<'a, H: Host> Driver<'a, H> {
             ),
         };
         let mut read = 0;
+        // What an earlier call left unposted (a reply that failed while an
+        // end that may start a key was held back) belongs to it, not here.
+        self.delta.clear();
         if head.status != 200 || !head.content_type.starts_with("text/event-stream") {
             let mut bytes = Vec::new();
             while let Some(chunk) = self.host.read_chunk(&mut stream).await? {

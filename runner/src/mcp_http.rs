@@ -264,6 +264,17 @@ impl Client {
                 server.name
             ));
         };
+        // A version the client does not speak is a server it cannot use
+        // (MCP: the client disconnects), as in the terminal.
+        if !ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == version)
+        {
+            return Err(format!(
+                "MCP server {}: it answered protocol version {version}, which planvault does not speak",
+                server.name
+            ));
+        }
         let session = Session {
             id: head.session_id,
             version: Some(version.to_string()),

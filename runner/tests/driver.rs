@@ -2411,3 +2411,28 @@ fn in_proposal_mode_the_runner_refuses_a_write_before_approval_and_allows_it_aft
         "a person decided: {journal}"
     );
 }
+
+/// A tool name is the model's text: one that echoes the key (a tool not
+/// offered) must not reach the run panel's Tools list whole.
+#[test]
+fn a_tool_name_the_model_makes_up_is_scrubbed_where_posted() {
+    let inbox = Inbox::new();
+    let round = Rc::new(Cell::new(0));
+    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+        if step(c) != "draft" || round.get() > 0 {
+            return good_model(c);
+        }
+        round.set(1);
+        Reply::tool_call("c1", KEY, r#"{}"#)
+    });
+    go(&host, &inbox, start(model()));
+    let tools: Vec<_> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, error, .. } => Some((name, error)),
+            _ => None,
+        })
+        .collect();
+    assert!(!tools.is_empty());
+    assert_no_key(&host);
+}

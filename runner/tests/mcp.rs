@@ -886,7 +886,7 @@ mod over_fetch {
     }
 
     impl RawServer {
-        fn start() -> RawServer {
+        fn start(version: &'static str) -> RawServer {
             use std::io::{BufRead, BufReader, Write};
             use std::sync::atomic::{AtomicUsize, Ordering};
             use std::sync::{mpsc, Arc, Mutex};
@@ -927,7 +927,7 @@ mod over_fetch {
                         match message["method"].as_str() {
                             Some("initialize") => json(
                                 &mut stream,
-                                json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}}),
+                                json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}}),
                             ),
                             Some("tools/list") => json(
                                 &mut stream,
@@ -971,7 +971,7 @@ mod over_fetch {
 
     #[test]
     fn a_servers_request_mid_call_is_answered_and_a_call_is_never_sent_twice() {
-        let raw = RawServer::start();
+        let raw = RawServer::start("2025-11-25");
         let fetch = Ureq::default();
         let client = Client::new(vec![server(&raw.url)], retry(3));
         let started = std::time::Instant::now();
@@ -1000,6 +1000,20 @@ mod over_fetch {
             "a call that may have run is not sent again"
         );
         assert!(fetch.sleeps.borrow().is_empty());
+    }
+
+    /// As in the terminal: a server answering a version planvault does not
+    /// speak is not used.
+    #[test]
+    fn a_server_answering_an_unknown_protocol_version_is_not_used() {
+        let raw = RawServer::start("2099-01-01");
+        let fetch = Ureq::default();
+        let client = Client::new(vec![server(&raw.url)], retry(1));
+        let error = wait(client.list(&fetch)).unwrap_err();
+        assert_eq!(
+            error,
+            "MCP server everything: it answered protocol version 2099-01-01, which planvault does not speak"
+        );
     }
 
     #[test]

@@ -96,22 +96,28 @@ fn from_last_status(text: &str) -> Option<String> {
 
 /// `body.match(/^\s*NAME\s*:\s*(.*)$/im)?.[1].trim()`: the first line (after
 /// any blank ones) that starts with `NAME:`; its value may begin on a later
-/// line, since `\s` crosses lines.
+/// line, since `\s` crosses lines. Every line start inside a run of
+/// whitespace reads the same, so each run is skipped once (a reply ending
+/// in 100,000 blank lines reads in linear time).
 fn field(body: &str, name: &str) -> Option<String> {
-    let mut starts = vec![0];
-    starts.extend(
-        body.char_indices()
-            .filter(|&(_, c)| is_line_terminator(c))
-            .map(|(i, c)| i + c.len_utf8()),
-    );
-    starts.into_iter().find_map(|start| {
+    let mut start = 0;
+    loop {
         let rest = body[start..].trim_start_matches(js_space);
-        let rest = strip_ascii_ci(rest, name)?;
-        let rest = rest.trim_start_matches(js_space).strip_prefix(':')?;
-        let rest = rest.trim_start_matches(js_space);
-        let line = rest.split(is_line_terminator).next().unwrap_or_default();
-        Some(js_trim(line).to_string())
-    })
+        let at = body.len() - rest.len();
+        if let Some(value) = strip_ascii_ci(rest, name)
+            .and_then(|r| r.trim_start_matches(js_space).strip_prefix(':'))
+        {
+            let value = value.trim_start_matches(js_space);
+            let line = value.split(is_line_terminator).next().unwrap_or_default();
+            return Some(js_trim(line).to_string());
+        }
+        // The next line start past `at` (`at` is no line end: line ends are
+        // whitespace).
+        let (end, c) = body[at..]
+            .char_indices()
+            .find(|&(_, c)| is_line_terminator(c))?;
+        start = at + end + c.len_utf8();
+    }
 }
 
 /// Leopold's `parseSignals`: comma-separated `key=value` (a bare key is
@@ -253,6 +259,18 @@ mod tests {
             Some((StatusKind::Done, vec![]))
         );
         assert_eq!(kind("xSTATUS: done"), Some((StatusKind::Done, vec![])));
+    }
+
+    /// A model stuck emitting newlines until its token limit.
+    #[test]
+    fn a_reply_ending_in_many_blank_lines_reads_in_linear_time() {
+        let text = format!("STATUS: done\n{}", "\n \r\n".repeat(200_000));
+        assert_eq!(kind(&text), Some((StatusKind::Done, vec![])));
+        let text = format!("{}STATUS: blocked\nSIGNALS: a=1", "\n".repeat(200_000));
+        assert_eq!(
+            kind(&text),
+            Some((StatusKind::Blocked, pairs(&[("a", "1")])))
+        );
     }
 
     #[test]
