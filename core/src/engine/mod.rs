@@ -736,7 +736,7 @@ impl Shared {
 /// The format-specific walker.
 enum Machine {
     Vault(vault_run::VaultRun),
-    PlanMd(planmd_run::PlanMdRun),
+    PlanMd(Box<planmd_run::PlanMdRun>),
     Generated(waves_run::WavesRun),
 }
 
@@ -860,7 +860,7 @@ impl Engine {
         };
         let machine = match shared.plan.format {
             PlanFormat::Vault => Machine::Vault(vault_run::VaultRun::new(&shared.plan)),
-            PlanFormat::PlanMd => Machine::PlanMd(planmd_run::PlanMdRun::new(&shared)),
+            PlanFormat::PlanMd => Machine::PlanMd(Box::new(planmd_run::PlanMdRun::new(&shared))),
             PlanFormat::Generated => Machine::Generated(waves_run::WavesRun::new(&shared)),
         };
         Ok(Engine {

@@ -189,7 +189,8 @@ mod tests {
     #[test]
     fn replies_read_as_leopold_reads_them() {
         use StatusKind::*;
-        let cases: &[(&str, Option<(StatusKind, &[(&str, &str)])>)] = &[
+        type Case<'a> = (&'a str, Option<(StatusKind, &'a [(&'a str, &'a str)])>);
+        let cases: &[Case<'_>] = &[
             ("I implemented it and the tests pass.", None),
             ("STATUS: done", Some((Done, &[]))),
             ("STATUS: done.\n", Some((Done, &[]))),
