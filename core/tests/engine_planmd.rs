@@ -71,6 +71,17 @@ fn ran(effects: &[Effect]) -> Vec<String> {
         .collect()
 }
 
+/// The request ids asked, in order.
+fn asked_ids(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn exit_zero_runs_the_verify_branch_and_bypasses_the_rollback() {
     let mut engine = Engine::new(plan(MIGRATION), config(), &Journal::new()).unwrap();
@@ -303,14 +314,10 @@ fn an_unrouted_failure_is_asked_again_then_stops_the_run() {
     // Leopold's loop: the failed item again (three attempts in all), then
     // the run stops; its dependent never starts.
     assert_eq!(ran(&effects), ["1", "3", "1", "1"]);
-    let ids: Vec<String> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Request(r) => Some(r.id.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(ids, ["1#1:work", "3#1:work", "1#2:work", "1#3:work"]);
+    assert_eq!(
+        asked_ids(&effects),
+        ["1#1:work", "3#1:work", "1#2:work", "1#3:work"]
+    );
     assert!(!prompts[0].contains("attempt"));
     assert!(
         prompts[1].contains("This is attempt 2 of 3: the last one was not done (it ended fail)")
@@ -538,7 +545,7 @@ mod properties {
             // An item is asked again only after a worker's failure, at most
             // three times in all, each attempt under its own request id.
             let order = ran(&live);
-            let ids: Vec<String> = live.iter().filter_map(|e| match e { Effect::Request(r) => Some(r.id.clone()), _ => None }).collect();
+            let ids = asked_ids(&live);
             let mut attempts: BTreeMap<&str, u32> = BTreeMap::new();
             for (item, id) in order.iter().zip(&ids) {
                 let n = attempts.entry(item.as_str()).or_default();
@@ -795,14 +802,7 @@ fn a_run_started_again_after_a_failure_gives_the_item_a_new_round_and_replays() 
 
     let mut engine = Engine::new(on_disk.clone(), config(), &journal_of(&first)).unwrap();
     let second = drive(&mut engine, reply(true));
-    let asked: Vec<String> = second
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Request(r) => Some(r.id.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(asked, ["1#4:work", "2#1:work"]);
+    assert_eq!(asked_ids(&second), ["1#4:work", "2#1:work"]);
     assert!(trace_lines(&second)
         .contains(&"1#3: started again: the run was run again after it failed [schedule]".into()));
     assert_eq!(finish(&second).reason, FinishReason::Completed);
@@ -822,16 +822,6 @@ fn a_run_started_again_after_a_failure_gives_the_item_a_new_round_and_replays() 
     assert_eq!(finish(&again).reason, FinishReason::Completed);
 }
 
-fn asked_ids(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Request(r) => Some(r.id.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn all_fail_but(ok: &'static [&'static str]) -> impl FnMut(&Request) -> Event {
     move |r: &Request| Event::Answered {
         id: r.id.clone(),
@@ -845,50 +835,64 @@ fn all_fail_but(ok: &'static [&'static str]) -> impl FnMut(&Request) -> Event {
     }
 }
 
+/// Runs `text` `runs` times, each started again on the statuses and the
+/// journal the ones before left, every item failing but those in `ok`;
+/// `check` sees each run's effects and the statuses after it.
+fn run_again(
+    text: &str,
+    ok: &'static [&'static str],
+    runs: u32,
+    mut check: impl FnMut(u32, &[Effect], &planvault_core::Plan),
+) {
+    let mut on_disk = plan(text);
+    let mut journal_effects: Vec<Effect> = Vec::new();
+    for run in 1..=runs {
+        let mut engine =
+            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
+        let effects = drive(&mut engine, all_fail_but(ok));
+        apply_statuses(&mut on_disk, &effects);
+        check(run, &effects, &on_disk);
+        journal_effects.extend(effects);
+    }
+}
+
 /// Run 1 fails item 1, run 2 (started again) fails it again after its new
 /// round; run 3, started again as the hint says, should give it a third round.
 #[test]
 fn a_third_run_after_two_failed_rounds_gives_a_third_round() {
-    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
-    let mut on_disk = plan(text);
-    let mut journal_effects: Vec<Effect> = Vec::new();
-    for run in 1..=3 {
-        let mut engine =
-            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
-        let effects = drive(&mut engine, all_fail_but(&["2"]));
-        assert!(
-            matches!(finish(&effects).reason, FinishReason::NodeFailed { .. }),
-            "run {run}"
-        );
-        apply_statuses(&mut on_disk, &effects);
-        assert_eq!(on_disk.nodes[0].status, Status::Failed, "run {run}");
-        let asked = asked_ids(&effects);
-        assert!(!asked.is_empty(), "run {run} asked nothing: {asked:?}");
-        journal_effects.extend(effects);
-    }
+    run_again(
+        "- [ ] Build\n- [ ] (after: 1) Ship\n",
+        &["2"],
+        3,
+        |run, effects, on_disk| {
+            assert!(
+                matches!(finish(effects).reason, FinishReason::NodeFailed { .. }),
+                "run {run}"
+            );
+            assert_eq!(on_disk.nodes[0].status, Status::Failed, "run {run}");
+            let asked = asked_ids(effects);
+            assert!(!asked.is_empty(), "run {run} asked nothing: {asked:?}");
+        },
+    );
 }
 
 /// Two independent items fail in the same wave: each run started again
 /// should give the failed items a new round, not fail on replay alone.
 #[test]
 fn two_items_failing_in_one_wave_each_get_a_new_round_when_run_again() {
-    let text = "- [ ] Build A\n- [ ] Build B\n- [ ] (after: 1, 2) Ship\n";
-    let mut on_disk = plan(text);
-    let mut journal_effects: Vec<Effect> = Vec::new();
-    for run in 1..=3 {
-        let mut engine =
-            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
-        let effects = drive(&mut engine, all_fail_but(&["3"]));
-        apply_statuses(&mut on_disk, &effects);
-        let asked = asked_ids(&effects);
-        assert_eq!(
-            [on_disk.nodes[0].status, on_disk.nodes[1].status],
-            [Status::Failed, Status::Failed],
-            "run {run}: both are written failed"
-        );
-        assert!(!asked.is_empty(), "run {run} asked nothing");
-        journal_effects.extend(effects);
-    }
+    run_again(
+        "- [ ] Build A\n- [ ] Build B\n- [ ] (after: 1, 2) Ship\n",
+        &["3"],
+        3,
+        |run, effects, on_disk| {
+            assert_eq!(
+                [on_disk.nodes[0].status, on_disk.nodes[1].status],
+                [Status::Failed, Status::Failed],
+                "run {run}: both are written failed"
+            );
+            assert!(!asked_ids(effects).is_empty(), "run {run} asked nothing");
+        },
+    );
 }
 
 /// Run 2 (started again after item 1 failed) is interrupted while its new

@@ -38,8 +38,13 @@ pub enum Reply {
 impl Reply {
     /// A streamed reply of `text`, one content delta per word.
     pub fn streamed(text: &str) -> Reply {
-        let mut chunks: Vec<String> = text
-            .split_inclusive(' ')
+        Reply::streamed_in(text.split_inclusive(' '))
+    }
+
+    /// A streamed reply, one content delta per piece, each its own chunk.
+    pub fn streamed_in<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Reply {
+        let mut chunks: Vec<String> = pieces
+            .into_iter()
             .map(|w| {
                 format!(
                     "data: {}\n\n",

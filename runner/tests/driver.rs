@@ -1164,11 +1164,10 @@ fn each_answer_is_journaled_before_the_run_acts_on_it() {
     assert!(journal_lines[0] < draft_done, "{writes:?}");
 }
 
-#[test]
-fn streamed_tokens_are_posted_at_most_every_50_ms() {
+/// The example run with `reply` streamed for the draft, a chunk every
+/// `chunk_ms`: the host, and the draft's posts of streamed tokens.
+fn draft_deltas(reply: Reply, chunk_ms: f64) -> (MemoryHost, Vec<String>) {
     let inbox = Inbox::new();
-    let words = "w ".repeat(100);
-    let reply = Reply::streamed(&words);
     let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
         if step(c) == "draft" {
             reply.clone()
@@ -1176,15 +1175,22 @@ fn streamed_tokens_are_posted_at_most_every_50_ms() {
             good_model(c)
         }
     });
-    host.chunk_ms.set(10.0);
+    host.chunk_ms.set(chunk_ms);
     go(&host, &inbox, start(model()));
-    let deltas: Vec<String> = posted(&host)
+    let deltas = posted(&host)
         .into_iter()
         .filter_map(|m| match m {
             FromWorker::Delta { node, text } if node == "draft" => Some(text),
             _ => None,
         })
         .collect();
+    (host, deltas)
+}
+
+#[test]
+fn streamed_tokens_are_posted_at_most_every_50_ms() {
+    let words = "w ".repeat(100);
+    let (_, deltas) = draft_deltas(Reply::streamed(&words), 10.0);
     assert_eq!(deltas.concat(), words, "every token arrives");
     assert!(
         (19..=22).contains(&deltas.len()),
@@ -1197,38 +1203,12 @@ fn streamed_tokens_are_posted_at_most_every_50_ms() {
 /// never shows whole where the app joins them.
 #[test]
 fn a_key_echoed_across_two_streamed_posts_is_redacted_where_they_join() {
-    let inbox = Inbox::new();
     let (head, tail) = KEY.split_at(9);
-    let split = |text: &str| {
-        format!(
-            "data: {}\n\n",
-            serde_json::json!({"choices": [{"delta": {"content": text}}]})
-        )
-    };
-    let reply = Reply::Stream(vec![
-        split("your key is "),
-        split(head),
-        split(tail),
-        split(" and so on"),
-        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".into(),
-    ]);
-    let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
-        if step(c) == "draft" {
-            reply.clone()
-        } else {
-            good_model(c)
-        }
-    });
     // Each chunk 60 ms after the last: each may be its own post.
-    host.chunk_ms.set(60.0);
-    go(&host, &inbox, start(model()));
-    let deltas: Vec<String> = posted(&host)
-        .into_iter()
-        .filter_map(|m| match m {
-            FromWorker::Delta { node, text } if node == "draft" => Some(text),
-            _ => None,
-        })
-        .collect();
+    let (host, deltas) = draft_deltas(
+        Reply::streamed_in(["your key is ", head, tail, " and so on"]),
+        60.0,
+    );
     assert!(deltas.len() >= 2, "{deltas:?}");
     assert_eq!(deltas.concat(), "your key is <redacted> and so on");
     assert_no_key(&host);

@@ -9,7 +9,7 @@
 //! (the trace, outputs and breakpoints are keyed `<For>` lists).
 
 use crate::ask::Question;
-use crate::run::{hint, Live, Output, Phase, ToolRun, WorkerState};
+use crate::run::{hint, Live, Phase, WorkerState};
 use crate::run_client::RunClient;
 use crate::settings::Settings;
 use crate::state::AppState;
@@ -255,17 +255,7 @@ fn Tools() -> impl IntoView {
     });
     let each = move || {
         count.track();
-        run.view.with_untracked(|v| {
-            let shown: Vec<(usize, ToolRun)> = v
-                .tools
-                .iter()
-                .cloned()
-                .enumerate()
-                .rev()
-                .take(OUTPUTS_SHOWN)
-                .collect();
-            shown
-        })
+        run.view.with_untracked(|v| newest(&v.tools))
     };
     let used = move || count.get() > 0;
     view! {
@@ -289,6 +279,18 @@ fn Tools() -> impl IntoView {
             </details>
         </Show>
     }
+}
+
+/// The last [`OUTPUTS_SHOWN`] of `items`, newest first, each keyed by its
+/// place in the run.
+fn newest<T: Clone>(items: &[T]) -> Vec<(usize, T)> {
+    items
+        .iter()
+        .cloned()
+        .enumerate()
+        .rev()
+        .take(OUTPUTS_SHOWN)
+        .collect()
 }
 
 /// The finished run's answer.
@@ -319,17 +321,7 @@ fn Outputs() -> impl IntoView {
     // Read again only when one is added (or the run starts over).
     let each = move || {
         count.track();
-        run.view.with_untracked(|v| {
-            let shown: Vec<(usize, Output)> = v
-                .outputs
-                .iter()
-                .cloned()
-                .enumerate()
-                .rev()
-                .take(OUTPUTS_SHOWN)
-                .collect();
-            shown
-        })
+        run.view.with_untracked(|v| newest(&v.outputs))
     };
     view! {
         <details id="run-outputs-box" open>
