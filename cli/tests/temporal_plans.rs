@@ -51,7 +51,7 @@ fn run_plan(plan: &Path, stub: &Stub, journal: Option<&Path>) -> Output {
 /// Submit `plan` to a fresh dev server served by one worker, and wait for
 /// its end. `None` where the dev server is not installed (skipped).
 fn submit_and_wait(plan: &Path, stub: &Stub) -> Option<Output> {
-    let server = DevServer::for_test()?;
+    let mut server = DevServer::for_test()?;
     // The worker's folder is not the plan's: a command that finds its
     // file ran where the plan is.
     let _worker = Killed(
@@ -64,7 +64,7 @@ fn submit_and_wait(plan: &Path, stub: &Stub) -> Option<Output> {
             .spawn()
             .unwrap(),
     );
-    let out = planvault()
+    let mut out = planvault()
         .arg("submit")
         .arg(plan)
         .args(["--temporal", &server.address(), "--task-queue", "plans"])
@@ -72,6 +72,10 @@ fn submit_and_wait(plan: &Path, stub: &Stub) -> Option<Output> {
         .args(["--model", "stub-model", "--wait"])
         .output()
         .unwrap();
+    if !out.status.success() {
+        out.stderr
+            .extend(format!("\n{}", server.report()).into_bytes());
+    }
     // The history, plan file read and materializing included, replays on
     // this build's workflow (the SDK's replayer): it is deterministic.
     if out.status.success() {

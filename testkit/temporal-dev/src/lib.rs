@@ -15,6 +15,7 @@ use std::fmt;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The Temporal CLI version set-up installs (scripts/lib.sh's
@@ -124,6 +125,17 @@ pub struct DevServer {
 /// machine; idle it takes about a second).
 const READY_WITHIN: Duration = Duration::from_secs(90);
 
+/// How long a server that said SERVING must keep running before it is
+/// handed out: one whose internal service lost its port dies in this time.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// Held while a server starts. A dev server picks five more ports by
+/// binding and releasing them, then binds them again; a second server
+/// starting in that window can take one (the first then exits after its
+/// front end answered), or answer the first's health check on a port both
+/// picked. Starts within a test binary wait for each other.
+static STARTING: Mutex<()> = Mutex::new(());
+
 impl DevServer {
     /// Starts the server with the binary [`binary`] finds, on a free port,
     /// and waits until its front end serves.
@@ -156,6 +168,10 @@ impl DevServer {
     /// `--dynamic-config-value K=V`). A port taken between choosing and
     /// binding it is retried with another.
     pub fn start_with(binary: &Path, extra: &[&str]) -> Result<DevServer, Error> {
+        // A test that panicked while starting one leaves nothing to repair.
+        let _starting = STARTING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut last = None;
         for _ in 0..3 {
             match Self::try_start(binary, extra) {
@@ -219,7 +235,16 @@ impl DevServer {
                 ));
             }
             if server.healthy() {
-                return Ok(server);
+                std::thread::sleep(SETTLE);
+                if let Ok(Some(status)) = server.child.try_wait() {
+                    return Err(start_error(
+                        format!("it exited with {status} just after it answered"),
+                        server.log_tail(),
+                    ));
+                }
+                if server.healthy() {
+                    return Ok(server);
+                }
             }
             if Instant::now() > deadline {
                 return Err(start_error(
@@ -264,6 +289,21 @@ impl DevServer {
             .env("TEMPORAL_NAMESPACE", "default")
             .stdin(Stdio::null());
         cmd
+    }
+
+    /// Whether the server still runs, and the last lines it wrote: for the
+    /// message of a test whose call to it failed.
+    pub fn report(&mut self) -> String {
+        let state = match self.child.try_wait() {
+            Ok(None) => "still runs".to_string(),
+            Ok(Some(status)) => format!("exited with {status}"),
+            Err(error) => format!("cannot be asked ({error})"),
+        };
+        format!(
+            "the dev server on port {} {state}; its output (last lines):\n{}",
+            self.port,
+            self.log_tail()
+        )
     }
 
     /// The last lines the server wrote (for a failing test's message).
