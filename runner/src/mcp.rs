@@ -124,7 +124,8 @@ pub struct Clients {
     live: RefCell<BTreeMap<String, Live>>,
     /// Servers restarted once after exiting; a second exit is final.
     restarted: RefCell<BTreeMap<String, bool>>,
-    /// Servers that exited a second time, and why: not started again.
+    /// Servers that exited a second time or could not be connected to at a
+    /// call, and why: not tried again in this run.
     down: RefCell<BTreeMap<String, String>>,
     stop: Option<Arc<AtomicBool>>,
     /// Calls sent to servers (tests count them, from another thread too).
@@ -193,7 +194,8 @@ impl Clients {
     }
 
     /// Why a server is down for the rest of the run (it exited after its
-    /// restart), never carrying a value it was given.
+    /// restart, or a call found it unreachable), never carrying a value it
+    /// was given.
     pub fn down(&self, server: &str) -> Option<String> {
         let reason = self.down.borrow().get(server).cloned()?;
         Some(self.scrub(reason))
@@ -364,10 +366,13 @@ impl Clients {
                 stderr,
                 pid,
             }),
-            Err(e) => Err(with_stderr(
-                format!("MCP server {name} did not start: {e}"),
-                &stderr,
-            )),
+            Err(e) => {
+                let error = match &server.transport {
+                    Transport::Stdio { .. } => format!("MCP server {name} did not start: {e}"),
+                    Transport::Http { url, .. } => format!("MCP server {name} at {url}: {e}"),
+                };
+                Err(with_stderr(error, &stderr))
+            }
         }
     }
 
@@ -470,7 +475,7 @@ impl Clients {
         arguments: &Value,
         progress: &dyn Fn(&Step),
     ) -> Result<String, String> {
-        self.call_once(server, tool, arguments, &|step| {
+        self.call_once(server, tool, arguments, false, &|step| {
             let (done, total, message) = step;
             progress(&(*done, *total, message.clone().map(|m| self.scrub(m))));
         })
@@ -478,17 +483,23 @@ impl Clients {
         .map_err(|e| self.scrub(e))
     }
 
+    /// `again`: the call is being made a second time on a new connection,
+    /// its first request having never reached the server.
     fn call_once(
         &self,
         server: &str,
         tool: &str,
         arguments: &Value,
+        again: bool,
         progress: &dyn Fn(&Step),
     ) -> Result<String, String> {
         let config = self
             .server(server)
             .ok_or_else(|| format!("no MCP server is named {server}"))?;
-        let arguments = match arguments {
+        if let Some(reason) = self.down.borrow().get(server) {
+            return Err(reason.clone());
+        }
+        let map = match arguments {
             Value::Object(map) => map.clone(),
             Value::Null => serde_json::Map::new(),
             _ => return Err("the arguments must be a JSON object".into()),
@@ -521,14 +532,25 @@ impl Clients {
                     self.close(old);
                 }
             }
-            let live = self.connect(config)?;
+            // A server that cannot be reached (again) is down: the model
+            // reading "connection refused" at every call would finish the
+            // run on errors, where a person would start the server and
+            // resume. The call was not made, so the next run makes it.
+            let live = self.connect(config).map_err(|error| {
+                let reason = format!("{error}; the call to {server}.{tool} was not made");
+                self.down
+                    .borrow_mut()
+                    .entry(server.to_string())
+                    .or_insert_with(|| reason.clone());
+                reason
+            })?;
             self.live.borrow_mut().insert(server.to_string(), live);
         }
-        let live = self.live.borrow();
-        let live = &live[server];
+        let sessions = self.live.borrow();
+        let live = &sessions[server];
         let peer = live.service.peer().clone();
         let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
         params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
             rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(number as i64)),
         ));
@@ -536,12 +558,27 @@ impl Clients {
         let result = self.wait(
             &format!("{server}.{tool}"),
             config.timeout,
-            async move { peer.call_tool(params).await.map_err(|e| service_error(&e)) },
+            async move {
+                Ok(peer
+                    .call_tool(params)
+                    .await
+                    .map_err(|e| (service_error(&e), never_reached(&e))))
+            },
             Some((&live.progress, progress)),
         );
         let result = match result {
-            Ok(result) => result,
-            Err(e) => {
+            Ok(Ok(result)) => result,
+            // Nothing answers at its url while the session looks open: the
+            // call was not made. A new connection says whether the server
+            // is back (the call is made there) or down (the run stops).
+            Ok(Err((_, true))) if !again => {
+                drop(sessions);
+                if let Some(old) = self.live.borrow_mut().remove(server) {
+                    self.close(old);
+                }
+                return self.call_once(server, tool, arguments, true, progress);
+            }
+            Ok(Err((e, _))) | Err(e) => {
                 // What a server printed says why it exited; a live
                 // server's error speaks for itself.
                 if !live.service.is_transport_closed() {
@@ -615,6 +652,19 @@ fn service_error(e: &rmcp::ServiceError) -> String {
         ServiceError::TransportClosed => "the connection closed".into(),
         other => other.to_string(),
     }
+}
+
+/// Whether a call's request never reached its server: no connection could
+/// be made to its url (refused, no route, a name that does not resolve).
+fn never_reached(e: &rmcp::ServiceError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::ServiceError::TransportSend(sent) = e else {
+        return false;
+    };
+    matches!(
+        sent.error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::Client(client)) if client.is_connect()
+    )
 }
 
 /// [`service_error`] for `initialize`.

@@ -101,6 +101,8 @@ pub struct Client {
     terminal_only: Vec<String>,
     retry: RetryPolicy,
     sessions: RefCell<BTreeMap<String, Session>>,
+    /// Servers a call could not reach, and why: not tried again this run.
+    down: RefCell<BTreeMap<String, String>>,
     next_id: RefCell<i64>,
     /// Requests sent (tests count them).
     sent: RefCell<usize>,
@@ -113,6 +115,7 @@ impl Client {
             terminal_only: Vec::new(),
             retry,
             sessions: RefCell::new(BTreeMap::new()),
+            down: RefCell::new(BTreeMap::new()),
             next_id: RefCell::new(0),
             sent: RefCell::new(0),
         }
@@ -132,6 +135,12 @@ impl Client {
     /// How many `tools/call` requests went to a server.
     pub fn calls(&self) -> usize {
         *self.sent.borrow()
+    }
+
+    /// Why a server is down for the rest of the run: a call found no
+    /// session could be had with it (so the call was not made).
+    pub fn down(&self, server: &str) -> Option<String> {
+        self.down.borrow().get(server).cloned()
     }
 
     fn server(&self, name: &str) -> Result<&McpServer, String> {
@@ -219,11 +228,26 @@ impl Client {
         arguments: &Value,
     ) -> Result<String, String> {
         let config = self.server(server)?;
+        if let Some(reason) = self.down(server) {
+            return Err(reason);
+        }
         let arguments = match arguments {
             Value::Object(map) => map.clone(),
             Value::Null => serde_json::Map::new(),
             _ => return Err("the arguments must be a JSON object".into()),
         };
+        // A server no session can be had with (gone, or answering what
+        // planvault cannot use) is down: the model reading the same failure
+        // at every call would finish the run on errors, where a person
+        // would start the server and resume. `initialize` has no effects,
+        // and the call was not sent, so the next run makes it.
+        if let Err(error) = self.ensure_session(fetch, config).await {
+            let reason = format!("{error}; the call to {server}.{tool} was not made");
+            self.down
+                .borrow_mut()
+                .insert(server.to_string(), reason.clone());
+            return Err(reason);
+        }
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
         *self.sent.borrow_mut() += 1;
@@ -381,12 +405,17 @@ impl Client {
         )
         .await
         .map_err(|e| match e {
-            FetchError::Connect(reason) if resend == Resend::WhenRefused => format!(
+            FetchError::Connect(reason) if resend == Resend::WhenRefused => {
+                // The next call starts a session, which says whether the
+                // server is still there.
+                self.sessions.borrow_mut().remove(&server.name);
+                format!(
                 "MCP server {} at {}: no reply to the call ({reason}); it may have run, so it is \
                  not sent again (a browser also refuses a server that does not allow this page's \
                  origin: CORS)",
                 server.name, server.url
-            ),
+            )
+            }
             other => failure(server, other),
         })?;
         if head.status == 404 {

@@ -69,6 +69,11 @@ impl HttpServer {
             .local_addr()
             .unwrap()
             .port();
+        HttpServer::start_on(port)
+    }
+
+    /// On `port` (a server started again where it was).
+    pub(crate) fn start_on(port: u16) -> HttpServer {
         let child = Command::new(npm_bin("mcp-server-everything"))
             .arg("streamableHttp")
             .env("PORT", port.to_string())
@@ -449,13 +454,18 @@ fn a_server_that_exits_mid_call_is_a_tool_error_and_is_restarted_once() {
         .call("ev", "trigger-long-running-operation", &long)
         .is_err());
     killer.join().unwrap();
+    // Down for the rest of the run, for the reason it went down.
     let err = clients
         .call("ev", "get-sum", &json!({"a": 1, "b": 1}))
         .unwrap_err();
     assert!(
-        err.contains("exited again after a restart; it is not started a third time"),
+        err.contains("MCP server ev exited during the call")
+            && err.ends_with(
+                "it had been restarted once already and is not started again in this run"
+            ),
         "{err}"
     );
+    assert_eq!(clients.down("ev"), Some(err));
 }
 
 #[test]
@@ -786,6 +796,37 @@ mod over_fetch {
     }
 
     #[test]
+    fn a_server_gone_after_a_failed_call_is_down_and_later_calls_are_not_sent() {
+        let http = HttpServer::start();
+        let fetch = Ureq::default();
+        let client = Client::new(vec![server(&http.url)], retry(2));
+        let sum = || wait(client.call(&fetch, "everything", "get-sum", &json!({"a": 1, "b": 2})));
+        wait(client.list(&fetch)).unwrap();
+        assert_eq!(sum(), Ok("The sum of 1 and 2 is 3.".to_string()));
+        drop(http);
+        // A browser cannot tell a refused call from one cut off after it
+        // arrived: the model reads that it may have run.
+        let first = sum().unwrap_err();
+        assert!(first.contains("it may have run"), "{first}");
+        assert_eq!(client.down("everything"), None);
+        // The next call first needs a session, which nothing answers.
+        let second = sum().unwrap_err();
+        assert!(
+            second.starts_with("MCP server everything at http://127.0.0.1:")
+                && second.ends_with("; the call to everything.get-sum was not made"),
+            "{second}"
+        );
+        assert_eq!(client.down("everything"), Some(second.clone()));
+        let posts = fetch.posts.borrow().len();
+        assert_eq!(sum(), Err(second));
+        assert_eq!(
+            fetch.posts.borrow().len(),
+            posts,
+            "a server down is not asked"
+        );
+    }
+
+    #[test]
     fn a_command_server_is_named_as_the_terminals_and_never_contacted() {
         let fetch = Ureq::default();
         let client = Client::new(Vec::new(), RetryPolicy::default())
@@ -1100,6 +1141,79 @@ fn a_server_that_dies_again_after_its_restart_stops_the_run_resumably_with_the_r
 }
 
 #[test]
+fn a_url_server_gone_before_a_call_stops_the_run_resumably_and_the_next_run_makes_the_call() {
+    let dir = vault_with(NOTE);
+    let sum = || call("ev__get-sum", json!({"a": 2, "b": 3}));
+    let script = || Script {
+        replies: vec![
+            // Slow enough for the server to be gone when the call is made.
+            Reply {
+                delay_ms: 1_500,
+                ..step(vec![sum()], "")
+            },
+            step(vec![], "Five."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script(), 0, None).unwrap();
+    let server = HttpServer::start();
+    let port = server
+        .url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse::<u16>()
+        .unwrap();
+    let config = Server {
+        name: "ev".into(),
+        transport: Transport::Http {
+            url: server.url.clone(),
+            token_env: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    // The server goes away once the model has been asked (the tools were
+    // listed before that).
+    let (reason, _) = std::thread::scope(|scope| {
+        let stub = &stub;
+        scope.spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while stub.requests().is_empty() {
+                assert!(Instant::now() < deadline, "the model was never asked");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(server);
+        });
+        run(dir.path(), config.clone(), stub, Autonomy::Full, vec![])
+    });
+    let Some(FinishReason::Stopped { reason }) = reason else {
+        panic!("{reason:?}");
+    };
+    assert!(
+        reason.starts_with("MCP server ev at http://127.0.0.1:")
+            && reason.contains("is the server running at its url?")
+            && reason.ends_with("; the call to ev.get-sum was not made"),
+        "{reason}"
+    );
+    // The model did not read a connection error, and no answer was
+    // journaled for the call.
+    assert_eq!(stub.requests().len(), 1);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap_or_default();
+    assert!(!journal.contains("add#1/tool"), "{journal}");
+    // Back on its port, the server gets the call from the resumed run.
+    let _server = HttpServer::start_on(port);
+    let stub = Stub::start(script(), 0, None).unwrap();
+    let (reason, calls) = run(dir.path(), config, &stub, Autonomy::Full, vec![]);
+    assert_eq!(reason, Some(FinishReason::Completed));
+    assert_eq!(calls, 1);
+    let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+    assert!(
+        journal.contains(r#""result":"The sum of 2 and 3 is 5.""#),
+        "{journal}"
+    );
+}
+
+#[test]
 fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -1397,7 +1511,7 @@ fn a_url_server_refusing_the_token_or_not_there_says_so_plainly() {
     let clients = Clients::new(vec![server("locked", url)], vec![], env()).unwrap();
     let error = clients.list().unwrap_err();
     assert!(
-        error.starts_with("MCP server locked did not start: ")
+        error.starts_with("MCP server locked at http://127.0.0.1:")
             && error.contains(
                 "(HTTP 401): the server's entry names the variable holding its token in token_env"
             ),

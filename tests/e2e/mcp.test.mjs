@@ -4,7 +4,8 @@
 // add a URL with a token kept in this browser's storage only; a run's
 // worker then calls server-everything over Streamable HTTP (fetch, CORS)
 // when the scripted model asks, journals the call under node#visit/tool.N,
-// and hands the result back to the model.
+// and hands the result back to the model. A server gone mid-run stops the
+// run naming it, and Resume makes the call once it is back.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -159,5 +160,78 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
     await page.close();
     stub.close();
     everything.close();
+  }
+});
+
+test('a server gone in the middle of a run stops it naming the server; Resume makes the call once it is back', async () => {
+  let everything = await startEverything();
+  const { port } = new URL(everything.url);
+  const echo = (message) => ({ tool_calls: [{ name: 'everything__echo', arguments: { message } }] });
+  const stub = await startStub({
+    replies: [
+      // Held back while the server goes away (its tools were listed).
+      reply(STEP, '', { ...echo('one'), delay_ms: 1500 }),
+      reply(STEP, '', echo('two')),
+      // The resumed run asks the node's model again.
+      reply(STEP, '', echo('one')),
+      reply(STEP, '', echo('two')),
+      reply(STEP, 'Echoed twice.'),
+    ],
+  });
+  const page = await app.open({ width: 1440, height: 900 });
+  try {
+    await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await openVault(page, {
+      ...vault(everything.url),
+      'send.md': vault(everything.url)['send.md'].replace('again.get-sum', 'everything.get-sum'),
+    });
+    if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+    await page.click('#run-settings');
+    await page.check('#source-model');
+    await page.fill('#ep-default-url', stub.url);
+    await page.fill('#ep-default-model', 'stub-model');
+    await page.fill('#retry-attempts', '2');
+    await page.fill('#retry-delay', '50');
+    await page.click('#settings-save');
+    await page.locator('#settings').waitFor({ state: 'detached' });
+
+    await page.fill('#run-query', 'greet the team');
+    await page.click('#run-start');
+    const deadline = Date.now() + 30_000;
+    while ((await stub.requests()).length === 0) {
+      assert.ok(Date.now() < deadline, 'the model was asked');
+      await new Promise((done) => setTimeout(done, 30));
+    }
+    await everything.close();
+
+    // A browser cannot tell a refused call from one cut off: the model
+    // reads that the first may have run. The next call needs a session,
+    // which nothing answers: the run stops, resumable, naming the server.
+    await waitFor(page, () => window.planvaultTest.run().phase === 'finished');
+    const stopped = await run(page);
+    assert.equal(stopped.finish.code, 'stopped', JSON.stringify(stopped.finish));
+    const phase = await page.locator('#run-phase').textContent();
+    assert.match(phase, new RegExp(`MCP server everything at http://127\\.0\\.0\\.1:${port}/mcp`));
+    assert.match(phase, /the call to everything\.echo was not made/);
+    assert.equal((await stub.requests()).length, 2, 'the model did not read the second failure');
+    let files = await readVault(page);
+    let journal = files['00_plan-trace/journal.jsonl'].split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.match(JSON.stringify(journal.find((e) => e.key === 'send#1/tool.1')), /it may have run/);
+    assert.equal(journal.find((e) => e.key === 'send#1/tool.2'), undefined);
+
+    everything = await startEverything({ port: Number(port) });
+    await page.click('#run-continue');
+    await waitFor(page, () => window.planvaultTest.run().phase === 'finished');
+    const state = await run(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    assert.equal(state.finish.answer, 'Echoed twice.');
+    files = await readVault(page);
+    journal = files['00_plan-trace/journal.jsonl'].split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.match(JSON.stringify(journal.find((e) => e.key === 'send#1/tool.2')), /Echo: two/);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.close();
+    stub.close();
+    await everything.close();
   }
 });

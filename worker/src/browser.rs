@@ -576,6 +576,10 @@ impl Host for BrowserHost {
         self.mcp.call(self, server, tool, arguments).await
     }
 
+    fn mcp_down(&self, server: &str) -> Option<String> {
+        self.mcp.down(server)
+    }
+
     /// A directory handle does not say whether its file system ignores
     /// case (it does on macOS and Windows), so names are compared as if it
     /// did: a tool may not write `START.md` beside a plan's `start.md`.

@@ -30,10 +30,13 @@ const listening = (port) =>
     socket.once('error', () => resolve(false));
   });
 
-/** Resolves to `{ url, close() }`; `url` is the server's `/mcp` endpoint. */
-export async function startEverything() {
+/**
+ * Resolves to `{ url, close() }`; `url` is the server's `/mcp` endpoint.
+ * `port`: where (a server started again where it was), else a free one.
+ */
+export async function startEverything({ port } = {}) {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm ci at the repository's root`);
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(BIN, ['streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -46,8 +49,12 @@ export async function startEverything() {
   }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    /** Resolves once the server has exited (its port refuses). */
     close() {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill();
+      return exited;
     },
   };
 }
