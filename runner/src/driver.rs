@@ -474,9 +474,33 @@ impl<'a, H: Host> Driver<'a, H> {
             .map_err(vault_error)
     }
 
+    /// Whether `text` holds a value that must never be written or sent.
+    fn holds_secret(&self, text: &str) -> bool {
+        self.keys.iter().any(|key| text.contains(key.as_str()))
+    }
+
+    /// JSON `text` with every string in it scrubbed, its structure left
+    /// alone: a secret that is also a word of the syntax (`true`, a field's
+    /// name, the hash chain's digits) must not turn it into something that
+    /// no longer reads.
+    fn scrub_json(&self, text: &str) -> String {
+        if !self.holds_secret(text) {
+            return text.to_string();
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => journal::map_strings(&value, &|s| self.scrub(s)).to_string(),
+            Err(_) => self.scrub(text),
+        }
+    }
+
     /// Append one entry to the journal, chained to the lines before it.
     async fn journal(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
-        let line = self.scrub(&journal::chained_line(entry, &self.chain));
+        let mut line = journal::chained_line(entry, &self.chain);
+        if self.holds_secret(&line) {
+            // Scrubbed field by field: the line stays an entry of the chain.
+            let scrubbed = entry.map_text(&|text| self.scrub(text));
+            line = journal::chained_line(&scrubbed, &self.chain);
+        }
         self.host
             .append(JOURNAL_FILE, &format!("{line}\n"))
             .await
@@ -1962,7 +1986,12 @@ impl<'a, H: Host> Driver<'a, H> {
             .host
             // A key pasted into a note (or echoed by a command) never
             // travels in a prompt; it goes only as `Authorization`.
-            .post_json(&url, key, &self.scrub(body), self.start.retry.timeout_ms)
+            .post_json(
+                &url,
+                key,
+                &self.scrub_json(body),
+                self.start.retry.timeout_ms,
+            )
             .await?;
         let too_long = || LlmError::Malformed {
             url: url.clone(),

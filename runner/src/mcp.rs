@@ -152,12 +152,15 @@ impl Clients {
             .build()?;
         let mut secrets: Vec<String> = Vec::new();
         for server in &servers {
-            let names: Vec<&String> = match &server.transport {
-                Transport::Stdio { env, .. } => env.iter().collect(),
-                Transport::Http { token_env, .. } => token_env.iter().collect(),
+            // A token is a secret whatever its length. An `env` value may
+            // be a flag or a word (`READ_ONLY=true`): hiding every `true`
+            // would garble every text, so a short one is passed, not hidden.
+            let (names, shortest): (Vec<&String>, usize) = match &server.transport {
+                Transport::Stdio { env, .. } => (env.iter().collect(), SHORTEST_HIDDEN_ENV),
+                Transport::Http { token_env, .. } => (token_env.iter().collect(), 4),
             };
             for (name, value) in &all_env {
-                if names.contains(&name) && value.len() >= 4 && !secrets.contains(value) {
+                if names.contains(&name) && value.len() >= shortest && !secrets.contains(value) {
                     secrets.push(value.clone());
                 }
             }
@@ -628,6 +631,10 @@ impl Clients {
         });
     }
 }
+
+/// The shortest `env` value of a server's hidden from what the run writes
+/// and sends (README: "MCP servers as tools").
+pub const SHORTEST_HIDDEN_ENV: usize = 8;
 
 /// How long closing a session may take: rmcp's two 3 s waits, and a kill.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(7);

@@ -1056,6 +1056,32 @@ fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
 }
 
 #[test]
+fn a_key_that_is_also_a_word_of_json_leaves_requests_and_the_journal_readable() {
+    // Scrubbed as text, `true` turned `"stream":true` into `<redacted>`,
+    // `kind` a journal field's name, `0000` the first line's chain hash.
+    for key in ["true", "kind", "0000"] {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(example(), &inbox, good_model);
+        let mut mode = model();
+        if let RunMode::Model { endpoints } = &mut mode {
+            endpoints.default.as_mut().unwrap().api_key = Some(key.into());
+        }
+        assert_eq!(
+            go(&host, &inbox, start(mode)),
+            Some(FinishReason::Completed),
+            "{key}"
+        );
+        // Every request read as JSON (the memory host parses each one).
+        assert!(host.calls.borrow().iter().all(|c| c.body["stream"] == true));
+        let journal = host.file(JOURNAL_FILE).unwrap();
+        let read = planvault_core::engine::Journal::from_jsonl(&journal).unwrap();
+        assert_eq!(read.entries.len(), 4, "{journal}");
+        let chain = planvault_core::engine::journal::verify_chain(&journal).unwrap();
+        assert_eq!(chain.entries, 4, "{key}");
+    }
+}
+
+#[test]
 fn a_plan_with_errors_or_without_endpoints_fails_before_anything_runs() {
     let inbox = Inbox::new();
     let mut files = example();

@@ -193,6 +193,33 @@ fn a_child_gets_the_cleaned_environment_and_only_the_names_its_entry_lists() {
 }
 
 #[test]
+fn a_servers_env_values_are_hidden_from_eight_characters_and_its_token_from_four() {
+    let mut flagged = stdio_server("flagged");
+    if let Transport::Stdio { env, .. } = &mut flagged.transport {
+        *env = vec!["READ_ONLY".into(), "DB_PASSWORD".into()];
+    }
+    let url = Server {
+        name: "hosted".into(),
+        transport: Transport::Http {
+            url: "http://127.0.0.1:9/mcp".into(),
+            token_env: Some("HOSTED_TOKEN".into()),
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let all = [
+        ("READ_ONLY", "true"),
+        ("DB_PASSWORD", "hunter22"),
+        ("HOSTED_TOKEN", "t0k3"),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .to_vec();
+    let clients = Clients::new(vec![flagged, url], vec![], all).unwrap();
+    // `true` would garble every text it was hidden from.
+    assert_eq!(clients.secrets(), ["hunter22", "t0k3"]);
+}
+
+#[test]
 fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
     let mut broken = stdio_server("broken");
     broken.transport = Transport::Stdio {

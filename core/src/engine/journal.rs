@@ -78,6 +78,60 @@ pub struct JournalEntry {
     pub answer: Answer,
 }
 
+impl JournalEntry {
+    /// The entry with `f` applied to each text that came from outside the
+    /// plan (outputs, replies, decisions, a tool's values and errors),
+    /// every string inside a tool's value included. What the run reads the
+    /// entry by (its key, kind, labels and choice) is left alone, so the
+    /// line stays an entry whatever `f` does to the text.
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> JournalEntry {
+        let answer = match &self.answer {
+            Answer::Work { output } => Answer::Work { output: f(output) },
+            Answer::Judgment { raw, labels } => Answer::Judgment {
+                raw: f(raw),
+                labels: labels.clone(),
+            },
+            Answer::Command { exit, output } => Answer::Command {
+                exit: *exit,
+                output: f(output),
+            },
+            Answer::Human {
+                decision,
+                approved,
+                choice,
+            } => Answer::Human {
+                decision: f(decision),
+                approved: *approved,
+                choice: choice.clone(),
+            },
+            Answer::Invoke { value, error } => Answer::Invoke {
+                value: value.as_ref().map(|v| map_strings(v, f)),
+                error: error.as_deref().map(f),
+            },
+            Answer::Revision { text } => Answer::Revision { text: f(text) },
+        };
+        JournalEntry {
+            key: self.key.clone(),
+            answer,
+        }
+    }
+}
+
+/// `value` with `f` applied to every string in it (object keys are kept).
+pub fn map_strings(value: &serde_json::Value, f: &dyn Fn(&str) -> String) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(f(s)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| map_strings(v, f)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), map_strings(v, f)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Why a journal could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("journal line {line}: {message}")]
