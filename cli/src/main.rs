@@ -128,6 +128,7 @@ struct GraphArgs {
 }
 
 fn main() -> ExitCode {
+    keep_environment_private();
     let cli = Cli::parse();
     match cli.command {
         Command::Validate(args) => validate(args),
@@ -139,6 +140,19 @@ fn main() -> ExitCode {
         Command::Runs(args) => temporal::run(temporal::Temporal::Runs(args)),
         Command::Decide(args) => temporal::run(temporal::Temporal::Decide(args)),
         Command::Cancel(args) => temporal::run(temporal::Temporal::Cancel(args)),
+    }
+}
+
+/// A child (an MCP server, a `@tool` command, the guard's verifier) starts
+/// from an environment without the API key, but on Linux a process of the
+/// same user can read this one's from `/proc/<pid>/environ`. A process that
+/// is not dumpable keeps that file, its memory and ptrace to root; its
+/// children are dumpable again once they exec. It also writes no core dump.
+fn keep_environment_private() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{set_dumpable_behavior, DumpableBehavior};
+        let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
     }
 }
 

@@ -954,6 +954,55 @@ fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains(SECRET));
 }
 
+/// A command cannot read the key from planvault's own environment either
+/// (`/proc/<planvault>/environ`, readable by any process of the same user
+/// unless planvault is not dumpable). Run as a user without root's
+/// `CAP_SYS_PTRACE`, which reads it regardless.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_command_cannot_read_the_key_from_planvaults_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "# Plan\n\n- [ ] @tool tr '\\0' '\\n' < /proc/$PPID/environ | rev; echo read\n",
+    )
+    .unwrap();
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let root = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        == "0";
+    let mut cmd = if root {
+        // A copy that user can reach (the build's folder may not be).
+        let binary = dir.path().join("planvault");
+        std::fs::copy(env!("CARGO_BIN_EXE_planvault"), &binary).unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&binary);
+        cmd
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+    };
+    let out = cmd
+        .arg("run")
+        .arg(dir.path().join("PLAN.md"))
+        .args(["--query", "q", "--endpoint", &stub.base_url()])
+        .args(["--model", "m"])
+        .env_remove("OPENAI_API_KEY")
+        .env("PLANVAULT_API_KEY", SECRET)
+        .output()
+        .unwrap();
+    assert_ran(&out);
+    let journal =
+        std::fs::read_to_string(dir.path().join("PLAN.run/00_plan-trace/journal.jsonl")).unwrap();
+    let reversed: String = SECRET.chars().rev().collect();
+    assert!(!journal.contains(&reversed), "{journal}");
+    assert!(journal.contains("Permission denied"), "{journal}");
+}
+
 #[test]
 fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
     let dir = tempfile::tempdir().unwrap();
