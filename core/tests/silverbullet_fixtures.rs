@@ -41,7 +41,7 @@ fn the_suggested_links_read_the_same_in_both() {
     let mut files = super::vault_fixtures::read_folder(&dir.join("vault"));
     let before = check(&PlanSource::Vault(files.clone())).plan;
     let warned = silverbullet::check(&files, &before);
-    assert_eq!(warned.len(), 6);
+    assert_eq!(warned.len(), 5);
     for d in &warned {
         let quoted = |after: &str| {
             let rest = &d.message[d.message.find(after).unwrap() + after.len()..];

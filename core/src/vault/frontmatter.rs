@@ -43,6 +43,13 @@ fn is_fence(line: &str) -> bool {
     line.starts_with("---") && chomp(line).trim_end() == "---"
 }
 
+/// Whether a note opens a block: exactly `---` and a line break, as both of
+/// Obsidian's readers require (`--- ` opens none; a closing fence may
+/// carry trailing spaces, as its metadata cache allows).
+fn opens_block(text: &str, first_end: usize) -> bool {
+    first_end < text.len() && chomp(&text[..first_end]) == "---"
+}
+
 /// Every property of a frontmatter block as the loader's YAML reader reads
 /// it (what Obsidian's Properties view shows), for the tests that compare
 /// the two readings; the loader itself reads only the knobs.
@@ -55,7 +62,7 @@ pub fn properties(yaml: &str) -> Result<Value, String> {
 pub fn split(text: &str) -> Split<'_> {
     let bytes = text.as_bytes();
     let first_end = memchr::memchr(b'\n', bytes).unwrap_or(text.len());
-    if !is_fence(&text[..first_end]) {
+    if !opens_block(text, first_end) {
         return Split::Absent;
     }
     let yaml_offset = (first_end + 1).min(text.len());
@@ -599,6 +606,22 @@ mod tests {
     }
 
     #[test]
+    fn only_a_bare_fence_and_a_line_break_open_a_block_as_in_obsidian() {
+        for text in [
+            "--- \ntype: start\n---\n",
+            "---\t\ntype: start\n---\n",
+            "---",
+        ] {
+            assert!(matches!(split(text), Split::Absent), "{text:?}");
+        }
+        // A closing fence may carry trailing spaces.
+        assert!(matches!(
+            split("---\r\ntype: start\r\n--- \r\n"),
+            Split::Closed(_)
+        ));
+    }
+
+    #[test]
     fn entries_keep_continuation_lines_and_skip_comments() {
         let yaml = "tools:\n- a   # first\n- b\n\n# trailing\nowner: \"x\" # who\n";
         let found = entries(yaml);
@@ -899,7 +922,7 @@ mod props {
     fn split_by_lines(text: &str) -> Option<(usize, usize, usize)> {
         let mut lines = lines_with_offsets(text);
         match lines.next() {
-            Some((_, first)) if is_fence(first) => {}
+            Some((_, first)) if chomp(first) == "---" && text.contains('\n') => {}
             _ => return None,
         }
         let yaml_offset = text.find('\n').map_or(text.len(), |i| i + 1);

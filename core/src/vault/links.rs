@@ -629,9 +629,22 @@ fn strip_md(target: &str) -> &str {
     }
 }
 
-/// How many folders deep a note id is.
-fn depth(id: &str) -> usize {
-    memchr::memchr_iter(b'/', id.as_bytes()).count()
+/// The folder holding `folder` (`""` above the vault root's children, and
+/// at the root itself: Obsidian's `../` stops there).
+fn parent_folder(folder: &str) -> &str {
+    folder.rsplit_once('/').map_or("", |(parent, _)| parent)
+}
+
+/// A link as its note's path is spelled, for telling apart notes that
+/// differ only in case: without `./`, `../`, a leading `/` or `.md`.
+fn written_tail(written: &str) -> &str {
+    let mut tail = strip_md(written);
+    loop {
+        match tail.strip_prefix("./").or_else(|| tail.strip_prefix("../")) {
+            Some(rest) => tail = rest,
+            None => return tail.trim_start_matches('/'),
+        }
+    }
 }
 
 fn insert<'a>(map: &mut Map<'a>, key: Cow<'a, str>, node: usize) {
@@ -749,94 +762,109 @@ impl<'a> LinkIndex<'a> {
         self.ids.is_empty()
     }
 
-    /// Resolve a link target written in note `from`, as Obsidian does. An
-    /// empty target (`[[#heading]]`) is the note itself.
+    /// Resolve a link target written in note `from` as Obsidian's
+    /// `MetadataCache.getLinkpathDest` does (its first answer is the note
+    /// Obsidian opens). Among the notes the link's name could mean:
+    /// 1. a bare name only one note has is that note;
+    /// 2. a `./` or `../` path, from the linking note's folder (`../` stops
+    ///    at the vault root), is the note at that path if there is one;
+    /// 3. the link as a path from the vault root (with or without a leading
+    ///    `/`) is the note at that path;
+    /// 4. unless the link starts with `/`, every note whose path ends with
+    ///    the link's (a plain suffix: `b/x` matches `ab/x`), those whose path
+    ///    starts with the linking note's folder (a plain prefix, too) before
+    ///    the others, each group by the length of its path.
+    ///
+    /// Where Obsidian's pick would come down to the order it loaded the
+    /// files (two paths as short in the group it takes), the link is
+    /// ambiguous, unless exactly one of them is spelled as written. An empty
+    /// target (`[[#heading]]`) is the note itself.
     pub fn resolve(&self, target: &str, from: usize) -> Resolution {
-        let written = target.trim();
-        if written.is_empty() {
-            return Resolution::Found(from);
-        }
-        // A relative link ("Relative path to file") means that path only.
-        if written.starts_with("./") || written.starts_with("../") {
-            return self.resolve_relative(written, from);
-        }
-        // A leading `/` is the vault root ("Absolute path in vault").
-        let absolute = written.starts_with('/');
-        let written = strip_md(written.trim_start_matches('/'));
-        let wanted = lower(written);
-        let Some(candidates) = self.by_basename.get(basename(&wanted)) else {
-            return Resolution::Missing;
-        };
-        let candidates = candidates.as_slice();
-        let nested = wanted.contains('/');
-        if let ([one], false) = (candidates, nested) {
-            // Every rule below ends at the only note of that name.
-            return Resolution::Found(*one);
-        }
-        // 1. The linking note's own folder.
-        let folder = self
-            .ids
-            .get(from)
-            .and_then(|id| memchr::memrchr(b'/', id.as_bytes()).map(|slash| &id[..slash]));
-        if let (Some(folder), false) = (folder, absolute) {
-            let here = format!("{folder}/{written}");
-            if let Some(hits) = self.by_path.get(lower(&here).as_ref()) {
-                return self.pick(hits.as_slice(), &here);
-            }
-        }
-        // 2. Every note the link names (its path, or a path ending in
-        // `/link`), the fewest folders deep.
-        let suffix = if nested {
-            format!("/{wanted}")
-        } else {
-            String::new()
-        };
-        let named = |i: usize| {
-            !nested || {
-                let id = lower(&self.ids[i]);
-                *id == *wanted || id.ends_with(&suffix)
-            }
-        };
-        let Some(shallowest) = candidates
-            .iter()
-            .filter(|&&i| named(i))
-            .map(|&i| depth(&self.ids[i]))
-            .min()
-        else {
-            return Resolution::Missing;
-        };
-        let nearest: Vec<usize> = candidates
-            .iter()
-            .copied()
-            .filter(|&i| depth(&self.ids[i]) == shallowest && named(i))
-            .collect();
-        self.pick(&nearest, written)
+        self.resolve_by_path(target, from).0
     }
 
-    /// A `./` or `../` link: the path from the linking note's folder, or
-    /// nothing (a path above the vault root is no note).
-    fn resolve_relative(&self, written: &str, from: usize) -> Resolution {
-        let Some(source) = self.ids.get(from) else {
-            return Resolution::Missing;
+    /// [`LinkIndex::resolve`], and whether the link named its note by its
+    /// path (a `./`/`../` path, or the path from the root) rather than
+    /// finding it by name.
+    pub fn resolve_by_path(&self, target: &str, from: usize) -> (Resolution, bool) {
+        let by_name = |r| (r, false);
+        let written = target.trim();
+        if written.is_empty() {
+            return (Resolution::Found(from), true);
+        }
+        // The file name `name.md` Obsidian looks up, kept as the path
+        // without `.md` (as ids are): a link ending in `.md` names that
+        // file when one has that name, else `link.md`.
+        let lowered = lower(written);
+        let stripped = strip_md(&lowered);
+        let (path, candidates) = match self.by_basename.get(basename(stripped)) {
+            Some(hits) if stripped.len() < lowered.len() => (stripped, hits),
+            _ => match self.by_basename.get(basename(&lowered)) {
+                Some(hits) => (lowered.as_ref(), hits),
+                None => return by_name(Resolution::Missing),
+            },
         };
-        let mut parts: Vec<&str> = source.split('/').collect();
-        parts.pop();
-        for part in strip_md(written).split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    if parts.pop().is_none() {
-                        return Resolution::Missing;
-                    }
+        let candidates = candidates.as_slice();
+        if let ([one], false) = (candidates, path.contains('/')) {
+            return by_name(Resolution::Found(*one));
+        }
+        let tail = written_tail(written);
+        let mut folder = lower(self.folder(from)).into_owned();
+        let mut path = path.to_string();
+        if path.starts_with("./") || path.starts_with("../") {
+            let mut rest = path
+                .strip_prefix("./")
+                .filter(|r| r.starts_with("../"))
+                .unwrap_or(&path);
+            if let Some(here) = rest.strip_prefix("./") {
+                rest = here;
+            } else {
+                while let Some(up) = rest.strip_prefix("../") {
+                    rest = up;
+                    folder = parent_folder(&folder).to_string();
                 }
-                name => parts.push(name),
+            }
+            if !folder.is_empty() {
+                folder.push('/');
+            }
+            path = format!("{folder}{rest}");
+            if let Some(hits) = self.by_path.get(path.as_str()) {
+                return (self.pick(hits.as_slice(), tail), true);
             }
         }
-        let path = parts.join("/");
-        match self.by_path.get(lower(&path).as_ref()) {
-            Some(hits) => self.pick(hits.as_slice(), &path),
-            None => Resolution::Missing,
+        let rooted = path.strip_prefix('/').unwrap_or(&path);
+        if let Some(hits) = self.by_path.get(rooted) {
+            return (self.pick(hits.as_slice(), tail), true);
         }
+        if written.starts_with('/') {
+            return by_name(Resolution::Missing);
+        }
+        // Paths compared as Obsidian compares them: lower case, with `.md`,
+        // lengths in UTF-16 units.
+        let file = |i: usize| format!("{}.md", lower(&self.ids[i]));
+        let wanted = format!("{rooted}.md");
+        let mut matches: Vec<(bool, usize, usize)> = candidates
+            .iter()
+            .filter_map(|&i| {
+                let file = file(i);
+                file.ends_with(&wanted).then(|| {
+                    let far = !file.starts_with(&folder);
+                    (far, self.ids[i].encode_utf16().count(), i)
+                })
+            })
+            .collect();
+        // Stable: equal paths keep the index's order, as Obsidian's sort
+        // keeps its load order.
+        matches.sort_by_key(|&(far, len, _)| (far, len));
+        let Some(&(far, len, _)) = matches.first() else {
+            return by_name(Resolution::Missing);
+        };
+        let tied: Vec<usize> = matches
+            .iter()
+            .take_while(|m| (m.0, m.1) == (far, len))
+            .map(|m| m.2)
+            .collect();
+        by_name(self.pick(&tied, tail))
     }
 
     /// The folder of note `i` (`""` at the vault root).
@@ -908,10 +936,11 @@ impl<'a> LinkIndex<'a> {
             .unwrap_or_else(|| format!("/{id}{suffix}"))
     }
 
-    /// One hit resolves; several differing only in case resolve to the one
-    /// spelled exactly as `written` (no `.md`); otherwise the link is
-    /// ambiguous, the notes in id order (the first is the one the
-    /// diagnostic's hint names).
+    /// One hit resolves; of several Obsidian would tell apart only by the
+    /// order it loaded them, the one spelled exactly as `written` (the
+    /// link's path without `./`, `../`, `/` or `.md`) if only one is;
+    /// otherwise the link is ambiguous, the notes in id order (the first is
+    /// the one the diagnostic's hint names).
     fn pick(&self, hits: &[usize], written: &str) -> Resolution {
         match hits {
             [] => Resolution::Missing,
@@ -1095,9 +1124,11 @@ mod tests {
         assert_eq!(index.resolve("c/send", 0), Resolution::Missing);
         assert_eq!(index.resolve("nowhere", 0), Resolution::Missing);
         assert_eq!(index.resolve("", 4), Resolution::Found(4));
-        // Leading `./` (any number) and `/` name the vault root.
-        assert_eq!(index.resolve(" ././b/send", 0), Resolution::Found(3));
+        // A leading `/` is the vault root; `./` is the linking note's
+        // folder, once (Obsidian does not tidy `././b/send` into a path).
         assert_eq!(index.resolve("/sub/review", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("./b/send", 0), Resolution::Found(3));
+        assert_eq!(index.resolve(" ././b/send", 0), Resolution::Missing);
         assert_eq!(index.resolve("./.b/send", 0), Resolution::Missing);
     }
 
@@ -1178,8 +1209,12 @@ mod tests {
         }
     }
 
+    // The cases below are Obsidian's answers, from a transcription of its
+    // `MetadataCache.getLinkpathDest` (the shipped app.js; README: "Links
+    // as Obsidian resolves them").
+
     #[test]
-    fn a_bare_name_prefers_the_own_folder_then_the_fewest_folders() {
+    fn a_name_prefers_paths_under_the_own_folder_then_the_shortest_path() {
         let index = LinkIndex::new([
             "archive/old/Draft",
             "plans/Draft",
@@ -1189,31 +1224,57 @@ mod tests {
             "zeta/review",
             "zeta/x",
         ]);
-        // Own folder first.
+        // Under the linking note's folder first.
         assert_eq!(index.resolve("Draft", 3), Resolution::Found(2));
         assert_eq!(index.resolve("review", 3), Resolution::Found(3));
-        // Else the shallowest, however it sorts.
+        // Else the shortest path, however deep.
         assert_eq!(index.resolve("draft", 6), Resolution::Found(1));
         assert_eq!(index.resolve("review", 0), Resolution::Found(5));
-        // A true tie is ambiguous, in id order; the own folder breaks it.
-        let tie = LinkIndex::new(["c/d/send", "b/send", "a/send", "b/x"]);
-        assert_eq!(tie.resolve("send", 0), Resolution::Found(0));
-        assert_eq!(tie.resolve("send", 3), Resolution::Found(1));
-        assert_eq!(tie.resolve("c/d/x", 0), Resolution::Missing);
-        let tie = LinkIndex::new(["c/d/send", "b/send", "a/send", "x"]);
-        assert_eq!(tie.resolve("send", 3), Resolution::Ambiguous(vec![2, 1]));
-        // A folder in the link narrows to paths ending so, shallowest first.
+        let short = LinkIndex::new(["a/b/Send", "longfolder/Send", "x"]);
+        assert_eq!(short.resolve("Send", 2), Resolution::Found(0));
+        // A folder in the link narrows to paths ending so.
         assert_eq!(index.resolve("launch/draft", 6), Resolution::Found(2));
         assert_eq!(index.resolve("old/Draft", 6), Resolution::Found(0));
-        // ...and is read from the own folder first.
         assert_eq!(index.resolve("launch/draft", 1), Resolution::Found(2));
-        assert_eq!(index.resolve("/plans/draft", 2), Resolution::Found(1));
-        // A leading `/` is the root: not the own folder.
-        assert_eq!(index.resolve("/Draft", 2), Resolution::Found(1));
+        // A plain suffix and a plain prefix, as Obsidian compares them:
+        // `b/send` ends `ab/send`; `ab/` starts with the folder `a`.
+        let plain = LinkIndex::new(["ab/Send", "c/Send", "a/start", "b/Send", "x"]);
+        assert_eq!(plain.resolve("b/Send", 4), Resolution::Found(3));
+        assert_eq!(plain.resolve("b/Send", 1), Resolution::Found(3));
+        let plain = LinkIndex::new(["ab/Send", "c/Send", "x"]);
+        assert_eq!(plain.resolve("b/Send", 2), Resolution::Found(0));
+        assert_eq!(plain.resolve("Send", 2), Resolution::Found(1));
+        let prefix = LinkIndex::new(["ab/Send", "b/Send", "a/start"]);
+        assert_eq!(prefix.resolve("Send", 2), Resolution::Found(0));
+        // Paths as long in the group Obsidian takes: its pick is the order
+        // it loaded them, so the link is ambiguous, in id order.
+        let tie = LinkIndex::new(["c/d/send", "b/send", "a/send", "x"]);
+        assert_eq!(tie.resolve("send", 3), Resolution::Ambiguous(vec![2, 1]));
+        assert_eq!(tie.resolve("send", 0), Resolution::Found(0));
+        let tie = LinkIndex::new(["ab/Send", "abc/Send", "x"]);
+        assert_eq!(tie.resolve("Send", 2), Resolution::Found(0));
+        // Matching ignores case, and so does the length that orders.
+        let case = LinkIndex::new(["Plugins/terminal", "Themes/Terminal", "x"]);
+        assert_eq!(case.resolve("terminal", 2), Resolution::Found(1));
     }
 
     #[test]
-    fn relative_links_start_at_the_linking_note() {
+    fn a_path_from_the_root_wins_and_a_leading_slash_means_only_that() {
+        let index = LinkIndex::new(["Send", "plans/Send", "plans/start", "plans/Draft", "x"]);
+        // The vault root's `Send` even from beside `plans/Send`.
+        assert_eq!(index.resolve("Send", 2), Resolution::Found(0));
+        assert_eq!(index.resolve("Send.md", 2), Resolution::Found(0));
+        assert_eq!(index.resolve("/plans/Send", 4), Resolution::Found(1));
+        // `/Draft`: no note at the root, and no search.
+        assert_eq!(index.resolve("/Draft", 2), Resolution::Missing);
+        assert_eq!(index.resolve("Draft", 4), Resolution::Found(3));
+        let only = LinkIndex::new(["plans/Send", "start"]);
+        assert_eq!(only.resolve("/Send", 1), Resolution::Missing);
+        assert_eq!(only.resolve("Send", 1), Resolution::Found(0));
+    }
+
+    #[test]
+    fn relative_links_start_at_the_linking_note_then_search_as_names() {
         let index = LinkIndex::new([
             "Sibling",
             "plans/Sibling",
@@ -1228,13 +1289,22 @@ mod tests {
         assert_eq!(index.resolve("../../Sibling.md", 2), Resolution::Found(0));
         assert_eq!(index.resolve("../other/Dup", 2), Resolution::Found(3));
         assert_eq!(index.resolve("../../Target", 2), Resolution::Found(5));
-        // A relative path means that path only, never a namesake elsewhere.
+        assert_eq!(index.resolve("./../Target", 1), Resolution::Found(5));
+        // `../` above the vault root stays at the root.
+        assert_eq!(index.resolve("../Sibling", 0), Resolution::Found(0));
+        assert_eq!(index.resolve("../../../Target", 2), Resolution::Found(5));
+        // No note at that path: the path is looked for as a name ending so.
         assert_eq!(index.resolve("./Target", 2), Resolution::Missing);
         assert_eq!(index.resolve("./Dup", 1), Resolution::Missing);
-        // Above the vault root is nothing.
-        assert_eq!(index.resolve("../Sibling", 0), Resolution::Missing);
-        assert_eq!(index.resolve("../../../Target", 2), Resolution::Missing);
-        assert_eq!(index.resolve("./../Target", 1), Resolution::Found(5));
+        let miss = LinkIndex::new(["Mobile/Android/Send", "Mobile/Android/start"]);
+        assert_eq!(miss.resolve("../../Send", 1), Resolution::Found(0));
+        let miss = LinkIndex::new(["q/a/x/Send", "a/b/start"]);
+        assert_eq!(miss.resolve("../x/Send", 1), Resolution::Found(0));
+        // A folder is no note, nor is a path Obsidian does not tidy.
+        let folders = LinkIndex::new(["web", "web/guide", "guide", "guide/README", "web/start"]);
+        for link in ["./", "../guide/", "./guide/", ".//guide", "./a/../guide"] {
+            assert_eq!(folders.resolve(link, 4), Resolution::Missing, "{link}");
+        }
     }
 
     #[test]
@@ -1304,9 +1374,11 @@ mod tests {
         assert_eq!(path(4, 3, Relative), "../../Root");
         assert_eq!(path(1, 0, Relative), "Send");
         assert_eq!(path(3, 4, Absolute), "plans/sub/Note");
-        // From x/, `plans/Send` is x/plans/Send: the root's is written so.
-        assert_eq!(path(1, 6, Absolute), "/plans/Send");
-        assert_eq!(path(1, 6, Shortest), "/plans/Send");
+        // A path from the root is that note even from beside a folder of
+        // the same name (`x/plans/Send` is found by searching, after it).
+        assert_eq!(path(1, 6, Absolute), "plans/Send");
+        assert_eq!(path(1, 6, Shortest), "plans/Send");
+        assert_eq!(path(5, 6, Shortest), "x/plans/Send");
         for to in 0..7 {
             for from in 0..7 {
                 for style in [Shortest, Relative, Absolute] {

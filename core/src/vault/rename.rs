@@ -42,11 +42,17 @@ pub fn rename_note(
     for (from, path) in notes.iter().enumerate() {
         let text = &files[*path];
         let rewritten = rewrite_links(text, |link| {
-            let Resolution::Found(to) = before.resolve(&link.target, from) else {
+            let (Resolution::Found(to), by_path) = before.resolve_by_path(&link.target, from)
+            else {
                 return None;
             };
-            let kept =
-                matches!(after.resolve(&link.target, from), Resolution::Found(at) if at == to);
+            // A link that named the note by its path names it so after: one
+            // Obsidian would now only find by searching for the name (as it
+            // finds `../Send` when no `Send` is there) is rewritten too.
+            let kept = match after.resolve_by_path(&link.target, from) {
+                (Resolution::Found(at), still_by_path) => at == to && still_by_path >= by_path,
+                _ => false,
+            };
             let relinked = (!kept).then(|| after.relinked_path(&link.target, to, from));
             // In a SilverBullet space, a link SilverBullet read as this
             // note reads as it after the rename too: from the space's root
@@ -130,14 +136,15 @@ mod tests {
             ],
         );
         // Outside a space: Obsidian's unique name still finds it, and only
-        // the relative path, which no longer does, changes.
+        // the paths, which no longer name it, change (`../Send.md` would
+        // still find it by its name, `/Send.md` not at all).
         check(
             &notes,
             "Send",
             "archive/Send",
             &[(
                 "plans/a.md",
-                "## Next\n- [[Send]]\n- [go](../archive/Send.md)\n- [go](/Send.md)\n",
+                "## Next\n- [[Send]]\n- [go](../archive/Send.md)\n- [go](/archive/Send.md)\n",
             )],
         );
         // `[[Ship]]` in `plans/` never opened `plans/Ship` in SilverBullet

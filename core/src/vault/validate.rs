@@ -171,15 +171,46 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
         let from = &plan.nodes[edge.from].id;
         let link = edge.link_as_written();
         let d = match index.resolve(&edge.target, edge.from) {
-            Resolution::Found(outside) if outside >= plan.nodes.len() => Diagnostic::error(
-                Code::EdgeLeavesPlan,
-                format!(
-                    "edge from `{from}` leads to `{}`, outside the plan's folder `{}/`; a plan's edges stay in its folder",
-                    name(outside),
-                    vault.map_or("", |v| v.folder)
-                ),
-            )
-            .with_nodes([from.as_str()]),
+            Resolution::Found(outside) if outside >= plan.nodes.len() => {
+                // A namesake in the plan loses to a note at the link's path
+                // from the vault root (Obsidian's order): say so, with the
+                // link that means the plan's.
+                let base = |i: usize| {
+                    let id = name(i);
+                    id.rsplit('/').next().unwrap_or(id).to_lowercase()
+                };
+                let namesake = (0..plan.nodes.len()).find(|&i| base(i) == base(outside));
+                let why = match namesake {
+                    Some(inside) => {
+                        let fix = match edge.written {
+                            Some(_) => markdown_link(name(inside)),
+                            None => format!("[[{}]]", name(inside)),
+                        };
+                        let written = edge.target.trim().trim_start_matches('/');
+                        let written = written.strip_suffix(".md").unwrap_or(written);
+                        let reason = if name(outside).eq_ignore_ascii_case(written) {
+                            "a note at the link's path from the vault root comes first"
+                        } else {
+                            "the note with the shortest path ending so comes first"
+                        };
+                        format!(
+                            " (Obsidian opens `{}` for {link} before the plan's `{}`: {reason}; write {fix})",
+                            name(outside),
+                            name(inside)
+                        )
+                    }
+                    None => String::new(),
+                };
+                Diagnostic::error(
+                    Code::EdgeLeavesPlan,
+                    format!(
+                        "edge from `{from}` leads to `{}`, outside the plan's folder `{}/`; a plan's edges stay in its folder{why}",
+                        name(outside),
+                        vault.map_or("", |v| v.folder)
+                    ),
+                )
+                .with_nodes([from.as_str()])
+            }
             Resolution::Ambiguous(candidates) => {
                 let names = candidates.iter().map(|&i| name(i));
                 // The fix in the link's own form: a markdown link stays one.
