@@ -495,6 +495,72 @@ fn plan_md_command(dir: &Path, stub: &Stub) -> Command {
     command
 }
 
+/// A run vault's note is written whole or not at all: killed at the
+/// `write(2)` of an item's note (strace places the kill), the next run
+/// finds no torn note to keep as "already there". Skipped where strace
+/// cannot run.
+#[test]
+fn a_run_vault_note_cut_off_by_a_kill_is_written_whole_by_the_next_run() {
+    let plan = "- [ ] Write the migration\n- [ ] (after: 1) @tool echo indexed\n- [ ] (after: 2) Summarise the work\n";
+    let script = || Script {
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the migration", "Wrote it.\nSTATUS: done")
+            },
+            Reply {
+                times: Some(0),
+                ..reply("Step: Summarise the work", "All done.\nSTATUS: done")
+            },
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script(), 0, None).unwrap();
+    let [control, killed] = [(); 2].map(|()| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
+        dir
+    });
+    let traced = control.path().join("writes.txt");
+    let strace = |extra: &[&str], dir: &Path| {
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-qq", "-y", "-e", "trace=write"])
+            .args(extra)
+            .arg(env!("CARGO_BIN_EXE_planvault"))
+            .args(plan_md_command(dir, &stub).get_args())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PLANVAULT_API_KEY");
+        cmd.output()
+    };
+    match strace(&["-o", traced.to_str().unwrap()], control.path()) {
+        Ok(out) if out.status.success() => {}
+        other => {
+            eprintln!("SKIPPED (strace cannot run here): {other:?}");
+            return;
+        }
+    }
+    // The first write(2) of item 2's note, under whatever name it is made.
+    let writes = std::fs::read_to_string(&traced).unwrap();
+    let nth = writes
+        .lines()
+        .filter(|l| l.contains("write("))
+        .position(|l| l.contains("PLAN.run/2.md") || l.contains("PLAN.run/.2.md"))
+        .expect("a write of PLAN.run/2.md")
+        + 1;
+    let inject = format!("inject=write:signal=KILL:when={nth}");
+    let out = strace(&["-o", "/dev/null", "-e", &inject], killed.path()).unwrap();
+    assert!(!out.status.success(), "the kill did not land");
+    let out = plan_md_command(killed.path(), &stub).output().unwrap();
+    assert_ran(&out);
+    for note in ["1.md", "2.md", "3.md"] {
+        assert_eq!(
+            std::fs::read_to_string(killed.path().join("PLAN.run").join(note)).unwrap(),
+            std::fs::read_to_string(control.path().join("PLAN.run").join(note)).unwrap(),
+            "{note}"
+        );
+    }
+}
+
 #[test]
 fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_decision() {
     let dir = tempfile::tempdir().unwrap();

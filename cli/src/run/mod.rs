@@ -452,7 +452,9 @@ pub(crate) fn materialize(
     for (file, text) in planvault_core::vault::save_plan(plan) {
         let path = root.join(&file);
         if fresh || !path.exists() {
-            std::fs::write(&path, text)
+            // Whole or not at all: a note cut short by a crash or a full
+            // disk would be kept as "already there" by the next run.
+            planvault_runner::native::write_atomic(&path, &text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
