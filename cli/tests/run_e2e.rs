@@ -677,6 +677,26 @@ fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
         "alpha",
         "the bound value, resolved from the recorded output"
     );
+    // Run again, it walks past what the journal holds: no hop is traced
+    // twice, no model is asked.
+    let hops = |trace: &str| -> Vec<String> {
+        trace
+            .lines()
+            .filter(|l| l.starts_with("- node: ") || l.starts_with("- completed"))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = hops(&trace(&run));
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(dir.path().join("plan.json"))
+        .args(["--query", "summarise", "--endpoint", &stub.base_url()])
+        .args(["--model", "m"])
+        .output()
+        .unwrap();
+    assert_ran(&out);
+    assert_eq!(hops(&trace(&run)), before);
+    assert_eq!(stub.requests().len(), 1);
 }
 
 #[test]

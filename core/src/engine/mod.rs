@@ -656,6 +656,22 @@ impl Shared {
         self.trace_hop(false, node, visit, what, decided_by, rationale);
     }
 
+    /// [`Shared::trace`] for a hop made on an answer: one the journal
+    /// served is a hop an earlier run took (a resume walking past it),
+    /// written only where the trace lacks it. The PLAN.md and generated
+    /// plans' machines trace so; the vault's tells walked hops itself.
+    pub fn trace_answered(
+        &mut self,
+        node: usize,
+        visit: u32,
+        what: String,
+        decided_by: DecidedBy,
+        rationale: Option<String>,
+    ) {
+        let walked = self.answer_served;
+        self.trace_hop(walked, node, visit, what, decided_by, rationale);
+    }
+
     /// [`Shared::trace`], for a hop a resume may be walking past on a
     /// recorded decision (`walked`: see [`TraceEntry::walked`]).
     pub fn trace_hop(

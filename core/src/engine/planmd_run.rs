@@ -160,7 +160,7 @@ impl PlanMdRun {
                     Readiness::Wait => {}
                     Readiness::Bypass(by) => {
                         self.state[i] = State::Bypassed;
-                        s.trace(
+                        s.trace_answered(
                             i,
                             0,
                             format!("bypassed: item {} steered elsewhere", by + 1),
@@ -170,7 +170,7 @@ impl PlanMdRun {
                         changed = true;
                     }
                     Readiness::Skip(reason) => {
-                        s.trace(
+                        s.trace_answered(
                             i,
                             0,
                             format!("skipped: {reason}"),
@@ -199,7 +199,7 @@ impl PlanMdRun {
                         Readiness::Bypass(by) => {
                             forced = true;
                             self.state[i] = State::Bypassed;
-                            s.trace(
+                            s.trace_answered(
                                 i,
                                 0,
                                 format!("bypassed: item {} steered elsewhere", by + 1),
@@ -209,7 +209,7 @@ impl PlanMdRun {
                         }
                         Readiness::Skip(reason) => {
                             forced = true;
-                            s.trace(
+                            s.trace_answered(
                                 i,
                                 0,
                                 format!("skipped: {reason}"),
@@ -305,7 +305,7 @@ impl PlanMdRun {
         let budget_left = s.config.max_steps.saturating_sub(s.steps) as usize;
         if wave.len() > budget_left {
             let max_steps = s.config.max_steps;
-            s.trace(
+            s.trace_answered(
                 wave[budget_left.min(wave.len() - 1)],
                 0,
                 format!("safety stop: max_steps {max_steps} reached"),
@@ -544,7 +544,7 @@ impl PlanMdRun {
                 what
             };
         if !rederive {
-            s.trace(i, attempt, what, decided_by, rationale);
+            s.trace_answered(i, attempt, what, decided_by, rationale);
         }
 
         // Routes fire on the settled state and latch: computed once, here. A
@@ -640,7 +640,7 @@ impl PlanMdRun {
             } else {
                 "started again: the run was run again after it failed".to_string()
             };
-            s.trace(i, attempt, what, DecidedBy::Schedule, None);
+            s.trace_answered(i, attempt, what, DecidedBy::Schedule, None);
         }
         self.last_failure[i] = why;
     }
@@ -681,7 +681,7 @@ impl PlanMdRun {
             };
             if let Some(why) = unreachable {
                 if !rederive {
-                    s.trace(
+                    s.trace_answered(
                         i,
                         self.attempts[i],
                         format!(
@@ -697,7 +697,7 @@ impl PlanMdRun {
             self.fired[i].insert(to);
             self.routed[to] = true;
             if !rederive {
-                s.trace(
+                s.trace_answered(
                     i,
                     self.attempts[i],
                     format!("took route `{label}` → item {} ({target})", to + 1),
@@ -716,7 +716,7 @@ impl PlanMdRun {
             return;
         };
         let Some(text) = self.plan_text.clone() else {
-            s.trace(
+            s.trace_answered(
                 i,
                 1,
                 "amendments proposed, but this run has no PLAN.md text to amend".into(),
@@ -732,7 +732,7 @@ impl PlanMdRun {
             return;
         }
         for refusal in &outcome.refused {
-            s.trace(
+            s.trace_answered(
                 i,
                 1,
                 format!(
@@ -758,7 +758,7 @@ impl PlanMdRun {
             let mut node = new_plan.nodes[idx].clone();
             node.status = Status::Pending;
             s.add_node(node);
-            s.trace(
+            s.trace_answered(
                 i,
                 1,
                 format!("amendment accepted: item {} appended", accepted.index),

@@ -87,7 +87,7 @@ impl WavesRun {
                     .find(|&&d| matches!(self.state[d], State::Failed(_) | State::Skipped(_)));
                 if let Some(&d) = blocked {
                     let reason = format!("depends on {}, which did not complete", s.node_id(d));
-                    s.trace(
+                    s.trace_answered(
                         i,
                         0,
                         format!("skipped: {reason}"),
@@ -253,7 +253,7 @@ impl WavesRun {
                     };
                     s.record_output(i, 1, text);
                     self.outputs.insert(id, value);
-                    s.trace(i, 1, "completed".into(), DecidedBy::Schedule, None);
+                    s.trace_answered(i, 1, "completed".into(), DecidedBy::Schedule, None);
                 }
                 Some(Answer::Invoke {
                     error: Some(reason),
@@ -276,7 +276,7 @@ impl WavesRun {
     }
 
     fn fail(&mut self, s: &mut Shared, i: usize, reason: String) {
-        s.trace(i, 1, format!("failed: {reason}"), DecidedBy::Stop, None);
+        s.trace_answered(i, 1, format!("failed: {reason}"), DecidedBy::Stop, None);
         self.state[i] = State::Failed(reason);
         self.wave_failures.push(i);
     }
@@ -373,7 +373,7 @@ impl WavesRun {
             None
         };
         if let Some(reason) = rejection {
-            s.trace(
+            s.trace_answered(
                 anchor,
                 self.replans,
                 reason.clone(),
@@ -392,7 +392,7 @@ impl WavesRun {
         }
         if revision.nodes.is_empty() {
             let reason = "the replan gave up (an empty plan)".to_string();
-            s.trace(anchor, self.replans, reason.clone(), DecidedBy::Stop, None);
+            s.trace_answered(anchor, self.replans, reason.clone(), DecidedBy::Stop, None);
             s.finish(FinishReason::NodeFailed {
                 node: s.node_id(anchor),
                 reason,
@@ -427,7 +427,7 @@ impl WavesRun {
         }
         self.index_edges(s, first_edge);
         let ids: Vec<&str> = revision.nodes.iter().map(|n| n.id.as_str()).collect();
-        s.trace(
+        s.trace_answered(
             anchor,
             self.replans,
             format!("replanned (round {}): {}", self.replans, ids.join(", ")),

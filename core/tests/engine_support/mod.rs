@@ -153,8 +153,12 @@ pub fn observable(effects: &[Effect]) -> Vec<Effect> {
         .filter(|e| !matches!(e, Effect::Request(_) | Effect::Record(_)))
         .cloned()
         .map(|mut e| {
-            if let Effect::Output { replayed, .. } = &mut e {
-                *replayed = false;
+            // Whether the driver writes it only where it is missing, which
+            // a replay's and a resume's hops are.
+            match &mut e {
+                Effect::Output { replayed, .. } => *replayed = false,
+                Effect::Trace(t) => t.walked = false,
+                _ => {}
             }
             e
         })
@@ -180,6 +184,24 @@ pub fn finish(effects: &[Effect]) -> planvault_core::engine::Finish {
 
 /// `"node: what [decided_by]"` per trace entry a run adds (not the hops a
 /// resume walks past, which are in the trace already).
+/// [`trace_lines`] with the hops a resume walks past (written only where
+/// the trace lacks them).
+pub fn all_trace_lines(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Trace(t) => Some(format!(
+                "{}#{}: {} [{}]",
+                t.node,
+                t.visit,
+                t.what,
+                t.decided_by.as_str()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn trace_lines(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
