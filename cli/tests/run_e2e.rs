@@ -902,6 +902,76 @@ fn a_note_edited_during_the_run_is_never_overwritten() {
     assert_eq!(count(&stub, REVIEW), 0);
 }
 
+/// `--decide NODE=…` answers the question waiting at NODE, whichever visit
+/// it is: a gate visited again is decided at its second visit, the first
+/// visit's decision stands, and the same command given again once nothing
+/// waits records nothing.
+#[test]
+fn a_decision_answers_the_visit_that_waits_and_is_recorded_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = human_gate_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the note", "A fine note.")
+            },
+            reply("Step: Publish the note", "Published as #7."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let decide = |verdict: &str| {
+        planvault(&vault, &stub, &["--autonomy", "ask", "--decide", verdict])
+            .output()
+            .unwrap()
+    };
+    let out = planvault(&vault, &stub, &["--autonomy", "ask"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    // Sent back to write: the gate waits again, at its second visit.
+    let out = decide("approve=rewrite");
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = decide("approve=publish");
+    assert_ran(&out);
+    // Given again (as after a crash): nothing waits, nothing is recorded.
+    let out = decide("approve=publish");
+    assert_ran(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--decide approve: no question of approve was waiting in this run; nothing was recorded"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+    let decided: Vec<(String, String)> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "human")
+        .map(|e| {
+            (
+                e["key"].as_str().unwrap().to_string(),
+                e["choice"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("approve#1:human".to_string(), "rewrite".to_string()),
+            ("approve#2:human".to_string(), "publish".to_string())
+        ]
+    );
+    assert_eq!(count(&stub, "Step: Write the note"), 2);
+    assert_eq!(count(&stub, "Step: Publish the note"), 1);
+}
+
 #[test]
 fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_run() {
     let dir = tempfile::tempdir().unwrap();

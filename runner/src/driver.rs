@@ -249,6 +249,10 @@ struct Driver<'a, H: Host> {
     /// Notes that appeared during this run (tools wrote them), judged to
     /// leave the plan as it is: what the next new note is judged with.
     tool_notes: BTreeMap<String, String>,
+    /// A person's decisions for whichever question is waiting at a node
+    /// ([`waiting_decision`]), each used once, by the first such question
+    /// the run asks.
+    waiting: Vec<(String, Answer)>,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
     /// The journal's chain hash after its last line (`journal::GENESIS`
@@ -403,6 +407,7 @@ impl<'a, H: Host> Driver<'a, H> {
             recorded: BTreeMap::new(),
             tool_counts: BTreeMap::new(),
             tool_notes: BTreeMap::new(),
+            waiting: Vec::new(),
             halt: None,
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
@@ -818,6 +823,24 @@ impl<'a, H: Host> Driver<'a, H> {
             Journal::new()
         };
         for entry in std::mem::take(&mut self.options.decisions) {
+            if let Some(node) = waiting_node(&entry.key) {
+                self.waiting.push((node.to_string(), entry.answer));
+                continue;
+            }
+            // The same decision given again (the command repeated after a
+            // crash) is recorded once, unless the call it approves was
+            // asked about anew since (a pending entry voids an approval).
+            let latest = journal.entries.iter().rposition(|e| e.key == entry.key);
+            let call = entry.key.strip_suffix(":approve");
+            let still_holds = latest.is_some_and(|at| {
+                journal.entries[at].answer == entry.answer
+                    && !journal.entries[at + 1..]
+                        .iter()
+                        .any(|e| Some(e.key.as_str()) == call && mcp_tools::is_pending(&e.answer))
+            });
+            if still_holds {
+                continue;
+            }
             self.journal(&entry).await?;
             journal.entries.push(entry);
         }
@@ -991,6 +1014,10 @@ impl<'a, H: Host> Driver<'a, H> {
                 Ok(None) => {}
                 Ok(Some(finish)) => {
                     self.flush_delta(None);
+                    for (node, _) in std::mem::take(&mut self.waiting) {
+                        self.host
+                            .progress(&Progress::DecisionUnused { node: &node });
+                    }
                     let error = match &finish.reason {
                         FinishReason::Interrupted { .. } => self.last_error.take(),
                         FinishReason::NodeFailed { node, reason } => {
@@ -1504,6 +1531,12 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             RequestBody::Human { question, choices } if self.options.humans == Humans::Defer => {
+                // A decision given for this node's waiting question answers
+                // it, under its key.
+                if let Some(at) = self.waiting.iter().position(|(n, _)| *n == request.node) {
+                    let (_, answer) = self.waiting.remove(at);
+                    return Ok(Event::Answered { id, answer });
+                }
                 self.host.progress(&Progress::Human {
                     node: &request.node,
                     question,
@@ -2109,6 +2142,24 @@ fn started_key(text: &str, key: &str) -> usize {
 }
 
 pub use compat::human_answer;
+
+/// A person's decision for whichever question is waiting at `node` when the
+/// run asks it (`--decide NODE=…`): journaled under that question's key
+/// (`node#visit:human`), so a gate visited again is decided at the visit
+/// that waits, and the same command given again after a crash, when the
+/// question was already answered, records nothing. Its key's visit is 0,
+/// which no question has.
+pub fn waiting_decision(node: &str, answer: Answer) -> JournalEntry {
+    JournalEntry {
+        key: format!("{node}#0:human"),
+        answer,
+    }
+}
+
+/// The node of a [`waiting_decision`]'s key.
+fn waiting_node(key: &str) -> Option<&str> {
+    key.strip_suffix("#0:human")
+}
 
 /// Human decisions and manual verdicts in the engine's terms.
 mod compat {

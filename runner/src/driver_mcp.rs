@@ -293,6 +293,6 @@ impl<H: Host> Driver<'_, H> {
 }
 
 /// A call journaled while it waits for a person's approval.
-fn is_pending(answer: &Answer) -> bool {
+pub(super) fn is_pending(answer: &Answer) -> bool {
     matches!(answer, Answer::Invoke { value: Some(v), .. } if v.get("pending").is_some())
 }

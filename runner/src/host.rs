@@ -114,6 +114,10 @@ pub enum Progress<'a> {
     Hop(&'a TraceEntry),
     /// The plan file was amended with accepted items.
     Amended,
+    /// A person's decision for a node (`--decide NODE=…`) that no waiting
+    /// question took: nothing was recorded (the question was answered
+    /// before, or the run never asked one there).
+    DecisionUnused { node: &'a str },
     /// The journal's last line was torn (a crash or a full disk mid-write):
     /// it was kept aside in this file and cut from the journal.
     JournalRepaired { kept_aside: &'a str },

@@ -514,14 +514,15 @@ pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::Journ
     } = parse_verdict(spec)?;
     // A tool call waiting for approval is named by its journal key,
     // `node#visit/tool.N`, as the run printed it.
-    let key = if item.contains("/tool.") {
-        format!("{}:approve", item.trim())
+    let answer = planvault_runner::driver::human_answer(approved, note, choice);
+    Ok(if item.contains("/tool.") {
+        planvault_core::engine::JournalEntry {
+            key: format!("{}:approve", item.trim()),
+            answer,
+        }
     } else {
-        format!("{}#1:human", item.trim())
-    };
-    Ok(planvault_core::engine::JournalEntry {
-        key,
-        answer: planvault_runner::driver::human_answer(approved, note, choice),
+        // The question waiting at that item, whichever visit it is.
+        planvault_runner::driver::waiting_decision(item.trim(), answer)
     })
 }
 
@@ -711,6 +712,9 @@ impl Progress {
                 entry.decided_by.as_str()
             )),
             P::Amended => self.line(&format!("  amended {}", self.path)),
+            P::DecisionUnused { node } => self.line(&format!(
+                "  --decide {node}: no question of {node} was waiting in this run; nothing was recorded"
+            )),
             P::JournalRepaired { kept_aside } => self.line(&format!(
                 "  the journal's last line was torn; kept aside in {kept_aside} and cut"
             )),
