@@ -564,6 +564,77 @@ fn a_run_vault_note_cut_off_by_a_kill_is_written_whole_by_the_next_run() {
     }
 }
 
+/// A full disk under a generated plan's `write_note` step stops the run
+/// resumably: it is no failure of the step's to journal (and re-plan
+/// around), and the next run, with space again, writes the note. strace
+/// makes the rename of that note fail with ENOSPC; skipped where it
+/// cannot run.
+#[test]
+fn a_full_disk_under_a_write_note_step_stops_resumably_and_the_next_run_writes() {
+    let plan = r#"{"goal": "file two notes", "nodes": [
+        {"id": "wa", "capability": "write_note", "args": {"path": "inbox/a.md", "content": "alpha"}},
+        {"id": "wb", "capability": "write_note", "args": {"path": "inbox/b.md", "content": "beta"}, "dependsOn": ["wa"]}
+    ]}"#;
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let [control, full] = [(); 2].map(|()| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+        dir
+    });
+    let run = |dir: &Path| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+        cmd.arg("run")
+            .arg(dir.join("plan.json"))
+            .args(["--query", "file", "--endpoint", &stub.base_url()])
+            .args(["--model", "m"]);
+        cmd
+    };
+    let strace = |extra: &[&str], dir: &Path| {
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-qq", "-e", "trace=rename,renameat,renameat2"])
+            .args(extra)
+            .arg(env!("CARGO_BIN_EXE_planvault"))
+            .args(run(dir).get_args());
+        cmd.output()
+    };
+    let traced = control.path().join("renames.txt");
+    match strace(&["-o", traced.to_str().unwrap()], control.path()) {
+        Ok(out) if out.status.success() => {}
+        other => {
+            #[allow(clippy::print_stderr)] // the notice is the point
+            {
+                eprintln!("SKIPPED (strace cannot run here): {other:?}");
+            }
+            return;
+        }
+    }
+    let renames = std::fs::read_to_string(&traced).unwrap();
+    let nth = renames
+        .lines()
+        .filter(|l| l.contains("rename"))
+        .position(|l| l.contains("inbox/b.md\""))
+        .expect("the rename that puts inbox/b.md in place")
+        + 1;
+    let inject = format!("inject=rename,renameat,renameat2:error=ENOSPC:when={nth}");
+    let out = strace(&["-o", "/dev/null", "-e", &inject], full.path()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let journal = std::fs::read_to_string(full.path().join("plan.run/00_plan-trace/journal.jsonl"))
+        .unwrap_or_default();
+    assert!(!journal.contains("wb#"), "{journal}");
+    let out = run(full.path()).output().unwrap();
+    assert_ran(&out);
+    assert_eq!(
+        std::fs::read_to_string(full.path().join("plan.run/inbox/b.md")).unwrap(),
+        "beta"
+    );
+    assert!(stub.requests().is_empty(), "nothing was re-planned");
+}
+
 #[test]
 fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_decision() {
     let dir = tempfile::tempdir().unwrap();

@@ -848,6 +848,7 @@ impl<'a, H: Host> Driver<'a, H> {
             self.note_approval(entry);
             self.remember(entry.clone());
         }
+        self.remember_tool_notes(&journal.entries);
         let mut prior = Vec::new();
         if resuming {
             for node in &self.plan.nodes {
@@ -1629,7 +1630,14 @@ impl<'a, H: Host> Driver<'a, H> {
                 Err(err) => return self.unavailable(id, &err),
             }
         } else if tools::TOOLS.contains(&capability) {
-            self.tool(capability, &args.to_string()).await
+            match self.tool(capability, &args.to_string()).await {
+                Ok(text) => Ok(text),
+                Err(ToolError::Said(error)) => Err(error),
+                Err(ToolError::Vault(reason)) => {
+                    self.halt = Some(format!("{capability}: {reason}"));
+                    return self.stopped();
+                }
+            }
         } else if let Some(grant) = self.server_grant(capability) {
             match self.mcp_tool(request, &grant, &args.to_string()).await {
                 Ok(result) => result,
@@ -1726,7 +1734,13 @@ impl<'a, H: Host> Driver<'a, H> {
                         }
                     }
                     Some(planvault_llm::mcp::Grant::Builtin(name)) => {
-                        self.tool(name, &call.arguments).await
+                        match self.builtin_tool(request, name, &call.arguments).await {
+                            Ok(result) => result,
+                            Err(halt) => {
+                                self.halt = Some(halt.reason);
+                                return Err(LlmError::Interrupted);
+                            }
+                        }
                     }
                     // Refused without contacting any server.
                     None => Err(format!("tool {} is not offered at this step", call.name)),
@@ -1776,11 +1790,19 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     /// Run one model tool in the host's vault (or on its network).
-    async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, String> {
+    /// `Err(ToolError::Vault)`: the vault itself failed (a full disk), no
+    /// answer of the tool's: the run stops resumably.
+    async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, ToolError> {
         let args = tools::arguments(arguments);
+        // A full disk is no answer of the tool's; a refusal (a symlink out
+        // of the vault, an edit made meanwhile) is.
+        let vault = |e: HostError| match e.disk_full {
+            true => ToolError::Vault(e.to_string()),
+            false => ToolError::Said(e.to_string()),
+        };
         match name {
             "list_notes" => {
-                let files = self.host.list().await.map_err(|e| e.to_string())?;
+                let files = self.host.list().await.map_err(vault)?;
                 let listed = files
                     .into_iter()
                     .filter(|p| p.ends_with(".md"))
@@ -1796,38 +1818,43 @@ impl<'a, H: Host> Driver<'a, H> {
             "read_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
                 let limit = self.prompt_limit();
-                match self.host.read(&path).await.map_err(|e| e.to_string())? {
+                match self.host.read(&path).await.map_err(vault)? {
                     // Handed back, it would stop the run at the next call:
                     // the model is told instead, and may go on without it.
-                    Some(text) if text.len() > limit => Err(format!(
+                    Some(text) if text.len() > limit => Err(ToolError::Said(format!(
                         "{path} is {} bytes, over the prompt budget of {limit} bytes ([run] max_prompt_bytes): not read",
                         text.len()
-                    )),
+                    ))),
                     Some(text) => Ok(text),
-                    None => Err(format!("{path} does not exist")),
+                    None => Err(ToolError::Said(format!("{path} does not exist"))),
                 }
             }
             "write_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
                 // The trace (the run's own writing) is no tool's to write.
                 if let Some(reason) = self.refusal(&format!("write_note to {path}")) {
-                    return Err(reason);
+                    return Err(ToolError::Said(reason));
                 }
-                let plan_notes: Vec<String> = self.plan.nodes.iter().map(note_file).collect();
+                // A plan's notes are no tool's to write; a note a tool wrote
+                // in this run (or the run it resumes) stays the tool's.
+                let plan_notes: Vec<String> = self
+                    .plan
+                    .nodes
+                    .iter()
+                    .map(note_file)
+                    .filter(|f| !self.tool_notes.contains_key(f))
+                    .collect();
                 tools::writable(&path, &plan_notes, self.host.case_insensitive())?;
                 self.written_as_listed(&path).await?;
                 if let Some(why) = self.host.refuse_write(&path) {
-                    return Err(why);
+                    return Err(ToolError::Said(why));
                 }
                 let content = self.scrub(args["content"].as_str().unwrap_or_default());
                 let new = BTreeMap::from([(path.clone(), content)]);
                 if let Some(why) = self.plan_change(&new) {
-                    return Err(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name"));
+                    return Err(ToolError::Said(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name")));
                 }
-                self.host
-                    .write(&path, &new[&path])
-                    .await
-                    .map_err(|e| e.to_string())?;
+                self.host.write(&path, &new[&path]).await.map_err(vault)?;
                 self.tool_notes.extend(new);
                 Ok(format!("wrote {path}"))
             }
@@ -1836,7 +1863,9 @@ impl<'a, H: Host> Driver<'a, H> {
                 let text = self.host.fetch_text(url).await?;
                 Ok(text.chars().take(tools::FETCH_LIMIT_CHARS).collect())
             }
-            other => Err(format!("tool {other} is not available here")),
+            other => Err(ToolError::Said(format!(
+                "tool {other} is not available here"
+            ))),
         }
     }
 
@@ -2142,6 +2171,22 @@ fn started_key(text: &str, key: &str) -> usize {
 }
 
 pub use compat::human_answer;
+
+/// Why a model tool gave no text.
+enum ToolError {
+    /// The tool's answer (a refusal, a missing note, a page that failed):
+    /// what the model reads, and the journal keeps.
+    Said(String),
+    /// The disk under the vault is full: no answer; the run stops
+    /// resumably and the next run makes the call.
+    Vault(String),
+}
+
+impl From<String> for ToolError {
+    fn from(said: String) -> Self {
+        ToolError::Said(said)
+    }
+}
 
 /// A person's decision for whichever question is waiting at `node` when the
 /// run asks it (`--decide NODE=…`): journaled under that question's key

@@ -1,6 +1,7 @@
 //! The driver's side of MCP servers as tools: the catalog listed once at
 //! run start (a declared tool nothing offers stops the run before any model
-//! call), each call journaled under `node#visit/tool.N` (so a resumed visit
+//! call), each call journaled under `node#visit/tool.N` (as are the
+//! built-in tools that write or fetch; so a resumed visit
 //! serves a finished call from the journal instead of repeating it, and a
 //! replay, whose work is served whole, makes none), and a person's approval
 //! first where the tool asks for one under `autonomy: ask`, journaled under
@@ -119,32 +120,12 @@ impl<H: Host> Driver<'_, H> {
             )));
         }
         let args = if args.is_null() { json!({}) } else { args };
-        let count = self
-            .tool_counts
-            .entry(format!("{}#{}", request.node, request.visit))
-            .or_insert(0);
-        *count += 1;
-        let key = format!("{}#{}/tool.{}", request.node, request.visit, count);
-        let same_call = |answer: Option<&Answer>| match answer {
-            Some(Answer::Invoke { value: Some(v), .. }) => {
-                v["tool"] == Value::String(display.clone()) && v["arguments"] == args
-            }
-            _ => false,
-        };
-        let recorded = self.recorded.get(&key);
-        if same_call(recorded) && !recorded.is_some_and(is_pending) {
-            if let Some(Answer::Invoke { value, error }) = recorded {
-                return Ok(match error {
-                    Some(e) => Err(e.clone()),
-                    None => Ok(value
-                        .as_ref()
-                        .and_then(|v| v["result"].as_str())
-                        .unwrap_or_default()
-                        .to_string()),
-                });
-            }
+        let key = self.next_tool_key(request);
+        if let Some(served) = self.served_call(&key, &display, &args) {
+            return Ok(served);
         }
-        let pending_here = same_call(recorded) && recorded.is_some_and(is_pending);
+        let recorded = self.recorded.get(&key);
+        let pending_here = same_call(recorded, &display, &args) && recorded.is_some_and(is_pending);
         let asks = self
             .catalog
             .as_ref()
@@ -271,6 +252,122 @@ impl<H: Host> Driver<'_, H> {
         Ok(result)
     }
 
+    /// The journal key of the visit's next tool call, `node#visit/tool.N`.
+    fn next_tool_key(&mut self, request: &Request) -> String {
+        let count = self
+            .tool_counts
+            .entry(format!("{}#{}", request.node, request.visit))
+            .or_insert(0);
+        *count += 1;
+        format!("{}#{}/tool.{}", request.node, request.visit, count)
+    }
+
+    /// What the journal answered for `key` when it holds this very call
+    /// (the tool `display` with `args`), made and not waiting for approval:
+    /// a resumed visit is served it instead of making the call again.
+    fn served_call(
+        &self,
+        key: &str,
+        display: &str,
+        args: &Value,
+    ) -> Option<Result<String, String>> {
+        let recorded = self.recorded.get(key);
+        if !same_call(recorded, display, args) || recorded.is_some_and(is_pending) {
+            return None;
+        }
+        let Some(Answer::Invoke { value, error }) = recorded else {
+            return None;
+        };
+        Some(match error {
+            Some(e) => Err(e.clone()),
+            None => Ok(value
+                .as_ref()
+                .and_then(|v| v["result"].as_str())
+                .unwrap_or_default()
+                .to_string()),
+        })
+    }
+
+    /// A built-in tool for the model. One that changes the vault or reads
+    /// the network (`write_note`, `fetch_url`) is journaled under the
+    /// visit's next `tool.N`, as a server's call is, and a resumed visit
+    /// making the same call is served its answer instead of making it
+    /// again; reading the vault is simply done again. `Err`: the vault
+    /// failed under the tool (or the journal did): the run stops resumably.
+    pub(super) async fn builtin_tool(
+        &mut self,
+        request: &Request,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Result<String, String>, Halt> {
+        let run = |result: Result<String, super::ToolError>| match result {
+            Ok(text) => Ok(Ok(text)),
+            Err(super::ToolError::Said(error)) => Ok(Err(error)),
+            Err(super::ToolError::Vault(reason)) => Err(Halt {
+                reason: format!("{name}: {reason}"),
+            }),
+        };
+        if !matches!(name, "write_note" | "fetch_url") {
+            return run(self.tool(name, arguments).await);
+        }
+        let args = planvault_llm::tools::arguments(arguments);
+        let args = if args.is_null() { json!({}) } else { args };
+        let key = self.next_tool_key(request);
+        if let Some(served) = self.served_call(&key, name, &args) {
+            return Ok(served);
+        }
+        if name == "write_note" {
+            // Written ahead: a run stopped between the write and its
+            // answer's line still knows the note is the tool's.
+            let ahead = JournalEntry {
+                key: key.clone(),
+                answer: Answer::Invoke {
+                    value: Some(json!({"tool": name, "arguments": args, "pending": "write"})),
+                    error: None,
+                },
+            };
+            self.record(ahead).await?;
+        }
+        let result = run(self.tool(name, arguments).await)?;
+        let mut value = json!({"tool": name, "arguments": args});
+        if let Ok(text) = &result {
+            value["result"] = json!(text);
+        }
+        let entry = JournalEntry {
+            key,
+            answer: Answer::Invoke {
+                value: Some(value),
+                error: result.as_ref().err().cloned(),
+            },
+        };
+        self.record(entry).await?;
+        Ok(result)
+    }
+
+    /// The notes a tool wrote, or was writing, in the run a resume picks up
+    /// (its journaled `write_note` calls), as the vault holds them now:
+    /// still the tool's, though read as notes of the plan.
+    pub(super) fn remember_tool_notes(&mut self, journal: &[JournalEntry]) {
+        for entry in journal {
+            let Answer::Invoke {
+                value: Some(v),
+                error: None,
+            } = &entry.answer
+            else {
+                continue;
+            };
+            if v["tool"] != "write_note" {
+                continue;
+            }
+            let Ok(path) = planvault_llm::tools::safe_path(v["arguments"]["path"].as_str()) else {
+                continue;
+            };
+            if let Some(text) = self.seen.get(&path) {
+                self.tool_notes.insert(path, text.clone());
+            }
+        }
+    }
+
     /// Index one journal entry: later entries win, and a pending call
     /// voids an earlier approval under its key.
     pub(super) fn remember(&mut self, entry: JournalEntry) {
@@ -290,6 +387,12 @@ impl<H: Host> Driver<'_, H> {
         self.remember(entry);
         Ok(())
     }
+}
+
+/// Whether a journaled answer is of the tool `display` called with `args`.
+fn same_call(answer: Option<&Answer>, display: &str, args: &Value) -> bool {
+    matches!(answer, Some(Answer::Invoke { value: Some(v), .. })
+        if v["tool"] == Value::String(display.to_string()) && v["arguments"] == *args)
 }
 
 /// A call journaled while it waits for a person's approval.

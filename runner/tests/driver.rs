@@ -990,6 +990,130 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
     assert!(!host.file("draft.md").unwrap().contains("\nx"));
 }
 
+/// A resumed visit is served the built-in calls that change the vault or
+/// read the network from the journal: `fetch_url` is not fetched again, and
+/// the note `write_note` wrote (now read as a note of the plan) is not
+/// refused as one, since the tool wrote it.
+#[test]
+fn a_resumed_visit_is_served_its_writes_and_fetches_instead_of_making_them_again() {
+    let vault: BTreeMap<String, String> = [
+        (
+            "do.md",
+            "---\ntype: start\ntools: [write_note, fetch_url]\n---\n# Do it\n\nCopy and look.\n",
+        ),
+        (".obsidian/app.json", "{}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    let inbox = Inbox::new();
+    // The same calls for the same conversation, as a deterministic model.
+    let copier = |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        match turns.iter().filter(|m| m["role"] == "tool").count() {
+            0 => Reply::tool_call(
+                "c1",
+                "write_note",
+                r#"{"path":"notes/copy.md","content":"a copy"}"#,
+            ),
+            1 => Reply::tool_call("c2", "fetch_url", r#"{"url":"https://wiki.example/a"}"#),
+            2 => Reply::tool_call(
+                "c3",
+                "write_note",
+                r#"{"path":"notes/copy.md","content":"a better copy"}"#,
+            ),
+            _ => Reply::streamed("Copied and looked."),
+        }
+    };
+    let host = MemoryHost::new(vault.clone(), &inbox, copier);
+    // Stopped (as a crash would leave it) once both calls were made.
+    host.respond(|m| match m {
+        FromWorker::Tool { name, .. } if name == "fetch_url" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(host.file("notes/copy.md").as_deref(), Some("a copy"));
+    host.respond(|_| vec![]);
+    let before = posted(&host).len();
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(
+        *host.fetched.borrow(),
+        ["https://wiki.example/a"],
+        "fetched once"
+    );
+    let tools: Vec<(String, bool)> = posted(&host)[before..]
+        .iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, error, .. } => Some((name.clone(), error.is_none())),
+            _ => None,
+        })
+        .collect();
+    // The third call, new in the resumed run, writes the tool's own note
+    // again, though it is now read as a note of the plan.
+    assert_eq!(
+        tools,
+        [
+            ("write_note".to_string(), true),
+            ("fetch_url".to_string(), true),
+            ("write_note".to_string(), true)
+        ]
+    );
+    assert_eq!(host.file("notes/copy.md").as_deref(), Some("a better copy"));
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    // Each call's answer once (a write's line ahead of it aside).
+    let answered = journal
+        .lines()
+        .filter(|l| l.contains("\"key\":\"do#1/tool.") && l.contains("\"result\":"))
+        .count();
+    assert_eq!(answered, 3, "{journal}");
+
+    // A full disk at any write stops the run resumably; it is never a
+    // tool's journaled answer, so the run, with space again, ends the same.
+    let writes = {
+        let inbox = Inbox::new();
+        let clean = MemoryHost::new(vault.clone(), &inbox, copier);
+        assert_eq!(
+            go(&clean, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        let n = clean.writes.borrow().len();
+        n
+    };
+    for full_at in 0..writes {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(vault.clone(), &inbox, copier);
+        host.space_left.set(Some(full_at));
+        let reason = go(&host, &inbox, start(model()));
+        assert!(
+            matches!(reason, Some(FinishReason::Stopped { .. })),
+            "full at {full_at}: {reason:?}"
+        );
+        host.space_left.set(None);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed),
+            "full at {full_at}"
+        );
+        assert_eq!(
+            host.file("notes/copy.md").as_deref(),
+            Some("a better copy"),
+            "full at {full_at}"
+        );
+        let journal = host.file(JOURNAL_FILE).unwrap_or_default();
+        assert!(
+            !journal.contains("the disk is full"),
+            "full at {full_at}: {journal}"
+        );
+    }
+}
+
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![
