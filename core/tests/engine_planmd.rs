@@ -999,3 +999,41 @@ fn an_item_checked_after_it_failed_counts_as_done() {
         finish(&second).reason
     );
 }
+
+/// A run cut off between an item's `done` and its output's note: the
+/// resume writes that note (where it is gone) instead of losing it.
+#[test]
+fn a_resume_writes_the_output_note_of_an_item_marked_done_before_the_cut() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let live = drive(&mut engine, |r: &Request| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: format!("Did {}.\nSTATUS: done", r.node),
+        },
+    });
+    let cut = live
+        .iter()
+        .position(
+            |e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "1"),
+        )
+        .unwrap()
+        + 1;
+    let mut on_disk = plan(text);
+    apply_statuses(&mut on_disk, &live[..cut]);
+    let mut engine = Engine::new(on_disk, config(), &journal_of(&live[..cut])).unwrap();
+    let resumed = drive(&mut engine, |r: &Request| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: format!("Did {}.\nSTATUS: done", r.node),
+        },
+    });
+    assert!(
+        resumed.iter().any(|e| matches!(
+            e,
+            Effect::Output { node, replayed: true, text, .. } if node == "1" && text.starts_with("Did 1.")
+        )),
+        "{resumed:#?}"
+    );
+    assert_eq!(asked_ids(&resumed), ["2#1:work"]);
+}

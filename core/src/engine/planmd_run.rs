@@ -602,7 +602,9 @@ impl PlanMdRun {
             s.set_status(i, if failed { Status::Failed } else { Status::Done });
             s.record_output(i, attempt, output.clone());
         } else if !output.is_empty() {
-            s.remember_output(i, output.clone());
+            // Marked done before the crash that cut off its output's note:
+            // written again where it is gone.
+            s.replay_output(i, attempt, output.clone());
         }
         if failed {
             let mut reason = format!("ended {}", outcome.as_deref().unwrap_or(""));
