@@ -164,9 +164,16 @@ pub fn forbidden_ip(ip: std::net::IpAddr) -> Option<&'static str> {
                 Some("private")
             } else if v4.is_link_local() {
                 Some("link-local (cloud metadata)")
-            } else if a == 0 || a >= 224 || (a == 192 && b == 0 && c == 0) {
+            } else if a == 0
+                || a >= 224
+                || (a == 192 && b == 0 && (c == 0 || c == 2))
+                || (a == 198 && b == 51 && c == 100)
+                || (a == 203 && b == 0 && c == 113)
+            {
                 // Unspecified, multicast, reserved (240/4) and broadcast,
-                // the IETF's own assignments.
+                // the IETF's own assignments, and the documentation ranges
+                // (TEST-NET-1 to 3), which no public host has (a private
+                // network may use them).
                 Some("non-routable")
             } else {
                 None
@@ -201,9 +208,14 @@ pub fn forbidden_ip(ip: std::net::IpAddr) -> Option<&'static str> {
                 Some("private")
             } else if seg[0] & 0xffc0 == 0xfe80 {
                 Some("link-local (cloud metadata)")
-            } else if seg[0] & 0xe000 != 0x2000 || seg[..2] == [0x2001, 0] {
-                // Outside global unicast, or Teredo (whose IPv4 address is
-                // hidden).
+            } else if seg[0] & 0xe000 != 0x2000
+                || seg[..2] == [0x2001, 0]
+                || seg[..2] == [0x2001, 0xdb8]
+                || seg[..3] == [0x2001, 2, 0]
+            {
+                // Outside global unicast, Teredo (whose IPv4 address is
+                // hidden), documentation (`2001:db8::/32`) and benchmarking
+                // (`2001:2::/48`).
                 Some("non-routable")
             } else {
                 None
@@ -355,6 +367,12 @@ mod tests {
             "http://[2001:0:4136:e378::1]/",
             "http://[100::1]/",
             "http://198.18.0.1/",
+            "http://192.0.2.2/",
+            "http://198.51.100.7/",
+            "http://203.0.113.9/",
+            "http://[2001:db8::1]/",
+            "http://[2001:2::1]/",
+            "http://[::ffff:192.0.2.2]/",
             "http://240.0.0.1/",
             "http://255.255.255.255/",
             "http://2130706433/",

@@ -251,7 +251,7 @@ impl NativeHost {
             .to_socket_addrs()
             .map_err(|e| format!("{url}: {host}: {e}"))?;
         for addr in addrs {
-            if let Some(why) = tools::forbidden_ip(addr.ip()) {
+            if let Some(why) = refused_ip(addr.ip()) {
                 return Err(format!(
                     "{url}: {host} resolves to {}, a {why} address; fetch_url reaches only public hosts (a vault allows one in .planvault/config.toml: [fetch] allow_hosts)",
                     addr.ip()
@@ -659,7 +659,35 @@ fn fetch_agent(allow: &[String]) -> ureq::Agent {
     )
 }
 
-/// A resolver that hands out public addresses only (`tools::forbidden_ip`).
+/// Why `fetch_url` may not reach an address from this machine: the
+/// reasons of [`tools::forbidden_ip`], or one of this machine's own
+/// addresses (a service listening on every interface answers at the
+/// machine's public or global IPv6 address as it does on loopback).
+fn refused_ip(ip: std::net::IpAddr) -> Option<&'static str> {
+    tools::forbidden_ip(ip)
+        .or_else(|| is_own_address(ip).then_some("machine-local (this machine's own)"))
+}
+
+/// Whether `ip` is one of this machine's addresses: the kernel routes to
+/// it over loopback and picks it as the source (a UDP connect sends
+/// nothing).
+pub fn is_own_address(ip: std::net::IpAddr) -> bool {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, UdpSocket};
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    let any: IpAddr = match ip {
+        IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        IpAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let Ok(socket) = UdpSocket::bind((any, 0)) else {
+        return false;
+    };
+    socket.connect((ip, 9)).is_ok() && socket.local_addr().is_ok_and(|local| local.ip() == ip)
+}
+
+/// A resolver that hands out public addresses only ([`refused_ip`]).
 #[derive(Debug)]
 struct PublicOnly {
     allow: Vec<String>,
@@ -681,7 +709,7 @@ impl ureq::unversioned::resolver::Resolver for PublicOnly {
         }
         match addrs
             .iter()
-            .find_map(|a| Some((a.ip(), tools::forbidden_ip(a.ip())?)))
+            .find_map(|a| Some((a.ip(), refused_ip(a.ip())?)))
         {
             Some((ip, why)) => Err(ureq::Error::Io(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
@@ -1185,6 +1213,30 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_machines_own_addresses_are_told_from_others() {
+        use std::net::{IpAddr, UdpSocket};
+        assert!(is_own_address("127.0.0.1".parse().unwrap()));
+        assert!(is_own_address("::1".parse().unwrap()));
+        assert!(!is_own_address("1.1.1.1".parse().unwrap()));
+        assert!(!is_own_address("2606:4700::1111".parse().unwrap()));
+        // The address this machine sends from (where it has a route out):
+        // its own, whatever range it is in, and refused for fetch_url.
+        for out in ["198.51.100.1:9", "[2001:db8::1]:9"] {
+            let any = if out.starts_with('[') { "[::]:0" } else { "0.0.0.0:0" };
+            let Ok(socket) = UdpSocket::bind(any) else { continue };
+            if socket.connect(out).is_err() {
+                continue;
+            }
+            let own: IpAddr = socket.local_addr().unwrap().ip();
+            assert!(is_own_address(own), "{own}");
+            assert!(refused_ip(own).is_some(), "{own}");
+            if let IpAddr::V4(v4) = own {
+                assert!(is_own_address(IpAddr::V6(v4.to_ipv6_mapped())), "{own}");
+            }
+        }
+    }
     use crate::memory::block_on;
 
     /// A note saved by a person after the run read it is never replaced:
