@@ -1108,7 +1108,20 @@ impl<'a, H: Host> Driver<'a, H> {
         if self.seen.get(&file).is_some_and(|seen| *seen != current) {
             return Err(changed());
         }
-        let updated = planvault_core::vault::update_status(&current, status);
+        // A status the line edit would not change alone (a block scalar
+        // read back otherwise, an anchor another key uses) stops the run
+        // before the note is touched.
+        let updated =
+            planvault_core::vault::checked_update_status(&current, status).map_err(|why| {
+                RunError::new(
+                    ErrorCode::VaultIo,
+                    format!(
+                        "{file}: its status cannot be set to {}: {why}",
+                        status.as_str()
+                    ),
+                )
+                .with_hint("fix the note's status line, then resume the run")
+            })?;
         if updated != current {
             // The host looks again just before it replaces the note.
             self.host.write(&file, &updated).await.map_err(|e| {

@@ -1224,8 +1224,14 @@ mod tests {
         // The address this machine sends from (where it has a route out):
         // its own, whatever range it is in, and refused for fetch_url.
         for out in ["198.51.100.1:9", "[2001:db8::1]:9"] {
-            let any = if out.starts_with('[') { "[::]:0" } else { "0.0.0.0:0" };
-            let Ok(socket) = UdpSocket::bind(any) else { continue };
+            let any = if out.starts_with('[') {
+                "[::]:0"
+            } else {
+                "0.0.0.0:0"
+            };
+            let Ok(socket) = UdpSocket::bind(any) else {
+                continue;
+            };
             if socket.connect(out).is_err() {
                 continue;
             }

@@ -1114,6 +1114,45 @@ fn a_resumed_visit_is_served_its_writes_and_fetches_instead_of_making_them_again
     }
 }
 
+/// A `status:` the line edit cannot change alone stops the run before the
+/// note is touched; one over several lines becomes one line.
+#[test]
+fn a_status_that_cannot_be_changed_alone_stops_the_run_untouched() {
+    let with_status = |status: &str| -> BTreeMap<String, String> {
+        let mut vault = example();
+        let draft = vault["draft.md"].replace("status: pending", status);
+        vault.insert("draft.md".into(), draft);
+        vault
+    };
+    let inbox = Inbox::new();
+    let anchored = with_status("status: &s pending\nphase: *s");
+    let host = MemoryHost::new(anchored.clone(), &inbox, good_model);
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    let (_, error) = finished(&host);
+    let error = error.unwrap();
+    assert!(
+        error
+            .message
+            .starts_with("draft.md: its status cannot be set to active: ")
+            && error.message.contains("write it as `status: pending`"),
+        "{error:?}"
+    );
+    assert_eq!(host.file("draft.md"), Some(anchored["draft.md"].clone()));
+    assert!(host.calls.borrow().is_empty());
+
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(with_status("status: >-\n  pending"), &inbox, good_model);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert!(host.file("draft.md").unwrap().contains("\nstatus: done\n"));
+}
+
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![

@@ -56,6 +56,69 @@ pub fn update_status(text: &str, status: Status) -> String {
     out
 }
 
+/// [`update_status`], checked by reading the note back: its frontmatter
+/// reads `status` as the new value and every other property as before.
+/// A value that spans lines (a block scalar, a quoted string broken over
+/// lines) has its whole entry made one line. Where no rewrite of the
+/// value keeps the rest (an anchor another key uses, a `? status` key),
+/// `Err` says why, and the note should not be written.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn checked_update_status(text: &str, status: Status) -> Result<String, String> {
+    let updated = update_status(text, status);
+    if reads_back(text, &updated, status) {
+        return Ok(updated);
+    }
+    if let Some(whole) = status_entry_as_one_line(text, status) {
+        if reads_back(text, &whole, status) {
+            return Ok(whole);
+        }
+    }
+    Err(format!(
+        "its `status:` is written in a form planvault cannot change without changing the rest of the frontmatter (an anchor another key uses, a `? status` key); write it as `status: {}`",
+        Status::Pending.as_str()
+    ))
+}
+
+/// Whether `after`'s frontmatter is `before`'s with `status` set.
+fn reads_back(before: &str, after: &str, status: Status) -> bool {
+    use yaml_serde::Value;
+    let properties = |text: &str| -> Option<yaml_serde::Mapping> {
+        match frontmatter::split(strip_bom(text).0) {
+            Split::Closed(block) => match frontmatter::properties(block.yaml).ok()? {
+                Value::Mapping(map) => Some(map),
+                Value::Null => Some(yaml_serde::Mapping::new()),
+                _ => None,
+            },
+            _ => Some(yaml_serde::Mapping::new()),
+        }
+    };
+    let (Some(mut old), Some(mut new)) = (properties(before), properties(after)) else {
+        return false;
+    };
+    let key = Value::String("status".into());
+    let set = new.remove(&key) == Some(Value::String(status.as_str().into()));
+    old.remove(&key);
+    set && old == new
+}
+
+/// `text` with its `status` entry, every line of it, made `status: value`.
+fn status_entry_as_one_line(text: &str, status: Status) -> Option<String> {
+    let (content, bom_len) = strip_bom(text);
+    let Split::Closed(block) = frontmatter::split(content) else {
+        return None;
+    };
+    let entries = frontmatter::entries(block.yaml);
+    let entry = entries.iter().find(|e| e.key == "status")?;
+    let start = bom_len + block.yaml_offset + entry.offset;
+    let end = start + entry.raw.len();
+    Some(format!(
+        "{}status: {}{}",
+        &text[..start],
+        status.as_str(),
+        &text[end..]
+    ))
+}
+
 /// The knobs as frontmatter, defaults left out (except `status`, the resume
 /// marker, which is always written so it can be watched in a notes app).
 #[derive(Serialize)]
@@ -193,6 +256,42 @@ mod tests {
             update_status("---\nstatus:\n  done\n---\n", Status::Active),
             "---\nstatus: active\n---\n"
         );
+    }
+
+    /// The forms of `status:` a red team found the line edit broke: checked,
+    /// a value over several lines becomes one line, and what cannot be
+    /// changed alone is refused instead of written.
+    #[test]
+    fn a_checked_write_reads_back_or_is_refused() {
+        let check = |text: &str| checked_update_status(text, Status::Done);
+        assert_eq!(
+            check("---\nstatus: >-\n  pending\nowner: me\n---\n# T\n"),
+            Ok("---\nstatus: done\nowner: me\n---\n# T\n".to_string())
+        );
+        assert_eq!(
+            check("---\nstatus: \"pend\\\n  ing\"\nowner: me\n---\n"),
+            Ok("---\nstatus: done\nowner: me\n---\n".to_string())
+        );
+        for refused in [
+            "---\nstatus: &s pending\nphase: *s\n---\n",
+            "---\n? status\n: pending\n---\n",
+        ] {
+            let error = check(refused).unwrap_err();
+            assert!(
+                error.contains("write it as `status: pending`"),
+                "{refused:?}: {error}"
+            );
+        }
+        // The plain forms are the line edit's, byte for byte.
+        for text in [
+            "\u{feff}---\r\ntype: step\r\nstatus: pending   # resume marker\r\nowner: me\r\n---\r\n# T\r\n",
+            "---\nstatus: \"done\" # x\n---\n",
+            "---\r\nrole: review\r\n---\r\nbody\r\n",
+            "# T\n",
+            "---\nstatus:\nrole: r\n---\n",
+        ] {
+            assert_eq!(check(text), Ok(update_status(text, Status::Done)), "{text:?}");
+        }
     }
 
     #[test]
