@@ -1153,6 +1153,37 @@ fn a_status_that_cannot_be_changed_alone_stops_the_run_untouched() {
     assert!(host.file("draft.md").unwrap().contains("\nstatus: done\n"));
 }
 
+/// A note under the prompt budget that JSON escaping puts over it is not
+/// handed back: the model is told its size and the step goes on, where the
+/// request would have stopped the step at every resume.
+#[test]
+fn a_tool_result_that_would_pass_the_prompt_budget_is_told_not_sent() {
+    let mut vault = example();
+    let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [read_note]");
+    vault.insert("draft.md".into(), draft);
+    vault.insert("notes/big.md".into(), "\"\n".repeat(6_000));
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        match turns.iter().find(|m| m["role"] == "tool") {
+            None if step(c) == "draft" => {
+                Reply::tool_call("c1", "read_note", r#"{"path":"notes/big.md"}"#)
+            }
+            _ => good_model(c),
+        }
+    });
+    let mut run = start(model());
+    run.max_prompt_bytes = Some(20_000);
+    assert_eq!(go(&host, &inbox, run), Some(FinishReason::Completed));
+    let told = tool_answers(&host);
+    assert!(
+        told[0].starts_with("error: the tool's result is ")
+            && told[0].contains("over the prompt budget of 20000 bytes"),
+        "{}",
+        &told[0][..told[0].len().min(300)]
+    );
+}
+
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![
