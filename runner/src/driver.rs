@@ -489,18 +489,15 @@ impl<'a, H: Host> Driver<'a, H> {
         self.keys.iter().any(|key| text.contains(key.as_str()))
     }
 
-    /// JSON `text` with every string in it scrubbed, its structure left
-    /// alone: a secret that is also a word of the syntax (`true`, a field's
-    /// name, the hash chain's digits) must not turn it into something that
-    /// no longer reads.
-    fn scrub_json(&self, text: &str) -> String {
-        if !self.holds_secret(text) {
-            return text.to_string();
+    /// `value` as JSON text with every string in it scrubbed, its structure
+    /// left alone: a secret that is also a word of the syntax (`true`, a
+    /// field's name) must not turn it into something that no longer reads.
+    fn scrubbed_json(&self, value: &Value) -> String {
+        let text = value.to_string();
+        if !self.holds_secret(&text) {
+            return text;
         }
-        match serde_json::from_str::<Value>(text) {
-            Ok(value) => journal::map_strings(&value, &|s| self.scrub(s)).to_string(),
-            Err(_) => self.scrub(text),
-        }
+        journal::map_strings(value, &|s| self.scrub(s)).to_string()
     }
 
     /// Append one entry to the journal, chained to the lines before it.
@@ -2010,7 +2007,9 @@ impl<'a, H: Host> Driver<'a, H> {
         schemas: &[Value],
     ) -> Result<Completion, LlmError> {
         let endpoint = self.endpoint(role)?;
-        let body = chat_body(&endpoint.model, messages, schemas, true).to_string();
+        // A key pasted into a note (or echoed by a command) never travels
+        // in a prompt; it goes only as `Authorization`.
+        let body = self.scrubbed_json(&chat_body(&endpoint.model, messages, schemas, true));
         // Checked before anything is sent: over budget, the step stays
         // active and the run stops resumably, naming the step's note.
         let limit = self.prompt_limit();
@@ -2080,14 +2079,7 @@ impl<'a, H: Host> Driver<'a, H> {
         let key = endpoint.api_key.as_deref().filter(|k| !k.is_empty());
         let (head, mut stream) = self
             .host
-            // A key pasted into a note (or echoed by a command) never
-            // travels in a prompt; it goes only as `Authorization`.
-            .post_json(
-                &url,
-                key,
-                &self.scrub_json(body),
-                self.start.retry.timeout_ms,
-            )
+            .post_json(&url, key, body, self.start.retry.timeout_ms)
             .await?;
         let too_long = || LlmError::Malformed {
             url: url.clone(),
