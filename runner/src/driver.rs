@@ -1645,7 +1645,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 Err(err) => return self.unavailable(id, &err),
             }
         } else if tools::TOOLS.contains(&capability) {
-            match self.tool(capability, &args.to_string()).await {
+            match self.tool(capability, &args.to_string(), None).await {
                 Ok(text) => Ok(text),
                 Err(ToolError::Said(error)) => Err(error),
                 Err(ToolError::Vault(reason)) => {
@@ -1823,7 +1823,13 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Run one model tool in the host's vault (or on its network).
     /// `Err(ToolError::Vault)`: the vault itself failed (a full disk), no
     /// answer of the tool's: the run stops resumably.
-    async fn tool(&mut self, name: &str, arguments: &str) -> Result<String, ToolError> {
+    /// `ahead`: the journal key of a `write_note` to write ahead of it.
+    async fn tool(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        ahead: Option<&str>,
+    ) -> Result<String, ToolError> {
         let args = tools::arguments(arguments);
         // A full disk is no answer of the tool's; a refusal (a symlink out
         // of the vault, an edit made meanwhile) is.
@@ -1884,6 +1890,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 let new = BTreeMap::from([(path.clone(), content)]);
                 if let Some(why) = self.plan_change(&new) {
                     return Err(ToolError::Said(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name")));
+                }
+                if let Some(key) = ahead {
+                    self.write_ahead(key, &args)
+                        .await
+                        .map_err(|halt| ToolError::Vault(halt.reason))?;
                 }
                 self.host.write(&path, &new[&path]).await.map_err(vault)?;
                 self.tool_notes.extend(new);

@@ -120,7 +120,7 @@ impl<H: Host> Driver<'_, H> {
             )));
         }
         let args = if args.is_null() { json!({}) } else { args };
-        let key = self.next_tool_key(request);
+        let key = self.next_tool_key(request, "tool");
         if let Some(served) = self.served_call(&key, &display, &args) {
             return Ok(served);
         }
@@ -252,14 +252,32 @@ impl<H: Host> Driver<'_, H> {
         Ok(result)
     }
 
-    /// The journal key of the visit's next tool call, `node#visit/tool.N`.
-    fn next_tool_key(&mut self, request: &Request) -> String {
+    /// The journal key of the visit's next call of a `kind`:
+    /// `node#visit/tool.N` for a server's tool, `node#visit/builtin.N` for a
+    /// built-in one, numbered apart (so a server's calls keep the keys the
+    /// run printed for approval, whatever built-ins a model adds or drops
+    /// after a resume).
+    fn next_tool_key(&mut self, request: &Request, kind: &str) -> String {
         let count = self
             .tool_counts
-            .entry(format!("{}#{}", request.node, request.visit))
+            .entry(format!("{}#{}/{kind}", request.node, request.visit))
             .or_insert(0);
         *count += 1;
-        format!("{}#{}/tool.{}", request.node, request.visit, count)
+        format!("{}#{}/{kind}.{}", request.node, request.visit, count)
+    }
+
+    /// The line written ahead of a `write_note` under `key`, once every
+    /// check passed: a run stopped between the write and its answer's line
+    /// still knows the note is the tool's.
+    pub(super) async fn write_ahead(&mut self, key: &str, args: &Value) -> Result<(), Halt> {
+        let ahead = JournalEntry {
+            key: key.to_string(),
+            answer: Answer::Invoke {
+                value: Some(json!({"tool": "write_note", "arguments": args, "pending": "write"})),
+                error: None,
+            },
+        };
+        self.record(ahead).await
     }
 
     /// What the journal answered for `key` when it holds this very call
@@ -290,7 +308,7 @@ impl<H: Host> Driver<'_, H> {
 
     /// A built-in tool for the model. One that changes the vault or reads
     /// the network (`write_note`, `fetch_url`) is journaled under the
-    /// visit's next `tool.N`, as a server's call is, and a resumed visit
+    /// visit's next `builtin.N`, as a server's call is, and a resumed visit
     /// making the same call is served its answer instead of making it
     /// again; reading the vault is simply done again. `Err`: the vault
     /// failed under the tool (or the journal did): the run stops resumably.
@@ -308,27 +326,15 @@ impl<H: Host> Driver<'_, H> {
             }),
         };
         if !matches!(name, "write_note" | "fetch_url") {
-            return run(self.tool(name, arguments).await);
+            return run(self.tool(name, arguments, None).await);
         }
         let args = planvault_llm::tools::arguments(arguments);
         let args = if args.is_null() { json!({}) } else { args };
-        let key = self.next_tool_key(request);
+        let key = self.next_tool_key(request, "builtin");
         if let Some(served) = self.served_call(&key, name, &args) {
             return Ok(served);
         }
-        if name == "write_note" {
-            // Written ahead: a run stopped between the write and its
-            // answer's line still knows the note is the tool's.
-            let ahead = JournalEntry {
-                key: key.clone(),
-                answer: Answer::Invoke {
-                    value: Some(json!({"tool": name, "arguments": args, "pending": "write"})),
-                    error: None,
-                },
-            };
-            self.record(ahead).await?;
-        }
-        let result = run(self.tool(name, arguments).await)?;
+        let result = run(self.tool(name, arguments, Some(&key)).await)?;
         let mut value = json!({"tool": name, "arguments": args});
         if let Ok(text) = &result {
             value["result"] = json!(text);
@@ -349,6 +355,15 @@ impl<H: Host> Driver<'_, H> {
     /// still the tool's, though read as notes of the plan.
     pub(super) fn remember_tool_notes(&mut self, journal: &[JournalEntry]) {
         for entry in journal {
+            // The call's latest line says how it ended (a refusal is no note
+            // of the tool's).
+            if self
+                .recorded
+                .get(&entry.key)
+                .is_some_and(|latest| matches!(latest, Answer::Invoke { error: Some(_), .. }))
+            {
+                continue;
+            }
             let Answer::Invoke {
                 value: Some(v),
                 error: None,

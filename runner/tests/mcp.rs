@@ -1240,6 +1240,64 @@ fn a_url_server_gone_before_a_call_stops_the_run_resumably_and_the_next_run_make
     );
 }
 
+/// A journal written before built-in calls were journaled holds a server's
+/// calls at `tool.1`, `tool.2`. Resumed with the model making the same
+/// calls, a built-in `write_note` first, the server's keep their keys (the
+/// built-ins are numbered apart): `echo` is served from the journal and the
+/// approval given for `tool.2`, as the run printed it, applies.
+#[test]
+fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
+    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[write_note, ev.echo, ev.get-sum]"));
+    let echo = || call("ev__echo", json!({"message": "once"}));
+    let sum = || call("ev__get-sum", json!({"a": 2, "b": 3}));
+    let write = || {
+        call(
+            "write_note",
+            json!({"path": "notes/out.md", "content": "sum follows"}),
+        )
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                // The run that wrote the journal: echo at tool.1, get-sum
+                // waits for approval at tool.2 (what an older planvault
+                // journaled for write_note, echo, get-sum).
+                step(vec![echo()], ""),
+                step(vec![sum()], ""),
+                // The resume, the model making its calls as before.
+                step(vec![write()], ""),
+                step(vec![echo()], ""),
+                step(vec![sum()], ""),
+                step(vec![], "Five."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let mut server = stdio_server("ev");
+    server.approve = vec!["get-sum".into()];
+    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(calls, 1, "echo was called");
+    let approve = JournalEntry {
+        key: "add#1/tool.2:approve".into(),
+        answer: planvault_runner::driver::human_answer(true, String::new(), None),
+    };
+    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
+    let journal =
+        std::fs::read_to_string(dir.path().join("00_plan-trace/journal.jsonl")).unwrap_or_default();
+    assert_eq!(
+        (reason.clone(), calls),
+        (Some(FinishReason::Completed), 1),
+        "expected: echo served from the journal, get-sum approved and called once\n{journal}"
+    );
+}
+
 #[test]
 fn a_call_cut_off_by_stop_is_not_journaled_as_the_tools_answer() {
     use std::sync::atomic::{AtomicBool, Ordering};
