@@ -1043,6 +1043,58 @@ fn a_decision_answers_the_visit_that_waits_and_is_recorded_once() {
     assert_eq!(count(&stub, "Step: Publish the note"), 1);
 }
 
+/// The same `--decide` given again to resume a run that stopped after the
+/// decision (here the next step's call was refused) answers no question
+/// the run reaches later: the gate's next visit waits for the person.
+#[test]
+fn a_repeated_decision_does_not_answer_the_gates_next_visit() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = human_gate_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            reply("Step: Write the note", "Draft one."),
+            Reply {
+                status: 401,
+                ..reply("Step: Write the note", "bad key")
+            },
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the note", "Draft two.")
+            },
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--autonomy", "ask"];
+        args.extend_from_slice(extra);
+        planvault(&vault, &stub, &args).output().unwrap()
+    };
+    assert_eq!(run(&[]).status.code(), Some(4));
+    let out = run(&["--decide", "approve=rewrite"]);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["--decide", "approve=rewrite"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no question of approve was waiting"));
+    let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+    assert_eq!(
+        journal.matches("\"kind\":\"human\"").count(),
+        1,
+        "{journal}"
+    );
+    assert_eq!(count(&stub, "Step: Write the note"), 3);
+}
+
 #[test]
 fn a_human_note_pauses_for_a_person_and_the_picked_condition_routes_the_resumed_run() {
     let dir = tempfile::tempdir().unwrap();

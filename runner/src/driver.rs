@@ -250,9 +250,12 @@ struct Driver<'a, H: Host> {
     /// leave the plan as it is: what the next new note is judged with.
     tool_notes: BTreeMap<String, String>,
     /// A person's decisions for whichever question is waiting at a node
-    /// ([`waiting_decision`]), each used once, by the first such question
-    /// the run asks.
+    /// ([`waiting_decision`]), each used once, by such a question the run
+    /// asks before anything else (one reached later was not waiting).
     waiting: Vec<(String, Answer)>,
+    /// The run asked something other than a person: the questions it
+    /// found waiting are behind it.
+    past_waiting: bool,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
     /// The journal's chain hash after its last line (`journal::GENESIS`
@@ -413,6 +416,7 @@ impl<'a, H: Host> Driver<'a, H> {
             tool_counts: BTreeMap::new(),
             tool_notes: BTreeMap::new(),
             waiting: Vec::new(),
+            past_waiting: false,
             halt: None,
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
@@ -1394,6 +1398,11 @@ impl<'a, H: Host> Driver<'a, H> {
         if !self.checkpoint(request).await {
             return Ok(self.stopped());
         }
+        // Past the questions the run found waiting: a decision given for a
+        // node answers none reached from here on.
+        if !matches!(request.body, RequestBody::Human { .. }) {
+            self.past_waiting = true;
+        }
         let manual = matches!(self.start.mode, RunMode::Manual);
         let title = self
             .node_index(&request.node)
@@ -1549,7 +1558,12 @@ impl<'a, H: Host> Driver<'a, H> {
             RequestBody::Human { question, choices } if self.options.humans == Humans::Defer => {
                 // A decision given for this node's waiting question answers
                 // it, under its key.
-                if let Some(at) = self.waiting.iter().position(|(n, _)| *n == request.node) {
+                let waiting = self
+                    .waiting
+                    .iter()
+                    .position(|(n, _)| *n == request.node)
+                    .filter(|_| !self.past_waiting);
+                if let Some(at) = waiting {
                     let (_, answer) = self.waiting.remove(at);
                     return Ok(Event::Answered { id, answer });
                 }
@@ -2225,12 +2239,13 @@ impl From<String> for ToolError {
     }
 }
 
-/// A person's decision for whichever question is waiting at `node` when the
-/// run asks it (`--decide NODE=…`): journaled under that question's key
-/// (`node#visit:human`), so a gate visited again is decided at the visit
-/// that waits, and the same command given again after a crash, when the
-/// question was already answered, records nothing. Its key's visit is 0,
-/// which no question has.
+/// A person's decision for the question waiting at `node` when the run
+/// starts (`--decide NODE=…`): journaled under that question's key
+/// (`node#visit:human`) when the run asks it before anything else, so a
+/// gate visited again is decided at the visit that waits, and the same
+/// command given again after a crash answers neither the question already
+/// answered nor one the run reaches later. Its key's visit is 0, which no
+/// question has.
 pub fn waiting_decision(node: &str, answer: Answer) -> JournalEntry {
     JournalEntry {
         key: format!("{node}#0:human"),
