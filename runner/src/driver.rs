@@ -345,6 +345,10 @@ fn took_label(what: &str) -> Option<&str> {
 
 /// A tool's result as the model reads it: fenced, and named as data, so a
 /// note or a page saying "ignore previous instructions" is only text.
+/// What the model reads of a tool's result for which the request has no
+/// room at all.
+const OVER_BUDGET: &str = "error: over the prompt budget ([run] max_prompt_bytes): not handed back";
+
 /// How many bytes `value` takes as JSON (as a request carries it).
 fn json_len(value: &impl serde::Serialize) -> usize {
     serde_json::to_string(value).map_or(0, |json| json.len())
@@ -1784,23 +1788,49 @@ impl<'a, H: Host> Driver<'a, H> {
                         .map(|e| planvault_llm::mcp::bound(&self.scrub(e), 300)),
                 });
                 let text = result.unwrap_or_else(|e| format!("error: {e}"));
-                let mut turn = tool_turn(&call.id, &self.scrub(&tool_result(&text)));
                 // A result that would put the next request over the prompt
-                // budget (as JSON carries it: escaping can double a note)
-                // is not handed back, or the step would stop there at every
-                // resume: the model is told its size and may go on without.
-                let request_bytes = json_len(&conversation) + json_len(&schemas) + json_len(&turn);
+                // budget (measured as that request will be sent: escaping
+                // can double a note) is not handed back, or the step would
+                // stop there at every resume: the model is told its size
+                // (or, where even that does not fit, only that it did not)
+                // and may go on without it.
                 let limit = self.prompt_limit();
-                if request_bytes > limit {
-                    turn = tool_turn(
-                        &call.id,
-                        &format!(
-                            "error: the tool's result is {} bytes as sent, and with it the request would be {request_bytes} bytes, over the prompt budget of {limit} bytes ([run] max_prompt_bytes): not handed back",
-                            json_len(&turn)
+                conversation.push(tool_turn(&call.id, &self.scrub(&tool_result(&text))));
+                let with_result = self.request_bytes(role, &conversation, &schemas);
+                if with_result > limit {
+                    let result_bytes = json_len(&conversation.pop());
+                    for told in [
+                        format!(
+                            "error: the tool's result is {result_bytes} bytes as sent, and with it the request would be {with_result} bytes, over the prompt budget of {limit} bytes ([run] max_prompt_bytes): not handed back"
                         ),
-                    );
+                        OVER_BUDGET.to_string(),
+                    ] {
+                        conversation.push(tool_turn(&call.id, &told));
+                        if self.request_bytes(role, &conversation, &schemas) <= limit {
+                            break;
+                        }
+                        conversation.pop();
+                    }
+                    if conversation
+                        .last()
+                        .is_none_or(|t| t["tool_call_id"] != call.id.as_str())
+                    {
+                        conversation.push(tool_turn(&call.id, OVER_BUDGET));
+                    }
                 }
-                conversation.push(turn);
+            }
+            // Still over (results of this round that fitted one by one, and
+            // then a call with room for no word): this round's results go,
+            // largest first, until the request fits.
+            let round = conversation.len() - completion.tool_calls.len();
+            while self.request_bytes(role, &conversation, &schemas) > self.prompt_limit() {
+                let Some(largest) = (round..conversation.len())
+                    .filter(|&t| conversation[t]["content"] != OVER_BUDGET)
+                    .max_by_key(|&t| json_len(&conversation[t]))
+                else {
+                    break;
+                };
+                conversation[largest]["content"] = Value::String(OVER_BUDGET.into());
             }
         }
         Err(LlmError::Malformed {
@@ -2012,6 +2042,19 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         self.tool_notes.extend(new);
         Ok(())
+    }
+
+    /// How many bytes the model request for `conversation` carries, as
+    /// [`Driver::chat_for`] will send it.
+    fn request_bytes(
+        &self,
+        role: Option<&str>,
+        conversation: &[Value],
+        schemas: &[Value],
+    ) -> usize {
+        let model = self.endpoint(role).map(|e| e.model).unwrap_or_default();
+        self.scrubbed_json(&chat_body(&model, conversation, schemas, true))
+            .len()
     }
 
     /// The most bytes one model request may carry.

@@ -1241,6 +1241,64 @@ fn a_write_to_a_plan_note_refused_before_a_resume_stays_refused_after_it() {
     );
 }
 
+/// Measured as the request will be sent (model, stream and all), and the
+/// message that replaces a result measured too: with one read, or two in
+/// one completion (the second over the budget), of any size near it, the
+/// run completes (a review found sizes where the step stopped at every
+/// resume).
+#[test]
+fn no_tool_result_puts_the_next_request_over_the_budget_as_it_will_be_sent() {
+    let mut failures = Vec::new();
+    for (two_calls, sizes) in [
+        (true, (14_000..20_000).step_by(61).collect::<Vec<usize>>()),
+        (false, (18_000..19_000).step_by(3).collect::<Vec<usize>>()),
+    ] {
+        for n in sizes {
+            let mut vault = example();
+            let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [read_note]");
+            vault.insert("draft.md".into(), draft);
+            vault.insert("notes/a.md".into(), "a".repeat(n));
+            vault.insert("notes/b.md".into(), "b".repeat(40_000));
+            let inbox = Inbox::new();
+            let host = MemoryHost::new(vault, &inbox, move |c: &HttpCall| {
+                let turns = c.body["messages"].as_array().unwrap();
+                match turns.iter().find(|m| m["role"] == "tool") {
+                    None if step(c) == "draft" => {
+                        if two_calls {
+                            let call = serde_json::json!({"choices": [{"delta": {"tool_calls": [
+                                {"index": 0, "id": "c1", "function": {"name": "read_note", "arguments": r#"{"path":"notes/a.md"}"#}},
+                                {"index": 1, "id": "c2", "function": {"name": "read_note", "arguments": r#"{"path":"notes/b.md"}"#}}
+                            ]}, "finish_reason": "tool_calls"}]});
+                            Reply::Stream(vec![
+                                format!("data: {call}\n\n"),
+                                "data: [DONE]\n\n".into(),
+                            ])
+                        } else {
+                            Reply::tool_call("c1", "read_note", r#"{"path":"notes/a.md"}"#)
+                        }
+                    }
+                    _ => good_model(c),
+                }
+            });
+            let mut run = start(model());
+            run.max_prompt_bytes = Some(20_000);
+            let first = go(&host, &inbox, run.clone());
+            if first != Some(FinishReason::Completed) {
+                // Resume: a deterministic model does the same again.
+                let again = go(&host, &inbox, run);
+                let (_, error) = finished(&host);
+                failures.push((two_calls, n, again, error.map(|e| e.message)));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} runs stopped over the budget at every resume, e.g. {:?}",
+        failures.len(),
+        failures.iter().take(3).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![
