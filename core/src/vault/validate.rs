@@ -172,23 +172,28 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
         let link = edge.link_as_written();
         let d = match index.resolve(&edge.target, edge.from) {
             Resolution::Found(outside) if outside >= plan.nodes.len() => {
-                // A namesake in the plan loses to a note at the link's path
-                // from the vault root (Obsidian's order): say so, with the
-                // link that means the plan's.
-                let base = |i: usize| {
-                    let id = name(i);
-                    id.rsplit('/').next().unwrap_or(id).to_lowercase()
+                // A note of the plan the link could mean (its path ends with
+                // the link's) lost to one outside in Obsidian's order: say
+                // why, with the link that means the plan's.
+                let tail = link_tail(&edge.target).to_lowercase();
+                let could_mean = |i: usize| {
+                    let id = name(i).to_lowercase();
+                    id == tail || id.ends_with(&format!("/{tail}"))
                 };
-                let namesake = (0..plan.nodes.len()).find(|&i| base(i) == base(outside));
+                let relative = edge.target.trim().starts_with("./")
+                    || edge.target.trim().starts_with("../");
+                // A `./`/`../` path that reached its note names it: no hint.
+                let literal = relative && index.resolve_by_path(&edge.target, edge.from).1;
+                let namesake = (0..plan.nodes.len())
+                    .find(|&i| could_mean(i))
+                    .filter(|_| !literal);
                 let why = match namesake {
                     Some(inside) => {
                         let fix = match edge.written {
                             Some(_) => markdown_link(name(inside)),
                             None => format!("[[{}]]", name(inside)),
                         };
-                        let written = edge.target.trim().trim_start_matches('/');
-                        let written = written.strip_suffix(".md").unwrap_or(written);
-                        let reason = if name(outside).eq_ignore_ascii_case(written) {
+                        let reason = if !relative && name(outside).to_lowercase() == tail {
                             "a note at the link's path from the vault root comes first"
                         } else {
                             "the note with the shortest path ending so comes first"
@@ -248,6 +253,22 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
         let mut d = located(d, edge.pos.clone());
         d.target = Some(edge.target.clone());
         out.push(d);
+    }
+}
+
+/// A link's path as a note's path ends: without `./`, `../`, a leading `/`
+/// or `.md`.
+fn link_tail(target: &str) -> &str {
+    let mut tail = target.trim();
+    while let Some(rest) = tail.strip_prefix("./").or_else(|| tail.strip_prefix("../")) {
+        tail = rest;
+    }
+    let tail = tail.trim_start_matches('/');
+    match tail.len().checked_sub(3) {
+        Some(cut) if tail.is_char_boundary(cut) && tail[cut..].eq_ignore_ascii_case(".md") => {
+            &tail[..cut]
+        }
+        _ => tail,
     }
 }
 
