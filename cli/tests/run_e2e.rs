@@ -550,6 +550,19 @@ fn a_run_vault_note_cut_off_by_a_kill_is_written_whole_by_the_next_run() {
         .position(|l| l.contains("PLAN.run/2.md") || l.contains("PLAN.run/.2.md"))
         .expect("a write of PLAN.run/2.md")
         + 1;
+    // A full disk there is as resumable as one during the run: exit 5.
+    let full = tempfile::tempdir().unwrap();
+    std::fs::write(full.path().join("PLAN.md"), plan).unwrap();
+    let inject = format!("inject=write:error=ENOSPC:when={nth}");
+    let out = strace(&["-o", "/dev/null", "-e", &inject], full.path()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("free some space"));
+    assert_ran(&plan_md_command(full.path(), &stub).output().unwrap());
     let inject = format!("inject=write:signal=KILL:when={nth}");
     let out = strace(&["-o", "/dev/null", "-e", &inject], killed.path()).unwrap();
     assert!(!out.status.success(), "the kill did not land");
@@ -576,11 +589,12 @@ fn a_full_disk_under_a_write_note_step_stops_resumably_and_the_next_run_writes()
         {"id": "wb", "capability": "write_note", "args": {"path": "inbox/b.md", "content": "beta"}, "dependsOn": ["wa"]}
     ]}"#;
     let stub = Stub::start(Script::default(), 0, None).unwrap();
-    let [control, full] = [(); 2].map(|()| {
+    let fresh = || {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("plan.json"), plan).unwrap();
         dir
-    });
+    };
+    let control = fresh();
     let run = |dir: &Path| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
         cmd.arg("run")
@@ -615,23 +629,28 @@ fn a_full_disk_under_a_write_note_step_stops_resumably_and_the_next_run_writes()
         .position(|l| l.contains("inbox/b.md\""))
         .expect("the rename that puts inbox/b.md in place")
         + 1;
-    let inject = format!("inject=rename,renameat,renameat2:error=ENOSPC:when={nth}");
-    let out = strace(&["-o", "/dev/null", "-e", &inject], full.path()).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let journal = std::fs::read_to_string(full.path().join("plan.run/00_plan-trace/journal.jsonl"))
-        .unwrap_or_default();
-    assert!(!journal.contains("wb#"), "{journal}");
-    let out = run(full.path()).output().unwrap();
-    assert_ran(&out);
-    assert_eq!(
-        std::fs::read_to_string(full.path().join("plan.run/inbox/b.md")).unwrap(),
-        "beta"
-    );
+    // A read-only file system (a remount) is the storage failing too.
+    for error in ["ENOSPC", "EROFS"] {
+        let full = fresh();
+        let inject = format!("inject=rename,renameat,renameat2:error={error}:when={nth}");
+        let out = strace(&["-o", "/dev/null", "-e", &inject], full.path()).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{error}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let journal =
+            std::fs::read_to_string(full.path().join("plan.run/00_plan-trace/journal.jsonl"))
+                .unwrap_or_default();
+        assert!(!journal.contains("wb#"), "{error}: {journal}");
+        let out = run(full.path()).output().unwrap();
+        assert_ran(&out);
+        assert_eq!(
+            std::fs::read_to_string(full.path().join("plan.run/inbox/b.md")).unwrap(),
+            "beta"
+        );
+    }
     assert!(stub.requests().is_empty(), "nothing was re-planned");
 }
 

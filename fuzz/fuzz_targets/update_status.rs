@@ -3,12 +3,15 @@
 //! - re-loading the result reads that status (unless the note's frontmatter
 //!   is broken in a way the loader reports as an error);
 //! - only the status line changes: the text outside the frontmatter is
-//!   byte-identical, and every line that is new names `status`.
+//!   byte-identical, and every line that is new names `status`;
+//! - `checked_update_status` never panics; what it accepts re-loads with
+//!   that status wherever the note loaded without errors before, and is the
+//!   line edit's text wherever that read back.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use planvault_core::vault::frontmatter::{split, Split};
-use planvault_core::vault::{load, update_status};
+use planvault_core::vault::{checked_update_status, load, update_status};
 use planvault_core::{Severity, Status};
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,7 +22,26 @@ fn is_status_line(line: &str) -> bool {
 }
 
 fuzz_target!(|text: &str| {
+    let before = BTreeMap::from([("note.md".to_string(), text.to_string())]);
+    let loaded_clean = !load(&before)
+        .1
+        .iter()
+        .any(|d| d.severity == Severity::Error);
     for status in [Status::Pending, Status::Active, Status::Done] {
+        if let Ok(checked) = checked_update_status(text, status) {
+            let files = BTreeMap::from([("note.md".to_string(), checked.clone())]);
+            let (plan, diagnostics) = load(&files);
+            if loaded_clean {
+                assert!(
+                    !diagnostics.iter().any(|d| d.severity == Severity::Error),
+                    "a checked write broke a clean note: {checked:?}"
+                );
+                assert_eq!(
+                    plan.nodes[0].status, status,
+                    "checked write reads another status"
+                );
+            }
+        }
         let out = update_status(text, status);
         assert_eq!(update_status(&out, status), out, "not idempotent");
 

@@ -1875,9 +1875,10 @@ impl<'a, H: Host> Driver<'a, H> {
         ahead: Option<&str>,
     ) -> Result<String, ToolError> {
         let args = tools::arguments(arguments);
-        // A full disk is no answer of the tool's; a refusal (a symlink out
-        // of the vault, an edit made meanwhile) is.
-        let vault = |e: HostError| match e.disk_full {
+        // A storage that failed (full, read-only, an I/O error) is no
+        // answer of the tool's; a refusal (a symlink out of the vault, an
+        // edit made meanwhile) is.
+        let vault = |e: HostError| match e.disk_full || e.failed {
             true => ToolError::Vault(e.to_string()),
             false => ToolError::Said(e.to_string()),
         };
@@ -2271,8 +2272,8 @@ enum ToolError {
     /// The tool's answer (a refusal, a missing note, a page that failed):
     /// what the model reads, and the journal keeps.
     Said(String),
-    /// The disk under the vault is full: no answer; the run stops
-    /// resumably and the next run makes the call.
+    /// The storage under the vault failed (full, read-only, an I/O error):
+    /// no answer; the run stops resumably and the next run makes the call.
     Vault(String),
 }
 

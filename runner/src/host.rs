@@ -19,6 +19,11 @@ pub struct HostError {
     /// The disk (or the browser's storage quota) is full: the run stops
     /// resumably and says so.
     pub disk_full: bool,
+    /// The storage failed the operation (read-only, an I/O error, no
+    /// permission, a worker lost), as opposed to refusing it (a symlink out
+    /// of the vault, an edit made meanwhile): no answer of a tool's, the run
+    /// stops resumably.
+    pub failed: bool,
 }
 
 impl HostError {
@@ -27,6 +32,15 @@ impl HostError {
             path: path.into(),
             message: message.into(),
             disk_full: false,
+            failed: false,
+        }
+    }
+
+    /// The storage failed the operation ([`HostError::failed`]).
+    pub fn failure(path: &str, message: impl Into<String>) -> Self {
+        HostError {
+            failed: true,
+            ..HostError::new(path, message)
         }
     }
 
@@ -46,7 +60,7 @@ impl HostError {
     pub fn disk_full(path: &str) -> Self {
         HostError {
             disk_full: true,
-            ..HostError::new(path, "the disk is full (no space left on the device)")
+            ..HostError::failure(path, "the disk is full (no space left on the device)")
         }
     }
 }

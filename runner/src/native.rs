@@ -363,7 +363,7 @@ pub fn io_error(path: &str, err: std::io::Error) -> HostError {
     if full {
         HostError::disk_full(path)
     } else {
-        HostError::new(path, err.to_string())
+        HostError::failure(path, err.to_string())
     }
 }
 

@@ -29,6 +29,9 @@ pub struct WireHostError {
     pub path: String,
     pub message: String,
     pub disk_full: bool,
+    /// Absent in a history written before it was kept: a refusal.
+    #[serde(default)]
+    pub failed: bool,
 }
 
 impl From<HostError> for WireHostError {
@@ -37,6 +40,7 @@ impl From<HostError> for WireHostError {
             path: e.path,
             message: e.message,
             disk_full: e.disk_full,
+            failed: e.failed,
         }
     }
 }
@@ -47,6 +51,7 @@ impl From<WireHostError> for HostError {
             path: e.path,
             message: e.message,
             disk_full: e.disk_full,
+            failed: e.failed,
         }
     }
 }

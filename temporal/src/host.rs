@@ -182,7 +182,7 @@ impl TemporalHost {
 }
 
 fn lost(path: &str, error: ActivityExecutionError) -> HostError {
-    HostError::new(path, format!("no worker could do this: {error}"))
+    HostError::failure(path, format!("no worker could do this: {error}"))
 }
 
 impl Host for TemporalHost {

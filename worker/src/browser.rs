@@ -54,7 +54,7 @@ fn write_error(path: &str, err: &JsValue) -> HostError {
     if error_name(err) == "QuotaExceededError" {
         HostError::disk_full(path)
     } else {
-        HostError::new(path, describe(err))
+        HostError::failure(path, describe(err))
     }
 }
 

@@ -107,11 +107,37 @@ pub fn run(args: RunArgs) -> ExitCode {
     });
     match run_plan(args, stop) {
         Ok(code) => code,
+        // A full disk before the run could start (its run vault being
+        // made) is as resumable as one during it.
+        Err(err) if is_disk_full(&err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}\n  hint: free some space, then run again: the run resumes where it stopped",
+                escape_controls(&format!("{err:#}"), true)
+            );
+            ExitCode::from(5)
+        }
         Err(err) => {
-            eprintln!("error: {}", escape_controls(&format!("{err:#}"), true));
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                escape_controls(&format!("{err:#}"), true)
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether an error comes down to a full disk (or quota).
+fn is_disk_full(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(|e| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+            ) || e.raw_os_error() == Some(28)
+        })
 }
 
 /// Read and check the plan, set up its run vault, and run it to its end.
@@ -553,7 +579,9 @@ impl Progress {
     /// written out, never sent to the terminal (the lines' own breaks stay).
     fn line(&mut self, text: &str) {
         self.end_receiving();
-        eprintln!("{}", escape_controls(text, true));
+        // A stderr that cannot be written (a log on the full disk) is no
+        // reason to stop a run.
+        let _ = writeln!(std::io::stderr(), "{}", escape_controls(text, true));
     }
 
     fn message(&mut self, message: &FromWorker) {
