@@ -884,6 +884,16 @@ impl<'a, H: Host> Driver<'a, H> {
                     prior.push((node.id.clone(), text));
                 }
             }
+            // In the order they were made (their nodes' latest answers in
+            // the journal), as the run that made them listed them, oldest
+            // first: not the plan's order.
+            let made_at = |id: &str| {
+                journal
+                    .entries
+                    .iter()
+                    .rposition(|e| e.key.rsplit_once('#').is_some_and(|(node, _)| node == id))
+            };
+            prior.sort_by_key(|(id, _)| made_at(id));
             let active = self
                 .plan
                 .nodes

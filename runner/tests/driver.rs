@@ -1299,6 +1299,77 @@ fn no_tool_result_puts_the_next_request_over_the_budget_as_it_will_be_sent() {
     );
 }
 
+/// A resumed visit is sent the request the uninterrupted run sends: its
+/// earlier outputs oldest first as they were made, not in the plan's
+/// (alphabetical) order.
+#[test]
+fn a_resumed_visit_lists_earlier_outputs_in_the_order_they_were_made() {
+    // `zdraft` sorts after `review`, and runs before it.
+    let vault: BTreeMap<String, String> = example()
+        .into_iter()
+        .map(|(path, text)| {
+            (
+                path.replace("draft", "zdraft"),
+                text.replace("[[draft]]", "[[zdraft]]"),
+            )
+        })
+        .collect();
+    let judged = Rc::new(Cell::new(0));
+    let reviewer = move |judged: Rc<Cell<u32>>| {
+        move |c: &HttpCall| match step(c) {
+            // Sent back once, then approved.
+            "judge" => {
+                judged.set(judged.get() + 1);
+                Reply::streamed(if judged.get() == 1 {
+                    "1. NO - not yet\n2. YES - tighten it"
+                } else {
+                    "1. YES - approved\n2. NO - nothing"
+                })
+            }
+            _ => good_model(c),
+        }
+    };
+    let prompt_of_second_draft = |host: &MemoryHost| {
+        host.calls
+            .borrow()
+            .iter()
+            .map(prompt)
+            .filter(|p| p.contains("Step: Draft"))
+            .nth(1)
+            .unwrap()
+    };
+    let inbox = Inbox::new();
+    let whole = MemoryHost::new(vault.clone(), &inbox, reviewer(Rc::new(Cell::new(0))));
+    assert_eq!(
+        go(&whole, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let expected = prompt_of_second_draft(&whole);
+    assert!(
+        expected.contains("Earlier outputs, oldest first"),
+        "{expected}"
+    );
+
+    // Stopped as the draft's second visit starts, then resumed.
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, reviewer(judged.clone()));
+    host.respond(|m| match m {
+        FromWorker::Visit { node, visit: 2 } if node == "zdraft" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(prompt_of_second_draft(&host), expected);
+}
+
 #[test]
 fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     let cases: Vec<(Reply, ErrorCode, &str)> = vec![
