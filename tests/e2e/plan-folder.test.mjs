@@ -194,3 +194,46 @@ test('the picker lists plan folders as Obsidian does: parents first, numbers by 
     'Sprints/Sprint 10/ (1 plan note)',
   ]);
 });
+
+test('a new or retargeted edge in a plan folder is written so that it reaches its note, a namesake at the root aside', async () => {
+  const P = 'plans/launch/';
+  await writeVault({
+    '.obsidian/app.json': '{}',
+    'Draft.md': '# An unrelated note at the vault root\n',
+    [`${P}Start.md`]: '---\ntype: start\n---\n# Start\n\n## Next\n- [[Check]]\n- alt -> [[plans/launch/Draft]]\n',
+    [`${P}Check.md`]: '# Check\n\n## Next\n- [[Send]]\n',
+    [`${P}Draft.md`]: '# Draft\n\n## Next\n- [[Send]]\n',
+    [`${P}Send.md`]: '# Send\n',
+  });
+  await openVault();
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+  const point = (id, part = 'body') => page.evaluate(([id, part]) => window.planvaultTest.nodePoint(id, part), [id, part]);
+  const edgeHead = (from, to) => page.evaluate(([f, t]) => window.planvaultTest.edgePoint(f, t, 'head'), [from, to]);
+  const drag = async (from, to) => {
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 6 });
+    await page.mouse.move(to.x, to.y, { steps: 6 });
+    await page.mouse.up();
+  };
+  // `[[Draft]]` would open the root's Draft.md in Obsidian.
+  await drag(await point(`${P}Send`, 'handle'), await point(`${P}Draft`));
+  await page.locator('#dialog-input').waitFor({ state: 'visible' });
+  await page.locator('#dialog-input').fill('again');
+  await page.keyboard.press('Enter');
+  await page.locator('#dialog-input').waitFor({ state: 'detached' });
+  await idle();
+  let files = await readVault();
+  assert.equal(files[`${P}Send.md`], '# Send\n\n## Next\n- again -> [[plans/launch/Draft]]\n');
+  assert.ok((await plan()).edges.some((e) => e.from === `${P}Send` && e.to === `${P}Draft`));
+  assert.ok(!(await diagnostics()).some((d) => d.includes('edge-leaves-plan')), (await diagnostics()).join(' | '));
+  await page.click('#undo');
+  await idle();
+  await summaryIs('Plan: 4 notes in plans/launch/, 4 edges, no errors');
+  await drag(await edgeHead(`${P}Start`, `${P}Check`), await point(`${P}Draft`));
+  await idle();
+  files = await readVault();
+  assert.ok(files[`${P}Start.md`].includes('\n- [[plans/launch/Draft]]\n'), files[`${P}Start.md`]);
+  assert.ok((await plan()).edges.filter((e) => e.from === `${P}Start`).every((e) => e.to === `${P}Draft`));
+  assert.deepEqual(page.problems, []);
+});

@@ -314,9 +314,19 @@ impl VaultDoc {
         to: usize,
         form: planvault_core::vault::links::LinkForm,
     ) -> String {
-        use planvault_core::vault::links::LinkIndex;
+        use planvault_core::vault::{is_plan_note, links::LinkIndex, node_id};
+        // Every note of the vault, the plan's first (their indices are the
+        // nodes'): a link resolves among them all in Obsidian, so a plan
+        // kept in a folder gets a path where a namesake outside would win.
         let nodes = &self.checked.plan.nodes;
-        let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()));
+        let plan: std::collections::HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+        let outside = self
+            .files
+            .keys()
+            .filter(|path| is_plan_note(path))
+            .map(|path| node_id(path))
+            .filter(|id| !plan.contains(id));
+        let index = LinkIndex::new(nodes.iter().map(|n| n.id.as_str()).chain(outside));
         if silverbullet::is_space(&self.files) {
             silverbullet::link_path(&index, to, from, form)
         } else {
