@@ -235,5 +235,11 @@ test('a new or retargeted edge in a plan folder is written so that it reaches it
   files = await readVault();
   assert.ok(files[`${P}Start.md`].includes('\n- [[plans/launch/Draft]]\n'), files[`${P}Start.md`]);
   assert.ok((await plan()).edges.filter((e) => e.from === `${P}Start`).every((e) => e.to === `${P}Draft`));
+  // A run takes a whole vault: said at once, naming the folder.
+  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+  await page.fill('#run-query', 'launch');
+  await page.click('#run-start');
+  await page.locator('#run-refused').waitFor();
+  assert.match(await page.locator('#run-refused').textContent(), /^This plan is the folder plans\/launch\/ of a larger vault, and a run takes a whole vault: open plans\/launch\/ itself/);
   assert.deepEqual(page.problems, []);
 });

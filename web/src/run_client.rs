@@ -345,6 +345,17 @@ impl RunClient {
             self.refused.set(Some("Open a vault first.".into()));
             return;
         };
+        // A run takes a whole vault (the terminal's too): said before the
+        // worker would refuse for notes the canvas does not show.
+        let folder = state.with_doc(|d| d.folder.clone()).unwrap_or_default();
+        if !folder.is_empty() {
+            self.refused.set(Some(format!(
+                "This plan is the folder {folder}/ of a larger vault, and a run takes a whole vault: \
+                 open {folder}/ itself to run it (its links must then stay within it), \
+                 or pick the whole vault in Plan if it is one plan."
+            )));
+            return;
+        }
         self.refused.set(None);
         self.offer.set(None);
         let start = StartRun {
