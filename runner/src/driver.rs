@@ -1753,10 +1753,26 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         let schemas = self.schemas(&offered);
         let mut conversation = messages_json(messages);
-        for _ in 0..MAX_TOOL_ROUNDS {
-            let completion = self
-                .chat_for(request, role, &conversation, &schemas)
-                .await?;
+        for round in 1..=MAX_TOOL_ROUNDS {
+            // A round that called tools is journaled: a resumed visit is
+            // served it (and then its calls), so only the round in flight is
+            // asked again, as every other answer.
+            let key = format!("{}#{}/round.{round}", request.node, request.visit);
+            let completion = match self.served_round(&key) {
+                Some(completion) => completion,
+                None => {
+                    let completion = self
+                        .chat_for(request, role, &conversation, &schemas)
+                        .await?;
+                    if !completion.tool_calls.is_empty() {
+                        if let Err(halt) = self.record_round(key, &completion).await {
+                            self.halt = Some(halt.reason);
+                            return Err(LlmError::Interrupted);
+                        }
+                    }
+                    completion
+                }
+            };
             if completion.tool_calls.is_empty() {
                 return Ok(completion.content);
             }

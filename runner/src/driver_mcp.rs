@@ -252,6 +252,48 @@ impl<H: Host> Driver<'_, H> {
         Ok(result)
     }
 
+    /// A model round of a node's work that called tools, as the journal
+    /// holds it under `key` (`node#visit/round.N`).
+    pub(super) fn served_round(&self, key: &str) -> Option<planvault_llm::Completion> {
+        let Some(Answer::Invoke { value: Some(v), .. }) = self.recorded.get(key) else {
+            return None;
+        };
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        Some(planvault_llm::Completion {
+            content: text(&v["content"]),
+            tool_calls: v["tool_calls"]
+                .as_array()?
+                .iter()
+                .map(|c| planvault_llm::ToolCall {
+                    id: text(&c["id"]),
+                    name: text(&c["name"]),
+                    arguments: text(&c["arguments"]),
+                })
+                .collect(),
+        })
+    }
+
+    /// Journal a model round that called tools under `key`.
+    pub(super) async fn record_round(
+        &mut self,
+        key: String,
+        completion: &planvault_llm::Completion,
+    ) -> Result<(), Halt> {
+        let calls: Vec<Value> = completion
+            .tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .collect();
+        let entry = JournalEntry {
+            key,
+            answer: Answer::Invoke {
+                value: Some(json!({"content": completion.content, "tool_calls": calls})),
+                error: None,
+            },
+        };
+        self.record(entry).await
+    }
+
     /// The journal key of the visit's next call of a `kind`:
     /// `node#visit/tool.N` for a server's tool, `node#visit/builtin.N` for a
     /// built-in one, numbered apart (so a server's calls keep the keys the
@@ -393,7 +435,7 @@ impl<H: Host> Driver<'_, H> {
     }
 
     /// Append an entry of the driver's own to the journal and remember it.
-    async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
+    pub(super) async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
         self.journal(&entry).await.map_err(|error| {
             let reason = error.message.clone();
             self.last_error = Some(error);

@@ -1039,10 +1039,14 @@ fn a_resumed_visit_is_served_its_writes_and_fetches_instead_of_making_them_again
     assert_eq!(host.file("notes/copy.md").as_deref(), Some("a copy"));
     host.respond(|_| vec![]);
     let before = posted(&host).len();
+    let asked = host.calls.borrow().len();
     assert_eq!(
         go(&host, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
+    // The two rounds that called tools were served: the model is asked
+    // only what follows them.
+    assert_eq!(host.calls.borrow().len() - asked, 2);
     assert_eq!(
         *host.fetched.borrow(),
         ["https://wiki.example/a"],

@@ -405,8 +405,8 @@ fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_
     let dir = vault_with(NOTE);
     let sum = |b: i64| step(vec![call("ev__get-sum", json!({"a": 2, "b": b}))], "");
     let script = Script {
-        // The model asks 2+3, then (after the resume) 2+4 at the same place.
-        replies: vec![sum(3), sum(4), sum(4), step(vec![], "Six.")],
+        // The round that asks 2+3 is journaled: each resume is served it.
+        replies: vec![sum(3), step(vec![], "Five.")],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
@@ -424,27 +424,38 @@ fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_
     let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
     waits(reason);
     assert_eq!(calls, 0, "nothing is called before the person decides");
-    let approve = || JournalEntry {
-        key: "add#1/tool.1:approve".into(),
+    let approve = |key: &str| JournalEntry {
+        key: format!("{key}:approve"),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
     };
-    // The person approved 2+3; the model now asks 2+4: asked again.
+    // An approval is of the call it names.
     let (reason, calls) = run(
         dir.path(),
         server.clone(),
         &stub,
         Autonomy::Ask,
-        vec![approve()],
+        vec![approve("add#1/tool.2")],
     );
     waits(reason);
-    assert_eq!(calls, 0, "an approval is of the call it was given for");
-    let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve()]);
+    assert_eq!(calls, 0);
+    let (reason, calls) = run(
+        dir.path(),
+        server,
+        &stub,
+        Autonomy::Ask,
+        vec![approve("add#1/tool.1")],
+    );
     assert_eq!(reason, Some(FinishReason::Completed));
     assert_eq!(calls, 1);
+    assert_eq!(
+        stub.requests().len(),
+        2,
+        "the round asking 2+3 was asked once"
+    );
     let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
     assert!(journal.contains(r#""approved_by":"a person""#), "{journal}");
     assert!(
-        journal.contains(r#""result":"The sum of 2 and 4 is 6.""#),
+        journal.contains(r#""result":"The sum of 2 and 3 is 5.""#),
         "{journal}"
     );
 }
@@ -506,9 +517,7 @@ fn a_resumed_visit_serves_a_finished_call_from_the_journal_instead_of_repeating_
                 // First run: echo is called, get-sum waits for approval.
                 step(vec![echo()], ""),
                 step(vec![sum()], ""),
-                // Second run, the same visit again.
-                step(vec![echo()], ""),
-                step(vec![sum()], ""),
+                // Second run: both rounds come from the journal.
                 step(vec![], "Five."),
             ],
             default: None,
@@ -532,9 +541,10 @@ fn a_resumed_visit_serves_a_finished_call_from_the_journal_instead_of_repeating_
     let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
     assert_eq!(reason, Some(FinishReason::Completed));
     assert_eq!(calls, 1, "only get-sum: echo came from the journal");
-    // The model still read echo's result.
+    // The model was asked once more, and read both results.
     let requests = stub.requests();
-    let last_tool_turns: Vec<&str> = requests[4].body["messages"]
+    assert_eq!(requests.len(), 3);
+    let last_tool_turns: Vec<&str> = requests[2].body["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -1227,12 +1237,22 @@ fn a_url_server_gone_before_a_call_stops_the_run_resumably_and_the_next_run_make
     assert_eq!(stub.requests().len(), 1);
     let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap_or_default();
     assert!(!journal.contains("add#1/tool"), "{journal}");
-    // Back on its port, the server gets the call from the resumed run.
+    // Back on its port, the server gets the call from the resumed run (its
+    // round served from the journal: the model is asked only what follows).
     let _server = HttpServer::start_on(port);
-    let stub = Stub::start(script(), 0, None).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(vec![], "Five.")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
     let (reason, calls) = run(dir.path(), config, &stub, Autonomy::Full, vec![]);
     assert_eq!(reason, Some(FinishReason::Completed));
     assert_eq!(calls, 1);
+    assert_eq!(stub.requests().len(), 1);
     let journal = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
     assert!(
         journal.contains(r#""result":"The sum of 2 and 3 is 5.""#),
@@ -1247,7 +1267,12 @@ fn a_url_server_gone_before_a_call_stops_the_run_resumably_and_the_next_run_make
 /// approval given for `tool.2`, as the run printed it, applies.
 #[test]
 fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
-    let dir = vault_with(&NOTE.replace("[ev.get-sum]", "[write_note, ev.echo, ev.get-sum]"));
+    // The run that left it stopped in the node's work: `active`.
+    let dir = vault_with(
+        &NOTE
+            .replace("[ev.get-sum]", "[write_note, ev.echo, ev.get-sum]")
+            .replace("status: pending", "status: active"),
+    );
     let echo = || call("ev__echo", json!({"message": "once"}));
     let sum = || call("ev__get-sum", json!({"a": 2, "b": 3}));
     let write = || {
@@ -1259,12 +1284,8 @@ fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
     let stub = Stub::start(
         Script {
             replies: vec![
-                // The run that wrote the journal: echo at tool.1, get-sum
-                // waits for approval at tool.2 (what an older planvault
-                // journaled for write_note, echo, get-sum).
-                step(vec![echo()], ""),
-                step(vec![sum()], ""),
-                // The resume, the model making its calls as before.
+                // The resume, the model making its calls as before (an
+                // older planvault journaled no round).
                 step(vec![write()], ""),
                 step(vec![echo()], ""),
                 step(vec![sum()], ""),
@@ -1278,12 +1299,38 @@ fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
     .unwrap();
     let mut server = stdio_server("ev");
     server.approve = vec!["get-sum".into()];
-    let (reason, calls) = run(dir.path(), server.clone(), &stub, Autonomy::Ask, vec![]);
-    assert!(
-        matches!(reason, Some(FinishReason::Stopped { .. })),
-        "{reason:?}"
-    );
-    assert_eq!(calls, 1, "echo was called");
+    // The journal an older planvault left: echo made at tool.1, get-sum
+    // waiting for approval at tool.2, no rounds, no built-in calls.
+    {
+        use planvault_core::engine::journal::{chained_line, link, GENESIS};
+        use planvault_core::engine::Answer;
+        let invoke = |key: &str, value: serde_json::Value| JournalEntry {
+            key: key.into(),
+            answer: Answer::Invoke {
+                value: Some(value),
+                error: None,
+            },
+        };
+        let entries = [
+            invoke(
+                "add#1/tool.1",
+                json!({"tool": "ev.echo", "arguments": {"message": "once"}, "result": "Echo: once"}),
+            ),
+            invoke(
+                "add#1/tool.2",
+                json!({"tool": "ev.get-sum", "arguments": {"a": 2, "b": 3}, "pending": "approval"}),
+            ),
+        ];
+        let (mut chain, mut text) = (GENESIS.to_string(), String::new());
+        for entry in &entries {
+            let line = chained_line(entry, &chain);
+            chain = link(&chain, &line);
+            text.push_str(&line);
+            text.push('\n');
+        }
+        std::fs::create_dir_all(dir.path().join("00_plan-trace")).unwrap();
+        std::fs::write(dir.path().join(JOURNAL_FILE), text).unwrap();
+    }
     let approve = JournalEntry {
         key: "add#1/tool.2:approve".into(),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
