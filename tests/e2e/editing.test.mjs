@@ -175,6 +175,25 @@ test('the side panel writes knobs into the frontmatter, keeping unknown keys', a
   await saveScreenshot(page, 'editing-side-panel');
 });
 
+test('typing in the note text survives an edge edit of that note: kept, and the person chooses', async () => {
+  await openVault(VAULT);
+  const at = await nodePoint('ship');
+  await page.mouse.click(at.x, at.y);
+  await page.fill('#node-body', '# Ship it\n\nDone when shipped, and announced.\n');
+  // An edge out of ship, added while the typing is unsaved.
+  await drag(await nodePoint('ship', 'handle'), await nodePoint('start'));
+  await answerDialog('again');
+  await idle();
+  assert.ok((await readVault())['ship.md'].endsWith('## Next\n- again -> [[start]]\n'));
+  assert.equal(await page.locator('#node-body').inputValue(), '# Ship it\n\nDone when shipped, and announced.\n');
+  await page.locator('#node-body-stale').waitFor();
+  // Discard takes the note as it is now, the new edge in it.
+  await page.click('#node-body-discard');
+  assert.match(await page.locator('#node-body').inputValue(), /- again -> \[\[start\]\]\n$/);
+  assert.equal(await page.locator('#node-body-stale').count(), 0);
+  assert.deepEqual(page.problems, []);
+});
+
 test('moving a card keeps its position in plan.canvas', async () => {
   const at = await nodePoint('ship');
   await drag(at, { x: at.x + 150, y: at.y + 40 });

@@ -125,6 +125,8 @@ fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
         facts.with(|f| f.as_ref().map(field).unwrap_or_default())
     };
     let body = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| f.body.clone())));
+    // Typing not yet saved, by node: kept when the note changes under it.
+    let typed: RwSignal<Option<(usize, String)>> = RwSignal::new(None);
     let outgoing =
         move || facts.with(|f| f.as_ref().map(|f| f.outgoing.clone()).unwrap_or_default());
     let rename = move |_| {
@@ -148,8 +150,9 @@ fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
                 <crate::note_editor::UnreadableKnobs index=f.index />
                 <NodeKnobs f=f />
             })}
-            // Built again only when the note's text changes on disk.
-            {move || body.get().map(|text| view! { <BodyEditor facts=facts text=text /> })}
+            // Built again only when the note's text changes (on disk, or by
+            // an edit of its edges).
+            {move || body.get().map(|text| view! { <BodyEditor facts=facts text=text typed=typed /> })}
             <h3>"Edges out"</h3>
             <ul class="edges">
                 <For each=outgoing key=crate::run_panel::row_key let:((e, text))>
@@ -163,23 +166,56 @@ fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
     }
 }
 
-/// The note's text after its frontmatter, `text` as read: what is typed
-/// stays until it is saved or the note's text changes on disk.
+/// The note's text after its frontmatter, `text` as read. What is typed
+/// stays until it is saved or discarded: when the note's text changes under
+/// it (an edge edited, a change on disk), the typing is kept and the person
+/// chooses, since saving it would replace that change.
 #[component]
-fn BodyEditor(facts: Memo<Option<NodeFacts>>, text: String) -> impl IntoView {
+fn BodyEditor(
+    facts: Memo<Option<NodeFacts>>,
+    text: String,
+    typed: RwSignal<Option<(usize, String)>>,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let draft = RwSignal::new(text);
+    let index = facts.with_untracked(|f| f.as_ref().map(|f| f.index));
+    let kept = typed.with_untracked(|t| {
+        t.as_ref()
+            .filter(|(node, _)| Some(*node) == index)
+            .map(|(_, draft)| draft.clone())
+    });
+    let stale = RwSignal::new(kept.as_ref().is_some_and(|draft| *draft != text));
+    let draft = RwSignal::new(kept.unwrap_or_else(|| text.clone()));
     let save = move |_| {
-        let Some(index) = facts.with_untracked(|f| f.as_ref().map(|f| f.index)) else {
+        let Some(index) = index else {
             return;
         };
         let text = draft.get_untracked();
+        typed.set(None);
+        stale.set(false);
         state.run(|doc| commands::set_body(doc, index, &text));
+    };
+    let note = StoredValue::new(text);
+    let discard = move |_| {
+        draft.set(note.get_value());
+        typed.set(None);
+        stale.set(false);
     };
     view! {
         <label for="node-body">"Note text (after the frontmatter)"</label>
         <textarea id="node-body" rows="14" prop:value=move || draft.get()
-            on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
+            on:input=move |ev| {
+                let value = event_target_value(&ev);
+                if let Some(index) = index {
+                    typed.set(Some((index, value.clone())));
+                }
+                draft.set(value);
+            }></textarea>
+        <Show when=move || stale.get()>
+            <p id="node-body-stale" class="notice">
+                "The note changed since you typed this. Your text is kept here: saving it replaces the note's text, that change included; Discard takes the note as it is now."
+            </p>
+            <button id="node-body-discard" on:click=discard>"Discard my text"</button>
+        </Show>
         <button class="primary" on:click=save>"Save note text"</button>
     }
 }
