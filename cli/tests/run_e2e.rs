@@ -495,6 +495,48 @@ fn plan_md_command(dir: &Path, stub: &Stub) -> Command {
     command
 }
 
+/// `command` run under strace, tracing `calls`, with strace's `extra`
+/// arguments (where its log goes, a fault to inject).
+fn under_strace(calls: &str, extra: &[&str], command: &Command) -> std::io::Result<Output> {
+    let mut traced = Command::new("strace");
+    traced
+        .args(["-f", "-qq", "-y", "-e", &format!("trace={calls}")])
+        .args(extra)
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => traced.env(key, value),
+            None => traced.env_remove(key),
+        };
+    }
+    traced.output()
+}
+
+/// The place, counted from 1, among the `calls` `command` makes, of the
+/// first one whose strace line `wanted` picks; `None` (said) where strace
+/// cannot run here.
+fn nth_call(calls: &str, command: &Command, wanted: impl Fn(&str) -> bool) -> Option<usize> {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    match under_strace(calls, &["-o", log.path().to_str().unwrap()], command) {
+        Ok(out) if out.status.success() => {}
+        other => {
+            #[allow(clippy::print_stderr)] // the notice is the point
+            {
+                eprintln!("SKIPPED (strace cannot run here): {other:?}");
+            }
+            return None;
+        }
+    }
+    let log = std::fs::read_to_string(log.path()).unwrap();
+    let position = log
+        .lines()
+        .filter(|l| calls.split(',').any(|call| l.contains(&format!("{call}("))))
+        .position(wanted)
+        .expect("the call looked for");
+    Some(position + 1)
+}
+
 /// A run vault's note is written whole or not at all: killed at the
 /// `write(2)` of an item's note (strace places the kill), the next run
 /// finds no torn note to keep as "already there". Skipped where strace
@@ -521,35 +563,14 @@ fn a_run_vault_note_cut_off_by_a_kill_is_written_whole_by_the_next_run() {
         std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
         dir
     });
-    let traced = control.path().join("writes.txt");
-    let strace = |extra: &[&str], dir: &Path| {
-        let mut cmd = Command::new("strace");
-        cmd.args(["-f", "-qq", "-y", "-e", "trace=write"])
-            .args(extra)
-            .arg(env!("CARGO_BIN_EXE_planvault"))
-            .args(plan_md_command(dir, &stub).get_args())
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("PLANVAULT_API_KEY");
-        cmd.output()
-    };
-    match strace(&["-o", traced.to_str().unwrap()], control.path()) {
-        Ok(out) if out.status.success() => {}
-        other => {
-            #[allow(clippy::print_stderr)] // the notice is the point
-            {
-                eprintln!("SKIPPED (strace cannot run here): {other:?}");
-            }
-            return;
-        }
-    }
     // The first write(2) of item 2's note, under whatever name it is made.
-    let writes = std::fs::read_to_string(&traced).unwrap();
-    let nth = writes
-        .lines()
-        .filter(|l| l.contains("write("))
-        .position(|l| l.contains("PLAN.run/2.md") || l.contains("PLAN.run/.2.md"))
-        .expect("a write of PLAN.run/2.md")
-        + 1;
+    let Some(nth) = nth_call("write", &plan_md_command(control.path(), &stub), |l| {
+        l.contains("PLAN.run/2.md") || l.contains("PLAN.run/.2.md")
+    }) else {
+        return;
+    };
+    let strace =
+        |extra: &[&str], dir: &Path| under_strace("write", extra, &plan_md_command(dir, &stub));
     // A full disk there is as resumable as one during the run: exit 5.
     let full = tempfile::tempdir().unwrap();
     std::fs::write(full.path().join("PLAN.md"), plan).unwrap();
@@ -603,32 +624,13 @@ fn a_full_disk_under_a_write_note_step_stops_resumably_and_the_next_run_writes()
             .args(["--model", "m"]);
         cmd
     };
-    let strace = |extra: &[&str], dir: &Path| {
-        let mut cmd = Command::new("strace");
-        cmd.args(["-f", "-qq", "-e", "trace=rename,renameat,renameat2"])
-            .args(extra)
-            .arg(env!("CARGO_BIN_EXE_planvault"))
-            .args(run(dir).get_args());
-        cmd.output()
+    let renames = "rename,renameat,renameat2";
+    let Some(nth) = nth_call(renames, &run(control.path()), |l| {
+        l.contains("inbox/b.md\"")
+    }) else {
+        return;
     };
-    let traced = control.path().join("renames.txt");
-    match strace(&["-o", traced.to_str().unwrap()], control.path()) {
-        Ok(out) if out.status.success() => {}
-        other => {
-            #[allow(clippy::print_stderr)] // the notice is the point
-            {
-                eprintln!("SKIPPED (strace cannot run here): {other:?}");
-            }
-            return;
-        }
-    }
-    let renames = std::fs::read_to_string(&traced).unwrap();
-    let nth = renames
-        .lines()
-        .filter(|l| l.contains("rename"))
-        .position(|l| l.contains("inbox/b.md\""))
-        .expect("the rename that puts inbox/b.md in place")
-        + 1;
+    let strace = |extra: &[&str], dir: &Path| under_strace(renames, extra, &run(dir));
     // A read-only file system (a remount) is the storage failing too.
     for error in ["ENOSPC", "EROFS"] {
         let full = fresh();

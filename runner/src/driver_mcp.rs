@@ -227,19 +227,10 @@ impl<H: Host> Driver<'_, H> {
             error: result.as_ref().err().map(String::as_str),
         });
         let mut value = json!({"tool": display, "arguments": args});
-        if let Ok(text) = &result {
-            value["result"] = json!(text);
-        }
         if !approval.is_null() {
             value["approved_by"] = approval;
         }
-        let entry = JournalEntry {
-            key,
-            answer: Answer::Invoke {
-                value: Some(value),
-                error: result.as_ref().err().cloned(),
-            },
-        };
+        let entry = answered(key, value, &result);
         self.record(entry).await?;
         // A tool that may write may have written into the vault.
         if !read_only {
@@ -377,17 +368,7 @@ impl<H: Host> Driver<'_, H> {
             return Ok(served);
         }
         let result = run(self.tool(name, arguments, Some(&key)).await)?;
-        let mut value = json!({"tool": name, "arguments": args});
-        if let Ok(text) = &result {
-            value["result"] = json!(text);
-        }
-        let entry = JournalEntry {
-            key,
-            answer: Answer::Invoke {
-                value: Some(value),
-                error: result.as_ref().err().cloned(),
-            },
-        };
+        let entry = answered(key, json!({"tool": name, "arguments": args}), &result);
         self.record(entry).await?;
         Ok(result)
     }
@@ -443,6 +424,21 @@ impl<H: Host> Driver<'_, H> {
         })?;
         self.remember(entry);
         Ok(())
+    }
+}
+
+/// A call's journal entry: `value` (the tool and its arguments) with the
+/// result, or the error.
+fn answered(key: String, mut value: Value, result: &Result<String, String>) -> JournalEntry {
+    if let Ok(text) = result {
+        value["result"] = json!(text);
+    }
+    JournalEntry {
+        key,
+        answer: Answer::Invoke {
+            value: Some(value),
+            error: result.as_ref().err().cloned(),
+        },
     }
 }
 

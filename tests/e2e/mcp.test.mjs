@@ -64,6 +64,17 @@ const run = runState;
 
 const waitFor = waitForRun;
 
+/** Opens the run's Settings with the stub as the model (two attempts, 50 ms apart). */
+async function settingsWithStub(page, stub) {
+  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
+  await page.click('#run-settings');
+  await page.check('#source-model');
+  await page.fill('#ep-default-url', stub.url);
+  await page.fill('#ep-default-model', 'stub-model');
+  await page.fill('#retry-attempts', '2');
+  await page.fill('#retry-delay', '50');
+}
+
 const listed = async (page, id) => {
   await page.locator(`#${id}[data-state="listed"], #${id}[data-state="failed"]`).waitFor({ timeout: 30_000 });
   assert.equal(await page.locator(`#${id}`).getAttribute('data-state'), 'listed', await page.locator(`#${id}`).textContent());
@@ -88,13 +99,7 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
     await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
     await openVault(page, vault(everything.url));
 
-    if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
-    await page.click('#run-settings');
-    await page.check('#source-model');
-    await page.fill('#ep-default-url', stub.url);
-    await page.fill('#ep-default-model', 'stub-model');
-    await page.fill('#retry-attempts', '2');
-    await page.fill('#retry-delay', '50');
+    await settingsWithStub(page, stub);
 
     // The config's servers: the URL one is tested from here, the command one is the terminal's.
     await page.locator('#mcp-config-everything[data-kind="url"]').waitFor();
@@ -185,13 +190,7 @@ test('a server gone in the middle of a run stops it naming the server; Resume ma
       ...vault(everything.url),
       'send.md': vault(everything.url)['send.md'].replace('again.get-sum', 'everything.get-sum'),
     });
-    if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
-    await page.click('#run-settings');
-    await page.check('#source-model');
-    await page.fill('#ep-default-url', stub.url);
-    await page.fill('#ep-default-model', 'stub-model');
-    await page.fill('#retry-attempts', '2');
-    await page.fill('#retry-delay', '50');
+    await settingsWithStub(page, stub);
     await page.click('#settings-save');
     await page.locator('#settings').waitFor({ state: 'detached' });
 

@@ -184,29 +184,22 @@ pub fn finish(effects: &[Effect]) -> planvault_core::engine::Finish {
 
 /// `"node: what [decided_by]"` per trace entry a run adds (not the hops a
 /// resume walks past, which are in the trace already).
-/// [`trace_lines`] with the hops a resume walks past (written only where
-/// the trace lacks them).
+/// The hops as `node#visit: what [decided by]`, those a resume walks past
+/// (written only where the trace lacks them) included.
 pub fn all_trace_lines(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Trace(t) => Some(format!(
-                "{}#{}: {} [{}]",
-                t.node,
-                t.visit,
-                t.what,
-                t.decided_by.as_str()
-            )),
-            _ => None,
-        })
-        .collect()
+    hops(effects, true)
 }
 
+/// The hops as `node#visit: what [decided by]`, new ones only.
 pub fn trace_lines(effects: &[Effect]) -> Vec<String> {
+    hops(effects, false)
+}
+
+fn hops(effects: &[Effect], walked_too: bool) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Trace(t) if !t.walked => Some(format!(
+            Effect::Trace(t) if walked_too || !t.walked => Some(format!(
                 "{}#{}: {} [{}]",
                 t.node,
                 t.visit,
