@@ -46,11 +46,15 @@ pub fn rename_note(
             else {
                 return None;
             };
-            // A link that named the note by its path names it so after: one
-            // Obsidian would now only find by searching for the name (as it
-            // finds `../Send` when no `Send` is there) is rewritten too.
+            // A link written as a path that named the note by it names it so
+            // after: one Obsidian would now only find by searching for the
+            // name (as it finds `../Send` when no `Send` is there) is
+            // rewritten too. A bare name is kept wherever it still leads.
+            let path_written = link.target.contains('/');
             let kept = match after.resolve_by_path(&link.target, from) {
-                (Resolution::Found(at), still_by_path) => at == to && still_by_path >= by_path,
+                (Resolution::Found(at), still_by_path) => {
+                    at == to && (still_by_path || !by_path || !path_written)
+                }
                 _ => false,
             };
             let relinked = (!kept).then(|| after.relinked_path(&link.target, to, from));
