@@ -32,6 +32,27 @@ pub struct ReadPlan {
     /// For a folder inside a larger vault: that folder, vault-relative; the
     /// source then holds the whole vault, against which links resolve.
     pub plan_folder: Option<String>,
+    /// The vault's root: PATH itself, or the larger vault a plan folder
+    /// lies in. `None` for a PLAN.md or generated plan.
+    pub vault_root: Option<PathBuf>,
+}
+
+impl ReadPlan {
+    /// The plan checked as `planvault validate` checks it: a plan folder's
+    /// notes among the whole vault's, any other source as it is.
+    pub fn check(&self) -> planvault_core::Checked {
+        match &self.source {
+            PlanSource::Vault(files) => {
+                planvault_core::vault::check_in_folder(files, self.folder())
+            }
+            source => planvault_core::check(source),
+        }
+    }
+
+    /// The plan's folder in its vault (empty: the whole vault).
+    pub fn folder(&self) -> &str {
+        self.plan_folder.as_deref().unwrap_or("")
+    }
 }
 
 /// Which vault a folder's links resolve in.
@@ -147,6 +168,7 @@ pub fn read_plan(
                 source: PlanSource::Vault(files),
                 problems,
                 plan_folder,
+                vault_root: Some(root),
             })
         }
         FormatArg::PlanMd => {
@@ -171,6 +193,7 @@ pub fn read_plan(
                 },
                 problems: Vec::new(),
                 plan_folder: None,
+                vault_root: None,
             })
         }
         FormatArg::Json => Ok(ReadPlan {
@@ -181,6 +204,7 @@ pub fn read_plan(
             },
             problems: Vec::new(),
             plan_folder: None,
+            vault_root: None,
         }),
     }
 }

@@ -167,6 +167,7 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             mut source,
             problems,
             plan_folder,
+            vault_root,
         }) => {
             if let planvault_core::PlanSource::Generated { options, .. } = &mut source {
                 if !plan.allow_tool.is_empty() {
@@ -182,7 +183,9 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             // Proposal mode, asked by the plan or by `[run] proposal` in the
             // vault's config: nothing may mutate before the approval gate.
             let asked = planvault_core::proposal::requested(&source, &checked.plan);
-            let (config, _) = mcp_config::default_config(&plan.path);
+            // The vault's config: a plan folder's run reads its vault's.
+            let (config, _) =
+                mcp_config::default_config(vault_root.as_deref().unwrap_or(&plan.path));
             let by_config = std::fs::read_to_string(config)
                 .ok()
                 .and_then(|text| planvault_runner::settings::parse(&text).ok())

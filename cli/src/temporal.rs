@@ -132,6 +132,7 @@ mod with_temporal {
     use anyhow::{bail, Context, Result};
     use planvault_core::terminal::escape_controls;
     use planvault_core::PlanSource;
+    use planvault_protocol::StartRun;
     use planvault_temporal::client::{self, Submitted, Target};
     use planvault_temporal::git_vault::{self, GitSource};
     use planvault_temporal::mcp::McpServerSpec;
@@ -241,13 +242,23 @@ mod with_temporal {
             (None, Some(path)) => (plan_path(path)?, None, None),
             (None, None) => bail!("give a vault folder or --git URL"),
         };
-        let read = crate::input::read_plan(&path, None, crate::input::Enclosing::Itself)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // A folder of a vault on disk is a plan of that vault, as for
+        // `planvault run`; a git repository's folder is its own vault.
+        let enclosing = match place {
+            Some(_) => crate::input::Enclosing::Itself,
+            None => crate::input::Enclosing::Detect,
+        };
+        let read =
+            crate::input::read_plan(&path, None, enclosing).map_err(|e| anyhow::anyhow!("{e}"))?;
         let file = path.to_string_lossy().into_owned();
+        let folder = read.folder().to_string();
         // The workers read a PLAN.md or generated plan from its path and
         // run it in the run vault beside it, as `planvault run` does.
         let (root, form) = match &read.source {
-            PlanSource::Vault(_) => (path.clone(), PlanForm::Vault),
+            PlanSource::Vault(_) => (
+                read.vault_root.clone().unwrap_or_else(|| path.clone()),
+                PlanForm::Vault,
+            ),
             PlanSource::PlanMd { .. } => (
                 crate::run::run_vault_dir(&path),
                 PlanForm::PlanMd { file: file.clone() },
@@ -257,7 +268,7 @@ mod with_temporal {
                 PlanForm::Generated { file: file.clone() },
             ),
         };
-        let mut checked = planvault_core::check(&read.source);
+        let mut checked = read.check();
         checked.diagnostics.splice(0..0, read.problems);
         if checked.has_errors() {
             for d in &checked.diagnostics {
@@ -302,14 +313,17 @@ mod with_temporal {
             vault,
             form,
             // The key stays on the workers: only the variable's name travels.
-            start: crate::run::start_run(
-                args.model.query.clone(),
-                endpoints.for_runner_with(|e| Some(key_ref(e.api_key_env.as_deref()))),
-                &endpoints,
-                args.fresh,
-                args.model.max_steps,
-                args.model.autonomy,
-            ),
+            start: StartRun {
+                folder,
+                ..crate::run::start_run(
+                    args.model.query.clone(),
+                    endpoints.for_runner_with(|e| Some(key_ref(e.api_key_env.as_deref()))),
+                    &endpoints,
+                    args.fresh,
+                    args.model.max_steps,
+                    args.model.autonomy,
+                )
+            },
             run_id: crate::run::new_run_id(&root),
             max_prompt_bytes: endpoints.max_prompt_bytes,
             proposal,

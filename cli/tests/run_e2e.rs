@@ -2181,3 +2181,159 @@ fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
         ["done", "done"]
     );
 }
+
+/// A plan that is one folder of a larger Obsidian vault, its links written
+/// as Obsidian writes them where names repeat (a path from the root), a
+/// namesake of a plan note at the root and an older copy in `Archive/`.
+fn plan_in_a_vault(dir: &Path) -> std::path::PathBuf {
+    let vault = dir.join("vault");
+    let files = [
+        (".obsidian/app.json", "{}"),
+        ("Draft.md", "# A person's own draft\n\nstatus: mine\n"),
+        ("Archive/plans/launch/Send.md", "# An old send\n"),
+        ("Notes/Background.md", "# Background\n"),
+        (
+            "plans/launch/start.md",
+            "---\ntype: start\n---\n# Launch\n\nRead [[Background]] first.\n\n## Next\n- [[plans/launch/Draft]]\n",
+        ),
+        (
+            "plans/launch/Draft.md",
+            "---\ntools: [write_note]\n---\n# Write the draft\n\n## Next\n- [[Send]]\n",
+        ),
+        ("plans/launch/Send.md", "# Send it\n"),
+    ];
+    for (path, text) in files {
+        let file = vault.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    vault
+}
+
+#[test]
+fn a_plan_folder_runs_in_its_vault_with_its_links_as_obsidian_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = plan_in_a_vault(dir.path());
+    let before = |p: &str| std::fs::read(vault.join(p)).unwrap();
+    let untouched = [
+        "Draft.md",
+        "Archive/plans/launch/Send.md",
+        "Notes/Background.md",
+    ]
+    .map(|p| (p, before(p)));
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    llm_stub::ToolCall {
+                        name: "write_note".into(),
+                        arguments: serde_json::json!({"path": "Notes/Plan output.md", "content": "x"}),
+                    },
+                    llm_stub::ToolCall {
+                        name: "write_note".into(),
+                        arguments: serde_json::json!({"path": "plans/launch/out/Draft text.md", "content": "Dear team"}),
+                    },
+                ],
+                ..reply("Step: Write the draft", "")
+            },
+            reply("outside the plan's folder", "Drafted."),
+        ],
+        default: Some(reply("", "Done.")),
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let folder = vault.join("plans/launch");
+    let out = run_to_end(&folder, &stub, &[]);
+    assert_ran(&out);
+    // The folder's notes ran, in the order their links lead in the vault.
+    let steps: Vec<String> = stub
+        .requests()
+        .iter()
+        .filter_map(|r| {
+            let text = r.text();
+            let at = text.find("Step: ")?;
+            Some(
+                text[at..]
+                    .lines()
+                    .next()?
+                    .trim_end_matches(['"', '\\'])
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        steps.starts_with(&[
+            "Step: Launch".to_string(),
+            "Step: Write the draft".to_string()
+        ]),
+        "{steps:?}"
+    );
+    for note in ["start.md", "Draft.md", "Send.md"] {
+        assert_eq!(status_of(&folder, note), "done", "{note}");
+    }
+    // The rest of the vault is a person's: not run, not written.
+    for (path, bytes) in &untouched {
+        assert_eq!(&before(path), bytes, "{path} changed");
+    }
+    assert!(!vault.join("Notes/Plan output.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(folder.join("out/Draft text.md")).unwrap(),
+        "Dear team"
+    );
+    // The trace and the receipt are the folder's, as when it runs alone.
+    assert!(!vault.join("00_plan-trace").exists());
+    let trace = trace(&folder);
+    assert!(trace.contains("Write the draft"), "{trace}");
+    assert!(folder.join("00_plan-trace/Draft.visit-1.md").exists());
+    let verify = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["receipt", "verify"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    // The whole vault still validates the plan folder alone as a plan: the
+    // trace's notes are no plan notes.
+    let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("validate")
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert!(
+        validate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validate.stdout)
+    );
+}
+
+#[test]
+fn a_plan_folder_whose_link_leaves_it_in_obsidian_does_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = plan_in_a_vault(dir.path());
+    // `[[Draft]]` from `plans/launch/` opens the root's `Draft.md` in
+    // Obsidian (a path from the root comes first), not the folder's.
+    let start = vault.join("plans/launch/start.md");
+    let text = std::fs::read_to_string(&start)
+        .unwrap()
+        .replace("[[plans/launch/Draft]]", "[[Draft]]");
+    std::fs::write(&start, text).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: Vec::new(),
+            default: Some(reply("", "Done.")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run_to_end(&vault.join("plans/launch"), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("plans/launch/start.md:9:3: error[edge-leaves-plan]"),
+        "{stderr}"
+    );
+    assert!(stub.requests().is_empty());
+}

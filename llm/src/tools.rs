@@ -86,10 +86,12 @@ pub fn writable(path: &str, plan_notes: &[String], case_insensitive: bool) -> Re
             a == b
         }
     };
-    let trace = "00_plan-trace/";
-    let in_trace = path
-        .get(..trace.len())
-        .is_some_and(|head| same(head, trace));
+    // A run's trace folder, at the vault's root or in a plan's folder.
+    let folded = match case_insensitive {
+        true => path.to_lowercase(),
+        false => path.to_string(),
+    };
+    let in_trace = folded.starts_with("00_plan-trace/") || folded.contains("/00_plan-trace/");
     if plan_notes.iter().any(|n| same(n, path)) || in_trace {
         return Err(format!(
             "{path} belongs to the plan or its trace and cannot be written by a tool"
@@ -331,6 +333,8 @@ mod tests {
         assert!(writable("DRAFT.md", &notes, false).is_ok());
         assert!(writable("DRAFT.md", &notes, true).is_err());
         assert!(writable("00_PLAN-TRACE/x.md", &notes, true).is_err());
+        assert!(writable("plans/launch/00_plan-trace/x.md", &notes, false).is_err());
+        assert!(writable("notes/00_plan-trace.md", &notes, false).is_ok());
         assert!(writable("Ideas/New.md", &notes, true).is_ok());
         assert!(fetchable("file:///etc/passwd").is_err());
         assert!(fetchable("https://example.org").is_ok());

@@ -104,6 +104,13 @@ pub struct StartRun {
     /// terminal, so a node that declares one of their tools is told so.
     #[serde(default)]
     pub mcp_terminal_only: Vec<String>,
+    /// The plan's folder when the plan is one folder of a larger vault
+    /// (vault-relative, no `/` around it): its notes are the plan, their
+    /// links resolve among every note of the vault as Obsidian resolves
+    /// them, and the run's trace and a tool's writes stay in the folder.
+    /// Empty: the whole vault.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
 }
 
 /// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
@@ -571,6 +578,7 @@ mod tests {
                 timeout_ms: Some(5_000),
             }],
             mcp_terminal_only: vec!["files".into()],
+            folder: "plans/launch".into(),
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

@@ -388,6 +388,7 @@ fn start_run(f: &Fields<'_>) -> Result<StartRun, ProtocolError> {
         max_prompt_bytes: f.opt_u32("max_prompt_bytes")?,
         mcp_servers: f.list_or_empty("mcp_servers", |v| McpServer::deserialize(v).ok())?,
         mcp_terminal_only: f.list_or_empty("mcp_terminal_only", string)?,
+        folder: f.opt_string("folder")?.unwrap_or_default(),
     })
 }
 
@@ -603,6 +604,7 @@ mod tests {
             max_prompt_bytes: Some(65_536),
             mcp_servers: vec![server()],
             mcp_terminal_only: vec!["files".into()],
+            folder: "plans/launch".into(),
         }
     }
 

@@ -28,12 +28,14 @@ use crate::host::{Host, HostError, Progress};
 use crate::inbox::Inbox;
 use crate::receipt::{self, Outcome, Receipt, ReceiptParts};
 use crate::COMMAND_REFUSED;
-use planvault_core::engine::trace::{self, JOURNAL_FILE, TRACE_DIR, TRACE_FILE};
+use planvault_core::engine::trace::{self, RunFiles, JOURNAL_FILE, TRACE_FILE};
 use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
     RequestBody, RunConfig, TraceEntry,
 };
 use planvault_core::proposal;
+use planvault_core::vault::scope::{IGNORE_FILE, TEMPLATER_SETTINGS, TEMPLATES_SETTINGS};
+use planvault_core::vault::{check_in_folder, in_folder};
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
 use planvault_llm::{
     assistant_turn, backoff_ms, chat_body, chat_url, messages_json, parse_completion, tool_turn,
@@ -216,6 +218,13 @@ struct Driver<'a, H: Host> {
     index: BTreeMap<String, usize>,
     /// Plan note → its text as the run last read or wrote it.
     seen: BTreeMap<String, String>,
+    /// Where this run keeps its trace, journal and receipt (the plan's
+    /// folder, when it is one folder of a larger vault).
+    files: RunFiles,
+    /// What the plan's check reads besides the plan's notes: every other
+    /// note of the vault, by path only (its links resolve among them), and
+    /// the vault's settings that say what holds no plan notes.
+    outside: BTreeMap<String, String>,
     trace_exists: bool,
     /// `trace.md` as a resumed run found it: where a hop the resume walks
     /// past is looked for before it is appended again.
@@ -316,10 +325,12 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
 /// `planvault_core::check` of a vault, without the other formats' parsers
 /// (the worker only runs vaults, and its size budget is tight).
 pub fn check_vault(files: &BTreeMap<String, String>) -> Checked {
-    let (plan, mut diagnostics) = planvault_core::vault::load(files);
-    diagnostics.extend(planvault_core::vault::validate(&plan));
-    Checked { plan, diagnostics }
+    check_in_folder(files, "")
 }
+
+/// The vault's settings [`planvault_core::vault::skipped`] reads (what
+/// holds no plan notes: the templates folders, `.planvaultignore`).
+const SETTINGS: [&str; 3] = [TEMPLATES_SETTINGS, TEMPLATER_SETTINGS, IGNORE_FILE];
 
 /// The note a node lives in.
 fn note_file(node: &planvault_core::Node) -> String {
@@ -397,12 +408,14 @@ impl<'a, H: Host> Driver<'a, H> {
                 breakpoints: start.breakpoints.iter().cloned().collect(),
                 run_to: start.run_to.clone(),
             },
+            files: RunFiles::new(&start.folder),
             start,
             options: Options::default(),
             plan: Plan::new(PlanFormat::Vault),
             out_edges: Vec::new(),
             index: BTreeMap::new(),
             seen: BTreeMap::new(),
+            outside: BTreeMap::new(),
             trace_exists: false,
             traced: String::new(),
             trace_count: 0,
@@ -428,6 +441,15 @@ impl<'a, H: Host> Driver<'a, H> {
             proposal: false,
             approved: false,
         }
+    }
+
+    /// The plan of a vault whose plan notes are `notes` (in the plan's
+    /// folder; the rest of the vault is [`Driver::outside`]), checked as
+    /// `planvault validate` checks it.
+    fn check(&self, notes: &BTreeMap<String, String>) -> Checked {
+        let mut vault = self.outside.clone();
+        vault.extend(notes.iter().map(|(p, t)| (p.clone(), t.clone())));
+        check_in_folder(&vault, self.files.folder())
     }
 
     /// Index the plan's nodes and the edges leaving each.
@@ -517,7 +539,7 @@ impl<'a, H: Host> Driver<'a, H> {
             line = journal::chained_line(&scrubbed, &self.chain);
         }
         self.host
-            .append(JOURNAL_FILE, &format!("{line}\n"))
+            .append(&self.files.at(JOURNAL_FILE), &format!("{line}\n"))
             .await
             .map_err(vault_error)?;
         self.chain = journal::link(&self.chain, &line);
@@ -558,28 +580,26 @@ impl<'a, H: Host> Driver<'a, H> {
         if kept == text {
             return Ok(text);
         }
+        let journal_file = self.files.at(JOURNAL_FILE);
         if let Some(torn) = torn {
             let aside = (1..)
-                .map(|n| format!("{JOURNAL_FILE}.torn-{n}"))
+                .map(|n| format!("{journal_file}.torn-{n}"))
                 .find(|p| !listed.contains(p))
                 .unwrap_or_default();
             self.write(&aside, torn).await?;
             self.host
                 .progress(&Progress::JournalRepaired { kept_aside: &aside });
         }
-        self.write(JOURNAL_FILE, &kept).await?;
+        self.write(&journal_file, &kept).await?;
         Ok(kept)
     }
 
     /// The run's id: the resumed run's, else a new one (kept in the vault
     /// by [`Self::keep_run_id`] once the run starts).
     async fn run_id(&mut self, fresh: bool, listed: &[String]) -> Result<String, RunError> {
-        if !fresh && listed.iter().any(|p| p == receipt::RUN_ID_FILE) {
-            let kept = self
-                .host
-                .read(receipt::RUN_ID_FILE)
-                .await
-                .map_err(vault_error)?;
+        let run_id_file = self.files.at(receipt::RUN_ID_FILE);
+        if !fresh && listed.contains(&run_id_file) {
+            let kept = self.host.read(&run_id_file).await.map_err(vault_error)?;
             if let Some(id) = kept.map(|t| t.trim().to_string()) {
                 if receipt::is_run_id(&id) {
                     self.run_id_kept = true;
@@ -603,8 +623,11 @@ impl<'a, H: Host> Driver<'a, H> {
     /// resumed run is the same run.
     async fn keep_run_id(&mut self) -> Result<(), RunError> {
         if !self.run_id_kept {
-            self.write(receipt::RUN_ID_FILE, &format!("{}\n", self.run_id))
-                .await?;
+            self.write(
+                &self.files.at(receipt::RUN_ID_FILE),
+                &format!("{}\n", self.run_id),
+            )
+            .await?;
             self.run_id_kept = true;
         }
         Ok(())
@@ -619,25 +642,33 @@ impl<'a, H: Host> Driver<'a, H> {
                 Some(name.clone()),
             ),
             None => {
+                // A plan folder's notes by their paths in the folder, as
+                // `planvault receipt verify FOLDER` reads them.
+                let folder = self.files.folder();
                 let mut files = BTreeMap::new();
                 for path in self.host.list().await.map_err(vault_error)? {
-                    if planvault_core::vault::is_plan_note(&path) {
+                    if planvault_core::vault::is_plan_note(&path) && in_folder(&path, folder) {
                         if let Some(text) = self.host.read(&path).await.map_err(vault_error)? {
-                            files.insert(path, text);
+                            let inside = match folder.is_empty() {
+                                true => path,
+                                false => path[folder.len() + 1..].to_string(),
+                            };
+                            files.insert(inside, text);
                         }
                     }
                 }
                 (receipt::plan_hash(&receipt::plan_sources(&files)), None)
             }
         };
+        let journal_file = self.files.at(JOURNAL_FILE);
         let text = self
             .host
-            .read(JOURNAL_FILE)
+            .read(&journal_file)
             .await
             .map_err(vault_error)?
             .unwrap_or_default();
         let head = journal::verify_chain(&text).map_err(|e| {
-            RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
+            RunError::new(ErrorCode::Journal, format!("{journal_file}: {e}"))
                 .with_hint("the journal changed during the run; no receipt was written")
         })?;
         let verify_nodes: Vec<String> = self
@@ -658,7 +689,7 @@ impl<'a, H: Host> Driver<'a, H> {
             attempts: receipt::attempts(&text, &verify_nodes),
             outcome,
         });
-        receipt::write(self.host, &receipt)
+        receipt::write(self.host, &self.files, &receipt)
             .await
             .map_err(vault_error)?;
         Ok(receipt)
@@ -672,15 +703,28 @@ impl<'a, H: Host> Driver<'a, H> {
             .iter()
             .filter(|p| planvault_core::vault::is_plan_note(p))
         {
-            if let Some(text) = self.host.read(path).await.map_err(vault_error)? {
+            // Another note's text is never read: only its path can change
+            // where a link leads.
+            if !in_folder(path, self.files.folder()) {
+                self.outside.insert(path.clone(), String::new());
+            } else if let Some(text) = self.host.read(path).await.map_err(vault_error)? {
                 files.insert(path.clone(), text);
+            }
+        }
+        if self.options.plan.is_none() {
+            for setting in SETTINGS {
+                // Dot-files are not listed; a setting that cannot be read
+                // skips nothing, as when it is absent.
+                if let Ok(Some(text)) = self.host.read(setting).await {
+                    self.outside.insert(setting.to_string(), text);
+                }
             }
         }
         self.proposal = self.options.proposal;
         self.plan = match self.options.plan.take() {
             Some(plan) => plan,
             None => {
-                let mut checked = check_vault(&files);
+                let mut checked = self.check(&files);
                 let asked = proposal::requested_in_vault(&files, &checked.plan);
                 self.proposal |= asked.is_some();
                 if self.proposal {
@@ -712,9 +756,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 {
                     let hint = match self.host.surface() {
                         Surface::Cli => "run the plan's folder: planvault run VAULT/FOLDER",
-                        Surface::Browser => {
-                            "open the plan's folder alone to run it here, or run it from the terminal: planvault run VAULT/FOLDER"
-                        }
+                        Surface::Browser => "pick the plan's folder in Plan, then run it",
                     };
                     return Err(RunError::new(
                         ErrorCode::PlanInvalid,
@@ -756,9 +798,10 @@ impl<'a, H: Host> Driver<'a, H> {
         if matches!(self.start.mode, RunMode::Model { .. }) && replay.is_none() {
             self.list_mcp_tools().await?;
         }
+        let trace_dir = format!("{}/", self.files.dir());
         let trace_files: Vec<&String> = listed
             .iter()
-            .filter(|p| p.starts_with(&format!("{TRACE_DIR}/")))
+            .filter(|p| p.starts_with(&trace_dir))
             .collect();
         let resuming = !fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
         if fresh {
@@ -774,7 +817,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 }
             }
             for path in &trace_files {
-                let name = &path[TRACE_DIR.len() + 1..];
+                let name = &path[trace_dir.len()..];
                 if name == "trace.md" || name == "journal.jsonl" || name.contains(".visit-") {
                     self.host.remove(path).await.map_err(vault_error)?;
                 }
@@ -782,16 +825,17 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         // A receipt is of a run that is over: a new run (fresh or resumed)
         // voids it until it ends itself.
-        for path in [receipt::RECEIPT_JSON, receipt::RECEIPT_NOTE] {
-            if listed.iter().any(|p| p == path) {
-                self.host.remove(path).await.map_err(vault_error)?;
+        for path in [receipt::RECEIPT_JSON, receipt::RECEIPT_NOTE].map(|f| self.files.at(f)) {
+            if listed.contains(&path) {
+                self.host.remove(&path).await.map_err(vault_error)?;
             }
         }
         self.run_id = self.run_id(fresh, &listed).await?;
-        if !fresh && trace_files.iter().any(|p| p.as_str() == TRACE_FILE) {
+        let trace_file = self.files.at(TRACE_FILE);
+        if !fresh && trace_files.contains(&&trace_file) {
             self.traced = self
                 .host
-                .read(TRACE_FILE)
+                .read(&trace_file)
                 .await
                 .map_err(vault_error)?
                 .unwrap_or_default();
@@ -799,14 +843,15 @@ impl<'a, H: Host> Driver<'a, H> {
         // An empty trace (a full disk before its first line) gets its header.
         self.trace_exists = !self.traced.is_empty();
         self.trace_count = trace::entries_in(&self.traced);
+        let journal_file = self.files.at(JOURNAL_FILE);
         let mut journal = if let Some(replayed) = &replay {
             // The vault keeps the journal of the run it now holds.
             for entry in &replayed.entries {
                 self.journal(entry).await?;
             }
             replayed.clone()
-        } else if !fresh && (resuming || listed.iter().any(|p| p == JOURNAL_FILE)) {
-            let text = self.host.read(JOURNAL_FILE).await.map_err(vault_error)?;
+        } else if !fresh && (resuming || listed.contains(&journal_file)) {
+            let text = self.host.read(&journal_file).await.map_err(vault_error)?;
             let text = match text {
                 Some(text) => Some(self.repair_journal(text, &listed).await?),
                 None => None,
@@ -816,7 +861,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 // carried on as if it were whole.
                 self.chain = journal::verify_chain(text)
                     .map_err(|e| {
-                        RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}")).with_hint(
+                        RunError::new(ErrorCode::Journal, format!("{journal_file}: {e}")).with_hint(
                             "the journal was changed after it was written: restore it, or start over (fresh)",
                         )
                     })?
@@ -824,7 +869,7 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             match text.filter(|_| resuming) {
                 Some(text) => Journal::from_jsonl(&text).map_err(|e| {
-                    RunError::new(ErrorCode::Journal, format!("{JOURNAL_FILE}: {e}"))
+                    RunError::new(ErrorCode::Journal, format!("{journal_file}: {e}"))
                         .with_hint("start over (fresh), or repair the journal's broken line")
                 })?,
                 None => Journal::new(),
@@ -866,11 +911,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 let mut latest = None;
                 while trace_files
                     .iter()
-                    .any(|p| **p == trace::output_note_path(&node.id, visit))
+                    .any(|p| **p == self.files.output_note(&node.id, visit))
                 {
                     if let Some(note) = self
                         .host
-                        .read(&trace::output_note_path(&node.id, visit))
+                        .read(&self.files.output_note(&node.id, visit))
                         .await
                         .map_err(vault_error)?
                     {
@@ -913,7 +958,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 active,
             });
             if self.trace_exists {
-                self.append(TRACE_FILE, &trace::resume_marker(RESUME_MARKER))
+                self.append(&trace_file, &trace::resume_marker(RESUME_MARKER))
                     .await?;
             }
         }
@@ -974,7 +1019,7 @@ impl<'a, H: Host> Driver<'a, H> {
         // finds the query there.
         if !self.trace_exists {
             let header = trace::trace_header(&self.start.query);
-            if let Err(error) = self.append(TRACE_FILE, &header).await {
+            if let Err(error) = self.append(&self.files.at(TRACE_FILE), &header).await {
                 return Some(self.stop_on(error));
             }
             self.trace_exists = true;
@@ -1225,7 +1270,7 @@ impl<'a, H: Host> Driver<'a, H> {
         } else {
             trace::trace_header(&self.start.query) + &markdown
         };
-        self.append(TRACE_FILE, &text).await?;
+        self.append(&self.files.at(TRACE_FILE), &text).await?;
         self.trace_exists = true;
         self.last_trace.insert(entry.node.clone(), entry);
         self.post(FromWorker::Trace {
@@ -1242,7 +1287,7 @@ impl<'a, H: Host> Driver<'a, H> {
         text: &str,
         replayed: bool,
     ) -> Result<(), RunError> {
-        let path = trace::output_note_path(node, visit);
+        let path = self.files.output_note(node, visit);
         let note = trace::output_note(node, title, visit, text);
         let there = self.host.read(&path).await.map_err(vault_error)?;
         // A replayed output's note is written only when it is missing: one
@@ -1433,7 +1478,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     node: request.node.clone(),
                     visit: request.visit,
                 });
-                let held_path = trace::held_output_path(&request.node, request.visit);
+                let held_path = self.files.held_output(&request.node, request.visit);
                 let held = match self.resumed {
                     true => self
                         .host
@@ -1939,6 +1984,14 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             "write_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
+                // A plan folder's run writes in its folder: the rest of the
+                // vault is a person's, not the plan's.
+                let folder = self.files.folder();
+                if !in_folder(&path, folder) {
+                    return Err(ToolError::Said(format!(
+                        "{path} is outside the plan's folder {folder}/: write_note writes only there (e.g. {folder}/notes.md)"
+                    )));
+                }
                 // The trace (the run's own writing) is no tool's to write.
                 if let Some(reason) = self.refusal(&format!("write_note to {path}")) {
                     return Err(ToolError::Said(reason));
@@ -1995,9 +2048,9 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         let mut vault = self.seen.clone();
         vault.extend(self.tool_notes.clone());
-        let before = check_vault(&vault);
+        let before = self.check(&vault);
         vault.extend(new.clone());
-        let after = check_vault(&vault);
+        let after = self.check(&vault);
         let start = |c: &Checked| c.plan.start.map(|s| c.plan.nodes[s].id.clone());
         let is_new = |id: &str| new.keys().any(|p| planvault_core::vault::node_id(p) == id);
         let edges = |c: &Checked| -> Vec<(String, String, Option<String>)> {
@@ -2052,8 +2105,12 @@ impl<'a, H: Host> Driver<'a, H> {
             planvault_core::vault::is_plan_note(p)
                 && !self.seen.contains_key(*p)
                 && !self.tool_notes.contains_key(*p)
+                && !self.outside.contains_key(*p)
         }) {
-            if let Some(text) = self.host.read(path).await.map_err(|e| e.to_string())? {
+            // A note outside the plan's folder counts by its path alone.
+            if !in_folder(path, self.files.folder()) {
+                new.insert(path.clone(), String::new());
+            } else if let Some(text) = self.host.read(path).await.map_err(|e| e.to_string())? {
                 new.insert(path.clone(), text);
             }
         }
@@ -2380,6 +2437,7 @@ mod tests {
             retry: RetryPolicy::default(),
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
+            folder: String::new(),
         }
     }
 

@@ -369,6 +369,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         retry: RetryPolicy::default(),
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
+        folder: String::new(),
     }
 }
 

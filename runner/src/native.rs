@@ -849,7 +849,8 @@ impl Host for NativeHost {
                         .insert(path.to_string(), text.clone());
                     Ok(Some(text))
                 }
-                Err(e) if path == JOURNAL_FILE => journal_text(e.into_bytes())
+                // A plan folder's journal too (`plans/x/00_plan-trace/…`).
+                Err(e) if path.ends_with(JOURNAL_FILE) => journal_text(e.into_bytes())
                     .map(Some)
                     .ok_or_else(|| HostError::new(path, "not UTF-8 text")),
                 Err(_) => Err(HostError::new(path, "not UTF-8 text")),

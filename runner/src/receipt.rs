@@ -29,7 +29,7 @@
 
 use crate::host::{Host, HostError};
 use planvault_core::engine::journal::{self, sha256_hex};
-use planvault_core::engine::trace::JOURNAL_FILE;
+use planvault_core::engine::trace::{RunFiles, JOURNAL_FILE};
 use planvault_core::engine::FinishReason;
 use planvault_core::Status;
 use serde::{Deserialize, Serialize};
@@ -225,9 +225,15 @@ impl Receipt {
 }
 
 /// Write `receipt.json` and `receipt.md` into the vault.
-pub async fn write<H: Host>(host: &H, receipt: &Receipt) -> Result<(), HostError> {
-    host.write(RECEIPT_JSON, &receipt.to_json()).await?;
-    host.write(RECEIPT_NOTE, &receipt.to_note()).await
+pub async fn write<H: Host>(
+    host: &H,
+    files: &RunFiles,
+    receipt: &Receipt,
+) -> Result<(), HostError> {
+    host.write(&files.at(RECEIPT_JSON), &receipt.to_json())
+        .await?;
+    host.write(&files.at(RECEIPT_NOTE), &receipt.to_note())
+        .await
 }
 
 /// The plan's hash: SHA-256 over its sources in path order, each as

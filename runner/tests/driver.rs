@@ -59,6 +59,7 @@ fn start(mode: RunMode) -> StartRun {
         },
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
+        folder: String::new(),
     }
 }
 
@@ -1491,7 +1492,7 @@ fn a_plan_with_errors_or_without_endpoints_fails_before_anything_runs() {
 }
 
 #[test]
-fn a_plan_that_is_one_folder_of_a_larger_vault_runs_only_as_that_folder() {
+fn a_plan_that_is_one_folder_of_a_larger_vault_runs_as_that_folder() {
     let inbox = Inbox::new();
     let mut files: BTreeMap<String, String> = example()
         .into_iter()
@@ -1514,9 +1515,63 @@ fn a_plan_that_is_one_folder_of_a_larger_vault_runs_only_as_that_folder() {
     };
     assert_eq!(error.code, ErrorCode::PlanInvalid);
     assert!(error.message.contains("plans/launch/"), "{}", error.message);
-    assert!(error.hint.as_deref().unwrap().contains("planvault run"));
+    assert!(error
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("pick the plan's folder"));
     assert_eq!(host.files.borrow()["tasks/one.md"], task);
     assert!(host.calls.borrow().is_empty());
+
+    // Run as the folder it is: stopped once, then resumed from the
+    // folder's own journal, without asking the model again.
+    host.posted.borrow_mut().clear();
+    host.respond(|m| match m {
+        FromWorker::Output { node, .. } if node == "plans/launch/review" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let in_folder = || StartRun {
+        folder: "plans/launch".into(),
+        ..start(model())
+    };
+    let reason = go(&host, &inbox, in_folder());
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(host.calls.borrow().len(), 2, "stopped before the judgment");
+    assert!(host
+        .file("plans/launch/00_plan-trace/journal.jsonl")
+        .is_some());
+    host.respond(|_| vec![]);
+    assert_eq!(
+        go(&host, &inbox, in_folder()),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(host.calls.borrow().len(), 4, "judgment and send only");
+    for note in ["draft", "review", "send"] {
+        let text = host.file(&format!("plans/launch/{note}.md")).unwrap();
+        assert!(text.contains("status: done"), "{note}: {text}");
+    }
+    let output = host
+        .file("plans/launch/00_plan-trace/draft.visit-1.md")
+        .expect("the folder keeps its outputs");
+    assert!(
+        output.contains("Output of [[plans/launch/draft]]"),
+        "{output}"
+    );
+    assert!(host
+        .file("plans/launch/00_plan-trace/receipt.json")
+        .is_some());
+    // The rest of the vault is untouched, its own `status:` too, and no
+    // trace lands at the vault's root.
+    assert_eq!(host.files.borrow()["tasks/one.md"], task);
+    assert_eq!(host.files.borrow()["tasks/two.md"], task);
+    assert!(!host
+        .files
+        .borrow()
+        .keys()
+        .any(|p| p.starts_with("00_plan-trace/")));
 }
 
 #[test]

@@ -3,13 +3,16 @@
 // shows only its notes with their links resolved in the whole vault (the
 // templates folder and `.planvaultignore`'s entries skipped, an ADR's
 // `status: accepted` never judged), lets the user pick another folder,
-// remembers the pick across a reload, and writes edits into that folder.
+// remembers the pick across a reload, writes edits into that folder, and
+// runs it there (its trace in the folder, the rest of the vault untouched).
 
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { saveScreenshot } from './support/browser.mjs';
 import { useApp, planShown } from './support/app.mjs';
-import { readOpfsFolder } from './support/vault.mjs';
+import { readOpfsFolder, runState } from './support/vault.mjs';
+import { startStub, reply } from './support/llm-stub.mjs';
+import { useEndpoint, startRun, waitPhase, textOf, statusOf } from './support/run.mjs';
 
 const FOLDER = 'e2e-big-vault';
 
@@ -235,11 +238,47 @@ test('a new or retargeted edge in a plan folder is written so that it reaches it
   files = await readVault();
   assert.ok(files[`${P}Start.md`].includes('\n- [[plans/launch/Draft]]\n'), files[`${P}Start.md`]);
   assert.ok((await plan()).edges.filter((e) => e.from === `${P}Start`).every((e) => e.to === `${P}Draft`));
-  // A run takes a whole vault: said at once, naming the folder.
-  if (!(await page.locator('#run-panel').isVisible())) await page.click('#run-toggle');
-  await page.fill('#run-query', 'launch');
-  await page.click('#run-start');
-  await page.locator('#run-refused').waitFor();
-  assert.match(await page.locator('#run-refused').textContent(), /^This plan is the folder plans\/launch\/ of a larger vault, and a run takes a whole vault: open plans\/launch\/ itself/);
+  assert.deepEqual(page.problems, []);
+});
+
+test('a plan folder runs in its vault: its links as drawn, its trace in the folder, the rest of the vault untouched', async () => {
+  const P = 'plans/launch/';
+  const outside = {
+    '.obsidian/app.json': '{}',
+    'Draft.md': '---\nstatus: mine\n---\n# An unrelated note at the vault root\n',
+    'Archive/plans/launch/Send.md': '# An old send\n',
+  };
+  await writeVault({
+    ...outside,
+    [`${P}Start.md`]: '---\ntype: start\n---\n# Start the launch\n\n## Next\n- [[plans/launch/Draft]]\n',
+    [`${P}Draft.md`]: '# Write the draft\n\n## Next\n- [[Send]]\n',
+    [`${P}Send.md`]: '# Send it\n',
+  });
+  const stub = await startStub({ replies: [], default: reply('', 'Done.') });
+  try {
+    await page.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await openVault();
+    await summaryIs('Plan: 3 notes in plans/launch/, 2 edges, no errors');
+    await useEndpoint(page, stub.url);
+    await startRun(page, 'launch');
+    await waitPhase(page, 'finished');
+    const state = await runState(page);
+    assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+    // The steps asked, in the order the vault's links lead: `[[Send]]` is
+    // the folder's Send, not the archived one.
+    const steps = (await stub.requests()).map((r) => /Step: ([^\n"]+)/.exec(textOf(r))?.[1]);
+    assert.deepEqual(steps, ['Start the launch', 'Write the draft', 'Send it']);
+    const files = await readVault();
+    for (const note of ['Start', 'Draft', 'Send']) assert.equal(statusOf(files[`${P}${note}.md`]), 'done', note);
+    for (const [path, text] of Object.entries(outside)) assert.equal(files[path], text, path);
+    assert.ok(files[`${P}00_plan-trace/trace.md`]?.includes('Write the draft'), Object.keys(files).join(' '));
+    assert.ok(files[`${P}00_plan-trace/Draft.visit-1.md`]?.includes('Output of [[plans/launch/Draft]]'));
+    assert.ok(!Object.keys(files).some((p) => p.startsWith('00_plan-trace/')), Object.keys(files).join(' '));
+    // The trace's notes are no notes of the plan.
+    await summaryIs('Plan: 3 notes in plans/launch/, 2 edges, no errors');
+    await saveScreenshot(page, 'plan-folder-run-finished');
+  } finally {
+    stub.close();
+  }
   assert.deepEqual(page.problems, []);
 });

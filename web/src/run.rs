@@ -669,6 +669,7 @@ mod tests {
             retry: Default::default(),
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
+            folder: String::new(),
         })
     }
 

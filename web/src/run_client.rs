@@ -11,7 +11,7 @@ use crate::settings::{command_servers, config_servers, ConfigServer, Settings, S
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use planvault_core::engine::trace::{JOURNAL_FILE, RECEIPT_FILE, TRACE_FILE};
+use planvault_core::engine::trace::{RunFiles, JOURNAL_FILE, RECEIPT_FILE, TRACE_FILE};
 use planvault_protocol::{FromWorker, McpServer, PauseReason, StartRun, ToWorker};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use wasm_bindgen::prelude::*;
@@ -345,17 +345,9 @@ impl RunClient {
             self.refused.set(Some("Open a vault first.".into()));
             return;
         };
-        // A run takes a whole vault (the terminal's too): said before the
-        // worker would refuse for notes the canvas does not show.
+        // A plan folder runs in its vault: its links resolve among every
+        // note, as the canvas draws them; its trace stays in the folder.
         let folder = state.with_doc(|d| d.folder.clone()).unwrap_or_default();
-        if !folder.is_empty() {
-            self.refused.set(Some(format!(
-                "This plan is the folder {folder}/ of a larger vault, and a run takes a whole vault: \
-                 open {folder}/ itself to run it (its links must then stay within it), \
-                 or pick the whole vault in Plan if it is one plan."
-            )));
-            return;
-        }
         self.refused.set(None);
         self.offer.set(None);
         let start = StartRun {
@@ -370,6 +362,7 @@ impl RunClient {
             retry: settings.retry,
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
+            folder,
         };
         // The panel says "starting" from the click on, not only once the
         // vault's config has been read and the run posted.
@@ -459,9 +452,11 @@ impl RunClient {
             let Some(dir) = state.vault.get_value() else {
                 return;
             };
-            let journal = dir.read(JOURNAL_FILE).await.ok().flatten();
-            let trace = dir.read(TRACE_FILE).await.ok().flatten();
-            let receipt = dir.read(RECEIPT_FILE).await.ok().flatten();
+            // The plan folder's own run, when the plan is one folder.
+            let files = RunFiles::new(&state.with_doc(|d| d.folder.clone()).unwrap_or_default());
+            let journal = dir.read(&files.at(JOURNAL_FILE)).await.ok().flatten();
+            let trace = dir.read(&files.at(TRACE_FILE)).await.ok().flatten();
+            let receipt = dir.read(&files.at(RECEIPT_FILE)).await.ok().flatten();
             let statuses = state.with_doc(|d| {
                 d.checked
                     .plan

@@ -577,6 +577,12 @@ impl AppState {
     /// Makes the notes in `folder` the plan (empty: the whole vault), and
     /// remembers the choice for this vault.
     pub fn choose_plan_folder(&self, folder: &str) {
+        // A run goes on with the plan it started with.
+        if self.run.view.with_untracked(|v| v.phase.live()) {
+            self.message
+                .set("Stop the run before picking another plan.".into());
+            return;
+        }
         let Some(Some(doc)) = self.with_doc(|d| (d.folder != folder).then(|| d.in_folder(folder)))
         else {
             return;
@@ -595,6 +601,8 @@ impl AppState {
         self.fit();
         self.message
             .set(format!("The plan is {what}: {nodes} notes"));
+        // This plan's own interrupted run, if any, is offered.
+        self.run.vault_opened(*self);
     }
 
     pub fn undo(&self) {

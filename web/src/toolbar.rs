@@ -184,6 +184,7 @@ pub fn PlanFolderPicker() -> impl IntoView {
         <Show when=move || state.open.with(|o| o.as_ref().is_some_and(|o| !o.doc.folders.is_empty()))>
             <label for="plan-folder">"Plan"</label>
             <select id="plan-folder" title="The folder whose notes are the plan; links resolve in the whole vault"
+                disabled=move || state.run.view.with(|v| v.phase.live())
                 on:change=move |ev| state.choose_plan_folder(&event_target_value(&ev))>
                 {move || {
                     let (chosen, folders) = folders();

@@ -304,6 +304,7 @@ pub fn run(
                 plan_source: plan_source.clone(),
                 run_id: Some(run_id.clone()),
                 proposal,
+                folder: String::new(),
             };
             let (reason, progress) = run_once(args, endpoints, &stop, once, Some(&hooks))?;
             match &reason {

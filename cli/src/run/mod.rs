@@ -28,8 +28,15 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct RunArgs {
     /// A vault folder, a PLAN.md or a generated `.json` plan (the last two run
-    /// in a run vault beside them, `<name>.run/`, so they can resume).
+    /// in a run vault beside them, `<name>.run/`, so they can resume). A
+    /// folder inside a larger vault (one with `.obsidian/`, or `--vault-root`)
+    /// is a plan of that vault: its links resolve among all the vault's
+    /// notes, its trace is kept in it, and tools write only in it.
     path: PathBuf,
+    /// The vault a plan folder lies in, when it has no `.obsidian/` folder
+    /// (nor SilverBullet's `CONFIG.md`) to be found by.
+    #[arg(long = "vault-root", value_name = "FOLDER")]
+    vault_root: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
     /// Start over: every note back to pending, the previous trace removed.
@@ -142,10 +149,15 @@ fn is_disk_full(err: &anyhow::Error) -> bool {
 
 /// Read and check the plan, set up its run vault, and run it to its end.
 fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
-    let read = read_plan(&args.path, args.format, crate::input::Enclosing::Itself)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let enclosing = match &args.vault_root {
+        Some(root) => crate::input::Enclosing::Given(root),
+        None => crate::input::Enclosing::Detect,
+    };
+    let read = read_plan(&args.path, args.format, enclosing).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut checked = read.check();
+    let folder = read.folder().to_string();
+    let vault_root = read.vault_root.clone();
     let source = read.source;
-    let mut checked = planvault_core::check(&source);
     checked.diagnostics.splice(0..0, read.problems);
     let asked = planvault_core::proposal::requested(&source, &checked.plan);
     if checked.has_errors() {
@@ -157,9 +169,19 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let mut plan = checked.plan;
     let starts_over = args.fresh || args.replay.is_some();
     let root = match &source {
-        PlanSource::Vault(_) => args.path.clone(),
+        PlanSource::Vault(_) => vault_root.unwrap_or_else(|| args.path.clone()),
         _ => run_vault_dir(&args.path),
     };
+    if !folder.is_empty() {
+        let own = args.path.join(CONFIG_FILE);
+        if own.exists() {
+            eprintln!(
+                "note: {} is not read: a plan folder runs with its vault's {}",
+                own.display(),
+                root.join(CONFIG_FILE).display()
+            );
+        }
+    }
     let endpoints = args.model.endpoints(&root)?;
     // Proposal mode (the plan's own text, or `[run] proposal`): a plan
     // that would mutate before its approval gate does not start.
@@ -172,6 +194,13 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             }
             bail!("the plan is unsound in proposal mode; nothing ran");
         }
+    }
+    if (args.isolate || endpoints.isolate) && !folder.is_empty() {
+        bail!(
+            "{} is the folder {folder}/ of the vault {}: an isolated run takes a whole vault (its copy is the run's worktree); run the folder without isolation, or isolate a vault of its own",
+            args.path.display(),
+            root.display()
+        );
     }
     if args.isolate || endpoints.isolate {
         return isolated::run(&args, stop, source, plan, &root, &endpoints, proposal);
@@ -224,6 +253,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         plan_source,
         run_id: None,
         proposal,
+        folder,
     };
     let (reason, progress) = run_once(&args, &endpoints, &stop, once, None)?;
     exit_code(reason, &progress, &stop)
@@ -245,6 +275,8 @@ struct Once<'a> {
     run_id: Option<String>,
     /// Proposal mode: nothing mutates before a person approves.
     proposal: bool,
+    /// The plan's folder in the vault at `root` (empty: the whole vault).
+    folder: String,
 }
 
 /// Build the native host over `once.root` (with an isolated run's hooks)
@@ -267,6 +299,7 @@ fn run_once(
         plan_source,
         run_id,
         proposal,
+        folder,
     } = once;
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let started = isolation.map(|h| h.started.clone());
@@ -310,14 +343,17 @@ fn run_once(
     if let Some(hooks) = isolation {
         host = hooks.install(host);
     }
-    let start = start_run(
-        query,
-        endpoints.for_runner(),
-        endpoints,
-        fresh,
-        args.model.max_steps,
-        args.model.autonomy,
-    );
+    let start = StartRun {
+        folder,
+        ..start_run(
+            query,
+            endpoints.for_runner(),
+            endpoints,
+            fresh,
+            args.model.max_steps,
+            args.model.autonomy,
+        )
+    };
     let options = Options {
         plan: Some(plan),
         plan_text: plan_md,
@@ -362,6 +398,7 @@ pub(crate) fn start_run(
         retry: endpoints.retry(),
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
+        folder: String::new(),
     }
 }
 

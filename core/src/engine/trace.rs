@@ -14,6 +14,64 @@ pub const JOURNAL_FILE: &str = "00_plan-trace/journal.jsonl";
 /// a trace that ends the run without it was cut off just before it.
 pub const RECEIPT_FILE: &str = "00_plan-trace/receipt.json";
 
+/// Where a run keeps its files: this module's paths, in the plan's folder
+/// when the plan is one folder of a larger vault (`plans/launch/` keeps
+/// `plans/launch/00_plan-trace/`), so each plan of a vault has its own
+/// trace, and a folder's run leaves the same files as the folder run alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFiles {
+    /// Vault-relative, no `/` around it; empty: the whole vault.
+    folder: String,
+}
+
+impl RunFiles {
+    pub fn new(folder: &str) -> RunFiles {
+        RunFiles {
+            folder: folder.trim_matches('/').to_string(),
+        }
+    }
+
+    /// The plan's folder (empty: the whole vault).
+    pub fn folder(&self) -> &str {
+        &self.folder
+    }
+
+    /// `file`, one of this module's vault-relative paths ([`TRACE_FILE`],
+    /// [`JOURNAL_FILE`]…), where this run keeps it.
+    pub fn at(&self, file: &str) -> String {
+        match self.folder.is_empty() {
+            true => file.to_string(),
+            false => format!("{}/{file}", self.folder),
+        }
+    }
+
+    /// The trace folder.
+    pub fn dir(&self) -> String {
+        self.at(TRACE_DIR)
+    }
+
+    /// Where a node's output for one visit is kept ([`output_note_path`]),
+    /// named by the node's path inside the plan's folder.
+    pub fn output_note(&self, node: &str, visit: u32) -> String {
+        self.at(&output_note_path(self.inside(node), visit))
+    }
+
+    /// Where a breakpoint holds a node's output ([`held_output_path`]).
+    pub fn held_output(&self, node: &str, visit: u32) -> String {
+        self.at(&held_output_path(self.inside(node), visit))
+    }
+
+    fn inside<'a>(&self, node: &'a str) -> &'a str {
+        match self.folder.is_empty() {
+            true => node,
+            false => node
+                .strip_prefix(self.folder.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                .unwrap_or(node),
+        }
+    }
+}
+
 /// What decided a hop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -197,6 +255,30 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_folders_run_keeps_its_files_in_the_folder_named_as_there() {
+        let whole = RunFiles::new("");
+        assert_eq!(whole.at(JOURNAL_FILE), JOURNAL_FILE);
+        assert_eq!(whole.output_note("a/b", 2), "00_plan-trace/a_b.visit-2.md");
+        let folder = RunFiles::new("/plans/launch/");
+        assert_eq!(folder.folder(), "plans/launch");
+        assert_eq!(folder.dir(), "plans/launch/00_plan-trace");
+        assert_eq!(folder.at(TRACE_FILE), "plans/launch/00_plan-trace/trace.md");
+        assert_eq!(
+            folder.output_note("plans/launch/Draft", 1),
+            "plans/launch/00_plan-trace/Draft.visit-1.md"
+        );
+        assert_eq!(
+            folder.held_output("plans/launch/sub/Send", 3),
+            "plans/launch/00_plan-trace/sub_Send.visit-3.held.md"
+        );
+        // Only a whole folder name is stripped.
+        assert_eq!(
+            folder.output_note("plans/launcher/X", 1),
+            "plans/launch/00_plan-trace/plans_launcher_X.visit-1.md"
+        );
+    }
 
     #[test]
     fn an_entry_renders_node_visit_edge_decider_and_rationale() {

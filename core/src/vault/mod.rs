@@ -43,16 +43,22 @@ use std::collections::BTreeMap;
 pub const TRACE_FOLDER: &str = "00_plan-trace";
 
 /// Whether a vault path is a plan note: a `.md` file outside dot-folders and
-/// the run's trace folder.
+/// any run's trace folder (a plan folder's run keeps its trace in the plan's
+/// folder, so a trace folder may lie at any depth).
 pub fn is_plan_note(path: &str) -> bool {
     let is_markdown = path.len() > 3
         && path.is_char_boundary(path.len() - 3)
         && path[path.len() - 3..].eq_ignore_ascii_case(".md");
     let hidden = path.starts_with('.') || path.as_bytes().windows(2).any(|pair| pair == b"/.");
-    let in_trace = path
-        .strip_prefix(TRACE_FOLDER)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    is_markdown && !hidden && !in_trace
+    is_markdown && !hidden && !in_trace_folder(path)
+}
+
+/// Whether `path` lies in a run's trace folder, at the vault's root or in
+/// a plan's folder.
+pub fn in_trace_folder(path: &str) -> bool {
+    path.strip_prefix(TRACE_FOLDER)
+        .is_some_and(|rest| rest.starts_with('/'))
+        || path.contains("/00_plan-trace/")
 }
 
 /// A note's node id: its path without `.md`.
@@ -160,7 +166,9 @@ mod tests {
         assert!(!is_plan_note("a/.git/x.md"));
         assert!(!is_plan_note("image.png"));
         assert!(!is_plan_note(".md"));
-        assert!(is_plan_note("sub/00_plan-trace/x.md"));
+        // A plan folder's run keeps its trace in the folder.
+        assert!(!is_plan_note("plans/launch/00_plan-trace/trace.md"));
+        assert!(is_plan_note("sub/00_plan-trace.md"));
         assert!(is_plan_note("00_plan-trace.md"));
         assert!(is_plan_note("00_plan-traces/x.md"));
         assert!(!is_plan_note("a/.x.md"));
