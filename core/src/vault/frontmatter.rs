@@ -279,6 +279,11 @@ fn read_knobs_parsed(
     diagnostics: &mut Vec<Diagnostic>,
     mut knobs: Knobs,
 ) -> Knobs {
+    // The fast reads take no such block: their lines are ASCII.
+    if let Some(d) = line_separator(yaml, ctx) {
+        diagnostics.push(d);
+        return knobs;
+    }
     let written = entries(yaml);
     if let Some(at) = too_deep_at(yaml, MAX_FLOW_DEPTH) {
         let index = crate::position::LineIndex::new(yaml);
@@ -348,18 +353,58 @@ fn read_knobs_parsed(
             ));
         }
         Err(err) => {
-            let (line, column) = err.location().map_or((ctx.first_line, 1), |l| {
-                (ctx.first_line + l.line() as u32 - 1, l.column() as u32)
-            });
+            let mut message = yaml_message(&err);
+            let (line, column) = match error_at(&mut message, yaml, &written) {
+                Some((line, column)) => (ctx.first_line + line - 1, column),
+                None => err.location().map_or((ctx.first_line, 1), |l| {
+                    (ctx.first_line + l.line() as u32 - 1, l.column() as u32)
+                }),
+            };
             diagnostics.push(ctx.bad(
                 line,
                 column,
-                format!("frontmatter is not valid YAML: {}", yaml_message(&err)),
+                format!("frontmatter is not valid YAML: {message}"),
             ));
             salvage(&written, ctx, &mut knobs);
         }
     }
     knobs
+}
+
+/// A character the YAML reader takes for a line end and Obsidian does not
+/// (U+2028, U+2029, U+0085: pasted from web pages, invisible in the
+/// editor): `# reviewed<U+2028>type: human` would be a human gate here and
+/// a comment there. Such a block is not read; the character is named.
+#[cfg_attr(planvault_size, optimize(size))]
+fn line_separator(yaml: &str, ctx: &NoteContext<'_>) -> Option<Diagnostic> {
+    let (at, c) = yaml
+        .char_indices()
+        .find(|&(_, c)| matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}'))?;
+    let (line, column) = crate::position::LineIndex::new(yaml).line_col(at);
+    Some(ctx.bad(
+        ctx.first_line + line - 1,
+        column,
+        format!(
+            "frontmatter holds U+{:04X}, an invisible line separator: the YAML reader would end the line there and Obsidian does not, so the note would read differently in each; delete it",
+            c as u32
+        ),
+    ))
+}
+
+/// The knob `key` spells in other letter cases (`Type`, `STATUS`): Obsidian
+/// shows it as that knob's property, planvault reads only the lower case.
+pub fn knob_in_other_case(key: &str) -> Option<&'static str> {
+    KNOWN_KEYS
+        .into_iter()
+        .find(|known| key != *known && key.eq_ignore_ascii_case(known))
+}
+
+/// A value as a message quotes it: at most 60 characters.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 /// Every entry that is valid YAML by itself still counts.
@@ -380,6 +425,29 @@ fn salvage(written: &[Entry<'_>], ctx: &NoteContext<'_>, knobs: &mut Knobs) {
                 .push((entry.key.to_string(), normalize_raw(entry.raw)));
         }
     }
+}
+
+/// Where in `yaml` (1-based line and column) the error `message` is, when
+/// the parser's own location is not it: a duplicate key's second entry
+/// (the parser points at the mapping), a control character (the parser
+/// gives a byte position in its message, cut from it here).
+#[cfg_attr(planvault_size, optimize(size))]
+fn error_at(message: &mut String, yaml: &str, written: &[Entry<'_>]) -> Option<(u32, u32)> {
+    if let Some(key) = message
+        .strip_prefix("duplicate entry with key \"")
+        .and_then(|rest| rest.strip_suffix('"'))
+    {
+        let second = written.iter().filter(|e| e.key == key).nth(1)?;
+        return Some((second.line + 1, 1));
+    }
+    let (head, position) = message.rsplit_once(" at position ")?;
+    let at: usize = position.parse().ok()?;
+    if !yaml.is_char_boundary(at.min(yaml.len())) {
+        return None;
+    }
+    let found = crate::position::LineIndex::new(yaml).line_col(at);
+    message.truncate(head.len());
+    Some(found)
 }
 
 /// The parser's message without its trailing position (the diagnostic has it).
@@ -415,7 +483,7 @@ fn describe(value: &Value) -> String {
         Value::Null => "nothing".into(),
         Value::Bool(b) => format!("`{b}`"),
         Value::Number(n) => format!("`{}`", super::yaml_emit::number(n)),
-        Value::String(s) => format!("`{s}`"),
+        Value::String(s) => format!("`{}`", shown(s)),
         Value::Sequence(_) => "a list".into(),
         Value::Mapping(_) => "a mapping".into(),
         Value::Tagged(t) => format!("a `{}` tagged value", t.tag),
@@ -433,7 +501,7 @@ fn apply(
     let line = ctx.first_line + entry.map_or(0, |e| e.line);
     let column = entry.map_or(1, |e| e.value_column);
     let found = || match entry {
-        Some(e) if !e.inline_value.is_empty() => format!("`{}`", e.inline_value),
+        Some(e) if !e.inline_value.is_empty() => format!("`{}`", shown(e.inline_value)),
         _ => describe(&value),
     };
     let mut bad = |message: String| diagnostics.push(ctx.bad(line, column, message));
@@ -480,8 +548,19 @@ fn apply(
             _ if value.is_null() => {}
             _ => bad(format!("`max_visits` must be a positive whole number, found {}", found())),
         },
-        _ if !ctx.keep_unknown_keys => {}
-        _ => {
+        _ if knob_in_other_case(key).is_some() || ctx.keep_unknown_keys => {
+            if let Some(knob) = knob_in_other_case(key) {
+                diagnostics.push(ctx.bad(
+                    line,
+                    1,
+                    format!(
+                        "`{key}` is not read as the knob `{knob}`: knobs are lower case here, while Obsidian shows both as one property; write `{knob}:`"
+                    ),
+                ));
+            }
+            if !ctx.keep_unknown_keys {
+                return;
+            }
             let raw = match entry {
                 Some(e) => normalize_raw(e.raw),
                 // Written in a form the line split cannot see (a flow mapping):
@@ -494,6 +573,7 @@ fn apply(
             };
             knobs.extra.push((key.to_string(), raw));
         }
+        _ => {}
     }
 }
 
@@ -644,6 +724,17 @@ mod tests {
         assert_eq!(k.tools, ["fetch_url", "search"]);
         assert_eq!(k.role.as_deref(), Some("review"));
         assert_eq!(k.max_visits, 5);
+    }
+
+    #[test]
+    fn a_long_value_is_quoted_cut_short() {
+        let long = "x".repeat(100_000);
+        let (_, diags) = knobs(&format!("status: {long}\n"));
+        let [d] = &diags[..] else { panic!("{diags:?}") };
+        assert!(d.len() < 200, "{d}");
+        assert!(d.ends_with(&format!("found `{}…`", "x".repeat(60))), "{d}");
+        let (_, diags) = knobs(&format!("-- {long}\n"));
+        assert!(diags[0].len() < 200, "{}", diags[0]);
     }
 
     #[test]

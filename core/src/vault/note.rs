@@ -116,6 +116,18 @@ pub fn parse_note_with(
         );
     }
     let (knobs, body_offset) = match frontmatter::split(text) {
+        // Classic Mac OS line ends: Obsidian reads the block they open.
+        Split::Absent if text.starts_with("---\r") && !text.starts_with("---\r\n") => {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::BadFrontmatter,
+                    "the note's lines end with a bare CR (classic Mac OS): Obsidian reads the frontmatter this `---` opens and planvault cannot; save the note with LF or CRLF line ends",
+                )
+                .at(&position(0))
+                .with_nodes([id]),
+            );
+            (frontmatter::Knobs::default(), 0)
+        }
         Split::Absent => (frontmatter::Knobs::default(), 0),
         Split::Closed(block) => {
             let ctx = NoteContext {

@@ -283,9 +283,11 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         // Checked ASCII above, so these are character boundaries.
         let key = &yaml[line_offset..line_offset + colon];
         let value = &yaml[line_offset + value_start..line_offset + value_end];
-        // A key YAML may read as null or a boolean (`TRUE:`) is no name.
+        // A key YAML may read as null or a boolean (`TRUE:`) is no name; a
+        // knob in other letters (`Type:`) is the checks' to name.
         if found.iter().any(|(e, _)| e.key == key)
             || (key.len() <= 5 && !is_unambiguous(key.as_bytes()))
+            || super::frontmatter::knob_in_other_case(key).is_some()
         {
             return None;
         }
@@ -401,6 +403,7 @@ pub fn read_plain_knobs(yaml: &str, keep_unknown_keys: bool) -> Option<Knobs> {
             "max_visits" => 4,
             _ => {
                 if (key.len() <= 5 && !is_unambiguous(key.as_bytes()))
+                    || super::frontmatter::knob_in_other_case(key).is_some()
                     || others[..other_count].contains(&key)
                     || other_count == MAX_OTHER_KEYS
                     || !is_untyped_value_of(value, value_classes)
