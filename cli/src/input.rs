@@ -118,6 +118,15 @@ fn enclosing_vault(
     Ok((!folder.is_empty()).then_some((root, folder)))
 }
 
+/// Where the vault's `.planvault/` is for PATH: the larger vault's root
+/// for a plan folder in one, else PATH (a vault, or a plan file's path).
+pub fn vault_home(path: &Path, enclosing: Enclosing<'_>) -> PathBuf {
+    match path.is_dir().then(|| enclosing_vault(path, enclosing)) {
+        Some(Ok(Some((root, _)))) => root,
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Read PATH as a plan: a folder is a vault, a `.json` file a generated plan,
 /// any other file a PLAN.md.
 pub fn read_plan(
@@ -155,7 +164,8 @@ pub fn read_plan(
                 Some((root, folder)) => (root, Some(folder)),
                 None => (path.to_path_buf(), None),
             };
-            let (files, mut problems) = read_vault_with(&root)?;
+            let (files, mut problems) =
+                read_vault_with(&root, plan_folder.as_deref().unwrap_or(""))?;
             if let Some(folder) = &plan_folder {
                 // The rest of the vault is not the plan's to answer for.
                 problems.retain(|d| {
@@ -257,7 +267,7 @@ fn read_text(path: &Path) -> Result<String, Unreadable> {
 /// Every markdown note under `root`, keyed by its `/`-separated relative path;
 /// what could not be read is left out (see [`read_vault_with`]).
 pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
-    let (mut files, _) = read_vault_with(root)?;
+    let (mut files, _) = read_vault_with(root, "")?;
     files.retain(|path, _| !path.starts_with('.'));
     Ok(files)
 }
@@ -270,13 +280,24 @@ pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
 /// leads to a file inside the vault; a symlinked folder is never followed
 /// (inside the vault its notes would be there twice, as Obsidian also
 /// refuses; outside it they are not the vault's) and says so.
+///
+/// With a plan `folder` (vault-relative; empty: the whole vault), the notes
+/// outside it are listed with no text (only their paths decide where a
+/// link leads; a person's other notes are not read), but for SilverBullet's
+/// `CONFIG.md` at the root; a symlinked note in the folder that leads out
+/// of it is no note of the plan (its status would be written there).
 pub fn read_vault_with(
     root: &Path,
+    folder: &str,
 ) -> Result<(BTreeMap<String, String>, Vec<Diagnostic>), Unreadable> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
     let canonical_root = fs::canonicalize(root)
         .map_err(|e| Unreadable(format!("cannot read {}: {e}", root.display())))?;
+    let canonical_folder = canonical_root.join(folder);
+    let in_plan = |key: &str| planvault_core::vault::in_folder(key, folder);
+    let unread =
+        |key: &str| !in_plan(key) && key != planvault_core::vault::silverbullet::CONFIG_PAGE;
     let rel = |path: &Path| {
         path.strip_prefix(root)
             .expect("walk stays under root")
@@ -350,9 +371,7 @@ pub fn read_vault_with(
                         );
                     }
                     Ok(target) if is_note => {
-                        if target.starts_with(&canonical_root) {
-                            files.insert(key, read_note(&path, &mut problems, &rel(&path)));
-                        } else {
+                        if !target.starts_with(&canonical_root) {
                             problems.push(
                                 Diagnostic::warning(
                                     Code::SkippedSymlink,
@@ -360,12 +379,26 @@ pub fn read_vault_with(
                                 )
                                 .in_file(key.clone()),
                             );
+                        } else if in_plan(&key) && !target.starts_with(&canonical_folder) {
+                            problems.push(
+                                Diagnostic::warning(
+                                    Code::SkippedSymlink,
+                                    format!("`{key}` is a symlink to a note outside the plan's folder `{folder}/`; it is no note of the plan"),
+                                )
+                                .in_file(key.clone()),
+                            );
+                        } else if unread(&key) {
+                            files.insert(key, Some(String::new()));
+                        } else {
+                            files.insert(key, read_note(&path, &mut problems, &rel(&path)));
                         }
                     }
                     Ok(_) => {}
                 }
             } else if kind.is_dir() {
                 pending.push(path);
+            } else if is_note && unread(&key) {
+                files.insert(key, Some(String::new()));
             } else if is_note {
                 let text = read_note(&path, &mut problems, &key);
                 files.insert(key, text);

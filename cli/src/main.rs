@@ -235,7 +235,13 @@ fn exit_code(checked: &planvault_core::Checked) -> ExitCode {
 
 /// The configured MCP servers' tools, listed by starting each.
 fn check_tools(args: &ValidateArgs) -> anyhow::Result<planvault_llm::mcp::Catalog> {
-    let (default, vault) = mcp_config::default_config(&args.plan.path);
+    // A plan folder's tools are its vault's, as a run of it gets them.
+    let enclosing = match &args.plan.vault_root {
+        Some(root) => input::Enclosing::Given(root),
+        None => input::Enclosing::Detect,
+    };
+    let home = input::vault_home(&args.plan.path, enclosing);
+    let (default, vault) = mcp_config::default_config(&home);
     let config = args.config.clone().unwrap_or(default);
     let servers = mcp_config::read(&config, &vault, &["PLANVAULT_API_KEY", "OPENAI_API_KEY"])?;
     if servers.is_empty() {

@@ -2337,3 +2337,145 @@ fn a_plan_folder_whose_link_leaves_it_in_obsidian_does_not_run() {
     );
     assert!(stub.requests().is_empty());
 }
+
+/// What a model's `write_note` cannot do in a plan folder, each told to the
+/// model: leave the folder or enter a trace through a symlinked folder,
+/// make the folder a SilverBullet space of its own (`CONFIG.md`), stop the
+/// run for good with a name the file system cannot hold.
+#[cfg(unix)]
+#[test]
+fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = plan_in_a_vault(dir.path());
+    let folder = vault.join("plans/launch");
+    std::fs::create_dir_all(vault.join("Other/00_plan-trace")).unwrap();
+    std::os::unix::fs::symlink("../../Notes", folder.join("notes")).unwrap();
+    std::os::unix::fs::symlink("../../Other/00_plan-trace", folder.join("trace")).unwrap();
+    // A name near the file system's limit is written (its temporary file's
+    // name must fit too); one over it is refused.
+    let near = format!("plans/launch/{}.md", "a".repeat(245));
+    let over = format!("plans/launch/{}.md", "b".repeat(260));
+    let write = |path: &str| llm_stub::ToolCall {
+        name: "write_note".into(),
+        arguments: serde_json::json!({"path": path, "content": "x"}),
+    };
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    write("plans/launch/notes/escaped.md"),
+                    write("plans/launch/trace/escaped.md"),
+                    write("plans/launch/CONFIG.md"),
+                    write(&near),
+                    write(&over),
+                ],
+                ..reply("Step: Write the draft", "")
+            },
+            reply("the name is too long", "Drafted."),
+        ],
+        default: Some(reply("", "Done.")),
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&folder, &stub, &[]);
+    assert_ran(&out);
+    assert!(!vault.join("Notes/escaped.md").exists());
+    assert!(!vault.join("Other/00_plan-trace/escaped.md").exists());
+    assert!(!folder.join("CONFIG.md").exists());
+    assert!(vault.join(&near).exists());
+    let told = stub
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for why in [
+        "leads through a symlink to Notes/escaped.md, outside the plan's folder plans/launch/",
+        "leads through a symlink to Other/00_plan-trace/escaped.md",
+        "would make the plan's folder a SilverBullet space of its own",
+        "the name is too long for the file system",
+    ] {
+        assert!(told.contains(why), "{why}\n{told}");
+    }
+}
+
+/// A note of the plan folder that is a symlink out of it is no note of the
+/// plan (the run would write its status there); a decision may name a note
+/// by its path in the folder; a journal from when the folder ran as a vault
+/// of its own is not resumed as if it were this run's.
+#[cfg(unix)]
+#[test]
+fn a_plan_folder_s_symlinked_note_decisions_and_old_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = plan_in_a_vault(dir.path());
+    let folder = vault.join("plans/launch");
+    std::os::unix::fs::symlink("../../Notes/Background.md", folder.join("Linked.md")).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: Vec::new(),
+            default: Some(reply("", "Done.")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("validate")
+        .arg(&folder)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&validate.stdout);
+    assert!(
+        said.contains("`plans/launch/Linked.md` is a symlink to a note outside the plan's folder"),
+        "{said}"
+    );
+    std::fs::remove_file(folder.join("Linked.md")).unwrap();
+
+    // A gate decided by its name in the folder.
+    let send = folder.join("Send.md");
+    std::fs::write(&send, "---\ntype: human\n---\n# Send it\n").unwrap();
+    let out = run_to_end(&folder, &stub, &["--autonomy", "ask"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run_to_end(
+        &folder,
+        &stub,
+        &["--autonomy", "ask", "--decide", "Send=approve"],
+    );
+    assert_ran(&out);
+    assert_eq!(status_of(&folder, "Send.md"), "done");
+
+    // A run of the folder alone (as before plan folders ran in their
+    // vault), stopped at its gate, then run in the vault.
+    // `./Draft` leads to the folder's Draft read either way.
+    let start = folder.join("start.md");
+    let text = std::fs::read_to_string(&start)
+        .unwrap()
+        .replace("[[plans/launch/Draft]]", "[[./Draft]]");
+    std::fs::write(&start, text).unwrap();
+    let alone = folder.to_str().unwrap();
+    let out = run_to_end(
+        &folder,
+        &stub,
+        &["--fresh", "--autonomy", "ask", "--vault-root", alone],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run_to_end(&folder, &stub, &["--autonomy", "ask"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("names the note `plans/launch/start` as `start`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--vault-root"), "{stderr}");
+}

@@ -10,8 +10,12 @@ pub enum BindingError {
     #[error("invalid argument `{name}`: {reason}")]
     InvalidArgument { name: &'static str, reason: String },
     /// `updateStatus` was given a status other than pending, active, done, failed.
-    #[error("unknown status {0:?}: expected \"pending\", \"active\" or \"done\"")]
+    #[error("unknown status {0:?}: expected \"pending\", \"active\", \"done\" or \"failed\"")]
     InvalidStatus(String),
+    /// `updateStatus` could not set the status without changing the rest of
+    /// the note's frontmatter (the note is then not to be written).
+    #[error("the note is not changed: {0}")]
+    StatusNotWritable(String),
     /// A result could not be converted to a JavaScript value.
     #[error("cannot convert the result to JavaScript: {0}")]
     Conversion(String),
@@ -23,6 +27,7 @@ impl BindingError {
         match self {
             BindingError::InvalidArgument { .. } => "invalid-argument",
             BindingError::InvalidStatus(_) => "invalid-status",
+            BindingError::StatusNotWritable(_) => "status-not-writable",
             BindingError::Conversion(_) => "conversion-failed",
         }
     }

@@ -119,7 +119,11 @@ pub fn validate(plan: &PlanHandle) -> Result<JsValue, JsValue> {
 }
 
 /// Set a note's `status:` surgically: only that line changes (it, and a
-/// frontmatter block, are added when missing); CRLF, BOM and unknown keys survive.
+/// frontmatter block, are added when missing); CRLF, BOM and unknown keys
+/// survive. Checked as the runner checks its own writes: the note must read
+/// back with the new status and every other property as before (a value
+/// over several lines is made one line); where no rewrite keeps the rest
+/// (an anchor another key uses), `status-not-writable` says why.
 #[wasm_bindgen(js_name = updateStatus)]
 pub fn update_status(
     text: &str,
@@ -127,5 +131,6 @@ pub fn update_status(
 ) -> Result<String, JsValue> {
     let status =
         Status::parse(status).ok_or_else(|| BindingError::InvalidStatus(status.to_owned()))?;
-    Ok(planvault_core::vault::update_status(text, status))
+    Ok(planvault_core::vault::checked_update_status(text, status)
+        .map_err(BindingError::StatusNotWritable)?)
 }

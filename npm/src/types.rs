@@ -34,7 +34,7 @@ export type VaultFiles = Record<string, string>;
 /** What every error thrown by this package carries. */
 export interface PlanvaultError extends Error {
   name: "PlanvaultError";
-  code: "invalid-argument" | "invalid-status" | "conversion-failed" | "internal-panic" | "internal-error" | "stale-handle";
+  code: "invalid-argument" | "invalid-status" | "status-not-writable" | "conversion-failed" | "internal-panic" | "internal-error" | "stale-handle";
 }
 "#;
 

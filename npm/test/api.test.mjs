@@ -100,6 +100,18 @@ test("updateStatus adds the line, and a block, where there is none", () => {
   assert.equal(added.replace(/status: done\n/, ""), noStatus);
 });
 
+test("updateStatus keeps every other property as it read, or refuses with status-not-writable", () => {
+  // A status written over two lines is made one line; the rest stays.
+  const folded = "---\nstatus: >-\n  pending\nowner: ada\n---\n# Step\n";
+  assert.equal(planvault.updateStatus(folded, "done"), "---\nstatus: done\nowner: ada\n---\n# Step\n");
+  // An anchor another key reads: no rewrite of the value keeps `owner`.
+  const anchored = "---\nstatus: &s pending\nowner: *s\n---\n# Step\n";
+  assert.throws(
+    () => planvault.updateStatus(anchored, "done"),
+    (e) => e.code === "status-not-writable" && /status: pending/.test(e.message),
+  );
+});
+
 test("updateStatus refuses an unknown status with invalid-status", () => {
   assert.throws(() => planvault.updateStatus("# x\n", "finished"), (e) => e.code === "invalid-status" && /finished/.test(e.message));
 });

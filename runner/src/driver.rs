@@ -452,6 +452,41 @@ impl<'a, H: Host> Driver<'a, H> {
         check_in_folder(&vault, self.files.folder())
     }
 
+    /// A plan folder's journal written when the folder ran as a vault of
+    /// its own names its notes without the folder (`draft`, now
+    /// `plans/launch/draft`): resumed as it is, every answer in it would be
+    /// lost and asked again. Said instead, with the ways to go on.
+    fn journal_of_this_folder(&self, journal: &Journal, file: &str) -> Result<(), RunError> {
+        let folder = self.files.folder();
+        if folder.is_empty() {
+            return Ok(());
+        }
+        let Some(id) = journal
+            .entries
+            .iter()
+            .filter_map(|e| key_visit(&e.key))
+            .map(|(id, _)| id)
+            .find(|id| {
+                !self.index.contains_key(*id) && self.index.contains_key(&format!("{folder}/{id}"))
+            })
+        else {
+            return Ok(());
+        };
+        let hint = match self.host.surface() {
+            Surface::Cli => format!(
+                "finish it as it was begun, with {folder}/ read as a vault of its own: give its path as --vault-root too (planvault run FOLDER --vault-root FOLDER); or start over in this vault: --fresh"
+            ),
+            Surface::Browser => "press Run to start over in this vault".to_string(),
+        };
+        Err(RunError::new(
+            ErrorCode::Journal,
+            format!(
+                "{file} names the note `{folder}/{id}` as `{id}`: the run it records read {folder}/ as a vault of its own, where links may lead elsewhere"
+            ),
+        )
+        .with_hint(hint))
+    }
+
     /// Index the plan's nodes and the edges leaving each.
     fn index_plan(&mut self) {
         self.index = self
@@ -711,7 +746,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 files.insert(path.clone(), text);
             }
         }
-        if self.options.plan.is_none() {
+        // A vault's settings say what holds no plan notes: the check of a
+        // tool's note (`plan_change`) must skip what the plan's check did,
+        // whether the driver read the plan or was handed it.
+        let vault = self.options.plan.as_ref();
+        if vault.is_none_or(|p| p.format == PlanFormat::Vault) {
             for setting in SETTINGS {
                 // Dot-files are not listed; a setting that cannot be read
                 // skips nothing, as when it is absent.
@@ -877,6 +916,7 @@ impl<'a, H: Host> Driver<'a, H> {
         } else {
             Journal::new()
         };
+        self.journal_of_this_folder(&journal, &journal_file)?;
         for entry in std::mem::take(&mut self.options.decisions) {
             if let Some(node) = waiting_node(&entry.key) {
                 self.waiting.push((node.to_string(), entry.answer));
@@ -1990,6 +2030,14 @@ impl<'a, H: Host> Driver<'a, H> {
                 if !in_folder(&path, folder) {
                     return Err(ToolError::Said(format!(
                         "{path} is outside the plan's folder {folder}/: write_note writes only there (e.g. {folder}/notes.md)"
+                    )));
+                }
+                // SilverBullet's configuration page would make the folder a
+                // space's root: the next run would take it for the vault.
+                let page = "CONFIG.md";
+                if !folder.is_empty() && path.eq_ignore_ascii_case(&format!("{folder}/{page}")) {
+                    return Err(ToolError::Said(format!(
+                        "{path} would make the plan's folder a SilverBullet space of its own, read as a vault apart from the one it is in: write it under another name"
                     )));
                 }
                 // The trace (the run's own writing) is no tool's to write.

@@ -85,6 +85,9 @@ type RefuseMcp = Box<dyn Fn(&str, &serde_json::Value) -> Option<String>>;
 /// The vault folder, the network and the shell.
 pub struct NativeHost {
     root: PathBuf,
+    /// The plan's folder in the vault (empty: the whole vault): what the
+    /// run writes really lies in it, whatever symlink a path goes through.
+    plan_folder: String,
     /// Where `@tool` commands run (a PLAN.md's folder); else the current one.
     command_dir: Option<PathBuf>,
     /// Environment variables a command keeps beyond [`COMMAND_ENV`].
@@ -126,6 +129,7 @@ impl NativeHost {
             .into();
         NativeHost {
             root: root.to_path_buf(),
+            plan_folder: String::new(),
             command_dir: None,
             command_env: Vec::new(),
             fetch_allow: Vec::new(),
@@ -261,6 +265,15 @@ impl NativeHost {
         Ok(())
     }
 
+    /// The run is of the plan in `folder` (vault-relative) of this vault:
+    /// every write, append and removal must really land in that folder, and
+    /// a symlinked note in it that leads out of it is not listed (the run
+    /// would write its status there).
+    pub fn with_plan_folder(mut self, folder: &str) -> Self {
+        self.plan_folder = folder.trim_matches('/').to_string();
+        self
+    }
+
     /// The PLAN.md amendments go to, as the run read it.
     pub fn with_plan_file(self, path: &Path, text: &str) -> Self {
         *self.plan_file.borrow_mut() = Some((path.to_path_buf(), text.to_string()));
@@ -285,6 +298,41 @@ impl NativeHost {
     fn path(&self, rel: &str) -> Result<PathBuf, HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
         confine(&root, rel)
+    }
+
+    /// [`Self::path`] for a change: where it really lands (symlinks
+    /// followed) must be in the plan's folder, and in a run's trace folder
+    /// only when `rel` names one: a symlinked folder may not carry a
+    /// tool's note out of the plan or into a trace.
+    fn write_path(&self, rel: &str) -> Result<PathBuf, HostError> {
+        let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
+        let full = confine(&root, rel)?;
+        let real = full
+            .strip_prefix(&root)
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .unwrap_or_default();
+        use planvault_core::vault::{in_folder, in_trace_folder};
+        if !in_folder(&real, &self.plan_folder) {
+            return Err(HostError::new(
+                rel,
+                format!(
+                    "leads through a symlink to {real}, outside the plan's folder {}/; refused",
+                    self.plan_folder
+                ),
+            ));
+        }
+        if in_trace_folder(&real) != in_trace_folder(rel) {
+            return Err(HostError::new(
+                rel,
+                format!("leads through a symlink to {real}, a run's trace; refused"),
+            ));
+        }
+        Ok(full)
     }
 
     /// Whether the vault's file system ignores case (probed once by
@@ -360,8 +408,14 @@ pub fn io_error(path: &str, err: std::io::Error) -> HostError {
     let full = err.kind() == std::io::ErrorKind::StorageFull
         || err.kind() == std::io::ErrorKind::QuotaExceeded
         || matches!(err.raw_os_error(), Some(28));
+    // ENAMETOOLONG (Linux 36, macOS 63): the name, not the storage, is at
+    // fault; a tool told so can write under another.
+    let too_long = matches!(err.raw_os_error(), Some(36)) && cfg!(target_os = "linux")
+        || matches!(err.raw_os_error(), Some(63)) && cfg!(target_os = "macos");
     if full {
         HostError::disk_full(path)
+    } else if too_long {
+        HostError::new(path, "the name is too long for the file system; refused")
     } else {
         HostError::failure(path, err.to_string())
     }
@@ -607,7 +661,13 @@ pub fn write_atomic_unless_changed(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.planvault-tmp"));
+    // Within a file name's 255 bytes whatever the note's (writes are one
+    // at a time, so two long names sharing the cut cannot meet).
+    let mut cut = name.len().min(200);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let tmp = path.with_file_name(format!(".{}.planvault-tmp", &name[..cut]));
     match fs::remove_file(&tmp) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -816,9 +876,15 @@ impl Host for NativeHost {
                 let kind = entry.file_type().map_err(|e| io_error(&shown, e))?;
                 if kind.is_symlink() {
                     // A symlinked file is listed only when it stays in the
-                    // vault; a symlinked folder is never entered.
-                    let inside = fs::canonicalize(&path)
-                        .is_ok_and(|real| real.starts_with(&root) && real.is_file());
+                    // vault (in the plan's folder, when it lies there); a
+                    // symlinked folder is never entered.
+                    let folder = root.join(&self.plan_folder);
+                    let in_plan = path.starts_with(&folder);
+                    let inside = fs::canonicalize(&path).is_ok_and(|real| {
+                        real.starts_with(&root)
+                            && real.is_file()
+                            && (!in_plan || real.starts_with(&folder))
+                    });
                     if !inside {
                         continue;
                     }
@@ -861,7 +927,7 @@ impl Host for NativeHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let full = self.path(path)?;
+        let full = self.write_path(path)?;
         let seen = self.seen.borrow().get(path).cloned();
         let written = match &seen {
             // Looked at again with the new text on disk beside it, just
@@ -883,7 +949,7 @@ impl Host for NativeHost {
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let full = self.path(path)?;
+        let full = self.write_path(path)?;
         let append = || -> std::io::Result<()> {
             if let Some(parent) = full.parent() {
                 fs::create_dir_all(parent)?;
@@ -899,7 +965,7 @@ impl Host for NativeHost {
     }
 
     async fn remove(&self, path: &str) -> Result<(), HostError> {
-        match fs::remove_file(self.path(path)?) {
+        match fs::remove_file(self.write_path(path)?) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
             _ => Ok(()),
         }

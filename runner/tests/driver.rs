@@ -2881,3 +2881,56 @@ fn a_tool_name_the_model_makes_up_is_scrubbed_where_posted() {
     assert!(!tools.is_empty());
     assert_no_key(&host);
 }
+
+/// A tool's note is judged against the plan as it was checked, the vault's
+/// templates folder skipped, whether the runner read the plan itself (the
+/// browser) or was handed it (the terminal): a template counted as a note
+/// (here a second `type: start`) would make the vault look broken already,
+/// and a note that breaks the plan would be let through.
+#[test]
+fn a_tool_note_is_judged_with_the_vaults_skipped_notes_left_out() {
+    let mut vault = example();
+    let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]");
+    vault.insert("draft.md".into(), draft);
+    vault.insert(
+        ".obsidian/templates.json".into(),
+        r#"{"folder":"Templates"}"#.into(),
+    );
+    vault.insert(
+        "Templates/Step.md".into(),
+        "---\ntype: start\n---\n# {{title}}\n".into(),
+    );
+    let breaking = serde_json::json!({"path": "ideas/idea.md", "content": "# Idea\n\n## Next\n- [[nowhere]]\n"})
+        .to_string();
+    let scripted = move |c: &HttpCall| {
+        let told = c.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        match (step(c), told) {
+            ("draft", 0) => Reply::tool_call("c1", "write_note", &breaking),
+            _ => good_model(c),
+        }
+    };
+    let handed = planvault_core::vault::check_in_folder(&vault, "").plan;
+    for plan in [None, Some(handed)] {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(vault.clone(), &inbox, scripted.clone());
+        let options = Options {
+            plan,
+            ..Options::default()
+        };
+        let finished = block_on(run_with(&host, &inbox, start(model()), options))
+            .expect("the run waited for a message nobody sends");
+        assert_eq!(finished, Some(FinishReason::Completed));
+        assert_eq!(
+            host.file("ideas/idea.md"),
+            None,
+            "the note that breaks the plan was written"
+        );
+        let told = tool_answers(&host).join("\n");
+        assert!(told.contains("ideas/idea.md is not written"), "{told}");
+    }
+}

@@ -205,6 +205,14 @@ impl Host for TemporalHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
+        // The vault's skip settings are read since plan folders ran in
+        // their vault: a run begun before replays without those reads.
+        use planvault_core::vault::scope::{IGNORE_FILE, TEMPLATER_SETTINGS, TEMPLATES_SETTINGS};
+        if [TEMPLATES_SETTINGS, TEMPLATER_SETTINGS, IGNORE_FILE].contains(&path)
+            && !self.ctx.patched("vault-skip-settings-read")
+        {
+            return Ok(None);
+        }
         let text = self
             .ctx
             .execute_activity(VaultActivities::read, self.file(path), self.file_options())

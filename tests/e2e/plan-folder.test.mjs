@@ -274,8 +274,11 @@ test('a plan folder runs in its vault: its links as drawn, its trace in the fold
     assert.ok(files[`${P}00_plan-trace/trace.md`]?.includes('Write the draft'), Object.keys(files).join(' '));
     assert.ok(files[`${P}00_plan-trace/Draft.visit-1.md`]?.includes('Output of [[plans/launch/Draft]]'));
     assert.ok(!Object.keys(files).some((p) => p.startsWith('00_plan-trace/')), Object.keys(files).join(' '));
-    // The trace's notes are no notes of the plan.
+    // The trace's notes are no notes of the plan, nor changes to the vault.
+    await page.evaluate(() => window.planvaultTest.poll());
+    await idle();
     await summaryIs('Plan: 3 notes in plans/launch/, 2 edges, no errors');
+    assert.doesNotMatch(await page.locator('#status').textContent(), /00_plan-trace/);
     await saveScreenshot(page, 'plan-folder-run-finished');
   } finally {
     stub.close();

@@ -51,7 +51,8 @@ export async function readVault(dir, progress) {
       const hidden = path.split('/').some((part) => part.startsWith('.'));
       if (hidden && !setting(path)) continue;
       if (handle.kind === 'directory') {
-        if (path !== '00_plan-trace') stack.push([handle, path + '/']);
+        // A run's trace, at the root or in a plan folder, is no note.
+        if (name !== '00_plan-trace') stack.push([handle, path + '/']);
         continue;
       }
       if (!hidden && !wanted(path, name)) continue;
@@ -212,7 +213,7 @@ export async function readFileList(files) {
     const path = full.includes('/') ? full.slice(full.indexOf('/') + 1) : full;
     const hidden = path.split('/').some((part) => part.startsWith('.'));
     if (hidden && !SETTINGS.includes(path)) continue;
-    if (path.split('/')[0] === '00_plan-trace') continue;
+    if (path.split('/').slice(0, -1).includes('00_plan-trace')) continue;
     if (!hidden && !wanted(path, file.name)) continue;
     out[path] = decoder.decode(await file.arrayBuffer());
   }

@@ -240,7 +240,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let decisions = args
         .decide
         .iter()
-        .map(|d| parse_decision(d))
+        .map(|d| parse_decision(d).map(|e| in_plan_folder(e, &plan, &folder)))
         .collect::<Result<Vec<_>>>()?;
     let once = Once {
         root: &root,
@@ -304,6 +304,7 @@ fn run_once(
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let started = isolation.map(|h| h.started.clone());
     let mut host = NativeHost::new(root)
+        .with_plan_folder(&folder)
         .with_command_env(&endpoints.command_env)
         .with_fetch_allow(&endpoints.fetch_allow)
         .with_stop_flag(stop.clone())
@@ -587,6 +588,25 @@ pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::Journ
         // The question waiting at that item, whichever visit it is.
         planvault_runner::driver::waiting_decision(item.trim(), answer)
     })
+}
+
+/// A decision naming a note by its path in the plan's folder (`approve`
+/// for `plans/launch/approve`, as a person reads the folder) names it by
+/// its id in the vault.
+fn in_plan_folder(
+    mut entry: planvault_core::engine::JournalEntry,
+    plan: &Plan,
+    folder: &str,
+) -> planvault_core::engine::JournalEntry {
+    let Some(hash) = entry.key.find('#') else {
+        return entry;
+    };
+    let node = &entry.key[..hash];
+    let known = |id: &str| plan.nodes.iter().any(|n| n.id == id);
+    if !folder.is_empty() && !known(node) && known(&format!("{folder}/{node}")) {
+        entry.key = format!("{folder}/{}", entry.key);
+    }
+    entry
 }
 
 /// Progress on stderr: one line per event, and a live character count while

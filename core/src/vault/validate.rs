@@ -99,10 +99,13 @@ pub fn validate(plan: &Plan) -> Vec<Diagnostic> {
 pub(crate) fn validate_in(plan: &Plan, vault: Option<&Enclosing<'_>>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if plan.nodes.is_empty() {
-        out.push(Diagnostic::error(
-            Code::EmptyPlan,
-            "the vault has no notes, so there is no plan to run",
-        ));
+        let message = match vault.map(|v| v.folder).filter(|f| !f.is_empty()) {
+            Some(folder) => {
+                format!("the folder `{folder}/` has no notes, so there is no plan to run")
+            }
+            None => "the vault has no notes, so there is no plan to run".to_string(),
+        };
+        out.push(Diagnostic::error(Code::EmptyPlan, message));
         return out;
     }
     check_links(plan, vault, &mut out);
