@@ -2182,6 +2182,21 @@ fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
     );
 }
 
+/// A stub that answers every request "Done.".
+fn done_stub() -> Stub {
+    let script = Script {
+        replies: Vec::new(),
+        default: Some(reply("", "Done.")),
+    };
+    Stub::start(script, 0, None).unwrap()
+}
+
+/// `note`'s text with `from` written as `to`.
+fn rewrite(note: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(note).unwrap().replace(from, to);
+    std::fs::write(note, text).unwrap();
+}
+
 /// A plan that is one folder of a larger Obsidian vault, its links written
 /// as Obsidian writes them where names repeat (a path from the root), a
 /// namesake of a plan note at the root and an older copy in `Archive/`.
@@ -2314,20 +2329,12 @@ fn a_plan_folder_whose_link_leaves_it_in_obsidian_does_not_run() {
     let vault = plan_in_a_vault(dir.path());
     // `[[Draft]]` from `plans/launch/` opens the root's `Draft.md` in
     // Obsidian (a path from the root comes first), not the folder's.
-    let start = vault.join("plans/launch/start.md");
-    let text = std::fs::read_to_string(&start)
-        .unwrap()
-        .replace("[[plans/launch/Draft]]", "[[Draft]]");
-    std::fs::write(&start, text).unwrap();
-    let stub = Stub::start(
-        Script {
-            replies: Vec::new(),
-            default: Some(reply("", "Done.")),
-        },
-        0,
-        None,
-    )
-    .unwrap();
+    rewrite(
+        &vault.join("plans/launch/start.md"),
+        "[[plans/launch/Draft]]",
+        "[[Draft]]",
+    );
+    let stub = done_stub();
     let out = run_to_end(&vault.join("plans/launch"), &stub, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -2411,15 +2418,7 @@ fn a_plan_folder_s_symlinked_note_decisions_and_old_journal() {
     let vault = plan_in_a_vault(dir.path());
     let folder = vault.join("plans/launch");
     std::os::unix::fs::symlink("../../Notes/Background.md", folder.join("Linked.md")).unwrap();
-    let stub = Stub::start(
-        Script {
-            replies: Vec::new(),
-            default: Some(reply("", "Done.")),
-        },
-        0,
-        None,
-    )
-    .unwrap();
+    let stub = done_stub();
     let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("validate")
         .arg(&folder)
@@ -2453,11 +2452,11 @@ fn a_plan_folder_s_symlinked_note_decisions_and_old_journal() {
     // A run of the folder alone (as before plan folders ran in their
     // vault), stopped at its gate, then run in the vault.
     // `./Draft` leads to the folder's Draft read either way.
-    let start = folder.join("start.md");
-    let text = std::fs::read_to_string(&start)
-        .unwrap()
-        .replace("[[plans/launch/Draft]]", "[[./Draft]]");
-    std::fs::write(&start, text).unwrap();
+    rewrite(
+        &folder.join("start.md"),
+        "[[plans/launch/Draft]]",
+        "[[./Draft]]",
+    );
     let alone = folder.to_str().unwrap();
     let out = run_to_end(
         &folder,

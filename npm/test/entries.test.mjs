@@ -66,9 +66,12 @@ test("the markdown build is the validator alone, under 259 KB gzipped; the full 
   // links, `%%` block comments, HTML comments) took it to 254.0 KB, 255 KB
   // until a link under `## Next` that no item holds was warned about
   // (255.9 KB), 257 KB until messages named a markdown link as written and
-  // suggested the fix in its form (258.3 KB): a plan that means the same in
-  // Obsidian, and says so in the note's own words, comes before the last 8 KB.
-  assert.ok(markdown < 259_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 259 KB budget`);
+  // suggested the fix in its form (258.3 KB), 259 KB until `updateStatus`
+  // checked its write as the runner does (+2.3 KB) and frontmatter was read
+  // as Obsidian shows it or refused where it cannot be (+1.8 KB; 262.7 KB):
+  // a plan that means the same in Obsidian, and says so in the note's own
+  // words, comes before the last 13 KB.
+  assert.ok(markdown < 263_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 263 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
@@ -76,8 +79,9 @@ test("the markdown build is the validator alone, under 259 KB gzipped; the full 
   // from 305 KB for the `link-not-edge` warning (305.1 KB); from 307 KB for
   // markdown links named as written (307.5 KB); from 308 KB for `@on`
   // conditions compared as Leopold compares them (JavaScript's trim and
-  // lower-casing, 308.1 KB).
-  assert.ok(full < 309_000, `planvault's wasm is ${full} B gzipped, over its 309 KB ceiling`);
+  // lower-casing, 308.1 KB); from 309 KB for the checked `updateStatus` and
+  // the frontmatter read as Obsidian shows it (312.5 KB).
+  assert.ok(full < 313_000, `planvault's wasm is ${full} B gzipped, over its 313 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

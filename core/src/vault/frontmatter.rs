@@ -440,13 +440,13 @@ fn error_at(message: &mut String, yaml: &str, written: &[Entry<'_>]) -> Option<(
         let second = written.iter().filter(|e| e.key == key).nth(1)?;
         return Some((second.line + 1, 1));
     }
-    let (head, position) = message.rsplit_once(" at position ")?;
-    let at: usize = position.parse().ok()?;
+    let cut = message.find(" at position ")?;
+    let at: usize = message[cut + " at position ".len()..].parse().ok()?;
     if !yaml.is_char_boundary(at.min(yaml.len())) {
         return None;
     }
     let found = crate::position::LineIndex::new(yaml).line_col(at);
-    message.truncate(head.len());
+    message.truncate(cut);
     Some(found)
 }
 

@@ -115,19 +115,18 @@ pub fn parse_note_with(
             .with_nodes([id]),
         );
     }
+    // A block that opens and cannot be read: said at the note's start.
+    let mut unread = |message: &str| {
+        let d = Diagnostic::error(Code::BadFrontmatter, message.to_string());
+        diagnostics.push(d.at(&position(0)).with_nodes([id]));
+        frontmatter::Knobs::default()
+    };
     let (knobs, body_offset) = match frontmatter::split(text) {
         // Classic Mac OS line ends: Obsidian reads the block they open.
-        Split::Absent if text.starts_with("---\r") && !text.starts_with("---\r\n") => {
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::BadFrontmatter,
-                    "the note's lines end with a bare CR (classic Mac OS): Obsidian reads the frontmatter this `---` opens and planvault cannot; save the note with LF or CRLF line ends",
-                )
-                .at(&position(0))
-                .with_nodes([id]),
-            );
-            (frontmatter::Knobs::default(), 0)
-        }
+        Split::Absent if text.starts_with("---\r") && !text.starts_with("---\r\n") => (
+            unread("the note's lines end with a bare CR (classic Mac OS): Obsidian reads the frontmatter this `---` opens and planvault cannot; save the note with LF or CRLF line ends"),
+            0,
+        ),
         Split::Absent => (frontmatter::Knobs::default(), 0),
         Split::Closed(block) => {
             let ctx = NoteContext {
@@ -141,17 +140,10 @@ pub fn parse_note_with(
                 block.body_offset,
             )
         }
-        Split::Unclosed { body_offset } => {
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::BadFrontmatter,
-                    "frontmatter opened with `---` is never closed by a `---` line",
-                )
-                .at(&position(0))
-                .with_nodes([id]),
-            );
-            (frontmatter::Knobs::default(), body_offset)
-        }
+        Split::Unclosed { body_offset } => (
+            unread("frontmatter opened with `---` is never closed by a `---` line"),
+            body_offset,
+        ),
     };
 
     let body = &text[body_offset..];
