@@ -4,6 +4,24 @@
 // A program: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+/// `println!` for what the command answers on stdout: a reader that stops
+/// early (`planvault validate --json | head`) ends the writing, not the
+/// program with a panic; the exit code still says what was found.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` as [`outln!`] writes.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod input;
 mod mcp_config;
 mod receipt;
@@ -272,9 +290,9 @@ fn graph(args: GraphArgs) -> ExitCode {
         if format == GraphFormat::Json {
             drawing = with_diagnostics(&drawing, &checked.diagnostics);
         }
-        print!("{drawing}");
+        out!("{drawing}");
         if !drawing.ends_with('\n') {
-            println!();
+            outln!();
         }
         for d in &checked.diagnostics {
             eprintln!("{}", d.render_human());
@@ -331,10 +349,10 @@ fn validate(args: ValidateArgs) -> ExitCode {
     }
     if !args.quiet {
         if args.json {
-            println!("{}", diagnostic::to_json(&checked.diagnostics));
+            outln!("{}", diagnostic::to_json(&checked.diagnostics));
         } else {
             for d in &checked.diagnostics {
-                println!("{}", d.render_human());
+                outln!("{}", d.render_human());
             }
         }
     }

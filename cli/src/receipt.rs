@@ -51,20 +51,20 @@ fn verify(args: &VerifyArgs) -> ExitCode {
     let ok = checks.iter().all(|c| c.ok);
     if args.json {
         let out = serde_json::json!({ "receipt": receipt.id, "ok": ok, "checks": checks });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).expect("checks serialize")
         );
     } else {
         for c in &checks {
             let mark = if c.ok { "ok  " } else { "FAIL" };
-            println!("{mark} {}: {}", c.check, escape_controls(&c.message, true));
+            outln!("{mark} {}: {}", c.check, escape_controls(&c.message, true));
         }
         let failed: Vec<&str> = checks.iter().filter(|c| !c.ok).map(|c| c.check).collect();
         if ok {
-            println!("receipt {} verified", receipt.id);
+            outln!("receipt {} verified", receipt.id);
         } else {
-            println!(
+            outln!(
                 "receipt {} does not match: {}",
                 escape_controls(&receipt.id, true),
                 failed.join(", ")

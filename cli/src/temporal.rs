@@ -190,7 +190,7 @@ mod with_temporal {
                         },
                         None => String::new(),
                     };
-                    println!(
+                    outln!(
                         "{}\t{}\t{}",
                         run.workflow_id,
                         run.status,
@@ -211,12 +211,12 @@ mod with_temporal {
                         choice: verdict.choice,
                     },
                 )?;
-                println!("{}", escape_controls(&said, true));
+                outln!("{}", escape_controls(&said, true));
                 Ok(ExitCode::SUCCESS)
             }
             Temporal::Cancel(args) => {
                 client::cancel(&target(&args.cluster), &args.run)?;
-                println!("{}: cancel requested", args.run);
+                outln!("{}: cancel requested", args.run);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -342,9 +342,9 @@ mod with_temporal {
         let target = target(&args.cluster);
         let id = workflow_id(&place, &args.run);
         match client::submit(&target, &id, submission)? {
-            Submitted::Started { workflow_id } => println!("submitted {workflow_id}"),
+            Submitted::Started { workflow_id } => outln!("submitted {workflow_id}"),
             Submitted::Exists { workflow_id } => {
-                println!("{workflow_id} exists already: not submitted again")
+                outln!("{workflow_id} exists already: not submitted again")
             }
         }
         if !args.wait {

@@ -574,3 +574,35 @@ fn a_silverbullet_space_is_checked_unasked() {
     );
     assert_eq!(stdout(&out), stdout(&rooted));
 }
+
+/// A reader that stops early (`planvault validate --json | head`) ends the
+/// output, not the program with a panic; the exit code still says what
+/// was found.
+#[test]
+fn a_closed_stdout_ends_the_output_without_a_panic() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    // Enough diagnostics to fill a pipe's buffer many times over.
+    for i in 0..3000 {
+        std::fs::write(
+            dir.path().join(format!("note-{i}.md")),
+            "# Note\n\n## Next\n- [[nowhere]]\n",
+        )
+        .unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["validate", "--json"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}

@@ -2358,6 +2358,9 @@ fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model()
     std::fs::create_dir_all(vault.join("Other/00_plan-trace")).unwrap();
     std::os::unix::fs::symlink("../../Notes", folder.join("notes")).unwrap();
     std::os::unix::fs::symlink("../../Other/00_plan-trace", folder.join("trace")).unwrap();
+    // A folder that leads back to the plan's own: `CONFIG.md` under another name.
+    std::fs::create_dir_all(folder.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", folder.join("sub/back")).unwrap();
     // A name near the file system's limit is written (its temporary file's
     // name must fit too); one over it is refused.
     let near = format!("plans/launch/{}.md", "a".repeat(245));
@@ -2373,6 +2376,7 @@ fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model()
                     write("plans/launch/notes/escaped.md"),
                     write("plans/launch/trace/escaped.md"),
                     write("plans/launch/CONFIG.md"),
+                    write("plans/launch/sub/back/CONFIG.md"),
                     write(&near),
                     write(&over),
                 ],
@@ -2398,8 +2402,9 @@ fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model()
         .collect::<Vec<_>>()
         .join("\n");
     for why in [
-        "leads through a symlink to Notes/escaped.md, outside the plan's folder plans/launch/",
-        "leads through a symlink to Other/00_plan-trace/escaped.md",
+        "plans/launch/notes is a symlinked folder (it leads to Notes)",
+        "plans/launch/trace is a symlinked folder (it leads to Other/00_plan-trace)",
+        "plans/launch/sub/back is a symlinked folder (it leads to plans/launch)",
         "would make the plan's folder a SilverBullet space of its own",
         "the name is too long for the file system",
     ] {

@@ -60,7 +60,7 @@ pub struct IncrementalVault {
     links: LinkIndex<'static>,
     /// The plan's folder, vault-relative (empty: the whole vault).
     folder: String,
-    /// The vault's notes outside `folder` (and not skipped), in path order:
+    /// The vault's other notes (outside `folder`, or skipped), in path order:
     /// link targets only, at `links` index `paths.len()` and on.
     outside: Vec<String>,
     /// What the vault's settings skip (`scope::skipped`).
@@ -187,10 +187,10 @@ impl IncrementalVault {
             cached: None,
         };
         for (path, text) in files {
-            if !vault.is_note(path) {
+            if !is_plan_note(path) {
                 continue;
             }
-            if in_folder(path, &vault.folder) {
+            if vault.is_note(path) {
                 let (node, state) = parse(path, text);
                 vault.paths.push(path.to_owned());
                 vault.plan.nodes.push(node);
@@ -210,10 +210,11 @@ impl IncrementalVault {
         self.stale
     }
 
-    /// A note the plan's links may reach: not skipped by the loader or the
-    /// vault's settings.
+    /// A note of the plan: in its folder, not skipped by the loader or the
+    /// vault's settings. Every other note is one the plan's links may still
+    /// reach (Obsidian opens a template too), kept by its path.
     fn is_note(&self, path: &str) -> bool {
-        is_plan_note(path) && !is_skipped(path, &self.skip)
+        is_plan_note(path) && !is_skipped(path, &self.skip) && in_folder(path, &self.folder)
     }
 
     /// A note outside the plan appears (`true`) or disappears: a link
@@ -231,10 +232,10 @@ impl IncrementalVault {
 
     /// Add or replace one file (a path the loader skips changes nothing).
     pub fn update(&mut self, path: &str, text: &str) {
-        if !self.is_note(path) {
+        if !is_plan_note(path) {
             return;
         }
-        if !in_folder(path, &self.folder) {
+        if !self.is_note(path) {
             self.set_outside(path, true);
             return;
         }
@@ -357,10 +358,10 @@ impl IncrementalVault {
                 .collect();
             sort_by_position(&mut all);
             let plan = &self.plan;
-            let (links, folder) = (&self.links, self.folder.as_str());
+            let (links, folder, skip) = (&self.links, self.folder.as_str(), &self.skip);
             let graph = self
                 .graph_diagnostics
-                .get_or_insert_with(|| scope::validate_in_folder(plan, links, folder));
+                .get_or_insert_with(|| scope::validate_in_folder(plan, links, folder, skip));
             planvault_core::vault::drop_outside_plan(&mut all, graph, plan);
             all.extend_from_slice(graph);
             self.cached = Some(all);

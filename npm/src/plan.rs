@@ -19,6 +19,8 @@ use wasm_bindgen::prelude::*;
 pub struct PlanHandle {
     plan: Plan,
     parse_diagnostics: Vec<Diagnostic>,
+    /// Every diagnostic, when the plan was checked whole at parse time.
+    all: Option<Vec<Diagnostic>>,
 }
 
 impl PlanHandle {
@@ -26,6 +28,17 @@ impl PlanHandle {
         PlanHandle {
             plan,
             parse_diagnostics,
+            all: None,
+        }
+    }
+
+    /// A vault checked whole (its links resolved among notes that are no
+    /// nodes too): its diagnostics are final.
+    pub(crate) fn checked(checked: planvault_core::Checked) -> Self {
+        PlanHandle {
+            plan: checked.plan,
+            parse_diagnostics: Vec::new(),
+            all: Some(checked.diagnostics),
         }
     }
 
@@ -39,6 +52,9 @@ impl PlanHandle {
 
     /// Parse and validation diagnostics, in the order `planvault validate` prints them.
     pub fn all_diagnostics(&self) -> Vec<Diagnostic> {
+        if let Some(all) = &self.all {
+            return all.clone();
+        }
         let mut all = self.parse_diagnostics.clone();
         let graph = planvault_core::validate(&self.plan);
         vault::drop_outside_plan(&mut all, &graph, &self.plan);
@@ -94,14 +110,12 @@ pub fn parse_vault_staged(
         &[templates.as_deref(), templater.as_deref()],
         ignore.as_deref(),
     );
-    let (plan, diagnostics) = with_staged_files(used, lengths, |files| {
-        let kept = files
-            .iter()
-            .copied()
-            .filter(|(path, _)| !scope::is_skipped(path, &skip));
-        vault::load_from_as(kept, Detail::Checks)
+    // What the settings skip is never read, but its notes stay in the link
+    // index (Obsidian opens a template too): checked whole, as the CLI does.
+    let checked = with_staged_files(used, lengths, |files| {
+        scope::check_in_folder_with(files.iter().copied(), "", &skip, Detail::Checks)
     })?;
-    Ok(PlanHandle::new(plan, diagnostics))
+    Ok(PlanHandle::checked(checked))
 }
 
 /// Parse a PLAN.md checklist; `file` names it in diagnostics (default `PLAN.md`).

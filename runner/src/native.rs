@@ -307,15 +307,29 @@ impl NativeHost {
     fn write_path(&self, rel: &str) -> Result<PathBuf, HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
         let full = confine(&root, rel)?;
-        let real = full
-            .strip_prefix(&root)
-            .map(|p| {
-                p.components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            })
-            .unwrap_or_default();
+        let relative = |path: &Path| {
+            path.strip_prefix(&root)
+                .map(|p| {
+                    p.components()
+                        .map(|c| c.as_os_str().to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                })
+                .unwrap_or_default()
+        };
+        // The folders on the way are the ones named: a symlinked folder
+        // would carry the change (a `CONFIG.md`, a note) anywhere in the
+        // vault under a name the checks did not see. A symlinked note
+        // itself is judged by where it leads, below.
+        let (folders, _) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let through = relative(&confine(&root, folders)?);
+        if through != folders {
+            return Err(HostError::new(
+                rel,
+                format!("{folders} is a symlinked folder (it leads to {through}); a run writes nothing through one"),
+            ));
+        }
+        let real = relative(&full);
         use planvault_core::vault::{in_folder, in_trace_folder};
         if !in_folder(&real, &self.plan_folder) {
             return Err(HostError::new(

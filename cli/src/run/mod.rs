@@ -694,9 +694,9 @@ impl Progress {
                     // The model's text, exact when piped; on a terminal its
                     // escape sequences are written out.
                     if std::io::stdout().is_terminal() {
-                        println!("{}", escape_controls(answer, true));
+                        outln!("{}", escape_controls(answer, true));
                     } else {
-                        println!("{answer}");
+                        outln!("{answer}");
                     }
                 }
             }

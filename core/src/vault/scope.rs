@@ -107,23 +107,43 @@ pub fn in_folder(path: &str, folder: &str) -> bool {
 
 /// Check the notes under `folder` (empty: the whole vault) as the plan,
 /// their links resolved against every note in `files`; what [`skipped`]
-/// names is not read at all. An edge to a note outside the folder is
+/// names is not read (a link still reaches it, as in Obsidian, and an
+/// edge to it is `edge-leaves-plan`). An edge to a note outside the folder is
 /// `edge-leaves-plan`; a body link anywhere is fine. With an empty folder
 /// and nothing skipped, what [`crate::check`] gives.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checked {
     let skip = skipped(files);
+    let files = files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
+    check_in_folder_with(files, folder, &skip, Detail::Full)
+}
+
+/// [`check_in_folder`] of `files` in path order, with what the vault's
+/// settings skip already read (`skip`, [`skipped_from`]) and each note read
+/// in `detail` (the npm package's `parseVault`: its files staged, its
+/// settings parsed by `JSON.parse`).
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn check_in_folder_with<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    folder: &str,
+    skip: &[String],
+    detail: Detail,
+) -> Checked {
     let folder = folder.trim_matches('/');
     let mut plan = Plan::new(PlanFormat::Vault);
     let mut diagnostics = Vec::new();
-    let mut declared = Vec::new();
+    let files = files.into_iter();
+    // Room for every note at once, as `load_from_as` makes it.
+    let expected = files.size_hint().0;
+    plan.nodes.reserve(expected);
+    let mut declared = Vec::with_capacity(expected);
     let mut outside: Vec<&str> = Vec::new();
-    let kept = files
-        .iter()
-        .filter(|(path, _)| is_plan_note(path) && !is_skipped(path, &skip));
+    // A skipped note (a template, an ignored one) is never read, but a link
+    // still opens it in Obsidian: it is in the index, as a note outside.
+    let kept = files.filter(|(path, _)| is_plan_note(path));
     for (path, text) in kept {
-        if in_folder(path, folder) {
-            let parsed = parse_note_as(path, node_id(path), text, Detail::Full, &mut diagnostics);
+        if in_folder(path, folder) && !is_skipped(path, skip) {
+            let parsed = parse_note_as(path, node_id(path), text, detail, &mut diagnostics);
             let from = plan.nodes.len();
             plan.nodes.push(parsed.node);
             declared.extend(parsed.edges.into_iter().map(|e| (from, e)));
@@ -148,7 +168,7 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
         _ => None,
     };
     sort_by_position(&mut diagnostics);
-    let graph = validate_in_folder(&plan, &index, folder);
+    let graph = validate_in_folder(&plan, &index, folder, skip);
     super::drop_outside_plan(&mut diagnostics, &graph, &plan);
     diagnostics.extend(graph);
     Checked { plan, diagnostics }
@@ -171,10 +191,23 @@ pub fn resolve_in_folder(
 
 /// The graph checks of the plan in `folder` (vault-relative, no `/` around
 /// it; empty: the whole vault), whose links resolve in `index`: the plan's nodes first, in
-/// order, then every other note of the vault that is not skipped. What
+/// order, then every other note of the vault, those `skip` names included
+/// (Obsidian opens them; an edge to one is `edge-leaves-plan`). What
 /// [`check_in_folder`] runs; public for a caller that keeps the plan
 /// between edits (the npm package's `Vault`).
 #[cfg_attr(planvault_size, optimize(size))]
-pub fn validate_in_folder(plan: &Plan, index: &LinkIndex<'_>, folder: &str) -> Vec<Diagnostic> {
-    validate_in(plan, Some(&Enclosing { index, folder }))
+pub fn validate_in_folder(
+    plan: &Plan,
+    index: &LinkIndex<'_>,
+    folder: &str,
+    skip: &[String],
+) -> Vec<Diagnostic> {
+    validate_in(
+        plan,
+        Some(&Enclosing {
+            index,
+            folder,
+            skip,
+        }),
+    )
 }

@@ -86,6 +86,9 @@ pub(crate) struct Enclosing<'a> {
     pub index: &'a LinkIndex<'a>,
     /// The plan's folder, vault-relative.
     pub folder: &'a str,
+    /// What the vault's settings skip (`scope::skipped`): in the index, as
+    /// Obsidian opens them, but no notes of the plan.
+    pub skip: &'a [String],
 }
 
 /// Check a vault plan's graph. Diagnostics come sorted by position.
@@ -209,14 +212,20 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                     }
                     None => String::new(),
                 };
-                Diagnostic::error(
-                    Code::EdgeLeavesPlan,
-                    format!(
-                        "edge from `{from}` leads to `{}`, outside the plan's folder `{}/`; a plan's edges stay in its folder{why}",
-                        name(outside),
-                        vault.map_or("", |v| v.folder)
+                let skipped = vault.is_some_and(|v| {
+                    super::scope::is_skipped(&format!("{}.md", name(outside)), v.skip)
+                });
+                let message = match (skipped, vault.map_or("", |v| v.folder)) {
+                    (true, _) => format!(
+                        "edge from `{from}` leads to `{}`, a note the vault's settings keep out of the plan (its templates folder or `.planvaultignore`); a plan's edges lead to its own notes{why}",
+                        name(outside)
                     ),
-                )
+                    (false, folder) => format!(
+                        "edge from `{from}` leads to `{}`, outside the plan's folder `{folder}/`; a plan's edges stay in its folder{why}",
+                        name(outside)
+                    ),
+                };
+                Diagnostic::error(Code::EdgeLeavesPlan, message)
                 .with_nodes([from.as_str()])
             }
             Resolution::Ambiguous(candidates) => {
