@@ -2483,3 +2483,28 @@ fn a_plan_folder_s_symlinked_note_decisions_and_old_journal() {
     );
     assert!(stderr.contains("--vault-root"), "{stderr}");
 }
+
+/// A trace folder that is a symlink is written through by no run: the run
+/// stops before its first hop, says which folder, and that changing it
+/// lets the run go on (it is not the folder's permission).
+#[cfg(unix)]
+#[test]
+fn a_symlinked_trace_folder_stops_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    std::fs::create_dir_all(vault.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", vault.join("00_plan-trace")).unwrap();
+    let stub = done_stub();
+    let out = run_to_end(&vault, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("00_plan-trace is a symlinked folder (it leads to elsewhere)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("change what the message names"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(vault.join("elsewhere")).unwrap().count(),
+        0
+    );
+}

@@ -291,9 +291,13 @@ fn vault_error(err: HostError) -> RunError {
         )
         .with_hint("free some space, then run again: the run resumes where it stopped");
     }
-    RunError::new(ErrorCode::VaultIo, format!("cannot use the vault: {err}")).with_hint(
-        "check that the app still has permission to the vault's folder, then resume the run",
-    )
+    // A refusal (a symlink, a name too long), not a storage that failed:
+    // what it names is to be changed, not the folder's permission.
+    let hint = match err.failed {
+        true => "check that the app still has permission to the vault's folder, then resume the run",
+        false => "change what the message names in the vault, then run again: the run resumes where it stopped",
+    };
+    RunError::new(ErrorCode::VaultIo, format!("cannot use the vault: {err}")).with_hint(hint)
 }
 
 /// The typed error of a failed model call, with what to do about it where
