@@ -1069,3 +1069,112 @@ fn assert_same_vault(ours: &Path, theirs: &Path) {
         assert_eq!(a, b, "{path} differs from `planvault run`'s");
     }
 }
+
+/// A plan folder of a larger vault, submitted through Temporal, runs as
+/// `planvault run` runs it, and the worker checks each change as the
+/// terminal does: a model's note written through a symlinked folder (out of
+/// the plan, or into another run's trace) or outside the plan's folder is
+/// refused and the refusal told to the model; a symlinked note leading out
+/// of the folder is no note of the plan.
+#[cfg(unix)]
+#[test]
+fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let _worker = start_worker(&server, "folder");
+    let write = |path: &str| llm_stub::ToolCall {
+        name: "write_note".into(),
+        arguments: serde_json::json!({"path": path, "content": "x"}),
+    };
+    let script = || Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    write("plans/launch/notes/escaped.md"),
+                    write("plans/launch/trace/escaped.md"),
+                    write("Notes/outside.md"),
+                    write("plans/launch/Linked.md"),
+                    write("plans/launch/out/Draft text.md"),
+                ],
+                ..reply("Step: Write the draft", "")
+            },
+            reply("outside the plan's folder", "Drafted."),
+        ],
+        default: Some(reply("", "Done.")),
+    };
+    let make = |name: &str| {
+        let vault = plan_in_a_vault(&dir.path().join(name));
+        let folder = vault.join("plans/launch");
+        std::fs::create_dir_all(vault.join("Other/00_plan-trace")).unwrap();
+        std::os::unix::fs::symlink("../../Notes", folder.join("notes")).unwrap();
+        std::os::unix::fs::symlink("../../Other/00_plan-trace", folder.join("trace")).unwrap();
+        std::os::unix::fs::symlink("../../Notes/Background.md", folder.join("Linked.md")).unwrap();
+        vault
+    };
+    let told = |stub: &Stub| {
+        stub.requests()
+            .iter()
+            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+
+    let local = make("local");
+    let local_stub = Stub::start(script(), 0, None).unwrap();
+    let out = planvault()
+        .arg("run")
+        .arg(local.join("plans/launch"))
+        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
+        .args(["--model", "stub-model"])
+        .env("PLANVAULT_API_KEY", SECRET)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let shared = make("shared");
+    let stub = Stub::start(script(), 0, None).unwrap();
+    let out = submit(
+        &server,
+        "folder",
+        &shared.join("plans/launch"),
+        &stub,
+        &["--wait"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+
+    assert_same_vault(&shared.join("plans/launch"), &local.join("plans/launch"));
+    assert_eq!(told(&stub), told(&local_stub));
+    let told = told(&stub);
+    for why in [
+        "plans/launch/notes is a symlinked folder (it leads to Notes)",
+        "plans/launch/trace is a symlinked folder (it leads to Other/00_plan-trace)",
+        "outside the plan's folder",
+        // Not listed, so no note of the plan: written as the note it leads to.
+        "plans/launch/Linked.md reaches an existing note under another spelling",
+    ] {
+        assert!(told.contains(why), "{why}\n{told}");
+    }
+    for vault in [&shared, &local] {
+        for escaped in [
+            "Notes/escaped.md",
+            "Other/00_plan-trace/escaped.md",
+            "Notes/outside.md",
+            "00_plan-trace",
+        ] {
+            assert!(!vault.join(escaped).exists(), "{escaped}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(vault.join("Notes/Background.md")).unwrap(),
+            "# Background\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(vault.join("plans/launch/out/Draft text.md")).unwrap(),
+            "x"
+        );
+        assert_eq!(status_of(&vault.join("plans/launch"), "Send.md"), "done");
+    }
+}

@@ -303,8 +303,9 @@ impl NativeHost {
     /// [`Self::path`] for a change: where it really lands (symlinks
     /// followed) must be in the plan's folder, and in a run's trace folder
     /// only when `rel` names one: a symlinked folder may not carry a
-    /// tool's note out of the plan or into a trace.
-    fn write_path(&self, rel: &str) -> Result<PathBuf, HostError> {
+    /// tool's note out of the plan or into a trace. Public for hosts that
+    /// write through their own compare-and-swap (Temporal's activities).
+    pub fn write_path(&self, rel: &str) -> Result<PathBuf, HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(rel, e))?;
         let full = confine(&root, rel)?;
         let relative = |path: &Path| {

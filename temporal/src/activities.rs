@@ -144,6 +144,10 @@ impl From<WireLlmError> for LlmError {
 pub struct FileIn {
     pub vault: String,
     pub path: String,
+    /// The plan's folder in the vault (empty: the whole vault is the plan):
+    /// a change must really land in it, as [`NativeHost::with_plan_folder`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
 }
 
 /// The vault's files, and whether its file system ignores case.
@@ -168,6 +172,9 @@ pub enum Expected {
 pub struct WriteIn {
     pub vault: String,
     pub path: String,
+    /// As [`FileIn::folder`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
     pub text: String,
     /// Compare-and-swap: the write is refused when the file is neither this
     /// nor already `text` (a retried write that had landed).
@@ -178,6 +185,9 @@ pub struct WriteIn {
 pub struct AppendIn {
     pub vault: String,
     pub path: String,
+    /// As [`FileIn::folder`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
     pub text: String,
 }
 
@@ -380,6 +390,25 @@ impl VaultActivities {
         .await
     }
 
+    /// [`Self::list`] of a plan folder's run (`input.folder`; `path` is
+    /// unused): a symlinked note in the folder that leads out of it is not
+    /// listed, as the terminal's host lists it.
+    #[activity]
+    pub async fn list_in(
+        ctx: ActivityContext,
+        input: FileIn,
+    ) -> Result<Result<Listed, WireHostError>, ActivityError> {
+        in_vault(&ctx, &input.vault.clone(), move |root| {
+            let host = NativeHost::new(root).with_plan_folder(&input.folder);
+            let files = block_on(host.list()).expect("the native host never waits")?;
+            Ok(Listed {
+                files,
+                case_insensitive: host.case_insensitive(),
+            })
+        })
+        .await
+    }
+
     #[activity]
     pub async fn read(
         ctx: ActivityContext,
@@ -403,7 +432,11 @@ impl VaultActivities {
     ) -> Result<Result<(), WireHostError>, ActivityError> {
         let (vault, path) = (input.vault.clone(), input.path.clone());
         changing(&ctx, &vault, path, "write", move |root| {
-            let full = confine(root, &input.path)?;
+            // Where the change really lands, checked as the terminal's host
+            // checks it: no symlinked folder on the way, in the plan's folder.
+            let full = NativeHost::new(root)
+                .with_plan_folder(&input.folder)
+                .write_path(&input.path)?;
             let current = match std::fs::read(&full) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -443,7 +476,7 @@ impl VaultActivities {
                     }
                 }
             }
-            let host = NativeHost::new(root);
+            let host = NativeHost::new(root).with_plan_folder(&input.folder);
             block_on(host.append(&input.path, &input.text)).expect("the native host never waits")
         })
         .await
@@ -456,7 +489,7 @@ impl VaultActivities {
     ) -> Result<Result<(), WireHostError>, ActivityError> {
         let (vault, path) = (input.vault.clone(), input.path.clone());
         changing(&ctx, &vault, path, "remove", move |root| {
-            let host = NativeHost::new(root);
+            let host = NativeHost::new(root).with_plan_folder(&input.folder);
             block_on(host.remove(&input.path)).expect("the native host never waits")
         })
         .await

@@ -36,6 +36,8 @@ const MODEL_ACTIVITY: Duration = Duration::from_secs(60 * 60);
 pub struct TemporalHost {
     ctx: WorkflowContext<PlanvaultRun>,
     vault: String,
+    /// The plan's folder in the vault (empty: the vault is the plan).
+    folder: String,
     config: HostConfig,
     activity: ActivityConfig,
     /// What the run last read or wrote of each file: a write is a
@@ -59,6 +61,7 @@ impl TemporalHost {
         TemporalHost {
             ctx,
             vault,
+            folder: String::new(),
             config,
             activity,
             seen: RefCell::new(BTreeMap::new()),
@@ -73,6 +76,13 @@ impl TemporalHost {
     /// terminal run of a PLAN.md does.
     pub fn with_plan_file(mut self, folder: TemporalHost, name: String) -> Self {
         self.plan_file = Some((Box::new(folder), name));
+        self
+    }
+
+    /// A plan folder's run: every change must really land in `folder`, as
+    /// the terminal's host checks it (`NativeHost::with_plan_folder`).
+    pub fn with_plan_folder(mut self, folder: &str) -> Self {
+        self.folder = folder.trim_matches('/').to_string();
         self
     }
 
@@ -177,6 +187,7 @@ impl TemporalHost {
         FileIn {
             vault: self.vault.clone(),
             path: path.to_string(),
+            folder: self.folder.clone(),
         }
     }
 }
@@ -190,14 +201,22 @@ impl Host for TemporalHost {
     type Body = Option<Vec<u8>>;
 
     async fn list(&self) -> Result<Vec<String>, HostError> {
-        let listed = self
-            .ctx
-            .execute_activity(
-                VaultActivities::list,
-                self.vault.clone(),
-                self.file_options(),
-            )
-            .await
+        // A plan folder's listing leaves out symlinked notes that lead out
+        // of it; a run begun before it did replays the vault's listing.
+        let listed = if !self.folder.is_empty() && self.ctx.patched("plan-folder-listed") {
+            self.ctx
+                .execute_activity(VaultActivities::list_in, self.file(""), self.file_options())
+                .await
+        } else {
+            self.ctx
+                .execute_activity(
+                    VaultActivities::list,
+                    self.vault.clone(),
+                    self.file_options(),
+                )
+                .await
+        };
+        let listed = listed
             .map_err(|e| lost(&self.vault, e))?
             .map_err(HostError::from)?;
         self.case_insensitive.set(listed.case_insensitive);
@@ -236,6 +255,7 @@ impl Host for TemporalHost {
         let input = WriteIn {
             vault: self.vault.clone(),
             path: path.to_string(),
+            folder: self.folder.clone(),
             text: text.to_string(),
             expected,
         };
@@ -254,6 +274,7 @@ impl Host for TemporalHost {
         let input = AppendIn {
             vault: self.vault.clone(),
             path: path.to_string(),
+            folder: self.folder.clone(),
             text: text.to_string(),
         };
         self.ctx

@@ -90,7 +90,8 @@ impl PlanvaultRun {
             submission.host.clone(),
             submission.activity.clone(),
         )
-        .with_mcp(submission.mcp.clone());
+        .with_mcp(submission.mcp.clone())
+        .with_plan_folder(&submission.start.folder);
         // One run per vault, as every host: refused before anything is read.
         // A git vault's run has its own branch (`planvault/<run>`), named
         // with the workflow id's run name: no lock file to hold.

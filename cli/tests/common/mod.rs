@@ -97,3 +97,31 @@ pub fn human_gate_vault(dir: &Path) -> PathBuf {
     .unwrap();
     vault
 }
+
+/// A plan that is one folder of a larger Obsidian vault, its links written
+/// as Obsidian writes them where names repeat (a path from the root), a
+/// namesake of a plan note at the root and an older copy in `Archive/`.
+pub fn plan_in_a_vault(dir: &Path) -> std::path::PathBuf {
+    let vault = dir.join("vault");
+    let files = [
+        (".obsidian/app.json", "{}"),
+        ("Draft.md", "# A person's own draft\n\nstatus: mine\n"),
+        ("Archive/plans/launch/Send.md", "# An old send\n"),
+        ("Notes/Background.md", "# Background\n"),
+        (
+            "plans/launch/start.md",
+            "---\ntype: start\n---\n# Launch\n\nRead [[Background]] first.\n\n## Next\n- [[plans/launch/Draft]]\n",
+        ),
+        (
+            "plans/launch/Draft.md",
+            "---\ntools: [write_note]\n---\n# Write the draft\n\n## Next\n- [[Send]]\n",
+        ),
+        ("plans/launch/Send.md", "# Send it\n"),
+    ];
+    for (path, text) in files {
+        let file = vault.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    vault
+}
