@@ -493,6 +493,8 @@ impl<'a, H: Host> Driver<'a, H> {
 
     /// Index the plan's nodes and the edges leaving each.
     fn index_plan(&mut self) {
+        self.files
+            .set_nodes(self.plan.nodes.iter().map(|n| n.id.as_str()));
         self.index = self
             .plan
             .nodes
@@ -965,7 +967,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     {
                         // The latest output note that reads back: a damaged
                         // later one does not clear an earlier good one.
-                        latest = trace::parse_output_note(&note).or(latest);
+                        latest = trace::parse_output_note(&note, &node.id).or(latest);
                     }
                     visit += 1;
                 }
@@ -1529,7 +1531,7 @@ impl<'a, H: Host> Driver<'a, H> {
                         .read(&held_path)
                         .await
                         .map_err(vault_error)?
-                        .and_then(|n| trace::parse_output_note(&n)),
+                        .and_then(|n| trace::parse_output_note(&n, &request.node)),
                     false => None,
                 };
                 let mut holding = held.is_some();

@@ -2934,3 +2934,83 @@ fn a_tool_note_is_judged_with_the_vaults_skipped_notes_left_out() {
         assert!(told.contains("ideas/idea.md is not written"), "{told}");
     }
 }
+
+/// `sub/write` and `sub_write` come to the same file-safe name: each keeps
+/// its own output note (the one whose name needed no change keeps the
+/// plain name), and a run stopped at a breakpoint between them resumes with
+/// each node's own output.
+#[test]
+fn nodes_whose_output_names_meet_keep_their_own_outputs() {
+    let files: BTreeMap<String, String> = [
+        (
+            "start.md",
+            "---\ntype: start\n---\n# Begin\n\n## Next\n- [[sub/write]]\n",
+        ),
+        (
+            "sub/write.md",
+            "# Write in sub\n\n## Next\n- [[sub_write]]\n",
+        ),
+        ("sub_write.md", "# Write flat\n\n## Next\n- [[end]]\n"),
+        ("end.md", "# Finish\n"),
+        (".obsidian/app.json", "{}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    let answer = |call: &HttpCall| {
+        let p = prompt(call);
+        Reply::streamed(if p.contains("Step: Write in sub") {
+            "SLASH output"
+        } else if p.contains("Step: Write flat") {
+            "FLAT output"
+        } else {
+            "begun"
+        })
+    };
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(files, &inbox, answer);
+    answer_breakpoints_with(&host, ToWorker::Stop);
+    let mut s = start(model());
+    s.breakpoints = vec!["sub_write".into()];
+    assert!(matches!(
+        go(&host, &inbox, s.clone()),
+        Some(FinishReason::Stopped { .. })
+    ));
+    answer_breakpoints_with(
+        &host,
+        ToWorker::Reply {
+            request: "sub_write#1:work/breakpoint".into(),
+            reply: PersonReply::Continue {
+                output: "FLAT output".into(),
+            },
+        },
+    );
+    assert_eq!(go(&host, &inbox, s), Some(FinishReason::Completed));
+    let outputs: BTreeMap<String, String> = host
+        .files
+        .borrow()
+        .iter()
+        .filter(|(p, _)| p.contains(".visit-"))
+        .map(|(p, t)| (p.clone(), t.clone()))
+        .collect();
+    let flat = &outputs["00_plan-trace/sub_write.visit-1.md"];
+    assert!(
+        flat.contains("Output of [[sub_write]].\n\nFLAT output"),
+        "{flat}"
+    );
+    let (slash_path, slash) = outputs
+        .iter()
+        .find(|(p, _)| p.starts_with("00_plan-trace/sub_write-"))
+        .unwrap_or_else(|| panic!("no output note of sub/write: {outputs:?}"));
+    assert!(slash_path.ends_with(".visit-1.md"), "{slash_path}");
+    assert!(
+        slash.contains("Output of [[sub/write]].\n\nSLASH output"),
+        "{slash}"
+    );
+    // The resumed run hands each node's own output on, once.
+    let last = prompt(host.calls.borrow().last().unwrap());
+    assert!(last.contains("Step: Finish"), "{last}");
+    for output in ["SLASH output", "FLAT output"] {
+        assert_eq!(last.matches(output).count(), 1, "{output} in {last}");
+    }
+}

@@ -3,6 +3,7 @@
 //! and the browser worker write the same bytes.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// The folder of a run's trace, journal and outputs, inside the run vault.
 pub const TRACE_DIR: &str = "00_plan-trace";
@@ -22,12 +23,16 @@ pub const RECEIPT_FILE: &str = "00_plan-trace/receipt.json";
 pub struct RunFiles {
     /// Vault-relative, no `/` around it; empty: the whole vault.
     folder: String,
+    /// Output-note names (lower case) more than one of the plan's nodes
+    /// come to ([`Self::set_nodes`]).
+    shared: BTreeSet<String>,
 }
 
 impl RunFiles {
     pub fn new(folder: &str) -> RunFiles {
         RunFiles {
             folder: folder.trim_matches('/').to_string(),
+            shared: BTreeSet::new(),
         }
     }
 
@@ -50,15 +55,48 @@ impl RunFiles {
         self.at(TRACE_DIR)
     }
 
-    /// Where a node's output for one visit is kept ([`output_note_path`]),
-    /// named by the node's path inside the plan's folder.
+    /// Where a node's output for one visit is kept ([`Self::stem`]).
     pub fn output_note(&self, node: &str, visit: u32) -> String {
-        self.at(&output_note_path(self.inside(node), visit))
+        self.at(&format!("{TRACE_DIR}/{}.visit-{visit}.md", self.stem(node)))
     }
 
-    /// Where a breakpoint holds a node's output ([`held_output_path`]).
+    /// Where a node's output waits while a breakpoint holds it, before the
+    /// engine has seen it: a run stopped or reloaded there resumes with this
+    /// text instead of asking the model again. Gone once the run goes on.
     pub fn held_output(&self, node: &str, visit: u32) -> String {
-        self.at(&held_output_path(self.inside(node), visit))
+        self.at(&format!(
+            "{TRACE_DIR}/{}.visit-{visit}.held.md",
+            self.stem(node)
+        ))
+    }
+
+    /// Learn the plan's nodes, for [`Self::stem`]; again when the plan
+    /// changes.
+    pub fn set_nodes<'n>(&mut self, nodes: impl IntoIterator<Item = &'n str>) {
+        let mut once = BTreeSet::new();
+        self.shared.clear();
+        for node in nodes {
+            let folded = file_safe(self.inside(node)).to_lowercase();
+            if !once.insert(folded.clone()) {
+                self.shared.insert(folded);
+            }
+        }
+    }
+
+    /// The name of `node`'s output notes: its path inside the plan's folder
+    /// with the characters a file name cannot hold as `_`. Where another of
+    /// the plan's nodes comes to the same name (case aside, as a file
+    /// system may see it: `sub/write` and `sub_write`), the node whose path
+    /// needed no change keeps it and the others add a hash of their path,
+    /// so no node's output is written over another's.
+    fn stem(&self, node: &str) -> String {
+        let inside = self.inside(node);
+        let mine = file_safe(inside);
+        if mine == inside || !self.shared.contains(&mine.to_lowercase()) {
+            return mine;
+        }
+        let hash = crate::engine::journal::sha256_hex(node.as_bytes());
+        format!("{mine}-{}", &hash[..8])
     }
 
     fn inside<'a>(&self, node: &'a str) -> &'a str {
@@ -201,18 +239,6 @@ pub fn resume_marker(what: &str) -> String {
     format!("\n---\n\n*{}*\n", one_line(what))
 }
 
-/// Where a node's output for one visit is kept.
-pub fn output_note_path(node: &str, visit: u32) -> String {
-    format!("{TRACE_DIR}/{}.visit-{visit}.md", file_safe(node))
-}
-
-/// Where a node's output waits while a breakpoint holds it, before the
-/// engine has seen it: a run stopped or reloaded there resumes with this
-/// text instead of asking the model again. Gone once the run goes on.
-pub fn held_output_path(node: &str, visit: u32) -> String {
-    format!("{TRACE_DIR}/{}.visit-{visit}.held.md", file_safe(node))
-}
-
 /// The held output's note; [`parse_output_note`] reads it back.
 pub fn held_output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
     format!(
@@ -241,11 +267,13 @@ pub fn output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
     )
 }
 
-/// Read an output note back (for a resumed run): the text after the header.
-pub fn parse_output_note(note: &str) -> Option<String> {
+/// Read `node`'s output note back (for a resumed run): the text after the
+/// header, when the header names `node` (a note another node left under
+/// the name, as it was before a namesake joined the plan, is not its).
+pub fn parse_output_note(note: &str, node: &str) -> Option<String> {
     let rest = note.split_once("\n\nOutput of [[")?.1;
-    let text = rest.split_once("]].\n\n")?.1;
-    Some(text.strip_suffix('\n').unwrap_or(text).to_string())
+    let (named, text) = rest.split_once("]].\n\n")?;
+    (named == node).then(|| text.strip_suffix('\n').unwrap_or(text).to_string())
 }
 
 fn one_line(text: &str) -> String {
@@ -300,17 +328,65 @@ mod tests {
 
     #[test]
     fn output_notes_round_trip_and_have_safe_names() {
+        let mut files = RunFiles::new("");
+        files.set_nodes(["drafts/first", "send"]);
         let note = output_note("drafts/first", "First draft", 2, "hello\n\nworld");
-        assert_eq!(parse_output_note(&note).as_deref(), Some("hello\n\nworld"));
+        let back = |note: &str, node: &str| parse_output_note(note, node);
         assert_eq!(
-            output_note_path("drafts/first", 2),
+            back(&note, "drafts/first").as_deref(),
+            Some("hello\n\nworld")
+        );
+        assert_eq!(back(&note, "drafts_first"), None, "another node's note");
+        assert_eq!(
+            files.output_note("drafts/first", 2),
             "00_plan-trace/drafts_first.visit-2.md"
         );
         let held = held_output_note("drafts/first", "First draft", 2, "hello\n\nworld");
-        assert_eq!(parse_output_note(&held).as_deref(), Some("hello\n\nworld"));
         assert_eq!(
-            held_output_path("drafts/first", 2),
+            back(&held, "drafts/first").as_deref(),
+            Some("hello\n\nworld")
+        );
+        assert_eq!(
+            files.held_output("drafts/first", 2),
             "00_plan-trace/drafts_first.visit-2.held.md"
+        );
+    }
+
+    #[test]
+    fn nodes_whose_safe_names_meet_keep_apart_outputs() {
+        let mut files = RunFiles::new("plans/launch");
+        files.set_nodes([
+            "plans/launch/sub/write",
+            "plans/launch/sub_write",
+            "plans/launch/Sub:Write",
+            "plans/launch/other/x",
+        ]);
+        let at = |node| files.output_note(node, 1);
+        // The note whose name needed no change keeps it.
+        assert_eq!(
+            at("plans/launch/sub_write"),
+            "plans/launch/00_plan-trace/sub_write.visit-1.md"
+        );
+        let (slash, colon) = (at("plans/launch/sub/write"), at("plans/launch/Sub:Write"));
+        assert!(
+            slash.starts_with("plans/launch/00_plan-trace/sub_write-"),
+            "{slash}"
+        );
+        assert!(
+            colon.starts_with("plans/launch/00_plan-trace/Sub_Write-"),
+            "{colon}"
+        );
+        assert_ne!(slash.to_lowercase(), colon.to_lowercase());
+        // A name no other node meets stays as it was.
+        assert_eq!(
+            at("plans/launch/other/x"),
+            "plans/launch/00_plan-trace/other_x.visit-1.md"
+        );
+        // Learnt again when the plan changes.
+        files.set_nodes(["plans/launch/sub/write"]);
+        assert_eq!(
+            files.output_note("plans/launch/sub/write", 1),
+            "plans/launch/00_plan-trace/sub_write.visit-1.md"
         );
     }
 }
