@@ -639,3 +639,31 @@ fn a_deferred_human_note_pauses_awaiting_a_person_and_resumes_on_the_recorded_de
         "send#1: resumed: walked past 2 done node(s) on recorded decisions [resume]"
     );
 }
+
+/// A note no link leads to is no step of the run, whatever its status says:
+/// a run does not resume at a loose note marked `active` or `failed` (a
+/// tool's note, a person's draft), nor walk because one is `done`; it
+/// resumes where the start's path stopped.
+#[test]
+fn a_loose_note_marked_active_is_no_resume_point() {
+    let mut plan = vault(&[
+        ("a", 3, &[("", "b")]),
+        ("b", 3, &[]),
+        ("loose", 3, &[]),
+        ("aside", 3, &[]),
+    ]);
+    plan.nodes[1].status = Status::Active;
+    plan.nodes[2].status = Status::Active;
+    plan.nodes[3].status = Status::Failed;
+    let mut script = Script::new().work("b#1:work", "the answer");
+    let effects = run(plan.clone(), config(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["b#1:work"]);
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+
+    // Only loose notes are marked: the run starts at the start.
+    plan.nodes[1].status = Status::Pending;
+    plan.nodes[3].status = Status::Done;
+    let mut script = Script::new().work("b#1:work", "the answer");
+    run(plan, config(), &Journal::new(), &mut script);
+    assert_eq!(script.asked_ids(), ["a#1:work", "b#1:work"]);
+}

@@ -36,6 +36,26 @@ pub(crate) struct VaultRun {
     judging: Option<Judging>,
 }
 
+/// Which nodes `start` reaches over the plan's edges (an explicit stack:
+/// no recursion over user data).
+fn reached_from(plan: &crate::Plan, start: usize) -> Vec<bool> {
+    let mut reached = vec![false; plan.nodes.len()];
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
+    for edge in &plan.edges {
+        if let (Some(from), Some(to)) = (out.get_mut(edge.from), edge.to) {
+            from.push(to);
+        }
+    }
+    let mut pending = vec![start];
+    while let Some(node) = pending.pop() {
+        if reached.get(node) == Some(&false) {
+            reached[node] = true;
+            pending.extend(&out[node]);
+        }
+    }
+    reached
+}
+
 impl VaultRun {
     pub fn new(plan: &crate::Plan) -> Self {
         VaultRun {
@@ -54,16 +74,20 @@ impl VaultRun {
             return;
         };
         // A node left active by an interruption, or one that failed, is where
-        // the run picks up: its work is done again.
-        if let Some(active) = s
-            .statuses
-            .iter()
-            .position(|&st| st == Status::Active)
-            .or_else(|| s.statuses.iter().position(|&st| st == Status::Failed))
-        {
+        // the run picks up: its work is done again. Only a node the start
+        // reaches: a note no link leads to (a tool's note, a person's
+        // draft), whatever its status says, is no step of this run.
+        let reached = reached_from(&s.plan, start);
+        let first =
+            |status: Status| (0..s.statuses.len()).find(|&i| reached[i] && s.statuses[i] == status);
+        let (resume_at, any_done) = (
+            first(Status::Active).or_else(|| first(Status::Failed)),
+            first(Status::Done).is_some(),
+        );
+        if let Some(active) = resume_at {
             let visit = self.restore_counters(s, active);
             self.begin_visit(s, active, visit, true);
-        } else if s.statuses.contains(&Status::Done) {
+        } else if any_done {
             self.walking = true;
             self.enter(s, start);
         } else {
