@@ -427,6 +427,14 @@ pub fn read_vault_with(
 
 /// A note's text (non-UTF-8 bytes as U+FFFD), or `None` and a diagnostic.
 fn read_note(path: &Path, problems: &mut Vec<Diagnostic>, key: &str) -> Option<String> {
+    // A pipe would hold the read until something writes it.
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        problems.push(unreadable(
+            key,
+            "cannot be read: it is no regular file (a pipe, socket or device)".to_string(),
+        ));
+        return None;
+    }
     match fs::read(path) {
         Ok(bytes) => Some(match String::from_utf8(bytes) {
             Ok(text) => text,

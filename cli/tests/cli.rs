@@ -399,6 +399,9 @@ fn one_bad_file_never_sinks_the_vault() {
         symlink(root.join("sub"), root.join("again")).unwrap();
         symlink(dir.path().join("elsewhere/far.md"), root.join("far.md")).unwrap();
         symlink(root.join("end.md"), root.join("end-alias.md")).unwrap();
+        // A pipe named as a note would hold the read for ever.
+        let made = Command::new("mkfifo").arg(root.join("pipe.md")).status();
+        assert!(made.is_ok_and(|s| s.success()));
     }
     let out = run(&["validate"], &root);
     let text = stdout(&out);
@@ -429,6 +432,12 @@ fn one_bad_file_never_sinks_the_vault() {
         assert!(text.contains("linked: warning[skipped-symlink]: `linked` is a symlink to a folder outside the vault"), "{text}");
         assert!(text.contains("again: warning[skipped-symlink]: `again` is a symlink to a folder inside the vault"), "{text}");
         assert!(text.contains("far.md: warning[skipped-symlink]: `far.md` is a symlink to a note outside the vault"), "{text}");
+        assert!(
+            text.contains(
+                "pipe.md: error[unreadable-note]: `pipe.md` cannot be read: it is no regular file"
+            ),
+            "{text}"
+        );
         // A symlinked note inside the vault is read.
         assert!(text.contains("`end-alias` cannot be reached"), "{text}");
     }

@@ -431,6 +431,12 @@ pub fn io_error(path: &str, err: std::io::Error) -> HostError {
         HostError::disk_full(path)
     } else if too_long {
         HostError::new(path, "the name is too long for the file system; refused")
+    } else if err.kind() == std::io::ErrorKind::NotADirectory {
+        // As a name too long: a model's `a.md` then `a.md/b.md` must not
+        // stop the run for good (its resume replays the same call).
+        HostError::new(path, "a file stands where its path needs a folder; refused")
+    } else if err.kind() == std::io::ErrorKind::IsADirectory {
+        HostError::new(path, "is a folder, not a note; refused")
     } else {
         HostError::failure(path, err.to_string())
     }
@@ -906,6 +912,9 @@ impl Host for NativeHost {
                 }
                 if kind.is_dir() {
                     pending.push(path);
+                } else if !kind.is_file() && !kind.is_symlink() {
+                    // A pipe, socket or device is no note.
+                    continue;
                 } else if let Ok(rel) = path.strip_prefix(&root) {
                     files.push(
                         rel.components()
@@ -921,7 +930,12 @@ impl Host for NativeHost {
     }
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
-        match fs::read(self.path(path)?) {
+        let full = self.path(path)?;
+        // A pipe would hold the read (and the run) until something writes it.
+        if fs::metadata(&full).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Err(HostError::new(path, "is no regular file; refused"));
+        }
+        match fs::read(full) {
             // Bytes as they are: a BOM and CRLF line ends stay.
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => {
@@ -1326,6 +1340,39 @@ mod tests {
         }
     }
     use crate::memory::block_on;
+
+    /// A name that cannot be a note here (a file where its path needs a
+    /// folder, a folder, a pipe) is refused, told to the tool, never a
+    /// storage failure: the run's resume would replay the same call and
+    /// fail again for good. A pipe is not listed, nor read (it would hold
+    /// the run).
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_cannot_be_a_note_is_refused_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        block_on(host.write("a.md", "x")).unwrap().unwrap();
+        fs::create_dir(dir.path().join("folder.md")).unwrap();
+        let fifo = dir.path().join("pipe.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let refused = |e: Result<_, HostError>| {
+            let e = e.unwrap_err();
+            assert!(!e.failed && !e.disk_full, "{e:?}");
+            e.message
+        };
+        let under_file = refused(block_on(host.write("a.md/b.md", "y")).unwrap());
+        assert!(under_file.contains("a file stands where"), "{under_file}");
+        refused(block_on(host.append("a.md/b.md", "y")).unwrap());
+        let onto = refused(block_on(host.write("folder.md", "y")).unwrap());
+        assert!(onto.contains("is a folder"), "{onto}");
+        refused(block_on(host.read("folder.md")).unwrap().map(drop));
+        if made.is_ok_and(|s| s.success()) {
+            refused(block_on(host.read("pipe.md")).unwrap().map(drop));
+            let listed = block_on(host.list()).unwrap().unwrap();
+            assert!(!listed.contains(&"pipe.md".to_string()), "{listed:?}");
+        }
+        assert_eq!(fs::read_to_string(dir.path().join("a.md")).unwrap(), "x");
+    }
 
     /// A note saved by a person after the run read it is never replaced:
     /// the write is refused (the run stops resumably, `changed-on-disk`),
