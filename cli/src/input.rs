@@ -371,11 +371,23 @@ pub fn read_vault_with(
                         );
                     }
                     Ok(target) if is_note => {
+                        let dotted = target.strip_prefix(&canonical_root).is_ok_and(|r| {
+                            r.components()
+                                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+                        });
                         if !target.starts_with(&canonical_root) {
                             problems.push(
                                 Diagnostic::warning(
                                     Code::SkippedSymlink,
                                     format!("`{key}` is a symlink to a note outside the vault; it is not read"),
+                                )
+                                .in_file(key.clone()),
+                            );
+                        } else if dotted {
+                            problems.push(
+                                Diagnostic::warning(
+                                    Code::SkippedSymlink,
+                                    format!("`{key}` is a symlink into a dot-folder of the vault (its settings or history); it is not read"),
                                 )
                                 .in_file(key.clone()),
                             );

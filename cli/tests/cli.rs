@@ -399,6 +399,13 @@ fn one_bad_file_never_sinks_the_vault() {
         symlink(root.join("sub"), root.join("again")).unwrap();
         symlink(dir.path().join("elsewhere/far.md"), root.join("far.md")).unwrap();
         symlink(root.join("end.md"), root.join("end-alias.md")).unwrap();
+        std::fs::create_dir_all(root.join(".obsidian/plugins/p")).unwrap();
+        std::fs::write(root.join(".obsidian/plugins/p/data.json"), "{}").unwrap();
+        symlink(
+            root.join(".obsidian/plugins/p/data.json"),
+            root.join("key.md"),
+        )
+        .unwrap();
         // A pipe named as a note would hold the read for ever.
         let made = Command::new("mkfifo").arg(root.join("pipe.md")).status();
         assert!(made.is_ok_and(|s| s.success()));

@@ -378,9 +378,29 @@ impl NativeHost {
     }
 }
 
+/// Whether a vault-relative path passes through a dot-folder or names a
+/// dot-file (`.obsidian/`, `.git/`, `.trash/`: settings, keys, history).
+fn dotted(rel: &Path) -> bool {
+    rel.components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+}
+
 /// `rel` under the real folder `root`, each existing component's symlink
-/// resolved and required to stay inside `root`.
+/// resolved and required to stay inside `root`, and out of its dot-folders
+/// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
+/// read under a note's name would reach the model.
 pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
+    let real = confine_in_vault(root, rel)?;
+    if !dotted(Path::new(rel)) && real.strip_prefix(root).is_ok_and(dotted) {
+        return Err(HostError::new(
+            rel,
+            "a symlink into a dot-folder of the vault (its settings or history); refused",
+        ));
+    }
+    Ok(real)
+}
+
+fn confine_in_vault(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
     use std::path::Component;
     let mut current = root.to_path_buf();
     let mut exists = true;
@@ -902,7 +922,7 @@ impl Host for NativeHost {
                     let folder = root.join(&self.plan_folder);
                     let in_plan = path.starts_with(&folder);
                     let inside = fs::canonicalize(&path).is_ok_and(|real| {
-                        real.starts_with(&root)
+                        real.strip_prefix(&root).is_ok_and(|r| !dotted(r))
                             && real.is_file()
                             && (!in_plan || real.starts_with(&folder))
                     });
@@ -1340,6 +1360,41 @@ mod tests {
         }
     }
     use crate::memory::block_on;
+
+    /// A symlinked note leading into a dot-folder (a plugin's settings with
+    /// its API key, `.git/config`) is neither listed nor read; the vault's
+    /// own settings are still read by their names.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_into_a_dot_folder_is_no_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join(".obsidian/plugins/p");
+        fs::create_dir_all(&plugin).unwrap();
+        fs::write(plugin.join("data.json"), "{\"apiKey\": \"sk-plugin\"}").unwrap();
+        fs::create_dir_all(dir.path().join("notes")).unwrap();
+        std::os::unix::fs::symlink(
+            "../.obsidian/plugins/p/data.json",
+            dir.path().join("notes/key.md"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(".obsidian/plugins", dir.path().join("plugins")).unwrap();
+        let host = NativeHost::new(dir.path());
+        for path in ["notes/key.md", "plugins/p/data.json"] {
+            let refused = block_on(host.read(path)).unwrap().unwrap_err();
+            assert!(refused.message.contains("dot-folder"), "{refused:?}");
+            assert!(!refused.failed);
+        }
+        let refused = block_on(host.write("plugins/p/data.json", "{}"))
+            .unwrap()
+            .unwrap_err();
+        assert!(!refused.failed, "{refused:?}");
+        assert_eq!(
+            block_on(host.list()).unwrap().unwrap(),
+            Vec::<String>::new()
+        );
+        let settings = block_on(host.read(".obsidian/plugins/p/data.json")).unwrap();
+        assert!(settings.unwrap().unwrap().contains("sk-plugin"));
+    }
 
     /// A name that cannot be a note here (a file where its path needs a
     /// folder, a folder, a pipe) is refused, told to the tool, never a
