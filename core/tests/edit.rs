@@ -46,7 +46,8 @@ fn apply(before: &str, op: &Value) -> Result<String, String> {
                 Some("markdown") => LinkForm::Markdown,
                 _ => LinkForm::Wiki,
             };
-            let (text, line) = edit::append_edge(before, &s("label"), &s("target"), form);
+            let (text, line) =
+                edit::append_edge(before, &s("label"), &s("target"), form).map_err(err)?;
             // The reported line must be the item just written.
             let written = text
                 .strip_prefix('\u{feff}')

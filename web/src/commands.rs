@@ -142,7 +142,7 @@ pub fn add_edge(doc: &VaultDoc, from: usize, to: usize, label: &str) -> Result<C
     linkable(doc, to)?;
     let (file, text) = note(doc, from)?;
     let (form, path) = doc.new_link(from, to);
-    let (after, _) = edit::append_edge(text, label, &path, form);
+    let (after, _) = edit::append_edge(text, label, &path, form)?;
     Ok(Change {
         summary: format!("add edge {} → {}", id(doc, from), id(doc, to)),
         files: vec![edit_note(file, text, after)],
@@ -517,6 +517,24 @@ mod tests {
         assert!(edge(&after, "send", "draft").is_some());
         let undone = apply(&after, &change.inverse());
         assert_eq!(undone.files, d.files);
+    }
+
+    /// A label markdown reads as more than a label (a link: the edge would
+    /// go to `review`) is refused, the note unwritten.
+    #[test]
+    fn a_new_edge_whose_label_reads_as_markdown_is_refused() {
+        let d = doc();
+        let (send, draft) = (
+            d.node_index("send").unwrap(),
+            d.node_index("draft").unwrap(),
+        );
+        let refused = add_edge(&d, send, draft, "see [[review]]").unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("the label `see [[review]]` reads as markdown"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub enum EditError {
     SeveralEdgesOnLine { line: u32 },
     #[error("editing the edge on line {line} would change more than that edge (markdown would read the text around it differently); edit the note's text instead")]
     ChangesOtherEdges { line: u32 },
+    #[error("the label `{label}` reads as markdown (a link, a list marker or a checkbox), not as a label; write it otherwise")]
+    LabelReadOtherwise { label: String },
+    #[error("the new edge would not be read: the note ends inside something never closed (a code block, a `%%` comment, an HTML comment); close it in the note's text, then add the edge again")]
+    NewEdgeReadOtherwise,
 }
 
 const BOM: &str = "\u{feff}";
@@ -346,16 +350,7 @@ fn only_that_edge(
     line: u32,
     edit: EdgeEdit<'_>,
 ) -> Result<String, EditError> {
-    let edges = |text: &str| {
-        let parsed =
-            super::note::parse_note_as("n.md", "n", text, super::Detail::Checks, &mut Vec::new());
-        parsed
-            .edges
-            .into_iter()
-            .map(|e| (e.pos.line, e.target, e.label))
-            .collect::<Vec<_>>()
-    };
-    let mut expected = edges(before);
+    let mut expected = read_edges(before);
     let Some(at) = expected.iter().position(|(l, _, _)| *l == line) else {
         return Err(EditError::NotAnEdge { line });
     };
@@ -366,13 +361,7 @@ fn only_that_edge(
         EdgeEdit::Retarget(target) => expected[at].1 = target.to_string(),
         EdgeEdit::Relabel(label) => expected[at].2 = label.map(str::to_string),
     }
-    let unlined = |edges: Vec<(u32, String, Option<String>)>| {
-        edges
-            .into_iter()
-            .map(|(_, target, label)| (target, label))
-            .collect::<Vec<_>>()
-    };
-    if unlined(edges(&after)) == unlined(expected) {
+    if unlined(read_edges(&after)) == unlined(expected) {
         Ok(after)
     } else {
         Err(EditError::ChangesOtherEdges { line })
@@ -399,14 +388,19 @@ fn splice(text: &str, span: Range<usize>, with: &str) -> String {
 /// is `[target](target.md)`.
 pub fn edge_item(label: &str, target: &str, form: LinkForm) -> String {
     let label = label.trim();
-    let link = match form {
-        LinkForm::Wiki => format!("[[{target}]]"),
-        LinkForm::Markdown => markdown_link(target),
-    };
+    let link = edge_link(target, form);
     if label.is_empty() {
         format!("- {link}")
     } else {
         format!("- {label} -> {link}")
+    }
+}
+
+/// The link of a new edge to `target`.
+fn edge_link(target: &str, form: LinkForm) -> String {
+    match form {
+        LinkForm::Wiki => format!("[[{target}]]"),
+        LinkForm::Markdown => markdown_link(target),
     }
 }
 
@@ -415,66 +409,143 @@ pub fn edge_item(label: &str, target: &str, form: LinkForm) -> String {
 /// writes the unconditional `- [[target]]`; `form` is the vault's link
 /// style ([`super::links::vault_link_style`]). Returns the new text and the
 /// 1-based line of the new item.
-pub fn append_edge(text: &str, label: &str, target: &str, form: LinkForm) -> (String, u32) {
+///
+/// The result is read back as the loader reads it: the note must hold its
+/// edges and exactly this one more. Where the section's last line would
+/// take the item in (an HTML block runs on to a blank line; a line of `-`
+/// under a paragraph underlines a heading), the item goes after a blank
+/// line, else under a new `## Next` at the end; a note that ends inside a
+/// code block never closed, or a label markdown reads as more than a label
+/// (a link, a list marker, a checkbox), is refused.
+pub fn append_edge(
+    text: &str,
+    label: &str,
+    target: &str,
+    form: LinkForm,
+) -> Result<(String, u32), EditError> {
     let note = Note::parse(text);
-    let nl = note.newline();
     let item = edge_item(label, target, form);
-    match note.next_section() {
-        Some((head, end)) => {
-            // After the section's last non-blank line, so blank lines that
-            // separate it from what follows stay where they are.
-            let last = (head..end)
-                .rev()
-                .find(|&i| !note.lines[i].content.trim().is_empty())
-                .unwrap_or(head);
-            let at = last + 1;
-            // A note may mix endings (LF frontmatter, CRLF body): the new
-            // item ends like the line it follows.
-            let nl = match note.lines[last].ending {
-                "" => nl,
-                ending => ending,
-            };
-            let mut inserted = String::new();
-            let mut replaced = Vec::new();
-            if note.lines[last].ending.is_empty() {
-                // The item goes after a last line without a newline: end that
-                // line first, and leave the file without a final newline as it was.
-                replaced.push((last, Some(format!("{}{nl}", note.lines[last].content))));
-                inserted.push_str(&item);
-            } else {
-                inserted.push_str(&item);
-                inserted.push_str(nl);
-            }
-            (note.render(&replaced, &[(at, inserted)]), at as u32 + 1)
+    let named = links(&edge_link(target, form))
+        .next()
+        .map(|l| l.target.into_owned());
+    let label = super::note::collapse_whitespace(label.trim());
+    let label = (!label.is_empty()).then_some(label.as_str());
+    let before = read_edges(text);
+    let reads_right = |(after, line): &(String, u32)| {
+        let mut now = read_edges(after);
+        let Some(at) = now.iter().position(|(l, _, _)| l == line) else {
+            return false;
+        };
+        let (_, to, as_labelled) = now.remove(at);
+        Some(&to) == named.as_ref()
+            && as_labelled.as_deref() == label
+            && unlined(now) == unlined(before.clone())
+    };
+    let in_section = note
+        .next_section()
+        .map(|section| [false, true].map(|blank| note.in_section(section, &item, blank)));
+    if let Some(written) = in_section
+        .into_iter()
+        .flatten()
+        .chain([note.at_end(text, &item)])
+        .find(reads_right)
+    {
+        return Ok(written);
+    }
+    // Whose fault: the label's, when the item misreads on its own too.
+    let alone = format!("## Next\n{item}\n");
+    match read_edges(&alone).as_slice() {
+        [(2, to, as_labelled)] if Some(to) == named.as_ref() && as_labelled.as_deref() == label => {
+            Err(EditError::NewEdgeReadOtherwise)
         }
-        None => {
-            let nl = match note.lines.last().map(|l| l.ending) {
-                Some("\r\n") => "\r\n",
-                Some("\n") => "\n",
-                _ => nl,
-            };
-            let mut out = String::with_capacity(text.len() + item.len() + 16);
-            out.push_str(text);
-            let mut line = note.lines.len() as u32;
-            match note.lines.last() {
-                None => {}
-                Some(last) if last.ending.is_empty() => {
-                    out.push_str(nl);
-                    out.push_str(nl);
-                    line += 1;
-                }
-                Some(last) if !last.content.trim().is_empty() => {
-                    out.push_str(nl);
-                    line += 1;
-                }
-                Some(_) => {}
-            }
-            out.push_str("## Next");
-            out.push_str(nl);
-            out.push_str(&item);
-            out.push_str(nl);
-            (out, line + 2)
+        _ => Err(EditError::LabelReadOtherwise {
+            label: label.unwrap_or_default().to_string(),
+        }),
+    }
+}
+
+/// Each edge the loader reads in a note: its link's line, target and label.
+fn read_edges(text: &str) -> Vec<(u32, String, Option<String>)> {
+    let parsed =
+        super::note::parse_note_as("n.md", "n", text, super::Detail::Checks, &mut Vec::new());
+    parsed
+        .edges
+        .into_iter()
+        .map(|e| (e.pos.line, e.target, e.label))
+        .collect()
+}
+
+/// Edges without their lines (an edit above them moves them).
+fn unlined(edges: Vec<(u32, String, Option<String>)>) -> Vec<(String, Option<String>)> {
+    edges
+        .into_iter()
+        .map(|(_, target, label)| (target, label))
+        .collect()
+}
+
+impl Note<'_> {
+    /// `item` as the last item of the `## Next` section `(head, end)`: after
+    /// its last non-blank line (blank lines that separate it from what
+    /// follows stay where they are), after a blank line of its own when
+    /// `blank`.
+    fn in_section(&self, (head, end): (usize, usize), item: &str, blank: bool) -> (String, u32) {
+        let last = (head..end)
+            .rev()
+            .find(|&i| !self.lines[i].content.trim().is_empty())
+            .unwrap_or(head);
+        let at = last + 1;
+        // A note may mix endings (LF frontmatter, CRLF body): the new
+        // item ends like the line it follows.
+        let nl = match self.lines[last].ending {
+            "" => self.newline(),
+            ending => ending,
+        };
+        let mut inserted = String::new();
+        let mut replaced = Vec::new();
+        if blank {
+            inserted.push_str(nl);
         }
+        if self.lines[last].ending.is_empty() {
+            // The item goes after a last line without a newline: end that
+            // line first, and leave the file without a final newline as it was.
+            replaced.push((last, Some(format!("{}{nl}", self.lines[last].content))));
+            inserted.push_str(item);
+        } else {
+            inserted.push_str(item);
+            inserted.push_str(nl);
+        }
+        let line = at as u32 + 1 + u32::from(blank);
+        (self.render(&replaced, &[(at, inserted)]), line)
+    }
+
+    /// `item` under a new `## Next` heading at the end of the note.
+    fn at_end(&self, text: &str, item: &str) -> (String, u32) {
+        let nl = match self.lines.last().map(|l| l.ending) {
+            Some("\r\n") => "\r\n",
+            Some("\n") => "\n",
+            _ => self.newline(),
+        };
+        let mut out = String::with_capacity(text.len() + item.len() + 16);
+        out.push_str(text);
+        let mut line = self.lines.len() as u32;
+        match self.lines.last() {
+            None => {}
+            Some(last) if last.ending.is_empty() => {
+                out.push_str(nl);
+                out.push_str(nl);
+                line += 1;
+            }
+            Some(last) if !last.content.trim().is_empty() => {
+                out.push_str(nl);
+                line += 1;
+            }
+            Some(_) => {}
+        }
+        out.push_str("## Next");
+        out.push_str(nl);
+        out.push_str(item);
+        out.push_str(nl);
+        (out, line + 2)
     }
 }
 
@@ -515,10 +586,7 @@ pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, Edit
     let (bom, rest) = split_bom(text);
     let item = EdgeItem::on_line(rest, line)?;
     // The new link in the form the item was written in.
-    let link = match item.form {
-        LinkForm::Wiki => format!("[[{target}]]"),
-        LinkForm::Markdown => markdown_link(target),
-    };
+    let link = edge_link(target, item.form);
     let after = format!("{bom}{}", splice(rest, item.link, &link));
     let named = links(&link).next().map(|l| l.target.into_owned());
     only_that_edge(
