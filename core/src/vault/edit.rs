@@ -836,6 +836,10 @@ pub fn rewrite_links(
     let mut fence = Fence::default();
     let mut start = 0;
     let mut in_run = false;
+    // The column a list item's text starts at: a paragraph after a blank
+    // line indented that far (a tab, as Obsidian indents) is the item's
+    // own, not indented code, and is read without its indentation.
+    let mut item_text: Option<usize> = None;
     for raw in read.split_inclusive('\n') {
         let line = raw.trim_end_matches(['\n', '\r']);
         let (line_start, end) = (start, start + line.len());
@@ -848,9 +852,28 @@ pub fn rewrite_links(
         let heading = atx_heading(line).is_some();
         let item = starts_list_item(line);
         let own_block = in_frontmatter || heading || item || line.trim_start().starts_with('>');
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let in_item = match item_text {
+            _ if item => {
+                item_text = Some(columns(&line[..next::strip_marker(line).0]));
+                false
+            }
+            Some(text) if !in_run && !own_block => {
+                let at = columns(&line[..indent]);
+                if at < text {
+                    item_text = None;
+                }
+                at >= text && at < text + 4
+            }
+            _ => false,
+        };
+        if heading || in_frontmatter {
+            item_text = None;
+        }
         match runs.last_mut() {
             Some(run) if in_run && !own_block => run.end = end,
             _ if item => runs.push(line_start + next::strip_marker(line).0..end),
+            _ if in_item => runs.push(line_start + indent..end),
             _ => runs.push(line_start..end),
         }
         in_run = !in_frontmatter && !heading;
@@ -875,6 +898,15 @@ pub fn rewrite_links(
     }
     out.push_str(&rest[copied..]);
     Some(out)
+}
+
+/// The column after `prefix` (spaces and a list marker), a tab moving to
+/// the next multiple of 4 as markdown counts it.
+fn columns(prefix: &str) -> usize {
+    prefix.chars().fold(0, |at, c| match c {
+        '\t' => at + 4 - at % 4,
+        _ => at + 1,
+    })
 }
 
 /// Whether a line starts a list item: a marker (`-`, `*`, `+`, `1.`, `1)`)
