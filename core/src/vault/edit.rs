@@ -124,16 +124,20 @@ impl<'a> Note<'a> {
     }
 
     /// `(first, closing)` 0-based line indices of the frontmatter fences.
+    /// The block as the loader reads it (`frontmatter::split`): opened by
+    /// exactly `---` and a line break, as Obsidian requires (`--- ` opens
+    /// none), closed by `---` with trailing spaces allowed.
     fn frontmatter(&self) -> Result<Option<(usize, usize)>, EditError> {
         match self.lines.first() {
-            Some(first) if first.content.trim_end() == "---" => {}
+            Some(first)
+                if first.content.trim_end_matches('\r') == "---" && !first.ending.is_empty() => {}
             _ => return Ok(None),
         }
         self.lines
             .iter()
             .enumerate()
             .skip(1)
-            .find(|(_, l)| matches!(l.content.trim_end(), "---" | "..."))
+            .find(|(_, l)| l.content.starts_with("---") && l.content.trim_end() == "---")
             .map(|(i, _)| Some((0, i)))
             .ok_or(EditError::UnclosedFrontmatter)
     }
@@ -669,18 +673,27 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
     match (found, rendered) {
         (Some(at), rendered) => {
             // The key's value may continue on indented lines (a block list).
+            // A comment line among them does not end it (YAML reads the
+            // items after it as the key's).
+            let is_comment = |c: &str| c.trim_start().starts_with('#');
             let end = (at + 1..close)
                 .find(|&i| {
                     let c = note.lines[i].content;
                     !(c.starts_with([' ', '\t'])
                         || c.trim_start().starts_with("- ")
-                        || c.trim().is_empty())
+                        || c.trim() == "-"
+                        || c.trim().is_empty()
+                        || is_comment(c))
                 })
                 .unwrap_or(close);
-            // Trailing blank lines inside the block belong to no key.
+            // Trailing blank and comment lines belong to no key (a comment
+            // may introduce the next one).
             let end = (at + 1..end)
                 .rev()
-                .find(|&i| !note.lines[i].content.trim().is_empty())
+                .find(|&i| {
+                    let c = note.lines[i].content;
+                    !c.trim().is_empty() && !is_comment(c)
+                })
                 .map_or(at + 1, |i| i + 1);
             let mut replaced: Vec<(usize, Option<String>)> =
                 vec![(at, rendered.map(|l| with_ending(&l, at)))];
@@ -718,6 +731,12 @@ fn yaml_value(value: &KnobValue) -> String {
 
 /// A plain scalar when YAML reads it back as the same string, else a
 /// double-quoted one.
+/// A character a frontmatter value is written escaped: a control
+/// character, or a line or paragraph separator.
+fn unwritten(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
 fn yaml_scalar(text: &str) -> String {
     let reserved = matches!(
         text.to_ascii_lowercase().as_str(),
@@ -730,15 +749,25 @@ fn yaml_scalar(text: &str) -> String {
     ]) || text.ends_with(' ')
         || text.contains(": ")
         || text.contains(" #")
-        || text.contains([',', '[', ']', '{', '}', '\n', '\r', '\t'])
+        || text.contains([',', '[', ']', '{', '}'])
+        || text.chars().any(unwritten)
         || text.ends_with(':');
     if reserved || numeric || special {
-        let escaped = text
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-            .replace('\r', "\\r")
-            .replace('\t', "\\t");
+        let mut escaped = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            match c {
+                '\\' => escaped.push_str("\\\\"),
+                '"' => escaped.push_str("\\\""),
+                '\n' => escaped.push_str("\\n"),
+                '\r' => escaped.push_str("\\r"),
+                '\t' => escaped.push_str("\\t"),
+                // Escaped, so the note holds none of them: planvault's
+                // reader refuses a frontmatter that does (YAML 1.1 breaks
+                // lines at U+0085, U+2028 and U+2029).
+                c if unwritten(c) => escaped.push_str(&format!("\\u{:04X}", c as u32)),
+                c => escaped.push(c),
+            }
+        }
         format!("\"{escaped}\"")
     } else {
         text.to_string()
@@ -991,5 +1020,26 @@ mod tests {
         assert_eq!(yaml_scalar("012"), "\"012\"");
         assert_eq!(yaml_scalar("a: b"), "\"a: b\"");
         assert_eq!(yaml_scalar("say \"hi\", then"), "\"say \\\"hi\\\", then\"");
+        assert_eq!(
+            yaml_scalar("a\u{2028}b\u{85}c\u{7}"),
+            "\"a\\u2028b\\u0085c\\u0007\""
+        );
+        assert_eq!(yaml_scalar("tab\there"), "\"tab\\there\"");
+        assert_eq!(yaml_scalar("ends:"), "\"ends:\"");
+    }
+
+    /// A value with a line separator or a control character is written
+    /// escaped and read back as written, the note's other knobs kept.
+    #[test]
+    fn a_knob_with_a_separator_is_read_back_as_set() {
+        let note = "---\ntype: start\n---\n# T\n";
+        for role in ["reviewer\u{2028}lead", "a\u{85}b", "bell\u{7}"] {
+            let after = set_knob(note, "role", Some(&KnobValue::Text(role.into()))).unwrap();
+            let mut diagnostics = Vec::new();
+            let parsed = super::super::note::parse_note("n.md", "n", &after, &mut diagnostics);
+            assert!(diagnostics.is_empty(), "{after:?}: {diagnostics:?}");
+            assert_eq!(parsed.node.role.as_deref(), Some(role), "{after:?}");
+            assert_eq!(parsed.node.kind, crate::NodeKind::Start);
+        }
     }
 }
