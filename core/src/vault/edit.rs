@@ -34,6 +34,8 @@ pub enum EditError {
     UnknownKnob { key: String },
     #[error("the frontmatter block opened on line 1 is never closed")]
     UnclosedFrontmatter,
+    #[error("the frontmatter is written indented or in flow style (`{{...}}`), where a knob cannot be set line by line; set it in the note's text")]
+    FrontmatterForm,
     #[error("line {line} holds several edges (a bare carriage return, which line numbers do not count, separates their items); save the note with LF or CRLF line endings")]
     SeveralEdgesOnLine { line: u32 },
     #[error("editing the edge on line {line} would change more than that edge (markdown would read the text around it differently); edit the note's text instead")]
@@ -669,6 +671,14 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
         let block = format!("---{nl}{line}{nl}---{nl}");
         return Ok(note.render(&[], &[(0, block)]));
     };
+    // A mapping written indented or in flow style (`{type: start}`) takes
+    // no key at column 0: it would stop being YAML for every reader.
+    let first = (open + 1..close)
+        .map(|i| note.lines[i].content)
+        .find(|c| !c.trim().is_empty() && !c.trim_start().starts_with('#'));
+    if first.is_some_and(|c| c.starts_with([' ', '\t', '{'])) {
+        return Err(EditError::FrontmatterForm);
+    }
     let found = (open + 1..close).find(|&i| top_level_key(note.lines[i].content) == Some(key));
     match (found, rendered) {
         (Some(at), rendered) => {
