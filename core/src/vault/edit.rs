@@ -18,7 +18,7 @@ use super::links::{encode_path, links, markdown_link, LinkForm, NoteLink};
 use super::next;
 use super::note::NOTE_NEXT_LEVELS;
 use super::scan::outline_for;
-use super::text::{comment_blocks, without_comments, Fence};
+use super::text::{without_comments, Fence};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use std::ops::Range;
 use thiserror::Error;
@@ -62,8 +62,8 @@ struct Line<'a> {
 struct Note<'a> {
     bom: &'a str,
     lines: Vec<Line<'a>>,
-    /// Obsidian's `%%` block comments, as byte ranges after the BOM.
-    comments: Vec<std::ops::Range<usize>>,
+    /// The text after the BOM.
+    text: &'a str,
 }
 
 impl<'a> Note<'a> {
@@ -93,18 +93,11 @@ impl<'a> Note<'a> {
                 }
             })
             .collect();
-        let mut note = Note {
+        Note {
             bom,
             lines,
-            comments: Vec::new(),
-        };
-        // Only the body has comments: `%%` in the frontmatter is YAML.
-        let body = note.body_offset();
-        note.comments = comment_blocks(&rest[body..])
-            .into_iter()
-            .map(|c| c.start + body..c.end + body)
-            .collect();
-        note
+            text: rest,
+        }
     }
 
     /// Byte offset (after the BOM) where the body starts: past the
@@ -152,32 +145,28 @@ impl<'a> Note<'a> {
         }
     }
 
-    /// The `## Next` section: the heading's index and the index one past its
-    /// last line (the next heading of level 1 or 2, or the end). Headings in
-    /// a `%%` comment are none, as for the loader.
+    /// The first `Next` section as the loader reads it (`outline_for`: ATX
+    /// or setext headings, emphasis in the title, code and `%%` comments
+    /// as markdown reads them): the heading's line index and the index one
+    /// past its last line (the next heading of its level or higher, or the
+    /// end).
     fn next_section(&self) -> Option<(usize, usize)> {
-        let mut fence = Fence::default();
-        let mut heading = None;
+        let body = self.body_offset();
+        let outline = outline_for(&self.text[body..], NOTE_NEXT_LEVELS, true);
+        let section = outline.next_sections.first()?;
+        let (start, end) = (body + section.start, body + section.end);
+        let mut head = None;
         let mut offset = 0;
         for (i, line) in self.lines.iter().enumerate() {
-            let start = offset;
+            if offset >= end {
+                return Some((head?, i));
+            }
             offset += line.content.len() + line.ending.len();
-            if i < self.body_start() || self.comments.iter().any(|c| c.contains(&start)) {
-                continue;
-            }
-            if fence.step(line.content) {
-                continue;
-            }
-            let Some((level, title)) = atx_heading(line.content) else {
-                continue;
-            };
-            match heading {
-                None if level == 2 && title.eq_ignore_ascii_case("next") => heading = Some(i),
-                Some(start) if level <= 2 => return Some((start, i)),
-                _ => {}
+            if head.is_none() && offset > start {
+                head = Some(i);
             }
         }
-        heading.map(|start| (start, self.lines.len()))
+        Some((head?, self.lines.len()))
     }
 
     /// The note with lines replaced (`Some`: the new text, its line ending
