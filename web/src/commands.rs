@@ -68,7 +68,7 @@ pub enum CommandError {
     DanglingEdge(usize),
     #[error("a note named {0} already exists")]
     NameTaken(String),
-    #[error("no link can reach {0}: a `#`, `|`, `^`, `[` or `]` in its path cuts a link short; rename it (or its folder) first")]
+    #[error("no link can reach {0}: a `#`, `|`, `^`, `[` or `]` in its path cuts a link short, and a space at either end of it is dropped; rename it (or its folder) first")]
     Unlinkable(String),
     #[error("{0:?} is not a usable note name")]
     BadName(String),
@@ -707,6 +707,18 @@ mod tests {
         );
         // Its own edges are edited as any others.
         assert!(add_edge(&d, issue, review, "").is_ok());
+        // A link's path is read trimmed: a name ending in a space is none.
+        let mut files = doc().files;
+        files.insert("Tweets .md".into(), "# Tweets\n".into());
+        let d = VaultDoc::new(files);
+        let (review, tweets) = (
+            d.node_index("review").unwrap(),
+            d.node_index("Tweets ").unwrap(),
+        );
+        assert_eq!(
+            add_edge(&d, review, tweets, "").unwrap_err(),
+            CommandError::Unlinkable("Tweets ".into())
+        );
     }
 
     #[test]

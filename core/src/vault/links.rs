@@ -329,9 +329,11 @@ pub fn markdown_link(target: &str) -> String {
 
 /// Whether any link can name the note `id`: a `#`, `|`, `^`, `[` or `]` in
 /// its path cuts a link short or splits it (`[[a#b]]` is note `a`, heading
-/// `b`). Obsidian refuses such file names; other tools may write them.
+/// `b`). Obsidian refuses such file names; other tools may write them. A
+/// link's path is read trimmed, so a name that starts or ends with a space
+/// (a clipping tool's `Tweets From Bryan Harris .md`) is never reached.
 pub fn can_be_linked(id: &str) -> bool {
-    !id.contains(['#', '|', '^', '[', ']'])
+    !id.contains(['#', '|', '^', '[', ']']) && id.trim() == id
 }
 
 /// Obsidian's settings file that says how it writes new links.
