@@ -15,6 +15,10 @@ pub const JOURNAL_FILE: &str = "00_plan-trace/journal.jsonl";
 /// a trace that ends the run without it was cut off just before it.
 pub const RECEIPT_FILE: &str = "00_plan-trace/receipt.json";
 
+/// The longest output-note name kept whole, in bytes: with a hash and
+/// `.visit-N.held.md` after it, well within a file name's 255 bytes.
+const MAX_STEM: usize = 200;
+
 /// Where a run keeps its files: this module's paths, in the plan's folder
 /// when the plan is one folder of a larger vault (`plans/launch/` keeps
 /// `plans/launch/00_plan-trace/`), so each plan of a vault has its own
@@ -89,14 +93,22 @@ impl RunFiles {
     /// system may see it: `sub/write` and `sub_write`), the node whose path
     /// needed no change keeps it and the others add a hash of their path,
     /// so no node's output is written over another's.
+    ///
+    /// A name too long for a file (most file systems hold 255 bytes, and
+    /// `.visit-N.held.md` follows it) is cut, with a hash of the node's path.
     fn stem(&self, node: &str) -> String {
         let inside = self.inside(node);
         let mine = file_safe(inside);
-        if mine == inside || !self.shared.contains(&mine.to_lowercase()) {
+        let long = mine.len() > MAX_STEM;
+        if !long && (mine == inside || !self.shared.contains(&mine.to_lowercase())) {
             return mine;
         }
         let hash = crate::engine::journal::sha256_hex(node.as_bytes());
-        format!("{mine}-{}", &hash[..8])
+        let mut cut = MAX_STEM.min(mine.len());
+        while !mine.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}-{}", &mine[..cut], &hash[..8])
     }
 
     fn inside<'a>(&self, node: &'a str) -> &'a str {
@@ -382,6 +394,13 @@ mod tests {
             at("plans/launch/other/x"),
             "plans/launch/00_plan-trace/other_x.visit-1.md"
         );
+        // A name too long for a file is cut, and kept apart by its hash.
+        let long = format!("plans/launch/{}", "é".repeat(124));
+        let cut = files.output_note(&long, 12);
+        let name = cut.rsplit('/').next().unwrap();
+        assert!(name.len() <= 255 - ".held".len(), "{}", name.len());
+        assert!(name.starts_with(&"é".repeat(100)), "{name}");
+        assert_ne!(cut, files.output_note(&format!("{long}x"), 12));
         // Learnt again when the plan changes.
         files.set_nodes(["plans/launch/sub/write"]);
         assert_eq!(
