@@ -1337,6 +1337,38 @@ fn a_second_run_on_a_locked_vault_is_refused_naming_the_holder() {
     assert!(!lock.exists(), "the lock is released at the end");
 }
 
+/// A plan folder run in its vault and the same folder run as a vault of
+/// its own (`--vault-root` it) would share one trace: the folder holds a
+/// lock of its own, which either run finds.
+#[test]
+fn a_plan_folder_run_as_its_own_vault_meanwhile_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = plan_in_a_vault(dir.path());
+    let folder = vault.join("plans/launch");
+    let stub = done_stub();
+    // This test's own process runs the folder as a vault of its own.
+    let host = planvault_runner::native::host_name();
+    std::fs::create_dir_all(folder.join(".planvault")).unwrap();
+    let lock = folder.join(".planvault/run.lock");
+    std::fs::write(&lock, format!("pid={}\nhost={host}\n", std::process::id())).unwrap();
+    let out = run_to_end(&folder, &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(&format!("process {} on {host}", std::process::id()))
+            && stderr.contains("plans/launch/.planvault/run.lock"),
+        "{stderr}"
+    );
+    assert!(stub.requests().is_empty());
+    // The vault's own lock was given back.
+    assert!(!vault.join(".planvault/run.lock").exists());
+
+    std::fs::remove_file(&lock).unwrap();
+    let out = run_to_end(&folder, &stub, &[]);
+    assert_ran(&out);
+    assert!(!lock.exists(), "the folder's lock is released at the end");
+}
+
 #[test]
 fn a_browser_tabs_lock_refuses_a_terminal_run_naming_the_tab() {
     let dir = tempfile::tempdir().unwrap();

@@ -1177,4 +1177,31 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
         );
         assert_eq!(status_of(&vault.join("plans/launch"), "Send.md"), "done");
     }
+    assert!(!shared.join("plans/launch/.planvault/run.lock").exists());
+
+    // The folder run as a vault of its own meanwhile (this test's process
+    // stands in for it) holds the folder's lock: the submission is refused
+    // and gives the vault's lock back.
+    let folder_lock = shared.join("plans/launch/.planvault/run.lock");
+    let host = planvault_runner::native::host_name();
+    std::fs::create_dir_all(folder_lock.parent().unwrap()).unwrap();
+    std::fs::write(
+        &folder_lock,
+        format!("pid={}\nhost={host}\n", std::process::id()),
+    )
+    .unwrap();
+    let refused = submit(
+        &server,
+        "folder",
+        &shared.join("plans/launch"),
+        &stub,
+        &["--run", "again", "--fresh", "--wait"],
+    );
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains(&format!("process {} on {host}", std::process::id())),
+        "{}",
+        text(&refused)
+    );
+    assert!(!shared.join(".planvault/run.lock").exists());
 }

@@ -127,37 +127,58 @@ impl Holder {
 /// refused, naming it. (Check then write: between the two a terminal run
 /// could create the file; the window is one read.)
 pub async fn take<H: Host>(host: &H, me: &Holder) -> Result<(), RunError> {
+    take_at(host, me, LOCK_FILE).await
+}
+
+/// Where a plan folder's run also holds a lock: the folder may be run as
+/// a vault of its own too (`--vault-root` it, or open it in the app),
+/// whose lock is this same file, so the two runs never share its trace.
+pub fn folder_lock(folder: &str) -> String {
+    format!("{}/{LOCK_FILE}", folder.trim_matches('/'))
+}
+
+/// [`take`] of the lock file at `path`.
+pub async fn take_at<H: Host>(host: &H, me: &Holder, path: &str) -> Result<(), RunError> {
     let io = |e| {
         RunError::new(
             ErrorCode::VaultIo,
-            format!("cannot lock the vault ({LOCK_FILE}): {e}"),
+            format!("cannot lock the vault ({path}): {e}"),
         )
     };
-    if let Some(text) = host.read(LOCK_FILE).await.map_err(io)? {
+    if let Some(text) = host.read(path).await.map_err(io)? {
         let holder = Holder::parse(&text);
         // An empty lock is a write that never landed (a browser's file
         // exists empty until its text is closed in; a terminal's lock is
         // never empty): nobody holds it.
         if !holder.is_browser() && !text.trim().is_empty() {
-            return Err(locked(&holder));
+            return Err(locked_at(&holder, path));
         }
     }
-    host.write(LOCK_FILE, &me.render()).await.map_err(io)?;
+    host.write(path, &me.render()).await.map_err(io)?;
     Ok(())
 }
 
 /// Give the vault back: the lock file goes if it is still `me`'s.
 pub async fn release<H: Host>(host: &H, me: &Holder) {
-    if let Ok(Some(text)) = host.read(LOCK_FILE).await {
+    release_at(host, me, LOCK_FILE).await
+}
+
+/// [`release`] of the lock file at `path`.
+pub async fn release_at<H: Host>(host: &H, me: &Holder, path: &str) {
+    if let Ok(Some(text)) = host.read(path).await {
         if Holder::parse(&text) == *me {
-            let _ = host.remove(LOCK_FILE).await;
+            let _ = host.remove(path).await;
         }
     }
 }
 
 /// The typed refusal of a vault `holder` runs.
 pub fn locked(holder: &Holder) -> RunError {
-    RunError::new(ErrorCode::VaultLocked, holder.refusal(LOCK_FILE))
+    locked_at(holder, LOCK_FILE)
+}
+
+fn locked_at(holder: &Holder, path: &str) -> RunError {
+    RunError::new(ErrorCode::VaultLocked, holder.refusal(path))
 }
 
 #[cfg(test)]

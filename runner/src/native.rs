@@ -1016,7 +1016,11 @@ impl Host for NativeHost {
     async fn remove(&self, path: &str) -> Result<(), HostError> {
         match fs::remove_file(self.write_path(path)?) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
-            _ => Ok(()),
+            _ => {
+                // Removed by the run: a later write makes it anew.
+                self.seen.borrow_mut().remove(path);
+                Ok(())
+            }
         }
     }
 
@@ -1360,6 +1364,25 @@ mod tests {
         }
     }
     use crate::memory::block_on;
+
+    /// A file the run removed is made anew by its next write (a lock given
+    /// back and taken again by the same host), not refused as changed.
+    #[test]
+    fn a_file_the_run_removed_is_written_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        block_on(host.write(".planvault/run.lock", "pid=1\n"))
+            .unwrap()
+            .unwrap();
+        block_on(host.remove(".planvault/run.lock"))
+            .unwrap()
+            .unwrap();
+        block_on(host.write(".planvault/run.lock", "pid=1\n"))
+            .unwrap()
+            .unwrap();
+        let lock = dir.path().join(".planvault/run.lock");
+        assert_eq!(fs::read_to_string(lock).unwrap(), "pid=1\n");
+    }
 
     /// A symlinked note leading into a dot-folder (a plugin's settings with
     /// its API key, `.git/config`) is neither listed nor read; the vault's

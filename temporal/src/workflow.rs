@@ -109,6 +109,28 @@ impl PlanvaultRun {
                 ));
             }
         }
+        // A plan folder holds its own lock too, as in every host: the
+        // folder run as a vault of its own meanwhile would share its trace.
+        // Runs begun before this step replay without it.
+        let folder_lock = lock
+            .as_ref()
+            .filter(|_| !submission.start.folder.is_empty() && ctx.patched("plan-folder-lock"))
+            .map(|lock| crate::lock::LockIn {
+                vault: std::path::Path::new(&lock.vault)
+                    .join(&submission.start.folder)
+                    .to_string_lossy()
+                    .into_owned(),
+                run: lock.run.clone(),
+            });
+        if let (Some(lock), Some(folder)) = (&lock, &folder_lock) {
+            if let Err(why) = crate::lock::hold(ctx, folder.clone(), host.vault_options()).await {
+                crate::lock::give_back(ctx, lock.clone(), host.vault_options()).await;
+                ctx.state_mut(|s| s.state.failed = Some(why.clone()));
+                return Err(WorkflowTermination::failed_application(
+                    ApplicationFailure::non_retryable(why),
+                ));
+            }
+        }
         let mut options = Options {
             humans: Humans::Ask,
             stop_reason: "cancelled through Temporal".into(),
@@ -131,6 +153,9 @@ impl PlanvaultRun {
             }
             Err(error) => {
                 ctx.state_mut(|s| s.observe(&FromWorker::Failed { error }));
+                if let Some(folder) = folder_lock {
+                    crate::lock::give_back(ctx, folder, host.vault_options()).await;
+                }
                 if let Some(lock) = lock {
                     crate::lock::give_back(ctx, lock, host.vault_options()).await;
                 }
@@ -154,6 +179,9 @@ impl PlanvaultRun {
         })
         .await;
         crate::mcp::close(&host).await;
+        if let Some(folder) = folder_lock {
+            crate::lock::give_back(ctx, folder, host.vault_options()).await;
+        }
         if let Some(lock) = lock {
             crate::lock::give_back(ctx, lock, host.vault_options()).await;
         }

@@ -402,9 +402,12 @@ impl Host for BrowserHost {
             return Ok(());
         };
         match JsFuture::from(dir.remove_entry(&name)).await {
-            Ok(_) => Ok(()),
-            Err(e) if error_name(&e) == "NotFoundError" => Ok(()),
-            Err(e) => Err(HostError::new(path, describe(&e))),
+            Err(e) if error_name(&e) != "NotFoundError" => Err(HostError::new(path, describe(&e))),
+            _ => {
+                // Removed by the run: a later write makes it anew.
+                self.seen.borrow_mut().remove(path);
+                Ok(())
+            }
         }
     }
 
@@ -685,6 +688,13 @@ pub async fn start_run(
     };
     let me = Holder::browser(tab);
     lock::take(host, &me).await?;
+    let folder_lock = (!start.folder.is_empty()).then(|| lock::folder_lock(&start.folder));
+    if let Some(path) = &folder_lock {
+        if let Err(refused) = lock::take_at(host, &me, path).await {
+            lock::release(host, &me).await;
+            return Err(refused);
+        }
+    }
     let outcome = async {
         let settings = settings::read(host).await?;
         if settings.isolate {
@@ -702,6 +712,9 @@ pub async fn start_run(
         Ok(planvault_runner::run_with(host, inbox, start, options).await)
     }
     .await;
+    if let Some(path) = &folder_lock {
+        lock::release_at(host, &me, path).await;
+    }
     lock::release(host, &me).await;
     drop(web);
     outcome

@@ -374,6 +374,44 @@ async fn a_terminal_runs_lock_file_makes_the_browser_run_refuse_naming_it() {
     );
 }
 
+/// A plan folder's run holds the folder's lock too: a terminal running the
+/// folder as a vault of its own (`--vault-root`) is found there, and the
+/// vault's own lock is given back.
+#[wasm_bindgen_test]
+async fn a_plan_folder_run_by_a_terminal_as_its_own_vault_is_refused() {
+    let (host, posted) = recorded("pv-lock-folder").await;
+    for (path, text) in chain_vault(2) {
+        host.write(&format!("plans/a/{path}"), &text).await.unwrap();
+    }
+    let cli = "pid=4242\nhost=build-box\n";
+    let folder_lock = planvault_runner::lock::folder_lock("plans/a");
+    assert_eq!(folder_lock, "plans/a/.planvault/run.lock");
+    host.write(&folder_lock, cli).await.unwrap();
+    let inbox = Inbox::new();
+    let mut folder_start = start();
+    folder_start.folder = "plans/a".into();
+    let err = start_run(&host, &inbox, folder_start.clone(), "tab-a")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::VaultLocked);
+    assert!(
+        err.message.contains("process 4242 on build-box")
+            && err.message.contains("plans/a/.planvault/run.lock"),
+        "{}",
+        err.message
+    );
+    assert!(posted.borrow().is_empty(), "{:?}", posted.borrow());
+    assert_eq!(host.read(LOCK_FILE).await.unwrap(), None, "given back");
+
+    // Once the terminal's run is gone, the folder runs; both locks go.
+    host.remove(&folder_lock).await.unwrap();
+    start_run(&host, &inbox, folder_start, "tab-a")
+        .await
+        .unwrap();
+    assert_eq!(host.read(&folder_lock).await.unwrap(), None);
+    assert_eq!(host.read(LOCK_FILE).await.unwrap(), None);
+}
+
 #[wasm_bindgen_test]
 async fn a_second_tab_is_refused_by_the_web_lock_and_the_vault_is_given_back_after_a_run() {
     let (host, posted) = recorded("pv-lock-tabs").await;

@@ -214,6 +214,18 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             return Ok(ExitCode::from(5));
         }
     };
+    // A plan folder holds its own lock too: run with `--vault-root` as a
+    // vault of its own, its lock is that one.
+    let _folder_lock = match folder.is_empty() {
+        true => None,
+        false => match VaultLock::acquire(&root.join(&folder)) {
+            Ok(lock) => Some(lock),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(5));
+            }
+        },
+    };
     // The plan file beside a run vault is what its receipt hashes.
     let plan_file = args
         .path
