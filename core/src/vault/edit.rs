@@ -674,15 +674,22 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
             // The key's value may continue on indented lines (a block list).
             // A comment line among them does not end it (YAML reads the
             // items after it as the key's).
+            // Only a key with no value on its line takes `- ` items (after a
+            // value, one is no YAML: left as it is).
             let is_comment = |c: &str| c.trim_start().starts_with('#');
+            let inline = note.lines[at]
+                .content
+                .split_once(':')
+                .map(|(_, v)| v.trim())
+                .is_some_and(|v| !v.is_empty() && !v.starts_with('#'));
             let end = (at + 1..close)
                 .find(|&i| {
                     let c = note.lines[i].content;
+                    let item = !inline && (c.trim_start().starts_with("- ") || c.trim() == "-");
                     !(c.starts_with([' ', '\t'])
-                        || c.trim_start().starts_with("- ")
-                        || c.trim() == "-"
+                        || item
                         || c.trim().is_empty()
-                        || is_comment(c))
+                        || (!inline && is_comment(c)))
                 })
                 .unwrap_or(close);
             // Trailing blank and comment lines belong to no key (a comment
@@ -873,6 +880,22 @@ pub fn rewrite_links(
         let (line_start, end) = (start, start + line.len());
         start += raw.len();
         let in_frontmatter = line_start < body;
+        // A line left of the item's text ends the list, unless it carries
+        // on the item's paragraph (a lazy line): a quote, a fence, a
+        // heading or a `%%` comment (blanked in `read`) never does.
+        let written = &rest[line_start..end];
+        if let (Some(text), false) = (item_text, written.trim().is_empty()) {
+            let lead = written.len() - written.trim_start_matches([' ', '\t']).len();
+            let starts_block = line.trim().is_empty()
+                || atx_heading(line).is_some()
+                || line.trim_start().starts_with(['>', '`', '~']);
+            if columns(&written[..lead]) < text
+                && !starts_list_item(line)
+                && (!in_run || starts_block)
+            {
+                item_text = None;
+            }
+        }
         if (!in_frontmatter && fence.step(line)) || line.trim().is_empty() {
             in_run = false;
             continue;
