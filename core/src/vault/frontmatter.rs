@@ -490,6 +490,18 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// A plain scalar this reader takes for a number where YAML 1.2's core
+/// schema (Obsidian's) reads text: a binary number, or a signed hex or
+/// octal one.
+fn yaml_1_1_only_number(written: &str) -> bool {
+    let lower = written.trim().to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    unsigned.starts_with("0b")
+        || (unsigned.len() < lower.len()
+            && unsigned.starts_with(['0'])
+            && unsigned[1..].starts_with(['x', 'o']))
+}
+
 fn apply(
     knobs: &mut Knobs,
     key: &str,
@@ -544,6 +556,13 @@ fn apply(
             _ => bad(format!("`role` must be a name, found {}", found())),
         },
         "max_visits" => match value.as_u64() {
+            // Obsidian's YAML 1.2 reads `0b101`, `+0x10` and `+0o7` as
+            // text (only `0x10` and `0o7` are numbers), where this reader
+            // finds numbers: they are no budget here either.
+            _ if entry.is_some_and(|e| yaml_1_1_only_number(e.inline_value)) => bad(format!(
+                "`max_visits` must be a positive whole number, found {} (Obsidian reads it as text)",
+                found()
+            )),
             Some(n) if n >= 1 && n <= u64::from(u32::MAX) => knobs.max_visits = n as u32,
             _ if value.is_null() => {}
             _ => bad(format!("`max_visits` must be a positive whole number, found {}", found())),
@@ -842,6 +861,19 @@ mod tests {
         );
         let (_, diags) = knobs("role: yes\n");
         assert!(diags.is_empty(), "{diags:?}");
+        // Numbers only YAML 1.1 has are no budget; 1.2's are.
+        for text in ["0b101", "+0x10", "+0o7", "-0x1"] {
+            let (k, diags) = knobs(&format!("max_visits: {text}\n"));
+            assert_eq!(k.max_visits, DEFAULT_MAX_VISITS, "{text}");
+            assert_eq!(
+                diags,
+                [format!("n.md:2:13: error[bad-frontmatter]: `max_visits` must be a positive whole number, found `{text}` (Obsidian reads it as text)")]
+            );
+        }
+        for (text, n) in [("0x10", 16), ("0o7", 7), ("+5", 5)] {
+            let (k, diags) = knobs(&format!("max_visits: {text}\n"));
+            assert_eq!((k.max_visits, diags), (n, Vec::<String>::new()), "{text}");
+        }
     }
 }
 
