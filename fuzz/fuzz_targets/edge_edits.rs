@@ -1,14 +1,18 @@
 //! Retarget, relabel and remove on every edge of an arbitrary note, found
-//! by the line the loader reports. Invariants:
+//! by the line the loader reports, and a new edge appended. Invariants:
 //! - none panics, and none refuses an edge the loader read, except an
 //!   edit that would change the note's other edges (`ChangesOtherEdges`)
 //!   or an address two edges share (`SeveralEdgesOnLine`);
 //! - what is written changes that edge as asked and no other: re-loaded,
-//!   the note's other edges keep their targets and labels, in order.
+//!   the note's other edges keep their targets and labels, in order;
+//! - an appended edge is read, on the line reported, with every other edge
+//!   kept; it is refused only where the note ends inside something never
+//!   closed (`NewEdgeReadOtherwise`: a plain label is never at fault).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use planvault_core::vault::edit::{self, EditError};
+use planvault_core::vault::links::LinkForm;
 use planvault_core::vault::load;
 use std::collections::BTreeMap;
 
@@ -35,6 +39,26 @@ fn unlined(edges: &[(String, Option<String>, u32)]) -> Vec<(String, Option<Strin
 
 fuzz_target!(|text: &str| {
     let before = edges(text);
+    match edit::append_edge(text, "fuzzed label", "fuzzed target", LinkForm::Wiki) {
+        Ok((after, line)) => {
+            let now = edges(&after);
+            let at = now
+                .iter()
+                .position(|(t, l, at)| {
+                    t == "fuzzed target" && l.as_deref() == Some("fuzzed label") && *at == line
+                })
+                .unwrap_or_else(|| panic!("the appended edge is not read on line {line}"));
+            let mut others = now.clone();
+            others.remove(at);
+            assert_eq!(
+                unlined(&others),
+                unlined(&before),
+                "append changed other edges"
+            );
+        }
+        Err(EditError::NewEdgeReadOtherwise) => {}
+        Err(e) => panic!("append refused: {e}"),
+    }
     for (i, (_, _, line)) in before.iter().enumerate() {
         // A bare `\r` ends an item but no line number: such an address is
         // refused, not guessed at.

@@ -34,7 +34,7 @@ pub enum EditError {
     UnknownKnob { key: String },
     #[error("the frontmatter block opened on line 1 is never closed")]
     UnclosedFrontmatter,
-    #[error("the frontmatter is written indented or in flow style (`{{...}}`), where a knob cannot be set line by line; set it in the note's text")]
+    #[error("the frontmatter is written indented, in flow style (`{{...}}`) or as no `key: value` lines, where a knob cannot be set line by line; set it in the note's text")]
     FrontmatterForm,
     #[error("line {line} holds several edges (a bare carriage return, which line numbers do not count, separates their items); save the note with LF or CRLF line endings")]
     SeveralEdgesOnLine { line: u32 },
@@ -44,6 +44,8 @@ pub enum EditError {
     LabelReadOtherwise { label: String },
     #[error("the new edge would not be read: the note ends inside something never closed (a code block, a `%%` comment, an HTML comment); close it in the note's text, then add the edge again")]
     NewEdgeReadOtherwise,
+    #[error("`{key}` would not read back as set from this note's frontmatter (the value is none `{key}` takes, or the block is written in a form YAML would read otherwise once the line is in); set it in the note's text")]
+    KnobReadOtherwise { key: String },
 }
 
 const BOM: &str = "\u{feff}";
@@ -634,7 +636,54 @@ pub const KNOBS: [&str; 5] = super::frontmatter::KNOWN_KEYS;
 /// Sets (`Some`) or removes (`None`) a frontmatter knob. Only the knob's own
 /// lines change (a block list under it included); a note without frontmatter
 /// gets a block at the top, after any byte-order mark.
+///
+/// The result is read back as the loader reads it: where the note read
+/// without errors, it must still, with this knob as set (removed: its
+/// default) and every other knob as it was; else the edit is refused
+/// (`KnobReadOtherwise`), the note left as it is.
 pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String, EditError> {
+    let after = write_knob(text, key, value)?;
+    let read = |text: &str| {
+        let mut diagnostics = Vec::new();
+        let parsed =
+            super::note::parse_note_as("n.md", "n", text, super::Detail::Checks, &mut diagnostics);
+        let clean = !diagnostics.iter().any(|d| d.is_error());
+        let n = parsed.node;
+        clean.then_some((n.kind, n.status, n.tools, n.role, n.max_visits))
+    };
+    let Some(mut expected) = read(text) else {
+        return Ok(after);
+    };
+    let defaults = crate::vault::frontmatter::Knobs::default();
+    match (key, value) {
+        ("type", None) => expected.0 = defaults.kind,
+        ("status", None) => expected.1 = defaults.status,
+        ("tools", None) => expected.2 = defaults.tools,
+        ("role", None) => expected.3 = defaults.role,
+        ("max_visits", None) => expected.4 = defaults.max_visits,
+        ("role", Some(KnobValue::Text(role))) => expected.3 = Some(role.clone()),
+        ("tools", Some(KnobValue::List(tools))) => expected.2 = tools.clone(),
+        ("max_visits", Some(KnobValue::Number(n))) => expected.4 = *n,
+        ("type", Some(KnobValue::Text(kind))) => {
+            match read(&format!("---\ntype: {}\n---\n", yaml_scalar(kind))) {
+                Some(written) => expected.0 = written.0,
+                None => return Err(EditError::KnobReadOtherwise { key: key.into() }),
+            }
+        }
+        ("status", Some(KnobValue::Text(status))) => match crate::Status::parse(status) {
+            Some(status) => expected.1 = status,
+            None => return Err(EditError::KnobReadOtherwise { key: key.into() }),
+        },
+        _ => return Err(EditError::KnobReadOtherwise { key: key.into() }),
+    }
+    match read(&after) {
+        Some(now) if now == expected => Ok(after),
+        _ => Err(EditError::KnobReadOtherwise { key: key.into() }),
+    }
+}
+
+/// [`set_knob`]'s line edit.
+fn write_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String, EditError> {
     if !KNOBS.contains(&key) {
         return Err(EditError::UnknownKnob {
             key: key.to_string(),
@@ -660,12 +709,13 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
         let block = format!("---{nl}{line}{nl}---{nl}");
         return Ok(note.render(&[], &[(0, block)]));
     };
-    // A mapping written indented or in flow style (`{type: start}`) takes
-    // no key at column 0: it would stop being YAML for every reader.
+    // A mapping written indented or in flow style (`{type: start}`), or a
+    // block that is no mapping (`~`, a list), takes no key at column 0: it
+    // would stop being YAML for every reader.
     let first = (open + 1..close)
         .map(|i| note.lines[i].content)
         .find(|c| !c.trim().is_empty() && !c.trim_start().starts_with('#'));
-    if first.is_some_and(|c| c.starts_with([' ', '\t', '{'])) {
+    if first.is_some_and(|c| c.starts_with([' ', '\t', '{']) || top_level_key(c).is_none()) {
         return Err(EditError::FrontmatterForm);
     }
     let found = (open + 1..close).find(|&i| top_level_key(note.lines[i].content) == Some(key));
@@ -729,7 +779,21 @@ fn yaml_value(value: &KnobValue) -> String {
         KnobValue::Number(n) => n.to_string(),
         KnobValue::Text(t) => yaml_scalar(t),
         KnobValue::List(items) => {
-            let items: Vec<String> = items.iter().map(|t| yaml_scalar(t)).collect();
+            // In a flow list more is syntax (`:`, `?`, `*`…): an item is
+            // plain only when it is a name such as `fetch_url` or `mcp.tool`.
+            let plain = |t: &str| {
+                t.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    && t.chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ' '))
+                    && !t.ends_with(' ')
+            };
+            let items: Vec<String> = items
+                .iter()
+                .map(|t| match plain(t) {
+                    true => yaml_scalar(t),
+                    false => quoted(t),
+                })
+                .collect();
             format!("[{}]", items.join(", "))
         }
     }
@@ -738,9 +802,16 @@ fn yaml_value(value: &KnobValue) -> String {
 /// A plain scalar when YAML reads it back as the same string, else a
 /// double-quoted one.
 /// A character a frontmatter value is written escaped: a control
-/// character, or a line or paragraph separator.
+/// character, a line or paragraph separator, a byte-order mark (YAML
+/// takes one only at the start), the replacement character (which marks a
+/// note that was no UTF-8, to the loader) or one YAML does not print
+/// (U+FFFE, U+FFFF).
 fn unwritten(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffd}' | '\u{fffe}' | '\u{ffff}'
+        )
 }
 
 fn yaml_scalar(text: &str) -> String {
@@ -759,25 +830,30 @@ fn yaml_scalar(text: &str) -> String {
         || text.chars().any(unwritten)
         || text.ends_with(':');
     if reserved || numeric || special {
-        let mut escaped = String::with_capacity(text.len() + 8);
-        for c in text.chars() {
-            match c {
-                '\\' => escaped.push_str("\\\\"),
-                '"' => escaped.push_str("\\\""),
-                '\n' => escaped.push_str("\\n"),
-                '\r' => escaped.push_str("\\r"),
-                '\t' => escaped.push_str("\\t"),
-                // Escaped, so the note holds none of them: planvault's
-                // reader refuses a frontmatter that does (YAML 1.1 breaks
-                // lines at U+0085, U+2028 and U+2029).
-                c if unwritten(c) => escaped.push_str(&format!("\\u{:04X}", c as u32)),
-                c => escaped.push(c),
-            }
-        }
-        format!("\"{escaped}\"")
+        quoted(text)
     } else {
         text.to_string()
     }
+}
+
+/// `text` as a double-quoted YAML scalar.
+fn quoted(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            '\n' => escaped.push_str("\\n"),
+            '\r' => escaped.push_str("\\r"),
+            '\t' => escaped.push_str("\\t"),
+            // Escaped, so the note holds none of them: planvault's
+            // reader refuses a frontmatter that does (YAML 1.1 breaks
+            // lines at U+0085, U+2028 and U+2029).
+            c if unwritten(c) => escaped.push_str(&format!("\\u{:04X}", c as u32)),
+            c => escaped.push(c),
+        }
+    }
+    format!("\"{escaped}\"")
 }
 
 /// The note's body: everything after the frontmatter block (the whole text,
@@ -1055,7 +1131,12 @@ mod tests {
     #[test]
     fn a_knob_with_a_separator_is_read_back_as_set() {
         let note = "---\ntype: start\n---\n# T\n";
-        for role in ["reviewer\u{2028}lead", "a\u{85}b", "bell\u{7}"] {
+        for role in [
+            "reviewer\u{2028}lead",
+            "a\u{85}b",
+            "bell\u{7}",
+            "\u{ffff}\u{0}1.1",
+        ] {
             let after = set_knob(note, "role", Some(&KnobValue::Text(role.into()))).unwrap();
             let mut diagnostics = Vec::new();
             let parsed = super::super::note::parse_note("n.md", "n", &after, &mut diagnostics);
