@@ -300,8 +300,9 @@ impl NativeHost {
         confine(&root, rel)
     }
 
-    /// [`Self::path`] for a change: where it really lands (symlinks
-    /// followed) must be in the plan's folder, and in a run's trace folder
+    /// The real path of the vault-relative `rel` for a change ([`confine`]d
+    /// to the vault): where it really lands (symlinks followed) must be in
+    /// the plan's folder, and in a run's trace folder
     /// only when `rel` names one: a symlinked folder may not carry a
     /// tool's note out of the plan or into a trace. Public for hosts that
     /// write through their own compare-and-swap (Temporal's activities).

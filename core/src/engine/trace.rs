@@ -59,7 +59,8 @@ impl RunFiles {
         self.at(TRACE_DIR)
     }
 
-    /// Where a node's output for one visit is kept ([`Self::stem`]).
+    /// Where a node's output for one visit is kept, named for the node (its
+    /// path in the plan's folder, file-safe; see [`Self::set_nodes`]).
     pub fn output_note(&self, node: &str, visit: u32) -> String {
         self.at(&format!("{TRACE_DIR}/{}.visit-{visit}.md", self.stem(node)))
     }
@@ -74,8 +75,8 @@ impl RunFiles {
         ))
     }
 
-    /// Learn the plan's nodes, for [`Self::stem`]; again when the plan
-    /// changes.
+    /// Learn the plan's nodes, again when the plan changes: two nodes whose
+    /// output-note names meet (`sub/write`, `sub_write`) are kept apart.
     pub fn set_nodes<'n>(&mut self, nodes: impl IntoIterator<Item = &'n str>) {
         let mut once = BTreeSet::new();
         self.shared.clear();
