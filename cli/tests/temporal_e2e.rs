@@ -1199,7 +1199,8 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
     );
     assert!(!refused.status.success(), "{}", text(&refused));
     assert!(
-        text(&refused).contains(&format!("process {} on {host}", std::process::id())),
+        text(&refused).contains(&format!("process {} on {host}", std::process::id()))
+            && text(&refused).contains("delete plans/launch/.planvault/run.lock"),
         "{}",
         text(&refused)
     );

@@ -288,6 +288,26 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Which nodes `start` reaches over the plan's edges (an explicit
+    /// stack: no recursion over user data).
+    pub fn reached_from(&self, start: usize) -> Vec<bool> {
+        let mut reached = vec![false; self.nodes.len()];
+        let mut out: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for edge in &self.edges {
+            if let (Some(from), Some(to)) = (out.get_mut(edge.from), edge.to) {
+                from.push(to);
+            }
+        }
+        let mut pending = vec![start];
+        while let Some(node) = pending.pop() {
+            if reached.get(node) == Some(&false) {
+                reached[node] = true;
+                pending.extend(&out[node]);
+            }
+        }
+        reached
+    }
+
     pub fn new(format: PlanFormat) -> Self {
         Plan {
             format,

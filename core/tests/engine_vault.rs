@@ -667,3 +667,39 @@ fn a_loose_note_marked_active_is_no_resume_point() {
     run(plan, config(), &Journal::new(), &mut script);
     assert_eq!(script.asked_ids(), ["a#1:work", "b#1:work"]);
 }
+
+/// A node the run left failed (its judgment never read) that a person then
+/// cut off from the start (the link to it moved elsewhere) goes back to
+/// pending on resume, and the run continues where the start's path now
+/// leads. A note the run never visited keeps its status (see above).
+#[test]
+fn a_node_cut_off_from_the_start_mid_run_goes_back_to_pending() {
+    let plan = vault(&[
+        ("s", 3, &[("", "a")]),
+        ("a", 3, &[("approved", "d"), ("rejected", "d")]),
+        ("c", 3, &[]),
+        ("d", 3, &[]),
+    ]);
+    let mut script = Script::new()
+        .judge("a#1:judge.1", "hmm")
+        .judge("a#1:judge.2", "hmm")
+        .judge("a#1:judge.3", "hmm");
+    let effects = run(plan.clone(), config(), &Journal::new(), &mut script);
+    assert!(matches!(
+        finish(&effects).reason,
+        FinishReason::NodeFailed { .. }
+    ));
+    let journal = journal_of(&effects);
+    let mut resumed = plan.clone();
+    apply_statuses(&mut resumed, &effects);
+    assert_eq!(resumed.nodes[1].status, Status::Failed);
+    // A person points the start's link at c instead.
+    let edge = resumed.edges.iter_mut().find(|e| e.from == 0).unwrap();
+    edge.to = Some(2);
+    edge.target = "c".into();
+    let mut script = Script::new();
+    let effects = run(resumed, config(), &journal, &mut script);
+    assert_eq!(status_writes(&effects)[0], "a=pending");
+    assert_eq!(script.asked_ids(), ["c#1:work"]);
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+}

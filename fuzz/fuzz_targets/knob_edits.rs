@@ -3,11 +3,14 @@
 //! - it never panics;
 //! - what it writes loads without errors, reads the knob as set (or, when
 //!   removed, as its default) and every other knob as before;
-//! - the text after the frontmatter is byte-identical.
+//! - the text after the frontmatter is byte-identical;
+//! - a plain value is never refused in a frontmatter of plain `key: value`
+//!   lines (a refusal must mean the note's text is unusual).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use planvault_core::vault::edit::{self, KnobValue};
+use planvault_core::vault::frontmatter::{split, Split};
 use planvault_core::vault::load;
 use planvault_core::{Node, Severity};
 use std::collections::BTreeMap;
@@ -23,6 +26,25 @@ fuzz_target!(|input: &str| {
     // The value is the input's first line, the note the rest.
     let (value, text) = input.split_once('\n').unwrap_or(("", input));
     let Some(before) = loaded(text) else { return };
+    let plain_line = |line: &str| {
+        line.split_once(": ").is_some_and(|(k, v)| {
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    let plain = match split(text.trim_start_matches('\u{feff}')) {
+        Split::Closed(block) => block.yaml.lines().all(plain_line),
+        Split::Absent => true,
+        Split::Unclosed { .. } => false,
+    };
+    if plain {
+        let role = KnobValue::Text("writer".into());
+        assert!(
+            edit::set_knob(text, "role", Some(&role)).is_ok(),
+            "a plain role refused: {text:?}"
+        );
+    }
     let tools: Vec<String> = value.split(',').map(str::to_string).collect();
     for (key, knob) in [
         ("role", Some(KnobValue::Text(value.to_string()))),

@@ -952,19 +952,17 @@ impl<'a, H: Host> Driver<'a, H> {
         self.remember_tool_notes(&journal.entries);
         let mut prior = Vec::new();
         if resuming {
+            let in_trace: std::collections::BTreeSet<&str> =
+                trace_files.iter().map(|p| p.as_str()).collect();
             for node in &self.plan.nodes {
                 let mut visit = 1;
                 let mut latest = None;
-                while trace_files
-                    .iter()
-                    .any(|p| **p == self.files.output_note(&node.id, visit))
-                {
-                    if let Some(note) = self
-                        .host
-                        .read(&self.files.output_note(&node.id, visit))
-                        .await
-                        .map_err(vault_error)?
-                    {
+                loop {
+                    let path = self.files.output_note(&node.id, visit);
+                    if !in_trace.contains(path.as_str()) {
+                        break;
+                    }
+                    if let Some(note) = self.host.read(&path).await.map_err(vault_error)? {
                         // The latest output note that reads back: a damaged
                         // later one does not clear an earlier good one.
                         latest = trace::parse_output_note(&note, &node.id).or(latest);
@@ -985,13 +983,20 @@ impl<'a, H: Host> Driver<'a, H> {
                     .rposition(|e| e.key.rsplit_once('#').is_some_and(|(node, _)| node == id))
             };
             prior.sort_by_key(|(id, _)| made_at(id));
+            // A vault's run continues only at a node its start reaches (the
+            // engine's rule): a loose note marked active is none.
+            let reached = match (self.plan.format, self.plan.start) {
+                (PlanFormat::Vault, Some(start)) => self.plan.reached_from(start),
+                _ => vec![true; self.plan.nodes.len()],
+            };
             let active = self
                 .plan
                 .nodes
                 .iter()
+                .zip(&reached)
                 // A failed node is done again: the run continues there too.
-                .filter(|n| matches!(n.status, Status::Active | Status::Failed))
-                .map(|n| n.id.clone())
+                .filter(|(n, &r)| r && matches!(n.status, Status::Active | Status::Failed))
+                .map(|(n, _)| n.id.clone())
                 .collect();
             self.host.progress(&Progress::Resuming {
                 done: self

@@ -26,13 +26,31 @@ pub struct LockIn {
     pub vault: String,
     /// The workflow id: who holds the lock.
     pub run: String,
+    /// A plan folder's own lock (`planvault_runner::lock::folder_lock`),
+    /// vault-relative; empty: the vault's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
+}
+
+impl LockIn {
+    /// The lock file's folder on this worker, and its path as a refusal names it.
+    fn place(&self) -> Result<(std::path::PathBuf, String), ActivityError> {
+        let root = vault_root(&self.vault)?;
+        Ok(match self.folder.is_empty() {
+            true => (root, LOCK_FILE.to_string()),
+            false => (
+                root.join(&self.folder),
+                planvault_runner::lock::folder_lock(&self.folder),
+            ),
+        })
+    }
 }
 
 /// Take the vault for `me`: created exclusively; a file that is already
 /// `me`'s is kept; a stale terminal run's (a process of this machine that
 /// has ended) is taken over; anyone else's is refused, naming them.
 /// `Ok(Err(why))` is the refusal, `Err` an I/O failure.
-pub fn take(root: &Path, me: &Holder) -> std::io::Result<Result<(), String>> {
+pub fn take(root: &Path, me: &Holder, shown: &str) -> std::io::Result<Result<(), String>> {
     let path = root.join(LOCK_FILE);
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;
@@ -54,7 +72,7 @@ pub fn take(root: &Path, me: &Holder) -> std::io::Result<Result<(), String>> {
                     return Ok(Ok(()));
                 }
                 if !stale(&holder) {
-                    return Ok(Err(holder.refusal(LOCK_FILE)));
+                    return Ok(Err(holder.refusal(shown)));
                 }
                 let _ = fs::remove_file(&path);
             }
@@ -97,15 +115,15 @@ impl LockActivities {
         if path.is_absolute() && !path.exists() && path.parent().is_some_and(Path::is_dir) {
             let _ = fs::create_dir(&path);
         }
-        let root = vault_root(&input.vault)?;
-        blocking(move || take(&root, &Holder::temporal(&input.run)))
+        let (root, shown) = input.place()?;
+        blocking(move || take(&root, &Holder::temporal(&input.run), &shown))
             .await?
             .map_err(|e| crate::activities::failure(format!("{LOCK_FILE}: {e}")))
     }
 
     #[activity]
     pub async fn release(_ctx: ActivityContext, input: LockIn) -> Result<(), ActivityError> {
-        let root = vault_root(&input.vault)?;
+        let (root, _) = input.place()?;
         blocking(move || release(&root, &Holder::temporal(&input.run)))
             .await?
             .map_err(|e| crate::activities::failure(format!("{LOCK_FILE}: {e}")))
@@ -143,14 +161,14 @@ mod tests {
     fn a_run_retakes_its_own_lock_and_is_refused_anyone_elses() {
         let dir = tempfile::tempdir().unwrap();
         let me = Holder::temporal("planvault-0123456789ab-main");
-        take(dir.path(), &me).unwrap().unwrap();
+        take(dir.path(), &me, LOCK_FILE).unwrap().unwrap();
         let file = dir.path().join(LOCK_FILE);
         assert_eq!(fs::read_to_string(&file).unwrap(), me.render());
         // A worker lost after writing it, the activity retried elsewhere.
-        take(dir.path(), &me).unwrap().unwrap();
+        take(dir.path(), &me, LOCK_FILE).unwrap().unwrap();
 
         let other = Holder::temporal("planvault-0123456789ab-other");
-        let why = take(dir.path(), &other).unwrap().unwrap_err();
+        let why = take(dir.path(), &other, LOCK_FILE).unwrap().unwrap_err();
         assert!(
             why.contains("the Temporal run planvault-0123456789ab-main"),
             "{why}"
@@ -164,7 +182,7 @@ mod tests {
         // A terminal run that is running (this process) is refused…
         let here = planvault_runner::native::host_name();
         fs::write(&file, Holder::process(std::process::id(), &here).render()).unwrap();
-        let why = take(dir.path(), &me).unwrap().unwrap_err();
+        let why = take(dir.path(), &me, LOCK_FILE).unwrap().unwrap_err();
         assert!(
             why.contains(&format!("process {}", std::process::id())),
             "{why}"
@@ -174,7 +192,7 @@ mod tests {
         let dead = child.id();
         child.wait().unwrap();
         fs::write(&file, Holder::process(dead, &here).render()).unwrap();
-        take(dir.path(), &me).unwrap().unwrap();
+        take(dir.path(), &me, LOCK_FILE).unwrap().unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), me.render());
     }
 }

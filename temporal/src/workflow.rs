@@ -100,6 +100,7 @@ impl PlanvaultRun {
             .then(|| crate::lock::LockIn {
                 vault: submission.vault.clone(),
                 run: ctx.workflow_id().to_string(),
+                folder: String::new(),
             });
         if let Some(lock) = &lock {
             if let Err(why) = crate::lock::hold(ctx, lock.clone(), host.vault_options()).await {
@@ -116,11 +117,8 @@ impl PlanvaultRun {
             .as_ref()
             .filter(|_| !submission.start.folder.is_empty() && ctx.patched("plan-folder-lock"))
             .map(|lock| crate::lock::LockIn {
-                vault: std::path::Path::new(&lock.vault)
-                    .join(&submission.start.folder)
-                    .to_string_lossy()
-                    .into_owned(),
-                run: lock.run.clone(),
+                folder: submission.start.folder.clone(),
+                ..lock.clone()
             });
         if let (Some(lock), Some(folder)) = (&lock, &folder_lock) {
             if let Err(why) = crate::lock::hold(ctx, folder.clone(), host.vault_options()).await {

@@ -83,7 +83,7 @@ pub struct BrowserHost {
     mcp: mcp_http::Client,
     /// Each file's text as this host last read or wrote it: a write is
     /// closed in only while the file still holds that (or the new text).
-    seen: RefCell<std::collections::HashMap<String, String>>,
+    seen: RefCell<std::collections::HashMap<String, Option<String>>>,
 }
 
 /// A recorder of posted messages.
@@ -333,7 +333,7 @@ impl Host for BrowserHost {
         let text = file_text(path, &handle).await?;
         self.seen
             .borrow_mut()
-            .insert(path.to_string(), text.clone());
+            .insert(path.to_string(), Some(text.clone()));
         Ok(Some(text))
     }
 
@@ -356,6 +356,9 @@ impl Host for BrowserHost {
         // is closed in: an edit saved meanwhile is kept.
         let seen = self.seen.borrow().get(path).cloned();
         if let Some(seen) = seen {
+            // A file the run removed is made anew: created empty just now,
+            // unless a person made it meanwhile.
+            let seen = seen.unwrap_or_default();
             let now = file_text(path, &handle).await?;
             if now != seen && now != text {
                 let _ = JsFuture::from(stream.abort()).await;
@@ -365,7 +368,7 @@ impl Host for BrowserHost {
         JsFuture::from(stream.close()).await.map_err(err)?;
         self.seen
             .borrow_mut()
-            .insert(path.to_string(), text.to_string());
+            .insert(path.to_string(), Some(text.to_string()));
         Ok(())
     }
 
@@ -404,8 +407,9 @@ impl Host for BrowserHost {
         match JsFuture::from(dir.remove_entry(&name)).await {
             Err(e) if error_name(&e) != "NotFoundError" => Err(HostError::new(path, describe(&e))),
             _ => {
-                // Removed by the run: a later write makes it anew.
-                self.seen.borrow_mut().remove(path);
+                // Removed by the run: a later write makes it anew, unless
+                // a person made it meanwhile.
+                self.seen.borrow_mut().insert(path.to_string(), None);
                 Ok(())
             }
         }
@@ -686,6 +690,32 @@ pub async fn start_run(
         )
         .with_hint("stop that run (or close its tab), then run again"));
     };
+    // A plan folder is locked under its own name too: another tab that
+    // opened the folder itself runs it under that name.
+    let folder_name = start.folder.rsplit('/').next();
+    let folder_web = match folder_name.filter(|f| !f.is_empty() && *f != name) {
+        None => None,
+        Some(folder) => {
+            let held = web_lock(&host.scope, &format!("planvault-run:{folder}"))
+                .await
+                .map_err(|e| {
+                    RunError::new(ErrorCode::VaultIo, format!("cannot lock the vault: {e}"))
+                })?;
+            match held {
+                Some(held) => Some(held),
+                None => {
+                    return Err(RunError::new(
+                        ErrorCode::VaultLocked,
+                        format!(
+                            "the folder {} is being run in another tab of this browser",
+                            start.folder
+                        ),
+                    )
+                    .with_hint("stop that run (or close its tab), then run again"))
+                }
+            }
+        }
+    };
     let me = Holder::browser(tab);
     lock::take(host, &me).await?;
     let folder_lock = (!start.folder.is_empty()).then(|| lock::folder_lock(&start.folder));
@@ -716,6 +746,7 @@ pub async fn start_run(
         lock::release_at(host, &me, path).await;
     }
     lock::release(host, &me).await;
+    drop(folder_web);
     drop(web);
     outcome
 }

@@ -375,8 +375,8 @@ async fn a_terminal_runs_lock_file_makes_the_browser_run_refuse_naming_it() {
 }
 
 /// A plan folder's run holds the folder's lock too: a terminal running the
-/// folder as a vault of its own (`--vault-root`) is found there, and the
-/// vault's own lock is given back.
+/// folder as a vault of its own (`--vault-root`) is found there, and so is
+/// a tab that opened the folder itself; the vault's own lock is given back.
 #[wasm_bindgen_test]
 async fn a_plan_folder_run_by_a_terminal_as_its_own_vault_is_refused() {
     let (host, posted) = recorded("pv-lock-folder").await;
@@ -403,8 +403,28 @@ async fn a_plan_folder_run_by_a_terminal_as_its_own_vault_is_refused() {
     assert!(posted.borrow().is_empty(), "{:?}", posted.borrow());
     assert_eq!(host.read(LOCK_FILE).await.unwrap(), None, "given back");
 
-    // Once the terminal's run is gone, the folder runs; both locks go.
+    // Another tab that opened the folder itself runs it: its Web Lock is
+    // under the folder's name.
     host.remove(&folder_lock).await.unwrap();
+    let other = web_lock(&scope(), "planvault-run:a")
+        .await
+        .unwrap()
+        .expect("free at first");
+    let err = start_run(&host, &inbox, folder_start.clone(), "tab-a")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::VaultLocked);
+    assert!(
+        err.message
+            .contains("the folder plans/a is being run in another tab"),
+        "{}",
+        err.message
+    );
+    drop(other);
+    // A Web Lock is given back once the browser's event loop has turned.
+    host.sleep(50).await;
+
+    // Once the other runs are gone, the folder runs; both locks go.
     start_run(&host, &inbox, folder_start, "tab-a")
         .await
         .unwrap();

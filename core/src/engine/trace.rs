@@ -15,9 +15,8 @@ pub const JOURNAL_FILE: &str = "00_plan-trace/journal.jsonl";
 /// a trace that ends the run without it was cut off just before it.
 pub const RECEIPT_FILE: &str = "00_plan-trace/receipt.json";
 
-/// The longest output-note name kept whole, in bytes: with a hash and
-/// `.visit-N.held.md` after it, well within a file name's 255 bytes.
-const MAX_STEM: usize = 200;
+/// The most bytes a file name holds on most file systems.
+const NAME_MAX: usize = 255;
 
 /// Where a run keeps its files: this module's paths, in the plan's folder
 /// when the plan is one folder of a larger vault (`plans/launch/` keeps
@@ -62,17 +61,16 @@ impl RunFiles {
     /// Where a node's output for one visit is kept, named for the node (its
     /// path in the plan's folder, file-safe; see [`Self::set_nodes`]).
     pub fn output_note(&self, node: &str, visit: u32) -> String {
-        self.at(&format!("{TRACE_DIR}/{}.visit-{visit}.md", self.stem(node)))
+        let suffix = format!(".visit-{visit}.md");
+        self.at(&format!("{TRACE_DIR}/{}{suffix}", self.stem(node, &suffix)))
     }
 
     /// Where a node's output waits while a breakpoint holds it, before the
     /// engine has seen it: a run stopped or reloaded there resumes with this
     /// text instead of asking the model again. Gone once the run goes on.
     pub fn held_output(&self, node: &str, visit: u32) -> String {
-        self.at(&format!(
-            "{TRACE_DIR}/{}.visit-{visit}.held.md",
-            self.stem(node)
-        ))
+        let suffix = format!(".visit-{visit}.held.md");
+        self.at(&format!("{TRACE_DIR}/{}{suffix}", self.stem(node, &suffix)))
     }
 
     /// Learn the plan's nodes, again when the plan changes: two nodes whose
@@ -88,28 +86,28 @@ impl RunFiles {
         }
     }
 
-    /// The name of `node`'s output notes: its path inside the plan's folder
-    /// with the characters a file name cannot hold as `_`. Where another of
-    /// the plan's nodes comes to the same name (case aside, as a file
-    /// system may see it: `sub/write` and `sub_write`), the node whose path
-    /// needed no change keeps it and the others add a hash of their path,
-    /// so no node's output is written over another's.
-    ///
-    /// A name too long for a file (most file systems hold 255 bytes, and
-    /// `.visit-N.held.md` follows it) is cut, with a hash of the node's path.
-    fn stem(&self, node: &str) -> String {
+    /// The name of `node`'s output notes, before `suffix`: its path inside
+    /// the plan's folder with the characters a file name cannot hold as
+    /// `_`. Where another of the plan's nodes comes to the same name (case
+    /// aside, as a file system may see it: `sub/write` and `sub_write`),
+    /// the node whose path needed no change keeps it and the others add a
+    /// hash of their path, so no node's output is written over another's.
+    /// A name too long for a file with its suffix (255 bytes) is cut, with
+    /// that hash; every name that fits stays as it always was.
+    fn stem(&self, node: &str, suffix: &str) -> String {
         let inside = self.inside(node);
         let mine = file_safe(inside);
-        let long = mine.len() > MAX_STEM;
-        if !long && (mine == inside || !self.shared.contains(&mine.to_lowercase())) {
+        let fits = |len: usize| len + suffix.len() <= NAME_MAX;
+        let apart = mine != inside && self.shared.contains(&mine.to_lowercase());
+        if !apart && fits(mine.len()) {
             return mine;
         }
-        let hash = crate::engine::journal::sha256_hex(node.as_bytes());
-        let mut cut = MAX_STEM.min(mine.len());
-        while !mine.is_char_boundary(cut) {
+        let hash = &crate::engine::journal::sha256_hex(node.as_bytes())[..8];
+        let mut cut = mine.len();
+        while !fits(cut + 1 + hash.len()) || !mine.is_char_boundary(cut) {
             cut -= 1;
         }
-        format!("{}-{}", &mine[..cut], &hash[..8])
+        format!("{}-{hash}", &mine[..cut])
     }
 
     fn inside<'a>(&self, node: &'a str) -> &'a str {
@@ -395,13 +393,19 @@ mod tests {
             at("plans/launch/other/x"),
             "plans/launch/00_plan-trace/other_x.visit-1.md"
         );
-        // A name too long for a file is cut, and kept apart by its hash.
-        let long = format!("plans/launch/{}", "é".repeat(124));
-        let cut = files.output_note(&long, 12);
+        // A name too long for a file is cut, and kept apart by its hash;
+        // one that fits stays whole.
+        let long = format!("plans/launch/{}", "é".repeat(120));
+        let whole = files.output_note(&long, 1);
+        assert!(
+            whole.ends_with(&format!("/{}.visit-1.md", "é".repeat(120))),
+            "{whole}"
+        );
+        let cut = files.held_output(&long, 12);
         let name = cut.rsplit('/').next().unwrap();
-        assert!(name.len() <= 255 - ".held".len(), "{}", name.len());
-        assert!(name.starts_with(&"é".repeat(100)), "{name}");
-        assert_ne!(cut, files.output_note(&format!("{long}x"), 12));
+        assert!(name.len() <= 255, "{}", name.len());
+        assert!(name.starts_with(&"é".repeat(110)), "{name}");
+        assert_ne!(cut, files.held_output(&format!("{long}x"), 12));
         // Learnt again when the plan changes.
         files.set_nodes(["plans/launch/sub/write"]);
         assert_eq!(

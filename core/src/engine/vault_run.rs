@@ -36,26 +36,6 @@ pub(crate) struct VaultRun {
     judging: Option<Judging>,
 }
 
-/// Which nodes `start` reaches over the plan's edges (an explicit stack:
-/// no recursion over user data).
-fn reached_from(plan: &crate::Plan, start: usize) -> Vec<bool> {
-    let mut reached = vec![false; plan.nodes.len()];
-    let mut out: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
-    for edge in &plan.edges {
-        if let (Some(from), Some(to)) = (out.get_mut(edge.from), edge.to) {
-            from.push(to);
-        }
-    }
-    let mut pending = vec![start];
-    while let Some(node) = pending.pop() {
-        if reached.get(node) == Some(&false) {
-            reached[node] = true;
-            pending.extend(&out[node]);
-        }
-    }
-    reached
-}
-
 impl VaultRun {
     pub fn new(plan: &crate::Plan) -> Self {
         VaultRun {
@@ -77,13 +57,29 @@ impl VaultRun {
         // the run picks up: its work is done again. Only a node the start
         // reaches: a note no link leads to (a tool's note, a person's
         // draft), whatever its status says, is no step of this run.
-        let reached = reached_from(&s.plan, start);
+        let reached = s.plan.reached_from(start);
         let first =
             |status: Status| (0..s.statuses.len()).find(|&i| reached[i] && s.statuses[i] == status);
         let (resume_at, any_done) = (
             first(Status::Active).or_else(|| first(Status::Failed)),
             first(Status::Done).is_some(),
         );
+        // A node this run left active or failed that the start no longer
+        // reaches (a person moved the link to it meanwhile) is no step of
+        // the run any more: back to pending, so its note does not say it
+        // runs. A note the run never visited is left as it is.
+        let cut_off: Vec<usize> = (0..s.statuses.len())
+            .filter(|&i| !reached[i] && matches!(s.statuses[i], Status::Active | Status::Failed))
+            .filter(|&i| {
+                let id = s.plan.nodes[i].id.as_str();
+                s.recorded_order
+                    .iter()
+                    .any(|e| split_key(&e.key).is_some_and(|(node, _, _)| node == id))
+            })
+            .collect();
+        for node in cut_off {
+            s.set_status(node, Status::Pending);
+        }
         if let Some(active) = resume_at {
             let visit = self.restore_counters(s, active);
             self.begin_visit(s, active, visit, true);
