@@ -2369,10 +2369,7 @@ fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model()
     // name must fit too); one over it is refused.
     let near = format!("plans/launch/{}.md", "a".repeat(245));
     let over = format!("plans/launch/{}.md", "b".repeat(260));
-    let write = |path: &str| llm_stub::ToolCall {
-        name: "write_note".into(),
-        arguments: serde_json::json!({"path": path, "content": "x"}),
-    };
+    let write = write_note_call;
     let script = Script {
         replies: vec![
             Reply {
@@ -2397,14 +2394,7 @@ fn a_plan_folder_s_tool_writes_stay_in_it_and_a_refusal_goes_back_to_the_model()
     assert!(!vault.join("Other/00_plan-trace/escaped.md").exists());
     assert!(!folder.join("CONFIG.md").exists());
     assert!(vault.join(&near).exists());
-    let told = stub
-        .requests()
-        .iter()
-        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let told = tool_messages(&stub);
     for why in [
         "plans/launch/notes is a symlinked folder (it leads to Notes)",
         "plans/launch/trace is a symlinked folder (it leads to Other/00_plan-trace)",

@@ -75,6 +75,19 @@ fn submit(server: &Server, queue: &str, vault: &Path, stub: &Stub, extra: &[&str
         .unwrap()
 }
 
+/// `planvault run` of `plan` against `stub`, for comparison with a
+/// submitted run; the key in its environment as the worker's.
+fn run_locally(plan: &Path, stub: &Stub) -> Output {
+    planvault()
+        .arg("run")
+        .arg(plan)
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model"])
+        .env("PLANVAULT_API_KEY", SECRET)
+        .output()
+        .unwrap()
+}
+
 fn text(out: &Output) -> String {
     format!(
         "status {:?}\nstdout: {}\nstderr: {}",
@@ -189,14 +202,7 @@ fn a_submitted_run_ends_as_planvault_run_ends_once_and_keeps_the_key_out_of_hist
     // The same vault and script through `planvault run`, for comparison.
     let local = example_vault(&dir.path().join("local"));
     let local_stub = Stub::start(loop_script(), 0, None).unwrap();
-    let out = planvault()
-        .arg("run")
-        .arg(&local)
-        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
-        .args(["--model", "stub-model"])
-        .env("PLANVAULT_API_KEY", SECRET)
-        .output()
-        .unwrap();
+    let out = run_locally(&local, &local_stub);
     assert!(out.status.success(), "{}", text(&out));
 
     let shared = example_vault(&dir.path().join("shared"));
@@ -461,14 +467,7 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     // The same vault and script through `planvault run`, for comparison.
     let local = example_vault(&dir.path().join("local"));
     let local_stub = Stub::start(loop_script(), 0, None).unwrap();
-    let out = planvault()
-        .arg("run")
-        .arg(&local)
-        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
-        .args(["--model", "stub-model"])
-        .env("PLANVAULT_API_KEY", SECRET)
-        .output()
-        .unwrap();
+    let out = run_locally(&local, &local_stub);
     assert!(out.status.success(), "{}", text(&out));
 
     let url = git_remote(dir.path(), "loop", &example_vault(&dir.path().join("seed")));
@@ -1084,10 +1083,7 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
         return;
     };
     let _worker = start_worker(&server, "folder");
-    let write = |path: &str| llm_stub::ToolCall {
-        name: "write_note".into(),
-        arguments: serde_json::json!({"path": path, "content": "x"}),
-    };
+    let write = write_note_call;
     let script = || Script {
         replies: vec![
             Reply {
@@ -1113,26 +1109,10 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
         std::os::unix::fs::symlink("../../Notes/Background.md", folder.join("Linked.md")).unwrap();
         vault
     };
-    let told = |stub: &Stub| {
-        stub.requests()
-            .iter()
-            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
 
     let local = make("local");
     let local_stub = Stub::start(script(), 0, None).unwrap();
-    let out = planvault()
-        .arg("run")
-        .arg(local.join("plans/launch"))
-        .args(["--query", QUERY, "--endpoint", &local_stub.base_url()])
-        .args(["--model", "stub-model"])
-        .env("PLANVAULT_API_KEY", SECRET)
-        .output()
-        .unwrap();
+    let out = run_locally(&local.join("plans/launch"), &local_stub);
     assert!(out.status.success(), "{}", text(&out));
 
     let shared = make("shared");
@@ -1147,8 +1127,8 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
     assert!(out.status.success(), "{}", text(&out));
 
     assert_same_vault(&shared.join("plans/launch"), &local.join("plans/launch"));
-    assert_eq!(told(&stub), told(&local_stub));
-    let told = told(&stub);
+    assert_eq!(tool_messages(&stub), tool_messages(&local_stub));
+    let told = tool_messages(&stub);
     for why in [
         "plans/launch/notes is a symlinked folder (it leads to Notes)",
         "plans/launch/trace is a symlinked folder (it leads to Other/00_plan-trace)",

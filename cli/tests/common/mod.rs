@@ -125,3 +125,23 @@ pub fn plan_in_a_vault(dir: &Path) -> std::path::PathBuf {
     }
     vault
 }
+
+/// A `write_note` tool call of `x` at `path`.
+pub fn write_note_call(path: &str) -> llm_stub::ToolCall {
+    llm_stub::ToolCall {
+        name: "write_note".into(),
+        arguments: serde_json::json!({"path": path, "content": "x"}),
+    }
+}
+
+/// What the stub's model was told by tools, every tool message of every
+/// request in order.
+pub fn tool_messages(stub: &llm_stub::Stub) -> String {
+    stub.requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
