@@ -34,7 +34,7 @@ pub enum EditError {
     UnknownKnob { key: String },
     #[error("the frontmatter block opened on line 1 is never closed")]
     UnclosedFrontmatter,
-    #[error("the frontmatter is written indented or in flow style (`{{...}}`), where a knob cannot be set line by line; set it in the note's text")]
+    #[error("the frontmatter is written indented, in flow style (`{{...}}`) or as no `key: value` lines, where a knob cannot be set line by line; set it in the note's text")]
     FrontmatterForm,
     #[error("line {line} holds several edges (a bare carriage return, which line numbers do not count, separates their items); save the note with LF or CRLF line endings")]
     SeveralEdgesOnLine { line: u32 },
@@ -709,13 +709,20 @@ fn write_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String
         let block = format!("---{nl}{line}{nl}---{nl}");
         return Ok(note.render(&[], &[(0, block)]));
     };
-    // A mapping written indented or in flow style (`{type: start}`) takes
-    // no key at column 0: it would stop being YAML for every reader. (A
-    // block that is no mapping, `~` or a list, fails `set_knob`'s read-back.)
+    // A mapping written indented or in flow style (`{type: start}`), or a
+    // block that is no mapping (a list, `~`, text), takes no key at column
+    // 0: it would stop being YAML for every reader. (`? key` and `-key:`
+    // are keys.)
     let first = (open + 1..close)
         .map(|i| note.lines[i].content)
         .find(|c| !c.trim().is_empty() && !c.trim_start().starts_with('#'));
-    if first.is_some_and(|c| c.starts_with([' ', '\t', '{'])) {
+    let no_mapping = |c: &str| {
+        c.starts_with([' ', '\t', '{', '['])
+            || c.starts_with("- ")
+            || c.trim_end() == "-"
+            || (!c.contains(':') && !c.starts_with("? "))
+    };
+    if first.is_some_and(no_mapping) {
         return Err(EditError::FrontmatterForm);
     }
     let found = (open + 1..close).find(|&i| top_level_key(note.lines[i].content) == Some(key));
