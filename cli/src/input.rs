@@ -29,6 +29,9 @@ impl std::fmt::Display for Unreadable {
 pub struct ReadPlan {
     pub source: PlanSource,
     pub problems: Vec<Diagnostic>,
+    /// A vault's notes whose bytes were not UTF-8: where in each (as
+    /// decoded) the first of them is.
+    pub not_utf8: Vec<(String, usize)>,
     /// For a folder inside a larger vault: that folder, vault-relative; the
     /// source then holds the whole vault, against which links resolve.
     pub plan_folder: Option<String>,
@@ -43,7 +46,7 @@ impl ReadPlan {
     pub fn check(&self) -> planvault_core::Checked {
         match &self.source {
             PlanSource::Vault(files) => {
-                planvault_core::vault::check_in_folder(files, self.folder())
+                planvault_core::vault::check_in_folder_read(files, self.folder(), &self.not_utf8)
             }
             source => planvault_core::check(source),
         }
@@ -164,8 +167,11 @@ pub fn read_plan(
                 Some((root, folder)) => (root, Some(folder)),
                 None => (path.to_path_buf(), None),
             };
-            let (files, mut problems) =
-                read_vault_with(&root, plan_folder.as_deref().unwrap_or(""))?;
+            let VaultRead {
+                files,
+                mut problems,
+                not_utf8,
+            } = read_vault_with(&root, plan_folder.as_deref().unwrap_or(""))?;
             if let Some(folder) = &plan_folder {
                 // The rest of the vault is not the plan's to answer for.
                 problems.retain(|d| {
@@ -177,6 +183,7 @@ pub fn read_plan(
             Ok(ReadPlan {
                 source: PlanSource::Vault(files),
                 problems,
+                not_utf8,
                 plan_folder,
                 vault_root: Some(root),
             })
@@ -202,6 +209,7 @@ pub fn read_plan(
                     text,
                 },
                 problems: Vec::new(),
+                not_utf8: Vec::new(),
                 plan_folder: None,
                 vault_root: None,
             })
@@ -213,6 +221,7 @@ pub fn read_plan(
                 options: generated::Options::default(),
             },
             problems: Vec::new(),
+            not_utf8: Vec::new(),
             plan_folder: None,
             vault_root: None,
         }),
@@ -267,7 +276,7 @@ fn read_text(path: &Path) -> Result<String, Unreadable> {
 /// Every markdown note under `root`, keyed by its `/`-separated relative path;
 /// what could not be read is left out (see [`read_vault_with`]).
 pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
-    let (mut files, _) = read_vault_with(root, "")?;
+    let mut files = read_vault_with(root, "")?.files;
     files.retain(|path, _| !path.starts_with('.'));
     Ok(files)
 }
@@ -275,8 +284,8 @@ pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
 /// `root`'s notes and a diagnostic for each file or folder that could not
 /// be read. Dot-folders (`.obsidian`, `.git`) are never entered; the core
 /// loader decides what else to skip. A note that is not UTF-8 is decoded
-/// with U+FFFD for what is not (the core reports it, as it does for the
-/// npm package, whose caller decodes so). A symlinked note is read when it
+/// with U+FFFD for what is not, and noted (the core reports it where the
+/// note is one of the plan's). A symlinked note is read when it
 /// leads to a file inside the vault; a symlinked folder is never followed
 /// (inside the vault its notes would be there twice, as Obsidian also
 /// refuses; outside it they are not the vault's) and says so.
@@ -286,12 +295,10 @@ pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
 /// link leads; a person's other notes are not read), but for SilverBullet's
 /// `CONFIG.md` at the root; a symlinked note in the folder that leads out
 /// of it is no note of the plan (its status would be written there).
-pub fn read_vault_with(
-    root: &Path,
-    folder: &str,
-) -> Result<(BTreeMap<String, String>, Vec<Diagnostic>), Unreadable> {
+pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadable> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
+    let mut not_utf8 = Vec::new();
     let canonical_root = fs::canonicalize(root)
         .map_err(|e| Unreadable(format!("cannot read {}: {e}", root.display())))?;
     let canonical_folder = canonical_root.join(folder);
@@ -402,7 +409,8 @@ pub fn read_vault_with(
                         } else if unread(&key) {
                             files.insert(key, Some(String::new()));
                         } else {
-                            files.insert(key, read_note(&path, &mut problems, &rel(&path)));
+                            let text = read_note(&path, &mut problems, &mut not_utf8, &rel(&path));
+                            files.insert(key, text);
                         }
                     }
                     Ok(_) => {}
@@ -412,7 +420,7 @@ pub fn read_vault_with(
             } else if is_note && unread(&key) {
                 files.insert(key, Some(String::new()));
             } else if is_note {
-                let text = read_note(&path, &mut problems, &key);
+                let text = read_note(&path, &mut problems, &mut not_utf8, &key);
                 files.insert(key, text);
             }
         }
@@ -434,11 +442,31 @@ pub fn read_vault_with(
         .filter_map(|(k, v)| v.map(|v| (k, v)))
         .collect();
     problems.sort_by(|a, b| a.file.cmp(&b.file));
-    Ok((files, problems))
+    Ok(VaultRead {
+        files,
+        problems,
+        not_utf8,
+    })
 }
 
-/// A note's text (non-UTF-8 bytes as U+FFFD), or `None` and a diagnostic.
-fn read_note(path: &Path, problems: &mut Vec<Diagnostic>, key: &str) -> Option<String> {
+/// A vault as [`read_vault_with`] read it.
+pub struct VaultRead {
+    pub files: BTreeMap<String, String>,
+    /// A diagnostic for each file or folder that could not be read.
+    pub problems: Vec<Diagnostic>,
+    /// The notes whose bytes were not UTF-8 (decoded with U+FFFD): where
+    /// the first of them is in each.
+    pub not_utf8: Vec<(String, usize)>,
+}
+
+/// A note's text (non-UTF-8 bytes as U+FFFD, where the first was noted in
+/// `not_utf8`), or `None` and a diagnostic.
+fn read_note(
+    path: &Path,
+    problems: &mut Vec<Diagnostic>,
+    not_utf8: &mut Vec<(String, usize)>,
+    key: &str,
+) -> Option<String> {
     // A pipe would hold the read until something writes it.
     if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         problems.push(unreadable(
@@ -450,7 +478,11 @@ fn read_note(path: &Path, problems: &mut Vec<Diagnostic>, key: &str) -> Option<S
     match fs::read(path) {
         Ok(bytes) => Some(match String::from_utf8(bytes) {
             Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            Err(e) => {
+                // What comes before the first bad byte decodes as it is.
+                not_utf8.push((key.to_string(), e.utf8_error().valid_up_to()));
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
         }),
         Err(e) => {
             problems.push(unreadable(key, format!("cannot be read: {e}")));

@@ -184,6 +184,7 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
         Ok(input::ReadPlan {
             mut source,
             problems,
+            not_utf8,
             plan_folder,
             vault_root,
         }) => {
@@ -194,7 +195,11 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             }
             let mut checked = match (&source, plan_folder) {
                 (planvault_core::PlanSource::Vault(files), folder) => {
-                    planvault_core::vault::check_in_folder(files, folder.as_deref().unwrap_or(""))
+                    planvault_core::vault::check_in_folder_read(
+                        files,
+                        folder.as_deref().unwrap_or(""),
+                        &not_utf8,
+                    )
                 }
                 _ => planvault_core::check(&source),
             };

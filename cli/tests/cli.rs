@@ -374,6 +374,39 @@ fn scoped_fixtures_json_is_kept_beside_them() {
     }
 }
 
+/// Regression: a note that holds U+FFFD as a character (pasted output of a
+/// binary, as in public security vaults) was called "not UTF-8 text", an
+/// error that made a sound plan unsound. Only bytes the reader could not
+/// decode are.
+#[test]
+fn a_replacement_character_a_note_holds_is_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("start.md"),
+        "---\ntype: start\n---\n# Start\n\nThe dump: `\u{fffd}@C\u{fffd}>==`\n\n## Next\n- [[end]]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("end.md"), "# End \u{fffd}\n").unwrap();
+    let out = run(&["validate"], root);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // The same text with one byte that is not UTF-8 is an error, where it is.
+    std::fs::write(root.join("end.md"), b"# End \xef\xbf\xbd \xe9\n").unwrap();
+    let out = run(&["validate"], root);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("end.md:1:9: error[unreadable-note]: `end.md` is not UTF-8 text"),
+        "{text}"
+    );
+}
+
 #[test]
 fn one_bad_file_never_sinks_the_vault() {
     let dir = tempfile::tempdir().unwrap();

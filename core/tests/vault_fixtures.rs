@@ -5,6 +5,7 @@
 //! `INSTA_UPDATE=always cargo test -p planvault-core --test integration vault_fixtures::`
 //! rewrites the snapshots; review the diff before committing.
 
+use planvault_core::vault::check_in_folder_read;
 use planvault_core::{check, NodeExt, PlanSource};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -14,7 +15,14 @@ use std::path::Path;
 /// Every file under `root` except the snapshot, `/`-separated, dot-folders
 /// included: skipping them is the loader's job and is under test here.
 pub(crate) fn read_folder(root: &Path) -> BTreeMap<String, String> {
+    read_folder_bytes(root).0
+}
+
+/// [`read_folder`] and, as a reader that saw the bytes tells the core,
+/// where each note that is not UTF-8 holds its first bad byte.
+fn read_folder_bytes(root: &Path) -> (BTreeMap<String, String>, Vec<(String, usize)>) {
     let mut files = BTreeMap::new();
+    let mut not_utf8 = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in fs::read_dir(&dir).unwrap() {
@@ -35,15 +43,23 @@ pub(crate) fn read_folder(root: &Path) -> BTreeMap<String, String> {
             // Bytes that are not UTF-8 become U+FFFD, as the CLI and
             // Node's `readFileSync(path, "utf8")` decode them.
             let bytes = fs::read(&path).unwrap();
+            if let Err(e) = std::str::from_utf8(&bytes) {
+                not_utf8.push((key.clone(), e.valid_up_to()));
+            }
             files.insert(key, String::from_utf8_lossy(&bytes).into_owned());
         }
     }
-    files
+    (files, not_utf8)
 }
 
-/// The whole outcome of checking a vault, in a stable text form.
-fn render(files: &BTreeMap<String, String>) -> String {
-    let checked = check(&PlanSource::Vault(files.clone()));
+/// The whole outcome of checking a vault, in a stable text form: as
+/// [`check`] gives it, or, where a note is not UTF-8, as a reader of its
+/// bytes has the core check it.
+fn render(files: &BTreeMap<String, String>, not_utf8: &[(String, usize)]) -> String {
+    let checked = match not_utf8.is_empty() {
+        true => check(&PlanSource::Vault(files.clone())),
+        false => check_in_folder_read(files, "", not_utf8),
+    };
     let plan = &checked.plan;
     let mut out = String::from("diagnostics:\n");
     for d in &checked.diagnostics {
@@ -114,12 +130,12 @@ fn vault_fixtures() {
         cases.len()
     );
     for case in &cases {
-        let files = read_folder(case);
-        let output = render(&files);
+        let (files, not_utf8) = read_folder_bytes(case);
+        let output = render(&files, &not_utf8);
         // Same input, same bytes.
         assert_eq!(
             output,
-            render(&files),
+            render(&files, &not_utf8),
             "{} is not deterministic",
             case.display()
         );

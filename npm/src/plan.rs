@@ -113,7 +113,7 @@ pub fn parse_vault_staged(
     // What the settings skip is never read, but its notes stay in the link
     // index (Obsidian opens a template too): checked whole, as the CLI does.
     let checked = with_staged_files(used, lengths, |files| {
-        scope::check_in_folder_with(files.iter().copied(), "", &skip, Detail::Checks)
+        scope::check_in_folder_with(files.iter().copied(), "", &skip, Detail::Checks, &[])
     })?;
     Ok(PlanHandle::checked(checked))
 }

@@ -8,7 +8,7 @@
 use crate::appearance::ThemeState;
 use crate::canvas_view::PlanCanvas;
 use crate::dock::{Dock, DockState};
-use crate::fs::{self, VaultDir, COPY_FOLDER, EXAMPLE_COPIED, EXAMPLE_FOLDER};
+use crate::fs::{self, Reading, VaultDir, COPY_FOLDER, EXAMPLE_COPIED, EXAMPLE_FOLDER};
 use crate::help::CanvasHelp;
 use crate::list_view::ListState;
 use crate::note_editor::NoteEditing;
@@ -39,10 +39,10 @@ pub(crate) async fn open_example(state: AppState) {
     let bundled = crate::example::files();
     match VaultDir::private(EXAMPLE_FOLDER).await {
         Ok(dir) => {
-            let mut files = dir.read_all().await.unwrap_or_default();
+            let mut read = dir.read_all().await.unwrap_or_default();
             if !matches!(dir.read(EXAMPLE_COPIED).await, Ok(Some(_))) {
                 let mut copied = true;
-                for path in crate::example::to_copy(&bundled, &files) {
+                for path in crate::example::to_copy(&bundled, &read.files) {
                     if let Err(e) = dir.write(path, &bundled[path]).await {
                         copied = false;
                         state
@@ -53,9 +53,12 @@ pub(crate) async fn open_example(state: AppState) {
                 if copied {
                     let _ = dir.write(EXAMPLE_COPIED, "").await;
                 }
-                files = dir.read_all().await.unwrap_or(bundled);
+                read = dir.read_all().await.unwrap_or(Reading {
+                    files: bundled,
+                    not_utf8: Default::default(),
+                });
             }
-            state.show(ticket, dir, files, Mode::Example);
+            state.show(ticket, dir, read, Mode::Example);
         }
         Err(e) if state.is_latest(ticket) => state.message.set(format!(
             "This browser has no private file storage ({e}); the example is read-only."
@@ -80,9 +83,9 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
         state.loading.set(None);
     }
     match read {
-        Ok(files) => {
+        Ok(read) => {
             let name = dir.name();
-            let count = files.keys().filter(|p| p.ends_with(".md")).count();
+            let count = read.files.keys().filter(|p| p.ends_with(".md")).count();
             if remember {
                 if let Err(e) = dir.remember().await {
                     state.message.set(format!(
@@ -90,7 +93,7 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
                     ));
                 }
             }
-            if state.show(ticket, dir, files, Mode::Folder(name.clone())) {
+            if state.show(ticket, dir, read, Mode::Folder(name.clone())) {
                 state.reopen.set(None);
                 state.message.set(format!("Opened “{name}”: {count} notes"));
             }
@@ -128,7 +131,7 @@ pub(crate) async fn open_copy(state: AppState, files: JsValue) {
             return;
         }
     };
-    for (path, text) in &notes {
+    for (path, text) in &notes.files {
         if !state.is_latest(ticket) {
             return;
         }
@@ -137,7 +140,7 @@ pub(crate) async fn open_copy(state: AppState, files: JsValue) {
             return;
         }
     }
-    let count = notes.len();
+    let count = notes.files.len();
     if state.show(ticket, dir, notes, Mode::Copy(name.clone())) {
         let hint = "Download the changes as a zip when done.";
         state

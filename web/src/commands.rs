@@ -918,7 +918,10 @@ mod tests {
         let mut files = renamed.files.clone();
         files.insert("b.md".into(), "# B\n\n## Next\n- [[d]]\n- [[e]]\n".into());
         files.insert("e.md".into(), "# E\n".into());
-        let grown = renamed.reread(files);
+        let grown = renamed.reread(crate::doc::Reading {
+            files,
+            not_utf8: Default::default(),
+        });
         let now = corners(&grown);
         for (id, at) in &expected {
             assert_eq!(now[id], *at, "{id} moved");

@@ -14,7 +14,7 @@
 use crate::canvas_file;
 use crate::explorer_order::{explorer_order, folder_order};
 use crate::later_checks::{self, Listings};
-use planvault_core::vault::{check_in_folder, silverbullet};
+use planvault_core::vault::{check_in_folder_read, silverbullet};
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{
     extend, folders, layout, plan_graph, Folders, Graph, Layout, Options, Point, Previous, Rect,
@@ -25,6 +25,16 @@ use std::collections::BTreeMap;
 /// The JSON Canvas file that keeps node positions next to the notes (in the
 /// plan's folder: [`VaultDoc::canvas_file`]).
 pub const CANVAS_FILE: &str = "plan.canvas";
+
+/// A vault as read from its folder.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// Path → text, byte-exact (BOM kept).
+    pub files: BTreeMap<String, String>,
+    /// The notes whose bytes are not UTF-8 (read with U+FFFD): where the
+    /// first of them is in each note's text.
+    pub not_utf8: Vec<(String, usize)>,
+}
 
 /// A folder of the vault that holds plan notes (a note with a `## Next`
 /// section or `type: start`): one the plan can be.
@@ -44,6 +54,9 @@ pub struct VaultDoc {
     /// the settings that say what to skip (`.obsidian/templates.json`, ...)
     /// when the vault has them.
     pub files: BTreeMap<String, String>,
+    /// The notes whose bytes are not UTF-8, as read ([`Reading`]):
+    /// each is `unreadable-note` where it is one of the plan's.
+    pub not_utf8: Vec<(String, usize)>,
     /// The plan's folder, vault-relative (empty: the whole vault).
     pub folder: String,
     /// The folders the plan could be, in explorer order (none: the notes are
@@ -85,15 +98,23 @@ impl VaultDoc {
     /// folder of plan notes (or it is empty: the whole vault), else in the
     /// folder [`default_folder`] picks.
     pub fn open(files: BTreeMap<String, String>, wanted: Option<&str>) -> VaultDoc {
-        VaultDoc::open_after(files, wanted, None)
+        VaultDoc::open_read(
+            Reading {
+                files,
+                not_utf8: Vec::new(),
+            },
+            wanted,
+        )
     }
 
-    fn open_after(
-        files: BTreeMap<String, String>,
-        wanted: Option<&str>,
-        before: Option<&VaultDoc>,
-    ) -> VaultDoc {
-        let whole = check_in_folder(&files, "");
+    /// [`VaultDoc::open`] of a vault as read from its folder.
+    pub fn open_read(read: Reading, wanted: Option<&str>) -> VaultDoc {
+        VaultDoc::open_after(read, wanted, None)
+    }
+
+    fn open_after(read: Reading, wanted: Option<&str>, before: Option<&VaultDoc>) -> VaultDoc {
+        let Reading { files, not_utf8 } = read;
+        let whole = check_in_folder_read(&files, "", &not_utf8);
         let folders = plan_folders(&whole);
         let folder = match wanted {
             Some(w) if w.is_empty() || folders.iter().any(|f| f.folder == w) => w.to_string(),
@@ -102,7 +123,7 @@ impl VaultDoc {
         let checked = if folder.is_empty() {
             whole
         } else {
-            check_in_folder(&files, &folder)
+            check_in_folder_read(&files, &folder, &not_utf8)
         };
         let before = before.filter(|b| b.folder == folder);
         let listings = before.map(|b| b.listings.clone()).unwrap_or_default();
@@ -111,19 +132,26 @@ impl VaultDoc {
             let later = later_checks::check(&checked.plan, &files, &listings);
             checked.diagnostics.extend(later);
         }
-        VaultDoc::derive(files, folder, folders, checked, before, listings)
+        VaultDoc::derive(
+            (files, not_utf8),
+            folder,
+            folders,
+            checked,
+            before,
+            listings,
+        )
     }
 
     /// The same vault with the plan in `folder` (empty: the whole vault).
     pub fn in_folder(&self, folder: &str) -> VaultDoc {
-        let mut checked = check_in_folder(&self.files, folder);
+        let mut checked = check_in_folder_read(&self.files, folder, &self.not_utf8);
         checked.diagnostics.extend(later_checks::check(
             &checked.plan,
             &self.files,
             &self.listings,
         ));
         VaultDoc::derive(
-            self.files.clone(),
+            (self.files.clone(), self.not_utf8.clone()),
             folder.to_string(),
             self.folders.clone(),
             checked,
@@ -144,8 +172,8 @@ impl VaultDoc {
     /// The vault as read again from disk, its plan in the same folder when
     /// it still has it, drawn as this one was (cards keep their places;
     /// only new notes are placed).
-    pub fn reread(&self, files: BTreeMap<String, String>) -> VaultDoc {
-        VaultDoc::open_after(files, Some(&self.folder), Some(self))
+    pub fn reread(&self, read: Reading) -> VaultDoc {
+        VaultDoc::open_after(read, Some(&self.folder), Some(self))
     }
 
     /// The same doc with what the browser now knows of MCP servers (the
@@ -170,7 +198,7 @@ impl VaultDoc {
 
     /// `before`: the doc this one is an edit of, whose drawing it keeps.
     fn derive(
-        files: BTreeMap<String, String>,
+        (files, not_utf8): (BTreeMap<String, String>, Vec<(String, usize)>),
         folder: String,
         folders: Vec<PlanFolder>,
         checked: Checked,
@@ -217,6 +245,7 @@ impl VaultDoc {
         VaultDoc {
             listed,
             files,
+            not_utf8,
             folder,
             folders,
             checked,
@@ -233,17 +262,21 @@ impl VaultDoc {
         changes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
     ) -> VaultDoc {
         let mut files = self.files.clone();
+        let mut not_utf8 = self.not_utf8.clone();
         let mut notes_changed = false;
         let canvas = self.canvas_file();
         for (path, text) in changes {
             notes_changed |= path != canvas;
+            // Its text is now the app's (a write of it is refused: the
+            // doc is read again from disk then).
+            not_utf8.retain(|(p, _)| p != path);
             match text {
                 Some(text) => files.insert(path.to_string(), text.to_string()),
                 None => files.remove(path),
             };
         }
         let checked = if notes_changed {
-            let mut checked = check_in_folder(&files, &self.folder);
+            let mut checked = check_in_folder_read(&files, &self.folder, &not_utf8);
             let later = later_checks::check(&checked.plan, &files, &self.listings);
             checked.diagnostics.extend(later);
             checked
@@ -253,7 +286,7 @@ impl VaultDoc {
             self.checked.clone()
         };
         VaultDoc::derive(
-            files,
+            (files, not_utf8),
             self.folder.clone(),
             self.folders.clone(),
             checked,
@@ -772,6 +805,41 @@ pub(crate) mod tests {
             .collect();
         // Its one way out leaves the plan, so the plan has no end either.
         assert_eq!(codes, ["edge-leaves-plan", "no-terminal-reachable"]);
+    }
+
+    /// A note the browser could not decode is `unreadable-note` where its
+    /// first bad byte was, through every re-check (another plan folder, an
+    /// edit of another note, a re-read); one that holds U+FFFD as text is not.
+    #[test]
+    fn a_note_read_with_bytes_that_are_not_utf8_says_so() {
+        let mut files = example();
+        let draft = files["draft.md"].replace("# Draft", "# Draft \u{fffd} caf\u{fffd}");
+        files.insert("draft.md".into(), draft);
+        let at = files["draft.md"].find("caf").unwrap() + 3;
+        let unreadable = |doc: &VaultDoc| -> Vec<String> {
+            doc.checked
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == planvault_core::Code::UnreadableNote)
+                .map(|d| d.render_human())
+                .collect()
+        };
+        let clean = VaultDoc::new(files.clone());
+        assert!(unreadable(&clean).is_empty(), "{:?}", unreadable(&clean));
+        let read = Reading {
+            files,
+            not_utf8: vec![("draft.md".to_string(), at)],
+        };
+        let doc = VaultDoc::open_read(read.clone(), None);
+        let expected = ["draft.md:4:14: error[unreadable-note]: `draft.md` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"];
+        assert_eq!(unreadable(&doc), expected);
+        assert_eq!(unreadable(&doc.in_folder("")), expected);
+        assert_eq!(unreadable(&doc.reread(read)), expected);
+        let edited = doc.with_changes([("send.md", Some("# Send\n"))]);
+        assert_eq!(unreadable(&edited), expected);
+        // Its own text replaced by the app's: the app's text is the note's.
+        let rewritten = doc.with_changes([("draft.md", Some("# Draft\n"))]);
+        assert!(unreadable(&rewritten).is_empty());
     }
 
     #[test]

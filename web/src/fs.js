@@ -6,6 +6,40 @@
 
 // Blob.text() drops a leading byte-order mark; notes must keep theirs.
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const strict = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+
+/**
+ * A note's bytes as text, and where the first byte that is not UTF-8 is
+ * (-1: none). Such bytes show as U+FFFD, so the text is not the note's: the
+ * app says so (`unreadable-note`) and never writes it back (`readFile`).
+ */
+function decodeNote(buffer) {
+  try {
+    return { text: strict.decode(buffer), bad: -1 };
+  } catch (_) {
+    return { text: decoder.decode(buffer), bad: validUpTo(new Uint8Array(buffer)) };
+  }
+}
+
+/** How many bytes of `b` are UTF-8 before the first that is not. */
+function validUpTo(b) {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    if (c < 0x80) { i += 1; continue; }
+    let more, lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) more = 1;
+    else if (c >= 0xe0 && c <= 0xef) { more = 2; if (c === 0xe0) lo = 0xa0; if (c === 0xed) hi = 0x9f; }
+    else if (c >= 0xf0 && c <= 0xf4) { more = 3; if (c === 0xf0) lo = 0x90; if (c === 0xf4) hi = 0x8f; }
+    else return i;
+    for (let k = 1; k <= more; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += more + 1;
+  }
+  return i;
+}
 
 // Per directory handle: path -> { modified, size, text }, so polling for
 // outside changes only reads the files whose stamp changed.
@@ -34,7 +68,8 @@ function setting(path) {
 }
 
 /**
- * Every note (and each plan.canvas, and the SETTINGS) under `dir`: { path: text }.
+ * Every note (and each plan.canvas, and the SETTINGS) under `dir`:
+ * { files: { path: text }, notUtf8: { path: where its first bad byte is } }.
  * `progress(read, total)`, when given, hears how far the reading is (the
  * folders are walked first, so the total is known), a few times a second.
  */
@@ -60,6 +95,7 @@ export async function readVault(dir, progress) {
     }
   }
   const out = {};
+  const notUtf8 = {};
   const seen = new Set();
   let told = 0;
   for (let i = 0; i < found.length; i++) {
@@ -71,17 +107,18 @@ export async function readVault(dir, progress) {
     const file = await handle.getFile();
     seen.add(path);
     const known = cache.get(path);
-    if (known && known.modified === file.lastModified && known.size === file.size) {
-      out[path] = known.text;
-      continue;
+    let read = known;
+    if (!known || known.modified !== file.lastModified || known.size !== file.size) {
+      const { text, bad } = decodeNote(await file.arrayBuffer());
+      read = { modified: file.lastModified, size: file.size, text, bad };
+      cache.set(path, read);
     }
-    const text = decoder.decode(await file.arrayBuffer());
-    cache.set(path, { modified: file.lastModified, size: file.size, text });
-    out[path] = text;
+    out[path] = read.text;
+    if (read.bad >= 0) notUtf8[path] = read.bad;
   }
   if (progress) progress(found.length, found.length);
   for (const path of [...cache.keys()]) if (!seen.has(path)) cache.delete(path);
-  return out;
+  return { files: out, notUtf8 };
 }
 
 async function parentOf(dir, path, create) {
@@ -92,16 +129,26 @@ async function parentOf(dir, path, create) {
   return [folder, name];
 }
 
-/** The file's text, or null when it does not exist. */
-export async function readFile(dir, path) {
+/**
+ * The file's text, or null when it does not exist. `exact`: only text that
+ * is the file's bytes, else an error (what a write is checked against: a
+ * note that is not UTF-8 would lose its bytes).
+ */
+export async function readFile(dir, path, exact) {
+  let buffer;
   try {
     const [folder, name] = await parentOf(dir, path, false);
     const handle = await folder.getFileHandle(name);
-    return decoder.decode(await (await handle.getFile()).arrayBuffer());
+    buffer = await (await handle.getFile()).arrayBuffer();
   } catch (error) {
     if (error && (error.name === 'NotFoundError' || error.name === 'TypeMismatchError')) return null;
     throw error;
   }
+  const { text, bad } = decodeNote(buffer);
+  if (exact && bad >= 0) {
+    throw new Error(`${path} is not UTF-8 text: planvault does not write it, as its bytes that are not would be lost; save it as UTF-8`);
+  }
+  return text;
 }
 
 export async function writeFile(dir, path, text) {
@@ -205,9 +252,10 @@ export function forgetHandle() {
   return store('readwrite', (s) => s.delete('vault'));
 }
 
-/** Files from an <input webkitdirectory>: { vault-relative path: text }. */
+/** Files from an <input webkitdirectory>, as `readVault` gives them. */
 export async function readFileList(files) {
   const out = {};
+  const notUtf8 = {};
   for (const file of files) {
     const full = file.webkitRelativePath || file.name;
     const path = full.includes('/') ? full.slice(full.indexOf('/') + 1) : full;
@@ -215,9 +263,11 @@ export async function readFileList(files) {
     if (hidden && !SETTINGS.includes(path)) continue;
     if (path.split('/').slice(0, -1).includes('00_plan-trace')) continue;
     if (!hidden && !wanted(path, file.name)) continue;
-    out[path] = decoder.decode(await file.arrayBuffer());
+    const { text, bad } = decodeNote(await file.arrayBuffer());
+    out[path] = text;
+    if (bad >= 0) notUtf8[path] = bad;
   }
-  return out;
+  return { files: out, notUtf8 };
 }
 
 /** The name of the folder an <input webkitdirectory> picked. */

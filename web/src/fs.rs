@@ -5,6 +5,7 @@
 //! change when any differs: a note edited elsewhere is never overwritten.
 
 use crate::commands::{Change, FileChange};
+pub use crate::doc::Reading;
 use js_sys::{Array, Object, Uint8Array};
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
@@ -14,7 +15,7 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = readVault)]
     async fn read_vault(dir: &JsValue, progress: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = readFile)]
-    async fn read_file(dir: &JsValue, path: &str) -> Result<JsValue, JsValue>;
+    async fn read_file(dir: &JsValue, path: &str, exact: bool) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = writeFile)]
     async fn write_file(dir: &JsValue, path: &str, text: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = removeFile)]
@@ -69,15 +70,35 @@ fn browser(e: JsValue) -> FsError {
     FsError::Browser(text)
 }
 
-fn to_map(value: JsValue) -> BTreeMap<String, String> {
-    let object: Object = value.unchecked_into();
-    Object::entries(&object)
-        .iter()
-        .filter_map(|pair| {
-            let pair: Array = pair.unchecked_into();
-            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
-        })
-        .collect()
+impl Reading {
+    /// What `readVault` and `readFileList` give: `{ files, notUtf8 }`.
+    fn from_js(value: JsValue) -> Reading {
+        let field = |name: &str| -> Object {
+            js_sys::Reflect::get(&value, &name.into())
+                .map(JsCast::unchecked_into)
+                .unwrap_or_default()
+        };
+        let entries = |object: Object| {
+            let pairs: Vec<(String, JsValue)> = Object::entries(&object)
+                .iter()
+                .filter_map(|pair| {
+                    let pair: Array = pair.unchecked_into();
+                    Some((pair.get(0).as_string()?, pair.get(1)))
+                })
+                .collect();
+            pairs
+        };
+        Reading {
+            files: entries(field("files"))
+                .into_iter()
+                .filter_map(|(path, text)| Some((path, text.as_string()?)))
+                .collect(),
+            not_utf8: entries(field("notUtf8"))
+                .into_iter()
+                .filter_map(|(path, at)| Some((path, at.as_f64()? as usize)))
+                .collect(),
+        }
+    }
 }
 
 /// A vault folder the app can read and write.
@@ -119,9 +140,9 @@ impl VaultDir {
         opfs_clear(name).await.map_err(browser).map(|_| ())
     }
 
-    /// Every note and `plan.canvas`: path → text, byte-exact (BOM kept).
-    pub async fn read_all(&self) -> Result<BTreeMap<String, String>, FsError> {
-        Ok(to_map(
+    /// Every note and `plan.canvas`.
+    pub async fn read_all(&self) -> Result<Reading, FsError> {
+        Ok(Reading::from_js(
             read_vault(&self.handle, &JsValue::UNDEFINED)
                 .await
                 .map_err(browser)?,
@@ -133,14 +154,25 @@ impl VaultDir {
     pub async fn read_all_reporting(
         &self,
         progress: impl Fn(u32, u32) + 'static,
-    ) -> Result<BTreeMap<String, String>, FsError> {
+    ) -> Result<Reading, FsError> {
         let progress = Closure::<dyn Fn(u32, u32)>::new(progress);
         let read = read_vault(&self.handle, progress.as_ref()).await;
-        Ok(to_map(read.map_err(browser)?))
+        Ok(Reading::from_js(read.map_err(browser)?))
     }
 
+    /// The file's text (bytes that are not UTF-8 as U+FFFD), `None` when
+    /// there is none.
     pub async fn read(&self, path: &str) -> Result<Option<String>, FsError> {
-        Ok(read_file(&self.handle, path)
+        Ok(read_file(&self.handle, path, false)
+            .await
+            .map_err(browser)?
+            .as_string())
+    }
+
+    /// [`VaultDir::read`] of a file a change would write: an error for
+    /// bytes that are not UTF-8, whose text is not the file's.
+    async fn read_exact(&self, path: &str) -> Result<Option<String>, FsError> {
+        Ok(read_file(&self.handle, path, true)
             .await
             .map_err(browser)?
             .as_string())
@@ -161,7 +193,7 @@ impl VaultDir {
     pub async fn apply(&self, change: &Change) -> Result<(), FsError> {
         let mut conflicts = Vec::new();
         for file in &change.files {
-            if self.read(&file.path).await? != file.before {
+            if self.read_exact(&file.path).await? != file.before {
                 conflicts.push(file.path.clone());
             }
         }
@@ -262,11 +294,10 @@ pub async fn forget() {
 }
 
 /// The notes of an `<input webkitdirectory>` selection, and the folder name.
-pub async fn read_selection(
-    files: &JsValue,
-) -> Result<(String, BTreeMap<String, String>), FsError> {
+pub async fn read_selection(files: &JsValue) -> Result<(String, Reading), FsError> {
     let name = file_list_folder(files);
-    Ok((name, to_map(read_file_list(files).await.map_err(browser)?)))
+    let read = read_file_list(files).await.map_err(browser)?;
+    Ok((name, Reading::from_js(read)))
 }
 
 /// Offers `bytes` as a file download.

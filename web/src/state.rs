@@ -6,7 +6,7 @@
 
 use crate::commands::Change;
 use crate::doc::VaultDoc;
-use crate::fs::{FsError, VaultDir};
+use crate::fs::{FsError, Reading, VaultDir};
 use crate::geometry::{Scene, Viewport};
 use crate::history::History;
 use crate::render::{Badge, Card};
@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use planvault_core::{NodeKind, Severity};
 use planvault_layout::Point;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Where the open vault lives, said plainly in the toolbar.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,13 +342,7 @@ impl AppState {
 
     /// Shows a vault, so edits go to `dir` from now on, unless another open
     /// was started after `ticket`'s; says whether it did.
-    pub fn show(
-        &self,
-        ticket: OpenTicket,
-        dir: VaultDir,
-        files: BTreeMap<String, String>,
-        mode: Mode,
-    ) -> bool {
+    pub fn show(&self, ticket: OpenTicket, dir: VaultDir, read: Reading, mode: Mode) -> bool {
         if !self.is_latest(ticket) {
             return false;
         }
@@ -360,8 +354,10 @@ impl AppState {
         self.history.set(History::default());
         self.selection.set(Selection::default());
         let wanted = plan_folder_key(&mode).and_then(|key| storage()?.get_item(&key).ok()?);
-        self.open
-            .set(Some(Open::new(VaultDoc::open(files, wanted.as_deref()))));
+        self.open.set(Some(Open::new(VaultDoc::open_read(
+            read,
+            wanted.as_deref(),
+        ))));
         self.mode.set(mode);
         self.fit();
         self.run.vault_opened(*self);
@@ -486,9 +482,9 @@ impl AppState {
             return;
         };
         match dir.read_all().await {
-            Ok(files) => {
+            Ok(read) => {
                 self.writer.update_value(|w| w.generation += 1);
-                self.open.set(Some(Open::new(self.reopened(files))));
+                self.open.set(Some(Open::new(self.reopened(read))));
             }
             Err(e) => self.message.set(format!("Could not read the vault: {e}")),
         }
@@ -527,9 +523,10 @@ impl AppState {
             return;
         };
         let generation = self.writer.with_value(|w| w.generation);
-        let Ok(files) = dir.read_all().await else {
+        let Ok(read) = dir.read_all().await else {
             return;
         };
+        let files = &read.files;
         if self.busy() || self.writer.with_value(|w| w.generation) != generation {
             return; // the app wrote meanwhile; what was read may be stale
         }
@@ -552,7 +549,7 @@ impl AppState {
         if changed.is_empty() {
             return;
         }
-        self.open.set(Some(Open::new(self.reopened(files))));
+        self.open.set(Some(Open::new(self.reopened(read))));
         // While a run is on, the worker is what writes the notes.
         if self.run.view.with_untracked(|v| v.phase.live()) {
             self.message
@@ -567,10 +564,10 @@ impl AppState {
 
     /// The vault read again, its plan in the folder it was in, its cards
     /// where they were.
-    fn reopened(&self, files: BTreeMap<String, String>) -> VaultDoc {
+    fn reopened(&self, read: Reading) -> VaultDoc {
         self.open.with_untracked(|o| match o {
-            Some(o) => o.doc.reread(files),
-            None => VaultDoc::open(files, None),
+            Some(o) => o.doc.reread(read),
+            None => VaultDoc::open_read(read, None),
         })
     }
 

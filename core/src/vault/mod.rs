@@ -28,7 +28,7 @@ mod yaml_value;
 pub mod yaml_value;
 
 pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
-pub use scope::{check_in_folder, in_folder};
+pub use scope::{check_in_folder, check_in_folder_read, in_folder};
 pub use validate::{drop_outside_plan, find_start, validate, StartRule};
 pub use write::{checked_update_status, render_note, save_plan, update_status};
 

@@ -66,6 +66,26 @@ pub fn parse_note(
     )
 }
 
+/// The error on a note whose bytes are not UTF-8: its reader decoded it
+/// with U+FFFD for what could not be read, at byte `at` of `text` (the
+/// first of them), so the text planvault holds is not the note's and a
+/// write would lose those bytes. Only the reader, which saw the bytes, can
+/// tell: a U+FFFD the note holds as a character is text like any other, and
+/// the npm package's callers (Obsidian among them) hand over text already
+/// decoded, as Obsidian shows it.
+pub fn not_utf8(file: &str, text: &str, at: usize) -> Diagnostic {
+    let (body, bom) = strip_bom(text);
+    let (line, column) = LineIndex::new(body).position(at.saturating_sub(bom));
+    Diagnostic::error(
+        Code::UnreadableNote,
+        format!(
+            "`{file}` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"
+        ),
+    )
+    .at(&SourcePos::new(file, line, column))
+    .with_nodes([super::node_id(file)])
+}
+
 /// [`parse_note`] with the given [`Detail`].
 pub fn parse_note_as(
     file: &str,
@@ -96,25 +116,6 @@ pub fn parse_note_with(
         SourcePos::new(file, line + line_offset, column)
     };
 
-    // A note whose bytes were not UTF-8 reaches every caller decoded with
-    // U+FFFD in place of what could not be read (the CLI decodes it so, as
-    // a browser or Node does): say so once, where it starts, and read on.
-    // (U+FFFD is EF BF BD; a lone byte search sets up no substring searcher.)
-    let bytes = text.as_bytes();
-    let replacement =
-        memchr::memchr_iter(0xEF, bytes).find(|&i| bytes.get(i + 1..i + 3) == Some(&[0xBF, 0xBD]));
-    if let Some(at) = replacement {
-        diagnostics.push(
-            Diagnostic::error(
-                Code::UnreadableNote,
-                format!(
-                    "`{file}` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"
-                ),
-            )
-            .at(&position(at))
-            .with_nodes([id]),
-        );
-    }
     // A block that opens and cannot be read: said at the note's start.
     let mut unread = |message: &str| {
         let d = Diagnostic::error(Code::BadFrontmatter, message.to_string());

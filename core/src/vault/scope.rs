@@ -113,9 +113,21 @@ pub fn in_folder(path: &str, folder: &str) -> bool {
 /// and nothing skipped, what [`crate::check`] gives.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checked {
+    check_in_folder_read(files, folder, &[])
+}
+
+/// [`check_in_folder`] of notes a reader decoded from bytes: `not_utf8`
+/// names each note whose bytes were not UTF-8 and where in its text (as
+/// decoded, with U+FFFD) the first of them was; such a note of the plan is
+/// `unreadable-note` ([`super::note::not_utf8`]).
+pub fn check_in_folder_read(
+    files: &BTreeMap<String, String>,
+    folder: &str,
+    not_utf8: &[(String, usize)],
+) -> Checked {
     let skip = skipped(files);
     let files = files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
-    check_in_folder_with(files, folder, &skip, Detail::Full)
+    check_in_folder_with(files, folder, &skip, Detail::Full, not_utf8)
 }
 
 /// [`check_in_folder`] of `files` in path order, with what the vault's
@@ -128,6 +140,7 @@ pub fn check_in_folder_with<'a>(
     folder: &str,
     skip: &[String],
     detail: Detail,
+    not_utf8: &[(String, usize)],
 ) -> Checked {
     let folder = folder.trim_matches('/');
     let mut plan = Plan::new(PlanFormat::Vault);
@@ -143,6 +156,9 @@ pub fn check_in_folder_with<'a>(
     let kept = files.filter(|(path, _)| is_plan_note(path));
     for (path, text) in kept {
         if in_folder(path, folder) && !is_skipped(path, skip) {
+            if let Some((_, at)) = not_utf8.iter().find(|(p, _)| p == path) {
+                diagnostics.push(super::note::not_utf8(path, text, *at));
+            }
             let parsed = parse_note_as(path, node_id(path), text, detail, &mut diagnostics);
             let from = plan.nodes.len();
             plan.nodes.push(parsed.node);
