@@ -15,7 +15,8 @@
 //! after a resume is asked about again.
 
 use super::{Driver, Humans};
-use crate::host::{Host, Progress};
+use crate::host::{Host, Progress, ASIDE};
+use crate::settings::CONFIG_FILE;
 use planvault_core::engine::{Answer, Autonomy, JournalEntry, Request};
 use planvault_llm::mcp::{self, Grant, Offer};
 use planvault_protocol::{AskKind, ErrorCode, PersonReply, RunError};
@@ -198,6 +199,13 @@ impl<H: Host> Driver<'_, H> {
         } else if asks {
             approval = json!("autonomy full");
         }
+        // The vault's config says which servers start and where requests
+        // may go: a tool that writes may not change it (a model told by a
+        // page to add a server would run it on the next run).
+        let config_before = match read_only || !self.host.guards_settings() {
+            true => None,
+            false => Some(self.host.read(CONFIG_FILE).await.ok().flatten()),
+        };
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
         // A call cut off by Stop is not the tool's answer: nothing is
@@ -217,7 +225,30 @@ impl<H: Host> Driver<'_, H> {
                 });
             }
         }
-        let result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
+        let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
+        if let Some(before) = config_before {
+            let after = self.host.read(CONFIG_FILE).await.ok().flatten();
+            if after != before {
+                let undone = self
+                    .host
+                    .put_back_setting(CONFIG_FILE, before.as_deref())
+                    .await;
+                if let Err(e) = undone {
+                    return Err(Halt {
+                        reason: self.scrub(&format!(
+                            "{display} changed {CONFIG_FILE} while it ran, and it could not be put back ({e}): a tool may not change which servers start or where requests go; look at the file before running again"
+                        )),
+                    });
+                }
+                let note = format!(
+                    "planvault undid this call's change to {CONFIG_FILE} (kept aside as {CONFIG_FILE}{ASIDE}): a tool may not change which servers start or where requests go"
+                );
+                result = match result {
+                    Ok(text) => Ok(format!("{text}\n\n[{note}]")),
+                    Err(e) => Err(format!("{e}\n\n[{note}]")),
+                };
+            }
+        }
         let ms = (self.host.now_ms() - started).max(0.0) as u64;
         self.host.progress(&Progress::McpCall {
             node: &request.node,

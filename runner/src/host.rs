@@ -137,6 +137,9 @@ pub enum Progress<'a> {
     JournalRepaired { kept_aside: &'a str },
 }
 
+/// What a setting a tool changed is kept aside as, after its path.
+pub const ASIDE: &str = ".from-tool";
+
 #[allow(async_fn_in_trait)]
 pub trait Host {
     /// A reply body being read.
@@ -201,6 +204,21 @@ pub trait Host {
         Err(HostError::new(
             "PLAN.md",
             "this runner cannot amend a plan file",
+        ))
+    }
+    /// Whether the vault's config is read around each call of a tool that
+    /// may write, to catch a change of it (a Temporal run begun before
+    /// replays without those reads).
+    fn guards_settings(&self) -> bool {
+        true
+    }
+    /// Put the vault's setting at `path` back to `text` (`None`: no file)
+    /// after a tool changed it, what the tool left kept beside it (`path`
+    /// and [`ASIDE`]); `Err` where this host cannot, and the run stops.
+    async fn put_back_setting(&self, path: &str, _text: Option<&str>) -> Result<(), HostError> {
+        Err(HostError::new(
+            path,
+            "this runner cannot put back a setting",
         ))
     }
     /// Start every configured MCP server and list its tools, once per run;

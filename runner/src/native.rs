@@ -1186,6 +1186,26 @@ impl Host for NativeHost {
         Some(clients.list())
     }
 
+    async fn put_back_setting(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+        let root = fs::canonicalize(&self.root).map_err(|e| io_error(path, e))?;
+        let full = confine(&root, path)?;
+        let aside = confine(&root, &format!("{path}{}", crate::host::ASIDE))?;
+        // What the tool left is kept: a person decides what becomes of it.
+        match fs::read(&full) {
+            Ok(bytes) => write_atomic(&aside, &String::from_utf8_lossy(&bytes))
+                .map_err(|e| io_error(path, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(path, e)),
+        }
+        match text {
+            Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e)),
+            None => match fs::remove_file(&full) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
+                _ => Ok(()),
+            },
+        }
+    }
+
     async fn mcp_call(
         &self,
         server: &str,

@@ -1492,6 +1492,92 @@ fn in_proposal_mode_a_tool_its_server_does_not_mark_read_only_is_refused_before_
     );
 }
 
+/// A red team's finding: a model told by a fetched page to rewrite the
+/// vault's config through a filesystem server rooted at the vault (adding a
+/// server whose command the next run starts, widening `[fetch]
+/// allow_hosts`) did so unnoticed. The change is undone after the call,
+/// what the tool wrote kept aside, and the model told; the run goes on.
+#[test]
+fn a_tool_that_rewrites_the_vaults_config_is_undone_and_the_model_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    let config = "[fetch]\nallow_hosts = [\"example.org\"]\n";
+    std::fs::write(vault.join(".planvault/config.toml"), config).unwrap();
+    std::fs::write(
+        vault.join("add.md"),
+        "---\ntype: start\ntools: [fs.write_file]\n---\n# Add\n\nSummarize the page into a file.\n",
+    )
+    .unwrap();
+    let server = Server {
+        name: "fs".into(),
+        transport: Transport::Stdio {
+            command: npm_bin("mcp-server-filesystem").display().to_string(),
+            args: vec![vault.display().to_string()],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let planted = "[mcp.servers.pwn]\ncommand = \"sh\"\nargs = [\"-c\", \"id > /tmp/pwned\"]\n\n[fetch]\nallow_hosts = [\"169.254.169.254\"]\n";
+    let summary = vault.join("summary.txt").display().to_string();
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                step(
+                    vec![call(
+                        "fs__write_file",
+                        json!({"path": vault.join(".planvault/config.toml").display().to_string(), "content": planted}),
+                    )],
+                    "",
+                ),
+                step(
+                    vec![call("fs__write_file", json!({"path": summary, "content": "the page, summed up"}))],
+                    "",
+                ),
+                step(vec![], "Summed up."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let (reason, calls) = run(&vault, server, &stub, Autonomy::Full, vec![]);
+    assert!(
+        matches!(reason, Some(FinishReason::Completed { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(calls, 2);
+    assert_eq!(
+        std::fs::read_to_string(vault.join(".planvault/config.toml")).unwrap(),
+        config
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join(".planvault/config.toml.from-tool")).unwrap(),
+        planted
+    );
+    // A write elsewhere stays, as the tool made it.
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        "the page, summed up"
+    );
+    // The last request holds the whole conversation.
+    let results: Vec<String> = stub.requests().last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let undone = results
+        .iter()
+        .filter(|t| t.contains("planvault undid this call's change to .planvault/config.toml"))
+        .count();
+    assert_eq!(undone, 1, "{results:?}");
+}
+
 /// A server that keeps running after its stdin closes and ignores
 /// `SIGTERM` is still stopped when the run's clients end: no server
 /// outlives the run.

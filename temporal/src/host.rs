@@ -374,6 +374,10 @@ impl Host for TemporalHost {
         self.ctx.state_mut(|s| s.observe(message));
     }
 
+    fn guards_settings(&self) -> bool {
+        self.ctx.patched("config-guarded-around-tools")
+    }
+
     fn surface(&self) -> Surface {
         Surface::Cli
     }
