@@ -727,6 +727,75 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
     );
 }
 
+/// A red team's findings: a run vault's note is its item's by position.
+/// A `PLAN.run/2.md` saying `done` that came with a repository made the
+/// `@human` gate at item 2 done before any run, and a gate inserted above
+/// items that had run took their `done` (and a changed command the old
+/// command's answer): the deploy step after it ran with no decision. Now
+/// a new run writes its notes afresh, and a resume of items changed since
+/// they ran is refused, naming them; `--fresh` starts over.
+#[test]
+fn a_plan_md_changed_under_its_run_never_hands_an_item_another_items_answers() {
+    let gated = "- [ ] Draft the release notes\n- [ ] (after: 1) @human Approve the release\n- [ ] (after: 2) @tool echo DEPLOYED >> deployed.log\n";
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let awaits_the_gate = |dir: &Path, extra: &[&str]| {
+        let out = plan_md_run(dir, &stub, extra);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(4), "{stderr}");
+        assert!(stderr.contains("awaiting_human at 2"), "{stderr}");
+        assert!(!dir.join("deployed.log").exists(), "{stderr}");
+    };
+
+    // A run vault that came with the plan: its status is no run's of this machine.
+    let planted = tempfile::tempdir().unwrap();
+    std::fs::write(planted.path().join("PLAN.md"), gated).unwrap();
+    std::fs::create_dir_all(planted.path().join("PLAN.run")).unwrap();
+    std::fs::write(
+        planted.path().join("PLAN.run/2.md"),
+        "---\nstatus: done\n---\n# Approve the release\n",
+    )
+    .unwrap();
+    awaits_the_gate(planted.path(), &[]);
+
+    // A gate put above items that ran.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "- [ ] Draft the release notes\n- [ ] (after: 1) Check the changelog\n- [ ] (after: 2) @human Tag the release\n",
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(dir.path().join("PLAN.md"), gated).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("item 2 was “Check the changelog”, is now “Approve the release”; item 3 was “Tag the release”, is now “echo DEPLOYED >> deployed.log”; run with --fresh to start over"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("deployed.log").exists());
+    assert_eq!(
+        status_of(&dir.path().join("PLAN.run"), "2.md"),
+        "done",
+        "nothing was written"
+    );
+    awaits_the_gate(dir.path(), &["--fresh"]);
+}
+
 #[test]
 fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@
 use crate::host::TemporalHost;
 use crate::workflow::PlanvaultRun;
 use crate::{PlanForm, Submission};
+use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::{generated, Plan, PlanSource, Status};
 use planvault_protocol::{ErrorCode, RunError};
 use planvault_runner::{Host, HostError};
@@ -99,8 +100,37 @@ pub async fn prepare(
         ));
     }
     let mut plan = checked.plan;
-    // The notes are the checkpoint: written where missing (all of them on
-    // a fresh start), else read back; an item marked `[x]` stays done.
+    if ctx.patched("run-vault-notes-bound") {
+        // As the terminal's `materialize`: afresh for a new run, and on a
+        // resume each note kept only while its item reads as it did.
+        let journal = format!("{run_dir}/{JOURNAL_FILE}");
+        let resuming =
+            !submission.start.fresh && host.read(&journal).await.map_err(vault_error)?.is_some();
+        let mut on_disk = BTreeMap::new();
+        if resuming {
+            for note in planvault_core::vault::save_plan(&plan).into_keys() {
+                let path = format!("{run_dir}/{note}");
+                if let Some(text) = host.read(&path).await.map_err(vault_error)? {
+                    on_disk.insert(note, text);
+                }
+            }
+        }
+        let write = planvault_core::vault::run_vault_notes(&mut plan, &on_disk, resuming).map_err(
+            |changed| {
+                RunError::new(
+                    ErrorCode::PlanInvalid,
+                    planvault_core::vault::plan_changed(run_dir, &changed),
+                )
+            },
+        )?;
+        for (note, text) in write {
+            let path = format!("{run_dir}/{note}");
+            host.write(&path, &text).await.map_err(vault_error)?;
+        }
+        return Ok(Some(prepared(submission, plan, host, name, text)));
+    }
+    // Before that patch: written where missing (all of them on a fresh
+    // start), else read back; an item marked `[x]` stays done.
     let mut notes = BTreeMap::new();
     for (note, rendered) in planvault_core::vault::save_plan(&plan) {
         let path = format!("{run_dir}/{note}");
@@ -121,13 +151,23 @@ pub async fn prepare(
             }
         }
     }
+    Ok(Some(prepared(submission, plan, host, name, text)))
+}
+
+fn prepared(
+    submission: &Submission,
+    plan: planvault_core::Plan,
+    host: TemporalHost,
+    name: &str,
+    text: String,
+) -> Prepared {
     let is_plan_md = matches!(submission.form, PlanForm::PlanMd { .. });
-    Ok(Some(Prepared {
+    Prepared {
         plan,
         plan_text: is_plan_md.then(|| text.clone()),
         plan_source: (name.to_string(), text),
         plan_file: is_plan_md.then(|| (host, name.to_string())),
-    }))
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use planvault_core::engine::{Autonomy, FinishReason, Journal};
 use planvault_core::terminal::escape_controls;
-use planvault_core::{Plan, PlanSource, Status};
+use planvault_core::{Plan, PlanSource};
 use planvault_protocol::{FromWorker, RunError, RunMode, StartRun};
 use planvault_runner::native::{NativeHost, VaultLock};
 use planvault_runner::{block_on, run_with, Humans, Inbox, Options};
@@ -516,34 +516,32 @@ pub fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
     plan_file.with_file_name(format!("{stem}.run"))
 }
 
-/// Write an in-memory plan into its run vault (`vault::save_plan`) unless it
-/// is already there, then read the statuses back: the notes are the
-/// checkpoint, and an item marked `[x]` in the plan itself counts as done.
-pub(crate) fn materialize(
-    root: &std::path::Path,
-    plan: &mut Plan,
-    fresh: bool,
-) -> Result<std::collections::BTreeMap<String, String>> {
+/// Write the run vault's notes of a PLAN.md or generated plan at `root`
+/// and take each item's status from its note
+/// ([`planvault_core::vault::run_vault_notes`]): all of them afresh for a
+/// new run (`fresh`, or no journal yet); on a resume, an item changed in the
+/// plan file since it ran is refused, naming it.
+pub(crate) fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) -> Result<()> {
     std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
-    for (file, text) in planvault_core::vault::save_plan(plan) {
+    let journal = root.join(planvault_core::engine::trace::JOURNAL_FILE);
+    let resuming = !fresh && journal.exists();
+    let on_disk = match resuming {
+        true => crate::input::read_vault(root).map_err(|e| anyhow::anyhow!("{e}"))?,
+        false => Default::default(),
+    };
+    let write =
+        planvault_core::vault::run_vault_notes(plan, &on_disk, resuming).map_err(|changed| {
+            let run_vault = root.display().to_string();
+            anyhow::anyhow!(planvault_core::vault::plan_changed(&run_vault, &changed))
+        })?;
+    for (file, text) in write {
         let path = root.join(&file);
-        if fresh || !path.exists() {
-            // Whole or not at all: a note cut short by a crash or a full
-            // disk would be kept as "already there" by the next run.
-            planvault_runner::native::write_atomic(&path, &text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        // Whole or not at all: a note cut short by a crash or a full
+        // disk would be kept as "already there" by the next run.
+        planvault_runner::native::write_atomic(&path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let files = crate::input::read_vault(root).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let (saved, _) = planvault_core::vault::load(&files);
-    for node in &mut plan.nodes {
-        if let Some(note) = saved.nodes.iter().find(|n| n.id == node.id) {
-            if node.status != Status::Done {
-                node.status = note.status;
-            }
-        }
-    }
-    Ok(files)
+    Ok(())
 }
 
 /// A person's answer to a waiting item, as typed: `ITEM=approve`,

@@ -30,7 +30,10 @@ pub mod yaml_value;
 pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
 pub use scope::{check_in_folder, check_in_folder_read, in_folder};
 pub use validate::{drop_outside_plan, find_start, validate, StartRule};
-pub use write::{checked_update_status, render_note, save_plan, update_status};
+pub use write::{
+    checked_update_status, plan_changed, render_note, run_vault_notes, save_plan, update_status,
+    ChangedItem,
+};
 
 use crate::diagnostic::sort_by_position;
 use crate::{Diagnostic, Edge, Plan, PlanFormat};

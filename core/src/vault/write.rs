@@ -201,6 +201,112 @@ pub fn save_plan(plan: &Plan) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// An item of a plan file whose run has answers on record, changed in the
+/// file since that run began: its note in the run vault, and its title as
+/// that note has it and as the file has it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedItem {
+    pub note: String,
+    pub was: String,
+    pub now: String,
+}
+
+/// The run vault's notes of a plan that lives in one file (a PLAN.md or a
+/// generated plan, run in `PLAN.run/`), given the notes `on_disk` there.
+/// Returns the notes to write, and sets each node's status from its note.
+///
+/// A new run (`resuming` false: no journal, nothing on record) writes every
+/// note afresh: a status found in a note no run of this machine wrote (a
+/// `PLAN.run/` that came with a repository) is not taken. A resume keeps
+/// each note, and with it the item's status, only while the item reads as
+/// it did: a note is bound to its item by position, so an item inserted
+/// above it, or its text, command or routes changed, would hand the new
+/// item the old one's recorded answers (a gate put before a deploy step
+/// taken as approved). Such an item that ran is refused, naming it; one
+/// that had not run gets the new text. An item checked `[x]` in the file
+/// is done by hand, whatever its note says.
+pub fn run_vault_notes(
+    plan: &mut Plan,
+    on_disk: &BTreeMap<String, String>,
+    resuming: bool,
+) -> Result<BTreeMap<String, String>, Vec<ChangedItem>> {
+    let mut write = BTreeMap::new();
+    let mut kept = BTreeMap::new();
+    let mut changed = Vec::new();
+    for i in 0..plan.nodes.len() {
+        let (file, rendered) = (note_file(plan, i), render_note(plan, i));
+        let by_hand = plan.nodes[i].status == Status::Done;
+        match on_disk.get(&file).filter(|_| resuming) {
+            Some(note) if by_hand || same_item(note, &rendered) => {
+                kept.insert(file, note.clone());
+            }
+            Some(note) => {
+                let (saved, _) = super::load(&BTreeMap::from([(file.clone(), note.clone())]));
+                let ran = saved
+                    .nodes
+                    .first()
+                    .is_some_and(|n| n.status != Status::Pending);
+                if ran {
+                    changed.push(ChangedItem {
+                        was: saved
+                            .nodes
+                            .first()
+                            .map(|n| n.title.clone())
+                            .unwrap_or_default(),
+                        now: plan.nodes[i].title.clone(),
+                        note: file,
+                    });
+                } else {
+                    write.insert(file, rendered);
+                }
+            }
+            None => {
+                write.insert(file, rendered);
+            }
+        }
+    }
+    if !changed.is_empty() {
+        return Err(changed);
+    }
+    let (saved, _) = super::load(&kept);
+    for node in &mut plan.nodes {
+        if let Some(note) = saved.nodes.iter().find(|n| n.id == node.id) {
+            if node.status != Status::Done {
+                node.status = note.status;
+            }
+        }
+    }
+    Ok(write)
+}
+
+/// Why a run of a plan file that changed under it is not resumed, its run
+/// vault named as `run_vault`.
+pub fn plan_changed(run_vault: &str, changed: &[ChangedItem]) -> String {
+    let items: Vec<String> = changed
+        .iter()
+        .map(|c| {
+            let item = c.note.strip_suffix(".md").unwrap_or(&c.note);
+            format!("item {item} was “{}”, is now “{}”", c.was, c.now)
+        })
+        .collect();
+    format!(
+        "the plan file changed since the run kept in {run_vault}/ began, and these items had run as they were: {}; run with --fresh to start over (an item checked [x] counts as done)",
+        items.join("; ")
+    )
+}
+
+/// Whether a run vault's note is of the item `rendered` renders: the same
+/// text below its frontmatter (title, text, where it leads) and kind. Its
+/// status is the run's to change; the rest of its frontmatter is how this
+/// version of planvault writes it.
+fn same_item(note: &str, rendered: &str) -> bool {
+    let kind = |text: &str| {
+        let (plan, _) = super::load(&BTreeMap::from([("n.md".to_string(), text.to_string())]));
+        plan.nodes.first().map(|n| n.kind)
+    };
+    super::edit::body(note) == super::edit::body(rendered) && kind(note) == kind(rendered)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +406,53 @@ mod tests {
             update_status("---\nmeta:\n  status: x\n---\n", Status::Done),
             "---\nmeta:\n  status: x\nstatus: done\n---\n"
         );
+    }
+
+    /// A run vault's notes: afresh for a new run, kept on a resume while
+    /// their items read as they did, refused where an item that ran changed.
+    #[test]
+    fn run_vault_notes_are_bound_to_their_items() {
+        let plan = |text: &str| crate::planmd::parse("PLAN.md", text).0;
+        let first = "- [ ] Draft\n- [ ] (after: 1) Check the changelog\n- [ ] (after: 2) Tag\n";
+        let mut p = plan(first);
+        let written = run_vault_notes(&mut p, &BTreeMap::new(), false).unwrap();
+        assert_eq!(written.len(), 3);
+        // Items 1 and 2 ran; 3 did not.
+        let mut disk = written.clone();
+        for note in ["1.md", "2.md"] {
+            disk.insert(note.into(), update_status(&disk[note], Status::Done));
+        }
+        let statuses = |p: &Plan| p.nodes.iter().map(|n| n.status).collect::<Vec<_>>();
+
+        // A new run takes no status from notes found there.
+        let mut p = plan(first);
+        assert_eq!(run_vault_notes(&mut p, &disk, false).unwrap(), written);
+        assert_eq!(statuses(&p), [Status::Pending; 3]);
+
+        // A resume keeps them, and a changed item that has not run is new.
+        let mut p = plan(&first.replace("Tag", "Tag the release"));
+        let rewritten = run_vault_notes(&mut p, &disk, true).unwrap();
+        assert_eq!(rewritten.keys().collect::<Vec<_>>(), ["3.md"]);
+        assert!(rewritten["3.md"].contains("# Tag the release"));
+        assert_eq!(statuses(&p), [Status::Done, Status::Done, Status::Pending]);
+
+        // An item that ran, changed (its text, or its kind): refused.
+        for changed in [
+            first.replace("Check the changelog", "Approve"),
+            first.replace("(after: 1) Check", "(after: 1) @human Check"),
+        ] {
+            let mut p = plan(&changed);
+            let refused = run_vault_notes(&mut p, &disk, true).unwrap_err();
+            assert_eq!(refused.len(), 1, "{changed}");
+            assert_eq!(refused[0].note, "2.md");
+            assert_eq!(refused[0].was, "Check the changelog");
+        }
+        // Unless a person checked it: done by hand.
+        let mut p = plan(&first.replace(
+            "- [ ] (after: 1) Check the changelog",
+            "- [x] (after: 1) Approve",
+        ));
+        assert!(run_vault_notes(&mut p, &disk, true).is_ok());
+        assert_eq!(p.nodes[1].status, Status::Done);
     }
 }
