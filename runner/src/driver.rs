@@ -1712,7 +1712,13 @@ impl<'a, H: Host> Driver<'a, H> {
                     node: &request.node,
                     command,
                 });
-                return Ok(match self.host.command(command).await {
+                let ran = self.host.command(command).await;
+                // A command cut off by Stop is not its answer: nothing is
+                // journaled, and the resumed run runs it again.
+                if ran.is_some() && self.inbox.stop_requested() {
+                    return Ok(self.stopped());
+                }
+                return Ok(match ran {
                     Some((exit, output)) => Event::Answered {
                         id,
                         answer: Answer::Command {

@@ -599,7 +599,7 @@ impl Guard {
         let (exit, output) = match &self.config.verify {
             Some(command) => {
                 let env = crate::native::command_env(std::env::vars(), &self.config.env);
-                crate::native::run_command(command, Some(&wt), &env)
+                crate::native::run_command(command, Some(&wt), &env, None)
             }
             None => (0, "no verifier is configured ([guard] verify)".to_string()),
         };

@@ -1239,7 +1239,12 @@ impl Host for NativeHost {
             },
             None => self.command_dir.clone(),
         };
-        Some(run_command(command, dir.as_deref(), &env))
+        Some(run_command(
+            command,
+            dir.as_deref(),
+            &env,
+            self.stop.as_deref(),
+        ))
     }
 
     async fn amend_plan(
@@ -1290,10 +1295,18 @@ impl Host for NativeHost {
     }
 }
 
-/// Run a command through the shell with only the environment `env`, killed
-/// after 30 minutes (exit 124): its exit code and its output (stdout, then
-/// stderr), cut to 4,000 chars.
-pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) -> (i32, String) {
+/// Run `command` with `sh -c` in `dir` with exactly `env`: its exit code
+/// (124 when its time ran out, 130 when `stop` was set) and its output,
+/// stdout then stderr, cut at [`COMMAND_OUTPUT_CHARS`] (bytes that are not
+/// UTF-8 as U+FFFD). It runs in a process group of its own, killed whole on
+/// its timeout or a stop; once the shell exits, what it left running in the
+/// background is not waited for, though it may hold the output open.
+pub fn run_command(
+    command: &str,
+    dir: Option<&Path>,
+    env: &[(String, String)],
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> (i32, String) {
     use std::process::{Command, Stdio};
     let mut cmd = Command::new("sh");
     cmd.env_clear()
@@ -1303,6 +1316,11 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
     if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
         cmd.current_dir(dir);
     }
@@ -1310,45 +1328,90 @@ pub fn run_command(command: &str, dir: Option<&Path>, env: &[(String, String)]) 
         Ok(c) => c,
         Err(e) => return (127, e.to_string()),
     };
-    // Drain both pipes while the command runs, so a chatty command never
-    // blocks on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let out = drain(
+    let out = Drain::start(
         child
             .stdout
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let err = drain(
+    let err = Drain::start(
         child
             .stderr
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
     let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
     let exit = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status.code().unwrap_or(128),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break 124;
+            Ok(None) if Instant::now() >= deadline || stopped() => {
+                kill_group(&mut child);
+                break if stopped() { 130 } else { 124 };
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(_) => break 128,
         }
     };
-    let mut output = out.join().unwrap_or_default();
-    output.push_str(&err.join().unwrap_or_default());
-    (exit, output.chars().take(COMMAND_OUTPUT_CHARS).collect())
+    // A background process the command started may keep its output open
+    // for ever: read on a moment for what is still in the pipes, no longer.
+    let grace = Instant::now() + COMMAND_OUTPUT_GRACE;
+    while !(out.done() && err.done()) && Instant::now() < grace {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut bytes = out.taken();
+    bytes.extend(err.taken());
+    let text = String::from_utf8_lossy(&bytes);
+    (exit, text.chars().take(COMMAND_OUTPUT_CHARS).collect())
+}
+
+/// How long a command's output is read for after its shell exited.
+const COMMAND_OUTPUT_GRACE: Duration = Duration::from_secs(2);
+
+/// Kills a command and every process of its group (what it started in the
+/// background), then reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A pipe read to its end on a thread of its own, so a chatty command
+/// never blocks on a full pipe; only the first bytes that can reach the
+/// journal are kept, the rest read and dropped.
+struct Drain {
+    kept: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Drain {
+    fn start(pipe: Option<Box<dyn Read + Send>>) -> Drain {
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = kept.clone();
+        let thread = std::thread::spawn(move || {
+            let Some(mut pipe) = pipe else { return };
+            // Every character cut at COMMAND_OUTPUT_CHARS fits in 4 bytes.
+            let room = COMMAND_OUTPUT_CHARS * 4;
+            let mut chunk = [0u8; 8192];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                let mut kept = into.lock().unwrap_or_else(|e| e.into_inner());
+                let take = n.min(room.saturating_sub(kept.len()));
+                kept.extend_from_slice(&chunk[..take]);
+            }
+        });
+        Drain { kept, thread }
+    }
+
+    fn done(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    fn taken(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 #[cfg(test)]
@@ -1639,8 +1702,52 @@ mod tests {
             "yes | head -c 10000",
             None,
             &command_env(std::env::vars(), &[]),
+            None,
         );
         assert_eq!(long.chars().count(), COMMAND_OUTPUT_CHARS);
+    }
+
+    /// A red team's findings: a command that left a process in the
+    /// background holding its output held the run until that process ended
+    /// (for ever, for a daemon); one byte that was not UTF-8 lost the whole
+    /// output; a Stop or the timeout killed only `sh`, not what it started.
+    #[test]
+    fn a_command_is_over_when_its_shell_is_and_its_group_goes_with_a_stop() {
+        let env = command_env(std::env::vars(), &[]);
+        let started = Instant::now();
+        let (exit, output) = run_command("sleep 30 & echo started", None, &env, None);
+        assert_eq!((exit, output.as_str()), (0, "started\n"));
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+
+        let (_, output) = run_command("printf 'caf\\351 ok'", None, &env, None);
+        assert_eq!(output, "caf\u{fffd} ok");
+
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("still-running");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let setter = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            })
+        };
+        let script = format!("(sleep 1; touch {}) & sleep 30", marker.display());
+        let started = Instant::now();
+        let (exit, _) = run_command(&script, None, &env, Some(&stop));
+        setter.join().unwrap();
+        assert_eq!(exit, 130);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "what the command started went with it");
     }
 
     /// A server on 127.0.0.1 answering each connection with the next of
@@ -2093,14 +2200,14 @@ mod tests {
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let env = command_env(vars.clone(), &[]);
-        let (exit, output) = run_command("env", None, &env);
+        let (exit, output) = run_command("env", None, &env, None);
         assert_eq!(exit, 0);
         assert!(output.contains("HOME=/home/someone"), "{output}");
         for hidden in ["sk-secret-1", "sk-secret-2", "aws-secret", "GOPATH"] {
             assert!(!output.contains(hidden), "{hidden} in {output}");
         }
         let env = command_env(vars, &["GOPATH".to_string()]);
-        let (_, output) = run_command("env", None, &env);
+        let (_, output) = run_command("env", None, &env, None);
         assert!(
             output.contains("GOPATH=/go"),
             "the config's names are kept: {output}"
