@@ -434,7 +434,9 @@ mod tests {
         };
         let text = entry.to_markdown();
         assert_eq!(entries_in(&text), 1, "{text}");
-        assert!(!text.lines().any(|l| l.starts_with("- decided by: human")), "{text}");
+        assert!(
+            !text.lines().any(|l| l.starts_with("- decided by: human")),
+            "{text}"
+        );
     }
-
 }

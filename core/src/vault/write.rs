@@ -296,15 +296,20 @@ pub fn plan_changed(run_vault: &str, changed: &[ChangedItem]) -> String {
 }
 
 /// Whether a run vault's note is of the item `rendered` renders: the same
-/// text below its frontmatter (title, text, where it leads) and kind. Its
-/// status is the run's to change; the rest of its frontmatter is how this
-/// version of planvault writes it.
+/// title and text below its frontmatter, and the same kind. Its status is
+/// the run's to change, the rest of its frontmatter how this version of
+/// planvault writes it, and where it leads may grow (an amendment's item
+/// that comes after it) and is re-derived from its recorded answer anyway.
 fn same_item(note: &str, rendered: &str) -> bool {
     let kind = |text: &str| {
         let (plan, _) = super::load(&BTreeMap::from([("n.md".to_string(), text.to_string())]));
         plan.nodes.first().map(|n| n.kind)
     };
-    super::edit::body(note) == super::edit::body(rendered) && kind(note) == kind(rendered)
+    let own = |text: &str| -> String {
+        let body = super::edit::body(text);
+        body[..body.rfind("\n## Next\n").unwrap_or(body.len())].to_string()
+    };
+    own(note) == own(rendered) && kind(note) == kind(rendered)
 }
 
 #[cfg(test)]
