@@ -796,6 +796,43 @@ fn a_plan_md_changed_under_its_run_never_hands_an_item_another_items_answers() {
     awaits_the_gate(dir.path(), &["--fresh"]);
 }
 
+/// Found with the isolated runs' amendments: a gate asked in the wave an
+/// amendment's item joined was paused with that item's answer cut off; the
+/// resume asked the item first, and the person's decision for the gate was
+/// then taken for one "reached later" and dropped, for ever. A decision now
+/// answers the question a stop left waiting (its node `active`).
+#[test]
+fn a_decision_answers_the_gate_an_amended_items_wave_left_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "- [ ] Propose a fix\n- [ ] (after: 1) @feedback Review the proposal\n- [ ] (after: 2) @human Approve the fix\n- [ ] (after: 3) @tool echo applied\n",
+    )
+    .unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply::when(
+                "Step: Review the proposal",
+                "Fine.\n```leopold-amend\nadd: (after: 1) Note the change\n```\nSTATUS: done",
+            )],
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = plan_md_run(dir.path(), &stub, &["--decide", "3=approve"]);
+    assert_ran(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "applied");
+}
+
 #[test]
 fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
     let dir = tempfile::tempdir().unwrap();

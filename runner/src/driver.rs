@@ -265,6 +265,10 @@ struct Driver<'a, H: Host> {
     /// The run asked something other than a person: the questions it
     /// found waiting are behind it.
     past_waiting: bool,
+    /// The nodes a stop left mid-visit (`active`): a question there is the
+    /// one that was waiting, whatever the run asks before it (an item of
+    /// its wave whose answer the stop cut off).
+    active_at_start: Vec<String>,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
     /// The journal's chain hash after its last line (`journal::GENESIS`
@@ -438,6 +442,7 @@ impl<'a, H: Host> Driver<'a, H> {
             tool_notes: BTreeMap::new(),
             waiting: Vec::new(),
             past_waiting: false,
+            active_at_start: Vec::new(),
             halt: None,
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
@@ -923,6 +928,13 @@ impl<'a, H: Host> Driver<'a, H> {
             Journal::new()
         };
         self.journal_of_this_folder(&journal, &journal_file)?;
+        self.active_at_start = self
+            .plan
+            .nodes
+            .iter()
+            .filter(|n| n.status == Status::Active)
+            .map(|n| n.id.clone())
+            .collect();
         for entry in std::mem::take(&mut self.options.decisions) {
             if let Some(node) = waiting_node(&entry.key) {
                 self.waiting.push((node.to_string(), entry.answer));
@@ -1668,13 +1680,15 @@ impl<'a, H: Host> Driver<'a, H> {
             RequestBody::Human { question, choices } if self.options.humans == Humans::Defer => {
                 // A decision given for this node's waiting question answers
                 // it, under its key.
+                let was_active = self.active_at_start.contains(&request.node);
                 let waiting = self
                     .waiting
                     .iter()
                     .position(|(n, _)| *n == request.node)
-                    .filter(|_| !self.past_waiting);
+                    .filter(|_| !self.past_waiting || was_active);
                 if let Some(at) = waiting {
                     let (_, answer) = self.waiting.remove(at);
+                    self.active_at_start.retain(|n| *n != request.node);
                     return Ok(Event::Answered { id, answer });
                 }
                 self.host.progress(&Progress::Human {
