@@ -313,6 +313,72 @@ fn an_approved_run_commits_on_its_branch_and_never_touches_the_checkout() {
     assert_eq!(run_branches(&repo).len(), 1);
 }
 
+/// A red team's finding: a PLAN.md's accepted amendment (text a model
+/// chose) was appended to the checkout's PLAN.md, a tracked file, during an
+/// isolated run, and the run's receipt no longer verified. Now the run
+/// amends its own copy, beside its run vault, and a resume goes on with it.
+#[test]
+fn an_isolated_runs_amendment_goes_to_its_own_copy_of_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Fix the library\n\n- [ ] Propose a fix\n- [ ] (after: 1) @feedback Review the proposal\n- [ ] (after: 2) @human Approve the fix\n- [ ] (after: 3) @tool sh apply.sh\n";
+    let repo = repo(
+        dir.path(),
+        plan,
+        "echo fixed > src/lib.txt\n",
+        "verify = \"sh tests/check.sh\"\n",
+    );
+    let before = snapshot(&repo);
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                reply(PROPOSE, "Change src/lib.txt.\nSTATUS: done"),
+                reply(
+                    "Step: Review the proposal",
+                    "Fine.\n```leopold-amend\nadd: (after: 1) Note the change in the changelog\n```\nSTATUS: done",
+                ),
+                reply("Step: Note the change", "Noted.\nSTATUS: done"),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = run(&repo, &stub, &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("item 5 appended"), "{}", stderr(&out));
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the checkout's PLAN.md is untouched"
+    );
+    let copy = std::fs::read_to_string(state(&repo).join("PLAN.md")).unwrap();
+    assert!(
+        copy.ends_with("- [ ] (after: 1) Note the change in the changelog\n"),
+        "{copy}"
+    );
+
+    let out = run(&repo, &stub, &["--decide", "3=approve"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the checkout is byte-for-byte untouched"
+    );
+    assert!(
+        stub.requests()
+            .iter()
+            .any(|r| r.text().contains("Step: Note the change")),
+        "the amended item ran on the resume"
+    );
+    let verified = receipt_verify(&state(&repo).join("vault"));
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}
+
 #[test]
 fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,9 @@ pub struct Hooks {
     command_rel: String,
     /// The plan's vault in the repository, for `write_note` paths.
     vault_rel: String,
+    /// A PLAN.md's copy the run amends (beside its run vault, under the
+    /// repository's git directory), never the checkout's.
+    pub plan_file: Option<PathBuf>,
 }
 
 impl Hooks {
@@ -213,23 +216,14 @@ pub fn run(
         }
     }
     // The plan file a receipt hashes sits beside the run's vault, as a
-    // PLAN.md beside its `PLAN.run/`.
-    let plan_source = match &source {
-        PlanSource::Vault(_) => None,
-        PlanSource::PlanMd { text, .. } | PlanSource::Generated { text, .. } => {
-            let name = args
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let beside = guard.state_dir().join(&name);
-            if std::fs::read_to_string(&beside).ok().as_deref() != Some(text.as_str()) {
-                std::fs::write(&beside, text)
-                    .with_context(|| format!("cannot write {}", beside.display()))?;
-            }
-            Some((name, text.clone()))
-        }
-    };
+    // PLAN.md beside its `PLAN.run/`: the run's own copy, which a
+    // PLAN.md's amendments change (the checkout is never written).
+    let name = args
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let beside = guard.state_dir().join(&name);
     let _lock = match VaultLock::acquire(&root) {
         Ok(lock) => lock,
         Err(err) => {
@@ -251,6 +245,7 @@ pub fn run(
         },
         command_rel,
         vault_rel,
+        plan_file: matches!(source, PlanSource::PlanMd { .. }).then(|| beside.clone()),
     };
     let user_decisions = args
         .decide
@@ -277,12 +272,37 @@ pub fn run(
                 let g = guard.borrow();
                 (g.attempt(), g.attempt_running())
             };
-            let mut plan = match &source {
-                PlanSource::Vault(_) => read_vault_plan(&root)?,
-                _ => plan.clone(),
+            // An attempt begins from the plan as the checkout has it; its
+            // resume goes on with the run's copy, amended as it may be.
+            let (mut plan, plan_source) = match &source {
+                PlanSource::Vault(_) => (read_vault_plan(&root)?, None),
+                PlanSource::PlanMd { text, .. } | PlanSource::Generated { text, .. } => {
+                    let amendable = matches!(source, PlanSource::PlanMd { .. });
+                    let copy = std::fs::read_to_string(&beside).ok();
+                    match copy {
+                        Some(copy) if amendable && running && copy != *text => {
+                            let checked = planvault_core::check(&PlanSource::PlanMd {
+                                file: name.clone(),
+                                text: copy.clone(),
+                            });
+                            if checked.has_errors() {
+                                bail!(
+                                    "{} (the run's copy of the plan) is unsound",
+                                    beside.display()
+                                );
+                            }
+                            (checked.plan, Some((name.clone(), copy)))
+                        }
+                        _ => {
+                            std::fs::write(&beside, text)
+                                .with_context(|| format!("cannot write {}", beside.display()))?;
+                            (plan.clone(), Some((name.clone(), text.clone())))
+                        }
+                    }
+                }
             };
             let plan_md = match &source {
-                PlanSource::PlanMd { text, .. } => Some(text.clone()),
+                PlanSource::PlanMd { .. } => plan_source.as_ref().map(|(_, text)| text.clone()),
                 _ => None,
             };
             if !matches!(source, PlanSource::Vault(_)) {

@@ -348,7 +348,8 @@ fn run_once(
         host = host.with_mcp(crate::mcp_config::clients(servers)?.with_stop_flag(stop.clone()));
     }
     if let Some(text) = &plan_md {
-        host = host.with_plan_file(&args.path, text);
+        let plan_file = isolation.and_then(|h| h.plan_file.as_deref());
+        host = host.with_plan_file(plan_file.unwrap_or(&args.path), text);
         if let Some(dir) = args.path.parent() {
             host = host.with_command_dir(dir);
         }
