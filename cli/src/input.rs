@@ -79,6 +79,33 @@ fn is_vault_root(dir: &Path) -> bool {
         || fs::read_to_string(dir.join(CONFIG_PAGE)).is_ok_and(|text| is_space_config(&text))
 }
 
+/// Whether the vault at `dir`, found above a plan folder, is the user's
+/// own: its `.obsidian/`, `CONFIG.md` and `.planvault/` (whose config
+/// starts servers) belong to whoever runs planvault, as git trusts only a
+/// repository its user owns. A `/tmp/.obsidian` another user of the
+/// machine made would otherwise take over a run of `/tmp/plan`.
+fn vault_is_mine(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        let markers = [
+            ".obsidian",
+            planvault_core::vault::silverbullet::CONFIG_PAGE,
+            ".planvault",
+        ];
+        markers
+            .iter()
+            .filter_map(|m| fs::symlink_metadata(dir.join(m)).ok())
+            .all(|meta| meta.uid() == me)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        true
+    }
+}
+
 /// The vault root PATH lies in and PATH's folder inside it (`None`: PATH is
 /// the vault itself).
 fn enclosing_vault(
@@ -106,7 +133,18 @@ fn enclosing_vault(
                 return Ok(None);
             }
             match canonical.ancestors().skip(1).find(|dir| is_vault_root(dir)) {
-                Some(root) => root.to_path_buf(),
+                Some(root) if vault_is_mine(root) => root.to_path_buf(),
+                Some(root) => {
+                    static TOLD: std::sync::Once = std::sync::Once::new();
+                    TOLD.call_once(|| {
+                        eprintln!(
+                            "note: {} looks like a vault but belongs to another user, so {} runs as a vault of its own (its config would start servers as you); pass --vault-root to take it",
+                            root.display(),
+                            path.display()
+                        )
+                    });
+                    return Ok(None);
+                }
                 None => return Ok(None),
             }
         }

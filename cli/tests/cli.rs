@@ -277,6 +277,41 @@ fn scoped_fixture(case: &str) -> PathBuf {
     repo().join("core/tests/fixtures/vault-scoped").join(case)
 }
 
+/// A red team's finding: a plan folder took as its vault any folder above
+/// it with `.obsidian/`, whoever made it: another user of the machine who
+/// made `/tmp/.obsidian` and `/tmp/.planvault/config.toml` had a run of
+/// `/tmp/plan` start their servers. A vault above the folder must be the
+/// user's own, as git trusts only a repository its user owns. (Giving a
+/// folder to another user takes root: only run then.)
+#[cfg(unix)]
+#[test]
+fn a_vault_above_a_plan_folder_that_another_user_made_is_not_taken() {
+    if rustix::process::geteuid().as_raw() != 0 {
+        eprintln!("SKIP: only root can make a folder another user's");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    common::copy_dir(&scoped_fixture("plan-in-a-big-vault"), &vault);
+    let nobody = std::os::unix::fs::chown(vault.join(".obsidian"), Some(65534), None);
+    nobody.unwrap();
+    let out = run(&["validate"], &vault.join("plans/launch"));
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(!text.contains("edge-leaves-plan"), "{text}");
+    assert!(text.contains("dangling-edge"), "its own vault now: {text}");
+    assert!(
+        err.contains("looks like a vault but belongs to another user"),
+        "{err}"
+    );
+    std::os::unix::fs::chown(vault.join(".obsidian"), Some(0), None).unwrap();
+    let out = run(&["validate"], &vault.join("plans/launch"));
+    assert!(
+        stdout(&out).contains("edge-leaves-plan"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn a_plan_folder_inside_a_vault_resolves_its_links_in_the_vault() {
     // The vault is found by its `.obsidian/` folder.
