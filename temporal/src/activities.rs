@@ -577,9 +577,10 @@ impl VaultActivities {
         let work = tokio::task::spawn_blocking(move || {
             let env = command_env(std::env::vars(), &input.command_env);
             match place {
-                Place::Folder(root) => Ok(run_command(&input.command, Some(&root), &env)),
+                Place::Folder(root) => Ok(run_command(&input.command, Some(&root), &env, None)),
                 Place::Git(source) => checked_out(&source, |c| {
-                    let (code, mut output) = run_command(&input.command, Some(&c.vault()), &env);
+                    let (code, mut output) =
+                        run_command(&input.command, Some(&c.vault()), &env, None);
                     let said = match c.commit_command(&input.command) {
                         Ok(said) => said,
                         Err(e) => Some(format!(
