@@ -288,6 +288,11 @@ fn a_gate_is_review_only_and_its_block_is_a_failure_a_route_can_catch() {
     assert!(messages[0].content.contains("must not change anything"));
     assert_eq!(ran(&effects), ["1", "3"]);
     assert_eq!(finish(&effects).reason, FinishReason::Completed);
+    // The gate's block was handled, not undone: its note says it failed, as
+    // Leopold leaves its box open (a differential run found it `done`).
+    let statuses: Vec<Status> = engine.statuses().into_iter().map(|(_, s)| s).collect();
+    assert_eq!(statuses[0], Status::Failed);
+    assert_eq!(statuses[2], Status::Done);
 }
 
 #[test]

@@ -599,7 +599,17 @@ impl PlanMdRun {
             return;
         }
         if !rederive {
-            s.set_status(i, if failed { Status::Failed } else { Status::Done });
+            // A failure a route handled is still a failure, in its note as
+            // in Leopold (whose box stays open); the run goes on by the route.
+            let handled = !failed && is_failure(outcome.as_deref());
+            s.set_status(
+                i,
+                if failed || handled {
+                    Status::Failed
+                } else {
+                    Status::Done
+                },
+            );
             s.record_output(i, attempt, output.clone());
         } else if !output.is_empty() {
             // Marked done before the crash that cut off its output's note:
