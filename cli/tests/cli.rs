@@ -287,7 +287,10 @@ fn scoped_fixture(case: &str) -> PathBuf {
 #[test]
 fn a_vault_above_a_plan_folder_that_another_user_made_is_not_taken() {
     if rustix::process::geteuid().as_raw() != 0 {
-        eprintln!("SKIP: only root can make a folder another user's");
+        #[allow(clippy::print_stderr)] // the notice is the point
+        {
+            eprintln!("SKIPPED (only root can make a folder another user's)");
+        }
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1297,7 +1297,7 @@ impl Host for NativeHost {
 
 /// Run `command` with `sh -c` in `dir` with exactly `env`: its exit code
 /// (124 when its time ran out, 130 when `stop` was set) and its output,
-/// stdout then stderr, cut at [`COMMAND_OUTPUT_CHARS`] (bytes that are not
+/// stdout then stderr, cut at 4,000 characters (bytes that are not
 /// UTF-8 as U+FFFD). It runs in a process group of its own, killed whole on
 /// its timeout or a stop; once the shell exits, what it left running in the
 /// background is not waited for, though it may hold the output open.
