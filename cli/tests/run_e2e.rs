@@ -698,10 +698,16 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Ship it today.\n");
     assert_eq!(status_of(&run, "5.md"), "done");
     assert_eq!(stub.requests().len(), 2, "nothing ran twice");
+    // As Leopold keeps its progress: each item done checked in the plan,
+    // the bypassed rollback left open, nothing else changed.
+    let checked = PLAN_MD
+        .replace("- [ ] Write", "- [x] Write")
+        .replace("- [ ] (after: 1) @tool", "- [x] (after: 1) @tool")
+        .replace("- [ ] (after: 2) @verify", "- [x] (after: 2) @verify")
+        .replace("- [ ] (after: 3) @human", "- [x] (after: 3) @human");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
-        PLAN_MD,
-        "the plan itself is untouched"
+        checked
     );
     assert!(trace(&run).contains("- settled: ok; signals exit=0"));
 
@@ -1296,9 +1302,11 @@ fn an_accepted_amendment_is_appended_to_the_plan_md_and_its_item_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("amended"), "{stderr}");
+    // Appended, and each item's box checked once it was done (the
+    // amendment, made on the text before the feedback item's box, keeps it).
     assert_eq!(
         std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
-        format!("{plan}- [ ] Write the changelog\n")
+        "- [x] Build it\n- [x] (after: 1) @feedback Propose follow-ups\n- [x] Write the changelog\n"
     );
     let run = dir.path().join("PLAN.run");
     assert!(std::fs::read_to_string(run.join("3.md"))

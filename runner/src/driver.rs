@@ -1090,7 +1090,11 @@ impl<'a, H: Host> Driver<'a, H> {
         while let Some(effect) = queue.pop_front() {
             let done = match effect {
                 Effect::WriteStatus { node, status } => {
-                    self.write_status(&node, status).await.map(|()| None)
+                    let written = self.write_status(&node, status).await;
+                    if written.is_ok() && status == Status::Done {
+                        self.check_boxes(engine, Some(&node)).await;
+                    }
+                    written.map(|()| None)
                 }
                 Effect::Record(entry) => {
                     let recorded = self.journal(&entry).await;
@@ -1125,7 +1129,13 @@ impl<'a, H: Host> Driver<'a, H> {
                     .map(|()| None),
                 Effect::Amend { text } => {
                     let plan = engine.plan().clone();
-                    self.amend(&text, plan).await.map(|()| None)
+                    let amended = self.amend(&text, plan).await;
+                    // The amendment was made on the text before the boxes
+                    // checked since: they are checked again.
+                    if amended.is_ok() {
+                        self.check_boxes(engine, None).await;
+                    }
+                    amended.map(|()| None)
                 }
                 Effect::Request(request) => match self.serve(&request).await {
                     Ok(event) => {
@@ -1134,10 +1144,15 @@ impl<'a, H: Host> Driver<'a, H> {
                     }
                     Err(error) => Err(error),
                 },
-                Effect::Finish(finish) => match receipt::outcome_of(&finish.reason) {
-                    Some(outcome) => self.write_receipt(outcome).await.map(|_| Some(finish)),
-                    None => Ok(Some(finish)),
-                },
+                Effect::Finish(finish) => {
+                    // Every item done has its box checked before the receipt
+                    // hashes the plan (one a crash left open too).
+                    self.check_boxes(engine, None).await;
+                    match receipt::outcome_of(&finish.reason) {
+                        Some(outcome) => self.write_receipt(outcome).await.map(|_| Some(finish)),
+                        None => Ok(Some(finish)),
+                    }
+                }
             };
             match done {
                 Ok(None) => {}
@@ -1293,6 +1308,48 @@ impl<'a, H: Host> Driver<'a, H> {
             });
         }
         Ok(())
+    }
+
+    /// Check the boxes of items done in the PLAN.md (`node`, else every
+    /// item done), as Leopold keeps a run's progress there; the engine
+    /// amends the file as it now is. A box that cannot be checked is said,
+    /// and the run goes on.
+    async fn check_boxes(&mut self, engine: &mut Engine, node: Option<&str>) {
+        if self.plan.format != PlanFormat::PlanMd || self.options.plan_text.is_none() {
+            return;
+        }
+        // The engine's plan (amended as it may be) and statuses are the run's.
+        let done_ids: Vec<String> = match node {
+            Some(id) => vec![id.to_string()],
+            None => engine
+                .statuses()
+                .into_iter()
+                .filter(|(_, status)| *status == Status::Done)
+                .map(|(id, _)| id)
+                .collect(),
+        };
+        let plan = engine.plan().clone();
+        let done: Vec<&planvault_core::Node> = plan
+            .nodes
+            .iter()
+            .filter(|n| done_ids.contains(&n.id))
+            .collect();
+        match self.host.check_plan_items(&done).await {
+            Ok(Some(text)) => {
+                engine.set_plan_text(text.clone());
+                if let Some((_, source)) = &mut self.options.plan_source {
+                    // The receipt hashes the plan as its boxes stand.
+                    *source = text.clone();
+                }
+                self.options.plan_text = Some(text);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let reason = e.to_string();
+                self.host
+                    .progress(&Progress::BoxesNotChecked { reason: &reason });
+            }
+        }
     }
 
     /// Write a PLAN.md's accepted amendment and give each new item its note.

@@ -2,7 +2,7 @@
 //! `/` separators.
 
 use planvault_core::engine::TraceEntry;
-use planvault_core::Plan;
+use planvault_core::{Node, Plan};
 use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 
@@ -132,6 +132,9 @@ pub enum Progress<'a> {
     /// question took: nothing was recorded (the question was answered
     /// before, or the run never asked one there).
     DecisionUnused { node: &'a str },
+    /// The plan file's boxes of items done could not be checked (it
+    /// changed on disk meanwhile, or could not be written): the run goes on.
+    BoxesNotChecked { reason: &'a str },
     /// The journal's last line was torn (a crash or a full disk mid-write):
     /// it was kept aside in this file and cut from the journal.
     JournalRepaired { kept_aside: &'a str },
@@ -220,6 +223,15 @@ pub trait Host {
             path,
             "this runner cannot put back a setting",
         ))
+    }
+    /// Check `[x]` the boxes of these PLAN.md items in the plan file, where
+    /// Leopold keeps a run's progress: the file as it is now, each box
+    /// checked only where its item still reads as the node
+    /// ([`planvault_core::planmd::check_done`]), written unless it changed
+    /// again meanwhile. The file's new text; `None` where no box changed or
+    /// this host keeps no plan file (Temporal, the browser).
+    async fn check_plan_items(&self, _done: &[&Node]) -> Result<Option<String>, HostError> {
+        Ok(None)
     }
     /// Start every configured MCP server and list its tools, once per run;
     /// `None` where this host has no MCP client or no server is configured

@@ -5,7 +5,7 @@
 //! caller. Natively only (feature `native`).
 
 use crate::host::{Host, HostError, HttpHead, Progress};
-use planvault_core::Plan;
+use planvault_core::{Node, Plan};
 use planvault_llm::{parse_retry_after, tools, LlmError, Surface};
 use planvault_protocol::FromWorker;
 use std::cell::{Cell, RefCell};
@@ -1273,6 +1273,27 @@ impl Host for NativeHost {
                 (format!("{}.md", plan.nodes[i].id), note)
             })
             .collect())
+    }
+
+    async fn check_plan_items(&self, done: &[&Node]) -> Result<Option<String>, HostError> {
+        let mut plan_file = self.plan_file.borrow_mut();
+        let Some((path, seen)) = plan_file.as_mut() else {
+            return Ok(None);
+        };
+        let shown = path.display().to_string();
+        let current = fs::read_to_string(&*path).map_err(|e| io_error(&shown, e))?;
+        let Some(checked) = planvault_core::planmd::check_done(&current, done) else {
+            return Ok(None);
+        };
+        let same = |now: Option<&[u8]>| now == Some(current.as_bytes());
+        match write_atomic_unless_changed(path, &checked, same) {
+            Ok(true) => {
+                *seen = checked.clone();
+                Ok(Some(checked))
+            }
+            Ok(false) => Err(HostError::changed(&shown)),
+            Err(e) => Err(io_error(&shown, e)),
+        }
     }
 
     fn refuse_write(&self, path: &str) -> Option<String> {

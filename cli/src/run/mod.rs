@@ -808,6 +808,10 @@ impl Progress {
                 entry.decided_by.as_str()
             )),
             P::Amended => self.line(&format!("  amended {}", self.path)),
+            P::BoxesNotChecked { reason } => self.line(&format!(
+                "  the boxes of items done were not checked in {}: {reason}",
+                self.path
+            )),
             P::DecisionUnused { node } => self.line(&format!(
                 "  --decide {node}: no question of {node} was waiting in this run; nothing was recorded"
             )),

@@ -155,6 +155,37 @@ pub(crate) fn route_target(text: &str) -> Option<u64> {
     Some(digits.parse::<u64>().unwrap_or(u64::MAX))
 }
 
+/// `text` (a PLAN.md) with the boxes of the `done` items checked, as
+/// Leopold keeps a run's progress in the plan: each item by its index, and
+/// only where the file's item there still reads as the node (its title and
+/// kind: a person who inserted or rewrote an item meanwhile does not get
+/// another item's box checked). Only the box's one character changes.
+/// `None` when no box changes.
+pub fn check_done(text: &str, done: &[&Node]) -> Option<String> {
+    let scan = items::scan(text);
+    let (now, _) = parse("PLAN.md", text);
+    let mut out = text.to_string();
+    let mut changed = false;
+    for node in done {
+        let Some(at) = item(node).and_then(|i| (i.index as usize).checked_sub(1)) else {
+            continue;
+        };
+        let (Some(raw), Some(read)) = (scan.items.get(at), now.nodes.get(at)) else {
+            continue;
+        };
+        if raw.done || read.title != node.title || read.kind != node.kind {
+            continue;
+        }
+        // `- [ ]`: the box's space is three bytes past the bullet.
+        let at = raw.bullet + 3;
+        if out.as_bytes().get(at) == Some(&b' ') {
+            out.replace_range(at..at + 1, "x");
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
 /// The PLAN.md facts of a node, when it is a PLAN.md item.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn item(node: &Node) -> Option<&PlanMdNode> {
@@ -175,4 +206,35 @@ pub fn emitted_keys(node: &Node) -> Vec<&str> {
         keys.push(TOOL_EXIT_SIGNAL);
     }
     keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the box of an item that still reads as the node is checked,
+    /// and only its one character changes (CRLF, markers, spacing kept).
+    #[test]
+    fn check_done_checks_only_the_items_that_still_read_as_they_ran() {
+        let text = "# Plan\r\n\r\n- [ ] Build it\r\n  @emit built\r\n- [x] Done by hand\r\n- [ ] (after: 1) @tool make test\r\n```\r\n- [ ] in a fence\r\n```\r\n- [ ] Ship\r\n";
+        let (plan, _) = parse("PLAN.md", text);
+        let all: Vec<&Node> = plan.nodes.iter().collect();
+        assert_eq!(
+            check_done(text, &all).unwrap(),
+            text.replace("- [ ] Build", "- [x] Build")
+                .replace("- [ ] (after: 1)", "- [x] (after: 1)")
+                .replace("- [ ] Ship", "- [x] Ship")
+        );
+        // An item inserted above, or rewritten, since: no box checked for it.
+        let edited = text.replace("- [ ] Build it", "- [ ] Lint\r\n- [ ] Build it");
+        assert_eq!(check_done(&edited, &all[..1]), None);
+        let rewritten = text.replace("@tool make test", "@tool make check");
+        let checked = check_done(&rewritten, &all).unwrap();
+        assert!(
+            checked.contains("- [ ] (after: 1) @tool make check"),
+            "{checked}"
+        );
+        // Nothing to check: none.
+        assert_eq!(check_done(&checked, &all[..1]), None);
+    }
 }
