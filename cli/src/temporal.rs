@@ -317,7 +317,13 @@ mod with_temporal {
                 folder,
                 ..crate::run::start_run(
                     args.model.query.clone(),
-                    endpoints.for_runner_with(|e| Some(key_ref(e.api_key_env.as_deref()))),
+                    endpoints.for_runner_with(|e| {
+                        match (e.default_key, e.api_key_env.as_deref()) {
+                            (true, env) => Some(key_ref(env)),
+                            (false, Some(env)) => Some(planvault_temporal::key_ref_only(env)),
+                            (false, None) => None,
+                        }
+                    }),
                     &endpoints,
                     args.fresh,
                     args.model.max_steps,

@@ -42,11 +42,21 @@ pub fn key_ref(env: Option<&str>) -> String {
     format!("{KEY_REF}{}", env.unwrap_or(""))
 }
 
+/// The reference to the key in `env` alone, never the default variables
+/// (a role the vault's config sends away from the endpoint a person gave).
+/// `=` is in no variable's name.
+pub fn key_ref_only(env: &str) -> String {
+    format!("{KEY_REF}={env}")
+}
+
 /// The key a reference names, read from this process's environment; a
 /// value that is not a reference is never sent (it would be a key that
 /// travelled through the history).
 pub fn resolve_key(reference: Option<&str>) -> Option<String> {
     let name = reference?.strip_prefix(KEY_REF)?;
+    if let Some(only) = name.strip_prefix('=') {
+        return std::env::var(only).ok().filter(|k| !k.is_empty());
+    }
     let named = (!name.is_empty())
         .then(|| std::env::var(name).ok())
         .flatten();
@@ -256,5 +266,17 @@ mod tests {
             resolve_key(Some(&key_ref(Some(name)))).as_deref(),
             Some("sk-from-env")
         );
+        // A role sent away from the given endpoint: its own variable only,
+        // never the default ones.
+        assert_eq!(
+            resolve_key(Some(&key_ref_only(name))).as_deref(),
+            Some("sk-from-env")
+        );
+        std::env::set_var("PLANVAULT_API_KEY", "sk-default");
+        assert_eq!(
+            resolve_key(Some(&key_ref_only("PLANVAULT_TEMPORAL_TEST_NO_SUCH_VAR"))),
+            None
+        );
+        std::env::remove_var("PLANVAULT_API_KEY");
     }
 }

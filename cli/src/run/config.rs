@@ -20,6 +20,10 @@ pub struct Endpoint {
     /// The environment variable holding this endpoint's key, when it is not
     /// the default `PLANVAULT_API_KEY` / `OPENAI_API_KEY`.
     pub api_key_env: Option<String>,
+    /// Whether the default key may go here: not to a role's endpoint the
+    /// vault's config points elsewhere than the `--endpoint` a person gave
+    /// (such a role gets only the variable its `api_key_env` names).
+    pub default_key: bool,
 }
 
 /// Retry and timeout policy for model calls.
@@ -160,6 +164,7 @@ impl From<EndpointFile> for Endpoint {
             base_url: f.endpoint.trim_end_matches('/').to_string(),
             model: f.model,
             api_key_env: f.api_key_env,
+            default_key: true,
         }
     }
 }
@@ -264,7 +269,17 @@ pub fn resolve(
             base_url,
             model,
             api_key_env: base.and_then(|b| b.api_key_env),
+            default_key: true,
         });
+    }
+    // A person who names the endpoint keeps their key to it: a role the
+    // vault's config sends elsewhere gets none of it.
+    if let Some(given) = endpoint.map(origin) {
+        for role in out.roles.values_mut() {
+            if origin(&role.base_url) != given {
+                role.default_key = false;
+            }
+        }
     }
     for spec in roles {
         let (role, rest) = spec
@@ -282,6 +297,7 @@ pub fn resolve(
                 base_url: url.trim_end_matches('/').to_string(),
                 model: model.to_string(),
                 api_key_env: None,
+                default_key: true,
             },
         );
     }
@@ -362,10 +378,24 @@ pub fn api_key(endpoint: &Endpoint) -> Option<String> {
         .api_key_env
         .as_deref()
         .and_then(|name| std::env::var(name).ok());
+    let default = || {
+        std::env::var("PLANVAULT_API_KEY")
+            .ok()
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+    };
     named
-        .or_else(|| std::env::var("PLANVAULT_API_KEY").ok())
-        .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+        .or_else(|| endpoint.default_key.then(default).flatten())
         .filter(|k| !k.is_empty())
+}
+
+/// A URL's scheme, host and port, lower-cased: where its requests go.
+fn origin(url: &str) -> String {
+    let url = url.trim().to_ascii_lowercase();
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find(['/', '?', '#']) {
+        Some(end) => url[..after + end].to_string(),
+        None => url,
+    }
 }
 
 #[cfg(test)]
@@ -409,6 +439,30 @@ mod tests {
             .to_string()
             .contains("never in the vault"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A red team's finding: with `--endpoint` given, a role the vault's
+    /// config sent to its own server got the person's PLANVAULT_API_KEY.
+    /// Such a role gets only its own `api_key_env`.
+    #[test]
+    fn a_role_the_config_sends_elsewhere_gets_none_of_the_given_endpoints_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".planvault")).unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[roles.review]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\n\n[roles.same]\nendpoint = \"http://127.0.0.1:9/other\"\nmodel = \"m\"\n\n[roles.named]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\napi_key_env = \"PLANVAULT_TEST_NO_SUCH_VARIABLE\"\n",
+        )
+        .unwrap();
+        let given = resolve(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap();
+        assert!(!given.roles["review"].default_key);
+        assert!(given.roles["same"].default_key, "the same server as given");
+        assert!(!given.roles["named"].default_key);
+        // Neither falls back to the default variables.
+        assert_eq!(api_key(&given.roles["review"]), None);
+        assert_eq!(api_key(&given.roles["named"]), None);
+        // No endpoint given: the vault's config is what the person runs.
+        let from_config = resolve(dir.path(), None, None, &[]).unwrap();
+        assert!(from_config.roles.values().all(|r| r.default_key));
     }
 
     #[test]
