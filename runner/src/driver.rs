@@ -1784,9 +1784,11 @@ impl<'a, H: Host> Driver<'a, H> {
                     command,
                 });
                 let ran = self.host.command(command).await;
-                // A command cut off by Stop is not its answer: nothing is
-                // journaled, and the resumed run runs it again.
-                if ran.is_some() && self.inbox.stop_requested() {
+                // A command a Stop killed (130) is not its answer: nothing is
+                // journaled, and the resumed run runs it again. One that
+                // finished stands, Stop or not (it ran once).
+                let killed = matches!(ran, Some((130, _))) && self.host.stops_commands();
+                if killed && self.inbox.stop_requested() {
                     return Ok(self.stopped());
                 }
                 return Ok(match ran {

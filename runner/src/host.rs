@@ -194,6 +194,12 @@ pub trait Host {
     async fn command(&self, _command: &str) -> Option<(i32, String)> {
         None
     }
+    /// Whether a Stop kills a running command (its exit then 130, and its
+    /// answer not journaled: the resumed run runs it again). Elsewhere a
+    /// command always finishes and its answer stands (Temporal's activity).
+    fn stops_commands(&self) -> bool {
+        false
+    }
     /// Replace the plan file (PLAN.md) with `text`, refusing when it changed
     /// since the run read it, and give every item of the amended `plan` its
     /// note: (file, text) for the run to create where missing. Only a host

@@ -1275,6 +1275,10 @@ impl Host for NativeHost {
             .collect())
     }
 
+    fn stops_commands(&self) -> bool {
+        self.stop.is_some()
+    }
+
     async fn check_plan_items(&self, done: &[&Node]) -> Result<Option<String>, HostError> {
         let mut plan_file = self.plan_file.borrow_mut();
         let Some((path, seen)) = plan_file.as_mut() else {
@@ -1319,9 +1323,16 @@ impl Host for NativeHost {
 /// Run `command` with `sh -c` in `dir` with exactly `env`: its exit code
 /// (124 when its time ran out, 130 when `stop` was set) and its output,
 /// stdout then stderr, cut at 4,000 characters (bytes that are not
-/// UTF-8 as U+FFFD). It runs in a process group of its own, killed whole on
-/// its timeout or a stop; once the shell exits, what it left running in the
+/// UTF-8 as U+FFFD). Once the shell exits, what it left running in the
 /// background is not waited for, though it may hold the output open.
+///
+/// With a `stop` (a run's command), it runs in a session of its own where
+/// `setsid` is there (no terminal: a command asking for a password fails
+/// at once instead of waiting unseen), else a process group of its own;
+/// either is killed whole on its timeout or a stop, what it started in the
+/// background too. Without one (the guard's verifier, a Temporal worker's
+/// activity) it stays in planvault's group, where a terminal's Ctrl-C and
+/// the worker's end reach it.
 pub fn run_command(
     command: &str,
     dir: Option<&Path>,
@@ -1329,7 +1340,16 @@ pub fn run_command(
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> (i32, String) {
     use std::process::{Command, Stdio};
-    let mut cmd = Command::new("sh");
+    let detached = stop.is_some();
+    let setsid = detached.then(setsid_program).flatten();
+    let mut cmd = match setsid {
+        Some(setsid) => {
+            let mut cmd = Command::new(setsid);
+            cmd.arg("sh");
+            cmd
+        }
+        None => Command::new("sh"),
+    };
     cmd.env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
         .arg("-c")
@@ -1338,7 +1358,7 @@ pub fn run_command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     #[cfg(unix)]
-    {
+    if detached && setsid.is_none() {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
@@ -1367,7 +1387,7 @@ pub fn run_command(
         match child.try_wait() {
             Ok(Some(status)) => break status.code().unwrap_or(128),
             Ok(None) if Instant::now() >= deadline || stopped() => {
-                kill_group(&mut child);
+                kill_group(&mut child, detached);
                 break if stopped() { 130 } else { 124 };
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -1386,14 +1406,29 @@ pub fn run_command(
     (exit, text.chars().take(COMMAND_OUTPUT_CHARS).collect())
 }
 
+/// util-linux's `setsid`, where it is: it makes the command a session of
+/// its own without `unsafe` code here (not being a group leader, it execs
+/// in place: the command keeps the pid planvault kills).
+fn setsid_program() -> Option<&'static Path> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            ["/usr/bin/setsid", "/bin/setsid"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+        })
+        .as_deref()
+}
+
 /// How long a command's output is read for after its shell exited.
 const COMMAND_OUTPUT_GRACE: Duration = Duration::from_secs(2);
 
 /// Kills a command and every process of its group (what it started in the
 /// background), then reaps it.
-fn kill_group(child: &mut std::process::Child) {
+fn kill_group(child: &mut std::process::Child, detached: bool) {
     #[cfg(unix)]
-    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32).filter(|_| detached) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     let _ = child.kill();
