@@ -234,10 +234,20 @@ pub fn run_vault_notes(
     let mut kept = BTreeMap::new();
     let mut changed = Vec::new();
     for i in 0..plan.nodes.len() {
-        let (file, rendered) = (note_file(plan, i), render_note(plan, i));
+        let file = note_file(plan, i);
+        let fingerprint = item_fingerprint(&plan.nodes[i]);
+        // The item's fingerprint first in its note's frontmatter: what binds
+        // the note to the item on a resume.
+        let rendered =
+            render_note(plan, i).replacen("---\n", &format!("---\n{ITEM_KEY}: {fingerprint}\n"), 1);
         let by_hand = plan.nodes[i].status == Status::Done;
+        let same = |note: &str| match written_fingerprint(note) {
+            Some(written) => written == fingerprint,
+            // A note from before fingerprints: its text.
+            None => same_item(note, &rendered),
+        };
         match on_disk.get(&file).filter(|_| resuming) {
-            Some(note) if by_hand || same_item(note, &rendered) => {
+            Some(note) if by_hand || same(note) => {
                 kept.insert(file, note.clone());
             }
             Some(note) => {
@@ -279,6 +289,46 @@ pub fn run_vault_notes(
     Ok(write)
 }
 
+/// The frontmatter key of a run vault's note that holds its item's
+/// fingerprint ([`run_vault_notes`]).
+const ITEM_KEY: &str = "item";
+
+/// What an item of a plan file declares, hashed: its kind, title, text and
+/// every marker (a `@tool` command, `@emit`s, `@needs`, a label, a
+/// generated step's capability, arguments and preconditions), not where
+/// it is written nor where it leads.
+fn item_fingerprint(node: &crate::Node) -> String {
+    let declared = match &node.ext {
+        NodeExt::PlanMd(item) => serde_json::json!({
+            "label": item.label,
+            "command": item.command,
+            "scenarios": item.scenarios,
+            "emits": item.emits,
+            "needs": item.needs,
+        }),
+        NodeExt::Generated(step) => serde_json::json!({
+            "capability": step.capability,
+            "args": step.args,
+            "preconditions": serde_json::to_value(&step.preconditions).unwrap_or_default(),
+        }),
+        _ => serde_json::Value::Null,
+    };
+    let text = serde_json::json!([node.kind.as_str(), node.title, node.body, declared]);
+    crate::engine::journal::sha256_hex(text.to_string().as_bytes())[..16].to_string()
+}
+
+/// The fingerprint a run vault's note was written with, if any.
+fn written_fingerprint(note: &str) -> Option<&str> {
+    let Split::Closed(block) = frontmatter::split(strip_bom(note).0) else {
+        return None;
+    };
+    block.yaml.lines().find_map(|line| {
+        line.strip_prefix(ITEM_KEY)?
+            .strip_prefix(':')
+            .map(str::trim)
+    })
+}
+
 /// Why a run of a plan file that changed under it is not resumed, its run
 /// vault named as `run_vault`.
 pub fn plan_changed(run_vault: &str, changed: &[ChangedItem]) -> String {
@@ -286,7 +336,13 @@ pub fn plan_changed(run_vault: &str, changed: &[ChangedItem]) -> String {
         .iter()
         .map(|c| {
             let item = c.note.strip_suffix(".md").unwrap_or(&c.note);
-            format!("item {item} was “{}”, is now “{}”", c.was, c.now)
+            match c.was == c.now {
+                true => format!(
+                    "item {item}, “{}”, is of another kind or has other markers now",
+                    c.now
+                ),
+                false => format!("item {item} was “{}”, is now “{}”", c.was, c.now),
+            }
         })
         .collect();
     format!(
@@ -445,6 +501,11 @@ mod tests {
         for changed in [
             first.replace("Check the changelog", "Approve"),
             first.replace("(after: 1) Check", "(after: 1) @human Check"),
+            first.replace("(after: 1) Check", "(after: 1) @gate Check"),
+            first.replace(
+                "Check the changelog\n",
+                "Check the changelog\n  @emit checked\n",
+            ),
         ] {
             let mut p = plan(&changed);
             let refused = run_vault_notes(&mut p, &disk, true).unwrap_err();
@@ -452,6 +513,23 @@ mod tests {
             assert_eq!(refused[0].note, "2.md");
             assert_eq!(refused[0].was, "Check the changelog");
         }
+        // Where it is written or leads is no change: a blank line above, an
+        // item after it that depends on it.
+        let mut p = plan(&format!("\n{first}- [ ] (after: 2) Tell them\n"));
+        assert!(run_vault_notes(&mut p, &disk, true).is_ok());
+        // A generated plan's step: its capability and arguments bind it.
+        let json = |args: &str| {
+            let text =
+                format!(r#"{{"nodes":[{{"id":"a","capability":"read_note","args":{args}}}]}}"#);
+            crate::generated::parse("p.json", &text, &Default::default()).0
+        };
+        let mut p = json(r#"{"path":"a.md"}"#);
+        let mut disk = run_vault_notes(&mut p, &BTreeMap::new(), false).unwrap();
+        let note = disk["a.md"].clone();
+        disk.insert("a.md".into(), update_status(&note, Status::Done));
+        assert!(run_vault_notes(&mut json(r#"{"path":"a.md"}"#), &disk, true).is_ok());
+        let refused = run_vault_notes(&mut json(r#"{"path":"b.md"}"#), &disk, true).unwrap_err();
+        assert_eq!(refused[0].note, "a.md");
         // Unless a person checked it: done by hand.
         let mut p = plan(&first.replace(
             "- [ ] (after: 1) Check the changelog",
