@@ -790,7 +790,7 @@ fn a_plan_md_changed_under_its_run_never_hands_an_item_another_items_answers() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("item 2 was “Check the changelog”, is now “Approve the release”; item 3 was “Tag the release”, is now “echo DEPLOYED >> deployed.log”; run with --fresh to start over"),
+        stderr.contains("item 2 was “Check the changelog”, is now “Approve the release”; item 3 was “Tag the release”, is now “echo DEPLOYED >> deployed.log”; uncheck [ ] the items that should run again and run with --fresh"),
         "{stderr}"
     );
     assert!(!dir.path().join("deployed.log").exists());

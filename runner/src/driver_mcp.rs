@@ -202,9 +202,11 @@ impl<H: Host> Driver<'_, H> {
         // The vault's config says which servers start and where requests
         // may go: a tool that writes may not change it (a model told by a
         // page to add a server would run it on the next run).
+        // Compared only where both reads are whole: a read that failed
+        // (a passing fault) is no sign of a change, and never puts back.
         let config_before = match read_only || !self.host.guards_settings() {
             true => None,
-            false => Some(self.host.read(CONFIG_FILE).await.ok().flatten()),
+            false => self.host.read(CONFIG_FILE).await.ok(),
         };
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
@@ -227,8 +229,8 @@ impl<H: Host> Driver<'_, H> {
         }
         let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
         if let Some(before) = config_before {
-            let after = self.host.read(CONFIG_FILE).await.ok().flatten();
-            if after != before {
+            let after = self.host.read(CONFIG_FILE).await;
+            if after.is_ok_and(|after| after != before) {
                 let undone = self
                     .host
                     .put_back_setting(CONFIG_FILE, before.as_deref())

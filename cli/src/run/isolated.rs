@@ -412,7 +412,7 @@ fn roll_back(guard: &Rc<RefCell<Guard>>, main_vault: &Path, why: &str) -> Result
 fn read_vault_plan(root: &Path) -> Result<Plan> {
     let read = crate::input::read_plan(root, None, crate::input::Enclosing::Itself)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let checked = planvault_core::check(&read.source);
+    let checked = read.check();
     if checked.has_errors() {
         bail!(
             "the run's copy of the vault ({}) is unsound",

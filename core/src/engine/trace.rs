@@ -222,8 +222,12 @@ impl TraceEntry {
         );
         if let Some(rationale) = &self.rationale {
             out.push_str("- rationale:\n\n");
+            // Every line of it quoted, a lone CR's too (Obsidian breaks the
+            // line there): none can start an entry.
             for line in rationale.lines() {
-                out.push_str(&format!("  > {line}\n"));
+                for piece in line.split(['\r', '\u{2028}', '\u{2029}']) {
+                    out.push_str(&format!("  > {piece}\n"));
+                }
             }
         }
         out
@@ -429,11 +433,17 @@ mod tests {
             visit: 1,
             what: forged.into(),
             decided_by: DecidedBy::Schedule,
-            rationale: Some("one\n## 4. two".into()),
+            rationale: Some("one\r## 4. two\r\nthree".into()),
             walked: false,
         };
         let text = entry.to_markdown();
         assert_eq!(entries_in(&text), 1, "{text}");
+        // As Obsidian breaks lines (a lone CR too): no heading but the one.
+        let headings = text
+            .split(['\n', '\r'])
+            .filter(|l| l.starts_with("## "))
+            .count();
+        assert_eq!(headings, 1, "{text}");
         assert!(
             !text.lines().any(|l| l.starts_with("- decided by: human")),
             "{text}"

@@ -346,7 +346,7 @@ pub fn plan_changed(run_vault: &str, changed: &[ChangedItem]) -> String {
         })
         .collect();
     format!(
-        "the plan file changed since the run kept in {run_vault}/ began, and these items had run as they were: {}; run with --fresh to start over (an item checked [x] counts as done)",
+        "the plan file changed since the run kept in {run_vault}/ began, and these items had run as they were: {}; uncheck [ ] the items that should run again and run with --fresh (an item checked [x] counts as done)",
         items.join("; ")
     )
 }
