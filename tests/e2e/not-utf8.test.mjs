@@ -7,7 +7,10 @@
 
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { saveScreenshot, writePrivateFolder } from './support/browser.mjs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPage, saveScreenshot, writePrivateFolder } from './support/browser.mjs';
 import { useApp, planShown, addEdgeByKeyboard } from './support/app.mjs';
 
 const app = useApp();
@@ -67,4 +70,33 @@ test('a note holding U+FFFD as text is edited as any other', async () => {
   assert.equal(text, '# Dump\n\nThe bytes read `\ufffd@C\ufffd\ufffd>==`.\n\n## Next\n- again -> [[Start]]\n');
   const plan = await hook('plan');
   assert.ok(plan.edges.some((e) => e.from === 'Dump' && e.to === 'Start'), JSON.stringify(plan.edges));
+});
+
+test('without the directory picker, the working copy keeps the bytes and refuses the edit too', async () => {
+  const copyPage = await openPage(app.browser);
+  await copyPage.addInitScript(() => {
+    Object.defineProperty(window, 'showDirectoryPicker', { value: undefined, configurable: true });
+  });
+  await copyPage.goto(app.server.url);
+  await planShown(copyPage);
+  const folder = join(mkdtempSync(join(tmpdir(), 'planvault-e2e-')), 'latin');
+  mkdirSync(folder);
+  for (const [path, text] of Object.entries(NOTES)) writeFileSync(join(folder, path), text);
+  writeFileSync(join(folder, 'Menu.md'), Buffer.from(MENU));
+  await copyPage.locator('#open-folder').setInputFiles(folder);
+  await copyPage.waitForFunction(() => document.querySelector('#mode').textContent.includes('Read-only copy of “latin”'));
+  await copyPage.waitForFunction(() => window.planvaultTest.plan()?.nodes.length === 3);
+  assert.deepEqual((await copyPage.evaluate(() => window.planvaultTest.plan())).diagnostics, ['unreadable-note']);
+  const copied = () =>
+    copyPage.evaluate(async () => {
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('working-copy');
+      return [...new Uint8Array(await (await (await dir.getFileHandle('Menu.md')).getFile()).arrayBuffer())];
+    });
+  assert.deepEqual(await copied(), MENU, 'copied byte for byte');
+  await addEdgeByKeyboard(copyPage, 'Menu', 'star', 'Start', 'again');
+  await copyPage.waitForFunction(() => /Menu\.md is not UTF-8 text/.test(document.querySelector('#status').textContent));
+  assert.deepEqual(await copied(), MENU);
+  // Read again from the copy (the refusal reloads it): still said.
+  assert.deepEqual((await copyPage.evaluate(() => window.planvaultTest.plan())).diagnostics, ['unreadable-note']);
+  await copyPage.close();
 });

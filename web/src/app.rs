@@ -110,7 +110,7 @@ pub async fn open_folder(state: AppState, dir: VaultDir, remember: bool) {
 pub(crate) async fn open_copy(state: AppState, files: JsValue) {
     let _settles = state.settles_open();
     let ticket = state.begin_open();
-    let (name, notes) = match fs::read_selection(&files).await {
+    let (name, notes, raw) = match fs::read_selection(&files).await {
         Ok(x) => x,
         Err(e) => {
             state.message.set(format!("Could not read the folder: {e}"));
@@ -135,7 +135,13 @@ pub(crate) async fn open_copy(state: AppState, files: JsValue) {
         if !state.is_latest(ticket) {
             return;
         }
-        if let Err(e) = dir.write(path, text).await {
+        // A note that is not UTF-8 is copied byte for byte: the copy says
+        // so on every reading, and no edit of it is written.
+        let written = match raw.iter().find(|(p, _)| p == path) {
+            Some((_, bytes)) => dir.write_bytes(path, bytes).await,
+            None => dir.write(path, text).await,
+        };
+        if let Err(e) = written {
             state.message.set(format!("Could not copy {path}: {e}"));
             return;
         }

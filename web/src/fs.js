@@ -252,10 +252,14 @@ export function forgetHandle() {
   return store('readwrite', (s) => s.delete('vault'));
 }
 
-/** Files from an <input webkitdirectory>, as `readVault` gives them. */
+/**
+ * Files from an <input webkitdirectory>, as `readVault` gives them, and the
+ * bytes of each that is not UTF-8 (`raw`), which its copy must keep.
+ */
 export async function readFileList(files) {
   const out = {};
   const notUtf8 = {};
+  const raw = {};
   for (const file of files) {
     const full = file.webkitRelativePath || file.name;
     const path = full.includes('/') ? full.slice(full.indexOf('/') + 1) : full;
@@ -263,11 +267,15 @@ export async function readFileList(files) {
     if (hidden && !SETTINGS.includes(path)) continue;
     if (path.split('/').slice(0, -1).includes('00_plan-trace')) continue;
     if (!hidden && !wanted(path, file.name)) continue;
-    const { text, bad } = decodeNote(await file.arrayBuffer());
+    const bytes = await file.arrayBuffer();
+    const { text, bad } = decodeNote(bytes);
     out[path] = text;
-    if (bad >= 0) notUtf8[path] = bad;
+    if (bad >= 0) {
+      notUtf8[path] = bad;
+      raw[path] = new Uint8Array(bytes);
+    }
   }
-  return { files: out, notUtf8 };
+  return { files: out, notUtf8, raw };
 }
 
 /** The name of the folder an <input webkitdirectory> picked. */

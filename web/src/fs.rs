@@ -18,6 +18,12 @@ extern "C" {
     async fn read_file(dir: &JsValue, path: &str, exact: bool) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = writeFile)]
     async fn write_file(dir: &JsValue, path: &str, text: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = writeFile)]
+    async fn write_file_bytes(
+        dir: &JsValue,
+        path: &str,
+        bytes: &JsValue,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = removeFile)]
     async fn remove_file(dir: &JsValue, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = opfsFolder)]
@@ -178,6 +184,14 @@ impl VaultDir {
             .as_string())
     }
 
+    /// Writes bytes as they are (a note that is not UTF-8, copied).
+    pub async fn write_bytes(&self, path: &str, bytes: &JsValue) -> Result<(), FsError> {
+        write_file_bytes(&self.handle, path, bytes)
+            .await
+            .map_err(browser)
+            .map(|_| ())
+    }
+
     pub async fn write(&self, path: &str, text: &str) -> Result<(), FsError> {
         write_file(&self.handle, path, text)
             .await
@@ -294,10 +308,25 @@ pub async fn forget() {
 }
 
 /// The notes of an `<input webkitdirectory>` selection, and the folder name.
-pub async fn read_selection(files: &JsValue) -> Result<(String, Reading), FsError> {
+/// The folder an `<input webkitdirectory>` picked: its name, its notes,
+/// and the bytes of each that is not UTF-8 (a JS `Uint8Array`), which its
+/// working copy keeps as they are.
+pub async fn read_selection(
+    files: &JsValue,
+) -> Result<(String, Reading, Vec<(String, JsValue)>), FsError> {
     let name = file_list_folder(files);
     let read = read_file_list(files).await.map_err(browser)?;
-    Ok((name, Reading::from_js(read)))
+    let raw: Object = js_sys::Reflect::get(&read, &"raw".into())
+        .map(JsCast::unchecked_into)
+        .unwrap_or_default();
+    let raw = Object::entries(&raw)
+        .iter()
+        .filter_map(|pair| {
+            let pair: Array = pair.unchecked_into();
+            Some((pair.get(0).as_string()?, pair.get(1)))
+        })
+        .collect();
+    Ok((name, Reading::from_js(read), raw))
 }
 
 /// Offers `bytes` as a file download.
