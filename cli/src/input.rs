@@ -87,23 +87,28 @@ fn is_vault_root(dir: &Path) -> bool {
 fn vault_is_mine(dir: &Path) -> bool {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        let me = rustix::process::geteuid().as_raw();
-        let markers = [
-            ".obsidian",
-            planvault_core::vault::silverbullet::CONFIG_PAGE,
-            ".planvault",
-        ];
-        markers
-            .iter()
-            .filter_map(|m| fs::symlink_metadata(dir.join(m)).ok())
-            .all(|meta| meta.uid() == me)
+        owned_by(dir, rustix::process::geteuid().as_raw())
     }
     #[cfg(not(unix))]
     {
         let _ = dir;
         true
     }
+}
+
+/// Whether `dir`'s vault markers that are there all belong to user `uid`.
+#[cfg(unix)]
+fn owned_by(dir: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let markers = [
+        ".obsidian",
+        planvault_core::vault::silverbullet::CONFIG_PAGE,
+        ".planvault",
+    ];
+    markers
+        .iter()
+        .filter_map(|m| fs::symlink_metadata(dir.join(m)).ok())
+        .all(|meta| meta.uid() == uid)
 }
 
 /// The vault root PATH lies in and PATH's folder inside it (`None`: PATH is
@@ -531,4 +536,25 @@ fn read_note(
 
 fn unreadable(key: &str, reason: String) -> Diagnostic {
     Diagnostic::error(Code::UnreadableNote, format!("`{key}` {reason}")).in_file(key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A vault above a plan folder is taken only where its markers are the
+    /// runner's (any user can run this; the root-only CLI test makes a real
+    /// foreign folder).
+    #[cfg(unix)]
+    #[test]
+    fn a_vaults_markers_must_all_be_the_runners() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".obsidian")).unwrap();
+        std::fs::create_dir(dir.path().join(".planvault")).unwrap();
+        let me = std::fs::metadata(dir.path()).unwrap().uid();
+        assert!(super::owned_by(dir.path(), me));
+        assert!(!super::owned_by(dir.path(), me + 1));
+        // No marker there: nothing to distrust.
+        let bare = tempfile::tempdir().unwrap();
+        assert!(super::owned_by(bare.path(), me + 1));
+    }
 }

@@ -839,6 +839,54 @@ fn a_decision_answers_the_gate_an_amended_items_wave_left_waiting() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "applied");
 }
 
+/// A routed failure is `failed` in its note and keeps its box open (as in
+/// Leopold); the run goes on by its route, pauses at a gate and resumes
+/// with no model call made again and no trace entry written twice.
+#[test]
+fn a_routed_failure_stays_failed_and_open_through_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "- [ ] Migrate the data\n      @on fail -> 3\n- [ ] (after: 1) Announce it\n- [ ] Roll back\n- [ ] (after: 3) @human Confirm the rollback\n",
+    )
+    .unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply::when("Step: Migrate", "It broke.\nSTATUS: failed")],
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = plan_md_run(dir.path(), &stub, &["--decide", "4=approve"]);
+    assert_ran(&out);
+    let run = dir.path().join("PLAN.run");
+    assert_eq!(
+        ["1.md", "2.md", "3.md", "4.md"].map(|n| status_of(&run, n)),
+        ["failed", "pending", "done", "done"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
+        "- [ ] Migrate the data\n      @on fail -> 3\n- [ ] (after: 1) Announce it\n- [x] Roll back\n- [x] (after: 3) @human Confirm the rollback\n"
+    );
+    assert_eq!(stub.requests().len(), 2, "nothing asked twice");
+    let trace = trace(&run);
+    assert_eq!(
+        trace.matches("- took route `fail` → item 3").count(),
+        1,
+        "{trace}"
+    );
+    assert_eq!(trace.matches("- settled: fail").count(), 1, "{trace}");
+}
+
 #[test]
 fn a_generated_plan_runs_its_waves_with_bindings_in_a_run_vault() {
     let dir = tempfile::tempdir().unwrap();
