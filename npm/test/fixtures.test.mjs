@@ -110,11 +110,22 @@ const builds = [
   ["planvault/markdown", markdown],
 ];
 
+// A note whose bytes are not UTF-8 is said so by the reader that saw the
+// bytes (the CLI, the app: the Rust test reads as they do); the package's
+// callers hand it text already decoded, as Obsidian shows it, and it says
+// nothing of them.
+function withoutReadersDiagnostics(expected) {
+  const blocks = expected.split(/(?=^ {2}\S)/m);
+  return blocks.filter((block) => !block.includes("error[unreadable-note]: ") || !block.includes("is not UTF-8 text")).join("");
+}
+
 for (const [entry, build] of builds) {
   test(`vault fixtures through ${entry}: the same diagnostics as the Rust tests, byte for byte`, async (t) => {
     for (const { name, dir } of cases("vault")) {
       await t.test(name, () => {
-        const expected = section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n", "\nstart: ");
+        const expected = withoutReadersDiagnostics(
+          section(readFileSync(join(dir, "expected.snap"), "utf8"), "diagnostics:\n", "\nstart: "),
+        );
         const report = build.validate(build.parseVault(readFolder(dir)));
         assert.equal(renderVaultDiagnostics(report.diagnostics), expected + (expected ? "\n" : ""));
         // The incremental handle agrees with the one-shot parse.
