@@ -42,21 +42,31 @@ pub fn key_ref(env: Option<&str>) -> String {
     format!("{KEY_REF}{}", env.unwrap_or(""))
 }
 
-/// The reference to the key in `env` alone, never the default variables
-/// (a role the vault's config sends away from the endpoint a person gave).
-/// `=` is in no variable's name.
+/// What an endpoint's `api_key` holds for a key from `env` alone, never the
+/// default variables (a role the vault's config sends away from the
+/// endpoint a person gave). A worker from before it knows no such prefix
+/// and sends no key.
+pub const KEY_REF_ONLY: &str = "planvault-key-from-worker-env-only:";
+
+/// The reference to the key in `env` alone.
 pub fn key_ref_only(env: &str) -> String {
-    format!("{KEY_REF}={env}")
+    format!("{KEY_REF_ONLY}{env}")
 }
 
 /// The key a reference names, read from this process's environment; a
 /// value that is not a reference is never sent (it would be a key that
 /// travelled through the history).
 pub fn resolve_key(reference: Option<&str>) -> Option<String> {
-    let name = reference?.strip_prefix(KEY_REF)?;
-    if let Some(only) = name.strip_prefix('=') {
-        return std::env::var(only).ok().filter(|k| !k.is_empty());
+    let reference = reference?;
+    if let Some(only) = reference.strip_prefix(KEY_REF_ONLY) {
+        return ["PLANVAULT_API_KEY", "OPENAI_API_KEY"]
+            .iter()
+            .all(|default| *default != only)
+            .then(|| std::env::var(only).ok())
+            .flatten()
+            .filter(|k| !k.is_empty());
     }
+    let name = reference.strip_prefix(KEY_REF)?;
     let named = (!name.is_empty())
         .then(|| std::env::var(name).ok())
         .flatten();
@@ -277,6 +287,9 @@ mod tests {
             resolve_key(Some(&key_ref_only("PLANVAULT_TEMPORAL_TEST_NO_SUCH_VAR"))),
             None
         );
+        assert_eq!(resolve_key(Some(&key_ref_only("PLANVAULT_API_KEY"))), None);
+        // A worker from before the prefix reads it as no reference at all.
+        assert!(!key_ref_only(name).starts_with(KEY_REF));
         std::env::remove_var("PLANVAULT_API_KEY");
     }
 }

@@ -275,9 +275,21 @@ pub fn resolve(
     // A person who names the endpoint keeps their key to it: a role the
     // vault's config sends elsewhere gets none of it.
     if let Some(given) = endpoint.map(origin) {
-        for role in out.roles.values_mut() {
+        for (name, role) in out.roles.iter_mut() {
             if origin(&role.base_url) != given {
                 role.default_key = false;
+                // Named outright, the default key would go there all the same.
+                if let Some(env) = role
+                    .api_key_env
+                    .as_deref()
+                    .filter(|e| DEFAULT_KEYS.contains(e))
+                {
+                    bail!(
+                        "{}: [roles.{name}] sends its calls to {} with {env}, the key of the --endpoint you gave ({given}); refused: give that role a key of its own (api_key_env) or route it with --role",
+                        path.display(),
+                        role.base_url
+                    );
+                }
             }
         }
     }
@@ -388,6 +400,9 @@ pub fn api_key(endpoint: &Endpoint) -> Option<String> {
         .filter(|k| !k.is_empty())
 }
 
+/// The variables the default key is read from.
+const DEFAULT_KEYS: [&str; 2] = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"];
+
 /// A URL's scheme, host and port, lower-cased: where its requests go.
 fn origin(url: &str) -> String {
     let url = url.trim().to_ascii_lowercase();
@@ -460,6 +475,14 @@ mod tests {
         // Neither falls back to the default variables.
         assert_eq!(api_key(&given.roles["review"]), None);
         assert_eq!(api_key(&given.roles["named"]), None);
+        // Nor gets them by naming them.
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[roles.review]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\napi_key_env = \"PLANVAULT_API_KEY\"\n",
+        )
+        .unwrap();
+        let err = resolve(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap_err();
+        assert!(err.to_string().contains("[roles.review] sends its calls to https://collector.example/v1 with PLANVAULT_API_KEY"), "{err}");
         // No endpoint given: the vault's config is what the person runs.
         let from_config = resolve(dir.path(), None, None, &[]).unwrap();
         assert!(from_config.roles.values().all(|r| r.default_key));
