@@ -379,6 +379,54 @@ fn an_isolated_runs_amendment_goes_to_its_own_copy_of_the_plan() {
     );
 }
 
+/// A review's finding: a Ctrl-C while the verifier ran killed it, and its
+/// exit was taken for a failed verification: on the last attempt the run
+/// was rolled back, its branch deleted. Now the verifier is killed as a
+/// stop, gives no verdict, and the run stops resumably.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_while_the_verifier_runs_stops_the_run_resumably_without_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        UNGATED,
+        "echo fixed > src/lib.txt\n",
+        "verify = \"sleep 31\"\nattempts = 1\n",
+    );
+    let stub = stub(0);
+    let child = planvault(&repo, &stub, &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The verifier is running once its `sleep 31` is.
+    let verifying = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|p| std::fs::read(p.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x0031\x00"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !verifying() {
+        assert!(std::time::Instant::now() < deadline, "{}", guard_log(&repo));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(err.contains("interrupted while the verifier ran"), "{err}");
+    assert!(!err.contains("rolled back"), "{err}");
+    assert!(
+        !guard_log(&repo).contains("\"verified\""),
+        "{}",
+        guard_log(&repo)
+    );
+}
+
 #[test]
 fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
     let dir = tempfile::tempdir().unwrap();

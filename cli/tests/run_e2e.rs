@@ -839,6 +839,51 @@ fn a_decision_answers_the_gate_an_amended_items_wave_left_waiting() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "applied");
 }
 
+/// A review's finding: the boxes were checked over whatever the file held,
+/// so an amendment made on the run's text then wrote a person's edit
+/// away, and a box unchecked on purpose was checked again. Boxes are
+/// checked only over the text the run knows; a person's edit stands.
+#[test]
+fn a_persons_edit_of_the_plan_mid_run_stands_and_its_boxes_are_left_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Plan\n\n- [ ] Build it\n- [ ] (after: 1) Test it\n";
+    std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply {
+                delay_ms: 1500,
+                ..Reply::when("Step: Test it", "Tested.\nSTATUS: done")
+            }],
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let child = plan_md_command(dir.path(), &stub)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While item 2 is asked, a person unchecks item 1 and renames the plan.
+    let path = dir.path().join("PLAN.md");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("- [x] Build it")
+    {
+        assert!(Instant::now() < deadline, "item 1's box was never checked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let edited = "# The plan, renamed\n\n- [ ] Build it\n- [ ] (after: 1) Test it\n";
+    std::fs::write(&path, edited).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_ran(&out);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("were not checked").count(), 1, "{stderr}");
+}
+
 /// A routed failure is `failed` in its note and keeps its box open (as in
 /// Leopold); the run goes on by its route, pauses at a gate and resumes
 /// with no model call made again and no trace entry written twice.

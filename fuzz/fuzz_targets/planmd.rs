@@ -1,6 +1,8 @@
 //! A PLAN.md checklist from arbitrary text: parse + validate never panics,
-//! every edge points at an item (a dependency at an earlier one), and a text
-//! without carriage returns reads the same with CRLF line endings.
+//! every edge points at an item (a dependency at an earlier one), a text
+//! without carriage returns reads the same with CRLF line endings, and
+//! checking every item's box (`planmd::check_done`) turns only ` ` into `x`
+//! inside boxes, and reads back as the same items, each done.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -17,6 +19,19 @@ fuzz_target!(|text: &str| {
         assert!(edge.from < nodes && edge.to.is_none_or(|t| t < nodes));
         if edge.kind == planvault_core::EdgeKind::After {
             assert!(edge.to.is_some_and(|t| edge.from < t));
+        }
+    }
+    let all: Vec<&planvault_core::Node> = checked.plan.nodes.iter().collect();
+    if let Some(done) = planvault_core::planmd::check_done(text, &all) {
+        assert_eq!(done.len(), text.len());
+        for (a, b) in text.bytes().zip(done.bytes()) {
+            assert!(a == b || (a == b' ' && b == b'x'));
+        }
+        let (again, _) = planvault_core::planmd::parse("PLAN.md", &done);
+        assert_eq!(again.nodes.len(), nodes);
+        for (was, now) in checked.plan.nodes.iter().zip(&again.nodes) {
+            assert_eq!((&was.title, was.kind), (&now.title, now.kind));
+            assert_eq!(now.status, planvault_core::Status::Done);
         }
     }
     if !text.contains('\r') {

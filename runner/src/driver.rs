@@ -269,6 +269,8 @@ struct Driver<'a, H: Host> {
     /// one that was waiting, whatever the run asks before it (an item of
     /// its wave whose answer the stop cut off).
     active_at_start: Vec<String>,
+    /// A PLAN.md's boxes could not be checked (a person edited it): said.
+    boxes_refused: bool,
     /// Why a tool call stopped the run (the stop's reason).
     halt: Option<String>,
     /// The journal's chain hash after its last line (`journal::GENESIS`
@@ -443,6 +445,7 @@ impl<'a, H: Host> Driver<'a, H> {
             waiting: Vec::new(),
             past_waiting: false,
             active_at_start: Vec::new(),
+            boxes_refused: false,
             halt: None,
             chain: journal::GENESIS.to_string(),
             run_id: String::new(),
@@ -1344,11 +1347,14 @@ impl<'a, H: Host> Driver<'a, H> {
                 self.options.plan_text = Some(text);
             }
             Ok(None) => {}
-            Err(e) => {
+            // Said once: the plan file stays the person's for the run.
+            Err(e) if !self.boxes_refused => {
+                self.boxes_refused = true;
                 let reason = e.to_string();
                 self.host
                     .progress(&Progress::BoxesNotChecked { reason: &reason });
             }
+            Err(_) => {}
         }
     }
 

@@ -594,15 +594,24 @@ impl Guard {
 
     /// Run the verifier in the worktree and log its verdict. Without a
     /// verifier every attempt passes.
-    pub fn verify(&mut self) -> Result<(i32, String), GuardError> {
+    pub fn verify(
+        &mut self,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<Option<(i32, String)>, GuardError> {
         let wt = self.ensure_worktree()?;
         let (exit, output) = match &self.config.verify {
             Some(command) => {
                 let env = crate::native::command_env(std::env::vars(), &self.config.env);
-                crate::native::run_command(command, Some(&wt), &env, None)
+                crate::native::run_command(command, Some(&wt), &env, stop)
             }
             None => (0, "no verifier is configured ([guard] verify)".to_string()),
         };
+        // Cut off by a stop: no verdict (nothing logged); a resume verifies
+        // again.
+        let stopped = stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
+        if exit == 130 && stopped {
+            return Ok(None);
+        }
         let output = tail(&output, 200)
             .chars()
             .take(OUTPUT_CHARS)
@@ -613,7 +622,7 @@ impl Guard {
             exit,
             output: output.clone(),
         })?;
-        Ok((exit, output))
+        Ok(Some((exit, output)))
     }
 
     /// A failed attempt's trace goes to `attempts/<n>/`, then the next
@@ -975,7 +984,7 @@ mod tests {
         let wt = guard.ensure_worktree().unwrap();
         std::fs::write(wt.join("work.txt"), "done\n").unwrap();
         assert_eq!(guard.check_tamper().unwrap(), None);
-        assert_eq!(guard.verify().unwrap().0, 0);
+        assert_eq!(guard.verify(None).unwrap().unwrap().0, 0);
         // The receipt cannot be written: staged, nothing committed.
         let err = guard.commit(&mut |_| Err("disk full".into())).unwrap_err();
         assert!(err.to_string().contains("disk full"), "{err}");

@@ -231,11 +231,12 @@ pub trait Host {
         ))
     }
     /// Check `[x]` the boxes of these PLAN.md items in the plan file, where
-    /// Leopold keeps a run's progress: the file as it is now, each box
-    /// checked only where its item still reads as the node
-    /// ([`planvault_core::planmd::check_done`]), written unless it changed
-    /// again meanwhile. The file's new text; `None` where no box changed or
-    /// this host keeps no plan file (Temporal, the browser).
+    /// Leopold keeps a run's progress: only while the file is the text the
+    /// run last read or wrote (a person's edit since refuses it: theirs
+    /// stands), each box checked where its item reads as the node
+    /// ([`planvault_core::planmd::check_done`]). The file's new text; `None`
+    /// where no box changed or this host keeps no plan file (Temporal, the
+    /// browser).
     async fn check_plan_items(&self, _done: &[&Node]) -> Result<Option<String>, HostError> {
         Ok(None)
     }

@@ -276,7 +276,10 @@ impl NativeHost {
 
     /// The PLAN.md amendments go to, as the run read it.
     pub fn with_plan_file(self, path: &Path, text: &str) -> Self {
-        *self.plan_file.borrow_mut() = Some((path.to_path_buf(), text.to_string()));
+        // A symlinked plan is written where it lives (a rename onto the
+        // link would replace the link with a file of its own).
+        let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        *self.plan_file.borrow_mut() = Some((path, text.to_string()));
         self
     }
 
@@ -1269,7 +1272,7 @@ impl Host for NativeHost {
         // The names `vault::save_plan` gave the notes of the run vault.
         Ok((0..plan.nodes.len())
             .map(|i| {
-                let note = planvault_core::vault::render_note(plan, i);
+                let note = planvault_core::vault::run_vault_note(plan, i);
                 (format!("{}.md", plan.nodes[i].id), note)
             })
             .collect())
@@ -1286,6 +1289,12 @@ impl Host for NativeHost {
         };
         let shown = path.display().to_string();
         let current = fs::read_to_string(&*path).map_err(|e| io_error(&shown, e))?;
+        // Only over the text the run knows: a person's edit since (an item
+        // inserted, a box unchecked on purpose) is theirs, and an amendment
+        // made on the run's text must not write it away.
+        if current != *seen {
+            return Err(HostError::changed(&shown));
+        }
         let Some(checked) = planvault_core::planmd::check_done(&current, done) else {
             return Ok(None);
         };

@@ -397,8 +397,13 @@ impl Host for TemporalHost {
             return Err(HostError::new("PLAN.md", "this run has no plan file"));
         };
         folder.write(name, text).await?;
-        // The names `materialize` gave the run vault's notes.
-        Ok(planvault_core::vault::save_plan(plan).into_iter().collect())
+        // The run vault's notes as `materialize` writes them.
+        Ok((0..plan.nodes.len())
+            .map(|i| {
+                let note = planvault_core::vault::run_vault_note(plan, i);
+                (format!("{}.md", plan.nodes[i].id), note)
+            })
+            .collect())
     }
 
     async fn mcp_list(&self) -> Option<Result<planvault_llm::mcp::Catalog, String>> {

@@ -98,5 +98,12 @@ test('without the directory picker, the working copy keeps the bytes and refuses
   assert.deepEqual(await copied(), MENU);
   // Read again from the copy (the refusal reloads it): still said.
   assert.deepEqual((await copyPage.evaluate(() => window.planvaultTest.plan())).diagnostics, ['unreadable-note']);
+  // The zip leaves it out: unpacked over the vault it would lose its bytes.
+  const [download] = await Promise.all([copyPage.waitForEvent('download'), copyPage.locator('#download').click()]);
+  const { readFileSync } = await import('node:fs');
+  const zipped = readFileSync(await download.path()).toString('latin1');
+  assert.ok(zipped.includes('Start.md') && zipped.includes('Dump.md'), 'the other notes are there');
+  assert.ok(!zipped.includes('Menu.md'), 'the note that is not UTF-8 is not');
+  await copyPage.waitForFunction(() => /1 note\(s\) that are not UTF-8 left out/.test(document.querySelector('#status').textContent));
   await copyPage.close();
 });

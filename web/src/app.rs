@@ -185,12 +185,17 @@ pub(crate) fn download_zip(state: AppState) {
     // Notes and `plan.canvas` only: the settings read from dot-folders
     // (`.obsidian/app.json`, …) are Obsidian's, changed there since they were
     // read; a copy unpacked over the vault must not put old ones back.
-    let Some(files) = state.with_doc(|d| {
-        d.files
+    // A note that is not UTF-8 is left out too: it was never edited here,
+    // and its text (U+FFFD for its bytes) unpacked over it would lose them.
+    let Some((files, left_out)) = state.with_doc(|d| {
+        let files = d
+            .files
             .iter()
             .filter(|(path, _)| !path.split('/').any(|part| part.starts_with('.')))
+            .filter(|(path, _)| !d.not_utf8.iter().any(|(p, _)| p == *path))
             .map(|(path, text)| (path.clone(), text.clone()))
-            .collect::<std::collections::BTreeMap<_, _>>()
+            .collect::<std::collections::BTreeMap<_, _>>();
+        (files, d.not_utf8.len())
     }) else {
         return;
     };
@@ -200,9 +205,14 @@ pub(crate) fn download_zip(state: AppState) {
     };
     let bytes = fs::zip(&files);
     fs::download(&format!("{name}.zip"), &bytes, "application/zip");
-    state
-        .message
-        .set(format!("Downloaded {name}.zip ({} files)", files.len()));
+    let kept = match left_out {
+        0 => String::new(),
+        n => format!("; {n} note(s) that are not UTF-8 left out, as they are"),
+    };
+    state.message.set(format!(
+        "Downloaded {name}.zip ({} files{kept})",
+        files.len()
+    ));
 }
 
 #[component]

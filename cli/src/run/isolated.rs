@@ -346,7 +346,10 @@ pub fn run(
                 drop(g);
                 continue;
             }
-            let (exit, _) = g.verify()?;
+            let Some((exit, _)) = g.verify(Some(&stop))? else {
+                eprintln!("■ interrupted while the verifier ran (resumable: run again to verify)");
+                return Ok(ExitCode::from(5));
+            };
             eprintln!(
                 "  verifier: attempt {}/{attempts} {}",
                 g.attempt(),

@@ -236,10 +236,7 @@ pub fn run_vault_notes(
     for i in 0..plan.nodes.len() {
         let file = note_file(plan, i);
         let fingerprint = item_fingerprint(&plan.nodes[i]);
-        // The item's fingerprint first in its note's frontmatter: what binds
-        // the note to the item on a resume.
-        let rendered =
-            render_note(plan, i).replacen("---\n", &format!("---\n{ITEM_KEY}: {fingerprint}\n"), 1);
+        let rendered = run_vault_note(plan, i);
         let by_hand = plan.nodes[i].status == Status::Done;
         let same = |note: &str| match written_fingerprint(note) {
             Some(written) => written == fingerprint,
@@ -287,6 +284,15 @@ pub fn run_vault_notes(
         }
     }
     Ok(write)
+}
+
+/// Node `i` of a plan that lives in one file as its run vault's note: the
+/// item's fingerprint first in its frontmatter, what binds the note to the
+/// item on a resume ([`run_vault_notes`]), then [`render_note`]'s text.
+/// Every writer of such a note (an amendment's too) writes it so.
+pub fn run_vault_note(plan: &Plan, i: usize) -> String {
+    let fingerprint = item_fingerprint(&plan.nodes[i]);
+    render_note(plan, i).replacen("---\n", &format!("---\n{ITEM_KEY}: {fingerprint}\n"), 1)
 }
 
 /// The frontmatter key of a run vault's note that holds its item's
