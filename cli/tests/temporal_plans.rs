@@ -239,11 +239,16 @@ fn a_plan_md_run_through_temporal_ends_as_planvault_run_ends_it() {
     if !dir.path().join("temporal/PLAN.run").exists() {
         return; // skipped: no dev server
     }
-    // What the comparison stands on: the plan amended in place, the
-    // command's route taken, the amended item run.
+    // What the comparison stands on: the plan amended in place, each
+    // item done checked (the bypassed rollback open), the command's route
+    // taken, the amended item run.
+    let checked = PLAN_MD
+        .replace("- [ ] Build", "- [x] Build")
+        .replace("- [ ] (after: 1) @tool", "- [x] (after: 1) @tool")
+        .replace("- [ ] (after: 2) @feedback", "- [x] (after: 2) @feedback");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("temporal/PLAN.md")).unwrap(),
-        format!("{PLAN_MD}- [ ] Write the changelog\n")
+        format!("{checked}- [x] Write the changelog\n")
     );
     let statuses: Vec<String> = ["1", "2", "3", "4", "5"]
         .iter()

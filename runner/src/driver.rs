@@ -1318,7 +1318,11 @@ impl<'a, H: Host> Driver<'a, H> {
     /// amends the file as it now is. A box that cannot be checked is said,
     /// and the run goes on.
     async fn check_boxes(&mut self, engine: &mut Engine, node: Option<&str>) {
-        if self.plan.format != PlanFormat::PlanMd || self.options.plan_text.is_none() {
+        // Once a person edited the plan, its boxes are theirs for the run.
+        if self.plan.format != PlanFormat::PlanMd
+            || self.options.plan_text.is_none()
+            || self.boxes_refused
+        {
             return;
         }
         // The engine's plan (amended as it may be) and statuses are the run's.

@@ -386,6 +386,41 @@ impl Host for TemporalHost {
         self.case_insensitive.get()
     }
 
+    /// As the terminal's host checks them (`NativeHost::check_plan_items`):
+    /// only over the text the run last read or wrote, through the same
+    /// compare-and-swap activities; behind the patch
+    /// `plan-md-boxes-checked` (a run begun before replays without them).
+    async fn check_plan_items(
+        &self,
+        done: &[&planvault_core::Node],
+    ) -> Result<Option<String>, HostError> {
+        let Some((folder, name)) = &self.plan_file else {
+            return Ok(None);
+        };
+        if !self.ctx.patched("plan-md-boxes-checked") {
+            return Ok(None);
+        }
+        let known = folder.seen.borrow().get(name.as_str()).cloned();
+        let current = folder.read(name).await?;
+        let (Some(Expected::Text(known)), Some(current)) = (known.clone(), current) else {
+            return Err(HostError::changed(name));
+        };
+        if current != known {
+            // The read is no sight of the person's edit: an amendment's
+            // compare-and-swap still refuses over it.
+            folder
+                .seen
+                .borrow_mut()
+                .insert(name.clone(), Expected::Text(known));
+            return Err(HostError::changed(name));
+        }
+        let Some(checked) = planvault_core::planmd::check_done(&current, done) else {
+            return Ok(None);
+        };
+        folder.write(name, &checked).await?;
+        Ok(Some(checked))
+    }
+
     /// Compare-and-swap against the text the run read: a person's edit of
     /// the plan file since is refused, a retried write that landed passes.
     async fn amend_plan(
