@@ -884,6 +884,42 @@ fn a_persons_edit_of_the_plan_mid_run_stands_and_its_boxes_are_left_to_them() {
     assert_eq!(stderr.matches("were not checked").count(), 1, "{stderr}");
 }
 
+/// A symlinked PLAN.md has its boxes checked where it lives: a rename onto
+/// the link would have replaced it with a file of its own, and left the
+/// plan it named unchecked.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_plan_has_its_boxes_checked_where_it_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("release.md"), "- [ ] Build it\n").unwrap();
+    let here = dir.path().join("here");
+    std::fs::create_dir_all(&here).unwrap();
+    std::os::unix::fs::symlink(shared.join("release.md"), here.join("PLAN.md")).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Built.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(&here, &stub, &[]);
+    assert_ran(&out);
+    assert!(here
+        .join("PLAN.md")
+        .symlink_metadata()
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(shared.join("release.md")).unwrap(),
+        "- [x] Build it\n"
+    );
+}
+
 /// A routed failure is `failed` in its note and keeps its box open (as in
 /// Leopold); the run goes on by its route, pauses at a gate and resumes
 /// with no model call made again and no trace entry written twice.
