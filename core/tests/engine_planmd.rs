@@ -191,7 +191,7 @@ fn under_autonomy_ask_a_human_item_pauses_and_resumes_with_the_recorded_answer()
 fn independent_items_form_one_wave_and_a_wave_is_a_barrier() {
     let mut engine = Engine::new(
         plan("- [ ] A\n- [ ] B\n- [ ] (after: 1, 2) C\n"),
-        config(),
+        parallel(),
         &Journal::new(),
     )
     .unwrap();
@@ -316,13 +316,11 @@ fn an_unrouted_failure_is_asked_again_then_stops_the_run() {
             },
         }
     });
-    // Leopold's loop: the failed item again (three attempts in all), then
-    // the run stops; its dependent never starts.
-    assert_eq!(ran(&effects), ["1", "3", "1", "1"]);
-    assert_eq!(
-        asked_ids(&effects),
-        ["1#1:work", "3#1:work", "1#2:work", "1#3:work"]
-    );
+    // Leopold's serial loop: the failed item again (three attempts in
+    // all), then the run stops; neither its dependent nor the item after
+    // it starts.
+    assert_eq!(ran(&effects), ["1", "1", "1"]);
+    assert_eq!(asked_ids(&effects), ["1#1:work", "1#2:work", "1#3:work"]);
     assert!(!prompts[0].contains("attempt"));
     assert!(
         prompts[1].contains("This is attempt 2 of 3: the last one was not done (it ended fail)")
@@ -670,8 +668,8 @@ fn plans_run_as_leopold_runs_them() {
             name: "an item checked before the run is done whatever its dependencies did",
             text: "- [ ] Step 1\n- [x] (after: 1) Step 2\n- [ ] (after: 2) Step 3\n",
             replies: &[("1", "STATUS: failed")],
-            // 3 waits for nothing and runs beside 1, which is asked three times.
-            ran: &["1", "3", "1", "1"],
+            // 3 waits for nothing, but 1 comes first and is asked three times.
+            ran: &["1", "1", "1"],
             failed: Some("1"),
         },
         Case {
@@ -727,7 +725,16 @@ fn plans_run_as_leopold_runs_them() {
             name: "a routed target waits for no (after:) dependency",
             text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] (after: 2) Step 3\n- [ ] (after: 3) Step 4\n",
             replies: &[],
-            ran: &["1", "2", "3", "4"],
+            // And it outranks the items' order (`dispatchPlan`).
+            ran: &["1", "4", "2", "3"],
+            failed: None,
+        },
+        Case {
+            name: "of two items emitting one key, the routed one's value is read first",
+            text: "- [ ] Step 1\n  @on ok -> 3\n- [ ] Step 2\n  @emit k=two\n- [ ] Step 3\n  @emit k=three\n- [ ] (after: 2, 3) Step 4\n  @on k=two -> 5\n  @on k=three -> 6\n- [ ] (after: 4) Step 5\n- [ ] (after: 4) Step 6\n",
+            replies: &[],
+            // 3 runs before 2, so 2's value is on the channel when 4 ends.
+            ran: &["1", "3", "2", "4", "5"],
             failed: None,
         },
         Case {
@@ -738,8 +745,28 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
     ];
-    for case in cases {
-        let mut engine = Engine::new(plan(case.text), config(), &Journal::new()).unwrap();
+    // With `parallel` (Leopold's `--parallel`), independent items run
+    // together in waves, each wave settled in the items' order.
+    let waves = [
+        Case {
+            name: "waves: an item beside a failing one runs",
+            text: "- [ ] Step 1\n- [x] (after: 1) Step 2\n- [ ] (after: 2) Step 3\n",
+            replies: &[("1", "STATUS: failed")],
+            ran: &["1", "3", "1", "1"],
+            failed: Some("1"),
+        },
+        Case {
+            name: "waves: a routed target joins the next wave in the items' order",
+            text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] (after: 2) Step 3\n- [ ] (after: 3) Step 4\n",
+            replies: &[],
+            ran: &["1", "2", "3", "4"],
+            failed: None,
+        },
+    ];
+    let runs = (cases.into_iter().map(|c| (config(), c)))
+        .chain(waves.into_iter().map(|c| (parallel(), c)));
+    for (cfg, case) in runs {
+        let mut engine = Engine::new(plan(case.text), cfg, &Journal::new()).unwrap();
         let reply = |item: &str| {
             case.replies
                 .iter()
@@ -850,11 +877,21 @@ fn run_again(
     runs: u32,
     mut check: impl FnMut(u32, &[Effect], &planvault_core::Plan),
 ) {
+    run_again_with(config(), text, ok, runs, &mut check);
+}
+
+fn run_again_with(
+    cfg: RunConfig,
+    text: &str,
+    ok: &'static [&'static str],
+    runs: u32,
+    mut check: impl FnMut(u32, &[Effect], &planvault_core::Plan),
+) {
     let mut on_disk = plan(text);
     let mut journal_effects: Vec<Effect> = Vec::new();
     for run in 1..=runs {
         let mut engine =
-            Engine::new(on_disk.clone(), config(), &journal_of(&journal_effects)).unwrap();
+            Engine::new(on_disk.clone(), cfg.clone(), &journal_of(&journal_effects)).unwrap();
         let effects = drive(&mut engine, all_fail_but(ok));
         apply_statuses(&mut on_disk, &effects);
         check(run, &effects, &on_disk);
@@ -886,7 +923,8 @@ fn a_third_run_after_two_failed_rounds_gives_a_third_round() {
 /// should give the failed items a new round, not fail on replay alone.
 #[test]
 fn two_items_failing_in_one_wave_each_get_a_new_round_when_run_again() {
-    run_again(
+    run_again_with(
+        parallel(),
         "- [ ] Build A\n- [ ] Build B\n- [ ] (after: 1, 2) Ship\n",
         &["3"],
         3,

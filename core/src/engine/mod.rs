@@ -90,6 +90,11 @@ pub struct RunConfig {
     pub failure_mode: FailureMode,
     /// Replanning rounds a generated plan may spend.
     pub max_replans: u32,
+    /// A PLAN.md's independent items run together, in waves (Leopold's
+    /// `--parallel`). Otherwise one item at a time, in the order Leopold's
+    /// serial loop, its default, takes them: a taken route's target
+    /// first, else the lowest item that can run.
+    pub parallel: bool,
 }
 
 impl Default for RunConfig {
@@ -102,6 +107,7 @@ impl Default for RunConfig {
             replay_only: false,
             failure_mode: FailureMode::FailFast,
             max_replans: 2,
+            parallel: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! PLAN.md semantics (seed 001): items scheduled by their `(after:)`
-//! dependencies in waves (independent items run together; a wave is a
+//! dependencies, one at a time in Leopold's serial order or, with
+//! `parallel`, in waves (independent items run together; a wave is a
 //! barrier so the schedule is a pure function of the recorded answers),
 //! `@needs` gates on the signal channel, `@on` routes that fire on a signal or
 //! the item's outcome, bypass the item's other static successors and latch,
@@ -184,6 +185,12 @@ impl PlanMdRun {
                 }
             }
             if !wave.is_empty() {
+                if !s.config.parallel {
+                    // Leopold's serial loop (`dispatchPlan(…).order[0]`):
+                    // a taken route's target outranks the items' order.
+                    let next = wave.iter().copied().find(|&i| self.routed[i]);
+                    wave = vec![next.unwrap_or(wave[0])];
+                }
                 self.start_wave(s, wave);
                 return;
             }

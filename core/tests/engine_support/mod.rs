@@ -145,6 +145,14 @@ pub fn config() -> RunConfig {
     }
 }
 
+/// [`config`] with a PLAN.md's independent items run together in waves.
+pub fn parallel() -> RunConfig {
+    RunConfig {
+        parallel: true,
+        ..config()
+    }
+}
+
 /// The effects a replay must reproduce: everything but requests and
 /// records, and whether an output came from the journal (a replay's all do).
 pub fn observable(effects: &[Effect]) -> Vec<Effect> {
