@@ -315,6 +315,7 @@ mod with_temporal {
             // The key stays on the workers: only the variable's name travels.
             start: StartRun {
                 folder,
+                parallel: args.model.parallel,
                 ..crate::run::start_run(
                     args.model.query.clone(),
                     endpoints.for_runner_with(|e| {

@@ -802,6 +802,33 @@ fn a_plan_md_changed_under_its_run_never_hands_an_item_another_items_answers() {
     awaits_the_gate(dir.path(), &["--fresh"]);
 }
 
+/// As Leopold's default loop, a PLAN.md's items run one at a time: an item
+/// that fails is asked again until the run stops, and the independent item
+/// after it never starts; `--parallel` (Leopold's too) runs it beside.
+#[test]
+fn a_plan_md_runs_one_item_at_a_time_unless_parallel() {
+    for (extra, second_asked) in [(&[][..], 0), (&["--parallel"][..], 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("PLAN.md"), "- [ ] Build A\n- [ ] Build B\n").unwrap();
+        let stub = Stub::start(
+            Script {
+                replies: vec![Reply {
+                    times: Some(0),
+                    ..Reply::when("Step: Build A", "Broken.\nSTATUS: failed")
+                }],
+                default: Some(Reply::when("", "Done.\nSTATUS: done")),
+            },
+            0,
+            None,
+        )
+        .unwrap();
+        let out = plan_md_run(dir.path(), &stub, extra);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}");
+        assert_eq!(count(&stub, "Step: Build A"), 3, "{extra:?}");
+        assert_eq!(count(&stub, "Step: Build B"), second_asked, "{extra:?}");
+    }
+}
+
 /// Found with the isolated runs' amendments: a gate asked in the wave an
 /// amendment's item joined was paused with that item's answer cut off; the
 /// resume asked the item first, and the person's decision for the gate was
@@ -827,14 +854,15 @@ fn a_decision_answers_the_gate_an_amended_items_wave_left_waiting() {
         None,
     )
     .unwrap();
-    let out = plan_md_run(dir.path(), &stub, &[]);
+    // In waves: items one at a time never ask the gate beside another.
+    let out = plan_md_run(dir.path(), &stub, &["--parallel"]);
     assert_eq!(
         out.status.code(),
         Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = plan_md_run(dir.path(), &stub, &["--decide", "3=approve"]);
+    let out = plan_md_run(dir.path(), &stub, &["--parallel", "--decide", "3=approve"]);
     assert_ran(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "applied");
 }

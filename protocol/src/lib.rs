@@ -111,6 +111,10 @@ pub struct StartRun {
     /// Empty: the whole vault.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub folder: String,
+    /// A PLAN.md's independent items run together, in waves (Leopold's
+    /// `--parallel`); otherwise one at a time, in Leopold's order.
+    #[serde(default)]
+    pub parallel: bool,
 }
 
 /// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
@@ -579,6 +583,7 @@ mod tests {
             }],
             mcp_terminal_only: vec!["files".into()],
             folder: "plans/launch".into(),
+            parallel: true,
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

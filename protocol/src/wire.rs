@@ -389,6 +389,7 @@ fn start_run(f: &Fields<'_>) -> Result<StartRun, ProtocolError> {
         mcp_servers: f.list_or_empty("mcp_servers", |v| McpServer::deserialize(v).ok())?,
         mcp_terminal_only: f.list_or_empty("mcp_terminal_only", string)?,
         folder: f.opt_string("folder")?.unwrap_or_default(),
+        parallel: f.bool_or_false("parallel")?,
     })
 }
 
@@ -605,6 +606,7 @@ mod tests {
             mcp_servers: vec![server()],
             mcp_terminal_only: vec!["files".into()],
             folder: "plans/launch".into(),
+            parallel: true,
         }
     }
 

@@ -1039,6 +1039,7 @@ impl<'a, H: Host> Driver<'a, H> {
                 self.start.autonomy
             },
             replay_only: replay.is_some(),
+            parallel: self.start.parallel,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)
@@ -2586,6 +2587,7 @@ mod tests {
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
             folder: String::new(),
+            parallel: false,
         }
     }
 

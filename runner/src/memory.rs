@@ -370,6 +370,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 

@@ -223,6 +223,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 

@@ -60,6 +60,7 @@ fn start(mode: RunMode) -> StartRun {
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 

@@ -292,6 +292,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 

@@ -161,7 +161,13 @@ impl PlanvaultRun {
                 return Ok(ctx.state(|s| s.state.clone()));
             }
         }
-        let run = run_with(&host, &inbox, submission.start.clone(), options);
+        // PLAN.md items one at a time unless the submission asked for
+        // waves; a run begun before the serial order replays in waves.
+        let mut start = submission.start.clone();
+        if !ctx.patched("plan-md-serial-order") {
+            start.parallel = true;
+        }
+        let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();
         let mut watch = std::pin::pin!(watch);

@@ -670,6 +670,7 @@ mod tests {
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
             folder: String::new(),
+            parallel: false,
         })
     }
 

@@ -363,6 +363,7 @@ impl RunClient {
             mcp_servers: Vec::new(),
             mcp_terminal_only: Vec::new(),
             folder,
+            parallel: settings.parallel,
         };
         // The panel says "starting" from the click on, not only once the
         // vault's config has been read and the run posted.

@@ -418,6 +418,8 @@ pub struct Settings {
     pub max_steps: u32,
     /// Ask a person at `type: human` / `@human` nodes (else the run decides).
     pub ask_humans: bool,
+    /// Run a PLAN.md's independent items together (Leopold's `--parallel`).
+    pub parallel: bool,
     /// The most bytes one model request may carry (a vault's `[run]
     /// max_prompt_bytes` wins).
     pub max_prompt_bytes: u32,
@@ -445,6 +447,7 @@ impl Default for Settings {
             retry: RetryPolicy::default(),
             max_steps: 100,
             ask_humans: true,
+            parallel: false,
             max_prompt_bytes: 1_000_000,
             mcp: Vec::new(),
             mcp_tokens: BTreeMap::new(),

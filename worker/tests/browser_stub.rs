@@ -188,6 +188,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 

@@ -81,6 +81,11 @@ pub(crate) struct ModelArgs {
     /// a Temporal run, `planvault decide`).
     #[arg(long, value_enum, default_value = "full")]
     pub autonomy: AutonomyArg,
+    /// Run a PLAN.md's independent items together, in waves (Leopold's
+    /// `--parallel`); by default one at a time, in the order Leopold's
+    /// loop takes them.
+    #[arg(long)]
+    pub parallel: bool,
 }
 
 impl ModelArgs {
@@ -368,6 +373,10 @@ fn run_once(
             args.model.autonomy,
         )
     };
+    let start = StartRun {
+        parallel: args.model.parallel,
+        ..start
+    };
     let options = Options {
         plan: Some(plan),
         plan_text: plan_md,
@@ -413,6 +422,7 @@ pub(crate) fn start_run(
         mcp_servers: Vec::new(),
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
+        parallel: false,
     }
 }
 
