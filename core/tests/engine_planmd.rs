@@ -744,6 +744,21 @@ fn plans_run_as_leopold_runs_them() {
             ran: &["2", "3", "1"],
             failed: None,
         },
+        Case {
+            name: "failures are counted in a row across the run: a success between gives three more",
+            text: "- [ ] Step 1\n  @needs k\n- [ ] Step 2\n  @emit k=v\n",
+            replies: &[("2", "STATUS: failed\nSIGNALS: k=v")],
+            // 2's failed attempt put k on the channel: 1 can run, and comes first.
+            ran: &["2", "1", "2", "2", "2"],
+            failed: Some("2"),
+        },
+        Case {
+            name: "failures are counted in a row across the run: of any items",
+            text: "- [ ] Step 1\n  @needs k\n- [ ] Step 2\n  @emit k=v\n",
+            replies: &[("2", "STATUS: failed\nSIGNALS: k=v"), ("1", "STATUS: failed")],
+            ran: &["2", "1", "1"],
+            failed: Some("1"),
+        },
     ];
     // With `parallel` (Leopold's `--parallel`), independent items run
     // together in waves, each wave settled in the items' order.

@@ -56,6 +56,10 @@ pub(crate) struct PlanMdRun {
     failed_at_start: Vec<bool>,
     /// Why each item's last attempt was not done, told to the next one.
     last_failure: Vec<Option<String>>,
+    /// Failures in a row across the run, of any items: what Leopold's
+    /// serial loop stops on (`consecutive_failures`). Waves count each
+    /// item's own.
+    failures_in_a_row: u32,
 }
 
 /// How many times a worker is asked to do an item that fails with no route
@@ -86,6 +90,7 @@ impl PlanMdRun {
             round_start: vec![1; n],
             failed_at_start: s.statuses.iter().map(|&st| st == Status::Failed).collect(),
             last_failure: vec![None; n],
+            failures_in_a_row: 0,
         };
         run.index_edges(s, 0);
         run
@@ -365,7 +370,7 @@ impl PlanMdRun {
                     extra.push_str(&format!(
                         "This is attempt {} of {MAX_ATTEMPTS}: the last one was not done ({why}). \
                          Finish the item, or say why it is blocked.\n\n",
-                        self.attempts[i] - self.round_start[i] + 1
+                        self.attempt_of(s, i)
                     ));
                 }
                 extra.push_str(&work_extra(s, i));
@@ -572,7 +577,18 @@ impl PlanMdRun {
             _ => None,
         };
         let work = key.is_some() && !already_done;
-        let tried = attempt - self.round_start[i] + 1;
+        if work {
+            self.failures_in_a_row = if failed {
+                self.failures_in_a_row + 1
+            } else {
+                0
+            };
+        }
+        let tried = if s.config.parallel {
+            attempt - self.round_start[i] + 1
+        } else {
+            self.failures_in_a_row
+        };
         if failed && work && tried < MAX_ATTEMPTS {
             let why = failure_why
                 .unwrap_or_else(|| format!("it ended {}", outcome.as_deref().unwrap_or_default()));
@@ -589,6 +605,7 @@ impl PlanMdRun {
         let run_again = self.failed_at_start[i] && s.answer_served && !s.config.replay_only;
         if failed && work && (s.has_recorded(&next) || run_again) {
             self.round_start[i] = attempt + 1;
+            self.failures_in_a_row = 0;
             self.again(s, i, &output, rederive, None);
             return;
         }
@@ -638,6 +655,16 @@ impl PlanMdRun {
         }
     }
 
+    /// Which of its `MAX_ATTEMPTS` item `i`'s next attempt is: its own
+    /// count in waves, the failures in a row of the serial loop.
+    fn attempt_of(&self, s: &Shared, i: usize) -> u32 {
+        if s.config.parallel {
+            self.attempts[i] - self.round_start[i] + 1
+        } else {
+            self.failures_in_a_row + 1
+        }
+    }
+
     /// Ask a worker's failed item again: `why` the last attempt was not
     /// done, told to the next, or `None` for a new round.
     fn again(
@@ -654,7 +681,7 @@ impl PlanMdRun {
         if !rederive {
             s.record_output(i, attempt, output.to_string());
             let what = if why.is_some() {
-                let next = attempt + 1 - self.round_start[i] + 1;
+                let next = self.attempt_of(s, i);
                 format!("asked again: attempt {next} of {MAX_ATTEMPTS}")
             } else {
                 "started again: the run was run again after it failed".to_string()
