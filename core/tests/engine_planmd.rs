@@ -536,10 +536,11 @@ mod properties {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
-        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>()) {
+        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), waves in any::<bool>()) {
             let plan = plan_any(&text);
             let answer = oracle(seed);
-            let mut engine = Engine::new(plan.clone(), config(), &Journal::new()).unwrap();
+            let cfg = if waves { parallel() } else { config() };
+            let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f = finish(&live);
             let ended = matches!(f.reason, FinishReason::Completed | FinishReason::NodeFailed { .. });
@@ -572,7 +573,7 @@ mod properties {
                 }
             }
 
-            let replay_cfg = RunConfig { replay_only: true, ..config() };
+            let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
             let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&live)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             prop_assert_eq!(observable(&replayed), observable(&live));
@@ -584,7 +585,7 @@ mod properties {
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &live[..cut]);
             let journal = journal_of(&live[..cut]);
-            let mut resumed = Engine::new(on_disk, config(), &journal).unwrap();
+            let mut resumed = Engine::new(on_disk, cfg, &journal).unwrap();
             let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             prop_assert_eq!(finish(&again).reason, f.reason);
             let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
