@@ -36,10 +36,11 @@ fn text(out: &Output) -> String {
 }
 
 /// `planvault run PLAN` against `stub`, optionally replaying `journal`.
-fn run_plan(plan: &Path, stub: &Stub, journal: Option<&Path>) -> Output {
+fn run_plan(plan: &Path, stub: &Stub, journal: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = planvault();
     cmd.arg("run")
         .arg(plan)
+        .args(args)
         .args(["--query", QUERY, "--endpoint", &stub.base_url()])
         .args(["--model", "stub-model"]);
     if let Some(journal) = journal {
@@ -50,7 +51,7 @@ fn run_plan(plan: &Path, stub: &Stub, journal: Option<&Path>) -> Output {
 
 /// Submit `plan` to a fresh dev server served by one worker, and wait for
 /// its end. `None` where the dev server is not installed (skipped).
-fn submit_and_wait(plan: &Path, stub: &Stub) -> Option<Output> {
+fn submit_and_wait(plan: &Path, stub: &Stub, args: &[&str]) -> Option<Output> {
     let mut server = DevServer::for_test()?;
     // The worker's folder is not the plan's: a command that finds its
     // file ran where the plan is.
@@ -67,6 +68,7 @@ fn submit_and_wait(plan: &Path, stub: &Stub) -> Option<Output> {
     let mut out = planvault()
         .arg("submit")
         .arg(plan)
+        .args(args)
         .args(["--temporal", &server.address(), "--task-queue", "plans"])
         .args(["--query", QUERY, "--endpoint", &stub.base_url()])
         .args(["--model", "stub-model", "--wait"])
@@ -164,14 +166,22 @@ fn three_copies(dir: &Path, name: &str, text: &str, extra: &[(&str, &str)]) -> [
 
 /// The Temporal run ends as `planvault run` ended, and `planvault run
 /// --replay` of its journal calls no model.
-fn compare(dir: &Path, name: &str, plan: &str, extra: &[(&str, &str)], script: Script) {
+/// `args` go to both (`--parallel`).
+fn compare(
+    dir: &Path,
+    name: &str,
+    plan: &str,
+    extra: &[(&str, &str)],
+    script: Script,
+    args: &[&str],
+) {
     let [local, temporal, replayed] = three_copies(dir, name, plan, extra);
     let local_stub = Stub::start(script.clone(), 0, None).unwrap();
-    let out = run_plan(&local.join(name), &local_stub, None);
+    let out = run_plan(&local.join(name), &local_stub, None, args);
     assert!(out.status.success(), "{}", text(&out));
 
     let stub = Stub::start(script, 0, None).unwrap();
-    let Some(out) = submit_and_wait(&temporal.join(name), &stub) else {
+    let Some(out) = submit_and_wait(&temporal.join(name), &stub, args) else {
         return;
     };
     assert!(out.status.success(), "{}", text(&out));
@@ -188,6 +198,7 @@ fn compare(dir: &Path, name: &str, plan: &str, extra: &[(&str, &str)], script: S
         &replayed.join(name),
         &silent,
         Some(&run.join("00_plan-trace/journal.jsonl")),
+        args,
     );
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(silent.requests().len(), 0, "a replay calls no model");
@@ -235,6 +246,7 @@ fn a_plan_md_run_through_temporal_ends_as_planvault_run_ends_it() {
         PLAN_MD,
         &[("built.flag", "")],
         script,
+        &[],
     );
     if !dir.path().join("temporal/PLAN.run").exists() {
         return; // skipped: no dev server
@@ -265,6 +277,30 @@ fn a_plan_md_run_through_temporal_ends_as_planvault_run_ends_it() {
     assert_eq!(statuses, ["done", "done", "done", "pending", "done"]);
 }
 
+/// Two items emit one key: one at a time, the routed item 3 runs before 2
+/// and 2's value steers item 4 to 5; in waves (`--parallel`, through
+/// Temporal too) 3's, settled after 2's, steers it to 6.
+#[test]
+fn a_plan_md_submitted_with_parallel_runs_in_waves_as_planvault_run_does() {
+    let plan = "- [ ] Step 1\n  @on ok -> 3\n- [ ] Step 2\n  @emit k=two\n- [ ] Step 3\n  @emit k=three\n- [ ] (after: 2, 3) Step 4\n  @on k=two -> 5\n  @on k=three -> 6\n- [ ] (after: 4) Step 5\n- [ ] (after: 4) Step 6\n";
+    for (args, done) in [(&[][..], "5"), (&["--parallel"][..], "6")] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Script {
+            replies: Vec::new(),
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        };
+        compare(dir.path(), "PLAN.md", plan, &[], script, args);
+        for copy in ["local", "temporal"] {
+            let run = dir.path().join(copy).join("PLAN.run");
+            if !run.exists() {
+                continue; // skipped: no dev server
+            }
+            let note = std::fs::read_to_string(run.join(format!("{done}.md"))).unwrap();
+            assert!(note.contains("status: done"), "{copy} {args:?}: {note}");
+        }
+    }
+}
+
 #[test]
 fn a_generated_plan_run_through_temporal_ends_as_planvault_run_ends_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -277,7 +313,7 @@ fn a_generated_plan_run_through_temporal_ends_as_planvault_run_ends_it() {
         replies: vec![Reply::when("alpha", "A one-word note.")],
         default: None,
     };
-    compare(dir.path(), "plan.json", plan, &[], script);
+    compare(dir.path(), "plan.json", plan, &[], script, &[]);
     if !dir.path().join("temporal/plan.run").exists() {
         return; // skipped: no dev server
     }

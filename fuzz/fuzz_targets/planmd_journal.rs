@@ -76,6 +76,7 @@ fn check(data: &[u8]) -> Result<()> {
     let config = RunConfig {
         max_steps: 40,
         replay_only: u.arbitrary()?,
+        parallel: u.arbitrary()?,
         ..RunConfig::default()
     };
     let recorded: BTreeMap<String, &'static str> = journal
