@@ -631,6 +631,13 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
         Case {
+            name: "a blocked item's @on fail fires beside a signal route it took",
+            text: "- [ ] Step 1\n  @emit k=v\n  @on k=v -> 2\n  @on fail -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
+            replies: &[("1", "STATUS: blocked\nSIGNALS: k=v")],
+            ran: &["1", "2", "3"],
+            failed: None,
+        },
+        Case {
             name: "a read-only item's blocked is a failure (@feedback as @gate and @verify)",
             text: "- [ ] @feedback Read the evidence\n  @on blocked -> 3\n  @on fail -> 2\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
             replies: &[("1", "STATUS: blocked")],

@@ -561,9 +561,10 @@ impl PlanMdRun {
 
         // Routes fire on the settled state and latch: computed once, here. A
         // `blocked` item no `@on blocked` route handles takes its `@on fail`
-        // routes: Leopold records only `ok` and `fail`.
-        self.take_routes(s, i, outcome.as_deref(), false, rederive);
-        if self.fired[i].is_empty() && outcome.as_deref() == Some("blocked") {
+        // routes too, beside any signal route that fired: Leopold records
+        // only `ok` and `fail`.
+        let blocked_taken = self.take_routes(s, i, outcome.as_deref(), false, rederive);
+        if !blocked_taken && outcome.as_deref() == Some("blocked") {
             self.take_routes(s, i, Some("fail"), true, rederive);
         }
         let failed = self.fired[i].is_empty() && is_failure(outcome.as_deref());
@@ -697,6 +698,7 @@ impl PlanMdRun {
     /// on the channel. A route nobody can follow handles nothing, so the
     /// item's failure stays a failure; the trace names the route.
     /// `words_only`: only the outcome-word routes (the others were tried).
+    /// Whether an `@on blocked` route was taken.
     fn take_routes(
         &mut self,
         s: &mut Shared,
@@ -704,7 +706,8 @@ impl PlanMdRun {
         outcome: Option<&str>,
         words_only: bool,
         rederive: bool,
-    ) {
+    ) -> bool {
+        let mut blocked_taken = false;
         for &e in &self.routes_out[i] {
             let edge = &s.plan.edges[e];
             let label = edge.label.clone().unwrap_or_default();
@@ -742,6 +745,7 @@ impl PlanMdRun {
             }
             self.fired[i].insert(to);
             self.routed[to] = true;
+            blocked_taken |= condition.is_word("blocked");
             if !rederive {
                 s.trace_answered(
                     i,
@@ -752,6 +756,7 @@ impl PlanMdRun {
                 );
             }
         }
+        blocked_taken
     }
 
     /// Apply a feedback item's proposals under the amendment bounds.

@@ -89,6 +89,11 @@ impl Condition {
         matches!(self, Condition::Status { word } if STATUS_WORDS.iter().any(|w| same_word(w, word)))
     }
 
+    /// Is this the bare word `word` (`@on blocked`)?
+    pub fn is_word(&self, word: &str) -> bool {
+        matches!(self, Condition::Status { word: w } if same_word(w, word))
+    }
+
     /// Does the route fire, given the node's recorded outcome and the channel?
     ///
     /// An absent key never matches, in either direction: unknown is not
