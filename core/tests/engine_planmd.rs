@@ -631,6 +631,22 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
         Case {
+            name: "a box checked before the run steers once a later item emits its signal",
+            text: "- [ ] @tool make t1\n- [ ] Step 2\n- [x] Step 3\n  @on exit!=0 -> 2\n",
+            replies: &[("1", "exit 1")],
+            // exit=1 on the channel: 3's route holds, and 2 outranks the
+            // retry; its success starts the count of failures again.
+            ran: &["1", "2", "1", "1", "1"],
+            failed: Some("1"),
+        },
+        Case {
+            name: "a checked box's route that holds leaves its other successors waiting: stuck",
+            text: "- [x] Step 1\n  @on a=x -> 3\n- [ ] Step 2\n  @emit a=x\n- [ ] (after: 1) Step 3\n- [ ] (after: 1) Step 4\n",
+            replies: &[],
+            ran: &["2", "3"],
+            failed: Some("4"),
+        },
+        Case {
             name: "a blocked item's @on fail fires beside a signal route it took",
             text: "- [ ] Step 1\n  @emit k=v\n  @on k=v -> 2\n  @on fail -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
             replies: &[("1", "STATUS: blocked\nSIGNALS: k=v")],

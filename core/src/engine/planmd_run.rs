@@ -21,8 +21,12 @@ enum State {
     Settled,
     /// Not run: a dependency steered elsewhere (or was itself bypassed).
     Bypassed,
-    /// Not run: blocked by a failure or an unmet `@needs`.
+    /// Not run: blocked by a failure.
     Skipped(String),
+    /// Not run: waiting for what never came, a `@needs` nobody sent or a
+    /// dependency a box checked before the run steered away from. A run
+    /// that took no route ends failed on it (Leopold's deadlock).
+    Stranded(String),
 }
 
 pub(crate) struct PlanMdRun {
@@ -56,6 +60,9 @@ pub(crate) struct PlanMdRun {
     failed_at_start: Vec<bool>,
     /// Why each item's last attempt was not done, told to the next one.
     last_failure: Vec<Option<String>>,
+    /// Items checked `[x]` before the run: done, and their routes tested
+    /// against the channel as it stands, every round ([`Self::live_routes`]).
+    checked: Vec<bool>,
     /// Failures in a row across the run, of any items: what Leopold's
     /// serial loop stops on (`consecutive_failures`). Waves count each
     /// item's own.
@@ -90,6 +97,7 @@ impl PlanMdRun {
             round_start: vec![1; n],
             failed_at_start: s.statuses.iter().map(|&st| st == Status::Failed).collect(),
             last_failure: vec![None; n],
+            checked: vec![false; n],
             failures_in_a_row: 0,
         };
         run.index_edges(s, 0);
@@ -136,6 +144,7 @@ impl PlanMdRun {
                     },
                 };
                 let output = s.outputs.get(&i).cloned().unwrap_or_default();
+                self.checked[i] = true;
                 self.settle(s, i, request, Answer::Work { output });
             }
         }
@@ -158,11 +167,12 @@ impl PlanMdRun {
             }
             let mut changed = false;
             let mut wave = Vec::new();
+            let live = self.live_routes(s);
             for i in 0..self.state.len() {
                 if self.state[i] != State::Pending {
                     continue;
                 }
-                match self.readiness(s, i, false) {
+                match self.readiness(s, i, &live, false) {
                     Readiness::Wait => {}
                     Readiness::Bypass(by) => {
                         self.state[i] = State::Bypassed;
@@ -175,7 +185,7 @@ impl PlanMdRun {
                         );
                         changed = true;
                     }
-                    Readiness::Skip(reason) => {
+                    Readiness::Skip(reason, stranded) => {
                         s.trace_answered(
                             i,
                             0,
@@ -183,7 +193,7 @@ impl PlanMdRun {
                             DecidedBy::Schedule,
                             None,
                         );
-                        self.state[i] = State::Skipped(reason);
+                        self.state[i] = skipped(reason, stranded);
                         changed = true;
                     }
                     Readiness::Ready => wave.push(i),
@@ -193,7 +203,8 @@ impl PlanMdRun {
                 if !s.config.parallel {
                     // Leopold's serial loop (`dispatchPlan(…).order[0]`):
                     // a taken route's target outranks the items' order.
-                    let next = wave.iter().copied().find(|&i| self.routed[i]);
+                    let next = (wave.iter().copied())
+                        .find(|&i| self.routed[i] || live.routed.contains(&i));
                     wave = vec![next.unwrap_or(wave[0])];
                 }
                 self.start_wave(s, wave);
@@ -207,7 +218,7 @@ impl PlanMdRun {
             let mut forced = false;
             for i in 0..self.state.len() {
                 if self.state[i] == State::Pending {
-                    match self.readiness(s, i, true) {
+                    match self.readiness(s, i, &live, true) {
                         Readiness::Bypass(by) => {
                             forced = true;
                             self.state[i] = State::Bypassed;
@@ -219,7 +230,7 @@ impl PlanMdRun {
                                 None,
                             );
                         }
-                        Readiness::Skip(reason) => {
+                        Readiness::Skip(reason, stranded) => {
                             forced = true;
                             s.trace_answered(
                                 i,
@@ -228,7 +239,7 @@ impl PlanMdRun {
                                 DecidedBy::Schedule,
                                 None,
                             );
-                            self.state[i] = State::Skipped(reason);
+                            self.state[i] = skipped(reason, stranded);
                         }
                         _ => {}
                     }
@@ -242,26 +253,58 @@ impl PlanMdRun {
         }
     }
 
+    /// [`LiveRoutes`] as the channel stands.
+    fn live_routes(&self, s: &Shared) -> LiveRoutes {
+        let mut live = LiveRoutes::default();
+        for c in (0..self.checked.len()).filter(|&c| self.checked[c]) {
+            for &e in &self.routes_out[c] {
+                let edge = &s.plan.edges[e];
+                let Some(to) = edge.to else { continue };
+                let condition = Condition::parse(edge.label.as_deref().unwrap_or_default());
+                // No outcome: a bare word reads the signal of that name.
+                if condition.matches(None, self.channel.signals()) {
+                    live.steered.insert(c);
+                    if self.state[to] != State::Settled {
+                        live.routed.insert(to);
+                    }
+                }
+            }
+        }
+        live
+    }
+
     /// Whether a pending item can run. `final_say`: nothing else can change,
     /// so a postponed decision is taken now.
-    fn readiness(&self, s: &Shared, i: usize, final_say: bool) -> Readiness {
+    fn readiness(&self, s: &Shared, i: usize, live: &LiveRoutes, final_say: bool) -> Readiness {
         let settled = |d: usize| {
             matches!(
                 self.state[d],
-                State::Settled | State::Bypassed | State::Skipped(_)
+                State::Settled | State::Bypassed | State::Skipped(_) | State::Stranded(_)
             )
         };
         // A route is an explicit jump: its target waits for no `(after:)`
         // dependency (Leopold's `routeDecision`), only for its `@needs`.
-        if !self.routed[i] && !self.deps[i].iter().all(|&d| settled(d)) {
+        let routed = self.routed[i] || live.routed.contains(&i);
+        if !routed && !self.deps[i].iter().all(|&d| settled(d)) {
             return Readiness::Wait;
         }
         // A route source still to settle might yet route here.
         let route_pending = self.routes_in[i]
             .iter()
             .any(|&src| matches!(self.state[src], State::Pending | State::Running));
-        if !self.routed[i] {
+        if !routed {
             for &d in &self.deps[i] {
+                // Steered away from for as long as that route holds.
+                if live.steered.contains(&d) {
+                    return if final_say {
+                        Readiness::Skip(
+                            format!("item {}, checked before the run, steered elsewhere", d + 1),
+                            true,
+                        )
+                    } else {
+                        Readiness::Wait
+                    };
+                }
                 let steered_away = self.state[d] == State::Settled
                     && !self.fired[d].is_empty()
                     && !self.fired[d].contains(&i);
@@ -273,7 +316,9 @@ impl PlanMdRun {
                     };
                 }
                 let blocked = match &self.state[d] {
-                    State::Skipped(_) => Some(format!("item {} did not run", d + 1)),
+                    State::Skipped(_) | State::Stranded(_) => {
+                        Some(format!("item {} did not run", d + 1))
+                    }
                     State::Settled
                         if self.fired[d].is_empty() && is_failure(self.outcomes[d].as_deref()) =>
                     {
@@ -289,14 +334,17 @@ impl PlanMdRun {
                     return if route_pending && !final_say {
                         Readiness::Wait
                     } else {
-                        Readiness::Skip(reason)
+                        Readiness::Skip(reason, false)
                     };
                 }
             }
         }
         if let Some(missing) = self.missing_need(s, i) {
             return if final_say {
-                Readiness::Skip(format!("@needs {missing}, which is not on the channel"))
+                Readiness::Skip(
+                    format!("@needs {missing}, which is not on the channel"),
+                    true,
+                )
             } else {
                 Readiness::Wait
             };
@@ -843,6 +891,7 @@ impl PlanMdRun {
         self.failed_at_start
             .extend(std::iter::repeat_n(false, added));
         self.last_failure.extend(std::iter::repeat_n(None, added));
+        self.checked.extend(std::iter::repeat_n(false, added));
         self.index_edges(s, first_edge);
         self.plan_text = Some(outcome.plan_text.clone());
         s.emit(Effect::Amend {
@@ -858,9 +907,7 @@ impl PlanMdRun {
         let stranded = (!steered)
             .then(|| {
                 self.state.iter().enumerate().find_map(|(i, st)| match st {
-                    State::Skipped(reason) if reason.starts_with("@needs") => {
-                        Some((i, format!("never ran: {reason}")))
-                    }
+                    State::Stranded(reason) => Some((i, format!("never ran: {reason}"))),
                     _ => None,
                 })
             })
@@ -879,7 +926,29 @@ enum Readiness {
     Wait,
     Ready,
     Bypass(usize),
-    Skip(String),
+    /// Not to run, and why; `true`: stranded ([`State::Stranded`]).
+    Skip(String, bool),
+}
+
+fn skipped(reason: String, stranded: bool) -> State {
+    match stranded {
+        true => State::Stranded(reason),
+        false => State::Skipped(reason),
+    }
+}
+
+/// The routes of the items checked before the run that hold on the channel
+/// as it stands. Leopold latches the routes an item takes as it ends, but
+/// leaves an item checked before the run out of its latch (`latchOf`), so
+/// `routeDecision` tests that item's routes again every round: one fires
+/// once a later item puts its signal on the channel, and holds while the
+/// signal does.
+#[derive(Default)]
+struct LiveRoutes {
+    /// Targets of such a route: they go first, waiting for no `(after:)`.
+    routed: BTreeSet<usize>,
+    /// Items with such a route: their other successors wait meanwhile.
+    steered: BTreeSet<usize>,
 }
 
 /// Whether the journal holds item `i`'s answer: it ran in this run (or the
