@@ -288,10 +288,11 @@ impl PlanMdRun {
         if !routed && !self.deps[i].iter().all(|&d| settled(d)) {
             return Readiness::Wait;
         }
-        // A route source still to settle might yet route here.
-        let route_pending = self.routes_in[i]
-            .iter()
-            .any(|&src| matches!(self.state[src], State::Pending | State::Running));
+        // A route source still to settle might yet route here, and so might
+        // a box checked before the run until the run ends ([`LiveRoutes`]).
+        let route_pending = self.routes_in[i].iter().any(|&src| {
+            self.checked[src] || matches!(self.state[src], State::Pending | State::Running)
+        });
         if !routed {
             for &d in &self.deps[i] {
                 // Steered away from for as long as that route holds.
