@@ -655,6 +655,13 @@ fn plans_run_as_leopold_runs_them() {
             failed: Some("4"),
         },
         Case {
+            name: "an item steered past runs once a checked box's route to it holds",
+            text: "- [ ] Step 1\n  @on ok -> 2\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n- [x] Step 4\n  @on k=v -> 3\n- [ ] (after: 2) Step 5\n  @emit k=v\n",
+            replies: &[],
+            ran: &["1", "2", "5", "3"],
+            failed: None,
+        },
+        Case {
             name: "a blocked item's @on fail fires beside a signal route it took",
             text: "- [ ] Step 1\n  @emit k=v\n  @on k=v -> 2\n  @on fail -> 3\n- [ ] (after: 1) Step 2\n- [ ] (after: 1) Step 3\n",
             replies: &[("1", "STATUS: blocked\nSIGNALS: k=v")],
