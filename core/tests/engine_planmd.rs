@@ -810,10 +810,10 @@ fn plans_run_as_leopold_runs_them() {
             failed: Some("1"),
         },
         Case {
-            name: "waves: a routed target joins the next wave in the items' order",
+            name: "waves: a routed target goes first in the next wave",
             text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] (after: 2) Step 3\n- [ ] (after: 3) Step 4\n",
             replies: &[],
-            ran: &["1", "2", "3", "4"],
+            ran: &["1", "2", "4", "3"],
             failed: None,
         },
     ];

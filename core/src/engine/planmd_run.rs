@@ -200,12 +200,13 @@ impl PlanMdRun {
                 }
             }
             if !wave.is_empty() {
+                // Leopold's order (`dispatchPlan(…).order`): a taken route's
+                // target outranks the items' order. The serial loop takes
+                // the first; a wave is asked and settled in that order.
+                let routed = |i: &usize| self.routed[*i] || live.routed.contains(i);
+                wave.sort_by_key(|i| !routed(i));
                 if !s.config.parallel {
-                    // Leopold's serial loop (`dispatchPlan(…).order[0]`):
-                    // a taken route's target outranks the items' order.
-                    let next = (wave.iter().copied())
-                        .find(|&i| self.routed[i] || live.routed.contains(&i));
-                    wave = vec![next.unwrap_or(wave[0])];
+                    wave.truncate(1);
                 }
                 self.start_wave(s, wave);
                 return;
