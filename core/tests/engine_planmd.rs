@@ -606,6 +606,161 @@ mod properties {
     fn plan_any(text: &str) -> Plan {
         planmd::parse("PLAN.md", text).0
     }
+
+    /// Plans with signals: work items that emit `k`, `@needs k`, routes on
+    /// `k`, outcomes and `exit`, boxes checked before the run (whose
+    /// routes flip as `k` is overwritten).
+    fn arb_signal_plan() -> impl Strategy<Value = String> {
+        (2usize..9).prop_flat_map(|n| {
+            proptest::collection::vec(
+                (
+                    0u8..4,
+                    any::<u8>(),
+                    proptest::collection::vec((0u8..7, any::<u8>()), 0..3),
+                    0u8..4,
+                    0u8..5,
+                ),
+                n,
+            )
+            .prop_map(move |items| {
+                let mut text = String::from("# Plan\n\n");
+                for (i, (kind, deps, routes, checked, needs)) in items.iter().enumerate() {
+                    let after: Vec<String> = (0..i)
+                        .filter(|d| deps >> (d % 8) & 1 == 1)
+                        .map(|d| (d + 1).to_string())
+                        .collect();
+                    let after = match after.is_empty() {
+                        true => String::new(),
+                        false => format!("(after: {}) ", after.join(", ")),
+                    };
+                    let body = match kind {
+                        0 | 3 => format!("Work item {}", i + 1),
+                        1 => format!("@tool check-{}", i + 1),
+                        _ => format!("@gate Review item {}", i + 1),
+                    };
+                    let check = if *checked == 0 { 'x' } else { ' ' };
+                    text.push_str(&format!("- [{check}] {after}{body}\n"));
+                    if *kind == 0 || *kind == 3 {
+                        text.push_str("      @emit k=a\n      @emit k=b\n");
+                    }
+                    if *needs == 0 {
+                        text.push_str("      @needs k\n");
+                    }
+                    for (cond, target) in routes {
+                        if i + 1 < n {
+                            let to = i + 2 + (*target as usize % (n - i - 1));
+                            let cond =
+                                ["exit=0", "exit!=0", "fail", "ok", "blocked", "k=a", "k!=a"]
+                                    [*cond as usize];
+                            text.push_str(&format!("      @on {cond} -> {to}\n"));
+                        }
+                    }
+                }
+                text
+            })
+        })
+    }
+
+    fn signal_oracle(seed: u64) -> impl Fn(&Request) -> Answer {
+        move |r: &Request| {
+            let mut h = seed;
+            for b in r.id.bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+            }
+            match &r.body {
+                RequestBody::Command { .. } => Answer::Command {
+                    exit: (h % 3) as i32,
+                    output: String::new(),
+                },
+                _ => Answer::Work {
+                    output: format!(
+                        "out\nSTATUS: {}\nSIGNALS: {}",
+                        ["done", "done", "blocked", "failed"][(h % 4) as usize],
+                        ["k=a", "k=b", "none"][((h >> 8) % 3) as usize]
+                    ),
+                },
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A run of a plan with signals ends, asks nothing twice, and its
+        /// replay and a resume from any cut end as it did.
+        #[test]
+        fn runs_with_signals_replay_and_resume_as_they_ran(text in arb_signal_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>()) {
+            let plan = plan_any(&text);
+            let answer = signal_oracle(seed);
+            let cfg = if waves { parallel() } else { config() };
+            let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
+            let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            let f = finish(&live);
+            prop_assert!(matches!(f.reason, FinishReason::Completed | FinishReason::NodeFailed { .. }), "ended with {:?}", f.reason);
+            let ids = asked_ids(&live);
+            prop_assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len(), "asked twice: {:?}", ids);
+            let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&live)).unwrap();
+            let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+            prop_assert_eq!(observable(&replayed), observable(&live));
+            // Cut before the stop's failure is written.
+            let stop = match &f.reason { FinishReason::NodeFailed { node, .. } => Some(node.clone()), _ => None };
+            let failed_at = live.iter().position(|e| matches!(e, Effect::WriteStatus { status: Status::Failed, node } if Some(node) == stop.as_ref()));
+            let cut = (cut as usize) % (failed_at.unwrap_or(live.len()) + 1);
+            let mut on_disk = plan.clone();
+            apply_statuses(&mut on_disk, &live[..cut]);
+            let journal = journal_of(&live[..cut]);
+            let mut resumed = Engine::new(on_disk, cfg, &journal).unwrap();
+            let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            prop_assert_eq!(&finish(&again).reason, &f.reason);
+            let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
+            for id in asked_ids(&again) {
+                prop_assert!(!recorded.contains(&id), "{} was asked again after it was recorded", id);
+            }
+        }
+
+        /// Run again after a stop: it asks nothing recorded, ends, and a
+        /// replay of both runs' journal (where the second asked anything)
+        /// and a resume of the second from any cut end as it did.
+        #[test]
+        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_signal_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>()) {
+            let plan = plan_any(&text);
+            let cfg = if waves { parallel() } else { config() };
+            let first_answer = signal_oracle(seed);
+            let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
+            let first = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: first_answer(r) });
+            if !matches!(finish(&first).reason, FinishReason::NodeFailed { .. }) {
+                return Ok(());
+            }
+            let mut on_disk = plan.clone();
+            apply_statuses(&mut on_disk, &first);
+            let answer = signal_oracle(seed2);
+            let mut engine = Engine::new(on_disk.clone(), cfg.clone(), &journal_of(&first)).unwrap();
+            let second = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            let f2 = finish(&second);
+            prop_assert!(matches!(f2.reason, FinishReason::Completed | FinishReason::NodeFailed { .. }), "{:?}", f2.reason);
+            let recorded: BTreeSet<String> = journal_of(&first).entries.iter().map(|e| e.key.clone()).collect();
+            for id in asked_ids(&second) {
+                prop_assert!(!recorded.contains(&id), "run again asked recorded {}", id);
+            }
+            let both: Vec<Effect> = first.iter().chain(&second).cloned().collect();
+            let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&both)).unwrap();
+            let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+            if !asked_ids(&second).is_empty() {
+                prop_assert_eq!(&finish(&replayed).reason, &f2.reason);
+            }
+            let stop = second.iter().rposition(|e| matches!(e, Effect::Record(_)));
+            let stop = stop.filter(|_| matches!(f2.reason, FinishReason::NodeFailed { .. }));
+            let cut = (cut as usize) % (stop.unwrap_or(second.len()) + 1);
+            let mut disk = on_disk.clone();
+            apply_statuses(&mut disk, &second[..cut]);
+            let part: Vec<Effect> = first.iter().chain(&second[..cut]).cloned().collect();
+            let mut resumed = Engine::new(disk, cfg, &journal_of(&part)).unwrap();
+            let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+            prop_assert_eq!(&finish(&again).reason, &f2.reason);
+        }
+    }
 }
 
 /// How Leopold runs a plan (its scheduler: `settleNode`, `signalsFor`,
@@ -1133,4 +1288,145 @@ fn a_resume_writes_the_output_note_of_an_item_marked_done_before_the_cut() {
         "{resumed:#?}"
     );
     assert_eq!(asked_ids(&resumed), ["2#1:work"]);
+}
+
+fn work(r: &Request, output: &str) -> Event {
+    Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: output.into(),
+        },
+    }
+}
+
+/// A review's finding: an item checked `[x]` by hand after its three
+/// failures kept their count, so the next item's first failure stopped
+/// the run. Done by hand is a success: the count starts again.
+#[test]
+fn an_item_done_by_hand_starts_the_count_of_failures_again() {
+    let text = "- [ ] Build\n- [ ] (after: 1) Ship\n";
+    let checked = "- [x] Build\n- [ ] (after: 1) Ship\n";
+    let ship = |r: &Request| {
+        work(
+            r,
+            if r.id == "2#1:work" {
+                "no status"
+            } else {
+                "STATUS: done"
+            },
+        )
+    };
+    // After the stop, and cut off after two failures (its third attempt
+    // interrupted).
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let stopped = drive(&mut engine, |r| work(r, "no status"));
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let cut = drive(&mut engine, |r| match r.id.as_str() {
+        "1#3:work" => Event::Unavailable {
+            id: r.id.clone(),
+            error: "model down".into(),
+        },
+        _ => work(r, "no status"),
+    });
+    assert!(matches!(
+        finish(&cut).reason,
+        FinishReason::Interrupted { .. }
+    ));
+    for first in [stopped, cut] {
+        let mut engine = Engine::new(plan(checked), config(), &journal_of(&first)).unwrap();
+        let second = drive(&mut engine, ship);
+        assert_eq!(asked_ids(&second), ["2#1:work", "2#2:work"]);
+        assert_eq!(finish(&second).reason, FinishReason::Completed);
+    }
+}
+
+/// A review's finding: a person's approval left the count of failures
+/// before it standing, where the run's own decision (autonomy full)
+/// started it again.
+#[test]
+fn a_persons_approval_starts_the_count_of_failures_again() {
+    let text = "- [ ] @human Approve the release\n      @needs probe\n- [ ] Probe\n      @emit probe=yes\n";
+    let probe = |r: &Request| match r.id.as_str() {
+        "2#2:work" => work(r, "STATUS: blocked\nSIGNALS: probe=yes"),
+        "2#4:work" => work(r, "STATUS: done"),
+        "1#1:work" => work(r, "Approved.\nSTATUS: done"),
+        _ => work(r, "no status"),
+    };
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let full = drive(&mut engine, probe);
+    assert_eq!(finish(&full).reason, FinishReason::Completed);
+    let ask = RunConfig {
+        autonomy: Autonomy::Ask,
+        ..config()
+    };
+    let mut engine = Engine::new(plan(text), ask, &Journal::new()).unwrap();
+    let asked = drive(&mut engine, |r| match &r.body {
+        RequestBody::Human { .. } => Event::Answered {
+            id: r.id.clone(),
+            answer: Answer::Human {
+                decision: "Ship it.".into(),
+                approved: true,
+                choice: None,
+            },
+        },
+        _ => probe(r),
+    });
+    assert_eq!(finish(&asked).reason, FinishReason::Completed);
+}
+
+/// A review's finding: a worker was told the run's count of failures in a
+/// row as its own attempt ("attempt 3 of 3" on its second). It is told
+/// its own; the stop names both.
+#[test]
+fn a_worker_is_told_its_own_attempt_and_the_stop_the_runs_count() {
+    let text = "- [ ] Use\n      @needs x\n- [ ] Make\n      @emit x=1\n";
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let mut prompts = Vec::new();
+    let effects = drive(&mut engine, |r| {
+        if let RequestBody::Work { messages, .. } = &r.body {
+            prompts.push((r.id.clone(), messages.last().unwrap().content.clone()));
+        }
+        match r.node.as_str() {
+            "2" => work(r, "STATUS: blocked\nSIGNALS: x=1"),
+            _ => work(r, "no status"),
+        }
+    });
+    assert_eq!(asked_ids(&effects), ["2#1:work", "1#1:work", "1#2:work"]);
+    let (_, second) = prompts.iter().find(|(id, _)| id == "1#2:work").unwrap();
+    assert!(second.contains("This is attempt 2 of 3"), "{second}");
+    assert_eq!(
+        finish(&effects).reason,
+        FinishReason::NodeFailed {
+            node: "1".into(),
+            reason: "ended fail (the reply has no STATUS line) on attempt 2, the run's failure 3 in a row".into()
+        }
+    );
+}
+
+/// A review's finding: run again, the failed item got a new round but a
+/// lower item went first and stopped the run before it was asked; a
+/// replay of both runs' journal stopped where the first run had.
+#[test]
+fn a_replay_of_a_run_started_again_ends_as_it_ended() {
+    let text = "- [ ] Y\n      @needs x\n- [ ] X\n      @emit x=1\n";
+    let reply = |r: &Request| match r.id.as_str() {
+        "2#3:work" => work(r, "STATUS: blocked\nSIGNALS: x=1"),
+        _ => work(r, "no status"),
+    };
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    let first = drive(&mut engine, reply);
+    assert_eq!(asked_ids(&first), ["2#1:work", "2#2:work", "2#3:work"]);
+    let mut on_disk = plan(text);
+    apply_statuses(&mut on_disk, &first);
+    let mut engine = Engine::new(on_disk, config(), &journal_of(&first)).unwrap();
+    let second = drive(&mut engine, reply);
+    assert_eq!(asked_ids(&second), ["1#1:work", "1#2:work", "1#3:work"]);
+    let both: Vec<Effect> = first.iter().chain(&second).cloned().collect();
+    let cfg = RunConfig {
+        replay_only: true,
+        ..config()
+    };
+    let mut replay = Engine::new(plan(text), cfg, &journal_of(&both)).unwrap();
+    let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+    assert_eq!(finish(&replayed).reason, finish(&second).reason);
 }

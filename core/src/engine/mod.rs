@@ -549,6 +549,11 @@ impl Shared {
         self.read.mark(key);
     }
 
+    /// Whether the journal holds an answer this run has not read yet.
+    pub fn has_unread(&mut self) -> bool {
+        self.read.next_unread().is_some()
+    }
+
     /// Whether the journal holds an answer for this request id.
     pub fn has_recorded(&self, id: &str) -> bool {
         self.recorded.contains_key(id)

@@ -418,9 +418,9 @@ impl PlanMdRun {
                 let mut extra = String::new();
                 if let Some(why) = &self.last_failure[i] {
                     extra.push_str(&format!(
-                        "This is attempt {} of {MAX_ATTEMPTS}: the last one was not done ({why}). \
+                        "This is {}: the last one was not done ({why}). \
                          Finish the item, or say why it is blocked.\n\n",
-                        self.attempt_of(s, i)
+                        self.attempt_of(i)
                     ));
                 }
                 extra.push_str(&work_extra(s, i));
@@ -628,12 +628,12 @@ impl PlanMdRun {
             _ => None,
         };
         let work = key.is_some() && !already_done;
-        if work {
-            self.failures_in_a_row = if failed {
-                self.failures_in_a_row + 1
-            } else {
-                0
-            };
+        if failed && work {
+            self.failures_in_a_row += 1;
+        } else if !failed {
+            // Any item done (a person's approval, one done before or by
+            // hand) ends the streak, as a re-run of Leopold's loop does.
+            self.failures_in_a_row = 0;
         }
         let tried = if s.config.parallel {
             attempt - self.round_start[i] + 1
@@ -653,7 +653,12 @@ impl PlanMdRun {
         // it; an attempt in flight when a run is interrupted is not yet in
         // the journal).
         let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
-        let run_again = self.failed_at_start[i] && s.answer_served && !s.config.replay_only;
+        // A replay knows a run started again by the journal going on past
+        // this failure (its new round's item may not have been asked yet).
+        let run_again = match s.config.replay_only {
+            false => self.failed_at_start[i] && s.answer_served,
+            true => s.answer_served && s.has_unread(),
+        };
         if failed && work && (s.has_recorded(&next) || run_again) {
             self.round_start[i] = attempt + 1;
             self.failures_in_a_row = 0;
@@ -662,6 +667,7 @@ impl PlanMdRun {
         }
         // Checked `[x]` by a person after it failed: done by hand.
         if failed && rederive {
+            self.failures_in_a_row = 0;
             self.outcomes[i] = None;
             s.trace_hop(
                 true,
@@ -696,8 +702,13 @@ impl PlanMdRun {
             if let Some(why) = &failure_why {
                 reason.push_str(&format!(" ({why})"));
             }
-            if tried > 1 {
+            let own = attempt - self.round_start[i] + 1;
+            if own == tried && tried > 1 {
                 reason.push_str(&format!(" on attempt {tried} of {MAX_ATTEMPTS}"));
+            } else if own != tried {
+                reason.push_str(&format!(
+                    " on attempt {own}, the run's failure {tried} in a row"
+                ));
             }
             self.failures.push((i, reason));
         }
@@ -706,13 +717,13 @@ impl PlanMdRun {
         }
     }
 
-    /// Which of its `MAX_ATTEMPTS` item `i`'s next attempt is: its own
-    /// count in waves, the failures in a row of the serial loop.
-    fn attempt_of(&self, s: &Shared, i: usize) -> u32 {
-        if s.config.parallel {
-            self.attempts[i] - self.round_start[i] + 1
-        } else {
-            self.failures_in_a_row + 1
+    /// Item `i`'s current attempt in its round, as told to its worker:
+    /// `attempt 2 of 3`, or past three (another item's success between
+    /// its failures gave it more) `attempt 5`.
+    fn attempt_of(&self, i: usize) -> String {
+        match self.attempts[i] - self.round_start[i] + 1 {
+            n if n <= MAX_ATTEMPTS => format!("attempt {n} of {MAX_ATTEMPTS}"),
+            n => format!("attempt {n}"),
         }
     }
 
@@ -732,8 +743,7 @@ impl PlanMdRun {
         if !rederive {
             s.record_output(i, attempt, output.to_string());
             let what = if why.is_some() {
-                let next = self.attempt_of(s, i);
-                format!("asked again: attempt {next} of {MAX_ATTEMPTS}")
+                format!("asked again: {}", self.attempt_of(i))
             } else {
                 "started again: the run was run again after it failed".to_string()
             };
