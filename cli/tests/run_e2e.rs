@@ -829,6 +829,71 @@ fn a_plan_md_runs_one_item_at_a_time_unless_parallel() {
     }
 }
 
+/// A run goes on in the order it began in: the order is the journal's
+/// first line, so a resume given the other (a `--decide` with or without
+/// `--parallel`) neither asks an item a wave would have asked beside a
+/// person's question nor leaves one out, and says so.
+#[test]
+fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
+    let plan = "- [ ] @human Approve\n- [ ] Build A\n- [ ] @human Approve again\n- [ ] Build B\n";
+    for (began, then, b_asked, kept) in [
+        (
+            &[][..],
+            &["--parallel"][..],
+            0,
+            "one item at a time (without --parallel)",
+        ),
+        (&["--parallel"][..], &[][..], 1, "in waves (--parallel)"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
+        let stub = Stub::start(
+            Script {
+                replies: vec![],
+                default: Some(Reply::when("", "Done.\nSTATUS: done")),
+            },
+            0,
+            None,
+        )
+        .unwrap();
+        let out = plan_md_run(dir.path(), &stub, began);
+        assert_eq!(out.status.code(), Some(4), "{began:?}");
+        let journal =
+            std::fs::read_to_string(dir.path().join("PLAN.run/00_plan-trace/journal.jsonl"))
+                .unwrap();
+        let parallel = !began.is_empty();
+        assert!(
+            journal.starts_with(&format!(
+                "{{\"key\":\"run:order\",\"kind\":\"order\",\"parallel\":{parallel},"
+            )),
+            "{journal}"
+        );
+        let before = (count(&stub, "Step: Build A"), count(&stub, "Step: Build B"));
+        let out = plan_md_run(
+            dir.path(),
+            &stub,
+            &[then, &["--decide", "1=approve"]].concat(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{began:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("this run began {kept}: it goes on so")),
+            "{stderr}"
+        );
+        // The first run stopped at item 1 before it asked anything: the
+        // order is no answer.
+        assert!(stderr.contains(", 0 answer(s) recorded"), "{stderr}");
+        // In waves, B is asked beside the second question; one at a time,
+        // that question stops the run before it.
+        let asked = (count(&stub, "Step: Build A"), count(&stub, "Step: Build B"));
+        assert_eq!(
+            (asked.0 - before.0, asked.1 - before.1),
+            (1, b_asked),
+            "{began:?}"
+        );
+    }
+}
+
 /// Found with the isolated runs' amendments: a gate asked in the wave an
 /// amendment's item joined was paused with that item's answer cut off; the
 /// resume asked the item first, and the person's decision for the gate was

@@ -4,7 +4,7 @@
 use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody,
-    RunConfig,
+    RunConfig, ORDER_KEY,
 };
 use planvault_core::{planmd, Plan, Status};
 
@@ -517,8 +517,12 @@ mod properties {
                 }
             }
 
-            let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
-            let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&live)).unwrap();
+            // The journal as the runner writes it, its order first: a
+            // replay or a resume given the other order goes on in the
+            // run's own.
+            let given = RunConfig { parallel: !waves, ..cfg.clone() };
+            let replay_cfg = RunConfig { replay_only: true, ..given.clone() };
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(waves, &live)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             prop_assert_eq!(observable(&replayed), observable(&live));
 
@@ -529,8 +533,8 @@ mod properties {
             let cut = (cut as usize) % (failed_at.unwrap_or(live.len()) + 1);
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &live[..cut]);
-            let journal = journal_of(&live[..cut]);
-            let mut resumed = Engine::new(on_disk, cfg, &journal).unwrap();
+            let journal = as_begun(waves, &live[..cut]);
+            let mut resumed = Engine::new(on_disk, given, &journal).unwrap();
             let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             prop_assert_eq!(finish(&again).reason, f.reason);
             let recorded: BTreeSet<String> = journal.entries.iter().map(|e| e.key.clone()).collect();
@@ -538,6 +542,15 @@ mod properties {
                 prop_assert!(!recorded.contains(&r.id), "{} was asked again after it was recorded", r.id);
             }
         }
+    }
+
+    /// The journal of `effects` as the runner keeps it: the run's order
+    /// ([`Answer::Order`]) first.
+    fn as_begun(parallel: bool, effects: &[Effect]) -> Journal {
+        let mut journal = Journal::new();
+        journal.push(ORDER_KEY, Answer::Order { parallel });
+        journal.entries.extend(journal_of(effects).entries);
+        journal
     }
 
     fn plan_any(text: &str) -> Plan {
@@ -639,7 +652,10 @@ mod properties {
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &first);
             let answer = oracle(seed2);
-            let mut engine = Engine::new(on_disk.clone(), cfg.clone(), &journal_of(&first)).unwrap();
+            // Started again, replayed and resumed given the other order:
+            // the journal's, first in it, holds.
+            let given = RunConfig { parallel: !waves, ..cfg.clone() };
+            let mut engine = Engine::new(on_disk.clone(), given.clone(), &as_begun(waves, &first)).unwrap();
             let second = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f2 = finish(&second);
             prop_assert!(matches!(f2.reason, FinishReason::Completed | FinishReason::NodeFailed { .. }), "{:?}", f2.reason);
@@ -648,8 +664,8 @@ mod properties {
                 prop_assert!(!recorded.contains(&id), "run again asked recorded {}", id);
             }
             let both: Vec<Effect> = first.iter().chain(&second).cloned().collect();
-            let replay_cfg = RunConfig { replay_only: true, ..cfg.clone() };
-            let mut replay = Engine::new(plan.clone(), replay_cfg, &journal_of(&both)).unwrap();
+            let replay_cfg = RunConfig { replay_only: true, ..given.clone() };
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(waves, &both)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             if !asked_ids(&second).is_empty() {
                 prop_assert_eq!(&finish(&replayed).reason, &f2.reason);
@@ -660,7 +676,7 @@ mod properties {
             let mut disk = on_disk.clone();
             apply_statuses(&mut disk, &second[..cut]);
             let part: Vec<Effect> = first.iter().chain(&second[..cut]).cloned().collect();
-            let mut resumed = Engine::new(disk, cfg, &journal_of(&part)).unwrap();
+            let mut resumed = Engine::new(disk, given, &as_begun(waves, &part)).unwrap();
             let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             prop_assert_eq!(&finish(&again).reason, &f2.reason);
         }

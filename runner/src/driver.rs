@@ -31,7 +31,7 @@ use crate::COMMAND_REFUSED;
 use planvault_core::engine::trace::{self, RunFiles, JOURNAL_FILE, TRACE_FILE};
 use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
-    RequestBody, RunConfig, TraceEntry,
+    RequestBody, RunConfig, TraceEntry, ORDER_KEY,
 };
 use planvault_core::proposal;
 use planvault_core::vault::scope::{IGNORE_FILE, TEMPLATER_SETTINGS, TEMPLATES_SETTINGS};
@@ -108,6 +108,10 @@ pub struct Options {
     /// nothing mutates before a person approves (`planvault_core::proposal`).
     /// A vault the runner reads itself can ask on its start note.
     pub proposal: bool,
+    /// A new PLAN.md run journals its order first ([`Answer::Order`]).
+    /// Off only for a Temporal run begun before it was kept: its history
+    /// has no such write.
+    pub journal_order: bool,
 }
 
 impl Default for Options {
@@ -123,6 +127,7 @@ impl Default for Options {
             plan_source: None,
             run_id: None,
             proposal: false,
+            journal_order: true,
         }
     }
 }
@@ -682,6 +687,32 @@ impl<'a, H: Host> Driver<'a, H> {
         Ok(())
     }
 
+    /// A PLAN.md run's order: journaled as the run begins, so a resume, a
+    /// `--decide` or a replay goes on in it (the engine reads it back);
+    /// a run that began in the other order says it keeps it.
+    async fn keep_order(&mut self, journal: &mut Journal) -> Result<(), RunError> {
+        match journal.order() {
+            Some(parallel) if parallel != self.start.parallel => {
+                self.host.progress(&Progress::OrderKept { parallel });
+            }
+            Some(_) => {}
+            // A journal without one began before the order was kept: it
+            // goes on in the order given.
+            None if journal.entries.is_empty() && self.options.journal_order => {
+                let entry = JournalEntry {
+                    key: ORDER_KEY.to_string(),
+                    answer: Answer::Order {
+                        parallel: self.start.parallel,
+                    },
+                };
+                self.journal(&entry).await?;
+                journal.entries.push(entry);
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
     /// The receipt of a run that ended with `outcome`, written into the
     /// vault (`receipt::RECEIPT_JSON`, `receipt::RECEIPT_NOTE`).
     async fn write_receipt(&mut self, outcome: Outcome) -> Result<Receipt, RunError> {
@@ -931,6 +962,9 @@ impl<'a, H: Host> Driver<'a, H> {
             Journal::new()
         };
         self.journal_of_this_folder(&journal, &journal_file)?;
+        if self.plan.format == PlanFormat::PlanMd {
+            self.keep_order(&mut journal).await?;
+        }
         self.active_at_start = self
             .plan
             .nodes
@@ -1020,7 +1054,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     .iter()
                     .filter(|n| n.status == Status::Done)
                     .count(),
-                recorded: journal.entries.len(),
+                recorded: journal.answers().count(),
                 active,
             });
             if self.trace_exists {
@@ -1069,7 +1103,7 @@ impl<'a, H: Host> Driver<'a, H> {
         self.post(FromWorker::Started {
             resumed: resuming,
             done,
-            recorded: journal.entries.len() as u32,
+            recorded: journal.answers().count() as u32,
             visits,
         });
         Ok(engine)

@@ -135,6 +135,9 @@ pub enum Progress<'a> {
     /// The plan file's boxes of items done could not be checked (it
     /// changed on disk meanwhile, or could not be written): the run goes on.
     BoxesNotChecked { reason: &'a str },
+    /// A PLAN.md run goes on in the order it began in (`parallel`: in
+    /// waves), not the one this run was given.
+    OrderKept { parallel: bool },
     /// The journal's last line was torn (a crash or a full disk mid-write):
     /// it was kept aside in this file and cut from the journal.
     JournalRepaired { kept_aside: &'a str },

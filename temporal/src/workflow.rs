@@ -167,6 +167,9 @@ impl PlanvaultRun {
         if !ctx.patched("plan-md-serial-order") {
             start.parallel = true;
         }
+        // The order journaled first, as every run does now; a run begun
+        // before had no such write.
+        options.journal_order = ctx.patched("plan-md-order-journaled");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

@@ -195,7 +195,7 @@ fn limits(draft: RwSignal<Settings>) -> impl IntoView {
                     on:change=move |ev| draft.update(|s| s.ask_humans = event_target_checked(&ev)) />
                 "Ask me at human / approval nodes"
             </label>
-            <label class="check" for="parallel" title="As Leopold's --parallel; otherwise one item at a time, in Leopold's order">
+            <label class="check" for="parallel" title="As Leopold's --parallel; otherwise one item at a time, in Leopold's order. A run keeps the order it began in: Resume goes on in it, Run starts over in this one">
                 <input type="checkbox" id="parallel" prop:checked=move || draft.with(|s| s.parallel)
                     on:change=move |ev| draft.update(|s| s.parallel = event_target_checked(&ev)) />
                 "Run a PLAN.md's independent items together"

@@ -364,6 +364,7 @@ fn run_once(
     }
     let start = StartRun {
         folder,
+        parallel: args.model.parallel,
         ..start_run(
             query,
             endpoints.for_runner(),
@@ -372,10 +373,6 @@ fn run_once(
             args.model.max_steps,
             args.model.autonomy,
         )
-    };
-    let start = StartRun {
-        parallel: args.model.parallel,
-        ..start
     };
     let options = Options {
         plan: Some(plan),
@@ -388,6 +385,7 @@ fn run_once(
         plan_source,
         run_id: run_id.or_else(|| Some(new_run_id(root))),
         proposal,
+        ..Options::default()
     };
     let inbox = Inbox::with_stop_flag(stop.clone());
     let reason = block_on(run_with(&host, &inbox, start, options)).flatten();
@@ -824,6 +822,14 @@ impl Progress {
             )),
             P::DecisionUnused { node } => self.line(&format!(
                 "  --decide {node}: no question of {node} was waiting in this run; nothing was recorded"
+            )),
+            P::OrderKept { parallel } => self.line(&format!(
+                "  this run began {}: it goes on so (--fresh starts it over in the order given)",
+                if *parallel {
+                    "in waves (--parallel)"
+                } else {
+                    "one item at a time (without --parallel)"
+                }
             )),
             P::JournalRepaired { kept_aside } => self.line(&format!(
                 "  the journal's last line was torn; kept aside in {kept_aside} and cut"

@@ -54,6 +54,10 @@ pub enum Answer {
     },
     /// A replanning round's raw reply.
     Revision { text: String },
+    /// How a PLAN.md run orders its items, as it began (under
+    /// [`ORDER_KEY`]): a resume, a `--decide` and a replay go on in it,
+    /// whatever order they are given.
+    Order { parallel: bool },
 }
 
 impl Answer {
@@ -65,9 +69,13 @@ impl Answer {
             Answer::Human { .. } => "human",
             Answer::Invoke { .. } => "invoke",
             Answer::Revision { .. } => "revision",
+            Answer::Order { .. } => "order",
         }
     }
 }
+
+/// The key of a PLAN.md run's [`Answer::Order`]: no request has it.
+pub const ORDER_KEY: &str = "run:order";
 
 /// One recorded answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +117,9 @@ impl JournalEntry {
                 error: error.as_deref().map(f),
             },
             Answer::Revision { text } => Answer::Revision { text: f(text) },
+            Answer::Order { parallel } => Answer::Order {
+                parallel: *parallel,
+            },
         };
         JournalEntry {
             key: self.key.clone(),
@@ -156,6 +167,21 @@ impl Journal {
             key: key.into(),
             answer,
         });
+    }
+
+    /// The order the run began in ([`Answer::Order`]), when the journal
+    /// records it (a later entry wins, as for any key): a run begun
+    /// before it was kept has none.
+    pub fn order(&self) -> Option<bool> {
+        self.entries.iter().rev().find_map(|e| match &e.answer {
+            Answer::Order { parallel } if e.key == ORDER_KEY => Some(*parallel),
+            _ => None,
+        })
+    }
+
+    /// The entries that answer a request: all but the order.
+    pub fn answers(&self) -> impl Iterator<Item = &JournalEntry> {
+        self.entries.iter().filter(|e| e.key != ORDER_KEY)
     }
 
     /// The JSON-lines form (`journal.jsonl`), one entry per line.

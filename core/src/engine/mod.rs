@@ -22,7 +22,7 @@ pub mod trace;
 mod vault_run;
 mod waves_run;
 
-pub use journal::{Answer, Journal, JournalEntry, JournalError};
+pub use journal::{Answer, Journal, JournalEntry, JournalError, ORDER_KEY};
 pub use trace::{DecidedBy, TraceEntry};
 
 use crate::model::{Plan, PlanFormat, Status};
@@ -850,8 +850,21 @@ pub struct Engine {
 
 impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
-    /// with the answers `recorded` so far (empty for a fresh run).
-    pub fn new(plan: Plan, config: RunConfig, recorded: &Journal) -> Result<Engine, EngineError> {
+    /// with the answers `recorded` so far (empty for a fresh run). A PLAN.md
+    /// run goes on in the order its journal records ([`Journal::order`]),
+    /// whatever `config` says: its answers were asked in that order.
+    pub fn new(
+        plan: Plan,
+        mut config: RunConfig,
+        recorded: &Journal,
+    ) -> Result<Engine, EngineError> {
+        if let (PlanFormat::PlanMd, Some(parallel)) = (plan.format, recorded.order()) {
+            config.parallel = parallel;
+        }
+        // The order is no answer: nothing asks for it, nothing reads it.
+        let recorded = &Journal {
+            entries: recorded.answers().cloned().collect(),
+        };
         let statuses = plan.nodes.iter().map(|n| n.status).collect();
         let mut out_edges = vec![Vec::new(); plan.nodes.len()];
         for (i, e) in plan.edges.iter().enumerate() {
