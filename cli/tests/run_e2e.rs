@@ -2463,6 +2463,74 @@ fn a_reply_that_breaks_off_mid_stream_is_retried_then_stops_resumably() {
 /// item (Leopold's reading): it is asked again, told why, and the run goes
 /// on once it answers `done`; a worker that never does stops the run after
 /// three attempts, before the item that depends on it.
+/// Leopold's repeated-failure rescue, end to end against a real server:
+/// an item out of attempts gets one more under the approach the model
+/// decided, journaled, and the run goes on when it works.
+#[test]
+fn a_plan_md_item_out_of_attempts_is_rescued_once_under_a_new_approach() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "# Plan\n\n- [ ] Write the notes\n- [ ] (after: 1) Publish them\n",
+    )
+    .unwrap();
+    let rescue = r#"{"approach":"Write one note first, by hand","different":"the attempts wrote all at once","why":"a smaller slice"}"#;
+    let script = Script {
+        replies: vec![
+            reply(
+                "NEW APPROACH: Write one note first",
+                "One note.\nSTATUS: done",
+            ),
+            reply("The item that keeps failing", rescue),
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the notes", "The batch failed.\nSTATUS: failed")
+            },
+            reply("Step: Publish them", "Published.\nSTATUS: done"),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = plan_md_run(dir.path(), &stub, &[]);
+    assert_ran(&out);
+    assert_eq!(count(&stub, "Step: Write the notes"), 4);
+    assert_eq!(count(&stub, "The item that keeps failing"), 1);
+    assert_eq!(count(&stub, "Step: Publish them"), 1);
+    let asked = stub.requests();
+    let rescue_ask = asked
+        .iter()
+        .find(|r| r.text().contains("The item that keeps failing"))
+        .unwrap();
+    assert!(rescue_ask.text().contains("failed 3 time(s) in a row"));
+    assert!(
+        rescue_ask.text().contains("The batch failed."),
+        "the evidence"
+    );
+    let run = dir.path().join("PLAN.run");
+    let trace = trace(&run);
+    assert!(
+        trace.contains("rescued: one last attempt, a new approach: Write one note first, by hand"),
+        "{trace}"
+    );
+    let journal = std::fs::read_to_string(run.join("00_plan-trace/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains(r#""key":"1#3:rescue","kind":"revision""#),
+        "{journal}"
+    );
+    assert_eq!(
+        ["1.md", "2.md"].map(|n| status_of(&run, n)),
+        ["done", "done"]
+    );
+    // A replay asks nothing and ends the same.
+    let out = plan_md_command(dir.path(), &stub)
+        .arg("--replay")
+        .arg(run.join("00_plan-trace/journal.jsonl"))
+        .output()
+        .unwrap();
+    assert_ran(&out);
+    assert_eq!(count(&stub, "The item that keeps failing"), 1);
+}
+
 #[test]
 fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
     const PLAN: &str = "# Plan\n\n- [ ] Write the notes\n- [ ] (after: 1) Publish them\n";
@@ -2507,10 +2575,14 @@ fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("PLAN.md"), PLAN).unwrap();
     let script = Script {
-        replies: vec![Reply {
-            times: Some(0),
-            ..reply("Step: Write the notes", "I wrote them, I think.")
-        }],
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the notes", "I wrote them, I think.")
+            },
+            // Asked for a new approach, the model has none.
+            reply("The item that keeps failing", "I have no better idea."),
+        ],
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
@@ -2519,6 +2591,10 @@ fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("ended fail (the reply has no STATUS line) on attempt 3 of 3"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not rescued: no different approach could be decided"),
         "{stderr}"
     );
     assert_eq!(count(&stub, "Step: Write the notes"), 3);

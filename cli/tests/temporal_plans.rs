@@ -301,6 +301,47 @@ fn a_plan_md_submitted_with_parallel_runs_in_waves_as_planvault_run_does() {
     }
 }
 
+/// An item out of attempts is rescued once, through Temporal as through
+/// `planvault run`: the same calls, the same vault, a replay that asks
+/// nothing.
+#[test]
+fn a_plan_md_rescued_through_temporal_ends_as_planvault_run_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "- [ ] Write the notes\n- [ ] (after: 1) Publish them\n";
+    let script = Script {
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..Reply::when("NEW APPROACH: one note", "One note.\nSTATUS: done")
+            },
+            Reply {
+                times: Some(0),
+                ..Reply::when(
+                    "The item that keeps failing",
+                    r#"{"approach":"one note","different":"not all at once"}"#,
+                )
+            },
+            Reply {
+                times: Some(0),
+                ..Reply::when("Step: Write the notes", "Failed.\nSTATUS: failed")
+            },
+        ],
+        default: Some(Reply::when("", "Done.\nSTATUS: done")),
+    };
+    compare(dir.path(), "PLAN.md", plan, &[], script, &[]);
+    let run = dir.path().join("temporal/PLAN.run");
+    if !run.exists() {
+        return; // skipped: no dev server
+    }
+    let trace = std::fs::read_to_string(run.join("00_plan-trace/trace.md")).unwrap();
+    assert!(
+        trace.contains("rescued: one last attempt, a new approach: one note"),
+        "{trace}"
+    );
+    let note = std::fs::read_to_string(run.join("2.md")).unwrap();
+    assert!(note.contains("status: done"), "{note}");
+}
+
 #[test]
 fn a_generated_plan_run_through_temporal_ends_as_planvault_run_ends_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -295,6 +295,241 @@ fn a_gate_is_review_only_and_its_block_is_a_failure_a_route_can_catch() {
     assert_eq!(statuses[2], Status::Done);
 }
 
+/// Leopold's repeated-failure rescue (`rescue.ts`, and its test
+/// `repeated-failure-rescue.test.ts`): an item out of attempts gets ONE
+/// more, under an approach a model decides from the failures.
+mod rescue {
+    use super::*;
+
+    const ITEM: &str = "- [ ] Import the legacy rows\n";
+    const BLOCKED: &str = "the batch writer rejects the payload\nSTATUS: blocked";
+    const APPROACH: &str =
+        "Import ONE row end to end through the existing loader before touching batching at all.";
+    const DIFFERENT: &str = "Every failed attempt started from the batch writer; this starts from a single row and never opens it.";
+
+    fn rescue_json() -> String {
+        serde_json::json!({
+            "approach": APPROACH,
+            "different": DIFFERENT,
+            "decision": "Take the single-row path on the last attempt.",
+            "why": "The smaller slice is the reversible one.",
+            "reversal": "Revert src/import.ts.",
+        })
+        .to_string()
+    }
+
+    /// Drive `text` with workers answered by `work` and a rescue by
+    /// `rescue`; the work prompts and the rescue requests asked.
+    fn run_with(
+        engine: &mut Engine,
+        work: impl Fn(&str, &str) -> &'static str,
+        rescue: &str,
+    ) -> (Vec<Effect>, Vec<String>, Vec<Request>) {
+        let mut prompts = Vec::new();
+        let mut rescues = Vec::new();
+        let effects = drive(engine, |r| {
+            let answer = match &r.body {
+                RequestBody::Replan { .. } => {
+                    rescues.push(r.clone());
+                    Answer::Revision {
+                        text: rescue.into(),
+                    }
+                }
+                RequestBody::Work { messages, .. } => {
+                    let prompt = messages.last().unwrap().content.clone();
+                    let output = work(&r.node, &prompt).into();
+                    prompts.push(prompt);
+                    Answer::Work { output }
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            Event::Answered {
+                id: r.id.clone(),
+                answer,
+            }
+        });
+        (effects, prompts, rescues)
+    }
+
+    #[test]
+    fn three_failures_buy_one_last_attempt_under_a_new_approach_then_the_run_stops() {
+        let mut engine = Engine::new(plan(ITEM), rescued(), &Journal::new()).unwrap();
+        let (effects, prompts, rescues) = run_with(&mut engine, |_, _| BLOCKED, &rescue_json());
+        assert_eq!(
+            prompts.len(),
+            4,
+            "3 allowed failures + exactly ONE last attempt"
+        );
+        assert_eq!(rescues.len(), 1, "the approach is decided once");
+        for p in &prompts[..3] {
+            assert!(!p.contains("THIS IS THE LAST ATTEMPT"), "{p}");
+        }
+        let last = &prompts[3];
+        assert!(
+            last.contains("THIS IS THE LAST ATTEMPT ON THIS ITEM"),
+            "{last}"
+        );
+        assert!(
+            last.contains(&format!("NEW APPROACH: {APPROACH}")),
+            "{last}"
+        );
+        assert!(
+            last.contains(&format!("HOW IT DIFFERS: {DIFFERENT}")),
+            "{last}"
+        );
+        assert!(last.contains("This is attempt 4: the last one was not done (it ended blocked)"));
+        assert_eq!(
+            asked_ids(&effects),
+            ["1#1:work", "1#2:work", "1#3:work", "1#3:rescue", "1#4:work"]
+        );
+        let RequestBody::Replan { messages, .. } = &rescues[0].body else {
+            unreachable!()
+        };
+        assert!(messages[0]
+            .content
+            .contains("failed the maximum number of times"));
+        assert!(messages[0].content.contains("may not raise any budget"));
+        let ask = &messages[1].content;
+        assert!(ask.contains("Import the legacy rows"), "{ask}");
+        assert!(ask.contains("failed 3 time(s) in a row"), "{ask}");
+        assert!(
+            ask.contains("the batch writer rejects the payload"),
+            "{ask}"
+        );
+        let trace = trace_lines(&effects);
+        assert!(
+            trace.contains(&format!(
+                "1#3: rescued: one last attempt, a new approach: {APPROACH} [schedule]"
+            )),
+            "{trace:#?}"
+        );
+        assert_eq!(
+            finish(&effects).reason,
+            FinishReason::NodeFailed {
+                node: "1".into(),
+                reason:
+                    "ended blocked on attempt 4, its last, under the new approach a rescue decided"
+                        .into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_reply_with_no_approach_or_no_difference_buys_no_fourth_try() {
+        for reply in [
+            "not json",
+            r#"{"different":"nothing concrete"}"#,
+            r#"{"approach":"do X"}"#,
+            r#"{"approach":"  ","different":"y"}"#,
+        ] {
+            let mut engine = Engine::new(plan(ITEM), rescued(), &Journal::new()).unwrap();
+            let (effects, prompts, rescues) = run_with(&mut engine, |_, _| BLOCKED, reply);
+            assert_eq!((prompts.len(), rescues.len()), (3, 1), "{reply}");
+            assert!(matches!(
+                finish(&effects).reason,
+                FinishReason::NodeFailed { .. }
+            ));
+            assert!(
+                trace_lines(&effects)
+                    .iter()
+                    .any(|l| l
+                        .starts_with("1#3: not rescued: no different approach could be decided")),
+                "never silent: {reply}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_that_succeeds_spends_no_rescue_and_a_rescued_success_goes_on() {
+        let text = "- [ ] Import the legacy rows\n- [ ] (after: 1) Backfill the audit table\n";
+        let mut engine = Engine::new(plan(text), rescued(), &Journal::new()).unwrap();
+        let (effects, _, rescues) = run_with(&mut engine, |_, _| "done\nSTATUS: done", "");
+        assert!(rescues.is_empty());
+        assert_eq!(finish(&effects).reason, FinishReason::Completed);
+
+        // Only the attempt under the new approach succeeds: the run goes on.
+        let mut engine = Engine::new(plan(text), rescued(), &Journal::new()).unwrap();
+        let work = |node: &str, prompt: &str| match (node, prompt.contains(APPROACH)) {
+            ("1", false) => BLOCKED,
+            _ => "done\nSTATUS: done",
+        };
+        let (effects, _, rescues) = run_with(&mut engine, work, &rescue_json());
+        assert_eq!(rescues.len(), 1);
+        assert_eq!(ran(&effects), ["1", "1", "1", "1", "1", "2"]);
+        assert_eq!(finish(&effects).reason, FinishReason::Completed);
+    }
+
+    #[test]
+    fn the_rescue_is_the_runs_one_and_a_run_started_again_gets_it_back() {
+        // Item 1 is rescued and then done; item 2 fails three times: the
+        // rescue is spent, the run stops.
+        let text = "- [ ] Import the legacy rows\n- [ ] (after: 1) Backfill the audit table\n";
+        let work = |node: &str, prompt: &str| match (node, prompt.contains(APPROACH)) {
+            ("1", true) => "done\nSTATUS: done",
+            _ => BLOCKED,
+        };
+        let mut engine = Engine::new(plan(text), rescued(), &Journal::new()).unwrap();
+        let (first, _, rescues) = run_with(&mut engine, work, &rescue_json());
+        assert_eq!(rescues.len(), 1);
+        assert_eq!(ran(&first), ["1", "1", "1", "1", "1", "2", "2", "2"]);
+        assert!(
+            matches!(finish(&first).reason, FinishReason::NodeFailed { node, .. } if node == "2")
+        );
+
+        // Run again: item 2 gets a new round and the run's rescue back
+        // (Leopold: a new run's `failure_rescue_used` is false).
+        let mut on_disk = plan(text);
+        apply_statuses(&mut on_disk, &first);
+        let mut engine = Engine::new(on_disk, rescued(), &journal_of(&first)).unwrap();
+        let (again, _, _) = run_with(&mut engine, work, &rescue_json());
+        assert_eq!(
+            asked_ids(&again),
+            ["2#4:work", "2#5:work", "2#6:work", "2#6:rescue", "2#7:work"]
+        );
+        let both: Vec<Effect> = first.iter().chain(&again).cloned().collect();
+        let replay_cfg = RunConfig {
+            replay_only: true,
+            ..rescued()
+        };
+        let mut replay = Engine::new(plan(text), replay_cfg, &journal_of(&both)).unwrap();
+        let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+        assert_eq!(finish(&replayed).reason, finish(&again).reason);
+    }
+
+    #[test]
+    fn a_runner_with_no_model_and_a_replay_of_a_run_without_one_stop_as_before() {
+        let mut engine = Engine::new(plan(ITEM), rescued(), &Journal::new()).unwrap();
+        let effects = drive(&mut engine, |r| match &r.body {
+            RequestBody::Replan { .. } => Event::Refused {
+                id: r.id.clone(),
+                reason: "manual mode has none".into(),
+            },
+            _ => Event::Answered {
+                id: r.id.clone(),
+                answer: Answer::Work {
+                    output: BLOCKED.into(),
+                },
+            },
+        });
+        assert_eq!(ran(&effects), ["1", "1", "1", "1"]);
+        assert!(trace_lines(&effects).contains(
+            &"1#3: not rescued: no different approach could be decided (refused: manual mode has none) [stop]"
+                .to_string()
+        ));
+        let stopped = finish(&effects).reason;
+        assert!(matches!(stopped, FinishReason::NodeFailed { .. }));
+        // A journal with no rescue (a run without one, or before it was
+        // made) replays to the same stop.
+        let replay_cfg = RunConfig {
+            replay_only: true,
+            ..rescued()
+        };
+        let mut replay = Engine::new(plan(ITEM), replay_cfg, &journal_of(&effects)).unwrap();
+        let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+        assert_eq!(finish(&replayed).reason, stopped);
+    }
+}
+
 #[test]
 fn an_unrouted_failure_is_asked_again_then_stops_the_run() {
     let text = "- [ ] Build\n- [ ] (after: 1) Test\n- [ ] Docs\n";
@@ -475,10 +710,10 @@ mod properties {
         /// A run ends, asks nothing twice, each item after its
         /// dependencies; its replay and a resume from any cut end as it did.
         #[test]
-        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>()) {
+        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>()) {
             let plan = plan_any(&text);
             let answer = oracle(seed);
-            let cfg = if waves { parallel() } else { config() };
+            let cfg = RunConfig { rescue, ..if waves { parallel() } else { config() } };
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f = finish(&live);
@@ -491,8 +726,18 @@ mod properties {
             // attempt under its own request id: in waves at most three
             // times in all; one at a time, never a fourth time in a row
             // (an item's success between its failures starts the count
-            // again, as Leopold's `consecutive_failures`).
-            let order = ran(&live);
+            // again, as Leopold's `consecutive_failures`). The run's one
+            // rescue, asked right after the attempt it follows, buys one
+            // more.
+            let rescues: Vec<usize> = ids.iter().enumerate().filter(|(_, id)| id.ends_with(":rescue")).map(|(at, _)| at).collect();
+            prop_assert!(rescues.len() <= usize::from(rescue), "rescued twice: {:?}", ids);
+            for &at in &rescues {
+                let attempt = ids[at].trim_end_matches("rescue");
+                prop_assert!(ids[..at].iter().any(|id| id.starts_with(attempt)), "rescued before its attempt: {:?}", ids);
+            }
+            let ids: Vec<String> = ids.into_iter().filter(|id| !id.ends_with(":rescue")).collect();
+            let order: Vec<String> = ids.iter().map(|id| id.split_once('#').unwrap().0.to_string()).collect();
+            let extra = usize::from(!rescues.is_empty());
             let mut attempts: BTreeMap<&str, u32> = BTreeMap::new();
             for (item, id) in order.iter().zip(&ids) {
                 let n = attempts.entry(item.as_str()).or_default();
@@ -500,8 +745,8 @@ mod properties {
                 prop_assert!(id.starts_with(&format!("{item}#{n}:")), "{} asked as {}", item, id);
                 prop_assert!(*n == 1 || !id.ends_with(":human"), "a person asked again: {}", id);
             }
-            prop_assert!(waves || !order.windows(4).any(|w| w.iter().all(|i| *i == w[0])), "asked four times in a row: {:?}", ids);
-            prop_assert!(!waves || attempts.values().all(|&n| n <= 3), "an item ran more than three times: {:?}", order);
+            prop_assert!(waves || !order.windows(4 + extra).any(|w| w.iter().all(|i| *i == w[0])), "asked too often in a row: {:?}", ids);
+            prop_assert!(!waves || attempts.values().all(|&n| n as usize <= 3 + extra), "an item ran more than three times: {:?}", order);
             let first: BTreeMap<&str, usize> = order.iter().enumerate().rev().map(|(i, id)| (id.as_str(), i)).collect();
             let last: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
             for e in plan.edges.iter().filter(|e| e.kind == planvault_core::EdgeKind::After) {
@@ -622,6 +867,13 @@ mod properties {
                     exit: (h % 3) as i32,
                     output: String::new(),
                 },
+                // A rescue decides an approach, or gives none.
+                RequestBody::Replan { .. } => Answer::Revision {
+                    text: match h % 2 {
+                        0 => r#"{"approach":"smaller","different":"one row"}"#.into(),
+                        _ => "no idea".into(),
+                    },
+                },
                 _ => Answer::Work {
                     output: format!(
                         "out\nSTATUS: {}\nSIGNALS: {}",
@@ -640,9 +892,9 @@ mod properties {
         /// replay of both runs' journal (where the second asked anything)
         /// and a resume of the second from any cut end as it did.
         #[test]
-        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>()) {
+        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>()) {
             let plan = plan_any(&text);
-            let cfg = if waves { parallel() } else { config() };
+            let cfg = RunConfig { rescue, ..if waves { parallel() } else { config() } };
             let first_answer = oracle(seed);
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             let first = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: first_answer(r) });

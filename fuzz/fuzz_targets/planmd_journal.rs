@@ -1,6 +1,7 @@
 //! A PLAN.md run resumed on any journal: entries for its items' attempts
 //! (`N#1:work` to `N#6:command`), answers that end an item done, failed,
-//! blocked or with no status, any statuses in its notes. The engine never
+//! blocked or with no status, rescues that decide an approach or none
+//! (`N#3:rescue`), the run's order, any statuses in its notes. The engine never
 //! panics, finishes within its step budget, and never asks again for an
 //! answer the journal holds, whatever the retries and new rounds do.
 #![no_main]
@@ -8,7 +9,7 @@
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use planvault_core::engine::{
-    drive, Answer, Effect, Engine, Event, Journal, JournalEntry, RequestBody, RunConfig,
+    drive, Answer, Effect, Engine, Event, Journal, JournalEntry, RequestBody, RunConfig, ORDER_KEY,
 };
 use planvault_core::{planmd, Status};
 use std::collections::BTreeMap;
@@ -35,8 +36,19 @@ const REPLIES: [&str; 6] = [
     "```leopold-amend\nadd: Write the changelog\n```\nSTATUS: done",
 ];
 
+const RESCUES: [&str; 3] = [
+    r#"{"approach":"a smaller slice","different":"one at a time"}"#,
+    "no idea",
+    r#"```json
+{"approach":"x","different":"y","why":"z"}
+```"#,
+];
+
 fn answer(u: &mut Unstructured) -> Result<Answer> {
-    Ok(match u.int_in_range(0..=2u8)? {
+    Ok(match u.int_in_range(0..=3u8)? {
+        3 => Answer::Revision {
+            text: u.choose(&RESCUES)?.to_string(),
+        },
         0 => Answer::Command {
             exit: u.int_in_range(0..=2)?,
             output: String::new(),
@@ -58,11 +70,21 @@ fn check(data: &[u8]) -> Result<()> {
     for _ in 0..u.int_in_range(0..=16u8)? {
         let item = u.int_in_range(1..=6u8)?;
         let attempt = u.int_in_range(1..=6u8)?;
-        let kind = *u.choose(&["work", "command", "human"])?;
+        let kind = *u.choose(&["work", "command", "human", "rescue"])?;
         journal.entries.push(JournalEntry {
             key: format!("{item}#{attempt}:{kind}"),
             answer: answer(&mut u)?,
         });
+    }
+    if u.arbitrary()? {
+        let at = u.choose_index(journal.entries.len() + 1)?;
+        let order = JournalEntry {
+            key: ORDER_KEY.into(),
+            answer: Answer::Order {
+                parallel: u.arbitrary()?,
+            },
+        };
+        journal.entries.insert(at, order);
     }
     let mut plan = planmd::parse("PLAN.md", PLAN).0;
     for node in &mut plan.nodes {
@@ -77,6 +99,7 @@ fn check(data: &[u8]) -> Result<()> {
         max_steps: 40,
         replay_only: u.arbitrary()?,
         parallel: u.arbitrary()?,
+        rescue: u.arbitrary()?,
         ..RunConfig::default()
     };
     let recorded: BTreeMap<String, &'static str> = journal
@@ -103,6 +126,9 @@ fn check(data: &[u8]) -> Result<()> {
                 decision: "ok".into(),
                 approved: pick % 2 == 0,
                 choice: None,
+            },
+            RequestBody::Replan { .. } => Answer::Revision {
+                text: RESCUES[pick % RESCUES.len()].into(),
             },
             _ => Answer::Work {
                 output: REPLIES[pick % REPLIES.len()].into(),

@@ -112,6 +112,10 @@ pub struct Options {
     /// Off only for a Temporal run begun before it was kept: its history
     /// has no such write.
     pub journal_order: bool,
+    /// A PLAN.md run out of attempts on an item asks once for a new
+    /// approach (`RunConfig::rescue`). Off only for a Temporal run begun
+    /// before it.
+    pub rescue: bool,
 }
 
 impl Default for Options {
@@ -128,6 +132,7 @@ impl Default for Options {
             run_id: None,
             proposal: false,
             journal_order: true,
+            rescue: true,
         }
     }
 }
@@ -1074,6 +1079,7 @@ impl<'a, H: Host> Driver<'a, H> {
             },
             replay_only: replay.is_some(),
             parallel: self.start.parallel,
+            rescue: self.options.rescue,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)
@@ -1861,7 +1867,8 @@ impl<'a, H: Host> Driver<'a, H> {
                 if manual {
                     return Ok(Event::Refused {
                         id,
-                        reason: "replanning needs a model; manual mode has none".into(),
+                        reason: "a new plan or approach comes from a model; manual mode has none"
+                            .into(),
                     });
                 }
                 match self

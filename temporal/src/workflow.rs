@@ -170,6 +170,9 @@ impl PlanvaultRun {
         // The order journaled first, as every run does now; a run begun
         // before had no such write.
         options.journal_order = ctx.patched("plan-md-order-journaled");
+        // An item out of attempts is rescued once; a run begun before
+        // stops there, as it did.
+        options.rescue = ctx.patched("plan-md-rescue");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

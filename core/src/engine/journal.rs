@@ -52,7 +52,7 @@ pub enum Answer {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
-    /// A replanning round's raw reply.
+    /// A replanning round's raw reply, or a rescue's.
     Revision { text: String },
     /// How a PLAN.md run orders its items, as it began (under
     /// [`ORDER_KEY`]): a resume, a `--decide` and a replay go on in it,

@@ -95,6 +95,10 @@ pub struct RunConfig {
     /// serial loop, its default, takes them: a taken route's target
     /// first, else the lowest item that can run.
     pub parallel: bool,
+    /// A PLAN.md run out of attempts on an item asks, once, for a
+    /// different approach and tries it one last time (Leopold's rescue).
+    /// Off only for a Temporal run begun before it.
+    pub rescue: bool,
 }
 
 impl Default for RunConfig {
@@ -108,6 +112,7 @@ impl Default for RunConfig {
             failure_mode: FailureMode::FailFast,
             max_replans: 2,
             parallel: false,
+            rescue: true,
         }
     }
 }
@@ -156,7 +161,9 @@ pub enum RequestBody {
         capability: String,
         args: serde_json::Value,
     },
-    /// Ask for a revised plan for everything that has not completed.
+    /// Ask for a revised plan for everything that has not completed (a
+    /// generated plan), or for a new approach to a PLAN.md item out of
+    /// attempts (its rescue, keyed `item#attempt:rescue`).
     Replan {
         messages: Vec<Message>,
         role: Option<String>,
@@ -816,6 +823,10 @@ impl Machine {
                     output: format!("refused: {reason}"),
                 },
             ),
+            // A rescue the host cannot ask (no model): no new approach.
+            (Machine::PlanMd(m), RequestBody::Replan { .. }) => {
+                m.on_rescue(s, request, Err(reason))
+            }
             // A tool the host refuses is that step's failure (a replan can answer it).
             (Machine::Generated(m), RequestBody::Invoke { .. }) => m.on_answer(
                 s,

@@ -67,6 +67,18 @@ pub(crate) struct PlanMdRun {
     /// serial loop stops on (`consecutive_failures`). Waves count each
     /// item's own.
     failures_in_a_row: u32,
+    /// The run's one rescue (Leopold's `failure_rescue_used`) is spent: it
+    /// was asked. A run started again after a failure gets it back.
+    rescue_spent: bool,
+    /// An item out of attempts the rescue may save, and what its last
+    /// attempt reported (asked once its wave has settled).
+    rescuable: Option<(usize, String)>,
+    /// The item whose rescue is asked and not answered yet.
+    rescuing: Option<usize>,
+    /// The approach a rescue decided, told to the item's last attempt.
+    rescue_lead: Vec<Option<String>>,
+    /// The item and attempt a rescue granted.
+    rescued: Option<(usize, u32)>,
 }
 
 /// How many times a worker is asked to do an item that fails with no route
@@ -99,6 +111,11 @@ impl PlanMdRun {
             last_failure: vec![None; n],
             checked: vec![false; n],
             failures_in_a_row: 0,
+            rescue_spent: false,
+            rescuable: None,
+            rescuing: None,
+            rescue_lead: vec![None; n],
+            rescued: None,
         };
         run.index_edges(s, 0);
         run
@@ -155,13 +172,24 @@ impl PlanMdRun {
     /// start the next wave, or finish.
     fn advance(&mut self, s: &mut Shared) {
         loop {
-            if s.is_finished() || !self.wave.is_empty() {
+            if s.is_finished() || !self.wave.is_empty() || self.rescuing.is_some() {
                 return;
             }
             // A failure nothing routes around (after its attempts) stops the
             // run once its wave has settled, as Leopold's loop stops on
-            // repeated failure: no later item starts.
+            // repeated failure: no later item starts. Unless the run's
+            // rescue gives it one last attempt.
             if !self.failures.is_empty() {
+                if self.ask_rescue(s) {
+                    return;
+                }
+                // Failed in their notes, those the rescue might have
+                // saved too.
+                for f in self.failures.iter().map(|&(f, _)| f).collect::<Vec<_>>() {
+                    if s.statuses[f] != Status::Failed {
+                        s.set_status(f, Status::Failed);
+                    }
+                }
                 self.finish(s);
                 return;
             }
@@ -423,6 +451,9 @@ impl PlanMdRun {
                         self.attempt_of(i)
                     ));
                 }
+                if let Some(lead) = self.rescue_lead[i].take() {
+                    extra.push_str(&format!("{lead}\n\n"));
+                }
                 extra.push_str(&work_extra(s, i));
                 let earlier = s.freshest(prompt::earlier_limit(), None);
                 let messages = prompt::work_messages(
@@ -477,6 +508,14 @@ impl PlanMdRun {
     }
 
     pub fn on_answer(&mut self, s: &mut Shared, request: Request, answer: Answer) {
+        if let RequestBody::Replan { .. } = request.body {
+            let text = match answer {
+                Answer::Revision { text } => text,
+                _ => String::new(),
+            };
+            self.on_rescue(s, request, Ok(text));
+            return;
+        }
         let Some(i) = s.node_index(&request.node) else {
             return;
         };
@@ -653,44 +692,48 @@ impl PlanMdRun {
         // it; an attempt in flight when a run is interrupted is not yet in
         // the journal).
         let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
-        // A replay knows a run started again by the journal going on past
-        // this failure (its new round's item may not have been asked yet).
-        let run_again = match s.config.replay_only {
-            false => self.failed_at_start[i] && s.answer_served,
-            true => s.answer_served && s.has_unread(),
-        };
-        if failed && work && (s.has_recorded(&next) || run_again) {
+        let run_again = self.run_again(s, i);
+        // Out of attempts, the run's rescue comes first (asked once the
+        // wave has settled): it was asked here, or nothing came after (no
+        // next attempt, no box checked by hand). Its note saying `failed`
+        // does not tell a run started again from one cut off before the
+        // rescue was answered: the rescue is asked, and a run started
+        // again after it was refused begins a new round then
+        // ([`Self::on_rescue`]).
+        let rescue_key = format!("{}#{attempt}:rescue", node.id);
+        let rescue = failed
+            && work
+            && s.config.rescue
+            && !self.rescue_spent
+            && (s.has_recorded(&rescue_key) || !(rederive || s.has_recorded(&next)));
+        if failed && work && !rescue && (s.has_recorded(&next) || run_again) {
             self.round_start[i] = attempt + 1;
             self.failures_in_a_row = 0;
+            self.rescue_spent = false;
             self.again(s, i, &output, rederive, None);
             return;
         }
         // Checked `[x]` by a person after it failed: done by hand.
-        if failed && rederive {
-            self.failures_in_a_row = 0;
-            self.outcomes[i] = None;
-            s.trace_hop(
-                true,
-                i,
-                attempt,
-                "done by hand: checked after it failed".into(),
-                DecidedBy::Resume,
-                None,
-            );
+        if failed && rederive && !rescue {
+            self.done_by_hand(s, i);
             return;
         }
         if !rederive {
             // A failure a route handled is still a failure, in its note as
             // in Leopold (whose box stays open); the run goes on by the route.
             let handled = !failed && is_failure(outcome.as_deref());
-            s.set_status(
-                i,
-                if failed || handled {
-                    Status::Failed
-                } else {
-                    Status::Done
-                },
-            );
+            // One the rescue may yet save stays as it is until that is
+            // decided: a resume meanwhile asks the rescue, not a new round.
+            if !rescue {
+                s.set_status(
+                    i,
+                    if failed || handled {
+                        Status::Failed
+                    } else {
+                        Status::Done
+                    },
+                );
+            }
             s.record_output(i, attempt, output.clone());
         } else if !output.is_empty() {
             // Marked done before the crash that cut off its output's note:
@@ -703,18 +746,171 @@ impl PlanMdRun {
                 reason.push_str(&format!(" ({why})"));
             }
             let own = attempt - self.round_start[i] + 1;
-            if own == tried && tried > 1 {
+            if self.rescued == Some((i, attempt)) {
+                reason.push_str(&format!(
+                    " on attempt {own}, its last, under the new approach a rescue decided"
+                ));
+            } else if own == tried && tried > 1 {
                 reason.push_str(&format!(" on attempt {tried} of {MAX_ATTEMPTS}"));
             } else if own != tried {
                 reason.push_str(&format!(
                     " on attempt {own}, the run's failure {tried} in a row"
                 ));
             }
+            if rescue {
+                let why = failure_why.unwrap_or_else(|| {
+                    format!("it ended {}", outcome.as_deref().unwrap_or_default())
+                });
+                let evidence = match &answer {
+                    // A command's output ends with what went wrong.
+                    Answer::Command { .. } => format!("{reason}\n\n{}", tail(&output, 600)),
+                    _ => format!("{reason}\n\n{output}"),
+                };
+                self.rescuable = Some((i, evidence));
+                self.last_failure[i] = Some(why);
+            }
             self.failures.push((i, reason));
         }
         if node.kind == NodeKind::Feedback && !already_done {
             self.amend(s, i, &output, rederive);
         }
+    }
+
+    /// Item `i`, which failed, was checked `[x]` by a person since.
+    fn done_by_hand(&mut self, s: &mut Shared, i: usize) {
+        self.failures_in_a_row = 0;
+        self.outcomes[i] = None;
+        s.trace_hop(
+            true,
+            i,
+            self.attempts[i],
+            "done by hand: checked after it failed".into(),
+            DecidedBy::Resume,
+            None,
+        );
+    }
+
+    /// Whether this run was started again after item `i` failed and
+    /// stopped it: its note says `failed` and the journal's answers were
+    /// being served; in a replay, the journal goes on past this failure
+    /// (its new round's item may not have been asked yet).
+    fn run_again(&self, s: &mut Shared, i: usize) -> bool {
+        match s.config.replay_only {
+            false => self.failed_at_start[i] && s.answer_served,
+            true => s.answer_served && s.has_unread(),
+        }
+    }
+
+    /// The run's one rescue (Leopold's `rescueLead`), asked for the item
+    /// a failure stops the run on: whether it was asked. A replay serves
+    /// it from the journal or, where the run had none, stops as it did.
+    fn ask_rescue(&mut self, s: &mut Shared) -> bool {
+        let Some((i, evidence)) = self.rescuable.take() else {
+            return false;
+        };
+        // One more attempt cannot save a run two failures stop.
+        if self.rescue_spent || self.failures.len() != 1 || self.failures[0].0 != i {
+            return false;
+        }
+        let node = &s.plan.nodes[i];
+        let attempt = self.attempts[i];
+        let id = format!("{}#{attempt}:rescue", node.id);
+        if s.config.replay_only && !s.has_recorded(&id) {
+            return false;
+        }
+        let failures = match s.config.parallel {
+            true => attempt - self.round_start[i] + 1,
+            false => self.failures_in_a_row,
+        };
+        let request = Request {
+            id,
+            node: node.id.clone(),
+            visit: attempt,
+            body: RequestBody::Replan {
+                messages: prompt::rescue_messages(&s.config.query, node, failures, &evidence),
+                role: node.role.clone(),
+            },
+        };
+        self.rescue_spent = true;
+        self.rescuing = Some(i);
+        s.ask(request);
+        true
+    }
+
+    /// A rescue's reply (`Err`: the runner could not ask one). An approach
+    /// gives the item one last attempt under it; none stops the run as
+    /// the failure would have, and a run started again after that stop
+    /// gives the item a new round.
+    pub fn on_rescue(&mut self, s: &mut Shared, request: Request, reply: Result<String, String>) {
+        let Some(i) = self
+            .rescuing
+            .filter(|&i| s.plan.nodes[i].id == request.node)
+        else {
+            return;
+        };
+        self.rescuing = None;
+        self.rescuable = None;
+        let attempt = self.attempts[i];
+        match reply.as_deref().ok().and_then(prompt::parse_rescue) {
+            Some(rescue) => {
+                s.trace_answered(
+                    i,
+                    attempt,
+                    format!(
+                        "rescued: one last attempt, a new approach: {}",
+                        rescue.approach
+                    ),
+                    DecidedBy::Schedule,
+                    Some(format!(
+                        "How it differs: {}\nWhy: {}",
+                        rescue.different, rescue.why
+                    )),
+                );
+                self.failures.retain(|&(f, _)| f != i);
+                self.rescue_lead[i] = Some(rescue.lead());
+                self.state[i] = State::Pending;
+                self.attempts[i] = attempt + 1;
+                self.rescued = Some((i, attempt + 1));
+            }
+            None => {
+                let why = match &reply {
+                    Err(reason) => format!("refused: {reason}"),
+                    Ok(_) => "the reply names no approach and how it differs".to_string(),
+                };
+                s.trace_answered(
+                    i,
+                    attempt,
+                    format!("not rescued: no different approach could be decided ({why})"),
+                    DecidedBy::Stop,
+                    None,
+                );
+                let next = format!("{}#{}:", s.plan.nodes[i].id, attempt + 1);
+                let asked_next = ["work", "command"]
+                    .iter()
+                    .any(|key| s.has_recorded(&format!("{next}{key}")));
+                let checked_since = s.statuses[i] == Status::Done;
+                if !asked_next && checked_since {
+                    self.failures.retain(|&(f, _)| f != i);
+                    self.done_by_hand(s, i);
+                } else if asked_next || self.run_again(s, i) {
+                    self.failures.retain(|&(f, _)| f != i);
+                    self.round_start[i] = attempt + 1;
+                    self.failures_in_a_row = 0;
+                    self.rescue_spent = false;
+                    self.state[i] = State::Pending;
+                    self.attempts[i] = attempt + 1;
+                    self.last_failure[i] = None;
+                    s.trace_answered(
+                        i,
+                        attempt,
+                        "started again: the run was run again after it failed".into(),
+                        DecidedBy::Schedule,
+                        None,
+                    );
+                }
+            }
+        }
+        self.advance(s);
     }
 
     /// Item `i`'s current attempt in its round, as told to its worker:
@@ -903,6 +1099,7 @@ impl PlanMdRun {
         self.failed_at_start
             .extend(std::iter::repeat_n(false, added));
         self.last_failure.extend(std::iter::repeat_n(None, added));
+        self.rescue_lead.extend(std::iter::repeat_n(None, added));
         self.checked.extend(std::iter::repeat_n(false, added));
         self.index_edges(s, first_edge);
         self.plan_text = Some(outcome.plan_text.clone());
@@ -991,6 +1188,14 @@ fn declared_defaults(node: &crate::Node, reported: &[(String, String)]) -> Vec<(
         })
         .map(|(_, pair)| pair.clone())
         .collect()
+}
+
+/// The last `max` characters of `text`.
+fn tail(text: &str, max: usize) -> &str {
+    let skip = text.chars().count().saturating_sub(max);
+    text.char_indices()
+        .nth(skip)
+        .map_or("", |(at, _)| &text[at..])
 }
 
 fn is_failure(outcome: Option<&str>) -> bool {

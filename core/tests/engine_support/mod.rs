@@ -138,10 +138,22 @@ pub fn run(plan: Plan, config: RunConfig, journal: &Journal, script: &mut Script
     drive(&mut engine, |r| script.answer(r))
 }
 
+/// The tests' run: a PLAN.md item out of attempts stops the run with no
+/// rescue, as Leopold with no usable model (what the differential against
+/// it grants); [`rescued`] asks for one.
 pub fn config() -> RunConfig {
     RunConfig {
         query: "write a note".into(),
+        rescue: false,
         ..RunConfig::default()
+    }
+}
+
+/// [`config`] with the rescue a run makes by default.
+pub fn rescued() -> RunConfig {
+    RunConfig {
+        rescue: true,
+        ..config()
     }
 }
 
