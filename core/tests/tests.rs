@@ -20,6 +20,7 @@ mod engine_vault;
 mod export;
 mod fixtures;
 mod generated_properties;
+mod journal_lines;
 mod leopold_conformance;
 mod obsidian_metadata;
 mod planmd_migration;

@@ -400,7 +400,7 @@ pub fn split_torn(text: &str) -> (String, Option<&str>) {
     }
     let cut = text.rfind('\n').map_or(0, |i| i + 1);
     let last = &text[cut..];
-    if serde_json::from_str::<planvault_core::engine::JournalEntry>(last).is_ok() {
+    if journal::read_line(last).is_ok() {
         return (format!("{text}\n"), None);
     }
     (text[..cut].to_string(), Some(last))

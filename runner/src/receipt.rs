@@ -285,8 +285,8 @@ pub fn new_run_id(stamp: &str, seed: &str) -> String {
 pub fn attempts(journal_text: &str, verify_nodes: &[String]) -> u32 {
     journal_text
         .lines()
-        .filter_map(|l| serde_json::from_str::<journal::JournalEntry>(l).ok())
-        .filter_map(|e| {
+        .filter_map(|l| journal::read_line(l).ok())
+        .filter_map(|(e, _)| {
             let hash = e.key.rfind('#')?;
             let id = &e.key[..hash];
             let visit: u32 = e.key[hash + 1..].split(':').next()?.parse().ok()?;

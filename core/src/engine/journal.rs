@@ -198,13 +198,13 @@ impl Journal {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<JournalEntry>(line) {
-                Ok(entry) => entries.push(entry),
+            match read_line(line) {
+                Ok((entry, _)) => entries.push(entry),
                 Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
-                Err(err) => {
+                Err(message) => {
                     return Err(JournalError {
                         line: i + 1,
-                        message: err.to_string(),
+                        message,
                     })
                 }
             }
@@ -219,6 +219,83 @@ impl Journal {
             .map(|e| (e.key.clone(), e.answer.clone()))
             .collect()
     }
+}
+
+/// One journal line read: its entry and its `prev`, as written (the chain
+/// hash before it, when it carries one). The same as serde's derived reading of a
+/// [`JournalEntry`] (held to it by a property test), done by hand over a
+/// `serde_json::Value`: the derived one, an internally tagged enum
+/// flattened into the entry, goes through serde's `Content` buffering,
+/// among the largest code in the run worker. Names the line does not use
+/// are ignored; a name given twice counts once, its last value.
+pub fn read_line(line: &str) -> Result<(JournalEntry, Option<serde_json::Value>), String> {
+    use serde_json::Value;
+    let value: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let Value::Object(mut fields) = value else {
+        return Err("a journal line is a JSON object".into());
+    };
+    let text = |name: &str| match fields.get(name) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(format!("`{name}` is not a string")),
+        None => Err(format!("missing field `{name}`")),
+    };
+    let maybe_text = |name: &str| match fields.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{name}` is not a string")),
+    };
+    let flag = |name: &str| match fields.get(name) {
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("`{name}` is not true or false")),
+        None => Err(format!("missing field `{name}`")),
+    };
+    let key = text("key")?;
+    let kind = text("kind")?;
+    let answer = match kind.as_str() {
+        "work" => Answer::Work {
+            output: text("output")?,
+        },
+        "judgment" => Answer::Judgment {
+            raw: text("raw")?,
+            labels: match fields.get("labels") {
+                None => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|l| l.as_str().map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or("`labels` holds a label that is not a string")?,
+                Some(_) => return Err("`labels` is not a list".into()),
+            },
+        },
+        "command" => Answer::Command {
+            exit: match fields.get("exit") {
+                Some(Value::Number(n)) => n
+                    .as_i64()
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or("`exit` is not a whole number that fits an exit status")?,
+                Some(_) => return Err("`exit` is not a number".into()),
+                None => return Err("missing field `exit`".into()),
+            },
+            output: text("output")?,
+        },
+        "human" => Answer::Human {
+            decision: text("decision")?,
+            approved: flag("approved")?,
+            choice: maybe_text("choice")?,
+        },
+        "invoke" => Answer::Invoke {
+            value: fields.get("value").filter(|v| !v.is_null()).cloned(),
+            error: maybe_text("error")?,
+        },
+        "revision" => Answer::Revision {
+            text: text("text")?,
+        },
+        "order" => Answer::Order {
+            parallel: flag("parallel")?,
+        },
+        other => return Err(format!("unknown kind `{other}`")),
+    };
+    Ok((JournalEntry { key, answer }, fields.remove("prev")))
 }
 
 /// One entry as its journal line (without the newline).
@@ -299,13 +376,6 @@ pub enum ChainBreak {
     Unchained,
 }
 
-/// The parts of a line the chain reads.
-#[derive(Deserialize)]
-struct ChainFields {
-    #[serde(default)]
-    prev: Option<String>,
-}
-
 /// Check every line's `prev` against the lines before it and return the
 /// head. Blank lines are skipped (they carry nothing); every other line
 /// must be a journal entry.
@@ -325,15 +395,16 @@ pub fn verify_chain(text: &str) -> Result<ChainHead, ChainError> {
             entry,
             what,
         };
-        let entry = serde_json::from_str::<JournalEntry>(line)
-            .map_err(|e| fail(None, ChainBreak::Unreadable(e.to_string())))?;
-        let fields = serde_json::from_str::<ChainFields>(line).map_err(|e| {
-            fail(
-                Some(entry.key.clone()),
-                ChainBreak::Unreadable(e.to_string()),
-            )
-        })?;
-        match fields.prev {
+        let (entry, prev) = read_line(line).map_err(|e| fail(None, ChainBreak::Unreadable(e)))?;
+        let prev = match prev {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(prev)) => Some(prev),
+            Some(_) => {
+                let what = ChainBreak::Unreadable("`prev` is not a string".into());
+                return Err(fail(Some(entry.key), what));
+            }
+        };
+        match prev {
             Some(prev) if prev != head.hash => {
                 return Err(fail(
                     Some(entry.key),
