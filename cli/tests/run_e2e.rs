@@ -836,14 +836,19 @@ fn a_plan_md_runs_one_item_at_a_time_unless_parallel() {
 #[test]
 fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
     let plan = "- [ ] @human Approve\n- [ ] Build A\n- [ ] @human Approve again\n- [ ] Build B\n";
-    for (began, then, b_asked, kept) in [
+    for (began, then, asked, kept) in [
         (
             &[][..],
             &["--parallel"][..],
-            0,
+            (1, 0),
             "one item at a time (without --parallel)",
         ),
-        (&["--parallel"][..], &[][..], 1, "in waves (--parallel)"),
+        (
+            &["--parallel"][..],
+            &[][..],
+            (0, 0),
+            "in waves (--parallel)",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
@@ -868,7 +873,10 @@ fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
             )),
             "{journal}"
         );
+        // Neither order asks a model before the person decides item 1
+        // (in waves, Leopold's `runParallel` stops before its pass).
         let before = (count(&stub, "Step: Build A"), count(&stub, "Step: Build B"));
+        assert_eq!(before, (0, 0), "{began:?}");
         let out = plan_md_run(
             dir.path(),
             &stub,
@@ -883,14 +891,10 @@ fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
         // The first run stopped at item 1 before it asked anything: the
         // order is no answer.
         assert!(stderr.contains(", 0 answer(s) recorded"), "{stderr}");
-        // In waves, B is asked beside the second question; one at a time,
-        // that question stops the run before it.
-        let asked = (count(&stub, "Step: Build A"), count(&stub, "Step: Build B"));
-        assert_eq!(
-            (asked.0 - before.0, asked.1 - before.1),
-            (1, b_asked),
-            "{began:?}"
-        );
+        // One at a time, A runs and the second question stops the run
+        // before B; in waves, the second question is asked before either.
+        let now = (count(&stub, "Step: Build A"), count(&stub, "Step: Build B"));
+        assert_eq!(now, asked, "{began:?}");
     }
 }
 
@@ -2459,10 +2463,6 @@ fn a_reply_that_breaks_off_mid_stream_is_retried_then_stops_resumably() {
     assert_eq!(status_of(&vault, "send.md"), "done");
 }
 
-/// A PLAN.md worker whose reply has no `STATUS:` line did not finish its
-/// item (Leopold's reading): it is asked again, told why, and the run goes
-/// on once it answers `done`; a worker that never does stops the run after
-/// three attempts, before the item that depends on it.
 /// Leopold's repeated-failure rescue, end to end against a real server:
 /// an item out of attempts gets one more under the approach the model
 /// decided, journaled, and the run goes on when it works.
@@ -2531,6 +2531,10 @@ fn a_plan_md_item_out_of_attempts_is_rescued_once_under_a_new_approach() {
     assert_eq!(count(&stub, "The item that keeps failing"), 1);
 }
 
+/// A PLAN.md worker whose reply has no `STATUS:` line did not finish its
+/// item (Leopold's reading): it is asked again, told why, and the run goes
+/// on once it answers `done`; a worker that never does stops the run after
+/// three attempts, before the item that depends on it.
 #[test]
 fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
     const PLAN: &str = "# Plan\n\n- [ ] Write the notes\n- [ ] (after: 1) Publish them\n";
@@ -2594,7 +2598,7 @@ fn a_plan_md_reply_without_a_status_is_asked_again_then_stops_the_run() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("not rescued: no different approach could be decided"),
+        stderr.contains("not rescued: no different approach (the reply names"),
         "{stderr}"
     );
     assert_eq!(count(&stub, "Step: Write the notes"), 3);
@@ -2952,5 +2956,45 @@ fn a_loose_note_marked_active_is_not_where_a_run_resumes() {
         status_of(&folder, "notes.md"),
         "active",
         "a note the run never visited"
+    );
+}
+
+/// Review, F1: with `--parallel`, two items failing their third attempt
+/// together stopped the run, and every `planvault run` after asked nothing
+/// and stopped on the same failure. Each stop's "no rescue" is journaled;
+/// run again, both items get three attempts more.
+#[test]
+fn a_parallel_run_stopped_by_two_items_at_once_gives_both_a_new_round_when_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        "# Plan\n\n- [ ] Write A\n- [ ] Write B\n",
+    )
+    .unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Nope.\nSTATUS: failed")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = plan_md_run(dir.path(), &stub, &["--parallel"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not rescued: no different approach (more than one item failed at once)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        (count(&stub, "Step: Write A"), count(&stub, "Step: Write B")),
+        (3, 3)
+    );
+    let out = plan_md_run(dir.path(), &stub, &["--parallel"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        (count(&stub, "Step: Write A"), count(&stub, "Step: Write B")),
+        (6, 6)
     );
 }

@@ -4,7 +4,7 @@
 use crate::engine_support::*;
 use planvault_core::engine::{
     drive, Answer, Autonomy, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody,
-    RunConfig, ORDER_KEY,
+    RunConfig,
 };
 use planvault_core::{planmd, Plan, Status};
 
@@ -295,6 +295,41 @@ fn a_gate_is_review_only_and_its_block_is_a_failure_a_route_can_catch() {
     assert_eq!(statuses[2], Status::Done);
 }
 
+/// Under `autonomy: ask`, Leopold's `runParallel` stops before a pass
+/// with a ready `@human` item dispatches anything; its serial loop stops
+/// only when that item is the one it takes. Found by hand: a wave asked
+/// the others beside the person, and a terminal run, stopping to wait for
+/// them, threw their paid answers away and asked them again on resume.
+#[test]
+fn a_person_decides_before_the_rest_of_a_wave_starts() {
+    let text = "- [ ] Build A\n- [ ] @human Approve\n- [ ] Build B\n";
+    let ask = |config: RunConfig| RunConfig {
+        autonomy: Autonomy::Ask,
+        ..config
+    };
+    for (config, first) in [(ask(parallel()), "2#1:human"), (ask(config()), "1#1:work")] {
+        let mut engine = Engine::new(plan(text), config.clone(), &Journal::new()).unwrap();
+        let asked = engine.start();
+        assert_eq!(asked_ids(&asked), [first], "parallel: {}", config.parallel);
+    }
+    let mut engine = Engine::new(plan(text), ask(parallel()), &Journal::new()).unwrap();
+    let effects = drive(&mut engine, |r| Event::Answered {
+        id: r.id.clone(),
+        answer: match &r.body {
+            RequestBody::Human { .. } => Answer::Human {
+                decision: "yes".into(),
+                approved: true,
+                choice: None,
+            },
+            _ => Answer::Work {
+                output: "ok\nSTATUS: done".into(),
+            },
+        },
+    });
+    assert_eq!(asked_ids(&effects), ["2#1:human", "1#1:work", "3#1:work"]);
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
+}
+
 /// Leopold's repeated-failure rescue (`rescue.ts`, and its test
 /// `repeated-failure-rescue.test.ts`): an item out of attempts gets ONE
 /// more, under an approach a model decides from the failures.
@@ -433,7 +468,7 @@ mod rescue {
                 trace_lines(&effects)
                     .iter()
                     .any(|l| l
-                        .starts_with("1#3: not rescued: no different approach could be decided")),
+                        .starts_with("1#3: not rescued: no different approach (the reply names")),
                 "never silent: {reply}"
             );
         }
@@ -480,7 +515,7 @@ mod rescue {
         // (Leopold: a new run's `failure_rescue_used` is false).
         let mut on_disk = plan(text);
         apply_statuses(&mut on_disk, &first);
-        let mut engine = Engine::new(on_disk, rescued(), &journal_of(&first)).unwrap();
+        let mut engine = Engine::new(on_disk, rescued(), &as_begun(false, &first)).unwrap();
         let (again, _, _) = run_with(&mut engine, work, &rescue_json());
         assert_eq!(
             asked_ids(&again),
@@ -491,9 +526,274 @@ mod rescue {
             replay_only: true,
             ..rescued()
         };
-        let mut replay = Engine::new(plan(text), replay_cfg, &journal_of(&both)).unwrap();
+        let mut replay = Engine::new(plan(text), replay_cfg, &as_begun(false, &both)).unwrap();
         let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
         assert_eq!(finish(&replayed).reason, finish(&again).reason);
+    }
+
+    /// Every work item blocked, every command exit 1; a rescue answered
+    /// `rescue` (`None`: refused, as a runner with no model does).
+    fn failing(rescue: Option<&'static str>) -> impl FnMut(&Request) -> Event {
+        move |r: &Request| {
+            let id = r.id.clone();
+            let answer = match (&r.body, rescue) {
+                (RequestBody::Replan { .. }, None) => {
+                    return Event::Refused {
+                        id,
+                        reason: "manual mode has none".into(),
+                    }
+                }
+                (RequestBody::Replan { .. }, Some(text)) => Answer::Revision { text: text.into() },
+                (RequestBody::Command { .. }, _) => Answer::Command {
+                    exit: 1,
+                    output: "boom".into(),
+                },
+                _ => Answer::Work {
+                    output: BLOCKED.into(),
+                },
+            };
+            Event::Answered { id, answer }
+        }
+    }
+
+    /// The first run's effects, then the effects of a run started again
+    /// on the notes it left (`checked`: items a person checked `[x]`).
+    fn run_again(
+        text: &str,
+        config: &RunConfig,
+        first: impl FnMut(&Request) -> Event,
+        checked: &[usize],
+        then: impl FnMut(&Request) -> Event,
+    ) -> (Vec<Effect>, Vec<Effect>) {
+        let mut engine = Engine::new(plan(text), config.clone(), &Journal::new()).unwrap();
+        let before = drive(&mut engine, first);
+        let mut on_disk = plan(text);
+        apply_statuses(&mut on_disk, &before);
+        for &i in checked {
+            on_disk.nodes[i].status = Status::Done;
+        }
+        let journal = as_begun(config.parallel, &before);
+        let mut engine = Engine::new(on_disk, config.clone(), &journal).unwrap();
+        let after = drive(&mut engine, then);
+        (before, after)
+    }
+
+    /// Review, F1: two items out of attempts in one wave stopped the run
+    /// with no rescue, and every run started again asked nothing and
+    /// stopped on the same failure. Each stop's "no rescue" is journaled:
+    /// run again, both get a new round.
+    #[test]
+    fn two_items_out_of_attempts_at_once_are_not_rescued_and_each_gets_a_new_round() {
+        let text = "- [ ] Import A\n- [ ] Import B\n";
+        let config = RunConfig {
+            rescue: true,
+            ..parallel()
+        };
+        let approach = Some(r#"{"approach":"one row first","different":"no batch"}"#);
+        let (first, again) = run_again(text, &config, failing(None), &[], failing(approach));
+        assert!(trace_lines(&first).contains(
+            &"1#3: not rescued: no different approach (more than one item failed at once) [stop]"
+                .to_string()
+        ));
+        assert_eq!(
+            asked_ids(&again)[..6],
+            ["1#4:work", "2#4:work", "1#5:work", "2#5:work", "1#6:work", "2#6:work"]
+        );
+    }
+
+    /// Review, F1b: an item rescued before, out of attempts again beside
+    /// another item: neither is rescued, and run again gives both a new
+    /// round, whichever settles first.
+    #[test]
+    fn a_rescued_item_failing_beside_another_gives_both_a_new_round_when_run_again() {
+        for text in [
+            "- [ ] A\n- [ ] C\n- [ ] (after: 2) B\n",
+            "- [ ] C\n- [ ] (after: 1) B\n- [ ] A\n",
+        ] {
+            let config = RunConfig {
+                rescue: true,
+                ..parallel()
+            };
+            let c = if text.starts_with("- [ ] A") {
+                "2"
+            } else {
+                "1"
+            };
+            let answer = move |r: &Request| match &r.body {
+                RequestBody::Replan { .. } => Event::Answered {
+                    id: r.id.clone(),
+                    answer: Answer::Revision {
+                        text: r#"{"approach":"one row first","different":"no batch"}"#.into(),
+                    },
+                },
+                _ => Event::Answered {
+                    id: r.id.clone(),
+                    answer: Answer::Work {
+                        output: if r.node == c {
+                            "done\nSTATUS: done"
+                        } else {
+                            BLOCKED
+                        }
+                        .into(),
+                    },
+                },
+            };
+            let (first, again) = run_again(text, &config, answer, &[], answer);
+            let rescues = |e: &[Effect]| {
+                asked_ids(e)
+                    .into_iter()
+                    .filter(|id| id.ends_with(":rescue"))
+                    .count()
+            };
+            assert_eq!(rescues(&first), 1, "{text}");
+            // A new round each: two worker attempts before any rescue.
+            let again = asked_ids(&again);
+            assert!(
+                !again[..2].iter().any(|id| id.ends_with(":rescue")),
+                "{text}: {again:?}"
+            );
+        }
+    }
+
+    /// Review, F2: a rescue the runner could not ask (no model) was not
+    /// journaled, so a run started again asked it instead of giving the
+    /// item three attempts more.
+    #[test]
+    fn a_run_started_again_after_a_refused_rescue_gives_a_new_round() {
+        let text = "- [ ] Import the legacy rows\n";
+        for (then, expected) in [
+            (
+                Some("no idea"),
+                &["1#4:work", "1#5:work", "1#6:work", "1#6:rescue"][..],
+            ),
+            (
+                Some(r#"{"approach":"one row first","different":"no batch"}"#),
+                &["1#4:work", "1#5:work", "1#6:work", "1#6:rescue", "1#7:work"][..],
+            ),
+            (
+                None,
+                &["1#4:work", "1#5:work", "1#6:work", "1#6:rescue"][..],
+            ),
+        ] {
+            let (first, again) = run_again(text, &rescued(), failing(None), &[], failing(then));
+            assert_eq!(
+                asked_ids(&first),
+                ["1#1:work", "1#2:work", "1#3:work", "1#3:rescue"]
+            );
+            assert_eq!(asked_ids(&again), expected, "{then:?}");
+        }
+    }
+
+    /// Review, F3: the rescue was asked with no step left for the attempt
+    /// it buys (Leopold checks its iteration budget first).
+    #[test]
+    fn no_rescue_is_asked_when_no_step_is_left() {
+        let config = RunConfig {
+            max_steps: 3,
+            ..rescued()
+        };
+        let mut engine = Engine::new(plan(ITEM), config, &Journal::new()).unwrap();
+        let effects = drive(&mut engine, failing(Some("unused")));
+        assert_eq!(asked_ids(&effects), ["1#1:work", "1#2:work", "1#3:work"]);
+        assert!(trace_lines(&effects).contains(
+            &"1#3: not rescued: no different approach (no step is left for another attempt) [stop]"
+                .to_string()
+        ));
+        let mut on_disk = plan(ITEM);
+        apply_statuses(&mut on_disk, &effects);
+        assert_eq!(on_disk.nodes[0].status, Status::Failed);
+    }
+
+    /// Review, F4: after an item checked by hand, whether the run started
+    /// again had its rescue depended on how the first run's had ended.
+    #[test]
+    fn a_run_started_again_after_a_box_checked_by_hand_has_its_rescue() {
+        let text = "- [ ] Import A\n- [ ] (after: 1) Import B\n";
+        for first in [
+            None,
+            Some("no idea"),
+            Some(r#"{"approach":"x","different":"y"}"#),
+        ] {
+            let (_, again) = run_again(text, &rescued(), failing(first), &[0], failing(Some("no")));
+            assert_eq!(
+                asked_ids(&again),
+                ["2#1:work", "2#2:work", "2#3:work", "2#3:rescue"],
+                "{first:?}"
+            );
+        }
+    }
+
+    /// Review, F5: a replay of a journal cut off at the rescue (its call
+    /// failed) ended as a failure the run never had; it diverges, as at
+    /// any other answer the journal lacks.
+    #[test]
+    fn a_replay_cut_off_at_the_rescue_diverges() {
+        let mut engine = Engine::new(plan(ITEM), rescued(), &Journal::new()).unwrap();
+        let live = drive(&mut engine, |r| match &r.body {
+            RequestBody::Replan { .. } => Event::Unavailable {
+                id: r.id.clone(),
+                error: "connection reset".into(),
+            },
+            _ => failing(None)(r),
+        });
+        assert!(matches!(
+            finish(&live).reason,
+            FinishReason::Interrupted { .. }
+        ));
+        let replay_cfg = RunConfig {
+            replay_only: true,
+            ..rescued()
+        };
+        let mut replay = Engine::new(plan(ITEM), replay_cfg, &as_begun(false, &live)).unwrap();
+        let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+        assert_eq!(
+            finish(&replayed).reason,
+            FinishReason::ReplayDiverged {
+                request: "1#3:rescue".into()
+            }
+        );
+    }
+
+    /// As Leopold's `runToolNode`, a command takes no approach: rescued, it
+    /// runs once more as it is, and the trace says so.
+    #[test]
+    fn a_command_rescued_runs_once_more_as_it_is() {
+        let text = "- [ ] @tool make test\n";
+        let mut engine = Engine::new(plan(text), rescued(), &Journal::new()).unwrap();
+        let effects = drive(
+            &mut engine,
+            failing(Some(r#"{"approach":"run one test","different":"not all"}"#)),
+        );
+        assert_eq!(
+            asked_ids(&effects),
+            [
+                "1#1:command",
+                "1#2:command",
+                "1#3:command",
+                "1#3:rescue",
+                "1#4:command"
+            ]
+        );
+        assert!(trace_lines(&effects).contains(&"1#3: rescued: one last attempt (its command runs as it is; the new approach, run one test, reaches only a worker) [schedule]".to_string()));
+    }
+
+    /// A journal with answers and no order began before the rescue: it
+    /// goes on without one.
+    #[test]
+    fn a_run_begun_before_the_rescue_goes_on_without_one() {
+        let mut engine = Engine::new(plan(ITEM), rescued(), &Journal::new()).unwrap();
+        let effects = drive(&mut engine, failing(Some("unused")));
+        let first_two: Vec<Effect> = effects
+            .iter()
+            .take_while(|e| !matches!(e, Effect::Request(r) if r.id == "1#3:work"))
+            .cloned()
+            .collect();
+        let mut engine = Engine::new(plan(ITEM), rescued(), &journal_of(&first_two)).unwrap();
+        let resumed = drive(
+            &mut engine,
+            failing(Some(r#"{"approach":"x","different":"y"}"#)),
+        );
+        assert_eq!(asked_ids(&resumed), ["1#3:work"]);
     }
 
     #[test]
@@ -513,7 +813,7 @@ mod rescue {
         });
         assert_eq!(ran(&effects), ["1", "1", "1", "1"]);
         assert!(trace_lines(&effects).contains(
-            &"1#3: not rescued: no different approach could be decided (refused: manual mode has none) [stop]"
+            &"1#3: not rescued: no different approach (refused: manual mode has none) [stop]"
                 .to_string()
         ));
         let stopped = finish(&effects).reason;
@@ -524,7 +824,7 @@ mod rescue {
             replay_only: true,
             ..rescued()
         };
-        let mut replay = Engine::new(plan(ITEM), replay_cfg, &journal_of(&effects)).unwrap();
+        let mut replay = Engine::new(plan(ITEM), replay_cfg, &as_begun(false, &effects)).unwrap();
         let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
         assert_eq!(finish(&replayed).reason, stopped);
     }
@@ -789,15 +1089,6 @@ mod properties {
         }
     }
 
-    /// The journal of `effects` as the runner keeps it: the run's order
-    /// ([`Answer::Order`]) first.
-    fn as_begun(parallel: bool, effects: &[Effect]) -> Journal {
-        let mut journal = Journal::new();
-        journal.push(ORDER_KEY, Answer::Order { parallel });
-        journal.entries.extend(journal_of(effects).entries);
-        journal
-    }
-
     fn plan_any(text: &str) -> Plan {
         planmd::parse("PLAN.md", text).0
     }
@@ -892,15 +1183,19 @@ mod properties {
         /// replay of both runs' journal (where the second asked anything)
         /// and a resume of the second from any cut end as it did.
         #[test]
-        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>()) {
+        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), refuse in any::<bool>()) {
             let plan = plan_any(&text);
             let cfg = RunConfig { rescue, ..if waves { parallel() } else { config() } };
             let first_answer = oracle(seed);
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
-            let first = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: first_answer(r) });
-            if !matches!(finish(&first).reason, FinishReason::NodeFailed { .. }) {
+            // A runner with no model refuses the rescue.
+            let first = drive(&mut engine, |r| match (&r.body, refuse) {
+                (RequestBody::Replan { .. }, true) => Event::Refused { id: r.id.clone(), reason: "no model".into() },
+                _ => Event::Answered { id: r.id.clone(), answer: first_answer(r) },
+            });
+            let FinishReason::NodeFailed { node: stopped_on, reason: stopped_why } = finish(&first).reason else {
                 return Ok(());
-            }
+            };
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &first);
             let answer = oracle(seed2);
@@ -911,6 +1206,15 @@ mod properties {
             let second = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f2 = finish(&second);
             prop_assert!(matches!(f2.reason, FinishReason::Completed | FinishReason::NodeFailed { .. }), "{:?}", f2.reason);
+            // An item a worker's or a command's failures stopped the run on
+            // gets a new round: run again, the run asks a worker something
+            // (found by the review: it could ask nothing, for ever).
+            let last = asked_ids(&first).into_iter().rfind(|id| id.starts_with(&format!("{stopped_on}#")) && !id.ends_with(":rescue"));
+            if stopped_why.starts_with("ended") && last.is_some_and(|id| id.ends_with(":work") || id.ends_with(":command")) && plan.nodes.iter().any(|n| n.id == stopped_on && n.kind != planvault_core::NodeKind::Human) {
+                let moved = asked_ids(&second).iter().any(|id| !id.ends_with(":rescue"));
+                let first_reason = FinishReason::NodeFailed { node: stopped_on.clone(), reason: stopped_why.clone() };
+                prop_assert!(moved || f2.reason != first_reason, "run again asked nothing: {:?}; first asked {:?}", f2.reason, asked_ids(&first));
+            }
             let recorded: BTreeSet<String> = journal_of(&first).entries.iter().map(|e| e.key.clone()).collect();
             for id in asked_ids(&second) {
                 prop_assert!(!recorded.contains(&id), "run again asked recorded {}", id);

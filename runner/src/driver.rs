@@ -1875,7 +1875,9 @@ impl<'a, H: Host> Driver<'a, H> {
                     .chat_for(request, role.as_deref(), &messages_json(messages), &[])
                     .await
                 {
-                    Ok(c) => Answer::Revision { text: c.content },
+                    Ok(c) => Answer::Revision {
+                        text: self.scrub(&c.content),
+                    },
                     Err(LlmError::Interrupted) => return Ok(self.stopped()),
                     Err(err) => return Ok(self.unavailable(id, &err)),
                 }

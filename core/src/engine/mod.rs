@@ -97,7 +97,8 @@ pub struct RunConfig {
     pub parallel: bool,
     /// A PLAN.md run out of attempts on an item asks, once, for a
     /// different approach and tries it one last time (Leopold's rescue).
-    /// Off only for a Temporal run begun before it.
+    /// Off for a run begun before it: a Temporal run's history says so,
+    /// and a journal without the run's order ([`Engine::new`]).
     pub rescue: bool,
 }
 
@@ -825,7 +826,7 @@ impl Machine {
             ),
             // A rescue the host cannot ask (no model): no new approach.
             (Machine::PlanMd(m), RequestBody::Replan { .. }) => {
-                m.on_rescue(s, request, Err(reason))
+                m.on_rescue_refused(s, request, &reason)
             }
             // A tool the host refuses is that step's failure (a replan can answer it).
             (Machine::Generated(m), RequestBody::Invoke { .. }) => m.on_answer(
@@ -863,14 +864,22 @@ impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
     /// with the answers `recorded` so far (empty for a fresh run). A PLAN.md
     /// run goes on in the order its journal records ([`Journal::order`]),
-    /// whatever `config` says: its answers were asked in that order.
+    /// whatever `config` says: its answers were asked in that order; one
+    /// whose journal has answers and no order began before the rescue,
+    /// and has none.
     pub fn new(
         plan: Plan,
         mut config: RunConfig,
         recorded: &Journal,
     ) -> Result<Engine, EngineError> {
-        if let (PlanFormat::PlanMd, Some(parallel)) = (plan.format, recorded.order()) {
-            config.parallel = parallel;
+        if plan.format == PlanFormat::PlanMd {
+            match recorded.order() {
+                Some(parallel) => config.parallel = parallel,
+                // Begun before the order was journaled, and before the
+                // rescue: it goes on without one, as it began.
+                None if !recorded.entries.is_empty() => config.rescue = false,
+                None => {}
+            }
         }
         // The order is no answer: nothing asks for it, nothing reads it.
         let recorded = &Journal {

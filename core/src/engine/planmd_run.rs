@@ -70,11 +70,11 @@ pub(crate) struct PlanMdRun {
     /// The run's one rescue (Leopold's `failure_rescue_used`) is spent: it
     /// was asked. A run started again after a failure gets it back.
     rescue_spent: bool,
-    /// An item out of attempts the rescue may save, and what its last
-    /// attempt reported (asked once its wave has settled).
-    rescuable: Option<(usize, String)>,
-    /// The item whose rescue is asked and not answered yet.
-    rescuing: Option<usize>,
+    /// Items out of attempts whose rescue is to be decided once their wave
+    /// has settled, and what each one's last attempt reported.
+    rescuable: Vec<(usize, String)>,
+    /// Items whose rescue is asked and not answered yet.
+    rescuing: BTreeSet<usize>,
     /// The approach a rescue decided, told to the item's last attempt.
     rescue_lead: Vec<Option<String>>,
     /// The item and attempt a rescue granted.
@@ -112,8 +112,8 @@ impl PlanMdRun {
             checked: vec![false; n],
             failures_in_a_row: 0,
             rescue_spent: false,
-            rescuable: None,
-            rescuing: None,
+            rescuable: Vec::new(),
+            rescuing: BTreeSet::new(),
             rescue_lead: vec![None; n],
             rescued: None,
         };
@@ -172,7 +172,7 @@ impl PlanMdRun {
     /// start the next wave, or finish.
     fn advance(&mut self, s: &mut Shared) {
         loop {
-            if s.is_finished() || !self.wave.is_empty() || self.rescuing.is_some() {
+            if s.is_finished() || !self.wave.is_empty() || !self.rescuing.is_empty() {
                 return;
             }
             // A failure nothing routes around (after its attempts) stops the
@@ -180,8 +180,11 @@ impl PlanMdRun {
             // repeated failure: no later item starts. Unless the run's
             // rescue gives it one last attempt.
             if !self.failures.is_empty() {
-                if self.ask_rescue(s) {
+                if self.decide_rescues(s) {
                     return;
+                }
+                if self.failures.is_empty() {
+                    continue;
                 }
                 // Failed in their notes, those the rescue might have
                 // saved too.
@@ -233,8 +236,18 @@ impl PlanMdRun {
                 // the first; a wave is asked and settled in that order.
                 let routed = |i: &usize| self.routed[*i] || live.routed.contains(i);
                 wave.sort_by_key(|i| !routed(i));
-                if !s.config.parallel {
-                    wave.truncate(1);
+                // Under `autonomy: ask` a person decides a `@human` item
+                // before anything else of its wave starts (Leopold's
+                // `haltsRun` in `runParallel`): the others, asked beside
+                // it, would be paid for and lost when the run stops to
+                // wait for them.
+                let waits_for_a_person = |i: &&usize| {
+                    s.config.autonomy == Autonomy::Ask && s.plan.nodes[**i].kind == NodeKind::Human
+                };
+                match wave.iter().find(waits_for_a_person) {
+                    Some(&person) if s.config.parallel => wave = vec![person],
+                    _ if !s.config.parallel => wave.truncate(1),
+                    _ => {}
                 }
                 self.start_wave(s, wave);
                 return;
@@ -513,7 +526,8 @@ impl PlanMdRun {
                 Answer::Revision { text } => text,
                 _ => String::new(),
             };
-            self.on_rescue(s, request, Ok(text));
+            let served = s.answer_served;
+            self.on_rescue(s, request, text, served);
             return;
         }
         let Some(i) = s.node_index(&request.node) else {
@@ -692,19 +706,17 @@ impl PlanMdRun {
         // it; an attempt in flight when a run is interrupted is not yet in
         // the journal).
         let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
-        let run_again = self.run_again(s, i);
-        // Out of attempts, the run's rescue comes first (asked once the
-        // wave has settled): it was asked here, or nothing came after (no
-        // next attempt, no box checked by hand). Its note saying `failed`
-        // does not tell a run started again from one cut off before the
-        // rescue was answered: the rescue is asked, and a run started
-        // again after it was refused begins a new round then
-        // ([`Self::on_rescue`]).
+        let run_again = self.run_again(s, i, s.answer_served);
+        // Out of attempts, the run's rescue is decided once the wave has
+        // settled, and journaled whatever it is (a model's approach, or
+        // none): a run that reaches this again reads it there, and a run
+        // started again after the stop it caused knows that stop by it
+        // ([`Self::on_rescue`]). Not where the journal goes on past this
+        // failure without one, or the box was checked by hand since.
         let rescue_key = format!("{}#{attempt}:rescue", node.id);
         let rescue = failed
             && work
             && s.config.rescue
-            && !self.rescue_spent
             && (s.has_recorded(&rescue_key) || !(rederive || s.has_recorded(&next)));
         if failed && work && !rescue && (s.has_recorded(&next) || run_again) {
             self.round_start[i] = attempt + 1;
@@ -761,12 +773,14 @@ impl PlanMdRun {
                 let why = failure_why.unwrap_or_else(|| {
                     format!("it ended {}", outcome.as_deref().unwrap_or_default())
                 });
-                let evidence = match &answer {
-                    // A command's output ends with what went wrong.
-                    Answer::Command { .. } => format!("{reason}\n\n{}", tail(&output, 600)),
-                    _ => format!("{reason}\n\n{output}"),
+                // A reply ends with its status and why; a command's output
+                // with what went wrong.
+                let kept = match &answer {
+                    Answer::Command { .. } => 600,
+                    _ => 1400,
                 };
-                self.rescuable = Some((i, evidence));
+                let evidence = format!("{reason}\n\n{}", tail(&output, kept));
+                self.rescuable.push((i, evidence));
                 self.last_failure[i] = Some(why);
             }
             self.failures.push((i, reason));
@@ -776,9 +790,11 @@ impl PlanMdRun {
         }
     }
 
-    /// Item `i`, which failed, was checked `[x]` by a person since.
+    /// Item `i`, which failed, was checked `[x]` by a person since: this
+    /// run was started again, and has its rescue back.
     fn done_by_hand(&mut self, s: &mut Shared, i: usize) {
         self.failures_in_a_row = 0;
+        self.rescue_spent = false;
         self.outcomes[i] = None;
         s.trace_hop(
             true,
@@ -791,75 +807,103 @@ impl PlanMdRun {
     }
 
     /// Whether this run was started again after item `i` failed and
-    /// stopped it: its note says `failed` and the journal's answers were
-    /// being served; in a replay, the journal goes on past this failure
+    /// stopped it, as its answer `served` from the journal tells: its note
+    /// says `failed`; in a replay, the journal goes on past this failure
     /// (its new round's item may not have been asked yet).
-    fn run_again(&self, s: &mut Shared, i: usize) -> bool {
+    fn run_again(&self, s: &mut Shared, i: usize, served: bool) -> bool {
         match s.config.replay_only {
-            false => self.failed_at_start[i] && s.answer_served,
-            true => s.answer_served && s.has_unread(),
+            false => self.failed_at_start[i] && served,
+            true => served && s.has_unread(),
         }
     }
 
-    /// The run's one rescue (Leopold's `rescueLead`), asked for the item
-    /// a failure stops the run on: whether it was asked. A replay serves
-    /// it from the journal or, where the run had none, stops as it did.
-    fn ask_rescue(&mut self, s: &mut Shared) -> bool {
-        let Some((i, evidence)) = self.rescuable.take() else {
-            return false;
+    /// The rescues of the items out of attempts (Leopold's `rescueLead`):
+    /// one the journal holds is served; else the run's one rescue is asked
+    /// for the one item a failure stops the run on, while a step is left
+    /// for the attempt it would buy; every other item gets none, journaled
+    /// so. Whether any is outstanding.
+    fn decide_rescues(&mut self, s: &mut Shared) -> bool {
+        let rescuable = std::mem::take(&mut self.rescuable);
+        let alone = rescuable.len() == 1 && self.failures.len() == 1;
+        let why_not = if self.rescue_spent {
+            "the run's one rescue is spent"
+        } else if !alone {
+            "more than one item failed at once"
+        } else {
+            "no step is left for another attempt"
         };
-        // One more attempt cannot save a run two failures stop.
-        if self.rescue_spent || self.failures.len() != 1 || self.failures[0].0 != i {
-            return false;
+        let can_ask = !self.rescue_spent && alone && s.steps < s.config.max_steps;
+        for (i, evidence) in rescuable {
+            let node = &s.plan.nodes[i];
+            let attempt = self.attempts[i];
+            let failures = match s.config.parallel {
+                true => attempt - self.round_start[i] + 1,
+                false => self.failures_in_a_row,
+            };
+            let request = Request {
+                id: format!("{}#{attempt}:rescue", node.id),
+                node: node.id.clone(),
+                visit: attempt,
+                body: RequestBody::Replan {
+                    messages: prompt::rescue_messages(&s.config.query, node, failures, &evidence),
+                    role: node.role.clone(),
+                },
+            };
+            if can_ask || s.has_recorded(&request.id) || s.config.replay_only {
+                self.rescue_spent = true;
+                self.rescuing.insert(i);
+                s.ask(request);
+                continue;
+            }
+            let text = none_asked(s, &request.id, why_not);
+            self.decide_rescue(s, i, &text, false);
         }
-        let node = &s.plan.nodes[i];
-        let attempt = self.attempts[i];
-        let id = format!("{}#{attempt}:rescue", node.id);
-        if s.config.replay_only && !s.has_recorded(&id) {
-            return false;
-        }
-        let failures = match s.config.parallel {
-            true => attempt - self.round_start[i] + 1,
-            false => self.failures_in_a_row,
-        };
-        let request = Request {
-            id,
-            node: node.id.clone(),
-            visit: attempt,
-            body: RequestBody::Replan {
-                messages: prompt::rescue_messages(&s.config.query, node, failures, &evidence),
-                role: node.role.clone(),
-            },
-        };
-        self.rescue_spent = true;
-        self.rescuing = Some(i);
-        s.ask(request);
-        true
+        !self.rescuing.is_empty()
     }
 
-    /// A rescue's reply (`Err`: the runner could not ask one). An approach
-    /// gives the item one last attempt under it; none stops the run as
-    /// the failure would have, and a run started again after that stop
-    /// gives the item a new round.
-    pub fn on_rescue(&mut self, s: &mut Shared, request: Request, reply: Result<String, String>) {
-        let Some(i) = self
-            .rescuing
-            .filter(|&i| s.plan.nodes[i].id == request.node)
+    /// A rescue the runner could not ask (no model): none, journaled so.
+    pub fn on_rescue_refused(&mut self, s: &mut Shared, request: Request, reason: &str) {
+        let text = none_asked(s, &request.id, &format!("refused: {reason}"));
+        self.on_rescue(s, request, text, false);
+    }
+
+    /// A rescue's reply (`served`: from the journal); the run goes on once
+    /// every rescue asked is decided.
+    pub fn on_rescue(&mut self, s: &mut Shared, request: Request, text: String, served: bool) {
+        let Some(i) = s
+            .node_index(&request.node)
+            .filter(|i| self.rescuing.remove(i))
         else {
             return;
         };
-        self.rescuing = None;
-        self.rescuable = None;
+        self.decide_rescue(s, i, &text, served);
+        if self.rescuing.is_empty() {
+            self.advance(s);
+        }
+    }
+
+    /// Item `i`'s rescue, decided by `text`. An approach gives it one last
+    /// attempt under it. None stops the run on it as the failure would
+    /// have; unless the box was checked by hand since, or this run was
+    /// started again after that stop: then the item gets a new round, and
+    /// the run its rescue back (a new Leopold run's).
+    fn decide_rescue(&mut self, s: &mut Shared, i: usize, text: &str, served: bool) {
         let attempt = self.attempts[i];
-        match reply.as_deref().ok().and_then(prompt::parse_rescue) {
+        let command = s.plan.nodes[i].kind == NodeKind::Tool;
+        match prompt::parse_rescue(text) {
             Some(rescue) => {
+                let what = match command {
+                    // Leopold's `runToolNode` takes no lead either.
+                    true => format!(
+                        "rescued: one last attempt (its command runs as it is; the new approach, {}, reaches only a worker)",
+                        rescue.approach
+                    ),
+                    false => format!("rescued: one last attempt, a new approach: {}", rescue.approach),
+                };
                 s.trace_answered(
                     i,
                     attempt,
-                    format!(
-                        "rescued: one last attempt, a new approach: {}",
-                        rescue.approach
-                    ),
+                    what,
                     DecidedBy::Schedule,
                     Some(format!(
                         "How it differs: {}\nWhy: {}",
@@ -867,20 +911,18 @@ impl PlanMdRun {
                     )),
                 );
                 self.failures.retain(|&(f, _)| f != i);
-                self.rescue_lead[i] = Some(rescue.lead());
+                self.rescue_lead[i] = (!command).then(|| rescue.lead());
                 self.state[i] = State::Pending;
                 self.attempts[i] = attempt + 1;
                 self.rescued = Some((i, attempt + 1));
             }
             None => {
-                let why = match &reply {
-                    Err(reason) => format!("refused: {reason}"),
-                    Ok(_) => "the reply names no approach and how it differs".to_string(),
-                };
+                let why = prompt::rescue_none(text)
+                    .unwrap_or_else(|| "the reply names no approach and how it differs".into());
                 s.trace_answered(
                     i,
                     attempt,
-                    format!("not rescued: no different approach could be decided ({why})"),
+                    format!("not rescued: no different approach ({why})"),
                     DecidedBy::Stop,
                     None,
                 );
@@ -892,7 +934,7 @@ impl PlanMdRun {
                 if !asked_next && checked_since {
                     self.failures.retain(|&(f, _)| f != i);
                     self.done_by_hand(s, i);
-                } else if asked_next || self.run_again(s, i) {
+                } else if asked_next || self.run_again(s, i, served) {
                     self.failures.retain(|&(f, _)| f != i);
                     self.round_start[i] = attempt + 1;
                     self.failures_in_a_row = 0;
@@ -910,7 +952,6 @@ impl PlanMdRun {
                 }
             }
         }
-        self.advance(s);
     }
 
     /// Item `i`'s current attempt in its round, as told to its worker:
@@ -1188,6 +1229,17 @@ fn declared_defaults(node: &crate::Node, reported: &[(String, String)]) -> Vec<(
         })
         .map(|(_, pair)| pair.clone())
         .collect()
+}
+
+/// No rescue for request `id`, and `why`, journaled as its reply (a run
+/// that reaches it again reads it there): the reply's text.
+fn none_asked(s: &mut Shared, id: &str, why: &str) -> String {
+    let text = prompt::rescue_none_text(why);
+    s.emit(Effect::Record(super::JournalEntry {
+        key: id.to_string(),
+        answer: Answer::Revision { text: text.clone() },
+    }));
+    text
 }
 
 /// The last `max` characters of `text`.

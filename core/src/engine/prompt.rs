@@ -137,7 +137,9 @@ pub fn parse_rescue(text: &str) -> Option<Rescue> {
         (start < end).then(|| &text[start..=end])
     })?;
     let value: serde_json::Value = serde_json::from_str(raw).ok()?;
-    let field = |name: &str, max: usize| value.get(name)?.as_str().map(|v| clip(v, max));
+    let value = value.as_object()?;
+    // As JavaScript's `String(obj[name] ?? "")`: a number or a list is text too.
+    let field = |name: &str, max: usize| value.get(name).map(|v| clip(&js_string(v), max));
     let approach = field("approach", RESCUE_CLIP).filter(|a| !a.is_empty())?;
     let different = field("different", 400).filter(|d| !d.is_empty())?;
     let why = field("why", 400)
@@ -149,6 +151,18 @@ pub fn parse_rescue(text: &str) -> Option<Rescue> {
         different,
         why,
     })
+}
+
+/// The reply journaled for a rescue that was not asked, and why
+/// (`{"none":why}`: no approach, so no attempt).
+pub fn rescue_none_text(why: &str) -> String {
+    serde_json::json!({ "none": why }).to_string()
+}
+
+/// Why no rescue was asked, where `text` is [`rescue_none_text`]'s.
+pub fn rescue_none(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    Some(clip(value.get("none")?.as_str()?, 300))
 }
 
 /// A rescue's decision: what the last attempt does differently.
@@ -176,7 +190,8 @@ impl Rescue {
 
 const RESCUE_CLIP: usize = 1200;
 
-/// The body of the first fenced block (```` ``` ```` or ```` ```json ````).
+/// The body of the first fenced block (```` ``` ```` or ```` ```json ````),
+/// as Leopold's ``/```(?:json)?\s*([\s\S]*?)```/i`` takes it.
 fn fenced_json(text: &str) -> Option<&str> {
     let open = text.find("```")?;
     let rest = &text[open + 3..];
@@ -184,14 +199,40 @@ fn fenced_json(text: &str) -> Option<&str> {
         .get(..4)
         .filter(|tag| tag.eq_ignore_ascii_case("json"))
         .map_or(rest, |_| &rest[4..]);
+    let rest = rest.trim_start_matches(is_js_space);
     let close = rest.find("```")?;
     Some(&rest[..close])
+}
+
+/// JavaScript's `\s` (and what its `trim` drops): Unicode's white space
+/// without U+0085, with U+FEFF.
+fn is_js_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+/// A JSON value as JavaScript's `String(value ?? "")` writes it.
+fn js_string(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => f.to_string(),
+            _ => n.to_string(),
+        },
+        // `[a, null, b].join(",")`: none is empty.
+        Value::Array(items) => items.iter().map(js_string).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".to_string(),
+    }
 }
 
 /// `text` trimmed, cut to `max` characters with an ellipsis (Leopold's `clip`).
 fn clip(text: &str, max: usize) -> String {
     let text = text.replace('\r', "");
-    let text = text.trim();
+    let text = text.trim_matches(is_js_space);
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -223,6 +264,27 @@ mod tests {
         assert_eq!(parse_rescue(r#"{"approach":"do X"}"#), None);
         assert_eq!(parse_rescue(r#"{"approach":" ","different":"y"}"#), None);
         assert_eq!(parse_rescue(r#"["approach"]"#), None);
+        // As JavaScript's `String(…)` (the differential against Leopold's
+        // `parseRescue` found these): a number and a list are text, and
+        // its white space is not Rust's.
+        let r = parse_rescue(r#"{"approach":42,"different":["no SDK",null,"one table"]}"#).unwrap();
+        assert_eq!(
+            (r.approach.as_str(), r.different.as_str()),
+            ("42", "no SDK,,one table")
+        );
+        assert!(parse_rescue("```json\u{a0}{\"approach\":\"a\",\"different\":\"b\"}```").is_some());
+        assert_eq!(
+            parse_rescue("{\"approach\":\"\u{feff}\",\"different\":\"b\"}"),
+            None
+        );
+        assert!(parse_rescue("{\"approach\":\"\u{85}\",\"different\":\"b\"}").is_some());
+        assert_eq!(parse_rescue(r#"{"approach":null,"different":"b"}"#), None);
+        assert_eq!(
+            parse_rescue(r#"{"approach":{},"different":"b"}"#)
+                .unwrap()
+                .approach,
+            "[object Object]"
+        );
         let r = parse_rescue(r#"{"approach":"do X","different":"the old one did Y"}"#).unwrap();
         assert_eq!(
             (r.approach.as_str(), r.different.as_str()),

@@ -195,6 +195,18 @@ pub fn journal_of(effects: &[Effect]) -> Journal {
     journal
 }
 
+/// The journal of `effects` as the runner keeps a PLAN.md run's: its
+/// order ([`Answer::Order`]) first.
+pub fn as_begun(parallel: bool, effects: &[Effect]) -> Journal {
+    let mut journal = Journal::new();
+    journal.push(
+        planvault_core::engine::ORDER_KEY,
+        Answer::Order { parallel },
+    );
+    journal.entries.extend(journal_of(effects).entries);
+    journal
+}
+
 pub fn finish(effects: &[Effect]) -> planvault_core::engine::Finish {
     match effects.last() {
         Some(Effect::Finish(f)) => f.clone(),
