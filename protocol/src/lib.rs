@@ -28,7 +28,7 @@ mod wire;
 pub use wire::{from_worker_json, to_worker_json};
 
 /// Bump on any change to the shape of a message.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// What is posted: the version and one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -343,6 +343,9 @@ pub enum ReplyKind {
     Work,
     /// The YES/NO judgment of its conditions.
     Judgment,
+    /// A revision of the run's course: a PLAN.md item's rescue (a new
+    /// approach for its last attempt), a generated plan's replanning.
+    Revision,
 }
 
 /// What a person is asked.

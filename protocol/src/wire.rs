@@ -481,7 +481,7 @@ mod tests {
                 label,
             });
         }
-        for kind in [ReplyKind::Work, ReplyKind::Judgment] {
+        for kind in [ReplyKind::Work, ReplyKind::Judgment, ReplyKind::Revision] {
             both_ways_from_worker(ReplyStarts {
                 node: "n".into(),
                 kind,

@@ -367,6 +367,18 @@ fn key_visit(key: &str) -> Option<(&str, u32)> {
     Some((&key[..hash], visit.parse().ok()?))
 }
 
+/// What a model's reply to `body` is for, as the app labels it, and its
+/// attempt.
+fn reply_kind(body: &RequestBody) -> (ReplyKind, u32) {
+    match body {
+        RequestBody::Judge { attempt, .. } => (ReplyKind::Judgment, *attempt),
+        // A PLAN.md item's rescue, a generated plan's replanning: not the
+        // node's work.
+        RequestBody::Replan { .. } => (ReplyKind::Revision, 1),
+        _ => (ReplyKind::Work, 1),
+    }
+}
+
 /// The label of a ``took `label` → [[to]]`` trace line.
 fn took_label(what: &str) -> Option<&str> {
     what.strip_prefix("took `")?
@@ -2375,10 +2387,7 @@ impl<'a, H: Host> Driver<'a, H> {
             if self.inbox.stop_requested() {
                 return Err(LlmError::Interrupted);
             }
-            let (kind, nth) = match &request.body {
-                RequestBody::Judge { attempt, .. } => (ReplyKind::Judgment, *attempt),
-                _ => (ReplyKind::Work, 1),
-            };
+            let (kind, nth) = reply_kind(&request.body);
             self.flush_delta(None);
             self.post(FromWorker::ReplyStarts {
                 node: request.node.clone(),
@@ -2615,6 +2624,24 @@ mod tests {
     use crate::memory::{block_on, MemoryHost};
     use planvault_core::engine::Autonomy;
     use planvault_protocol::RetryPolicy;
+
+    /// The app shows a rescue's reply as what it is, not as the item's
+    /// work (a review found its JSON streaming as "1: work").
+    #[test]
+    fn a_rescue_reply_is_announced_as_a_revision() {
+        let rescue = RequestBody::Replan {
+            messages: Vec::new(),
+            role: None,
+        };
+        assert_eq!(reply_kind(&rescue), (ReplyKind::Revision, 1));
+        let judge = RequestBody::Judge {
+            messages: Vec::new(),
+            labels: Vec::new(),
+            role: None,
+            attempt: 2,
+        };
+        assert_eq!(reply_kind(&judge), (ReplyKind::Judgment, 2));
+    }
 
     fn start(mode: RunMode) -> StartRun {
         StartRun {

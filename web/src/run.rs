@@ -189,12 +189,14 @@ pub struct Live {
 }
 
 impl Live {
-    /// `review: work`, `review: judgment, attempt 2`.
+    /// `review: work`, `review: judgment, attempt 2`, `review: a new
+    /// approach` (a rescue).
     pub fn label(&self) -> String {
         match (self.kind, self.attempt) {
             (ReplyKind::Work, _) => format!("{}: work", self.node),
             (ReplyKind::Judgment, 1) => format!("{}: judgment", self.node),
             (ReplyKind::Judgment, n) => format!("{}: judgment, attempt {n}", self.node),
+            (ReplyKind::Revision, _) => format!("{}: a new approach", self.node),
         }
     }
 }
@@ -923,6 +925,13 @@ mod tests {
         });
         judgment(&mut v, 1, "NO");
         assert_eq!(v.live.as_ref().unwrap().label(), "review: judgment");
+        let rescue = Live {
+            node: "review".into(),
+            kind: ReplyKind::Revision,
+            attempt: 1,
+            text: String::new(),
+        };
+        assert_eq!(rescue.label(), "review: a new approach");
         judgment(&mut v, 2, "NO");
         judgment(&mut v, 3, "NO");
         let live = v.live.clone().unwrap();
