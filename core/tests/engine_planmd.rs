@@ -515,7 +515,7 @@ mod rescue {
         // (Leopold: a new run's `failure_rescue_used` is false).
         let mut on_disk = plan(text);
         apply_statuses(&mut on_disk, &first);
-        let mut engine = Engine::new(on_disk, rescued(), &as_begun(false, &first)).unwrap();
+        let mut engine = Engine::new(on_disk, rescued(), &as_begun(&rescued(), &first)).unwrap();
         let (again, _, _) = run_with(&mut engine, work, &rescue_json());
         assert_eq!(
             asked_ids(&again),
@@ -526,7 +526,12 @@ mod rescue {
             replay_only: true,
             ..rescued()
         };
-        let mut replay = Engine::new(plan(text), replay_cfg, &as_begun(false, &both)).unwrap();
+        let mut replay = Engine::new(
+            plan(text),
+            replay_cfg.clone(),
+            &as_begun(&replay_cfg, &both),
+        )
+        .unwrap();
         let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
         assert_eq!(finish(&replayed).reason, finish(&again).reason);
     }
@@ -572,21 +577,89 @@ mod rescue {
         for &i in checked {
             on_disk.nodes[i].status = Status::Done;
         }
-        let journal = as_begun(config.parallel, &before);
+        let journal = as_begun(config, &before);
         let mut engine = Engine::new(on_disk, config.clone(), &journal).unwrap();
         let after = drive(&mut engine, then);
         (before, after)
     }
 
+    /// Leopold's `runParallel`: waves count failures in a row across the
+    /// run, in the order they settle, and the rescue goes to the last item
+    /// to fail when the count reaches three; the others stay open and run
+    /// beside its last attempt. When the count reaches the ceiling again,
+    /// the rescue is spent: the run stops on the last to fail.
+    #[test]
+    fn waves_count_failures_in_a_row_and_rescue_the_last_to_fail() {
+        let text = "- [ ] Import A\n- [ ] Import B\n";
+        let config = RunConfig {
+            rescue: true,
+            ..parallel()
+        };
+        let mut engine = Engine::new(plan(text), config, &Journal::new()).unwrap();
+        let (effects, prompts, rescues) = run_with(&mut engine, |_, _| BLOCKED, &rescue_json());
+        assert_eq!(
+            asked_ids(&effects),
+            [
+                "1#1:work",
+                "2#1:work",
+                "1#2:work",
+                "2#2:work",
+                "2#2:rescue",
+                "1#3:work",
+                "2#3:work"
+            ]
+        );
+        let RequestBody::Replan { messages, .. } = &rescues[0].body else {
+            unreachable!()
+        };
+        let ask = &messages[1].content;
+        assert!(ask.contains("failed 4 time(s) in a row"), "{ask}");
+        assert!(
+            ask.contains("ended blocked on attempt 2, the run's failure 4 in a row"),
+            "{ask}"
+        );
+        let lasts: Vec<bool> = prompts
+            .iter()
+            .map(|p| p.contains("THIS IS THE LAST ATTEMPT"))
+            .collect();
+        assert_eq!(lasts, [false, false, false, false, false, true]);
+        let trace = trace_lines(&effects);
+        assert!(
+            trace.contains(
+                &"1#2: asked again once the run goes on: attempt 3 of 3 [schedule]".to_string()
+            ),
+            "{trace:#?}"
+        );
+        assert_eq!(
+            finish(&effects).reason,
+            FinishReason::NodeFailed {
+                node: "2".into(),
+                reason:
+                    "ended blocked on attempt 3, its last, under the new approach a rescue decided"
+                        .into()
+            }
+        );
+        // Both failed in their notes: the one the run stopped on, and the
+        // one whose last attempt failed with attempts left.
+        let mut on_disk = plan(text);
+        apply_statuses(&mut on_disk, &effects);
+        assert_eq!(
+            [on_disk.nodes[0].status, on_disk.nodes[1].status],
+            [Status::Failed, Status::Failed]
+        );
+    }
+
     /// Review, F1: two items out of attempts in one wave stopped the run
     /// with no rescue, and every run started again asked nothing and
     /// stopped on the same failure. Each stop's "no rescue" is journaled:
-    /// run again, both get a new round.
+    /// run again, both get a new round. (Only a run begun when waves
+    /// counted each item's failures has two out of attempts at once.)
     #[test]
     fn two_items_out_of_attempts_at_once_are_not_rescued_and_each_gets_a_new_round() {
         let text = "- [ ] Import A\n- [ ] Import B\n";
         let config = RunConfig {
             rescue: true,
+            waves_in_a_row: false,
             ..parallel()
         };
         let approach = Some(r#"{"approach":"one row first","different":"no batch"}"#);
@@ -744,7 +817,12 @@ mod rescue {
             replay_only: true,
             ..rescued()
         };
-        let mut replay = Engine::new(plan(ITEM), replay_cfg, &as_begun(false, &live)).unwrap();
+        let mut replay = Engine::new(
+            plan(ITEM),
+            replay_cfg.clone(),
+            &as_begun(&replay_cfg, &live),
+        )
+        .unwrap();
         let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
         assert_eq!(
             finish(&replayed).reason,
@@ -824,7 +902,12 @@ mod rescue {
             replay_only: true,
             ..rescued()
         };
-        let mut replay = Engine::new(plan(ITEM), replay_cfg, &as_begun(false, &effects)).unwrap();
+        let mut replay = Engine::new(
+            plan(ITEM),
+            replay_cfg.clone(),
+            &as_begun(&replay_cfg, &effects),
+        )
+        .unwrap();
         let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
         assert_eq!(finish(&replayed).reason, stopped);
     }
@@ -1010,10 +1093,10 @@ mod properties {
         /// A run ends, asks nothing twice, each item after its
         /// dependencies; its replay and a resume from any cut end as it did.
         #[test]
-        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>()) {
+        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), in_a_row in any::<bool>()) {
             let plan = plan_any(&text);
             let answer = oracle(seed);
-            let cfg = RunConfig { rescue, ..if waves { parallel() } else { config() } };
+            let cfg = RunConfig { rescue, waves_in_a_row: in_a_row, ..if waves { parallel() } else { config() } };
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f = finish(&live);
@@ -1023,12 +1106,13 @@ mod properties {
             prop_assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len(), "asked twice: {:?}", ids);
 
             // An item is asked again only after a worker's failure, each
-            // attempt under its own request id: in waves at most three
-            // times in all; one at a time, never a fourth time in a row
-            // (an item's success between its failures starts the count
-            // again, as Leopold's `consecutive_failures`). The run's one
-            // rescue, asked right after the attempt it follows, buys one
-            // more.
+            // attempt under its own request id, never a fourth time with
+            // nothing else asked between (an item's success between its
+            // failures starts the count again, as Leopold's
+            // `consecutive_failures`), in waves a fifth (a success in the
+            // wave of its first failure, asked before it, ends the streak
+            // after it). The run's one rescue, asked right after the
+            // attempt it follows, buys one more.
             let rescues: Vec<usize> = ids.iter().enumerate().filter(|(_, id)| id.ends_with(":rescue")).map(|(at, _)| at).collect();
             prop_assert!(rescues.len() <= usize::from(rescue), "rescued twice: {:?}", ids);
             for &at in &rescues {
@@ -1045,8 +1129,11 @@ mod properties {
                 prop_assert!(id.starts_with(&format!("{item}#{n}:")), "{} asked as {}", item, id);
                 prop_assert!(*n == 1 || !id.ends_with(":human"), "a person asked again: {}", id);
             }
-            prop_assert!(waves || !order.windows(4 + extra).any(|w| w.iter().all(|i| *i == w[0])), "asked too often in a row: {:?}", ids);
-            prop_assert!(!waves || attempts.values().all(|&n| n as usize <= 3 + extra), "an item ran more than three times: {:?}", order);
+            let streak = if waves { 5 } else { 4 } + extra;
+            prop_assert!(!order.windows(streak).any(|w| w.iter().all(|i| *i == w[0])), "asked too often in a row: {:?}", ids);
+            // A run begun when waves counted each item's own failures.
+            let per_item = waves && !in_a_row;
+            prop_assert!(!per_item || attempts.values().all(|&n| n as usize <= 3 + extra), "an item ran more than three times: {:?}", order);
             let first: BTreeMap<&str, usize> = order.iter().enumerate().rev().map(|(i, id)| (id.as_str(), i)).collect();
             let last: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
             for e in plan.edges.iter().filter(|e| e.kind == planvault_core::EdgeKind::After) {
@@ -1065,9 +1152,9 @@ mod properties {
             // The journal as the runner writes it, its order first: a
             // replay or a resume given the other order goes on in the
             // run's own.
-            let given = RunConfig { parallel: !waves, ..cfg.clone() };
+            let given = RunConfig { parallel: !waves, waves_in_a_row: !in_a_row, ..cfg.clone() };
             let replay_cfg = RunConfig { replay_only: true, ..given.clone() };
-            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(waves, &live)).unwrap();
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(&cfg, &live)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             prop_assert_eq!(observable(&replayed), observable(&live));
 
@@ -1078,7 +1165,7 @@ mod properties {
             let cut = (cut as usize) % (failed_at.unwrap_or(live.len()) + 1);
             let mut on_disk = plan.clone();
             apply_statuses(&mut on_disk, &live[..cut]);
-            let journal = as_begun(waves, &live[..cut]);
+            let journal = as_begun(&cfg, &live[..cut]);
             let mut resumed = Engine::new(on_disk, given, &journal).unwrap();
             let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             prop_assert_eq!(finish(&again).reason, f.reason);
@@ -1183,9 +1270,9 @@ mod properties {
         /// replay of both runs' journal (where the second asked anything)
         /// and a resume of the second from any cut end as it did.
         #[test]
-        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), refuse in any::<bool>()) {
+        fn a_run_started_again_replays_and_resumes_as_it_ran(text in arb_plan(), seed in any::<u64>(), seed2 in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), refuse in any::<bool>(), in_a_row in any::<bool>()) {
             let plan = plan_any(&text);
-            let cfg = RunConfig { rescue, ..if waves { parallel() } else { config() } };
+            let cfg = RunConfig { rescue, waves_in_a_row: in_a_row, ..if waves { parallel() } else { config() } };
             let first_answer = oracle(seed);
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             // A runner with no model refuses the rescue.
@@ -1201,8 +1288,8 @@ mod properties {
             let answer = oracle(seed2);
             // Started again, replayed and resumed given the other order:
             // the journal's, first in it, holds.
-            let given = RunConfig { parallel: !waves, ..cfg.clone() };
-            let mut engine = Engine::new(on_disk.clone(), given.clone(), &as_begun(waves, &first)).unwrap();
+            let given = RunConfig { parallel: !waves, waves_in_a_row: !in_a_row, ..cfg.clone() };
+            let mut engine = Engine::new(on_disk.clone(), given.clone(), &as_begun(&cfg, &first)).unwrap();
             let second = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f2 = finish(&second);
             prop_assert!(matches!(f2.reason, FinishReason::Completed | FinishReason::NodeFailed { .. }), "{:?}", f2.reason);
@@ -1221,7 +1308,7 @@ mod properties {
             }
             let both: Vec<Effect> = first.iter().chain(&second).cloned().collect();
             let replay_cfg = RunConfig { replay_only: true, ..given.clone() };
-            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(waves, &both)).unwrap();
+            let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(&cfg, &both)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
             if !asked_ids(&second).is_empty() {
                 prop_assert_eq!(&finish(&replayed).reason, &f2.reason);
@@ -1232,7 +1319,7 @@ mod properties {
             let mut disk = on_disk.clone();
             apply_statuses(&mut disk, &second[..cut]);
             let part: Vec<Effect> = first.iter().chain(&second[..cut]).cloned().collect();
-            let mut resumed = Engine::new(disk, given, &as_begun(waves, &part)).unwrap();
+            let mut resumed = Engine::new(disk, given, &as_begun(&cfg, &part)).unwrap();
             let again = drive(&mut resumed, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             prop_assert_eq!(&finish(&again).reason, &f2.reason);
         }
@@ -1434,11 +1521,18 @@ fn plans_run_as_leopold_runs_them() {
     // together in waves, each wave settled in the items' order.
     let waves = [
         Case {
-            name: "waves: an item beside a failing one runs",
+            name: "waves: an item beside a failing one runs, and its success starts the count again",
             text: "- [ ] Step 1\n- [x] (after: 1) Step 2\n- [ ] (after: 2) Step 3\n",
             replies: &[("1", "STATUS: failed")],
-            ran: &["1", "3", "1", "1"],
+            ran: &["1", "3", "1", "1", "1"],
             failed: Some("1"),
+        },
+        Case {
+            name: "waves: an item done ends the streak of its wave, whatever the wave's order",
+            text: "- [ ] Step 1\n- [ ] Step 2\n",
+            replies: &[("2", "STATUS: failed")],
+            ran: &["1", "2", "2", "2", "2"],
+            failed: Some("2"),
         },
         Case {
             name: "waves: a routed target goes first in the next wave",
@@ -1487,6 +1581,96 @@ fn plans_run_as_leopold_runs_them() {
             ),
         }
     }
+}
+
+/// A run begun when waves counted each item's own failures (its order
+/// line has no `in_a_row`) replays and resumes counting them so: an item
+/// beside another's success still stops the run at its third failure.
+#[test]
+fn a_run_begun_when_waves_counted_each_items_failures_goes_on_so() {
+    let text = "- [ ] Step 1\n- [ ] Step 2\n";
+    let answer = |r: &Request| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: if r.node == "2" {
+                "ok\nSTATUS: done"
+            } else {
+                "no\nSTATUS: failed"
+            }
+            .into(),
+        },
+    };
+    let per_item = RunConfig {
+        waves_in_a_row: false,
+        ..parallel()
+    };
+    let mut engine = Engine::new(plan(text), per_item, &Journal::new()).unwrap();
+    let before = drive(&mut engine, answer);
+    assert_eq!(
+        asked_ids(&before),
+        ["1#1:work", "2#1:work", "1#2:work", "1#3:work"]
+    );
+    let mut engine = Engine::new(plan(text), parallel(), &Journal::new()).unwrap();
+    let now = drive(&mut engine, answer);
+    assert_eq!(
+        asked_ids(&now),
+        ["1#1:work", "2#1:work", "1#2:work", "1#3:work", "1#4:work"],
+        "the success of item 2 started the count again"
+    );
+
+    // The journal as that version wrote it: its order line has no `in_a_row`.
+    let old = format!(
+        "{{\"key\":\"run:order\",\"kind\":\"order\",\"parallel\":true}}\n{}",
+        journal_of(&before).to_jsonl()
+    );
+    let journal = Journal::from_jsonl(&old).unwrap();
+    let replay_cfg = RunConfig {
+        replay_only: true,
+        ..parallel()
+    };
+    let mut replay = Engine::new(plan(text), replay_cfg, &journal).unwrap();
+    let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
+    assert_eq!(finish(&replayed).reason, finish(&before).reason);
+    // Cut after item 1's second failure: the resume asks its third, its last.
+    let cut = old.lines().take(4).collect::<Vec<_>>().join("\n");
+    let mut engine =
+        Engine::new(plan(text), parallel(), &Journal::from_jsonl(&cut).unwrap()).unwrap();
+    let resumed = drive(&mut engine, answer);
+    assert_eq!(asked_ids(&resumed), ["1#3:work"]);
+    assert_eq!(finish(&resumed).reason, finish(&before).reason);
+}
+
+/// In a wave, a later item's route into an item that failed earlier in
+/// the same wave is taken, even when that failure brought the run's count
+/// to the ceiling: the route ends the streak, and Leopold's box of the item
+/// is open. (Deciding each failure as it settled, the differential found
+/// such a route refused as "already done".)
+#[test]
+fn a_route_into_an_item_failed_earlier_in_its_wave_is_taken() {
+    let text = "- [ ] Step 1\n- [ ] Step 2\n  @emit k=x\n  @on k=x -> 1\n";
+    let mut engine = Engine::new(plan(text), parallel(), &Journal::new()).unwrap();
+    let effects = drive(&mut engine, |r| Event::Answered {
+        id: r.id.clone(),
+        answer: Answer::Work {
+            output: match r.id.as_str() {
+                "1#3:work" => "fixed\nSTATUS: done",
+                "2#2:work" => "no\nSTATUS: failed\nSIGNALS: k=x",
+                _ => "no\nSTATUS: failed",
+            }
+            .into(),
+        },
+    });
+    assert_eq!(
+        asked_ids(&effects),
+        ["1#1:work", "2#1:work", "1#2:work", "2#2:work", "1#3:work"]
+    );
+    assert!(
+        trace_lines(&effects)
+            .contains(&"2#2: took route `k=x` → item 1 (Step 1) [route]".to_string()),
+        "{:#?}",
+        trace_lines(&effects)
+    );
+    assert_eq!(finish(&effects).reason, FinishReason::Completed);
 }
 
 /// A run started again after an item spent its attempts gives it a new
@@ -1575,8 +1759,12 @@ fn run_again_with(
     let mut on_disk = plan(text);
     let mut journal_effects: Vec<Effect> = Vec::new();
     for run in 1..=runs {
-        let mut engine =
-            Engine::new(on_disk.clone(), cfg.clone(), &journal_of(&journal_effects)).unwrap();
+        let mut engine = Engine::new(
+            on_disk.clone(),
+            cfg.clone(),
+            &as_begun(&cfg, &journal_effects),
+        )
+        .unwrap();
         let effects = drive(&mut engine, all_fail_but(ok));
         apply_statuses(&mut on_disk, &effects);
         check(run, &effects, &on_disk);

@@ -48,7 +48,8 @@ fn arb_answer() -> impl Strategy<Value = Answer> {
                 error
             }),
         arb_text().prop_map(|text| Answer::Revision { text }),
-        any::<bool>().prop_map(|parallel| Answer::Order { parallel }),
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(parallel, in_a_row)| Answer::Order { parallel, in_a_row }),
     ]
 }
 

@@ -82,6 +82,7 @@ fn check(data: &[u8]) -> Result<()> {
             key: ORDER_KEY.into(),
             answer: Answer::Order {
                 parallel: u.arbitrary()?,
+                in_a_row: u.arbitrary()?,
             },
         };
         journal.entries.insert(at, order);

@@ -116,6 +116,10 @@ pub struct Options {
     /// approach (`RunConfig::rescue`). Off only for a Temporal run begun
     /// before it.
     pub rescue: bool,
+    /// A PLAN.md run's waves count failures in a row across the run
+    /// (`RunConfig::waves_in_a_row`). Off only for a Temporal run begun
+    /// before they did.
+    pub waves_in_a_row: bool,
 }
 
 impl Default for Options {
@@ -133,6 +137,7 @@ impl Default for Options {
             proposal: false,
             journal_order: true,
             rescue: true,
+            waves_in_a_row: true,
         }
     }
 }
@@ -720,6 +725,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     key: ORDER_KEY.to_string(),
                     answer: Answer::Order {
                         parallel: self.start.parallel,
+                        in_a_row: self.options.waves_in_a_row,
                     },
                 };
                 self.journal(&entry).await?;
@@ -1092,6 +1098,7 @@ impl<'a, H: Host> Driver<'a, H> {
             replay_only: replay.is_some(),
             parallel: self.start.parallel,
             rescue: self.options.rescue,
+            waves_in_a_row: self.options.waves_in_a_row,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)

@@ -173,6 +173,9 @@ impl PlanvaultRun {
         // An item out of attempts is rescued once; a run begun before
         // stops there, as it did.
         options.rescue = ctx.patched("plan-md-rescue");
+        // Waves count failures in a row across the run; a run begun
+        // before counts each item's own, as it did.
+        options.waves_in_a_row = ctx.patched("plan-md-waves-in-a-row");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

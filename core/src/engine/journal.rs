@@ -56,8 +56,14 @@ pub enum Answer {
     Revision { text: String },
     /// How a PLAN.md run orders its items, as it began (under
     /// [`ORDER_KEY`]): a resume, a `--decide` and a replay go on in it,
-    /// whatever order they are given.
-    Order { parallel: bool },
+    /// whatever order they are given. `in_a_row`: its waves count failures
+    /// in a row across the run (`RunConfig::waves_in_a_row`); a run begun
+    /// before wrote no such field, and counts each item's own.
+    Order {
+        parallel: bool,
+        #[serde(default)]
+        in_a_row: bool,
+    },
 }
 
 impl Answer {
@@ -117,8 +123,9 @@ impl JournalEntry {
                 error: error.as_deref().map(f),
             },
             Answer::Revision { text } => Answer::Revision { text: f(text) },
-            Answer::Order { parallel } => Answer::Order {
+            Answer::Order { parallel, in_a_row } => Answer::Order {
                 parallel: *parallel,
+                in_a_row: *in_a_row,
             },
         };
         JournalEntry {
@@ -173,8 +180,20 @@ impl Journal {
     /// records it (a later entry wins, as for any key): a run begun
     /// before it was kept has none.
     pub fn order(&self) -> Option<bool> {
+        self.order_entry().map(|(parallel, _)| parallel)
+    }
+
+    /// Whether the run's waves count failures in a row ([`Answer::Order`]),
+    /// when the journal records its order.
+    pub fn waves_in_a_row(&self) -> Option<bool> {
+        self.order_entry().map(|(_, in_a_row)| in_a_row)
+    }
+
+    fn order_entry(&self) -> Option<(bool, bool)> {
         self.entries.iter().rev().find_map(|e| match &e.answer {
-            Answer::Order { parallel } if e.key == ORDER_KEY => Some(*parallel),
+            Answer::Order { parallel, in_a_row } if e.key == ORDER_KEY => {
+                Some((*parallel, *in_a_row))
+            }
             _ => None,
         })
     }
@@ -249,6 +268,12 @@ pub fn read_line(line: &str) -> Result<(JournalEntry, Option<serde_json::Value>)
         Some(_) => Err(format!("`{name}` is not true or false")),
         None => Err(format!("missing field `{name}`")),
     };
+    // `#[serde(default)]`: missing is false, null is not a flag.
+    let maybe_flag = |name: &str| match fields.get(name) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("`{name}` is not true or false")),
+    };
     let key = text("key")?;
     let kind = text("kind")?;
     let answer = match kind.as_str() {
@@ -292,6 +317,7 @@ pub fn read_line(line: &str) -> Result<(JournalEntry, Option<serde_json::Value>)
         },
         "order" => Answer::Order {
             parallel: flag("parallel")?,
+            in_a_row: maybe_flag("in_a_row")?,
         },
         other => return Err(format!("unknown kind `{other}`")),
     };

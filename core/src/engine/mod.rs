@@ -100,6 +100,12 @@ pub struct RunConfig {
     /// Off for a run begun before it: a Temporal run's history says so,
     /// and a journal without the run's order ([`Engine::new`]).
     pub rescue: bool,
+    /// Waves count failures in a row across the run, in the order they
+    /// settle, as Leopold's `runParallel` does (its `consecutive_failures`,
+    /// as the serial loop's): the last to fail when the count reaches the
+    /// ceiling is out of attempts. Off, each item's own failures count: a
+    /// run begun before, as its journal's order says ([`Engine::new`]).
+    pub waves_in_a_row: bool,
 }
 
 impl Default for RunConfig {
@@ -114,6 +120,7 @@ impl Default for RunConfig {
             max_replans: 2,
             parallel: false,
             rescue: true,
+            waves_in_a_row: true,
         }
     }
 }
@@ -864,21 +871,28 @@ impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
     /// with the answers `recorded` so far (empty for a fresh run). A PLAN.md
     /// run goes on in the order its journal records ([`Journal::order`]),
-    /// whatever `config` says: its answers were asked in that order; one
-    /// whose journal has answers and no order began before the rescue,
-    /// and has none.
+    /// whatever `config` says: its answers were asked in that order, its
+    /// waves' failures counted as they were; one whose journal has answers
+    /// and no order began before the rescue, and has none.
     pub fn new(
         plan: Plan,
         mut config: RunConfig,
         recorded: &Journal,
     ) -> Result<Engine, EngineError> {
         if plan.format == PlanFormat::PlanMd {
-            match recorded.order() {
-                Some(parallel) => config.parallel = parallel,
-                // Begun before the order was journaled, and before the
-                // rescue: it goes on without one, as it began.
-                None if !recorded.entries.is_empty() => config.rescue = false,
-                None => {}
+            match (recorded.order(), recorded.waves_in_a_row()) {
+                (Some(parallel), Some(in_a_row)) => {
+                    config.parallel = parallel;
+                    config.waves_in_a_row = in_a_row;
+                }
+                // Begun before the order was journaled, before the rescue
+                // and before waves counted failures in a row: it goes on
+                // as it began.
+                _ if !recorded.entries.is_empty() => {
+                    config.rescue = false;
+                    config.waves_in_a_row = false;
+                }
+                _ => {}
             }
         }
         // The order is no answer: nothing asks for it, nothing reads it.

@@ -64,21 +64,44 @@ pub(crate) struct PlanMdRun {
     /// against the channel as it stands, every round ([`Self::live_routes`]).
     checked: Vec<bool>,
     /// Failures in a row across the run, of any items: what Leopold's
-    /// serial loop stops on (`consecutive_failures`). Waves count each
-    /// item's own.
+    /// loops stop on (`consecutive_failures`). A wave's failures add up;
+    /// an item done in it ends the streak once it has settled.
     failures_in_a_row: u32,
+    /// The wave's failed attempts, tried again or not once it has settled.
+    wave_failures: Vec<Attempted>,
+    /// An item of the wave was done: the streak ends as it settles.
+    done_in_wave: bool,
     /// The run's one rescue (Leopold's `failure_rescue_used`) is spent: it
     /// was asked. A run started again after a failure gets it back.
     rescue_spent: bool,
     /// Items out of attempts whose rescue is to be decided once their wave
-    /// has settled, and what each one's last attempt reported.
-    rescuable: Vec<(usize, String)>,
+    /// has settled, what each one's last attempt reported, and after how
+    /// many failures.
+    rescuable: Vec<(usize, String, u32)>,
     /// Items whose rescue is asked and not answered yet.
     rescuing: BTreeSet<usize>,
     /// The approach a rescue decided, told to the item's last attempt.
     rescue_lead: Vec<Option<String>>,
     /// The item and attempt a rescue granted.
     rescued: Option<(usize, u32)>,
+}
+
+/// An item's settled attempt, whose failure may be decided once its wave
+/// has: what concluding it needs.
+struct Attempted {
+    i: usize,
+    /// The request's kind of work (`work`, `command`); none for a person's.
+    key: Option<&'static str>,
+    output: String,
+    outcome: Option<String>,
+    failure_why: Option<String>,
+    rederive: bool,
+    already_done: bool,
+    /// Failed, with no route taken.
+    failed: bool,
+    command: bool,
+    /// Its answer came from the journal.
+    served: bool,
 }
 
 /// How many times a worker is asked to do an item that fails with no route
@@ -111,6 +134,8 @@ impl PlanMdRun {
             last_failure: vec![None; n],
             checked: vec![false; n],
             failures_in_a_row: 0,
+            wave_failures: Vec::new(),
+            done_in_wave: false,
             rescue_spent: false,
             rescuable: Vec::new(),
             rescuing: BTreeSet::new(),
@@ -165,6 +190,7 @@ impl PlanMdRun {
                 self.settle(s, i, request, Answer::Work { output });
             }
         }
+        self.decide_failures(s);
         self.advance(s);
     }
 
@@ -187,8 +213,20 @@ impl PlanMdRun {
                     continue;
                 }
                 // Failed in their notes, those the rescue might have
-                // saved too.
-                for f in self.failures.iter().map(|&(f, _)| f).collect::<Vec<_>>() {
+                // saved too, and those whose last attempt failed with
+                // attempts left (the stop asks them no more).
+                let retried = (0..self.state.len()).filter(|&i| {
+                    self.state[i] == State::Pending
+                        && self.last_failure[i].is_some()
+                        && s.statuses[i] == Status::Active
+                });
+                let stopped: Vec<usize> = self
+                    .failures
+                    .iter()
+                    .map(|&(f, _)| f)
+                    .chain(retried)
+                    .collect();
+                for f in stopped {
                     if s.statuses[f] != Status::Failed {
                         s.set_status(f, Status::Failed);
                     }
@@ -551,6 +589,7 @@ impl PlanMdRun {
                 self.settle(s, i, request, answer);
             }
         }
+        self.decide_failures(s);
         self.advance(s);
     }
 
@@ -683,22 +722,116 @@ impl PlanMdRun {
         let work = key.is_some() && !already_done;
         if failed && work {
             self.failures_in_a_row += 1;
+        } else if !failed && is_failure(outcome.as_deref()) {
+            // A failure a route handled ends the streak as it settles.
+            self.failures_in_a_row = 0;
         } else if !failed {
             // Any item done (a person's approval, one done before or by
-            // hand) ends the streak, as a re-run of Leopold's loop does.
-            self.failures_in_a_row = 0;
+            // hand) ends the streak once its wave has settled: Leopold
+            // applies an item's success after the failures that end with
+            // it (`runParallel`'s `serialize`), so in a wave with any item
+            // done the streak ends, whatever the wave's order.
+            self.done_in_wave = true;
         }
-        let tried = if s.config.parallel {
-            attempt - self.round_start[i] + 1
-        } else {
-            self.failures_in_a_row
+        let attempted = Attempted {
+            i,
+            key,
+            output,
+            outcome,
+            failure_why,
+            rederive,
+            already_done,
+            failed,
+            command: matches!(answer, Answer::Command { .. }),
+            served: s.answer_served,
         };
-        if failed && work && tried < MAX_ATTEMPTS {
-            let why = failure_why
-                .unwrap_or_else(|| format!("it ended {}", outcome.as_deref().unwrap_or_default()));
-            self.again(s, i, &output, rederive, Some(why));
+        if !(failed && work) {
+            self.conclude(s, attempted, 0);
             return;
         }
+        if self.counts_per_item(s) {
+            let tried = attempt - self.round_start[i] + 1;
+            if tried < MAX_ATTEMPTS {
+                self.retry(s, attempted, false);
+            } else {
+                self.conclude(s, attempted, tried);
+            }
+            return;
+        }
+        // Tried again, unless the run's failures in a row reach the
+        // ceiling with this one the last: decided once the wave has
+        // settled ([`Self::decide_failures`]). Meanwhile its box is open,
+        // as Leopold leaves it: a later item of the wave may route here.
+        self.state[i] = State::Pending;
+        self.wave_failures.push(attempted);
+    }
+
+    /// Whether waves count each item's own failures, as a run begun
+    /// before they counted the run's in a row still does.
+    fn counts_per_item(&self, s: &Shared) -> bool {
+        s.config.parallel && !s.config.waves_in_a_row
+    }
+
+    /// The wave's failures, once it has settled (Leopold's loop tests its
+    /// ceiling between dispatches): each is tried again, but the last one
+    /// when the run's failures in a row reach the ceiling, no item of the
+    /// wave done. That item is out of attempts: the run stops on it, or
+    /// rescues it.
+    fn decide_failures(&mut self, s: &mut Shared) {
+        if std::mem::take(&mut self.done_in_wave) {
+            self.failures_in_a_row = 0;
+        }
+        let failures = std::mem::take(&mut self.wave_failures);
+        let tried = self.failures_in_a_row;
+        let stop_on = failures
+            .last()
+            .map(|a| a.i)
+            .filter(|_| tried >= MAX_ATTEMPTS);
+        for attempted in failures {
+            if Some(attempted.i) == stop_on {
+                self.state[attempted.i] = State::Settled;
+                self.conclude(s, attempted, tried);
+            } else {
+                self.retry(s, attempted, stop_on.is_some());
+            }
+        }
+    }
+
+    /// A worker's failed item asked again, told why its last attempt was
+    /// not done; `held`: once the run goes on past another item's stop
+    /// (its rescue).
+    fn retry(&mut self, s: &mut Shared, a: Attempted, held: bool) {
+        let why = a
+            .failure_why
+            .unwrap_or_else(|| format!("it ended {}", a.outcome.as_deref().unwrap_or_default()));
+        let what = match held {
+            true => format!(
+                "asked again once the run goes on: {}",
+                self.next_attempt_of(a.i)
+            ),
+            false => format!("asked again: {}", self.next_attempt_of(a.i)),
+        };
+        self.again(s, a.i, &a.output, a.rederive, why, what);
+    }
+
+    /// An item settled for good: done, failed with a route taken, or out
+    /// of attempts after `tried` failures (its own, or the run's in a row).
+    fn conclude(&mut self, s: &mut Shared, a: Attempted, tried: u32) {
+        let Attempted {
+            i,
+            key,
+            output,
+            outcome,
+            failure_why,
+            rederive,
+            already_done,
+            failed,
+            command,
+            served,
+        } = a;
+        let work = key.is_some() && !already_done;
+        let attempt = self.attempts[i];
+        let node = s.plan.nodes[i].clone();
         // Its attempts spent: a run started again after this failure gives
         // it a new round, from its input. Such a run is known by the
         // journal holding the next attempt (it asked it), or, past the
@@ -706,7 +839,7 @@ impl PlanMdRun {
         // it; an attempt in flight when a run is interrupted is not yet in
         // the journal).
         let next = format!("{}#{}:{}", node.id, attempt + 1, key.unwrap_or("work"));
-        let run_again = self.run_again(s, i, s.answer_served);
+        let run_again = self.run_again(s, i, served);
         // Out of attempts, the run's rescue is decided once the wave has
         // settled, and journaled whatever it is (a model's approach, or
         // none): a run that reaches this again reads it there, and a run
@@ -719,10 +852,10 @@ impl PlanMdRun {
             && s.config.rescue
             && (s.has_recorded(&rescue_key) || !(rederive || s.has_recorded(&next)));
         if failed && work && !rescue && (s.has_recorded(&next) || run_again) {
-            self.round_start[i] = attempt + 1;
-            self.failures_in_a_row = 0;
-            self.rescue_spent = false;
-            self.again(s, i, &output, rederive, None);
+            if !rederive {
+                s.record_output(i, attempt, output);
+            }
+            self.start_round(s, i, !rederive);
             return;
         }
         // Checked `[x]` by a person after it failed: done by hand.
@@ -764,7 +897,7 @@ impl PlanMdRun {
                 ));
             } else if own == tried && tried > 1 {
                 reason.push_str(&format!(" on attempt {tried} of {MAX_ATTEMPTS}"));
-            } else if own != tried {
+            } else if own != tried && tried > 0 {
                 reason.push_str(&format!(
                     " on attempt {own}, the run's failure {tried} in a row"
                 ));
@@ -775,12 +908,9 @@ impl PlanMdRun {
                 });
                 // A reply ends with its status and why; a command's output
                 // with what went wrong.
-                let kept = match &answer {
-                    Answer::Command { .. } => 600,
-                    _ => 1400,
-                };
+                let kept = if command { 600 } else { 1400 };
                 let evidence = format!("{reason}\n\n{}", tail(&output, kept));
-                self.rescuable.push((i, evidence));
+                self.rescuable.push((i, evidence, tried));
                 self.last_failure[i] = Some(why);
             }
             self.failures.push((i, reason));
@@ -833,29 +963,31 @@ impl PlanMdRun {
             "no step is left for another attempt"
         };
         let can_ask = !self.rescue_spent && alone && s.steps < s.config.max_steps;
-        for (i, evidence) in rescuable {
+        for (i, evidence, failures) in rescuable {
             let node = &s.plan.nodes[i];
             let attempt = self.attempts[i];
-            let failures = match s.config.parallel {
-                true => attempt - self.round_start[i] + 1,
-                false => self.failures_in_a_row,
-            };
-            let request = Request {
-                id: format!("{}#{attempt}:rescue", node.id),
-                node: node.id.clone(),
-                visit: attempt,
-                body: RequestBody::Replan {
-                    messages: prompt::rescue_messages(&s.config.query, node, failures, &evidence),
-                    role: node.role.clone(),
-                },
-            };
-            if can_ask || s.has_recorded(&request.id) || s.config.replay_only {
+            let id = format!("{}#{attempt}:rescue", node.id);
+            if can_ask || s.has_recorded(&id) || s.config.replay_only {
+                let request = Request {
+                    id,
+                    node: node.id.clone(),
+                    visit: attempt,
+                    body: RequestBody::Replan {
+                        messages: prompt::rescue_messages(
+                            &s.config.query,
+                            node,
+                            failures,
+                            &evidence,
+                        ),
+                        role: node.role.clone(),
+                    },
+                };
                 self.rescue_spent = true;
                 self.rescuing.insert(i);
                 s.ask(request);
                 continue;
             }
-            let text = none_asked(s, &request.id, why_not);
+            let text = none_asked(s, &id, why_not);
             self.decide_rescue(s, i, &text, false);
         }
         !self.rescuing.is_empty()
@@ -936,19 +1068,7 @@ impl PlanMdRun {
                     self.done_by_hand(s, i);
                 } else if asked_next || self.run_again(s, i, served) {
                     self.failures.retain(|&(f, _)| f != i);
-                    self.round_start[i] = attempt + 1;
-                    self.failures_in_a_row = 0;
-                    self.rescue_spent = false;
-                    self.state[i] = State::Pending;
-                    self.attempts[i] = attempt + 1;
-                    self.last_failure[i] = None;
-                    s.trace_answered(
-                        i,
-                        attempt,
-                        "started again: the run was run again after it failed".into(),
-                        DecidedBy::Schedule,
-                        None,
-                    );
+                    self.start_round(s, i, true);
                 }
             }
         }
@@ -958,35 +1078,57 @@ impl PlanMdRun {
     /// `attempt 2 of 3`, or past three (another item's success between
     /// its failures gave it more) `attempt 5`.
     fn attempt_of(&self, i: usize) -> String {
-        match self.attempts[i] - self.round_start[i] + 1 {
+        self.attempt_label(i, self.attempts[i])
+    }
+
+    /// The attempt item `i` is asked next, as told to its worker.
+    fn next_attempt_of(&self, i: usize) -> String {
+        self.attempt_label(i, self.attempts[i] + 1)
+    }
+
+    fn attempt_label(&self, i: usize, attempt: u32) -> String {
+        match attempt - self.round_start[i] + 1 {
             n if n <= MAX_ATTEMPTS => format!("attempt {n} of {MAX_ATTEMPTS}"),
             n => format!("attempt {n}"),
         }
     }
 
     /// Ask a worker's failed item again: `why` the last attempt was not
-    /// done, told to the next, or `None` for a new round.
+    /// done, told to the next; `what` traced.
     fn again(
         &mut self,
         s: &mut Shared,
         i: usize,
         output: &str,
         rederive: bool,
-        why: Option<String>,
+        why: String,
+        what: String,
     ) {
         let attempt = self.attempts[i];
         self.state[i] = State::Pending;
         self.attempts[i] = attempt + 1;
         if !rederive {
             s.record_output(i, attempt, output.to_string());
-            let what = if why.is_some() {
-                format!("asked again: {}", self.attempt_of(i))
-            } else {
-                "started again: the run was run again after it failed".to_string()
-            };
             s.trace_answered(i, attempt, what, DecidedBy::Schedule, None);
         }
-        self.last_failure[i] = why;
+        self.last_failure[i] = Some(why);
+    }
+
+    /// A new round of attempts for item `i`: the run was started again
+    /// after it failed and stopped it, and has its rescue back (a new
+    /// Leopold run's).
+    fn start_round(&mut self, s: &mut Shared, i: usize, traced: bool) {
+        let attempt = self.attempts[i];
+        self.round_start[i] = attempt + 1;
+        self.failures_in_a_row = 0;
+        self.rescue_spent = false;
+        self.state[i] = State::Pending;
+        self.attempts[i] = attempt + 1;
+        self.last_failure[i] = None;
+        if traced {
+            let what = "started again: the run was run again after it failed".into();
+            s.trace_answered(i, attempt, what, DecidedBy::Schedule, None);
+        }
     }
 
     /// Fire item `i`'s routes whose condition holds. As in Leopold

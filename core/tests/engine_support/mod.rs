@@ -196,12 +196,15 @@ pub fn journal_of(effects: &[Effect]) -> Journal {
 }
 
 /// The journal of `effects` as the runner keeps a PLAN.md run's: its
-/// order ([`Answer::Order`]) first.
-pub fn as_begun(parallel: bool, effects: &[Effect]) -> Journal {
+/// order ([`Answer::Order`]) first, as `config` began it.
+pub fn as_begun(config: &RunConfig, effects: &[Effect]) -> Journal {
     let mut journal = Journal::new();
     journal.push(
         planvault_core::engine::ORDER_KEY,
-        Answer::Order { parallel },
+        Answer::Order {
+            parallel: config.parallel,
+            in_a_row: config.waves_in_a_row,
+        },
     );
     journal.entries.extend(journal_of(effects).entries);
     journal
