@@ -104,7 +104,8 @@ pub struct RunConfig {
     /// settle, as Leopold's `runParallel` does (its `consecutive_failures`,
     /// as the serial loop's): the last to fail when the count reaches the
     /// ceiling is out of attempts. Off, each item's own failures count: a
-    /// run begun before, as its journal's order says ([`Engine::new`]).
+    /// run begun before, as its journal's order says ([`Engine::new`]);
+    /// nor does its stop write `failed` an item it would have asked again.
     pub waves_in_a_row: bool,
 }
 

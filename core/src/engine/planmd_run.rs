@@ -214,9 +214,14 @@ impl PlanMdRun {
                 }
                 // Failed in their notes, those the rescue might have
                 // saved too, and those whose last attempt failed with
-                // attempts left (the stop asks them no more).
+                // attempts left (the stop asks them no more). Not in a
+                // run begun before it wrote those: its resume must write
+                // what it wrote, and a note it left `active` must not
+                // read as one a stop was on ([`Self::run_again`]) where
+                // two items were out of attempts at once.
                 let retried = (0..self.state.len()).filter(|&i| {
-                    self.state[i] == State::Pending
+                    s.config.waves_in_a_row
+                        && self.state[i] == State::Pending
                         && self.last_failure[i].is_some()
                         && s.statuses[i] == Status::Active
                 });
