@@ -301,6 +301,56 @@ fn a_plan_md_submitted_with_parallel_runs_in_waves_as_planvault_run_does() {
     }
 }
 
+/// In waves (`--parallel`), failures count in a row across the run through
+/// Temporal as through `planvault run`: two items failing together reach
+/// three at the second wave, the last to fail is rescued, and the other,
+/// asked again beside its last attempt, is done; the run completes.
+#[test]
+fn a_plan_md_in_waves_rescues_the_last_to_fail_through_temporal_as_planvault_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "- [ ] Write the notes\n- [ ] Write the index\n- [ ] (after: 1, 2) Publish them\n";
+    let script = Script {
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..Reply::when("NEW APPROACH: one page", "One page.\nSTATUS: done")
+            },
+            Reply {
+                times: Some(0),
+                ..Reply::when(
+                    "The item that keeps failing",
+                    r#"{"approach":"one page","different":"not all at once"}"#,
+                )
+            },
+            Reply {
+                times: Some(2),
+                ..Reply::when("Step: Write the notes", "Failed.\nSTATUS: failed")
+            },
+            Reply {
+                times: Some(0),
+                ..Reply::when("Step: Write the index", "Failed.\nSTATUS: failed")
+            },
+        ],
+        default: Some(Reply::when("", "Done.\nSTATUS: done")),
+    };
+    compare(dir.path(), "PLAN.md", plan, &[], script, &["--parallel"]);
+    for copy in ["local", "temporal"] {
+        let run = dir.path().join(copy).join("PLAN.run");
+        if !run.exists() {
+            continue; // skipped: no dev server
+        }
+        let trace = std::fs::read_to_string(run.join("00_plan-trace/trace.md")).unwrap();
+        assert!(
+            trace.contains("rescued: one last attempt, a new approach: one page"),
+            "{copy}: {trace}"
+        );
+        for n in ["1", "2", "3"] {
+            let note = std::fs::read_to_string(run.join(format!("{n}.md"))).unwrap();
+            assert!(note.contains("status: done"), "{copy} {n}: {note}");
+        }
+    }
+}
+
 /// An item out of attempts is rescued once, through Temporal as through
 /// `planvault run`: the same calls, the same vault, a replay that asks
 /// nothing.
