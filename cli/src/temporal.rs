@@ -315,7 +315,8 @@ mod with_temporal {
             // The key stays on the workers: only the variable's name travels.
             start: StartRun {
                 folder,
-                parallel: args.model.parallel,
+                parallel: args.model.waves().0,
+                parallel_at_most: args.model.waves().1,
                 ..crate::run::start_run(
                     args.model.query.clone(),
                     endpoints.for_runner_with(|e| {

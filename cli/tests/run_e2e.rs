@@ -837,9 +837,16 @@ fn a_plan_md_runs_one_item_at_a_time_unless_parallel() {
 #[test]
 fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
     let plan = "- [ ] @human Approve\n- [ ] Build A\n- [ ] @human Approve again\n- [ ] Build B\n";
+    // Leopold's `--parallel N`: 1 is one at a time; more, waves of at most N.
     for (began, then, asked, kept) in [
         (
             &[][..],
+            &["--parallel"][..],
+            (1, 0),
+            "one item at a time (without --parallel)",
+        ),
+        (
+            &["--parallel", "1"][..],
             &["--parallel"][..],
             (1, 0),
             "one item at a time (without --parallel)",
@@ -849,6 +856,12 @@ fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
             &[][..],
             (0, 0),
             "in waves (--parallel)",
+        ),
+        (
+            &["--parallel", "3"][..],
+            &["--parallel"][..],
+            (0, 0),
+            "in waves of at most 3 (--parallel 3)",
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -867,12 +880,18 @@ fn a_plan_md_run_goes_on_in_the_order_it_began_in() {
         let journal =
             std::fs::read_to_string(dir.path().join("PLAN.run/00_plan-trace/journal.jsonl"))
                 .unwrap();
-        let parallel = !began.is_empty();
+        let parallel = !began.is_empty() && began.get(1) != Some(&"1");
         assert!(
             journal.starts_with(&format!(
                 "{{\"key\":\"run:order\",\"kind\":\"order\",\"parallel\":{parallel},"
             )),
             "{journal}"
+        );
+        let first = journal.lines().next().unwrap();
+        assert_eq!(
+            first.contains("\"at_most\":3,"),
+            began.get(1) == Some(&"3"),
+            "{first}"
         );
         // Neither order asks a model before the person decides item 1
         // (in waves, Leopold's `runParallel` stops before its pass).

@@ -301,6 +301,43 @@ fn a_plan_md_submitted_with_parallel_runs_in_waves_as_planvault_run_does() {
     }
 }
 
+/// Leopold's `--parallel N` through Temporal as through `planvault run`:
+/// in waves of at most two, item 1's route puts 4 before 3 in the second
+/// wave, so 3's key, settled last, steers 5 to 6; in one wave of all four
+/// (a bare `--parallel`), 4 settles last and steers it to 7.
+#[test]
+fn a_plan_md_submitted_with_parallel_n_runs_waves_of_at_most_n_as_planvault_run_does() {
+    let plan = "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] Step 3\n  @emit k=three\n- [ ] Step 4\n  @emit k=four\n- [ ] (after: 3, 4) Step 5\n  @on k=three -> 6\n  @on k=four -> 7\n- [ ] (after: 5) Step 6\n- [ ] (after: 5) Step 7\n";
+    for (args, done, not) in [
+        (&["--parallel", "2"][..], "6", "7"),
+        (&["--parallel"][..], "7", "6"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Script {
+            replies: Vec::new(),
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        };
+        compare(dir.path(), "PLAN.md", plan, &[], script, args);
+        for copy in ["local", "temporal"] {
+            let run = dir.path().join(copy).join("PLAN.run");
+            if !run.exists() {
+                continue; // skipped: no dev server
+            }
+            let note = |n: &str| std::fs::read_to_string(run.join(format!("{n}.md"))).unwrap();
+            assert!(
+                note(done).contains("status: done"),
+                "{copy} {args:?}: {}",
+                note(done)
+            );
+            assert!(
+                !note(not).contains("status: done"),
+                "{copy} {args:?}: {}",
+                note(not)
+            );
+        }
+    }
+}
+
 /// In waves (`--parallel`), failures count in a row across the run through
 /// Temporal as through `planvault run`: two items failing together reach
 /// three at the second wave, the last to fail is rescued, and the other,

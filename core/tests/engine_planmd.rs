@@ -1093,10 +1093,10 @@ mod properties {
         /// A run ends, asks nothing twice, each item after its
         /// dependencies; its replay and a resume from any cut end as it did.
         #[test]
-        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), in_a_row in any::<bool>()) {
+        fn items_run_once_after_their_dependencies_and_replay_and_resume_agree(text in arb_plan(), seed in any::<u64>(), cut in any::<u64>(), waves in any::<bool>(), rescue in any::<bool>(), in_a_row in any::<bool>(), at_most in proptest::option::of(1u32..4)) {
             let plan = plan_any(&text);
             let answer = oracle(seed);
-            let cfg = RunConfig { rescue, waves_in_a_row: in_a_row, ..if waves { parallel() } else { config() } };
+            let cfg = RunConfig { rescue, waves_in_a_row: in_a_row, parallel_at_most: at_most, ..if waves { parallel() } else { config() } };
             let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
             let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
             let f = finish(&live);
@@ -1152,7 +1152,7 @@ mod properties {
             // The journal as the runner writes it, its order first: a
             // replay or a resume given the other order goes on in the
             // run's own.
-            let given = RunConfig { parallel: !waves, waves_in_a_row: !in_a_row, ..cfg.clone() };
+            let given = RunConfig { parallel: !waves, waves_in_a_row: !in_a_row, parallel_at_most: at_most.map_or(Some(2), |_| None), ..cfg.clone() };
             let replay_cfg = RunConfig { replay_only: true, ..given.clone() };
             let mut replay = Engine::new(plan.clone(), replay_cfg, &as_begun(&cfg, &live)).unwrap();
             let replayed = drive(&mut replay, |r| panic!("replay asked {}", r.id));
@@ -1615,8 +1615,22 @@ fn plans_run_as_leopold_runs_them() {
             failed: None,
         },
     ];
+    // Leopold's `--parallel N`: a wave starts the first N items that can
+    // run, a taken route's target first.
+    let at_most_two = [Case {
+        name: "waves of at most two: the routed item comes before the third",
+        text: "- [ ] Step 1\n  @on ok -> 4\n- [ ] Step 2\n- [ ] Step 3\n- [ ] Step 4\n",
+        replies: &[],
+        ran: &["1", "2", "4", "3"],
+        failed: None,
+    }];
+    let two = RunConfig {
+        parallel_at_most: Some(2),
+        ..parallel()
+    };
     let runs = (cases.into_iter().map(|c| (config(), c)))
-        .chain(waves.into_iter().map(|c| (parallel(), c)));
+        .chain(waves.into_iter().map(|c| (parallel(), c)))
+        .chain(at_most_two.into_iter().map(|c| (two.clone(), c)));
     for (cfg, case) in runs {
         let mut engine = Engine::new(plan(case.text), cfg, &Journal::new()).unwrap();
         let reply = |item: &str| {

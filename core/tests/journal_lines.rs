@@ -48,8 +48,16 @@ fn arb_answer() -> impl Strategy<Value = Answer> {
                 error
             }),
         arb_text().prop_map(|text| Answer::Revision { text }),
-        (any::<bool>(), any::<bool>())
-            .prop_map(|(parallel, in_a_row)| Answer::Order { parallel, in_a_row }),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of(any::<u32>())
+        )
+            .prop_map(|(parallel, in_a_row, at_most)| Answer::Order {
+                parallel,
+                in_a_row,
+                at_most
+            }),
     ]
 }
 

@@ -83,6 +83,7 @@ fn check(data: &[u8]) -> Result<()> {
             answer: Answer::Order {
                 parallel: u.arbitrary()?,
                 in_a_row: u.arbitrary()?,
+                at_most: u.arbitrary()?,
             },
         };
         journal.entries.insert(at, order);
@@ -101,6 +102,8 @@ fn check(data: &[u8]) -> Result<()> {
         replay_only: u.arbitrary()?,
         parallel: u.arbitrary()?,
         rescue: u.arbitrary()?,
+        waves_in_a_row: u.arbitrary()?,
+        parallel_at_most: u.arbitrary::<Option<u8>>()?.map(u32::from),
         ..RunConfig::default()
     };
     let recorded: BTreeMap<String, &'static str> = journal

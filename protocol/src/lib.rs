@@ -115,6 +115,10 @@ pub struct StartRun {
     /// `--parallel`); otherwise one at a time, in Leopold's order.
     #[serde(default)]
     pub parallel: bool,
+    /// With `parallel`, at most this many items in a wave (Leopold's
+    /// `--parallel N`); none: every item that can run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_at_most: Option<u32>,
 }
 
 /// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
@@ -587,6 +591,7 @@ mod tests {
             mcp_terminal_only: vec!["files".into()],
             folder: "plans/launch".into(),
             parallel: true,
+            parallel_at_most: Some(4),
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

@@ -390,6 +390,7 @@ fn start_run(f: &Fields<'_>) -> Result<StartRun, ProtocolError> {
         mcp_terminal_only: f.list_or_empty("mcp_terminal_only", string)?,
         folder: f.opt_string("folder")?.unwrap_or_default(),
         parallel: f.bool_or_false("parallel")?,
+        parallel_at_most: f.opt_u32("parallel_at_most")?,
     })
 }
 
@@ -607,6 +608,7 @@ mod tests {
             mcp_terminal_only: vec!["files".into()],
             folder: "plans/launch".into(),
             parallel: true,
+            parallel_at_most: Some(3),
         }
     }
 

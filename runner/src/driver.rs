@@ -713,9 +713,13 @@ impl<'a, H: Host> Driver<'a, H> {
     /// `--decide` or a replay goes on in it (the engine reads it back);
     /// a run that began in the other order says it keeps it.
     async fn keep_order(&mut self, journal: &mut Journal) -> Result<(), RunError> {
-        match journal.order() {
-            Some(parallel) if parallel != self.start.parallel => {
-                self.host.progress(&Progress::OrderKept { parallel });
+        let at_most = self.start.parallel_at_most.filter(|_| self.start.parallel);
+        match journal.order_line() {
+            Some(began) if (began.parallel, began.at_most) != (self.start.parallel, at_most) => {
+                self.host.progress(&Progress::OrderKept {
+                    parallel: began.parallel,
+                    at_most: began.at_most,
+                });
             }
             Some(_) => {}
             // A journal without one began before the order was kept: it
@@ -726,6 +730,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     answer: Answer::Order {
                         parallel: self.start.parallel,
                         in_a_row: self.options.waves_in_a_row,
+                        at_most,
                     },
                 };
                 self.journal(&entry).await?;
@@ -1099,6 +1104,7 @@ impl<'a, H: Host> Driver<'a, H> {
             parallel: self.start.parallel,
             rescue: self.options.rescue,
             waves_in_a_row: self.options.waves_in_a_row,
+            parallel_at_most: self.start.parallel_at_most.filter(|_| self.start.parallel),
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)
@@ -2665,6 +2671,7 @@ mod tests {
             mcp_terminal_only: Vec::new(),
             folder: String::new(),
             parallel: false,
+            parallel_at_most: None,
         }
     }
 

@@ -136,8 +136,11 @@ pub enum Progress<'a> {
     /// changed on disk meanwhile, or could not be written): the run goes on.
     BoxesNotChecked { reason: &'a str },
     /// A PLAN.md run goes on in the order it began in (`parallel`: in
-    /// waves), not the one this run was given.
-    OrderKept { parallel: bool },
+    /// waves, of at most `at_most` items), not the one this run was given.
+    OrderKept {
+        parallel: bool,
+        at_most: Option<u32>,
+    },
     /// The journal's last line was torn (a crash or a full disk mid-write):
     /// it was kept aside in this file and cut from the journal.
     JournalRepaired { kept_aside: &'a str },

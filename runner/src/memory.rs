@@ -371,6 +371,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 

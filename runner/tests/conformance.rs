@@ -224,6 +224,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 

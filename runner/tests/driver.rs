@@ -61,6 +61,7 @@ fn start(mode: RunMode) -> StartRun {
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 

@@ -293,6 +293,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 

@@ -673,6 +673,7 @@ mod tests {
             mcp_terminal_only: Vec::new(),
             folder: String::new(),
             parallel: false,
+            parallel_at_most: None,
         })
     }
 

@@ -364,6 +364,7 @@ impl RunClient {
             mcp_terminal_only: Vec::new(),
             folder,
             parallel: settings.parallel,
+            parallel_at_most: None,
         };
         // The panel says "starting" from the click on, not only once the
         // vault's config has been read and the run posted.

@@ -189,6 +189,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 

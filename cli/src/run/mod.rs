@@ -81,14 +81,25 @@ pub(crate) struct ModelArgs {
     /// a Temporal run, `planvault decide`).
     #[arg(long, value_enum, default_value = "full")]
     pub autonomy: AutonomyArg,
-    /// Run a PLAN.md's independent items together, in waves (Leopold's
-    /// `--parallel`); by default one at a time, in the order Leopold's
-    /// loop takes them.
-    #[arg(long)]
-    pub parallel: bool,
+    /// Run a PLAN.md's independent items together, in waves of at most N
+    /// (Leopold's `--parallel N`; without N, every item that can run); by
+    /// default, or with N of 1, one at a time, in the order Leopold's loop
+    /// takes them.
+    #[arg(long, value_name = "N", num_args = 0..=1)]
+    pub parallel: Option<Option<u32>>,
 }
 
 impl ModelArgs {
+    /// Whether a PLAN.md runs in waves, and of at most how many items.
+    /// `--parallel 1` (or 0) is Leopold's one at a time.
+    pub fn waves(&self) -> (bool, Option<u32>) {
+        match self.parallel {
+            None | Some(Some(0 | 1)) => (false, None),
+            Some(None) => (true, None),
+            Some(Some(n)) => (true, Some(n)),
+        }
+    }
+
     /// The vault's endpoints as the config and these flags set them.
     pub fn endpoints(&self, root: &std::path::Path) -> Result<config::Endpoints> {
         config::resolve(
@@ -362,9 +373,11 @@ fn run_once(
     if let Some(hooks) = isolation {
         host = hooks.install(host);
     }
+    let (parallel, parallel_at_most) = args.model.waves();
     let start = StartRun {
         folder,
-        parallel: args.model.parallel,
+        parallel,
+        parallel_at_most,
         ..start_run(
             query,
             endpoints.for_runner(),
@@ -421,6 +434,7 @@ pub(crate) fn start_run(
         mcp_terminal_only: Vec::new(),
         folder: String::new(),
         parallel: false,
+        parallel_at_most: None,
     }
 }
 
@@ -823,12 +837,12 @@ impl Progress {
             P::DecisionUnused { node } => self.line(&format!(
                 "  --decide {node}: no question of {node} was waiting in this run; nothing was recorded"
             )),
-            P::OrderKept { parallel } => self.line(&format!(
+            P::OrderKept { parallel, at_most } => self.line(&format!(
                 "  this run began {}: it goes on so (--fresh starts it over in the order given)",
-                if *parallel {
-                    "in waves (--parallel)"
-                } else {
-                    "one item at a time (without --parallel)"
+                match (parallel, at_most) {
+                    (true, Some(n)) => format!("in waves of at most {n} (--parallel {n})"),
+                    (true, None) => "in waves (--parallel)".to_string(),
+                    (false, _) => "one item at a time (without --parallel)".to_string(),
                 }
             )),
             P::JournalRepaired { kept_aside } => self.line(&format!(

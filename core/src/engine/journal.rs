@@ -58,11 +58,14 @@ pub enum Answer {
     /// [`ORDER_KEY`]): a resume, a `--decide` and a replay go on in it,
     /// whatever order they are given. `in_a_row`: its waves count failures
     /// in a row across the run (`RunConfig::waves_in_a_row`); a run begun
-    /// before wrote no such field, and counts each item's own.
+    /// before wrote no such field, and counts each item's own. `at_most`:
+    /// the items a wave may hold (`RunConfig::parallel_at_most`).
     Order {
         parallel: bool,
         #[serde(default)]
         in_a_row: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_most: Option<u32>,
     },
 }
 
@@ -78,6 +81,14 @@ impl Answer {
             Answer::Order { .. } => "order",
         }
     }
+}
+
+/// A PLAN.md run's order as its journal records it ([`Answer::Order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderLine {
+    pub parallel: bool,
+    pub in_a_row: bool,
+    pub at_most: Option<u32>,
 }
 
 /// The key of a PLAN.md run's [`Answer::Order`]: no request has it.
@@ -123,10 +134,7 @@ impl JournalEntry {
                 error: error.as_deref().map(f),
             },
             Answer::Revision { text } => Answer::Revision { text: f(text) },
-            Answer::Order { parallel, in_a_row } => Answer::Order {
-                parallel: *parallel,
-                in_a_row: *in_a_row,
-            },
+            Answer::Order { .. } => self.answer.clone(),
         };
         JournalEntry {
             key: self.key.clone(),
@@ -179,21 +187,17 @@ impl Journal {
     /// The order the run began in ([`Answer::Order`]), when the journal
     /// records it (a later entry wins, as for any key): a run begun
     /// before it was kept has none.
-    pub fn order(&self) -> Option<bool> {
-        self.order_entry().map(|(parallel, _)| parallel)
-    }
-
-    /// Whether the run's waves count failures in a row ([`Answer::Order`]),
-    /// when the journal records its order.
-    pub fn waves_in_a_row(&self) -> Option<bool> {
-        self.order_entry().map(|(_, in_a_row)| in_a_row)
-    }
-
-    fn order_entry(&self) -> Option<(bool, bool)> {
+    pub fn order_line(&self) -> Option<OrderLine> {
         self.entries.iter().rev().find_map(|e| match &e.answer {
-            Answer::Order { parallel, in_a_row } if e.key == ORDER_KEY => {
-                Some((*parallel, *in_a_row))
-            }
+            Answer::Order {
+                parallel,
+                in_a_row,
+                at_most,
+            } if e.key == ORDER_KEY => Some(OrderLine {
+                parallel: *parallel,
+                in_a_row: *in_a_row,
+                at_most: *at_most,
+            }),
             _ => None,
         })
     }
@@ -318,6 +322,14 @@ pub fn read_line(line: &str) -> Result<(JournalEntry, Option<serde_json::Value>)
         "order" => Answer::Order {
             parallel: flag("parallel")?,
             in_a_row: maybe_flag("in_a_row")?,
+            at_most: match fields.get("at_most") {
+                None | Some(Value::Null) => None,
+                Some(n) => Some(
+                    n.as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or("`at_most` is not a count")?,
+                ),
+            },
         },
         other => return Err(format!("unknown kind `{other}`")),
     };

@@ -22,7 +22,7 @@ pub mod trace;
 mod vault_run;
 mod waves_run;
 
-pub use journal::{Answer, Journal, JournalEntry, JournalError, ORDER_KEY};
+pub use journal::{Answer, Journal, JournalEntry, JournalError, OrderLine, ORDER_KEY};
 pub use trace::{DecidedBy, TraceEntry};
 
 use crate::model::{Plan, PlanFormat, Status};
@@ -107,6 +107,9 @@ pub struct RunConfig {
     /// run begun before, as its journal's order says ([`Engine::new`]);
     /// nor does its stop write `failed` an item it would have asked again.
     pub waves_in_a_row: bool,
+    /// With `parallel`, at most this many items in a wave, the first in
+    /// Leopold's order (its `--parallel N`); none: every item that can run.
+    pub parallel_at_most: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -122,6 +125,7 @@ impl Default for RunConfig {
             parallel: false,
             rescue: true,
             waves_in_a_row: true,
+            parallel_at_most: None,
         }
     }
 }
@@ -881,19 +885,21 @@ impl Engine {
         recorded: &Journal,
     ) -> Result<Engine, EngineError> {
         if plan.format == PlanFormat::PlanMd {
-            match (recorded.order(), recorded.waves_in_a_row()) {
-                (Some(parallel), Some(in_a_row)) => {
-                    config.parallel = parallel;
-                    config.waves_in_a_row = in_a_row;
+            match recorded.order_line() {
+                Some(order) => {
+                    config.parallel = order.parallel;
+                    config.waves_in_a_row = order.in_a_row;
+                    config.parallel_at_most = order.at_most;
                 }
                 // Begun before the order was journaled, before the rescue
-                // and before waves counted failures in a row: it goes on
-                // as it began.
-                _ if !recorded.entries.is_empty() => {
+                // and before waves counted failures in a row or were
+                // bounded: it goes on as it began.
+                None if !recorded.entries.is_empty() => {
                     config.rescue = false;
                     config.waves_in_a_row = false;
+                    config.parallel_at_most = None;
                 }
-                _ => {}
+                None => {}
             }
         }
         // The order is no answer: nothing asks for it, nothing reads it.

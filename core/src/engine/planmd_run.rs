@@ -1,7 +1,8 @@
 //! PLAN.md semantics (seed 001): items scheduled by their `(after:)`
 //! dependencies, one at a time in Leopold's serial order or, with
-//! `parallel`, in waves (independent items run together; a wave is a
-//! barrier so the schedule is a pure function of the recorded answers),
+//! `parallel`, in waves (independent items run together, at most
+//! `parallel_at_most` of them; a wave is a barrier so the schedule is a
+//! pure function of the recorded answers),
 //! `@needs` gates on the signal channel, `@on` routes that fire on a signal or
 //! the item's outcome, bypass the item's other static successors and latch,
 //! node kinds with their own effects (`@tool` runs a command, `@gate` /
@@ -290,7 +291,12 @@ impl PlanMdRun {
                 match wave.iter().find(waits_for_a_person) {
                     Some(&person) if s.config.parallel => wave = vec![person],
                     _ if !s.config.parallel => wave.truncate(1),
-                    _ => {}
+                    // Leopold's `--parallel N` starts the first N.
+                    _ => wave.truncate(
+                        s.config
+                            .parallel_at_most
+                            .map_or(usize::MAX, |n| n.max(1) as usize),
+                    ),
                 }
                 self.start_wave(s, wave);
                 return;

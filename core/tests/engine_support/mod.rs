@@ -204,6 +204,7 @@ pub fn as_begun(config: &RunConfig, effects: &[Effect]) -> Journal {
         Answer::Order {
             parallel: config.parallel,
             in_a_row: config.waves_in_a_row,
+            at_most: config.parallel_at_most,
         },
     );
     journal.entries.extend(journal_of(effects).entries);
