@@ -875,7 +875,7 @@ pub struct Engine {
 impl Engine {
     /// A run of `plan`, whose node statuses are the checkpoint to resume from,
     /// with the answers `recorded` so far (empty for a fresh run). A PLAN.md
-    /// run goes on in the order its journal records ([`Journal::order`]),
+    /// run goes on in the order its journal records ([`Journal::order_line`]),
     /// whatever `config` says: its answers were asked in that order, its
     /// waves' failures counted as they were; one whose journal has answers
     /// and no order began before the rescue, and has none.
