@@ -309,14 +309,15 @@ mod with_temporal {
             &endpoints.key_vars(),
         )?;
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
+        let (parallel, parallel_at_most) = args.model.waves();
         let submission = Submission {
             vault,
             form,
             // The key stays on the workers: only the variable's name travels.
             start: StartRun {
                 folder,
-                parallel: args.model.waves().0,
-                parallel_at_most: args.model.waves().1,
+                parallel,
+                parallel_at_most,
                 ..crate::run::start_run(
                     args.model.query.clone(),
                     endpoints.for_runner_with(|e| {

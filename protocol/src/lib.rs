@@ -121,6 +121,14 @@ pub struct StartRun {
     pub parallel_at_most: Option<u32>,
 }
 
+impl StartRun {
+    /// The bound on a wave this start asks for: none unless it runs in
+    /// waves (a bound given with one item at a time bounds nothing).
+    pub fn wave_bound(&self) -> Option<u32> {
+        self.parallel_at_most.filter(|_| self.parallel)
+    }
+}
+
 /// One MCP server reached over Streamable HTTP (`[mcp.servers.NAME]` with a
 /// `url` in the vault's config, or a URL added in the app's Settings).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]

@@ -713,7 +713,7 @@ impl<'a, H: Host> Driver<'a, H> {
     /// `--decide` or a replay goes on in it (the engine reads it back);
     /// a run that began in the other order says it keeps it.
     async fn keep_order(&mut self, journal: &mut Journal) -> Result<(), RunError> {
-        let at_most = self.start.parallel_at_most.filter(|_| self.start.parallel);
+        let at_most = self.start.wave_bound();
         match journal.order_line() {
             Some(began) if (began.parallel, began.at_most) != (self.start.parallel, at_most) => {
                 self.host.progress(&Progress::OrderKept {
@@ -1104,7 +1104,7 @@ impl<'a, H: Host> Driver<'a, H> {
             parallel: self.start.parallel,
             rescue: self.options.rescue,
             waves_in_a_row: self.options.waves_in_a_row,
-            parallel_at_most: self.start.parallel_at_most.filter(|_| self.start.parallel),
+            parallel_at_most: self.start.wave_bound(),
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)
