@@ -379,6 +379,96 @@ fn an_isolated_runs_amendment_goes_to_its_own_copy_of_the_plan() {
     );
 }
 
+/// An edit a person made to the checkout's PLAN.md while an isolated run
+/// waited at its gate was ignored: the resume went on with the run's copy
+/// (where it had checked a box). Now git merges the edit with the run's
+/// own changes: the edited command is the one that runs.
+#[test]
+fn an_edit_of_the_checkouts_plan_while_paused_is_taken_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        GATED,
+        "echo still broken > src/lib.txt\n",
+        "verify = \"sh tests/check.sh\"\nattempts = 1\n",
+    );
+    let stub = stub(0);
+    let out = run(&repo, &stub, &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let edited = GATED.replace("@tool sh apply.sh", "@tool echo fixed > src/lib.txt");
+    std::fs::write(repo.join("PLAN.md"), &edited).unwrap();
+    let before = snapshot(&repo);
+
+    let out = run(&repo, &stub, &["--decide", "2=approve"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("taken with the run's own: PLAN.md"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the checkout keeps the person's text"
+    );
+    let branch = &run_branches(&repo)[0];
+    assert_eq!(
+        git(&repo, &["show", &format!("{branch}:src/lib.txt")]),
+        "fixed\n",
+        "the edited command ran"
+    );
+    let copy = std::fs::read_to_string(state(&repo).join("PLAN.md")).unwrap();
+    assert_eq!(copy, edited.replace("- [ ]", "- [x]"));
+    assert_eq!(stub.requests().len(), 1, "nothing ran twice");
+}
+
+/// A person's edit on a line the run changed too (the box it checked)
+/// cannot be merged: the resume says where, changes nothing, and goes on
+/// once the edit is undone.
+#[test]
+fn an_edit_that_meets_the_runs_own_change_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(
+        dir.path(),
+        GATED,
+        "echo fixed > src/lib.txt\n",
+        "verify = \"sh tests/check.sh\"\n",
+    );
+    let stub = stub(0);
+    let out = run(&repo, &stub, &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let copy = std::fs::read_to_string(state(&repo).join("PLAN.md")).unwrap();
+    assert!(copy.contains("- [x] Propose a fix"), "{copy}");
+    let edited = GATED.replace("Propose a fix", "Propose a better fix");
+    std::fs::write(repo.join("PLAN.md"), &edited).unwrap();
+    let before = snapshot(&repo);
+
+    let out = run(&repo, &stub, &["--decide", "2=approve"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    for said in [
+        "PLAN.md: changed in the checkout where the run changed its copy too",
+        "<<<<<<< the run's copy",
+        "- [x] Propose a fix",
+        "- [ ] Propose a better fix",
+        "nothing was changed",
+    ] {
+        assert!(err.contains(said), "{said:?} in {err}");
+    }
+    assert_eq!(snapshot(&repo), before);
+    assert_eq!(
+        std::fs::read_to_string(state(&repo).join("PLAN.md")).unwrap(),
+        copy,
+        "the run's copy is as it was"
+    );
+    assert!(run_branches(&repo).is_empty(), "nothing ran");
+
+    std::fs::write(repo.join("PLAN.md"), GATED).unwrap();
+    let out = run(&repo, &stub, &["--decide", "2=approve"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_branches(&repo).len(), 1);
+}
+
 /// A review's finding: a Ctrl-C while the verifier ran killed it, and its
 /// exit was taken for a failed verification: on the last attempt the run
 /// was rolled back, its branch deleted. Now the verifier is killed as a
@@ -596,15 +686,36 @@ fn a_vaults_human_note_gates_the_worktree() {
     assert_eq!(worktrees(&repo), 1, "no worktree before approval");
     assert!(run_branches(&repo).is_empty());
     assert_eq!(snapshot(&repo), before);
+    // While it waits, a person adds to the next note's instructions in
+    // the checkout: the resume reads them, and the run's own statuses stay.
+    let apply = repo.join("plan/apply.md");
+    let edited = "---\nstatus: pending\n---\n# Apply the fix\n\nKeep the old name.\n";
+    std::fs::write(&apply, edited).unwrap();
+    let before = snapshot(&repo);
     let out = vault_run(&["--decide", "approve=approve"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("taken with the run's own: apply.md"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         snapshot(&repo),
         before,
         "the vault's notes in the checkout keep their status"
     );
     assert_eq!(run_branches(&repo).len(), 1);
-    assert_eq!(stub.requests().len(), 2);
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].text().contains("Keep the old name."),
+        "{}",
+        requests[1].text()
+    );
+    let run_vault = repo.join(".git/planvault/runs/plan/vault");
+    assert!(std::fs::read_to_string(run_vault.join("propose.md"))
+        .unwrap()
+        .contains("status: done"));
 }
 
 #[test]

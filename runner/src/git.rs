@@ -60,6 +60,54 @@ pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     }
 }
 
+/// What `git merge-file` made of two changes to one text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// Both sides' changes, as git merges them.
+    Clean(Vec<u8>),
+    /// Changes to the same lines: how many, and the text with git's
+    /// conflict markers (labelled with the three names given).
+    Conflicts(usize, Vec<u8>),
+}
+
+/// Git's own three-way merge of the changes from `base` to `ours` and
+/// from `base` to `theirs` (`git merge-file -p`), so a text two parties
+/// changed merges exactly as it would in the user's repository. `labels`
+/// name ours, the base and theirs in conflict markers. Nothing is written.
+pub fn merge_file(
+    ours: &Path,
+    base: &Path,
+    theirs: &Path,
+    labels: [&str; 3],
+) -> Result<Merged, GitError> {
+    let mut args: Vec<std::ffi::OsString> = vec!["merge-file".into(), "-p".into()];
+    for label in labels {
+        args.push("-L".into());
+        args.push(label.into());
+    }
+    args.extend([ours, base, theirs].map(|p| p.as_os_str().to_owned()));
+    let output = Command::new("git")
+        .args(&args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| GitError::Spawn(e.to_string()))?;
+    // Its exit is the number of conflicts (at most 127); above that, or
+    // killed, it failed.
+    match output.status.code() {
+        Some(0) => Ok(Merged::Clean(output.stdout)),
+        Some(n @ 1..=127) => Ok(Merged::Conflicts(n as usize, output.stdout)),
+        code => Err(GitError::Failed {
+            args: "merge-file".to_string(),
+            code: code.unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        }),
+    }
+}
+
 impl Repo {
     /// The repository `path` (a folder, or a file's folder) lives in.
     pub fn discover(path: &Path) -> Result<Repo, GitError> {

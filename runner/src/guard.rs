@@ -59,6 +59,15 @@ pub enum GuardError {
     },
     #[error("the receipt could not be written: {0}")]
     Receipt(String),
+    /// A person's edit in the checkout and the run's own change to its
+    /// copy touch the same lines.
+    #[error("{path}: changed in the checkout where the run changed its copy too ({count} conflicting part(s)):\n{excerpt}")]
+    Conflict {
+        path: String,
+        count: usize,
+        /// The first conflicting part, with git's markers.
+        excerpt: String,
+    },
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> GuardError {
@@ -388,6 +397,13 @@ impl Guard {
     /// The run's vault (statuses, trace, journal, receipts).
     pub fn vault_dir(&self) -> PathBuf {
         self.state.join("vault")
+    }
+
+    /// The checkout's files as the run's copy was taken from them: what a
+    /// resume tells a person's edits since from the run's own changes by
+    /// ([`take_checkout_edits`]).
+    pub fn base_dir(&self) -> PathBuf {
+        self.state.join("base")
     }
 
     pub fn run_id(&self) -> String {
@@ -907,6 +923,148 @@ pub fn copy_files(from: &Path, to: &Path) -> Result<(), GuardError> {
     Ok(())
 }
 
+/// A file's bytes; `None` when there is no such file.
+type FileBytes = Option<Vec<u8>>;
+
+/// Brings into the run's copy (`run`) the edits a person made in the
+/// checkout since the copy was taken (`base`): for each of `files`
+/// (relative paths) that differs in `checkout` from `base`, the checkout's
+/// file where the run left its copy as taken, else git's merge of both
+/// changes (the run's statuses, checked boxes and amendments kept beside
+/// the person's edits); a file added or removed in the checkout likewise.
+/// `base` then holds the checkout's files as taken. All or nothing: when
+/// one file's changes conflict, nothing is written and the error shows
+/// where. Returns the files taken.
+pub fn take_checkout_edits(
+    checkout: &Path,
+    base: &Path,
+    run: &Path,
+    files: &[String],
+) -> Result<Vec<String>, GuardError> {
+    let read = |path: &Path| match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(path, e)),
+    };
+    // (file, the run's copy's new bytes, the base's new bytes)
+    let mut taken: Vec<(&String, FileBytes, FileBytes)> = Vec::new();
+    for file in files {
+        let theirs = read(&checkout.join(file))?;
+        let was = read(&base.join(file))?;
+        if theirs == was {
+            continue;
+        }
+        let ours = read(&run.join(file))?;
+        let merged = if ours == was || ours == theirs {
+            theirs.clone()
+        } else if let (Some(_), Some(_), Some(_)) = (&ours, &was, &theirs) {
+            let labels = ["the run's copy", "as the run took it", "the checkout"];
+            match crate::git::merge_file(
+                &run.join(file),
+                &base.join(file),
+                &checkout.join(file),
+                labels,
+            )? {
+                crate::git::Merged::Clean(bytes) => Some(bytes),
+                crate::git::Merged::Conflicts(count, bytes) => {
+                    return Err(GuardError::Conflict {
+                        path: file.clone(),
+                        count,
+                        excerpt: first_conflict(&String::from_utf8_lossy(&bytes)),
+                    })
+                }
+            }
+        } else {
+            let (person, run) = match (&was, &theirs) {
+                (None, _) => ("added it", "added its own"),
+                (_, None) => ("removed it", "changed it"),
+                _ => ("changed it", "removed it"),
+            };
+            return Err(GuardError::Conflict {
+                path: file.clone(),
+                count: 1,
+                excerpt: format!("the checkout {person}; the run {run}"),
+            });
+        };
+        taken.push((file, merged, theirs));
+    }
+    let put = |path: &Path, bytes: &FileBytes| -> Result<(), GuardError> {
+        match bytes {
+            Some(bytes) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+                }
+                // Whole or not at all: a resume killed here merges again.
+                let part = path.with_extension("planvault-part");
+                std::fs::write(&part, bytes).map_err(|e| io_err(&part, e))?;
+                std::fs::rename(&part, path).map_err(|e| io_err(path, e))
+            }
+            None => match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(path, e)),
+                _ => Ok(()),
+            },
+        }
+    };
+    // The run's copy first: killed between the two, the next resume finds
+    // the person's change in both and merges it once.
+    for (file, merged, theirs) in &taken {
+        put(&run.join(file), merged)?;
+        put(&base.join(file), theirs)?;
+    }
+    Ok(taken.into_iter().map(|(file, ..)| file.clone()).collect())
+}
+
+/// The first conflicting part of git's merge, markers included, at most
+/// 20 lines of it.
+fn first_conflict(merged: &str) -> String {
+    let lines: Vec<&str> = merged.lines().collect();
+    let start = lines.iter().position(|l| l.starts_with("<<<<<<< "));
+    let Some(start) = start else {
+        return String::new();
+    };
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.starts_with(">>>>>>> "))
+        .map_or(lines.len(), |n| start + n + 1);
+    let shown = &lines[start..end.min(start + 20)];
+    let mut text = shown.join("\n");
+    if end > start + 20 {
+        text.push_str("\n…");
+    }
+    text
+}
+
+/// Every file under `dir` (relative, `/`-separated, sorted), but those
+/// under `skip` folders (relative paths); none when `dir` is missing.
+pub fn files_under(dir: &Path, skip: &[&str]) -> Result<Vec<String>, GuardError> {
+    let mut files = Vec::new();
+    let mut pending = vec![(dir.to_path_buf(), String::new())];
+    while let Some((folder, rel)) = pending.pop() {
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err(&folder, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| io_err(&folder, e))?;
+            let kind = entry.file_type().map_err(|e| io_err(&folder, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if kind.is_dir() && !skip.contains(&path.as_str()) {
+                pending.push((entry.path(), path));
+            } else if kind.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1114,5 +1272,135 @@ mod tests {
             .contains("Stopped as tampering."));
         assert_eq!(repo.worktrees().unwrap().len(), 1);
         assert!(!repo.branch_exists(&guard.branch()).unwrap());
+    }
+
+    /// (file, as the run took it, the run's copy now, the checkout now;
+    /// `None`: no such file), and what the run's copy becomes (`Err`: the
+    /// conflict's excerpt begins so).
+    #[allow(clippy::type_complexity)]
+    const TAKES: &[(
+        &str,
+        Option<&str>,
+        Option<&str>,
+        Option<&str>,
+        Result<Option<&str>, &str>,
+    )] = &[
+        (
+            "same.md",
+            Some("a\n"),
+            Some("a\nrun\n"),
+            Some("a\n"),
+            Ok(Some("a\nrun\n")),
+        ),
+        (
+            "theirs.md",
+            Some("a\n"),
+            Some("a\n"),
+            Some("b\r\n"),
+            Ok(Some("b\r\n")),
+        ),
+        (
+            "both.md",
+            Some("---\nstatus: pending\n---\none\n\ntwo\n"),
+            Some("---\nstatus: done\n---\none\n\ntwo\n"),
+            Some("---\nstatus: pending\n---\none\n\ntwo, edited\n"),
+            Ok(Some("---\nstatus: done\n---\none\n\ntwo, edited\n")),
+        ),
+        (
+            "alike.md",
+            Some("a\n"),
+            Some("b\n"),
+            Some("b\n"),
+            Ok(Some("b\n")),
+        ),
+        ("added.md", None, None, Some("new\n"), Ok(Some("new\n"))),
+        ("removed.md", Some("a\n"), Some("a\n"), None, Ok(None)),
+        (
+            "clash.md",
+            Some("a\n"),
+            Some("run\n"),
+            Some("person\n"),
+            Err("<<<<<<< the run's copy\nrun\n=======\nperson\n>>>>>>> the checkout"),
+        ),
+        (
+            "gone.md",
+            Some("a\n"),
+            Some("run\n"),
+            None,
+            Err("the checkout removed it; the run changed it"),
+        ),
+        (
+            "both-added.md",
+            None,
+            Some("run\n"),
+            Some("person\n"),
+            Err("the checkout added it; the run added its own"),
+        ),
+    ];
+
+    #[test]
+    fn a_checkout_edit_is_taken_as_git_merges_it() {
+        for &(file, was, ours, theirs, expected) in TAKES {
+            let dir = tempfile::tempdir().unwrap();
+            let [checkout, base, run] = ["checkout", "base", "run"].map(|d| dir.path().join(d));
+            for (root, text) in [(&checkout, theirs), (&base, was), (&run, ours)] {
+                std::fs::create_dir_all(root.join("sub")).unwrap();
+                if let Some(text) = text {
+                    std::fs::write(root.join("sub").join(file), text).unwrap();
+                }
+            }
+            let files = [format!("sub/{file}")];
+            let read = |root: &Path| std::fs::read_to_string(root.join(&files[0])).ok();
+            match (
+                take_checkout_edits(&checkout, &base, &run, &files),
+                expected,
+            ) {
+                (Ok(taken), Ok(now)) => {
+                    assert_eq!(read(&run).as_deref(), now, "{file}");
+                    assert_eq!(
+                        read(&base).as_deref(),
+                        theirs,
+                        "{file}: the base is taken too"
+                    );
+                    assert_eq!(taken.len(), usize::from(was != theirs), "{file}");
+                }
+                (
+                    Err(GuardError::Conflict {
+                        path,
+                        count,
+                        excerpt,
+                    }),
+                    Err(begins),
+                ) => {
+                    assert_eq!((path.as_str(), count), (files[0].as_str(), 1), "{file}");
+                    assert!(excerpt.starts_with(begins), "{file}: {excerpt}");
+                    assert_eq!(read(&run).as_deref(), ours, "{file}: nothing written");
+                    assert_eq!(read(&base).as_deref(), was, "{file}: nothing written");
+                }
+                (got, _) => panic!("{file}: {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn one_conflict_takes_nothing_of_the_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let [checkout, base, run] = ["checkout", "base", "run"].map(|d| dir.path().join(d));
+        for (root, a, b) in [
+            (&checkout, "a2\n", "person\n"),
+            (&base, "a\n", "b\n"),
+            (&run, "a\n", "run\n"),
+        ] {
+            std::fs::create_dir_all(root).unwrap();
+            std::fs::write(root.join("a.md"), a).unwrap();
+            std::fs::write(root.join("b.md"), b).unwrap();
+        }
+        let files = ["a.md".to_string(), "b.md".to_string()];
+        assert!(matches!(
+            take_checkout_edits(&checkout, &base, &run, &files),
+            Err(GuardError::Conflict { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(run.join("a.md")).unwrap(), "a\n");
+        assert_eq!(std::fs::read_to_string(base.join("a.md")).unwrap(), "a\n");
     }
 }

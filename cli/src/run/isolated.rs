@@ -21,6 +21,41 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// A resume goes on with the edits a person made in the checkout while
+/// the run was paused, merged with the run's own changes to its copy
+/// (statuses, checked boxes, amendments): `guard::take_checkout_edits`,
+/// said on stderr. A conflict changes nothing and says where.
+fn take_checkout_edits(checkout: &Path, base: &Path, run: &Path, files: &[String]) -> Result<()> {
+    if !base.exists() {
+        eprintln!(
+            "note: this run began before planvault kept the checkout's state; edits made in the checkout since are not taken (--fresh starts over with them)"
+        );
+        return Ok(());
+    }
+    let taken = guard::take_checkout_edits(checkout, base, run, files).context(
+        "the run cannot take the checkout's edits; nothing was changed: undo the edit where it meets the run's, or start over with --fresh",
+    )?;
+    if !taken.is_empty() {
+        eprintln!(
+            "  edits made in the checkout since the run paused, taken with the run's own: {}",
+            taken.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The files of a plan's vault in the checkout and as the run took them,
+/// but its trace and lock (the run's own).
+fn vault_files(checkout: &Path, base: &Path) -> Result<Vec<String>> {
+    let skip = [planvault_core::engine::trace::TRACE_DIR];
+    let mut files = guard::files_under(checkout, &skip)?;
+    files.extend(guard::files_under(base, &skip)?);
+    files.sort();
+    files.dedup();
+    files.retain(|f| f != planvault_runner::native::LOCK_FILE);
+    Ok(files)
+}
+
 /// Tool names of an MCP server that write (their path arguments are
 /// checked against the protected paths).
 const WRITING: &[&str] = &[
@@ -207,13 +242,28 @@ pub fn run(
         }
         std::fs::create_dir_all(&root)?;
         if let PlanSource::Vault(_) = &source {
-            guard::copy_files(&args.path, &root)?;
-            let _ = std::fs::remove_file(root.join(planvault_runner::native::LOCK_FILE));
-            let trace = root.join(planvault_core::engine::trace::TRACE_DIR);
-            if trace.exists() {
-                std::fs::remove_dir_all(&trace)?;
+            // The run's vault, and the checkout's notes as it took them:
+            // the base a resume tells a person's edits since by.
+            for copy in [root.clone(), guard.base_dir()] {
+                if copy != root && copy.exists() {
+                    std::fs::remove_dir_all(&copy)
+                        .with_context(|| format!("cannot reset {}", copy.display()))?;
+                }
+                guard::copy_files(&args.path, &copy)?;
+                let _ = std::fs::remove_file(copy.join(planvault_runner::native::LOCK_FILE));
+                let trace = copy.join(planvault_core::engine::trace::TRACE_DIR);
+                if trace.exists() {
+                    std::fs::remove_dir_all(&trace)?;
+                }
             }
         }
+    } else if let PlanSource::Vault(_) = &source {
+        take_checkout_edits(
+            &args.path,
+            &guard.base_dir(),
+            &root,
+            &vault_files(&args.path, &guard.base_dir())?,
+        )?;
     }
     // The plan file a receipt hashes sits beside the run's vault, as a
     // PLAN.md beside its `PLAN.run/`: the run's own copy, which a
@@ -273,11 +323,27 @@ pub fn run(
                 (g.attempt(), g.attempt_running())
             };
             // An attempt begins from the plan as the checkout has it; its
-            // resume goes on with the run's copy, amended as it may be.
+            // resume goes on with the run's copy (its boxes checked, its
+            // amendments) and the person's edits to the checkout since.
             let (mut plan, plan_source) = match &source {
                 PlanSource::Vault(_) => (read_vault_plan(&root)?, None),
                 PlanSource::PlanMd { text, .. } | PlanSource::Generated { text, .. } => {
                     let amendable = matches!(source, PlanSource::PlanMd { .. });
+                    let base = guard.borrow().base_dir();
+                    if amendable && running && beside.exists() {
+                        let checkout = args.path.parent().unwrap_or(Path::new(""));
+                        let checkout = if checkout.as_os_str().is_empty() {
+                            Path::new(".")
+                        } else {
+                            checkout
+                        };
+                        take_checkout_edits(
+                            checkout,
+                            &base,
+                            guard.borrow().state_dir(),
+                            std::slice::from_ref(&name),
+                        )?;
+                    }
                     let copy = std::fs::read_to_string(&beside).ok();
                     match copy {
                         Some(copy) if amendable && running && copy != *text => {
@@ -286,16 +352,26 @@ pub fn run(
                                 text: copy.clone(),
                             });
                             if checked.has_errors() {
+                                let said: Vec<String> = checked
+                                    .diagnostics
+                                    .iter()
+                                    .map(|d| d.render_human())
+                                    .collect();
                                 bail!(
-                                    "{} (the run's copy of the plan) is unsound",
-                                    beside.display()
+                                    "{} (the run's copy of the plan, with the checkout's edits since) is unsound:\n{}",
+                                    beside.display(),
+                                    said.join("\n")
                                 );
                             }
                             (checked.plan, Some((name.clone(), copy)))
                         }
                         _ => {
-                            std::fs::write(&beside, text)
-                                .with_context(|| format!("cannot write {}", beside.display()))?;
+                            std::fs::create_dir_all(&base)
+                                .with_context(|| format!("cannot write {}", base.display()))?;
+                            for file in [beside.clone(), base.join(&name)] {
+                                std::fs::write(&file, text)
+                                    .with_context(|| format!("cannot write {}", file.display()))?;
+                            }
                             (plan.clone(), Some((name.clone(), text.clone())))
                         }
                     }
