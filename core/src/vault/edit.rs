@@ -950,7 +950,9 @@ pub fn rewrite_links(
     // continuation (a markdown link may wrap onto it), unless it starts a
     // block of its own (a list item, a heading, a quote) or a blank line,
     // fenced code or the frontmatter (a line per property) comes between.
-    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    // Each run, and whether it is indented code (Obsidian reads no link in
+    // a code block).
+    let mut runs: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
     let mut fence = Fence::default();
     let mut start = 0;
     let mut in_run = false;
@@ -987,9 +989,16 @@ pub fn rewrite_links(
         let item = starts_list_item(line);
         let own_block = in_frontmatter || heading || item || line.trim_start().starts_with('>');
         let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        // A footnote's definition holds paragraphs indented four columns
+        // past its start, as a list item holds its own.
+        let footnote = !own_block && indent < 4 && is_footnote_definition(&line[indent..]);
         let in_item = match item_text {
             _ if item => {
                 item_text = Some(columns(&line[..next::strip_marker(line).0]));
+                false
+            }
+            _ if footnote => {
+                item_text = Some(columns(&line[..indent]) + 4);
                 false
             }
             Some(text) if !in_run && !own_block => {
@@ -1004,16 +1013,22 @@ pub fn rewrite_links(
         if heading || in_frontmatter {
             item_text = None;
         }
+        // A line indented four columns or more that carries on no
+        // paragraph (and no item's own text) starts indented code, which a
+        // line indented less ends.
+        let code = !in_frontmatter && !own_block && columns(&line[..indent]) >= 4;
         match runs.last_mut() {
-            Some(run) if in_run && !own_block => run.end = end,
-            _ if item => runs.push(line_start + next::strip_marker(line).0..end),
-            _ if in_item => runs.push(line_start + indent..end),
-            _ => runs.push(line_start..end),
+            Some((run, was_code)) if in_run && !own_block && (!*was_code || code) => run.end = end,
+            _ if item => runs.push((line_start + next::strip_marker(line).0..end, false)),
+            _ if in_item => runs.push((line_start + indent..end, false)),
+            _ => runs.push((line_start..end, code)),
         }
         in_run = !in_frontmatter && !heading;
     }
-    for run in runs {
-        rewrite_in(run.start, run.end, &mut rewrites, &items);
+    for (run, code) in runs {
+        if !code {
+            rewrite_in(run.start, run.end, &mut rewrites, &items);
+        }
     }
     if rewrites.is_empty() {
         return None;
@@ -1032,6 +1047,18 @@ pub fn rewrite_links(
     }
     out.push_str(&rest[copied..]);
     Some(out)
+}
+
+/// Whether a line (past its indentation) opens a footnote's definition:
+/// `[^label]:`, the label without spaces or brackets.
+fn is_footnote_definition(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("[^") else {
+        return false;
+    };
+    let label = rest.find(']').map_or("", |end| &rest[..end]);
+    !label.is_empty()
+        && !label.contains([' ', '\t', '['])
+        && rest[label.len() + 1..].starts_with(':')
 }
 
 /// The column after `prefix` (spaces and a list marker), a tab moving to
