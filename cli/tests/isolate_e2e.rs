@@ -718,6 +718,56 @@ fn a_vaults_human_note_gates_the_worktree() {
         .contains("status: done"));
 }
 
+/// Found while testing the resume's merge: a vault at the repository's
+/// root (a repository that is an Obsidian vault) was copied with its
+/// `.git`, the run's own state inside it, into that state, again and
+/// again, until the path was too long. The run's copies leave `.git` out.
+#[test]
+fn a_vault_at_the_repositorys_root_runs_isolated() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("vault");
+    for (name, text) in [
+        (
+            "propose.md",
+            "---\ntype: start\n---\n# Propose a fix\n\n## Next\n- [[approve]]\n",
+        ),
+        ("approve.md", "---\ntype: human\n---\n# Approve the fix\n"),
+        (".planvault/config.toml", "[guard]\nverify = \"true\"\n"),
+    ] {
+        let path = repo.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, ".", "vault");
+    let stub = stub(0);
+    let vault_run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg("run")
+            .arg(&repo)
+            .args(["--query", "fix", "--endpoint", &stub.base_url()])
+            .args(["--model", "m", "--autonomy", "ask", "--isolate"])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PLANVAULT_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let out = vault_run(&[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let state = repo.join(".git/planvault/runs/plan");
+    for copy in ["vault", "base"] {
+        assert!(state.join(copy).join("propose.md").is_file(), "{copy}");
+        assert!(
+            !state.join(copy).join(".git").exists(),
+            "{copy} holds no .git"
+        );
+    }
+    let out = vault_run(&["--decide", "approve=approve"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_branches(&repo).len(), 1);
+}
+
 #[test]
 fn a_safety_stop_rolls_the_run_back_instead_of_leaving_its_worktree() {
     let dir = tempfile::tempdir().unwrap();

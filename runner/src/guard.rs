@@ -649,7 +649,7 @@ impl Guard {
             .vault_dir()
             .join(planvault_core::engine::trace::TRACE_DIR);
         let to = self.state.join("attempts").join(n.to_string());
-        copy_files(&from, &to)?;
+        copy_files(&from, &to, &[])?;
         self.log(Step::NextAttempt { attempt: n })
     }
 
@@ -899,26 +899,14 @@ pub fn protected_by(protected: &[String], rel: &str) -> bool {
 }
 
 /// Copy every file under `from` to `to` (folders made; existing files
-/// replaced).
-pub fn copy_files(from: &Path, to: &Path) -> Result<(), GuardError> {
-    let mut pending = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((src, dst)) = pending.pop() {
-        let entries = match std::fs::read_dir(&src) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io_err(&src, e)),
-        };
-        std::fs::create_dir_all(&dst).map_err(|e| io_err(&dst, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| io_err(&src, e))?;
-            let kind = entry.file_type().map_err(|e| io_err(&src, e))?;
-            let target = dst.join(entry.file_name());
-            if kind.is_dir() {
-                pending.push((entry.path(), target));
-            } else if kind.is_file() {
-                std::fs::copy(entry.path(), &target).map_err(|e| io_err(&target, e))?;
-            }
+/// replaced), but those [`files_under`] leaves out.
+pub fn copy_files(from: &Path, to: &Path, skip: &[&str]) -> Result<(), GuardError> {
+    for file in files_under(from, skip)? {
+        let target = to.join(&file);
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         }
+        std::fs::copy(from.join(&file), &target).map_err(|e| io_err(&target, e))?;
     }
     Ok(())
 }
@@ -1035,7 +1023,9 @@ fn first_conflict(merged: &str) -> String {
 }
 
 /// Every file under `dir` (relative, `/`-separated, sorted), but those
-/// under `skip` folders (relative paths); none when `dir` is missing.
+/// under `skip` folders (relative paths) and any `.git` (a vault at the
+/// repository's root holds the run's own state there); none when `dir` is
+/// missing. Symlinks are left out.
 pub fn files_under(dir: &Path, skip: &[&str]) -> Result<Vec<String>, GuardError> {
     let mut files = Vec::new();
     let mut pending = vec![(dir.to_path_buf(), String::new())];
@@ -1054,6 +1044,9 @@ pub fn files_under(dir: &Path, skip: &[&str]) -> Result<Vec<String>, GuardError>
             } else {
                 format!("{rel}/{name}")
             };
+            if entry.file_name() == ".git" {
+                continue;
+            }
             if kind.is_dir() && !skip.contains(&path.as_str()) {
                 pending.push((entry.path(), path));
             } else if kind.is_file() {

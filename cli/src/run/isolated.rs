@@ -8,6 +8,7 @@
 
 use super::{exit_code, materialize, new_run_id, parse_decision, run_once, Once, RunArgs};
 use anyhow::{bail, Context, Result};
+use planvault_core::engine::trace::TRACE_DIR;
 use planvault_core::engine::{FinishReason, Journal, JournalEntry};
 use planvault_core::{Plan, PlanSource};
 use planvault_runner::git::Repo;
@@ -47,9 +48,8 @@ fn take_checkout_edits(checkout: &Path, base: &Path, run: &Path, files: &[String
 /// The files of a plan's vault in the checkout and as the run took them,
 /// but its trace and lock (the run's own).
 fn vault_files(checkout: &Path, base: &Path) -> Result<Vec<String>> {
-    let skip = [planvault_core::engine::trace::TRACE_DIR];
-    let mut files = guard::files_under(checkout, &skip)?;
-    files.extend(guard::files_under(base, &skip)?);
+    let mut files = guard::files_under(checkout, &[TRACE_DIR])?;
+    files.extend(guard::files_under(base, &[TRACE_DIR])?);
     files.sort();
     files.dedup();
     files.retain(|f| f != planvault_runner::native::LOCK_FILE);
@@ -249,12 +249,8 @@ pub fn run(
                     std::fs::remove_dir_all(&copy)
                         .with_context(|| format!("cannot reset {}", copy.display()))?;
                 }
-                guard::copy_files(&args.path, &copy)?;
+                guard::copy_files(&args.path, &copy, &[TRACE_DIR])?;
                 let _ = std::fs::remove_file(copy.join(planvault_runner::native::LOCK_FILE));
-                let trace = copy.join(planvault_core::engine::trace::TRACE_DIR);
-                if trace.exists() {
-                    std::fs::remove_dir_all(&trace)?;
-                }
             }
         }
     } else if let PlanSource::Vault(_) = &source {
