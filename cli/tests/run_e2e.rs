@@ -1209,6 +1209,65 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
     assert!(output.contains("Draft built from the agenda."));
 }
 
+/// A red team's finding: a model's `read_note` or `write_note` path with
+/// a NUL in it reached the file system, whose error stopped the run, and
+/// the journaled reply stopped it again at every resume. The path is now
+/// refused to the model, and the run goes on.
+#[test]
+fn a_tool_path_with_a_control_character_is_refused_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let draft = vault.join("draft.md");
+    let text = std::fs::read_to_string(&draft).unwrap();
+    assert!(text.contains("tools: [fetch_url]"), "{text}");
+    std::fs::write(
+        &draft,
+        text.replace("tools: [fetch_url]", "tools: [read_note, write_note]"),
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![
+                    llm_stub::ToolCall {
+                        name: "read_note".into(),
+                        arguments: serde_json::json!({"path": "a\u{0}.md"}),
+                    },
+                    llm_stub::ToolCall {
+                        name: "write_note".into(),
+                        arguments: serde_json::json!({"path": "b\u{0}.md", "content": "x"}),
+                    },
+                ],
+                ..reply(DRAFT, "")
+            },
+            reply("control character", "Draft built without them."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = run_to_end(&vault, &stub, &[]);
+    assert_ran(&out);
+    let requests = stub.requests();
+    let refusals = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter(|m| {
+            m["content"]
+                .as_str()
+                .unwrap()
+                .contains("holds a control character")
+        })
+        .count();
+    assert_eq!(refusals, 2, "{}", requests[1].body);
+    let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap();
+    assert!(output.contains("Draft built without them."), "{output}");
+}
+
 #[test]
 fn ctrl_c_stops_the_run_resumably() {
     let dir = tempfile::tempdir().unwrap();

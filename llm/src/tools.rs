@@ -62,6 +62,14 @@ pub fn arguments(text: &str) -> Value {
 /// dot-folder; backslashes become slashes.
 pub fn safe_path(path: Option<&str>) -> Result<String, String> {
     let path = path.ok_or("missing path")?;
+    // A NUL or other control character names no note any file system
+    // would make: refused here, the model is told, where the file system's
+    // own error would stop the run at every resume.
+    if path.chars().any(char::is_control) {
+        return Err(format!(
+            "{path:?} holds a control character: not a vault-relative .md path"
+        ));
+    }
     let norm = path.replace('\\', "/");
     let clean = !norm.is_empty()
         && !norm.starts_with('/')
@@ -314,6 +322,10 @@ mod tests {
             "C:/x.md",
             "a\\..\\x.md",
             "",
+            "a\0.md",
+            "a\n.md",
+            "a/\u{7f}b.md",
+            "a\u{85}.md",
         ] {
             assert!(safe_path(Some(bad)).is_err(), "{bad}");
         }

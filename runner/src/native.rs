@@ -461,6 +461,13 @@ pub fn io_error(path: &str, err: std::io::Error) -> HostError {
         HostError::new(path, "a file stands where its path needs a folder; refused")
     } else if err.kind() == std::io::ErrorKind::IsADirectory {
         HostError::new(path, "is a folder, not a note; refused")
+    } else if matches!(
+        err.kind(),
+        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidFilename
+    ) {
+        // A name the file system will not take (a NUL the tools' own check
+        // missed, a name it cannot encode): the same for every resume.
+        HostError::new(path, "the file system takes no such name; refused")
     } else {
         HostError::failure(path, err.to_string())
     }
@@ -1482,6 +1489,15 @@ impl Drain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_the_file_system_will_not_take_is_refused_not_failed() {
+        let err = fs::read("a\0.md").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        let refused = io_error("a.md", err);
+        assert!(!refused.failed && !refused.disk_full, "{refused:?}");
+        assert!(refused.message.contains("takes no such name"));
+    }
 
     #[test]
     fn this_machines_own_addresses_are_told_from_others() {
