@@ -2308,10 +2308,27 @@ impl<'a, H: Host> Driver<'a, H> {
         ))
     }
 
+    /// The plan's notes as they are now (a note that cannot be read is
+    /// left out: a passing fault is no sign of a change), to tell what a
+    /// tool that may write changed of them.
+    pub(super) async fn plan_notes_now(&self) -> BTreeMap<String, Option<String>> {
+        let mut notes = BTreeMap::new();
+        if self.plan.format != PlanFormat::Vault {
+            return notes;
+        }
+        for path in self.seen.keys() {
+            if let Ok(text) = self.host.read(path).await {
+                notes.insert(path.clone(), text);
+            }
+        }
+        notes
+    }
+
     /// After a server's tool that may write ran: the notes that appeared in
-    /// the vault meanwhile, judged as a tool's own notes are. One that
-    /// would change the plan stops the run, naming it: the next start or
-    /// resume would read it as part of the plan.
+    /// the vault meanwhile, and the tool's own notes it changed since they
+    /// were judged, judged as a tool's own notes are. One that would change
+    /// the plan stops the run, naming it: the next start or resume would
+    /// read it as part of the plan.
     pub(super) async fn judge_new_notes(&mut self, tool: &str) -> Result<(), String> {
         if self.plan.format != PlanFormat::Vault {
             return Ok(());
@@ -2321,14 +2338,19 @@ impl<'a, H: Host> Driver<'a, H> {
         for path in listed.iter().filter(|p| {
             planvault_core::vault::is_plan_note(p)
                 && !self.seen.contains_key(*p)
-                && !self.tool_notes.contains_key(*p)
                 && !self.outside.contains_key(*p)
         }) {
             // A note outside the plan's folder counts by its path alone.
             if !in_folder(path, self.files.folder()) {
-                new.insert(path.clone(), String::new());
+                if !self.tool_notes.contains_key(path) {
+                    new.insert(path.clone(), String::new());
+                }
             } else if let Some(text) = self.host.read(path).await.map_err(|e| e.to_string())? {
-                new.insert(path.clone(), text);
+                // A tool's note judged before and rewritten since (a
+                // `type: start` added) is judged again.
+                if self.tool_notes.get(path) != Some(&text) {
+                    new.insert(path.clone(), text);
+                }
             }
         }
         if new.is_empty() {
@@ -2337,7 +2359,7 @@ impl<'a, H: Host> Driver<'a, H> {
         if let Some(why) = self.plan_change(&new) {
             let notes: Vec<String> = new.keys().map(|p| format!("`{p}`")).collect();
             return Err(format!(
-                "{} appeared in the vault while {tool} ran, and {why}: delete or move what the tool wrote, then resume",
+                "{} appeared or changed in the vault while {tool} ran, and {why}: delete or move what the tool wrote, then resume",
                 notes.join(", ")
             ));
         }

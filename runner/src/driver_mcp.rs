@@ -208,6 +208,13 @@ impl<H: Host> Driver<'_, H> {
             true => None,
             false => self.host.read(CONFIG_FILE).await.ok(),
         };
+        // Nor the plan's own notes: the next start or resume would run
+        // what it wrote there as a step (instructions and tools of the
+        // model's choosing), and the run would take it for a person's edit.
+        let notes_before = match read_only || !self.host.guards_plan_notes() {
+            true => None,
+            false => Some(self.plan_notes_now().await),
+        };
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
         // A call cut off by Stop is not the tool's answer: nothing is
@@ -231,10 +238,7 @@ impl<H: Host> Driver<'_, H> {
         if let Some(before) = config_before {
             let after = self.host.read(CONFIG_FILE).await;
             if after.is_ok_and(|after| after != before) {
-                let undone = self
-                    .host
-                    .put_back_setting(CONFIG_FILE, before.as_deref())
-                    .await;
+                let undone = self.host.put_back(CONFIG_FILE, before.as_deref()).await;
                 if let Err(e) = undone {
                     return Err(Halt {
                         reason: self.scrub(&format!(
@@ -244,6 +248,39 @@ impl<H: Host> Driver<'_, H> {
                 }
                 let note = format!(
                     "planvault undid this call's change to {CONFIG_FILE} (kept aside as {CONFIG_FILE}{ASIDE}): a tool may not change which servers start or where requests go"
+                );
+                result = match result {
+                    Ok(text) => Ok(format!("{text}\n\n[{note}]")),
+                    Err(e) => Err(format!("{e}\n\n[{note}]")),
+                };
+            }
+        }
+        if let Some(before) = notes_before {
+            let mut undone = Vec::new();
+            for (path, was) in before {
+                let Ok(now) = self.host.read(&path).await else {
+                    continue;
+                };
+                if now == was {
+                    continue;
+                }
+                if let Err(e) = self.host.put_back(&path, was.as_deref()).await {
+                    return Err(Halt {
+                        reason: self.scrub(&format!(
+                            "the plan's note {path} changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan's notes (the next run would read what it wrote as a step); look at the note before running again (a change of a person's made meanwhile can stay)"
+                        )),
+                    });
+                }
+                undone.push(path);
+            }
+            if !undone.is_empty() {
+                let note = format!(
+                    "planvault undid this call's change to the plan's {} (kept aside as {}{ASIDE}): a tool may not change the plan's notes",
+                    undone.join(", "),
+                    match undone.len() {
+                        1 => undone[0].clone(),
+                        _ => "each".to_string(),
+                    }
                 );
                 result = match result {
                     Ok(text) => Ok(format!("{text}\n\n[{note}]")),

@@ -227,13 +227,20 @@ pub trait Host {
     fn guards_settings(&self) -> bool {
         true
     }
-    /// Put the vault's setting at `path` back to `text` (`None`: no file)
-    /// after a tool changed it, what the tool left kept beside it (`path`
-    /// and [`ASIDE`]); `Err` where this host cannot, and the run stops.
-    async fn put_back_setting(&self, path: &str, _text: Option<&str>) -> Result<(), HostError> {
+    /// Whether the plan's notes are read around each call of a tool that
+    /// may write, to undo its change of one (a Temporal run begun before
+    /// replays without those reads).
+    fn guards_plan_notes(&self) -> bool {
+        true
+    }
+    /// Put the file at `path` (the vault's config, a plan's note) back to
+    /// `text` (`None`: no file) after a tool changed it, what the tool left
+    /// kept beside it (`path` and [`ASIDE`]); `Err` where this host cannot,
+    /// and the run stops.
+    async fn put_back(&self, path: &str, _text: Option<&str>) -> Result<(), HostError> {
         Err(HostError::new(
             path,
-            "this runner cannot put back a setting",
+            "this runner cannot put back a file a tool changed",
         ))
     }
     /// Check `[x]` the boxes of these PLAN.md items in the plan file, where

@@ -1196,7 +1196,7 @@ impl Host for NativeHost {
         Some(clients.list())
     }
 
-    async fn put_back_setting(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(path, e))?;
         let full = confine(&root, path)?;
         let aside = confine(&root, &format!("{path}{}", crate::host::ASIDE))?;

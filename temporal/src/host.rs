@@ -378,6 +378,10 @@ impl Host for TemporalHost {
         self.ctx.patched("config-guarded-around-tools")
     }
 
+    fn guards_plan_notes(&self) -> bool {
+        self.ctx.patched("plan-notes-guarded-around-tools")
+    }
+
     fn surface(&self) -> Surface {
         Surface::Cli
     }
