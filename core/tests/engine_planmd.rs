@@ -2104,6 +2104,63 @@ fn a_resume_writes_the_output_note_of_an_item_marked_done_before_the_cut() {
     assert_eq!(asked_ids(&resumed), ["2#1:work"]);
 }
 
+/// A red team's finding: a run cut off after a feedback item's note said
+/// done and before its amendment reached the PLAN.md resumed as if the
+/// amendment were there, and completed without the accepted item. Now the
+/// amendment is written first; a run cut off after it adopts it (never
+/// appends it twice), one cut off before makes it.
+#[test]
+fn a_feedback_items_amendment_is_written_before_its_note_says_done() {
+    let text = "- [ ] Build it\n- [ ] (after: 1) @feedback Propose follow-ups\n";
+    let answer = |r: &Request| match r.node.as_str() {
+        "2" => work(
+            r,
+            "Ideas.\n```leopold-amend\nadd: Write the changelog\n```\nSTATUS: done",
+        ),
+        _ => work(r, &format!("Did {}.\nSTATUS: done", r.node)),
+    };
+    let mut engine = Engine::new(plan(text), config(), &Journal::new()).unwrap();
+    engine.set_plan_text(text);
+    let live = drive(&mut engine, answer);
+    let amend_at = live
+        .iter()
+        .position(|e| matches!(e, Effect::Amend { .. }))
+        .unwrap();
+    let done_at = live
+        .iter()
+        .position(
+            |e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "2"),
+        )
+        .unwrap();
+    assert!(amend_at < done_at, "{live:#?}");
+    let Effect::Amend { text: amended } = &live[amend_at] else {
+        unreachable!()
+    };
+    assert!(amended.ends_with("- [ ] Write the changelog\n"));
+
+    for (cut, on_file) in [(amend_at + 1, amended.as_str()), (amend_at, text)] {
+        let mut on_disk = plan(on_file);
+        apply_statuses(&mut on_disk, &live[..cut]);
+        let mut engine = Engine::new(on_disk, config(), &journal_of(&live[..cut])).unwrap();
+        engine.set_plan_text(on_file);
+        let resumed = drive(&mut engine, answer);
+        let amends = resumed
+            .iter()
+            .filter(|e| matches!(e, Effect::Amend { .. }))
+            .count();
+        assert_eq!(amends, usize::from(on_file == text), "cut at {cut}");
+        assert_eq!(asked_ids(&resumed), ["3#1:work"], "cut at {cut}");
+        assert!(resumed.iter().any(
+            |e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "2")
+        ));
+        assert_eq!(
+            finish(&resumed).reason,
+            FinishReason::Completed,
+            "cut at {cut}"
+        );
+    }
+}
+
 fn work(r: &Request, output: &str) -> Event {
     Event::Answered {
         id: r.id.clone(),

@@ -120,6 +120,9 @@ pub struct Options {
     /// (`RunConfig::waves_in_a_row`). Off only for a Temporal run begun
     /// before they did.
     pub waves_in_a_row: bool,
+    /// A feedback item's amendments are written before its note says done
+    /// (`RunConfig::amend_first`). Off only for a Temporal run begun before.
+    pub amend_first: bool,
 }
 
 impl Default for Options {
@@ -138,6 +141,7 @@ impl Default for Options {
             journal_order: true,
             rescue: true,
             waves_in_a_row: true,
+            amend_first: true,
         }
     }
 }
@@ -1105,6 +1109,7 @@ impl<'a, H: Host> Driver<'a, H> {
             rescue: self.options.rescue,
             waves_in_a_row: self.options.waves_in_a_row,
             parallel_at_most: self.start.wave_bound(),
+            amend_first: self.options.amend_first,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)

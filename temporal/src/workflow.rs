@@ -176,6 +176,9 @@ impl PlanvaultRun {
         // Waves count failures in a row across the run; a run begun
         // before counts each item's own, as it did.
         options.waves_in_a_row = ctx.patched("plan-md-waves-in-a-row");
+        // A feedback item's amendments are written before its note says
+        // done; a run begun before wrote them after, as it replays.
+        options.amend_first = ctx.patched("plan-md-amend-first");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

@@ -110,6 +110,10 @@ pub struct RunConfig {
     /// With `parallel`, at most this many items in a wave, the first in
     /// Leopold's order (its `--parallel N`); none: every item that can run.
     pub parallel_at_most: Option<u32>,
+    /// A feedback item's amendments are written to the PLAN.md before its
+    /// note says done, so a run cut off between the two finds them there.
+    /// Off only for a Temporal run begun before, which wrote them after.
+    pub amend_first: bool,
 }
 
 impl Default for RunConfig {
@@ -126,6 +130,7 @@ impl Default for RunConfig {
             rescue: true,
             waves_in_a_row: true,
             parallel_at_most: None,
+            amend_first: true,
         }
     }
 }

@@ -874,6 +874,13 @@ impl PlanMdRun {
             self.done_by_hand(s, i);
             return;
         }
+        // A feedback item's amendments land in the PLAN.md before its
+        // note says done: a run cut off between the two finds them there
+        // on its resume (and adopts them); cut off before, it makes them.
+        let amends = node.kind == NodeKind::Feedback && !already_done;
+        if amends && s.config.amend_first {
+            self.amend(s, i, &output, rederive, served);
+        }
         if !rederive {
             // A failure a route handled is still a failure, in its note as
             // in Leopold (whose box stays open); the run goes on by the route.
@@ -926,8 +933,8 @@ impl PlanMdRun {
             }
             self.failures.push((i, reason));
         }
-        if node.kind == NodeKind::Feedback && !already_done {
-            self.amend(s, i, &output, rederive);
+        if amends && !s.config.amend_first {
+            self.amend(s, i, &output, rederive, false);
         }
     }
 
@@ -1212,7 +1219,10 @@ impl PlanMdRun {
     /// Apply a feedback item's proposals under the amendment bounds.
     /// `rederive`: the amendments of a resumed run's feedback item are
     /// already in the PLAN.md; only what they spent of the budget counts.
-    fn amend(&mut self, s: &mut Shared, i: usize, output: &str, rederive: bool) {
+    /// `served`: its answer came from the journal, of a run cut off after
+    /// its amendments were written and before its note said done: the
+    /// PLAN.md that ends with the items they add has them already.
+    fn amend(&mut self, s: &mut Shared, i: usize, output: &str, rederive: bool, served: bool) {
         let Some(block) = amend::extract_block(output) else {
             return;
         };
@@ -1230,6 +1240,28 @@ impl PlanMdRun {
         let outcome = amend::apply(&text, &proposals, self.amendments_spent);
         self.amendments_spent = outcome.spent;
         if rederive {
+            return;
+        }
+        let written = |text: &str| {
+            let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+            let added: String = outcome
+                .accepted
+                .iter()
+                .map(|a| format!("{}{newline}", a.line))
+                .collect();
+            text.ends_with(&added)
+        };
+        if served && !outcome.accepted.is_empty() && written(&text) {
+            s.trace_answered(
+                i,
+                1,
+                format!(
+                    "amendments already in the PLAN.md (written before the run was cut off): {} item(s)",
+                    outcome.accepted.len()
+                ),
+                DecidedBy::Resume,
+                None,
+            );
             return;
         }
         for refusal in &outcome.refused {
