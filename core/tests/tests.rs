@@ -26,6 +26,7 @@ mod obsidian_metadata;
 mod planmd_migration;
 mod planmd_properties;
 mod proposal_fixtures;
+mod rename_commonmark;
 mod silverbullet_fixtures;
 mod terminal_output;
 mod vault_fixtures;

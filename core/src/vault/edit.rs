@@ -14,11 +14,13 @@
 //! a guess, and so is an edit that would change any other edge of the note.
 
 use super::frontmatter::{self, Split};
-use super::links::{encode_path, links, markdown_link, LinkForm, NoteLink};
+use super::links::{
+    encode_path, links, links_with, markdown_link, markdown_links_in, LinkForm, NoteLink,
+};
 use super::next;
 use super::note::NOTE_NEXT_LEVELS;
 use super::scan::outline_for;
-use super::text::{without_comments, Fence};
+use super::text::{comments_as_marks, without_comments};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use std::ops::Range;
 use thiserror::Error;
@@ -917,22 +919,54 @@ pub fn rewrite_links(
     let body = body_offset(rest);
     let read = format!("{}{}", &rest[..body], without_comments(&rest[body..]));
     let mut rewrites: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    let mut rewrite_in =
-        |from: usize, to: usize, rewrites: &mut Vec<_>, skip: &[std::ops::Range<usize>]| {
-            for link in links(&read[from..to]) {
-                if skip.iter().any(|item| item.contains(&(from + link.start))) {
-                    continue;
-                }
-                if let Some(path) = new_path(&link) {
-                    let path = match link.form {
-                        LinkForm::Wiki => path,
-                        LinkForm::Markdown => encode_path(&path),
-                    };
-                    let span = link.target_span;
-                    rewrites.push((from + span.start..from + span.end, path));
-                }
+    // The body's markdown links as CommonMark reads them in the whole
+    // note: a run of lines read alone loses its list item (a lazy `===`
+    // line would underline it).
+    let marked = comments_as_marks(&rest[body..]);
+    let body_markdown: Vec<NoteLink<'_>> = markdown_links_in(&marked)
+        .into_iter()
+        .map(|link| NoteLink {
+            start: link.start + body,
+            end: link.end + body,
+            target_span: link.target_span.start + body..link.target_span.end + body,
+            ..link
+        })
+        .collect();
+    let mut rewrite_in = |from: usize,
+                          to: usize,
+                          rewrites: &mut Vec<_>,
+                          skip: &[std::ops::Range<usize>],
+                          whole: bool| {
+        let found: Vec<NoteLink<'_>> = match whole {
+            false => links(&read[from..to]).collect(),
+            true => {
+                let markdown = body_markdown
+                    .iter()
+                    .filter(|link| link.start >= from && link.end <= to)
+                    .map(|link| NoteLink {
+                        start: link.start - from,
+                        end: link.end - from,
+                        target_span: link.target_span.start - from..link.target_span.end - from,
+                        ..link.clone()
+                    })
+                    .collect();
+                links_with(&read[from..to], markdown).collect()
             }
         };
+        for link in found {
+            if skip.iter().any(|item| item.contains(&(from + link.start))) {
+                continue;
+            }
+            if let Some(path) = new_path(&link) {
+                let path = match link.form {
+                    LinkForm::Wiki => path,
+                    LinkForm::Markdown => encode_path(&path),
+                };
+                let span = link.target_span;
+                rewrites.push((from + span.start..from + span.end, path));
+            }
+        }
+    };
     // `## Next` items are read exactly as the loader reads them (its
     // outline, each item's text past its marker), so the link an edge
     // follows is the one rewritten.
@@ -944,7 +978,7 @@ pub fn rewrite_links(
         .collect();
     for item in &items {
         let (marker, _) = next::strip_marker(&read[item.clone()]);
-        rewrite_in(item.start + marker, item.end, &mut rewrites, &[]);
+        rewrite_in(item.start + marker, item.end, &mut rewrites, &[], false);
     }
     // The rest block by block: a line joins the one before it as its
     // continuation (a markdown link may wrap onto it), unless it starts a
@@ -953,13 +987,13 @@ pub fn rewrite_links(
     // Each run, and whether it is indented code (Obsidian reads no link in
     // a code block).
     let mut runs: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
-    let mut fence = Fence::default();
     let mut start = 0;
     let mut in_run = false;
     // The column a list item's text starts at: a paragraph after a blank
     // line indented that far (a tab, as Obsidian indents) is the item's
     // own, not indented code, and is read without its indentation.
     let mut item_text: Option<usize> = None;
+    let mut empty_item = false;
     for raw in read.split_inclusive('\n') {
         let line = raw.trim_end_matches(['\n', '\r']);
         let (line_start, end) = (start, start + line.len());
@@ -973,62 +1007,90 @@ pub fn rewrite_links(
             let lead = written.len() - written.trim_start_matches([' ', '\t']).len();
             let starts_block = line.trim().is_empty()
                 || atx_heading(line).is_some()
+                || thematic_break(line)
                 || line.trim_start().starts_with(['>', '`', '~']);
+            // Code has no lazy lines.
+            let after_code = runs.last().is_some_and(|(_, code)| *code);
             if columns(&written[..lead]) < text
                 && !starts_list_item(line)
-                && (!in_run || starts_block)
+                && (!in_run || starts_block || after_code)
             {
                 item_text = None;
             }
         }
-        if (!in_frontmatter && fence.step(line)) || line.trim().is_empty() {
+        // A fence's line is a block of its own: its backticks pair with
+        // none of a paragraph's (what it fences is CommonMark's to call
+        // code, below).
+        let fence_line = !in_frontmatter && {
+            let marks = line.trim_start();
+            marks.starts_with("```") || marks.starts_with("~~~")
+        };
+        if line.trim().is_empty() || fence_line {
+            if std::mem::take(&mut empty_item) && line.trim().is_empty() {
+                item_text = None;
+            }
             in_run = false;
             continue;
         }
         let heading = atx_heading(line).is_some();
-        let item = starts_list_item(line);
-        let own_block = in_frontmatter || heading || item || line.trim_start().starts_with('>');
         let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let at = columns(&line[..indent]);
+        // An underline of the paragraph this line would carry on (not of
+        // code, nor of an item's paragraph from outside the item: that
+        // line is the paragraph's own lazy text); `-` there is no item.
+        let underline = in_run
+            && runs.last().is_some_and(|(_, was_code)| !was_code)
+            && setext_underline(line)
+            && item_text.is_none_or(|text| at >= text);
+        let item = starts_list_item(line) && !thematic_break(line) && !underline;
+        let own_block = in_frontmatter || heading || item || line.trim_start().starts_with('>');
         // A footnote's definition holds paragraphs indented four columns
         // past its start, as a list item holds its own.
         let footnote = !own_block && indent < 4 && is_footnote_definition(&line[indent..]);
-        let in_item = match item_text {
-            _ if item => {
-                item_text = Some(columns(&line[..next::strip_marker(line).0]));
-                false
-            }
-            _ if footnote => {
-                item_text = Some(columns(&line[..indent]) + 4);
-                false
-            }
-            Some(text) if !in_run && !own_block => {
-                let at = columns(&line[..indent]);
-                if at < text {
-                    item_text = None;
-                }
-                at >= text && at < text + 4
-            }
-            _ => false,
-        };
-        if heading || in_frontmatter {
+        match item_text {
+            _ if item => item_text = Some(item_content_column(line)),
+            _ if footnote => item_text = Some(at + 4),
+            Some(text) if !in_run && !own_block && at < text => item_text = None,
+            // A heading indented as the item's text is the item's own.
+            Some(text) if heading && at < text => item_text = None,
+            _ => {}
+        }
+        if in_frontmatter {
             item_text = None;
         }
-        // A line indented four columns or more that carries on no
-        // paragraph (and no item's own text) starts indented code, which a
+        // Indented as an item's text: the item's own paragraph, read
+        // without its indentation.
+        let within = !own_block && item_text.is_some_and(|text| at >= text);
+        // Four columns past the text it would belong to (the item's, or
+        // the margin) and carrying on no paragraph: indented code, which a
         // line indented less ends.
-        let code = !in_frontmatter && !own_block && columns(&line[..indent]) >= 4;
+        let margin = item_text.filter(|_| within).unwrap_or(0);
+        let code = !in_frontmatter && !own_block && at >= margin + 4;
         match runs.last_mut() {
             Some((run, was_code)) if in_run && !own_block && (!*was_code || code) => run.end = end,
             _ if item => runs.push((line_start + next::strip_marker(line).0..end, false)),
-            _ if in_item => runs.push((line_start + indent..end, false)),
+            _ if within && !code => runs.push((line_start + indent..end, false)),
             _ => runs.push((line_start..end, code)),
         }
-        in_run = !in_frontmatter && !heading;
+        // A setext heading's underline or a thematic break ends the
+        // paragraph: an indented line after it is code.
+        // An item or a footnote with nothing on its line has no paragraph
+        // yet for the next line to carry on; followed by a blank line, it
+        // is empty and over.
+        let empty = (item && line[next::strip_marker(line).0..].trim().is_empty())
+            || (footnote && line.trim_end().ends_with(':') && line.trim_end().ends_with("]:"));
+        empty_item = empty;
+        in_run = !in_frontmatter && !heading && !thematic_break(line) && !underline && !empty;
     }
-    for (run, code) in runs {
-        if !code {
-            rewrite_in(run.start, run.end, &mut rewrites, &items);
-        }
+    // Obsidian reads no link in a code block: where CommonMark sees one
+    // (fenced, or indented, in a list, a quote or a footnote) is the
+    // authority; the runs above only group lines into paragraphs.
+    let mut skip = code_blocks(&marked, body);
+    skip.extend(items.iter().cloned());
+    for (run, _) in runs {
+        // The frontmatter's lines are YAML, read a line at a time.
+        let whole = run.start >= body;
+        rewrite_in(run.start, run.end, &mut rewrites, &skip, whole);
     }
     if rewrites.is_empty() {
         return None;
@@ -1047,6 +1109,67 @@ pub fn rewrite_links(
     }
     out.push_str(&rest[copied..]);
     Some(out)
+}
+
+/// Where CommonMark (pulldown-cmark, footnotes on, as Obsidian has them)
+/// reads code blocks in `body`, its offsets moved by `offset`.
+fn code_blocks(body: &str, offset: usize) -> Vec<Range<usize>> {
+    if !body.contains(['`', '~', ' ', '\t']) {
+        return Vec::new();
+    }
+    Parser::new_ext(body, pulldown_cmark::Options::ENABLE_FOOTNOTES)
+        .into_offset_iter()
+        .filter_map(|(event, range)| {
+            matches!(event, Event::Start(Tag::CodeBlock(_)))
+                .then(|| range.start + offset..range.end + offset)
+        })
+        .collect()
+}
+
+/// The column a list item's content starts at, as CommonMark counts it:
+/// past its marker and the one to four spaces after it (one when more
+/// follow, the rest being the item's indented code, or when none does).
+/// A task's box is content: `- [ ] x` holds its paragraphs at column 2.
+fn item_content_column(line: &str) -> usize {
+    let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let rest = &line[lead..];
+    let marker = match rest.bytes().take_while(u8::is_ascii_digit).count() {
+        0 => 1,
+        digits => digits + 1,
+    };
+    let past_marker = lead + marker.min(rest.len());
+    let after = &line[past_marker..];
+    let gap = after.len() - after.trim_start_matches([' ', '\t']).len();
+    let (from, to) = (
+        columns(&line[..past_marker]),
+        columns(&line[..past_marker + gap]),
+    );
+    if after.trim().is_empty() || to - from > 4 {
+        from + 1
+    } else {
+        to
+    }
+}
+
+/// Whether a line is a thematic break (`***`, `- - -`, `___`).
+fn thematic_break(line: &str) -> bool {
+    let lead = line.len() - line.trim_start_matches(' ').len();
+    let marks: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    lead < 4
+        && marks.len() >= 3
+        && ["-", "*", "_"]
+            .iter()
+            .any(|mark| marks.chars().all(|c| c.to_string() == *mark))
+}
+
+/// Whether a line would underline a paragraph above it as a setext
+/// heading (`===`, `---`).
+fn setext_underline(line: &str) -> bool {
+    let lead = line.len() - line.trim_start_matches(' ').len();
+    let marks = line.trim();
+    lead < 4
+        && !marks.is_empty()
+        && (marks.chars().all(|c| c == '=') || marks.chars().all(|c| c == '-'))
 }
 
 /// Whether a line (past its indentation) opens a footnote's definition:

@@ -63,14 +63,42 @@ pub fn links_outside(
     text: &str,
     hidden: Vec<std::ops::Range<usize>>,
 ) -> impl Iterator<Item = NoteLink<'_>> {
-    let mut from = 0;
-    let bytes = text.as_bytes();
-    let markdown = if has_pair(bytes, b']', b"(") {
-        markdown_links(text)
+    let markdown = if has_pair(text.as_bytes(), b']', b"(") {
+        markdown_links(text, pulldown_cmark::Options::empty())
     } else {
         Vec::new()
     };
-    let wiki = std::iter::from_fn(move || {
+    merge_links(wiki_links(text, hidden), markdown)
+}
+
+/// [`links`] of `text`, a part of a note, with its markdown links as read
+/// in the whole note ([`markdown_links_in`], their offsets `text`'s): a
+/// paragraph's lines are then read in their list item or footnote, as
+/// CommonMark reads them there.
+pub fn links_with<'a>(
+    text: &'a str,
+    markdown: Vec<NoteLink<'a>>,
+) -> impl Iterator<Item = NoteLink<'a>> {
+    merge_links(wiki_links(text, hidden_spans(text)), markdown)
+}
+
+/// The markdown links of a note's whole body, as CommonMark reads them
+/// there (footnotes on, as Obsidian has them).
+pub fn markdown_links_in(body: &str) -> Vec<NoteLink<'_>> {
+    match has_pair(body.as_bytes(), b']', b"(") {
+        true => markdown_links(body, pulldown_cmark::Options::ENABLE_FOOTNOTES),
+        false => Vec::new(),
+    }
+}
+
+/// The wikilinks of `text`, but those starting in `hidden`.
+fn wiki_links(
+    text: &str,
+    hidden: Vec<std::ops::Range<usize>>,
+) -> impl Iterator<Item = NoteLink<'_>> {
+    let mut from = 0;
+    let bytes = text.as_bytes();
+    std::iter::from_fn(move || {
         while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
             let inner_start = open + 2;
             let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
@@ -98,8 +126,7 @@ pub fn links_outside(
             });
         }
         None
-    });
-    merge_links(wiki, markdown)
+    })
 }
 
 /// Where `text` hides what looks like markup: its inline code spans and
@@ -165,10 +192,10 @@ fn merge_links<'a>(
 /// empty), found by pulldown-cmark so escapes, `<…>` destinations, titles
 /// and nested brackets read as CommonMark reads them.
 #[cfg_attr(planvault_size, optimize(size))]
-fn markdown_links(text: &str) -> Vec<NoteLink<'_>> {
+fn markdown_links(text: &str, options: pulldown_cmark::Options) -> Vec<NoteLink<'_>> {
     use pulldown_cmark::{Event, LinkType, Parser, Tag};
     let mut out = Vec::new();
-    for (event, range) in Parser::new(text).into_offset_iter() {
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         let Event::Start(Tag::Link {
             link_type: LinkType::Inline,
             dest_url,

@@ -200,6 +200,26 @@ pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
     String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
+/// `text` with what its `%%` comments hold blanked but their `%%` marks
+/// kept (offsets kept): a parse sees a comment's lines as text, where
+/// Obsidian's blocks have them (a comment line ends a list as a
+/// paragraph's would), and nothing of what the comment holds.
+pub fn comments_as_marks(text: &str) -> std::borrow::Cow<'_, str> {
+    let blocks = comment_blocks(text);
+    if blocks.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for block in blocks {
+        for byte in &mut bytes[block] {
+            if !matches!(*byte, b'\n' | b'\r' | b'%') {
+                *byte = b' ';
+            }
+        }
+    }
+    String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
