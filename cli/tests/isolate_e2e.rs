@@ -691,11 +691,20 @@ fn a_vaults_human_note_gates_the_worktree() {
     let apply = repo.join("plan/apply.md");
     let edited = "---\nstatus: pending\n---\n# Apply the fix\n\nKeep the old name.\n";
     std::fs::write(&apply, edited).unwrap();
+    // And a knob on the line after the status the run changed (git's own
+    // merge would call that a conflict).
+    let propose = repo.join("plan/propose.md");
+    let text = std::fs::read_to_string(&propose).unwrap();
+    std::fs::write(
+        &propose,
+        text.replace("status: pending\n", "status: pending\nmax_visits: 2\n"),
+    )
+    .unwrap();
     let before = snapshot(&repo);
     let out = vault_run(&["--decide", "approve=approve"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("taken with the run's own: apply.md"),
+        stderr(&out).contains("taken with the run's own: apply.md, propose.md"),
         "{}",
         stderr(&out)
     );
@@ -715,7 +724,7 @@ fn a_vaults_human_note_gates_the_worktree() {
     let run_vault = repo.join(".git/planvault/runs/plan/vault");
     assert!(std::fs::read_to_string(run_vault.join("propose.md"))
         .unwrap()
-        .contains("status: done"));
+        .contains("status: done\nmax_visits: 2\n"));
 }
 
 /// Found while testing the resume's merge: a vault at the repository's
@@ -766,6 +775,136 @@ fn a_vault_at_the_repositorys_root_runs_isolated() {
     let out = vault_run(&["--decide", "approve=approve"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(run_branches(&repo).len(), 1);
+}
+
+/// A gated vault under `plan/`, its verifier `verify`, committed.
+fn gated_vault(repo: &Path, verify: &str) {
+    for (name, text) in [
+        (
+            "propose.md",
+            "---\ntype: start\nstatus: pending\n---\n# Propose a fix\n\n## Next\n- [[approve]]\n",
+        ),
+        (
+            "approve.md",
+            "---\ntype: human\nstatus: pending\n---\n# Approve the fix\n\n## Next\n- [[apply]]\n",
+        ),
+        ("apply.md", "---\nstatus: pending\n---\n# Apply the fix\n"),
+        (
+            ".planvault/config.toml",
+            &format!("[http]\nattempts = 1\n\n[guard]\nverify = {verify:?}\n"),
+        ),
+    ] {
+        let path = repo.join("plan").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::write(repo.join("src/lib.txt"), "fixed\n").unwrap();
+    commit(repo, ".", "plan");
+}
+
+fn gated_vault_stub() -> Stub {
+    let replies = vec![
+        Reply::when("Propose a fix", "Fix lib.txt."),
+        Reply::when("Apply the fix", "Applied."),
+    ];
+    Stub::start(
+        Script {
+            replies,
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap()
+}
+
+fn gated_vault_run(repo: &Path, stub: &Stub, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(repo.join("plan"))
+        .args(["--query", "fix", "--endpoint", &stub.base_url()])
+        .args(["--model", "m", "--autonomy", "ask", "--isolate"])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// A review's finding: a resume another run's lock refused had already
+/// taken the checkout's edits into the vault that run held (and moved the
+/// base on, so that run could write the edit away for good). The edits are
+/// taken once the vault is the resume's own.
+#[test]
+fn a_resume_the_lock_refuses_takes_no_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    gated_vault(&repo, "sh tests/check.sh");
+    let stub = gated_vault_stub();
+    let out = gated_vault_run(&repo, &stub, &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let state = repo.join(".git/planvault/runs/plan");
+    std::fs::write(
+        state.join("vault/.planvault/run.lock"),
+        "host=browser\ntab=another\n",
+    )
+    .unwrap();
+    let read = |path: &str| std::fs::read_to_string(state.join(path)).unwrap();
+    let (run_note, base_note) = (read("vault/apply.md"), read("base/apply.md"));
+    std::fs::write(
+        repo.join("plan/apply.md"),
+        "---\nstatus: pending\n---\n# Apply the fix\n\nAlso drop the old table.\n",
+    )
+    .unwrap();
+    let out = gated_vault_run(&repo, &stub, &["--decide", "approve=approve"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(read("vault/apply.md"), run_note);
+    assert_eq!(read("base/apply.md"), base_note);
+}
+
+/// A review's finding: a resume after the verifier had judged the work
+/// (the commit cut off) took a person's edit into the run's vault: the
+/// edit never ran, and the receipt no longer verified. Past the verdict,
+/// nothing is taken.
+#[test]
+fn an_edit_made_after_the_verdict_is_not_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    // The verifier passes, and the first time locks the worktree's index:
+    // the commit after it fails as a kill there would stop it.
+    let once = dir.path().join("once");
+    gated_vault(
+        &repo,
+        &format!(
+            "[ -e {0} ] || {{ touch {0}; touch \"$(git rev-parse --git-dir)/index.lock\"; }}; grep -q fixed src/lib.txt",
+            once.display()
+        ),
+    );
+    let stub = gated_vault_stub();
+    let out = gated_vault_run(&repo, &stub, &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let out = gated_vault_run(&repo, &stub, &["--decide", "approve=approve"]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let log = std::fs::read_to_string(repo.join(".git/planvault/runs/plan/guard.jsonl")).unwrap();
+    assert!(log.contains("verified"), "{log}");
+    for worktree in std::fs::read_dir(repo.join(".git/worktrees")).unwrap() {
+        let _ = std::fs::remove_file(worktree.unwrap().path().join("index.lock"));
+    }
+    std::fs::write(
+        repo.join("plan/apply.md"),
+        "---\nstatus: pending\n---\n# Apply the fix\n\nAlso drop the old table.\n",
+    )
+    .unwrap();
+    let out = gated_vault_run(&repo, &stub, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("taken with the run's own"), "{err}");
+    let verified = receipt_verify(&repo.join(".git/planvault/runs/plan/vault"));
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
 }
 
 #[test]

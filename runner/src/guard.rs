@@ -943,8 +943,32 @@ pub fn take_checkout_edits(
             continue;
         }
         let ours = read(&run.join(file))?;
+        let laid = match (&ours, &was, &theirs) {
+            (Some(ours), Some(was), Some(theirs)) => {
+                match (
+                    std::str::from_utf8(ours),
+                    std::str::from_utf8(was),
+                    std::str::from_utf8(theirs),
+                ) {
+                    (Ok(ours), Ok(was), Ok(theirs)) => lay_run_changes(was, ours, theirs),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let merged = if ours == was || ours == theirs {
             theirs.clone()
+        } else if let Some(laid) = laid {
+            Some(laid.into_bytes())
+        } else if [&ours, &was, &theirs].iter().any(|side| {
+            side.as_deref()
+                .is_some_and(|b| std::str::from_utf8(b).is_err())
+        }) {
+            return Err(GuardError::Conflict {
+                path: file.clone(),
+                count: 1,
+                excerpt: "the checkout and the run both changed it, and it is not text".into(),
+            });
         } else if let (Some(_), Some(_), Some(_)) = (&ours, &was, &theirs) {
             let labels = ["the run's copy", "as the run took it", "the checkout"];
             match crate::git::merge_file(
@@ -1000,6 +1024,97 @@ pub fn take_checkout_edits(
         put(&base.join(file), theirs)?;
     }
     Ok(taken.into_iter().map(|(file, ..)| file.clone()).collect())
+}
+
+/// The run's own changes to a text (`base` to `ours`) laid over a
+/// person's (`base` to `theirs`), where they are what a run makes: lines
+/// replaced one for one (a `status:` line, a checked box) that the person
+/// left as they were, and lines appended at the end (an amendment's
+/// items). `None` when the run changed the text otherwise, or changed a
+/// line the person changed or removed: git's merge decides then. Unlike
+/// git's, an edit of the line beside one the run changed is no conflict:
+/// a plan's items stand a line each, and the likeliest edit while a run
+/// waits is of the item after the one it just checked.
+fn lay_run_changes(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    use similar::{capture_diff_slices, Algorithm, DiffOp};
+    let lines =
+        |text: &'_ str| -> Vec<String> { text.split_inclusive('\n').map(str::to_string).collect() };
+    let (base_lines, our_lines, their_lines) = (lines(base), lines(ours), lines(theirs));
+    let mut replaced: BTreeMap<usize, &str> = BTreeMap::new();
+    let mut appended: Vec<&str> = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, &base_lines, &our_lines) {
+        match op {
+            DiffOp::Equal { .. } => {}
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } if old_len == new_len => {
+                for k in 0..old_len {
+                    replaced.insert(old_index + k, &our_lines[new_index + k]);
+                }
+            }
+            // The last lines replaced and more added (the last box checked
+            // and an item appended after it).
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } if new_len > old_len
+                && old_index + old_len == base_lines.len()
+                && base.ends_with('\n') =>
+            {
+                for k in 0..old_len {
+                    replaced.insert(old_index + k, &our_lines[new_index + k]);
+                }
+                appended.extend(
+                    our_lines[new_index + old_len..new_index + new_len]
+                        .iter()
+                        .map(String::as_str),
+                );
+            }
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } if old_index == base_lines.len() && base.ends_with('\n') => {
+                appended.extend(
+                    our_lines[new_index..new_index + new_len]
+                        .iter()
+                        .map(String::as_str),
+                );
+            }
+            _ => return None,
+        }
+    }
+    // Where each line of the base the person left stands in their text.
+    let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
+    for op in capture_diff_slices(Algorithm::Myers, &base_lines, &their_lines) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            kept.extend((0..len).map(|k| (old_index + k, new_index + k)));
+        }
+    }
+    let mut laid = their_lines;
+    for (line, now) in replaced {
+        laid[*kept.get(&line)?] = now.to_string();
+    }
+    let mut text = laid.concat();
+    if !appended.is_empty() && !text.is_empty() && !text.ends_with('\n') {
+        text.push_str(if theirs.contains("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        });
+    }
+    text.extend(appended);
+    Some(text)
 }
 
 /// The first conflicting part of git's merge, markers included, at most
@@ -1329,10 +1444,35 @@ mod tests {
             Some("person\n"),
             Err("the checkout added it; the run added its own"),
         ),
+        // Beside the line the run changed: laid over, where git's merge
+        // would call it a conflict.
+        (
+            "beside.md",
+            Some("- [ ] one\n- [ ] two\n"),
+            Some("- [x] one\n- [ ] two\n"),
+            Some("- [ ] one\n- [ ] two, reworded\n"),
+            Ok(Some("- [x] one\n- [ ] two, reworded\n")),
+        ),
+        (
+            "checked-and-appended.md",
+            Some("- [ ] one\n"),
+            Some("- [x] one\n- [ ] (after: 1) added\n"),
+            Some("- [ ] one\n- [ ] the person's\n"),
+            Ok(Some(
+                "- [x] one\n- [ ] the person's\n- [ ] (after: 1) added\n",
+            )),
+        ),
+        (
+            "status-beside-a-knob.md",
+            Some("---\nstatus: pending\nmax_visits: 2\n---\n# A\n"),
+            Some("---\nstatus: done\nmax_visits: 2\n---\n# A\n"),
+            Some("---\nstatus: pending\nmax_visits: 3\n---\n# A\n"),
+            Ok(Some("---\nstatus: done\nmax_visits: 3\n---\n# A\n")),
+        ),
     ];
 
     #[test]
-    fn a_checkout_edit_is_taken_as_git_merges_it() {
+    fn a_checkout_edit_is_taken_with_the_runs_own_changes() {
         for &(file, was, ours, theirs, expected) in TAKES {
             let dir = tempfile::tempdir().unwrap();
             let [checkout, base, run] = ["checkout", "base", "run"].map(|d| dir.path().join(d));
@@ -1373,6 +1513,22 @@ mod tests {
                 (got, _) => panic!("{file}: {got:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_file_both_changed_that_is_not_text_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let [checkout, base, run] = ["checkout", "base", "run"].map(|d| dir.path().join(d));
+        for (root, byte) in [(&checkout, 1u8), (&base, 2), (&run, 3)] {
+            std::fs::create_dir_all(root).unwrap();
+            std::fs::write(root.join("image.png"), [0xff, byte]).unwrap();
+        }
+        let taken = take_checkout_edits(&checkout, &base, &run, &["image.png".to_string()]);
+        match taken {
+            Err(GuardError::Conflict { excerpt, .. }) => assert!(excerpt.contains("not text")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read(run.join("image.png")).unwrap(), [0xff, 3]);
     }
 
     #[test]

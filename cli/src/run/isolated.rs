@@ -52,7 +52,11 @@ fn vault_files(checkout: &Path, base: &Path) -> Result<Vec<String>> {
     files.extend(guard::files_under(base, &[TRACE_DIR])?);
     files.sort();
     files.dedup();
-    files.retain(|f| f != planvault_runner::native::LOCK_FILE);
+    // Any run's own: a plan folder's trace or lock inside the vault too.
+    files.retain(|f| {
+        let lock = planvault_runner::native::LOCK_FILE;
+        f != lock && !f.ends_with(&format!("/{lock}")) && !f.split('/').any(|c| c == TRACE_DIR)
+    });
     Ok(files)
 }
 
@@ -253,13 +257,6 @@ pub fn run(
                 let _ = std::fs::remove_file(copy.join(planvault_runner::native::LOCK_FILE));
             }
         }
-    } else if let PlanSource::Vault(_) = &source {
-        take_checkout_edits(
-            &args.path,
-            &guard.base_dir(),
-            &root,
-            &vault_files(&args.path, &guard.base_dir())?,
-        )?;
     }
     // The plan file a receipt hashes sits beside the run's vault, as a
     // PLAN.md beside its `PLAN.run/`: the run's own copy, which a
@@ -277,6 +274,14 @@ pub fn run(
             return Ok(ExitCode::from(5));
         }
     };
+    // A resume of a vault's run takes the edits made in the checkout since,
+    // once its vault is its own, while an attempt is still to run: past
+    // the verdict the work is judged, and its receipt binds the notes it ran.
+    let vault_resumed = !new_run && matches!(source, PlanSource::Vault(_));
+    if vault_resumed && guard.verdict().is_none() {
+        let base = guard.base_dir();
+        take_checkout_edits(&args.path, &base, &root, &vault_files(&args.path, &base)?)?;
+    }
     let guard = Rc::new(RefCell::new(guard));
     let hooks = Hooks {
         guard: guard.clone(),
