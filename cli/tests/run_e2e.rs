@@ -1268,6 +1268,77 @@ fn a_tool_path_with_a_control_character_is_refused_to_the_model() {
     assert!(output.contains("Draft built without them."), "{output}");
 }
 
+/// A red team's note: `fetch_url` took the environment's proxy
+/// (`HTTP_PROXY`), so its address checks judged the proxy, and a proxy
+/// would have reached by name what the checks refuse. `fetch_url` connects
+/// only directly, to the addresses it judged; the model's endpoint still
+/// goes through the proxy the user set.
+#[test]
+fn fetch_url_connects_directly_whatever_proxy_the_environment_names() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    // A page on another loopback address, allowed by the vault's config,
+    // and a proxy that only counts who comes to it.
+    let page = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let page_at = page.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in page.incoming().flatten() {
+            let mut stream = stream;
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let body = "the page itself";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_at = proxy.local_addr().unwrap();
+    let proxied = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = proxied.clone();
+    std::thread::spawn(move || {
+        for stream in proxy.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        "[fetch]\nallow_hosts = [\"127.0.0.2\"]\n",
+    )
+    .unwrap();
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![llm_stub::ToolCall {
+                    name: "fetch_url".into(),
+                    arguments: serde_json::json!({"url": format!("http://{page_at}/")}),
+                }],
+                ..reply(DRAFT, "")
+            },
+            reply("the page itself", "Draft built from the page."),
+            reply(REVIEW, "Good."),
+            reply(JUDGE, "1. YES\n2. NO"),
+            reply(SEND, "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[])
+        .env("HTTP_PROXY", format!("http://{proxy_at}"))
+        .env("http_proxy", format!("http://{proxy_at}"))
+        .env("NO_PROXY", "127.0.0.1")
+        .output()
+        .unwrap();
+    assert_ran(&out);
+    let output = std::fs::read_to_string(vault.join("00_plan-trace/draft.visit-1.md")).unwrap();
+    assert!(output.contains("Draft built from the page."), "{output}");
+    assert_eq!(proxied.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
 #[test]
 fn ctrl_c_stops_the_run_resumably() {
     let dir = tempfile::tempdir().unwrap();

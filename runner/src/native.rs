@@ -757,6 +757,9 @@ pub fn write_atomic_unless_changed(
 /// refused at the connection too. Hosts in `allow` are not judged.
 fn fetch_agent(allow: &[String]) -> ureq::Agent {
     let config = ureq::Agent::config_builder()
+        // Never through the environment's proxy (`HTTP_PROXY`): the checks
+        // would judge the proxy, which reaches by name what they refuse.
+        .proxy(None)
         .timeout_global(Some(FETCH_URL_TIMEOUT))
         .max_redirects(0)
         .http_status_as_error(false)
