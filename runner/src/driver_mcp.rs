@@ -21,6 +21,7 @@ use planvault_core::engine::{Answer, Autonomy, JournalEntry, Request};
 use planvault_llm::mcp::{self, Grant, Offer};
 use planvault_protocol::{AskKind, ErrorCode, PersonReply, RunError};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// Why a tool call ends the run (resumably): it waits for a person's
 /// approval, or its journal entry could not be written.
@@ -204,19 +205,29 @@ impl<H: Host> Driver<'_, H> {
         // page to add a server would run it on the next run).
         // Compared only where both reads are whole: a read that failed
         // (a passing fault) is no sign of a change, and never puts back.
-        let config_before = match read_only || !self.host.guards_settings() {
+        let mut config_before = match read_only || !self.host.guards_settings() {
             true => None,
             false => self.host.read(CONFIG_FILE).await.ok(),
         };
         // Nor the plan's own notes: the next start or resume would run
         // what it wrote there as a step (instructions and tools of the
         // model's choosing), and the run would take it for a person's edit.
-        let notes_before = match read_only || !self.host.guards_plan_notes() {
+        let mut notes_before = match read_only || !self.host.guards_plan_notes() {
             true => None,
             false => Some(self.plan_notes_now().await),
         };
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
+        // What the call changed is undone whatever became of it: a call cut
+        // off by Stop or by its server's death wrote all the same. (A
+        // Temporal run begun before undid the config's change only after.)
+        let undo_first = self.host.guards_plan_notes();
+        let mut undone = Vec::new();
+        if undo_first {
+            undone = self
+                .undo_tool_changes(&display, config_before.take(), notes_before.take())
+                .await?;
+        }
         // A call cut off by Stop is not the tool's answer: nothing is
         // journaled, and the resumed run makes the call again.
         if result.is_err() && self.inbox.stop_requested() {
@@ -234,59 +245,17 @@ impl<H: Host> Driver<'_, H> {
                 });
             }
         }
-        let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
-        if let Some(before) = config_before {
-            let after = self.host.read(CONFIG_FILE).await;
-            if after.is_ok_and(|after| after != before) {
-                let undone = self.host.put_back(CONFIG_FILE, before.as_deref()).await;
-                if let Err(e) = undone {
-                    return Err(Halt {
-                        reason: self.scrub(&format!(
-                            "{display} changed {CONFIG_FILE} while it ran, and it could not be put back ({e}): a tool may not change which servers start or where requests go; look at the file before running again"
-                        )),
-                    });
-                }
-                let note = format!(
-                    "planvault undid this call's change to {CONFIG_FILE} (kept aside as {CONFIG_FILE}{ASIDE}): a tool may not change which servers start or where requests go"
-                );
-                result = match result {
-                    Ok(text) => Ok(format!("{text}\n\n[{note}]")),
-                    Err(e) => Err(format!("{e}\n\n[{note}]")),
-                };
-            }
+        if !undo_first {
+            undone = self
+                .undo_tool_changes(&display, config_before, notes_before)
+                .await?;
         }
-        if let Some(before) = notes_before {
-            let mut undone = Vec::new();
-            for (path, was) in before {
-                let Ok(now) = self.host.read(&path).await else {
-                    continue;
-                };
-                if now == was {
-                    continue;
-                }
-                if let Err(e) = self.host.put_back(&path, was.as_deref()).await {
-                    return Err(Halt {
-                        reason: self.scrub(&format!(
-                            "the plan's note {path} changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan's notes (the next run would read what it wrote as a step); look at the note before running again (a change of a person's made meanwhile can stay)"
-                        )),
-                    });
-                }
-                undone.push(path);
-            }
-            if !undone.is_empty() {
-                let note = format!(
-                    "planvault undid this call's change to the plan's {} (kept aside as {}{ASIDE}): a tool may not change the plan's notes",
-                    undone.join(", "),
-                    match undone.len() {
-                        1 => undone[0].clone(),
-                        _ => "each".to_string(),
-                    }
-                );
-                result = match result {
-                    Ok(text) => Ok(format!("{text}\n\n[{note}]")),
-                    Err(e) => Err(format!("{e}\n\n[{note}]")),
-                };
-            }
+        let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
+        for note in undone {
+            result = match result {
+                Ok(text) => Ok(format!("{text}\n\n[{note}]")),
+                Err(e) => Err(format!("{e}\n\n[{note}]")),
+            };
         }
         let ms = (self.host.now_ms() - started).max(0.0) as u64;
         self.host.progress(&Progress::McpCall {
@@ -311,6 +280,67 @@ impl<H: Host> Driver<'_, H> {
                 })?;
         }
         Ok(result)
+    }
+
+    /// After a writing tool's call: its change of the vault's config
+    /// (`config_before`, as read before it) and of the plan's own notes
+    /// (`notes_before`) put back, what it left kept aside, and what the
+    /// model is told of each; a host that cannot put back stops the run.
+    async fn undo_tool_changes(
+        &self,
+        display: &str,
+        config_before: Option<Option<String>>,
+        notes_before: Option<BTreeMap<String, Option<String>>>,
+    ) -> Result<Vec<String>, Halt> {
+        let mut told = Vec::new();
+        if let Some(before) = config_before {
+            let after = self.host.read(CONFIG_FILE).await;
+            if after.is_ok_and(|after| after != before) {
+                let undone = self.host.put_back(CONFIG_FILE, before.as_deref()).await;
+                if let Err(e) = undone {
+                    return Err(Halt {
+                        reason: self.scrub(&format!(
+                            "{display} changed {CONFIG_FILE} while it ran, and it could not be put back ({e}): a tool may not change which servers start or where requests go; look at the file before running again"
+                        )),
+                    });
+                }
+                told.push(format!(
+                    "planvault undid this call's change to {CONFIG_FILE} (kept aside as {CONFIG_FILE}{ASIDE}): a tool may not change which servers start or where requests go"
+                ));
+            }
+        }
+        let Some(before) = notes_before else {
+            return Ok(told);
+        };
+        let mut undone = Vec::new();
+        for (path, was) in before {
+            match self.host.read(&path).await {
+                Ok(now) if now == was => continue,
+                // A read that failed (a passing fault) is no sign of a
+                // change; one refused (a link out of the vault now) is.
+                Err(e) if e.failed => continue,
+                _ => {}
+            }
+            if let Err(e) = self.host.put_back(&path, was.as_deref()).await {
+                return Err(Halt {
+                    reason: self.scrub(&format!(
+                        "the plan's note {path} changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan's notes (the next run would read what it wrote as a step); look at the note before running again (a change of a person's made meanwhile can stay)"
+                    )),
+                });
+            }
+            undone.push(path);
+        }
+        if !undone.is_empty() {
+            let aside = match undone.len() {
+                1 => undone[0].clone(),
+                _ => "each".to_string(),
+            };
+            told.push(format!(
+                "planvault undid this call's change to the plan's {} (kept aside as {aside}{ASIDE}): a tool may not change the plan's notes",
+                undone.join(", ")
+            ));
+        }
+        Ok(told)
     }
 
     /// A model round of a node's work that called tools, as the journal

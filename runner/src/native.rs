@@ -1201,12 +1201,25 @@ impl Host for NativeHost {
 
     async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(path, e))?;
-        let full = confine(&root, path)?;
-        let aside = confine(&root, &format!("{path}{}", crate::host::ASIDE))?;
-        // What the tool left is kept: a person decides what becomes of it.
-        match fs::read(&full) {
-            Ok(bytes) => write_atomic(&aside, &String::from_utf8_lossy(&bytes))
-                .map_err(|e| io_error(path, e))?,
+        // The file itself, never what a link the tool left there leads to:
+        // its folder confined to the vault, its own name not followed.
+        let (folder, name) = match path.rsplit_once('/') {
+            Some((folder, name)) => (confine(&root, folder)?, name),
+            None => (root.clone(), path),
+        };
+        let full = folder.join(name);
+        let aside = folder.join(format!("{name}{}", crate::host::ASIDE));
+        // What the tool left is kept: a person decides what becomes of it
+        // (a link moved aside as it is).
+        match fs::symlink_metadata(&full) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                fs::rename(&full, &aside).map_err(|e| io_error(path, e))?
+            }
+            Ok(_) => {
+                let bytes = fs::read(&full).map_err(|e| io_error(path, e))?;
+                write_atomic(&aside, &String::from_utf8_lossy(&bytes))
+                    .map_err(|e| io_error(path, e))?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(path, e)),
         }
