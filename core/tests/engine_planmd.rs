@@ -2138,7 +2138,13 @@ fn a_feedback_items_amendment_is_written_before_its_note_says_done() {
     };
     assert!(amended.ends_with("- [ ] Write the changelog\n"));
 
-    for (cut, on_file) in [(amend_at + 1, amended.as_str()), (amend_at, text)] {
+    // A person's own item added after the cut, below the amendment.
+    let amended_then_edited = format!("{amended}- [ ] A person's own item\n");
+    for (cut, on_file) in [
+        (amend_at + 1, amended.as_str()),
+        (amend_at + 1, amended_then_edited.as_str()),
+        (amend_at, text),
+    ] {
         let mut on_disk = plan(on_file);
         apply_statuses(&mut on_disk, &live[..cut]);
         let mut engine = Engine::new(on_disk, config(), &journal_of(&live[..cut])).unwrap();
@@ -2149,7 +2155,9 @@ fn a_feedback_items_amendment_is_written_before_its_note_says_done() {
             .filter(|e| matches!(e, Effect::Amend { .. }))
             .count();
         assert_eq!(amends, usize::from(on_file == text), "cut at {cut}");
-        assert_eq!(asked_ids(&resumed), ["3#1:work"], "cut at {cut}");
+        let added = usize::from(on_file == amended_then_edited);
+        let asked: Vec<String> = (3..=3 + added).map(|i| format!("{i}#1:work")).collect();
+        assert_eq!(asked_ids(&resumed), asked, "cut at {cut}: {on_file}");
         assert!(resumed.iter().any(
             |e| matches!(e, Effect::WriteStatus { node, status: Status::Done } if node == "2")
         ));

@@ -1101,6 +1101,19 @@ fn lay_run_changes(base: &str, ours: &str, theirs: &str) -> Option<String> {
             kept.extend((0..len).map(|k| (old_index + k, new_index + k)));
         }
     }
+    // Lines the run appended that the person wrote too, or line endings
+    // the person changed: git's merge tells those apart.
+    let theirs_added: Vec<&str> = (0..their_lines.len())
+        .filter(|at| !kept.values().any(|kept| kept == at))
+        .map(|at| their_lines[at].trim_end())
+        .collect();
+    if appended
+        .iter()
+        .any(|line| theirs_added.contains(&line.trim_end()))
+        || base.contains("\r\n") != theirs.contains("\r\n")
+    {
+        return None;
+    }
     let mut laid = their_lines;
     for (line, now) in replaced {
         laid[*kept.get(&line)?] = now.to_string();
@@ -1461,6 +1474,23 @@ mod tests {
             Ok(Some(
                 "- [x] one\n- [ ] the person's\n- [ ] (after: 1) added\n",
             )),
+        ),
+        // Appended by both: git's merge calls it a conflict (never a line
+        // twice).
+        (
+            "appended-by-both.md",
+            Some("- a\n"),
+            Some("- a\n- b\n"),
+            Some("- a\n- b\n- c\n"),
+            Err("<<<<<<< the run's copy"),
+        ),
+        // Its line endings changed by the person: git's merge decides.
+        (
+            "now-crlf.md",
+            Some("- [ ] a\n"),
+            Some("- [x] a\n"),
+            Some("- [ ] a\r\n- [ ] b\r\n"),
+            Err("<<<<<<< the run's copy"),
         ),
         (
             "status-beside-a-knob.md",

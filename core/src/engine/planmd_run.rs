@@ -1242,14 +1242,14 @@ impl PlanMdRun {
         if rederive {
             return;
         }
+        // Its items each a line of the PLAN.md, in their order (a person may
+        // have added their own since): a run cut off after it wrote them.
         let written = |text: &str| {
-            let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-            let added: String = outcome
+            let mut lines = text.lines();
+            outcome
                 .accepted
                 .iter()
-                .map(|a| format!("{}{newline}", a.line))
-                .collect();
-            text.ends_with(&added)
+                .all(|a| lines.any(|line| line.trim_end() == a.line))
         };
         if served && !outcome.accepted.is_empty() && written(&text) {
             s.trace_answered(

@@ -940,9 +940,13 @@ pub fn rewrite_links(
         let found: Vec<NoteLink<'_>> = match whole {
             false => links(&read[from..to]).collect(),
             true => {
-                let markdown = body_markdown
+                // In the note's order: this run's, found by halving (a
+                // long note has many runs).
+                let first = body_markdown.partition_point(|link| link.start < from);
+                let markdown = body_markdown[first..]
                     .iter()
-                    .filter(|link| link.start >= from && link.end <= to)
+                    .take_while(|link| link.start < to)
+                    .filter(|link| link.end <= to)
                     .map(|link| NoteLink {
                         start: link.start - from,
                         end: link.end - from,
