@@ -58,6 +58,19 @@ fn step(tool_calls: Vec<ToolCall>, content: &str) -> Reply {
     }
 }
 
+/// The model's reply at the `send` step.
+fn sent() -> Reply {
+    Reply {
+        matcher: Match {
+            contains: Some("Step: Send the email".into()),
+            ..Match::default()
+        },
+        content: "Sent.".into(),
+        status: 200,
+        ..Reply::default()
+    }
+}
+
 fn script() -> Script {
     Script {
         replies: vec![
@@ -227,15 +240,7 @@ fn a_server_s_change_to_a_plan_note_is_undone_and_kept_aside() {
                 "",
             ),
             step(vec![], "Written."),
-            Reply {
-                matcher: Match {
-                    contains: Some("Step: Send the email".into()),
-                    ..Match::default()
-                },
-                content: "Sent.".into(),
-                status: 200,
-                ..Reply::default()
-            },
+            sent(),
         ],
         default: None,
     };
@@ -382,15 +387,7 @@ fn a_plan_note_a_tool_replaced_by_a_symlink_is_put_back_in_its_place() {
                 serde_json::json!({"path": send.display().to_string(), "link": diary.display().to_string()}),
             ),
             step(vec![], "Written."),
-            Reply {
-                matcher: Match {
-                    contains: Some("Step: Send the email".into()),
-                    ..Match::default()
-                },
-                content: "Sent.".into(),
-                status: 200,
-                ..Reply::default()
-            },
+            sent(),
         ],
         default: None,
     };

@@ -38,15 +38,9 @@ pub struct Repo {
 /// the Temporal host's git vault, whose clones are not a [`Repo`]'s
 /// checkout or worktrees.
 pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let output = Command::new("git")
+    let output = git()
         .args(args)
         .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_COMMON_DIR")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| GitError::Spawn(e.to_string()))?;
     if output.status.success() {
@@ -58,6 +52,20 @@ pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
             stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
         })
     }
+}
+
+/// The `git` command, never told of another repository by the caller's
+/// environment, never asking for a password, reading nothing.
+fn git() -> Command {
+    let mut command = Command::new("git");
+    command
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    command
 }
 
 /// What `git merge-file` made of two changes to one text.
@@ -86,13 +94,8 @@ pub fn merge_file(
         args.push(label.into());
     }
     args.extend([ours, base, theirs].map(|p| p.as_os_str().to_owned()));
-    let output = Command::new("git")
+    let output = git()
         .args(&args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_COMMON_DIR")
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| GitError::Spawn(e.to_string()))?;
     // Its exit is the number of conflicts (at most 127); above that, or

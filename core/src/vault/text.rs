@@ -184,20 +184,7 @@ pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
 /// a comment.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    let blocks = comment_blocks(text);
-    if blocks.is_empty() {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut bytes = text.as_bytes().to_vec();
-    for block in blocks {
-        for byte in &mut bytes[block] {
-            if !matches!(*byte, b'\n' | b'\r') {
-                *byte = b' ';
-            }
-        }
-    }
-    // A block starts and ends at ASCII `%`, so no character is cut.
-    String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+    blank_comments(text, b"\n\r")
 }
 
 /// `text` with what its `%%` comments hold blanked but their `%%` marks
@@ -205,6 +192,11 @@ pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
 /// Obsidian's blocks have them (a comment line ends a list as a
 /// paragraph's would), and nothing of what the comment holds.
 pub fn comments_as_marks(text: &str) -> std::borrow::Cow<'_, str> {
+    blank_comments(text, b"\n\r%")
+}
+
+/// `text` with every byte of its `%%` comments a space, but those `kept`.
+fn blank_comments<'a>(text: &'a str, kept: &[u8]) -> std::borrow::Cow<'a, str> {
     let blocks = comment_blocks(text);
     if blocks.is_empty() {
         return std::borrow::Cow::Borrowed(text);
@@ -212,11 +204,13 @@ pub fn comments_as_marks(text: &str) -> std::borrow::Cow<'_, str> {
     let mut bytes = text.as_bytes().to_vec();
     for block in blocks {
         for byte in &mut bytes[block] {
-            if !matches!(*byte, b'\n' | b'\r' | b'%') {
+            if !kept.contains(byte) {
                 *byte = b' ';
             }
         }
     }
+    // A block starts and ends at ASCII `%`, and `kept` is ASCII: no
+    // character is cut.
     String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
