@@ -407,6 +407,45 @@ fn a_plan_note_a_tool_replaced_by_a_symlink_is_put_back_in_its_place() {
     assert_eq!(std::fs::read_link(&aside).unwrap(), diary);
 }
 
+/// A review's finding: a tool that first made a folder where the put-back
+/// keeps its copy made the put-back fail, the note kept the tool's text,
+/// and the resume ran it. The note comes back first; the copy goes beside.
+#[test]
+fn a_folder_where_the_copy_goes_keeps_no_note_from_coming_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = scribble_vault(dir.path());
+    let send = vault.join("send.md");
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({
+                "path": send.display().to_string(),
+                "content": INJECTED,
+                "mkdir": vault.join("send.md.from-tool").display().to_string(),
+            })),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&send).unwrap(),
+        SEND.replace("pending", "done")
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md.from-tool-2")).unwrap(),
+        INJECTED
+    );
+    let requests = stub.requests();
+    assert!(
+        !requests[2].text().contains("INJECTED"),
+        "{}",
+        requests[2].text()
+    );
+}
+
 /// A tool's own note, judged harmless when it appeared, then rewritten by
 /// a later call into a second start: judged again, and the run stops.
 #[test]

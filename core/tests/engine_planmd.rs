@@ -2140,10 +2140,13 @@ fn a_feedback_items_amendment_is_written_before_its_note_says_done() {
 
     // A person's own item added after the cut, below the amendment.
     let amended_then_edited = format!("{amended}- [ ] A person's own item\n");
+    // Cut before the amendment, the same line in a comment: no item.
+    let commented = format!("{text}<!--\n- [ ] Write the changelog\n-->\n");
     for (cut, on_file) in [
         (amend_at + 1, amended.as_str()),
         (amend_at + 1, amended_then_edited.as_str()),
         (amend_at, text),
+        (amend_at, commented.as_str()),
     ] {
         let mut on_disk = plan(on_file);
         apply_statuses(&mut on_disk, &live[..cut]);
@@ -2154,7 +2157,8 @@ fn a_feedback_items_amendment_is_written_before_its_note_says_done() {
             .iter()
             .filter(|e| matches!(e, Effect::Amend { .. }))
             .count();
-        assert_eq!(amends, usize::from(on_file == text), "cut at {cut}");
+        let unwritten = on_file == text || on_file == commented;
+        assert_eq!(amends, usize::from(unwritten), "cut at {cut}: {on_file}");
         let added = usize::from(on_file == amended_then_edited);
         let asked: Vec<String> = (3..=3 + added).map(|i| format!("{i}#1:work")).collect();
         assert_eq!(asked_ids(&resumed), asked, "cut at {cut}: {on_file}");

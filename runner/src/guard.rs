@@ -1103,8 +1103,9 @@ fn lay_run_changes(base: &str, ours: &str, theirs: &str) -> Option<String> {
     }
     // Lines the run appended that the person wrote too, or line endings
     // the person changed: git's merge tells those apart.
-    let theirs_added: Vec<&str> = (0..their_lines.len())
-        .filter(|at| !kept.values().any(|kept| kept == at))
+    let mine: std::collections::BTreeSet<usize> = kept.values().copied().collect();
+    let theirs_added: std::collections::BTreeSet<&str> = (0..their_lines.len())
+        .filter(|at| !mine.contains(at))
         .map(|at| their_lines[at].trim_end())
         .collect();
     if appended

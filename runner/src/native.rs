@@ -1208,28 +1208,61 @@ impl Host for NativeHost {
             None => (root.clone(), path),
         };
         let full = folder.join(name);
-        let aside = folder.join(format!("{name}{}", crate::host::ASIDE));
-        // What the tool left is kept: a person decides what becomes of it
-        // (a link moved aside as it is).
-        match fs::symlink_metadata(&full) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                fs::rename(&full, &aside).map_err(|e| io_error(path, e))?
-            }
-            Ok(_) => {
-                let bytes = fs::read(&full).map_err(|e| io_error(path, e))?;
-                write_atomic(&aside, &String::from_utf8_lossy(&bytes))
-                    .map_err(|e| io_error(path, e))?
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        // What the tool left, read before the note is put back and kept
+        // aside after: nothing standing where the copy goes (a folder the
+        // tool made there) keeps the note from coming back.
+        let meta = match fs::symlink_metadata(&full) {
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_error(path, e)),
+        };
+        let link = match &meta {
+            Some(meta) if meta.file_type().is_symlink() => {
+                Some(fs::read_link(&full).map_err(|e| io_error(path, e))?)
+            }
+            _ => None,
+        };
+        let left = match &meta {
+            Some(meta) if meta.is_file() => Some(fs::read(&full).map_err(|e| io_error(path, e))?),
+            _ => None,
+        };
+        // The first name beside it that is no folder.
+        let aside = (1..=9)
+            .map(|n| match n {
+                1 => folder.join(format!("{name}{}", crate::host::ASIDE)),
+                n => folder.join(format!("{name}{}-{n}", crate::host::ASIDE)),
+            })
+            .find(|candidate| !candidate.is_dir())
+            .ok_or_else(|| {
+                HostError::new(path, "no name beside it is free to keep what the tool left")
+            })?;
+        if meta.as_ref().is_some_and(|meta| meta.is_dir()) {
+            // A folder where the note was: moved aside whole.
+            fs::rename(&full, &aside).map_err(|e| io_error(path, e))?;
         }
         match text {
-            Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e)),
+            // Written over a link the tool left, never through it.
+            Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e))?,
             None => match fs::remove_file(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, e)),
-                _ => Ok(()),
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io_error(path, e))
+                }
+                _ => {}
             },
         }
+        if let Some(bytes) = left {
+            write_atomic(&aside, &String::from_utf8_lossy(&bytes))
+                .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+        }
+        #[cfg(unix)]
+        if let Some(target) = link {
+            let _ = fs::remove_file(&aside);
+            std::os::unix::fs::symlink(target, &aside)
+                .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+        }
+        #[cfg(not(unix))]
+        let _ = link;
+        Ok(())
     }
 
     async fn mcp_call(

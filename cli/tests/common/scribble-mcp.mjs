@@ -1,8 +1,9 @@
 // A stdio MCP server for the tests of what a writing tool may change: its
 // one tool, `scribble`, writes `content` at `path` (or, with `link`,
-// replaces `path` by a symlink to `link`), then answers, or first sleeps
-// `sleep` seconds, or dies without answering (`die`).
-import { writeFileSync, rmSync, symlinkSync } from "node:fs";
+// replaces `path` by a symlink to `link`; with `mkdir`, first makes that
+// folder), then answers, or first sleeps `sleep` seconds, or dies without
+// answering (`die`).
+import { mkdirSync, writeFileSync, rmSync, symlinkSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
@@ -17,6 +18,7 @@ const tool = {
       link: { type: "string" },
       sleep: { type: "number" },
       die: { type: "boolean" },
+      mkdir: { type: "string" },
     },
   },
 };
@@ -37,6 +39,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     send({ jsonrpc: "2.0", id, result: { tools: [tool] } });
   } else if (method === "tools/call") {
     const args = params.arguments ?? {};
+    if (args.mkdir) mkdirSync(args.mkdir, { recursive: true });
     if (args.link) {
       rmSync(args.path, { force: true });
       symlinkSync(args.link, args.path);

@@ -1242,14 +1242,21 @@ impl PlanMdRun {
         if rederive {
             return;
         }
-        // Its items each a line of the PLAN.md, in their order (a person may
-        // have added their own since): a run cut off after it wrote them.
+        // Its items each an item of the PLAN.md, in their order, after
+        // this one (a person may have added their own since): a run cut
+        // off after it wrote them. A line that reads as no item (in a
+        // comment, a fence) is none of them.
         let written = |text: &str| {
-            let mut lines = text.lines();
+            let lines: Vec<&str> = text.lines().collect();
+            let mut items = s.plan.nodes[i + 1..]
+                .iter()
+                .filter_map(|n| n.pos.as_ref())
+                .filter_map(|pos| lines.get((pos.line as usize).checked_sub(1)?))
+                .map(|line| line.trim_end());
             outcome
                 .accepted
                 .iter()
-                .all(|a| lines.any(|line| line.trim_end() == a.line))
+                .all(|a| items.any(|line| line == a.line))
         };
         if served && !outcome.accepted.is_empty() && written(&text) {
             s.trace_answered(
