@@ -379,22 +379,28 @@ fn an_isolated_runs_amendment_goes_to_its_own_copy_of_the_plan() {
     );
 }
 
-/// An edit a person made to the checkout's PLAN.md while an isolated run
-/// waited at its gate was ignored: the resume went on with the run's copy
-/// (where it had checked a box). Now git merges the edit with the run's
-/// own changes: the edited command is the one that runs.
-#[test]
-fn an_edit_of_the_checkouts_plan_while_paused_is_taken_on_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = repo(
-        dir.path(),
-        GATED,
-        "echo still broken > src/lib.txt\n",
-        "verify = \"sh tests/check.sh\"\nattempts = 1\n",
-    );
+/// A repository whose gated plan runs `apply`, verified by `guard`, and
+/// its first run, waiting at the gate (item 2).
+fn paused_at_the_gate(dir: &Path, apply: &str, guard: &str) -> (PathBuf, Stub) {
+    let repo = repo(dir, GATED, apply, guard);
     let stub = stub(0);
     let out = run(&repo, &stub, &[]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    (repo, stub)
+}
+
+/// An edit a person made to the checkout's PLAN.md while an isolated run
+/// waited at its gate was ignored: the resume went on with the run's copy
+/// (where it had checked a box). Now the run's own changes are laid over
+/// the edit: the edited command is the one that runs.
+#[test]
+fn an_edit_of_the_checkouts_plan_while_paused_is_taken_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, stub) = paused_at_the_gate(
+        dir.path(),
+        "echo still broken > src/lib.txt\n",
+        "verify = \"sh tests/check.sh\"\nattempts = 1\n",
+    );
     let edited = GATED.replace("@tool sh apply.sh", "@tool echo fixed > src/lib.txt");
     std::fs::write(repo.join("PLAN.md"), &edited).unwrap();
     let before = snapshot(&repo);
@@ -428,15 +434,11 @@ fn an_edit_of_the_checkouts_plan_while_paused_is_taken_on_resume() {
 #[test]
 fn an_edit_that_meets_the_runs_own_change_is_refused_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = repo(
+    let (repo, stub) = paused_at_the_gate(
         dir.path(),
-        GATED,
         "echo fixed > src/lib.txt\n",
         "verify = \"sh tests/check.sh\"\n",
     );
-    let stub = stub(0);
-    let out = run(&repo, &stub, &[]);
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let copy = std::fs::read_to_string(state(&repo).join("PLAN.md")).unwrap();
     assert!(copy.contains("- [x] Propose a fix"), "{copy}");
     let edited = GATED.replace("Propose a fix", "Propose a better fix");

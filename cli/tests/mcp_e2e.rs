@@ -58,6 +58,17 @@ fn step(tool_calls: Vec<ToolCall>, content: &str) -> Reply {
     }
 }
 
+/// The run stopped resumably because `note`, which `files.write_file`
+/// left, would give the plan a second start.
+#[track_caller]
+fn assert_stopped_on_a_second_start(out: &Output, note: &str) {
+    assert_eq!(out.status.code(), Some(5), "{}", text(out));
+    let said = format!(
+        "`{note}` appeared or changed in the vault while files.write_file ran, and the plan would no longer start at `write`"
+    );
+    assert!(text(out).contains(&said), "{}", text(out));
+}
+
 /// The model's reply at the `send` step.
 fn sent() -> Reply {
     Reply {
@@ -191,14 +202,7 @@ fn a_server_s_note_that_would_change_the_plan_stops_the_run() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = planvault(&vault, &stub, &[]);
-    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
-    assert!(
-        text(&out).contains(
-            "`outbox/evil.md` appeared or changed in the vault while files.write_file ran, and the plan would no longer start at `write`"
-        ),
-        "{}",
-        text(&out)
-    );
+    assert_stopped_on_a_second_start(&out, "outbox/evil.md");
     assert!(vault.join("outbox/evil.md").exists());
 }
 
@@ -468,14 +472,7 @@ fn a_server_s_note_rewritten_to_change_the_plan_stops_the_run() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = planvault(&vault, &stub, &[]);
-    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
-    assert!(
-        text(&out).contains(
-            "`outbox/draft.md` appeared or changed in the vault while files.write_file ran, and the plan would no longer start at `write`"
-        ),
-        "{}",
-        text(&out)
-    );
+    assert_stopped_on_a_second_start(&out, "outbox/draft.md");
     assert_eq!(stub.requests().len(), 2, "stopped after the second call");
 }
 
