@@ -284,8 +284,8 @@ fn a_server_s_change_to_a_plan_note_is_undone_and_kept_aside() {
 
 /// A vault whose start note may call `scribble.scribble`
 /// (`common/scribble-mcp.mjs`), then `send.md`; the config starts the
-/// server in the vault.
-fn scribble_vault(dir: &Path) -> PathBuf {
+/// server in the vault, with `server_keys` (lines) added to its table.
+fn scribble_vault(dir: &Path, server_keys: &str) -> PathBuf {
     let vault = dir.join("vault");
     std::fs::create_dir_all(vault.join(".planvault")).unwrap();
     std::fs::write(
@@ -298,7 +298,7 @@ fn scribble_vault(dir: &Path) -> PathBuf {
     std::fs::write(
         vault.join(".planvault/config.toml"),
         format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.scribble]\ncommand = \"node\"\nargs = [{:?}]\n",
+            "[http]\nattempts = 1\n\n[mcp.servers.scribble]\ncommand = \"node\"\nargs = [{:?}]\n{server_keys}",
             server.display().to_string()
         ),
     )
@@ -327,7 +327,7 @@ fn scribble(arguments: serde_json::Value) -> Reply {
 #[test]
 fn a_plan_note_a_call_cut_off_by_ctrl_c_changed_is_put_back() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = scribble_vault(dir.path());
+    let vault = scribble_vault(dir.path(), "");
     let send = vault.join("send.md");
     let script = Script {
         replies: vec![scribble(
@@ -336,31 +336,13 @@ fn a_plan_note_a_call_cut_off_by_ctrl_c_changed_is_put_back() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
-        .arg(&vault)
-        .args([
-            "--query",
-            "invite",
-            "--endpoint",
-            &stub.base_url(),
-            "--model",
-            "m",
-        ])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("PLANVAULT_API_KEY")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&vault, &stub);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::fs::read_to_string(&send).unwrap() != INJECTED {
         assert!(std::time::Instant::now() < deadline, "the tool never wrote");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt(child);
     assert!(!out.status.success(), "{}", text(&out));
     assert_eq!(
         std::fs::read_to_string(&send).unwrap(),
@@ -374,6 +356,124 @@ fn a_plan_note_a_call_cut_off_by_ctrl_c_changed_is_put_back() {
     );
 }
 
+/// `planvault run` on `vault` against `stub`, its output piped.
+fn spawn_run(vault: &Path, stub: &Stub) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(vault)
+        .args([
+            "--query",
+            "invite",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C to a run, and what it printed as it ended.
+#[cfg(target_os = "linux")]
+fn interrupt(child: std::process::Child) -> Output {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Wait for the file a slow `scribble` call writes as it starts.
+fn await_file(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "the tool never began");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A review's finding: on Ctrl-C the run gave up on a call at once and
+/// compared the plan's notes, but its stdio server was closed only at the
+/// run's end, seconds later; what the tool wrote meanwhile stayed, and the
+/// resume ran it. A call given up on ends its server's session first.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_plan_note_written_after_ctrl_c_cut_its_call_off_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = scribble_vault(dir.path(), "");
+    let send = vault.join("send.md");
+    let started = dir.path().join("started");
+    let script = Script {
+        replies: vec![scribble(serde_json::json!({
+            "path": send.display().to_string(),
+            "content": INJECTED,
+            "started": started.display().to_string(),
+            "delay": 1.5,
+        }))],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let child = spawn_run(&vault, &stub);
+    await_file(&started);
+    let out = interrupt(child);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&send).unwrap(),
+        SEND,
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md.from-tool")).unwrap(),
+        INJECTED
+    );
+}
+
+/// The same for a call given up on at its timeout: the server wrote after
+/// the comparison, while the run went on to the very note it wrote.
+#[test]
+fn a_plan_note_written_after_its_call_timed_out_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = scribble_vault(dir.path(), "timeout_secs = 1\n");
+    let send = vault.join("send.md");
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({
+                "path": send.display().to_string(),
+                "content": INJECTED,
+                "delay": 2,
+            })),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&send).unwrap(),
+        SEND.replace("pending", "done")
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md.from-tool")).unwrap(),
+        INJECTED
+    );
+    let requests = stub.requests();
+    assert!(
+        requests[1].text().contains("timed out"),
+        "{}",
+        requests[1].text()
+    );
+    assert!(
+        !requests[2].text().contains("INJECTED"),
+        "{}",
+        requests[2].text()
+    );
+}
+
 /// A review's finding: a tool that left a symlink where the plan's note
 /// was had the put-back write the note's text through it, over the file it
 /// leads to. The link is moved aside, and the note written in its place.
@@ -381,7 +481,7 @@ fn a_plan_note_a_call_cut_off_by_ctrl_c_changed_is_put_back() {
 #[test]
 fn a_plan_note_a_tool_replaced_by_a_symlink_is_put_back_in_its_place() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = scribble_vault(dir.path());
+    let vault = scribble_vault(dir.path(), "");
     let diary = dir.path().join("diary.md");
     std::fs::write(&diary, "my own words\n").unwrap();
     let send = vault.join("send.md");
@@ -417,7 +517,7 @@ fn a_plan_note_a_tool_replaced_by_a_symlink_is_put_back_in_its_place() {
 #[test]
 fn a_folder_where_the_copy_goes_keeps_no_note_from_coming_back() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = scribble_vault(dir.path());
+    let vault = scribble_vault(dir.path(), "");
     let send = vault.join("send.md");
     let script = Script {
         replies: vec![

@@ -581,7 +581,19 @@ impl Clients {
                 }
                 return self.call_once(server, tool, arguments, true, progress);
             }
-            Ok(Err((e, _))) | Err(e) => {
+            // Given up on (a stop, the timeout) while the server may still
+            // be at work: its session ends before the caller looks at what
+            // the call changed, so nothing it writes lands after the
+            // comparison (a stdio server's write is made, or never will
+            // be, once its process is gone). A later call starts it anew.
+            Err(e) => {
+                drop(sessions);
+                if let Some(old) = self.live.borrow_mut().remove(server) {
+                    self.close(old);
+                }
+                return Err(e);
+            }
+            Ok(Err((e, _))) => {
                 // What a server printed says why it exited; a live
                 // server's error speaks for itself.
                 if !live.service.is_transport_closed() {

@@ -2,7 +2,8 @@
 // one tool, `scribble`, writes `content` at `path` (or, with `link`,
 // replaces `path` by a symlink to `link`; with `mkdir`, first makes that
 // folder), then answers, or first sleeps `sleep` seconds, or dies without
-// answering (`die`).
+// answering (`die`). With `delay`, it writes `started` at once and the
+// file only `delay` seconds later, as a slow tool would.
 import { mkdirSync, writeFileSync, rmSync, symlinkSync } from "node:fs";
 import { createInterface } from "node:readline";
 
@@ -19,6 +20,8 @@ const tool = {
       sleep: { type: "number" },
       die: { type: "boolean" },
       mkdir: { type: "string" },
+      delay: { type: "number" },
+      started: { type: "string" },
     },
   },
 };
@@ -39,6 +42,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     send({ jsonrpc: "2.0", id, result: { tools: [tool] } });
   } else if (method === "tools/call") {
     const args = params.arguments ?? {};
+    if (args.started) writeFileSync(args.started, "");
+    if (args.delay) await new Promise((done) => setTimeout(done, args.delay * 1000));
     if (args.mkdir) mkdirSync(args.mkdir, { recursive: true });
     if (args.link) {
       rmSync(args.path, { force: true });
