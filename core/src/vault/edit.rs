@@ -15,7 +15,7 @@
 
 use super::frontmatter::{self, Split};
 use super::links::{
-    encode_path, links, links_with, markdown_link, markdown_links_in, LinkForm, NoteLink,
+    encode_path, links, links_with, markdown_link, markdown_links_and_code_in, LinkForm, NoteLink,
 };
 use super::next;
 use super::note::NOTE_NEXT_LEVELS;
@@ -923,7 +923,8 @@ pub fn rewrite_links(
     // note: a run of lines read alone loses its list item (a lazy `===`
     // line would underline it).
     let marked = comments_as_marks(&rest[body..]);
-    let body_markdown: Vec<NoteLink<'_>> = markdown_links_in(&marked)
+    let (markdown, code) = markdown_links_and_code_in(&marked);
+    let body_markdown: Vec<NoteLink<'_>> = markdown
         .into_iter()
         .map(|link| NoteLink {
             start: link.start + body,
@@ -1089,7 +1090,10 @@ pub fn rewrite_links(
     // Obsidian reads no link in a code block: where CommonMark sees one
     // (fenced, or indented, in a list, a quote or a footnote) is the
     // authority; the runs above only group lines into paragraphs.
-    let mut skip = code_blocks(&marked, body);
+    let mut skip: Vec<Range<usize>> = code
+        .into_iter()
+        .map(|block| block.start + body..block.end + body)
+        .collect();
     skip.extend(items.iter().cloned());
     for (run, _) in runs {
         // The frontmatter's lines are YAML, read a line at a time.
@@ -1113,21 +1117,6 @@ pub fn rewrite_links(
     }
     out.push_str(&rest[copied..]);
     Some(out)
-}
-
-/// Where CommonMark (pulldown-cmark, footnotes on, as Obsidian has them)
-/// reads code blocks in `body`, its offsets moved by `offset`.
-fn code_blocks(body: &str, offset: usize) -> Vec<Range<usize>> {
-    if !body.contains(['`', '~', ' ', '\t']) {
-        return Vec::new();
-    }
-    Parser::new_ext(body, pulldown_cmark::Options::ENABLE_FOOTNOTES)
-        .into_offset_iter()
-        .filter_map(|(event, range)| {
-            matches!(event, Event::Start(Tag::CodeBlock(_)))
-                .then(|| range.start + offset..range.end + offset)
-        })
-        .collect()
 }
 
 /// The column a list item's content starts at, as CommonMark counts it:

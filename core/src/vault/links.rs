@@ -64,7 +64,7 @@ pub fn links_outside(
     hidden: Vec<std::ops::Range<usize>>,
 ) -> impl Iterator<Item = NoteLink<'_>> {
     let markdown = if has_pair(text.as_bytes(), b']', b"(") {
-        markdown_links(text, pulldown_cmark::Options::empty())
+        markdown_links(text, pulldown_cmark::Options::empty(), None)
     } else {
         Vec::new()
     };
@@ -72,7 +72,7 @@ pub fn links_outside(
 }
 
 /// [`links`] of `text`, a part of a note, with its markdown links as read
-/// in the whole note ([`markdown_links_in`], their offsets `text`'s): a
+/// in the whole note ([`markdown_links_and_code_in`], their offsets `text`'s): a
 /// paragraph's lines are then read in their list item or footnote, as
 /// CommonMark reads them there.
 pub fn links_with<'a>(
@@ -83,12 +83,18 @@ pub fn links_with<'a>(
 }
 
 /// The markdown links of a note's whole body, as CommonMark reads them
-/// there (footnotes on, as Obsidian has them).
-pub fn markdown_links_in(body: &str) -> Vec<NoteLink<'_>> {
-    match has_pair(body.as_bytes(), b']', b"(") {
-        true => markdown_links(body, pulldown_cmark::Options::ENABLE_FOOTNOTES),
-        false => Vec::new(),
+/// there (footnotes on, as Obsidian has them), and where it reads code
+/// blocks (fenced, or indented, in a list, a quote or a footnote): one
+/// parse for both.
+pub fn markdown_links_and_code_in(body: &str) -> (Vec<NoteLink<'_>>, Vec<std::ops::Range<usize>>) {
+    let mut code = Vec::new();
+    let links = has_pair(body.as_bytes(), b']', b"(");
+    if links || body.contains(['`', '~', ' ', '\t']) {
+        let options = pulldown_cmark::Options::ENABLE_FOOTNOTES;
+        // No `](`, no inline link: the parse is for the code alone.
+        return (markdown_links(body, options, Some(&mut code)), code);
     }
+    (Vec::new(), code)
 }
 
 /// The wikilinks of `text`, but those starting in `hidden`.
@@ -192,10 +198,18 @@ fn merge_links<'a>(
 /// empty), found by pulldown-cmark so escapes, `<…>` destinations, titles
 /// and nested brackets read as CommonMark reads them.
 #[cfg_attr(planvault_size, optimize(size))]
-fn markdown_links(text: &str, options: pulldown_cmark::Options) -> Vec<NoteLink<'_>> {
+fn markdown_links<'a>(
+    text: &'a str,
+    options: pulldown_cmark::Options,
+    mut code_blocks: Option<&mut Vec<std::ops::Range<usize>>>,
+) -> Vec<NoteLink<'a>> {
     use pulldown_cmark::{Event, LinkType, Parser, Tag};
     let mut out = Vec::new();
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        if let (Event::Start(Tag::CodeBlock(_)), Some(blocks)) = (&event, &mut code_blocks) {
+            blocks.push(range);
+            continue;
+        }
         let Event::Start(Tag::Link {
             link_type: LinkType::Inline,
             dest_url,
