@@ -850,6 +850,68 @@ fn an_mcp_tool_is_listed_once_called_once_and_its_value_stays_on_the_worker() {
     assert!(!vault.join(".planvault/run.lock").exists());
 }
 
+/// A writing tool's change of the plan's next note is put back on the
+/// worker as the terminal puts it back (what it wrote kept beside it, the
+/// model told), and the run goes on to the note as the person wrote it.
+/// Before, a Temporal run stopped there, and each resume made the call again.
+#[test]
+fn a_plan_note_a_tool_rewrote_is_put_back_on_the_worker_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let vault = common::scribble_vault(dir.path(), "");
+    let send = vault.join("send.md").canonicalize().unwrap();
+    let script = Script {
+        replies: vec![
+            Reply {
+                tool_calls: vec![llm_stub::ToolCall {
+                    name: "scribble__scribble".into(),
+                    arguments: serde_json::json!({
+                        "path": send.display().to_string(),
+                        "content": common::INJECTED_NOTE,
+                    }),
+                }],
+                ..Reply::when("Step: Write the email", "")
+            },
+            Reply::when("Step: Write the email", "Written."),
+            Reply::when("Step: Send the email", "Sent."),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let _worker = start_worker(&server, "put-back");
+    let out = submit(&server, "put-back", &vault, &stub, &["--wait"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&send).unwrap(),
+        common::SEND_NOTE.replace("pending", "done")
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md.from-tool")).unwrap(),
+        common::INJECTED_NOTE
+    );
+    let requests = stub.requests();
+    assert!(
+        requests[1]
+            .text()
+            .contains("planvault undid this call's change to the plan's send.md"),
+        "{}",
+        requests[1].text()
+    );
+    assert!(
+        !requests[2].text().contains("INJECTED"),
+        "{}",
+        requests[2].text()
+    );
+    let history = workflow_history(&server, &submitted_id(&out));
+    assert_eq!(
+        history.matches("VaultActivities::put_back").count(),
+        1,
+        "{history}"
+    );
+}
+
 #[test]
 fn a_worker_killed_mid_call_is_a_lost_call_the_run_goes_on_without_repeating() {
     let dir = tempfile::tempdir().unwrap();

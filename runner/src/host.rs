@@ -149,6 +149,9 @@ pub enum Progress<'a> {
 /// What a setting a tool changed is kept aside as, after its path.
 pub const ASIDE: &str = ".from-tool";
 
+/// Why a host that cannot put back a file a tool changed stops the run.
+pub const CANNOT_PUT_BACK: &str = "this runner cannot put back a file a tool changed";
+
 #[allow(async_fn_in_trait)]
 pub trait Host {
     /// A reply body being read.
@@ -238,10 +241,7 @@ pub trait Host {
     /// kept beside it (`path` and [`ASIDE`]); `Err` where this host cannot,
     /// and the run stops.
     async fn put_back(&self, path: &str, _text: Option<&str>) -> Result<(), HostError> {
-        Err(HostError::new(
-            path,
-            "this runner cannot put back a file a tool changed",
-        ))
+        Err(HostError::new(path, CANNOT_PUT_BACK))
     }
     /// Check `[x]` the boxes of these PLAN.md items in the plan file, where
     /// Leopold keeps a run's progress: only while the file is the text the

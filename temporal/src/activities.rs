@@ -181,6 +181,17 @@ pub struct WriteIn {
     pub expected: Expected,
 }
 
+/// A file a tool changed, to be put back to `text` (`None`: no file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PutBackIn {
+    pub vault: String,
+    pub path: String,
+    /// As [`FileIn::folder`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub folder: String,
+    pub text: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AppendIn {
     pub vault: String,
@@ -478,6 +489,28 @@ impl VaultActivities {
             }
             let host = NativeHost::new(root).with_plan_folder(&input.folder);
             block_on(host.append(&input.path, &input.text)).expect("the native host never waits")
+        })
+        .await
+    }
+
+    /// As the terminal puts back a file a tool changed
+    /// ([`NativeHost::put_back`]: what the tool left kept beside it, a
+    /// symlink moved aside). A retry whose first attempt landed (the file
+    /// is `text` again) changes nothing, so the tool's copy stays.
+    #[activity]
+    pub async fn put_back(
+        ctx: ActivityContext,
+        input: PutBackIn,
+    ) -> Result<Result<(), WireHostError>, ActivityError> {
+        let (vault, path) = (input.vault.clone(), input.path.clone());
+        changing(&ctx, &vault, path, "put back", move |root| {
+            let host = NativeHost::new(root).with_plan_folder(&input.folder);
+            let now = block_on(host.read(&input.path)).expect("the native host never waits");
+            if matches!(&now, Ok(now) if *now == input.text) {
+                return Ok(());
+            }
+            block_on(host.put_back(&input.path, input.text.as_deref()))
+                .expect("the native host never waits")
         })
         .await
     }

@@ -4,7 +4,7 @@
 //! sleep a durable timer; messages become the workflow's state.
 
 use crate::activities::{
-    AppendIn, CommandIn, Expected, FetchIn, FileIn, PostIn, VaultActivities, WriteIn,
+    AppendIn, CommandIn, Expected, FetchIn, FileIn, PostIn, PutBackIn, VaultActivities, WriteIn,
 };
 use crate::workflow::PlanvaultRun;
 use crate::{ActivityConfig, HostConfig};
@@ -380,6 +380,29 @@ impl Host for TemporalHost {
 
     fn guards_plan_notes(&self) -> bool {
         self.ctx.patched("plan-notes-guarded-around-tools")
+    }
+
+    /// As the terminal's host puts it back, in an activity; behind the
+    /// patch `plan-notes-put-back` (a run begun before stopped there, and
+    /// replays so).
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+        if !self.ctx.patched("plan-notes-put-back") {
+            return Err(HostError::new(path, planvault_runner::CANNOT_PUT_BACK));
+        }
+        let input = PutBackIn {
+            vault: self.vault.clone(),
+            path: path.to_string(),
+            folder: self.folder.clone(),
+            text: text.map(str::to_string),
+        };
+        self.ctx
+            .execute_activity(VaultActivities::put_back, input, self.file_options())
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        let now = text.map_or(Expected::Absent, |text| Expected::Text(text.to_string()));
+        self.seen.borrow_mut().insert(path.to_string(), now);
+        Ok(())
     }
 
     fn surface(&self) -> Surface {
