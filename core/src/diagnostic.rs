@@ -35,6 +35,9 @@ pub enum Code {
     UnmetNeed,
     UnroutableSignal,
     OrphanMarker,
+    /// A line Leopold reads as nothing where planvault reads an item or a
+    /// marker (a CRLF line among LF ones).
+    LeopoldReadsOtherwise,
     // Generated plans (seeds 002, 004).
     MalformedPlan,
     UnknownTool,
@@ -88,6 +91,7 @@ impl Code {
             Code::UnmetNeed => "unmet-need",
             Code::UnroutableSignal => "unroutable-signal",
             Code::OrphanMarker => "orphan-marker",
+            Code::LeopoldReadsOtherwise => "leopold-reads-otherwise",
             Code::MalformedPlan => "malformed-plan",
             Code::UnknownTool => "unknown-tool",
             Code::ToolNotPermitted => "tool-not-permitted",

@@ -194,6 +194,7 @@ fn planmd_crlf_parses_like_lf() {
             .unwrap()
             .replace("\r\n", "\n");
         let crlf = lf.replace('\n', "\r\n");
+        let unended = !lf.ends_with('\n') && lf.contains('\n');
         let a = check(&PlanSource::PlanMd {
             file: "PLAN.md".into(),
             text: lf,
@@ -203,7 +204,23 @@ fn planmd_crlf_parses_like_lf() {
             text: crlf,
         });
         assert_eq!(a.plan, b.plan, "{}", dir.display());
-        assert_eq!(a.diagnostics, b.diagnostics, "{}", dir.display());
+        // But for one warning: a CRLF file whose last line has no line
+        // ending is LF-less there only, and Leopold reads that one item.
+        let leopold_reads_otherwise =
+            |d: &&planvault_core::Diagnostic| d.code == planvault_core::Code::LeopoldReadsOtherwise;
+        let warned = b.diagnostics.iter().filter(leopold_reads_otherwise).count();
+        assert!(warned <= usize::from(unended), "{}", dir.display());
+        let b_rest: Vec<_> = b
+            .diagnostics
+            .iter()
+            .filter(|d| !leopold_reads_otherwise(d))
+            .collect();
+        assert_eq!(
+            a.diagnostics.iter().collect::<Vec<_>>(),
+            b_rest,
+            "{}",
+            dir.display()
+        );
     }
     let _ = planmd::TOOL_EXIT_SIGNAL;
 }

@@ -173,7 +173,7 @@ fn every_leopold_plan_reads_as_leopold_reads_it() {
         dirs.len()
     );
     assert!(
-        differ <= 5,
+        differ <= 7,
         "{differ} deliberate differences: the README lists fewer"
     );
 }

@@ -194,11 +194,11 @@ proptest! {
             prop_assert!(checked
                 .diagnostics
                 .iter()
-                .all(|d| matches!(d.code, Code::EmptyPlan | Code::OrphanMarker)));
+                .all(|d| matches!(d.code, Code::EmptyPlan | Code::OrphanMarker | Code::LeopoldReadsOtherwise)));
             return Ok(());
         }
         let rank = |c: Code| match c {
-            Code::OrphanMarker | Code::EmptyPlan => 0,
+            Code::OrphanMarker | Code::EmptyPlan | Code::LeopoldReadsOtherwise => 0,
             Code::Cycle => 1,
             Code::DanglingEdge => 2,
             Code::UnmetNeed => 3,
@@ -219,7 +219,46 @@ proptest! {
         prop_assert_eq!(&checked.diagnostics, &again.diagnostics);
         let crlf = check(&source(text.replace('\n', "\r\n")));
         prop_assert_eq!(&checked.plan, &crlf.plan);
-        prop_assert_eq!(&checked.diagnostics, &crlf.diagnostics);
+        // A CRLF file whose last line has no line ending has one LF-less
+        // line, the only one Leopold reads: warned.
+        let others = |diagnostics: &[planvault_core::Diagnostic]| -> Vec<planvault_core::Diagnostic> {
+            diagnostics.iter().filter(|d| d.code != Code::LeopoldReadsOtherwise).cloned().collect()
+        };
+        prop_assert_eq!(others(&checked.diagnostics), others(&crlf.diagnostics));
+    }
+
+    /// One item line made CRLF among LF ones: Leopold reads it as nothing,
+    /// and the warning says so at that line, naming it; wholly LF or
+    /// wholly CRLF (every line ended), no such warning.
+    #[test]
+    fn an_item_line_ending_crlf_among_lf_is_warned_at_it(
+        text in full_grammar_plan(),
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+    ) {
+        let text = format!("{}\n", text.trim_end_matches('\n'));
+        let plain = check(&source(text.clone()));
+        let crlf = check(&source(text.replace('\n', "\r\n")));
+        for checked in [&plain, &crlf] {
+            prop_assert!(checked.diagnostics.iter().all(|d| d.code != Code::LeopoldReadsOtherwise));
+        }
+        prop_assume!(plain.plan.nodes.len() >= 2);
+        let node = &plain.plan.nodes[pick.index(plain.plan.nodes.len())];
+        let line = node.pos.as_ref().unwrap().line as usize;
+        let mixed: String = text
+            .split_inclusive('\n')
+            .enumerate()
+            .map(|(i, l)| if i + 1 == line { l.replace('\n', "\r\n") } else { l.to_string() })
+            .collect();
+        let checked = check(&source(mixed));
+        prop_assert_eq!(&checked.plan.nodes.len(), &plain.plan.nodes.len());
+        let warned: Vec<_> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::LeopoldReadsOtherwise)
+            .collect();
+        prop_assert_eq!(warned.len(), 1);
+        prop_assert_eq!(warned[0].line, Some(line as u32));
+        prop_assert!(warned[0].message.contains(&node.title), "{}", warned[0].message);
     }
 
     /// Arbitrary text never panics the parser or the validator.

@@ -17,7 +17,7 @@ pub const TS_UNIONS: &str = r#"
 export type DiagnosticCode =
   | "dangling-edge" | "cycle-without-exit" | "no-start" | "multiple-starts"
   | "no-terminal-reachable" | "ambiguous-link" | "bad-frontmatter" | "unreachable"
-  | "empty-plan" | "cycle" | "unmet-need" | "unroutable-signal" | "orphan-marker" | "malformed-plan"
+  | "empty-plan" | "cycle" | "unmet-need" | "unroutable-signal" | "orphan-marker" | "leopold-reads-otherwise" | "malformed-plan"
   | "unknown-tool" | "tool-not-permitted" | "too-many-steps" | "too-many-dependencies"
   | "too-many-references" | "too-many-preconditions" | "args-too-large" | "duplicate-id"
   | "malformed-id" | "unknown-dependency" | "self-dependency" | "malformed-ref"

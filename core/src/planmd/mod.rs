@@ -30,11 +30,63 @@ use markers::{first_code_span, ItemDecl};
 /// The signal a `@tool` node always puts on the channel: its exit status.
 pub const TOOL_EXIT_SIGNAL: &str = "exit";
 
+/// Leopold splits a PLAN.md at LF alone and reads a line ending CR as no
+/// item and no marker; planvault reads CRLF as a line ending. A file
+/// wholly CRLF is then no plan to Leopold (it says so: no items), but a
+/// CRLF line among LF ones (a pasted line, an editor's partial
+/// conversion) silently renumbers its items, and so every `(after:)` and
+/// `@on` after it: warned at the first such line.
+fn crlf_among_lf(
+    file: &str,
+    text: &str,
+    lines: &LineIndex<'_>,
+    scan: &items::Scan<'_>,
+) -> Option<Diagnostic> {
+    let ends_cr = |line: &items::RawLine<'_>| {
+        text.as_bytes().get(line.start + line.text.len()) == Some(&b'\r')
+    };
+    let leopold_items = scan.items.iter().filter(|i| !ends_cr(&i.text)).count();
+    if leopold_items == 0 {
+        return None;
+    }
+    let (at, shown, item) = scan.items.iter().find_map(|item| {
+        if ends_cr(&item.text) {
+            let line = &text[item.bullet..item.text.start + item.text.text.len()];
+            return Some((item.bullet, line, true));
+        }
+        item.under
+            .iter()
+            .map(|under| under.line)
+            .filter(|line| ends_cr(line))
+            .find_map(|line| {
+                Some((
+                    line.start + markers::marker_line(line.text)?.at,
+                    line.text,
+                    false,
+                ))
+            })
+    })?;
+    let so = match item {
+        true => format!(
+            "it reads {leopold_items} of this plan's {} items and numbers them differently",
+            scan.items.len()
+        ),
+        false => "this marker is lost to it".to_string(),
+    };
+    let message = format!(
+        "`{}` ends its line with CRLF where other lines end with LF: Leopold reads no item or marker on a line ending CR, so {so}; save the file with one kind of line ending.",
+        items::js_trim(shown),
+    );
+    let pos = lines.pos(file, at);
+    Some(Diagnostic::warning(Code::LeopoldReadsOtherwise, message).at(&pos))
+}
+
 /// Parse a PLAN.md into the plan model. `file` names it in positions.
 ///
 /// The diagnostics are warnings about lines the grammar reads as nothing: a
-/// marker line before the first item (`orphan-marker`) and a plan with no
-/// item at all (`empty-plan`).
+/// marker line before the first item (`orphan-marker`), a plan with no
+/// item at all (`empty-plan`), and an item or marker line ending CRLF
+/// among LF ones, which Leopold reads as nothing (`leopold-reads-otherwise`).
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
     let lines = LineIndex::new(text);
@@ -55,6 +107,9 @@ pub fn parse(file: &str, text: &str) -> (Plan, Vec<Diagnostic>) {
                     .at(&lines.pos(file, line.start + marker.at)),
             );
         }
+    }
+    if let Some(warning) = crlf_among_lf(file, text, &lines, &scan) {
+        diagnostics.push(warning);
     }
     if count == 0 {
         diagnostics.push(
