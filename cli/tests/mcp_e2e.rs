@@ -484,6 +484,56 @@ fn a_plan_note_a_tool_replaced_by_a_symlink_is_put_back_in_its_place() {
     assert_eq!(std::fs::read_link(&aside).unwrap(), diary);
 }
 
+/// A red team's finding: a server's tool made a symlink to the plan's next
+/// note under a new name, and `write_note` to that name wrote through it:
+/// the run stopped on the note "changed on disk", and the resume ran the
+/// model's step. A file the run never read is written as itself only.
+#[cfg(unix)]
+#[test]
+fn write_note_writes_through_no_symlink_a_tool_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = common::scribble_vault(dir.path(), "");
+    let write = vault.join("write.md");
+    let start = std::fs::read_to_string(&write).unwrap();
+    std::fs::write(
+        &write,
+        start.replace(
+            "tools: [scribble.scribble]",
+            "tools: [scribble.scribble, write_note]",
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(vault.join("notes")).unwrap();
+    let evil = vault.join("notes/evil.md");
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({"path": evil.display().to_string(), "link": "../send.md"})),
+            step(
+                vec![ToolCall {
+                    name: "write_note".into(),
+                    arguments: serde_json::json!({"path": "notes/evil.md", "content": common::INJECTED_NOTE}),
+                }],
+                "",
+            ),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md")).unwrap(),
+        common::SEND_NOTE.replace("pending", "done")
+    );
+    let told = common::tool_messages(&stub);
+    assert!(
+        told.contains("notes/evil.md: a symlink stands there; a tool's note is written as itself"),
+        "{told}"
+    );
+}
+
 /// A review's finding: a tool that first made a folder where the put-back
 /// keeps its copy made the put-back fail, the note kept the tool's text,
 /// and the resume ran it. The note comes back first; the copy goes beside.

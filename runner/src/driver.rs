@@ -2242,7 +2242,10 @@ impl<'a, H: Host> Driver<'a, H> {
                         .await
                         .map_err(|halt| ToolError::Vault(halt.reason))?;
                 }
-                self.host.write(&path, &new[&path]).await.map_err(vault)?;
+                self.host
+                    .write_tool_note(&path, &new[&path])
+                    .await
+                    .map_err(vault)?;
                 self.tool_notes.extend(new);
                 Ok(format!("wrote {path}"))
             }

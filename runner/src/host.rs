@@ -163,6 +163,12 @@ pub trait Host {
     async fn read(&self, path: &str) -> Result<Option<String>, HostError>;
     /// Create or replace a file (and its folders).
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError>;
+    /// A tool's note (`write_note`), as [`Host::write`] writes, but never
+    /// through a symlink standing at its name (where a host has them): one
+    /// a tool made would carry the write onto a plan's note.
+    async fn write_tool_note(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.write(path, text).await
+    }
     /// Append to a file (creating it), durably before returning.
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError>;
     /// Remove a file; a missing one is fine.

@@ -393,6 +393,20 @@ fn dotted(rel: &Path) -> bool {
 /// resolved and required to stay inside `root`, and out of its dot-folders
 /// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
 /// read under a note's name would reach the model.
+/// A tool's note is written as itself, never through a symlink standing
+/// at its name: one a tool made since the run began would carry the write
+/// onto any file it leads to in the folder, a plan's note among them,
+/// which the next resume would read as a step.
+pub fn no_symlink_at(root: &Path, rel: &str) -> Result<(), HostError> {
+    match fs::symlink_metadata(root.join(rel)) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(HostError::new(
+            rel,
+            "a symlink stands there; a tool's note is written as itself, never through one",
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
     let real = confine_in_vault(root, rel)?;
     if !dotted(Path::new(rel)) && real.strip_prefix(root).is_ok_and(dotted) {
@@ -1009,6 +1023,11 @@ impl Host for NativeHost {
             }
             false => Err(HostError::changed(path)),
         }
+    }
+
+    async fn write_tool_note(&self, path: &str, text: &str) -> Result<(), HostError> {
+        no_symlink_at(&self.root, path)?;
+        self.write(path, text).await
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {

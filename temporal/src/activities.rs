@@ -11,7 +11,8 @@
 use crate::git_vault::{self, GitSource};
 use planvault_llm::LlmError;
 use planvault_runner::native::{
-    command_env, confine, io_error, run_command, write_atomic_unless_changed, NativeHost,
+    command_env, confine, io_error, no_symlink_at, run_command, write_atomic_unless_changed,
+    NativeHost,
 };
 use planvault_runner::{block_on, Host, HostError};
 use serde::{Deserialize, Serialize};
@@ -179,6 +180,10 @@ pub struct WriteIn {
     /// Compare-and-swap: the write is refused when the file is neither this
     /// nor already `text` (a retried write that had landed).
     pub expected: Expected,
+    /// A tool's note: never written through a symlink at its name
+    /// ([`planvault_runner::native::no_symlink_at`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_itself: bool,
 }
 
 /// A file a tool changed, to be put back to `text` (`None`: no file).
@@ -448,6 +453,9 @@ impl VaultActivities {
             let full = NativeHost::new(root)
                 .with_plan_folder(&input.folder)
                 .write_path(&input.path)?;
+            if input.as_itself {
+                no_symlink_at(root, &input.path)?;
+            }
             let current = match std::fs::read(&full) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

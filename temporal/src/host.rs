@@ -183,6 +183,33 @@ impl TemporalHost {
             .build()
     }
 
+    /// A write, as a tool's note (`as_itself`) or the run's own.
+    async fn write_as(&self, path: &str, text: &str, as_itself: bool) -> Result<(), HostError> {
+        let expected = self
+            .seen
+            .borrow()
+            .get(path)
+            .cloned()
+            .unwrap_or(Expected::Unseen);
+        let input = WriteIn {
+            vault: self.vault.clone(),
+            path: path.to_string(),
+            folder: self.folder.clone(),
+            text: text.to_string(),
+            expected,
+            as_itself,
+        };
+        self.ctx
+            .execute_activity(VaultActivities::write, input, self.file_options())
+            .await
+            .map_err(|e| lost(path, e))?
+            .map_err(HostError::from)?;
+        self.seen
+            .borrow_mut()
+            .insert(path.to_string(), Expected::Text(text.to_string()));
+        Ok(())
+    }
+
     fn file(&self, path: &str) -> FileIn {
         FileIn {
             vault: self.vault.clone(),
@@ -246,28 +273,11 @@ impl Host for TemporalHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let expected = self
-            .seen
-            .borrow()
-            .get(path)
-            .cloned()
-            .unwrap_or(Expected::Unseen);
-        let input = WriteIn {
-            vault: self.vault.clone(),
-            path: path.to_string(),
-            folder: self.folder.clone(),
-            text: text.to_string(),
-            expected,
-        };
-        self.ctx
-            .execute_activity(VaultActivities::write, input, self.file_options())
-            .await
-            .map_err(|e| lost(path, e))?
-            .map_err(HostError::from)?;
-        self.seen
-            .borrow_mut()
-            .insert(path.to_string(), Expected::Text(text.to_string()));
-        Ok(())
+        self.write_as(path, text, false).await
+    }
+
+    async fn write_tool_note(&self, path: &str, text: &str) -> Result<(), HostError> {
+        self.write_as(path, text, true).await
     }
 
     async fn append(&self, path: &str, text: &str) -> Result<(), HostError> {
