@@ -1180,3 +1180,83 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     );
     assert_eq!(worktrees(&repo), 1);
 }
+
+/// A red team's finding: a writing tool wrote the worktree's `.git` file
+/// to name the checkout's repository, and the run's commit landed on
+/// `main`, its index and branch changed under the person, and every
+/// resume failed ("does not point back"). git is told the worktree's own
+/// git directory, and the file is written back.
+#[test]
+fn a_tool_that_rewrites_the_worktrees_dot_git_changes_nothing_of_the_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(repo.join("src/lib.txt"), "broken\n").unwrap();
+    std::fs::write(repo.join("tests/check.sh"), "grep -q fixed src/lib.txt\n").unwrap();
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
+    for (name, text) in [
+        (
+            "fix.md",
+            "---\ntype: start\nstatus: pending\ntools: [files.write_file]\n---\n# Fix the library\n".to_string(),
+        ),
+        (
+            ".planvault/config.toml",
+            format!(
+                "[http]\nattempts = 1\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n",
+                server.display().to_string(),
+                repo.display().to_string()
+            ),
+        ),
+    ] {
+        let path = repo.join("plan").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, ".", "start");
+    let main_before = git(&repo, &["rev-parse", "main"]);
+    let write = |path: &str, content: String| Reply {
+        tool_calls: vec![llm_stub::ToolCall {
+            name: "files__write_file".into(),
+            arguments: serde_json::json!({"path": path, "content": content}),
+        }],
+        ..Reply::when("Step: Fix the library", "")
+    };
+    let gitdir = format!("gitdir: {}\n", repo.join(".git").display());
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                write("src/lib.txt", "fixed\n".into()),
+                write(".git", gitdir),
+                Reply::when("Step: Fix the library", "Fixed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(repo.join("plan"))
+        .args(["--query", "fix", "--endpoint", &stub.base_url()])
+        .args(["--model", "m", "--autonomy", "full", "--isolate"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(git(&repo, &["rev-parse", "main"]), main_before);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/lib.txt")).unwrap(),
+        "broken\n"
+    );
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    let fixed = git(&repo, &["show", &format!("{}:src/lib.txt", branches[0])]);
+    assert_eq!(fixed, "fixed\n");
+    assert_eq!(worktrees(&repo), 1);
+}

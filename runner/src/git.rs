@@ -23,6 +23,8 @@ pub enum GitError {
     },
     #[error("{path} is neither the checkout of {root} nor a worktree of this run; refused")]
     Outside { path: String, root: String },
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
 }
 
 /// The repository a vault lives in.
@@ -38,9 +40,11 @@ pub struct Repo {
 /// the Temporal host's git vault, whose clones are not a [`Repo`]'s
 /// checkout or worktrees.
 pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let output = git()
-        .args(args)
-        .current_dir(dir)
+    run(git().args(args).current_dir(dir), args)
+}
+
+fn run(command: &mut Command, args: &[&str]) -> Result<String, GitError> {
+    let output = command
         .output()
         .map_err(|e| GitError::Spawn(e.to_string()))?;
     if output.status.success() {
@@ -179,15 +183,83 @@ impl Repo {
 
     /// Git in the checkout or in one of this tool's worktrees, refusing any
     /// other folder.
+    ///
+    /// In a worktree, git is told its git directory and work tree rather
+    /// than finding them by the worktree's `.git` file, which whatever ran
+    /// there (a tool, a command) can rewrite: a `gitdir:` naming the
+    /// checkout's repository would have the run's commit land on its
+    /// branch and index, another repository's would have it land there.
+    /// The file is written back as git made it, for git's own checks
+    /// (`worktree remove`) and for the verifier's commands.
     fn git(&self, dir: &Path, args: &[&str]) -> Result<String, GitError> {
         let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        if real != self.root && !real.starts_with(self.planvault_dir().join("worktrees")) {
-            return Err(GitError::Outside {
-                path: dir.display().to_string(),
-                root: self.root.display().to_string(),
-            });
+        if real == self.root {
+            return git_in(&real, args);
         }
-        git_in(&real, args)
+        let outside = || GitError::Outside {
+            path: dir.display().to_string(),
+            root: self.root.display().to_string(),
+        };
+        let worktrees = self.planvault_dir().join("worktrees");
+        let top = real
+            .strip_prefix(&worktrees)
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .map(|name| worktrees.join(name))
+            .ok_or_else(outside)?;
+        let admin = self.reattach(&top)?.ok_or_else(outside)?;
+        let mut command = git();
+        command
+            .args(args)
+            .current_dir(&real)
+            .env("GIT_DIR", &admin)
+            .env("GIT_WORK_TREE", &top);
+        run(&mut command, args)
+    }
+
+    /// The git directory git keeps for the worktree at `top`
+    /// (`.git/worktrees/<name>`, whose `gitdir` leads back to `top`), its
+    /// `.git` file written back to name it where anything else stands
+    /// there; `None` when git keeps none for `top`.
+    pub fn reattach(&self, top: &Path) -> Result<Option<PathBuf>, GitError> {
+        let io = |e: std::io::Error| GitError::Io {
+            path: top.display().to_string(),
+            message: e.to_string(),
+        };
+        let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) else {
+            return Ok(None);
+        };
+        let top_real = std::fs::canonicalize(top).map_err(io)?;
+        let admin = entries.flatten().map(|e| e.path()).find(|admin| {
+            std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|back| {
+                Path::new(back.trim())
+                    .parent()
+                    .and_then(|wt| std::fs::canonicalize(wt).ok())
+                    .is_some_and(|wt| wt == top_real)
+            })
+        });
+        let Some(admin) = admin else {
+            return Ok(None);
+        };
+        let dot_git = top.join(".git");
+        let wanted = format!("gitdir: {}\n", admin.display());
+        let meta = std::fs::symlink_metadata(&dot_git).ok();
+        let points_back = meta.as_ref().is_some_and(|m| m.is_file())
+            && std::fs::read_to_string(&dot_git).is_ok_and(|now| {
+                now.trim()
+                    .strip_prefix("gitdir:")
+                    .and_then(|to| std::fs::canonicalize(to.trim()).ok())
+                    .is_some_and(|to| std::fs::canonicalize(&admin).ok() == Some(to))
+            });
+        if !points_back {
+            if meta.is_some_and(|m| m.is_dir()) {
+                std::fs::remove_dir_all(&dot_git).map_err(io)?;
+            } else {
+                let _ = std::fs::remove_file(&dot_git);
+            }
+            std::fs::write(&dot_git, wanted).map_err(io)?;
+        }
+        Ok(Some(admin))
     }
 
     /// `path` relative to the checkout's root, `/`-separated; `None` when
@@ -225,6 +297,8 @@ impl Repo {
     /// missing one is fine.
     pub fn worktree_remove(&self, path: &Path) -> Result<(), GitError> {
         if path.exists() {
+            // git refuses a worktree whose `.git` no longer points back.
+            self.reattach(path)?;
             let shown = path.display().to_string();
             self.git(&self.root, &["worktree", "remove", "--force", &shown])?;
         }

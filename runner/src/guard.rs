@@ -554,6 +554,9 @@ impl Guard {
             let hashes = self.hash_locked(None)?;
             self.log(Step::Baseline { hashes })?;
         }
+        // Its `.git` pointing back, whatever ran in it since: the
+        // verifier's own git commands find this run's branch.
+        self.repo.reattach(&path)?;
         Ok(path)
     }
 
