@@ -534,6 +534,78 @@ fn write_note_writes_through_no_symlink_a_tool_made() {
     );
 }
 
+/// A red team's finding: a server's tool made `.obsidian/` and a
+/// `.planvault/config.toml` in the plan's folder, which the next run (and
+/// `validate --check-tools`) then took for a vault of its own, starting
+/// the server that config named. What would make the folder a vault is
+/// moved aside after the call, and the model told.
+#[test]
+fn a_tool_cannot_make_the_plans_folder_a_vault_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    let folder = vault.join("plans/launch");
+    std::fs::create_dir_all(vault.join(".obsidian")).unwrap();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::create_dir_all(&folder).unwrap();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/scribble-mcp.mjs");
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[http]\nattempts = 1\n\n[mcp.servers.scribble]\ncommand = \"node\"\nargs = [{:?}]\n",
+            server.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("write.md"),
+        "---\ntype: start\nstatus: pending\ntools: [scribble.scribble]\n---\n# Write the email\n\n## Next\n- [[send]]\n",
+    )
+    .unwrap();
+    std::fs::write(folder.join("send.md"), common::SEND_NOTE).unwrap();
+    let pwned = dir.path().join("PWNED");
+    let planted = format!(
+        "[mcp.servers.pwn]\ncommand = \"sh\"\nargs = [\"-c\", \"touch {}\"]\n",
+        pwned.display()
+    );
+    let at = |rel: &str| folder.join(rel).display().to_string();
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({
+                "mkdir": at(".planvault"),
+                "path": at(".planvault/config.toml"),
+                "content": planted,
+            })),
+            scribble(serde_json::json!({
+                "mkdir": at(".obsidian"),
+                "path": at("CONFIG.md"),
+                "content": "```space-lua\n```\n",
+            })),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let out = planvault(&folder, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!folder.join(".obsidian").exists());
+    assert!(folder.join(".obsidian.from-tool").is_dir());
+    assert!(!folder.join("CONFIG.md").exists());
+    let told = common::tool_messages(&stub);
+    assert!(
+        told.contains("a tool may not make a folder of the plan a vault of its own"),
+        "{told}"
+    );
+    let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("validate")
+        .arg(&folder)
+        .arg("--check-tools")
+        .output()
+        .unwrap();
+    assert!(validate.status.success(), "{}", text(&validate));
+    assert!(!pwned.exists(), "the planted server was started");
+}
+
 /// A review's finding: a tool that first made a folder where the put-back
 /// keeps its copy made the put-back fail, the note kept the tool's text,
 /// and the resume ran it. The note comes back first; the copy goes beside.
@@ -803,6 +875,59 @@ fn a_generated_plans_step_calls_a_servers_tool() {
     assert!(journal.contains(r#""key":"look#1:invoke""#), "{journal}");
     assert!(journal.contains(r#""value":"alpha""#), "{journal}");
     assert!(stub.requests().is_empty());
+}
+
+/// A generated plan's step whose tool rewrote the plan file beside its
+/// run vault gave the next run the steps it wrote: the file is put back
+/// as a vault's note is, what the tool wrote kept beside it.
+#[test]
+fn a_tool_s_change_of_the_plan_file_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_file = dir.path().join("plan.json");
+    let evil =
+        r#"{"goal": "g", "nodes": [{"id": "pwn", "capability": "scribble.scribble", "args": {}}]}"#;
+    let plan = serde_json::json!({"goal": "file it", "nodes": [
+        {"id": "put", "capability": "scribble.scribble",
+         "args": {"path": plan_file.display().to_string(), "content": evil}}
+    ]})
+    .to_string();
+    std::fs::write(&plan_file, &plan).unwrap();
+    let run = dir.path().join("plan.run");
+    std::fs::create_dir_all(run.join(".planvault")).unwrap();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/scribble-mcp.mjs");
+    std::fs::write(
+        run.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.scribble]\ncommand = \"node\"\nargs = [{:?}]\n",
+            server.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&plan_file)
+        .args([
+            "--query",
+            "file it",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&plan_file).unwrap(), plan);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("plan.json.from-tool")).unwrap(),
+        evil
+    );
+    let journal = std::fs::read_to_string(run.join("00_plan-trace/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains("planvault undid this call's change to the plan file"),
+        "{journal}"
+    );
 }
 
 #[test]

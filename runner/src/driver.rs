@@ -353,6 +353,26 @@ pub fn run_error(err: &LlmError, surface: Surface) -> RunError {
 
 /// `planvault_core::check` of a vault, without the other formats' parsers
 /// (the worker only runs vaults, and its size budget is tight).
+/// What would make a folder of a plan's path (the plan's folder, or one
+/// between it and the vault's root) a vault of its own, as the terminal
+/// finds a vault above a plan's folder: Obsidian's settings (`.obsidian/`)
+/// or SilverBullet's configuration page. A tool that made one would have
+/// the next run, and `validate --check-tools`, read that folder's
+/// `.planvault/config.toml` (the tool's too), and start its servers.
+pub(crate) fn vault_markers(folder: &str) -> Vec<String> {
+    let mut markers = Vec::new();
+    let mut prefix = String::new();
+    for part in folder.split('/').filter(|p| !p.is_empty()) {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        markers.push(format!("{prefix}/.obsidian"));
+        markers.push(format!("{prefix}/CONFIG.md"));
+    }
+    markers
+}
+
 pub fn check_vault(files: &BTreeMap<String, String>) -> Checked {
     check_in_folder(files, "")
 }
@@ -2324,7 +2344,11 @@ impl<'a, H: Host> Driver<'a, H> {
         if self.plan.format != PlanFormat::Vault {
             return notes;
         }
-        for path in self.seen.keys() {
+        let markers = match self.host.guards_vault_markers() {
+            true => vault_markers(self.files.folder()),
+            false => Vec::new(),
+        };
+        for path in self.seen.keys().chain(&markers) {
             if let Ok(text) = self.host.read(path).await {
                 notes.insert(path.clone(), text);
             }

@@ -216,6 +216,11 @@ impl<H: Host> Driver<'_, H> {
             true => None,
             false => Some(self.plan_notes_now().await),
         };
+        // Nor a PLAN.md beside its run vault: the resume reads its items.
+        let mut plan_file_before = match notes_before.is_some() {
+            true => self.host.plan_file_now().await,
+            false => None,
+        };
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
         // What the call changed is undone whatever became of it: a call cut
@@ -225,7 +230,12 @@ impl<H: Host> Driver<'_, H> {
         let mut undone = Vec::new();
         if undo_first {
             undone = self
-                .undo_tool_changes(&display, config_before.take(), notes_before.take())
+                .undo_tool_changes(
+                    &display,
+                    config_before.take(),
+                    notes_before.take(),
+                    plan_file_before.take(),
+                )
                 .await?;
         }
         // A call cut off by Stop is not the tool's answer: nothing is
@@ -247,7 +257,7 @@ impl<H: Host> Driver<'_, H> {
         }
         if !undo_first {
             undone = self
-                .undo_tool_changes(&display, config_before, notes_before)
+                .undo_tool_changes(&display, config_before, notes_before, plan_file_before)
                 .await?;
         }
         let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
@@ -283,14 +293,17 @@ impl<H: Host> Driver<'_, H> {
     }
 
     /// After a writing tool's call: its change of the vault's config
-    /// (`config_before`, as read before it) and of the plan's own notes
-    /// (`notes_before`) put back, what it left kept aside, and what the
-    /// model is told of each; a host that cannot put back stops the run.
+    /// (`config_before`, as read before it), of the plan's own notes and
+    /// of what would make a folder of the plan a vault (`notes_before`),
+    /// and of a PLAN.md beside the run's vault (`plan_file_before`) put
+    /// back, what it left kept aside, and what the model is told of each;
+    /// a host that cannot put back stops the run.
     async fn undo_tool_changes(
         &self,
         display: &str,
         config_before: Option<Option<String>>,
         notes_before: Option<BTreeMap<String, Option<String>>>,
+        plan_file_before: Option<String>,
     ) -> Result<Vec<String>, Halt> {
         let mut told = Vec::new();
         if let Some(before) = config_before {
@@ -309,9 +322,24 @@ impl<H: Host> Driver<'_, H> {
                 ));
             }
         }
+        if let Some(before) = plan_file_before {
+            let now = self.host.plan_file_now().await;
+            if now.is_some_and(|now| now != before) {
+                let aside = self.host.put_back_plan_file(&before).await.map_err(|e| Halt {
+                    reason: self.scrub(&format!(
+                        "the plan file changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan (the next run would read its items); look at the file before running again"
+                    )),
+                })?;
+                told.push(format!(
+                    "planvault undid this call's change to the plan file (kept aside as {aside}): a tool may not change the plan"
+                ));
+            }
+        }
         let Some(before) = notes_before else {
             return Ok(told);
         };
+        let markers = super::vault_markers(self.files.folder());
+        let mut made_vault = Vec::new();
         let mut undone = Vec::new();
         for (path, was) in before {
             match self.host.read(&path).await {
@@ -328,7 +356,16 @@ impl<H: Host> Driver<'_, H> {
                     )),
                 });
             }
-            undone.push(path);
+            match markers.contains(&path) {
+                true => made_vault.push(path),
+                false => undone.push(path),
+            }
+        }
+        if !made_vault.is_empty() {
+            told.push(format!(
+                "planvault moved aside what this call made at {} (each kept as its name{ASIDE}): a tool may not make a folder of the plan a vault of its own, whose config the next run would read",
+                made_vault.join(", ")
+            ));
         }
         if !undone.is_empty() {
             let aside = match undone.len() {

@@ -242,6 +242,24 @@ pub trait Host {
     fn guards_plan_notes(&self) -> bool {
         true
     }
+    /// Whether the folders of a plan's path are read around each call of a
+    /// tool that may write, so that none becomes a vault of its own
+    /// (`driver::vault_markers`; a Temporal run begun before replays
+    /// without those reads).
+    fn guards_vault_markers(&self) -> bool {
+        true
+    }
+    /// The plan file beside the run's vault (a PLAN.md), as it is now,
+    /// where this host keeps one: read around each call of a tool that
+    /// may write, as a vault's notes are.
+    async fn plan_file_now(&self) -> Option<String> {
+        None
+    }
+    /// Put the plan file back to `text` after a tool changed it, what the
+    /// tool left kept beside it ([`ASIDE`]): its name as shown.
+    async fn put_back_plan_file(&self, _text: &str) -> Result<String, HostError> {
+        Err(HostError::new("PLAN.md", CANNOT_PUT_BACK))
+    }
     /// Put the file at `path` (the vault's config, a plan's note) back to
     /// `text` (`None`: no file) after a tool changed it, what the tool left
     /// kept beside it (`path` and [`ASIDE`]); `Err` where this host cannot,

@@ -100,6 +100,9 @@ pub struct NativeHost {
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The PLAN.md a run amends, with its text as last read or written.
     plan_file: RefCell<Option<(PathBuf, String)>>,
+    /// The plan file beside the run vault (a PLAN.md or a generated plan),
+    /// which no tool may change (`Host::plan_file_now`).
+    guarded_plan_file: Option<PathBuf>,
     /// Each file's text as this host last read or wrote it: a write
     /// replaces a file only while it still holds that (or the new text).
     seen: RefCell<std::collections::HashMap<String, String>>,
@@ -136,6 +139,7 @@ impl NativeHost {
             stop: None,
             total_timeout: None,
             plan_file: RefCell::new(None),
+            guarded_plan_file: None,
             seen: RefCell::default(),
             case_insensitive: Cell::new(None),
             agent,
@@ -279,7 +283,16 @@ impl NativeHost {
         // A symlinked plan is written where it lives (a rename onto the
         // link would replace the link with a file of its own).
         let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        *self.plan_file.borrow_mut() = Some((path, text.to_string()));
+        *self.plan_file.borrow_mut() = Some((path.clone(), text.to_string()));
+        self.with_guarded_plan_file(&path)
+    }
+
+    /// The plan file beside the run vault (a generated plan's; a PLAN.md's
+    /// is [`NativeHost::with_plan_file`]): a tool's change of it is put
+    /// back, as a vault's note is.
+    pub fn with_guarded_plan_file(mut self, path: &Path) -> Self {
+        self.guarded_plan_file =
+            Some(fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
         self
     }
 
@@ -393,6 +406,71 @@ fn dotted(rel: &Path) -> bool {
 /// resolved and required to stay inside `root`, and out of its dot-folders
 /// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
 /// read under a note's name would reach the model.
+/// Put `folder/name` (shown as `path`) back to `text` (`None`: no file)
+/// after a tool changed it, what the tool left kept beside it under the
+/// first name that is no folder: that name.
+fn put_back_at(
+    folder: &Path,
+    name: &str,
+    path: &str,
+    text: Option<&str>,
+) -> Result<PathBuf, HostError> {
+    let full = folder.join(name);
+    // What the tool left, read before the note is put back and kept
+    // aside after: nothing standing where the copy goes (a folder the
+    // tool made there) keeps the note from coming back.
+    let meta = match fs::symlink_metadata(&full) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_error(path, e)),
+    };
+    let link = match &meta {
+        Some(meta) if meta.file_type().is_symlink() => {
+            Some(fs::read_link(&full).map_err(|e| io_error(path, e))?)
+        }
+        _ => None,
+    };
+    let left = match &meta {
+        Some(meta) if meta.is_file() => Some(fs::read(&full).map_err(|e| io_error(path, e))?),
+        _ => None,
+    };
+    // The first name beside it that is no folder.
+    let aside = (1..=9)
+        .map(|n| match n {
+            1 => folder.join(format!("{name}{}", crate::host::ASIDE)),
+            n => folder.join(format!("{name}{}-{n}", crate::host::ASIDE)),
+        })
+        .find(|candidate| !candidate.is_dir())
+        .ok_or_else(|| {
+            HostError::new(path, "no name beside it is free to keep what the tool left")
+        })?;
+    if meta.as_ref().is_some_and(|meta| meta.is_dir()) {
+        // A folder where the note was: moved aside whole.
+        fs::rename(&full, &aside).map_err(|e| io_error(path, e))?;
+    }
+    match text {
+        // Written over a link the tool left, never through it.
+        Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e))?,
+        None => match fs::remove_file(&full) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_error(path, e)),
+            _ => {}
+        },
+    }
+    if let Some(bytes) = left {
+        write_atomic(&aside, &String::from_utf8_lossy(&bytes))
+            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+    }
+    #[cfg(unix)]
+    if let Some(target) = link {
+        let _ = fs::remove_file(&aside);
+        std::os::unix::fs::symlink(target, &aside)
+            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = link;
+    Ok(aside)
+}
+
 /// A tool's note is written as itself, never through a symlink standing
 /// at its name: one a tool made since the run began would carry the write
 /// onto any file it leads to in the folder, a plan's note among them,
@@ -1226,62 +1304,23 @@ impl Host for NativeHost {
             Some((folder, name)) => (confine(&root, folder)?, name),
             None => (root.clone(), path),
         };
-        let full = folder.join(name);
-        // What the tool left, read before the note is put back and kept
-        // aside after: nothing standing where the copy goes (a folder the
-        // tool made there) keeps the note from coming back.
-        let meta = match fs::symlink_metadata(&full) {
-            Ok(meta) => Some(meta),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_error(path, e)),
+        put_back_at(&folder, name, path, text).map(|_| ())
+    }
+
+    async fn plan_file_now(&self) -> Option<String> {
+        fs::read_to_string(self.guarded_plan_file.as_ref()?).ok()
+    }
+
+    async fn put_back_plan_file(&self, text: &str) -> Result<String, HostError> {
+        let Some(path) = &self.guarded_plan_file else {
+            return Err(HostError::new("PLAN.md", "this run has no plan file"));
         };
-        let link = match &meta {
-            Some(meta) if meta.file_type().is_symlink() => {
-                Some(fs::read_link(&full).map_err(|e| io_error(path, e))?)
-            }
-            _ => None,
+        let shown = path.display().to_string();
+        let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(HostError::new(&shown, "is no file's path"));
         };
-        let left = match &meta {
-            Some(meta) if meta.is_file() => Some(fs::read(&full).map_err(|e| io_error(path, e))?),
-            _ => None,
-        };
-        // The first name beside it that is no folder.
-        let aside = (1..=9)
-            .map(|n| match n {
-                1 => folder.join(format!("{name}{}", crate::host::ASIDE)),
-                n => folder.join(format!("{name}{}-{n}", crate::host::ASIDE)),
-            })
-            .find(|candidate| !candidate.is_dir())
-            .ok_or_else(|| {
-                HostError::new(path, "no name beside it is free to keep what the tool left")
-            })?;
-        if meta.as_ref().is_some_and(|meta| meta.is_dir()) {
-            // A folder where the note was: moved aside whole.
-            fs::rename(&full, &aside).map_err(|e| io_error(path, e))?;
-        }
-        match text {
-            // Written over a link the tool left, never through it.
-            Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e))?,
-            None => match fs::remove_file(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(io_error(path, e))
-                }
-                _ => {}
-            },
-        }
-        if let Some(bytes) = left {
-            write_atomic(&aside, &String::from_utf8_lossy(&bytes))
-                .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
-        }
-        #[cfg(unix)]
-        if let Some(target) = link {
-            let _ = fs::remove_file(&aside);
-            std::os::unix::fs::symlink(target, &aside)
-                .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
-        }
-        #[cfg(not(unix))]
-        let _ = link;
-        Ok(())
+        let aside = put_back_at(folder, &name.to_string_lossy(), &shown, Some(text))?;
+        Ok(aside.display().to_string())
     }
 
     async fn mcp_call(

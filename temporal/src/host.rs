@@ -392,6 +392,10 @@ impl Host for TemporalHost {
         self.ctx.patched("plan-notes-guarded-around-tools")
     }
 
+    fn guards_vault_markers(&self) -> bool {
+        self.ctx.patched("vault-markers-guarded-around-tools")
+    }
+
     /// As the terminal's host puts it back, in an activity; behind the
     /// patch `plan-notes-put-back` (a run begun before stopped there, and
     /// replays so).

@@ -363,8 +363,11 @@ fn run_once(
     if !servers.is_empty() && replay.is_none() {
         host = host.with_mcp(crate::mcp_config::clients(servers)?.with_stop_flag(stop.clone()));
     }
+    let plan_file = isolation.and_then(|h| h.plan_file.as_deref());
+    if plan_md.is_none() && plan_source.is_some() {
+        host = host.with_guarded_plan_file(plan_file.unwrap_or(&args.path));
+    }
     if let Some(text) = &plan_md {
-        let plan_file = isolation.and_then(|h| h.plan_file.as_deref());
         host = host.with_plan_file(plan_file.unwrap_or(&args.path), text);
         if let Some(dir) = args.path.parent() {
             host = host.with_command_dir(dir);
