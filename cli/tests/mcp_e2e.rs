@@ -606,6 +606,62 @@ fn a_tool_cannot_make_the_plans_folder_a_vault_of_its_own() {
     assert!(!pwned.exists(), "the planted server was started");
 }
 
+/// A red team's finding: a run killed (SIGKILL, a power cut) while a
+/// writing tool's call was made left what the tool wrote in the plan's
+/// next note, and the resume took it for a person's edit and ran it. What
+/// a writing call may not change is kept before the call; the next start
+/// puts back what the call changed, and says so.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = common::scribble_vault(dir.path(), "");
+    let send = vault.join("send.md");
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({
+                "path": send.display().to_string(),
+                "content": common::INJECTED_NOTE,
+                "sleep": 2,
+            })),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let mut child = spawn_run(&vault, &stub);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(&send).unwrap() != common::INJECTED_NOTE {
+        assert!(std::time::Instant::now() < deadline, "the tool never wrote");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(vault.join("00_plan-trace/tool-call.json").exists());
+
+    let out = planvault(&vault, &stub, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("note: the last run was cut off during a tool's call that may write; what it changed is put back (send.md;"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&send).unwrap(),
+        common::SEND_NOTE.replace("pending", "done")
+    );
+    assert_eq!(
+        std::fs::read_to_string(vault.join("send.md.from-tool")).unwrap(),
+        common::INJECTED_NOTE
+    );
+    assert!(!vault.join("00_plan-trace/tool-call.json").exists());
+    let requests = stub.requests();
+    let last = requests.last().unwrap().text();
+    assert!(last.contains("Step: Send the email"), "{last}");
+    assert!(!last.contains("INJECTED"), "{last}");
+}
+
 /// A review's finding: a tool that first made a folder where the put-back
 /// keeps its copy made the put-back fail, the note kept the tool's text,
 /// and the resume ran it. The note comes back first; the copy goes beside.

@@ -221,6 +221,28 @@ impl<H: Host> Driver<'_, H> {
             true => self.host.plan_file_now().await,
             false => None,
         };
+        // Kept where a run killed during the call finds it (the terminal's
+        // host): its next start puts back what the call changed.
+        if let Some(notes) = &notes_before {
+            let mut snapshot = json!({"tool": display, "notes": notes});
+            if let Some(config) = &config_before {
+                snapshot["config"] = json!(config);
+            }
+            if let Some(text) = &plan_file_before {
+                snapshot["plan_file"] = json!(text);
+            }
+            if let Err(e) = self
+                .host
+                .keep_call_snapshot(Some(&snapshot.to_string()))
+                .await
+            {
+                return Err(Halt {
+                    reason: self.scrub(&format!(
+                        "what {display} may not change could not be kept before the call ({e}); the call was not made"
+                    )),
+                });
+            }
+        }
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;
         // What the call changed is undone whatever became of it: a call cut
@@ -237,6 +259,8 @@ impl<H: Host> Driver<'_, H> {
                     plan_file_before.take(),
                 )
                 .await?;
+            // Put back: nothing is left for a next start to.
+            let _ = self.host.keep_call_snapshot(None).await;
         }
         // A call cut off by Stop is not the tool's answer: nothing is
         // journaled, and the resumed run makes the call again.
@@ -259,6 +283,7 @@ impl<H: Host> Driver<'_, H> {
             undone = self
                 .undo_tool_changes(&display, config_before, notes_before, plan_file_before)
                 .await?;
+            let _ = self.host.keep_call_snapshot(None).await;
         }
         let mut result = result.map(|t| self.scrub(&t)).map_err(|e| self.scrub(&e));
         for note in undone {

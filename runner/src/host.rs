@@ -260,6 +260,15 @@ pub trait Host {
     async fn put_back_plan_file(&self, _text: &str) -> Result<String, HostError> {
         Err(HostError::new("PLAN.md", CANNOT_PUT_BACK))
     }
+    /// Keep `snapshot` (JSON: what a writing tool's call may not change,
+    /// as it stood before the call) where a run killed during the call
+    /// finds it on its next start, to put back what the call changed then
+    /// (`NativeHost::put_back_cut_off_call`); `None` once the call's
+    /// changes were put back. A host whose record of the run outlives a
+    /// crash (Temporal's history) keeps none.
+    async fn keep_call_snapshot(&self, _snapshot: Option<&str>) -> Result<(), HostError> {
+        Ok(())
+    }
     /// Put the file at `path` (the vault's config, a plan's note) back to
     /// `text` (`None`: no file) after a tool changed it, what the tool left
     /// kept beside it (`path` and [`ASIDE`]); `Err` where this host cannot,

@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use planvault_core::engine::trace::JOURNAL_FILE;
+use planvault_core::engine::trace::{RunFiles, JOURNAL_FILE};
 
 /// The journal's text when only what follows its last line break is not
 /// UTF-8: a full disk cut the last append inside a character. That tail
@@ -406,6 +406,68 @@ fn dotted(rel: &Path) -> bool {
 /// resolved and required to stay inside `root`, and out of its dot-folders
 /// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
 /// read under a note's name would reach the model.
+/// Where a run keeps what a writing tool's call may not change while the
+/// call is made, in its trace folder ([`Host::keep_call_snapshot`]).
+pub const CALL_SNAPSHOT: &str = "00_plan-trace/tool-call.json";
+
+impl NativeHost {
+    /// A run killed while a writing tool's call was made (SIGKILL, a power
+    /// cut) left the snapshot taken before it: what the call changed of
+    /// the plan's notes, what would make a folder of it a vault, the
+    /// vault's config and the plan file is put back now, before anything
+    /// reads the plan, as it would have been once the call returned (what
+    /// the tool left kept beside it). What was put back, for the person to
+    /// be told; the snapshot is gone after. Without one, nothing.
+    pub async fn put_back_cut_off_call(&self) -> Result<Vec<String>, HostError> {
+        let rel = RunFiles::new(&self.plan_folder).at(CALL_SNAPSHOT);
+        let text = match fs::read_to_string(self.path(&rel)?) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error(&rel, e)),
+        };
+        // A snapshot cut off as it was written was never followed by the
+        // call (it is written whole before): nothing to put back.
+        let Ok(snapshot) = serde_json::from_str::<serde_json::Value>(&text) else {
+            self.keep_call_snapshot(None).await?;
+            return Ok(Vec::new());
+        };
+        let mut put_back = Vec::new();
+        let mut files: Vec<(String, Option<String>)> = Vec::new();
+        if let Some(notes) = snapshot["notes"].as_object() {
+            files.extend(
+                notes
+                    .iter()
+                    .map(|(path, was)| (path.clone(), was.as_str().map(str::to_string))),
+            );
+        }
+        if let Some(config) = snapshot.get("config") {
+            files.push((
+                crate::settings::CONFIG_FILE.to_string(),
+                config.as_str().map(str::to_string),
+            ));
+        }
+        for (path, was) in files {
+            let changed = match self.read(&path).await {
+                Ok(now) => now != was,
+                Err(e) => !e.failed,
+            };
+            if changed {
+                self.put_back(&path, was.as_deref()).await?;
+                put_back.push(path);
+            }
+        }
+        if let Some(was) = snapshot["plan_file"].as_str() {
+            let now = self.plan_file_now().await;
+            if now.is_some_and(|now| now != was) {
+                let aside = self.put_back_plan_file(was).await?;
+                put_back.push(aside.trim_end_matches(crate::host::ASIDE).to_string());
+            }
+        }
+        self.keep_call_snapshot(None).await?;
+        Ok(put_back)
+    }
+}
+
 /// Put `folder/name` (shown as `path`) back to `text` (`None`: no file)
 /// after a tool changed it, what the tool left kept beside it under the
 /// first name that is no folder: that name.
@@ -1305,6 +1367,18 @@ impl Host for NativeHost {
             None => (root.clone(), path),
         };
         put_back_at(&folder, name, path, text).map(|_| ())
+    }
+
+    async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {
+        let rel = RunFiles::new(&self.plan_folder).at(CALL_SNAPSHOT);
+        let full = self.write_path(&rel)?;
+        match snapshot {
+            Some(text) => write_atomic(&full, text).map_err(|e| io_error(&rel, e)),
+            None => match fs::remove_file(&full) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&rel, e)),
+                _ => Ok(()),
+            },
+        }
     }
 
     async fn plan_file_now(&self) -> Option<String> {

@@ -242,6 +242,24 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             }
         },
     };
+    // A run killed during a writing tool's call: what the call changed is
+    // put back before the plan is read (again) for this run.
+    let mut host = NativeHost::new(&root).with_plan_folder(&folder);
+    if !matches!(source, PlanSource::Vault(_)) {
+        host = host.with_guarded_plan_file(&args.path);
+    }
+    let put_back = planvault_runner::block_on(host.put_back_cut_off_call())
+        .expect("the native host never waits")
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !put_back.is_empty() {
+        eprintln!(
+            "note: the last run was cut off during a tool's call that may write; what it changed is put back ({}; kept aside as NAME.from-tool), as it would have been once the call returned",
+            put_back.join(", ")
+        );
+        drop(_folder_lock);
+        drop(_lock);
+        return run_plan(args, stop);
+    }
     // The plan file beside a run vault is what its receipt hashes.
     let plan_file = args
         .path
