@@ -210,11 +210,18 @@ fn markdown_links<'a>(
             blocks.push(range);
             continue;
         }
-        let Event::Start(Tag::Link {
+        // An embed (`![shot](shot.png)`, `![](Other.md)`) is a link as
+        // `![[Other]]` is: Obsidian records both forms alike.
+        let (Event::Start(Tag::Link {
             link_type: LinkType::Inline,
             dest_url,
             ..
-        }) = event
+        })
+        | Event::Start(Tag::Image {
+            link_type: LinkType::Inline,
+            dest_url,
+            ..
+        })) = event
         else {
             continue;
         };

@@ -532,10 +532,14 @@ mod tests {
         );
         let e = parse_item("retry -> [x](<a b.md>)");
         assert_eq!(&*e.link.unwrap().target, "a b.md");
-        // A URL, an image and an empty destination are no edges.
+        // An embed is a link in either form, as Obsidian records both.
+        let e = parse_item("see -> ![chart](chart.md)");
+        assert_eq!((e.label, &*e.link.unwrap().target), (Some("see"), "chart.md"));
+        let e = parse_item("see -> ![[chart]]");
+        assert_eq!((e.label, &*e.link.unwrap().target), (Some("see"), "chart"));
+        // A URL and an empty destination are no edges.
         for text in [
             "docs -> [site](https://example.com/a.md)",
-            "see -> ![chart](chart.md)",
             "x -> [empty]()",
             "mail -> [me](mailto:a@b.c)",
         ] {
