@@ -419,6 +419,7 @@ pub fn stray_links<'a>(
     for link in links_outside(section, hidden) {
         if holds(items, link.start)
             || section[..link.start].ends_with('!')
+            || section[link.start..].starts_with('!')
             || super::validate::is_attachment(&link.target)
         {
             continue;
