@@ -76,6 +76,11 @@ enum Command {
 struct PlanArgs {
     /// A vault folder, a PLAN.md file or a generated `.json` plan.
     path: PathBuf,
+    /// Exit 1 on any diagnostic, a warning too, as `leopold graph` does
+    /// (without it a plan whose diagnostics are all warnings is sound, as
+    /// Leopold's run pre-flight has it).
+    #[arg(long)]
+    strict: bool,
     /// Read PATH in this format instead of detecting it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
@@ -248,8 +253,8 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
     }
 }
 
-fn exit_code(checked: &planvault_core::Checked) -> ExitCode {
-    if checked.has_errors() {
+fn exit_code(checked: &planvault_core::Checked, strict: bool) -> ExitCode {
+    if checked.has_errors() || (strict && !checked.diagnostics.is_empty()) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -303,7 +308,7 @@ fn graph(args: GraphArgs) -> ExitCode {
             eprintln!("{}", d.render_human());
         }
     }
-    exit_code(&checked)
+    exit_code(&checked, args.plan.strict)
 }
 
 /// The graph's JSON object with a last key, `diagnostics`: the same list
@@ -361,5 +366,5 @@ fn validate(args: ValidateArgs) -> ExitCode {
             }
         }
     }
-    exit_code(&checked)
+    exit_code(&checked, args.plan.strict)
 }

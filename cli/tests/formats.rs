@@ -130,6 +130,21 @@ fn warnings_alone_pass() {
          PLAN.md:3:7: warning[unroutable-signal]: item 1 (\"Build\") routes to item 2 on signal \"ready\" (`@on ready=true`), which no item emits — the route can never be taken.\n"
     );
     assert_eq!(run(&["graph", "--quiet", &path]).status.code(), Some(0));
+    // `leopold graph` fails on a warning: `--strict` does too.
+    for command in ["graph", "validate"] {
+        let out = run(&[command, "--quiet", "--strict", &path]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+    }
+    let sound = scratch(
+        "PLAN.md",
+        "- [ ] Build
+- [ ] (after: 1) Ship
+",
+    );
+    assert_eq!(
+        run(&["graph", "--quiet", "--strict", &sound]).status.code(),
+        Some(0)
+    );
     let empty = scratch("PLAN.md", "# Plan\n\nNothing to do yet.\n");
     let out = run(&["validate", &empty]);
     assert_eq!(out.status.code(), Some(0));

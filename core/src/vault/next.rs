@@ -535,7 +535,10 @@ mod tests {
         assert_eq!(&*e.link.unwrap().target, "a b.md");
         // An embed is a link in either form, as Obsidian records both.
         let e = parse_item("see -> ![chart](chart.md)");
-        assert_eq!((e.label, &*e.link.unwrap().target), (Some("see"), "chart.md"));
+        assert_eq!(
+            (e.label, &*e.link.unwrap().target),
+            (Some("see"), "chart.md")
+        );
         let e = parse_item("see -> ![[chart]]");
         assert_eq!((e.label, &*e.link.unwrap().target), (Some("see"), "chart"));
         // A URL and an empty destination are no edges.
