@@ -76,14 +76,28 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     let comments = super::text::comment_blocks(body);
     let mut fence = Fence::default();
     let mut at = 0;
+    // The line before, where it reads `Next` alone: a `===` under it makes
+    // it a setext `# Next`.
+    let mut next_above: Option<(usize, &str)> = None;
     for raw in body.split_inclusive('\n') {
         let start = at;
         at += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
         let indent = line.len() - line.trim_start_matches(' ').len();
         let content = &line[indent..];
+        let above = next_above.take();
         if fence.step(line) || indent > 3 {
             continue;
+        }
+        if let Some((above_at, heading)) = above {
+            let underline = content.trim_end();
+            if !underline.is_empty() && underline.bytes().all(|b| b == b'=') {
+                return Some(NearMiss {
+                    at: above_at,
+                    heading,
+                    commented: false,
+                });
+            }
         }
         let commented = comments
             .iter()
@@ -102,10 +116,17 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
             continue;
         }
         let hashes = content.bytes().take_while(|&b| b == b'#').count();
+        if hashes == 0 && content.trim_end().trim_end_matches(':').eq_ignore_ascii_case("next") {
+            next_above = Some((start + indent, line[indent..].trim_end()));
+        }
         if hashes == 0 || hashes > 6 {
             continue;
         }
         let text = content[hashes..].trim().trim_end_matches('#').trim_end();
+        // A heading linking a note named Next (`## [[Next]]`) reads as
+        // that word to a person.
+        let linked = text.strip_prefix("[[").and_then(|t| t.strip_suffix("]]"));
+        let text = linked.unwrap_or(text);
         let spaced = content[hashes..].starts_with([' ', '\t']);
         let Some(rest) = text
             .get(..4)
@@ -117,7 +138,7 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
         let rest = rest.trim_end_matches(':').trim_end();
         let rest_lower = rest.to_ascii_lowercase();
         let near = match rest_lower.as_str() {
-            "" => !(hashes == 2 && spaced && !text.ends_with(':')),
+            "" => linked.is_some() || !(hashes == 2 && spaced && !text.ends_with(':')),
             "step" | "steps" | "node" | "nodes" | "edges" | "up" => true,
             _ => text[4..].trim_start().starts_with([':', '-']),
         };
@@ -591,6 +612,7 @@ mod tests {
             "## next step:",
             "## Next - after review",
             "## NEXT ##x",
+            "## [[Next]]",
         ] {
             let body = format!("# T\n\n{heading}\n- [[a]]\n");
             if heading == "## NEXT ##x" {
@@ -614,6 +636,13 @@ mod tests {
             near("~~~\n# Next\n~~~\n### Next\n"),
             Some((15, "### Next".to_string()))
         );
+        // A setext `# Next` (`===` under it); `---` under it is `## Next`.
+        assert_eq!(
+            near("# T\n\nNext\n====\n- [[a]]\n"),
+            Some((5, "Next".to_string()))
+        );
+        assert_eq!(near("Next\n---\n- [[a]]\n"), None);
+        assert_eq!(near("Next\n\n====\n"), None);
     }
 
     #[test]
