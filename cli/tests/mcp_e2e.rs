@@ -630,7 +630,27 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let mut child = spawn_run(&vault, &stub);
+    // Kept outside the vault, where the tool cannot forge it.
+    let state = dir.path().join("state");
+    let kept = state.join("planvault/tool-calls");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args([
+            "--query",
+            "invite",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env("XDG_STATE_HOME", &state)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::fs::read_to_string(&send).unwrap() != common::INJECTED_NOTE {
         assert!(std::time::Instant::now() < deadline, "the tool never wrote");
@@ -638,9 +658,24 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(vault.join("00_plan-trace/tool-call.json").exists());
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1);
 
-    let out = planvault(&vault, &stub, &[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args([
+            "--query",
+            "invite",
+            "--endpoint",
+            &stub.base_url(),
+            "--model",
+            "m",
+        ])
+        .env("XDG_STATE_HOME", &state)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("note: the last run was cut off during a tool's call that may write; what it changed is put back (send.md;"),
@@ -655,7 +690,7 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
         std::fs::read_to_string(vault.join("send.md.from-tool")).unwrap(),
         common::INJECTED_NOTE
     );
-    assert!(!vault.join("00_plan-trace/tool-call.json").exists());
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 0);
     let requests = stub.requests();
     let last = requests.last().unwrap().text();
     assert!(last.contains("Step: Send the email"), "{last}");

@@ -231,17 +231,10 @@ impl<H: Host> Driver<'_, H> {
             if let Some(text) = &plan_file_before {
                 snapshot["plan_file"] = json!(text);
             }
-            if let Err(e) = self
+            let _ = self
                 .host
                 .keep_call_snapshot(Some(&snapshot.to_string()))
-                .await
-            {
-                return Err(Halt {
-                    reason: self.scrub(&format!(
-                        "what {display} may not change could not be kept before the call ({e}); the call was not made"
-                    )),
-                });
-            }
+                .await;
         }
         let started = self.host.now_ms();
         let result = self.host.mcp_call(server, tool, &args).await;

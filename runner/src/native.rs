@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use planvault_core::engine::trace::{RunFiles, JOURNAL_FILE};
+use planvault_core::engine::trace::JOURNAL_FILE;
 
 /// The journal's text when only what follows its last line break is not
 /// UTF-8: a full disk cut the last append inside a character. That tail
@@ -407,8 +407,29 @@ fn dotted(rel: &Path) -> bool {
 /// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
 /// read under a note's name would reach the model.
 /// Where a run keeps what a writing tool's call may not change while the
-/// call is made, in its trace folder ([`Host::keep_call_snapshot`]).
-pub const CALL_SNAPSHOT: &str = "00_plan-trace/tool-call.json";
+/// call is made ([`Host::keep_call_snapshot`]): outside the vault, where a
+/// tool that writes in it cannot forge what the next start would put back
+/// into the plan's notes (`$XDG_STATE_HOME/planvault/tool-calls/`, else
+/// `~/.local/state/…`), one file per vault and plan folder. `None` where
+/// neither is set: a run then keeps none.
+fn call_snapshot_file(root: &Path, folder: &str) -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    let root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let key = format!("{}\0{folder}", root.display());
+    let name = planvault_core::engine::journal::sha256_hex(key.as_bytes());
+    Some(
+        state
+            .join("planvault/tool-calls")
+            .join(format!("{}.json", &name[..32])),
+    )
+}
 
 impl NativeHost {
     /// A run killed while a writing tool's call was made (SIGKILL, a power
@@ -419,11 +440,13 @@ impl NativeHost {
     /// the tool left kept beside it). What was put back, for the person to
     /// be told; the snapshot is gone after. Without one, nothing.
     pub async fn put_back_cut_off_call(&self) -> Result<Vec<String>, HostError> {
-        let rel = RunFiles::new(&self.plan_folder).at(CALL_SNAPSHOT);
-        let text = match fs::read_to_string(self.path(&rel)?) {
+        let Some(file) = call_snapshot_file(&self.root, &self.plan_folder) else {
+            return Ok(Vec::new());
+        };
+        let text = match fs::read_to_string(&file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_error(&rel, e)),
+            Err(e) => return Err(io_error(&file.display().to_string(), e)),
         };
         // A snapshot cut off as it was written was never followed by the
         // call (it is written whole before): nothing to put back.
@@ -1370,12 +1393,14 @@ impl Host for NativeHost {
     }
 
     async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {
-        let rel = RunFiles::new(&self.plan_folder).at(CALL_SNAPSHOT);
-        let full = self.write_path(&rel)?;
+        let Some(file) = call_snapshot_file(&self.root, &self.plan_folder) else {
+            return Ok(());
+        };
+        let shown = file.display().to_string();
         match snapshot {
-            Some(text) => write_atomic(&full, text).map_err(|e| io_error(&rel, e)),
-            None => match fs::remove_file(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&rel, e)),
+            Some(text) => write_atomic(&file, text).map_err(|e| io_error(&shown, e)),
+            None => match fs::remove_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&shown, e)),
                 _ => Ok(()),
             },
         }

@@ -116,7 +116,12 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
             continue;
         }
         let hashes = content.bytes().take_while(|&b| b == b'#').count();
-        if hashes == 0 && content.trim_end().trim_end_matches(':').eq_ignore_ascii_case("next") {
+        if hashes == 0
+            && content
+                .trim_end()
+                .trim_end_matches(':')
+                .eq_ignore_ascii_case("next")
+        {
             next_above = Some((start + indent, line[indent..].trim_end()));
         }
         if hashes == 0 || hashes > 6 {
