@@ -328,6 +328,16 @@ fn validate(args: ValidateArgs) -> ExitCode {
         Ok(checked) => checked,
         Err(code) => return code,
     };
+    // A run cut off during a writing tool's call may have left the config
+    // as the tool wrote it: its servers are not started until `planvault
+    // run` has put back what the call changed.
+    if args.check_tools && planvault_runner::native::cut_off_call(&args.plan.path).is_some() {
+        eprintln!(
+            "error: the last run of {} was cut off during a tool's call that may write; `planvault run` it first, which puts back what the call changed, before --check-tools starts the servers its config names",
+            args.plan.path.display()
+        );
+        return ExitCode::from(2);
+    }
     if args.check_tools {
         match check_tools(&args) {
             Ok(catalog) => {

@@ -697,6 +697,108 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
     assert!(!last.contains("INJECTED"), "{last}");
 }
 
+/// A review's finding: the put-back after a kill came after the start had
+/// read the vault, so the config a tool wrote during the call (a server of
+/// its own) was started first, and a marker it made in the plan's folder
+/// rooted the plan there, the put-back landing in the wrong place. It
+/// comes first now, in the vault and folder the killed run had.
+#[cfg(unix)]
+#[test]
+fn after_a_kill_the_put_back_comes_before_the_vault_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    let folder = vault.join("plans/launch");
+    std::fs::create_dir_all(vault.join(".obsidian")).unwrap();
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::create_dir_all(&folder).unwrap();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/scribble-mcp.mjs");
+    let config = format!(
+        "[http]\nattempts = 1\n\n[mcp.servers.scribble]\ncommand = \"node\"\nargs = [{:?}]\n",
+        server.display().to_string()
+    );
+    std::fs::write(vault.join(".planvault/config.toml"), &config).unwrap();
+    std::fs::write(
+        folder.join("write.md"),
+        "---\ntype: start\nstatus: pending\ntools: [scribble.scribble]\n---\n# Write the email\n\n## Next\n- [[send]]\n",
+    )
+    .unwrap();
+    std::fs::write(folder.join("send.md"), common::SEND_NOTE).unwrap();
+    let pwned = dir.path().join("PWNED");
+    let planted = format!(
+        "{config}\n[mcp.servers.pwn]\ncommand = \"sh\"\nargs = [\"-c\", \"touch {}\"]\n",
+        pwned.display()
+    );
+    let script = Script {
+        replies: vec![
+            scribble(serde_json::json!({
+                "mkdir": folder.join(".obsidian").display().to_string(),
+                "path": vault.join(".planvault/config.toml").display().to_string(),
+                "content": planted,
+                "sleep": 3,
+            })),
+            step(vec![], "Written."),
+            sent(),
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let state = dir.path().join("state");
+    let run = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+        cmd.arg("run")
+            .arg(&folder)
+            .args([
+                "--query",
+                "invite",
+                "--endpoint",
+                &stub.base_url(),
+                "--model",
+                "m",
+            ])
+            .env("XDG_STATE_HOME", &state)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PLANVAULT_API_KEY");
+        cmd
+    };
+    let mut child = run()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(vault.join(".planvault/config.toml")).unwrap() == config {
+        assert!(std::time::Instant::now() < deadline, "the tool never wrote");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Until it is put back, --check-tools starts no server of the config.
+    let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("validate")
+        .arg(&folder)
+        .arg("--check-tools")
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert_eq!(validate.status.code(), Some(2), "{}", text(&validate));
+    assert!(!pwned.exists(), "validate started the planted server");
+
+    let out = run().output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!pwned.exists(), "the planted server was started");
+    assert_eq!(
+        std::fs::read_to_string(vault.join(".planvault/config.toml")).unwrap(),
+        config
+    );
+    assert!(!folder.join(".obsidian").exists());
+    assert!(folder.join(".obsidian.from-tool").is_dir());
+    assert!(!folder.join("plans").exists(), "put back in the wrong root");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("send.md")).unwrap(),
+        common::SEND_NOTE.replace("pending", "done")
+    );
+}
+
 /// A review's finding: a tool that first made a folder where the put-back
 /// keeps its copy made the put-back fail, the note kept the tool's text,
 /// and the resume ran it. The note comes back first; the copy goes beside.

@@ -103,6 +103,8 @@ pub struct NativeHost {
     /// The plan file beside the run vault (a PLAN.md or a generated plan),
     /// which no tool may change (`Host::plan_file_now`).
     guarded_plan_file: Option<PathBuf>,
+    /// Where a writing call's snapshot is kept (`call_snapshot_file`).
+    call_snapshot: Option<PathBuf>,
     /// Each file's text as this host last read or wrote it: a write
     /// replaces a file only while it still holds that (or the new text).
     seen: RefCell<std::collections::HashMap<String, String>>,
@@ -140,6 +142,7 @@ impl NativeHost {
             total_timeout: None,
             plan_file: RefCell::new(None),
             guarded_plan_file: None,
+            call_snapshot: None,
             seen: RefCell::default(),
             case_insensitive: Cell::new(None),
             agent,
@@ -287,6 +290,13 @@ impl NativeHost {
         self.with_guarded_plan_file(&path)
     }
 
+    /// Keep each writing call's snapshot where the next `planvault run` of
+    /// `plan` (the path it is given) finds it ([`cut_off_call`]).
+    pub fn with_call_snapshot(mut self, plan: &Path) -> Self {
+        self.call_snapshot = call_snapshot_file(plan);
+        self
+    }
+
     /// The plan file beside the run vault (a generated plan's; a PLAN.md's
     /// is [`NativeHost::with_plan_file`]): a tool's change of it is put
     /// back, as a vault's note is.
@@ -402,17 +412,13 @@ fn dotted(rel: &Path) -> bool {
         .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
 }
 
-/// `rel` under the real folder `root`, each existing component's symlink
-/// resolved and required to stay inside `root`, and out of its dot-folders
-/// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
-/// read under a note's name would reach the model.
 /// Where a run keeps what a writing tool's call may not change while the
 /// call is made ([`Host::keep_call_snapshot`]): outside the vault, where a
 /// tool that writes in it cannot forge what the next start would put back
-/// into the plan's notes (`$XDG_STATE_HOME/planvault/tool-calls/`, else
-/// `~/.local/state/…`), one file per vault and plan folder. `None` where
-/// neither is set: a run then keeps none.
-fn call_snapshot_file(root: &Path, folder: &str) -> Option<PathBuf> {
+/// (`$XDG_STATE_HOME/planvault/tool-calls/`, else `~/.local/state/…`), one
+/// file per plan as `planvault run` is given it (`plan`: a vault, a plan's
+/// folder, a PLAN.md, a generated plan). `None` where neither is set.
+fn call_snapshot_file(plan: &Path) -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -421,9 +427,8 @@ fn call_snapshot_file(root: &Path, folder: &str) -> Option<PathBuf> {
                 .filter(|d| !d.is_empty())
                 .map(|home| PathBuf::from(home).join(".local/state"))
         })?;
-    let root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let key = format!("{}\0{folder}", root.display());
-    let name = planvault_core::engine::journal::sha256_hex(key.as_bytes());
+    let plan = fs::canonicalize(plan).unwrap_or_else(|_| plan.to_path_buf());
+    let name = planvault_core::engine::journal::sha256_hex(plan.to_string_lossy().as_bytes());
     Some(
         state
             .join("planvault/tool-calls")
@@ -431,29 +436,56 @@ fn call_snapshot_file(root: &Path, folder: &str) -> Option<PathBuf> {
     )
 }
 
-impl NativeHost {
-    /// A run killed while a writing tool's call was made (SIGKILL, a power
-    /// cut) left the snapshot taken before it: what the call changed of
-    /// the plan's notes, what would make a folder of it a vault, the
-    /// vault's config and the plan file is put back now, before anything
-    /// reads the plan, as it would have been once the call returned (what
-    /// the tool left kept beside it). What was put back, for the person to
-    /// be told; the snapshot is gone after. Without one, nothing.
-    pub async fn put_back_cut_off_call(&self) -> Result<Vec<String>, HostError> {
-        let Some(file) = call_snapshot_file(&self.root, &self.plan_folder) else {
-            return Ok(Vec::new());
-        };
-        let text = match fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_error(&file.display().to_string(), e)),
-        };
-        // A snapshot cut off as it was written was never followed by the
-        // call (it is written whole before): nothing to put back.
-        let Ok(snapshot) = serde_json::from_str::<serde_json::Value>(&text) else {
-            self.keep_call_snapshot(None).await?;
-            return Ok(Vec::new());
-        };
+/// What a run killed during a writing tool's call (SIGKILL, a power cut)
+/// left: the snapshot taken before the call, with the vault and plan
+/// folder the run had, which the next start puts back from
+/// ([`CutOffCall::put_back`]) before it reads anything of the plan: a
+/// config the tool wrote would otherwise pick the run's path (`[run]
+/// isolate`) and start its servers, a marker it made would root the plan
+/// elsewhere, a note it broke would stop every start as unsound.
+pub struct CutOffCall {
+    file: PathBuf,
+    snapshot: serde_json::Value,
+    /// The run's vault (real path) and plan folder, as it had them.
+    pub root: PathBuf,
+    pub folder: String,
+}
+
+/// The snapshot a run of `plan` killed during a writing call left, if any
+/// (one that cannot be read is none: the state folder is not the vault's).
+pub fn cut_off_call(plan: &Path) -> Option<CutOffCall> {
+    let file = call_snapshot_file(plan)?;
+    let text = fs::read_to_string(&file).ok()?;
+    // Written whole before the call: one that does not parse was cut off
+    // as it was written, and the call never made.
+    let Ok(snapshot) = serde_json::from_str::<serde_json::Value>(&text) else {
+        let _ = fs::remove_file(&file);
+        return None;
+    };
+    let root = PathBuf::from(snapshot["root"].as_str()?);
+    let folder = snapshot["folder"].as_str().unwrap_or_default().to_string();
+    Some(CutOffCall {
+        file,
+        snapshot,
+        root,
+        folder,
+    })
+}
+
+impl CutOffCall {
+    /// Put back what the call changed of the plan's notes, what would make
+    /// a folder of it a vault, the vault's config and the plan file, as it
+    /// would have been once the call returned (what the tool left kept
+    /// beside it; an edit a person made since is taken for the tool's and
+    /// kept so too). Call it holding the vault's lock. What was put back,
+    /// for the person to be told; the snapshot is gone after.
+    pub async fn put_back(self) -> Result<Vec<String>, HostError> {
+        let snapshot = &self.snapshot;
+        let mut host = NativeHost::new(&self.root).with_plan_folder(&self.folder);
+        let plan_file = snapshot["plan_file_path"].as_str().map(PathBuf::from);
+        if let Some(path) = &plan_file {
+            host = host.with_guarded_plan_file(path);
+        }
         let mut put_back = Vec::new();
         let mut files: Vec<(String, Option<String>)> = Vec::new();
         if let Some(notes) = snapshot["notes"].as_object() {
@@ -470,23 +502,32 @@ impl NativeHost {
             ));
         }
         for (path, was) in files {
-            let changed = match self.read(&path).await {
+            let changed = match host.read(&path).await {
                 Ok(now) => now != was,
                 Err(e) => !e.failed,
             };
             if changed {
-                self.put_back(&path, was.as_deref()).await?;
+                host.put_back(&path, was.as_deref()).await?;
                 put_back.push(path);
             }
         }
-        if let Some(was) = snapshot["plan_file"].as_str() {
-            let now = self.plan_file_now().await;
-            if now.is_some_and(|now| now != was) {
-                let aside = self.put_back_plan_file(was).await?;
-                put_back.push(aside.trim_end_matches(crate::host::ASIDE).to_string());
+        if let (Some(was), Some(path)) = (snapshot["plan_file"].as_str(), &plan_file) {
+            if host.plan_file_now().await.is_some_and(|now| now != was) {
+                host.put_back_plan_file(was).await?;
+                put_back.push(
+                    path.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
             }
         }
-        self.keep_call_snapshot(None).await?;
+        match fs::remove_file(&self.file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(&self.file.display().to_string(), e))
+            }
+            _ => {}
+        }
         Ok(put_back)
     }
 }
@@ -570,6 +611,10 @@ pub fn no_symlink_at(root: &Path, rel: &str) -> Result<(), HostError> {
     }
 }
 
+/// `rel` under the real folder `root`, each existing component's symlink
+/// resolved and required to stay inside `root`, and out of its dot-folders
+/// unless `rel` names one: a plugin's settings (an API key) or `.git/config`
+/// read under a note's name would reach the model.
 pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
     let real = confine_in_vault(root, rel)?;
     if !dotted(Path::new(rel)) && real.strip_prefix(root).is_ok_and(dotted) {
@@ -1393,17 +1438,27 @@ impl Host for NativeHost {
     }
 
     async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {
-        let Some(file) = call_snapshot_file(&self.root, &self.plan_folder) else {
+        let Some(file) = &self.call_snapshot else {
             return Ok(());
         };
         let shown = file.display().to_string();
-        match snapshot {
-            Some(text) => write_atomic(&file, text).map_err(|e| io_error(&shown, e)),
-            None => match fs::remove_file(&file) {
+        let Some(text) = snapshot else {
+            return match fs::remove_file(file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&shown, e)),
                 _ => Ok(()),
-            },
+            };
+        };
+        // The run's vault and folder, and where its plan file is: the next
+        // start puts back there, before it finds them again.
+        let mut snapshot: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| HostError::new(&shown, e.to_string()))?;
+        let root = fs::canonicalize(&self.root).map_err(|e| io_error(&shown, e))?;
+        snapshot["root"] = serde_json::json!(root.to_string_lossy());
+        snapshot["folder"] = serde_json::json!(self.plan_folder);
+        if let Some(path) = &self.guarded_plan_file {
+            snapshot["plan_file_path"] = serde_json::json!(path.to_string_lossy());
         }
+        write_atomic(file, &snapshot.to_string()).map_err(|e| io_error(&shown, e))
     }
 
     async fn plan_file_now(&self) -> Option<String> {

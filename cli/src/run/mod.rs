@@ -165,6 +165,38 @@ fn is_disk_full(err: &anyhow::Error) -> bool {
 
 /// Read and check the plan, set up its run vault, and run it to its end.
 fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
+    // A run of this plan killed during a writing tool's call: what the call
+    // changed is put back first, in the vault and folder that run had,
+    // under their locks, before anything here reads the vault (its config
+    // picks the run's path and starts servers; its markers root the plan).
+    if let Some(cut) = planvault_runner::native::cut_off_call(&args.path) {
+        let _lock = match VaultLock::acquire(&cut.root) {
+            Ok(lock) => lock,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(5));
+            }
+        };
+        let _folder_lock = match cut.folder.is_empty() {
+            true => None,
+            false => match VaultLock::acquire(&cut.root.join(&cut.folder)) {
+                Ok(lock) => Some(lock),
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    return Ok(ExitCode::from(5));
+                }
+            },
+        };
+        let put_back = planvault_runner::block_on(cut.put_back())
+            .expect("the native host never waits")
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !put_back.is_empty() {
+            eprintln!(
+                "note: the last run was cut off during a tool's call that may write; what it changed is put back ({}; each kept aside as NAME.from-tool), as it would have been once the call returned",
+                put_back.join(", ")
+            );
+        }
+    }
     let enclosing = match &args.vault_root {
         Some(root) => crate::input::Enclosing::Given(root),
         None => crate::input::Enclosing::Detect,
@@ -242,24 +274,6 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             }
         },
     };
-    // A run killed during a writing tool's call: what the call changed is
-    // put back before the plan is read (again) for this run.
-    let mut host = NativeHost::new(&root).with_plan_folder(&folder);
-    if !matches!(source, PlanSource::Vault(_)) {
-        host = host.with_guarded_plan_file(&args.path);
-    }
-    let put_back = planvault_runner::block_on(host.put_back_cut_off_call())
-        .expect("the native host never waits")
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if !put_back.is_empty() {
-        eprintln!(
-            "note: the last run was cut off during a tool's call that may write; what it changed is put back ({}; kept aside as NAME.from-tool), as it would have been once the call returned",
-            put_back.join(", ")
-        );
-        drop(_folder_lock);
-        drop(_lock);
-        return run_plan(args, stop);
-    }
     // The plan file beside a run vault is what its receipt hashes.
     let plan_file = args
         .path
@@ -350,6 +364,7 @@ fn run_once(
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let started = isolation.map(|h| h.started.clone());
     let mut host = NativeHost::new(root)
+        .with_call_snapshot(&args.path)
         .with_plan_folder(&folder)
         .with_command_env(&endpoints.command_env)
         .with_fetch_allow(&endpoints.fetch_allow)
@@ -382,8 +397,10 @@ fn run_once(
         host = host.with_mcp(crate::mcp_config::clients(servers)?.with_stop_flag(stop.clone()));
     }
     let plan_file = isolation.and_then(|h| h.plan_file.as_deref());
-    if plan_md.is_none() && plan_source.is_some() {
-        host = host.with_guarded_plan_file(plan_file.unwrap_or(&args.path));
+    // An isolated run's tools reach its worktree, not the checkout's plan
+    // (which it never writes).
+    if plan_md.is_none() && plan_source.is_some() && isolation.is_none() {
+        host = host.with_guarded_plan_file(&args.path);
     }
     if let Some(text) = &plan_md {
         host = host.with_plan_file(plan_file.unwrap_or(&args.path), text);
