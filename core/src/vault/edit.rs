@@ -584,8 +584,12 @@ pub fn remove_edge(text: &str, line: u32) -> Result<String, EditError> {
 pub fn retarget_edge(text: &str, line: u32, target: &str) -> Result<String, EditError> {
     let (bom, rest) = split_bom(text);
     let item = EdgeItem::on_line(rest, line)?;
-    // The new link in the form the item was written in.
-    let link = edge_link(target, item.form);
+    // The new link in the form the item was written in, an embed still one
+    // (a wikilink embed's `!` is outside the link).
+    let mut link = edge_link(target, item.form);
+    if rest[item.link.start..].starts_with('!') {
+        link.insert(0, '!');
+    }
     let after = format!("{bom}{}", splice(rest, item.link, &link));
     let named = links(&link).next().map(|l| l.target.into_owned());
     only_that_edge(

@@ -79,6 +79,9 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     // The line before, where it reads `Next` alone: a `===` under it makes
     // it a setext `# Next`.
     let mut next_above: Option<(usize, &str)> = None;
+    // Whether the line before ended a paragraph (or there was none): a
+    // setext heading's text is the whole paragraph above its `===`.
+    let mut after_blank = true;
     for raw in body.split_inclusive('\n') {
         let start = at;
         at += raw.len();
@@ -86,6 +89,7 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
         let indent = line.len() - line.trim_start_matches(' ').len();
         let content = &line[indent..];
         let above = next_above.take();
+        let starts_paragraph = std::mem::replace(&mut after_blank, line.trim().is_empty());
         if fence.step(line) || indent > 3 {
             continue;
         }
@@ -117,6 +121,7 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
         }
         let hashes = content.bytes().take_while(|&b| b == b'#').count();
         if hashes == 0
+            && starts_paragraph
             && content
                 .trim_end()
                 .trim_end_matches(':')
@@ -357,7 +362,12 @@ fn last_arrow(text: &str, hidden: &[Range<usize>]) -> Option<(usize, usize)> {
 /// returned link are relative to `text`.
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
     let hidden = hidden_spans(text);
-    let mut links = links_outside(text, hidden.clone());
+    // An embed of a file that is no note (an icon, a screenshot beside the
+    // edge) is never meant as the edge, in either form.
+    let mut links = links_outside(text, hidden.clone()).filter(|link| {
+        let embed = text[..link.start].ends_with('!') || text[link.start..].starts_with('!');
+        !(embed && super::validate::is_attachment(&link.target))
+    });
     let Some(first) = links.next() else {
         return ItemEdge {
             label: None,
@@ -367,7 +377,9 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
             extra_links: 0,
         };
     };
+    // A wikilink embed's `!` is the link's, not the label's.
     let before = &text[..first.start];
+    let before = before.strip_suffix('!').unwrap_or(before);
     let arrow = last_arrow(before, &hidden);
     let (label, missing_arrow) = match arrow {
         Some((at, _)) => {
@@ -567,6 +579,25 @@ mod tests {
         );
         let e = parse_item("see -> ![[chart]]");
         assert_eq!((e.label, &*e.link.unwrap().target), (Some("see"), "chart"));
+        // Its `!` is no label; an embed of a file that is no note (an
+        // icon) is never the edge, nor counted as another link.
+        for text in ["![[chart]]", "![c](chart.md)"] {
+            let e = parse_item(text);
+            assert_eq!((e.label, e.missing_arrow), (None, false), "{text}");
+        }
+        for text in [
+            "![icon](icon.svg) approved -> [[b]]",
+            "![[icon.svg]] approved -> [[b]]",
+            "approved -> [![badge](badge.png)](b.md)",
+        ] {
+            let e = parse_item(text);
+            let link = e.link.unwrap();
+            assert_eq!(
+                (link.target.trim_end_matches(".md"), e.extra_links),
+                ("b", 0),
+                "{text}"
+            );
+        }
         // A URL and an empty destination are no edges.
         for text in [
             "docs -> [site](https://example.com/a.md)",
@@ -648,6 +679,8 @@ mod tests {
         );
         assert_eq!(near("Next\n---\n- [[a]]\n"), None);
         assert_eq!(near("Next\n\n====\n"), None);
+        // The heading is the whole paragraph above the `===`.
+        assert_eq!(near("We do this and then the\nnext\n===\n"), None);
     }
 
     #[test]
