@@ -230,9 +230,12 @@ impl Repo {
             return Ok(None);
         };
         let top_real = std::fs::canonicalize(top).map_err(io)?;
+        // A path git wrote relative (`worktree.useRelativePaths`) is from
+        // the file's own folder.
         let admin = entries.flatten().map(|e| e.path()).find(|admin| {
             std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|back| {
-                Path::new(back.trim())
+                admin
+                    .join(back.trim())
                     .parent()
                     .and_then(|wt| std::fs::canonicalize(wt).ok())
                     .is_some_and(|wt| wt == top_real)
@@ -248,7 +251,7 @@ impl Repo {
             && std::fs::read_to_string(&dot_git).is_ok_and(|now| {
                 now.trim()
                     .strip_prefix("gitdir:")
-                    .and_then(|to| std::fs::canonicalize(to.trim()).ok())
+                    .and_then(|to| std::fs::canonicalize(top.join(to.trim())).ok())
                     .is_some_and(|to| std::fs::canonicalize(&admin).ok() == Some(to))
             });
         if !points_back {
@@ -542,6 +545,42 @@ pub(crate) mod tests {
         let wt2 = repo.planvault_dir().join("worktrees/r2");
         repo.worktree_add(&wt2, "planvault/r2").unwrap();
         assert!(wt2.join("a.txt").exists());
+    }
+
+    /// A worktree's `.git` rewritten (by a tool, a command) to name the
+    /// checkout's repository: git in the worktree still works on its own
+    /// branch, and the file is written back; paths git wrote relative
+    /// (`worktree.useRelativePaths`) are read from their own folders.
+    #[test]
+    fn a_worktree_whose_dot_git_was_rewritten_is_reattached() {
+        let (dir, repo) = repo();
+        let wt = repo.planvault_dir().join("worktrees/r1");
+        repo.worktree_add(&wt, "planvault/r1").unwrap();
+        let checkout = format!("gitdir: {}\n", repo.common_dir().display());
+        std::fs::write(wt.join(".git"), &checkout).unwrap();
+        std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+        repo.add_all(&wt).unwrap();
+        repo.commit(&wt, "work").unwrap();
+        assert_eq!(repo.tip("planvault/r1").unwrap().1, "work");
+        assert!(git_in(dir.path(), &["status", "--porcelain"])
+            .unwrap()
+            .is_empty());
+        assert_ne!(std::fs::read_to_string(wt.join(".git")).unwrap(), checkout);
+        // Both paths relative, as newer git may write them.
+        let admin = repo.reattach(&wt).unwrap().unwrap();
+        let admin_rel = format!(
+            "../../../worktrees/{}",
+            admin.file_name().unwrap().to_string_lossy()
+        );
+        std::fs::write(wt.join(".git"), format!("gitdir: {admin_rel}\n")).unwrap();
+        std::fs::write(admin.join("gitdir"), "../../planvault/worktrees/r1/.git\n").unwrap();
+        assert_eq!(repo.reattach(&wt).unwrap(), Some(admin.clone()));
+        assert_eq!(
+            std::fs::read_to_string(wt.join(".git")).unwrap(),
+            format!("gitdir: {admin_rel}\n"),
+            "a relative path that points back is kept"
+        );
+        assert!(repo.status(&wt).unwrap().is_empty());
     }
 
     #[test]
