@@ -473,6 +473,11 @@ pub fn cut_off_call(plan: &Path) -> Option<CutOffCall> {
 }
 
 impl CutOffCall {
+    /// Drop the snapshot unused (its vault is gone).
+    pub fn forget(self) {
+        let _ = fs::remove_file(&self.file);
+    }
+
     /// Put back what the call changed of the plan's notes, what would make
     /// a folder of it a vault, the vault's config and the plan file, as it
     /// would have been once the call returned (what the tool left kept

@@ -169,7 +169,16 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     // changed is put back first, in the vault and folder that run had,
     // under their locks, before anything here reads the vault (its config
     // picks the run's path and starts servers; its markers root the plan).
-    if let Some(cut) = planvault_runner::native::cut_off_call(&args.path) {
+    let cut = planvault_runner::native::cut_off_call(&args.path);
+    // One whose vault is gone (moved, deleted) has nothing to put back.
+    let cut = match cut {
+        Some(cut) if !cut.root.is_dir() => {
+            cut.forget();
+            None
+        }
+        cut => cut,
+    };
+    if let Some(cut) = cut {
         let _lock = match VaultLock::acquire(&cut.root) {
             Ok(lock) => lock,
             Err(err) => {
