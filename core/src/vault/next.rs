@@ -90,7 +90,13 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
         let content = &line[indent..];
         let above = next_above.take();
         let starts_paragraph = std::mem::replace(&mut after_blank, line.trim().is_empty());
-        if fence.step(line) || indent > 3 {
+        if fence.step(line) {
+            // A fence's line ends the block before; the line after one
+            // starts its own.
+            after_blank = true;
+            continue;
+        }
+        if indent > 3 {
             continue;
         }
         if let Some((above_at, heading)) = above {
@@ -132,6 +138,8 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
         if hashes == 0 || hashes > 6 {
             continue;
         }
+        // An ATX heading is a block of one line: the next starts its own.
+        after_blank |= atx_text(content).is_some();
         let text = content[hashes..].trim().trim_end_matches('#').trim_end();
         // A heading linking a note named Next (`## [[Next]]`) reads as
         // that word to a person.
@@ -681,6 +689,16 @@ mod tests {
         assert_eq!(near("Next\n\n====\n"), None);
         // The heading is the whole paragraph above the `===`.
         assert_eq!(near("We do this and then the\nnext\n===\n"), None);
+        // A heading or a fence above ends the block before: `Next` starts
+        // its own paragraph there, as after a blank line.
+        assert_eq!(
+            near("## Steps\nNext\n===\n- [[a]]\n"),
+            Some((9, "Next".to_string()))
+        );
+        assert_eq!(
+            near("```\ncode\n```\nNext\n===\n"),
+            Some((13, "Next".to_string()))
+        );
     }
 
     #[test]
