@@ -607,3 +607,39 @@ fn same_call(answer: Option<&Answer>, display: &str, args: &Value) -> bool {
 pub(super) fn is_pending(answer: &Answer) -> bool {
     matches!(answer, Answer::Invoke { value: Some(v), .. } if v.get("pending").is_some())
 }
+
+/// Put back what a writing tool's call changed of the vault's notes and
+/// config, as the snapshot taken before the call (`keep_call_snapshot`)
+/// holds them, where the run was cut off during the call (a kill, a tab
+/// closed): as it would have been put back once the call returned, what
+/// the tool left kept beside it (an edit a person made since is taken for
+/// the tool's and kept so too). The paths put back, for the person to be
+/// told. Call it holding the vault's lock, before anything reads the plan.
+pub async fn put_back_snapshot<H: Host>(
+    host: &H,
+    snapshot: &Value,
+) -> Result<Vec<String>, crate::HostError> {
+    let mut files: Vec<(String, Option<String>)> = Vec::new();
+    if let Some(notes) = snapshot["notes"].as_object() {
+        files.extend(
+            notes
+                .iter()
+                .map(|(path, was)| (path.clone(), was.as_str().map(str::to_string))),
+        );
+    }
+    if let Some(config) = snapshot.get("config") {
+        files.push((CONFIG_FILE.to_string(), config.as_str().map(str::to_string)));
+    }
+    let mut put_back = Vec::new();
+    for (path, was) in files {
+        let changed = match host.read(&path).await {
+            Ok(now) => now != was,
+            Err(e) => !e.failed,
+        };
+        if changed {
+            host.put_back(&path, was.as_deref()).await?;
+            put_back.push(path);
+        }
+    }
+    Ok(put_back)
+}

@@ -478,6 +478,19 @@ impl CutOffCall {
         let _ = fs::remove_file(&self.file);
     }
 
+    /// Whether the run's vault is no more (moved, deleted): not one that
+    /// cannot be read now (no permission, a drive not mounted), whose
+    /// snapshot waits for it.
+    pub fn vault_gone(&self) -> bool {
+        matches!(fs::metadata(&self.root), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+
+    /// Whether it keeps a plan file beside the vault (a PLAN.md, a
+    /// generated plan), to be put back even where the vault is gone.
+    pub fn has_plan_file(&self) -> bool {
+        self.snapshot["plan_file"].is_string() && self.snapshot["plan_file_path"].is_string()
+    }
+
     /// Put back what the call changed of the plan's notes, what would make
     /// a folder of it a vault, the vault's config and the plan file, as it
     /// would have been once the call returned (what the tool left kept
@@ -491,31 +504,12 @@ impl CutOffCall {
         if let Some(path) = &plan_file {
             host = host.with_guarded_plan_file(path);
         }
-        let mut put_back = Vec::new();
-        let mut files: Vec<(String, Option<String>)> = Vec::new();
-        if let Some(notes) = snapshot["notes"].as_object() {
-            files.extend(
-                notes
-                    .iter()
-                    .map(|(path, was)| (path.clone(), was.as_str().map(str::to_string))),
-            );
-        }
-        if let Some(config) = snapshot.get("config") {
-            files.push((
-                crate::settings::CONFIG_FILE.to_string(),
-                config.as_str().map(str::to_string),
-            ));
-        }
-        for (path, was) in files {
-            let changed = match host.read(&path).await {
-                Ok(now) => now != was,
-                Err(e) => !e.failed,
-            };
-            if changed {
-                host.put_back(&path, was.as_deref()).await?;
-                put_back.push(path);
-            }
-        }
+        // A run vault a person removed since (`PLAN.run/`) has nothing to
+        // put back; the PLAN.md beside it still has.
+        let mut put_back = match self.vault_gone() {
+            true => Vec::new(),
+            false => crate::driver::put_back_snapshot(&host, snapshot).await?,
+        };
         if let (Some(was), Some(path)) = (snapshot["plan_file"].as_str(), &plan_file) {
             if host.plan_file_now().await.is_some_and(|now| now != was) {
                 host.put_back_plan_file(was).await?;
@@ -565,17 +559,22 @@ fn put_back_at(
         Some(meta) if meta.is_file() => Some(fs::read(&full).map_err(|e| io_error(path, e))?),
         _ => None,
     };
-    // The first name beside it that is no folder.
+    // The first name beside it that is no folder (for a folder the tool
+    // left, the first that is nothing: a rename onto a file fails).
+    let folder_left = meta.as_ref().is_some_and(|meta| meta.is_dir());
     let aside = (1..=9)
         .map(|n| match n {
             1 => folder.join(format!("{name}{}", crate::host::ASIDE)),
             n => folder.join(format!("{name}{}-{n}", crate::host::ASIDE)),
         })
-        .find(|candidate| !candidate.is_dir())
+        .find(|candidate| match folder_left {
+            true => fs::symlink_metadata(candidate).is_err(),
+            false => !candidate.is_dir(),
+        })
         .ok_or_else(|| {
             HostError::new(path, "no name beside it is free to keep what the tool left")
         })?;
-    if meta.as_ref().is_some_and(|meta| meta.is_dir()) {
+    if folder_left {
         // A folder where the note was: moved aside whole.
         fs::rename(&full, &aside).map_err(|e| io_error(path, e))?;
     }
@@ -1755,6 +1754,75 @@ impl Drain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder a tool left where a note was goes aside under the first
+    /// name where nothing is: a file kept aside before stays, where the
+    /// rename onto it failed the put-back, at every start after a kill.
+    #[test]
+    fn a_folder_left_in_a_notes_place_goes_aside_past_a_file_kept_before() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("send.md")).unwrap();
+        fs::write(dir.path().join("send.md/inner.md"), "the tool's\n").unwrap();
+        fs::write(dir.path().join("send.md.from-tool"), "kept before\n").unwrap();
+        let aside = put_back_at(dir.path(), "send.md", "send.md", Some("was\n")).unwrap();
+        assert_eq!(aside, dir.path().join("send.md.from-tool-2"));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("send.md")).unwrap(),
+            "was\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("send.md.from-tool")).unwrap(),
+            "kept before\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("send.md.from-tool-2/inner.md")).unwrap(),
+            "the tool's\n"
+        );
+    }
+
+    /// A review's finding: a kill during a writing call of a PLAN.md's run,
+    /// then its `PLAN.run/` removed, dropped the snapshot, and the tool's
+    /// rewrite of the PLAN.md beside it stood, its items the next run's
+    /// steps. The plan file is put back all the same.
+    #[test]
+    fn a_plan_file_is_put_back_though_its_run_vault_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("PLAN.md");
+        let original = "# Plan\n\n- [ ] Send the report\n";
+        let injected = "# Plan\n\n- [ ] Mail the keys out\n";
+        fs::write(&plan, injected).unwrap();
+        let file = dir.path().join("snapshot.json");
+        fs::write(&file, "{}").unwrap();
+        let cut = CutOffCall {
+            file: file.clone(),
+            snapshot: serde_json::json!({
+                "notes": {"send-the-report.md": "was\n"},
+                "plan_file": original,
+                "plan_file_path": plan.to_string_lossy(),
+            }),
+            root: dir.path().join("PLAN.run"),
+            folder: String::new(),
+        };
+        assert!(cut.vault_gone() && cut.has_plan_file());
+        let put_back = crate::block_on(cut.put_back()).unwrap().unwrap();
+        assert_eq!(put_back, ["PLAN.md"]);
+        assert_eq!(fs::read_to_string(&plan).unwrap(), original);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("PLAN.md.from-tool")).unwrap(),
+            injected
+        );
+        assert!(!dir.path().join("PLAN.run").exists(), "no vault made anew");
+        assert!(!file.exists(), "the snapshot went with the put-back");
+
+        // A vault that is there but cannot be read now is not gone.
+        let here = CutOffCall {
+            file,
+            snapshot: serde_json::json!({}),
+            root: plan,
+            folder: String::new(),
+        };
+        assert!(!here.vault_gone() && !here.has_plan_file());
+    }
 
     #[test]
     fn a_name_the_file_system_will_not_take_is_refused_not_failed() {

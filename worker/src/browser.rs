@@ -2,7 +2,7 @@
 //! `FileSystemDirectoryHandle` and `fetch` (streamed body, `AbortController`
 //! for Stop and the timeout), and the entry point.
 
-use crate::host::{Host, HostError, HttpHead};
+use crate::host::{Host, HostError, HttpHead, ASIDE};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_core::engine::FinishReason;
@@ -21,9 +21,20 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     AbortController, DedicatedWorkerGlobalScope, File, FileSystemCreateWritableOptions,
     FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemGetDirectoryOptions,
-    FileSystemGetFileOptions, FileSystemWritableFileStream, Headers, MessageEvent,
-    ReadableStreamDefaultReader, RequestInit, RequestRedirect, Response,
+    FileSystemGetFileOptions, FileSystemRemoveOptions, FileSystemWritableFileStream, Headers,
+    MessageEvent, ReadableStreamDefaultReader, RequestInit, RequestRedirect, Response,
 };
+
+#[wasm_bindgen(module = "/src/call_snapshot.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = keepCallSnapshot, catch)]
+    async fn keep_snapshot(
+        root: &FileSystemDirectoryHandle,
+        snapshot: Option<String>,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = callSnapshot, catch)]
+    async fn kept_snapshot(root: &FileSystemDirectoryHandle) -> Result<JsValue, JsValue>;
+}
 
 /// How long a `fetch_url` tool call may take.
 const FETCH_URL_TIMEOUT_MS: i32 = 20_000;
@@ -38,14 +49,55 @@ fn describe(err: &JsValue) -> String {
 /// A file's text, its bytes decoded here: `File.text()` would drop a
 /// byte-order mark, and a note is written back with its status changed.
 async fn file_text(path: &str, handle: &FileSystemFileHandle) -> Result<String, HostError> {
+    String::from_utf8(file_bytes(path, handle).await?)
+        .map_err(|_| HostError::new(path, "not UTF-8 text"))
+}
+
+/// A folder's entries: each one's name, handle and whether it is a folder.
+async fn entries(
+    path: &str,
+    dir: &FileSystemDirectoryHandle,
+) -> Result<Vec<(String, JsValue, bool)>, HostError> {
+    let mut out = Vec::new();
+    let entries = dir.entries();
+    loop {
+        let next = entries
+            .next()
+            .map_err(|e| HostError::new(path, describe(&e)))?;
+        let step = JsFuture::from(next)
+            .await
+            .map_err(|e| HostError::new(path, describe(&e)))?;
+        if Reflect::get(&step, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true)
+        {
+            return Ok(out);
+        }
+        let pair: js_sys::Array = Reflect::get(&step, &"value".into())
+            .unwrap_or_default()
+            .unchecked_into();
+        let handle = pair.get(1);
+        let kind = Reflect::get(&handle, &"kind".into())
+            .ok()
+            .and_then(|k| k.as_string())
+            .unwrap_or_default();
+        out.push((
+            pair.get(0).as_string().unwrap_or_default(),
+            handle,
+            kind == "directory",
+        ));
+    }
+}
+
+async fn file_bytes(path: &str, handle: &FileSystemFileHandle) -> Result<Vec<u8>, HostError> {
     let err = |e: JsValue| write_error(path, &e);
     let file: File = JsFuture::from(handle.get_file())
         .await
         .map_err(err)?
         .unchecked_into();
     let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;
-    let bytes = Uint8Array::new(&buffer).to_vec();
-    String::from_utf8(bytes).map_err(|_| HostError::new(path, "not UTF-8 text"))
+    Ok(Uint8Array::new(&buffer).to_vec())
 }
 
 /// A vault write's failure; the storage quota (or a full disk) is told
@@ -197,6 +249,79 @@ impl BrowserHost {
         }
     }
 
+    /// The folder at `path`; `None` where there is none (or a file).
+    async fn directory(
+        &self,
+        path: &str,
+        create: bool,
+    ) -> Result<Option<FileSystemDirectoryHandle>, HostError> {
+        let Some((dir, name)) = self.folder(path, create).await? else {
+            return Ok(None);
+        };
+        let options = FileSystemGetDirectoryOptions::new();
+        options.set_create(create);
+        match JsFuture::from(dir.get_directory_handle_with_options(&name, &options)).await {
+            Ok(handle) => Ok(Some(handle.unchecked_into())),
+            Err(e)
+                if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(HostError::new(path, describe(&e))),
+        }
+    }
+
+    /// Create or replace `path` with `bytes` as they are, unchecked: what
+    /// a tool left, kept aside.
+    async fn write_bytes(&self, path: &str, bytes: &[u8]) -> Result<(), HostError> {
+        let handle = self
+            .file(path, true)
+            .await?
+            .ok_or_else(|| HostError::new(path, "cannot be created"))?;
+        let err = |e: JsValue| write_error(path, &e);
+        let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable())
+            .await
+            .map_err(err)?
+            .unchecked_into();
+        JsFuture::from(stream.write_with_u8_array(bytes).map_err(err)?)
+            .await
+            .map_err(err)?;
+        JsFuture::from(stream.close()).await.map_err(err)?;
+        Ok(())
+    }
+
+    /// The folder at `path` moved to `to`, as a rename moves it: a
+    /// directory handle has none, so it is copied byte for byte, then
+    /// removed (a copy that fails removes nothing).
+    async fn move_folder(&self, path: &str, to: &str) -> Result<(), HostError> {
+        let mut stack = vec![(path.to_string(), to.to_string())];
+        while let Some((from, into)) = stack.pop() {
+            let dir = self
+                .directory(&from, false)
+                .await?
+                .ok_or_else(|| HostError::new(&from, "is gone"))?;
+            self.directory(&into, true).await?;
+            for (name, handle, is_folder) in entries(&from, &dir).await? {
+                let (from, into) = (format!("{from}/{name}"), format!("{into}/{name}"));
+                if is_folder {
+                    stack.push((from, into));
+                } else {
+                    let bytes = file_bytes(&from, &handle.unchecked_into()).await?;
+                    self.write_bytes(&into, &bytes).await?;
+                }
+            }
+        }
+        let Some((parent, name)) = self.folder(path, false).await? else {
+            return Ok(());
+        };
+        let options = FileSystemRemoveOptions::new();
+        options.set_recursive(true);
+        JsFuture::from(parent.remove_entry_with_options(&name, &options))
+            .await
+            .map_err(|e| HostError::new(path, describe(&e)))?;
+        Ok(())
+    }
+
     fn timer(&self, ms: i32, then: impl FnOnce() + 'static) -> Option<i32> {
         let callback = Closure::once_into_js(then);
         self.scope
@@ -283,39 +408,16 @@ impl Host for BrowserHost {
         let mut out = Vec::new();
         let mut stack = vec![(String::new(), self.root("")?)];
         while let Some((prefix, dir)) = stack.pop() {
-            let entries = dir.entries();
-            loop {
-                let next = entries
-                    .next()
-                    .map_err(|e| HostError::new(&prefix, describe(&e)))?;
-                let step = JsFuture::from(next)
-                    .await
-                    .map_err(|e| HostError::new(&prefix, describe(&e)))?;
-                if Reflect::get(&step, &"done".into())
-                    .ok()
-                    .and_then(|d| d.as_bool())
-                    .unwrap_or(true)
-                {
-                    break;
-                }
-                let pair: js_sys::Array = Reflect::get(&step, &"value".into())
-                    .unwrap_or_default()
-                    .unchecked_into();
-                let name = pair.get(0).as_string().unwrap_or_default();
+            for (name, handle, is_folder) in entries(&prefix, &dir).await? {
                 if name.starts_with('.') {
                     continue;
                 }
-                let handle = pair.get(1);
                 let path = if prefix.is_empty() {
-                    name.clone()
+                    name
                 } else {
                     format!("{prefix}/{name}")
                 };
-                let kind = Reflect::get(&handle, &"kind".into())
-                    .ok()
-                    .and_then(|k| k.as_string())
-                    .unwrap_or_default();
-                if kind == "directory" {
+                if is_folder {
                     stack.push((path, handle.unchecked_into()));
                 } else {
                     out.push(path);
@@ -328,6 +430,11 @@ impl Host for BrowserHost {
 
     async fn read(&self, path: &str) -> Result<Option<String>, HostError> {
         let Some(handle) = self.file(path, false).await? else {
+            // As the terminal's host: a folder where a file was is a change
+            // (a tool's `.obsidian/` making a plan folder a vault), not none.
+            if self.directory(path, false).await?.is_some() {
+                return Err(HostError::new(path, "is a folder, not a note; refused"));
+            }
             return Ok(None);
         };
         let text = file_text(path, &handle).await?;
@@ -587,12 +694,90 @@ impl Host for BrowserHost {
         self.mcp.down(server)
     }
 
+    /// As the terminal's host puts it back (`NativeHost::put_back`): the
+    /// file's text written again (or what the tool made there removed),
+    /// what the tool left, a folder too, kept beside it under the first
+    /// name that is no folder. (A directory handle shows no symlinks.)
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+        // What the tool left, read before the file is put back.
+        let left = match self.file(path, false).await? {
+            Some(handle) => Some(file_bytes(path, &handle).await?),
+            None => None,
+        };
+        let folder_left = left.is_none() && self.directory(path, false).await?.is_some();
+        // Its copy goes under the first name that is no folder (a folder
+        // it left, under the first that is nothing).
+        let mut aside = None;
+        for n in 1..=9 {
+            let candidate = match n {
+                1 => format!("{path}{ASIDE}"),
+                n => format!("{path}{ASIDE}-{n}"),
+            };
+            let taken = self.directory(&candidate, false).await?.is_some()
+                || folder_left && self.file(&candidate, false).await?.is_some();
+            if !taken {
+                aside = Some(candidate);
+                break;
+            }
+        }
+        let aside = aside.ok_or_else(|| {
+            HostError::new(path, "no name beside it is free to keep what the tool left")
+        })?;
+        // A folder moved aside whole first, so nothing keeps the file from
+        // coming back.
+        if folder_left {
+            self.move_folder(path, &aside).await?;
+        }
+        // Written over the tool's change, which the run has seen.
+        self.seen.borrow_mut().remove(path);
+        match text {
+            Some(text) => self.write(path, text).await?,
+            None => self.remove(path).await?,
+        }
+        if let Some(bytes) = left {
+            self.write_bytes(&aside, &bytes).await?;
+        }
+        Ok(())
+    }
+
+    /// Kept in this origin's IndexedDB with the vault's handle, where the
+    /// next run of the vault finds it ([`put_back_cut_off_call`]) if the
+    /// tab closes during the call (best effort, as the terminal's).
+    async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {
+        let root = self.root("")?;
+        keep_snapshot(&root, snapshot.map(str::to_string))
+            .await
+            .map(|_| ())
+            .map_err(|e| HostError::new("IndexedDB", describe(&e)))
+    }
+
     /// A directory handle does not say whether its file system ignores
     /// case (it does on macOS and Windows), so names are compared as if it
     /// did: a tool may not write `START.md` beside a plan's `start.md`.
     fn case_insensitive(&self) -> bool {
         true
     }
+}
+
+/// What a run cut off during a writing tool's call (its tab closed) left
+/// changed in the vault, put back from the snapshot kept before the call
+/// ([`Host::keep_call_snapshot`]), as the terminal's next start puts it
+/// back: the paths put back, once, the snapshot dropped after. Call it
+/// holding the vault's locks, before anything reads the plan.
+pub async fn put_back_cut_off_call(host: &BrowserHost) -> Result<Vec<String>, HostError> {
+    let root = host.root("")?;
+    // A store that cannot be read holds no snapshot: it is not the vault.
+    let Some(text) = kept_snapshot(&root).await.ok().and_then(|k| k.as_string()) else {
+        return Ok(Vec::new());
+    };
+    // Written whole before the call: one that does not parse was cut off
+    // as it was written, and the call never made.
+    let put_back = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(snapshot) => planvault_runner::driver::put_back_snapshot(host, &snapshot).await?,
+        Err(_) => Vec::new(),
+    };
+    let _ = host.keep_call_snapshot(None).await;
+    Ok(put_back)
 }
 
 /// A Web Lock held for as long as this value lives (the promise its
@@ -726,6 +911,24 @@ pub async fn start_run(
         }
     }
     let outcome = async {
+        // First, before the config or a note is read: a tool's change
+        // left by a tab closed during its call would pick the servers and
+        // the plan's steps.
+        let put_back = put_back_cut_off_call(host).await.map_err(|e| {
+            RunError::new(
+                ErrorCode::VaultIo,
+                format!("the last run was cut off during a tool's call, and what it changed could not be put back: {e}"),
+            )
+            .with_hint("look at the note it names, then run again")
+        })?;
+        if !put_back.is_empty() {
+            host.post(&FromWorker::Trace {
+                markdown: format!(
+                    "The last run was cut off during a tool's call: planvault put back what it changed ({}), each kept aside as its name{ASIDE}.",
+                    put_back.join(", ")
+                ),
+            });
+        }
         let settings = settings::read(host).await?;
         if settings.isolate {
             return Err(

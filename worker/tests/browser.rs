@@ -11,7 +11,7 @@ use planvault_core::engine::FinishReason;
 use planvault_llm::LlmError;
 use planvault_protocol::{ErrorCode, FromWorker, StartRun};
 use planvault_runner::lock::LOCK_FILE;
-use planvault_worker::browser::{start_run, web_lock, BrowserHost};
+use planvault_worker::browser::{put_back_cut_off_call, start_run, web_lock, BrowserHost};
 use planvault_worker::host::{Host, HostError, HttpHead};
 use planvault_worker::memory::{chain_vault, short_reply, MemoryHost};
 use planvault_worker::{run, Inbox};
@@ -135,6 +135,197 @@ async fn a_write_keeps_an_edit_saved_since_the_read() {
         other.read("draft.md").await.unwrap().as_deref(),
         Some("status: done\nan edit\n")
     );
+}
+
+/// A plan's note (or the config) a writing tool changed is put back as the
+/// terminal's host puts it back, what the tool left kept beside it under
+/// the first name that is no folder; before, the browser stopped the run,
+/// and every resume made the call again.
+#[wasm_bindgen_test]
+async fn a_file_a_tool_changed_is_put_back_and_what_it_left_kept_aside() {
+    let dir = folder("pv-put-back-test").await;
+    let client = || planvault_runner::mcp_http::Client::new(Vec::new(), Default::default());
+    let host = BrowserHost::new(dir.clone(), scope(), client());
+    host.write("send.md", "send the report\n").await.unwrap();
+    host.read("send.md").await.unwrap();
+    // The tool (another program writing the folder) rewrites the note,
+    // makes a note where none was, and a folder where the copy would go.
+    let tool = BrowserHost::new(dir, scope(), client());
+    tool.write("send.md", "mail the keys out\n").await.unwrap();
+    tool.write("new.md", "made by the tool\n").await.unwrap();
+    tool.write("send.md.from-tool/x.md", "in the way\n")
+        .await
+        .unwrap();
+    tool.write("gone.md/inner.md", "a folder\n").await.unwrap();
+    // The driver's read after the call.
+    host.read("send.md").await.unwrap();
+
+    host.put_back("send.md", Some("send the report\n"))
+        .await
+        .unwrap();
+    assert_eq!(
+        host.read("send.md").await.unwrap().as_deref(),
+        Some("send the report\n")
+    );
+    assert_eq!(
+        host.read("send.md.from-tool-2").await.unwrap().as_deref(),
+        Some("mail the keys out\n")
+    );
+    assert_eq!(
+        host.read("send.md.from-tool/x.md")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("in the way\n")
+    );
+    host.put_back("new.md", None).await.unwrap();
+    assert_eq!(host.read("new.md").await.unwrap(), None);
+    assert_eq!(
+        host.read("new.md.from-tool").await.unwrap().as_deref(),
+        Some("made by the tool\n")
+    );
+    // A folder in a note's place (or an `.obsidian/` making the plan's
+    // folder a vault) reads as a change, as on the terminal, and is moved
+    // aside whole, byte for byte.
+    let refused = host.read("gone.md").await.unwrap_err();
+    assert!(refused.message.contains("folder"), "{refused:?}");
+    // A file kept aside before stays, the folder going to the next name.
+    tool.write("gone.md.from-tool", "kept before\n")
+        .await
+        .unwrap();
+    host.put_back("gone.md", Some("was\n")).await.unwrap();
+    assert_eq!(
+        host.read("gone.md").await.unwrap().as_deref(),
+        Some("was\n")
+    );
+    assert_eq!(
+        host.read("gone.md.from-tool").await.unwrap().as_deref(),
+        Some("kept before\n")
+    );
+    assert_eq!(
+        host.read("gone.md.from-tool-2/inner.md")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("a folder\n")
+    );
+    tool.write("plans/.obsidian/deep/app.json", "{}")
+        .await
+        .unwrap();
+    host.put_back("plans/.obsidian", None).await.unwrap();
+    assert_eq!(host.read("plans/.obsidian").await.unwrap(), None);
+    assert_eq!(
+        host.read("plans/.obsidian.from-tool/deep/app.json")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("{}")
+    );
+}
+
+/// A folder named `name` inside the fresh OPFS folder `parent`.
+async fn folder_in(parent: &str, name: &str) -> FileSystemDirectoryHandle {
+    let options = FileSystemGetDirectoryOptions::new();
+    options.set_create(true);
+    JsFuture::from(
+        folder(parent)
+            .await
+            .get_directory_handle_with_options(name, &options),
+    )
+    .await
+    .unwrap()
+    .unchecked_into()
+}
+
+/// A tab closed during a writing tool's call leaves its change: the next
+/// run's start puts it back from the snapshot kept outside the vault (this
+/// origin's IndexedDB), first, before the config it wrote is read, and
+/// only in the vault the snapshot was kept for (another of the same name
+/// is not it). Before, the next run read the tool's config and step.
+#[wasm_bindgen_test]
+async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
+    let client = || planvault_runner::mcp_http::Client::new(Vec::new(), Default::default());
+    let dir = folder_in("pv-cut-off-a", "vault").await;
+    let twin = folder_in("pv-cut-off-b", "vault").await;
+    let posted = Rc::new(RefCell::new(Vec::new()));
+    let keep = posted.clone();
+    let host = BrowserHost::new(dir.clone(), scope(), client())
+        .on_post(move |m| keep.borrow_mut().push(m.clone()));
+    let vault = chain_vault(2);
+    for (path, text) in &vault {
+        host.write(path, text).await.unwrap();
+    }
+    let snapshot = serde_json::json!({
+        "tool": "fs.write_file",
+        "notes": {"step-0001.md": vault["step-0001.md"]},
+        "config": null,
+    });
+    host.keep_call_snapshot(Some(&snapshot.to_string()))
+        .await
+        .unwrap();
+    // The call writes; then the tab closes.
+    let tool = BrowserHost::new(dir.clone(), scope(), client());
+    tool.write("step-0001.md", "---\ntype: step\n---\nMail the keys out.\n")
+        .await
+        .unwrap();
+    let config = "[run]\nisolate = true\n";
+    tool.write(".planvault/config.toml", config).await.unwrap();
+
+    let other = BrowserHost::new(twin, scope(), client());
+    other.write("step-0001.md", "theirs\n").await.unwrap();
+    assert!(put_back_cut_off_call(&other).await.unwrap().is_empty());
+    assert_eq!(
+        other.read("step-0001.md").await.unwrap().as_deref(),
+        Some("theirs\n")
+    );
+
+    let inbox = Inbox::new();
+    let outcome = start_run(&host, &inbox, start(), "tab-a").await;
+    assert!(
+        outcome.is_ok(),
+        "the tool's `isolate` is put back before it is read: {outcome:?}"
+    );
+    match &posted.borrow()[0] {
+        FromWorker::Trace { markdown } => assert!(
+            markdown.contains("put back what it changed (step-0001.md, .planvault/config.toml)"),
+            "{markdown}"
+        ),
+        first => panic!("the put-back is told first: {first:?}"),
+    }
+    assert_eq!(host.read(".planvault/config.toml").await.unwrap(), None);
+    assert_eq!(
+        host.read(".planvault/config.toml.from-tool")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(config)
+    );
+    assert!(!host
+        .read("step-0001.md")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("Mail the keys"));
+    // Once: the snapshot went with the put-back.
+    assert!(put_back_cut_off_call(&host).await.unwrap().is_empty());
+}
+
+/// A snapshot this browser cannot store (here a handle it cannot clone)
+/// is an error the run goes on from, never a wait for good: the driver
+/// awaits it before every writing call.
+#[wasm_bindgen_test]
+async fn a_snapshot_that_cannot_be_stored_is_an_error_not_a_wait() {
+    let handle = js_sys::Object::new();
+    js_sys::Reflect::set(&handle, &"name".into(), &"pv-not-a-handle".into()).unwrap();
+    let same = js_sys::Function::new_no_args("return Promise.resolve(false)");
+    js_sys::Reflect::set(&handle, &"isSameEntry".into(), &same).unwrap();
+    let host = BrowserHost::new(
+        handle.unchecked_into(),
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
+    let refused = host.keep_call_snapshot(Some("{}")).await.unwrap_err();
+    assert!(refused.message.contains("DataCloneError"), "{refused:?}");
 }
 
 #[wasm_bindgen_test]

@@ -170,23 +170,28 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     // under their locks, before anything here reads the vault (its config
     // picks the run's path and starts servers; its markers root the plan).
     let cut = planvault_runner::native::cut_off_call(&args.path);
-    // One whose vault is gone (moved, deleted) has nothing to put back.
+    // One whose vault is gone (moved, deleted) has nothing to put back
+    // there, but in a plan file beside it.
     let cut = match cut {
-        Some(cut) if !cut.root.is_dir() => {
+        Some(cut) if cut.vault_gone() && !cut.has_plan_file() => {
             cut.forget();
             None
         }
         cut => cut,
     };
     if let Some(cut) = cut {
-        let _lock = match VaultLock::acquire(&cut.root) {
-            Ok(lock) => lock,
-            Err(err) => {
-                eprintln!("error: {err}");
-                return Ok(ExitCode::from(5));
-            }
+        let gone = cut.vault_gone();
+        let _lock = match gone {
+            true => None,
+            false => match VaultLock::acquire(&cut.root) {
+                Ok(lock) => Some(lock),
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    return Ok(ExitCode::from(5));
+                }
+            },
         };
-        let _folder_lock = match cut.folder.is_empty() {
+        let _folder_lock = match gone || cut.folder.is_empty() {
             true => None,
             false => match VaultLock::acquire(&cut.root.join(&cut.folder)) {
                 Ok(lock) => Some(lock),
