@@ -678,7 +678,7 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("note: the last run was cut off during a tool's call that may write; what it changed is put back (send.md;"),
+        text(&out).contains("note: the last run was cut off during a tool's call that may write; what it changed is put back (send.md (kept aside as send.md.from-tool)), as it would"),
         "{}",
         text(&out)
     );
@@ -831,6 +831,14 @@ fn a_folder_where_the_copy_goes_keeps_no_note_from_coming_back() {
         common::INJECTED_NOTE
     );
     let requests = stub.requests();
+    // The model is told where the copy is, not the name taken.
+    assert!(
+        requests[1]
+            .text()
+            .contains("the plan's send.md (kept aside as send.md.from-tool-2)"),
+        "{}",
+        requests[1].text()
+    );
     assert!(
         !requests[2].text().contains("INJECTED"),
         "{}",
@@ -1211,7 +1219,9 @@ fn a_plan_file_a_killed_call_rewrote_is_put_back_though_its_run_vault_was_remove
         .output()
         .unwrap();
     assert!(
-        text(&out).contains("what it changed is put back (PLAN.md;"),
+        text(&out).contains(
+            "what it changed is put back (PLAN.md (kept aside as PLAN.md.from-tool)), as"
+        ),
         "{}",
         text(&out)
     );

@@ -15,7 +15,7 @@
 //! after a resume is asked about again.
 
 use super::{Driver, Humans};
-use crate::host::{Host, Progress, ASIDE};
+use crate::host::{Host, Progress};
 use crate::settings::CONFIG_FILE;
 use planvault_core::engine::{Answer, Autonomy, JournalEntry, Request};
 use planvault_llm::mcp::{self, Grant, Offer};
@@ -327,16 +327,19 @@ impl<H: Host> Driver<'_, H> {
         if let Some(before) = config_before {
             let after = self.host.read(CONFIG_FILE).await;
             if after.is_ok_and(|after| after != before) {
-                let undone = self.host.put_back(CONFIG_FILE, before.as_deref()).await;
-                if let Err(e) = undone {
-                    return Err(Halt {
-                        reason: self.scrub(&format!(
-                            "{display} changed {CONFIG_FILE} while it ran, and it could not be put back ({e}): a tool may not change which servers start or where requests go; look at the file before running again"
-                        )),
-                    });
-                }
+                let aside = match self.host.put_back(CONFIG_FILE, before.as_deref()).await {
+                    Ok(aside) => aside,
+                    Err(e) => {
+                        return Err(Halt {
+                            reason: self.scrub(&format!(
+                                "{display} changed {CONFIG_FILE} while it ran, and it could not be put back ({e}): a tool may not change which servers start or where requests go; look at the file before running again"
+                            )),
+                        })
+                    }
+                };
                 told.push(format!(
-                    "planvault undid this call's change to {CONFIG_FILE} (kept aside as {CONFIG_FILE}{ASIDE}): a tool may not change which servers start or where requests go"
+                    "planvault undid this call's change to {}: a tool may not change which servers start or where requests go",
+                    put_back_told(CONFIG_FILE, aside.as_deref())
                 ));
             }
         }
@@ -349,7 +352,8 @@ impl<H: Host> Driver<'_, H> {
                     )),
                 })?;
                 told.push(format!(
-                    "planvault undid this call's change to the plan file (kept aside as {aside}): a tool may not change the plan"
+                    "planvault undid this call's change to {}: a tool may not change the plan",
+                    put_back_told("the plan file", aside.as_deref())
                 ));
             }
         }
@@ -367,31 +371,31 @@ impl<H: Host> Driver<'_, H> {
                 Err(e) if e.failed => continue,
                 _ => {}
             }
-            if let Err(e) = self.host.put_back(&path, was.as_deref()).await {
-                return Err(Halt {
-                    reason: self.scrub(&format!(
-                        "the plan's note {path} changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan's notes (the next run would read what it wrote as a step); look at the note before running again (a change of a person's made meanwhile can stay)"
-                    )),
-                });
-            }
+            let aside = match self.host.put_back(&path, was.as_deref()).await {
+                Ok(aside) => aside,
+                Err(e) => {
+                    return Err(Halt {
+                        reason: self.scrub(&format!(
+                            "the plan's note {path} changed while {display} ran, and it could not be put back ({e}): a tool may not change the plan's notes (the next run would read what it wrote as a step); look at the note before running again (a change of a person's made meanwhile can stay)"
+                        )),
+                    })
+                }
+            };
+            let told = put_back_told(&path, aside.as_deref());
             match markers.contains(&path) {
-                true => made_vault.push(path),
-                false => undone.push(path),
+                true => made_vault.push(told),
+                false => undone.push(told),
             }
         }
         if !made_vault.is_empty() {
             told.push(format!(
-                "planvault moved aside what this call made at {} (each kept as its name{ASIDE}): a tool may not make a folder of the plan a vault of its own, whose config the next run would read",
+                "planvault moved aside what this call made at {}: a tool may not make a folder of the plan a vault of its own, whose config the next run would read",
                 made_vault.join(", ")
             ));
         }
         if !undone.is_empty() {
-            let aside = match undone.len() {
-                1 => undone[0].clone(),
-                _ => "each".to_string(),
-            };
             told.push(format!(
-                "planvault undid this call's change to the plan's {} (kept aside as {aside}{ASIDE}): a tool may not change the plan's notes",
+                "planvault undid this call's change to the plan's {}: a tool may not change the plan's notes",
                 undone.join(", ")
             ));
         }
@@ -614,7 +618,8 @@ pub(super) fn is_pending(answer: &Answer) -> bool {
 /// closed): as it would have been put back once the call returned, what
 /// the tool left kept beside it (an edit a person made since is taken for
 /// the tool's and kept so too). The paths put back, for the person to be
-/// told. Call it holding the vault's lock, before anything reads the plan.
+/// told ([`put_back_told`]). Call it holding the vault's lock, before
+/// anything reads the plan.
 pub async fn put_back_snapshot<H: Host>(
     host: &H,
     snapshot: &Value,
@@ -637,9 +642,18 @@ pub async fn put_back_snapshot<H: Host>(
             Err(e) => !e.failed,
         };
         if changed {
-            host.put_back(&path, was.as_deref()).await?;
-            put_back.push(path);
+            let aside = host.put_back(&path, was.as_deref()).await?;
+            put_back.push(put_back_told(&path, aside.as_deref()));
         }
     }
     Ok(put_back)
+}
+
+/// A file put back after a tool's change, as the person and the model are
+/// told of it: where what the tool left was kept, if it left anything.
+pub fn put_back_told(path: &str, aside: Option<&str>) -> String {
+    match aside {
+        Some(aside) => format!("{path} (kept aside as {aside})"),
+        None => path.to_string(),
+    }
 }

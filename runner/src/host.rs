@@ -256,8 +256,9 @@ pub trait Host {
         None
     }
     /// Put the plan file back to `text` after a tool changed it, what the
-    /// tool left kept beside it ([`ASIDE`]): its name as shown.
-    async fn put_back_plan_file(&self, _text: &str) -> Result<String, HostError> {
+    /// tool left kept beside it ([`ASIDE`]): that name as shown, `None`
+    /// where it left nothing (it removed the file).
+    async fn put_back_plan_file(&self, _text: &str) -> Result<Option<String>, HostError> {
         Err(HostError::new("PLAN.md", CANNOT_PUT_BACK))
     }
     /// Keep `snapshot` (JSON: what a writing tool's call may not change,
@@ -271,9 +272,12 @@ pub trait Host {
     }
     /// Put the file at `path` (the vault's config, a plan's note) back to
     /// `text` (`None`: no file) after a tool changed it, what the tool left
-    /// kept beside it (`path` and [`ASIDE`]); `Err` where this host cannot,
-    /// and the run stops.
-    async fn put_back(&self, path: &str, _text: Option<&str>) -> Result<(), HostError> {
+    /// kept beside it under the first free name of `path` and [`ASIDE`]
+    /// (`-2`, `-3`, … after it: a copy kept before, perhaps a person's edit
+    /// taken for the tool's, is never written over): that name, `None`
+    /// where it left nothing. `Err` where this host cannot, and the run
+    /// stops.
+    async fn put_back(&self, path: &str, _text: Option<&str>) -> Result<Option<String>, HostError> {
         Err(HostError::new(path, CANNOT_PUT_BACK))
     }
     /// Check `[x]` the boxes of these PLAN.md items in the plan file, where

@@ -512,13 +512,15 @@ impl CutOffCall {
         };
         if let (Some(was), Some(path)) = (snapshot["plan_file"].as_str(), &plan_file) {
             if host.plan_file_now().await.is_some_and(|now| now != was) {
-                host.put_back_plan_file(was).await?;
-                put_back.push(
-                    path.file_name()
+                let aside = host.put_back_plan_file(was).await?;
+                let name = |p: &Path| {
+                    p.file_name()
                         .unwrap_or_default()
                         .to_string_lossy()
-                        .into_owned(),
-                );
+                        .into_owned()
+                };
+                let aside = aside.map(|aside| name(Path::new(&aside)));
+                put_back.push(crate::driver::put_back_told(&name(path), aside.as_deref()));
             }
         }
         match fs::remove_file(&self.file) {
@@ -533,13 +535,13 @@ impl CutOffCall {
 
 /// Put `folder/name` (shown as `path`) back to `text` (`None`: no file)
 /// after a tool changed it, what the tool left kept beside it under the
-/// first name that is no folder: that name.
+/// first name where nothing is: that name, `None` where it left nothing.
 fn put_back_at(
     folder: &Path,
     name: &str,
     path: &str,
     text: Option<&str>,
-) -> Result<PathBuf, HostError> {
+) -> Result<Option<PathBuf>, HostError> {
     let full = folder.join(name);
     // What the tool left, read before the note is put back and kept
     // aside after: nothing standing where the copy goes (a folder the
@@ -559,18 +561,16 @@ fn put_back_at(
         Some(meta) if meta.is_file() => Some(fs::read(&full).map_err(|e| io_error(path, e))?),
         _ => None,
     };
-    // The first name beside it that is no folder (for a folder the tool
-    // left, the first that is nothing: a rename onto a file fails).
+    // The first name beside it where nothing is: a copy kept before
+    // (perhaps a person's edit taken for the tool's) is never written
+    // over, and a folder left there keeps nothing from coming back.
     let folder_left = meta.as_ref().is_some_and(|meta| meta.is_dir());
     let aside = (1..=9)
         .map(|n| match n {
             1 => folder.join(format!("{name}{}", crate::host::ASIDE)),
             n => folder.join(format!("{name}{}-{n}", crate::host::ASIDE)),
         })
-        .find(|candidate| match folder_left {
-            true => fs::symlink_metadata(candidate).is_err(),
-            false => !candidate.is_dir(),
-        })
+        .find(|candidate| fs::symlink_metadata(candidate).is_err())
         .ok_or_else(|| {
             HostError::new(path, "no name beside it is free to keep what the tool left")
         })?;
@@ -598,7 +598,7 @@ fn put_back_at(
     }
     #[cfg(not(unix))]
     let _ = link;
-    Ok(aside)
+    Ok(meta.is_some().then_some(aside))
 }
 
 /// A tool's note is written as itself, never through a symlink standing
@@ -1430,7 +1430,7 @@ impl Host for NativeHost {
         Some(clients.list())
     }
 
-    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<Option<String>, HostError> {
         let root = fs::canonicalize(&self.root).map_err(|e| io_error(path, e))?;
         // The file itself, never what a link the tool left there leads to:
         // its folder confined to the vault, its own name not followed.
@@ -1438,7 +1438,15 @@ impl Host for NativeHost {
             Some((folder, name)) => (confine(&root, folder)?, name),
             None => (root.clone(), path),
         };
-        put_back_at(&folder, name, path, text).map(|_| ())
+        let aside = put_back_at(&folder, name, path, text)?;
+        // As `path` names it, from the vault's root.
+        Ok(aside.map(|aside| {
+            let kept = aside.file_name().unwrap_or_default().to_string_lossy();
+            match path.rsplit_once('/') {
+                Some((folder, _)) => format!("{folder}/{kept}"),
+                None => kept.into_owned(),
+            }
+        }))
     }
 
     async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {
@@ -1469,7 +1477,7 @@ impl Host for NativeHost {
         fs::read_to_string(self.guarded_plan_file.as_ref()?).ok()
     }
 
-    async fn put_back_plan_file(&self, text: &str) -> Result<String, HostError> {
+    async fn put_back_plan_file(&self, text: &str) -> Result<Option<String>, HostError> {
         let Some(path) = &self.guarded_plan_file else {
             return Err(HostError::new("PLAN.md", "this run has no plan file"));
         };
@@ -1478,7 +1486,7 @@ impl Host for NativeHost {
             return Err(HostError::new(&shown, "is no file's path"));
         };
         let aside = put_back_at(folder, &name.to_string_lossy(), &shown, Some(text))?;
-        Ok(aside.display().to_string())
+        Ok(aside.map(|aside| aside.display().to_string()))
     }
 
     async fn mcp_call(
@@ -1765,7 +1773,7 @@ mod tests {
         fs::write(dir.path().join("send.md/inner.md"), "the tool's\n").unwrap();
         fs::write(dir.path().join("send.md.from-tool"), "kept before\n").unwrap();
         let aside = put_back_at(dir.path(), "send.md", "send.md", Some("was\n")).unwrap();
-        assert_eq!(aside, dir.path().join("send.md.from-tool-2"));
+        assert_eq!(aside, Some(dir.path().join("send.md.from-tool-2")));
         assert_eq!(
             fs::read_to_string(dir.path().join("send.md")).unwrap(),
             "was\n"
@@ -1778,6 +1786,24 @@ mod tests {
             fs::read_to_string(dir.path().join("send.md.from-tool-2/inner.md")).unwrap(),
             "the tool's\n"
         );
+        // A file left goes past both: the copies kept before stay (one may
+        // be a person's edit taken for the tool's).
+        fs::write(dir.path().join("send.md"), "again\n").unwrap();
+        let aside = put_back_at(dir.path(), "send.md", "send.md", Some("was\n")).unwrap();
+        assert_eq!(aside, Some(dir.path().join("send.md.from-tool-3")));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("send.md.from-tool")).unwrap(),
+            "kept before\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("send.md.from-tool-3")).unwrap(),
+            "again\n"
+        );
+        // A file the tool removed is put back with nothing kept aside.
+        fs::remove_file(dir.path().join("send.md")).unwrap();
+        let aside = put_back_at(dir.path(), "send.md", "send.md", Some("was\n")).unwrap();
+        assert_eq!(aside, None);
+        assert!(!dir.path().join("send.md.from-tool-4").exists());
     }
 
     /// A review's finding: a kill during a writing call of a PLAN.md's run,
@@ -1805,7 +1831,7 @@ mod tests {
         };
         assert!(cut.vault_gone() && cut.has_plan_file());
         let put_back = crate::block_on(cut.put_back()).unwrap().unwrap();
-        assert_eq!(put_back, ["PLAN.md"]);
+        assert_eq!(put_back, ["PLAN.md (kept aside as PLAN.md.from-tool)"]);
         assert_eq!(fs::read_to_string(&plan).unwrap(), original);
         assert_eq!(
             fs::read_to_string(dir.path().join("PLAN.md.from-tool")).unwrap(),

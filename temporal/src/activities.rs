@@ -503,24 +503,31 @@ impl VaultActivities {
 
     /// As the terminal puts back a file a tool changed
     /// ([`NativeHost::put_back`]: what the tool left kept beside it, a
-    /// symlink moved aside). A retry whose first attempt landed (the file
-    /// is `text` again) changes nothing, so the tool's copy stays.
+    /// symlink moved aside): where what the tool left was kept. A retry
+    /// whose first attempt landed (the file is `text` again) changes
+    /// nothing, so the tool's copy stays (and its name is not told again).
     #[activity]
     pub async fn put_back(
         ctx: ActivityContext,
         input: PutBackIn,
-    ) -> Result<Result<(), WireHostError>, ActivityError> {
+    ) -> Result<Result<Option<String>, WireHostError>, ActivityError> {
         let (vault, path) = (input.vault.clone(), input.path.clone());
-        changing(&ctx, &vault, path, "put back", move |root| {
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let kept_in = kept.clone();
+        let done = changing(&ctx, &vault, path, "put back", move |root| {
             let host = NativeHost::new(root).with_plan_folder(&input.folder);
             let now = block_on(host.read(&input.path)).expect("the native host never waits");
             if matches!(&now, Ok(now) if *now == input.text) {
                 return Ok(());
             }
-            block_on(host.put_back(&input.path, input.text.as_deref()))
-                .expect("the native host never waits")
+            let aside = block_on(host.put_back(&input.path, input.text.as_deref()))
+                .expect("the native host never waits")?;
+            *kept_in.lock().unwrap_or_else(|e| e.into_inner()) = aside;
+            Ok(())
         })
-        .await
+        .await?;
+        let aside = kept.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Ok(done.map(|()| aside))
     }
 
     #[activity]

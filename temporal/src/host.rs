@@ -399,7 +399,7 @@ impl Host for TemporalHost {
     /// As the terminal's host puts it back, in an activity; behind the
     /// patch `plan-notes-put-back` (a run begun before stopped there, and
     /// replays so).
-    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<Option<String>, HostError> {
         if !self.ctx.patched("plan-notes-put-back") {
             return Err(HostError::new(path, planvault_runner::CANNOT_PUT_BACK));
         }
@@ -409,14 +409,15 @@ impl Host for TemporalHost {
             folder: self.folder.clone(),
             text: text.map(str::to_string),
         };
-        self.ctx
+        let aside = self
+            .ctx
             .execute_activity(VaultActivities::put_back, input, self.file_options())
             .await
             .map_err(|e| lost(path, e))?
             .map_err(HostError::from)?;
         let now = text.map_or(Expected::Absent, |text| Expected::Text(text.to_string()));
         self.seen.borrow_mut().insert(path.to_string(), now);
-        Ok(())
+        Ok(aside)
     }
 
     fn surface(&self) -> Surface {

@@ -53,6 +53,18 @@ async fn file_text(path: &str, handle: &FileSystemFileHandle) -> Result<String, 
         .map_err(|_| HostError::new(path, "not UTF-8 text"))
 }
 
+/// The handle a folder gives for `path`; `None` where nothing stands there,
+/// or the other kind (a folder where a file is asked for).
+async fn entry<T: JsCast>(path: &str, handle: Promise) -> Result<Option<T>, HostError> {
+    match JsFuture::from(handle).await {
+        Ok(handle) => Ok(Some(handle.unchecked_into())),
+        Err(e) if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" => {
+            Ok(None)
+        }
+        Err(e) => Err(HostError::new(path, describe(&e))),
+    }
+}
+
 /// A folder's entries: each one's name, handle and whether it is a folder.
 async fn entries(
     path: &str,
@@ -238,15 +250,7 @@ impl BrowserHost {
         };
         let options = FileSystemGetFileOptions::new();
         options.set_create(create);
-        match JsFuture::from(dir.get_file_handle_with_options(&name, &options)).await {
-            Ok(handle) => Ok(Some(handle.unchecked_into())),
-            Err(e)
-                if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(HostError::new(path, describe(&e))),
-        }
+        entry(path, dir.get_file_handle_with_options(&name, &options)).await
     }
 
     /// The folder at `path`; `None` where there is none (or a file).
@@ -260,15 +264,7 @@ impl BrowserHost {
         };
         let options = FileSystemGetDirectoryOptions::new();
         options.set_create(create);
-        match JsFuture::from(dir.get_directory_handle_with_options(&name, &options)).await {
-            Ok(handle) => Ok(Some(handle.unchecked_into())),
-            Err(e)
-                if error_name(&e) == "NotFoundError" || error_name(&e) == "TypeMismatchError" =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(HostError::new(path, describe(&e))),
-        }
+        entry(path, dir.get_directory_handle_with_options(&name, &options)).await
     }
 
     /// Create or replace `path` with `bytes` as they are, unchecked: what
@@ -697,16 +693,17 @@ impl Host for BrowserHost {
     /// As the terminal's host puts it back (`NativeHost::put_back`): the
     /// file's text written again (or what the tool made there removed),
     /// what the tool left, a folder too, kept beside it under the first
-    /// name that is no folder. (A directory handle shows no symlinks.)
-    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<(), HostError> {
+    /// name where nothing is. (A directory handle shows no symlinks.)
+    async fn put_back(&self, path: &str, text: Option<&str>) -> Result<Option<String>, HostError> {
         // What the tool left, read before the file is put back.
         let left = match self.file(path, false).await? {
             Some(handle) => Some(file_bytes(path, &handle).await?),
             None => None,
         };
         let folder_left = left.is_none() && self.directory(path, false).await?.is_some();
-        // Its copy goes under the first name that is no folder (a folder
-        // it left, under the first that is nothing).
+        // Its copy goes under the first name where nothing is: a copy kept
+        // before (perhaps a person's edit taken for the tool's) is never
+        // written over.
         let mut aside = None;
         for n in 1..=9 {
             let candidate = match n {
@@ -714,7 +711,7 @@ impl Host for BrowserHost {
                 n => format!("{path}{ASIDE}-{n}"),
             };
             let taken = self.directory(&candidate, false).await?.is_some()
-                || folder_left && self.file(&candidate, false).await?.is_some();
+                || self.file(&candidate, false).await?.is_some();
             if !taken {
                 aside = Some(candidate);
                 break;
@@ -734,10 +731,11 @@ impl Host for BrowserHost {
             Some(text) => self.write(path, text).await?,
             None => self.remove(path).await?,
         }
+        let kept = folder_left || left.is_some();
         if let Some(bytes) = left {
             self.write_bytes(&aside, &bytes).await?;
         }
-        Ok(())
+        Ok(kept.then_some(aside))
     }
 
     /// Kept in this origin's IndexedDB with the vault's handle, where the
@@ -924,8 +922,8 @@ pub async fn start_run(
         if !put_back.is_empty() {
             host.post(&FromWorker::Trace {
                 markdown: format!(
-                    "The last run was cut off during a tool's call: planvault put back what it changed ({}), each kept aside as its name{ASIDE}.",
-                    put_back.join(", ")
+                    "The last run was cut off during a tool's call: planvault put back what it changed ({}).",
+                    put_back.join("; ")
                 ),
             });
         }

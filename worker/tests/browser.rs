@@ -160,12 +160,21 @@ async fn a_file_a_tool_changed_is_put_back_and_what_it_left_kept_aside() {
     // The driver's read after the call.
     host.read("send.md").await.unwrap();
 
-    host.put_back("send.md", Some("send the report\n"))
-        .await
-        .unwrap();
+    let kept = host.put_back("send.md", Some("send the report\n")).await;
+    assert_eq!(kept.unwrap().as_deref(), Some("send.md.from-tool-2"));
     assert_eq!(
         host.read("send.md").await.unwrap().as_deref(),
         Some("send the report\n")
+    );
+    // Again: the copy kept before (perhaps a person's edit taken for the
+    // tool's) is never written over.
+    tool.read("send.md").await.unwrap();
+    tool.write("send.md", "and the passwords\n").await.unwrap();
+    let kept = host.put_back("send.md", Some("send the report\n")).await;
+    assert_eq!(kept.unwrap().as_deref(), Some("send.md.from-tool-3"));
+    assert_eq!(
+        host.read("send.md.from-tool-3").await.unwrap().as_deref(),
+        Some("and the passwords\n")
     );
     assert_eq!(
         host.read("send.md.from-tool-2").await.unwrap().as_deref(),
@@ -178,7 +187,8 @@ async fn a_file_a_tool_changed_is_put_back_and_what_it_left_kept_aside() {
             .as_deref(),
         Some("in the way\n")
     );
-    host.put_back("new.md", None).await.unwrap();
+    let kept = host.put_back("new.md", None).await.unwrap();
+    assert_eq!(kept.as_deref(), Some("new.md.from-tool"));
     assert_eq!(host.read("new.md").await.unwrap(), None);
     assert_eq!(
         host.read("new.md.from-tool").await.unwrap().as_deref(),
@@ -287,7 +297,7 @@ async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
     );
     match &posted.borrow()[0] {
         FromWorker::Trace { markdown } => assert!(
-            markdown.contains("put back what it changed (step-0001.md, .planvault/config.toml)"),
+            markdown.contains("put back what it changed (step-0001.md (kept aside as step-0001.md.from-tool); .planvault/config.toml (kept aside as .planvault/config.toml.from-tool))"),
             "{markdown}"
         ),
         first => panic!("the put-back is told first: {first:?}"),

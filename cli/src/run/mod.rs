@@ -206,8 +206,8 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if !put_back.is_empty() {
             eprintln!(
-                "note: the last run was cut off during a tool's call that may write; what it changed is put back ({}; each kept aside as NAME.from-tool), as it would have been once the call returned",
-                put_back.join(", ")
+                "note: the last run was cut off during a tool's call that may write; what it changed is put back ({}), as it would have been once the call returned",
+                put_back.join("; ")
             );
         }
     }
