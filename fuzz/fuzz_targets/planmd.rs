@@ -1,6 +1,7 @@
 //! A PLAN.md checklist from arbitrary text: parse + validate never panics,
 //! every edge points at an item (a dependency at an earlier one), a text
-//! without carriage returns reads the same with CRLF line endings, and
+//! without carriage returns reads the same with CRLF line endings (but for
+//! Leopold's reading of an unended last line among CRLF ones), and
 //! checking every item's box (`planmd::check_done`) turns only ` ` into `x`
 //! inside boxes, and reads back as the same items, each done.
 #![no_main]
@@ -40,6 +41,13 @@ fuzz_target!(|text: &str| {
             text: text.replace('\n', "\r\n"),
         });
         assert_eq!(checked.plan, crlf.plan);
-        assert_eq!(checked.diagnostics, crlf.diagnostics);
+        // Where the last line has no line ending, the CRLF text's other
+        // lines end CR where it ends in none: Leopold reads that one line
+        // alone, and the CRLF text says so (`leopold-reads-otherwise`).
+        let mut said = crlf.diagnostics;
+        if !text.ends_with('\n') {
+            said.retain(|d| d.code != planvault_core::Code::LeopoldReadsOtherwise);
+        }
+        assert_eq!(checked.diagnostics, said);
     }
 });
