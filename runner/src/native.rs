@@ -543,9 +543,9 @@ fn put_back_at(
     text: Option<&str>,
 ) -> Result<Option<PathBuf>, HostError> {
     let full = folder.join(name);
-    // What the tool left, read before the note is put back and kept
-    // aside after: nothing standing where the copy goes (a folder the
-    // tool made there) keeps the note from coming back.
+    // What the tool left, kept aside before the note is put back: a crash
+    // between the two leaves the tool's copy and the call's snapshot, whose
+    // put-back on the next start keeps it again, never the note alone.
     let meta = match fs::symlink_metadata(&full) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -578,6 +578,17 @@ fn put_back_at(
         // A folder where the note was: moved aside whole.
         fs::rename(&full, &aside).map_err(|e| io_error(path, e))?;
     }
+    if let Some(bytes) = left {
+        write_atomic(&aside, &String::from_utf8_lossy(&bytes))
+            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+    }
+    #[cfg(unix)]
+    if let Some(target) = link {
+        std::os::unix::fs::symlink(target, &aside)
+            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = link;
     match text {
         // Written over a link the tool left, never through it.
         Some(text) => write_atomic(&full, text).map_err(|e| io_error(path, e))?,
@@ -586,18 +597,6 @@ fn put_back_at(
             _ => {}
         },
     }
-    if let Some(bytes) = left {
-        write_atomic(&aside, &String::from_utf8_lossy(&bytes))
-            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
-    }
-    #[cfg(unix)]
-    if let Some(target) = link {
-        let _ = fs::remove_file(&aside);
-        std::os::unix::fs::symlink(target, &aside)
-            .map_err(|e| io_error(&aside.to_string_lossy(), e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = link;
     Ok(meta.is_some().then_some(aside))
 }
 

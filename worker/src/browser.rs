@@ -725,15 +725,17 @@ impl Host for BrowserHost {
         if folder_left {
             self.move_folder(path, &aside).await?;
         }
+        // Kept before the file is put back: a tab closed between the two
+        // leaves the copy and the call's snapshot, never the file alone.
+        let kept = folder_left || left.is_some();
+        if let Some(bytes) = left {
+            self.write_bytes(&aside, &bytes).await?;
+        }
         // Written over the tool's change, which the run has seen.
         self.seen.borrow_mut().remove(path);
         match text {
             Some(text) => self.write(path, text).await?,
             None => self.remove(path).await?,
-        }
-        let kept = folder_left || left.is_some();
-        if let Some(bytes) = left {
-            self.write_bytes(&aside, &bytes).await?;
         }
         Ok(kept.then_some(aside))
     }
