@@ -267,9 +267,14 @@ impl BrowserHost {
         entry(path, dir.get_directory_handle_with_options(&name, &options)).await
     }
 
-    /// Create or replace `path` with `bytes` as they are, unchecked: what
-    /// a tool left, kept aside.
-    async fn write_bytes(&self, path: &str, bytes: &[u8]) -> Result<(), HostError> {
+    /// `path` (created where missing) with `bytes` written to its swap
+    /// file, which replaces it once the stream is closed: a write is all
+    /// or nothing.
+    async fn writing(
+        &self,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<(FileSystemFileHandle, FileSystemWritableFileStream), HostError> {
         let handle = self
             .file(path, true)
             .await?
@@ -282,7 +287,16 @@ impl BrowserHost {
         JsFuture::from(stream.write_with_u8_array(bytes).map_err(err)?)
             .await
             .map_err(err)?;
-        JsFuture::from(stream.close()).await.map_err(err)?;
+        Ok((handle, stream))
+    }
+
+    /// Create or replace `path` with `bytes` as they are, unchecked: what
+    /// a tool left, kept aside.
+    async fn write_bytes(&self, path: &str, bytes: &[u8]) -> Result<(), HostError> {
+        let (_, stream) = self.writing(path, bytes).await?;
+        JsFuture::from(stream.close())
+            .await
+            .map_err(|e| write_error(path, &e))?;
         Ok(())
     }
 
@@ -441,20 +455,8 @@ impl Host for BrowserHost {
     }
 
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError> {
-        let handle = self
-            .file(path, true)
-            .await?
-            .ok_or_else(|| HostError::new(path, "cannot be created"))?;
         let err = |e: JsValue| write_error(path, &e);
-        // The writable stream writes to a swap file that replaces the note on
-        // close: a write is all or nothing.
-        let stream: FileSystemWritableFileStream = JsFuture::from(handle.create_writable())
-            .await
-            .map_err(err)?
-            .unchecked_into();
-        JsFuture::from(stream.write_with_str(text).map_err(err)?)
-            .await
-            .map_err(err)?;
+        let (handle, stream) = self.writing(path, text.as_bytes()).await?;
         // Looked at again with the new text ready beside it, just before it
         // is closed in: an edit saved meanwhile is kept.
         let seen = self.seen.borrow().get(path).cloned();
