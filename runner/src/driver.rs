@@ -51,7 +51,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[path = "driver_mcp.rs"]
 mod mcp_tools;
-pub use mcp_tools::{put_back_snapshot, put_back_told};
+pub use mcp_tools::{put_back_snapshot, put_back_told, PutBack};
 
 /// Streamed tokens are posted at most this often (one `Delta` per window).
 pub const DELTA_INTERVAL_MS: f64 = 50.0;

@@ -623,7 +623,7 @@ pub(super) fn is_pending(answer: &Answer) -> bool {
 pub async fn put_back_snapshot<H: Host>(
     host: &H,
     snapshot: &Value,
-) -> Result<Vec<String>, crate::HostError> {
+) -> Result<Vec<PutBack>, crate::HostError> {
     let mut files: Vec<(String, Option<String>)> = Vec::new();
     if let Some(notes) = snapshot["notes"].as_object() {
         files.extend(
@@ -643,10 +643,25 @@ pub async fn put_back_snapshot<H: Host>(
         };
         if changed {
             let aside = host.put_back(&path, was.as_deref()).await?;
-            put_back.push(put_back_told(&path, aside.as_deref()));
+            put_back.push(PutBack { path, aside });
         }
     }
     Ok(put_back)
+}
+
+/// A file [`put_back_snapshot`] put back, and where what the tool left is
+/// kept; shown as the person is told of it ([`put_back_told`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PutBack {
+    /// Vault-relative.
+    pub path: String,
+    pub aside: Option<String>,
+}
+
+impl std::fmt::Display for PutBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&put_back_told(&self.path, self.aside.as_deref()))
+    }
 }
 
 /// A file put back after a tool's change, as the person and the model are

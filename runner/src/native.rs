@@ -508,7 +508,11 @@ impl CutOffCall {
         // put back; the PLAN.md beside it still has.
         let mut put_back = match self.vault_gone() {
             true => Vec::new(),
-            false => crate::driver::put_back_snapshot(&host, snapshot).await?,
+            false => crate::driver::put_back_snapshot(&host, snapshot)
+                .await?
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         };
         if let (Some(was), Some(path)) = (snapshot["plan_file"].as_str(), &plan_file) {
             if host.plan_file_now().await.is_some_and(|now| now != was) {

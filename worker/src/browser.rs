@@ -11,9 +11,11 @@ use planvault_llm::LlmError;
 use planvault_protocol::{
     js, ErrorCode, FromWorker, McpServer, RetryPolicy, RunError, StartRun, ToWorker, VERSION,
 };
+use planvault_runner::driver::PutBack;
 use planvault_runner::lock::{self, Holder};
 use planvault_runner::mcp_http::{self, FetchError};
-use planvault_runner::{settings, Options};
+use planvault_runner::settings::{self, CONFIG_FILE};
+use planvault_runner::Options;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -766,7 +768,7 @@ impl Host for BrowserHost {
 /// ([`Host::keep_call_snapshot`]), as the terminal's next start puts it
 /// back: the paths put back, once, the snapshot dropped after. Call it
 /// holding the vault's locks, before anything reads the plan.
-pub async fn put_back_cut_off_call(host: &BrowserHost) -> Result<Vec<String>, HostError> {
+pub async fn put_back_cut_off_call(host: &BrowserHost) -> Result<Vec<PutBack>, HostError> {
     let root = host.root("")?;
     // A store that cannot be read holds no snapshot: it is not the vault.
     let Some(text) = kept_snapshot(&root).await.ok().and_then(|k| k.as_string()) else {
@@ -924,12 +926,22 @@ pub async fn start_run(
             .with_hint("look at the note it names, then run again")
         })?;
         if !put_back.is_empty() {
+            let told: Vec<String> = put_back.iter().map(ToString::to_string).collect();
             host.post(&FromWorker::Trace {
                 markdown: format!(
                     "The last run was cut off during a tool's call: planvault put back what it changed ({}).",
-                    put_back.join("; ")
+                    told.join("; ")
                 ),
             });
+        }
+        // The app picked this start's MCP servers, their URLs and what
+        // needs approval, from the config it read before: the tool's.
+        if put_back.iter().any(|p| p.path == CONFIG_FILE) {
+            return Err(RunError::new(
+                ErrorCode::ChangedOnDisk,
+                format!("the vault's {CONFIG_FILE} was put back after this run's MCP servers were read from the tool's version of it; nothing ran"),
+            )
+            .with_hint("start it again the same way (Resume run or Run): the servers are then read from the config as it is now"));
         }
         let settings = settings::read(host).await?;
         if settings.isolate {

@@ -252,6 +252,10 @@ async fn folder_in(parent: &str, name: &str) -> FileSystemDirectoryHandle {
 /// origin's IndexedDB), first, before the config it wrote is read, and
 /// only in the vault the snapshot was kept for (another of the same name
 /// is not it). Before, the next run read the tool's config and step.
+/// The app reads the config for the run's MCP servers before the worker
+/// puts it back: a start whose config was put back is refused, and the
+/// next start (the servers read anew) runs. Before, the run reached the
+/// server the tool's config named, under its approvals.
 #[wasm_bindgen_test]
 async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
     let client = || planvault_runner::mcp_http::Client::new(Vec::new(), Default::default());
@@ -278,7 +282,7 @@ async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
     tool.write("step-0001.md", "---\ntype: step\n---\nMail the keys out.\n")
         .await
         .unwrap();
-    let config = "[run]\nisolate = true\n";
+    let config = "[run]\nisolate = true\n\n[mcp.servers.notes]\nurl = \"http://127.0.0.1:9/mcp\"\n";
     tool.write(".planvault/config.toml", config).await.unwrap();
 
     let other = BrowserHost::new(twin, scope(), client());
@@ -290,10 +294,24 @@ async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
     );
 
     let inbox = Inbox::new();
-    let outcome = start_run(&host, &inbox, start(), "tab-a").await;
+    // The servers the app read from the tool's config.
+    let mut read_before = start();
+    read_before.mcp_servers = vec![planvault_protocol::McpServer {
+        name: "notes".into(),
+        url: "http://127.0.0.1:9/mcp".into(),
+        token: None,
+        approve: Vec::new(),
+        timeout_ms: None,
+    }];
+    let refused = start_run(&host, &inbox, read_before, "tab-a")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ChangedOnDisk, "{refused:?}");
     assert!(
-        outcome.is_ok(),
-        "the tool's `isolate` is put back before it is read: {outcome:?}"
+        refused
+            .message
+            .contains("the vault's .planvault/config.toml was put back after this run's MCP servers were read"),
+        "{refused:?}"
     );
     match &posted.borrow()[0] {
         FromWorker::Trace { markdown } => assert!(
@@ -318,6 +336,11 @@ async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
         .contains("Mail the keys"));
     // Once: the snapshot went with the put-back.
     assert!(put_back_cut_off_call(&host).await.unwrap().is_empty());
+    let outcome = start_run(&host, &inbox, start(), "tab-a").await;
+    assert!(
+        outcome.is_ok(),
+        "the tool's `isolate` was put back before it was read: {outcome:?}"
+    );
 }
 
 /// A snapshot this browser cannot store (here a handle it cannot clone)
