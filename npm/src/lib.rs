@@ -39,6 +39,10 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(start)]
 pub fn start() {
     panic::install_hook();
+    // Note names compared composed, as Obsidian keys its paths.
+    planvault_core::vault::links::install_nfc(|text| {
+        js_sys::JsString::from(text).normalize("NFC").into()
+    });
 }
 
 /// Small blocks from size-class pages (see `planvault-npm-alloc`); wasm only.

@@ -33,6 +33,9 @@ function debugString(text) {
       const code = c.codePointAt(0);
       // C0 and C1 controls and DEL are not printable to Rust's `escape_debug`.
       if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return `\\u{${code.toString(16)}}`;
+      // Nor is a combining mark (a decomposed name's accent): Rust's `{:?}`
+      // of a string escapes every grapheme extender.
+      if (/\p{Grapheme_Extend}/u.test(c)) return `\\u{${code.toString(16)}}`;
       return c;
     })
     .join("");

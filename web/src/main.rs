@@ -7,6 +7,10 @@
 #[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
+    // Note names compared composed, as Obsidian keys its paths.
+    planvault_core::vault::links::install_nfc(|text| {
+        js_sys::JsString::from(text).normalize("NFC").into()
+    });
     leptos::mount::mount_to_body(planvault_web::app::App);
 }
 

@@ -1119,6 +1119,10 @@ impl Worker {
 /// posted before this are lost).
 pub fn main() {
     console_error_panic_hook::set_once();
+    // Note names compared composed, as Obsidian keys its paths.
+    planvault_core::vault::links::install_nfc(|text| {
+        js_sys::JsString::from(text).normalize("NFC").into()
+    });
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let worker = Rc::new(Worker {
         scope: scope.clone(),

@@ -649,6 +649,58 @@ fn is_ascii_lower(text: &str) -> bool {
         .all(|&b| b < 0x80 && !b.is_ascii_uppercase())
 }
 
+/// `text` composed (Unicode NFC), as Obsidian keys its vault's paths: a
+/// name macOS stored decomposed (`Cafe\u{301}.md`) is the note a link typed
+/// `[[Café]]` means. A link's own text is taken as written, as Obsidian
+/// takes it (a decomposed link finds no composed path there).
+pub(crate) fn composed(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+        if is_nfc_quick(text.chars()) == IsNormalized::Yes {
+            return Cow::Borrowed(text);
+        }
+        let nfc: String = text.nfc().collect();
+        if nfc == text {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(nfc)
+        }
+    }
+    #[cfg(target_arch = "wasm32")]
+    match NFC.get().map(|nfc| nfc(text)) {
+        Some(nfc) if nfc != text => Cow::Owned(nfc),
+        _ => Cow::Borrowed(text),
+    }
+}
+
+/// The JavaScript engine's NFC, for wasm builds (their callers install it).
+#[cfg(target_arch = "wasm32")]
+static NFC: std::sync::OnceLock<fn(&str) -> String> = std::sync::OnceLock::new();
+
+/// Give a wasm build its NFC (`String.prototype.normalize("NFC")`): core
+/// carries no Unicode tables there, so until this is called a decomposed
+/// note name is compared as it is. Every wasm caller (the app, the run
+/// worker, the npm package) installs it before it reads a vault; a second
+/// call changes nothing. Natively a no-op: core composes by itself.
+pub fn install_nfc(nfc: fn(&str) -> String) {
+    #[cfg(target_arch = "wasm32")]
+    let _ = NFC.set(nfc);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = nfc;
+}
+
+/// A note's id as the index keys it: composed, lower case.
+fn key(id: &str) -> Cow<'_, str> {
+    match composed(id) {
+        Cow::Borrowed(id) => lower(id),
+        Cow::Owned(id) => Cow::Owned(lower(&id).into_owned()),
+    }
+}
+
 fn lower(text: &str) -> Cow<'_, str> {
     if is_ascii_lower(text) {
         return Cow::Borrowed(text);
@@ -721,7 +773,7 @@ impl LinkIndex<'static> {
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
-            index.add(i, Cow::Owned(lower(id).into_owned()));
+            index.add(i, Cow::Owned(key(id).into_owned()));
         }
         index.ids = ids;
         index
@@ -738,7 +790,7 @@ impl LinkIndex<'static> {
         {
             hits.shift(at, true);
         }
-        self.add(at, Cow::Owned(lower(id).into_owned()));
+        self.add(at, Cow::Owned(key(id).into_owned()));
         self.ids.insert(at, Cow::Owned(id.to_owned()));
     }
 
@@ -748,7 +800,7 @@ impl LinkIndex<'static> {
             return;
         }
         let id = self.ids.remove(at);
-        let lowered = lower(&id).into_owned();
+        let lowered = key(&id).into_owned();
         for (map, key) in [
             (&mut self.by_path, lowered.as_str()),
             (&mut self.by_basename, basename(&lowered)),
@@ -781,7 +833,7 @@ impl<'a> LinkIndex<'a> {
             ids: Vec::new(),
         };
         for (i, id) in ids.iter().enumerate() {
-            index.add(i, lower(id));
+            index.add(i, key(id));
         }
         index.ids = ids.into_iter().map(Cow::Borrowed).collect();
         index
@@ -859,7 +911,7 @@ impl<'a> LinkIndex<'a> {
             return by_name(Resolution::Found(*one));
         }
         let tail = written_tail(written);
-        let mut folder = lower(self.folder(from)).into_owned();
+        let mut folder = key(self.folder(from)).into_owned();
         let mut path = path.to_string();
         if path.starts_with("./") || path.starts_with("../") {
             let mut rest = path
@@ -891,7 +943,7 @@ impl<'a> LinkIndex<'a> {
         }
         // Paths compared as Obsidian compares them: lower case, with `.md`,
         // lengths in UTF-16 units.
-        let file = |i: usize| format!("{}.md", lower(&self.ids[i]));
+        let file = |i: usize| format!("{}.md", key(&self.ids[i]));
         let wanted = format!("{rooted}.md");
         let mut matches: Vec<(bool, usize, usize)> = candidates
             .iter()
@@ -899,7 +951,7 @@ impl<'a> LinkIndex<'a> {
                 let file = file(i);
                 file.ends_with(&wanted).then(|| {
                     let far = !file.starts_with(&folder);
-                    (far, self.ids[i].encode_utf16().count(), i)
+                    (far, composed(&self.ids[i]).encode_utf16().count(), i)
                 })
             })
             .collect();
@@ -930,7 +982,9 @@ impl<'a> LinkIndex<'a> {
     /// (a same-named note in the linking note's folder comes first) is
     /// written from the vault root instead, so the link always means `to`.
     pub fn link_path(&self, to: usize, from: usize, style: LinkPath) -> String {
-        let id: &str = &self.ids[to];
+        // Written composed, as Obsidian writes its (composed) paths.
+        let id = composed(&self.ids[to]);
+        let id: &str = &id;
         let path = match style {
             LinkPath::Shortest => {
                 let base = basename(id);
@@ -941,7 +995,7 @@ impl<'a> LinkIndex<'a> {
                 if unique { base } else { id }.to_string()
             }
             LinkPath::Absolute => id.to_string(),
-            LinkPath::Relative => relative_path(self.folder(from), id),
+            LinkPath::Relative => relative_path(&composed(self.folder(from)), id),
         };
         self.reaching(path, "", to, from)
     }
@@ -955,9 +1009,10 @@ impl<'a> LinkIndex<'a> {
         let written = written.trim();
         let stem = strip_md(written);
         let suffix = &written[stem.len()..];
-        let id: &str = &self.ids[to];
+        let id = composed(&self.ids[to]);
+        let id: &str = &id;
         let path = if stem.starts_with("./") || stem.starts_with("../") {
-            let relative = relative_path(self.folder(from), id);
+            let relative = relative_path(&composed(self.folder(from)), id);
             if relative.starts_with("../") {
                 relative
             } else {
@@ -976,7 +1031,8 @@ impl<'a> LinkIndex<'a> {
     /// `path` + `suffix` when a link written so in note `from` reaches `to`;
     /// else `to`'s id, else its id from the vault root.
     fn reaching(&self, path: String, suffix: &str, to: usize, from: usize) -> String {
-        let id: &str = &self.ids[to];
+        let id = composed(&self.ids[to]);
+        let id: &str = &id;
         let reaches =
             |path: &str| matches!(self.resolve(path, from), Resolution::Found(at) if at == to);
         [path, id.to_string()]
@@ -1000,7 +1056,7 @@ impl<'a> LinkIndex<'a> {
                     .iter()
                     .copied()
                     .filter(|&i| {
-                        let id: &str = &self.ids[i];
+                        let id = composed(&self.ids[i]);
                         id == written
                             || id
                                 .strip_suffix(written)
@@ -1378,6 +1434,34 @@ mod tests {
         let index = LinkIndex::new(["Plan", "plan"]);
         assert_eq!(index.resolve("plan", 0), Resolution::Found(1));
         assert_eq!(index.resolve("PLAN", 0), Resolution::Ambiguous(vec![0, 1]));
+    }
+
+    /// macOS hands out names decomposed (NFD); Obsidian keys its paths
+    /// composed (NFC), so the link typed composed finds the note, and a new
+    /// link to it is written composed.
+    #[test]
+    fn a_decomposed_note_name_is_found_by_the_composed_link() {
+        let cafe_nfd = "Cafe\u{301}";
+        let meeting_nfd = "notes/\u{1112}\u{116c}\u{110b}\u{1174}";
+        let index = LinkIndex::new([cafe_nfd, meeting_nfd, "notes/Plan"]);
+        assert_eq!(index.resolve("Café", 2), Resolution::Found(0));
+        assert_eq!(index.resolve("CAFÉ", 2), Resolution::Found(0));
+        assert_eq!(index.resolve("회의", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("notes/회의.md", 0), Resolution::Found(1));
+        assert_eq!(index.resolve("./회의", 2), Resolution::Found(1));
+        // A link typed decomposed finds no composed path in Obsidian either.
+        assert_eq!(index.resolve(cafe_nfd, 2), Resolution::Missing);
+        assert_eq!(index.link_path(0, 2, LinkPath::Shortest), "Café");
+        assert_eq!(index.link_path(1, 0, LinkPath::Absolute), "notes/회의");
+        assert_eq!(index.link_path(1, 2, LinkPath::Relative), "회의");
+        assert_eq!(index.relinked_path("../Cafe", 0, 2), "../Café");
+        let mut owned = LinkIndex::owned([cafe_nfd, "x"]);
+        assert_eq!(owned.resolve("café", 1), Resolution::Found(0));
+        owned.insert_at(0, meeting_nfd);
+        assert_eq!(owned.resolve("회의", 1), Resolution::Found(0));
+        owned.remove_at(0);
+        assert_eq!(owned.resolve("회의", 1), Resolution::Missing);
+        assert_eq!(owned.resolve("café", 1), Resolution::Found(0));
     }
 
     #[test]

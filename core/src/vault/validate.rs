@@ -8,7 +8,7 @@
 //! `kosaraju_scc`). An editor re-runs these checks after every edit that
 //! changes a link, so they are kept to a few linear passes.
 
-use super::links::{markdown_link, LinkIndex, Resolution};
+use super::links::{composed, markdown_link, LinkIndex, Resolution};
 use crate::diagnostic::sort_by_position;
 use crate::{Code, Diagnostic, NodeExt, NodeKind, Plan, SourcePos};
 
@@ -183,7 +183,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                 // why, with the link that means the plan's.
                 let tail = link_tail(&edge.target).to_lowercase();
                 let could_mean = |i: usize| {
-                    let id = name(i).to_lowercase();
+                    let id = composed(name(i)).to_lowercase();
                     id == tail || id.ends_with(&format!("/{tail}"))
                 };
                 let relative = edge.target.trim().starts_with("./")
@@ -196,8 +196,8 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                 let why = match namesake {
                     Some(inside) => {
                         let fix = match edge.written {
-                            Some(_) => markdown_link(name(inside)),
-                            None => format!("[[{}]]", name(inside)),
+                            Some(_) => markdown_link(&composed(name(inside))),
+                            None => format!("[[{}]]", composed(name(inside))),
                         };
                         let reason = if !relative && name(outside).to_lowercase() == tail {
                             "a note at the link's path from the vault root comes first"
@@ -232,8 +232,8 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                 let names = candidates.iter().map(|&i| name(i));
                 // The fix in the link's own form: a markdown link stays one.
                 let example = match edge.written {
-                    Some(_) => markdown_link(name(candidates[0])),
-                    None => format!("[[{}]]", name(candidates[0])),
+                    Some(_) => markdown_link(&composed(name(candidates[0]))),
+                    None => format!("[[{}]]", composed(name(candidates[0]))),
                 };
                 Diagnostic::error(
                     Code::AmbiguousLink,
@@ -254,13 +254,22 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             // `to` is unset but the target resolves: the plan was edited
             // without re-resolving. Report it as dangling all the same, since
             // the engine follows `to`.
-            Resolution::Missing | Resolution::Found(_) => Diagnostic::error(
-                Code::DanglingEdge,
-                format!(
-                    "edge from `{from}` points at {link}, which is no note in the vault"
-                ),
-            )
-            .with_nodes([from.as_str()]),
+            Resolution::Missing | Resolution::Found(_) => {
+                // Obsidian takes a link's text as written: one typed
+                // decomposed finds no (composed) path there.
+                let typed = composed(&edge.target);
+                let decomposed = typed != edge.target.as_str()
+                    && matches!(index.resolve(&typed, edge.from), Resolution::Found(_));
+                let why = match decomposed {
+                    true => "; its letters are typed decomposed (Unicode NFD), so Obsidian finds no note either: type the link again",
+                    false => "",
+                };
+                Diagnostic::error(
+                    Code::DanglingEdge,
+                    format!("edge from `{from}` points at {link}, which is no note in the vault{why}"),
+                )
+                .with_nodes([from.as_str()])
+            }
         };
         let mut d = located(d, edge.pos.clone());
         d.target = Some(edge.target.clone());
