@@ -163,7 +163,9 @@ pub fn parse_note_with(
         lines.position(body_offset + o).0 + line_offset
     });
     if outline.next_heading.is_none() && next_levels == NOTE_NEXT_LEVELS {
-        if let Some(miss) = next::near_miss_next_heading(body) {
+        let near_miss = next::near_miss_next_heading(body)
+            .filter(|m| m.commented || next::section_has_linked_item(body, m.at));
+        if let Some(miss) = near_miss {
             diagnostics.push(
                 Diagnostic::warning(Code::NearMissNextHeading, near_miss_message(&miss, id))
                     .at(&position(body_offset + miss.at))
