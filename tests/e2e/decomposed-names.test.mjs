@@ -6,9 +6,9 @@
 
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readOpfsFolder, runState, waitForRun } from './support/vault.mjs';
+import { readOpfsFolder, runState } from './support/vault.mjs';
 import { useApp, addEdgeByKeyboard } from './support/app.mjs';
-import { openVault, readyPage, startRun, statusOf } from './support/run.mjs';
+import { answerUntilFinished, openVault, readyPage, startRun, statusOf } from './support/run.mjs';
 
 const app = useApp();
 let page;
@@ -36,26 +36,15 @@ test('a composed link finds the note whose name is decomposed, on the canvas and
 
   // Manual mode: the worker checks the plan itself before it runs it.
   await startRun(page, 'lunch');
-  const seen = [];
-  for (;;) {
-    await waitForRun(page, () => {
-      const r = window.planvaultTest.run();
-      return r.ask !== null || r.phase === 'finished';
-    });
-    const state = await runState(page);
-    if (state.phase === 'finished') {
-      assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
-      break;
-    }
-    const { ask } = state;
-    assert.equal(ask.ask.kind, 'work', JSON.stringify(ask));
-    seen.push(ask.node);
-    await page.locator('#run-ask[data-kind="work"]').waitFor({ state: 'visible' });
-    await page.fill('#ask-answer', `${ask.node} done`);
-    await page.click('#ask-submit');
-    await waitForRun(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
-  }
-  assert.deepEqual(seen, ['Start', CAFE, 'Finish']);
+  const seen = await answerUntilFinished(page, {
+    async work(ask) {
+      await page.fill('#ask-answer', `${ask.node} done`);
+      await page.click('#ask-submit');
+    },
+  });
+  assert.deepEqual(seen, ['work:Start#1', `work:${CAFE}#1`, 'work:Finish#1']);
+  const state = await runState(page);
+  assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
   const files = await readOpfsFolder(page, FOLDER);
   assert.equal(statusOf(files[`${CAFE}.md`]), 'done');
 });

@@ -12,8 +12,8 @@ import { useApp } from './support/app.mjs';
 import { startStub, reply } from './support/llm-stub.mjs';
 import { readOpfsFolder, runState, waitForRun } from './support/vault.mjs';
 import {
-  DRAFT, EXAMPLE, JUDGE, QUERY, REVIEW, SECRET, SEND, near, openRunPanel, pixelsAt, readyPage, statusOf,
-  textOf, useEndpoint, waitAsk, waitPhase, startRun,
+  DRAFT, EXAMPLE, JUDGE, QUERY, REVIEW, SECRET, SEND, answerUntilFinished, near, openRunPanel, pixelsAt,
+  readyPage, statusOf, textOf, useEndpoint, waitAsk, waitPhase, startRun,
   openVault as openFolder, reopenVault as reopenFolder,
 } from './support/run.mjs';
 
@@ -363,24 +363,6 @@ test('a page reload at a breakpoint comes back to it without calling the model a
     await page.context().close();
   }
 });
-
-/** Answers every question of a manual run from `answers[kind](ask)`. */
-async function answerUntilFinished(page, answers) {
-  const seen = [];
-  for (;;) {
-    await waitFor(page, () => {
-      const r = window.planvaultTest.run();
-      return r.ask !== null || r.phase === 'finished';
-    });
-    const state = await run(page);
-    if (state.phase === 'finished') return seen;
-    const { ask } = state;
-    seen.push(`${ask.ask.kind}:${ask.node}#${ask.visit}`);
-    await page.locator(`#run-ask[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
-    await answers[ask.ask.kind](ask);
-    await waitFor(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
-  }
-}
 
 test('manual mode runs the example vault end to end with nothing configured', async () => {
   const page = await newPage();

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './server.mjs';
 import { writePrivateFolder } from './browser.mjs';
-import { waitForRun } from './vault.mjs';
+import { runState, waitForRun } from './vault.mjs';
 
 export const SECRET = 'sk-e2e-never-stored-0123456789';
 export const QUERY = 'invite the design team';
@@ -104,3 +104,22 @@ export async function pixelsAt(page, point) {
 }
 
 export const near = ([r, g, b], [R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 60;
+
+/** Answers every question of a manual run from `answers[kind](ask)`; the
+ * questions asked, as `kind:node#visit`. */
+export async function answerUntilFinished(page, answers) {
+  const seen = [];
+  for (;;) {
+    await waitForRun(page, () => {
+      const r = window.planvaultTest.run();
+      return r.ask !== null || r.phase === 'finished';
+    });
+    const state = await runState(page);
+    if (state.phase === 'finished') return seen;
+    const { ask } = state;
+    seen.push(`${ask.ask.kind}:${ask.node}#${ask.visit}`);
+    await page.locator(`#run-ask[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
+    await answers[ask.ask.kind](ask);
+    await waitForRun(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
+  }
+}
