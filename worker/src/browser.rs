@@ -2,7 +2,7 @@
 //! `FileSystemDirectoryHandle` and `fetch` (streamed body, `AbortController`
 //! for Stop and the timeout), and the entry point.
 
-use crate::host::{Host, HostError, HttpHead, ASIDE};
+use crate::host::{Host, HostError, HttpHead, Progress, ASIDE};
 use crate::inbox::Inbox;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use planvault_core::engine::FinishReason;
@@ -760,6 +760,19 @@ impl Host for BrowserHost {
     /// did: a tool may not write `START.md` beside a plan's `start.md`.
     fn case_insensitive(&self) -> bool {
         true
+    }
+
+    /// What the terminal prints and the app shows no other way: a journal
+    /// repaired as the run resumed. (The rest the app shows from the run's
+    /// own messages, or never happens in a browser run.)
+    fn progress(&self, progress: &Progress<'_>) {
+        if let Progress::JournalRepaired { kept_aside } = progress {
+            self.post(&FromWorker::Trace {
+                markdown: format!(
+                    "The run's journal ended in a line cut short (a tab closed or the disk filled as it was written): that line is kept aside in {kept_aside}, and the run resumes from the entries before it."
+                ),
+            });
+        }
     }
 }
 

@@ -343,6 +343,36 @@ async fn a_call_cut_off_by_a_closed_tab_is_put_back_first_on_the_next_start() {
     );
 }
 
+/// A journal whose last line a closed tab cut short is repaired as the
+/// run resumes, and the app is told so (before, only the terminal said it).
+#[wasm_bindgen_test]
+async fn a_repaired_journal_is_told_to_the_app() {
+    let (host, posted) = recorded("pv-torn-journal").await;
+    for (path, text) in chain_vault(2) {
+        host.write(&path, &text).await.unwrap();
+    }
+    let torn = "{\"key\":\"step-0000#1:wo";
+    host.write("00_plan-trace/journal.jsonl", torn)
+        .await
+        .unwrap();
+    let mut resume = start();
+    resume.fresh = false;
+    let inbox = Inbox::new();
+    start_run(&host, &inbox, resume, "tab-t").await.unwrap();
+    assert_eq!(
+        host.read("00_plan-trace/journal.jsonl.torn-1")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(torn)
+    );
+    let told = posted.borrow().iter().any(|m| {
+        matches!(m, FromWorker::Trace { markdown }
+            if markdown.contains("kept aside in 00_plan-trace/journal.jsonl.torn-1"))
+    });
+    assert!(told, "{:?}", posted.borrow());
+}
+
 /// A snapshot this browser cannot store (here a handle it cannot clone)
 /// is an error the run goes on from, never a wait for good: the driver
 /// awaits it before every writing call.
