@@ -510,6 +510,13 @@ fn apply(
     ctx: &NoteContext<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    // Empty text or an empty list is no value, as Obsidian's Properties
+    // show it: `type: []` is how a template leaves a list property blank.
+    let value = match value {
+        Value::String(s) if s.is_empty() && KNOWN_KEYS.contains(&key) => Value::Null,
+        Value::Sequence(items) if items.is_empty() && KNOWN_KEYS.contains(&key) => Value::Null,
+        value => value,
+    };
     let line = ctx.first_line + entry.map_or(0, |e| e.line);
     let column = entry.map_or(1, |e| e.value_column);
     let found = || match entry {
@@ -781,6 +788,30 @@ mod tests {
             diags[0].contains("error[bad-frontmatter]: frontmatter is not valid YAML"),
             "{diags:?}"
         );
+    }
+
+    /// A blank property as Obsidian shows it (a template's `type: []`, an
+    /// emptied text) is no value; a list with a value is still refused.
+    #[test]
+    fn an_empty_text_or_list_is_no_value() {
+        for yaml in [
+            "type: []\nstatus: ''\nrole: \"\"\nmax_visits: []\n",
+            "type: \"\"\ntools: \"\"\n",
+            "type:\n  []\n",
+        ] {
+            let (k, diags) = knobs(yaml);
+            assert!(diags.is_empty(), "{yaml:?}: {diags:?}");
+            assert_eq!(k.kind, NodeKind::Step, "{yaml:?}");
+            assert_eq!(
+                (k.role, k.max_visits, k.tools.len()),
+                (None, 3, 0),
+                "{yaml:?}"
+            );
+        }
+        let (_, diags) = knobs("type: [start]\n");
+        assert!(diags[0].contains("`type` must be"), "{diags:?}");
+        let (_, diags) = knobs("type: ' '\n");
+        assert!(diags[0].contains("`type` must be"), "{diags:?}");
     }
 
     #[test]
