@@ -400,7 +400,7 @@ pub fn knob_in_other_case(key: &str) -> Option<&'static str> {
 }
 
 /// A value as a message quotes it: at most 60 characters.
-fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     match text.char_indices().nth(60) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),

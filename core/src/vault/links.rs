@@ -106,6 +106,17 @@ fn wiki_links(
     let bytes = text.as_bytes();
     std::iter::from_fn(move || {
         while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
+            // `\[[x]]` shows its brackets: the escaped `[` opens nothing
+            // (a `[[` right after it still may).
+            let backslashes = bytes[..open]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 1 {
+                from = open + 1;
+                continue;
+            }
             let inner_start = open + 2;
             let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
             let inner = &text[inner_start..close];
@@ -1205,6 +1216,24 @@ mod tests {
         assert_eq!(targets, ["Table view", "a/b.md"]);
         // A rename replaces the name and keeps the escape.
         assert_eq!(&text[links[0].target_span.clone()], "Table view");
+    }
+
+    /// A backslash shows the bracket after it (Obsidian's "Escaping
+    /// Markdown Syntax", CommonMark's escapes): `\[[a]]` is no link, an
+    /// escaped backslash before `[[` escapes nothing.
+    #[test]
+    fn an_escaped_bracket_opens_no_link() {
+        let targets = |text: &str| -> Vec<String> {
+            find_links(text)
+                .into_iter()
+                .map(|l| l.target.into_owned())
+                .collect()
+        };
+        assert_eq!(targets(r"see \[[a]] and [[b]]"), ["b"]);
+        assert_eq!(targets(r"\\[[a]]"), ["a"]);
+        assert_eq!(targets(r"\[[[a]]"), ["a"]);
+        assert_eq!(targets(r"\[\[a\]\]"), Vec::<String>::new());
+        assert_eq!(targets(r"`\`[[a]]"), ["a"]);
     }
 
     #[test]

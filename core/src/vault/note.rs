@@ -365,7 +365,9 @@ fn item_message(
     label: Option<&str>,
     link: Option<&NoteLink<'_>>,
 ) -> String {
-    let shown = collapse_whitespace(content);
+    // A long item is quoted by its start: the message names it, the
+    // position finds it.
+    let shown = super::frontmatter::shown(&collapse_whitespace(content));
     let written = link.map_or_else(String::new, |link| match link.form {
         LinkForm::Wiki => format!("[[{}]]", link.target),
         LinkForm::Markdown => content[link.start..link.end].to_string(),
@@ -422,6 +424,20 @@ fn near_miss_message(miss: &next::NearMiss<'_>, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pasted page as one item is quoted by its start, not whole (a
+    /// 200,000-character item made a 400 KB line).
+    #[test]
+    fn a_long_item_is_quoted_by_its_start() {
+        let text = format!("# T\n\n## Next\n- {}\n", "word ".repeat(40_000));
+        let mut diags = Vec::new();
+        parse_note("t.md", "t", &text, &mut diags);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let message = &diags[0].message;
+        assert!(message.len() < 200, "{} bytes", message.len());
+        assert!(message.contains("word word"), "{message}");
+        assert!(message.contains("…` has no [[link]]"), "{message}");
+    }
 
     #[test]
     fn a_note_becomes_a_node_and_its_edges() {
