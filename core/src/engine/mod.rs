@@ -15,6 +15,7 @@
 //! take the other branch).
 
 pub mod grid;
+pub mod inert;
 pub mod journal;
 mod planmd_run;
 pub mod prompt;

