@@ -19,6 +19,7 @@
 //! alone.
 
 use crate::vault::frontmatter::{split, Split};
+use crate::vault::text::strip_bom;
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag};
 use std::borrow::Cow;
 
@@ -42,11 +43,7 @@ pub fn inert(markdown: &str) -> Cow<'_, str> {
 
 /// One reading of `markdown` and the edits it calls for.
 fn pass(markdown: &str) -> Cow<'_, str> {
-    let bom = if markdown.starts_with('\u{feff}') {
-        3
-    } else {
-        0
-    };
+    let (_, bom) = strip_bom(markdown);
     let body_start = match split(&markdown[bom..]) {
         Split::Closed(block) => bom + block.body_offset,
         _ => 0,
@@ -116,13 +113,17 @@ fn pass(markdown: &str) -> Cow<'_, str> {
     }
     // Raw HTML shows as text: every `<` that could open a tag, a comment
     // or a declaration, outside code. Written `&lt;`, it reads the same
-    // where it was no tag.
+    // where it was no tag. The code ranges come in the text's order, so
+    // one walk over them serves every `<`.
+    let mut code = not_html.iter().peekable();
     for at in memchr::memchr_iter(b'<', bytes) {
+        while code.next_if(|r| r.end <= at).is_some() {}
+        let in_code = code.peek().is_some_and(|r| r.contains(&at));
         let opens = bytes
             .get(at + 1)
             .is_some_and(|&b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'));
         let destination = body[..at].ends_with("](") && links.iter().any(|r| r.contains(&at));
-        if opens && !destination && !not_html.iter().any(|r| r.contains(&at)) {
+        if opens && !destination && !in_code {
             edits.push((at, 1, "&lt;"));
         }
     }

@@ -512,10 +512,11 @@ fn apply(
 ) {
     // Empty text or an empty list is no value, as Obsidian's Properties
     // show it: `type: []` is how a template leaves a list property blank.
-    let value = match value {
-        Value::String(s) if s.is_empty() && KNOWN_KEYS.contains(&key) => Value::Null,
-        Value::Sequence(items) if items.is_empty() && KNOWN_KEYS.contains(&key) => Value::Null,
-        value => value,
+    let blank = matches!(&value, Value::String(s) if s.is_empty())
+        || matches!(&value, Value::Sequence(items) if items.is_empty());
+    let value = match blank && KNOWN_KEYS.contains(&key) {
+        true => Value::Null,
+        false => value,
     };
     let line = ctx.first_line + entry.map_or(0, |e| e.line);
     let column = entry.map_or(1, |e| e.value_column);

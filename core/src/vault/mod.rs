@@ -17,7 +17,7 @@ pub mod scope;
 #[cfg(feature = "silverbullet")]
 pub mod silverbullet;
 mod simple_yaml;
-mod text;
+pub(crate) mod text;
 mod validate;
 mod write;
 mod yaml_depth;

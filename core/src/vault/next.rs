@@ -171,40 +171,6 @@ pub fn near_miss_next_heading(body: &str) -> Option<NearMiss<'_>> {
     None
 }
 
-/// Whether the section under the near-miss heading at `at` (up to the
-/// next heading) has a list item linking a note: only then would the
-/// exact `## Next` give the note edges. A "Next steps" section of prose, as
-/// in a help page, declares none either way, and is not named.
-pub fn section_has_linked_item(body: &str, at: usize) -> bool {
-    let mut fence = Fence::default();
-    for raw in body[at..].split_inclusive('\n').skip(1) {
-        let line = raw.trim_end_matches(['\n', '\r']);
-        if fence.step(line) {
-            continue;
-        }
-        let content = line.trim_start_matches(' ');
-        if line.len() - content.len() <= 3 && atx_text(content).is_some() {
-            return false;
-        }
-        let item = content.trim_start();
-        let marker = match item.bytes().next() {
-            Some(b'-' | b'*' | b'+') => 1,
-            _ => {
-                let digits = item.bytes().take_while(u8::is_ascii_digit).count();
-                match item.as_bytes().get(digits) {
-                    Some(b'.' | b')') if digits > 0 => digits + 1,
-                    _ => continue,
-                }
-            }
-        };
-        let spaced = item[marker..].is_empty() || item[marker..].starts_with([' ', '\t']);
-        if spaced && super::links::links(item).next().is_some() {
-            return true;
-        }
-    }
-    false
-}
-
 /// The outline the loader reads: the line scan where it is sure, the full
 /// parse otherwise. For tests that hold the loader's reading against
 /// Obsidian's.
@@ -672,20 +638,6 @@ mod tests {
         assert_eq!(last_arrow("a -> b → c", &[]), Some((7, 3)));
         assert_eq!(last_arrow("no arrow - > here", &[]), None);
         assert_eq!(last_arrow("", &[]), None);
-    }
-
-    #[test]
-    fn a_near_miss_is_named_only_over_a_linked_item() {
-        let has = |body: &str| section_has_linked_item(body, 0);
-        assert!(has("## Next steps\n- [[a]]\n"));
-        assert!(has("## Next steps\n\nRead these:\n\n1. see [[a]] first\n"));
-        assert!(has("## Next:\n* [A](A.md)\n"));
-        // Prose, a page's URL, a fenced item, an item under the next heading.
-        assert!(!has("## Next steps\nAsk in [[Community]].\n"));
-        assert!(!has("## Next steps\n- [a guide](https://example.com/x)\n"));
-        assert!(!has("## Next steps\n```\n- [[a]]\n```\n"));
-        assert!(!has("## Next steps\nSoon.\n\n## See also\n- [[a]]\n"));
-        assert!(!has("## Next steps\n-[[a]]\n"));
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub fn parse_note_with(
     });
     if outline.next_heading.is_none() && next_levels == NOTE_NEXT_LEVELS {
         let near_miss = next::near_miss_next_heading(body)
-            .filter(|m| m.commented || next::section_has_linked_item(body, m.at));
+            .filter(|m| m.commented || section_has_linked_item(body, m.at));
         if let Some(miss) = near_miss {
             diagnostics.push(
                 Diagnostic::warning(Code::NearMissNextHeading, near_miss_message(&miss, id))
@@ -354,6 +354,22 @@ enum ItemProblem {
     SeveralLinks,
 }
 
+/// Whether the near-miss heading at `at` would give the note an edge were
+/// it written `## Next`: the body read so, by the loader's own reading,
+/// has an item linking a note. A "Next steps" section of prose, as in a
+/// help page, declares none either way, and is not named.
+#[cold]
+fn section_has_linked_item(body: &str, at: usize) -> bool {
+    let line_end = body[at..].find('\n').map_or(body.len(), |i| at + i);
+    let as_next = format!("{}## Next{}", &body[..at], &body[line_end..]);
+    let outline = outline_for(&as_next, NOTE_NEXT_LEVELS, true);
+    let read = without_comments(&as_next);
+    outline
+        .items
+        .iter()
+        .any(|item| super::links::links(&read[item.clone()]).next().is_some())
+}
+
 /// The `malformed-edge` message for an item (`content`: its text without the
 /// marker), quoting it and naming the link as written (`[[target]]`, or a
 /// markdown link as it stands). Off the loader's path: only a warning needs it.
@@ -424,6 +440,20 @@ fn near_miss_message(miss: &next::NearMiss<'_>, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_miss_is_named_only_over_a_linked_item() {
+        let has = |body: &str| section_has_linked_item(body, 0);
+        assert!(has("## Next steps\n- [[a]]\n"));
+        assert!(has("## Next steps\n\nRead these:\n\n1. see [[a]] first\n"));
+        assert!(has("## Next:\n* [A](A.md)\n"));
+        // Prose, a page's URL, a fenced item, an item under the next heading.
+        assert!(!has("## Next steps\nAsk in [[Community]].\n"));
+        assert!(!has("## Next steps\n- [a guide](https://example.com/x)\n"));
+        assert!(!has("## Next steps\n```\n- [[a]]\n```\n"));
+        assert!(!has("## Next steps\nSoon.\n\n## See also\n- [[a]]\n"));
+        assert!(!has("## Next steps\n-[[a]]\n"));
+    }
 
     /// A pasted page as one item is quoted by its start, not whole (a
     /// 200,000-character item made a 400 KB line).
