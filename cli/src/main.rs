@@ -26,6 +26,7 @@ mod input;
 mod mcp_config;
 mod receipt;
 mod run;
+mod trust;
 // Without the `temporal` feature the commands parse their flags only to
 // say how to get a build that runs them.
 #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
@@ -70,6 +71,22 @@ enum Command {
     Decide(temporal::DecideArgs),
     /// Stop a Temporal run resumably.
     Cancel(temporal::CancelArgs),
+    /// Show what a vault's `.planvault/config.toml` reaches beyond the vault
+    /// (commands, hosts, keys) and trust it, until that changes.
+    Trust(TrustArgs),
+}
+
+#[derive(Args)]
+struct TrustArgs {
+    /// A vault folder, a plan folder in one, or a PLAN.md or `.json` plan
+    /// (whose run vault `<name>.run/` holds its config).
+    path: PathBuf,
+    /// The vault a plan folder lies in, when it has no `.obsidian/` folder.
+    #[arg(long = "vault-root", value_name = "FOLDER")]
+    vault_root: Option<PathBuf>,
+    /// Take the trust back.
+    #[arg(long)]
+    forget: bool,
 }
 
 #[derive(Args)]
@@ -120,6 +137,10 @@ struct ValidateArgs {
     /// `.planvault/config.toml`).
     #[arg(long, value_name = "FILE", requires = "check_tools")]
     config: Option<PathBuf>,
+    /// Trust the vault's config for this check (the servers it starts), as
+    /// `planvault trust` does for good; a config given by --config is yours.
+    #[arg(long, requires = "check_tools")]
+    trust_config: bool,
 }
 
 #[derive(Args)]
@@ -163,6 +184,28 @@ fn main() -> ExitCode {
         Command::Runs(args) => temporal::run(temporal::Temporal::Runs(args)),
         Command::Decide(args) => temporal::run(temporal::Temporal::Decide(args)),
         Command::Cancel(args) => temporal::run(temporal::Temporal::Cancel(args)),
+        Command::Trust(args) => trust(args),
+    }
+}
+
+fn trust(args: TrustArgs) -> ExitCode {
+    let enclosing = match &args.vault_root {
+        Some(root) => input::Enclosing::Given(root),
+        None => input::Enclosing::Detect,
+    };
+    let (_, vault) = mcp_config::default_config(&input::vault_home(&args.path, enclosing));
+    match trust::trust(&vault, args.forget) {
+        Ok(told) => {
+            outln!("{told}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!(
+                "error: {}",
+                planvault_core::terminal::escape_controls(&format!("{err:#}"), true)
+            );
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -270,6 +313,13 @@ fn check_tools(args: &ValidateArgs) -> anyhow::Result<planvault_llm::mcp::Catalo
     };
     let home = input::vault_home(&args.plan.path, enclosing);
     let (default, vault) = mcp_config::default_config(&home);
+    if args.config.is_none() {
+        trust::require(
+            &vault,
+            trust::Source::Path(&args.plan.path),
+            args.trust_config,
+        )?;
+    }
     let config = args.config.clone().unwrap_or(default);
     let servers = mcp_config::read(&config, &vault, &["PLANVAULT_API_KEY", "OPENAI_API_KEY"])?;
     if servers.is_empty() {

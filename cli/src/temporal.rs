@@ -69,6 +69,11 @@ pub struct SubmitArgs {
     /// Wait for the run's end and exit as `planvault run` would.
     #[arg(long)]
     wait: bool,
+    /// Trust the vault's `.planvault/config.toml` for this submission (the
+    /// servers it starts, the hosts it sends to), as `planvault trust` does
+    /// for good.
+    #[arg(long)]
+    trust_config: bool,
 }
 
 #[derive(Args)]
@@ -277,6 +282,15 @@ mod with_temporal {
             bail!("the plan is unsound; nothing was submitted");
         }
         let endpoints = args.model.endpoints(&root)?;
+        let source = match (&place, &args.git) {
+            (Some(_), Some(url)) => crate::trust::Source::Git {
+                url,
+                branch: &args.branch,
+                folder: &args.vault_dir,
+            },
+            _ => crate::trust::Source::Path(&path),
+        };
+        crate::trust::require(&root, source, args.trust_config)?;
         if endpoints.isolate {
             bail!("[run] isolate: an isolated run is not available through Temporal; use `planvault run`");
         }

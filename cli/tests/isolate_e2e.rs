@@ -147,7 +147,7 @@ fn stub(delay_ms: u64) -> Stub {
 
 fn planvault(repo: &Path, stub: &Stub, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
-    cmd.arg("run")
+    cmd.args(["run", "--trust-config"])
         .arg(repo.join("PLAN.md"))
         .args([
             "--query",
@@ -666,7 +666,7 @@ fn a_vaults_human_note_gates_the_worktree() {
     .unwrap();
     let vault_run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_planvault"))
-            .arg("run")
+            .args(["run", "--trust-config"])
             .arg(repo.join("plan"))
             .args([
                 "--query",
@@ -754,7 +754,7 @@ fn a_vault_at_the_repositorys_root_runs_isolated() {
     let stub = stub(0);
     let vault_run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_planvault"))
-            .arg("run")
+            .args(["run", "--trust-config"])
             .arg(&repo)
             .args(["--query", "fix", "--endpoint", &stub.base_url()])
             .args(["--model", "m", "--autonomy", "ask", "--isolate"])
@@ -822,7 +822,7 @@ fn gated_vault_stub() -> Stub {
 
 fn gated_vault_run(repo: &Path, stub: &Stub, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(repo.join("plan"))
         .args(["--query", "fix", "--endpoint", &stub.base_url()])
         .args(["--model", "m", "--autonomy", "ask", "--isolate"])
@@ -1141,7 +1141,7 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(repo.join("plan"))
         .args([
             "--query",
@@ -1239,7 +1239,7 @@ fn a_tool_that_rewrites_the_worktrees_dot_git_changes_nothing_of_the_checkout() 
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(repo.join("plan"))
         .args(["--query", "fix", "--endpoint", &stub.base_url()])
         .args(["--model", "m", "--autonomy", "full", "--isolate"])

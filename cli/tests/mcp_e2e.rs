@@ -100,7 +100,7 @@ fn script() -> Script {
 
 fn planvault(vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(vault)
         .args([
             "--query",
@@ -332,7 +332,7 @@ fn a_plan_note_a_call_cut_off_by_ctrl_c_changed_is_put_back() {
 /// `planvault run` on `vault` against `stub`, its output piped.
 fn spawn_run(vault: &Path, stub: &Stub) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(vault)
         .args([
             "--query",
@@ -599,7 +599,7 @@ fn a_tool_cannot_make_the_plans_folder_a_vault_of_its_own() {
     let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("validate")
         .arg(&folder)
-        .arg("--check-tools")
+        .args(["--check-tools", "--trust-config"])
         .output()
         .unwrap();
     assert!(validate.status.success(), "{}", text(&validate));
@@ -634,7 +634,7 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
     let state = dir.path().join("state");
     let kept = state.join("planvault/tool-calls");
     let mut child = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(&vault)
         .args([
             "--query",
@@ -661,7 +661,7 @@ fn a_run_killed_during_a_writing_call_has_its_change_put_back_on_the_next_start(
     assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1);
 
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(&vault)
         .args([
             "--query",
@@ -745,7 +745,7 @@ fn after_a_kill_the_put_back_comes_before_the_vault_is_read() {
     let state = dir.path().join("state");
     let run = || {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
-        cmd.arg("run")
+        cmd.args(["run", "--trust-config"])
             .arg(&folder)
             .args([
                 "--query",
@@ -776,7 +776,7 @@ fn after_a_kill_the_put_back_comes_before_the_vault_is_read() {
     let validate = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("validate")
         .arg(&folder)
-        .arg("--check-tools")
+        .args(["--check-tools", "--trust-config"])
         .env("XDG_STATE_HOME", &state)
         .output()
         .unwrap();
@@ -932,7 +932,7 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
     };
     // Without --check-tools the tools are not looked at.
     assert!(validate(&[]).status.success());
-    let out = validate(&["--check-tools"]);
+    let out = validate(&["--check-tools", "--trust-config"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -974,6 +974,63 @@ fn validate_check_tools_names_the_note_the_tool_and_what_is_offered() {
         "{}",
         text(&out)
     );
+}
+
+/// A server the vault's config names is not started, by `validate
+/// --check-tools` or a run, before the config is trusted (a cloned vault's
+/// config is its author's code): the refusal names the command.
+#[test]
+fn a_config_server_starts_only_once_the_config_is_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = vault(dir.path(), &server_filesystem());
+    let marker = dir.path().join("STARTED");
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[mcp.servers.files]\ncommand = \"sh\"\nargs = [\"-c\", \"touch '{}'\"]\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let home = dir.path().join("planvault-home");
+    let validate = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .args(["validate", "--check-tools"])
+            .arg(&vault)
+            .args(extra)
+            .env("PLANVAULT_CONFIG_HOME", &home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = validate(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "  - starts the MCP server `files`: `sh -c touch '{}'`\n",
+            marker.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    let stub = Stub::start(Script::default(), 0, None).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args(["--query", "q", "--endpoint", &stub.base_url()])
+        .env("PLANVAULT_CONFIG_HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("nothing ran"), "{}", text(&out));
+    assert!(!marker.exists(), "the server started untrusted");
+    assert!(stub.requests().is_empty());
+    // Trusted for this check, the server starts (and, being no MCP
+    // server, fails to list its tools).
+    let out = validate(&["--trust-config"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(marker.exists());
 }
 
 fn on(contains: &str, content: &str, tool_calls: Vec<ToolCall>) -> Reply {
@@ -1055,7 +1112,7 @@ fn a_generated_plans_step_calls_a_servers_tool() {
     let run = files_server_in_run_vault(dir.path());
     let stub = Stub::start(Script::default(), 0, None).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(dir.path().join("plan.json"))
         .args([
             "--query",
@@ -1106,7 +1163,7 @@ fn a_tool_s_change_of_the_plan_file_is_put_back() {
     .unwrap();
     let stub = Stub::start(Script::default(), 0, None).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(&plan_file)
         .args([
             "--query",
@@ -1141,7 +1198,7 @@ fn validate_check_tools_reads_a_generated_plans_config_where_run_does() {
         Command::new(env!("CARGO_BIN_EXE_planvault"))
             .arg("validate")
             .arg(dir.path().join("plan.json"))
-            .arg("--check-tools")
+            .args(["--check-tools", "--trust-config"])
             .output()
             .unwrap()
     };
@@ -1203,7 +1260,7 @@ fn a_plan_file_a_killed_call_rewrote_is_put_back_though_its_run_vault_was_remove
     .unwrap();
 
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(&plan)
         .args([
             "--query",

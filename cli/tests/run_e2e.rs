@@ -1180,7 +1180,7 @@ fn a_node_offers_only_its_declared_tools_and_the_model_can_call_them() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let out = run_to_end(&vault, &stub, &[]);
+    let out = run_to_end(&vault, &stub, &["--trust-config"]);
     assert_ran(&out);
     let requests = stub.requests();
     let tools: Vec<&str> = requests[0].body["tools"]
@@ -1327,7 +1327,7 @@ fn fetch_url_connects_directly_whatever_proxy_the_environment_names() {
         default: None,
     };
     let stub = Stub::start(script, 0, None).unwrap();
-    let out = planvault(&vault, &stub, &[])
+    let out = planvault(&vault, &stub, &["--trust-config"])
         .env("HTTP_PROXY", format!("http://{proxy_at}"))
         .env("http_proxy", format!("http://{proxy_at}"))
         .env("NO_PROXY", "127.0.0.1")
@@ -1712,7 +1712,7 @@ fn a_command_never_sees_a_key_and_no_key_is_recorded_or_sent() {
     };
     let stub = Stub::start(script, 0, None).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(dir.path().join("PLAN.md"))
         .args([
             "--query",
@@ -3153,4 +3153,199 @@ fn a_parallel_run_of_two_failing_items_stops_on_the_last_to_fail_and_goes_on_whe
         (count(&stub, "Step: Write A"), count(&stub, "Step: Write B")),
         (4, 4)
     );
+}
+
+/// A cloned vault's config is its author's code, and Obsidian does not
+/// show `.planvault/`: a config that sends the model calls, and so the
+/// person's key, to a host of its choosing runs nothing until trusted, by
+/// `planvault trust` (until what it reaches changes) or `--trust-config`
+/// (for one run).
+#[test]
+fn a_config_that_reaches_beyond_the_vault_runs_nothing_until_it_is_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = one_note_vault(dir.path());
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Hello.")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let home = dir.path().join("planvault-home");
+    let config = |extra: &str| {
+        std::fs::write(
+            vault.join(".planvault/config.toml"),
+            format!(
+                "[http]\nretry_base_ms = 20\n\n[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n{extra}",
+                stub.base_url()
+            ),
+        )
+        .unwrap()
+    };
+    let planvault = |command: &str, extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+        cmd.arg(command).arg(&vault);
+        if command == "run" {
+            cmd.args(["--query", QUERY, "--fresh"]);
+        }
+        cmd.args(extra)
+            .env("PLANVAULT_CONFIG_HOME", &home)
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("VAULT_CHOSEN_KEY", "sk-other")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = |out: &Output| {
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains("nothing ran"), "{said}");
+        said
+    };
+    config("");
+    let said = refused(&planvault("run", &[]));
+    assert!(
+        said.contains(&format!(
+            "reaches beyond its vault:\n  - sends model calls to {}, with your default key (PLANVAULT_API_KEY or OPENAI_API_KEY)\n",
+            stub.base_url()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("`planvault trust {}`", vault.display())),
+        "{said}"
+    );
+    assert_eq!(stub.requests().len(), 0, "a call went out untrusted");
+    assert_eq!(status_of(&vault, "hello.md"), "pending");
+
+    let told = planvault("trust", &[]);
+    assert!(told.status.success());
+    let told = String::from_utf8_lossy(&told.stdout);
+    assert!(
+        told.contains("sends model calls to")
+            && told.ends_with("trusted, until these lines change\n"),
+        "{told}"
+    );
+    assert_ran(&planvault("run", &[]));
+    let calls = stub.requests().len();
+    assert!(calls > 0);
+
+    // What only holds a run back changes nothing; a key of the config's
+    // choosing is trusted anew.
+    config("\n[run]\nmax_prompt_bytes = 4_000_000\n");
+    assert_ran(&planvault("run", &[]));
+    let calls = stub.requests().len();
+    config("api_key_env = \"VAULT_CHOSEN_KEY\"\n");
+    let said = refused(&planvault("run", &[]));
+    assert!(
+        said.contains("with the key in $VAULT_CHOSEN_KEY\n"),
+        "{said}"
+    );
+    assert_eq!(stub.requests().len(), calls);
+    assert_ran(&planvault("run", &["--trust-config"]));
+    let calls = stub.requests().len();
+    // Trusted for that run only.
+    refused(&planvault("run", &[]));
+    assert!(planvault("trust", &[]).status.success());
+    assert_ran(&planvault("run", &[]));
+    let forgot = planvault("trust", &["--forget"]);
+    assert!(
+        String::from_utf8_lossy(&forgot.stdout).contains("its config is no longer trusted"),
+        "{forgot:?}"
+    );
+    refused(&planvault("run", &[]));
+    assert!(stub.requests().len() > calls);
+}
+
+/// At a terminal, the person is asked once; a yes is kept, a no runs
+/// nothing (util-linux `script` gives the run a terminal).
+#[test]
+fn at_a_terminal_the_person_is_asked_and_a_yes_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = one_note_vault(dir.path());
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Hello.")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let home = dir.path().join("planvault-home");
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[http]\nretry_base_ms = 20\n\n[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n",
+            stub.base_url()
+        ),
+    )
+    .unwrap();
+    let at_terminal = |answer: &str| {
+        let line = format!(
+            "'{}' run '{}' --query '{QUERY}' --fresh",
+            env!("CARGO_BIN_EXE_planvault"),
+            vault.display()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("PLANVAULT_CONFIG_HOME", &home)
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("util-linux script");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, said) = at_terminal("n\n");
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("Trust it (until these lines change)? [y/N]"),
+        "{said}"
+    );
+    assert!(said.contains("is not trusted; nothing ran"), "{said}");
+    assert_eq!(stub.requests().len(), 0);
+    let (code, said) = at_terminal("y\n");
+    assert_eq!(code, Some(0), "{said}");
+    assert!(!stub.requests().is_empty());
+    // Kept: not asked again.
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args(["--query", QUERY, "--fresh"])
+        .env("PLANVAULT_CONFIG_HOME", &home)
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ran(&out);
+}
+
+/// A vault of one note, `hello.md`, and an empty `.planvault/`.
+fn one_note_vault(dir: &Path) -> std::path::PathBuf {
+    let vault = dir.join("vault");
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join("hello.md"),
+        "---\ntype: start\nstatus: pending\n---\n# Say hello\n\nSay hello.\n",
+    )
+    .unwrap();
+    vault
 }

@@ -166,7 +166,7 @@ fn planvault_command() -> Command {
 
 fn plain_run(vault: &Path, query: &str, extra: &[&str]) -> Output {
     planvault_command()
-        .arg("run")
+        .args(["run", "--trust-config"])
         .arg(vault)
         .args(["--query", query])
         .args(extra)
@@ -259,7 +259,15 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 #[cfg(feature = "temporal")]
 fn submit(server: &DevServer, vault: &Path, queue: &str, query: &str, extra: &[&str]) -> String {
     let vault = vault.to_str().unwrap();
-    let mut args = vec!["submit", vault, "--task-queue", queue, "--query", query];
+    let mut args = vec![
+        "submit",
+        vault,
+        "--trust-config",
+        "--task-queue",
+        queue,
+        "--query",
+        query,
+    ];
     args.extend(extra);
     let printed = ok(planvault(server, &args), "submit");
     printed
@@ -746,7 +754,7 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
             let held = Stub::start(script(Some((1, 1_500))), 0, None).unwrap();
             write_vault(&plain, &held);
             let child = planvault_command()
-                .arg("run")
+                .args(["run", "--trust-config"])
                 .arg(&plain)
                 .args(["--query", &query(run)])
                 .stdout(Stdio::null())

@@ -65,7 +65,7 @@ fn start_worker_with(server: &Server, queue: &str, env: &[(&str, &std::ffi::OsSt
 fn submit(server: &Server, queue: &str, vault: &Path, stub: &Stub, extra: &[&str]) -> Output {
     planvault()
         .env("PLANVAULT_API_KEY", SECRET)
-        .arg("submit")
+        .args(["submit", "--trust-config"])
         .arg(vault)
         .args(["--temporal", &server.address(), "--task-queue", queue])
         .args(["--query", QUERY, "--endpoint", &stub.base_url()])
@@ -1247,4 +1247,45 @@ fn a_plan_folder_runs_through_temporal_as_in_the_terminal_and_its_writes_stay_in
         text(&refused)
     );
     assert!(!shared.join(".planvault/run.lock").exists());
+}
+
+/// A repository's config is trusted as the repository, branch and folder
+/// it is checked out from (each submission's checkout is new): one that
+/// starts a server is refused before anything reaches the cluster, unless
+/// `--trust-config`.
+#[test]
+fn a_git_vaults_config_that_starts_a_server_is_refused_before_submitting() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = example_vault(&dir.path().join("seed"));
+    std::fs::write(
+        seed.join(".planvault/config.toml"),
+        "[mcp.servers.files]\ncommand = \"npx\"\nargs = [\"server-filesystem\"]\n",
+    )
+    .unwrap();
+    let url = git_remote(dir.path(), "trust", &seed);
+    // No cluster listens here: a submission that got past the trust
+    // fails to connect instead.
+    let submit = |extra: &[&str]| {
+        planvault()
+            .args(["submit", "--git", &url, "--vault-dir", "plans"])
+            .args(["--temporal", "127.0.0.1:9", "--query", QUERY])
+            .args(["--endpoint", "http://127.0.0.1:9/v1"])
+            .args(extra)
+            .env("PLANVAULT_CONFIG_HOME", dir.path().join("home"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = submit(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(
+            "  - starts the MCP server `files`: `npx server-filesystem`\nand it is not trusted, so nothing ran.\n  hint: read it; if you would run it as your own code, pass --trust-config"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = submit(&["--trust-config"]);
+    assert!(!text(&out).contains("not trusted"), "{}", text(&out));
+    assert!(!out.status.success());
 }

@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// commit with a receipt or roll back (also `[run] isolate = true`).
     #[arg(long)]
     isolate: bool,
+    /// Trust the vault's `.planvault/config.toml` for this run (the servers
+    /// it starts, the hosts it sends to), as `planvault trust` does for good.
+    #[arg(long)]
+    trust_config: bool,
 }
 
 /// What a run asks and of which model: `planvault run` and `submit`.
@@ -245,6 +249,11 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         }
     }
     let endpoints = args.model.endpoints(&root)?;
+    crate::trust::require(
+        &root,
+        crate::trust::Source::Path(&args.path),
+        args.trust_config,
+    )?;
     // Proposal mode (the plan's own text, or `[run] proposal`): a plan
     // that would mutate before its approval gate does not start.
     let proposal = asked.is_some() || endpoints.proposal;

@@ -1,0 +1,472 @@
+//! Trust in a vault's config. What `.planvault/config.toml` says that
+//! reaches beyond the vault (commands it starts, hosts its model calls and
+//! keys go to, variables it hands on, private hosts it opens to
+//! `fetch_url`) is honoured only once the person running planvault has
+//! trusted it, as direnv allows an `.envrc`: a cloned vault's config is
+//! someone else's code, and Obsidian does not show `.planvault/`.
+//!
+//! The trust is kept outside every vault (`trusted.json` in planvault's
+//! config folder), one entry per vault folder: the fingerprint of that
+//! config's reach. A change to the reach (a `git pull` that adds a server)
+//! needs trusting again; a change elsewhere (`[http]`, `[run]`, a model's
+//! name, an approval list) does not.
+
+use anyhow::{bail, Context, Result};
+use planvault_core::terminal::escape_controls;
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// The vault-relative config file.
+const CONFIG_FILE: &str = crate::run::CONFIG_FILE;
+
+/// Where the trust is kept instead of planvault's config folder (tests, or
+/// a machine whose home is read-only).
+const HOME_VAR: &str = "PLANVAULT_CONFIG_HOME";
+
+/// What a config reaches beyond its vault, one line per thing, by table
+/// and key in sorted order (so the same config always gives the same
+/// lines, however it is laid out). Empty: nothing to trust.
+pub fn reach(text: &str) -> Result<Vec<String>, toml::de::Error> {
+    let table: toml::Table = toml::from_str(text)?;
+    let mut lines = Vec::new();
+    for (section, value) in &table {
+        match (section.as_str(), value) {
+            // Retries, timeouts, the prompt budget, isolation and proposal
+            // mode only ever hold a run back.
+            ("http" | "run", _) => {}
+            ("default", toml::Value::Table(t)) => endpoint(&mut lines, "model calls", t),
+            ("roles", toml::Value::Table(roles)) => {
+                for (role, value) in roles {
+                    match value {
+                        toml::Value::Table(t) => endpoint(
+                            &mut lines,
+                            &format!("role `{}`'s model calls", shown(role)),
+                            t,
+                        ),
+                        other => other_key(&mut lines, &format!("roles.{role}"), other),
+                    }
+                }
+            }
+            ("mcp", toml::Value::Table(mcp)) => {
+                for (key, value) in mcp {
+                    match (key.as_str(), value) {
+                        ("servers", toml::Value::Table(servers)) => {
+                            for (name, value) in servers {
+                                match value {
+                                    toml::Value::Table(t) => server(&mut lines, name, t),
+                                    other => {
+                                        other_key(&mut lines, &format!("mcp.servers.{name}"), other)
+                                    }
+                                }
+                            }
+                        }
+                        (key, other) => other_key(&mut lines, &format!("mcp.{key}"), other),
+                    }
+                }
+            }
+            ("commands", toml::Value::Table(t)) => {
+                for (key, value) in t {
+                    match key.as_str() {
+                        "env" => lines.push(format!(
+                            "hands `@tool` commands the variables {}",
+                            variables(value)
+                        )),
+                        key => other_key(&mut lines, &format!("commands.{key}"), value),
+                    }
+                }
+            }
+            ("fetch", toml::Value::Table(t)) => {
+                for (key, value) in t {
+                    match key.as_str() {
+                        "allow_hosts" => lines.push(format!(
+                            "lets `fetch_url` reach the private hosts {}",
+                            words(value)
+                        )),
+                        key => other_key(&mut lines, &format!("fetch.{key}"), value),
+                    }
+                }
+            }
+            ("guard", toml::Value::Table(t)) => {
+                for (key, value) in t {
+                    match key.as_str() {
+                        // What the run may not touch, and how often it tries.
+                        "protected" | "attempts" => {}
+                        "verify" => lines.push(format!(
+                            "runs `{}` as an isolated run's verifier",
+                            words(value)
+                        )),
+                        key => other_key(&mut lines, &format!("guard.{key}"), value),
+                    }
+                }
+            }
+            (section, value) => other_key(&mut lines, section, value),
+        }
+    }
+    Ok(lines)
+}
+
+/// `[default]` or `[roles.NAME]`: where the calls go and with which key.
+fn endpoint(lines: &mut Vec<String>, whose: &str, table: &toml::Table) {
+    let key = match table.get("api_key_env") {
+        Some(var) => format!("the key in {}", variables(var)),
+        None => "your default key (PLANVAULT_API_KEY or OPENAI_API_KEY)".into(),
+    };
+    if let Some(url) = table.get("endpoint") {
+        lines.push(format!("sends {whose} to {}, with {key}", words(url)));
+    }
+    for (k, value) in table {
+        if !matches!(k.as_str(), "endpoint" | "model" | "api_key_env") {
+            other_key(lines, &format!("{whose}: {k}"), value);
+        }
+    }
+}
+
+/// `[mcp.servers.NAME]`: the command it starts or the URL it connects to.
+fn server(lines: &mut Vec<String>, name: &str, table: &toml::Table) {
+    let name = shown(name);
+    if let Some(command) = table.get("command") {
+        let mut line = format!("starts the MCP server `{name}`: `{}", words(command));
+        if let Some(args) = table.get("args") {
+            line.push(' ');
+            line.push_str(&words(args));
+        }
+        line.push('`');
+        if let Some(cwd) = table.get("cwd") {
+            line.push_str(&format!(" in {}", words(cwd)));
+        }
+        if let Some(env) = table.get("env") {
+            line.push_str(&format!(", handing it {}", variables(env)));
+        }
+        lines.push(line);
+    }
+    if let Some(url) = table.get("url") {
+        let mut line = format!("connects to the MCP server `{name}` at {}", words(url));
+        if let Some(token) = table.get("token_env") {
+            line.push_str(&format!(", sending it {}", variables(token)));
+        }
+        lines.push(line);
+    }
+    for (k, value) in table {
+        // The tools asked about first, and how long a call may take, only
+        // hold a run back.
+        if !matches!(
+            k.as_str(),
+            "command" | "args" | "cwd" | "env" | "url" | "token_env" | "approve" | "timeout_secs"
+        ) {
+            other_key(lines, &format!("mcp.servers.{name}.{k}"), value);
+        }
+    }
+}
+
+/// A key this reading does not know (the config's own reader refuses it):
+/// shown as written, so trusting it is trusting exactly that.
+fn other_key(lines: &mut Vec<String>, key: &str, value: &toml::Value) {
+    lines.push(format!(
+        "sets {} = {}",
+        shown(key),
+        shown(&as_written(value))
+    ));
+}
+
+/// A string as it is, a list as its items with spaces between, anything
+/// else as [`as_written`]; control characters escaped, so one line stays
+/// one line.
+fn words(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => shown(s),
+        toml::Value::Array(items) => items.iter().map(words).collect::<Vec<_>>().join(" "),
+        other => shown(&as_written(other)),
+    }
+}
+
+/// Environment variable names, each as `$NAME`.
+fn variables(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Array(items) => items.iter().map(variables).collect::<Vec<_>>().join(", "),
+        toml::Value::String(s) => format!("${}", shown(s)),
+        other => shown(&as_written(other)),
+    }
+}
+
+/// A value that is no string or list, as JSON writes it (the TOML reader
+/// here builds without a writer).
+fn as_written(value: &toml::Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn shown(text: &str) -> String {
+    escape_controls(text, false).into_owned()
+}
+
+/// The fingerprint a trust records: the reach's lines, hashed.
+pub fn fingerprint(reach: &[String]) -> String {
+    planvault_core::engine::journal::sha256_hex(reach.join("\n").as_bytes())
+}
+
+/// The trusted configs: vault folder → fingerprint of its config's reach.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Trusted {
+    vaults: BTreeMap<String, String>,
+}
+
+/// Where trust is kept: `$PLANVAULT_CONFIG_HOME`, else planvault's folder
+/// in the platform's config folder (`~/.config/planvault` on Linux).
+fn store() -> Option<PathBuf> {
+    match std::env::var_os(HOME_VAR) {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join("trusted.json")),
+        _ => dirs::config_dir().map(|d| d.join("planvault").join("trusted.json")),
+    }
+}
+
+fn load(store: &Path) -> Result<Trusted> {
+    match std::fs::read_to_string(store) {
+        Ok(text) => serde_json::from_str(&text).with_context(|| {
+            format!(
+                "cannot read {}: not planvault's trust file",
+                store.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Trusted::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", store.display())),
+    }
+}
+
+fn save(store: &Path, trusted: &Trusted) -> Result<()> {
+    let dir = store.parent().context("the trust file has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let text = serde_json::to_string_pretty(trusted).expect("the trust file serializes") + "\n";
+    // Whole or not at all: a write cut short must not forget every trust.
+    let partial = dir.join(format!(".trusted.json.{}", std::process::id()));
+    std::fs::write(&partial, text)
+        .with_context(|| format!("cannot write {}", partial.display()))?;
+    std::fs::rename(&partial, store).with_context(|| format!("cannot write {}", store.display()))
+}
+
+/// The key a vault is trusted under: its folder, resolved (so `.` and its
+/// full path are one vault, and a link to it is the folder it points to).
+fn place(vault: &Path) -> Result<String> {
+    let full =
+        std::fs::canonicalize(vault).with_context(|| format!("cannot read {}", vault.display()))?;
+    Ok(full.to_string_lossy().into_owned())
+}
+
+/// A vault's config and what it reaches; `None` when there is no config
+/// or it reaches nothing.
+fn config_reach(vault: &Path) -> Result<Option<(PathBuf, Vec<String>)>> {
+    let config = vault.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", config.display())),
+    };
+    let lines = reach(&text).with_context(|| format!("cannot read {}", config.display()))?;
+    Ok((!lines.is_empty()).then_some((config, lines)))
+}
+
+/// The config's reach as a list under a heading.
+fn listed(config: &Path, lines: &[String]) -> String {
+    let mut out = format!(
+        "{} reaches beyond its vault:",
+        shown(&config.display().to_string())
+    );
+    for line in lines {
+        out.push_str("\n  - ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// Where the vault came from, which names its trust.
+pub enum Source<'a> {
+    /// A folder on disk, as the person typed it (for the hint): trusted by
+    /// where it is.
+    Path(&'a Path),
+    /// A temporary checkout of a repository's branch: trusted by those.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    Git {
+        url: &'a str,
+        branch: &'a str,
+        folder: &'a str,
+    },
+}
+
+/// Before anything a vault's config names is started or sent anything:
+/// go on when its config reaches nothing beyond the vault, when that reach
+/// is trusted (recorded, or `--trust-config`: `for_this_run`), or when
+/// the person at the terminal says yes (recorded); otherwise refuse,
+/// listing the reach.
+pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<()> {
+    let Some((config, lines)) = config_reach(vault)? else {
+        return Ok(());
+    };
+    if for_this_run {
+        return Ok(());
+    }
+    let print = fingerprint(&lines);
+    let (key, hint) = match source {
+        Source::Path(path) => (
+            place(vault)?,
+            format!(
+                "`planvault trust {}` (once, until these lines change), or pass --trust-config for one run",
+                shown(&path.display().to_string())
+            ),
+        ),
+        Source::Git { url, branch, folder } => (
+            format!("git {url} {branch} {folder}"),
+            "pass --trust-config (a checkout of a repository is new each time)".to_string(),
+        ),
+    };
+    let store = store();
+    if let Some(store) = &store {
+        if load(store)?.vaults.get(&key) == Some(&print) {
+            return Ok(());
+        }
+    }
+    let what = listed(&config, &lines);
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "{what}\nThis is the config's author's code, run as you. Trust it{}? [y/N] ",
+            if store.is_some() {
+                " (until these lines change)"
+            } else {
+                " for this run"
+            }
+        );
+        let _ = err.flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            if let Some(store) = &store {
+                let mut trusted = load(store)?;
+                trusted.vaults.insert(key, print);
+                save(store, &trusted)?;
+            }
+            return Ok(());
+        }
+        bail!("{} is not trusted; nothing ran", config.display());
+    }
+    bail!("{what}\nand it is not trusted, so nothing ran.\n  hint: read it; if you would run it as your own code, {hint}");
+}
+
+/// `planvault trust PATH`: show what the vault's config reaches and record
+/// it as trusted (`forget`: drop the vault's trust).
+pub fn trust(vault: &Path, forget: bool) -> Result<String> {
+    let store = store().with_context(|| {
+        format!("no folder to keep trust in: set {HOME_VAR} (or HOME), or pass --trust-config to each run")
+    })?;
+    let key = place(vault)?;
+    let mut trusted = load(&store)?;
+    if forget {
+        return Ok(match trusted.vaults.remove(&key) {
+            Some(_) => {
+                save(&store, &trusted)?;
+                format!("{}: its config is no longer trusted", shown(&key))
+            }
+            None => format!("{}: its config was not trusted", shown(&key)),
+        });
+    }
+    let Some((config, lines)) = config_reach(vault)? else {
+        return Ok(format!(
+            "{}: reaches nothing beyond the vault; nothing to trust",
+            shown(&vault.join(CONFIG_FILE).display().to_string())
+        ));
+    };
+    trusted.vaults.insert(key, fingerprint(&lines));
+    save(&store, &trusted)?;
+    Ok(format!(
+        "{}\ntrusted, until these lines change",
+        listed(&config, &lines)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(config: &str) -> String {
+        reach(config).unwrap().join("\n")
+    }
+
+    #[test]
+    fn what_holds_a_run_back_reaches_nothing() {
+        assert_eq!(
+            listed("[http]\nattempts = 2\n\n[run]\nproposal = true\nisolate = true\nmax_prompt_bytes = 9\n\n[guard]\nprotected = [\"tests/**\"]\nattempts = 3\n"),
+            ""
+        );
+        assert_eq!(listed(""), "");
+    }
+
+    #[test]
+    fn every_way_out_is_listed() {
+        insta::assert_snapshot!(listed(
+            r#"
+[default]
+endpoint = "https://api.example.com/v1"
+model = "big"
+
+[roles.critic]
+endpoint = "http://10.0.0.5/v1"
+model = "m"
+api_key_env = "CRITIC_KEY"
+
+[mcp.servers.files]
+command = "npx"
+args = ["-y", "server-filesystem", "out"]
+env = ["GITHUB_TOKEN"]
+cwd = "tools"
+approve = ["write_file"]
+timeout_secs = 5
+
+[mcp.servers.search]
+url = "http://127.0.0.1:3001/mcp"
+token_env = "SEARCH_TOKEN"
+
+[commands]
+env = ["AWS_PROFILE", "PGHOST"]
+
+[fetch]
+allow_hosts = ["wiki.internal"]
+
+[guard]
+verify = "cargo test"
+"#,
+        ), @r#"
+                hands `@tool` commands the variables $AWS_PROFILE, $PGHOST
+                sends model calls to https://api.example.com/v1, with your default key (PLANVAULT_API_KEY or OPENAI_API_KEY)
+                lets `fetch_url` reach the private hosts wiki.internal
+                runs `cargo test` as an isolated run's verifier
+                starts the MCP server `files`: `npx -y server-filesystem out` in tools, handing it $GITHUB_TOKEN
+                connects to the MCP server `search` at http://127.0.0.1:3001/mcp, sending it $SEARCH_TOKEN
+                sends role `critic`'s model calls to http://10.0.0.5/v1, with the key in $CRITIC_KEY
+        "#);
+    }
+
+    #[test]
+    fn an_unknown_key_is_shown_as_written_and_one_line_stays_one_line() {
+        insta::assert_snapshot!(listed(
+            "[mcp.servers.x]\ncommand = \"sh\"\nargs = [\"-c\", \"true\\n  - nothing else\"]\nshell = true\n\n[later]\nhook = \"curl x\"\n",
+        ), @r#"
+                sets later = {"hook":"curl x"}
+                starts the MCP server `x`: `sh -c true\u{a}  - nothing else`
+                sets mcp.servers.x.shell = true
+        "#);
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_reach_only() {
+        let print = |c: &str| fingerprint(&reach(c).unwrap());
+        let base = "[default]\nendpoint = \"http://x/v1\"\nmodel = \"a\"\n";
+        assert_eq!(
+            print(base),
+            print("[http]\nattempts = 1\n\n[default]\nmodel = \"b\"\nendpoint = \"http://x/v1\"\n")
+        );
+        assert_ne!(print(base), print(&base.replace("http://x", "http://y")));
+        assert_ne!(
+            print(base),
+            print(&format!("{base}api_key_env = \"AWS_SECRET_ACCESS_KEY\"\n"))
+        );
+    }
+}
