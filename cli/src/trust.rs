@@ -13,6 +13,7 @@
 
 use anyhow::{bail, Context, Result};
 use planvault_core::terminal::escape_controls;
+use planvault_runner::settings::{fetch_reach, url_server_reach};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -79,10 +80,7 @@ pub fn reach(text: &str) -> Result<Vec<String>, toml::de::Error> {
             ("fetch", toml::Value::Table(t)) => {
                 for (key, value) in t {
                     match key.as_str() {
-                        "allow_hosts" => lines.push(format!(
-                            "lets `fetch_url` reach the private hosts {}",
-                            words(value)
-                        )),
+                        "allow_hosts" => lines.push(fetch_reach(&strings(value))),
                         key => other_key(&mut lines, &format!("fetch.{key}"), value),
                     }
                 }
@@ -141,11 +139,8 @@ fn server(lines: &mut Vec<String>, name: &str, table: &toml::Table) {
         lines.push(line);
     }
     if let Some(url) = table.get("url") {
-        let mut line = format!("connects to the MCP server `{name}` at {}", words(url));
-        if let Some(token) = table.get("token_env") {
-            line.push_str(&format!(", sending it {}", variables(token)));
-        }
-        lines.push(line);
+        let token = table.get("token_env").map(words);
+        lines.push(url_server_reach(&name, &words(url), token.as_deref()));
     }
     for (k, value) in table {
         // The tools asked about first, and how long a call may take, only
@@ -177,6 +172,14 @@ fn words(value: &toml::Value) -> String {
         toml::Value::String(s) => shown(s),
         toml::Value::Array(items) => items.iter().map(words).collect::<Vec<_>>().join(" "),
         other => shown(&as_written(other)),
+    }
+}
+
+/// A list's items (or the one value), each as [`words`] shows it.
+fn strings(value: &toml::Value) -> Vec<String> {
+    match value {
+        toml::Value::Array(items) => items.iter().map(words).collect(),
+        other => vec![words(other)],
     }
 }
 

@@ -11,6 +11,25 @@ use planvault_protocol::{ErrorCode, RunError};
 /// The vault-relative config file.
 pub const CONFIG_FILE: &str = ".planvault/config.toml";
 
+/// How a person is told that a config has runs connect to an MCP server
+/// by URL (a line of what they trust; the terminal and the browser list
+/// it alike).
+pub fn url_server_reach(name: &str, url: &str, token_env: Option<&str>) -> String {
+    let mut line = format!("connects to the MCP server `{name}` at {url}");
+    if let Some(token) = token_env {
+        line.push_str(&format!(", sending it ${token}"));
+    }
+    line
+}
+
+/// How a person is told that a config opens private hosts to `fetch_url`.
+pub fn fetch_reach(hosts: &[String]) -> String {
+    format!(
+        "lets `fetch_url` reach the private hosts {}",
+        hosts.join(", ")
+    )
+}
+
 /// What a vault's config says about a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VaultSettings {

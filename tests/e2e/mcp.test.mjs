@@ -36,6 +36,9 @@ url = "${url}"
 [mcp.servers.files]
 command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem", "out"]
+
+[fetch]
+allow_hosts = ["wiki.internal"]
 `,
 });
 
@@ -130,6 +133,17 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
 
     await page.fill('#run-query', 'greet the team');
     await page.click('#run-start');
+    // The config's URL server is its author's choice (Obsidian does not
+    // show .planvault/): the run waits until the person trusts it. The
+    // command server is the terminal's, not reached here.
+    await page.locator('#trust-ask').waitFor();
+    assert.deepEqual((await page.locator('#trust-ask-reach').textContent()).split('\n'), [
+      `connects to the MCP server \`everything\` at ${everything.url}`,
+      'lets `fetch_url` reach the private hosts wiki.internal',
+    ]);
+    assert.equal(await page.locator('#run-phase').getAttribute('data-phase'), 'idle');
+    assert.equal((await stub.requests()).length, 0, 'the model was asked before the config was trusted');
+    await page.click('#trust-accept');
     await waitFor(page, () => window.planvaultTest.run().phase === 'finished');
     const state = await run(page);
     assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
@@ -161,6 +175,15 @@ test('Settings list and test the vault\'s MCP servers, and a run calls one from 
     assert.match(JSON.stringify(call), /everything\.echo/);
     assert.match(JSON.stringify(call), /Echo: hello from the browser/);
     for (const [path, text] of Object.entries(files)) assert.ok(!text.includes(TOKEN), `${path} holds the token`);
+
+    // The trust is kept in this browser: the next Run is not asked again.
+    await page.click('#run-start');
+    const until = Date.now() + 30_000;
+    while ((await stub.requests()).length === 2) {
+      assert.ok(Date.now() < until, 'the second Run asked the model');
+      await new Promise((done) => setTimeout(done, 30));
+    }
+    assert.equal(await page.locator('#trust-ask').count(), 0);
   } finally {
     await page.close();
     stub.close();
@@ -196,6 +219,7 @@ test('a server gone in the middle of a run stops it naming the server; Resume ma
 
     await page.fill('#run-query', 'greet the team');
     await page.click('#run-start');
+    await page.click('#trust-accept');
     const deadline = Date.now() + 30_000;
     while ((await stub.requests()).length === 0) {
       assert.ok(Date.now() < deadline, 'the model was asked');

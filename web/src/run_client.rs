@@ -7,7 +7,10 @@
 //! this module is the edge where messages cross.
 
 use crate::run::{interrupted_run, Phase, ResumeOffer, RunView, WorkerState};
-use crate::settings::{command_servers, config_servers, ConfigServer, Settings, STORAGE_KEY};
+use crate::settings::{
+    command_servers, config_reach, config_servers, is_trusted, with_trusted, ConfigServer,
+    Settings, STORAGE_KEY, TRUSTED_KEY,
+};
 use crate::state::{AppState, Mode, Open};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -19,6 +22,16 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 /// Where the vault lists its MCP servers (and the CLI its other settings).
 const CONFIG_FILE: &str = ".planvault/config.toml";
+
+/// A Run held until the person trusts what the vault's config reaches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustAsk {
+    /// What the config reaches beyond the vault, one line each.
+    pub reach: Vec<String>,
+    /// The Run asked for: fresh, and stepping.
+    pub fresh: bool,
+    pub step: bool,
+}
 
 /// A Settings' test of an MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +64,8 @@ pub struct RunClient {
     /// The open vault's configured MCP servers (its `.planvault/config.toml`),
     /// or why they could not be read.
     pub config: RwSignal<Result<Vec<ConfigServer>, String>>,
+    /// A Run that waits for the person to trust the vault's config.
+    pub trust_ask: RwSignal<Option<TrustAsk>>,
     /// The Settings' tests of servers, by server name.
     pub mcp_tests: RwSignal<BTreeMap<String, McpTest>>,
     worker: StoredValue<Option<Worker>, LocalStorage>,
@@ -99,6 +114,7 @@ impl RunClient {
             settings_open: RwSignal::new(false),
             refused: RwSignal::new(None),
             config: RwSignal::new(Ok(Vec::new())),
+            trust_ask: RwSignal::new(None),
             mcp_tests: RwSignal::new(BTreeMap::new()),
             worker: StoredValue::new_local(None),
             queue: StoredValue::new_local(Vec::new()),
@@ -202,13 +218,49 @@ impl RunClient {
 
     /// Reads the open vault's MCP servers from its config (none without one).
     pub async fn load_config(&self, state: AppState) -> Result<Vec<ConfigServer>, String> {
+        self.read_config(state).await.map(|(servers, _)| servers)
+    }
+
+    /// [`RunClient::load_config`], with what the config reaches beyond the
+    /// vault in a browser run (its URL servers, its `[fetch] allow_hosts`).
+    async fn read_config(
+        &self,
+        state: AppState,
+    ) -> Result<(Vec<ConfigServer>, Vec<String>), String> {
         let read = match state.vault.get_value() {
             Some(dir) => dir.read(CONFIG_FILE).await.map_err(|e| e.to_string()),
             None => Ok(None),
         };
-        let servers = read.and_then(|text| config_servers(text.as_deref().unwrap_or_default()));
+        let text = read.map(Option::unwrap_or_default);
+        let servers = text
+            .as_deref()
+            .map_err(Clone::clone)
+            .and_then(config_servers);
         self.config.set(servers.clone());
-        servers
+        // A config the worker cannot read stops the run there, naming the line.
+        let hosts = text
+            .ok()
+            .and_then(|t| planvault_runner::settings::parse(&t).ok())
+            .map(|s| s.allow_hosts)
+            .unwrap_or_default();
+        servers.map(|servers| {
+            let reach = config_reach(&servers, &hosts);
+            (servers, reach)
+        })
+    }
+
+    /// The held Run, once the person trusts the config's reach (kept in
+    /// this browser's storage until the reach changes).
+    pub fn trust_and_run(&self, state: AppState) {
+        let Some(ask) = self.trust_ask.get_untracked() else {
+            return;
+        };
+        self.trust_ask.set(None);
+        if let Some(storage) = storage() {
+            let stored = storage.get_item(TRUSTED_KEY).ok().flatten();
+            let _ = storage.set_item(TRUSTED_KEY, &with_trusted(stored.as_deref(), &ask.reach));
+        }
+        self.run(state, ask.fresh, ask.step);
     }
 
     /// Asks the worker for a server's tools (the answer lands in `mcp_tests`).
@@ -349,6 +401,7 @@ impl RunClient {
         // note, as the canvas draws them; its trace stays in the folder.
         let folder = state.with_doc(|d| d.folder.clone()).unwrap_or_default();
         self.refused.set(None);
+        self.trust_ask.set(None);
         self.offer.set(None);
         let start = StartRun {
             query,
@@ -376,7 +429,22 @@ impl RunClient {
                 sleep(20).await;
             }
             // The vault's URL servers and those added in the settings.
-            let config = client.load_config(state).await;
+            let config = client.read_config(state).await;
+            // What the config reaches beyond the vault is its author's
+            // choice: nothing of it is reached until the person trusts it.
+            if let Ok((_, reach)) = &config {
+                let stored = storage().and_then(|s| s.get_item(TRUSTED_KEY).ok().flatten());
+                if !is_trusted(stored.as_deref(), reach) {
+                    client.trust_ask.set(Some(TrustAsk {
+                        reach: reach.clone(),
+                        fresh,
+                        step,
+                    }));
+                    client.view.update(|v| v.phase = Phase::Idle);
+                    return;
+                }
+            }
+            let config = config.map(|(servers, _)| servers);
             let commands = config.as_deref().map(command_servers).unwrap_or_default();
             let servers = config.and_then(|c| settings.mcp_servers(&c).map_err(|e| e.to_string()));
             let mut start = start;
@@ -449,6 +517,7 @@ impl RunClient {
         self.breakpoints.set(saved);
         self.run_to.set(None);
         self.offer.set(None);
+        self.trust_ask.set(None);
         let client = *self;
         spawn_local(async move {
             let Some(dir) = state.vault.get_value() else {

@@ -192,6 +192,7 @@ fn RunStatus() -> impl IntoView {
         <Show when=move || run.refused.with(Option::is_some)>
             <p id="run-refused" class="run-error">{move || run.refused.get().unwrap_or_default()}</p>
         </Show>
+        <TrustAskBar/>
         {move || phase.with(Phase::next_step).map(|text| view! { <p id="run-next" class="hint">{text}</p> })}
         {move || error.get().map(|e| view! {
             <div id="run-error" class="run-error" data-code=format!("{:?}", e.code)>
@@ -359,6 +360,30 @@ fn Trace() -> impl IntoView {
                 </For>
             </div>
         </details>
+    }
+}
+
+/// A Run held until the person trusts what the vault's config reaches
+/// beyond the vault (Obsidian does not show `.planvault/`).
+#[component]
+fn TrustAskBar() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let run = state.run;
+    view! {
+        {move || run.trust_ask.get().map(|ask| view! {
+            <section id="trust-ask" class="trust-ask" aria-label="Trust the vault's config">
+                <p>"This vault's .planvault/config.toml has the run reach beyond the vault:"</p>
+                <pre id="trust-ask-reach">{ask.reach.join("\n")}</pre>
+                <p class="hint">
+                    "Its author chose these. Nothing of them is reached until you trust them \
+                     (this browser keeps that until they change)."
+                </p>
+                <button id="trust-accept" class="primary" on:click=move |_| run.trust_and_run(state)>
+                    "Trust and run"
+                </button>
+                <button id="trust-dismiss" on:click=move |_| run.trust_ask.set(None)>"Cancel"</button>
+            </section>
+        })}
     }
 }
 

@@ -190,6 +190,52 @@ pub fn command_servers(config: &[ConfigServer]) -> Vec<String> {
         .collect()
 }
 
+/// The localStorage key of the configs' reaches trusted in this browser.
+pub const TRUSTED_KEY: &str = "planvault.trusted-configs.v1";
+
+/// What a vault's config has a browser run reach beyond the vault: its URL
+/// servers, and the private hosts it opens to `fetch_url` (a command server
+/// and an endpoint there are the terminal's; the browser's endpoints are
+/// its own settings). Empty: nothing to trust.
+pub fn config_reach(servers: &[ConfigServer], allow_hosts: &[String]) -> Vec<String> {
+    use planvault_runner::settings::{fetch_reach, url_server_reach};
+    let mut reach: Vec<String> = servers
+        .iter()
+        .filter_map(|s| match s {
+            ConfigServer::Url { name, url, .. } => Some(url_server_reach(name, url, None)),
+            ConfigServer::Command { .. } => None,
+        })
+        .collect();
+    if !allow_hosts.is_empty() {
+        reach.push(fetch_reach(allow_hosts));
+    }
+    reach
+}
+
+/// Whether `reach` was trusted in this browser (`stored`: what
+/// [`TRUSTED_KEY`] holds: each trusted reach's lines, a blank line after
+/// each; a reach's line is never blank).
+pub fn is_trusted(stored: Option<&str>, reach: &[String]) -> bool {
+    let entry = reach_entry(reach);
+    reach.is_empty()
+        || stored.is_some_and(|s| s.split_inclusive("\n\n").any(|trusted| trusted == entry))
+}
+
+/// What [`TRUSTED_KEY`] holds once `reach` is trusted too.
+pub fn with_trusted(stored: Option<&str>, reach: &[String]) -> String {
+    let stored = stored.unwrap_or_default();
+    match is_trusted(Some(stored), reach) {
+        true => stored.to_string(),
+        false => format!("{stored}{}", reach_entry(reach)),
+    }
+}
+
+fn reach_entry(reach: &[String]) -> String {
+    let mut entry = reach.join("\n");
+    entry.push_str("\n\n");
+    entry
+}
+
 /// The MCP servers of a `.planvault/config.toml`: its `[mcp.servers.NAME]`
 /// tables as the README documents them (strings, one- or multi-line arrays
 /// of strings, integers, comments). The CLI reads the file as full TOML and
@@ -618,6 +664,36 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configs_reach_in_the_browser_is_its_url_servers_and_private_hosts() {
+        let servers = config_servers(CONFIG).unwrap();
+        let reach = config_reach(&servers, &["wiki.internal".into(), "10.0.0.2".into()]);
+        assert_eq!(
+            reach,
+            [
+                "connects to the MCP server `search` at http://127.0.0.1:3001/mcp",
+                "lets `fetch_url` reach the private hosts wiki.internal, 10.0.0.2",
+            ]
+        );
+        assert!(
+            config_reach(&servers[..1], &[]).is_empty(),
+            "a command server"
+        );
+        assert!(is_trusted(None, &[]));
+        assert!(!is_trusted(None, &reach));
+        let stored = with_trusted(None, &reach);
+        assert!(is_trusted(Some(&stored), &reach));
+        // A changed reach is asked anew; what was trusted stays trusted.
+        let other = config_reach(&servers, &["wiki.internal".into()]);
+        assert!(!is_trusted(Some(&stored), &other));
+        let both = with_trusted(Some(&stored), &other);
+        assert!(is_trusted(Some(&both), &reach) && is_trusted(Some(&both), &other));
+        assert!(!is_trusted(Some("something else"), &reach));
+        // A reach is trusted whole, not as a part of a longer one.
+        assert!(!is_trusted(Some(&with_trusted(None, &reach[..1])), &reach));
+        assert!(!is_trusted(Some(&stored), &reach[..1]));
+    }
 
     const CONFIG: &str = r#"
 [mcp.servers.files]
