@@ -458,6 +458,36 @@ verify = "cargo test"
         "#);
     }
 
+    proptest::proptest! {
+        /// Whatever a config's strings hold, each thing it reaches is one
+        /// line with nothing a terminal acts on: a config cannot make its
+        /// list look like another (a line break, an escape sequence, a
+        /// right-to-left override).
+        #[test]
+        fn a_hostile_string_stays_one_plain_line(
+            command in "\\PC*[\\n\\r\\x1b\\u{202e}]\\PC*",
+            url in "\\PC*",
+            host in "\\PC*",
+        ) {
+            let quoted = |s: &str| serde_json::to_string(s).unwrap();
+            let config = format!(
+                "[mcp.servers.x]\ncommand = {}\n\n[mcp.servers.y]\nurl = {}\n\n[fetch]\nallow_hosts = [{}]\n",
+                quoted(&command),
+                quoted(&url),
+                quoted(&host)
+            );
+            let lines = reach(&config).unwrap();
+            proptest::prop_assert_eq!(lines.len(), 3);
+            for line in lines {
+                proptest::prop_assert!(
+                    !line.chars().any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                    "{:?}",
+                    line
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_fingerprint_follows_the_reach_only() {
         let print = |c: &str| fingerprint(&reach(c).unwrap());
