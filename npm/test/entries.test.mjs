@@ -57,7 +57,7 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 267 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 268 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
@@ -77,10 +77,12 @@ test("the markdown build is the validator alone, under 267 KB gzipped; the full 
   // composed (NFC, through the JavaScript engine's `normalize`) as Obsidian
   // matches them (+0.9 KB; 265.1 KB), 266 KB until blank properties, an
   // escaped `\[[` and a near-miss `Next` were read as Obsidian reads them
-  // and a long item quoted by its start (+1.2 KB; 266.3 KB): a plan that
+  // and a long item quoted by its start (+1.2 KB; 266.3 KB), 267 KB until
+  // a label was read as the text Obsidian shows (`**next**` is `next`;
+  // +1.3 KB; 267.4 KB): a plan that
   // means the same in Obsidian and Leopold, and says so in the note's own
   // words, comes before the last 15 KB.
-  assert.ok(markdown < 267_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 267 KB budget`);
+  assert.ok(markdown < 268_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 268 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
@@ -93,8 +95,9 @@ test("the markdown build is the validator alone, under 267 KB gzipped; the full 
   // index (313.0 KB); from 314 KB for the embeds, the setext near-miss and
   // Leopold's CRLF warning (314.4 KB); from 315 KB for note names matched
   // composed (315.3 KB); from 316 KB for blank properties, escaped links,
-  // the near-miss's linked item and long items quoted short (316.8 KB).
-  assert.ok(full < 317_000, `planvault's wasm is ${full} B gzipped, over its 317 KB ceiling`);
+  // the near-miss's linked item and long items quoted short (316.8 KB);
+  // from 317 KB for labels read as Obsidian shows them (317.8 KB).
+  assert.ok(full < 318_000, `planvault's wasm is ${full} B gzipped, over its 318 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

@@ -358,7 +358,8 @@ fn only_that_edge(
             expected.remove(at);
         }
         EdgeEdit::Retarget(target) => expected[at].1 = target.to_string(),
-        EdgeEdit::Relabel(label) => expected[at].2 = label.map(str::to_string),
+        // The label as the note will show it (`**urgent**` reads `urgent`).
+        EdgeEdit::Relabel(label) => expected[at].2 = label.map(super::note::label_read),
     }
     if unlined(read_edges(&after)) == unlined(expected) {
         Ok(after)
@@ -429,6 +430,8 @@ pub fn append_edge(
         .map(|l| l.target.into_owned());
     let label = super::note::collapse_whitespace(label.trim());
     let label = (!label.is_empty()).then_some(label.as_str());
+    // What the note will show for it: `**urgent**` reads `urgent`.
+    let shown = label.map(super::note::label_read);
     let before = read_edges(text);
     let reads_right = |(after, line): &(String, u32)| {
         let mut now = read_edges(after);
@@ -437,7 +440,7 @@ pub fn append_edge(
         };
         let (_, to, as_labelled) = now.remove(at);
         Some(&to) == named.as_ref()
-            && as_labelled.as_deref() == label
+            && as_labelled == shown
             && unlined(now) == unlined(before.clone())
     };
     let in_section = note

@@ -366,6 +366,44 @@ fn last_arrow(text: &str, hidden: &[Range<usize>]) -> Option<(usize, usize)> {
         })
 }
 
+/// Emphasis, strikethrough and highlight marks: a run of them touching a
+/// link (`**[[send]]**`) formats the link.
+pub const LINK_MARKS: [char; 4] = ['*', '_', '~', '='];
+
+/// A label as Obsidian shows it: emphasis, strikethrough and code marks,
+/// backslash escapes and inline HTML tags are formatting, not words, so
+/// `**approved**` is the condition "approved" and `*next*` is `next`. A
+/// label markdown would read as more than a run of text (a heading mark,
+/// a link) is taken as written, and so is one that would show nothing.
+pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if !label.contains(['*', '_', '~', '`', '\\', '<', '&']) {
+        return Cow::Borrowed(label);
+    }
+    let mut events =
+        Parser::new_ext(label, pulldown_cmark::Options::ENABLE_STRIKETHROUGH).peekable();
+    if events.next_if_eq(&Event::Start(Tag::Paragraph)).is_none() {
+        return Cow::Borrowed(label);
+    }
+    let mut shown = String::with_capacity(label.len());
+    for event in events {
+        match event {
+            Event::Text(text) | Event::Code(text) => shown.push_str(&text),
+            Event::SoftBreak | Event::HardBreak => shown.push(' '),
+            Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough)
+            | Event::End(
+                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Paragraph,
+            )
+            | Event::InlineHtml(_) => {}
+            _ => return Cow::Borrowed(label),
+        }
+    }
+    match shown.trim().is_empty() {
+        true => Cow::Borrowed(label),
+        false => Cow::Owned(shown),
+    }
+}
+
 /// Read an item's text (marker already stripped) as an edge. Offsets in the
 /// returned link are relative to `text`.
 pub fn parse_item(text: &str) -> ItemEdge<'_> {
@@ -395,7 +433,13 @@ pub fn parse_item(text: &str) -> ItemEdge<'_> {
             (Some(label).filter(|l| !l.is_empty()), false)
         }
         None => {
-            let label = before.trim().trim_end_matches(':').trim_end();
+            // `yes: **[[send]]**`: the marks just before the link make the
+            // link bold; they are not the label's.
+            let label = before
+                .trim_end_matches(LINK_MARKS)
+                .trim()
+                .trim_end_matches(':')
+                .trim_end();
             (Some(label).filter(|l| !l.is_empty()), !label.is_empty())
         }
     };
@@ -629,6 +673,39 @@ mod tests {
         // Nor is an arrow in code or a comment the label's end.
         let e = parse_item("a -> `b -> c` [[t]]");
         assert_eq!(e.label, Some("a"));
+    }
+
+    #[test]
+    fn a_label_reads_as_obsidian_shows_it() {
+        for (written, shown) in [
+            ("**next**", "next"),
+            ("*needs* a `second` ~~look~~", "needs a second look"),
+            ("approved\\* <b>now</b>", "approved* now"),
+            ("__done__ & dusted", "done & dusted"),
+            ("a*b*c", "abc"),
+            // Nothing that formats: as written.
+            (
+                "2 * 3 > 4 and snake_case_name",
+                "2 * 3 > 4 and snake_case_name",
+            ),
+            ("C:\\temp", "C:\\temp"),
+            // More than a run of text, or nothing shown: as written.
+            ("# heading", "# heading"),
+            ("> quoted *x*", "> quoted *x*"),
+            ("[see](https://x) *it*", "[see](https://x) *it*"),
+            ("<br>", "<br>"),
+            ("** **", "** **"),
+        ] {
+            assert_eq!(label_as_shown(written), shown, "{written}");
+        }
+    }
+
+    #[test]
+    fn marks_just_before_a_link_are_the_links() {
+        let e = parse_item("yes: **[[send]]**");
+        assert_eq!((e.label, e.missing_arrow), (Some("yes"), true));
+        let e = parse_item("~~old~~ [[x]]");
+        assert_eq!(e.label, Some("~~old~~"));
     }
 
     #[test]

@@ -190,7 +190,7 @@ pub fn parse_note_with(
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MalformedEdge,
-                    item_message(ItemProblem::NoLink, content, None, None),
+                    item_message(ItemProblem::NoLink, content, None),
                 )
                 .at(&position(content_offset))
                 .with_nodes([id]),
@@ -198,7 +198,7 @@ pub fn parse_note_with(
             continue;
         };
         let pos = position(content_offset + link.start);
-        let label = read.label.map(collapse_whitespace);
+        let label = read.label.map(label_read);
         for (problem, found) in [
             (ItemProblem::NoArrow, read.missing_arrow),
             (ItemProblem::SeveralLinks, read.extra_links > 0),
@@ -207,7 +207,7 @@ pub fn parse_note_with(
                 diagnostics.push(
                     Diagnostic::warning(
                         Code::MalformedEdge,
-                        item_message(problem, content, label.as_deref(), Some(link)),
+                        item_message(problem, content, Some(link)),
                     )
                     .at(&position(content_offset))
                     .with_nodes([id]),
@@ -322,6 +322,12 @@ fn for_each_kept(len: usize, cut: &[Range<usize>], mut piece: impl FnMut(Range<u
 
 /// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined
 /// by spaces), without a copy-per-word.
+/// An item's label as the plan reads it: as Obsidian shows it
+/// ([`next::label_as_shown`]), its whitespace collapsed.
+pub(super) fn label_read(written: &str) -> String {
+    collapse_whitespace(&next::label_as_shown(written))
+}
+
 pub(super) fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
@@ -375,12 +381,7 @@ fn section_has_linked_item(body: &str, at: usize) -> bool {
 /// markdown link as it stands). Off the loader's path: only a warning needs it.
 #[cold]
 #[cfg_attr(planvault_size, optimize(size))]
-fn item_message(
-    problem: ItemProblem,
-    content: &str,
-    label: Option<&str>,
-    link: Option<&NoteLink<'_>>,
-) -> String {
+fn item_message(problem: ItemProblem, content: &str, link: Option<&NoteLink<'_>>) -> String {
     // A long item is quoted by its start: the message names it, the
     // position finds it.
     let shown = super::frontmatter::shown(&collapse_whitespace(content));
@@ -396,10 +397,23 @@ fn item_message(
         ItemProblem::NoLink => {
             format!("`## Next` item `{shown}` has no [[link]], so it is not an edge")
         }
-        ItemProblem::NoArrow => format!(
-            "`## Next` item `{shown}` has no arrow; write `{} -> {written}`",
-            label.unwrap_or_default()
-        ),
+        ItemProblem::NoArrow => {
+            // The fix is the item as written with an arrow before the link
+            // and the marks that format it (`yes -> **[[send]]**`).
+            let link = link.map_or(0..0, |l| l.start..l.end);
+            let before = &content[..link.start];
+            // A wikilink embed's `!` is the link's.
+            let before = before.strip_suffix('!').unwrap_or(before);
+            let label = before.trim_end_matches(next::LINK_MARKS);
+            let opening = &before[label.len()..];
+            let closing: String = content[link.end..]
+                .chars()
+                .take_while(|c| next::LINK_MARKS.contains(c))
+                .take(opening.chars().count())
+                .collect();
+            let label = collapse_whitespace(label.trim().trim_end_matches(':').trim_end());
+            format!("`## Next` item `{shown}` has no arrow; write `{label} -> {opening}{written}{closing}`")
+        }
         ItemProblem::SeveralLinks => format!(
             "`## Next` item `{shown}` has several links; only the first, {written}, is the edge"
         ),
