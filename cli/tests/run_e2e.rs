@@ -3163,39 +3163,13 @@ fn a_parallel_run_of_two_failing_items_stops_on_the_last_to_fail_and_goes_on_whe
 #[test]
 fn a_config_that_reaches_beyond_the_vault_runs_nothing_until_it_is_trusted() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = one_note_vault(dir.path());
-    let stub = Stub::start(
-        Script {
-            replies: vec![],
-            default: Some(Reply::when("", "Hello.")),
-        },
-        0,
-        None,
-    )
-    .unwrap();
+    let (vault, stub) = reaching_vault(dir.path());
     let home = dir.path().join("planvault-home");
-    let config = |extra: &str| {
-        std::fs::write(
-            vault.join(".planvault/config.toml"),
-            format!(
-                "[http]\nretry_base_ms = 20\n\n[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n{extra}",
-                stub.base_url()
-            ),
-        )
-        .unwrap()
-    };
+    let config = |extra: &str| reaching_config(&vault, &stub, extra);
     let planvault = |command: &str, extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
-        cmd.arg(command).arg(&vault);
-        if command == "run" {
-            cmd.args(["--query", QUERY, "--fresh"]);
-        }
-        cmd.args(extra)
-            .env("PLANVAULT_CONFIG_HOME", &home)
-            .env("PLANVAULT_API_KEY", SECRET)
+        at_home(&home, command, &vault)
+            .args(extra)
             .env("VAULT_CHOSEN_KEY", "sk-other")
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::null())
             .output()
             .unwrap()
     };
@@ -3205,7 +3179,6 @@ fn a_config_that_reaches_beyond_the_vault_runs_nothing_until_it_is_trusted() {
         assert!(said.contains("nothing ran"), "{said}");
         said
     };
-    config("");
     let said = refused(&planvault("run", &[]));
     assert!(
         said.contains(&format!(
@@ -3265,25 +3238,8 @@ fn a_config_that_reaches_beyond_the_vault_runs_nothing_until_it_is_trusted() {
 #[test]
 fn at_a_terminal_the_person_is_asked_and_a_yes_is_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let vault = one_note_vault(dir.path());
-    let stub = Stub::start(
-        Script {
-            replies: vec![],
-            default: Some(Reply::when("", "Hello.")),
-        },
-        0,
-        None,
-    )
-    .unwrap();
+    let (vault, stub) = reaching_vault(dir.path());
     let home = dir.path().join("planvault-home");
-    std::fs::write(
-        vault.join(".planvault/config.toml"),
-        format!(
-            "[http]\nretry_base_ms = 20\n\n[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n",
-            stub.base_url()
-        ),
-    )
-    .unwrap();
     let at_terminal = |answer: &str| {
         let line = format!(
             "'{}' run '{}' --query '{QUERY}' --fresh",
@@ -3325,21 +3281,12 @@ fn at_a_terminal_the_person_is_asked_and_a_yes_is_kept() {
     assert_eq!(code, Some(0), "{said}");
     assert!(!stub.requests().is_empty());
     // Kept: not asked again.
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("run")
-        .arg(&vault)
-        .args(["--query", QUERY, "--fresh"])
-        .env("PLANVAULT_CONFIG_HOME", &home)
-        .env("PLANVAULT_API_KEY", SECRET)
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_ran(&out);
+    assert_ran(&at_home(&home, "run", &vault).output().unwrap());
 }
 
-/// A vault of one note, `hello.md`, and an empty `.planvault/`.
-fn one_note_vault(dir: &Path) -> std::path::PathBuf {
+/// A vault of one note, `hello.md`, whose config sends the model calls
+/// to a stub answering "Hello." to every request.
+fn reaching_vault(dir: &Path) -> (std::path::PathBuf, Stub) {
     let vault = dir.join("vault");
     std::fs::create_dir_all(vault.join(".planvault")).unwrap();
     std::fs::write(
@@ -3347,5 +3294,42 @@ fn one_note_vault(dir: &Path) -> std::path::PathBuf {
         "---\ntype: start\nstatus: pending\n---\n# Say hello\n\nSay hello.\n",
     )
     .unwrap();
-    vault
+    let stub = Stub::start(
+        Script {
+            replies: vec![],
+            default: Some(Reply::when("", "Hello.")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    reaching_config(&vault, &stub, "");
+    (vault, stub)
+}
+
+/// The config of [`reaching_vault`], with `extra` lines in `[default]`.
+fn reaching_config(vault: &Path, stub: &Stub, extra: &str) {
+    std::fs::write(
+        vault.join(".planvault/config.toml"),
+        format!(
+            "[http]\nretry_base_ms = 20\n\n[default]\nendpoint = \"{}\"\nmodel = \"stub-model\"\n{extra}",
+            stub.base_url()
+        ),
+    )
+    .unwrap();
+}
+
+/// `planvault COMMAND VAULT` (a fresh run of the query, for `run`) with
+/// its trust kept in `home`, the key set and no terminal.
+fn at_home(home: &Path, command: &str, vault: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planvault"));
+    cmd.arg(command).arg(vault);
+    if command == "run" {
+        cmd.args(["--query", QUERY, "--fresh"]);
+    }
+    cmd.env("PLANVAULT_CONFIG_HOME", home)
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null());
+    cmd
 }
