@@ -394,9 +394,14 @@ fn item_message(problem: ItemProblem, content: &str, link: Option<&NoteLink<'_>>
             "`## Next` item is empty, so it is not an edge; write `label -> [[note]]` or remove it"
                 .to_string()
         }
-        ItemProblem::NoLink => {
-            format!("`## Next` item `{shown}` has no [[link]], so it is not an edge")
-        }
+        ItemProblem::NoLink => match address(content) {
+            // Obsidian opens it, so the item looks linked: say what it is.
+            Some(address) => format!(
+                "`## Next` item `{shown}` links the address {}, which is no note, so it is not an edge; link a note (`label -> [[note]]`) or move the address out of `## Next`",
+                super::frontmatter::shown(address)
+            ),
+            None => format!("`## Next` item `{shown}` has no [[link]], so it is not an edge"),
+        },
         ItemProblem::NoArrow => {
             // The fix is the item as written with an arrow before the link
             // and the marks that format it (`yes -> **[[send]]**`).
@@ -418,6 +423,32 @@ fn item_message(problem: ItemProblem, content: &str, link: Option<&NoteLink<'_>>
             "`## Next` item `{shown}` has several links; only the first, {written}, is the edge"
         ),
     }
+}
+
+/// The first address with a scheme in an item's text (`https://…`,
+/// `obsidian://…`), outside code: what Obsidian links there instead of a
+/// note.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
+fn address(content: &str) -> Option<&str> {
+    let hidden = super::links::hidden_spans(content);
+    let bytes = content.as_bytes();
+    let ends = |b: &u8| b.is_ascii_whitespace() || b")>]\"'".contains(b);
+    let in_scheme = |b: &u8| b.is_ascii_alphanumeric() || b"+-.".contains(b);
+    (1..bytes.len()).find_map(|at| {
+        if !bytes[at..].starts_with(b"://") || hidden.iter().any(|h| h.contains(&at)) {
+            return None;
+        }
+        let scheme = bytes[..at]
+            .iter()
+            .rposition(|b| !in_scheme(b))
+            .map_or(0, |i| i + 1);
+        let end = bytes[at..]
+            .iter()
+            .position(ends)
+            .map_or(bytes.len(), |i| at + i);
+        (bytes[scheme].is_ascii_alphabetic() && end > at + 3).then(|| &content[scheme..end])
+    })
 }
 
 /// The `link-not-edge` message for a link (`written`, as it stands) under
