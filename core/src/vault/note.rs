@@ -320,14 +320,14 @@ fn for_each_kept(len: usize, cut: &[Range<usize>], mut piece: impl FnMut(Range<u
     }
 }
 
-/// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined
-/// by spaces), without a copy-per-word.
 /// An item's label as the plan reads it: as Obsidian shows it
 /// ([`next::label_as_shown`]), its whitespace collapsed.
 pub(super) fn label_read(written: &str) -> String {
     collapse_whitespace(&next::label_as_shown(written))
 }
 
+/// Runs of whitespace as one space, ends trimmed (`split_whitespace` joined
+/// by spaces), without a copy-per-word.
 pub(super) fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
