@@ -72,7 +72,8 @@ enum Command {
     /// Stop a Temporal run resumably.
     Cancel(temporal::CancelArgs),
     /// Show what a vault's `.planvault/config.toml` reaches beyond the vault
-    /// (commands, hosts, keys) and trust it, until that changes.
+    /// (commands, hosts, keys) and trust it, until that changes; and take as
+    /// given the decisions its run's journal holds that no run here took.
     Trust(TrustArgs),
 }
 
@@ -194,7 +195,19 @@ fn trust(args: TrustArgs) -> ExitCode {
         None => input::Enclosing::Detect,
     };
     let (_, vault) = mcp_config::default_config(&input::vault_home(&args.path, enclosing));
-    match trust::trust(&vault, args.forget) {
+    // The run's journal: in the plan's folder, or a plan file's run vault.
+    let run_dir = match args.path.is_file() {
+        true => run::run_vault_dir(&args.path),
+        false => args.path.clone(),
+    };
+    let told = trust::trust(&vault, args.forget).and_then(|told| match args.forget {
+        true => Ok(told),
+        false => Ok(match trust::take_journal(&run_dir)? {
+            Some(taken) => format!("{told}\n{taken}"),
+            None => told,
+        }),
+    });
+    match told {
         Ok(told) => {
             outln!("{told}");
             ExitCode::SUCCESS

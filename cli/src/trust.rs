@@ -10,6 +10,13 @@
 //! config's reach. A change to the reach (a `git pull` that adds a server)
 //! needs trusting again; a change elsewhere (`[http]`, `[run]`, a model's
 //! name, an approval list) does not.
+//!
+//! A vault's run journal is the vault's too: one cloned with its
+//! `00_plan-trace/` may say a person approved what nobody here did. The
+//! runner resumes past a decision no run here took only once the person
+//! takes it as given: asked at a terminal ([`take_decisions`]), or ahead
+//! with `planvault trust` ([`take_journal`]). Those taken are kept in the
+//! runner's record of decisions (`planvault_runner::native::decisions_file`).
 
 use anyhow::{bail, Context, Result};
 use planvault_core::terminal::escape_controls;
@@ -352,6 +359,59 @@ pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<(
         bail!("{} is not trusted; nothing ran", config.display());
     }
     bail!("{what}\nand it is not trusted, so nothing ran.\n  hint: read it; if you would run it as your own code, {hint}");
+}
+
+/// Whether the person at the terminal takes as given the decisions a
+/// resumed journal holds that no run here took (`listing`); `false` where
+/// nobody is at a terminal (the run then stops, naming them).
+pub fn take_decisions(listing: &str) -> bool {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "{listing}\nTake them as given, as if you had decided them here? [y/N] "
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// `planvault trust PATH` for a run's journal (`run_dir`: the folder whose
+/// `00_plan-trace/` is the run's): take as given the decisions it holds
+/// that no run here took, and say which; `None` when there are none.
+pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
+    use planvault_core::engine::journal;
+    use planvault_runner::native;
+    let file = run_dir.join(planvault_core::engine::trace::JOURNAL_FILE);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    };
+    let found = journal::decisions(&text);
+    let record = native::decisions_file()
+        .context("no folder to keep decisions in: set XDG_STATE_HOME (or HOME)")?;
+    let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
+    let elsewhere: Vec<&journal::Decision> = found
+        .iter()
+        .zip(native::decisions_taken(&record, &heads))
+        .filter(|(_, taken)| !taken)
+        .map(|(d, _)| d)
+        .collect();
+    if elsewhere.is_empty() {
+        return Ok(None);
+    }
+    let heads: Vec<&str> = elsewhere.iter().map(|d| d.head.as_str()).collect();
+    native::keep_decisions(&record, &heads)
+        .with_context(|| format!("cannot write {}", record.display()))?;
+    let listing =
+        planvault_runner::driver::decisions_listing(&file.display().to_string(), &elsewhere);
+    Ok(Some(format!("{listing}\ntaken as given")))
 }
 
 /// `planvault trust PATH`: show what the vault's config reaches and record

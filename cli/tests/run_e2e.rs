@@ -3333,3 +3333,124 @@ fn at_home(home: &Path, command: &str, vault: &Path) -> Command {
         .stdin(Stdio::null());
     cmd
 }
+
+/// A vault cloned with its run's trace carries its journal, which may say
+/// a person approved what nobody here did. The run that took a decision
+/// resumes past it; a copy elsewhere resumes only once the person takes
+/// it as given: at a terminal (a yes is kept), or with `planvault trust`.
+#[test]
+fn a_cloned_vaults_journaled_approval_is_taken_only_once_the_person_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = human_gate_vault(dir.path());
+    let script = Script {
+        replies: vec![
+            Reply {
+                times: Some(0),
+                ..reply("Step: Write the note", "A fine note.")
+            },
+            Reply {
+                status: 401,
+                ..reply("Step: Publish the note", "bad key")
+            },
+            Reply {
+                times: Some(0),
+                ..reply("Step: Publish the note", "Published as #7.")
+            },
+        ],
+        default: None,
+    };
+    let stub = Stub::start(script, 0, None).unwrap();
+    let state = |name: &str| dir.path().join(name);
+    let run = |vault: &Path, state: &Path, extra: &[&str]| {
+        let mut args = vec!["--autonomy", "ask"];
+        args.extend_from_slice(extra);
+        planvault(vault, &stub, &args)
+            .env("XDG_STATE_HOME", state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(&vault, &state("here"), &[]).status.code(), Some(4));
+    let out = run(&vault, &state("here"), &["--decide", "approve=publish"]);
+    assert_eq!(out.status.code(), Some(5), "the publish call was refused");
+    let publishes = count(&stub, "Step: Publish the note");
+
+    // Elsewhere: refused, naming the decision, before any model call.
+    let cloned = dir.path().join("cloned");
+    copy_dir(&vault, &cloned);
+    let out = run(&cloned, &state("elsewhere"), &[]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line ")
+            && said.contains(": approve#1:human approved (publish)\nso nothing ran"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`planvault trust PATH` takes them as given"),
+        "{said}"
+    );
+    assert_eq!(count(&stub, "Step: Publish the note"), publishes);
+    assert_eq!(status_of(&cloned, "publish.md"), "active");
+
+    // At a terminal: a no runs nothing, a yes is kept.
+    let at_terminal = |answer: &str| {
+        let line = format!(
+            "'{}' run '{}' --query '{QUERY}' --endpoint '{}' --model stub-model --autonomy ask",
+            env!("CARGO_BIN_EXE_planvault"),
+            cloned.display(),
+            stub.base_url()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("XDG_STATE_HOME", state("elsewhere"))
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("util-linux script");
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(answer.as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, said) = at_terminal("n\n");
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("Take them as given, as if you had decided them here? [y/N]"),
+        "{said}"
+    );
+    assert_eq!(count(&stub, "Step: Publish the note"), publishes);
+    let (code, said) = at_terminal("y\n");
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(status_of(&cloned, "publish.md"), "done");
+
+    // `planvault trust` takes them ahead, for a third copy.
+    let third = dir.path().join("third");
+    copy_dir(&vault, &third);
+    let trusted = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("trust")
+        .arg(&third)
+        .env("XDG_STATE_HOME", state("third"))
+        .env("PLANVAULT_CONFIG_HOME", state("third-config"))
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&trusted.stdout);
+    assert!(trusted.status.success(), "{trusted:?}");
+    assert!(
+        told.contains(": approve#1:human approved (publish)\ntaken as given"),
+        "{told}"
+    );
+    assert_ran(&run(&third, &state("third"), &[]));
+
+    // Here, the run that took the decision resumes past it.
+    assert_ran(&run(&vault, &state("here"), &[]));
+    assert_eq!(status_of(&vault, "publish.md"), "done");
+}

@@ -435,6 +435,29 @@ fn tool_result(text: &str) -> String {
     )
 }
 
+/// The decisions a resumed journal holds that no run here took, one per
+/// line under what taking them means; their text is the journal's, so
+/// each stays one plain line.
+pub fn decisions_listing(journal_file: &str, decisions: &[&journal::Decision]) -> String {
+    let plain = |text: &str| planvault_core::terminal::escape_controls(text, false).into_owned();
+    let mut out = format!(
+        "{} holds decisions no run here took; resuming takes them as given:",
+        plain(journal_file)
+    );
+    for d in decisions {
+        let verdict = if d.approved { "approved" } else { "rejected" };
+        out.push_str(&format!(
+            "\n  - line {}: {} {verdict}",
+            d.line,
+            plain(&d.key)
+        ));
+        if d.decision != verdict {
+            out.push_str(&format!(" ({})", plain(&d.decision)));
+        }
+    }
+    out
+}
+
 /// A journal's text split into what stays (every whole line, newline
 /// terminated) and its torn last line, if any.
 pub fn split_torn(text: &str) -> (String, Option<&str>) {
@@ -632,8 +655,18 @@ impl<'a, H: Host> Driver<'a, H> {
         journal::map_strings(value, &|s| self.scrub(s)).to_string()
     }
 
-    /// Append one entry to the journal, chained to the lines before it.
+    /// Append one entry of this run to the journal, chained to the lines
+    /// before it; a decision journaled is kept as taken here.
     async fn journal(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
+        self.append_entry(entry).await?;
+        if matches!(entry.answer, Answer::Human { .. }) {
+            self.host.keep_decisions(&[&self.chain]).await;
+        }
+        Ok(())
+    }
+
+    /// Append an entry to the journal, chained to the lines before it.
+    async fn append_entry(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
         let mut line = journal::chained_line(entry, &self.chain);
         if self.holds_secret(&line) {
             // Scrubbed field by field: the line stays an entry of the chain.
@@ -646,6 +679,43 @@ impl<'a, H: Host> Driver<'a, H> {
             .map_err(vault_error)?;
         self.chain = journal::link(&self.chain, &line);
         Ok(())
+    }
+
+    /// Before a resume goes on past decisions its journal holds that no run
+    /// here took (a vault cloned or shared with its run's trace, whose
+    /// journal may say a person approved what nobody here did): the person
+    /// takes them as given, or nothing runs. Only on a host that keeps a
+    /// record of the decisions taken on it.
+    async fn decisions_from_elsewhere(&mut self, journal_file: &str) -> Result<(), RunError> {
+        let Some(text) = self.host.read(journal_file).await.map_err(vault_error)? else {
+            return Ok(());
+        };
+        let found = journal::decisions(&text);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
+        let taken = self.host.decisions_taken_here(&heads).await;
+        let elsewhere: Vec<&journal::Decision> = found
+            .iter()
+            .zip(taken)
+            .filter(|(_, taken)| !taken)
+            .map(|(d, _)| d)
+            .collect();
+        if elsewhere.is_empty() {
+            return Ok(());
+        }
+        let listing = decisions_listing(journal_file, &elsewhere);
+        if self.host.take_decisions(&listing).await {
+            let heads: Vec<&str> = elsewhere.iter().map(|d| d.head.as_str()).collect();
+            self.host.keep_decisions(&heads).await;
+            return Ok(());
+        }
+        let hint = match self.host.surface() {
+            Surface::Cli => "if you trust whoever ran it, `planvault trust PATH` takes them as given (or answer yes at a terminal); --fresh starts over",
+            Surface::Browser => "take them as given only if you trust whoever ran it; Run again from the start otherwise",
+        };
+        Err(RunError::new(ErrorCode::Journal, format!("{listing}\nso nothing ran")).with_hint(hint))
     }
 
     /// A person's approval at a gate (`node#visit:human`, approved) ends
@@ -942,6 +1012,10 @@ impl<'a, H: Host> Driver<'a, H> {
             .filter(|p| p.starts_with(&trace_dir))
             .collect();
         let resuming = !fresh && self.plan.nodes.iter().any(|n| n.status != Status::Pending);
+        let journal_file = self.files.at(JOURNAL_FILE);
+        if resuming && listed.contains(&journal_file) && self.host.keeps_decisions() {
+            self.decisions_from_elsewhere(&journal_file).await?;
+        }
         if fresh {
             // A vault starts over from pending; the notes of a PLAN.md or a
             // generated plan were just written from it (`[x]` stays done).
@@ -981,11 +1055,11 @@ impl<'a, H: Host> Driver<'a, H> {
         // An empty trace (a full disk before its first line) gets its header.
         self.trace_exists = !self.traced.is_empty();
         self.trace_count = trace::entries_in(&self.traced);
-        let journal_file = self.files.at(JOURNAL_FILE);
         let mut journal = if let Some(replayed) = &replay {
-            // The vault keeps the journal of the run it now holds.
+            // The vault keeps the journal of the run it now holds. Its
+            // decisions were taken where it was written, not here.
             for entry in &replayed.entries {
-                self.journal(entry).await?;
+                self.append_entry(entry).await?;
             }
             replayed.clone()
         } else if !fresh && (resuming || listed.contains(&journal_file)) {

@@ -270,6 +270,30 @@ pub trait Host {
     async fn keep_call_snapshot(&self, _snapshot: Option<&str>) -> Result<(), HostError> {
         Ok(())
     }
+    /// Whether this host keeps a record of the decisions taken on it, to
+    /// tell a resumed journal's decisions taken elsewhere. Where it keeps
+    /// none (Temporal: its history is the record) a resumed journal's
+    /// decisions stand as written.
+    fn keeps_decisions(&self) -> bool {
+        false
+    }
+    /// Which of these decisions (each named by the journal's chain hash
+    /// after its line: [`planvault_core::engine::journal::Decision`]) a
+    /// run of this host journaled itself, or a person here took as given.
+    async fn decisions_taken_here(&self, heads: &[&str]) -> Vec<bool> {
+        vec![false; heads.len()]
+    }
+    /// Record these decisions as taken here: journaled by this run, or
+    /// taken as given by the person. A record that cannot be kept only
+    /// means the person is asked again.
+    async fn keep_decisions(&self, _heads: &[&str]) {}
+    /// Whether the person takes as given the decisions a resumed journal
+    /// holds that no run here took (`listing`: them, one per line, with
+    /// what taking them means). The terminal asks when it is one;
+    /// elsewhere `false`, and the run stops naming them.
+    async fn take_decisions(&self, _listing: &str) -> bool {
+        false
+    }
     /// Put the file at `path` (the vault's config, a plan's note) back to
     /// `text` (`None`: no file) after a tool changed it, what the tool left
     /// kept beside it under the first free name of `path` and [`ASIDE`]

@@ -91,6 +91,13 @@ pub struct MemoryHost {
     /// Other spellings the file system finds a file under (as macOS finds
     /// `café` composed or decomposed): spelling → the name stored and listed.
     pub aliases: RefCell<BTreeMap<String, String>>,
+    /// The decisions taken on this host, by chain hash; `None` (the
+    /// default): it keeps no such record.
+    pub decisions: RefCell<Option<std::collections::BTreeSet<String>>>,
+    /// What the person answers when asked to take decisions taken
+    /// elsewhere, and each listing they were shown.
+    pub takes_decisions: Cell<bool>,
+    pub asked_decisions: RefCell<Vec<String>>,
     clock: Cell<f64>,
     inbox: Inbox,
     model: RefCell<Model>,
@@ -121,6 +128,9 @@ impl MemoryHost {
             case_insensitive: Cell::new(false),
             aliases: RefCell::new(BTreeMap::new()),
             space_left: Cell::new(None),
+            decisions: RefCell::new(None),
+            takes_decisions: Cell::new(false),
+            asked_decisions: RefCell::new(Vec::new()),
             clock: Cell::new(0.0),
             inbox: inbox.clone(),
             model: RefCell::new(Box::new(model)),
@@ -174,6 +184,29 @@ impl MemoryHost {
 
 impl Host for MemoryHost {
     type Body = VecDeque<Vec<u8>>;
+
+    fn keeps_decisions(&self) -> bool {
+        self.decisions.borrow().is_some()
+    }
+
+    async fn decisions_taken_here(&self, heads: &[&str]) -> Vec<bool> {
+        let kept = self.decisions.borrow();
+        heads
+            .iter()
+            .map(|h| kept.as_ref().is_some_and(|k| k.contains(*h)))
+            .collect()
+    }
+
+    async fn keep_decisions(&self, heads: &[&str]) {
+        if let Some(kept) = self.decisions.borrow_mut().as_mut() {
+            kept.extend(heads.iter().map(|h| h.to_string()));
+        }
+    }
+
+    async fn take_decisions(&self, listing: &str) -> bool {
+        self.asked_decisions.borrow_mut().push(listing.to_string());
+        self.takes_decisions.get()
+    }
 
     async fn list(&self) -> Result<Vec<String>, HostError> {
         Ok(self

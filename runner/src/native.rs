@@ -122,7 +122,13 @@ pub struct NativeHost {
     refuse_mcp: Option<RefuseMcp>,
     on_post: RefCell<OnPost>,
     on_progress: RefCell<OnProgress>,
+    /// Where the decisions taken here are kept, and who is asked to take
+    /// a resumed journal's others (`with_decision_record`).
+    decisions: Option<(PathBuf, TakeDecisions)>,
 }
+
+/// Whether the person takes as given the decisions listed.
+type TakeDecisions = Box<dyn Fn(&str) -> bool>;
 
 impl NativeHost {
     /// A host over the vault folder `root`.
@@ -153,7 +159,20 @@ impl NativeHost {
             refuse_mcp: None,
             on_post: RefCell::new(Box::new(|_| {})),
             on_progress: RefCell::new(Box::new(|_| {})),
+            decisions: None,
         }
+    }
+
+    /// Keep the decisions this host's runs journal in the record at
+    /// `file` ([`decisions_file`]), and resume past a journal's decisions
+    /// it does not hold only when `take` (the person, shown them) says so.
+    pub fn with_decision_record(
+        mut self,
+        file: PathBuf,
+        take: impl Fn(&str) -> bool + 'static,
+    ) -> Self {
+        self.decisions = Some((file, Box::new(take)));
+        self
     }
 
     /// Run `@tool` commands in `dir`.
@@ -412,13 +431,9 @@ fn dotted(rel: &Path) -> bool {
         .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
 }
 
-/// Where a run keeps what a writing tool's call may not change while the
-/// call is made ([`Host::keep_call_snapshot`]): outside the vault, where a
-/// tool that writes in it cannot forge what the next start would put back
-/// (`$XDG_STATE_HOME/planvault/tool-calls/`, else `~/.local/state/…`), one
-/// file per plan as `planvault run` is given it (`plan`: a vault, a plan's
-/// folder, a PLAN.md, a generated plan). `None` where neither is set.
-fn call_snapshot_file(plan: &Path) -> Option<PathBuf> {
+/// planvault's state outside every vault: `$XDG_STATE_HOME/planvault`,
+/// else `~/.local/state/planvault`; `None` where neither is set.
+fn state_dir() -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -427,11 +442,58 @@ fn call_snapshot_file(plan: &Path) -> Option<PathBuf> {
                 .filter(|d| !d.is_empty())
                 .map(|home| PathBuf::from(home).join(".local/state"))
         })?;
+    Some(state.join("planvault"))
+}
+
+/// Where the terminal keeps the decisions its runs journaled or a person
+/// took as given ([`Host::keep_decisions`]): one chain hash per line, in
+/// the state folder, where nothing a vault brings can add one.
+pub fn decisions_file() -> Option<PathBuf> {
+    state_dir().map(|dir| dir.join("decisions"))
+}
+
+/// Which of these decisions (chain hashes) `file` records; a record that
+/// cannot be read holds none, so each is asked about.
+pub fn decisions_taken(file: &Path, heads: &[&str]) -> Vec<bool> {
+    let text = fs::read_to_string(file).unwrap_or_default();
+    let kept: std::collections::HashSet<&str> = text.lines().collect();
+    heads.iter().map(|h| kept.contains(h)).collect()
+}
+
+/// Add these decisions to the record at `file`, durably; each line is
+/// one short append, so runs of other vaults adding theirs at once do not
+/// mix.
+pub fn keep_decisions(file: &Path, heads: &[&str]) -> std::io::Result<()> {
+    use std::io::Write;
+    if heads.is_empty() {
+        return Ok(());
+    }
+    if let Some(dir) = file.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let mut record = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)?;
+    for head in heads {
+        record.write_all(format!("{head}\n").as_bytes())?;
+    }
+    record.sync_all()
+}
+
+/// Where a run keeps what a writing tool's call may not change while the
+/// call is made ([`Host::keep_call_snapshot`]): outside the vault, where a
+/// tool that writes in it cannot forge what the next start would put back
+/// (`$XDG_STATE_HOME/planvault/tool-calls/`, else `~/.local/state/…`), one
+/// file per plan as `planvault run` is given it (`plan`: a vault, a plan's
+/// folder, a PLAN.md, a generated plan). `None` where neither is set.
+fn call_snapshot_file(plan: &Path) -> Option<PathBuf> {
+    let state = state_dir()?;
     let plan = fs::canonicalize(plan).unwrap_or_else(|_| plan.to_path_buf());
     let name = planvault_core::engine::journal::sha256_hex(plan.to_string_lossy().as_bytes());
     Some(
         state
-            .join("planvault/tool-calls")
+            .join("tool-calls")
             .join(format!("{}.json", &name[..32])),
     )
 }
@@ -1450,6 +1512,29 @@ impl Host for NativeHost {
                 None => kept.into_owned(),
             }
         }))
+    }
+
+    fn keeps_decisions(&self) -> bool {
+        self.decisions.is_some()
+    }
+
+    async fn decisions_taken_here(&self, heads: &[&str]) -> Vec<bool> {
+        match &self.decisions {
+            Some((file, _)) => decisions_taken(file, heads),
+            None => vec![false; heads.len()],
+        }
+    }
+
+    async fn keep_decisions(&self, heads: &[&str]) {
+        if let Some((file, _)) = &self.decisions {
+            let _ = keep_decisions(file, heads);
+        }
+    }
+
+    async fn take_decisions(&self, listing: &str) -> bool {
+        self.decisions
+            .as_ref()
+            .is_some_and(|(_, take)| take(listing))
     }
 
     async fn keep_call_snapshot(&self, snapshot: Option<&str>) -> Result<(), HostError> {

@@ -3138,3 +3138,113 @@ fn a_note_the_model_writes_loads_and_runs_nothing() {
         "{told:?}"
     );
 }
+
+// ---- decisions taken elsewhere ----
+
+/// A run of the human vault whose person approves at review and whose
+/// model then fails at send for good: the run stops resumably, with the
+/// approval journaled.
+fn stopped_after_approval(host: &MemoryHost, inbox: &Inbox) {
+    approve_review(host);
+    let reason = go(host, inbox, start(model()));
+    assert!(
+        !matches!(reason, Some(FinishReason::Completed)),
+        "{reason:?}"
+    );
+    assert_eq!(status_of(host, "send.md"), "status: active", "resumable at send");
+    let journal = host.file(JOURNAL_FILE).unwrap();
+    assert!(journal.contains(r#""key":"review#1:human""#), "{journal}");
+}
+
+fn failing_at_send(fails: Rc<Cell<bool>>) -> impl FnMut(&HttpCall) -> Reply {
+    move |c: &HttpCall| match step(c) {
+        "send" if fails.get() => Reply::Status(500, "down".into(), None),
+        _ => good_model(c),
+    }
+}
+
+/// A journal is the vault's: cloned or shared with it, it may say a person
+/// approved what nobody here did. A host that keeps the decisions taken on
+/// it resumes past its own in silence, and past another's only once the
+/// person takes them as given (then not again); until then nothing runs.
+#[test]
+fn a_resume_takes_decisions_made_elsewhere_only_once_the_person_takes_them() {
+    let inbox = Inbox::new();
+    let fails = Rc::new(Cell::new(true));
+    let here = MemoryHost::new(human_vault(), &inbox, failing_at_send(fails.clone()));
+    *here.decisions.borrow_mut() = Some(Default::default());
+    stopped_after_approval(&here, &inbox);
+    let stopped = here.files.borrow().clone();
+
+    // Elsewhere: the same vault, copied with its journal.
+    let elsewhere = MemoryHost::new(stopped.clone(), &inbox, good_model);
+    *elsewhere.decisions.borrow_mut() = Some(Default::default());
+    assert_eq!(go(&elsewhere, &inbox, start(model())), None);
+    let error = posted(&elsewhere)
+        .into_iter()
+        .find_map(|m| match m {
+            FromWorker::Failed { error } => Some(error),
+            _ => None,
+        })
+        .expect("refused");
+    assert_eq!(error.code, ErrorCode::Journal);
+    assert!(
+        error.message.starts_with(
+            "00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line "
+        ) && error
+            .message
+            .contains(": review#1:human approved (go ahead)\nso nothing ran"),
+        "{}",
+        error.message
+    );
+    assert!(elsewhere.calls.borrow().is_empty(), "no model call");
+    assert_eq!(elsewhere.asked_decisions.borrow().len(), 1);
+    assert_eq!(elsewhere.file("send.md"), stopped.get("send.md").cloned());
+
+    // Taken as given: the run goes on, and is not asked again.
+    elsewhere.takes_decisions.set(true);
+    assert_eq!(
+        go(&elsewhere, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(elsewhere.asked_decisions.borrow().len(), 2);
+    let taken = elsewhere.decisions.borrow().clone().unwrap();
+    assert_eq!(taken.len(), 1);
+
+    // Here, the run that approved resumes past its own approval.
+    fails.set(false);
+    assert_eq!(
+        go(&here, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert!(here.asked_decisions.borrow().is_empty());
+
+    // A host that keeps no record (the default: Temporal's) resumes as before.
+    let unrecorded = MemoryHost::new(stopped, &inbox, good_model);
+    assert_eq!(
+        go(&unrecorded, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+}
+
+/// A replayed journal's decisions were taken where it was written: the
+/// vault keeps them, but a resume of it asks.
+#[test]
+fn a_replayed_journals_decisions_are_not_taken_here() {
+    let inbox = Inbox::new();
+    let fails = Rc::new(Cell::new(true));
+    let there = MemoryHost::new(human_vault(), &inbox, failing_at_send(fails));
+    stopped_after_approval(&there, &inbox);
+    let journal = Journal::from_jsonl(&there.file(JOURNAL_FILE).unwrap()).unwrap();
+
+    let here = MemoryHost::new(human_vault(), &inbox, good_model);
+    *here.decisions.borrow_mut() = Some(Default::default());
+    let options = Options {
+        replay: Some(journal),
+        ..Options::default()
+    };
+    inbox.clear();
+    block_on(run_with(&here, &inbox, start(model()), options));
+    assert!(here.calls.borrow().is_empty(), "a replay calls no model");
+    assert_eq!(here.decisions.borrow().as_ref().map(|d| d.len()), Some(0));
+}

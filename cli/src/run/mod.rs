@@ -434,6 +434,9 @@ fn run_once(
     if let Some(hooks) = isolation {
         host = hooks.install(host);
     }
+    if let Some(record) = planvault_runner::native::decisions_file() {
+        host = host.with_decision_record(record, crate::trust::take_decisions);
+    }
     let (parallel, parallel_at_most) = args.model.waves();
     let start = StartRun {
         folder,

@@ -462,9 +462,130 @@ pub fn verify_chain(text: &str) -> Result<ChainHead, ChainError> {
     Ok(head)
 }
 
+/// A decision a journal holds (a `human` line: a person's, or the run's
+/// own under `autonomy: full`), named by the chain hash after its line.
+/// That hash stands for the decision together with every line before it,
+/// so a runner that keeps the hashes of the decisions its runs journaled
+/// tells them from decisions that came in a journal written elsewhere (a
+/// vault cloned or shared with its run's trace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// 1-based line of the journal.
+    pub line: usize,
+    /// The request it answered (`review#1:human`, `fix#2/tool.1:approve`).
+    pub key: String,
+    pub approved: bool,
+    /// The decision's text: the person's note, the picked condition, or
+    /// `approved` / `rejected`.
+    pub decision: String,
+    /// The chain hash after its line.
+    pub head: String,
+}
+
+/// Every decision a journal holds, in order. Reading stops at the first
+/// line that is no entry (a torn last line; a broken chain is
+/// [`verify_chain`]'s to report).
+pub fn decisions(text: &str) -> Vec<Decision> {
+    let mut chain = GENESIS.to_string();
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok((entry, _)) = read_line(line) else {
+            break;
+        };
+        chain = link(&chain, line);
+        if let Answer::Human {
+            decision, approved, ..
+        } = entry.answer
+        {
+            found.push(Decision {
+                line: i + 1,
+                key: entry.key,
+                approved,
+                decision,
+                head: chain.clone(),
+            });
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decisions_are_the_human_lines_named_by_the_chain_after_them() {
+        let entries = [
+            JournalEntry {
+                key: "draft#1:work".into(),
+                answer: Answer::Work {
+                    output: "a draft".into(),
+                },
+            },
+            JournalEntry {
+                key: "review#1:human".into(),
+                answer: Answer::Human {
+                    decision: "ship it".into(),
+                    approved: true,
+                    choice: None,
+                },
+            },
+            JournalEntry {
+                key: "send#1/tool.1:approve".into(),
+                answer: Answer::Human {
+                    decision: "rejected".into(),
+                    approved: false,
+                    choice: None,
+                },
+            },
+        ];
+        let mut text = String::new();
+        let mut chain = GENESIS.to_string();
+        let mut heads = Vec::new();
+        for entry in &entries {
+            let line = chained_line(entry, &chain);
+            chain = link(&chain, &line);
+            heads.push(chain.clone());
+            text += &line;
+            text += "\n\n";
+        }
+        let found = decisions(&text);
+        let seen: Vec<_> = found
+            .iter()
+            .map(|d| {
+                (
+                    d.line,
+                    d.key.as_str(),
+                    d.approved,
+                    d.decision.as_str(),
+                    d.head.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (3, "review#1:human", true, "ship it", heads[1].as_str()),
+                (
+                    5,
+                    "send#1/tool.1:approve",
+                    false,
+                    "rejected",
+                    heads[2].as_str()
+                ),
+            ]
+        );
+        assert_eq!(verify_chain(&text).unwrap().hash, heads[2]);
+        // The same decision after other lines is another decision.
+        let other = format!("{}\n{text}", entry_line(&entries[0]));
+        assert!(decisions(&other).iter().all(|d| !heads.contains(&d.head)));
+        // A torn last line ends the reading; what came before stands.
+        let torn = format!("{text}{{\"key\":\"x#1:human\",\"kind\":\"hum");
+        assert_eq!(decisions(&torn), found);
+    }
 
     #[test]
     fn jsonl_round_trips_every_kind() {
