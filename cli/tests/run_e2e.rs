@@ -3383,11 +3383,7 @@ fn a_cloned_vaults_journaled_approval_is_taken_only_once_the_person_takes_it() {
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
         said.contains("00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line ")
-            && said.contains(": approve#1:human approved (publish)\nso nothing ran"),
-        "{said}"
-    );
-    assert!(
-        said.contains("`planvault trust PATH` takes them as given"),
+            && said.contains(": approve#1:human approved (publish)\n  hint: nothing ran; if you trust whoever ran it, `planvault trust PATH` takes them as given"),
         "{said}"
     );
     assert_eq!(count(&stub, "Step: Publish the note"), publishes);

@@ -119,6 +119,12 @@ pub struct StartRun {
     /// `--parallel N`); none: every item that can run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_at_most: Option<u32>,
+    /// The decisions a resumed journal holds that no run here took, as
+    /// the person was shown them and took them as given (the message of
+    /// the [`ErrorCode::DecisionsElsewhere`] this start answers): the run
+    /// goes on past exactly those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_decisions: Option<String>,
 }
 
 impl StartRun {
@@ -458,6 +464,11 @@ pub enum ErrorCode {
     PromptTooLarge,
     /// Another run holds the vault (another tab, or `planvault run`).
     VaultLocked,
+    /// A resume's journal holds decisions no run here took (a vault
+    /// cloned or shared with its trace): nothing ran. The message lists
+    /// them, as a start that takes them gives it back
+    /// ([`StartRun::take_decisions`]).
+    DecisionsElsewhere,
 }
 
 /// Why a message could not be read.
@@ -600,6 +611,7 @@ mod tests {
             folder: "plans/launch".into(),
             parallel: true,
             parallel_at_most: Some(4),
+            take_decisions: None,
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

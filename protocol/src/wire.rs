@@ -391,6 +391,7 @@ fn start_run(f: &Fields<'_>) -> Result<StartRun, ProtocolError> {
         folder: f.opt_string("folder")?.unwrap_or_default(),
         parallel: f.bool_or_false("parallel")?,
         parallel_at_most: f.opt_u32("parallel_at_most")?,
+        take_decisions: f.opt_string("take_decisions")?,
     })
 }
 
@@ -609,6 +610,7 @@ mod tests {
             folder: "plans/launch".into(),
             parallel: true,
             parallel_at_most: Some(3),
+            take_decisions: Some("listing".into()),
         }
     }
 

@@ -706,16 +706,20 @@ impl<'a, H: Host> Driver<'a, H> {
             return Ok(());
         }
         let listing = decisions_listing(journal_file, &elsewhere);
-        if self.host.take_decisions(&listing).await {
+        // Taken with this start (the app, given back what it showed), or
+        // now by the person.
+        if self.start.take_decisions.as_ref() == Some(&listing)
+            || self.host.take_decisions(&listing).await
+        {
             let heads: Vec<&str> = elsewhere.iter().map(|d| d.head.as_str()).collect();
             self.host.keep_decisions(&heads).await;
             return Ok(());
         }
         let hint = match self.host.surface() {
-            Surface::Cli => "if you trust whoever ran it, `planvault trust PATH` takes them as given (or answer yes at a terminal); --fresh starts over",
-            Surface::Browser => "take them as given only if you trust whoever ran it; Run again from the start otherwise",
+            Surface::Cli => "nothing ran; if you trust whoever ran it, `planvault trust PATH` takes them as given (or answer yes at a terminal); --fresh starts over",
+            Surface::Browser => "Nothing ran. Take them as given only if you trust whoever ran it; otherwise press Run to start over.",
         };
-        Err(RunError::new(ErrorCode::Journal, format!("{listing}\nso nothing ran")).with_hint(hint))
+        Err(RunError::new(ErrorCode::DecisionsElsewhere, listing).with_hint(hint))
     }
 
     /// A person's approval at a gate (`node#visit:human`, approved) ends
@@ -2820,6 +2824,7 @@ mod tests {
             folder: String::new(),
             parallel: false,
             parallel_at_most: None,
+            take_decisions: None,
         }
     }
 

@@ -405,6 +405,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 

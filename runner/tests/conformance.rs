@@ -225,6 +225,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 

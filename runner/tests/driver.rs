@@ -62,6 +62,7 @@ fn start(mode: RunMode) -> StartRun {
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 
@@ -3151,7 +3152,11 @@ fn stopped_after_approval(host: &MemoryHost, inbox: &Inbox) {
         !matches!(reason, Some(FinishReason::Completed)),
         "{reason:?}"
     );
-    assert_eq!(status_of(host, "send.md"), "status: active", "resumable at send");
+    assert_eq!(
+        status_of(host, "send.md"),
+        "status: active",
+        "resumable at send"
+    );
     let journal = host.file(JOURNAL_FILE).unwrap();
     assert!(journal.contains(r#""key":"review#1:human""#), "{journal}");
 }
@@ -3187,29 +3192,40 @@ fn a_resume_takes_decisions_made_elsewhere_only_once_the_person_takes_them() {
             _ => None,
         })
         .expect("refused");
-    assert_eq!(error.code, ErrorCode::Journal);
-    assert!(
-        error.message.starts_with(
-            "00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line "
-        ) && error
-            .message
-            .contains(": review#1:human approved (go ahead)\nso nothing ran"),
-        "{}",
-        error.message
+    assert_eq!(error.code, ErrorCode::DecisionsElsewhere);
+    assert_eq!(
+        error.message,
+        "00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line 2: review#1:human approved (go ahead)"
     );
     assert!(elsewhere.calls.borrow().is_empty(), "no model call");
     assert_eq!(elsewhere.asked_decisions.borrow().len(), 1);
     assert_eq!(elsewhere.file("send.md"), stopped.get("send.md").cloned());
 
-    // Taken as given: the run goes on, and is not asked again.
-    elsewhere.takes_decisions.set(true);
+    // Taken as given by the person, asked: the run goes on, and is not
+    // asked again.
+    let asked = MemoryHost::new(stopped.clone(), &inbox, good_model);
+    *asked.decisions.borrow_mut() = Some(Default::default());
+    asked.takes_decisions.set(true);
     assert_eq!(
-        go(&elsewhere, &inbox, start(model())),
+        go(&asked, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    assert_eq!(*asked.asked_decisions.borrow(), std::slice::from_ref(&error.message));
+    assert_eq!(asked.decisions.borrow().as_ref().map(|d| d.len()), Some(1));
+
+    // Taken with the start, as the app gives back what it showed: only
+    // that listing (another journal's decisions are asked about).
+    let taking = |listing: &str| StartRun {
+        take_decisions: Some(listing.to_string()),
+        ..start(model())
+    };
+    assert_eq!(go(&elsewhere, &inbox, taking("another listing")), None);
+    assert_eq!(elsewhere.asked_decisions.borrow().len(), 2);
+    assert_eq!(
+        go(&elsewhere, &inbox, taking(&error.message)),
         Some(FinishReason::Completed)
     );
     assert_eq!(elsewhere.asked_decisions.borrow().len(), 2);
-    let taken = elsewhere.decisions.borrow().clone().unwrap();
-    assert_eq!(taken.len(), 1);
 
     // Here, the run that approved resumes past its own approval.
     fails.set(false);

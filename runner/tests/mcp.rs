@@ -294,6 +294,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 

@@ -469,6 +469,97 @@ test('a human node is decided in the run panel', async () => {
   }
 });
 
+/** Answers a manual run of HUMAN_VAULT until publish's work is asked, then stops it. */
+async function stopAtPublish(page) {
+  await startRun(page, 'publish a note');
+  for (;;) {
+    await waitFor(page, () => window.planvaultTest.run().ask !== null);
+    const { ask } = await run(page);
+    if (ask.node === 'publish') break;
+    await page.locator(`#run-ask[data-kind="${ask.ask.kind}"]`).waitFor({ state: 'visible' });
+    if (ask.ask.kind === 'work') {
+      await page.fill('#ask-answer', `${ask.node} by hand`);
+      await page.click('#ask-submit');
+    } else {
+      const choices = ask.ask.choices;
+      if (choices.length > 0) await page.check(`#human-choice-${choices.indexOf('approved')}`);
+      await page.fill('#human-note', 'Looks right to me.');
+      await page.click('#human-approve');
+    }
+    await waitFor(page, (request) => window.planvaultTest.run().ask?.request !== request, ask.request);
+  }
+  await page.click('#run-stop');
+  await waitPhase(page, 'finished');
+  assert.equal((await run(page)).finish.code, 'stopped');
+}
+
+/** Answers publish's work and waits for the run to complete. */
+async function finishPublish(page) {
+  await waitAsk(page, 'work');
+  assert.equal((await run(page)).ask.node, 'publish');
+  await page.fill('#ask-answer', 'Published.');
+  await page.click('#ask-submit');
+  await waitPhase(page, 'finished');
+  const state = await run(page);
+  assert.equal(state.finish.code, 'completed', JSON.stringify(state.finish));
+}
+
+const decisionsKept = (page) => page.evaluate(() => new Promise((resolve, reject) => {
+  const request = indexedDB.open('planvault-decisions', 1);
+  request.onupgradeneeded = () => request.result.createObjectStore('taken');
+  request.onsuccess = () => {
+    const counted = request.result.transaction('taken').objectStore('taken').count();
+    counted.onsuccess = () => { resolve(counted.result); request.result.close(); };
+    counted.onerror = () => reject(counted.error);
+  };
+  request.onerror = () => reject(request.error);
+}));
+
+test('a vault that comes with its run\'s approval resumes past it only once the person takes it as given', async () => {
+  // Here: the approval is made in this browser, and its resume goes on.
+  const here = await newPage();
+  let files;
+  try {
+    await openVault(here, HUMAN_VAULT);
+    await stopAtPublish(here);
+    assert.equal(await decisionsKept(here), 1, 'the approval is kept as taken here');
+    files = await readVault(here);
+    await here.click('#run-continue');
+    await finishPublish(here);
+    assert.equal(await here.locator('#decisions-take').count(), 0);
+  } finally {
+    await here.context().close();
+  }
+  // Elsewhere: the stopped vault, journal and all, opened in another browser.
+  const elsewhere = await newPage();
+  try {
+    await openVault(elsewhere, files);
+    await elsewhere.locator('#resume-offer').waitFor({ state: 'visible' });
+    await elsewhere.click('#resume-offer-accept');
+    await waitFor(elsewhere, () => window.planvaultTest.run().error !== null);
+    assert.equal((await run(elsewhere)).phase, 'idle');
+    const error = elsewhere.locator('#run-error[data-code="DecisionsElsewhere"]');
+    await error.waitFor({ state: 'visible' });
+    assert.match(await error.locator('.message').textContent(), /journal\.jsonl holds decisions no run here took; resuming takes them as given:/);
+    assert.deepEqual(
+      await error.locator('#run-error-lines li').allTextContents(),
+      [`line 2: approve#1:human approved (Looks right to me.)`],
+    );
+    assert.match(await elsewhere.locator('#run-error-hint').textContent(), /Nothing ran\. Take them as given only if you trust whoever ran it/);
+    assert.equal((await run(elsewhere)).ask, null, 'nothing was asked');
+    assert.equal(statusOf((await readOpfsFolder(elsewhere, FOLDER))['publish.md']), 'active');
+    await saveScreenshot(elsewhere, 'run-decisions-elsewhere');
+    assert.equal(await decisionsKept(elsewhere), 0);
+
+    await elsewhere.click('#decisions-take');
+    await finishPublish(elsewhere);
+    assert.equal(await decisionsKept(elsewhere), 1, 'taken, and kept');
+    assert.deepEqual(elsewhere.problems, []);
+  } finally {
+    await elsewhere.context().close();
+  }
+});
+
 test('run to a node, step one node, pause, stop and resume from the panel', async () => {
   const stub = await startStub({
     replies: [

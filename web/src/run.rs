@@ -554,6 +554,7 @@ pub fn hint(error: &RunError, origin: &str) -> String {
         ErrorCode::VaultLocked => "Another run holds this vault (another tab, or planvault run in a terminal). \
             Wait for it to end; the error says how to break a stale lock."
             .into(),
+        ErrorCode::DecisionsElsewhere => "Nothing ran.".into(),
     }
 }
 
@@ -674,6 +675,7 @@ mod tests {
             folder: String::new(),
             parallel: false,
             parallel_at_most: None,
+            take_decisions: None,
         })
     }
 

@@ -82,6 +82,9 @@ pub struct RunClient {
     discarding: StoredValue<bool, LocalStorage>,
     /// Where the open vault's breakpoints are remembered (see [`breakpoints_key`]).
     breakpoints_key: StoredValue<Option<String>, LocalStorage>,
+    /// The decisions taken elsewhere the person took as given, for the
+    /// next start to give back ([`StartRun::take_decisions`]).
+    take_decisions: StoredValue<Option<String>, LocalStorage>,
 }
 
 /// Where an open vault's breakpoints are kept between visits, in this
@@ -122,6 +125,7 @@ impl RunClient {
             draining: StoredValue::new_local(false),
             discarding: StoredValue::new_local(false),
             breakpoints_key: StoredValue::new_local(None),
+            take_decisions: StoredValue::new_local(None),
         }
     }
 
@@ -261,6 +265,13 @@ impl RunClient {
             let _ = storage.set_item(TRUSTED_KEY, &with_trusted(stored.as_deref(), &ask.reach));
         }
         self.run(state, ask.fresh, ask.step);
+    }
+
+    /// Resume, taking as given the decisions a resume's journal holds
+    /// that no run here took (`listing`: the refusal's message, as shown).
+    pub fn take_decisions_and_resume(&self, state: AppState, listing: String) {
+        self.take_decisions.set_value(Some(listing));
+        self.run(state, false, false);
     }
 
     /// Asks the worker for a server's tools (the answer lands in `mcp_tests`).
@@ -418,7 +429,9 @@ impl RunClient {
             folder,
             parallel: settings.parallel,
             parallel_at_most: None,
+            take_decisions: self.take_decisions.get_value(),
         };
+        self.take_decisions.set_value(None);
         // The panel says "starting" from the click on, not only once the
         // vault's config has been read and the run posted.
         let starting = ToWorker::Start(start.clone());

@@ -15,7 +15,7 @@ use crate::settings::Settings;
 use crate::state::AppState;
 use leptos::prelude::*;
 use planvault_core::engine::FinishReason;
-use planvault_protocol::ToWorker;
+use planvault_protocol::{ErrorCode, ToWorker};
 
 /// A keyed list's key: the row's hash. One key type for every list keeps
 /// one copy of `<For>`'s key set in the wasm.
@@ -182,6 +182,7 @@ fn Breakpoints() -> impl IntoView {
 #[component]
 fn RunStatus() -> impl IntoView {
     let run = expect_context::<RunClient>();
+    let state = expect_context::<AppState>();
     let phase = phase(run);
     let error = Memo::new(move |_| run.view.with(|v| v.error.clone()));
     let retry = Memo::new(move |_| run.view.with(|v| v.retry.clone()));
@@ -198,6 +199,14 @@ fn RunStatus() -> impl IntoView {
             <div id="run-error" class="run-error" data-code=format!("{:?}", e.code)>
                 {error_lines(&e.message)}
                 <p id="run-error-hint" class="hint">{hint(&e, &origin())}</p>
+                {(e.code == ErrorCode::DecisionsElsewhere).then(|| {
+                    let listing = e.message.clone();
+                    view! {
+                        <button id="decisions-take" on:click=move |_| {
+                            run.take_decisions_and_resume(state, listing.clone())
+                        }>"Take them as given and resume"</button>
+                    }
+                })}
             </div>
         })}
         {move || retry.get().map(|r| view! {
@@ -419,7 +428,10 @@ pub fn ResumeOfferBar() -> impl IntoView {
 fn error_lines(message: &str) -> impl IntoView {
     let mut lines = message.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next().unwrap_or_default().to_string();
-    let rest: Vec<String> = lines.map(str::to_string).collect();
+    // A listed line's own dash would stand beside its bullet.
+    let rest: Vec<String> = lines
+        .map(|l| l.trim_start().trim_start_matches("- ").to_string())
+        .collect();
     view! {
         <p class="message">{first}</p>
         {(!rest.is_empty()).then(|| view! {

@@ -38,6 +38,16 @@ extern "C" {
     async fn kept_snapshot(root: &FileSystemDirectoryHandle) -> Result<JsValue, JsValue>;
 }
 
+#[wasm_bindgen(module = "/src/decisions.js")]
+extern "C" {
+    // Heads cross one per line, and come back as a string of `1` (kept)
+    // and `0`: lighter glue than arrays.
+    #[wasm_bindgen(js_name = decisionsTaken, catch)]
+    async fn decisions_taken(heads: String) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = keepDecisions, catch)]
+    async fn keep_decisions(heads: String) -> Result<JsValue, JsValue>;
+}
+
 /// How long a `fetch_url` tool call may take.
 const FETCH_URL_TIMEOUT_MS: i32 = 20_000;
 
@@ -742,6 +752,24 @@ impl Host for BrowserHost {
             None => self.remove(path).await?,
         }
         Ok(kept.then_some(aside))
+    }
+
+    /// Kept in this origin's IndexedDB (`decisions.js`), outside every
+    /// vault.
+    fn keeps_decisions(&self) -> bool {
+        true
+    }
+
+    /// A store that cannot be read holds none: each is asked about.
+    async fn decisions_taken_here(&self, heads: &[&str]) -> Vec<bool> {
+        let found = decisions_taken(heads.join("\n")).await.ok();
+        let found = found.and_then(|f| f.as_string()).unwrap_or_default();
+        let mut found = found.chars();
+        heads.iter().map(|_| found.next() == Some('1')).collect()
+    }
+
+    async fn keep_decisions(&self, heads: &[&str]) {
+        let _ = keep_decisions(heads.join("\n")).await;
     }
 
     /// Kept in this origin's IndexedDB with the vault's handle, where the

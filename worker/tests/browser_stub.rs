@@ -190,6 +190,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 

@@ -499,6 +499,7 @@ pub(crate) fn start_run(
         folder: String::new(),
         parallel: false,
         parallel_at_most: None,
+        take_decisions: None,
     }
 }
 
@@ -580,6 +581,8 @@ fn utc_stamp(now: std::time::SystemTime) -> String {
 /// An error with its hint, as one line.
 fn describe_error(error: &RunError) -> String {
     match &error.hint {
+        // A list stays a list: the hint goes under it, not after its last line.
+        Some(hint) if error.message.contains('\n') => format!("{}\n  hint: {hint}", error.message),
         Some(hint) => format!("{} ({hint})", error.message),
         None => error.message.clone(),
     }
