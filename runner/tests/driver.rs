@@ -3210,7 +3210,10 @@ fn a_resume_takes_decisions_made_elsewhere_only_once_the_person_takes_them() {
         go(&asked, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
-    assert_eq!(*asked.asked_decisions.borrow(), std::slice::from_ref(&error.message));
+    assert_eq!(
+        *asked.asked_decisions.borrow(),
+        std::slice::from_ref(&error.message)
+    );
     assert_eq!(asked.decisions.borrow().as_ref().map(|d| d.len()), Some(1));
 
     // Taken with the start, as the app gives back what it showed: only

@@ -74,3 +74,71 @@ proptest! {
         prop_assert_eq!(Journal::from_jsonl(&kept).unwrap().entries, lines);
     }
 }
+
+fn command_or_decision() -> impl Strategy<Value = JournalEntry> {
+    prop_oneof![
+        entry(),
+        (
+            "[a-z]{1,6}#[1-3]:human",
+            any::<bool>(),
+            "\\PC{0,12}|.*\n.*|\u{1b}\\[2J\u{202e}"
+        )
+            .prop_map(|(key, approved, decision)| JournalEntry {
+                key,
+                answer: Answer::Human {
+                    decision,
+                    approved,
+                    choice: None,
+                },
+            }),
+    ]
+}
+
+/// Chained as a runner writes them.
+fn chained(entries: &[JournalEntry]) -> String {
+    use planvault_core::engine::journal::{chained_line, link, GENESIS};
+    let mut chain = GENESIS.to_string();
+    let mut text = String::new();
+    for entry in entries {
+        let line = chained_line(entry, &chain);
+        chain = link(&chain, &line);
+        text += &line;
+        text.push('\n');
+    }
+    text
+}
+
+proptest! {
+    /// A decision is named by the chain after its line: the journal's head
+    /// where it ends, so the same decision after any other lines is
+    /// another; and however hostile its text, it is one listed line.
+    #[test]
+    fn each_decision_is_named_by_the_chain_up_to_its_line_and_listed_on_one_line(
+        entries in prop::collection::vec(command_or_decision(), 1..8),
+        before in entry(),
+    ) {
+        use planvault_core::engine::journal::{decisions, verify_chain};
+        let text = chained(&entries);
+        let found = decisions(&text);
+        let human: Vec<&JournalEntry> = entries
+            .iter()
+            .filter(|e| matches!(e.answer, Answer::Human { .. }))
+            .collect();
+        prop_assert_eq!(found.len(), human.len());
+        let lines: Vec<&str> = text.lines().collect();
+        for (d, e) in found.iter().zip(&human) {
+            prop_assert_eq!(&d.key, &e.key);
+            let upto = lines[..d.line].join("\n");
+            prop_assert_eq!(&d.head, &verify_chain(&upto).unwrap().hash);
+        }
+        let mut moved = vec![before];
+        moved.extend(entries.iter().cloned());
+        let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
+        prop_assert!(decisions(&chained(&moved)).iter().all(|d| !heads.contains(&d.head.as_str())));
+        let listed: Vec<&planvault_core::engine::journal::Decision> = found.iter().collect();
+        let listing = planvault_runner::driver::decisions_listing("00_plan-trace/journal.jsonl", &listed);
+        prop_assert_eq!(listing.lines().count(), found.len() + 1);
+        let hazard = |c: char| (c.is_control() && c != '\n') || c == '\u{202e}';
+        prop_assert!(!listing.chars().any(hazard), "{}", listing);
+    }
+}
