@@ -658,26 +658,32 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Append one entry of this run to the journal, chained to the lines
     /// before it; a decision journaled is kept as taken here.
     async fn journal(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
-        self.append_entry(entry).await?;
-        if matches!(entry.answer, Answer::Human { .. }) {
-            self.host.keep_decisions(&[&self.chain]).await;
-        }
-        Ok(())
+        self.append_entry(entry, true).await
     }
 
-    /// Append an entry to the journal, chained to the lines before it.
-    async fn append_entry(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
+    /// Append an entry to the journal, chained to the lines before it; a
+    /// decision `taken_here` is kept as such first, so a crash between
+    /// the two never leaves the person's own decision asked about.
+    async fn append_entry(
+        &mut self,
+        entry: &JournalEntry,
+        taken_here: bool,
+    ) -> Result<(), RunError> {
         let mut line = journal::chained_line(entry, &self.chain);
         if self.holds_secret(&line) {
             // Scrubbed field by field: the line stays an entry of the chain.
             let scrubbed = entry.map_text(&|text| self.scrub(text));
             line = journal::chained_line(&scrubbed, &self.chain);
         }
+        let chain = journal::link(&self.chain, &line);
+        if taken_here && matches!(entry.answer, Answer::Human { .. }) {
+            self.host.keep_decisions(&[&chain]).await;
+        }
         self.host
             .append(&self.files.at(JOURNAL_FILE), &format!("{line}\n"))
             .await
             .map_err(vault_error)?;
-        self.chain = journal::link(&self.chain, &line);
+        self.chain = chain;
         Ok(())
     }
 
@@ -1063,7 +1069,7 @@ impl<'a, H: Host> Driver<'a, H> {
             // The vault keeps the journal of the run it now holds. Its
             // decisions were taken where it was written, not here.
             for entry in &replayed.entries {
-                self.append_entry(entry).await?;
+                self.append_entry(entry, false).await?;
             }
             replayed.clone()
         } else if !fresh && (resuming || listed.contains(&journal_file)) {

@@ -70,6 +70,9 @@ type Responder = Box<dyn FnMut(&FromWorker) -> Vec<ToWorker>>;
 type Model = Box<dyn FnMut(&HttpCall) -> Reply>;
 type WriteHook = Box<dyn FnMut(&str, &mut BTreeMap<String, String>)>;
 
+/// What [`MemoryHost::writes`] lists where decisions were kept.
+pub const DECISIONS_KEPT: &str = "(decisions kept)";
+
 /// The in-memory host.
 pub struct MemoryHost {
     pub files: RefCell<BTreeMap<String, String>>,
@@ -78,7 +81,8 @@ pub struct MemoryHost {
     pub fetched: RefCell<Vec<String>>,
     /// Total time slept (backoff), in ms.
     pub slept: Cell<u64>,
-    /// Every write and append, in order (the path).
+    /// Every write and append, in order (the path), and each keeping of
+    /// decisions ([`DECISIONS_KEPT`]).
     pub writes: RefCell<Vec<String>>,
     /// How far the clock moves while one body chunk arrives, in ms.
     pub chunk_ms: Cell<f64>,
@@ -200,6 +204,9 @@ impl Host for MemoryHost {
     async fn keep_decisions(&self, heads: &[&str]) {
         if let Some(kept) = self.decisions.borrow_mut().as_mut() {
             kept.extend(heads.iter().map(|h| h.to_string()));
+            if self.keep_posts.get() {
+                self.writes.borrow_mut().push(DECISIONS_KEPT.to_string());
+            }
         }
     }
 

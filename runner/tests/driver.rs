@@ -3180,6 +3180,14 @@ fn a_resume_takes_decisions_made_elsewhere_only_once_the_person_takes_them() {
     *here.decisions.borrow_mut() = Some(Default::default());
     stopped_after_approval(&here, &inbox);
     let stopped = here.files.borrow().clone();
+    // Kept before its line is appended: a crash between the two never
+    // leaves the person's own decision asked about.
+    let writes = here.writes.borrow().clone();
+    let kept = writes
+        .iter()
+        .position(|w| w == planvault_runner::memory::DECISIONS_KEPT)
+        .expect("the approval kept");
+    assert_eq!(writes.get(kept + 1).map(String::as_str), Some(JOURNAL_FILE));
 
     // Elsewhere: the same vault, copied with its journal.
     let elsewhere = MemoryHost::new(stopped.clone(), &inbox, good_model);
