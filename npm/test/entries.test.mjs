@@ -57,7 +57,7 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 268 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 269 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
@@ -80,10 +80,11 @@ test("the markdown build is the validator alone, under 268 KB gzipped; the full 
   // and a long item quoted by its start (+1.2 KB; 266.3 KB), 267 KB until
   // a label was read as the text Obsidian shows (`**next**` is `next`;
   // +1.3 KB; 267.4 KB) and an item linking only an address was named so
-  // (+0.4 KB; 267.8 KB): a plan that
+  // (+0.4 KB; 267.8 KB), 268 KB until `==highlight==` in a label was read
+  // as Obsidian shows it (+0.3 KB; 268.2 KB): a plan that
   // means the same in Obsidian and Leopold, and says so in the note's own
   // words, comes before the last 15 KB.
-  assert.ok(markdown < 268_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 268 KB budget`);
+  assert.ok(markdown < 269_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 269 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder

@@ -370,24 +370,36 @@ fn last_arrow(text: &str, hidden: &[Range<usize>]) -> Option<(usize, usize)> {
 /// link (`**[[send]]**`) formats the link.
 pub const LINK_MARKS: [char; 4] = ['*', '_', '~', '='];
 
-/// A label as Obsidian shows it: emphasis, strikethrough and code marks,
-/// backslash escapes and inline HTML tags are formatting, not words, so
-/// `**approved**` is the condition "approved" and `*next*` is `next`. A
-/// label markdown would read as more than a run of text (a heading mark,
-/// a link) is taken as written, and so is one that would show nothing.
+/// A label as Obsidian shows it: emphasis, strikethrough, highlight and
+/// code marks, backslash escapes and inline HTML tags are formatting, not
+/// words, so `**approved**` is the condition "approved" and `*next*` is
+/// `next`. A label markdown would read as more than a run of text (a
+/// heading mark, a link) is taken as written, and so is one that would
+/// show nothing.
 pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
-    if !label.contains(['*', '_', '~', '`', '\\', '<', '&']) {
+    if !label.contains(['*', '_', '~', '`', '\\', '<', '&', '=']) {
         return Cow::Borrowed(label);
     }
+    // Obsidian's `==highlight==` pairs as strikethrough's `~~` does (the
+    // same flanking rules), and pulldown-cmark reads no `==`: read as
+    // `~~` where the label has no tilde of its own to be confused with.
+    let highlight = label.contains("==") && !label.contains('~');
+    let source = match highlight {
+        true => Cow::Owned(label.replace("==", "~~")),
+        false => Cow::Borrowed(label),
+    };
     let mut events =
-        Parser::new_ext(label, pulldown_cmark::Options::ENABLE_STRIKETHROUGH).peekable();
+        Parser::new_ext(&source, pulldown_cmark::Options::ENABLE_STRIKETHROUGH).peekable();
     if events.next_if_eq(&Event::Start(Tag::Paragraph)).is_none() {
         return Cow::Borrowed(label);
     }
     let mut shown = String::with_capacity(label.len());
     for event in events {
         match event {
+            Event::Text(text) | Event::Code(text) if highlight => {
+                shown.push_str(&text.replace('~', "="))
+            }
             Event::Text(text) | Event::Code(text) => shown.push_str(&text),
             Event::SoftBreak | Event::HardBreak => shown.push(' '),
             Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough)
@@ -683,6 +695,9 @@ mod tests {
             ("approved\\* <b>now</b>", "approved* now"),
             ("__done__ & dusted", "done & dusted"),
             ("a*b*c", "abc"),
+            ("==urgent== `a==b`", "urgent a==b"),
+            ("a == b and x=y", "a == b and x=y"),
+            ("===", "==="),
             // Nothing that formats: as written.
             (
                 "2 * 3 > 4 and snake_case_name",
