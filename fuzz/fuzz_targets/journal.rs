@@ -6,6 +6,8 @@
 //!   what it keeps reads back entry for entry; the next append reads back
 //!   as the last entry;
 //! - `Journal::from_jsonl` never panics on any text;
+//! - `journal::decisions` names every human line the kept journal holds,
+//!   reads a torn file as the kept one, and never panics on any text;
 //! - an engine built on the kept journal, from any mix of statuses, never
 //!   panics, finishes within its step budget, and never asks again for an
 //!   answer the journal holds (no key answered twice).
@@ -151,10 +153,21 @@ fn check(data: &[u8]) -> Result<()> {
     let after = Journal::from_jsonl(&appended).expect("an append reads back");
     assert_eq!(after.entries.last(), Some(&next));
 
+    let decided = planvault_core::engine::journal::decisions(&kept);
+    let human: Vec<&String> = journal
+        .entries
+        .iter()
+        .filter(|e| matches!(e.answer, Answer::Human { .. }))
+        .map(|e| &e.key)
+        .collect();
+    assert_eq!(decided.iter().map(|d| &d.key).collect::<Vec<_>>(), human);
+    assert_eq!(planvault_core::engine::journal::decisions(&text), decided);
+
     // Any text at all: the reader refuses or reads, never panics.
     let garbage: String = u.arbitrary()?;
     let _ = Journal::from_jsonl(&(kept.clone() + &garbage));
     let _ = split_torn(&(kept.clone() + &garbage));
+    let _ = planvault_core::engine::journal::decisions(&(kept.clone() + &garbage));
 
     // An engine resuming on this journal from any statuses.
     let mut plan = example();
