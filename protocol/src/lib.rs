@@ -47,6 +47,10 @@ impl<T> Envelope<T> {
 }
 
 /// App → worker.
+// A start is sent once per run and read once: its size beside the small
+// controls costs nothing, where a box would mean one more step in every
+// match on a message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ToWorker {
@@ -125,6 +129,12 @@ pub struct StartRun {
     /// goes on past exactly those.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_decisions: Option<String>,
+    /// The vault config's `[fetch] allow_hosts` as the app read them when
+    /// the person trusted them: `fetch_url` reaches those of them the
+    /// config still lists as the worker reads it, so a host added between
+    /// the two reads is not reached untrusted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
 }
 
 impl StartRun {
@@ -612,6 +622,7 @@ mod tests {
             parallel: true,
             parallel_at_most: Some(4),
             take_decisions: None,
+            allow_hosts: Vec::new(),
         }));
         roundtrip(ToWorker::ListTools {
             server: McpServer {

@@ -392,6 +392,7 @@ fn start_run(f: &Fields<'_>) -> Result<StartRun, ProtocolError> {
         parallel: f.bool_or_false("parallel")?,
         parallel_at_most: f.opt_u32("parallel_at_most")?,
         take_decisions: f.opt_string("take_decisions")?,
+        allow_hosts: f.list_or_empty("allow_hosts", string)?,
     })
 }
 
@@ -611,6 +612,7 @@ mod tests {
             parallel: true,
             parallel_at_most: Some(3),
             take_decisions: Some("listing".into()),
+            allow_hosts: vec!["wiki.internal".into()],
         }
     }
 

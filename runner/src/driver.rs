@@ -2831,6 +2831,7 @@ mod tests {
             parallel: false,
             parallel_at_most: None,
             take_decisions: None,
+            allow_hosts: Vec::new(),
         }
     }
 

@@ -413,6 +413,7 @@ pub fn chain_start(api_key: Option<String>) -> planvault_protocol::StartRun {
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 

@@ -226,6 +226,7 @@ fn start(spec: &Spec, base_url: &str) -> StartRun {
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 

@@ -63,6 +63,7 @@ fn start(mode: RunMode) -> StartRun {
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 

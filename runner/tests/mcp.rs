@@ -295,6 +295,7 @@ fn start(base_url: &str, autonomy: Autonomy) -> StartRun {
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 

@@ -258,3 +258,41 @@ test('a server gone in the middle of a run stops it naming the server; Resume ma
     await everything.close();
   }
 });
+
+test('fetch_url in the browser reaches a private host the vault allows, once the person trusts it', async () => {
+  // One stub serves the page (on 127.0.0.1, a private host), the other is the model.
+  const site = await startStub({ replies: [] });
+  const page = `${site.url.replace(/\/v1$/, '')}/__stub/page`;
+  const FETCH = 'Step: Read the page';
+  const script = {
+    replies: [
+      reply(FETCH, '', { tool_calls: [{ name: 'fetch_url', arguments: { url: page } }] }),
+      reply(FETCH, 'Read it.', { times: 0 }),
+    ],
+  };
+  const model = await startStub(script);
+  const tab = await app.open({ width: 1440, height: 900 });
+  try {
+    await tab.waitForFunction(() => window.planvaultTest?.run().worker === 'ready', null, { timeout: 30_000 });
+    await openVault(tab, {
+      'read.md': '---\ntype: step\nstatus: pending\ntools: [fetch_url]\n---\n# Read the page\n\nFetch the page and say what it says.\n',
+      '.planvault/config.toml': '[fetch]\nallow_hosts = ["127.0.0.1"]\n',
+    });
+    await settingsWithStub(tab, model);
+    await tab.click('#settings-save');
+    await tab.locator('#settings').waitFor({ state: 'detached' });
+    await tab.fill('#run-query', 'read the page');
+    await tab.click('#run-start');
+    await tab.locator('#trust-ask').waitFor();
+    assert.equal(await tab.locator('#trust-ask-reach').textContent(), 'lets `fetch_url` reach the private hosts 127.0.0.1');
+    await tab.click('#trust-accept');
+    await waitFor(tab, () => window.planvaultTest.run().phase === 'finished');
+    assert.equal((await run(tab)).finish.code, 'completed', JSON.stringify((await run(tab)).finish));
+    const requests = await model.requests();
+    assert.match(requests[1].body.messages.find((m) => m.role === 'tool').content, /a page from the stub/);
+  } finally {
+    await tab.close();
+    model.close();
+    site.close();
+  }
+});

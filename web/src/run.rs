@@ -676,6 +676,7 @@ mod tests {
             parallel: false,
             parallel_at_most: None,
             take_decisions: None,
+            allow_hosts: Vec::new(),
         })
     }
 

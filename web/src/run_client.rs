@@ -33,6 +33,15 @@ pub struct TrustAsk {
     pub step: bool,
 }
 
+/// The vault's config as a Run reads it before it starts.
+struct ConfigRead {
+    servers: Vec<ConfigServer>,
+    /// What it reaches beyond the vault, one line each (what is trusted).
+    reach: Vec<String>,
+    /// Its `[fetch] allow_hosts`, which that trust covers.
+    allow_hosts: Vec<String>,
+}
+
 /// A Settings' test of an MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpTest {
@@ -222,15 +231,12 @@ impl RunClient {
 
     /// Reads the open vault's MCP servers from its config (none without one).
     pub async fn load_config(&self, state: AppState) -> Result<Vec<ConfigServer>, String> {
-        self.read_config(state).await.map(|(servers, _)| servers)
+        self.read_config(state).await.map(|read| read.servers)
     }
 
     /// [`RunClient::load_config`], with what the config reaches beyond the
     /// vault in a browser run (its URL servers, its `[fetch] allow_hosts`).
-    async fn read_config(
-        &self,
-        state: AppState,
-    ) -> Result<(Vec<ConfigServer>, Vec<String>), String> {
+    async fn read_config(&self, state: AppState) -> Result<ConfigRead, String> {
         let read = match state.vault.get_value() {
             Some(dir) => dir.read(CONFIG_FILE).await.map_err(|e| e.to_string()),
             None => Ok(None),
@@ -247,9 +253,10 @@ impl RunClient {
             .and_then(|t| planvault_runner::settings::parse(&t).ok())
             .map(|s| s.allow_hosts)
             .unwrap_or_default();
-        servers.map(|servers| {
-            let reach = config_reach(&servers, &hosts);
-            (servers, reach)
+        servers.map(|servers| ConfigRead {
+            reach: config_reach(&servers, &hosts),
+            servers,
+            allow_hosts: hosts,
         })
     }
 
@@ -430,6 +437,7 @@ impl RunClient {
             parallel: settings.parallel,
             parallel_at_most: None,
             take_decisions: self.take_decisions.get_value(),
+            allow_hosts: Vec::new(),
         };
         self.take_decisions.set_value(None);
         // The panel says "starting" from the click on, not only once the
@@ -445,22 +453,23 @@ impl RunClient {
             let config = client.read_config(state).await;
             // What the config reaches beyond the vault is its author's
             // choice: nothing of it is reached until the person trusts it.
-            if let Ok((_, reach)) = &config {
+            let mut start = start;
+            if let Ok(read) = &config {
                 let stored = storage().and_then(|s| s.get_item(TRUSTED_KEY).ok().flatten());
-                if !is_trusted(stored.as_deref(), reach) {
+                if !is_trusted(stored.as_deref(), &read.reach) {
                     client.trust_ask.set(Some(TrustAsk {
-                        reach: reach.clone(),
+                        reach: read.reach.clone(),
                         fresh,
                         step,
                     }));
                     client.view.update(|v| v.phase = Phase::Idle);
                     return;
                 }
+                start.allow_hosts = read.allow_hosts.clone();
             }
-            let config = config.map(|(servers, _)| servers);
+            let config = config.map(|read| read.servers);
             let commands = config.as_deref().map(command_servers).unwrap_or_default();
             let servers = config.and_then(|c| settings.mcp_servers(&c).map_err(|e| e.to_string()));
-            let mut start = start;
             match servers {
                 Ok(servers) => {
                     start.mcp_servers = servers;

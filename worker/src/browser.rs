@@ -991,7 +991,11 @@ pub async fn start_run(
                     .with_hint(settings::ISOLATE_HINT),
             );
         }
-        host.set_fetch_allow(settings.allow_hosts);
+        // Only hosts the person trusted as the app read the config, and
+        // that it still lists.
+        let trusted = &start.allow_hosts;
+        let allowed = settings.allow_hosts.into_iter().filter(|h| trusted.contains(h));
+        host.set_fetch_allow(allowed.collect());
         let options = Options {
             max_prompt_bytes: settings.max_prompt_bytes,
             proposal: settings.proposal,

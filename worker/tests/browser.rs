@@ -761,8 +761,33 @@ async fn the_vaults_config_sets_the_prompt_budget_and_the_hosts_fetch_url_may_re
         );
     }
 
+    // A host the config lists that the person did not trust (the app
+    // read the config before it was added) stays refused.
+    let (untrusted, _) = recorded("pv-config-untrusted").await;
+    for path in host.list().await.unwrap() {
+        let text = host.read(&path).await.unwrap().unwrap();
+        untrusted.write(&path, &text).await.unwrap();
+    }
+    let config = host.read(".planvault/config.toml").await.unwrap().unwrap();
+    untrusted
+        .write(".planvault/config.toml", &config)
+        .await
+        .unwrap();
     let inbox = Inbox::new();
-    let reason = start_run(&host, &inbox, start(), "tab-c").await.unwrap();
+    start_run(&untrusted, &inbox, start(), "tab-c")
+        .await
+        .unwrap();
+    let refused = untrusted
+        .fetch_text("http://127.0.0.1:9/x")
+        .await
+        .unwrap_err();
+    assert!(refused.contains("public hosts"), "{refused}");
+
+    let trusted = StartRun {
+        allow_hosts: vec!["127.0.0.1".into(), "wiki.internal".into()],
+        ..start()
+    };
+    let reason = start_run(&host, &inbox, trusted, "tab-c").await.unwrap();
     assert!(
         matches!(&reason, Some(FinishReason::Interrupted { reason, .. }) if reason.contains("over the budget of 100 bytes")),
         "{reason:?}"

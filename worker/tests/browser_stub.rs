@@ -191,6 +191,7 @@ fn start(base_url: &str, query: &str, attempts: u32, timeout_ms: u32) -> StartRu
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 

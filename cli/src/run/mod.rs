@@ -500,6 +500,7 @@ pub(crate) fn start_run(
         parallel: false,
         parallel_at_most: None,
         take_decisions: None,
+        allow_hosts: Vec::new(),
     }
 }
 
