@@ -3240,35 +3240,9 @@ fn at_a_terminal_the_person_is_asked_and_a_yes_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let (vault, stub) = reaching_vault(dir.path());
     let home = dir.path().join("planvault-home");
-    let at_terminal = |answer: &str| {
-        let line = format!(
-            "'{}' run '{}' --query '{QUERY}' --fresh",
-            env!("CARGO_BIN_EXE_planvault"),
-            vault.display()
-        );
-        let mut child = Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .env("PLANVAULT_CONFIG_HOME", &home)
-            .env("PLANVAULT_API_KEY", SECRET)
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("util-linux script");
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(answer.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    let query = format!("--query={QUERY}");
+    let args = ["run", &vault.display().to_string(), &query, "--fresh"];
+    let at_terminal = |answer: &str| at_a_terminal(&args, ("PLANVAULT_CONFIG_HOME", &home), answer);
     let (code, said) = at_terminal("n\n");
     assert_eq!(code, Some(2), "{said}");
     assert!(
@@ -3282,6 +3256,35 @@ fn at_a_terminal_the_person_is_asked_and_a_yes_is_kept() {
     assert!(!stub.requests().is_empty());
     // Kept: not asked again.
     assert_ran(&at_home(&home, "run", &vault).output().unwrap());
+}
+
+/// `planvault ARGS` at a terminal (util-linux `script` gives it one), with
+/// the key and `var` set and `answer` typed: its exit code and what it
+/// showed.
+fn at_a_terminal(args: &[&str], var: (&str, &Path), answer: &str) -> (Option<i32>, String) {
+    let mut line = format!("'{}'", env!("CARGO_BIN_EXE_planvault"));
+    for arg in args {
+        line.push_str(&format!(" '{arg}'"));
+    }
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env(var.0, var.1)
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(answer.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 /// A vault of one note, `hello.md`, whose config sends the model calls
@@ -3390,33 +3393,19 @@ fn a_cloned_vaults_journaled_approval_is_taken_only_once_the_person_takes_it() {
     assert_eq!(status_of(&cloned, "publish.md"), "active");
 
     // At a terminal: a no runs nothing, a yes is kept.
-    let at_terminal = |answer: &str| {
-        let line = format!(
-            "'{}' run '{}' --query '{QUERY}' --endpoint '{}' --model stub-model --autonomy ask",
-            env!("CARGO_BIN_EXE_planvault"),
-            cloned.display(),
-            stub.base_url()
-        );
-        let mut child = Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .env("XDG_STATE_HOME", state("elsewhere"))
-            .env("PLANVAULT_API_KEY", SECRET)
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("util-linux script");
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(answer.as_bytes()).unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    let query = format!("--query={QUERY}");
+    let endpoint = format!("--endpoint={}", stub.base_url());
+    let cloned_path = cloned.display().to_string();
+    let args = [
+        "run",
+        &cloned_path,
+        &query,
+        &endpoint,
+        "--model=stub-model",
+        "--autonomy=ask",
+    ];
+    let elsewhere = state("elsewhere");
+    let at_terminal = |answer: &str| at_a_terminal(&args, ("XDG_STATE_HOME", &elsewhere), answer);
     let (code, said) = at_terminal("n\n");
     assert_eq!(code, Some(2), "{said}");
     assert!(
