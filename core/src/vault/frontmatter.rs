@@ -490,6 +490,16 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// Whether a value as written on its key's line is a block scalar's header
+/// (`|`, `>-`, `|2+`, a comment after it), the text on the lines below.
+fn is_block_indicator(written: &str) -> bool {
+    let header = written.split(" #").next().unwrap_or_default().trim();
+    header.starts_with(['|', '>'])
+        && header[1..]
+            .chars()
+            .all(|c| matches!(c, '-' | '+' | '1'..='9'))
+}
+
 /// A plain scalar this reader takes for a number where YAML 1.2's core
 /// schema (Obsidian's) reads text: a binary number, or a signed hex or
 /// octal one.
@@ -520,8 +530,14 @@ fn apply(
     };
     let line = ctx.first_line + entry.map_or(0, |e| e.line);
     let column = entry.map_or(1, |e| e.value_column);
-    let found = || match entry {
-        Some(e) if !e.inline_value.is_empty() => format!("`{}`", shown(e.inline_value)),
+    let found = || match (entry, &value) {
+        // `type: |` and the value on the lines under it: the indicator is
+        // no value; what it holds is, its line break included.
+        (Some(e), Value::String(text)) if is_block_indicator(e.inline_value) => format!(
+            "the block text `{}` (a block under the key: write the value on the key's line)",
+            shown(text.trim_end())
+        ),
+        (Some(e), _) if !e.inline_value.is_empty() => format!("`{}`", shown(e.inline_value)),
         _ => describe(&value),
     };
     let mut bad = |message: String| diagnostics.push(ctx.bad(line, column, message));
