@@ -437,9 +437,15 @@ fn tool_result(text: &str) -> String {
 
 /// The decisions a resumed journal holds that no run here took, one per
 /// line under what taking them means; their text is the journal's, so
-/// each stays one plain line.
+/// each stays one plain line, a note cut at 80 characters.
 pub fn decisions_listing(journal_file: &str, decisions: &[&journal::Decision]) -> String {
-    let plain = |text: &str| planvault_core::terminal::escape_controls(text, false).into_owned();
+    let plain = |text: &str| {
+        let text = match text.char_indices().nth(80) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text.to_string(),
+        };
+        planvault_core::terminal::escape_controls(&text, false).into_owned()
+    };
     let mut out = format!(
         "{} holds decisions no run here took; resuming takes them as given:",
         plain(journal_file)

@@ -81,7 +81,7 @@ fn command_or_decision() -> impl Strategy<Value = JournalEntry> {
         (
             "[a-z]{1,6}#[1-3]:human",
             any::<bool>(),
-            "\\PC{0,12}|.*\n.*|\u{1b}\\[2J\u{202e}"
+            "\\PC{0,12}|.*\n.*|\u{1b}\\[2J\u{202e}|\\PC{100,120}"
         )
             .prop_map(|(key, approved, decision)| JournalEntry {
                 key,
@@ -140,5 +140,13 @@ proptest! {
         prop_assert_eq!(listing.lines().count(), found.len() + 1);
         let hazard = |c: char| (c.is_control() && c != '\n') || c == '\u{202e}';
         prop_assert!(!listing.chars().any(hazard), "{}", listing);
+        // A long note is cut at 80 characters: `  - line N: KEY approved
+        // (80 characters…)` is at most 105 characters beside its key.
+        for (d, line) in found.iter().zip(listing.lines().skip(1)) {
+            if d.decision.chars().count() > 80 && !d.decision.chars().any(char::is_control) {
+                prop_assert!(line.ends_with("…)"), "{}", line);
+                prop_assert!(line.chars().count() <= 105 + d.key.len(), "{}", line);
+            }
+        }
     }
 }
