@@ -708,12 +708,7 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
         let taken = self.host.decisions_taken_here(&heads).await;
-        let elsewhere: Vec<&journal::Decision> = found
-            .iter()
-            .zip(taken)
-            .filter(|(_, taken)| !taken)
-            .map(|(d, _)| d)
-            .collect();
+        let elsewhere = journal::taken_elsewhere(&found, &taken);
         if elsewhere.is_empty() {
             return Ok(());
         }

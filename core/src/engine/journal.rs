@@ -482,6 +482,17 @@ pub struct Decision {
     pub head: String,
 }
 
+/// Of `found`, those whose flag in `taken_here` (a runner's record of the
+/// decisions taken on it, in the same order) is false.
+pub fn taken_elsewhere<'a>(found: &'a [Decision], taken_here: &[bool]) -> Vec<&'a Decision> {
+    found
+        .iter()
+        .zip(taken_here)
+        .filter(|(_, taken)| !**taken)
+        .map(|(d, _)| d)
+        .collect()
+}
+
 /// Every decision a journal holds, in order. Reading stops at the first
 /// line that is no entry (a torn last line; a broken chain is
 /// [`verify_chain`]'s to report).
