@@ -334,21 +334,16 @@ pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<(
         }
     }
     let what = listed(&config, &lines);
-    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        let mut err = std::io::stderr();
-        let _ = write!(
-            err,
-            "{what}\nThis is the config's author's code, run as you. Trust it{}? [y/N] ",
-            if store.is_some() {
-                " (until these lines change)"
-            } else {
-                " for this run"
-            }
-        );
-        let _ = err.flush();
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+    let question = format!(
+        "{what}\nThis is the config's author's code, run as you. Trust it{}?",
+        if store.is_some() {
+            " (until these lines change)"
+        } else {
+            " for this run"
+        }
+    );
+    if let Some(yes) = ask_at_terminal(&question)? {
+        if yes {
             if let Some(store) = &store {
                 let mut trusted = load(store)?;
                 trusted.vaults.insert(key, print);
@@ -365,20 +360,25 @@ pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<(
 /// resumed journal holds that no run here took (`listing`); `false` where
 /// nobody is at a terminal (the run then stops, naming them).
 pub fn take_decisions(listing: &str) -> bool {
+    let question = format!("{listing}\nTake them as given, as if you had decided them here?");
+    matches!(ask_at_terminal(&question), Ok(Some(true)))
+}
+
+/// Ask the person a yes-or-no `question` (no by default); `None` where
+/// nobody is at a terminal to answer it.
+fn ask_at_terminal(question: &str) -> std::io::Result<Option<bool>> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return false;
+        return Ok(None);
     }
     let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "{listing}\nTake them as given, as if you had decided them here? [y/N] "
-    );
+    let _ = write!(err, "{question} [y/N] ");
     let _ = err.flush();
     let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return false;
-    }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(Some(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    )))
 }
 
 /// `planvault trust PATH` for a run's journal (`run_dir`: the folder whose
@@ -397,12 +397,7 @@ pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
     let record = native::decisions_file()
         .context("no folder to keep decisions in: set XDG_STATE_HOME (or HOME)")?;
     let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
-    let elsewhere: Vec<&journal::Decision> = found
-        .iter()
-        .zip(native::decisions_taken(&record, &heads))
-        .filter(|(_, taken)| !taken)
-        .map(|(d, _)| d)
-        .collect();
+    let elsewhere = journal::taken_elsewhere(&found, &native::decisions_taken(&record, &heads));
     if elsewhere.is_empty() {
         return Ok(None);
     }
