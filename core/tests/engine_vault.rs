@@ -332,7 +332,7 @@ fn tools_and_role_of_the_node_travel_with_its_requests() {
 }
 
 #[test]
-fn the_work_prompt_carries_the_query_the_step_and_not_its_edges() {
+fn the_work_prompt_carries_the_query_the_step_and_the_earlier_outputs() {
     let mut script = Script::new()
         .work("draft#1:work", "first draft")
         .judge("review#1:judge.1", "1. YES\n2. NO");
@@ -343,8 +343,37 @@ fn the_work_prompt_carries_the_query_the_step_and_not_its_edges() {
     let user = &messages[1].content;
     assert!(user.contains("write a note"));
     assert!(user.contains("Do review."));
-    assert!(!user.contains("## Next"));
     assert!(user.contains("### Title of draft\n```\nfirst draft\n```"));
+}
+
+#[test]
+fn the_work_prompt_leaves_out_the_edges_and_keeps_a_next_heading_shown_as_an_example() {
+    // A step that teaches the model to write plan notes shows a `## Next`
+    // section in a code block; only the note's own section is the edges.
+    let files: std::collections::BTreeMap<String, String> = [
+        (
+            "Write.md",
+            "---\ntype: start\n---\nWrite the note like this:\n\n```markdown\n## Next\n- [[Review]]\n```\n\nThen name it after its step.\n\n## Next\n- [[Done]]\n",
+        ),
+        ("Done.md", "Nothing left.\n"),
+    ]
+    .into_iter()
+    .map(|(path, text)| (path.to_string(), text.to_string()))
+    .collect();
+    let (plan, diagnostics) = planvault_core::vault::load(&files);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let mut script = Script::new();
+    run(plan, config(), &Journal::new(), &mut script);
+    let RequestBody::Work { messages, .. } = &script.asked[0].body else {
+        unreachable!()
+    };
+    let user = &messages[1].content;
+    assert!(
+        user.contains("```markdown\n## Next\n- [[Review]]\n```"),
+        "{user}"
+    );
+    assert!(user.contains("Then name it after its step."), "{user}");
+    assert!(!user.contains("[[Done]]"), "{user}");
 }
 
 #[test]
@@ -491,14 +520,7 @@ fn a_human_note_asks_a_person_to_pick_one_of_its_conditions_and_takes_that_edge(
         unreachable!()
     };
     assert_eq!(choices, &["ship", "rework"]);
-    assert!(
-        question.starts_with("Title of gate\n\nDo gate."),
-        "{question}"
-    );
-    assert!(
-        !question.contains("## Next"),
-        "edges are not part of the question"
-    );
+    assert_eq!(question, "Title of gate\n\nDo gate.");
     assert_eq!(
         status_writes(&effects)[2..4],
         ["gate=active".to_string(), "gate=done".into()]

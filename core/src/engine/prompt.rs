@@ -31,18 +31,12 @@ pub fn fence(text: &str) -> String {
     format!("{ticks}\n{text}\n{ticks}")
 }
 
-/// The step description: the node's body without its `## Next` section
-/// (edges are the engine's business, not the worker's).
+/// The step description: the node's body. Every format leaves its edges out
+/// of the body as it reads the plan (a vault note's `Next` sections are cut
+/// where the outline found them), so a `## Next` line still in it is the
+/// step's own text, such as an example in a code block.
 pub fn step_text(node: &Node) -> String {
-    let mut out = Vec::new();
-    for line in node.body.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("## ") && trimmed[3..].trim().eq_ignore_ascii_case("next") {
-            break;
-        }
-        out.push(line);
-    }
-    out.join("\n").trim().to_string()
+    node.body.trim().to_string()
 }
 
 /// The messages of a work request.

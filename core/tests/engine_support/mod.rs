@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 pub type NodeSpec<'a> = (&'a str, u32, &'a [(&'a str, &'a str)]);
 
 /// A vault plan; the first node is the start. An empty label or `next` is
-/// unconditional.
+/// unconditional. Bodies are as the loader leaves them: no `Next` section.
 pub fn vault(nodes: &[NodeSpec<'_>]) -> Plan {
     let mut plan = Plan::new(PlanFormat::Vault);
     for (i, (id, max_visits, _)) in nodes.iter().enumerate() {
         plan.nodes.push(Node {
             id: id.to_string(),
             title: format!("Title of {id}"),
-            body: format!("Do {id}.\n\n## Next\n- [[x]]\n"),
+            body: format!("Do {id}."),
             kind: if i == 0 {
                 NodeKind::Start
             } else {
