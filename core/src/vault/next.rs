@@ -3,8 +3,9 @@
 //! a link in prose never becomes an edge.
 
 use super::links::{hidden_spans, links_outside, NoteLink};
-use super::text::{without_comments, Fence};
+use super::text::{without_comments, without_inline_comments, Fence};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// What the loader needs from a note body. Ranges are byte offsets in the body.
@@ -184,18 +185,24 @@ pub fn loaded_outline(body: &str, next_levels: &[HeadingLevel]) -> Outline {
 pub fn outline_full(body: &str, next_levels: &[HeadingLevel]) -> Outline {
     // Parsed with Obsidian's `%%` block comments blanked: no heading, item
     // or link in one is read, and every offset stays the body's.
-    outline_of(body, &without_comments(body), next_levels)
+    outline_of(body, &without_comments(body), next_levels, true)
 }
 
 /// [`outline_full`] with `%%` read as text, as SilverBullet reads it.
 #[cfg(feature = "silverbullet")]
 pub(super) fn outline_comments_shown(body: &str, next_levels: &[HeadingLevel]) -> Outline {
-    outline_of(body, body, next_levels)
+    outline_of(body, body, next_levels, false)
 }
 
 /// The outline of `body` as parsed in `parsed` (`body` itself, or with
-/// bytes blanked, so every offset is the body's).
-fn outline_of(body: &str, parsed: &str, next_levels: &[HeadingLevel]) -> Outline {
+/// bytes blanked, so every offset is the body's); a heading's inline `%%`
+/// comments left out of its text when `comments_hidden`.
+fn outline_of(
+    body: &str,
+    parsed: &str,
+    next_levels: &[HeadingLevel],
+    comments_hidden: bool,
+) -> Outline {
     let mut out = Outline::default();
     let look_for_next = may_have_next_heading(body);
     let mut heading: Option<(HeadingLevel, usize, String)> = None;
@@ -235,6 +242,11 @@ fn outline_of(body: &str, parsed: &str, next_levels: &[HeadingLevel]) -> Outline
             Event::End(TagEnd::Heading(level)) => {
                 let Some((_, start, text)) = heading.take() else {
                     continue;
+                };
+                let text = if comments_hidden {
+                    without_inline_comments(&text)
+                } else {
+                    Cow::Borrowed(text.as_str())
                 };
                 let text = text.trim();
                 if look_for_next
@@ -813,6 +825,30 @@ mod tests {
         // `%%` in fenced code or later in a line opens no block comment.
         assert_eq!(items("```\n%%\n```\n## Next\n- [[a]]\n"), ["- [[a]]"]);
         assert_eq!(items("Text %%\n## Next\n- [[a]]\n"), ["- [[a]]"]);
+    }
+
+    #[test]
+    fn a_comment_in_a_heading_is_hidden_as_obsidian_shows_it() {
+        // `## Next %% why %%` shows as `Next`, like `## Next <!-- why -->`.
+        for body in [
+            "## Next %% where to go %%\n- [[a]]\n",
+            "## %%draft%% Next\n- [[a]]\n",
+            "## Next %% *not* yet %% %%%%\n- [[a]]\n",
+        ] {
+            assert_eq!(items(body), ["- [[a]]"], "{body:?}");
+        }
+        let o = outline_full("# Plan %% v2 %%\n", &[NOTE]);
+        assert_eq!(o.title.as_deref(), Some("Plan"));
+        // A `%%` that nothing closes on the line is text.
+        assert_eq!(items("## Next %% draft\n- [[a]]\n"), Vec::<&str>::new());
+        // SilverBullet has no `%%` comments: its heading is as written.
+        #[cfg(feature = "silverbullet")]
+        assert_eq!(
+            outline_comments_shown("## Next %% c %%\n- [[a]]\n", &[NOTE])
+                .items
+                .len(),
+            0
+        );
     }
 
     #[test]

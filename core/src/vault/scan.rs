@@ -14,7 +14,7 @@
 //! both ways agree.
 
 use super::next::{outline_full, Outline};
-use super::text::lines_inclusive;
+use super::text::{lines_inclusive, without_inline_comments};
 use pulldown_cmark::{Event, HeadingLevel, Parser};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -307,6 +307,7 @@ pub fn outline_for(body: &str, next_levels: &[HeadingLevel], sections: bool) -> 
             open = None;
         }
         let text = heading_text(h.content);
+        let text = without_inline_comments(&text);
         let text_trimmed = text.trim();
         if next_levels.contains(&h.level) && text_trimmed.eq_ignore_ascii_case("next") {
             open = Some(h);
@@ -475,6 +476,8 @@ mod tests {
             "# Title #\n",
             "#hashtag\n",
             "## Next\\#\n- [[a]]\n",
+            "## Next %% c %%\n- [[a]]\n",
+            "# Title %% *c* %%\n",
         ] {
             agrees(body);
         }
@@ -546,6 +549,8 @@ mod props {
             "%% note %%",
             "  %%- [[u]]%%",
             "- [[v]] %% inline %%",
+            "## Next %% why %%",
+            "# T %% v2 %%",
             "- [w](w.md)",
             "- x -> [y](y%20z.md)",
         ])

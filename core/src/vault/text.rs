@@ -179,6 +179,26 @@ pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
     blocks
 }
 
+/// A heading's text as Obsidian shows it: each `%%…%%` comment closed on
+/// its line left out (`Next %% why %%` shows `Next`). A `%%` that nothing
+/// closes is text.
+pub fn without_inline_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("%%") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("%%") {
+        let Some(close) = rest[open + 2..].find("%%") else {
+            break;
+        };
+        shown.push_str(&rest[..open]);
+        rest = &rest[open + 2 + close + 2..];
+    }
+    shown.push_str(rest);
+    std::borrow::Cow::Owned(shown)
+}
+
 /// `text` with its `%%` block comments blanked (every byte but line breaks
 /// a space), so a parse of it keeps every offset and sees no structure in
 /// a comment.
