@@ -325,16 +325,20 @@ fn check_tools(args: &ValidateArgs) -> anyhow::Result<planvault_llm::mcp::Catalo
         None => input::Enclosing::Detect,
     };
     let home = input::vault_home(&args.plan.path, enclosing);
-    let (default, vault) = mcp_config::default_config(&home);
-    if args.config.is_none() {
-        trust::require(
-            &vault,
-            trust::Source::Path(&args.plan.path),
-            args.trust_config,
-        )?;
-    }
-    let config = args.config.clone().unwrap_or(default);
-    let servers = mcp_config::read(&config, &vault, &["PLANVAULT_API_KEY", "OPENAI_API_KEY"])?;
+    let (_, vault) = mcp_config::default_config(&home);
+    let keys = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"];
+    let servers = match &args.config {
+        Some(config) => mcp_config::read(config, &vault, &keys)?,
+        None => {
+            let config = run::VaultConfig::read(&vault)?;
+            trust::require(
+                &config,
+                trust::Source::Path(&args.plan.path),
+                args.trust_config,
+            )?;
+            config.servers(&keys)?
+        }
+    };
     if servers.is_empty() {
         return Ok(planvault_llm::mcp::Catalog::default());
     }

@@ -281,7 +281,8 @@ mod with_temporal {
             }
             bail!("the plan is unsound; nothing was submitted");
         }
-        let endpoints = args.model.endpoints(&root)?;
+        let config = crate::run::VaultConfig::read(&root)?;
+        let endpoints = args.model.endpoints(&config)?;
         let source = match (&place, &args.git) {
             (Some(_), Some(url)) => crate::trust::Source::Git {
                 url,
@@ -290,7 +291,7 @@ mod with_temporal {
             },
             _ => crate::trust::Source::Path(&path),
         };
-        crate::trust::require(&root, source, args.trust_config)?;
+        crate::trust::require(&config, source, args.trust_config)?;
         if endpoints.isolate {
             bail!("[run] isolate: an isolated run is not available through Temporal; use `planvault run`");
         }
@@ -317,11 +318,21 @@ mod with_temporal {
             None => (root.to_string_lossy().into_owned(), file.clone()),
         };
         // The servers travel as their config: variable names, never values.
-        let servers = crate::mcp_config::read(
-            &root.join(crate::run::CONFIG_FILE),
-            &root,
-            &endpoints.key_vars(),
-        )?;
+        let servers = config.servers(&endpoints.key_vars())?;
+        let target = target(&args.cluster);
+        let id = workflow_id(&place, &args.run);
+        // A resume takes its journal's decisions as given: only those
+        // taken here travel, and the workers go past no other. A run that
+        // exists already is not started again, so nothing is asked.
+        let decisions_taken = if !args.fresh && client::would_start(&target, &id)? {
+            let run_dir = match form {
+                PlanForm::Vault => &path,
+                _ => &root,
+            };
+            crate::trust::decisions_for_submit(run_dir)?
+        } else {
+            Vec::new()
+        };
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let (parallel, parallel_at_most) = args.model.waves();
         let submission = Submission {
@@ -361,9 +372,8 @@ mod with_temporal {
                 timeout_ms: ms(endpoints.http.timeout),
             },
             mcp: servers.iter().map(McpServerSpec::from).collect(),
+            decisions_taken: Some(decisions_taken),
         };
-        let target = target(&args.cluster);
-        let id = workflow_id(&place, &args.run);
         match client::submit(&target, &id, submission)? {
             Submitted::Started { workflow_id } => outln!("submitted {workflow_id}"),
             Submitted::Exists { workflow_id } => {

@@ -18,15 +18,13 @@
 //! with `planvault trust` ([`take_journal`]). Those taken are kept in the
 //! runner's record of decisions (`planvault_runner::native::decisions_file`).
 
+use crate::run::VaultConfig;
 use anyhow::{bail, Context, Result};
 use planvault_core::terminal::escape_controls;
 use planvault_runner::settings::{fetch_reach, url_server_reach};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-
-/// The vault-relative config file.
-const CONFIG_FILE: &str = crate::run::CONFIG_FILE;
 
 /// Where the trust is kept instead of planvault's config folder (tests, or
 /// a machine whose home is read-only).
@@ -261,17 +259,14 @@ fn place(vault: &Path) -> Result<String> {
     Ok(full.to_string_lossy().into_owned())
 }
 
-/// A vault's config and what it reaches; `None` when there is no config
-/// or it reaches nothing.
-fn config_reach(vault: &Path) -> Result<Option<(PathBuf, Vec<String>)>> {
-    let config = vault.join(CONFIG_FILE);
-    let text = match std::fs::read_to_string(&config) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", config.display())),
+/// What a vault's config reaches; `None` when there is no config or it
+/// reaches nothing.
+fn config_reach(config: &VaultConfig) -> Result<Option<Vec<String>>> {
+    let Some(text) = &config.text else {
+        return Ok(None);
     };
-    let lines = reach(&text).with_context(|| format!("cannot read {}", config.display()))?;
-    Ok((!lines.is_empty()).then_some((config, lines)))
+    let lines = reach(text).with_context(|| format!("cannot read {}", config.path.display()))?;
+    Ok((!lines.is_empty()).then_some(lines))
 }
 
 /// The config's reach as a list under a heading.
@@ -306,10 +301,11 @@ pub enum Source<'a> {
 /// is trusted (recorded, or `--trust-config`: `for_this_run`), or when
 /// the person at the terminal says yes (recorded); otherwise refuse,
 /// listing the reach.
-pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<()> {
-    let Some((config, lines)) = config_reach(vault)? else {
+pub fn require(config: &VaultConfig, source: Source<'_>, for_this_run: bool) -> Result<()> {
+    let Some(lines) = config_reach(config)? else {
         return Ok(());
     };
+    let (vault, config) = (config.vault.as_path(), &config.path);
     if for_this_run {
         return Ok(());
     }
@@ -333,7 +329,7 @@ pub fn require(vault: &Path, source: Source<'_>, for_this_run: bool) -> Result<(
             return Ok(());
         }
     }
-    let what = listed(&config, &lines);
+    let what = listed(config, &lines);
     let question = format!(
         "{what}\nThis is the config's author's code, run as you. Trust it{}?",
         if store.is_some() {
@@ -381,32 +377,105 @@ fn ask_at_terminal(question: &str) -> std::io::Result<Option<bool>> {
     )))
 }
 
+/// The decisions a run's journal holds (`run_dir`: the folder whose
+/// `00_plan-trace/` is the run's) and those of them no run here took.
+struct JournalDecisions {
+    file: PathBuf,
+    /// The record of decisions taken here; `None` where there is no folder
+    /// to keep it in (nothing is taken here then).
+    record: Option<PathBuf>,
+    /// Every decision's name, in journal order.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    heads: Vec<String>,
+    elsewhere: Vec<planvault_core::engine::journal::Decision>,
+}
+
+impl JournalDecisions {
+    /// `None` when there is no journal or it holds no decision.
+    fn read(run_dir: &Path) -> Result<Option<JournalDecisions>> {
+        use planvault_core::engine::journal;
+        use planvault_runner::native;
+        let file = run_dir.join(planvault_core::engine::trace::JOURNAL_FILE);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        };
+        let found = journal::decisions(&text);
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let record = native::decisions_file();
+        let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
+        let taken = match &record {
+            Some(record) => native::decisions_taken(record, &heads),
+            None => vec![false; heads.len()],
+        };
+        let elsewhere = journal::taken_elsewhere(&found, &taken)
+            .into_iter()
+            .cloned()
+            .collect();
+        Ok(Some(JournalDecisions {
+            heads: heads.into_iter().map(str::to_string).collect(),
+            file,
+            record,
+            elsewhere,
+        }))
+    }
+
+    fn listing(&self) -> String {
+        let elsewhere: Vec<_> = self.elsewhere.iter().collect();
+        planvault_runner::driver::decisions_listing(&self.file.display().to_string(), &elsewhere)
+    }
+
+    /// Keep those taken elsewhere as taken here.
+    fn take(&self) -> Result<()> {
+        let record = self
+            .record
+            .as_ref()
+            .context("no folder to keep decisions in: set XDG_STATE_HOME (or HOME)")?;
+        let heads: Vec<&str> = self.elsewhere.iter().map(|d| d.head.as_str()).collect();
+        planvault_runner::native::keep_decisions(record, &heads)
+            .with_context(|| format!("cannot write {}", record.display()))
+    }
+}
+
 /// `planvault trust PATH` for a run's journal (`run_dir`: the folder whose
 /// `00_plan-trace/` is the run's): take as given the decisions it holds
 /// that no run here took, and say which; `None` when there are none.
 pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
-    use planvault_core::engine::journal;
-    use planvault_runner::native;
-    let file = run_dir.join(planvault_core::engine::trace::JOURNAL_FILE);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    let Some(decisions) = JournalDecisions::read(run_dir)? else {
+        return Ok(None);
     };
-    let found = journal::decisions(&text);
-    let record = native::decisions_file()
-        .context("no folder to keep decisions in: set XDG_STATE_HOME (or HOME)")?;
-    let heads: Vec<&str> = found.iter().map(|d| d.head.as_str()).collect();
-    let elsewhere = journal::taken_elsewhere(&found, &native::decisions_taken(&record, &heads));
-    if elsewhere.is_empty() {
+    if decisions.elsewhere.is_empty() {
         return Ok(None);
     }
-    let heads: Vec<&str> = elsewhere.iter().map(|d| d.head.as_str()).collect();
-    native::keep_decisions(&record, &heads)
-        .with_context(|| format!("cannot write {}", record.display()))?;
-    let listing =
-        planvault_runner::driver::decisions_listing(&file.display().to_string(), &elsewhere);
-    Ok(Some(format!("{listing}\ntaken as given")))
+    decisions.take()?;
+    Ok(Some(format!("{}\ntaken as given", decisions.listing())))
+}
+
+/// Before `planvault submit` starts a run that resumes `run_dir`'s journal:
+/// the decisions its workers may go past (every decision in the journal,
+/// each journaled by a run here or taken here), once the person takes
+/// those no run here took (at a terminal, or ahead with `planvault trust`);
+/// otherwise refuse, naming them, as `planvault run` does.
+#[cfg(feature = "temporal")]
+pub fn decisions_for_submit(run_dir: &Path) -> Result<Vec<String>> {
+    let Some(decisions) = JournalDecisions::read(run_dir)? else {
+        return Ok(Vec::new());
+    };
+    if decisions.elsewhere.is_empty() {
+        return Ok(decisions.heads);
+    }
+    let listing = decisions.listing();
+    if take_decisions(&listing) {
+        // Without a record the decisions are taken for this submission.
+        if decisions.record.is_some() {
+            decisions.take()?;
+        }
+        return Ok(decisions.heads);
+    }
+    bail!("{listing}\n  hint: nothing was submitted; if you trust whoever ran it, `planvault trust PATH` (a copy of the vault will do) takes them as given (or answer yes at a terminal); --fresh starts over")
 }
 
 /// `planvault trust PATH`: show what the vault's config reaches and record
@@ -426,17 +495,18 @@ pub fn trust(vault: &Path, forget: bool) -> Result<String> {
             None => format!("{}: its config was not trusted", shown(&key)),
         });
     }
-    let Some((config, lines)) = config_reach(vault)? else {
+    let config = VaultConfig::read(vault)?;
+    let Some(lines) = config_reach(&config)? else {
         return Ok(format!(
             "{}: reaches nothing beyond the vault; nothing to trust",
-            shown(&vault.join(CONFIG_FILE).display().to_string())
+            shown(&config.path.display().to_string())
         ));
     };
     trusted.vaults.insert(key, fingerprint(&lines));
     save(&store, &trusted)?;
     Ok(format!(
         "{}\ntrusted, until these lines change",
-        listed(&config, &lines)
+        listed(&config.path, &lines)
     ))
 }
 

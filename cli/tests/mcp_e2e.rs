@@ -1295,3 +1295,81 @@ fn a_plan_file_a_killed_call_rewrote_is_put_back_though_its_run_vault_was_remove
     );
     assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 0);
 }
+
+/// The config a run's servers come from is the one the person trusted:
+/// read once. Here it is a FIFO whose first reader gets the trusted text
+/// and every later one a config that starts a server nobody saw (a file
+/// replaced between two reads does the same, by chance of timing): the
+/// run goes on with the first, and starts nothing else.
+#[cfg(unix)]
+#[test]
+fn a_run_uses_the_config_it_asked_the_person_to_trust_not_a_later_read() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(
+        vault.join("write.md"),
+        "---\ntype: start\n---\n# Write the email\n",
+    )
+    .unwrap();
+    let config = vault.join(".planvault/config.toml");
+    let trusted = "[fetch]\nallow_hosts = [\"docs.internal\"]\n".to_string();
+    let marker = dir.path().join("STARTED");
+    let unseen = format!(
+        "{trusted}\n[mcp.servers.files]\ncommand = \"sh\"\nargs = [\"-c\", \"touch '{}'\"]\n",
+        marker.display()
+    );
+    std::fs::write(&config, &trusted).unwrap();
+    let home = dir.path().join("planvault-home");
+    let trust = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("trust")
+        .arg(&vault)
+        .env("PLANVAULT_CONFIG_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(trust.status.success(), "{}", text(&trust));
+
+    std::fs::remove_file(&config).unwrap();
+    let made = Command::new("mkfifo").arg(&config).status().unwrap();
+    assert!(made.success());
+    let fifo = config.clone();
+    std::thread::spawn(move || {
+        for text in std::iter::once(trusted).chain(std::iter::repeat(unseen)) {
+            // Blocks until the next reader opens it.
+            let Ok(mut writer) = std::fs::OpenOptions::new().write(true).open(&fifo) else {
+                return;
+            };
+            let _ = writer.write_all(text.as_bytes());
+            drop(writer);
+            // The reader sees its end only while no writer has it open.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    });
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply::when("Step: Write the email", "Written.")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args(["--query", "invite", "--endpoint", &stub.base_url()])
+        .args(["--model", "m"])
+        .env("PLANVAULT_CONFIG_HOME", &home)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !marker.exists(),
+        "a server of a config nobody trusted started"
+    );
+    assert_eq!(stub.requests().len(), 1);
+}

@@ -1289,3 +1289,151 @@ fn a_git_vaults_config_that_starts_a_server_is_refused_before_submitting() {
     assert!(!text(&out).contains("not trusted"), "{}", text(&out));
     assert!(!out.status.success());
 }
+
+/// A vault copied with its run's journal, which holds a person's approval
+/// taken on another machine: `submit` starts nothing until the person
+/// takes it as given (`planvault trust` here); and a decision written into
+/// the journal after the submission is refused by the worker, naming it.
+#[test]
+fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let vault = human_gate_vault(dir.path());
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply {
+                    times: Some(0),
+                    ..Reply::when("Step: Write the note", "A fine note.")
+                },
+                Reply {
+                    status: 401,
+                    ..Reply::when("Step: Publish the note", "bad key")
+                },
+                Reply {
+                    times: Some(0),
+                    ..Reply::when("Step: Publish the note", "Published as #7.")
+                },
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let publishes = || {
+        stub.requests()
+            .iter()
+            .filter(|r| r.text().contains("Step: Publish the note"))
+            .count()
+    };
+    let state = |name: &str| dir.path().join(name);
+    // Decided on the first machine, and the publish refused: the journal
+    // holds the approval, `publish` is active.
+    let here = |extra: &[&str]| {
+        planvault()
+            .arg("run")
+            .arg(&vault)
+            .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+            .args(["--model", "stub-model", "--autonomy", "ask"])
+            .args(extra)
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("XDG_STATE_HOME", state("here"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(here(&[]).status.code(), Some(4));
+    let out = here(&["--decide", "approve=publish"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let journal = std::fs::read_to_string(vault.join("00_plan-trace/journal.jsonl")).unwrap();
+    let refused = publishes();
+
+    let _worker = start_worker(&server, "taken");
+    let submit_as = |vault: &Path, state: &Path, extra: &[&str]| {
+        planvault()
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("XDG_STATE_HOME", state)
+            .args(["submit", "--trust-config"])
+            .arg(vault)
+            .args(["--temporal", &server.address(), "--task-queue", "taken"])
+            .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+            .args(["--model", "stub-model", "--autonomy", "ask"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    // Elsewhere: nothing is submitted, and the approval is named.
+    let cloned = dir.path().join("cloned");
+    copy_dir(&vault, &cloned);
+    let out = submit_as(&cloned, &state("elsewhere"), &["--wait"]);
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("00_plan-trace/journal.jsonl holds decisions no run here took; resuming takes them as given:\n  - line ")
+            && said.contains(": approve#1:human approved (publish)\n  hint: nothing was submitted;"),
+        "{said}"
+    );
+    assert!(!said.contains("submitted planvault"), "{said}");
+    assert_eq!(publishes(), refused);
+    assert_eq!(status_of(&cloned, "publish.md"), "active");
+
+    // Taken ahead with `planvault trust`: submitted, and the run ends.
+    let trusted = planvault()
+        .arg("trust")
+        .arg(&cloned)
+        .env("XDG_STATE_HOME", state("elsewhere"))
+        .env("PLANVAULT_CONFIG_HOME", state("elsewhere-config"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", text(&trusted));
+    let out = submit_as(&cloned, &state("elsewhere"), &["--wait"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(status_of(&cloned, "publish.md"), "done");
+    assert_eq!(publishes(), refused + 1);
+
+    // Written into the journal after the submission (no worker on its
+    // queue yet): the worker goes past no decision the submission lacks.
+    let late = dir.path().join("late");
+    copy_dir(&vault, &late);
+    let journal_file = late.join("00_plan-trace/journal.jsonl");
+    let cut = journal
+        .find("\"approve#1:human\"")
+        .and_then(|at| journal[..at].rfind('\n'))
+        .map(|at| at + 1)
+        .expect("the approval is journaled");
+    std::fs::write(&journal_file, &journal[..cut]).unwrap();
+    let out = planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env("XDG_STATE_HOME", state("late"))
+        .args(["submit", "--trust-config"])
+        .arg(&late)
+        .args(["--temporal", &server.address(), "--task-queue", "late"])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model", "--autonomy", "ask"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let id = submitted_id(&out);
+    std::fs::write(&journal_file, &journal).unwrap();
+    let _late_worker = start_worker(&server, "late");
+    let target = planvault_temporal::client::Target {
+        address: server.address(),
+        namespace: "default".into(),
+        task_queue: "late".into(),
+    };
+    let state = planvault_temporal::client::wait(&target, &id).unwrap();
+    let failed = state.failed.unwrap_or_default();
+    assert!(
+        failed.contains("holds decisions no run here took")
+            && failed.contains(": approve#1:human approved (publish)"),
+        "{failed}"
+    );
+    assert_eq!(publishes(), refused + 1, "nothing ran past it");
+    assert_eq!(status_of(&late, "publish.md"), "active");
+}

@@ -271,9 +271,9 @@ pub trait Host {
         Ok(())
     }
     /// Whether this host keeps a record of the decisions taken on it, to
-    /// tell a resumed journal's decisions taken elsewhere. Where it keeps
-    /// none (Temporal: its history is the record) a resumed journal's
-    /// decisions stand as written.
+    /// tell a resumed journal's decisions taken elsewhere (Temporal's is
+    /// the submission's: those the submitter's record holds). Where it
+    /// keeps none a resumed journal's decisions stand as written.
     fn keeps_decisions(&self) -> bool {
         false
     }

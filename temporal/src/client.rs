@@ -7,12 +7,12 @@ use crate::workflow::PlanvaultRun;
 use crate::{Decision, RunState, Submission};
 use futures_util::StreamExt;
 use std::time::Duration;
-use temporalio_client::errors::WorkflowStartError;
+use temporalio_client::errors::{WorkflowInteractionError, WorkflowStartError};
 use temporalio_client::{
     Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
-    WorkflowExecuteUpdateOptions, WorkflowExecutionStatus, WorkflowGetResultOptions,
-    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowListOptions, WorkflowQueryOptions,
-    WorkflowStartOptions,
+    WorkflowDescribeOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
+    WorkflowGetResultOptions, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowListOptions,
+    WorkflowQueryOptions, WorkflowStartOptions,
 };
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
@@ -132,6 +132,29 @@ pub fn submit(
                 workflow_id: workflow_id.to_string(),
             }),
             Err(e) => Err(fail("cannot start the run", e)),
+        }
+    })
+}
+
+/// Whether submitting `workflow_id` would start a run: none by that id, or
+/// one that failed, was cancelled, terminated or timed out ([`submit`]
+/// starts no other).
+pub fn would_start(target: &Target, workflow_id: &str) -> Result<bool, TemporalError> {
+    runtime()?.block_on(async {
+        let client = connect(target).await?;
+        let described = client
+            .get_workflow_handle::<PlanvaultRun>(workflow_id)
+            .describe(WorkflowDescribeOptions::default())
+            .await;
+        match described {
+            Ok(d) => Ok(!matches!(
+                d.status(),
+                WorkflowExecutionStatus::Running
+                    | WorkflowExecutionStatus::Completed
+                    | WorkflowExecutionStatus::ContinuedAsNew
+            )),
+            Err(WorkflowInteractionError::NotFound(_)) => Ok(true),
+            Err(e) => Err(fail(&format!("run {workflow_id}"), e)),
         }
     })
 }

@@ -13,7 +13,7 @@ use planvault_llm::{LlmError, Surface};
 use planvault_protocol::FromWorker;
 use planvault_runner::{Host, HostError, HttpHead};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use temporalio_workflow::{
     ActivityExecutionError, ActivityOptions, RetryPolicy, WorkflowCancellationToken,
@@ -49,6 +49,9 @@ pub struct TemporalHost {
     plan_file: Option<(Box<TemporalHost>, String)>,
     /// The vault's MCP servers (`crate::mcp`).
     mcp: crate::mcp::McpState,
+    /// The journal decisions this run may go past (`Submission::
+    /// decisions_taken` and those it journals itself); `None`: no record.
+    decisions: Option<RefCell<BTreeSet<String>>>,
 }
 
 impl TemporalHost {
@@ -68,7 +71,15 @@ impl TemporalHost {
             case_insensitive: Cell::new(false),
             plan_file: None,
             mcp: crate::mcp::McpState::default(),
+            decisions: None,
         }
+    }
+
+    /// Resume past only these journal decisions and those the run takes
+    /// itself (`None`: every decision stands as written).
+    pub fn with_decisions_taken(mut self, taken: Option<Vec<String>>) -> Self {
+        self.decisions = taken.map(|heads| RefCell::new(heads.into_iter().collect()));
+        self
     }
 
     /// Amend the PLAN.md `name` through `folder` (the host that read it,
@@ -418,6 +429,26 @@ impl Host for TemporalHost {
         let now = text.map_or(Expected::Absent, |text| Expected::Text(text.to_string()));
         self.seen.borrow_mut().insert(path.to_string(), now);
         Ok(aside)
+    }
+
+    fn keeps_decisions(&self) -> bool {
+        self.decisions.is_some()
+    }
+
+    async fn decisions_taken_here(&self, heads: &[&str]) -> Vec<bool> {
+        let taken = self.decisions.as_ref().map(RefCell::borrow);
+        heads
+            .iter()
+            .map(|h| taken.as_ref().is_some_and(|t| t.contains(*h)))
+            .collect()
+    }
+
+    async fn keep_decisions(&self, heads: &[&str]) {
+        if let Some(taken) = &self.decisions {
+            taken
+                .borrow_mut()
+                .extend(heads.iter().map(|h| h.to_string()));
+        }
     }
 
     fn surface(&self) -> Surface {

@@ -102,6 +102,14 @@ pub struct Submission {
     /// The vault's `[mcp.servers]`: names of variables, never their values.
     #[serde(default)]
     pub mcp: Vec<mcp::McpServerSpec>,
+    /// The decisions in the vault's journal that the submitter took as
+    /// given (each named by its chain hash: journaled by a run on the
+    /// submitter's machine, or taken by the person there). A resume goes
+    /// past no other decision: one written into the journal after the
+    /// submission fails the run, naming it. `None` from a submitter before
+    /// this field: the journal's decisions stand as written.
+    #[serde(default)]
+    pub decisions_taken: Option<Vec<String>>,
 }
 
 impl Submission {

@@ -92,6 +92,12 @@ impl PlanvaultRun {
         )
         .with_mcp(submission.mcp.clone())
         .with_plan_folder(&submission.start.folder);
+        // The decisions the submitter took as given: a run begun before
+        // this check (or by a submitter without it) replays without the
+        // journal read it makes.
+        if submission.decisions_taken.is_some() && ctx.patched("journal-decisions-checked") {
+            host = host.with_decisions_taken(submission.decisions_taken.clone());
+        }
         // One run per vault, as every host: refused before anything is read.
         // A git vault's run has its own branch (`planvault/<run>`), named
         // with the workflow id's run name: no lock file to hold.

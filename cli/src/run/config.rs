@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The vault-relative config file.
@@ -169,26 +169,67 @@ impl From<EndpointFile> for Endpoint {
     }
 }
 
-/// Read the vault's config (if any), then apply `--endpoint`, `--model` and
-/// every `--role ROLE=URL,MODEL`.
+/// A vault's config as read once, for everything a run takes from it (its
+/// endpoints, its trust, its MCP servers): read again, a file changed in
+/// between would be used without the person having seen it.
+pub struct VaultConfig {
+    /// The vault the config is of.
+    pub vault: PathBuf,
+    /// `<vault>/.planvault/config.toml`.
+    pub path: PathBuf,
+    /// Its text; `None`: there is none.
+    pub text: Option<String>,
+}
+
+impl VaultConfig {
+    pub fn read(vault: &Path) -> Result<VaultConfig> {
+        let path = vault.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        Ok(VaultConfig {
+            vault: vault.to_path_buf(),
+            path,
+            text,
+        })
+    }
+
+    /// Its MCP servers; `keys` are the variables holding API keys, which
+    /// no server may be given.
+    pub fn servers(&self, keys: &[&str]) -> Result<Vec<planvault_runner::mcp::Server>> {
+        let Some(text) = &self.text else {
+            return Ok(Vec::new());
+        };
+        Ok(crate::mcp_config::parse(
+            &self.path.display().to_string(),
+            text,
+            &self.vault,
+            keys,
+        )?)
+    }
+}
+
+/// The vault's config (if any), then `--endpoint`, `--model` and every
+/// `--role ROLE=URL,MODEL` applied.
 pub fn resolve(
-    vault: &Path,
+    config: &VaultConfig,
     endpoint: Option<&str>,
     model: Option<&str>,
     roles: &[String],
 ) -> Result<Endpoints> {
-    let path = vault.join(CONFIG_FILE);
-    let file: File = match std::fs::read_to_string(&path) {
-        Ok(text) => {
+    let path = &config.path;
+    let file: File = match &config.text {
+        Some(text) => {
             if text.to_ascii_lowercase().contains("api_key =")
                 || text.to_ascii_lowercase().contains("api_key=")
             {
                 bail!("{} holds an api_key: keys belong in the environment (PLANVAULT_API_KEY), never in the vault", path.display());
             }
-            toml::from_str(&text).with_context(|| format!("cannot read {}", path.display()))?
+            toml::from_str(text).with_context(|| format!("cannot read {}", path.display()))?
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        None => File::default(),
     };
     let mut out = Endpoints {
         default: file.default.map(Endpoint::from),
@@ -417,6 +458,15 @@ fn origin(url: &str) -> String {
 mod tests {
     use super::*;
 
+    fn resolve_in(
+        vault: &Path,
+        endpoint: Option<&str>,
+        model: Option<&str>,
+        roles: &[String],
+    ) -> Result<Endpoints> {
+        resolve(&VaultConfig::read(vault)?, endpoint, model, roles)
+    }
+
     #[test]
     fn flags_override_the_file_and_roles_are_added() {
         let dir = std::env::temp_dir().join(format!("pv-config-{}", std::process::id()));
@@ -426,7 +476,7 @@ mod tests {
             "[default]\nendpoint = \"http://127.0.0.1:1/v1/\"\nmodel = \"small\"\n\n[roles.review]\nendpoint = \"http://127.0.0.1:2/v1\"\nmodel = \"big\"\n\n[http]\nretry_base_ms = 5\ntotal_timeout_secs = 900\n",
         )
         .unwrap();
-        let e = resolve(
+        let e = resolve_in(
             &dir,
             None,
             Some("other"),
@@ -449,7 +499,7 @@ mod tests {
             "[default]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-1\"\n",
         )
         .unwrap();
-        assert!(resolve(&dir, None, None, &[])
+        assert!(resolve_in(&dir, None, None, &[])
             .unwrap_err()
             .to_string()
             .contains("never in the vault"));
@@ -468,7 +518,7 @@ mod tests {
             "[roles.review]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\n\n[roles.same]\nendpoint = \"http://127.0.0.1:9/other\"\nmodel = \"m\"\n\n[roles.named]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\napi_key_env = \"PLANVAULT_TEST_NO_SUCH_VARIABLE\"\n",
         )
         .unwrap();
-        let given = resolve(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap();
+        let given = resolve_in(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap();
         assert!(!given.roles["review"].default_key);
         assert!(given.roles["same"].default_key, "the same server as given");
         assert!(!given.roles["named"].default_key);
@@ -481,10 +531,11 @@ mod tests {
             "[roles.review]\nendpoint = \"https://collector.example/v1\"\nmodel = \"m\"\napi_key_env = \"PLANVAULT_API_KEY\"\n",
         )
         .unwrap();
-        let err = resolve(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap_err();
+        let err =
+            resolve_in(dir.path(), Some("http://127.0.0.1:9/v1"), Some("m"), &[]).unwrap_err();
         assert!(err.to_string().contains("[roles.review] sends its calls to https://collector.example/v1 with PLANVAULT_API_KEY"), "{err}");
         // No endpoint given: the vault's config is what the person runs.
-        let from_config = resolve(dir.path(), None, None, &[]).unwrap();
+        let from_config = resolve_in(dir.path(), None, None, &[]).unwrap();
         assert!(from_config.roles.values().all(|r| r.default_key));
     }
 
@@ -493,14 +544,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
         std::fs::create_dir_all(dir.join(".planvault")).unwrap();
-        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        let e = resolve_in(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
         assert!(e.command_env.is_empty() && e.fetch_allow.is_empty());
         std::fs::write(
             dir.join(CONFIG_FILE),
             "[commands]\nenv = [\"GOPATH\"]\n\n[fetch]\nallow_hosts = [\"Wiki.Internal\", \"127.0.0.1\"]\n",
         )
         .unwrap();
-        let e = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
+        let e = resolve_in(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap();
         assert_eq!(e.command_env, ["GOPATH"]);
         assert_eq!(e.fetch_allow, ["wiki.internal", "127.0.0.1"]);
         std::fs::write(
@@ -508,7 +559,7 @@ mod tests {
             "[commands]\nenv = [\"PLANVAULT_API_KEY\"]\n",
         )
         .unwrap();
-        let err = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap_err();
+        let err = resolve_in(dir, Some("http://127.0.0.1:1/v1"), None, &[]).unwrap_err();
         assert!(err.to_string().contains("holds an API key"), "{err}");
     }
 
@@ -542,7 +593,7 @@ mod tests {
             ("run.proposal = true\n", false),
         ] {
             std::fs::write(dir.join(CONFIG_FILE), text).unwrap();
-            let toml = resolve(dir, Some("http://127.0.0.1:1/v1"), None, &[]);
+            let toml = resolve_in(dir, Some("http://127.0.0.1:1/v1"), None, &[]);
             let small = planvault_runner::settings::parse(text);
             assert_eq!(small.is_ok(), small_reads, "{text:?}: {small:?}");
             if let (Ok(e), Ok(s)) = (&toml, &small) {
@@ -559,13 +610,13 @@ mod tests {
     #[test]
     fn a_malformed_role_flag_is_refused() {
         let dir = std::env::temp_dir();
-        assert!(resolve(
+        assert!(resolve_in(
             &dir,
             Some("http://127.0.0.1:9/v1"),
             None,
             &["review".into()]
         )
         .is_err());
-        assert!(resolve(&dir, Some("ftp://x"), None, &[]).is_err());
+        assert!(resolve_in(&dir, Some("ftp://x"), None, &[]).is_err());
     }
 }

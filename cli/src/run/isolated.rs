@@ -71,8 +71,6 @@ const PATH_ARGS: &[&str] = &["path", "paths", "source", "destination", "file", "
 /// What an isolated run adds to the host.
 pub struct Hooks {
     pub guard: Rc<RefCell<Guard>>,
-    /// Where the plan's config lives (the vault in the checkout).
-    pub config_root: PathBuf,
     /// Called once the driver has started (its fresh reset done).
     pub started: Rc<dyn Fn()>,
     /// The plan file's folder, relative to the repository (commands' cwd).
@@ -177,10 +175,12 @@ pub fn run(
     stop: Arc<AtomicBool>,
     source: PlanSource,
     plan: Plan,
-    main_vault: &Path,
+    config: &super::config::VaultConfig,
     endpoints: &super::config::Endpoints,
     proposal: bool,
 ) -> Result<ExitCode> {
+    let main_vault = config.vault.as_path();
+    let servers = config.servers(&endpoints.key_vars())?;
     if args.replay.is_some() {
         bail!("--replay calls no tool and changes nothing: it cannot be isolated");
     }
@@ -285,7 +285,6 @@ pub fn run(
     let guard = Rc::new(RefCell::new(guard));
     let hooks = Hooks {
         guard: guard.clone(),
-        config_root: main_vault.to_path_buf(),
         started: {
             let guard = guard.clone();
             Rc::new(move || {
@@ -402,6 +401,7 @@ pub fn run(
                 run_id: Some(run_id.clone()),
                 proposal,
                 folder: String::new(),
+                servers: servers.clone(),
             };
             let (reason, progress) = run_once(args, endpoints, &stop, once, Some(&hooks))?;
             match &reason {

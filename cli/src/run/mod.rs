@@ -6,7 +6,7 @@
 pub(crate) mod config;
 mod isolated;
 
-pub use config::CONFIG_FILE;
+pub use config::{VaultConfig, CONFIG_FILE};
 
 use crate::input::{read_plan, FormatArg};
 use anyhow::{bail, Context, Result};
@@ -104,10 +104,10 @@ impl ModelArgs {
         }
     }
 
-    /// The vault's endpoints as the config and these flags set them.
-    pub fn endpoints(&self, root: &std::path::Path) -> Result<config::Endpoints> {
+    /// The vault's endpoints as its config and these flags set them.
+    pub fn endpoints(&self, config: &config::VaultConfig) -> Result<config::Endpoints> {
         config::resolve(
-            root,
+            config,
             self.endpoint.as_deref(),
             self.model.as_deref(),
             &self.roles,
@@ -248,12 +248,16 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             );
         }
     }
-    let endpoints = args.model.endpoints(&root)?;
+    let config = config::VaultConfig::read(&root)?;
+    let endpoints = args.model.endpoints(&config)?;
     crate::trust::require(
-        &root,
+        &config,
         crate::trust::Source::Path(&args.path),
         args.trust_config,
     )?;
+    // Its servers from the same read the person trusted (a replay, or a
+    // run with none, starts none).
+    let servers = config.servers(&endpoints.key_vars())?;
     // Proposal mode (the plan's own text, or `[run] proposal`): a plan
     // that would mutate before its approval gate does not start.
     let proposal = asked.is_some() || endpoints.proposal;
@@ -274,7 +278,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         );
     }
     if args.isolate || endpoints.isolate {
-        return isolated::run(&args, stop, source, plan, &root, &endpoints, proposal);
+        return isolated::run(&args, stop, source, plan, &config, &endpoints, proposal);
     }
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // One run per vault at a time; held until this function returns.
@@ -337,6 +341,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         run_id: None,
         proposal,
         folder,
+        servers,
     };
     let (reason, progress) = run_once(&args, &endpoints, &stop, once, None)?;
     exit_code(reason, &progress, &stop)
@@ -360,6 +365,8 @@ struct Once<'a> {
     proposal: bool,
     /// The plan's folder in the vault at `root` (empty: the whole vault).
     folder: String,
+    /// The config's MCP servers, from the read the person trusted.
+    servers: Vec<planvault_runner::mcp::Server>,
 }
 
 /// Build the native host over `once.root` (with an isolated run's hooks)
@@ -383,6 +390,7 @@ fn run_once(
         run_id,
         proposal,
         folder,
+        servers,
     } = once;
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
     let started = isolation.map(|h| h.started.clone());
@@ -406,13 +414,7 @@ fn run_once(
             let progress = progress.clone();
             move |p| progress.borrow_mut().progress(p)
         });
-    // A replay or a run with no server starts none.
-    let config_root = isolation.map_or(root, |h| h.config_root.as_path());
-    let mut servers = crate::mcp_config::read(
-        &config_root.join(CONFIG_FILE),
-        config_root,
-        &endpoints.key_vars(),
-    )?;
+    let mut servers = servers;
     if let Some(hooks) = isolation {
         servers = hooks.remap_servers(servers)?;
     }
