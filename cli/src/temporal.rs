@@ -322,16 +322,17 @@ mod with_temporal {
         let target = target(&args.cluster);
         let id = workflow_id(&place, &args.run);
         // A resume takes its journal's decisions as given: only those
-        // taken here travel, and the workers go past no other. A run that
-        // exists already is not started again, so nothing is asked.
-        let decisions_taken = if !args.fresh && client::would_start(&target, &id)? {
-            let run_dir = match form {
-                PlanForm::Vault => &path,
-                _ => &root,
-            };
-            crate::trust::decisions_for_submit(run_dir)?
-        } else {
-            Vec::new()
+        // taken here travel, and the workers go past no other.
+        let decisions_taken = match (args.fresh, &form) {
+            (true, _) => Vec::new(),
+            (false, form) => crate::trust::decisions_for_submit(
+                if matches!(form, PlanForm::Vault) {
+                    &path
+                } else {
+                    &root
+                },
+                || Ok(client::would_start(&target, &id)?),
+            )?,
         };
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;
         let (parallel, parallel_at_most) = args.model.waves();

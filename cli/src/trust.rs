@@ -458,14 +458,26 @@ pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
 /// the decisions its workers may go past (every decision in the journal,
 /// each journaled by a run here or taken here), once the person takes
 /// those no run here took (at a terminal, or ahead with `planvault trust`);
-/// otherwise refuse, naming them, as `planvault run` does.
+/// otherwise refuse, naming them, as `planvault run` does. Nothing is
+/// asked where the submission would start no run (`starts`: none of its
+/// name runs or completed).
 #[cfg(feature = "temporal")]
-pub fn decisions_for_submit(run_dir: &Path) -> Result<Vec<String>> {
+pub fn decisions_for_submit(
+    run_dir: &Path,
+    starts: impl FnOnce() -> Result<bool>,
+) -> Result<Vec<String>> {
     let Some(decisions) = JournalDecisions::read(run_dir)? else {
         return Ok(Vec::new());
     };
     if decisions.elsewhere.is_empty() {
         return Ok(decisions.heads);
+    }
+    if !starts()? {
+        // Nothing to ask; should a run start after all, it goes past only
+        // the decisions taken here.
+        let mut heads = decisions.heads;
+        heads.retain(|h| !decisions.elsewhere.iter().any(|d| &d.head == h));
+        return Ok(heads);
     }
     let listing = decisions.listing();
     if take_decisions(&listing) {

@@ -99,8 +99,10 @@ test("the markdown build is the validator alone, under 269 KB gzipped; the full 
   // composed (315.3 KB); from 316 KB for blank properties, escaped links,
   // the near-miss's linked item and long items quoted short (316.8 KB);
   // from 317 KB for labels read as Obsidian shows them (317.8 KB); from
-  // 318 KB for an item linking only an address named so (318.2 KB).
-  assert.ok(full < 319_000, `planvault's wasm is ${full} B gzipped, over its 319 KB ceiling`);
+  // 318 KB for an item linking only an address named so (318.2 KB); from
+  // 319 KB for a block scalar named by its text and a heading's `%%`
+  // comment hidden as Obsidian shows it (319.0 KB).
+  assert.ok(full < 320_000, `planvault's wasm is ${full} B gzipped, over its 320 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

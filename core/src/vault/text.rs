@@ -182,6 +182,7 @@ pub fn comment_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
 /// A heading's text as Obsidian shows it: each `%%…%%` comment closed on
 /// its line left out (`Next %% why %%` shows `Next`). A `%%` that nothing
 /// closes is text.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn without_inline_comments(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains("%%") {
         return std::borrow::Cow::Borrowed(text);
