@@ -394,12 +394,19 @@ impl JournalDecisions {
     /// `None` when there is no journal or it holds no decision.
     fn read(run_dir: &Path) -> Result<Option<JournalDecisions>> {
         use planvault_core::engine::journal;
+        use planvault_core::engine::trace::JOURNAL_FILE;
         use planvault_runner::native;
-        let file = run_dir.join(planvault_core::engine::trace::JOURNAL_FILE);
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        use planvault_runner::Host;
+        let file = run_dir.join(JOURNAL_FILE);
+        if !run_dir.is_dir() {
+            return Ok(None);
+        }
+        // Read as the run reads it (no symlink out of the vault, no pipe).
+        let host = native::NativeHost::new(run_dir);
+        let read = planvault_runner::block_on(host.read(JOURNAL_FILE))
+            .expect("the native host never waits");
+        let Some(text) = read.map_err(|e| anyhow::anyhow!("{e}"))? else {
+            return Ok(None);
         };
         let found = journal::decisions(&text);
         if found.is_empty() {

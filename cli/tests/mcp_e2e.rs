@@ -1373,3 +1373,28 @@ fn a_run_uses_the_config_it_asked_the_person_to_trust_not_a_later_read() {
     );
     assert_eq!(stub.requests().len(), 1);
 }
+
+/// A config that never ends (here a symlink to `/dev/zero`) is refused,
+/// naming it, instead of being read until memory runs out.
+#[cfg(unix)]
+#[test]
+fn a_config_larger_than_any_config_is_refused_not_read_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", vault.join(".planvault/config.toml")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("run")
+        .arg(&vault)
+        .args(["--query", "q", "--endpoint", "http://127.0.0.1:9/v1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(".planvault/config.toml is larger than 1 MiB; a config is a few lines"),
+        "{}",
+        text(&out)
+    );
+}

@@ -3439,3 +3439,28 @@ fn a_cloned_vaults_journaled_approval_is_taken_only_once_the_person_takes_it() {
     assert_ran(&run(&vault, &state("here"), &[]));
     assert_eq!(status_of(&vault, "publish.md"), "done");
 }
+
+/// `planvault trust` reads a run's journal as the run does: a journal
+/// that is a symlink out of the vault (here to `/dev/zero`, which would be
+/// read until memory runs out) is refused, naming it.
+#[cfg(unix)]
+#[test]
+fn trust_reads_no_journal_through_a_symlink_out_of_the_vault() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = human_gate_vault(dir.path());
+    std::fs::create_dir_all(vault.join("00_plan-trace")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", vault.join("00_plan-trace/journal.jsonl")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("trust")
+        .arg(&vault)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("00_plan-trace/journal.jsonl: a symlink to outside the vault; refused"),
+        "{said}"
+    );
+}

@@ -181,14 +181,37 @@ pub struct VaultConfig {
     pub text: Option<String>,
 }
 
+/// The most a config may hold: a few lines are what one needs, and a
+/// file that never ends (a symlink to `/dev/zero`) is not read to the end.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl VaultConfig {
     pub fn read(vault: &Path) -> Result<VaultConfig> {
+        use std::io::Read;
         let path = vault.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let cannot = || format!("cannot read {}", path.display());
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(VaultConfig {
+                    vault: vault.to_path_buf(),
+                    path,
+                    text: None,
+                })
+            }
+            Err(e) => return Err(e).with_context(cannot),
         };
+        let mut bytes = Vec::new();
+        file.take(MAX_CONFIG_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .with_context(cannot)?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            bail!(
+                "{} is larger than 1 MiB; a config is a few lines",
+                path.display()
+            );
+        }
+        let text = Some(String::from_utf8(bytes).with_context(cannot)?);
         Ok(VaultConfig {
             vault: vault.to_path_buf(),
             path,
