@@ -70,13 +70,24 @@ pub enum Enclosing<'a> {
     Itself,
 }
 
+/// A vault file's text, read only when it is a regular file (after
+/// symlinks): a pipe would hold the read until something writes it, and a
+/// device (a symlink to `/dev/zero`) would never end it. `None` otherwise,
+/// or when it cannot be read as UTF-8.
+pub(crate) fn regular_file_text(path: &Path) -> Option<String> {
+    if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    fs::read_to_string(path).ok()
+}
+
 /// Whether `dir` is a vault's root: Obsidian keeps its settings there
 /// (`.obsidian/`), SilverBullet its configuration page (`CONFIG.md` with a
 /// `space-lua` block).
 fn is_vault_root(dir: &Path) -> bool {
     use planvault_core::vault::silverbullet::{is_space_config, CONFIG_PAGE};
     dir.join(".obsidian").is_dir()
-        || fs::read_to_string(dir.join(CONFIG_PAGE)).is_ok_and(|text| is_space_config(&text))
+        || regular_file_text(&dir.join(CONFIG_PAGE)).is_some_and(|text| is_space_config(&text))
 }
 
 /// Whether the vault at `dir`, found above a plan folder, is the user's
@@ -475,7 +486,7 @@ pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadabl
         planvault_core::vault::scope::TEMPLATER_SETTINGS,
         planvault_core::vault::scope::IGNORE_FILE,
     ] {
-        if let Ok(text) = fs::read_to_string(root.join(setting)) {
+        if let Some(text) = regular_file_text(&root.join(setting)) {
             files.insert(setting.to_string(), Some(text));
         }
     }

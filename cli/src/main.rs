@@ -268,10 +268,11 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             // vault's config: nothing may mutate before the approval gate.
             let asked = planvault_core::proposal::requested(&source, &checked.plan);
             // The vault's config: a plan folder's run reads its vault's.
-            let (config, _) =
+            let (_, vault) =
                 mcp_config::default_config(vault_root.as_deref().unwrap_or(&plan.path));
-            let by_config = std::fs::read_to_string(config)
+            let by_config = run::VaultConfig::read(&vault)
                 .ok()
+                .and_then(|config| config.text)
                 .and_then(|text| planvault_runner::settings::parse(&text).ok())
                 .is_some_and(|s| s.proposal);
             if asked.is_some() || by_config {
@@ -418,7 +419,7 @@ fn validate(args: ValidateArgs) -> ExitCode {
                         .map(PathBuf::from)
                         .unwrap_or_default()
                 };
-                let text = |file: &str| std::fs::read_to_string(root.join(file)).ok();
+                let text = |file: &str| input::regular_file_text(&root.join(file));
                 checked.diagnostics.extend(planvault_llm::mcp::check(
                     &checked.plan,
                     &catalog,

@@ -480,8 +480,25 @@ fn one_bad_file_never_sinks_the_vault() {
         // A pipe named as a note would hold the read for ever.
         let made = Command::new("mkfifo").arg(root.join("pipe.md")).status();
         assert!(made.is_ok_and(|s| s.success()));
+        // Nor would settings that are pipes (or devices: a symlink to
+        // `/dev/zero` would be read until memory ran out).
+        for setting in ["CONFIG.md", ".planvaultignore", ".obsidian/templates.json"] {
+            let made = Command::new("mkfifo").arg(root.join(setting)).status();
+            assert!(made.is_ok_and(|s| s.success()));
+        }
     }
-    let out = run(&["validate"], &root);
+    // Under coreutils' `timeout`, so a read held for ever fails the test
+    // (exit 124).
+    let out = match cfg!(target_os = "linux") {
+        true => Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_planvault"))
+            .arg("validate")
+            .arg(&root)
+            .output()
+            .unwrap(),
+        false => run(&["validate"], &root),
+    };
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     assert!(
