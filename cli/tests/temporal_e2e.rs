@@ -1427,8 +1427,10 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
         namespace: "default".into(),
         task_queue: "late".into(),
     };
-    let state = planvault_temporal::client::wait(&target, &id).unwrap();
-    let failed = state.failed.unwrap_or_default();
+    let failed = match planvault_temporal::client::wait(&target, &id) {
+        Ok(state) => state.failed.unwrap_or_default(),
+        Err(e) => e.to_string(),
+    };
     assert!(
         failed.contains("holds decisions no run here took")
             && failed.contains(": approve#1:human approved (publish)"),
@@ -1436,4 +1438,29 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
     );
     assert_eq!(publishes(), refused + 1, "nothing ran past it");
     assert_eq!(status_of(&late, "publish.md"), "active");
+
+    // Taken now, the same run is submitted again and resumes to its end,
+    // as a failed run may be.
+    let trusted = planvault()
+        .arg("trust")
+        .arg(&late)
+        .env("XDG_STATE_HOME", state("late"))
+        .env("PLANVAULT_CONFIG_HOME", state("late-config"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", text(&trusted));
+    let out = planvault()
+        .env("PLANVAULT_API_KEY", SECRET)
+        .env("XDG_STATE_HOME", state("late"))
+        .args(["submit", "--trust-config"])
+        .arg(&late)
+        .args(["--temporal", &server.address(), "--task-queue", "late"])
+        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+        .args(["--model", "stub-model", "--autonomy", "ask", "--wait"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(submitted_id(&out), id);
+    assert_eq!(status_of(&late, "publish.md"), "done");
 }

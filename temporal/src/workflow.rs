@@ -67,6 +67,20 @@ impl RunState {
     }
 }
 
+/// How the workflow ends: a run that failed fails it, so the same run
+/// may be submitted again and resume from the vault (Temporal reuses the
+/// id of a failed workflow only, `client::submit`); one that finished
+/// completes it. A run begun before this ended complete either way.
+fn failed_or_done(ctx: &WorkflowContext<PlanvaultRun>) -> WorkflowResult<RunState> {
+    let state = ctx.state(|s| s.state.clone());
+    match &state.failed {
+        Some(why) if state.finished.is_none() && ctx.patched("run-failure-fails-workflow") => Err(
+            WorkflowTermination::failed_application(ApplicationFailure::non_retryable(why.clone())),
+        ),
+        _ => Ok(state),
+    }
+}
+
 #[workflow_methods]
 impl PlanvaultRun {
     #[init]
@@ -164,7 +178,7 @@ impl PlanvaultRun {
                     crate::lock::give_back(ctx, lock, host.vault_options()).await;
                 }
                 host.forget_clone().await;
-                return Ok(ctx.state(|s| s.state.clone()));
+                return failed_or_done(ctx);
             }
         }
         // PLAN.md items one at a time unless the submission asked for
@@ -211,7 +225,7 @@ impl PlanvaultRun {
         if cancelled {
             return Err(WorkflowTermination::cancelled());
         }
-        Ok(ctx.state(|s| s.state.clone()))
+        failed_or_done(ctx)
     }
 
     /// What the run is doing: node statuses, the question it waits on, how
