@@ -179,6 +179,12 @@ mod with_temporal {
                                 asking.question
                             ),
                             (None, Some(reason)) => reason.describe(),
+                            (None, None) if state.failed.is_some() => {
+                                format!(
+                                    "{} (submit it again to resume)",
+                                    state.failed.as_deref().unwrap_or_default()
+                                )
+                            }
                             (None, None) => {
                                 let active: Vec<&str> = state
                                     .nodes

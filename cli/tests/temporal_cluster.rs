@@ -298,10 +298,16 @@ fn count_workflows(server: &DevServer, status: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Waits until `n` workflows completed and none runs, failing on a failed
-/// one or a dead worker.
+/// Waits until `n` workflows completed, `stopped` stopped short (a run
+/// that stops resumably fails its workflow, so it may be submitted again)
+/// and none runs, failing on any other failed one or a dead worker.
 #[cfg(feature = "temporal")]
-fn wait_completed(server: &DevServer, workers: &mut [&mut Worker], n: usize, within: Duration) {
+fn wait_ended(
+    server: &DevServer,
+    workers: &mut [&mut Worker],
+    (n, stopped): (usize, usize),
+    within: Duration,
+) {
     let deadline = Instant::now() + within;
     loop {
         for worker in workers.iter_mut() {
@@ -309,8 +315,34 @@ fn wait_completed(server: &DevServer, workers: &mut [&mut Worker], n: usize, wit
         }
         let completed = count_workflows(server, "Completed");
         let failed = count_workflows(server, "Failed") + count_workflows(server, "Terminated");
-        assert_eq!(failed, 0, "a run failed");
-        if completed >= n && count_workflows(server, "Running") == 0 {
+        if failed > stopped {
+            // Which, and why: a run that stops short fails its workflow.
+            let listed = server
+                .cli()
+                .args(["workflow", "list", "--query", "ExecutionStatus='Failed'"])
+                .output()
+                .unwrap();
+            let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+                .split_whitespace()
+                .filter(|w| w.starts_with("planvault-"))
+                .map(str::to_string)
+                .collect();
+            let why: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    let shown = server
+                        .cli()
+                        .args(["workflow", "show", "--workflow-id", id])
+                        .output()
+                        .unwrap();
+                    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+                    let tail: String = text.chars().rev().take(1500).collect();
+                    format!("{id}: …{}", tail.chars().rev().collect::<String>())
+                })
+                .collect();
+            panic!("{failed} run(s) failed:\n{}", why.join("\n"));
+        }
+        if completed >= n && failed == stopped && count_workflows(server, "Running") == 0 {
             assert_eq!(completed, n);
             return;
         }
@@ -573,10 +605,10 @@ fn fifty_runs_on_two_workers_complete_with_each_model_call_made_once() {
         write_vault(&vault, &stub);
         submit(&server, &vault, queue, &query(run), &[]);
     }
-    wait_completed(
+    wait_ended(
         &server,
         &mut [&mut a, &mut b],
-        RUNS,
+        (RUNS, 0),
         Duration::from_secs(600),
     );
     eprintln!(
@@ -701,7 +733,14 @@ fn a_worker_killed_mid_run_loses_no_step_and_no_note_text() {
     );
     a.kill();
 
-    wait_completed(&server, &mut [&mut b], RUNS, Duration::from_secs(300));
+    // The edited run stops where its note changed on disk, resumably, as
+    // the plain run with the same edit does.
+    wait_ended(
+        &server,
+        &mut [&mut b],
+        (RUNS - 1, 1),
+        Duration::from_secs(300),
+    );
 
     // The calls that completed before the kill (every gather) ran once; the
     // analyse calls in flight at the kill at most twice; the rest once.
@@ -951,7 +990,12 @@ fn a_run_waits_for_a_person_without_a_worker_and_decide_resumes_it() {
         planvault(&server, &["decide", &run, "approve=publish:Looks right."]),
         "decide",
     );
-    wait_completed(&server, &mut [&mut second], 1, Duration::from_secs(120));
+    wait_ended(
+        &server,
+        &mut [&mut second],
+        (1, 0),
+        Duration::from_secs(120),
+    );
     assert_eq!(
         ["write.md", "approve.md", "publish.md"].map(|n| status_of(&vault, n)),
         ["done", "done", "done"]
@@ -1093,7 +1137,12 @@ fn bench_runs_per_minute_and_overhead_per_hop() {
             })
             .collect();
         let mut refs: Vec<&mut Worker> = pool.iter_mut().collect();
-        wait_completed(&server, &mut refs, before + runs, Duration::from_secs(1800));
+        wait_ended(
+            &server,
+            &mut refs,
+            (before + runs, 0),
+            Duration::from_secs(1800),
+        );
         let elapsed = started.elapsed().as_secs_f64();
         eprintln!(
             "{workers} worker(s): {runs} runs in {elapsed:.1} s = {:.0} runs/min",
@@ -1134,10 +1183,10 @@ fn bench_runs_per_minute_and_overhead_per_hop() {
             std::thread::sleep(Duration::from_millis(5));
         }
         temporal.push(started.elapsed().as_secs_f64());
-        wait_completed(
+        wait_ended(
             &server,
             &mut [&mut worker],
-            before + 1,
+            (before + 1, 0),
             Duration::from_secs(60),
         );
     }

@@ -1290,18 +1290,10 @@ fn a_git_vaults_config_that_starts_a_server_is_refused_before_submitting() {
     assert!(!out.status.success());
 }
 
-/// A vault copied with its run's journal, which holds a person's approval
-/// taken on another machine: `submit` starts nothing until the person
-/// takes it as given (`planvault trust` here); and a decision written into
-/// the journal after the submission is refused by the worker, naming it.
-#[test]
-fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(server) = DevServer::for_test() else {
-        return;
-    };
-    let vault = human_gate_vault(dir.path());
-    let stub = Stub::start(
+/// The model writes the note every time, refuses the first publish (a
+/// bad key: the run stops resumably) and publishes after.
+fn publish_refused_once() -> Stub {
+    Stub::start(
         Script {
             replies: vec![
                 Reply {
@@ -1322,13 +1314,30 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
         0,
         None,
     )
-    .unwrap();
-    let publishes = || {
-        stub.requests()
-            .iter()
-            .filter(|r| r.text().contains("Step: Publish the note"))
-            .count()
+    .unwrap()
+}
+
+/// How many of `stub`'s requests were for `step`.
+fn asked(stub: &Stub, step: &str) -> usize {
+    stub.requests()
+        .iter()
+        .filter(|r| r.text().contains(step))
+        .count()
+}
+
+/// A vault copied with its run's journal, which holds a person's approval
+/// taken on another machine: `submit` starts nothing until the person
+/// takes it as given (`planvault trust` here); and a decision written into
+/// the journal after the submission is refused by the worker, naming it.
+#[test]
+fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
     };
+    let vault = human_gate_vault(dir.path());
+    let stub = publish_refused_once();
+    let publishes = || asked(&stub, "Step: Publish the note");
     let state = |name: &str| dir.path().join(name);
     // Decided on the first machine, and the publish refused: the journal
     // holds the approval, `publish` is active.
@@ -1352,13 +1361,14 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
     let refused = publishes();
 
     let _worker = start_worker(&server, "taken");
-    let submit_as = |vault: &Path, state: &Path, extra: &[&str]| {
+    // Submitted by a person whose decisions record is in `state`.
+    let submit_as = |vault: &Path, queue: &str, state: &Path, extra: &[&str]| {
         planvault()
             .env("PLANVAULT_API_KEY", SECRET)
             .env("XDG_STATE_HOME", state)
             .args(["submit", "--trust-config"])
             .arg(vault)
-            .args(["--temporal", &server.address(), "--task-queue", "taken"])
+            .args(["--temporal", &server.address(), "--task-queue", queue])
             .args(["--query", QUERY, "--endpoint", &stub.base_url()])
             .args(["--model", "stub-model", "--autonomy", "ask"])
             .args(extra)
@@ -1370,7 +1380,7 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
     // Elsewhere: nothing is submitted, and the approval is named.
     let cloned = dir.path().join("cloned");
     copy_dir(&vault, &cloned);
-    let out = submit_as(&cloned, &state("elsewhere"), &["--wait"]);
+    let out = submit_as(&cloned, "taken", &state("elsewhere"), &["--wait"]);
     let said = text(&out);
     assert!(!out.status.success(), "{said}");
     assert!(
@@ -1391,7 +1401,7 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
         .output()
         .unwrap();
     assert!(trusted.status.success(), "{}", text(&trusted));
-    let out = submit_as(&cloned, &state("elsewhere"), &["--wait"]);
+    let out = submit_as(&cloned, "taken", &state("elsewhere"), &["--wait"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(status_of(&cloned, "publish.md"), "done");
     assert_eq!(publishes(), refused + 1);
@@ -1407,17 +1417,7 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
         .map(|at| at + 1)
         .expect("the approval is journaled");
     std::fs::write(&journal_file, &journal[..cut]).unwrap();
-    let out = planvault()
-        .env("PLANVAULT_API_KEY", SECRET)
-        .env("XDG_STATE_HOME", state("late"))
-        .args(["submit", "--trust-config"])
-        .arg(&late)
-        .args(["--temporal", &server.address(), "--task-queue", "late"])
-        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
-        .args(["--model", "stub-model", "--autonomy", "ask"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = submit_as(&late, "late", &state("late"), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let id = submitted_id(&out);
     std::fs::write(&journal_file, &journal).unwrap();
@@ -1449,18 +1449,63 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
         .output()
         .unwrap();
     assert!(trusted.status.success(), "{}", text(&trusted));
-    let out = planvault()
-        .env("PLANVAULT_API_KEY", SECRET)
-        .env("XDG_STATE_HOME", state("late"))
-        .args(["submit", "--trust-config"])
-        .arg(&late)
-        .args(["--temporal", &server.address(), "--task-queue", "late"])
-        .args(["--query", QUERY, "--endpoint", &stub.base_url()])
-        .args(["--model", "stub-model", "--autonomy", "ask", "--wait"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = submit_as(&late, "late", &state("late"), &["--wait"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(submitted_id(&out), id);
     assert_eq!(status_of(&late, "publish.md"), "done");
+}
+
+/// A run its endpoint stopped (a refused key) ends as `planvault run` ends
+/// (exit 5, resumable), and submitting the same run again resumes it from
+/// the vault, the step done before not asked again.
+#[test]
+fn a_run_its_endpoint_stopped_is_submitted_again_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(
+        vault.join("write.md"),
+        "---\ntype: start\n---\n# Write the note\n\n## Next\n- [[publish]]\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("publish.md"), "# Publish the note\n").unwrap();
+    let stub = publish_refused_once();
+    let _worker = start_worker(&server, "stopped");
+    let out = submit(&server, "stopped", &vault, &stub, &["--wait"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert!(text(&out).contains("run again to resume"), "{}", text(&out));
+    let id = submitted_id(&out);
+    assert_eq!(
+        ["write.md", "publish.md"].map(|n| status_of(&vault, n)),
+        ["done", "active"]
+    );
+    let runs = planvault()
+        .args(["runs", "--temporal", &server.address()])
+        .output()
+        .unwrap();
+    // Listed as failed, and why: it stopped, to be resumed.
+    let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with(&format!("{id}\tfailed\t"))
+                && l.ends_with("(run again to resume)")),
+        "{listed}"
+    );
+
+    let again = submit(&server, "stopped", &vault, &stub, &["--wait"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(submitted_id(&again), id);
+    assert_eq!(status_of(&vault, "publish.md"), "done");
+    assert_eq!(
+        (
+            asked(&stub, "Step: Write the note"),
+            asked(&stub, "Step: Publish the note")
+        ),
+        (1, 2),
+        "the write is not asked again"
+    );
 }

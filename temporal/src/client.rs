@@ -159,15 +159,26 @@ pub fn would_start(target: &Target, workflow_id: &str) -> Result<bool, TemporalE
     })
 }
 
-/// Wait for a run's end: its state, or how it did not complete.
+/// Wait for a run's end: its state, or how it did not complete. A run that
+/// stopped short fails its workflow (so it may be submitted again); its
+/// state is then asked of a worker, which reads it from the history.
 pub fn wait(target: &Target, workflow_id: &str) -> Result<RunState, TemporalError> {
     runtime()?.block_on(async {
         let client = connect(target).await?;
-        client
-            .get_workflow_handle::<PlanvaultRun>(workflow_id)
-            .get_result(WorkflowGetResultOptions::default())
-            .await
-            .map_err(|e| fail(&format!("run {workflow_id}"), e))
+        let handle = client.get_workflow_handle::<PlanvaultRun>(workflow_id);
+        let failure = match handle.get_result(WorkflowGetResultOptions::default()).await {
+            Ok(state) => return Ok(state),
+            Err(e) => fail(&format!("run {workflow_id}"), e),
+        };
+        let state = tokio::time::timeout(
+            Duration::from_secs(10),
+            handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
+        )
+        .await;
+        match state {
+            Ok(Ok(state)) if state.finished.is_some() || state.failed.is_some() => Ok(state),
+            _ => Err(failure),
+        }
     })
 }
 
@@ -193,7 +204,12 @@ pub fn list(target: &Target) -> Result<Vec<Listed>, TemporalError> {
         while let Some(item) = stream.next().await {
             let execution = item.map_err(|e| fail("cannot list the runs", e))?;
             let status = execution.status();
-            let state = if status == WorkflowExecutionStatus::Running {
+            // A run that stopped short failed its workflow: its state says
+            // how (a worker reads it from the history).
+            let state = if matches!(
+                status,
+                WorkflowExecutionStatus::Running | WorkflowExecutionStatus::Failed
+            ) {
                 let handle = client.get_workflow_handle::<PlanvaultRun>(execution.id());
                 tokio::time::timeout(
                     Duration::from_secs(5),

@@ -6,6 +6,7 @@
 
 use crate::host::TemporalHost;
 use crate::{Asking, Decision, RunState, Submission};
+use planvault_core::engine::FinishReason;
 use planvault_protocol::{AskKind, FromWorker, PersonReply, ToWorker};
 use planvault_runner::{run_with, Humans, Inbox, Options};
 use std::future::Future;
@@ -67,15 +68,22 @@ impl RunState {
     }
 }
 
-/// How the workflow ends: a run that failed fails it, so the same run
-/// may be submitted again and resume from the vault (Temporal reuses the
-/// id of a failed workflow only, `client::submit`); one that finished
-/// completes it. A run begun before this ended complete either way.
+/// How the workflow ends: a run that completed completes it; one that
+/// stopped short (failed, interrupted, at a safety stop) fails it, so the
+/// same run may be submitted again and resume from the vault, as `planvault
+/// run` resumes when run again (Temporal reuses only a failed or cancelled
+/// workflow's id, `client::submit`). Its state stays queryable
+/// (`client::wait`). A run begun before this completed either way.
 fn failed_or_done(ctx: &WorkflowContext<PlanvaultRun>) -> WorkflowResult<RunState> {
     let state = ctx.state(|s| s.state.clone());
-    match &state.failed {
-        Some(why) if state.finished.is_none() && ctx.patched("run-failure-fails-workflow") => Err(
-            WorkflowTermination::failed_application(ApplicationFailure::non_retryable(why.clone())),
+    let short = match (&state.finished, &state.failed) {
+        (Some(FinishReason::Completed), _) | (None, None) => None,
+        (Some(reason), _) => Some(reason.describe()),
+        (None, Some(why)) => Some(why.clone()),
+    };
+    match short {
+        Some(why) if ctx.patched("run-failure-fails-workflow") => Err(
+            WorkflowTermination::failed_application(ApplicationFailure::non_retryable(why)),
         ),
         _ => Ok(state),
     }
@@ -278,7 +286,6 @@ impl PlanvaultRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planvault_core::engine::FinishReason;
 
     #[test]
     fn the_state_says_whom_a_run_waits_for_until_it_ends() {
