@@ -337,7 +337,10 @@ mod with_temporal {
                 } else {
                     &root
                 },
-                || Ok(client::would_start(&target, &id)?),
+                || {
+                    Ok(client::would_start(&target, &id)?
+                        .then(|| client::previous_decisions(&target, &id)))
+                },
             )?,
         };
         let ms = |d: std::time::Duration| d.as_millis().min(u128::from(u64::MAX)) as u64;

@@ -465,26 +465,39 @@ pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
 /// the decisions its workers may go past (every decision in the journal,
 /// each journaled by a run here or taken here), once the person takes
 /// those no run here took (at a terminal, or ahead with `planvault trust`);
-/// otherwise refuse, naming them, as `planvault run` does. Nothing is
-/// asked where the submission would start no run (`starts`: none of its
-/// name runs or completed).
+/// otherwise refuse, naming them, as `planvault run` does. `starts` says
+/// whether the submission would start a run (`None`: one of its name runs
+/// or completed, so nothing is asked) and which decisions an earlier run
+/// of that name went past or took (a `planvault decide` on the cluster),
+/// which are taken here without asking.
 #[cfg(feature = "temporal")]
 pub fn decisions_for_submit(
     run_dir: &Path,
-    starts: impl FnOnce() -> Result<bool>,
+    starts: impl FnOnce() -> Result<Option<Vec<String>>>,
 ) -> Result<Vec<String>> {
-    let Some(decisions) = JournalDecisions::read(run_dir)? else {
+    let Some(mut decisions) = JournalDecisions::read(run_dir)? else {
         return Ok(Vec::new());
     };
     if decisions.elsewhere.is_empty() {
         return Ok(decisions.heads);
     }
-    if !starts()? {
+    let Some(earlier) = starts()? else {
         // Nothing to ask; should a run start after all, it goes past only
         // the decisions taken here.
         let mut heads = decisions.heads;
         heads.retain(|h| !decisions.elsewhere.iter().any(|d| &d.head == h));
         return Ok(heads);
+    };
+    let (earlier, elsewhere): (Vec<_>, Vec<_>) = std::mem::take(&mut decisions.elsewhere)
+        .into_iter()
+        .partition(|d| earlier.contains(&d.head));
+    if decisions.record.is_some() {
+        decisions.elsewhere = earlier;
+        decisions.take()?;
+    }
+    decisions.elsewhere = elsewhere;
+    if decisions.elsewhere.is_empty() {
+        return Ok(decisions.heads);
     }
     let listing = decisions.listing();
     if take_decisions(&listing) {

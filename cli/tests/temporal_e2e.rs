@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use llm_stub::{Reply, Script, Stub};
+use planvault_core::engine::FinishReason;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -1508,4 +1509,76 @@ fn a_run_its_endpoint_stopped_is_submitted_again_and_resumes() {
         (1, 2),
         "the write is not asked again"
     );
+}
+
+/// A gate decided with `planvault decide`, then the run stopped (its
+/// endpoint refused the publish): submitted again, the run resumes past
+/// the decision without asking about it, as `planvault run` resumes past
+/// its own. The decision was journaled on the cluster, not recorded on
+/// the submitter's machine; the earlier run's state says it took it.
+#[test]
+fn a_decision_made_on_the_cluster_is_not_asked_about_when_the_run_is_submitted_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = DevServer::for_test() else {
+        return;
+    };
+    let vault = human_gate_vault(dir.path());
+    let stub = publish_refused_once();
+    let _worker = start_worker(&server, "decided");
+    let state = dir.path().join("state");
+    let submit_here = |extra: &[&str]| {
+        planvault()
+            .env("PLANVAULT_API_KEY", SECRET)
+            .env("XDG_STATE_HOME", &state)
+            .args(["submit", "--trust-config"])
+            .arg(&vault)
+            .args(["--temporal", &server.address(), "--task-queue", "decided"])
+            .args(["--query", QUERY, "--endpoint", &stub.base_url()])
+            .args(["--model", "stub-model", "--autonomy", "ask"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = submit_here(&[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = submitted_id(&out);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_gate = || {
+        std::fs::read_to_string(vault.join("approve.md"))
+            .unwrap_or_default()
+            .contains("status: active")
+    };
+    while !at_gate() {
+        assert!(Instant::now() < deadline, "the run never reached the gate");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let decided = planvault()
+        .args([
+            "decide",
+            &id,
+            "approve=publish",
+            "--temporal",
+            &server.address(),
+        ])
+        .output()
+        .unwrap();
+    assert!(decided.status.success(), "{}", text(&decided));
+    let target = planvault_temporal::client::Target {
+        address: server.address(),
+        namespace: "default".into(),
+        task_queue: "decided".into(),
+    };
+    let ended = planvault_temporal::client::wait(&target, &id).unwrap();
+    assert!(
+        matches!(ended.finished, Some(FinishReason::Interrupted { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(status_of(&vault, "publish.md"), "active");
+
+    let again = submit_here(&["--wait"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(submitted_id(&again), id);
+    assert_eq!(status_of(&vault, "publish.md"), "done");
+    assert_eq!(asked(&stub, "Step: Publish the note"), 2);
 }

@@ -159,6 +159,30 @@ pub fn would_start(target: &Target, workflow_id: &str) -> Result<bool, TemporalE
     })
 }
 
+/// The journal decisions the last run of `workflow_id` went past or took
+/// (`RunState::decisions_taken`), asked of a worker, which reads them from
+/// its history; none where no worker answers within 5 s.
+pub fn previous_decisions(target: &Target, workflow_id: &str) -> Vec<String> {
+    let Ok(runtime) = runtime() else {
+        return Vec::new();
+    };
+    runtime.block_on(async {
+        let Ok(client) = connect(target).await else {
+            return Vec::new();
+        };
+        let handle = client.get_workflow_handle::<PlanvaultRun>(workflow_id);
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|state| state.decisions_taken)
+        .unwrap_or_default()
+    })
+}
+
 /// Wait for a run's end: its state, or how it did not complete. A run that
 /// stopped short fails its workflow (so it may be submitted again); its
 /// state is then asked of a worker, which reads it from the history.

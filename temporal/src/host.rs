@@ -448,6 +448,8 @@ impl Host for TemporalHost {
             taken
                 .borrow_mut()
                 .extend(heads.iter().map(|h| h.to_string()));
+            // In the run's state too, for a later submission of it.
+            self.ctx.state_mut(|s| s.took_decisions(heads));
         }
     }
 

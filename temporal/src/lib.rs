@@ -227,6 +227,12 @@ pub struct RunState {
     pub finished: Option<FinishReason>,
     /// Why the run could not start or go on.
     pub failed: Option<String>,
+    /// The journal decisions this run went past or took (chain hashes):
+    /// those its submission carried and those it journaled itself (a
+    /// `planvault decide`). Submitting the same run again takes them as
+    /// taken here (`client::previous_decisions`).
+    #[serde(default)]
+    pub decisions_taken: Vec<String>,
 }
 
 /// A decision for a waiting run (`planvault decide RUN ITEM=…`).

@@ -29,6 +29,14 @@ impl PlanvaultRun {
     pub(crate) fn observe(&mut self, message: &FromWorker) {
         self.state.observe(message);
     }
+
+    /// Keep journal decisions the run took (a later submission of it takes
+    /// them as taken here).
+    pub(crate) fn took_decisions(&mut self, heads: &[&str]) {
+        self.state
+            .decisions_taken
+            .extend(heads.iter().map(|h| h.to_string()));
+    }
 }
 
 impl RunState {
@@ -119,6 +127,8 @@ impl PlanvaultRun {
         // journal read it makes.
         if submission.decisions_taken.is_some() && ctx.patched("journal-decisions-checked") {
             host = host.with_decisions_taken(submission.decisions_taken.clone());
+            let carried = submission.decisions_taken.clone().unwrap_or_default();
+            ctx.state_mut(|s| s.state.decisions_taken = carried);
         }
         // One run per vault, as every host: refused before anything is read.
         // A git vault's run has its own branch (`planvault/<run>`), named
