@@ -98,6 +98,23 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// `planvault decide RUN SPEC` against `server`.
+fn decide(server: &Server, run: &str, spec: &str) -> Output {
+    planvault()
+        .args(["decide", run, spec, "--temporal", &server.address()])
+        .output()
+        .unwrap()
+}
+
+/// The client's view of `server`'s `queue`.
+fn target(server: &Server, queue: &str) -> planvault_temporal::client::Target {
+    planvault_temporal::client::Target {
+        address: server.address(),
+        namespace: "default".into(),
+        task_queue: queue.into(),
+    }
+}
+
 /// Every file of a vault (path → text), without what differs between two
 /// runs of the same plan by nature: the run's id and the receipt naming it.
 fn vault_files(root: &Path) -> Vec<(String, String)> {
@@ -142,12 +159,8 @@ fn workflow_history(server: &Server, id: &str) -> String {
         assert!(out.status.success(), "{}", text(&out));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         if json["events"].as_array().is_some_and(|e| !e.is_empty()) {
-            let target = planvault_temporal::client::Target {
-                address: server.address(),
-                namespace: "default".into(),
-                task_queue: "e2e".into(),
-            };
-            planvault_temporal::client::replay(&target, id).expect("the history replays");
+            planvault_temporal::client::replay(&target(server, "e2e"), id)
+                .expect("the history replays");
             let mut all = json.to_string();
             let mut stack = vec![&json];
             while let Some(value) = stack.pop() {
@@ -354,12 +367,7 @@ fn a_human_gate_waits_without_a_worker_and_decide_resumes_it_once() {
     let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
     assert!(listed.contains(&format!("{id}\trunning")), "{listed}");
     let _worker = start_worker(&server, "gate");
-    let decide = |spec: &str| {
-        planvault()
-            .args(["decide", &id, spec, "--temporal", &server.address()])
-            .output()
-            .unwrap()
-    };
+    let decide = |spec: &str| decide(&server, &id, spec);
     // Refused for an item nothing waits on.
     let wrong = decide("publish=approve");
     assert!(!wrong.status.success(), "{}", text(&wrong));
@@ -581,22 +589,9 @@ fn a_git_vault_run_ends_on_its_branch_as_planvault_run_ends_and_keeps_a_persons_
     git(&mine, &["commit", "-q", "-am", "a person's edit"]);
     git(&mine, &["push", "-q"]);
 
-    let ok = planvault()
-        .args([
-            "decide",
-            &id,
-            "approve=publish",
-            "--temporal",
-            &server.address(),
-        ])
-        .output()
-        .unwrap();
+    let ok = decide(&server, &id, "approve=publish");
     assert!(ok.status.success(), "{}", text(&ok));
-    let target = planvault_temporal::client::Target {
-        address: server.address(),
-        namespace: "default".into(),
-        task_queue: "git".into(),
-    };
+    let target = target(&server, "git");
     let state = planvault_temporal::client::wait(&target, &id).unwrap();
     assert_eq!(
         state.finished,
@@ -1034,16 +1029,7 @@ fn a_temporal_run_and_a_terminal_run_refuse_each_others_vault() {
         "{}",
         text(&other)
     );
-    let ok = planvault()
-        .args([
-            "decide",
-            &id,
-            "approve=publish",
-            "--temporal",
-            &server.address(),
-        ])
-        .output()
-        .unwrap();
+    let ok = decide(&server, &id, "approve=publish");
     assert!(ok.status.success(), "{}", text(&ok));
     let done = submit(
         &server,
@@ -1423,11 +1409,7 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
     let id = submitted_id(&out);
     std::fs::write(&journal_file, &journal).unwrap();
     let _late_worker = start_worker(&server, "late");
-    let target = planvault_temporal::client::Target {
-        address: server.address(),
-        namespace: "default".into(),
-        task_queue: "late".into(),
-    };
+    let target = target(&server, "late");
     let failed = match planvault_temporal::client::wait(&target, &id) {
         Ok(state) => state.failed.unwrap_or_default(),
         Err(e) => e.to_string(),
@@ -1553,22 +1535,9 @@ fn a_decision_made_on_the_cluster_is_not_asked_about_when_the_run_is_submitted_a
         assert!(Instant::now() < deadline, "the run never reached the gate");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let decided = planvault()
-        .args([
-            "decide",
-            &id,
-            "approve=publish",
-            "--temporal",
-            &server.address(),
-        ])
-        .output()
-        .unwrap();
+    let decided = decide(&server, &id, "approve=publish");
     assert!(decided.status.success(), "{}", text(&decided));
-    let target = planvault_temporal::client::Target {
-        address: server.address(),
-        namespace: "default".into(),
-        task_queue: "decided".into(),
-    };
+    let target = target(&server, "decided");
     let ended = planvault_temporal::client::wait(&target, &id).unwrap();
     assert!(
         matches!(ended.finished, Some(FinishReason::Interrupted { .. })),

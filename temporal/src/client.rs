@@ -170,17 +170,24 @@ pub fn previous_decisions(target: &Target, workflow_id: &str) -> Vec<String> {
         let Ok(client) = connect(target).await else {
             return Vec::new();
         };
-        let handle = client.get_workflow_handle::<PlanvaultRun>(workflow_id);
-        tokio::time::timeout(
-            Duration::from_secs(5),
-            handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
-        )
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .map(|state| state.decisions_taken)
-        .unwrap_or_default()
+        state_of(&client, workflow_id)
+            .await
+            .map(|state| state.decisions_taken)
+            .unwrap_or_default()
     })
+}
+
+/// A run's state, asked of a worker (for a closed run, read from its
+/// history); `None` where none answers within 5 s.
+async fn state_of(client: &Client, workflow_id: &str) -> Option<RunState> {
+    let handle = client.get_workflow_handle::<PlanvaultRun>(workflow_id);
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok)
 }
 
 /// Wait for a run's end: its state, or how it did not complete. A run that
@@ -194,13 +201,8 @@ pub fn wait(target: &Target, workflow_id: &str) -> Result<RunState, TemporalErro
             Ok(state) => return Ok(state),
             Err(e) => fail(&format!("run {workflow_id}"), e),
         };
-        let state = tokio::time::timeout(
-            Duration::from_secs(10),
-            handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
-        )
-        .await;
-        match state {
-            Ok(Ok(state)) if state.finished.is_some() || state.failed.is_some() => Ok(state),
+        match state_of(&client, workflow_id).await {
+            Some(state) if state.finished.is_some() || state.failed.is_some() => Ok(state),
             _ => Err(failure),
         }
     })
@@ -234,14 +236,7 @@ pub fn list(target: &Target) -> Result<Vec<Listed>, TemporalError> {
                 status,
                 WorkflowExecutionStatus::Running | WorkflowExecutionStatus::Failed
             ) {
-                let handle = client.get_workflow_handle::<PlanvaultRun>(execution.id());
-                tokio::time::timeout(
-                    Duration::from_secs(5),
-                    handle.query(PlanvaultRun::status, (), WorkflowQueryOptions::default()),
-                )
-                .await
-                .ok()
-                .and_then(Result::ok)
+                state_of(&client, execution.id()).await
             } else {
                 None
             };
