@@ -166,8 +166,9 @@ mod with_temporal {
             Temporal::Submit(args) => submit(args),
             Temporal::Runs(args) => {
                 for run in client::list(&target(&args.cluster))? {
-                    let what = match &run.state {
-                        Some(state) => match (&state.asking, &state.finished) {
+                    let what = match (&run.state, &run.failure) {
+                        (_, Some(failure)) => failure.clone(),
+                        (Some(state), None) => match (&state.asking, &state.finished) {
                             (Some(asking), _) => format!(
                                 "waiting for a person: {}={} ({})",
                                 asking.node,
@@ -179,12 +180,6 @@ mod with_temporal {
                                 asking.question
                             ),
                             (None, Some(reason)) => reason.describe(),
-                            (None, None) if state.failed.is_some() => {
-                                format!(
-                                    "{} (submit it again to resume)",
-                                    state.failed.as_deref().unwrap_or_default()
-                                )
-                            }
                             (None, None) => {
                                 let active: Vec<&str> = state
                                     .nodes
@@ -199,13 +194,16 @@ mod with_temporal {
                                 }
                             }
                         },
-                        None => String::new(),
+                        (None, None) => String::new(),
                     };
+                    // One line per run: a reason's own lines (a list of
+                    // decisions) joined.
+                    let what: Vec<&str> = what.lines().map(str::trim).collect();
                     outln!(
                         "{}\t{}\t{}",
                         run.workflow_id,
                         run.status,
-                        escape_controls(&what, true)
+                        escape_controls(what.join(" ").trim(), false)
                     );
                 }
                 Ok(ExitCode::SUCCESS)

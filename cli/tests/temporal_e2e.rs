@@ -1421,6 +1421,16 @@ fn a_copied_vaults_journaled_approval_is_submitted_only_once_the_person_takes_it
     );
     assert_eq!(publishes(), refused + 1, "nothing ran past it");
     assert_eq!(status_of(&late, "publish.md"), "active");
+    // Listed with why, and what to do.
+    let listed = runs(&server);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with(&format!("{id}\tfailed\t"))
+                && l.contains("holds decisions no run here took")
+                && l.ends_with("(submit it again to resume)")),
+        "{listed}"
+    );
 
     // Taken now, the same run is submitted again and resumes to its end,
     // as a failed run may be.
@@ -1456,7 +1466,7 @@ fn a_run_its_endpoint_stopped_is_submitted_again_and_resumes() {
     .unwrap();
     std::fs::write(vault.join("publish.md"), "# Publish the note\n").unwrap();
     let stub = publish_refused_once();
-    let _worker = start_worker(&server, "stopped");
+    let worker = start_worker(&server, "stopped");
     let out = submit(&server, "stopped", &vault, &stub, &["--wait"]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     assert!(text(&out).contains("run again to resume"), "{}", text(&out));
@@ -1465,20 +1475,19 @@ fn a_run_its_endpoint_stopped_is_submitted_again_and_resumes() {
         ["write.md", "publish.md"].map(|n| status_of(&vault, n)),
         ["done", "active"]
     );
-    let runs = planvault()
-        .args(["runs", "--temporal", &server.address()])
-        .output()
-        .unwrap();
-    // Listed as failed, and why: it stopped, to be resumed.
-    let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+    // Listed as failed, and why: it stopped, to be resumed. The reason is
+    // the cluster's, so it is told with no worker up to ask.
+    drop(worker);
+    let stopped = format!("{id}\tfailed\tinterrupted at publish: ");
+    let listed = runs(&server);
     assert!(
         listed
             .lines()
-            .any(|l| l.starts_with(&format!("{id}\tfailed\t"))
-                && l.ends_with("(run again to resume)")),
+            .any(|l| l.starts_with(&stopped) && l.ends_with("(run again to resume)")),
         "{listed}"
     );
 
+    let _worker = start_worker(&server, "stopped");
     let again = submit(&server, "stopped", &vault, &stub, &["--wait"]);
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(submitted_id(&again), id);
@@ -1491,6 +1500,27 @@ fn a_run_its_endpoint_stopped_is_submitted_again_and_resumes() {
         (1, 2),
         "the write is not asked again"
     );
+    // The earlier run of that name is still listed with its own ending.
+    let listed = runs(&server);
+    let lines: Vec<&str> = listed.lines().filter(|l| l.starts_with(&id)).collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("{id}\tcompleted\t"))),
+        "{listed}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with(&stopped)), "{listed}");
+}
+
+/// What `planvault runs` prints.
+fn runs(server: &Server) -> String {
+    let out = planvault()
+        .args(["runs", "--temporal", &server.address()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A gate decided with `planvault decide`, then the run stopped (its

@@ -7,12 +7,14 @@ use crate::workflow::PlanvaultRun;
 use crate::{Decision, RunState, Submission};
 use futures_util::StreamExt;
 use std::time::Duration;
-use temporalio_client::errors::{WorkflowInteractionError, WorkflowStartError};
+use temporalio_client::errors::{
+    WorkflowGetResultError, WorkflowInteractionError, WorkflowStartError,
+};
 use temporalio_client::{
     Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
-    WorkflowDescribeOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
-    WorkflowGetResultOptions, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowListOptions,
-    WorkflowQueryOptions, WorkflowStartOptions,
+    WorkflowDescribeOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionInfo,
+    WorkflowExecutionStatus, WorkflowGetResultOptions, WorkflowHandle, WorkflowIdConflictPolicy,
+    WorkflowIdReusePolicy, WorkflowListOptions, WorkflowQueryOptions, WorkflowStartOptions,
 };
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
@@ -214,11 +216,17 @@ pub struct Listed {
     pub workflow_id: String,
     /// Temporal's word: running, completed, failed, canceled, terminated, …
     pub status: String,
-    /// The run's own state, when a worker answered the query.
+    /// A running run's own state, when a worker answered the query.
     pub state: Option<RunState>,
+    /// Why a failed run failed: for a run that stopped short, how it ended
+    /// and that it resumes when submitted again. Read from the cluster's
+    /// history, so no worker need be up.
+    pub failure: Option<String>,
 }
 
-/// Every planvault run the namespace knows, newest first.
+/// Every planvault run the namespace knows, newest first. The running
+/// runs' states are asked of the workers all at once, so a cluster with
+/// no worker up answers in one query's wait, not one per run.
 pub fn list(target: &Target) -> Result<Vec<Listed>, TemporalError> {
     runtime()?.block_on(async {
         let client = connect(target).await?;
@@ -226,28 +234,59 @@ pub fn list(target: &Target) -> Result<Vec<Listed>, TemporalError> {
             "WorkflowType = 'PlanvaultRun'",
             WorkflowListOptions::default(),
         );
-        let mut out = Vec::new();
+        let mut executions = Vec::new();
         while let Some(item) = stream.next().await {
             let execution = item.map_err(|e| fail("cannot list the runs", e))?;
-            let status = execution.status();
-            // A run that stopped short failed its workflow: its state says
-            // how (a worker reads it from the history).
-            let state = if matches!(
-                status,
-                WorkflowExecutionStatus::Running | WorkflowExecutionStatus::Failed
-            ) {
-                state_of(&client, execution.id()).await
-            } else {
-                None
-            };
-            out.push(Listed {
-                workflow_id: execution.id().to_string(),
+            executions.push((
+                execution.id().to_string(),
+                execution.run_id().to_string(),
+                execution.status(),
+            ));
+        }
+        let details = executions.iter().map(|(id, run_id, status)| async {
+            match status {
+                WorkflowExecutionStatus::Running => (state_of(&client, id).await, None),
+                WorkflowExecutionStatus::Failed => {
+                    (None, failure_of(&client, target, id, run_id).await)
+                }
+                _ => (None, None),
+            }
+        });
+        let details = futures_util::future::join_all(details).await;
+        Ok(executions
+            .into_iter()
+            .zip(details)
+            .map(|((workflow_id, _, status), (state, failure))| Listed {
+                workflow_id,
                 status: format!("{status:?}").to_ascii_lowercase(),
                 state,
-            });
-        }
-        Ok(out)
+                failure,
+            })
+            .collect())
     })
+}
+
+/// The failure one failed run of `workflow_id` (not a later one of that
+/// id) ended with, from its history's close event.
+async fn failure_of(
+    client: &Client,
+    target: &Target,
+    workflow_id: &str,
+    run_id: &str,
+) -> Option<String> {
+    let execution = WorkflowExecutionInfo::builder()
+        .namespace(target.namespace.clone())
+        .workflow_id(workflow_id)
+        .run_id(run_id)
+        .build();
+    let handle = WorkflowHandle::<_, PlanvaultRun>::new(client.clone(), execution);
+    let options = WorkflowGetResultOptions::builder()
+        .follow_runs(false)
+        .build();
+    match handle.get_result(options).await {
+        Err(WorkflowGetResultError::Failed(failure)) => Some(failure.failure().message.clone()),
+        _ => None,
+    }
 }
 
 /// Answer the question a run waits on; refused unless it waits on `item`.

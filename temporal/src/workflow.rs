@@ -87,7 +87,8 @@ fn failed_or_done(ctx: &WorkflowContext<PlanvaultRun>) -> WorkflowResult<RunStat
     let short = match (&state.finished, &state.failed) {
         (Some(FinishReason::Completed), _) | (None, None) => None,
         (Some(reason), _) => Some(reason.describe()),
-        (None, Some(why)) => Some(why.clone()),
+        // What `planvault runs` shows of it, with no worker to ask.
+        (None, Some(why)) => Some(format!("{why} (submit it again to resume)")),
     };
     match short {
         Some(why) if ctx.patched("run-failure-fails-workflow") => Err(
