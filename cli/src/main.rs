@@ -194,19 +194,22 @@ fn trust(args: TrustArgs) -> ExitCode {
         Some(root) => input::Enclosing::Given(root),
         None => input::Enclosing::Detect,
     };
-    let (_, vault) = mcp_config::default_config(&input::vault_home(&args.path, enclosing));
-    // The run's journal: in the plan's folder, or a plan file's run vault.
-    let run_dir = match args.path.is_file() {
-        true => run::run_vault_dir(&args.path),
-        false => args.path.clone(),
-    };
-    let told = trust::trust(&vault, args.forget).and_then(|told| match args.forget {
-        true => Ok(told),
-        false => Ok(match trust::take_journal(&run_dir)? {
+    let told = (|| -> anyhow::Result<String> {
+        let (_, vault) = mcp_config::default_config(&input::vault_home(&args.path, enclosing))?;
+        // The run's journal: in the plan's folder, or a plan file's run vault.
+        let run_dir = match args.path.is_file() {
+            true => run::run_vault_dir(&args.path)?,
+            false => args.path.clone(),
+        };
+        let told = trust::trust(&vault, args.forget)?;
+        if args.forget {
+            return Ok(told);
+        }
+        Ok(match trust::take_journal(&run_dir)? {
             Some(taken) => format!("{told}\n{taken}"),
             None => told,
-        }),
-    });
+        })
+    })();
     match told {
         Ok(told) => {
             outln!("{told}");
@@ -268,9 +271,8 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
             // vault's config: nothing may mutate before the approval gate.
             let asked = planvault_core::proposal::requested(&source, &checked.plan);
             // The vault's config: a plan folder's run reads its vault's.
-            let (_, vault) =
-                mcp_config::default_config(vault_root.as_deref().unwrap_or(&plan.path));
-            let by_config = run::VaultConfig::read(&vault)
+            let by_config = mcp_config::default_config(vault_root.as_deref().unwrap_or(&plan.path))
+                .and_then(|(_, vault)| run::VaultConfig::read(&vault))
                 .ok()
                 .and_then(|config| config.text)
                 .and_then(|text| planvault_runner::settings::parse(&text).ok())
@@ -326,7 +328,7 @@ fn check_tools(args: &ValidateArgs) -> anyhow::Result<planvault_llm::mcp::Catalo
         None => input::Enclosing::Detect,
     };
     let home = input::vault_home(&args.plan.path, enclosing);
-    let (_, vault) = mcp_config::default_config(&home);
+    let (_, vault) = mcp_config::default_config(&home)?;
     let keys = ["PLANVAULT_API_KEY", "OPENAI_API_KEY"];
     let servers = match &args.config {
         Some(config) => mcp_config::read(config, &vault, &keys)?,

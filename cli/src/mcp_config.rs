@@ -203,13 +203,13 @@ pub fn clients(servers: Vec<Server>) -> anyhow::Result<planvault_runner::mcp::Cl
 /// Where a plan's config is, as `planvault run` reads it:
 /// `<vault>/.planvault/config.toml` for a folder, the run vault's
 /// (`PLAN.run/`) for a PLAN.md or generated plan.
-pub fn default_config(path: &Path) -> (PathBuf, PathBuf) {
+pub fn default_config(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     let vault = if path.is_dir() {
         path.to_path_buf()
     } else {
-        crate::run::run_vault_dir(path)
+        crate::run::run_vault_dir(path)?
     };
-    (vault.join(crate::run::CONFIG_FILE), vault)
+    Ok((vault.join(crate::run::CONFIG_FILE), vault))
 }
 
 #[cfg(test)]

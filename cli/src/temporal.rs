@@ -269,11 +269,11 @@ mod with_temporal {
                 PlanForm::Vault,
             ),
             PlanSource::PlanMd { .. } => (
-                crate::run::run_vault_dir(&path),
+                crate::run::run_vault_dir(&path)?,
                 PlanForm::PlanMd { file: file.clone() },
             ),
             PlanSource::Generated { .. } => (
-                crate::run::run_vault_dir(&path),
+                crate::run::run_vault_dir(&path)?,
                 PlanForm::Generated { file: file.clone() },
             ),
         };

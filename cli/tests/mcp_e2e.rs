@@ -1374,8 +1374,8 @@ fn a_run_uses_the_config_it_asked_the_person_to_trust_not_a_later_read() {
     assert_eq!(stub.requests().len(), 1);
 }
 
-/// A config that never ends (here a symlink to `/dev/zero`) is refused,
-/// naming it, instead of being read until memory runs out.
+/// A config far larger than any config (here a 4 GiB sparse file) is
+/// refused, naming it, instead of being read until memory runs out.
 #[cfg(unix)]
 #[test]
 fn a_config_larger_than_any_config_is_refused_not_read_to_the_end() {
@@ -1383,7 +1383,10 @@ fn a_config_larger_than_any_config_is_refused_not_read_to_the_end() {
     let vault = dir.path().join("vault");
     std::fs::create_dir_all(vault.join(".planvault")).unwrap();
     std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write\n").unwrap();
-    std::os::unix::fs::symlink("/dev/zero", vault.join(".planvault/config.toml")).unwrap();
+    std::fs::File::create(vault.join(".planvault/config.toml"))
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
         .arg("run")
         .arg(&vault)
@@ -1394,6 +1397,69 @@ fn a_config_larger_than_any_config_is_refused_not_read_to_the_end() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains(".planvault/config.toml is larger than 1 MiB; a config is a few lines"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A vault's config that is a symlink out of the vault (to this process's
+/// own environment, where the API key is) is refused unread by every
+/// command that reads it: its lines would be quoted back in a parse error,
+/// on a terminal or in a CI log. One inside the vault is read.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_config_linked_out_of_the_vault_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(vault.join(".planvault")).unwrap();
+    std::fs::create_dir_all(vault.join(".obsidian")).unwrap();
+    std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write\n").unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", vault.join(".planvault/config.toml")).unwrap();
+    let secret = "PV_TEST_TOKEN=sk-never-shown-4711";
+    let refused = "config.toml is a symlink to a file outside the vault; a vault's config is read only from inside it";
+    let commands: [&[&str]; 4] = [
+        &["run", "--query", "q", "--endpoint", "http://127.0.0.1:9/v1"],
+        &["trust"],
+        &["validate", "--check-tools"],
+        &["validate"],
+    ];
+    for args in commands {
+        let (first, rest) = args.split_first().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg(first)
+            .arg(&vault)
+            .args(rest)
+            .env("PV_TEST_TOKEN", "sk-never-shown-4711")
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let said = text(&out);
+        assert!(
+            !said.contains("sk-never-shown"),
+            "{args:?} showed {secret}: {said}"
+        );
+        if *first != "validate" || rest.contains(&"--check-tools") {
+            assert!(!out.status.success(), "{args:?}: {said}");
+            assert!(said.contains(refused), "{args:?}: {said}");
+        }
+    }
+
+    // Inside the vault, a linked config is the vault's own.
+    std::fs::remove_file(vault.join(".planvault/config.toml")).unwrap();
+    std::fs::write(vault.join("shared.toml"), "[run]\nmax_steps = 3\n").unwrap();
+    std::os::unix::fs::symlink("../shared.toml", vault.join(".planvault/config.toml")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .arg("trust")
+        .arg(&vault)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("reaches nothing beyond the vault"),
         "{}",
         text(&out)
     );

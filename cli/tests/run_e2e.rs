@@ -3464,3 +3464,77 @@ fn trust_reads_no_journal_through_a_symlink_out_of_the_vault() {
         "{said}"
     );
 }
+
+/// A PLAN.md shipped with `PLAN.run` as a symlink (to another folder, here
+/// a trusted vault) is refused by every command that would use the run
+/// vault: nothing is written where the link leads, and the other vault's
+/// trust is not borrowed. A `.planvault/` linked out of a vault is refused
+/// too: a run's lock would be written (and its leftovers swept) there.
+#[cfg(unix)]
+#[test]
+fn a_run_vault_or_settings_folder_linked_elsewhere_is_refused_and_nothing_is_written_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("1.md"), "precious\n").unwrap();
+    let shipped = dir.path().join("shipped");
+    std::fs::create_dir_all(&shipped).unwrap();
+    std::fs::write(
+        shipped.join("PLAN.md"),
+        "- [ ] Write the summary\n- [ ] Check it\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&other, shipped.join("PLAN.run")).unwrap();
+    let refused = "PLAN.run is a symlink; a plan's run vault is a folder of its own beside it";
+    let commands: [&[&str]; 3] = [
+        &["run", "--query", "q", "--endpoint", "http://127.0.0.1:9/v1"],
+        &["trust"],
+        &["validate", "--check-tools"],
+    ];
+    let planvault = |first: &str, path: &Path, rest: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg(first)
+            .arg(path)
+            .args(rest)
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for args in commands {
+        let (first, rest) = args.split_first().unwrap();
+        let out = planvault(first, &shipped.join("PLAN.md"), rest);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{args:?}: {said}");
+        assert!(said.contains(refused), "{args:?}: {said}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["1.md"]);
+    assert_eq!(
+        std::fs::read_to_string(other.join("1.md")).unwrap(),
+        "precious\n"
+    );
+
+    // A vault whose `.planvault` leads out of it.
+    let vault = dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("write.md"), "---\ntype: start\n---\n# Write\n").unwrap();
+    std::os::unix::fs::symlink(&other, vault.join(".planvault")).unwrap();
+    let out = planvault("run", &vault, commands[0].split_first().unwrap().1);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains(".planvault is a symlink"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["1.md"], "nothing written where .planvault leads");
+}

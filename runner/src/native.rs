@@ -807,7 +807,7 @@ impl VaultLock {
             source,
         };
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io)?;
+            lock_folder(parent).map_err(io)?;
         }
         let me = Holder::process(std::process::id(), &host_name()).render();
         for _ in 0..3 {
@@ -835,6 +835,19 @@ impl VaultLock {
         }
         Err(io(std::io::Error::other("the lock kept changing")))
     }
+}
+
+/// Make `folder` (a vault's `.planvault/`) for its lock, refused when it
+/// is a symlink: the lock, and the leftovers swept beside it, stay in the
+/// vault, never where a shipped link leads.
+pub fn lock_folder(folder: &Path) -> std::io::Result<()> {
+    if fs::symlink_metadata(folder).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(format!(
+            "{} is a symlink; a vault keeps its run's lock and config in a folder of its own",
+            folder.display()
+        )));
+    }
+    fs::create_dir_all(folder)
 }
 
 /// Removes the stale lock at `path` that read `found`, by renaming it away

@@ -53,7 +53,7 @@ impl LockIn {
 pub fn take(root: &Path, me: &Holder, shown: &str) -> std::io::Result<Result<(), String>> {
     let path = root.join(LOCK_FILE);
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
+        planvault_runner::native::lock_folder(parent)?;
     }
     for _ in 0..2 {
         match fs::OpenOptions::new()

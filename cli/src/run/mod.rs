@@ -236,7 +236,7 @@ fn run_plan(args: RunArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let starts_over = args.fresh || args.replay.is_some();
     let root = match &source {
         PlanSource::Vault(_) => vault_root.unwrap_or_else(|| args.path.clone()),
-        _ => run_vault_dir(&args.path),
+        _ => run_vault_dir(&args.path)?,
     };
     if !folder.is_empty() {
         let own = args.path.join(CONFIG_FILE);
@@ -600,13 +600,28 @@ fn read_journal(path: &std::path::Path) -> Result<Journal> {
     }
 }
 
-/// `PLAN.md` → `PLAN.run/` beside it.
-pub fn run_vault_dir(plan_file: &std::path::Path) -> PathBuf {
+/// `PLAN.md` → `PLAN.run/` beside it; refused when that is a symlink or
+/// no folder. The run vault's name is derived, not chosen, so a link
+/// there was put there by whoever shipped the plan: it would send the
+/// run's writes (its notes over another folder's files) and its trust
+/// (another vault's config) wherever it leads.
+pub fn run_vault_dir(plan_file: &std::path::Path) -> Result<PathBuf> {
     let stem = plan_file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "plan".into());
-    plan_file.with_file_name(format!("{stem}.run"))
+    let dir = plan_file.with_file_name(format!("{stem}.run"));
+    match std::fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.file_type().is_symlink() => bail!(
+            "{} is a symlink; a plan's run vault is a folder of its own beside it, never a link to another (remove the link, and the next run starts there afresh)",
+            dir.display()
+        ),
+        Ok(meta) if !meta.is_dir() => bail!(
+            "{} is no folder; it is where the plan's run vault goes (move it aside)",
+            dir.display()
+        ),
+        _ => Ok(dir),
+    }
 }
 
 /// Write the run vault's notes of a PLAN.md or generated plan at `root`
