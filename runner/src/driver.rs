@@ -423,6 +423,59 @@ fn took_label(what: &str) -> Option<&str> {
 /// room at all.
 const OVER_BUDGET: &str = "error: over the prompt budget ([run] max_prompt_bytes): not handed back";
 
+/// What stands for a model's text beside its calls that was cut.
+const TEXT_LEFT_OUT: &str = "[left out: over the prompt budget ([run] max_prompt_bytes)]";
+
+/// Cut what the model wrote in a visit's tool rounds (`conversation` from
+/// `first`: its text beside the calls, each call's arguments), largest
+/// first, until the request `fits`. The calls were made (and journaled) as
+/// written; this is only what the next request shows of them, built the
+/// same way on every resume, so a round too large to send back never stops
+/// the step at each one. Arguments stay JSON: some servers parse them.
+fn cut_model_turns(conversation: &mut [Value], first: usize, fits: impl Fn(&[Value]) -> bool) {
+    let arguments_left_out = |bytes: usize| {
+        serde_json::json!({
+            "left_out": format!("{bytes} bytes of arguments, over the prompt budget ([run] max_prompt_bytes); the call was made as written")
+        })
+        .to_string()
+    };
+    while !fits(conversation) {
+        // (turn, None): the text beside the calls; (turn, Some(i)): call i's
+        // arguments; each with its size, where cutting makes it smaller.
+        let mut largest: Option<(usize, Option<usize>, usize)> = None;
+        let mut consider = |turn, call, value: &Value, cut: &str| {
+            let size = value.as_str().map_or(0, str::len);
+            if size > cut.len() && largest.is_none_or(|(_, _, most)| size > most) {
+                largest = Some((turn, call, size));
+            }
+        };
+        for (turn, value) in conversation.iter().enumerate().skip(first) {
+            if value["role"] != "assistant" {
+                continue;
+            }
+            consider(turn, None, &value["content"], TEXT_LEFT_OUT);
+            let calls = value["tool_calls"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
+            for (i, call) in calls.iter().enumerate() {
+                let arguments = &call["function"]["arguments"];
+                let size = arguments.as_str().map_or(0, str::len);
+                consider(turn, Some(i), arguments, &arguments_left_out(size));
+            }
+        }
+        let Some((turn, call, size)) = largest else {
+            return;
+        };
+        match call {
+            None => conversation[turn]["content"] = Value::String(TEXT_LEFT_OUT.into()),
+            Some(i) => {
+                conversation[turn]["tool_calls"][i]["function"]["arguments"] =
+                    Value::String(arguments_left_out(size))
+            }
+        }
+    }
+}
+
 /// How many bytes `value` takes as JSON (as a request carries it).
 fn json_len(value: &impl serde::Serialize) -> usize {
     serde_json::to_string(value).map_or(0, |json| json.len())
@@ -2235,6 +2288,12 @@ impl<'a, H: Host> Driver<'a, H> {
                 };
                 conversation[largest]["content"] = Value::String(OVER_BUDGET.into());
             }
+            // Still over: what the model wrote itself (a call's arguments,
+            // its text beside the calls) does not fit.
+            let limit = self.prompt_limit();
+            cut_model_turns(&mut conversation, messages.len(), |all| {
+                self.request_bytes(role, all, &schemas) <= limit
+            });
         }
         Err(LlmError::Malformed {
             url: "the model".into(),

@@ -1193,6 +1193,95 @@ fn a_tool_result_that_would_pass_the_prompt_budget_is_told_not_sent() {
     );
 }
 
+/// What the model itself wrote in a round (a `write_note` call's content)
+/// that would put the next request over the prompt budget is shown back to
+/// it cut: the call is made as written, and the step goes on. Before, the
+/// round was journaled, served again at every resume, and the request over
+/// the budget stopped the step each time (a review's red-team pass). Two
+/// rounds that each fit but not together are cut the same way.
+#[test]
+fn a_tool_call_too_large_to_send_back_is_made_and_shown_cut_not_stopped_on() {
+    for sizes in [vec![30_000], vec![12_000, 12_000]] {
+        let mut vault = example();
+        let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]");
+        vault.insert("draft.md".into(), draft);
+        let inbox = Inbox::new();
+        let rounds = sizes.clone();
+        let host = MemoryHost::new(vault, &inbox, move |c: &HttpCall| {
+            let turns = c.body["messages"].as_array().unwrap();
+            let told = turns.iter().filter(|m| m["role"] == "tool").count();
+            match rounds.get(told) {
+                Some(&size) if step(c) == "draft" => {
+                    let args = serde_json::json!({
+                        "path": format!("notes/out{told}.md"),
+                        "content": "y".repeat(size),
+                    });
+                    Reply::tool_call(&format!("c{told}"), "write_note", &args.to_string())
+                }
+                _ => good_model(c),
+            }
+        });
+        let mut run = start(model());
+        run.max_prompt_bytes = Some(20_000);
+        let ended = go(&host, &inbox, run);
+        let (_, error) = finished(&host);
+        assert_eq!(ended, Some(FinishReason::Completed), "{sizes:?}: {error:?}");
+        for (i, size) in sizes.iter().enumerate() {
+            assert_eq!(
+                host.file(&format!("notes/out{i}.md")).map(|t| t.len()),
+                Some(*size),
+                "{sizes:?}: the call is made as written"
+            );
+        }
+        let calls = host.calls.borrow();
+        let after = calls
+            .iter()
+            .filter(|c| step(c) == "draft")
+            .nth(sizes.len())
+            .expect("the step was asked again after its calls");
+        let sent = after.body.to_string();
+        assert!(sent.len() <= 20_000, "{sizes:?}: {} bytes", sent.len());
+        assert!(
+            sent.contains("over the prompt budget ([run] max_prompt_bytes)"),
+            "{sizes:?}: {}",
+            &sent[..sent.len().min(2_000)]
+        );
+    }
+
+    // Stopped right after the call, the resumed visit is served the round
+    // and sends it cut the same way.
+    let mut vault = example();
+    let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]");
+    vault.insert("draft.md".into(), draft);
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        match turns.iter().any(|m| m["role"] == "tool") {
+            false if step(c) == "draft" => {
+                let args =
+                    serde_json::json!({"path": "notes/out.md", "content": "y".repeat(30_000)});
+                Reply::tool_call("c1", "write_note", &args.to_string())
+            }
+            _ => good_model(c),
+        }
+    });
+    host.respond(|m| match m {
+        FromWorker::Tool { name, .. } if name == "write_note" => vec![ToWorker::Stop],
+        _ => vec![],
+    });
+    let mut run = start(model());
+    run.max_prompt_bytes = Some(20_000);
+    let reason = go(&host, &inbox, run.clone());
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    host.respond(|_| vec![]);
+    let resumed = go(&host, &inbox, run);
+    let (_, error) = finished(&host);
+    assert_eq!(resumed, Some(FinishReason::Completed), "{error:?}");
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).
