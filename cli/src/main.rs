@@ -85,7 +85,8 @@ struct TrustArgs {
     /// The vault a plan folder lies in, when it has no `.obsidian/` folder.
     #[arg(long = "vault-root", value_name = "FOLDER")]
     vault_root: Option<PathBuf>,
-    /// Take the trust back.
+    /// Take the trust back: the config's, and the decisions its run's
+    /// journal holds (a resume past them asks again).
     #[arg(long)]
     forget: bool,
 }
@@ -202,10 +203,11 @@ fn trust(args: TrustArgs) -> ExitCode {
             false => args.path.clone(),
         };
         let told = trust::trust(&vault, args.forget)?;
-        if args.forget {
-            return Ok(told);
-        }
-        Ok(match trust::take_journal(&run_dir)? {
+        let journal = match args.forget {
+            true => trust::forget_journal(&run_dir)?,
+            false => trust::take_journal(&run_dir)?,
+        };
+        Ok(match journal {
             Some(taken) => format!("{told}\n{taken}"),
             None => told,
         })

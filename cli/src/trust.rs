@@ -385,7 +385,6 @@ struct JournalDecisions {
     /// to keep it in (nothing is taken here then).
     record: Option<PathBuf>,
     /// Every decision's name, in journal order.
-    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
     heads: Vec<String>,
     elsewhere: Vec<planvault_core::engine::journal::Decision>,
 }
@@ -459,6 +458,27 @@ pub fn take_journal(run_dir: &Path) -> Result<Option<String>> {
     }
     decisions.take()?;
     Ok(Some(format!("{}\ntaken as given", decisions.listing())))
+}
+
+/// `planvault trust --forget PATH` for a run's journal: the decisions it
+/// holds are no longer taken as given here (a resume past them asks), and
+/// say how many were; `None` when none was.
+pub fn forget_journal(run_dir: &Path) -> Result<Option<String>> {
+    let Some(decisions) = JournalDecisions::read(run_dir)? else {
+        return Ok(None);
+    };
+    let Some(record) = &decisions.record else {
+        return Ok(None);
+    };
+    let heads: Vec<&str> = decisions.heads.iter().map(String::as_str).collect();
+    let forgotten = planvault_runner::native::forget_decisions(record, &heads)
+        .with_context(|| format!("cannot write {}", record.display()))?;
+    Ok((forgotten > 0).then(|| {
+        format!(
+            "{}: {forgotten} decision(s) it holds are no longer taken as given; resuming past them asks first",
+            decisions.file.display()
+        )
+    }))
 }
 
 /// Before `planvault submit` starts a run that resumes `run_dir`'s journal:

@@ -3435,6 +3435,32 @@ fn a_cloned_vaults_journaled_approval_is_taken_only_once_the_person_takes_it() {
     );
     assert_ran(&run(&third, &state("third"), &[]));
 
+    // `planvault trust --forget` takes them back: the run asks again.
+    let fourth = dir.path().join("fourth");
+    copy_dir(&vault, &fourth);
+    let trust = |forget: bool| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .arg("trust")
+            .args(forget.then_some("--forget"))
+            .arg(&fourth)
+            .env("XDG_STATE_HOME", state("fourth"))
+            .env("PLANVAULT_CONFIG_HOME", state("fourth-config"))
+            .output()
+            .unwrap()
+    };
+    assert!(trust(false).status.success());
+    let forgot = trust(true);
+    let told = String::from_utf8_lossy(&forgot.stdout);
+    assert!(forgot.status.success(), "{forgot:?}");
+    assert!(
+        told.contains("journal.jsonl: 1 decision(s) it holds are no longer taken as given"),
+        "{told}"
+    );
+    let out = run(&fourth, &state("fourth"), &[]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("holds decisions no run here took"), "{said}");
+
     // Here, the run that took the decision resumes past it.
     assert_ran(&run(&vault, &state("here"), &[]));
     assert_eq!(status_of(&vault, "publish.md"), "done");

@@ -481,6 +481,28 @@ pub fn keep_decisions(file: &Path, heads: &[&str]) -> std::io::Result<()> {
     record.sync_all()
 }
 
+/// Take these decisions out of the record at `file` (`planvault trust
+/// --forget`): a resume past them asks again. Rewritten whole; a decision
+/// another run appends in that instant may be dropped with them, and is
+/// then asked about again (the safe side). How many were there.
+pub fn forget_decisions(file: &Path, heads: &[&str]) -> std::io::Result<usize> {
+    let text = match fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let forgotten: std::collections::HashSet<&str> = heads.iter().copied().collect();
+    let (gone, kept): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|line| forgotten.contains(line));
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    let kept: String = kept.iter().map(|line| format!("{line}\n")).collect();
+    write_atomic(file, &kept)?;
+    let unique: std::collections::HashSet<&str> = gone.into_iter().collect();
+    Ok(unique.len())
+}
+
 /// Where a run keeps what a writing tool's call may not change while the
 /// call is made ([`Host::keep_call_snapshot`]): outside the vault, where a
 /// tool that writes in it cannot forge what the next start would put back
