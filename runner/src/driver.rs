@@ -1973,8 +1973,14 @@ impl<'a, H: Host> Driver<'a, H> {
                         conditions: labels.len(),
                         attempt: *attempt,
                     });
+                    // Judged on as much of the step's output as the
+                    // budget allows, measured as it will be sent.
+                    let limit = self.prompt_limit();
+                    let messages = planvault_core::engine::grid::fit_judgment(messages, |m| {
+                        self.request_bytes(role.as_deref(), &messages_json(m), &[]) <= limit
+                    });
                     match self
-                        .chat_for(request, role.as_deref(), &messages_json(messages), &[])
+                        .chat_for(request, role.as_deref(), &messages_json(&messages), &[])
                         .await
                     {
                         Ok(c) => Answer::Judgment {

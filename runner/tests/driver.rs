@@ -1282,6 +1282,40 @@ fn a_tool_call_too_large_to_send_back_is_made_and_shown_cut_not_stopped_on() {
     assert_eq!(resumed, Some(FinishReason::Completed), "{error:?}");
 }
 
+/// A step's output too large for its edges' judgment request (the model's
+/// answer may be 8 MiB, a request carries the prompt budget) is judged on
+/// as much of it as fits, said so: the output is journaled, so a judgment
+/// request over the budget would stop the run at every resume. A judge's
+/// unreadable reply, quoted back in its re-ask, is cut the same way.
+#[test]
+fn an_output_too_large_to_judge_whole_is_judged_cut_not_stopped_on() {
+    for huge_judge in [false, true] {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(example(), &inbox, move |c: &HttpCall| {
+            let asked = c.body["messages"].as_array().unwrap().len();
+            match step(c) {
+                "review" => Reply::streamed(&"a long review ".repeat(2_500)),
+                "judge" if huge_judge && asked == 2 => Reply::streamed(&"maybe ".repeat(5_000)),
+                _ => good_model(c),
+            }
+        });
+        let mut run = start(model());
+        run.max_prompt_bytes = Some(20_000);
+        let ended = go(&host, &inbox, run);
+        let (_, error) = finished(&host);
+        assert_eq!(ended, Some(FinishReason::Completed), "{error:?}");
+        let calls = host.calls.borrow();
+        let judged: Vec<&HttpCall> = calls.iter().filter(|c| step(c) == "judge").collect();
+        assert!(judged.len() > usize::from(huge_judge), "{}", judged.len());
+        for call in judged {
+            let sent = call.body.to_string();
+            assert!(sent.len() <= 20_000, "{} bytes", sent.len());
+            assert!(sent.contains("more characters cut: over the prompt budget"));
+            assert!(sent.contains("a long review a long review"));
+        }
+    }
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).

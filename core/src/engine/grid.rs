@@ -72,6 +72,99 @@ pub fn reask_text(previous_raw: &str, problem: &GridError, labels: &[String]) ->
     text
 }
 
+/// A judgment's messages (as [`grid_messages`] and [`reask_messages`] make
+/// them) with the judged output, and each earlier reply quoted in them, cut
+/// to the most characters that `fits` allows (one cap for all); unchanged
+/// where they fit. A step's output may be far larger than a request may
+/// carry, and it is journaled: judged whole, its request would stop the run
+/// at every resume. The same messages and budget give the same cut.
+pub fn fit_judgment(messages: &[Message], fits: impl Fn(&[Message]) -> bool) -> Vec<Message> {
+    if fits(messages) {
+        return messages.to_vec();
+    }
+    let longest = messages
+        .iter()
+        .map(|m| m.content.chars().count())
+        .max()
+        .unwrap_or(0);
+    // The largest cap that fits, where any does.
+    let (mut fitting, mut over) = (0, longest);
+    if !fits(&cut_judgment(messages, 0)) {
+        return cut_judgment(messages, 0);
+    }
+    while fitting < over {
+        let cap = fitting + (over - fitting).div_ceil(2);
+        if fits(&cut_judgment(messages, cap)) {
+            fitting = cap;
+        } else {
+            over = cap - 1;
+        }
+    }
+    cut_judgment(messages, fitting)
+}
+
+/// [`fit_judgment`]'s messages with each quoted text cut to `cap` characters.
+fn cut_judgment(messages: &[Message], cap: usize) -> Vec<Message> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let content = match (i, m.role) {
+                (1, Role::User) => requote(&m.content, "Its output:\n\n", "\n\nConditions:\n", cap),
+                (_, Role::Assistant) => Some(cut_to(&m.content, cap)),
+                (2.., Role::User) => requote(
+                    &m.content,
+                    "Your previous reply was:\n\n",
+                    "\n\nIt could not be read: ",
+                    cap,
+                ),
+                _ => None,
+            };
+            Message::new(m.role, content.unwrap_or_else(|| m.content.clone()))
+        })
+        .collect()
+}
+
+/// `text` with the fenced quote that follows `before` and ends right
+/// before the last `after` (as [`fence`] wrote it: no line of the quote
+/// starts with its fence's backticks) quoted again cut to `cap`; `None`
+/// where there is no such quote.
+fn requote(text: &str, before: &str, after: &str, cap: usize) -> Option<String> {
+    let close_end = text.rfind(after)?;
+    let body = &text[..close_end];
+    let ticks = body.len() - body.trim_end_matches('`').len();
+    if ticks < 3 {
+        return None;
+    }
+    let opening = format!("{before}{}\n", &body[body.len() - ticks..]);
+    let inner_end = (body.len() - ticks).checked_sub(1)?;
+    if body.as_bytes()[inner_end] != b'\n' {
+        return None;
+    }
+    let open_at = text[..=inner_end].rfind(&opening)?;
+    let inner_start = open_at + opening.len();
+    let quoted = text.get(inner_start..inner_end)?;
+    Some(format!(
+        "{}{}{}",
+        &text[..open_at + before.len()],
+        fence(&cut_to(quoted, cap)),
+        &text[close_end..]
+    ))
+}
+
+/// `text` cut to its first `cap` characters, saying how many more there were.
+fn cut_to(text: &str, cap: usize) -> String {
+    let total = text.chars().count();
+    if total <= cap {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(cap).collect();
+    format!(
+        "{head}\n[… {} more characters cut: over the prompt budget ([run] max_prompt_bytes)]",
+        total - cap
+    )
+}
+
 /// Why a grid reply could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GridError {
@@ -322,6 +415,51 @@ fn parse_line(line: &str) -> Option<(usize, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cut to fit, a judgment keeps its conditions, its re-ask's format and
+    /// the head of every quote, fenced as before (a quote holding fences of
+    /// its own included); what fits is left as it is.
+    #[test]
+    fn a_judgment_too_large_is_cut_in_its_quotes_only() {
+        let labels = vec!["approved".to_string(), "needs `work`".to_string()];
+        let output = format!(
+            "Intro\n```rust\nfn x() {{}}\n```\n{}",
+            "long line\n".repeat(3_000)
+        );
+        let raw = format!("````\n{}", "maybe ".repeat(4_000));
+        let mut messages = grid_messages("the query", "Review", &output, &labels);
+        messages.extend(reask_messages(&raw, &GridError::Missing(1), &labels));
+        let size = |m: &[Message]| m.iter().map(|m| m.content.len()).sum::<usize>();
+        assert_eq!(fit_judgment(&messages, |_| true), messages);
+
+        let fitted = fit_judgment(&messages, |m| size(m) <= 12_000);
+        assert!(size(&fitted) <= 12_000, "{}", size(&fitted));
+        assert!(
+            size(&fitted) > 10_000,
+            "cut no more than needed: {}",
+            size(&fitted)
+        );
+        assert_eq!(fitted.len(), messages.len());
+        assert_eq!(fitted[0], messages[0]);
+        let first = &fitted[1].content;
+        assert!(first.starts_with("The run's query: the query\n\nThe step \"Review\" just finished. Its output:\n\n````\nIntro\n```rust\n"), "{first}");
+        assert!(first.contains("more characters cut: over the prompt budget ([run] max_prompt_bytes)]\n````\n\nConditions:\n1. approved\n2. needs `work`\n"), "{first}");
+        assert!(fitted[2].content.starts_with("````\nmaybe maybe"));
+        let reask = &fitted[3].content;
+        assert!(
+            reask.starts_with("Your previous reply was:\n\n`````\n````\nmaybe"),
+            "{reask}"
+        );
+        assert!(reask.contains("more characters cut: over the prompt budget ([run] max_prompt_bytes)]\n`````\n\nIt could not be read: condition 1 has no YES/NO answer."), "{reask}");
+
+        // Nothing that can be cut left: as small as it gets.
+        let smallest = fit_judgment(&messages, |_| false);
+        assert!(
+            smallest[1].content.contains("Its output:\n\n```\n\n["),
+            "{}",
+            smallest[1].content
+        );
+    }
 
     fn check(raw: &str, count: usize, expect: Result<Vec<bool>, GridError>) {
         assert_eq!(parse_grid(raw, count), expect, "reply: {raw:?}");
