@@ -452,6 +452,10 @@ mod tests {
         );
         assert!(reask.contains("more characters cut: over the prompt budget ([run] max_prompt_bytes)]\n`````\n\nIt could not be read: condition 1 has no YES/NO answer."), "{reask}");
 
+        // Quotes read back as they were quoted: a cap above every quote's
+        // length changes nothing.
+        assert_eq!(cut_judgment(&messages, usize::MAX), messages);
+
         // Nothing that can be cut left: as small as it gets.
         let smallest = fit_judgment(&messages, |_| false);
         assert!(
@@ -666,5 +670,38 @@ mod tests {
         let user = &messages[1].content;
         assert!(user.contains("1. approved\n2. needs revision\n"));
         assert!(user.contains("````\n```\nx\n```\n````"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Whatever the output and the judge's reply hold (fences, the
+        /// prompt's own words, no newline at all), each quote reads back as
+        /// it was quoted, and a cut leaves the conditions and the re-ask's
+        /// instructions as they were.
+        #[test]
+        fn quotes_read_back_and_cuts_keep_the_rest(
+            output in proptest::collection::vec(proptest::sample::select(vec![
+                "```", "````", "`", "\n", " ", "x", "é", "Its output:\n\n", "\n\nConditions:\n",
+                "Your previous reply was:\n\n", "\n\nIt could not be read: ", "  ```", "~~~",
+            ]), 0..30),
+            raw in proptest::collection::vec(proptest::sample::select(vec![
+                "```", "`", "\n", "YES", "1.", " ", "\n\nIt could not be read: ", "é",
+            ]), 0..20),
+            cap in 0usize..40,
+        ) {
+            let labels = vec!["a".to_string(), "b `c`".to_string()];
+            let mut messages = grid_messages("q", "T", &output.concat(), &labels);
+            messages.extend(reask_messages(&raw.concat(), &GridError::Missing(2), &labels));
+            proptest::prop_assert_eq!(cut_judgment(&messages, usize::MAX), messages.clone());
+            let cut = cut_judgment(&messages, cap);
+            let tail = |m: &Message, marker: &str| m.content[m.content.rfind(marker).unwrap()..].to_string();
+            proptest::prop_assert_eq!(tail(&cut[1], "\n\nConditions:\n"), tail(&messages[1], "\n\nConditions:\n"));
+            proptest::prop_assert_eq!(
+                tail(&cut[3], "\n\nIt could not be read: "),
+                tail(&messages[3], "\n\nIt could not be read: ")
+            );
+            proptest::prop_assert!(cut[1].content.starts_with("The run's query: q\n\nThe step \"T\" just finished. Its output:\n\n`"));
+        }
     }
 }
