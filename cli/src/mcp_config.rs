@@ -139,7 +139,8 @@ pub fn parse(
                 }
                 if planvault_llm_url_has_credentials(&url) {
                     return Err(fail(format!(
-                        "url {url} carries credentials; secrets belong in the environment"
+                        "url {} carries credentials; secrets belong in the environment",
+                        planvault_llm::tools::shown_url(&url)
                     )));
                 }
                 if !entry.args.is_empty() || !entry.env.is_empty() || entry.cwd.is_some() {
@@ -295,7 +296,12 @@ approve = [\"query\"]\ntimeout_secs = 5\n",
             "[mcp.servers.a]\nurl = \"http://x\"\ntoken_env = \"PLANVAULT_API_KEY\"\n"
         )
         .contains("holds an API key"));
-        assert!(parse_err("[mcp.servers.a]\nurl = \"http://u:p@x/mcp\"\n").contains("credentials"));
+        let refused = parse_err("[mcp.servers.a]\nurl = \"http://u:hunter22@x/mcp\"\n");
+        assert!(
+            refused.contains("url http://<credentials>@x/mcp carries credentials"),
+            "{refused}"
+        );
+        assert!(!refused.contains("hunter22"), "{refused}");
         assert!(parse_err("[mcp.servers.\"a.b\"]\ncommand = \"x\"\n")
             .starts_with("c.toml:1: [mcp.servers.a.b] a server's name"));
         let unknown = parse_err("[mcp.servers.a]\ncommand = \"x\"\ntoken = \"secret\"\n");

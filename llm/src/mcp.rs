@@ -346,6 +346,24 @@ pub fn check(
     out
 }
 
+/// `text` with each of `secrets` (those of 4 characters or more) written
+/// `<redacted>`.
+pub fn redacted(text: &str, secrets: &[impl AsRef<str>]) -> String {
+    let mut text = text.to_string();
+    for secret in secrets.iter().map(AsRef::as_ref).filter(|s| s.len() >= 4) {
+        if text.contains(secret) {
+            text = text.replace(secret, "<redacted>");
+        }
+    }
+    text
+}
+
+/// [`bound`] of `text` [`redacted`] first: a cut through a secret would
+/// leave its head where no later redaction finds it.
+pub fn bound_redacted(text: &str, limit: usize, secrets: &[impl AsRef<str>]) -> String {
+    bound(&redacted(text, secrets), limit)
+}
+
 /// A call's result as the model gets it: at most `limit` characters, the
 /// cut said in the text.
 pub fn bound(text: &str, limit: usize) -> String {

@@ -117,6 +117,20 @@ pub fn fetchable(url: &str) -> Result<&str, String> {
     }
 }
 
+/// `url` as it may be shown: the credentials in its authority
+/// (`user:password@`) written `<credentials>`, so a refusal of such a URL
+/// does not print the password it refuses.
+pub fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://<credentials>{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// The host (lower-case; an IPv6 address without its brackets) and port of
 /// an http(s) URL. A URL carrying credentials (`user@host`) is refused.
 pub fn url_host(url: &str) -> Result<(String, u16), String> {
@@ -129,7 +143,7 @@ pub fn url_host(url: &str) -> Result<(String, u16), String> {
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if authority.contains('@') {
-        return Err(format!("{url} carries credentials; refused"));
+        return Err(format!("{} carries credentials; refused", shown_url(url)));
     }
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let (host, after) = v6
@@ -284,6 +298,18 @@ pub fn page_text(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_its_credentials() {
+        assert_eq!(
+            shown_url("https://u:pw@h:1/p@x?q=@"),
+            "https://<credentials>@h:1/p@x?q=@"
+        );
+        assert_eq!(shown_url("http://h/a@b"), "http://h/a@b");
+        assert_eq!(shown_url("not a url"), "not a url");
+        let refused = url_host("http://u:hunter22@h/").unwrap_err();
+        assert!(!refused.contains("hunter22"), "{refused}");
+    }
 
     #[test]
     fn a_node_is_offered_only_what_it_declares_and_review_only_nodes_nothing_that_edits() {

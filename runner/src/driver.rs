@@ -659,16 +659,7 @@ impl<'a, H: Host> Driver<'a, H> {
     }
 
     fn scrub(&self, text: &str) -> String {
-        if self.keys.is_empty() {
-            return text.to_string();
-        }
-        let mut text = text.to_string();
-        for key in &self.keys {
-            if text.contains(key.as_str()) {
-                text = text.replace(key.as_str(), "<redacted>");
-            }
-        }
-        text
+        planvault_llm::mcp::redacted(text, &self.keys)
     }
 
     /// Post a message. Text that came from outside (model replies, server
@@ -2695,10 +2686,12 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             let text = String::from_utf8_lossy(&bytes);
             if head.status != 200 {
+                // Redacted before the error cuts it: a key the server
+                // echoes across the cut would keep its head.
                 return Err(LlmError::from_status(
                     &url,
                     head.status,
-                    &text,
+                    &self.scrub(&text),
                     head.retry_after,
                 ));
             }

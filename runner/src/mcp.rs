@@ -309,10 +309,7 @@ impl Clients {
                             let mut kept = keep.lock().unwrap_or_else(|e| e.into_inner());
                             kept.push_str(&String::from_utf8_lossy(&buf[..n]));
                             if kept.len() > STDERR_KEEP * 2 {
-                                let cut = kept.len() - STDERR_KEEP;
-                                let cut = (cut..kept.len())
-                                    .find(|&i| kept.is_char_boundary(i))
-                                    .unwrap_or(cut);
+                                let cut = line_start_after(&kept, kept.len() - STDERR_KEEP);
                                 kept.drain(..cut);
                             }
                         }
@@ -379,13 +376,8 @@ impl Clients {
         }
     }
 
-    fn scrub(&self, mut text: String) -> String {
-        for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), "<redacted>");
-            }
-        }
-        text
+    fn scrub(&self, text: String) -> String {
+        planvault_llm::mcp::redacted(&text, &self.secrets)
     }
 
     /// Start every server and list its tools, once. What a server says
@@ -619,7 +611,10 @@ impl Clients {
                 return Err(error);
             }
         };
-        crate::mcp_http::call_text(&serde_json::to_value(&result).unwrap_or_default())
+        crate::mcp_http::call_text(
+            &serde_json::to_value(&result).unwrap_or_default(),
+            &self.secrets,
+        )
     }
 
     /// End one server's session (its child is stopped).
@@ -729,9 +724,47 @@ fn with_stderr(error: String, stderr: &Mutex<String>) -> String {
     if tail.is_empty() {
         return error;
     }
-    let start = tail.len().saturating_sub(STDERR_KEEP);
-    let start = (start..tail.len())
-        .find(|&i| tail.is_char_boundary(i))
-        .unwrap_or(start);
-    format!("{error}; its stderr: {}", &tail[start..])
+    let start = match tail.len().checked_sub(STDERR_KEEP) {
+        Some(cut) => line_start_after(tail, cut),
+        None => 0,
+    };
+    match tail[start..].trim() {
+        "" => error,
+        shown => format!("{error}; its stderr: {shown}"),
+    }
+}
+
+/// Where the first whole line at or after byte `at` of `text` starts (its
+/// end where none does): stderr is cut only between lines, so no secret
+/// in it is cut in two, its tail kept where redaction cannot find it.
+fn line_start_after(text: &str, at: usize) -> usize {
+    if at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n') {
+        return at;
+    }
+    text.get(at..)
+        .or_else(|| {
+            let at = (at..text.len()).find(|&i| text.is_char_boundary(i))?;
+            text.get(at..)
+        })
+        .and_then(|rest| rest.find('\n').map(|i| text.len() - rest.len() + i + 1))
+        .unwrap_or(text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_start_after;
+
+    #[test]
+    fn stderr_is_cut_only_where_a_line_starts() {
+        let text = "key=s3cr3t-long\nnext line\nlast";
+        assert_eq!(line_start_after(text, 0), 0);
+        // Inside the secret's line: from the next whole line.
+        assert_eq!(&text[line_start_after(text, 6)..], "next line\nlast");
+        assert_eq!(&text[line_start_after(text, 16)..], "next line\nlast");
+        assert_eq!(&text[line_start_after(text, 20)..], "last");
+        // No whole line after the cut: nothing.
+        assert_eq!(line_start_after(text, 28), text.len());
+        // Inside a character.
+        assert_eq!(&"é\néé"[line_start_after("é\néé", 1)..], "éé");
+    }
 }

@@ -18,7 +18,7 @@
 //! terminal's rmcp client, and bounded to
 //! [`RESULT_LIMIT_CHARS`].
 
-use planvault_llm::mcp::{bound, Catalog, McpTool, RESULT_LIMIT_CHARS};
+use planvault_llm::mcp::{bound_redacted, Catalog, McpTool, RESULT_LIMIT_CHARS};
 use planvault_protocol::{McpServer, RetryPolicy};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
@@ -255,7 +255,12 @@ impl Client {
         let result = self
             .request(fetch, config, "tools/call", params, timeout)
             .await?;
-        call_text(&result)
+        let tokens: Vec<&str> = self
+            .servers
+            .iter()
+            .filter_map(|s| s.token.as_deref())
+            .collect();
+        call_text(&result, &tokens)
     }
 
     /// Start the session if there is none: `initialize`, then
@@ -461,7 +466,11 @@ impl Client {
         }
         if !(200..300).contains(&head.status) {
             let said = String::from_utf8_lossy(&text);
-            let said = bound(said.trim(), 300);
+            let said = bound_redacted(
+                said.trim(),
+                300,
+                &server.token.as_deref().into_iter().collect::<Vec<_>>(),
+            );
             return Err(format!(
                 "MCP server {} answered HTTP {}{}",
                 server.name,
@@ -492,7 +501,11 @@ impl Client {
             None => Err(format!(
                 "MCP server {}: its reply is not the JSON-RPC response: {}",
                 server.name,
-                bound(text.trim(), 300)
+                bound_redacted(
+                    text.trim(),
+                    300,
+                    &server.token.as_deref().into_iter().collect::<Vec<_>>()
+                )
             )),
         }
     }
@@ -695,8 +708,9 @@ fn resource_text(resource: &Value) -> String {
 }
 
 /// A call's result (MCP's `CallToolResult` as JSON) as the text the model
-/// reads (`Err`: the tool's error), bounded.
-pub fn call_text(result: &Value) -> Result<String, String> {
+/// reads (`Err`: the tool's error), bounded, with `secrets` redacted
+/// before the cut.
+pub fn call_text(result: &Value, secrets: &[impl AsRef<str>]) -> Result<String, String> {
     let mut parts = Vec::new();
     let content = result["content"].as_array().map_or(&[][..], Vec::as_slice);
     for block in content {
@@ -715,7 +729,7 @@ pub fn call_text(result: &Value) -> Result<String, String> {
             parts.push(structured.to_string());
         }
     }
-    let text = bound(&parts.join("\n"), RESULT_LIMIT_CHARS);
+    let text = bound_redacted(&parts.join("\n"), RESULT_LIMIT_CHARS, secrets);
     if result["isError"].as_bool() == Some(true) {
         Err(text)
     } else {
@@ -778,17 +792,20 @@ mod tests {
     #[test]
     fn a_call_result_reads_as_text_or_the_tools_error() {
         let ok = json!({"content": [{"type": "text", "text": "Echo: hi"}, {"type": "image", "data": "", "mimeType": "image/png"}]});
-        assert_eq!(call_text(&ok), Ok("Echo: hi\n[an image, image/png]".into()));
+        assert_eq!(
+            call_text(&ok, &[""; 0]),
+            Ok("Echo: hi\n[an image, image/png]".into())
+        );
         let err = json!({"content": [{"type": "text", "text": "boom"}], "isError": true});
-        assert_eq!(call_text(&err), Err("boom".into()));
+        assert_eq!(call_text(&err, &[""; 0]), Err("boom".into()));
         let structured = json!({"content": [], "structuredContent": {"sum": 5}});
-        assert_eq!(call_text(&structured), Ok(r#"{"sum":5}"#.into()));
+        assert_eq!(call_text(&structured, &[""; 0]), Ok(r#"{"sum":5}"#.into()));
         let resources = json!({"content": [
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
             {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAECAwQ="}}
         ]});
         assert_eq!(
-            call_text(&resources),
+            call_text(&resources, &[""; 0]),
             Ok("[a resource: file:///a.txt]\nhello\n[a resource: file:///b.bin, application/zip, 5 bytes]".into())
         );
     }

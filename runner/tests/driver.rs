@@ -1567,6 +1567,26 @@ fn failures_come_back_typed_with_a_hint_and_never_carry_the_key() {
     }
 }
 
+/// An error page that echoes the key where the error's 200 characters end
+/// shows none of it: redacted before the cut (a red-team pass saw its head
+/// on the terminal).
+#[test]
+fn a_key_echoed_across_an_error_pages_cut_shows_none_of_it() {
+    let page = format!("<html>{}Bearer {KEY} was refused</html>", "x".repeat(180));
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, move |_: &HttpCall| {
+        Reply::Status(401, page.clone(), None)
+    });
+    go(&host, &inbox, start(model()));
+    let error = finished(&host).1.unwrap();
+    assert!(!error.message.contains(&KEY[..6]), "{}", error.message);
+    assert!(
+        error.message.contains("Bearer <redact"),
+        "{}",
+        error.message
+    );
+}
+
 #[test]
 fn a_key_that_is_also_a_word_of_json_leaves_requests_and_the_journal_readable() {
     // Scrubbed as text, `true` turned `"stream":true` into `<redacted>`,

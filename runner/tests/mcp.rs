@@ -219,6 +219,36 @@ fn a_servers_env_values_are_hidden_from_eight_characters_and_its_token_from_four
     assert_eq!(clients.secrets(), ["hunter22", "t0k3"]);
 }
 
+/// A message that puts `secret` across a result's cut (`Echo: ` and then
+/// the message, cut at [`RESULT_LIMIT_CHARS`]).
+fn across_the_cut(secret: &str) -> serde_json::Value {
+    let before = RESULT_LIMIT_CHARS - "Echo: ".len() - 10;
+    json!({"message": format!("{}{secret} and on", "x".repeat(before))})
+}
+
+/// A secret a result echoes across its cut is redacted whole before the
+/// cut: cut first, its head would reach the model and the journal, where
+/// no later redaction finds it (a red-team pass found a token's 22 first
+/// characters there).
+#[test]
+fn a_secret_echoed_across_a_results_cut_is_redacted_before_the_cut() {
+    let mut server = stdio_server("ev");
+    if let Transport::Stdio { env, .. } = &mut server.transport {
+        *env = vec!["MCP_TEST_PASSED".into()];
+    }
+    let secret = "s3cr3t-ABCDEFGHIJKLMNOPQRST";
+    let mut all = env();
+    all.push(("MCP_TEST_PASSED".into(), secret.into()));
+    let clients = Clients::new(vec![server], env(), all).unwrap();
+    let text = clients.call("ev", "echo", &across_the_cut(secret)).unwrap();
+    assert!(
+        !text.contains("s3cr3t-ABC"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    assert!(text.contains("<redacted>"), "{}", &text[text.len() - 200..]);
+}
+
 #[test]
 fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
     let mut broken = stdio_server("broken");
@@ -866,6 +896,24 @@ mod over_fetch {
             posts,
             "a server down is not asked"
         );
+    }
+
+    /// The browser's client redacts a server's token before it cuts the
+    /// result, as the terminal's does.
+    #[test]
+    fn a_token_echoed_across_a_results_cut_is_redacted_before_the_cut() {
+        let http = HttpServer::start();
+        let fetch = Ureq::default();
+        let token = "tok-ABCDEFGHIJKLMNOPQRSTUV";
+        let with_token = McpServer {
+            token: Some(token.into()),
+            ..server(&http.url)
+        };
+        let client = Client::new(vec![with_token], retry(2));
+        let text =
+            wait(client.call(&fetch, "everything", "echo", &super::across_the_cut(token))).unwrap();
+        assert!(!text.contains("tok-ABCDE"), "{}", &text[text.len() - 200..]);
+        assert!(text.contains("<redacted>"), "{}", &text[text.len() - 200..]);
     }
 
     #[test]

@@ -409,7 +409,7 @@ pub fn resolve(
         if endpoint.base_url.contains('@') {
             bail!(
                 "endpoint {} carries credentials in the URL; use PLANVAULT_API_KEY instead",
-                endpoint.base_url
+                planvault_llm::tools::shown_url(&endpoint.base_url)
             );
         }
     }
@@ -547,6 +547,16 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("never in the vault"));
+        // A password in an endpoint's URL is refused without being shown.
+        std::fs::remove_file(dir.join(CONFIG_FILE)).unwrap();
+        let refused = resolve_in(&dir, Some("https://me:hunter22@api.example/v1"), None, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("endpoint https://<credentials>@api.example/v1 carries credentials")
+                && !refused.contains("hunter22"),
+            "{refused}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
