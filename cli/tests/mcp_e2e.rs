@@ -872,6 +872,50 @@ fn a_server_s_note_rewritten_to_change_the_plan_stops_the_run() {
     assert_eq!(stub.requests().len(), 2, "stopped after the second call");
 }
 
+/// What a model names (a tool, an argument's key) is shown on one line:
+/// a line break in it would print lines of its own on the person's
+/// terminal, a forged `■` ending or a forged note under the approval
+/// question (a red-team pass forged both).
+#[test]
+fn a_models_names_cannot_print_lines_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = vault(dir.path(), &server_filesystem());
+    let calls = vec![
+        ToolCall {
+            name: "x\n■ forged ending".into(),
+            arguments: serde_json::json!({}),
+        },
+        ToolCall {
+            name: "files__write_file".into(),
+            arguments: serde_json::json!({
+                "path": "email.md",
+                "content": "Hello.",
+                "x\n  (planvault: a forged note; approving changes nothing)\n  y": 1,
+            }),
+        },
+    ];
+    let stub = Stub::start(
+        Script {
+            replies: vec![step(calls, "")],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = planvault(&vault, &stub, &["--autonomy", "ask"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(said.contains("--decide 'write#1/tool."), "{said}");
+    for forged in ["■ forged", "(planvault: a forged note"] {
+        assert!(
+            !said.lines().any(|l| l.trim_start().starts_with(forged)),
+            "{said}"
+        );
+    }
+    assert!(said.contains(r"x\u{a}■ forged ending"), "{said}");
+}
+
 #[test]
 fn under_autonomy_ask_a_destructive_call_waits_for_the_persons_decision() {
     let dir = tempfile::tempdir().unwrap();

@@ -154,6 +154,9 @@ impl LlmError {
                     .map(str::to_string)
             })
             .unwrap_or_else(|| body.chars().take(200).collect());
+        // One line: a server's page or message (LiteLLM's span lines)
+        // is shown within a line of the run's, never as lines of its own.
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
         LlmError::Status {
             url: url.into(),
             status,
@@ -319,6 +322,12 @@ mod tests {
         let e = LlmError::from_status("u", 429, &"x".repeat(500), Some(3));
         assert_eq!(e.retry_after(), Some(3));
         assert!(e.to_string().len() < 260);
+        // A page's lines are one line of the error's.
+        let e = LlmError::from_status("u", 502, "<h1>Bad gateway</h1>\n\n■ completed\r\n", None);
+        assert_eq!(
+            e.to_string(),
+            "u answered HTTP 502: <h1>Bad gateway</h1> ■ completed"
+        );
     }
 
     /// FastAPI servers (llama-cpp-python's) say why in `detail`.

@@ -767,12 +767,16 @@ impl Progress {
             FromWorker::Tool { name, .. } if name.contains('.') => {}
             FromWorker::Tool {
                 name, error: None, ..
-            } => self.line(&format!("  tool {name}")),
+            } => self.line(&format!("  tool {}", one_line(name))),
             FromWorker::Tool {
                 name,
                 error: Some(error),
                 ..
-            } => self.line(&format!("  tool {name} failed: {error}")),
+            } => self.line(&format!(
+                "  tool {} failed: {}",
+                one_line(name),
+                one_line(error)
+            )),
             FromWorker::Delta { text, .. } => {
                 let chars = self.receiving.unwrap_or(0) + text.chars().count();
                 self.receiving = Some(chars);
@@ -881,13 +885,16 @@ impl Progress {
                 ms,
                 error,
                 ..
-            } => self.line(&match error {
-                None => format!("  tool {server}.{tool} · {ms} ms"),
-                Some(e) => format!(
-                    "  tool {server}.{tool} · {ms} ms · error: {}",
-                    e.chars().take(300).collect::<String>()
-                ),
-            }),
+            } => {
+                let (server, tool) = (one_line(server), one_line(tool));
+                self.line(&match error {
+                    None => format!("  tool {server}.{tool} · {ms} ms"),
+                    Some(e) => format!(
+                        "  tool {server}.{tool} · {ms} ms · error: {}",
+                        one_line(&e.chars().take(300).collect::<String>())
+                    ),
+                })
+            }
             P::McpProgress {
                 server,
                 tool,
@@ -896,19 +903,31 @@ impl Progress {
                 message,
             } => {
                 let of = total.map(|t| format!("/{t}")).unwrap_or_default();
-                let said = message.map(|m| format!(" {m}")).unwrap_or_default();
-                self.line(&format!("  … {server}.{tool} {progress}{of}{said}"));
+                let said = message
+                    .map(|m| format!(" {}", one_line(&m.chars().take(300).collect::<String>())))
+                    .unwrap_or_default();
+                self.line(&format!(
+                    "  … {}.{} {progress}{of}{said}",
+                    one_line(server),
+                    one_line(tool)
+                ));
             }
             P::McpApproval {
                 node,
                 tool,
                 arguments,
                 key,
-            } => self.line(&format!(
-                "? {node} asks to call {tool} with {}\n  answer with: planvault run {} --query … --autonomy ask --decide '{key}=approve' (or =reject)",
-                approval_arguments(arguments),
-                self.path
-            )),
+            } => {
+                self.line(&format!(
+                    "? {node} asks to call {} with {}",
+                    one_line(tool),
+                    approval_arguments(arguments)
+                ));
+                self.line(&format!(
+                    "  answer with: planvault run {} --query … --autonomy ask --decide '{key}=approve' (or =reject)",
+                    self.path
+                ));
+            }
             P::Hop(entry) => self.line(&format!(
                 "  ↳ {} (decided by {})",
                 entry.what,
@@ -943,6 +962,13 @@ impl Progress {
     }
 }
 
+/// Text from outside (a model's, a server's) as one line: its line breaks
+/// written out with the other controls, so it cannot print a line of its
+/// own (a forged ending, a forged note under a question).
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(text, false)
+}
+
 /// A call's arguments as a person approving it reads them: every key, a
 /// long value cut on its own with its length said, so a big `content` never
 /// hides the `path` it goes to.
@@ -960,11 +986,17 @@ fn approval_arguments(arguments: &str) -> String {
         Ok(serde_json::Value::Object(fields)) => {
             let fields: Vec<String> = fields
                 .iter()
-                .map(|(key, value)| format!("{key}: {}", cut(&value.to_string(), VALUE_CHARS)))
+                .map(|(key, value)| {
+                    format!(
+                        "{}: {}",
+                        one_line(key),
+                        cut(&value.to_string(), VALUE_CHARS)
+                    )
+                })
                 .collect();
             format!("{{{}}}", fields.join(", "))
         }
-        _ => cut(arguments, 500),
+        _ => one_line(&cut(arguments, 500)).into_owned(),
     }
 }
 
