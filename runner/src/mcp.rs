@@ -406,6 +406,7 @@ impl Clients {
                         // whose cursor never ends is an error, not a run
                         // that lists until its time is up.
                         let mut tools = Vec::new();
+                        let mut listed_size = 0;
                         let mut cursor = None;
                         for _ in 0..crate::mcp_http::MAX_LIST_PAGES {
                             let params =
@@ -414,6 +415,19 @@ impl Clients {
                                 .list_tools(Some(params))
                                 .await
                                 .map_err(|e| service_error(&e))?;
+                            for t in &page.tools {
+                                listed_size += crate::mcp_http::listed_bytes(
+                                    &t.name,
+                                    t.description.as_deref().unwrap_or_default(),
+                                    &*t.input_schema,
+                                );
+                            }
+                            if listed_size > crate::mcp_http::MAX_TOOL_LIST_BYTES {
+                                return Err(format!(
+                                    "MCP server {name}: {}",
+                                    crate::mcp_http::too_large_list()
+                                ));
+                            }
                             tools.extend(page.tools);
                             match page.next_cursor {
                                 Some(next) if !next.is_empty() => cursor = Some(next),

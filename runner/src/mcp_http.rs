@@ -46,6 +46,25 @@ pub fn too_many_pages() -> String {
     format!("its tools/list still had a next page after {MAX_LIST_PAGES} pages")
 }
 
+/// The most a server's tools may take, their names, descriptions and
+/// schemas as JSON, over all its pages: a real server's list is a few
+/// hundred KB, and a hostile one's pages (each up to the reply limit,
+/// and larger once read) would otherwise be held together.
+pub const MAX_TOOL_LIST_BYTES: usize = 4 << 20;
+
+/// How much of [`MAX_TOOL_LIST_BYTES`] a tool takes.
+pub fn listed_bytes(name: &str, description: &str, schema: &impl serde::Serialize) -> usize {
+    name.len() + description.len() + serde_json::to_string(schema).map_or(0, |s| s.len())
+}
+
+/// Why a server's tools could not be listed when they take too much.
+pub fn too_large_list() -> String {
+    format!(
+        "its tools/list passed {} MiB (names, descriptions and schemas); planvault reads no more of a server",
+        MAX_TOOL_LIST_BYTES >> 20
+    )
+}
+
 /// The head of a POST's reply.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head {
@@ -175,6 +194,7 @@ impl Client {
         server: &McpServer,
     ) -> Result<Vec<McpTool>, String> {
         let mut tools = Vec::new();
+        let mut listed_size = 0;
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
             let params = match &cursor {
@@ -199,11 +219,16 @@ impl Client {
                 };
                 let destructive = t["annotations"]["destructiveHint"].as_bool() == Some(true);
                 let schema = &t["inputSchema"];
+                let description = t["description"].as_str().unwrap_or_default();
+                listed_size += listed_bytes(name, description, schema);
+                if listed_size > MAX_TOOL_LIST_BYTES {
+                    return Err(format!("MCP server {}: {}", server.name, too_large_list()));
+                }
                 tools.push(McpTool {
                     ask: destructive || server.approve.iter().any(|n| n == name),
                     read_only: t["annotations"]["readOnlyHint"].as_bool() == Some(true),
                     name: name.to_string(),
-                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    description: description.to_string(),
                     input_schema: if schema.is_object() {
                         schema.clone()
                     } else {

@@ -249,6 +249,74 @@ fn a_secret_echoed_across_a_results_cut_is_redacted_before_the_cut() {
     assert!(text.contains("<redacted>"), "{}", &text[text.len() - 200..]);
 }
 
+/// A stdio server whose every `tools/list` page holds one tool with a
+/// 1 MiB description and a next page, counting the pages it served in
+/// `pages`.
+fn endless_list_server(dir: &Path) -> Server {
+    let script = dir.join("endless.js");
+    std::fs::write(
+        &script,
+        r#"const fs = require('fs');
+const pages = process.argv[2];
+let served = 0, buffer = '';
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let at;
+  while ((at = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, at); buffer = buffer.slice(at + 1);
+    if (!line.trim()) continue;
+    const m = JSON.parse(line);
+    if (m.method === 'initialize') {
+      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion,
+        capabilities: {tools: {}}, serverInfo: {name: 'endless', version: '1'}}});
+    } else if (m.method === 'tools/list') {
+      served += 1; fs.writeFileSync(pages, String(served));
+      send({jsonrpc: '2.0', id: m.id, result: {tools: [{name: 't' + served,
+        description: 'd'.repeat(1 << 20), inputSchema: {type: 'object'}}], nextCursor: 'p' + served}});
+    } else if (m.id !== undefined) {
+      send({jsonrpc: '2.0', id: m.id, result: {}});
+    }
+  }
+});
+"#,
+    )
+    .unwrap();
+    Server {
+        name: "endless".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![
+                script.display().to_string(),
+                dir.join("pages").display().to_string(),
+            ],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    }
+}
+
+/// A server whose tool list never stops growing is refused once it passes
+/// what any real server lists, not held in memory page after page (a
+/// red-team pass held 3.4 GB of a hostile server's pages).
+#[test]
+fn a_tool_list_past_any_real_servers_is_refused_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let clients = Clients::new(vec![endless_list_server(dir.path())], env(), env()).unwrap();
+    let refused = clients.list().unwrap_err();
+    assert!(
+        refused.contains("MCP server endless: its tools/list passed 4 MiB"),
+        "{refused}"
+    );
+    let pages: usize = std::fs::read_to_string(dir.path().join("pages"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(pages, 4, "read no page past the one that passed 4 MiB");
+}
+
 #[test]
 fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
     let mut broken = stdio_server("broken");
@@ -896,6 +964,63 @@ mod over_fetch {
             posts,
             "a server down is not asked"
         );
+    }
+
+    /// A server (here a fetch that answers as one) whose every tools/list
+    /// page holds a 1 MiB tool and a next page.
+    #[derive(Default)]
+    struct EndlessList {
+        pages: RefCell<usize>,
+    }
+
+    impl Fetch for EndlessList {
+        type Body = Option<Vec<u8>>;
+        async fn post(
+            &self,
+            _url: &str,
+            _headers: &[(&str, String)],
+            body: &str,
+            _timeout_ms: u32,
+        ) -> Result<(Head, Self::Body), FetchError> {
+            let asked: serde_json::Value = serde_json::from_str(body).unwrap();
+            let result = match asked["method"].as_str() {
+                Some("initialize") => json!({"protocolVersion": asked["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "endless", "version": "1"}}),
+                Some("tools/list") => {
+                    *self.pages.borrow_mut() += 1;
+                    let page = *self.pages.borrow();
+                    json!({"tools": [{"name": format!("t{page}"), "description": "d".repeat(1 << 20),
+                        "inputSchema": {"type": "object"}}], "nextCursor": format!("p{page}")})
+                }
+                _ => json!({}),
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": result});
+            let head = Head {
+                status: 200,
+                content_type: "application/json".into(),
+                session_id: None,
+                retry_after: None,
+            };
+            Ok((head, Some(reply.to_string().into_bytes())))
+        }
+        async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
+            Ok(body.take())
+        }
+        async fn sleep(&self, _ms: u32) {}
+    }
+
+    /// The browser's client refuses a tool list past any real server's as
+    /// the terminal's does, reading no page after the one that passed.
+    #[test]
+    fn a_tool_list_past_any_real_servers_is_refused_not_held() {
+        let fetch = EndlessList::default();
+        let client = Client::new(vec![server("http://127.0.0.1:9/mcp")], retry(1));
+        let refused = wait(client.list(&fetch)).unwrap_err();
+        assert!(
+            refused.contains("MCP server everything: its tools/list passed 4 MiB"),
+            "{refused}"
+        );
+        assert_eq!(*fetch.pages.borrow(), 4);
     }
 
     /// The browser's client redacts a server's token before it cuts the
