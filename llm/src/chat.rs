@@ -92,7 +92,7 @@ pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
     if let Some(message) = value["error"]["message"].as_str() {
         return Err(LlmError::Malformed {
             url: url.into(),
-            reason: format!("the reply reported: {message}"),
+            reason: format!("the reply reported: {}", crate::error::one_line(message)),
         });
     }
     if let Some(reason) = value["choices"][0]["finish_reason"]

@@ -154,9 +154,7 @@ impl LlmError {
                     .map(str::to_string)
             })
             .unwrap_or_else(|| body.chars().take(200).collect());
-        // One line: a server's page or message (LiteLLM's span lines)
-        // is shown within a line of the run's, never as lines of its own.
-        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let message = one_line(&message);
         LlmError::Status {
             url: url.into(),
             status,
@@ -164,6 +162,13 @@ impl LlmError {
             retry_after,
         }
     }
+}
+
+/// A server's text (an error page, a reported message; LiteLLM's span
+/// lines) as one line, its whitespace runs one space: shown within a line
+/// of the run's, never as lines of its own.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -327,6 +332,20 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "u answered HTTP 502: <h1>Bad gateway</h1> ■ completed"
+        );
+        let e = crate::chat::parse_completion("u", r#"{"error":{"message":"a\n\n■ completed"}}"#)
+            .unwrap_err();
+        assert!(
+            e.to_string().ends_with("the reply reported: a ■ completed"),
+            "{e}"
+        );
+        let mut sse = crate::SseDecoder::new("u");
+        let e = sse
+            .feed("data: {\"error\":{\"message\":\"a\\n\\n■ done\"}}\n\n".as_bytes())
+            .unwrap_err();
+        assert!(
+            e.to_string().ends_with("the stream reported: a ■ done"),
+            "{e}"
         );
     }
 

@@ -130,7 +130,7 @@ impl SseDecoder {
     fn malformed(&self, reason: String) -> LlmError {
         LlmError::Malformed {
             url: self.url.clone(),
-            reason,
+            reason: crate::error::one_line(&reason),
         }
     }
 
