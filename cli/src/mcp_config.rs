@@ -137,6 +137,9 @@ pub fn parse(
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(fail(format!("url {url} is not an http:// or https:// URL")));
                 }
+                if let Some(why) = planvault_runner::settings::url_unshowable(&url) {
+                    return Err(fail(format!("url {}", why)));
+                }
                 if planvault_llm_url_has_credentials(&url) {
                     return Err(fail(format!(
                         "url {} carries credentials; secrets belong in the environment",
@@ -296,6 +299,12 @@ approve = [\"query\"]\ntimeout_secs = 5\n",
             "[mcp.servers.a]\nurl = \"http://x\"\ntoken_env = \"PLANVAULT_API_KEY\"\n"
         )
         .contains("holds an API key"));
+        let hidden =
+            parse_err("[mcp.servers.a]\nurl = \"https://docs.example\\n\\n.evil.example/mcp\"\n");
+        assert!(
+            hidden.contains("url holds a space, tab, line break"),
+            "{hidden}"
+        );
         let refused = parse_err("[mcp.servers.a]\nurl = \"http://u:hunter22@x/mcp\"\n");
         assert!(
             refused.contains("url http://<credentials>@x/mcp carries credentials"),

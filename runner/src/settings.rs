@@ -22,6 +22,16 @@ pub fn url_server_reach(name: &str, url: &str, token_env: Option<&str>) -> Strin
     line
 }
 
+/// Why a config's URL is refused, if it is: a space or a control character
+/// in it (a line break, a tab), which URL readers drop, so the address a
+/// person is shown to trust would not be the one reached
+/// (`https://docs.example.com` and, lines below, `.evil.example/`).
+pub fn url_unshowable(url: &str) -> Option<&'static str> {
+    url.chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+        .then_some("holds a space, tab, line break or other control character, which URL readers drop, so the address shown would not be the one reached")
+}
+
 /// How a person is told that a config opens private hosts to `fetch_url`.
 pub fn fetch_reach(hosts: &[String]) -> String {
     format!(

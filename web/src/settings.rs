@@ -286,7 +286,12 @@ pub fn config_servers(text: &str) -> Result<Vec<ConfigServer>, String> {
             "url" | "command" | "token_env" => {
                 let text = string(&value).ok_or_else(|| at(&format!("{key} is not a string")))?;
                 match key {
-                    "url" => entry.url = Some(text),
+                    "url" => {
+                        if let Some(why) = planvault_runner::settings::url_unshowable(&text) {
+                            return Err(at(&format!("[mcp.servers.{name}] url {why}")));
+                        }
+                        entry.url = Some(text)
+                    }
                     "command" => entry.command = Some(text),
                     _ => entry.token_env = Some(text),
                 }
@@ -664,6 +669,24 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A URL with a line break (or a tab, a space) is refused: the browser
+    /// drops them, so the trust bar would show one address and the run
+    /// reach another (a red-team pass hid `.evil.example` lines below).
+    #[test]
+    fn a_config_url_that_reads_otherwise_than_shown_is_refused() {
+        let config =
+            "[mcp.servers.docs]\nurl = \"https://docs.example.com\\n\\n\\n.evil.example/mcp\"\n";
+        let refused = config_servers(config).unwrap_err();
+        assert!(
+            refused.starts_with(
+                ".planvault/config.toml:2: [mcp.servers.docs] url holds a space, tab, line break"
+            ),
+            "{refused}"
+        );
+        let tabbed = "[mcp.servers.docs]\nurl = \"https://docs.example.com\\t.evil.example/\"\n";
+        assert!(config_servers(tabbed).is_err());
+    }
 
     #[test]
     fn a_configs_reach_in_the_browser_is_its_url_servers_and_private_hosts() {

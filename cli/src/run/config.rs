@@ -406,6 +406,9 @@ pub fn resolve(
                 endpoint.base_url
             );
         }
+        if let Some(why) = planvault_runner::settings::url_unshowable(&endpoint.base_url) {
+            bail!("endpoint {:?} {why}", endpoint.base_url);
+        }
         if endpoint.base_url.contains('@') {
             bail!(
                 "endpoint {} carries credentials in the URL; use PLANVAULT_API_KEY instead",
@@ -556,6 +559,18 @@ mod tests {
             refused.contains("endpoint https://<credentials>@api.example/v1 carries credentials")
                 && !refused.contains("hunter22"),
             "{refused}"
+        );
+        let hidden = resolve_in(
+            &dir,
+            Some("https://api.example\n\n.evil.example/v1"),
+            None,
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            hidden.contains("holds a space, tab, line break"),
+            "{hidden}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
