@@ -1260,3 +1260,143 @@ fn a_tool_that_rewrites_the_worktrees_dot_git_changes_nothing_of_the_checkout() 
     assert_eq!(fixed, "fixed\n");
     assert_eq!(worktrees(&repo), 1);
 }
+
+/// A stdio MCP server with one tool, `write_file(path, content)`, writing
+/// under the folder `--root=DIR` names (else its working folder), as many
+/// real servers take their root.
+fn rooted_server(dir: &Path) -> PathBuf {
+    let script = dir.join("rooted.js");
+    std::fs::write(
+        &script,
+        r#"const fs = require('fs'), path = require('path');
+const flag = process.argv.find((a) => a.startsWith('--root='));
+const root = flag ? flag.slice('--root='.length) : process.cwd();
+let buffer = '';
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let at;
+  while ((at = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, at); buffer = buffer.slice(at + 1);
+    if (!line.trim()) continue;
+    const m = JSON.parse(line);
+    if (m.method === 'initialize') {
+      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion,
+        capabilities: {tools: {}}, serverInfo: {name: 'rooted', version: '1'}}});
+    } else if (m.method === 'tools/list') {
+      send({jsonrpc: '2.0', id: m.id, result: {tools: [{name: 'write_file', description: 'Write a file',
+        inputSchema: {type: 'object', properties: {path: {type: 'string'}, content: {type: 'string'}}}}]}});
+    } else if (m.method === 'tools/call') {
+      const file = path.resolve(root, m.params.arguments.path);
+      fs.mkdirSync(path.dirname(file), {recursive: true});
+      fs.writeFileSync(file, m.params.arguments.content);
+      send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'wrote ' + file}]}});
+    } else if (m.id !== undefined) {
+      send({jsonrpc: '2.0', id: m.id, result: {}});
+    }
+  }
+});
+"#,
+    )
+    .unwrap();
+    script
+}
+
+/// A server given its root as `--root=/checkout/…` writes in the run's
+/// worktree, not the checkout; a protected path spelled another way
+/// (`x/../tests/…`) is still refused; and a root the run cannot point at
+/// its worktree (`-r/checkout/…`) stops the run before anything starts.
+/// (A red-team pass had such a server write into the checkout, and a
+/// protected test config written under another spelling.)
+#[test]
+fn a_servers_flag_root_is_pointed_at_the_worktree_and_a_respelled_protected_path_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    let real = std::fs::canonicalize(&repo).unwrap();
+    let script = rooted_server(dir.path());
+    let config = |args: &str| {
+        format!(
+            "[http]\nattempts = 1\n\n[mcp.servers.fs]\ncommand = \"node\"\nargs = [{:?}, {args}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+            script.display().to_string(),
+        )
+    };
+    std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
+    std::fs::write(
+        repo.join("plan/fix.md"),
+        "---\ntype: start\nstatus: pending\ntools: [fs.write_file]\n---\n# Fix the library\n\nWrite the fix.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("plan/.planvault/config.toml"),
+        config(&format!("\"--root={}\"", real.display())),
+    )
+    .unwrap();
+    commit(&repo, "plan", "plan");
+    let before = snapshot(&repo);
+    let write = |path: &str, content: &str| llm_stub::ToolCall {
+        name: "fs__write_file".into(),
+        arguments: serde_json::json!({"path": path, "content": content}),
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply {
+                    times: None,
+                    tool_calls: vec![
+                        write("x/../tests/check.sh", "exit 0\n"),
+                        write("src/lib.txt", "fixed\n"),
+                        write("out/report.txt", "written by the model\n"),
+                    ],
+                    ..reply("Step: Fix the library", "")
+                },
+                reply("Step: Fix the library", "Fixed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planvault"))
+            .args(["run", "--trust-config"])
+            .arg(repo.join("plan"))
+            .args(["--query", "fix", "--endpoint", &stub.base_url()])
+            .args(["--model", "m", "--isolate"])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PLANVAULT_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let told = stub.requests()[1].text();
+    assert!(
+        told.contains("tests/check.sh is protected"),
+        "the respelled protected path is refused: {told}"
+    );
+    assert_eq!(snapshot(&repo), before, "the checkout is untouched");
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "{err}");
+    assert_eq!(
+        git(&repo, &["show", &format!("{}:out/report.txt", branches[0])]),
+        "written by the model\n"
+    );
+
+    // A root the run cannot point at its worktree is refused up front.
+    std::fs::write(
+        repo.join("plan/.planvault/config.toml"),
+        config(&format!("\"-r{}\"", real.join("out").display())),
+    )
+    .unwrap();
+    commit(&repo, "plan", "a root as -rPATH");
+    let out = run(&["--fresh"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("MCP server fs: `-r") && err.contains("names the checkout"),
+        "{err}"
+    );
+}

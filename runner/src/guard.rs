@@ -573,6 +573,7 @@ impl Guard {
             .into_iter()
             .filter(|f| self.is_protected(f))
             .collect();
+        files.extend(protected_on_disk(&wt, &self.config.protected));
         if let Some(verify) = &self.config.verify {
             files.extend(verifier_files(verify, &wt));
         }
@@ -875,12 +876,15 @@ impl Guard {
     /// worktree): it is protected. `None`: allowed.
     pub fn refuse_write(&self, path: &str) -> Option<String> {
         let wt = self.worktree();
+        let wt = std::fs::canonicalize(&wt).unwrap_or(wt);
         let p = Path::new(path);
-        let full = if p.is_absolute() {
+        // Where it lands, however it is spelled (`x/../`, `./`, a
+        // symlinked folder): as the server's file system will resolve it.
+        let full = resolved(&if p.is_absolute() {
             p.to_path_buf()
         } else {
             wt.join(p)
-        };
+        });
         let rel = full
             .strip_prefix(&wt)
             .ok()
@@ -894,6 +898,79 @@ impl Guard {
             format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused")
         })
     }
+}
+
+/// `path` with its `.` and `..` taken away, and the longest part of it that
+/// exists read through its symlinks: where a write to it lands.
+fn resolved(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut normal = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    let mut existing = normal.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut real) = std::fs::canonicalize(existing) {
+            real.extend(rest.iter().rev());
+            return real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return normal,
+        }
+    }
+}
+
+/// The files under `dir` that `protected` globs match, ignored or not
+/// (`.gitignore` is the work's to write): each glob's subtree walked from
+/// its part without wildcards, the `.git` folder and symlinked folders
+/// left out.
+fn protected_on_disk(dir: &Path, protected: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for glob in protected {
+        let literal: Vec<&str> = glob
+            .trim_matches('/')
+            .split('/')
+            .take_while(|part| !part.contains(['*', '?', '[']))
+            .collect();
+        let start = literal.join("/");
+        let mut pending = vec![start];
+        while let Some(rel) = pending.pop() {
+            let full = dir.join(&rel);
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            if meta.is_dir() {
+                let Ok(entries) = std::fs::read_dir(&full) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if rel.is_empty() && name == ".git" {
+                        continue;
+                    }
+                    pending.push(if rel.is_empty() {
+                        name
+                    } else {
+                        format!("{rel}/{name}")
+                    });
+                }
+            } else if glob_match(glob, &rel) {
+                found.push(rel);
+            }
+        }
+    }
+    found
 }
 
 /// Whether `rel` matches one of the `protected` globs.
@@ -1352,6 +1429,38 @@ mod tests {
         let again = guard.ensure_worktree().unwrap();
         assert!(again.join("work.txt").exists());
         assert_eq!(repo.worktrees().unwrap().len(), 2);
+    }
+
+    /// A protected path is known however it is written (`x/../tests/…`,
+    /// `./tests/…`, through a symlinked folder), and a protected file that
+    /// `.gitignore` hides is locked too: a red-team pass had a model write
+    /// an ignore line, then a test config under another spelling, and the
+    /// verifier pass on it.
+    #[test]
+    fn a_protected_file_written_under_another_spelling_or_ignored_is_still_protected() {
+        let (_dir, repo) = repo();
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, config(), "20261202-130501-abcdef").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        for spelled in ["x/../tests/zz.conf", "./tests/zz.conf", "tests//zz.conf"] {
+            assert!(guard.refuse_write(spelled).is_some(), "{spelled}");
+        }
+        let beside = wt.join("x/../tests/zz.conf").display().to_string();
+        assert!(guard.refuse_write(&beside).is_some());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(wt.join("tests"), wt.join("linked")).unwrap();
+            assert!(guard.refuse_write("linked/zz.conf").is_some());
+            std::fs::remove_file(wt.join("linked")).unwrap();
+        }
+        assert!(guard.refuse_write("tests/../src/x.rs").is_none());
+
+        std::fs::write(wt.join(".gitignore"), "tests/*.conf\n").unwrap();
+        std::fs::write(wt.join("tests/zz.conf"), "SKIP_ALL=1\n").unwrap();
+        assert_eq!(
+            guard.check_tamper().unwrap().as_deref(),
+            Some("tests/zz.conf")
+        );
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub struct Hooks {
     /// A PLAN.md's copy the run amends (beside its run vault, under the
     /// repository's git directory), never the checkout's.
     pub plan_file: Option<PathBuf>,
+    /// The folders (relative to the worktree) stdio servers start in: a
+    /// relative path a writing tool is given is read from each, as its
+    /// server may.
+    server_folders: Rc<RefCell<Vec<String>>>,
 }
 
 impl Hooks {
@@ -89,6 +93,8 @@ impl Hooks {
         let (g1, g2, g3) = (self.guard.clone(), self.guard.clone(), self.guard.clone());
         let rel = self.command_rel.clone();
         let vault_rel = self.vault_rel.clone();
+        let folders = self.server_folders.clone();
+        let vault_folder = self.vault_rel.clone();
         host.with_workdir(move || {
             let wt = g1
                 .borrow_mut()
@@ -122,7 +128,19 @@ impl Hooks {
                     _ => {}
                 }
             }
-            paths.iter().find_map(|p| guard.refuse_write(p))
+            // A relative path is read from the worktree's top, the plan's
+            // vault and each server's folder: whichever its server takes.
+            let mut bases = vec![String::new(), vault_folder.clone()];
+            bases.extend(folders.borrow().iter().cloned());
+            paths.iter().find_map(|p| {
+                if Path::new(p).is_absolute() {
+                    return guard.refuse_write(p);
+                }
+                bases.iter().find_map(|base| match base.is_empty() {
+                    true => guard.refuse_write(p),
+                    false => guard.refuse_write(&format!("{base}/{p}")),
+                })
+            })
         })
     }
 
@@ -132,7 +150,11 @@ impl Hooks {
     pub fn remap_servers(&self, servers: Vec<Server>) -> Result<Vec<Server>> {
         let mut out = Vec::new();
         for mut server in servers {
-            if let Transport::Stdio { args, cwd, .. } = &mut server.transport {
+            if let Transport::Stdio { args, cwd, env, .. } = &mut server.transport {
+                let env_values: Vec<String> = env
+                    .iter()
+                    .filter_map(|name| std::env::var(name).ok())
+                    .collect();
                 let guard = self.guard.borrow();
                 let here = cwd
                     .clone()
@@ -151,15 +173,45 @@ impl Hooks {
                         // The plan's folder may be untracked, so not in the worktree.
                         std::fs::create_dir_all(&moved)
                             .with_context(|| format!("cannot create {}", moved.display()))?;
+                        if let Ok(folder) = moved.strip_prefix(guard.worktree()) {
+                            let folder = folder.to_string_lossy().replace('\\', "/");
+                            self.server_folders.borrow_mut().push(folder);
+                        }
                         *cwd = Some(moved);
                     }
                     for arg in args.iter_mut() {
-                        if Path::new(arg.as_str()).is_absolute() {
-                            if let Some(moved) = guard.remap(Path::new(arg.as_str())) {
-                                *arg = moved.display().to_string();
+                        // `/abs` or `--flag=/abs`: the path part moved.
+                        let (flag, value) = match arg.split_once('=') {
+                            Some((flag, value)) if Path::new(value).is_absolute() => {
+                                (format!("{flag}="), value.to_string())
+                            }
+                            _ => (String::new(), arg.clone()),
+                        };
+                        if Path::new(&value).is_absolute() {
+                            if let Some(moved) = guard.remap(Path::new(&value)) {
+                                *arg = format!("{flag}{}", moved.display());
                             }
                         }
                     }
+                }
+                // What still names the checkout (`-r/path`, a variable's
+                // value) would have the server write there, outside the
+                // run's worktree.
+                let guard = self.guard.borrow();
+                let checkout = guard.repo().root().display().to_string();
+                let names_checkout =
+                    |text: &str| text == checkout || text.contains(&format!("{checkout}/"));
+                let worktree = guard.worktree().display().to_string();
+                let left = args
+                    .iter()
+                    .map(String::as_str)
+                    .chain(env_values.iter().map(String::as_str))
+                    .find(|text| names_checkout(text) && !text.contains(&worktree));
+                if let Some(text) = left {
+                    bail!(
+                        "MCP server {}: `{text}` names the checkout {checkout}, which an isolated run never writes; give the path as an argument of its own or as `--flag=PATH` (those are pointed at the run's worktree), or run without --isolate",
+                        server.name
+                    );
                 }
             }
             out.push(server);
@@ -296,6 +348,7 @@ pub fn run(
         command_rel,
         vault_rel,
         plan_file: matches!(source, PlanSource::PlanMd { .. }).then(|| beside.clone()),
+        server_folders: Rc::default(),
     };
     let user_decisions = args
         .decide
