@@ -347,6 +347,12 @@ fn an_isolated_runs_amendment_goes_to_its_own_copy_of_the_plan() {
     let out = run(&repo, &stub, &[]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("item 5 appended"), "{}", stderr(&out));
+    // Said of the copy it was written to, not of the checkout's plan.
+    assert!(
+        stderr(&out).contains("  amended the run's copy ") && !stderr(&out).contains("  amended /"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         snapshot(&repo),
         before,

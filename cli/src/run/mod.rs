@@ -393,6 +393,9 @@ fn run_once(
         servers,
     } = once;
     let progress = Rc::new(RefCell::new(Progress::new(args.path.display().to_string())));
+    if let Some(copy) = isolation.and_then(|h| h.plan_file.as_deref()) {
+        progress.borrow_mut().amended = format!("the run's copy {}", copy.display());
+    }
     let started = isolation.map(|h| h.started.clone());
     let mut host = NativeHost::new(root)
         .with_call_snapshot(&args.path)
@@ -732,6 +735,9 @@ fn in_plan_folder(
 struct Progress {
     /// The path the person ran, for the `--decide` hint.
     path: String,
+    /// The plan file amendments are written to: an isolated run's copy,
+    /// else the one the person ran.
+    amended: String,
     live: bool,
     /// Characters received of the reply streaming in (`None`: none is).
     receiving: Option<usize>,
@@ -742,6 +748,7 @@ struct Progress {
 impl Progress {
     fn new(path: String) -> Self {
         Progress {
+            amended: path.clone(),
             path,
             live: std::io::stderr().is_terminal(),
             receiving: None,
@@ -933,7 +940,7 @@ impl Progress {
                 entry.what,
                 entry.decided_by.as_str()
             )),
-            P::Amended => self.line(&format!("  amended {}", self.path)),
+            P::Amended => self.line(&format!("  amended {}", self.amended)),
             P::BoxesNotChecked { reason } => self.line(&format!(
                 "  the boxes of items done were not checked in {}: {reason}",
                 self.path
