@@ -151,9 +151,12 @@ impl Hooks {
         let mut out = Vec::new();
         for mut server in servers {
             if let Transport::Stdio { args, cwd, env, .. } = &mut server.transport {
-                let env_values: Vec<String> = env
+                // Its variables by name: a value may be a secret, never shown.
+                let variables: Vec<(String, String)> = env
                     .iter()
-                    .filter_map(|name| std::env::var(name).ok())
+                    .filter_map(|name| {
+                        Some((format!("its variable {name}"), std::env::var(name).ok()?))
+                    })
                     .collect();
                 let guard = self.guard.borrow();
                 let here = cwd
@@ -204,12 +207,16 @@ impl Hooks {
                 let worktree = guard.worktree().display().to_string();
                 let left = args
                     .iter()
-                    .map(String::as_str)
-                    .chain(env_values.iter().map(String::as_str))
-                    .find(|text| names_checkout(text) && !text.contains(&worktree));
-                if let Some(text) = left {
+                    .map(|arg| (format!("`{arg}`"), arg.as_str()))
+                    .chain(
+                        variables
+                            .iter()
+                            .map(|(name, value)| (name.clone(), value.as_str())),
+                    )
+                    .find(|(_, text)| names_checkout(text) && !text.contains(&worktree));
+                if let Some((what, _)) = left {
                     bail!(
-                        "MCP server {}: `{text}` names the checkout {checkout}, which an isolated run never writes; give the path as an argument of its own or as `--flag=PATH` (those are pointed at the run's worktree), or run without --isolate",
+                        "MCP server {}: {what} names the checkout {checkout}, which an isolated run never writes; give the path as an argument of its own or as `--flag=PATH` (those are pointed at the run's worktree), or run without --isolate",
                         server.name
                     );
                 }
