@@ -1267,47 +1267,6 @@ fn a_tool_that_rewrites_the_worktrees_dot_git_changes_nothing_of_the_checkout() 
     assert_eq!(worktrees(&repo), 1);
 }
 
-/// A stdio MCP server with one tool, `write_file(path, content)`, writing
-/// under the folder `--root=DIR` names (else its working folder), as many
-/// real servers take their root.
-fn rooted_server(dir: &Path) -> PathBuf {
-    let script = dir.join("rooted.js");
-    std::fs::write(
-        &script,
-        r#"const fs = require('fs'), path = require('path');
-const flag = process.argv.find((a) => a.startsWith('--root='));
-const root = flag ? flag.slice('--root='.length) : process.cwd();
-let buffer = '';
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let at;
-  while ((at = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, at); buffer = buffer.slice(at + 1);
-    if (!line.trim()) continue;
-    const m = JSON.parse(line);
-    if (m.method === 'initialize') {
-      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion,
-        capabilities: {tools: {}}, serverInfo: {name: 'rooted', version: '1'}}});
-    } else if (m.method === 'tools/list') {
-      send({jsonrpc: '2.0', id: m.id, result: {tools: [{name: 'write_file', description: 'Write a file',
-        inputSchema: {type: 'object', properties: {path: {type: 'string'}, content: {type: 'string'}}}}]}});
-    } else if (m.method === 'tools/call') {
-      const file = path.resolve(root, m.params.arguments.path);
-      fs.mkdirSync(path.dirname(file), {recursive: true});
-      fs.writeFileSync(file, m.params.arguments.content);
-      send({jsonrpc: '2.0', id: m.id, result: {content: [{type: 'text', text: 'wrote ' + file}]}});
-    } else if (m.id !== undefined) {
-      send({jsonrpc: '2.0', id: m.id, result: {}});
-    }
-  }
-});
-"#,
-    )
-    .unwrap();
-    script
-}
-
 /// A server given its root as `--root=/checkout/…` writes in the run's
 /// worktree, not the checkout; a protected path spelled another way
 /// (`x/../tests/…`) is still refused; and a root the run cannot point at
@@ -1319,10 +1278,13 @@ fn a_servers_flag_root_is_pointed_at_the_worktree_and_a_respelled_protected_path
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(dir.path(), UNGATED, "true\n", "");
     let real = std::fs::canonicalize(&repo).unwrap();
-    let script = rooted_server(dir.path());
+    // One tool, write_file(path, content), under the folder `--root=DIR`
+    // names, as many real servers take their root.
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testkit/mcp-test-server/server.cjs");
     let config = |args: &str| {
         format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.fs]\ncommand = \"node\"\nargs = [{:?}, {args}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+            "[http]\nattempts = 1\n\n[mcp.servers.fs]\ncommand = \"node\"\nargs = [{:?}, \"write\", {args}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
             script.display().to_string(),
         )
     };

@@ -251,43 +251,17 @@ fn a_secret_echoed_across_a_results_cut_is_redacted_before_the_cut() {
 
 /// A stdio server whose every `tools/list` page holds one tool with a
 /// 1 MiB description and a next page, counting the pages it served in
-/// `pages`.
+/// `pages` (`testkit/mcp-test-server`).
 fn endless_list_server(dir: &Path) -> Server {
-    let script = dir.join("endless.js");
-    std::fs::write(
-        &script,
-        r#"const fs = require('fs');
-const pages = process.argv[2];
-let served = 0, buffer = '';
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let at;
-  while ((at = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, at); buffer = buffer.slice(at + 1);
-    if (!line.trim()) continue;
-    const m = JSON.parse(line);
-    if (m.method === 'initialize') {
-      send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion,
-        capabilities: {tools: {}}, serverInfo: {name: 'endless', version: '1'}}});
-    } else if (m.method === 'tools/list') {
-      served += 1; fs.writeFileSync(pages, String(served));
-      send({jsonrpc: '2.0', id: m.id, result: {tools: [{name: 't' + served,
-        description: 'd'.repeat(1 << 20), inputSchema: {type: 'object'}}], nextCursor: 'p' + served}});
-    } else if (m.id !== undefined) {
-      send({jsonrpc: '2.0', id: m.id, result: {}});
-    }
-  }
-});
-"#,
-    )
-    .unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testkit/mcp-test-server/server.cjs");
     Server {
         name: "endless".into(),
         transport: Transport::Stdio {
             command: "node".into(),
             args: vec![
                 script.display().to_string(),
+                "endless".into(),
                 dir.join("pages").display().to_string(),
             ],
             env: vec![],

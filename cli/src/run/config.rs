@@ -190,18 +190,17 @@ impl VaultConfig {
         use std::io::Read;
         let path = vault.join(CONFIG_FILE);
         let cannot = || format!("cannot read {}", path.display());
+        let none = |path| VaultConfig {
+            vault: vault.to_path_buf(),
+            path,
+            text: None,
+        };
         // Read where it really is, and only inside the vault: a shipped
         // symlink to `/proc/self/environ` or `~/.netrc` would have its
         // lines quoted back in a parse error.
         let real = match std::fs::canonicalize(&path) {
             Ok(real) => real,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(VaultConfig {
-                    vault: vault.to_path_buf(),
-                    path,
-                    text: None,
-                })
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(none(path)),
             Err(e) => return Err(e).with_context(cannot),
         };
         let inside = std::fs::canonicalize(vault).is_ok_and(|vault| real.starts_with(vault));
@@ -213,13 +212,7 @@ impl VaultConfig {
         }
         let file = match std::fs::File::open(&real) {
             Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(VaultConfig {
-                    vault: vault.to_path_buf(),
-                    path,
-                    text: None,
-                })
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(none(path)),
             Err(e) => return Err(e).with_context(cannot),
         };
         let mut bytes = Vec::new();

@@ -1,0 +1,69 @@
+// A stdio MCP server for planvault's tests, speaking only what they need
+// (newline-delimited JSON-RPC: initialize, tools/list, tools/call).
+//
+//   node server.cjs write [--root=DIR]   one tool, write_file(path, content),
+//                                       writing under DIR (else the working
+//                                       folder), as many real servers take
+//                                       their root
+//   node server.cjs endless PAGES_FILE   every tools/list page one tool with a
+//                                       1 MiB description and a next page;
+//                                       the pages served counted in PAGES_FILE
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const [mode, ...rest] = process.argv.slice(2);
+const flag = rest.find((a) => a.startsWith('--root='));
+const root = flag ? flag.slice('--root='.length) : process.cwd();
+let served = 0;
+
+function tools() {
+  if (mode === 'endless') {
+    served += 1;
+    fs.writeFileSync(rest[0], String(served));
+    return {
+      tools: [{ name: 't' + served, description: 'd'.repeat(1 << 20), inputSchema: { type: 'object' } }],
+      nextCursor: 'p' + served,
+    };
+  }
+  return {
+    tools: [{
+      name: 'write_file',
+      description: 'Write a file',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+    }],
+  };
+}
+
+function call(args) {
+  const file = path.resolve(root, args.path);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, args.content);
+  return { content: [{ type: 'text', text: 'wrote ' + file }] };
+}
+
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+let buffer = '';
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let at;
+  while ((at = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, at);
+    buffer = buffer.slice(at + 1);
+    if (!line.trim()) continue;
+    const m = JSON.parse(line);
+    if (m.method === 'initialize') {
+      send({ jsonrpc: '2.0', id: m.id, result: {
+        protocolVersion: m.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'planvault-test', version: '1' },
+      } });
+    } else if (m.method === 'tools/list') {
+      send({ jsonrpc: '2.0', id: m.id, result: tools() });
+    } else if (m.method === 'tools/call') {
+      send({ jsonrpc: '2.0', id: m.id, result: call(m.params.arguments) });
+    } else if (m.id !== undefined) {
+      send({ jsonrpc: '2.0', id: m.id, result: {} });
+    }
+  }
+});
