@@ -1494,13 +1494,7 @@ fn a_config_linked_out_of_the_vault_is_refused_unread() {
     std::fs::remove_file(vault.join(".planvault/config.toml")).unwrap();
     std::fs::write(vault.join("shared.toml"), "[run]\nmax_steps = 3\n").unwrap();
     std::os::unix::fs::symlink("../shared.toml", vault.join(".planvault/config.toml")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("trust")
-        .arg(&vault)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
-        .output()
-        .unwrap();
+    let out = common::trust_in(dir.path(), &vault, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("reaches nothing beyond the vault"),

@@ -3476,13 +3476,7 @@ fn trust_reads_no_journal_through_a_symlink_out_of_the_vault() {
     let vault = human_gate_vault(dir.path());
     std::fs::create_dir_all(vault.join("00_plan-trace")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", vault.join("00_plan-trace/journal.jsonl")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .arg("trust")
-        .arg(&vault)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("PLANVAULT_CONFIG_HOME", dir.path().join("config"))
-        .output()
-        .unwrap();
+    let out = trust_in(dir.path(), &vault, &[]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{said}");
     assert!(
