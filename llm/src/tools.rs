@@ -255,8 +255,8 @@ pub fn forbidden_ip(ip: std::net::IpAddr) -> Option<&'static str> {
 /// subdomains, an IP literal in a forbidden range, and a host written as a
 /// bare number (`http://2130706433/` is 127.0.0.1).
 pub fn fetch_policy(url: &str, allow: &[String]) -> Result<bool, String> {
-    let (host, _) = url_host(url)?;
-    if allow.iter().any(|a| a.eq_ignore_ascii_case(&host)) {
+    let (host, port) = url_host(url)?;
+    if host_allowed(allow, &host, port) {
         return Ok(true);
     }
     let refuse = |why: &str| {
@@ -280,6 +280,31 @@ pub fn fetch_policy(url: &str, allow: &[String]) -> Result<bool, String> {
         return refuse("a number, not a name or a dotted address");
     }
     Ok(false)
+}
+
+/// Whether `[fetch] allow_hosts` lets `fetch_url` reach `host` at `port`:
+/// an entry `host` allows every port of it, `host:port` (`[v6]:port` for
+/// an IPv6 address) that port only, so a vault can open one service of a
+/// machine without the rest.
+pub fn host_allowed(allow: &[String], host: &str, port: u16) -> bool {
+    allow.iter().any(|entry| {
+        let entry = entry.trim();
+        let (name, only) = match entry.strip_prefix('[') {
+            Some(v6) => match v6.split_once("]:") {
+                Some((name, port)) => (name, port.parse::<u16>().ok()),
+                None => (v6.trim_end_matches(']'), None),
+            },
+            None => match entry.split_once(':') {
+                // One colon and digits after it: a port; more colons, IPv6.
+                Some((name, port)) if !port.contains(':') => match port.parse::<u16>() {
+                    Ok(port) => (name, Some(port)),
+                    Err(_) => return false,
+                },
+                _ => (entry, None),
+            },
+        };
+        name.eq_ignore_ascii_case(host) && only.is_none_or(|only| only == port)
+    })
 }
 
 /// The most characters of a fetched page handed back to the model.
@@ -437,6 +462,19 @@ mod tests {
         }
         let allow = ["127.0.0.1".to_string(), "wiki.local".to_string()];
         assert_eq!(fetch_policy("http://127.0.0.1:5/", &allow), Ok(true));
+        // `host:port` opens that port only.
+        let one = [
+            "127.0.0.1:8080".to_string(),
+            "[::1]:8443".to_string(),
+            "::2".to_string(),
+        ];
+        assert_eq!(fetch_policy("http://127.0.0.1:8080/x", &one), Ok(true));
+        assert!(fetch_policy("http://127.0.0.1:5432/", &one).is_err());
+        assert!(fetch_policy("http://127.0.0.1/", &one).is_err());
+        assert_eq!(fetch_policy("https://[::1]:8443/", &one), Ok(true));
+        assert!(fetch_policy("https://[::1]/", &one).is_err());
+        assert_eq!(fetch_policy("http://[::2]:9/", &one), Ok(true));
+        assert!(!host_allowed(&["h:port".into()], "h", 80));
         assert_eq!(fetch_policy("http://WIKI.local/x", &allow), Ok(true));
         assert!(fetch_policy("http://localhost/", &allow).is_err());
         assert_eq!(

@@ -1145,7 +1145,14 @@ impl ureq::unversioned::resolver::Resolver for PublicOnly {
         let addrs = DefaultResolver::default().resolve(uri, config, timeout)?;
         let host = uri.host().unwrap_or_default().trim_end_matches('.');
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        if self.allow.iter().any(|a| a.eq_ignore_ascii_case(host)) {
+        let port = uri
+            .port_u16()
+            .unwrap_or(if uri.scheme_str() == Some("https") {
+                443
+            } else {
+                80
+            });
+        if tools::host_allowed(&self.allow, host, port) {
             return Ok(addrs);
         }
         match addrs
@@ -2409,10 +2416,22 @@ mod tests {
             "nothing reached the server"
         );
 
+        // A port of it allowed: that port only.
+        let other_port = NativeHost::new(dir.path()).with_fetch_allow(&["127.0.0.1:1".into()]);
+        assert!(block_on(other_port.fetch_text(&url)).unwrap().is_err());
         let allowed = NativeHost::new(dir.path()).with_fetch_allow(&["127.0.0.1".into()]);
         assert_eq!(
             block_on(allowed.fetch_text(&url)).unwrap().as_deref(),
             Ok("local page")
+        );
+        let (port, _) = http_server(vec![ok("that port's page")]);
+        let this_port =
+            NativeHost::new(dir.path()).with_fetch_allow(&[format!("127.0.0.1:{port}")]);
+        assert_eq!(
+            block_on(this_port.fetch_text(&format!("http://127.0.0.1:{port}/")))
+                .unwrap()
+                .as_deref(),
+            Ok("that port's page")
         );
 
         // An allowed host redirecting to the metadata service, or to a
