@@ -491,11 +491,7 @@ impl Client {
         }
         if !(200..300).contains(&head.status) {
             let said = String::from_utf8_lossy(&text);
-            let said = bound_redacted(
-                said.trim(),
-                300,
-                &server.token.as_deref().into_iter().collect::<Vec<_>>(),
-            );
+            let said = bound_redacted(said.trim(), 300, server.token.as_slice());
             return Err(format!(
                 "MCP server {} answered HTTP {}{}",
                 server.name,
@@ -526,11 +522,7 @@ impl Client {
             None => Err(format!(
                 "MCP server {}: its reply is not the JSON-RPC response: {}",
                 server.name,
-                bound_redacted(
-                    text.trim(),
-                    300,
-                    &server.token.as_deref().into_iter().collect::<Vec<_>>()
-                )
+                bound_redacted(text.trim(), 300, server.token.as_slice())
             )),
         }
     }

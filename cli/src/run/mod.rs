@@ -795,11 +795,7 @@ impl Progress {
             // A server's message may span lines (LiteLLM's do): one line here.
             FromWorker::Retrying { error, wait_ms, .. } => self.line(&format!(
                 "  ! {}; retrying in {:.1}s",
-                error
-                    .message
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                planvault_llm::error::one_line(&error.message),
                 f64::from(*wait_ms) / 1000.0
             )),
             FromWorker::Finished {
