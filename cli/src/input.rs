@@ -1,6 +1,8 @@
 //! Reading a plan from disk: the CLI's side of the sans-IO boundary.
 
+use planvault_core::vault::{Unread, NOTE_MAX_BYTES};
 use planvault_core::{generated, Code, Diagnostic, PlanSource};
+use planvault_runner::native::read_bounded;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,9 +31,9 @@ impl std::fmt::Display for Unreadable {
 pub struct ReadPlan {
     pub source: PlanSource,
     pub problems: Vec<Diagnostic>,
-    /// A vault's notes whose bytes were not UTF-8: where in each (as
-    /// decoded) the first of them is.
-    pub not_utf8: Vec<(String, usize)>,
+    /// A vault's notes whose text is not their bytes, and why (not UTF-8,
+    /// too large to read).
+    pub unread: Vec<(String, Unread)>,
     /// For a folder inside a larger vault: that folder, vault-relative; the
     /// source then holds the whole vault, against which links resolve.
     pub plan_folder: Option<String>,
@@ -46,7 +48,7 @@ impl ReadPlan {
     pub fn check(&self) -> planvault_core::Checked {
         match &self.source {
             PlanSource::Vault(files) => {
-                planvault_core::vault::check_in_folder_read(files, self.folder(), &self.not_utf8)
+                planvault_core::vault::check_in_folder_read(files, self.folder(), &self.unread)
             }
             source => planvault_core::check(source),
         }
@@ -78,7 +80,8 @@ pub(crate) fn regular_file_text(path: &Path) -> Option<String> {
     if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    fs::read_to_string(path).ok()
+    let bytes = read_bounded(path, NOTE_MAX_BYTES).ok()?.ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Whether `dir` is a vault's root: Obsidian keeps its settings there
@@ -224,7 +227,7 @@ pub fn read_plan(
             let VaultRead {
                 files,
                 mut problems,
-                not_utf8,
+                unread,
             } = read_vault_with(&root, plan_folder.as_deref().unwrap_or(""))?;
             if let Some(folder) = &plan_folder {
                 // The rest of the vault is not the plan's to answer for.
@@ -237,7 +240,7 @@ pub fn read_plan(
             Ok(ReadPlan {
                 source: PlanSource::Vault(files),
                 problems,
-                not_utf8,
+                unread,
                 plan_folder,
                 vault_root: Some(root),
             })
@@ -263,7 +266,7 @@ pub fn read_plan(
                     text,
                 },
                 problems: Vec::new(),
-                not_utf8: Vec::new(),
+                unread: Vec::new(),
                 plan_folder: None,
                 vault_root: None,
             })
@@ -275,7 +278,7 @@ pub fn read_plan(
                 options: generated::Options::default(),
             },
             problems: Vec::new(),
-            not_utf8: Vec::new(),
+            unread: Vec::new(),
             plan_folder: None,
             vault_root: None,
         }),
@@ -321,8 +324,22 @@ fn vault_note_signs(text: &str) -> Option<&'static str> {
 }
 
 fn read_text(path: &Path) -> Result<String, Unreadable> {
-    let bytes =
-        fs::read(path).map_err(|e| Unreadable(format!("cannot read {}: {e}", path.display())))?;
+    let cannot = |e| Unreadable(format!("cannot read {}: {e}", path.display()));
+    if !fs::metadata(path).map_err(cannot)?.is_file() {
+        return Err(Unreadable(format!(
+            "cannot read {}: it is no regular file (a pipe, socket or device)",
+            path.display()
+        )));
+    }
+    let bytes = read_bounded(path, NOTE_MAX_BYTES)
+        .map_err(cannot)?
+        .map_err(|size| {
+            Unreadable(format!(
+                "cannot read {}: it {}",
+                path.display(),
+                planvault_core::vault::too_large("", size)
+            ))
+        })?;
     String::from_utf8(bytes)
         .map_err(|_| Unreadable(format!("{} is not UTF-8 text", path.display())))
 }
@@ -352,12 +369,12 @@ pub fn read_vault(root: &Path) -> Result<BTreeMap<String, String>, Unreadable> {
 pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadable> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
-    let mut not_utf8 = Vec::new();
+    let mut unread = Vec::new();
     let canonical_root = fs::canonicalize(root)
         .map_err(|e| Unreadable(format!("cannot read {}: {e}", root.display())))?;
     let canonical_folder = canonical_root.join(folder);
     let in_plan = |key: &str| planvault_core::vault::in_folder(key, folder);
-    let unread =
+    let path_only =
         |key: &str| !in_plan(key) && key != planvault_core::vault::silverbullet::CONFIG_PAGE;
     let rel = |path: &Path| {
         path.strip_prefix(root)
@@ -460,10 +477,10 @@ pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadabl
                                 )
                                 .in_file(key.clone()),
                             );
-                        } else if unread(&key) {
+                        } else if path_only(&key) {
                             files.insert(key, Some(String::new()));
                         } else {
-                            let text = read_note(&path, &mut problems, &mut not_utf8, &rel(&path));
+                            let text = read_note(&path, &mut problems, &mut unread, &rel(&path));
                             files.insert(key, text);
                         }
                     }
@@ -471,10 +488,10 @@ pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadabl
                 }
             } else if kind.is_dir() {
                 pending.push(path);
-            } else if is_note && unread(&key) {
+            } else if is_note && path_only(&key) {
                 files.insert(key, Some(String::new()));
             } else if is_note {
-                let text = read_note(&path, &mut problems, &mut not_utf8, &key);
+                let text = read_note(&path, &mut problems, &mut unread, &key);
                 files.insert(key, text);
             }
         }
@@ -499,7 +516,7 @@ pub fn read_vault_with(root: &Path, folder: &str) -> Result<VaultRead, Unreadabl
     Ok(VaultRead {
         files,
         problems,
-        not_utf8,
+        unread,
     })
 }
 
@@ -508,17 +525,17 @@ pub struct VaultRead {
     pub files: BTreeMap<String, String>,
     /// A diagnostic for each file or folder that could not be read.
     pub problems: Vec<Diagnostic>,
-    /// The notes whose bytes were not UTF-8 (decoded with U+FFFD): where
-    /// the first of them is in each.
-    pub not_utf8: Vec<(String, usize)>,
+    /// The notes whose text is not their bytes, and why: not UTF-8
+    /// (decoded with U+FFFD), or too large to read (their text empty).
+    pub unread: Vec<(String, Unread)>,
 }
 
-/// A note's text (non-UTF-8 bytes as U+FFFD, where the first was noted in
-/// `not_utf8`), or `None` and a diagnostic.
+/// A note's text (non-UTF-8 bytes as U+FFFD; none, for a note too large to
+/// read), where either was noted in `unread`, or `None` and a diagnostic.
 fn read_note(
     path: &Path,
     problems: &mut Vec<Diagnostic>,
-    not_utf8: &mut Vec<(String, usize)>,
+    unread: &mut Vec<(String, Unread)>,
     key: &str,
 ) -> Option<String> {
     // A pipe would hold the read until something writes it.
@@ -529,15 +546,23 @@ fn read_note(
         ));
         return None;
     }
-    match fs::read(path) {
-        Ok(bytes) => Some(match String::from_utf8(bytes) {
+    match read_bounded(path, planvault_core::vault::read_limit(key)) {
+        Ok(Ok(bytes)) => Some(match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
                 // What comes before the first bad byte decodes as it is.
-                not_utf8.push((key.to_string(), e.utf8_error().valid_up_to()));
+                unread.push((
+                    key.to_string(),
+                    Unread::NotUtf8(e.utf8_error().valid_up_to()),
+                ));
                 String::from_utf8_lossy(e.as_bytes()).into_owned()
             }
         }),
+        // Only its path counts where it is not the plan's (the core says).
+        Ok(Err(size)) => {
+            unread.push((key.to_string(), Unread::TooLarge(size)));
+            Some(String::new())
+        }
         Err(e) => {
             problems.push(unreadable(key, format!("cannot be read: {e}")));
             None

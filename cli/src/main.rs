@@ -250,7 +250,7 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
         Ok(input::ReadPlan {
             mut source,
             problems,
-            not_utf8,
+            unread,
             plan_folder,
             vault_root,
         }) => {
@@ -264,7 +264,7 @@ fn load(plan: &PlanArgs, quiet: bool) -> Result<planvault_core::Checked, ExitCod
                     planvault_core::vault::check_in_folder_read(
                         files,
                         folder.as_deref().unwrap_or(""),
-                        &not_utf8,
+                        &unread,
                     )
                 }
                 _ => planvault_core::check(&source),

@@ -545,6 +545,55 @@ fn one_bad_file_never_sinks_the_vault() {
         .any(|d| d["code"] == "unreadable-note" && d["file"] == "latin.md"));
 }
 
+/// A file past what planvault reads (a sparse file of 20 GiB here) is
+/// refused by its size, unread: an error where it is one of the plan's
+/// notes, only its path where it lies outside the plan's folder, and an
+/// unreadable PLAN.md (exit 2).
+#[test]
+fn a_file_too_large_to_read_is_named_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(root.join("plans")).unwrap();
+    std::fs::create_dir_all(root.join("archive")).unwrap();
+    std::fs::write(
+        root.join("plans/start.md"),
+        "---\ntype: start\n---\n# Start\n\n## Next\n- [[end]]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("plans/end.md"), "# End\n").unwrap();
+    let sparse = |path: &Path| {
+        let file = std::fs::File::create(path).unwrap();
+        file.set_len(20 << 30).unwrap();
+    };
+    sparse(&root.join("archive/log.md"));
+    let out = run(&["validate"], &root);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("archive/log.md:1:1: error[unreadable-note]: `archive/log.md` holds 20 GiB, more than the 64 MiB planvault reads of a file: make it smaller, or move it out of the plan"),
+        "{text}"
+    );
+    // Outside the plan's folder only its path counts.
+    let out = run(&["validate"], &root.join("plans"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let plan_md = dir.path().join("PLAN.md");
+    sparse(&plan_md);
+    let out = run(&["validate"], &plan_md);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("PLAN.md: it holds 20 GiB, more than the 64 MiB planvault reads of a file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_single_vault_note_is_not_read_as_a_plan_md() {
     let note = fixture("link-forms").join("start.md");

@@ -5,7 +5,7 @@
 //! `INSTA_UPDATE=always cargo test -p planvault-core --test integration vault_fixtures::`
 //! rewrites the snapshots; review the diff before committing.
 
-use planvault_core::vault::check_in_folder_read;
+use planvault_core::vault::{check_in_folder_read, Unread};
 use planvault_core::{check, NodeExt, PlanSource};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,7 +20,7 @@ pub(crate) fn read_folder(root: &Path) -> BTreeMap<String, String> {
 
 /// [`read_folder`] and, as a reader that saw the bytes tells the core,
 /// where each note that is not UTF-8 holds its first bad byte.
-fn read_folder_bytes(root: &Path) -> (BTreeMap<String, String>, Vec<(String, usize)>) {
+fn read_folder_bytes(root: &Path) -> (BTreeMap<String, String>, Vec<(String, Unread)>) {
     let mut files = BTreeMap::new();
     let mut not_utf8 = Vec::new();
     let mut pending = vec![root.to_path_buf()];
@@ -44,7 +44,7 @@ fn read_folder_bytes(root: &Path) -> (BTreeMap<String, String>, Vec<(String, usi
             // Node's `readFileSync(path, "utf8")` decode them.
             let bytes = fs::read(&path).unwrap();
             if let Err(e) = std::str::from_utf8(&bytes) {
-                not_utf8.push((key.clone(), e.valid_up_to()));
+                not_utf8.push((key.clone(), Unread::NotUtf8(e.valid_up_to())));
             }
             files.insert(key, String::from_utf8_lossy(&bytes).into_owned());
         }
@@ -55,7 +55,7 @@ fn read_folder_bytes(root: &Path) -> (BTreeMap<String, String>, Vec<(String, usi
 /// The whole outcome of checking a vault, in a stable text form: as
 /// [`check`] gives it, or, where a note is not UTF-8, as a reader of its
 /// bytes has the core check it.
-fn render(files: &BTreeMap<String, String>, not_utf8: &[(String, usize)]) -> String {
+fn render(files: &BTreeMap<String, String>, not_utf8: &[(String, Unread)]) -> String {
     let checked = match not_utf8.is_empty() {
         true => check(&PlanSource::Vault(files.clone())),
         false => check_in_folder_read(files, "", not_utf8),

@@ -98,3 +98,59 @@ fn the_whole_vault_as_the_folder_is_the_plain_check() {
         assert_eq!(scoped.plan, plain.plan, "{}", dir.display());
     }
 }
+
+/// A note its reader found too large to read (its text empty) is
+/// `unreadable-note` where it is one of the plan's, with its size and the
+/// limit; outside the plan's folder, or skipped as a template, only its
+/// path counts, as for any note there.
+#[test]
+fn a_note_too_large_to_read_is_an_error_only_where_it_is_the_plans() {
+    use planvault_core::vault::{check_in_folder_read, Unread, NOTE_MAX_BYTES};
+    let files = BTreeMap::from([
+        (
+            "plans/draft.md".to_string(),
+            "---\ntype: start\n---\n## Next\n- [[huge]]\n".to_string(),
+        ),
+        ("plans/huge.md".to_string(), String::new()),
+        ("archive/log.md".to_string(), String::new()),
+        ("templates/t.md".to_string(), String::new()),
+        (
+            ".obsidian/templates.json".to_string(),
+            r#"{"folder": "templates"}"#.to_string(),
+        ),
+    ]);
+    let unread: Vec<(String, Unread)> = ["plans/huge.md", "archive/log.md", "templates/t.md"]
+        .into_iter()
+        .map(|p| (p.to_string(), Unread::TooLarge(3 << 30)))
+        .collect();
+    let errors = |folder: &str| -> Vec<String> {
+        check_in_folder_read(&files, folder, &unread)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == planvault_core::Code::UnreadableNote)
+            .map(|d| d.render_human())
+            .collect()
+    };
+    let huge = "plans/huge.md:1:1: error[unreadable-note]: `plans/huge.md` holds 3 GiB, more than the 64 MiB planvault reads of a file: make it smaller, or move it out of the plan";
+    assert_eq!(errors("plans"), [huge]);
+    assert_eq!(
+        errors(""),
+        [
+            "archive/log.md:1:1: error[unreadable-note]: `archive/log.md` holds 3 GiB, more than the 64 MiB planvault reads of a file: make it smaller, or move it out of the plan",
+            huge
+        ]
+    );
+    assert_eq!(NOTE_MAX_BYTES, 64 << 20);
+    assert_eq!(
+        planvault_core::vault::too_large("00_plan-trace/journal.jsonl", 1_610_612_736),
+        "holds 1.5 GiB, more than the 1 GiB planvault reads of a file"
+    );
+    assert_eq!(
+        planvault_core::vault::too_large("a.md", 70 << 20),
+        "holds 70 MiB, more than the 64 MiB planvault reads of a file"
+    );
+    assert_eq!(
+        planvault_core::vault::too_large("a.md", NOTE_MAX_BYTES + 1),
+        "holds 64.1 MiB, more than the 64 MiB planvault reads of a file"
+    );
+}

@@ -754,6 +754,25 @@ fn confine_in_vault(root: &Path, rel: &str) -> Result<PathBuf, HostError> {
     Ok(current)
 }
 
+/// A file's bytes, or how many it holds where that is more than `limit`:
+/// nothing past `limit` is read, as a sparse file of many GB would fill the
+/// memory. A caller checks first that it is a regular file (opening a pipe
+/// waits for a writer).
+pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Result<Vec<u8>, u64>> {
+    let file = fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Ok(Err(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    match bytes.len() as u64 {
+        // It grew past the limit while read.
+        read if read > limit => Ok(Err(read)),
+        _ => Ok(Ok(bytes)),
+    }
+}
+
 /// An I/O error as the run reports it (a full disk recognised).
 pub fn io_error(path: &str, err: std::io::Error) -> HostError {
     // ENOSPC and EDQUOT (Linux 28 and 122; macOS 28 and 69).
@@ -1302,9 +1321,13 @@ impl Host for NativeHost {
         if fs::metadata(&full).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             return Err(HostError::new(path, "is no regular file; refused"));
         }
-        match fs::read(full) {
+        match read_bounded(&full, planvault_core::vault::read_limit(path)) {
+            Ok(Err(size)) => Err(HostError::new(
+                path,
+                format!("{}; refused", planvault_core::vault::too_large(path, size)),
+            )),
             // Bytes as they are: a BOM and CRLF line ends stay.
-            Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(Ok(bytes)) => match String::from_utf8(bytes) {
                 Ok(text) => {
                     self.seen
                         .borrow_mut()
@@ -2196,6 +2219,39 @@ mod tests {
         assert_eq!(fs::read_to_string(written).unwrap(), "# A\n");
         let _ = host.case_insensitive();
         assert_eq!(fs::read_to_string(&target).unwrap(), "mine\n");
+    }
+
+    /// A sparse file of many GB is refused by its size, unread (the
+    /// memory it would take), and the model is told why; the run's own
+    /// journal may grow past a note's limit.
+    #[test]
+    fn a_file_past_the_read_limit_is_refused_unread_naming_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = NativeHost::new(dir.path());
+        let huge = fs::File::create(dir.path().join("huge.md")).unwrap();
+        huge.set_len(20 << 30).unwrap();
+        let refused = block_on(host.read("huge.md")).unwrap().unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "huge.md: holds 20 GiB, more than the 64 MiB planvault reads of a file; refused"
+        );
+        assert!(
+            !refused.failed,
+            "a refusal the model hears, not a failed vault"
+        );
+        let journal = dir.path().join("00_plan-trace/journal.jsonl");
+        fs::create_dir_all(journal.parent().unwrap()).unwrap();
+        let line = format!("{{\"n\":\"{}\"}}\n", "x".repeat(1 << 20));
+        fs::write(&journal, line.repeat(65)).unwrap();
+        let read = block_on(host.read("00_plan-trace/journal.jsonl"))
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.len(), line.len() * 65);
+        assert_eq!(
+            read_bounded(&journal, 100).unwrap(),
+            Err(line.len() as u64 * 65)
+        );
     }
 
     #[test]

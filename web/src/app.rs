@@ -55,7 +55,7 @@ pub(crate) async fn open_example(state: AppState) {
                 }
                 read = dir.read_all().await.unwrap_or(Reading {
                     files: bundled,
-                    not_utf8: Default::default(),
+                    unread: Default::default(),
                 });
             }
             state.show(ticket, dir, read, Mode::Example);
@@ -135,8 +135,9 @@ pub(crate) async fn open_copy(state: AppState, files: JsValue) {
         if !state.is_latest(ticket) {
             return;
         }
-        // A note that is not UTF-8 is copied byte for byte: the copy says
-        // so on every reading, and no edit of it is written.
+        // A note that is not UTF-8, or too large to read, is copied byte
+        // for byte: the copy says so on every reading, and no edit of it
+        // is written.
         let written = match raw.iter().find(|(p, _)| p == path) {
             Some((_, bytes)) => dir.write_bytes(path, bytes).await,
             None => dir.write(path, text).await,
@@ -185,17 +186,18 @@ pub(crate) fn download_zip(state: AppState) {
     // Notes and `plan.canvas` only: the settings read from dot-folders
     // (`.obsidian/app.json`, …) are Obsidian's, changed there since they were
     // read; a copy unpacked over the vault must not put old ones back.
-    // A note that is not UTF-8 is left out too: it was never edited here,
-    // and its text (U+FFFD for its bytes) unpacked over it would lose them.
+    // A note that is not UTF-8, or too large to read, is left out too: it
+    // was never edited here, and its text (U+FFFD for its bytes, or none)
+    // unpacked over it would lose them.
     let Some((files, left_out)) = state.with_doc(|d| {
         let files = d
             .files
             .iter()
             .filter(|(path, _)| !path.split('/').any(|part| part.starts_with('.')))
-            .filter(|(path, _)| !d.not_utf8.iter().any(|(p, _)| p == *path))
+            .filter(|(path, _)| !d.unread.iter().any(|(p, _)| p == *path))
             .map(|(path, text)| (path.clone(), text.clone()))
             .collect::<std::collections::BTreeMap<_, _>>();
-        (files, d.not_utf8.len())
+        (files, d.unread.len())
     }) else {
         return;
     };
@@ -207,7 +209,7 @@ pub(crate) fn download_zip(state: AppState) {
     fs::download(&format!("{name}.zip"), &bytes, "application/zip");
     let kept = match left_out {
         0 => String::new(),
-        n => format!("; {n} note(s) that are not UTF-8 left out, as they are"),
+        n => format!("; {n} note(s) that are not UTF-8 or too large left out, as they are"),
     };
     state.message.set(format!(
         "Downloaded {name}.zip ({} files{kept})",

@@ -920,7 +920,7 @@ mod tests {
         files.insert("e.md".into(), "# E\n".into());
         let grown = renamed.reread(crate::doc::Reading {
             files,
-            not_utf8: Default::default(),
+            unread: Default::default(),
         });
         let now = corners(&grown);
         for (id, at) in &expected {

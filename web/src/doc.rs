@@ -14,7 +14,7 @@
 use crate::canvas_file;
 use crate::explorer_order::{explorer_order, folder_order};
 use crate::later_checks::{self, Listings};
-use planvault_core::vault::{check_in_folder_read, silverbullet};
+use planvault_core::vault::{check_in_folder_read, silverbullet, Unread};
 use planvault_core::{Checked, Code, NodeExt, NodeKind};
 use planvault_layout::{
     extend, folders, layout, plan_graph, Folders, Graph, Layout, Options, Point, Previous, Rect,
@@ -31,9 +31,9 @@ pub const CANVAS_FILE: &str = "plan.canvas";
 pub struct Reading {
     /// Path → text, byte-exact (BOM kept).
     pub files: BTreeMap<String, String>,
-    /// The notes whose bytes are not UTF-8 (read with U+FFFD): where the
-    /// first of them is in each note's text.
-    pub not_utf8: Vec<(String, usize)>,
+    /// The notes whose text is not their bytes, and why: not UTF-8 (read
+    /// with U+FFFD), or too large to read (their text empty).
+    pub unread: Vec<(String, Unread)>,
 }
 
 /// A folder of the vault that holds plan notes (a note with a `## Next`
@@ -54,9 +54,9 @@ pub struct VaultDoc {
     /// the settings that say what to skip (`.obsidian/templates.json`, ...)
     /// when the vault has them.
     pub files: BTreeMap<String, String>,
-    /// The notes whose bytes are not UTF-8, as read ([`Reading`]):
+    /// The notes whose text is not their bytes, as read ([`Reading`]):
     /// each is `unreadable-note` where it is one of the plan's.
-    pub not_utf8: Vec<(String, usize)>,
+    pub unread: Vec<(String, Unread)>,
     /// The plan's folder, vault-relative (empty: the whole vault).
     pub folder: String,
     /// The folders the plan could be, in explorer order (none: the notes are
@@ -101,7 +101,7 @@ impl VaultDoc {
         VaultDoc::open_read(
             Reading {
                 files,
-                not_utf8: Vec::new(),
+                unread: Vec::new(),
             },
             wanted,
         )
@@ -113,8 +113,8 @@ impl VaultDoc {
     }
 
     fn open_after(read: Reading, wanted: Option<&str>, before: Option<&VaultDoc>) -> VaultDoc {
-        let Reading { files, not_utf8 } = read;
-        let whole = check_in_folder_read(&files, "", &not_utf8);
+        let Reading { files, unread } = read;
+        let whole = check_in_folder_read(&files, "", &unread);
         let folders = plan_folders(&whole);
         let folder = match wanted {
             Some(w) if w.is_empty() || folders.iter().any(|f| f.folder == w) => w.to_string(),
@@ -123,7 +123,7 @@ impl VaultDoc {
         let checked = if folder.is_empty() {
             whole
         } else {
-            check_in_folder_read(&files, &folder, &not_utf8)
+            check_in_folder_read(&files, &folder, &unread)
         };
         let before = before.filter(|b| b.folder == folder);
         let listings = before.map(|b| b.listings.clone()).unwrap_or_default();
@@ -132,26 +132,19 @@ impl VaultDoc {
             let later = later_checks::check(&checked.plan, &files, &listings);
             checked.diagnostics.extend(later);
         }
-        VaultDoc::derive(
-            (files, not_utf8),
-            folder,
-            folders,
-            checked,
-            before,
-            listings,
-        )
+        VaultDoc::derive((files, unread), folder, folders, checked, before, listings)
     }
 
     /// The same vault with the plan in `folder` (empty: the whole vault).
     pub fn in_folder(&self, folder: &str) -> VaultDoc {
-        let mut checked = check_in_folder_read(&self.files, folder, &self.not_utf8);
+        let mut checked = check_in_folder_read(&self.files, folder, &self.unread);
         checked.diagnostics.extend(later_checks::check(
             &checked.plan,
             &self.files,
             &self.listings,
         ));
         VaultDoc::derive(
-            (self.files.clone(), self.not_utf8.clone()),
+            (self.files.clone(), self.unread.clone()),
             folder.to_string(),
             self.folders.clone(),
             checked,
@@ -198,7 +191,7 @@ impl VaultDoc {
 
     /// `before`: the doc this one is an edit of, whose drawing it keeps.
     fn derive(
-        (files, not_utf8): (BTreeMap<String, String>, Vec<(String, usize)>),
+        (files, unread): (BTreeMap<String, String>, Vec<(String, Unread)>),
         folder: String,
         folders: Vec<PlanFolder>,
         checked: Checked,
@@ -245,7 +238,7 @@ impl VaultDoc {
         VaultDoc {
             listed,
             files,
-            not_utf8,
+            unread,
             folder,
             folders,
             checked,
@@ -262,21 +255,21 @@ impl VaultDoc {
         changes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
     ) -> VaultDoc {
         let mut files = self.files.clone();
-        let mut not_utf8 = self.not_utf8.clone();
+        let mut unread = self.unread.clone();
         let mut notes_changed = false;
         let canvas = self.canvas_file();
         for (path, text) in changes {
             notes_changed |= path != canvas;
             // Its text is now the app's (a write of it is refused: the
             // doc is read again from disk then).
-            not_utf8.retain(|(p, _)| p != path);
+            unread.retain(|(p, _)| p != path);
             match text {
                 Some(text) => files.insert(path.to_string(), text.to_string()),
                 None => files.remove(path),
             };
         }
         let checked = if notes_changed {
-            let mut checked = check_in_folder_read(&files, &self.folder, &not_utf8);
+            let mut checked = check_in_folder_read(&files, &self.folder, &unread);
             let later = later_checks::check(&checked.plan, &files, &self.listings);
             checked.diagnostics.extend(later);
             checked
@@ -286,7 +279,7 @@ impl VaultDoc {
             self.checked.clone()
         };
         VaultDoc::derive(
-            (files, not_utf8),
+            (files, unread),
             self.folder.clone(),
             self.folders.clone(),
             checked,
@@ -828,7 +821,7 @@ pub(crate) mod tests {
         assert!(unreadable(&clean).is_empty(), "{:?}", unreadable(&clean));
         let read = Reading {
             files,
-            not_utf8: vec![("draft.md".to_string(), at)],
+            unread: vec![("draft.md".to_string(), Unread::NotUtf8(at))],
         };
         let doc = VaultDoc::open_read(read.clone(), None);
         let expected = ["draft.md:4:14: error[unreadable-note]: `draft.md` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"];
@@ -840,6 +833,19 @@ pub(crate) mod tests {
         // Its own text replaced by the app's: the app's text is the note's.
         let rewritten = doc.with_changes([("draft.md", Some("# Draft\n"))]);
         assert!(unreadable(&rewritten).is_empty());
+        // A note too large to read, its text empty: the same, with its size.
+        let mut files = example();
+        files.insert("send.md".into(), String::new());
+        let read = Reading {
+            files,
+            unread: vec![("send.md".to_string(), Unread::TooLarge(5 << 30))],
+        };
+        let doc = VaultDoc::open_read(read.clone(), None);
+        let expected = ["send.md:1:1: error[unreadable-note]: `send.md` holds 5 GiB, more than the 64 MiB planvault reads of a file: make it smaller, or move it out of the plan"];
+        assert_eq!(unreadable(&doc), expected);
+        assert_eq!(unreadable(&doc.reread(read)), expected);
+        let edited = doc.with_changes([("draft.md", Some("# Draft\n"))]);
+        assert_eq!(unreadable(&edited), expected);
     }
 
     #[test]

@@ -68,12 +68,27 @@ function setting(path) {
 }
 
 /**
+ * A file's text as `readVault` holds it: none, unread, for a file of more
+ * than `limit` bytes (a sparse file of many GB would take the memory).
+ */
+async function readNote(file, limit) {
+  if (file.size > limit) return { text: '', bad: -1, tooLarge: true };
+  return decodeNote(await file.arrayBuffer());
+}
+
+/** The error `readFile` throws for a file of more than `limit` bytes. */
+function tooLargeError(path, size) {
+  return Object.assign(new Error(`${path} is too large to read`), { name: 'TooLargeError', size });
+}
+
+/**
  * Every note (and each plan.canvas, and the SETTINGS) under `dir`:
- * { files: { path: text }, notUtf8: { path: where its first bad byte is } }.
+ * { files: { path: text }, notUtf8: { path: where its first bad byte is },
+ * tooLarge: { path: its size, past `limit` bytes: its text is empty } }.
  * `progress(read, total)`, when given, hears how far the reading is (the
  * folders are walked first, so the total is known), a few times a second.
  */
-export async function readVault(dir, progress) {
+export async function readVault(dir, progress, limit) {
   let cache = caches.get(dir);
   if (!cache) { cache = new Map(); caches.set(dir, cache); }
   const found = [];
@@ -96,6 +111,7 @@ export async function readVault(dir, progress) {
   }
   const out = {};
   const notUtf8 = {};
+  const tooLarge = {};
   const seen = new Set();
   let told = 0;
   for (let i = 0; i < found.length; i++) {
@@ -109,16 +125,16 @@ export async function readVault(dir, progress) {
     const known = cache.get(path);
     let read = known;
     if (!known || known.modified !== file.lastModified || known.size !== file.size) {
-      const { text, bad } = decodeNote(await file.arrayBuffer());
-      read = { modified: file.lastModified, size: file.size, text, bad };
+      read = { modified: file.lastModified, size: file.size, ...(await readNote(file, limit)) };
       cache.set(path, read);
     }
     out[path] = read.text;
     if (read.bad >= 0) notUtf8[path] = read.bad;
+    if (read.tooLarge) tooLarge[path] = read.size;
   }
   if (progress) progress(found.length, found.length);
   for (const path of [...cache.keys()]) if (!seen.has(path)) cache.delete(path);
-  return { files: out, notUtf8 };
+  return { files: out, notUtf8, tooLarge };
 }
 
 async function parentOf(dir, path, create) {
@@ -132,18 +148,21 @@ async function parentOf(dir, path, create) {
 /**
  * The file's text, or null when it does not exist. `exact`: only text that
  * is the file's bytes, else an error (what a write is checked against: a
- * note that is not UTF-8 would lose its bytes).
+ * note that is not UTF-8 would lose its bytes). A file of more than `limit`
+ * bytes is not read: a `TooLargeError` says its `size`.
  */
-export async function readFile(dir, path, exact) {
-  let buffer;
+export async function readFile(dir, path, exact, limit) {
+  let file;
   try {
     const [folder, name] = await parentOf(dir, path, false);
     const handle = await folder.getFileHandle(name);
-    buffer = await (await handle.getFile()).arrayBuffer();
+    file = await handle.getFile();
   } catch (error) {
     if (error && (error.name === 'NotFoundError' || error.name === 'TypeMismatchError')) return null;
     throw error;
   }
+  if (file.size > limit) throw tooLargeError(path, file.size);
+  const buffer = await file.arrayBuffer();
   const { text, bad } = decodeNote(buffer);
   if (exact && bad >= 0) {
     throw new Error(`${path} is not UTF-8 text: planvault does not write it, as its bytes that are not would be lost; save it as UTF-8`);
@@ -254,11 +273,13 @@ export function forgetHandle() {
 
 /**
  * Files from an <input webkitdirectory>, as `readVault` gives them, and the
- * bytes of each that is not UTF-8 (`raw`), which its copy must keep.
+ * bytes of each that is not UTF-8 or too large (`raw`: its bytes, or the
+ * file itself), which its copy must keep.
  */
-export async function readFileList(files) {
+export async function readFileList(files, limit) {
   const out = {};
   const notUtf8 = {};
+  const tooLarge = {};
   const raw = {};
   for (const file of files) {
     const full = file.webkitRelativePath || file.name;
@@ -267,6 +288,13 @@ export async function readFileList(files) {
     if (hidden && !SETTINGS.includes(path)) continue;
     if (path.split('/').slice(0, -1).includes('00_plan-trace')) continue;
     if (!hidden && !wanted(path, file.name)) continue;
+    if (file.size > limit) {
+      // Unread; its copy is the file itself, written as a stream.
+      out[path] = '';
+      tooLarge[path] = file.size;
+      raw[path] = file;
+      continue;
+    }
     const bytes = await file.arrayBuffer();
     const { text, bad } = decodeNote(bytes);
     out[path] = text;
@@ -275,7 +303,7 @@ export async function readFileList(files) {
       raw[path] = new Uint8Array(bytes);
     }
   }
-  return { files: out, notUtf8, raw };
+  return { files: out, notUtf8, tooLarge, raw };
 }
 
 /** The name of the folder an <input webkitdirectory> picked. */

@@ -7,15 +7,21 @@
 use crate::commands::{Change, FileChange};
 pub use crate::doc::Reading;
 use js_sys::{Array, Object, Uint8Array};
+use planvault_core::vault::{too_large, Unread, NOTE_MAX_BYTES};
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/fs.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = readVault)]
-    async fn read_vault(dir: &JsValue, progress: &JsValue) -> Result<JsValue, JsValue>;
+    async fn read_vault(dir: &JsValue, progress: &JsValue, limit: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = readFile)]
-    async fn read_file(dir: &JsValue, path: &str, exact: bool) -> Result<JsValue, JsValue>;
+    async fn read_file(
+        dir: &JsValue,
+        path: &str,
+        exact: bool,
+        limit: f64,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = writeFile)]
     async fn write_file(dir: &JsValue, path: &str, text: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = writeFile)]
@@ -47,7 +53,7 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = forgetHandle)]
     async fn forget_handle_js() -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = readFileList)]
-    async fn read_file_list(files: &JsValue) -> Result<JsValue, JsValue>;
+    async fn read_file_list(files: &JsValue, limit: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = fileListFolder)]
     fn file_list_folder(files: &JsValue) -> String;
     #[wasm_bindgen(js_name = download)]
@@ -76,8 +82,30 @@ fn browser(e: JsValue) -> FsError {
     FsError::Browser(text)
 }
 
+/// The most bytes of a note the app reads ([`NOTE_MAX_BYTES`]; the app
+/// reads no run's trace folder).
+const LIMIT: f64 = NOTE_MAX_BYTES as f64;
+
+/// A read's failure; a file too large to read is refused naming its size,
+/// and never written (what a change is checked against).
+fn read_error(path: &str, e: JsValue) -> FsError {
+    let field = |name: &str| js_sys::Reflect::get(&e, &name.into()).ok();
+    match field("size").and_then(|s| s.as_f64()) {
+        Some(size)
+            if field("name").and_then(|n| n.as_string()).as_deref() == Some("TooLargeError") =>
+        {
+            FsError::Browser(format!(
+                "{path} {}; planvault does not write it",
+                too_large(path, size as u64)
+            ))
+        }
+        _ => browser(e),
+    }
+}
+
 impl Reading {
-    /// What `readVault` and `readFileList` give: `{ files, notUtf8 }`.
+    /// What `readVault` and `readFileList` give: `{ files, notUtf8,
+    /// tooLarge }`.
     fn from_js(value: JsValue) -> Reading {
         let field = |name: &str| -> Object {
             js_sys::Reflect::get(&value, &name.into())
@@ -99,9 +127,16 @@ impl Reading {
                 .into_iter()
                 .filter_map(|(path, text)| Some((path, text.as_string()?)))
                 .collect(),
-            not_utf8: entries(field("notUtf8"))
+            unread: entries(field("notUtf8"))
                 .into_iter()
-                .filter_map(|(path, at)| Some((path, at.as_f64()? as usize)))
+                .filter_map(|(path, at)| Some((path, Unread::NotUtf8(at.as_f64()? as usize))))
+                .chain(
+                    entries(field("tooLarge"))
+                        .into_iter()
+                        .filter_map(|(path, size)| {
+                            Some((path, Unread::TooLarge(size.as_f64()? as u64)))
+                        }),
+                )
                 .collect(),
         }
     }
@@ -149,7 +184,7 @@ impl VaultDir {
     /// Every note and `plan.canvas`.
     pub async fn read_all(&self) -> Result<Reading, FsError> {
         Ok(Reading::from_js(
-            read_vault(&self.handle, &JsValue::UNDEFINED)
+            read_vault(&self.handle, &JsValue::UNDEFINED, LIMIT)
                 .await
                 .map_err(browser)?,
         ))
@@ -162,25 +197,25 @@ impl VaultDir {
         progress: impl Fn(u32, u32) + 'static,
     ) -> Result<Reading, FsError> {
         let progress = Closure::<dyn Fn(u32, u32)>::new(progress);
-        let read = read_vault(&self.handle, progress.as_ref()).await;
+        let read = read_vault(&self.handle, progress.as_ref(), LIMIT).await;
         Ok(Reading::from_js(read.map_err(browser)?))
     }
 
     /// The file's text (bytes that are not UTF-8 as U+FFFD), `None` when
     /// there is none.
     pub async fn read(&self, path: &str) -> Result<Option<String>, FsError> {
-        Ok(read_file(&self.handle, path, false)
+        Ok(read_file(&self.handle, path, false, LIMIT)
             .await
-            .map_err(browser)?
+            .map_err(|e| read_error(path, e))?
             .as_string())
     }
 
     /// [`VaultDir::read`] of a file a change would write: an error for
     /// bytes that are not UTF-8, whose text is not the file's.
     async fn read_exact(&self, path: &str) -> Result<Option<String>, FsError> {
-        Ok(read_file(&self.handle, path, true)
+        Ok(read_file(&self.handle, path, true, LIMIT)
             .await
-            .map_err(browser)?
+            .map_err(|e| read_error(path, e))?
             .as_string())
     }
 
@@ -309,13 +344,14 @@ pub async fn forget() {
 
 /// The notes of an `<input webkitdirectory>` selection, and the folder name.
 /// The folder an `<input webkitdirectory>` picked: its name, its notes,
-/// and the bytes of each that is not UTF-8 (a JS `Uint8Array`), which its
-/// working copy keeps as they are.
+/// and the bytes of each that is not UTF-8 (a JS `Uint8Array`) or too
+/// large to read (the `File`, written as a stream), which its working copy
+/// keeps as they are.
 pub async fn read_selection(
     files: &JsValue,
 ) -> Result<(String, Reading, Vec<(String, JsValue)>), FsError> {
     let name = file_list_folder(files);
-    let read = read_file_list(files).await.map_err(browser)?;
+    let read = read_file_list(files, LIMIT).await.map_err(browser)?;
     let raw: Object = js_sys::Reflect::get(&read, &"raw".into())
         .map(JsCast::unchecked_into)
         .unwrap_or_default();

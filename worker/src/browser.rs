@@ -59,10 +59,14 @@ fn describe(err: &JsValue) -> String {
 }
 
 /// A file's text, its bytes decoded here: `File.text()` would drop a
-/// byte-order mark, and a note is written back with its status changed.
+/// byte-order mark, and a note is written back with its status changed. A
+/// file past [`planvault_core::vault::read_limit`] is refused by its size,
+/// unread.
 async fn file_text(path: &str, handle: &FileSystemFileHandle) -> Result<String, HostError> {
-    String::from_utf8(file_bytes(path, handle).await?)
-        .map_err(|_| HostError::new(path, "not UTF-8 text"))
+    String::from_utf8(
+        file_bytes_within(path, handle, planvault_core::vault::read_limit(path)).await?,
+    )
+    .map_err(|_| HostError::new(path, "not UTF-8 text"))
 }
 
 /// The handle a folder gives for `path`; `None` where nothing stands there,
@@ -115,11 +119,25 @@ async fn entries(
 }
 
 async fn file_bytes(path: &str, handle: &FileSystemFileHandle) -> Result<Vec<u8>, HostError> {
+    file_bytes_within(path, handle, u64::MAX).await
+}
+
+/// [`file_bytes`] of a file of at most `limit` bytes, else refused unread.
+async fn file_bytes_within(
+    path: &str,
+    handle: &FileSystemFileHandle,
+    limit: u64,
+) -> Result<Vec<u8>, HostError> {
     let err = |e: JsValue| write_error(path, &e);
     let file: File = JsFuture::from(handle.get_file())
         .await
         .map_err(err)?
         .unchecked_into();
+    let size = file.size() as u64;
+    if size > limit {
+        let why = planvault_core::vault::too_large(path, size);
+        return Err(HostError::new(path, format!("{why}; refused")));
+    }
     let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;
     Ok(Uint8Array::new(&buffer).to_vec())
 }
@@ -476,10 +494,15 @@ impl Host for BrowserHost {
             // A file the run removed is made anew: created empty just now,
             // unless a person made it meanwhile.
             let seen = seen.unwrap_or_default();
-            let now = file_text(path, &handle).await?;
-            if now != seen && now != text {
+            let now = file_text(path, &handle).await;
+            let refused = match now {
+                Ok(now) if now != seen && now != text => Some(HostError::changed(path)),
+                Ok(_) => None,
+                Err(e) => Some(e),
+            };
+            if let Some(refused) = refused {
                 let _ = JsFuture::from(stream.abort()).await;
-                return Err(HostError::changed(path));
+                return Err(refused);
             }
         }
         JsFuture::from(stream.close()).await.map_err(err)?;

@@ -98,6 +98,55 @@ async fn the_vault_handle_reads_writes_appends_lists_and_removes() {
     assert_eq!(host.read("missing/c.md").await.unwrap(), None);
 }
 
+/// A file past what planvault reads is refused by its size, unread (a model's
+/// `read_note` of it hears why); the run's own journal may pass a note's
+/// limit.
+#[wasm_bindgen_test]
+async fn a_file_past_the_read_limit_is_refused_unread() {
+    let dir = folder("pv-too-large-test").await;
+    let sized = |name: &'static str, size: f64| {
+        let dir = dir.clone();
+        async move {
+            let options = web_sys::FileSystemGetFileOptions::new();
+            options.set_create(true);
+            let handle: web_sys::FileSystemFileHandle =
+                JsFuture::from(dir.get_file_handle_with_options(name, &options))
+                    .await
+                    .unwrap()
+                    .unchecked_into();
+            let stream: web_sys::FileSystemWritableFileStream =
+                JsFuture::from(handle.create_writable())
+                    .await
+                    .unwrap()
+                    .unchecked_into();
+            JsFuture::from(stream.truncate_with_f64(size).unwrap())
+                .await
+                .unwrap();
+            JsFuture::from(stream.close()).await.unwrap();
+        }
+    };
+    sized("huge.md", (65u64 << 20) as f64).await;
+    let host = BrowserHost::new(
+        dir,
+        scope(),
+        planvault_runner::mcp_http::Client::new(Vec::new(), Default::default()),
+    );
+    let refused = host.read("huge.md").await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "huge.md: holds 65 MiB, more than the 64 MiB planvault reads of a file; refused"
+    );
+    assert!(!refused.failed);
+    let line = format!("{{\"n\":\"{}\"}}\n", "x".repeat(1 << 20));
+    for _ in 0..65 {
+        host.append("00_plan-trace/journal.jsonl", &line)
+            .await
+            .unwrap();
+    }
+    let journal = host.read("00_plan-trace/journal.jsonl").await.unwrap();
+    assert_eq!(journal.map(|j| j.len()), Some(line.len() * 65));
+}
+
 /// A note another program saved after the run read it is never replaced:
 /// the host looks again before it closes its write in (found by an audit
 /// writing into the folder while a status write was on its way).

@@ -38,8 +38,8 @@ pub use write::{
 use crate::diagnostic::sort_by_position;
 use crate::{Diagnostic, Edge, Plan, PlanFormat};
 use links::{LinkIndex, Resolution};
-pub use note::Detail;
 use note::{parse_note_as, DeclaredEdge};
+pub use note::{read_limit, too_large, Detail, Unread, NOTE_MAX_BYTES};
 use std::collections::BTreeMap;
 
 /// The folder a run writes its trace into; never part of the plan.

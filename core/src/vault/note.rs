@@ -66,24 +66,88 @@ pub fn parse_note(
     )
 }
 
-/// The error on a note whose bytes are not UTF-8: its reader decoded it
-/// with U+FFFD for what could not be read, at byte `at` of `text` (the
-/// first of them), so the text planvault holds is not the note's and a
-/// write would lose those bytes. Only the reader, which saw the bytes, can
-/// tell: a U+FFFD the note holds as a character is text like any other, and
-/// the npm package's callers (Obsidian among them) hand over text already
-/// decoded, as Obsidian shows it.
-pub fn not_utf8(file: &str, text: &str, at: usize) -> Diagnostic {
-    let (body, bom) = strip_bom(text);
-    let (line, column) = LineIndex::new(body).position(at.saturating_sub(bom));
-    Diagnostic::error(
-        Code::UnreadableNote,
-        format!(
-            "`{file}` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"
-        ),
+/// Why a reader holds a note's text other than as its bytes: the error on
+/// the note where it is one of the plan's ([`Unread::diagnostic`]). Only
+/// the reader, which saw the bytes, can tell: a U+FFFD the note holds as a
+/// character is text like any other, and the npm package's callers
+/// (Obsidian among them) hand over text already decoded, as Obsidian shows
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// Its bytes are not UTF-8: it was decoded with U+FFFD for what could
+    /// not be read, the first of them at this byte of the text, so a write
+    /// would lose those bytes.
+    NotUtf8(usize),
+    /// It holds this many bytes, past [`NOTE_MAX_BYTES`]: it was not read
+    /// (its text is empty), as reading it whole could take the memory.
+    TooLarge(u64),
+}
+
+/// The most bytes of a note planvault reads, far past any note a person or
+/// a run writes (a model's whole reply is 8 MiB at most); a larger file
+/// (a sparse file of many GB) would be read whole into memory.
+pub const NOTE_MAX_BYTES: u64 = 64 << 20;
+
+/// The most bytes of a file in a run's trace folder a run reads back (its
+/// journal and trace grow with the run, each reply journaled whole).
+pub const RUN_FILE_MAX_BYTES: u64 = 1 << 30;
+
+/// The most bytes of the vault file at `path` planvault reads.
+pub fn read_limit(path: &str) -> u64 {
+    match super::in_trace_folder(path) {
+        true => RUN_FILE_MAX_BYTES,
+        false => NOTE_MAX_BYTES,
+    }
+}
+
+/// Why a file of `bytes` at `path` is not read, past [`read_limit`]
+/// ("holds …"; the caller names the file).
+pub fn too_large(path: &str, bytes: u64) -> String {
+    format!(
+        "holds {}, more than the {} planvault reads of a file",
+        size(bytes),
+        size(read_limit(path))
     )
-    .at(&SourcePos::new(file, line, column))
-    .with_nodes([super::node_id(file)])
+}
+
+/// `bytes` as a person reads a size: in MiB or GiB past 1 MiB, to the tenth
+/// above (a size past a limit never reads as the limit; by integers, as
+/// float formatting would weigh on the wasm modules).
+fn size(bytes: u64) -> String {
+    let (unit, name) = match bytes {
+        b if b >= 1 << 30 => (1 << 30, "GiB"),
+        b if b >= 1 << 20 => (1 << 20, "MiB"),
+        b => return format!("{b} bytes"),
+    };
+    let tenths = bytes.saturating_mul(10).div_ceil(unit);
+    match tenths % 10 {
+        0 => format!("{} {name}", tenths / 10),
+        t => format!("{}.{t} {name}", tenths / 10),
+    }
+}
+
+impl Unread {
+    /// `unreadable-note` on the note at `file`, whose text as read is `text`.
+    pub fn diagnostic(self, file: &str, text: &str) -> Diagnostic {
+        let (message, at) = match self {
+            Unread::NotUtf8(at) => (
+                format!("`{file}` is not UTF-8 text: bytes here (the first of them) could not be read and show as U+FFFD; save the note as UTF-8"),
+                at,
+            ),
+            Unread::TooLarge(bytes) => (
+                format!(
+                    "`{file}` {}: make it smaller, or move it out of the plan",
+                    too_large(file, bytes)
+                ),
+                0,
+            ),
+        };
+        let (body, bom) = strip_bom(text);
+        let (line, column) = LineIndex::new(body).position(at.saturating_sub(bom));
+        Diagnostic::error(Code::UnreadableNote, message)
+            .at(&SourcePos::new(file, line, column))
+            .with_nodes([super::node_id(file)])
+    }
 }
 
 /// [`parse_note`] with the given [`Detail`].

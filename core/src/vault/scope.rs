@@ -5,7 +5,7 @@
 //! the plan's knob rules.
 
 use super::links::LinkIndex;
-use super::note::{parse_note_as, DeclaredEdge};
+use super::note::{parse_note_as, DeclaredEdge, Unread};
 use super::validate::{validate_in, Enclosing};
 use super::{is_plan_note, node_id, resolve_edge, Detail};
 use crate::diagnostic::sort_by_position;
@@ -116,18 +116,18 @@ pub fn check_in_folder(files: &BTreeMap<String, String>, folder: &str) -> Checke
     check_in_folder_read(files, folder, &[])
 }
 
-/// [`check_in_folder`] of notes a reader decoded from bytes: `not_utf8`
-/// names each note whose bytes were not UTF-8 and where in its text (as
-/// decoded, with U+FFFD) the first of them was; such a note of the plan is
-/// `unreadable-note` ([`super::note::not_utf8`]).
+/// [`check_in_folder`] of notes a reader read from bytes: `unread` names
+/// each note whose text is not its bytes, and why (not UTF-8, too large to
+/// read); such a note of the plan is `unreadable-note`
+/// ([`super::note::Unread::diagnostic`]).
 pub fn check_in_folder_read(
     files: &BTreeMap<String, String>,
     folder: &str,
-    not_utf8: &[(String, usize)],
+    unread: &[(String, Unread)],
 ) -> Checked {
     let skip = skipped(files);
     let files = files.iter().map(|(p, t)| (p.as_str(), t.as_str()));
-    check_in_folder_with(files, folder, &skip, Detail::Full, not_utf8)
+    check_in_folder_with(files, folder, &skip, Detail::Full, unread)
 }
 
 /// [`check_in_folder`] of `files` in path order, with what the vault's
@@ -140,7 +140,7 @@ pub fn check_in_folder_with<'a>(
     folder: &str,
     skip: &[String],
     detail: Detail,
-    not_utf8: &[(String, usize)],
+    unread: &[(String, Unread)],
 ) -> Checked {
     let folder = folder.trim_matches('/');
     let mut plan = Plan::new(PlanFormat::Vault);
@@ -156,8 +156,8 @@ pub fn check_in_folder_with<'a>(
     let kept = files.filter(|(path, _)| is_plan_note(path));
     for (path, text) in kept {
         if in_folder(path, folder) && !is_skipped(path, skip) {
-            if let Some((_, at)) = not_utf8.iter().find(|(p, _)| p == path) {
-                diagnostics.push(super::note::not_utf8(path, text, *at));
+            if let Some((_, why)) = unread.iter().find(|(p, _)| p == path) {
+                diagnostics.push(why.diagnostic(path, text));
             }
             let parsed = parse_note_as(path, node_id(path), text, detail, &mut diagnostics);
             let from = plan.nodes.len();
