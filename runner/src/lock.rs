@@ -1,8 +1,8 @@
 //! The run lock file, `.planvault/run.lock`: who runs a vault, so a second
 //! run (in the terminal or in a browser tab, on the same folder) refuses
-//! and names the holder. `key=value` lines: the terminal writes `pid` and
-//! `host` (the machine's name); a browser writes `host=browser` and its
-//! `tab`. The terminal creates the file exclusively
+//! and names the holder. `key=value` lines: the terminal writes `pid`,
+//! `host` (the machine's name) and, where it can tell, when the process
+//! `started`; a browser writes `host=browser` and its `tab`. The terminal creates the file exclusively
 //! (`native::VaultLock`); a browser, whose directory handle has no
 //! exclusive create, checks and then writes it through the [`Host`]
 //! ([`take`]), under a Web Lock that keeps its own tabs apart.
@@ -27,6 +27,10 @@ pub struct Holder {
     pub tab: Option<String>,
     /// A Temporal run's workflow id.
     pub run: Option<String>,
+    /// When the process started, as `native::process_start` tells it: a
+    /// later process given the same pid (a restarted container counts
+    /// from 1 again) is no holder.
+    pub started: Option<String>,
 }
 
 impl Holder {
@@ -37,7 +41,13 @@ impl Holder {
             host: host.to_string(),
             tab: None,
             run: None,
+            started: None,
         }
+    }
+
+    /// This holder, said to have started at `started`.
+    pub fn started(self, started: Option<String>) -> Holder {
+        Holder { started, ..self }
     }
 
     /// A run in a browser tab.
@@ -47,6 +57,7 @@ impl Holder {
             host: BROWSER_HOST.into(),
             tab: Some(tab.to_string()),
             run: None,
+            started: None,
         }
     }
 
@@ -57,6 +68,7 @@ impl Holder {
             host: TEMPORAL_HOST.into(),
             tab: None,
             run: Some(workflow_id.to_string()),
+            started: None,
         }
     }
 
@@ -72,6 +84,7 @@ impl Holder {
             host: field("host").unwrap_or_else(|| "?".into()),
             tab: field("tab"),
             run: field("run"),
+            started: field("started"),
         }
     }
 
@@ -80,7 +93,12 @@ impl Holder {
         match (&self.tab, &self.run) {
             (Some(tab), _) => format!("host={}\ntab={tab}\n", self.host),
             (None, Some(run)) => format!("host={}\nrun={run}\n", self.host),
-            (None, None) => format!("pid={}\nhost={}\n", self.pid, self.host),
+            (None, None) => match &self.started {
+                Some(started) => {
+                    format!("pid={}\nhost={}\nstarted={started}\n", self.pid, self.host)
+                }
+                None => format!("pid={}\nhost={}\n", self.pid, self.host),
+            },
         }
     }
 
@@ -190,7 +208,11 @@ mod tests {
 
     #[test]
     fn a_lock_file_reads_back_as_its_holder() {
-        for holder in [Holder::process(4242, "build-box"), Holder::browser("k3f9")] {
+        for holder in [
+            Holder::process(4242, "build-box"),
+            Holder::process(4242, "build-box").started(Some("b00t:1234".into())),
+            Holder::browser("k3f9"),
+        ] {
             assert_eq!(Holder::parse(&holder.render()), holder);
         }
         assert_eq!(

@@ -850,7 +850,9 @@ impl VaultLock {
         if let Some(parent) = path.parent() {
             lock_folder(parent).map_err(io)?;
         }
-        let me = Holder::process(std::process::id(), &host_name()).render();
+        let me = Holder::process(std::process::id(), &host_name())
+            .started(process_start(std::process::id()))
+            .render();
         for _ in 0..3 {
             if create_with_text(&path, &me).map_err(io)? {
                 sweep_lock_leftovers(&path);
@@ -994,11 +996,34 @@ impl Drop for VaultLock {
 /// ended (a holder elsewhere, a browser tab or a Temporal run cannot be
 /// seen from here, so is never stale).
 pub fn stale(holder: &Holder) -> bool {
-    holder.host == host_name()
-        && holder
-            .pid
-            .parse::<u32>()
-            .is_ok_and(|pid| !process_alive(pid))
+    if holder.host != host_name() {
+        return false;
+    }
+    let Ok(pid) = holder.pid.parse::<u32>() else {
+        return false;
+    };
+    // A process with its pid that started at another time took the pid
+    // after the holder ended (a restarted container counts from 1 again,
+    // and its run is then the pid its lock names).
+    !process_alive(pid)
+        || holder
+            .started
+            .as_ref()
+            .zip(process_start(pid))
+            .is_some_and(|(then, now)| *then != now)
+}
+
+/// When process `pid` of this machine started, to tell it from a later
+/// process given its pid: the boot's id and the start time since boot
+/// (Linux; `None` elsewhere, where a pid alone names a holder).
+pub fn process_start(pid: u32) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command's name, which may hold spaces and
+    // parentheses; the start time is the 22nd field.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let start = after_name.split_whitespace().nth(19)?;
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(format!("{}:{start}", boot.trim()))
 }
 
 /// This machine's name, as a lock file records it.
@@ -2566,10 +2591,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let lock = VaultLock::acquire(dir.path()).unwrap();
         let text = fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
-        assert_eq!(
-            text,
-            format!("pid={}\nhost={}\n", std::process::id(), host_name())
-        );
+        let me = std::process::id();
+        let started = match process_start(me) {
+            Some(started) => format!("started={started}\n"),
+            None => String::new(),
+        };
+        assert_eq!(text, format!("pid={me}\nhost={}\n{started}", host_name()));
         let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
         assert!(
             err.contains(&format!(
@@ -2606,6 +2633,59 @@ mod tests {
             err.contains(&format!("process {dead} on elsewhere")),
             "{err}"
         );
+    }
+
+    /// Found by killing runs in a restarted container: its pids count from
+    /// 1 again, so the run resuming was given the pid the dead run's lock
+    /// names (or pid 2 was the host's kthreadd), and every resume was
+    /// refused until the lock was deleted by hand. A holder whose pid a
+    /// process that started at another time has is stale.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lock_whose_pid_a_later_process_took_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let me = std::process::id();
+        let started = process_start(me).expect("Linux tells a process's start");
+        // The same pid, started at another time: the holder is gone.
+        let boot = started.split_once(':').unwrap().0;
+        fs::write(
+            &path,
+            format!("pid={me}\nhost={}\nstarted={boot}:1\n", host_name()),
+        )
+        .unwrap();
+        let lock = VaultLock::acquire(dir.path()).unwrap();
+        drop(lock);
+        // Another boot's process: gone too.
+        let reboot = format!(
+            "pid={me}\nhost={}\nstarted=other-boot:{}\n",
+            host_name(),
+            started.split_once(':').unwrap().1
+        );
+        fs::write(&path, reboot).unwrap();
+        drop(VaultLock::acquire(dir.path()).unwrap());
+        // This very process, as its lock says it started: held.
+        fs::write(
+            &path,
+            format!("pid={me}\nhost={}\nstarted={started}\n", host_name()),
+        )
+        .unwrap();
+        let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(err.contains(&format!("process {me} on")), "{err}");
+        // A lock from before `started` was written: its pid alone names it.
+        fs::write(&path, format!("pid={me}\nhost={}\n", host_name())).unwrap();
+        assert!(VaultLock::acquire(dir.path()).is_err());
+        // A pid 1 that is alive (init, or a container's entrypoint) that
+        // started at another time than the lock's holder.
+        fs::write(
+            &path,
+            format!("pid=1\nhost={}\nstarted={boot}:0\n", host_name()),
+        )
+        .unwrap();
+        if process_start(1).is_some_and(|s| s != format!("{boot}:0")) {
+            drop(VaultLock::acquire(dir.path()).unwrap());
+        }
     }
 
     /// Found by an audit that stopped and raced runs: a run killed between
