@@ -662,6 +662,13 @@ impl<'a, H: Host> Driver<'a, H> {
         planvault_llm::mcp::redacted(text, &self.keys)
     }
 
+    /// What a `write_note` called with `args` writes: its content with no
+    /// key, made inert (opening the note in Obsidian must load and run
+    /// nothing a page the model read may have asked for).
+    pub(super) fn tool_note_text(&self, args: &Value) -> String {
+        inert(&self.scrub(args["content"].as_str().unwrap_or_default())).into_owned()
+    }
+
     /// Post a message. Text that came from outside (model replies, server
     /// error messages) is scrubbed where it enters, so no key can ride along.
     fn post(&self, message: FromWorker) {
@@ -2407,9 +2414,7 @@ impl<'a, H: Host> Driver<'a, H> {
                     return Err(ToolError::Said(why));
                 }
                 let written = self.scrub(args["content"].as_str().unwrap_or_default());
-                // Opening the note in Obsidian must load and run nothing a
-                // page the model read may have asked for.
-                let content = inert(&written).into_owned();
+                let content = self.tool_note_text(&args);
                 let made_inert = content != written;
                 let new = BTreeMap::from([(path.clone(), content)]);
                 if let Some(why) = self.plan_change(&new) {

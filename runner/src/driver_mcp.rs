@@ -534,8 +534,13 @@ impl<H: Host> Driver<'_, H> {
 
     /// The notes a tool wrote, or was writing, in the run a resume picks up
     /// (its journaled `write_note` calls), as the vault holds them now:
-    /// still the tool's, though read as notes of the plan.
+    /// still the tool's, though read as notes of the plan, while each holds
+    /// what one of those calls wrote. A person's edit since, or a note a
+    /// person made where a call cut off before its write never landed, is
+    /// theirs: no write resumed or made later goes over it (as in a run
+    /// going on, where the write finds the note changed).
     pub(super) fn remember_tool_notes(&mut self, journal: &[JournalEntry]) {
+        let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for entry in journal {
             // The call's latest line says how it ended (a refusal is no note
             // of the tool's).
@@ -559,7 +564,11 @@ impl<H: Host> Driver<'_, H> {
             let Ok(path) = planvault_llm::tools::safe_path(v["arguments"]["path"].as_str()) else {
                 continue;
             };
-            if let Some(text) = self.seen.get(&path) {
+            let text = self.tool_note_text(&v["arguments"]);
+            written.entry(path).or_default().push(text);
+        }
+        for (path, texts) in written {
+            if let Some(text) = self.seen.get(&path).filter(|now| texts.contains(now)) {
                 self.tool_notes.insert(path, text.clone());
             }
         }

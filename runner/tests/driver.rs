@@ -1316,6 +1316,89 @@ fn an_output_too_large_to_judge_whole_is_judged_cut_not_stopped_on() {
     }
 }
 
+/// Found by killing runs at every write: killed between a `write_note`'s
+/// line ahead and its answer's line, the resume made the call again over
+/// whatever the note then held: a person's text added to the note the
+/// tool wrote, or a note a person made where the write never landed. The
+/// note is the tool's only while it holds what a journaled call wrote.
+#[test]
+fn a_write_cut_off_before_its_answer_never_goes_over_a_persons_text_when_resumed() {
+    const TOOLS: &str = "the tool's text\n";
+    // (what the note holds when the run resumes; whether the call's write
+    // landed before the cut)
+    let cases: [(Option<&str>, bool); 4] = [
+        (Some("the tool's text\n\nPS from a person.\n"), true),
+        (Some("A note I wrote myself.\n"), false),
+        (None, false),
+        (Some(TOOLS), true),
+    ];
+    for (now, landed) in cases {
+        let mut vault = example();
+        let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [write_note]");
+        vault.insert("draft.md".into(), draft);
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(vault, &inbox, |c: &HttpCall| {
+            let turns = c.body["messages"].as_array().unwrap();
+            match turns.iter().any(|m| m["role"] == "tool") {
+                false if step(c) == "draft" => {
+                    let args = serde_json::json!({"path": "notes/out.md", "content": TOOLS});
+                    Reply::tool_call("c1", "write_note", &args.to_string())
+                }
+                _ => good_model(c),
+            }
+        });
+        host.respond(|m| match m {
+            FromWorker::Tool { name, .. } if name == "write_note" => vec![ToWorker::Stop],
+            _ => vec![],
+        });
+        let reason = go(&host, &inbox, start(model()));
+        assert!(
+            matches!(reason, Some(FinishReason::Stopped { .. })),
+            "{reason:?}"
+        );
+        // Cut off as a kill does: the answer's line (and what followed) not
+        // journaled, the write landed or not.
+        {
+            let mut files = host.files.borrow_mut();
+            let journal = files.get_mut(JOURNAL_FILE).unwrap();
+            let ahead = journal.find("\"pending\":\"write\"").expect("a line ahead");
+            let end = ahead + journal[ahead..].find('\n').unwrap() + 1;
+            journal.truncate(end);
+            assert_eq!(files.get("notes/out.md").map(String::as_str), Some(TOOLS));
+            match now {
+                Some(text) => files.insert("notes/out.md".into(), text.into()),
+                None => files.remove("notes/out.md"),
+            };
+        }
+        host.posted.borrow_mut().clear();
+        host.respond(|_| vec![]);
+        let resumed = go(&host, &inbox, start(model()));
+        let (_, error) = finished(&host);
+        assert_eq!(resumed, Some(FinishReason::Completed), "{error:?}");
+        let written = posted(&host).into_iter().find_map(|m| match m {
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
+            _ => None,
+        });
+        let persons = now.is_some_and(|text| text != TOOLS);
+        match persons {
+            // A person's text stays, and the model is told the write was not made.
+            true => {
+                assert_eq!(
+                    host.file("notes/out.md").as_deref(),
+                    now,
+                    "landed: {landed}"
+                );
+                let error = written.flatten().expect("the call refused");
+                assert!(error.contains("notes/out.md"), "{error}");
+            }
+            false => {
+                assert_eq!(host.file("notes/out.md").as_deref(), Some(TOOLS));
+                assert_eq!(written, Some(None), "made again, as it was cut off");
+            }
+        }
+    }
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).
