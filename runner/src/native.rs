@@ -814,7 +814,7 @@ pub enum LockError {
     /// Another run holds it: the message names that run (a process, or a
     /// browser tab) and how to break a stale lock.
     #[error("{}", holder.refusal(path))]
-    Held { holder: Holder, path: String },
+    Held { holder: Box<Holder>, path: String },
     #[error("cannot lock the vault ({path}): {source}")]
     Io {
         path: String,
@@ -865,13 +865,13 @@ impl VaultLock {
             let abandoned = found.trim().is_empty() && older_than(&path, LOCK_WRITE_GRACE);
             if !abandoned && !stale(&holder) {
                 return Err(LockError::Held {
-                    holder,
+                    holder: Box::new(holder),
                     path: shown,
                 });
             }
             if let Some(holder) = take_over(&path, &found) {
                 return Err(LockError::Held {
-                    holder,
+                    holder: Box::new(holder),
                     path: shown,
                 });
             }
