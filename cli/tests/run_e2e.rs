@@ -733,6 +733,77 @@ fn a_plan_md_runs_its_command_routes_pauses_for_a_person_and_resumes_with_the_de
     );
 }
 
+/// Found by killing runs at every point: killed during an item's model
+/// call (the item `active` in its note, nothing on record for it), the
+/// item reworded in the PLAN.md was refused as one that "had run", and
+/// the `--fresh` the refusal asked for ran again what the run had passed
+/// by. An item with no answer on record never ran: the resume takes its
+/// new wording.
+#[test]
+fn an_item_cut_off_during_its_model_call_takes_its_new_wording_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan =
+        "- [ ] Draft the notes\n- [ ] (after: 1) Announce the release\n- [ ] (after: 2) Wrap up\n";
+    std::fs::write(dir.path().join("PLAN.md"), plan).unwrap();
+    let stub = Stub::start(
+        Script {
+            replies: vec![Reply {
+                delay_ms: 20_000,
+                ..Reply::when("Announce the release", "Announced.\nSTATUS: done")
+            }],
+            default: Some(Reply::when("", "Done.\nSTATUS: done")),
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let mut child = plan_md_command(dir.path(), &stub)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(&stub, "Announce the release") < 1 {
+        assert!(Instant::now() < deadline, "the run never asked for item 2");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let run_vault = dir.path().join("PLAN.run");
+    assert_eq!(status_of(&run_vault, "2.md"), "active");
+    std::fs::write(
+        dir.path().join("PLAN.md"),
+        plan.replace("Announce the release", "Announce the release on the blog"),
+    )
+    .unwrap();
+    let out = plan_md_command(dir.path(), &stub).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("resuming: 1 node(s) done") && stderr.contains("→ 2 · visit 1"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("→ 1 ·"),
+        "item 1 is not run again: {stderr}"
+    );
+    // The item's own request, with its new wording.
+    let asked: Vec<String> = stub.requests().iter().map(|r| r.text()).collect();
+    let second = asked
+        .iter()
+        .filter(|r| r.contains("Announce the release"))
+        .nth(1)
+        .expect("item 2 asked again");
+    assert!(
+        second.contains("Announce the release on the blog"),
+        "{second}"
+    );
+    for item in ["1.md", "2.md", "3.md"] {
+        assert_eq!(status_of(&run_vault, item), "done", "{item}");
+    }
+}
+
 /// A red team's findings: a run vault's note is its item's by position.
 /// A `PLAN.run/2.md` saying `done` that came with a repository made the
 /// `@human` gate at item 2 done before any run, and a gate inserted above

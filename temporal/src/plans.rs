@@ -10,6 +10,7 @@ use crate::host::TemporalHost;
 use crate::workflow::PlanvaultRun;
 use crate::{PlanForm, Submission};
 use planvault_core::engine::trace::JOURNAL_FILE;
+use planvault_core::engine::Journal;
 use planvault_core::{generated, Plan, PlanSource, Status};
 use planvault_protocol::{ErrorCode, RunError};
 use planvault_runner::{Host, HostError};
@@ -104,8 +105,20 @@ pub async fn prepare(
         // As the terminal's `materialize`: afresh for a new run, and on a
         // resume each note kept only while its item reads as it did.
         let journal = format!("{run_dir}/{JOURNAL_FILE}");
-        let resuming =
-            !submission.start.fresh && host.read(&journal).await.map_err(vault_error)?.is_some();
+        let recorded = host.read(&journal).await.map_err(vault_error)?;
+        let resuming = !submission.start.fresh && recorded.is_some();
+        // The item the run was at, with nothing on record (cut off during
+        // its model call), changed in the file: new, as the terminal has it.
+        // Before that patch, any item the run had reached had run.
+        let recorded = match ctx.patched("run-vault-active-unanswered") {
+            true => recorded.and_then(|text| Journal::from_jsonl(&text).ok()),
+            false => None,
+        };
+        let answered = |id: &str| {
+            recorded
+                .as_ref()
+                .is_none_or(|journal| journal.answers_node(id))
+        };
         let mut on_disk = BTreeMap::new();
         if resuming {
             for note in planvault_core::vault::save_plan(&plan).into_keys() {
@@ -115,14 +128,14 @@ pub async fn prepare(
                 }
             }
         }
-        let write = planvault_core::vault::run_vault_notes(&mut plan, &on_disk, resuming).map_err(
-            |changed| {
-                RunError::new(
-                    ErrorCode::PlanInvalid,
-                    planvault_core::vault::plan_changed(run_dir, &changed),
-                )
-            },
-        )?;
+        let write =
+            planvault_core::vault::run_vault_notes(&mut plan, &on_disk, resuming, &answered)
+                .map_err(|changed| {
+                    RunError::new(
+                        ErrorCode::PlanInvalid,
+                        planvault_core::vault::plan_changed(run_dir, &changed),
+                    )
+                })?;
         for (note, text) in write {
             let path = format!("{run_dir}/{note}");
             host.write(&path, &text).await.map_err(vault_error)?;

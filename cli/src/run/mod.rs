@@ -640,8 +640,13 @@ pub(crate) fn materialize(root: &std::path::Path, plan: &mut Plan, fresh: bool) 
         true => crate::input::read_vault(root).map_err(|e| anyhow::anyhow!("{e}"))?,
         false => Default::default(),
     };
-    let write =
-        planvault_core::vault::run_vault_notes(plan, &on_disk, resuming).map_err(|changed| {
+    let recorded = match resuming {
+        true => read_journal(&journal)?,
+        false => Journal::new(),
+    };
+    let answered = |id: &str| recorded.answers_node(id);
+    let write = planvault_core::vault::run_vault_notes(plan, &on_disk, resuming, &answered)
+        .map_err(|changed| {
             let run_vault = root.display().to_string();
             anyhow::anyhow!(planvault_core::vault::plan_changed(&run_vault, &changed))
         })?;

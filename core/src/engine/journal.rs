@@ -207,6 +207,15 @@ impl Journal {
         self.entries.iter().filter(|e| e.key != ORDER_KEY)
     }
 
+    /// Whether an entry answers a request of node `id` (`id#visit…`).
+    pub fn answers_node(&self, id: &str) -> bool {
+        self.answers().any(|e| {
+            e.key
+                .strip_prefix(id)
+                .is_some_and(|rest| rest.starts_with('#'))
+        })
+    }
+
     /// The JSON-lines form (`journal.jsonl`), one entry per line.
     pub fn to_jsonl(&self) -> String {
         self.entries.iter().map(|e| entry_line(e) + "\n").collect()

@@ -223,12 +223,16 @@ pub struct ChangedItem {
 /// above it, or its text, command or routes changed, would hand the new
 /// item the old one's recorded answers (a gate put before a deploy step
 /// taken as approved). Such an item that ran is refused, naming it; one
-/// that had not run gets the new text. An item checked `[x]` in the file
-/// is done by hand, whatever its note says.
+/// that had not run gets the new text: one still pending, or one the run
+/// was at (`active`) with nothing on record for it (`answered`: whether
+/// the journal holds an answer for a node id), as when the run was cut
+/// off during its model call. An item checked `[x]` in the file is done
+/// by hand, whatever its note says.
 pub fn run_vault_notes(
     plan: &mut Plan,
     on_disk: &BTreeMap<String, String>,
     resuming: bool,
+    answered: &dyn Fn(&str) -> bool,
 ) -> Result<BTreeMap<String, String>, Vec<ChangedItem>> {
     let mut write = BTreeMap::new();
     let mut kept = BTreeMap::new();
@@ -249,10 +253,11 @@ pub fn run_vault_notes(
             }
             Some(note) => {
                 let (saved, _) = super::load(&BTreeMap::from([(file.clone(), note.clone())]));
-                let ran = saved
-                    .nodes
-                    .first()
-                    .is_some_and(|n| n.status != Status::Pending);
+                let ran = saved.nodes.first().is_some_and(|n| match n.status {
+                    Status::Pending => false,
+                    Status::Active => answered(&plan.nodes[i].id),
+                    Status::Done | Status::Failed => true,
+                });
                 if ran {
                     changed.push(ChangedItem {
                         was: saved
@@ -482,7 +487,7 @@ mod tests {
         let plan = |text: &str| crate::planmd::parse("PLAN.md", text).0;
         let first = "- [ ] Draft\n- [ ] (after: 1) Check the changelog\n- [ ] (after: 2) Tag\n";
         let mut p = plan(first);
-        let written = run_vault_notes(&mut p, &BTreeMap::new(), false).unwrap();
+        let written = run_vault_notes(&mut p, &BTreeMap::new(), false, &|_| true).unwrap();
         assert_eq!(written.len(), 3);
         // Items 1 and 2 ran; 3 did not.
         let mut disk = written.clone();
@@ -493,12 +498,15 @@ mod tests {
 
         // A new run takes no status from notes found there.
         let mut p = plan(first);
-        assert_eq!(run_vault_notes(&mut p, &disk, false).unwrap(), written);
+        assert_eq!(
+            run_vault_notes(&mut p, &disk, false, &|_| true).unwrap(),
+            written
+        );
         assert_eq!(statuses(&p), [Status::Pending; 3]);
 
         // A resume keeps them, and a changed item that has not run is new.
         let mut p = plan(&first.replace("Tag", "Tag the release"));
-        let rewritten = run_vault_notes(&mut p, &disk, true).unwrap();
+        let rewritten = run_vault_notes(&mut p, &disk, true, &|_| true).unwrap();
         assert_eq!(rewritten.keys().collect::<Vec<_>>(), ["3.md"]);
         assert!(rewritten["3.md"].contains("# Tag the release"));
         assert_eq!(statuses(&p), [Status::Done, Status::Done, Status::Pending]);
@@ -514,15 +522,28 @@ mod tests {
             ),
         ] {
             let mut p = plan(&changed);
-            let refused = run_vault_notes(&mut p, &disk, true).unwrap_err();
+            let refused = run_vault_notes(&mut p, &disk, true, &|_| true).unwrap_err();
             assert_eq!(refused.len(), 1, "{changed}");
             assert_eq!(refused[0].note, "2.md");
             assert_eq!(refused[0].was, "Check the changelog");
         }
+        // The item the run was at (`active`): changed, it ran only where
+        // the journal holds an answer for it (a run cut off during its
+        // model call has none, and the item is new).
+        let mut at = disk.clone();
+        at.insert("3.md".into(), update_status(&disk["3.md"], Status::Active));
+        let changed = first.replace("Tag", "Tag the release");
+        let mut p = plan(&changed);
+        let rewritten = run_vault_notes(&mut p, &at, true, &|id| id != "3").unwrap();
+        assert_eq!(rewritten.keys().collect::<Vec<_>>(), ["3.md"]);
+        assert!(rewritten["3.md"].contains("# Tag the release"));
+        assert_eq!(p.nodes[2].status, Status::Pending);
+        let refused = run_vault_notes(&mut plan(&changed), &at, true, &|_| true).unwrap_err();
+        assert_eq!(refused[0].note, "3.md");
         // Where it is written or leads is no change: a blank line above, an
         // item after it that depends on it.
         let mut p = plan(&format!("\n{first}- [ ] (after: 2) Tell them\n"));
-        assert!(run_vault_notes(&mut p, &disk, true).is_ok());
+        assert!(run_vault_notes(&mut p, &disk, true, &|_| true).is_ok());
         // A generated plan's step: its capability and arguments bind it.
         let json = |args: &str| {
             let text =
@@ -530,18 +551,19 @@ mod tests {
             crate::generated::parse("p.json", &text, &Default::default()).0
         };
         let mut p = json(r#"{"path":"a.md"}"#);
-        let mut disk = run_vault_notes(&mut p, &BTreeMap::new(), false).unwrap();
+        let mut disk = run_vault_notes(&mut p, &BTreeMap::new(), false, &|_| true).unwrap();
         let note = disk["a.md"].clone();
         disk.insert("a.md".into(), update_status(&note, Status::Done));
-        assert!(run_vault_notes(&mut json(r#"{"path":"a.md"}"#), &disk, true).is_ok());
-        let refused = run_vault_notes(&mut json(r#"{"path":"b.md"}"#), &disk, true).unwrap_err();
+        assert!(run_vault_notes(&mut json(r#"{"path":"a.md"}"#), &disk, true, &|_| true).is_ok());
+        let refused =
+            run_vault_notes(&mut json(r#"{"path":"b.md"}"#), &disk, true, &|_| true).unwrap_err();
         assert_eq!(refused[0].note, "a.md");
         // Unless a person checked it: done by hand.
         let mut p = plan(&first.replace(
             "- [ ] (after: 1) Check the changelog",
             "- [x] (after: 1) Approve",
         ));
-        assert!(run_vault_notes(&mut p, &disk, true).is_ok());
+        assert!(run_vault_notes(&mut p, &disk, true, &|_| true).is_ok());
         assert_eq!(p.nodes[1].status, Status::Done);
     }
 }
