@@ -1,5 +1,7 @@
-//! Frontmatter YAML read into `yaml_serde::Value`, with one difference:
-//! an integer beyond `u64`/`i64` is read as a float instead of refused.
+//! Frontmatter YAML read into `yaml_serde::Value`, with two differences:
+//! an integer beyond `u64`/`i64` is read as a float instead of refused, and
+//! a block read into more than [`MAX_VALUES`] values (aliases expanded) is
+//! refused.
 //!
 //! `Value` cannot hold such an integer, so `yaml_serde` fails the whole
 //! block on it ("invalid type: integer ... as u128"), although it is valid
@@ -10,15 +12,25 @@
 //! errors included.
 
 use serde::de::{
-    self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
 };
+use std::cell::Cell;
 use std::fmt;
 use yaml_serde::value::{Tag, TaggedValue};
 use yaml_serde::{Mapping, Value};
 
-/// `yaml_serde::from_str::<Value>`, the large integers read as floats.
+/// The most values (scalars, sequences and mappings, keys included) a
+/// block is read into. `yaml_serde` bounds how often aliases jump, not
+/// what they expand to: an anchored list of 10,000 items named 10,000
+/// times (50 KB) read into 10^8 values, GBs, until the allocator aborted.
+/// No frontmatter a person writes comes near it.
+pub const MAX_VALUES: usize = 100_000;
+
+/// `yaml_serde::from_str::<Value>`, the large integers read as floats, and
+/// refused past [`MAX_VALUES`] values.
 pub fn from_str(yaml: &str) -> Result<Value, yaml_serde::Error> {
-    yaml_serde::from_str::<Lenient>(yaml).map(|read| read.0)
+    let left = Cell::new(MAX_VALUES);
+    Seed { left: &left }.deserialize(yaml_serde::Deserializer::from_str(yaml))
 }
 
 /// For the `frontmatter` fuzz target: this reader's answer and `Value`'s
@@ -46,17 +58,31 @@ pub fn scanned_flow_depth(yaml: &str) -> usize {
     super::yaml_depth::max_depth(yaml)
 }
 
-struct Lenient(Value);
+/// One value read, counted against what is `left` of [`MAX_VALUES`].
+#[derive(Clone, Copy)]
+struct Seed<'a> {
+    left: &'a Cell<usize>,
+}
 
-impl<'de> Deserialize<'de> for Lenient {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(LenientVisitor).map(Lenient)
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        match self.left.get().checked_sub(1) {
+            Some(left) => self.left.set(left),
+            None => {
+                return Err(de::Error::custom(format!(
+                    "more than {MAX_VALUES} values (an anchor's value repeated by its aliases counts each time): write the values out"
+                )))
+            }
+        }
+        deserializer.deserialize_any(LenientVisitor(self))
     }
 }
 
-struct LenientVisitor;
+struct LenientVisitor<'a>(Seed<'a>);
 
-impl<'de> Visitor<'de> for LenientVisitor {
+impl<'de> Visitor<'de> for LenientVisitor<'_> {
     type Value = Value;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,12 +130,12 @@ impl<'de> Visitor<'de> for LenientVisitor {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        Lenient::deserialize(deserializer).map(|read| read.0)
+        self.0.deserialize(deserializer)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(Lenient(item)) = seq.next_element()? {
+        while let Some(item) = seq.next_element_seed(self.0)? {
             items.push(item);
         }
         Ok(Value::Sequence(items))
@@ -117,11 +143,11 @@ impl<'de> Visitor<'de> for LenientVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut mapping = Mapping::new();
-        while let Some(Lenient(key)) = map.next_key()? {
+        while let Some(key) = map.next_key_seed(self.0)? {
             if mapping.contains_key(&key) {
                 return Err(de::Error::custom(duplicate_key(&key)));
             }
-            let Lenient(value) = map.next_value()?;
+            let value = map.next_value_seed(self.0)?;
             mapping.insert(key, value);
         }
         Ok(Value::Mapping(mapping))
@@ -132,7 +158,7 @@ impl<'de> Visitor<'de> for LenientVisitor {
         if tag.is_empty() {
             return Err(de::Error::custom("empty YAML tag is not allowed"));
         }
-        let Lenient(value) = contents.newtype_variant()?;
+        let value = contents.newtype_variant_seed(self.0)?;
         Ok(Value::Tagged(Box::new(TaggedValue {
             tag: Tag::new(tag),
             value,
@@ -157,6 +183,35 @@ fn duplicate_key(key: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by a red-team pass: aliases that do not nest pass
+    /// `yaml_serde`'s repetition limit, and a 50 KB block read into 10^8
+    /// values until the allocator aborted the process.
+    #[test]
+    fn aliases_expand_to_at_most_max_values() {
+        let block = |items: usize, aliases: usize| {
+            format!(
+                "anchor: &x [{}]\nlaughs: [{}]\n",
+                vec!["a"; items].join(","),
+                vec!["*x"; aliases].join(",")
+            )
+        };
+        let refused = from_str(&block(10_000, 10_000)).unwrap_err().to_string();
+        assert!(
+            refused.contains("more than 100000 values (an anchor's value repeated by its aliases counts each time)"),
+            "{refused}"
+        );
+        // An anchor named a few times reads as before.
+        let read = from_str(&block(3, 2)).unwrap();
+        assert_eq!(read["laughs"][1][2], Value::String("a".into()));
+        assert_eq!(read, yaml_serde::from_str::<Value>(&block(3, 2)).unwrap());
+        // The count is of values read, the anchor's own included: the
+        // mapping, 2 keys, 2 sequences and n items, the alias's sequence
+        // and its n.
+        let n = (MAX_VALUES - 6) / 2;
+        assert!(from_str(&block(n, 1)).is_ok());
+        assert!(from_str(&block(n + 1, 1)).is_err());
+    }
 
     #[test]
     fn integers_beyond_64_bits_read_as_floats() {
