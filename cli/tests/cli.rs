@@ -482,7 +482,14 @@ fn one_bad_file_never_sinks_the_vault() {
         assert!(made.is_ok_and(|s| s.success()));
         // Nor would settings that are pipes (or devices: a symlink to
         // `/dev/zero` would be read until memory ran out).
-        for setting in ["CONFIG.md", ".planvaultignore", ".obsidian/templates.json"] {
+        // A config that is a pipe held `validate` (found by a red-team pass).
+        std::fs::create_dir_all(root.join(".planvault")).unwrap();
+        for setting in [
+            "CONFIG.md",
+            ".planvaultignore",
+            ".obsidian/templates.json",
+            ".planvault/config.toml",
+        ] {
             let made = Command::new("mkfifo").arg(root.join(setting)).status();
             assert!(made.is_ok_and(|s| s.success()));
         }

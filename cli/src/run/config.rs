@@ -210,6 +210,13 @@ impl VaultConfig {
                 path.display()
             );
         }
+        // Opening a pipe waits for a writer: `validate` would hang.
+        if !std::fs::metadata(&real).with_context(cannot)?.is_file() {
+            bail!(
+                "{} is no regular file (a pipe, socket or device); a config is a file of a few lines",
+                path.display()
+            );
+        }
         let file = match std::fs::File::open(&real) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(none(path)),
