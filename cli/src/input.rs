@@ -337,7 +337,7 @@ fn read_text(path: &Path) -> Result<String, Unreadable> {
             Unreadable(format!(
                 "cannot read {}: it {}",
                 path.display(),
-                planvault_core::vault::too_large("", size)
+                planvault_core::vault::too_large(size, NOTE_MAX_BYTES)
             ))
         })?;
     String::from_utf8(bytes)

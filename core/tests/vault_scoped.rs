@@ -142,15 +142,18 @@ fn a_note_too_large_to_read_is_an_error_only_where_it_is_the_plans() {
     );
     assert_eq!(NOTE_MAX_BYTES, 64 << 20);
     assert_eq!(
-        planvault_core::vault::too_large("00_plan-trace/journal.jsonl", 1_610_612_736),
+        planvault_core::vault::too_large(
+            1_610_612_736,
+            planvault_core::vault::read_limit("00_plan-trace/journal.jsonl")
+        ),
         "holds 1.5 GiB, more than the 1 GiB planvault reads of a file"
     );
     assert_eq!(
-        planvault_core::vault::too_large("a.md", 70 << 20),
+        planvault_core::vault::too_large(70 << 20, NOTE_MAX_BYTES),
         "holds 70 MiB, more than the 64 MiB planvault reads of a file"
     );
     assert_eq!(
-        planvault_core::vault::too_large("a.md", NOTE_MAX_BYTES + 1),
+        planvault_core::vault::too_large(NOTE_MAX_BYTES + 1, NOTE_MAX_BYTES),
         "holds 64.1 MiB, more than the 64 MiB planvault reads of a file"
     );
 }

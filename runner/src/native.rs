@@ -1346,10 +1346,11 @@ impl Host for NativeHost {
         if fs::metadata(&full).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             return Err(HostError::new(path, "is no regular file; refused"));
         }
-        match read_bounded(&full, planvault_core::vault::read_limit(path)) {
+        let limit = planvault_core::vault::read_limit(path);
+        match read_bounded(&full, limit) {
             Ok(Err(size)) => Err(HostError::new(
                 path,
-                format!("{}; refused", planvault_core::vault::too_large(path, size)),
+                format!("{}; refused", planvault_core::vault::too_large(size, limit)),
             )),
             // Bytes as they are: a BOM and CRLF line ends stay.
             Ok(Ok(bytes)) => match String::from_utf8(bytes) {

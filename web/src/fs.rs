@@ -96,7 +96,7 @@ fn read_error(path: &str, e: JsValue) -> FsError {
         {
             FsError::Browser(format!(
                 "{path} {}; planvault does not write it",
-                too_large(path, size as u64)
+                too_large(size as u64, NOTE_MAX_BYTES)
             ))
         }
         _ => browser(e),

@@ -135,7 +135,7 @@ async fn file_bytes_within(
         .unchecked_into();
     let size = file.size() as u64;
     if size > limit {
-        let why = planvault_core::vault::too_large(path, size);
+        let why = planvault_core::vault::too_large(size, limit);
         return Err(HostError::new(path, format!("{why}; refused")));
     }
     let buffer = JsFuture::from(file.array_buffer()).await.map_err(err)?;

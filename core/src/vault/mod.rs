@@ -39,7 +39,7 @@ use crate::diagnostic::sort_by_position;
 use crate::{Diagnostic, Edge, Plan, PlanFormat};
 use links::{LinkIndex, Resolution};
 use note::{parse_note_as, DeclaredEdge};
-pub use note::{read_limit, too_large, Detail, Unread, NOTE_MAX_BYTES};
+pub use note::{read_limit, too_large, Detail, Unread, NOTE_MAX_BYTES, RUN_FILE_MAX_BYTES};
 use std::collections::BTreeMap;
 
 /// The folder a run writes its trace into; never part of the plan.

@@ -100,13 +100,13 @@ pub fn read_limit(path: &str) -> u64 {
     }
 }
 
-/// Why a file of `bytes` at `path` is not read, past [`read_limit`]
-/// ("holds …"; the caller names the file).
-pub fn too_large(path: &str, bytes: u64) -> String {
+/// Why a file of `bytes` is not read, past `limit` (such as
+/// [`read_limit`]): "holds …", the caller names the file.
+pub fn too_large(bytes: u64, limit: u64) -> String {
     format!(
         "holds {}, more than the {} planvault reads of a file",
         size(bytes),
-        size(read_limit(path))
+        size(limit)
     )
 }
 
@@ -137,7 +137,7 @@ impl Unread {
             Unread::TooLarge(bytes) => (
                 format!(
                     "`{file}` {}: make it smaller, or move it out of the plan",
-                    too_large(file, bytes)
+                    too_large(bytes, read_limit(file))
                 ),
                 0,
             ),
