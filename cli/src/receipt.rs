@@ -7,8 +7,9 @@
 use clap::{Args, Subcommand};
 use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::terminal::escape_controls;
+use planvault_core::vault::{too_large, NOTE_MAX_BYTES, RUN_FILE_MAX_BYTES};
 use planvault_runner::git::Repo;
-use planvault_runner::native::NativeHost;
+use planvault_runner::native::{read_bounded, NativeHost};
 use planvault_runner::receipt::{self, Check, Receipt, RECEIPT_JSON};
 use planvault_runner::{block_on, Host};
 use std::collections::BTreeMap;
@@ -87,12 +88,24 @@ fn read(path: &Path) -> Result<(PathBuf, Receipt), String> {
             .unwrap_or_default();
         (vault, path.to_path_buf())
     };
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        format!(
-            "cannot read {}: {e} (a receipt is written when a run completes, fails or is escalated)",
-            file.display()
-        )
-    })?;
+    let is_file = std::fs::metadata(&file).map(|m| m.is_file());
+    let bytes = match is_file {
+        Ok(false) => Err("it is no regular file".to_string()),
+        Ok(true) => read_bounded(&file, NOTE_MAX_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|read| {
+                read.map_err(|size| format!("it {}", too_large(size, NOTE_MAX_BYTES)))
+            }),
+        Err(e) => Err(e.to_string()),
+    };
+    let text = bytes
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string()))
+        .map_err(|e| {
+            format!(
+                "cannot read {}: {e} (a receipt is written when a run completes, fails or is escalated)",
+                file.display()
+            )
+        })?;
     let receipt =
         Receipt::from_json(&text).map_err(|e| format!("{} is no receipt: {e}", file.display()))?;
     let vault = if vault.as_os_str().is_empty() {
@@ -112,8 +125,10 @@ fn checks(vault: &Path, receipt: &Receipt) -> Vec<Check> {
     let plan = match &receipt.plan_source {
         Some(name) => vault
             .parent()
-            .map(|dir| dir.join(name))
-            .and_then(|file| std::fs::read_to_string(file).ok())
+            // A plan file beside the run vault, by its name only.
+            .filter(|_| !name.contains(['/', '\\']))
+            .and_then(|dir| read_inside(dir, name).ok())
+            .and_then(|bytes| String::from_utf8(bytes).ok())
             .map(|text| receipt::plan_hash(&BTreeMap::from([(name.clone(), text)]))),
         None => {
             let listed = block_on(host.list())
@@ -137,7 +152,7 @@ fn checks(vault: &Path, receipt: &Receipt) -> Vec<Check> {
     let base = repo
         .as_ref()
         .map_or_else(|| vault.to_path_buf(), |r| r.root().to_path_buf());
-    checks.extend(receipt.check_verifiers(|path| std::fs::read(base.join(path)).ok()));
+    checks.extend(receipt.check_verifiers(|path| read_inside(&base, path)));
     if receipt.tree.is_some() {
         let commits = repo
             .as_ref()
@@ -145,4 +160,33 @@ fn checks(vault: &Path, receipt: &Receipt) -> Vec<Check> {
         checks.extend(receipt.check_commit(commits.as_deref()));
     }
     checks
+}
+
+/// A file a receipt names, read only where it lies inside `base` (as
+/// written: from `base`, with no `..`; after links: still inside), a
+/// regular file, of at most [`RUN_FILE_MAX_BYTES`]: a shipped receipt
+/// naming `/dev/zero` or `../../etc/passwd` has nothing read, nor hashed.
+fn read_inside(base: &Path, rel: &str) -> Result<Vec<u8>, String> {
+    use std::path::Component;
+    let relative = Path::new(rel)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)));
+    let real = std::fs::canonicalize(base.join(rel));
+    let inside = std::fs::canonicalize(base)
+        .ok()
+        .zip(real.as_ref().ok())
+        .is_some_and(|(base, real)| real.starts_with(base));
+    match real {
+        Ok(_) if !relative || !inside => Err("lies outside the repository: not read".into()),
+        Ok(real) if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) => {
+            Err("is no regular file: not read".into())
+        }
+        Ok(real) => match read_bounded(&real, RUN_FILE_MAX_BYTES) {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(size)) => Err(format!("{}: not read", too_large(size, RUN_FILE_MAX_BYTES))),
+            Err(e) => Err(format!("cannot be read: {e}")),
+        },
+        Err(_) if !relative => Err("lies outside the repository: not read".into()),
+        Err(_) => Err("is missing".into()),
+    }
 }

@@ -2363,6 +2363,89 @@ fn a_completed_runs_receipt_verifies_until_its_journal_or_plan_is_edited() {
     assert_eq!(receipt_verify(&vault, &[]).status.code(), Some(0));
 }
 
+/// Found by a red-team pass: a shipped receipt named `/dev/zero` (read
+/// until the memory ran out) and files outside the repository, whose
+/// hashes `receipt verify` printed; a receipt that is no regular file held
+/// the read. What a receipt names is read only inside the repository, a
+/// regular file, bounded.
+#[cfg(unix)]
+#[test]
+fn a_receipt_never_has_files_outside_its_repository_read() {
+    use planvault_runner::receipt::{Receipt, ReceiptParts};
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    assert!(run_to_end(&vault, &stub, &[]).status.success());
+    let file = vault.join("00_plan-trace/receipt.json");
+    let ran = Receipt::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "hunter2\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), vault.join("link.txt")).unwrap();
+    let named = [
+        "/dev/zero",
+        "../secret.txt",
+        "/etc/hostname",
+        "link.txt",
+        "00_plan-trace",
+    ];
+    let receipt = Receipt::build(ReceiptParts {
+        run_id: ran.run_id.clone(),
+        plan_hash: ran.plan_hash.clone(),
+        plan_source: Some("../../../../dev/zero".into()),
+        journal_head: ran.journal_head.clone(),
+        journal_entries: ran.journal_entries,
+        verifier_hashes: named
+            .iter()
+            .map(|p| (p.to_string(), "0".repeat(64)))
+            .collect(),
+        tree: None,
+        attempts: 1,
+        outcome: ran.outcome,
+    });
+    std::fs::write(&file, receipt.to_json()).unwrap();
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_planvault"))
+        .args(["receipt", "verify"])
+        .arg(&vault)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for path in ["/dev/zero", "../secret.txt", "/etc/hostname", "link.txt"] {
+        assert!(
+            stdout.contains(&format!(
+                "FAIL verifier: {path} lies outside the repository: not read"
+            )),
+            "{path}: {stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("FAIL verifier: 00_plan-trace is no regular file: not read"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("FAIL plan: "), "{stdout}");
+    assert!(
+        stdout.contains("(the plan file is missing)"),
+        "the plan file named out of its folder is not read: {stdout}"
+    );
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.contains("verifier") && l.contains("hashes to")),
+        "nothing outside was hashed: {stdout}"
+    );
+    // A receipt that is a pipe, or a device, is refused unread.
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+    let out = receipt_verify(&vault, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("it is no regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn a_receipt_naming_a_tree_verifies_against_the_commit_that_carries_it() {
     use planvault_runner::receipt::{Receipt, ReceiptParts};

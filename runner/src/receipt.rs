@@ -403,18 +403,19 @@ impl Receipt {
         }
     }
 
-    /// Each verifier file hashes as it did; `read` gives a file's bytes.
-    pub fn check_verifiers(&self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<Check> {
+    /// Each verifier file hashes as it did; `read` gives a file's bytes, or
+    /// why it gives none ("is missing").
+    pub fn check_verifiers(&self, read: impl Fn(&str) -> Result<Vec<u8>, String>) -> Vec<Check> {
         self.verifier_hashes
             .iter()
             .map(|(path, expected)| {
                 let (ok, message) = match read(path).map(|b| sha256_hex(&b)) {
-                    Some(hash) if hash == *expected => (true, format!("{path}: {hash}")),
-                    Some(hash) => (
+                    Ok(hash) if hash == *expected => (true, format!("{path}: {hash}")),
+                    Ok(hash) => (
                         false,
                         format!("{path} changed: hashes to {hash}, the receipt says {expected}"),
                     ),
-                    None => (false, format!("{path} is missing")),
+                    Err(why) => (false, format!("{path} {why}")),
                 };
                 Check {
                     file: Some(path.clone()),
