@@ -41,6 +41,17 @@ impl<'a> LineIndex<'a> {
         (line as u32 + 1, column as u32 + 1)
     }
 
+    /// The byte offset of a 1-based line and byte column (serde_json's,
+    /// which counts bytes), on a character's start.
+    pub(crate) fn offset_of(&self, line: usize, byte_column: usize) -> usize {
+        let start = self.starts[line.clamp(1, self.starts.len()) - 1];
+        let mut offset = (start + byte_column.saturating_sub(1)).min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    }
+
     pub(crate) fn pos(&self, file: &str, offset: usize) -> SourcePos {
         let (line, column) = self.line_col(offset);
         SourcePos::new(file, line, column)

@@ -226,7 +226,9 @@ fn read_steps<'a>(
                 "the plan is not valid JSON: {}",
                 strip_position(&e.to_string())
             );
-            let pos = SourcePos::new(loc.file, e.line().max(1) as u32, e.column().max(1) as u32);
+            let pos = loc
+                .lines
+                .pos(loc.file, loc.lines.offset_of(e.line(), e.column()));
             diags.push(malformed(message, pos));
             return None;
         }
