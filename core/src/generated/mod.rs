@@ -144,6 +144,10 @@ struct StepDecl<'a> {
 /// plan with diagnostics.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn parse(file: &str, text: &str, options: &Options) -> (Plan, Vec<Diagnostic>) {
+    // A byte-order mark (Notepad saves one) is no part of the JSON, as for
+    // the other formats; RFC 8259 lets a reader ignore it, serde_json does
+    // not. Columns count from after it, as a note's do.
+    let text = crate::vault::text::strip_bom(text).0;
     let loc = Locator {
         file,
         text,
