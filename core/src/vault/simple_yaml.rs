@@ -12,6 +12,8 @@
 
 use super::frontmatter::{Entry, Knobs};
 use crate::{NodeKind, Status};
+use rustc_hash::FxBuildHasher;
+use std::collections::HashSet;
 use yaml_serde::Value;
 
 /// Words YAML might resolve to something other than a string, in this
@@ -220,6 +222,9 @@ fn is_comment_text(comment: &str) -> bool {
 pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option<Value>)>> {
     let bytes = yaml.as_bytes();
     let mut found: Vec<(Entry<'a>, Option<Value>)> = Vec::with_capacity(8);
+    // The keys so far, for the duplicate check: a set, so a block of many
+    // keys stays linear (it allocates only once a key is in it).
+    let mut keys: HashSet<&str, FxBuildHasher> = HashSet::default();
     let mut start = 0;
     let mut index = 0u32;
     while start < bytes.len() {
@@ -285,7 +290,7 @@ pub fn parse<'a>(yaml: &'a str, typed: &[&str]) -> Option<Vec<(Entry<'a>, Option
         let value = &yaml[line_offset + value_start..line_offset + value_end];
         // A key YAML may read as null or a boolean (`TRUE:`) is no name; a
         // knob in other letters (`Type:`) is the checks' to name.
-        if found.iter().any(|(e, _)| e.key == key)
+        if !keys.insert(key)
             || (key.len() <= 5 && !is_unambiguous(key.as_bytes()))
             || super::frontmatter::knob_in_other_case(key).is_some()
         {
@@ -681,6 +686,16 @@ mod tests {
                 "{yaml:?} taken"
             );
         }
+    }
+
+    /// Regression: each key was compared with every key before it, so a
+    /// block of 200,000 keys took minutes; a twice-given key is still found.
+    #[test]
+    fn a_block_of_many_keys_is_read_in_linear_time() {
+        let mut yaml: String = (0..200_000).map(|i| format!("k{i}: v\n")).collect();
+        assert_eq!(parse(&yaml, TYPED).map(|found| found.len()), Some(200_000));
+        yaml.push_str("k0: again\n");
+        assert!(parse(&yaml, TYPED).is_none());
     }
 
     #[test]
