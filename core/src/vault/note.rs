@@ -296,15 +296,18 @@ pub fn parse_note_with(
     }
 
     for section in &outline.next_sections {
-        if !next::may_hold_stray_links(body, section, &outline.items) {
+        // The section's items, found by their order: not every item looked
+        // at again for each section of a note with many `## Next` headings.
+        let first = outline.items.partition_point(|i| i.start < section.start);
+        let count = outline.items[first..].partition_point(|i| i.start < section.end);
+        let section_items = &outline.items[first..first + count];
+        if !next::may_hold_stray_links(body, section, section_items) {
             continue;
         }
         let read = uncommented.get_or_insert_with(|| without_comments(body));
         let text = &read[section.clone()];
-        let items: Vec<Range<usize>> = outline
-            .items
+        let items: Vec<Range<usize>> = section_items
             .iter()
-            .filter(|i| section.contains(&i.start))
             .map(|i| i.start - section.start..i.end - section.start)
             .collect();
         for (link, place) in next::stray_links(text, &items) {
@@ -576,6 +579,18 @@ mod tests {
         assert!(message.len() < 200, "{} bytes", message.len());
         assert!(message.contains("word word"), "{message}");
         assert!(message.contains("…` has no [[link]]"), "{message}");
+    }
+
+    /// Regression: each `## Next` section looked through every item of the
+    /// note for its own, so 50,000 sections took half a minute (debug).
+    #[test]
+    fn many_next_sections_are_read_in_linear_time() {
+        let sections = 50_000;
+        let text = format!("# T\n\n{}", "## Next\n- [[end]]\n".repeat(sections));
+        let mut diags = Vec::new();
+        let parsed = parse_note("t.md", "t", &text, &mut diags);
+        assert!(diags.is_empty(), "{:?}", &diags[..diags.len().min(3)]);
+        assert_eq!(parsed.edges.len(), sections);
     }
 
     #[test]
