@@ -104,8 +104,14 @@ fn wiki_links(
 ) -> impl Iterator<Item = NoteLink<'_>> {
     let mut from = 0;
     let bytes = text.as_bytes();
+    // Each `[[` that opens nothing moves on to the next one, which may lie
+    // before the `]]`, `[[` and line break found for it (`[[[[…x]]`): those
+    // are kept, so a stretch of text is searched once, not once per `[[`.
+    let mut opens = Ahead::new(|at| find_doubled(&bytes[at..], b'[').map(|i| i + at));
+    let mut closes = Ahead::new(|at| find_doubled(&bytes[at..], b']').map(|i| i + at));
+    let mut breaks = Ahead::new(|at| memchr::memchr(b'\n', &bytes[at..]).map(|i| i + at));
     std::iter::from_fn(move || {
-        while let Some(open) = find_doubled(&bytes[from..], b'[').map(|i| i + from) {
+        while let Some(open) = opens.first_from(from) {
             // `\[[x]]` shows its brackets: the escaped `[` opens nothing
             // (a `[[` right after it still may).
             let backslashes = bytes[..open]
@@ -118,10 +124,12 @@ fn wiki_links(
                 continue;
             }
             let inner_start = open + 2;
-            let close = find_doubled(&bytes[inner_start..], b']').map(|i| i + inner_start)?;
+            let close = closes.first_from(inner_start)?;
             let inner = &text[inner_start..close];
-            if memchr::memchr(b'\n', inner.as_bytes()).is_some()
-                || find_doubled(inner.as_bytes(), b'[').is_some()
+            if breaks.first_from(inner_start).is_some_and(|at| at < close)
+                || opens
+                    .first_from(inner_start)
+                    .is_some_and(|at| at + 1 < close)
             {
                 from = inner_start;
                 continue;
@@ -144,6 +152,35 @@ fn wiki_links(
         }
         None
     })
+}
+
+/// A forward search asked from offsets that never go back: its answer is
+/// kept while it still lies ahead of the offset asked from.
+struct Ahead<F> {
+    search: F,
+    /// The offset last searched from (`usize::MAX` before the first search)
+    /// and the first hit at or after it.
+    from: usize,
+    found: Option<usize>,
+}
+
+impl<F: Fn(usize) -> Option<usize>> Ahead<F> {
+    fn new(search: F) -> Self {
+        Ahead {
+            search,
+            from: usize::MAX,
+            found: None,
+        }
+    }
+
+    /// The first hit at or after `at`.
+    fn first_from(&mut self, at: usize) -> Option<usize> {
+        if at < self.from || self.found.is_some_and(|found| found < at) {
+            self.from = at;
+            self.found = (self.search)(at);
+        }
+        self.found
+    }
 }
 
 /// Where `text` hides what looks like markup: its inline code spans and
@@ -1246,6 +1283,19 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["b"]
         );
+    }
+
+    /// Regression: each `[[` that opens no link searched on to the `]]`
+    /// again, so 200,000 of them before one link took minutes.
+    #[test]
+    fn many_opening_brackets_are_read_in_linear_time() {
+        let opens = 200_000;
+        let text = format!("{}x]] [[y]]", "[[".repeat(opens));
+        let links = find_links(&text);
+        let found: Vec<(usize, &str)> = links.iter().map(|l| (l.start, &*l.target)).collect();
+        assert_eq!(found, [(2 * (opens - 1), "x"), (2 * opens + 4, "y")]);
+        let text = format!("{}\n[[y]]", "[[x ".repeat(opens));
+        assert_eq!(find_links(&text)[0].target, "y");
     }
 
     #[test]
