@@ -58,7 +58,7 @@ pub fn links(text: &str) -> impl Iterator<Item = NoteLink<'_>> {
 }
 
 /// [`links`] with `text`'s [`hidden_spans`] already found (a caller that
-/// also needs them for arrows finds them once).
+/// also needs them for arrows finds them once), or spans in that form.
 pub fn links_outside(
     text: &str,
     hidden: Vec<std::ops::Range<usize>>,
@@ -136,7 +136,7 @@ fn wiki_links(
             }
             from = close + 2;
             let target = link_target(inner);
-            if names_nothing(inner, target) || hidden.iter().any(|span| span.contains(&open)) {
+            if names_nothing(inner, target) || hides(&hidden, open) {
                 continue;
             }
             // `target` is `inner` up to `|` or `#`, trimmed: it starts after
@@ -184,7 +184,8 @@ impl<F: Fn(usize) -> Option<usize>> Ahead<F> {
 }
 
 /// Where `text` hides what looks like markup: its inline code spans and
-/// HTML comments (`<!-- … -->`). No link or arrow in one counts.
+/// HTML comments (`<!-- … -->`), [`in_order`]. No link or arrow in one
+/// counts.
 #[cfg_attr(planvault_size, optimize(size))]
 pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
@@ -196,8 +197,31 @@ pub fn hidden_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     if has_pair(bytes, b'<', b"!--") {
         let comments = html_comments(text, &hidden);
         hidden.extend(comments);
+        // A code span may begin inside a comment and end after it.
+        hidden = in_order(hidden);
     }
     hidden
+}
+
+/// `spans` by their start, those that overlap joined into one: the form
+/// [`hides`] looks through.
+pub fn in_order(mut spans: Vec<std::ops::Range<usize>>) -> Vec<std::ops::Range<usize>> {
+    spans.sort_unstable_by_key(|span| span.start);
+    spans.dedup_by(|span, kept| {
+        let overlaps = span.start < kept.end;
+        if overlaps {
+            kept.end = kept.end.max(span.end);
+        }
+        overlaps
+    });
+    spans
+}
+
+/// Whether one of `spans` ([`in_order`]) holds the offset `at`: found by
+/// binary search, as a text may hold thousands of code spans and links.
+pub fn hides(spans: &[std::ops::Range<usize>], at: usize) -> bool {
+    let after = spans.partition_point(|span| span.start <= at);
+    after > 0 && spans[after - 1].contains(&at)
 }
 
 /// Whether `first` followed by `rest` occurs in `bytes`: a `memchr` for
@@ -518,7 +542,7 @@ fn html_comments(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops::R
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(open) = text[at..].find("<!--").map(|i| i + at) {
-        if code.iter().any(|span| span.contains(&open)) {
+        if hides(code, open) {
             at = open + 4;
             continue;
         }
@@ -1296,6 +1320,21 @@ mod tests {
         assert_eq!(found, [(2 * (opens - 1), "x"), (2 * opens + 4, "y")]);
         let text = format!("{}\n[[y]]", "[[x ".repeat(opens));
         assert_eq!(find_links(&text)[0].target, "y");
+    }
+
+    /// Regression: each link and each comment was looked for among every
+    /// code span before it, so 100,000 of each took minutes.
+    #[test]
+    fn many_code_spans_are_looked_through_in_linear_time() {
+        let spans = 100_000;
+        let text = format!(
+            "{}{}{}",
+            "`a` ".repeat(spans),
+            "<!-- [[x]] --> ".repeat(spans),
+            "[[y]] ".repeat(spans)
+        );
+        assert_eq!(hidden_spans(&text).len(), 2 * spans);
+        assert_eq!(find_links(&text).len(), spans);
     }
 
     #[test]

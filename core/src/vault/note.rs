@@ -503,7 +503,7 @@ fn address(content: &str) -> Option<&str> {
     let ends = |b: &u8| b.is_ascii_whitespace() || b")>]\"'".contains(b);
     let in_scheme = |b: &u8| b.is_ascii_alphanumeric() || b"+-.".contains(b);
     (1..bytes.len()).find_map(|at| {
-        if !bytes[at..].starts_with(b"://") || hidden.iter().any(|h| h.contains(&at)) {
+        if !bytes[at..].starts_with(b"://") || super::links::hides(&hidden, at) {
             return None;
         }
         let scheme = bytes[..at]
