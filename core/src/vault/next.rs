@@ -491,7 +491,7 @@ pub enum StrayPlace {
 /// an edge, though Obsidian draws each under the heading like the edges:
 /// each with where it sits. `section` is the section's text from its
 /// heading, `%%` comments blanked; `items` the top-level items' ranges in
-/// it. A link in code or HTML is no link, and an embed (`![[shot.png]]`)
+/// it, in order. A link in code or HTML is no link, and an embed (`![[shot.png]]`)
 /// or a link to a file that is no note (`[[paper.pdf]]`) is never meant
 /// as an edge, so neither is returned.
 #[cold]
@@ -526,21 +526,23 @@ pub fn stray_links<'a>(
             _ => {}
         }
     }
-    let holds = |spans: &[Range<usize>], at: usize| spans.iter().any(|s| s.contains(&at));
+    // Lists nested in nested lists overlap: joined, so each link is looked
+    // up by binary search, not against every list and item of the section.
+    let nested = in_order(nested);
     let mut strays = Vec::new();
     // A loop, not `filter`/`map`/`collect`: the link scanner's code is
     // shared with the item reader's instead of built again (0.7 KB).
     for link in links_outside(section, in_order(hidden)) {
-        if holds(items, link.start)
+        if hides(items, link.start)
             || section[..link.start].ends_with('!')
             || section[link.start..].starts_with('!')
             || super::validate::is_attachment(&link.target)
         {
             continue;
         }
-        let place = if holds(&quotes, link.start) {
+        let place = if hides(&quotes, link.start) {
             StrayPlace::Quote
-        } else if holds(&nested, link.start) {
+        } else if hides(&nested, link.start) {
             StrayPlace::NestedItem
         } else {
             StrayPlace::Prose
@@ -621,6 +623,26 @@ mod tests {
         assert_eq!(e.link.map(|link| link.start), Some(4 * spans));
         assert_eq!((e.arrow, e.missing_arrow), (None, true));
         assert_eq!(e.extra_links, spans - 1);
+    }
+
+    /// Regression: each stray link was looked for among every item and
+    /// nested list of its section, so 25,000 items took half a minute (debug).
+    #[test]
+    fn many_stray_links_are_placed_in_linear_time() {
+        let strays = 25_000;
+        let heading = "## Next\n";
+        let (item, nested) = ("- [[x]]", "\n  - see [[y]]\n    - [[z]]\n");
+        let section = format!("{heading}{}", format!("{item}{nested}").repeat(strays));
+        // An item's own text, without the items nested in it.
+        let items: Vec<Range<usize>> = (0..strays)
+            .map(|i| heading.len() + i * (item.len() + nested.len()))
+            .map(|start| start..start + item.len())
+            .collect();
+        let found = stray_links(&section, &items);
+        assert_eq!(found.len(), 2 * strays);
+        assert!(found
+            .iter()
+            .all(|(_, place)| *place == StrayPlace::NestedItem));
     }
 
     #[test]
