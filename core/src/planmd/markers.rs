@@ -10,6 +10,8 @@
 use super::condition::unquote;
 use super::items::{js_space, js_trim, one_line, RawItem, RawLine};
 use crate::NodeKind;
+use rustc_hash::FxBuildHasher;
+use std::collections::HashSet;
 
 /// An `@on` line as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,11 +80,12 @@ const KINDS: [(&str, NodeKind); 6] = [
 pub(crate) fn parse_item(item: &RawItem<'_>) -> ItemDecl {
     let mut decl = ItemDecl::default();
     parse_item_line(&item.text, &mut decl);
+    let mut needs_seen = HashSet::default();
     for under in &item.under {
         match marker_line(under.line.text) {
             Some(marker) => {
                 let at = under.line.start + marker.at;
-                apply(marker.what, at, &mut decl);
+                apply(marker.what, at, &mut decl, &mut needs_seen);
             }
             None if under.continuation => {
                 decl.body_lines.push(js_trim(under.line.text).to_string());
@@ -332,7 +335,14 @@ pub(crate) fn marker_line<'a>(line: &'a str) -> Option<MarkerLine<'a>> {
 }
 
 #[cfg_attr(planvault_size, optimize(size))]
-fn apply(marker: Marker<'_>, at: usize, decl: &mut ItemDecl) {
+/// `needs_seen` holds the keys of `decl.needs`: an item may list thousands,
+/// each looked up once.
+fn apply<'a>(
+    marker: Marker<'a>,
+    at: usize,
+    decl: &mut ItemDecl,
+    needs_seen: &mut HashSet<&'a str, FxBuildHasher>,
+) {
     match marker {
         Marker::Scenario(rest) => {
             let rest = js_trim(rest);
@@ -364,7 +374,7 @@ fn apply(marker: Marker<'_>, at: usize, decl: &mut ItemDecl) {
                 .map(|token| js_trim(token.split('=').next().unwrap_or("")))
                 .filter(|k| !k.is_empty());
             for key in keys {
-                if !decl.needs.iter().any(|k| k == key) {
+                if needs_seen.insert(key) {
                     decl.needs.push(key.to_string());
                     decl.needs_at.push(at);
                 }
@@ -432,9 +442,10 @@ mod tests {
 
     fn under(lines: &str) -> ItemDecl {
         let mut decl = ItemDecl::default();
+        let mut needs_seen = HashSet::default();
         for line in lines.lines() {
             if let Some(m) = marker_line(line) {
-                apply(m.what, m.at, &mut decl);
+                apply(m.what, m.at, &mut decl, &mut needs_seen);
             }
         }
         decl
@@ -541,6 +552,17 @@ mod tests {
         assert_eq!(routes, vec![("fail", ""), ("a -> b", "3"), ("x", "#4")]);
         let d = under("@Scenario: colon form\n@scenario\n@scenarios x");
         assert_eq!(d.scenarios, vec!["colon form"]);
+    }
+
+    /// Regression: each key was compared with every key before it, so an
+    /// item of 200,000 `@needs` lines took minutes.
+    #[test]
+    fn many_needs_are_read_in_linear_time() {
+        let keys = 200_000;
+        let lines: String = (0..keys).map(|i| format!("@needs k{i}\n")).collect();
+        let d = under(&format!("{lines}@needs k0 k{}\n", keys - 1));
+        assert_eq!(d.needs.len(), keys);
+        assert_eq!((d.needs[0].as_str(), d.needs_at.len()), ("k0", keys));
     }
 
     #[test]
