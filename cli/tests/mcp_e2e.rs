@@ -1341,10 +1341,11 @@ fn a_plan_file_a_killed_call_rewrote_is_put_back_though_its_run_vault_was_remove
 }
 
 /// The config a run's servers come from is the one the person trusted:
-/// read once. Here it is a FIFO whose first reader gets the trusted text
-/// and every later one a config that starts a server nobody saw (a file
-/// replaced between two reads does the same, by chance of timing): the
-/// run goes on with the first, and starts nothing else.
+/// read once (`VaultConfig`). A FIFO whose first reader gets the trusted
+/// text and every later one a config that starts a server nobody saw is
+/// how that was shown; a config that is no regular file is now refused
+/// before it is opened (a pipe also held `validate`), so the run starts
+/// nothing, says why, and asks no model.
 #[cfg(unix)]
 #[test]
 fn a_run_uses_the_config_it_asked_the_person_to_trust_not_a_later_read() {
@@ -1410,12 +1411,17 @@ fn a_run_uses_the_config_it_asked_the_person_to_trust_not_a_later_read() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(".planvault/config.toml is no regular file (a pipe, socket or device)"),
+        "{}",
+        text(&out)
+    );
     assert!(
         !marker.exists(),
         "a server of a config nobody trusted started"
     );
-    assert_eq!(stub.requests().len(), 1);
+    assert_eq!(stub.requests().len(), 0);
 }
 
 /// A config far larger than any config (here a 4 GiB sparse file) is

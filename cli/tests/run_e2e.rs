@@ -188,7 +188,12 @@ fn replaying_the_journal_calls_no_model_and_writes_the_same_trace() {
 /// Start a run, wait until the stub has received the `nth` request containing
 /// `needle` (which the script holds back), and kill the process there.
 fn kill_when_asked(vault: &Path, stub: &Stub, needle: &str, nth: usize) {
-    let mut child = planvault(vault, stub, &[])
+    kill_run_when_asked(planvault(vault, stub, &[]), stub, needle, nth);
+}
+
+/// [`kill_when_asked`] of the run `command` starts.
+fn kill_run_when_asked(mut command: Command, stub: &Stub, needle: &str, nth: usize) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -757,19 +762,12 @@ fn an_item_cut_off_during_its_model_call_takes_its_new_wording_on_resume() {
         None,
     )
     .unwrap();
-    let mut child = plan_md_command(dir.path(), &stub)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while count(&stub, "Announce the release") < 1 {
-        assert!(Instant::now() < deadline, "the run never asked for item 2");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_run_when_asked(
+        plan_md_command(dir.path(), &stub),
+        &stub,
+        "Announce the release",
+        1,
+    );
     let run_vault = dir.path().join("PLAN.run");
     assert_eq!(status_of(&run_vault, "2.md"), "active");
     std::fs::write(
