@@ -57,7 +57,7 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 269 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 271 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
@@ -81,10 +81,15 @@ test("the markdown build is the validator alone, under 269 KB gzipped; the full 
   // a label was read as the text Obsidian shows (`**next**` is `next`;
   // +1.3 KB; 267.4 KB) and an item linking only an address was named so
   // (+0.4 KB; 267.8 KB), 268 KB until `==highlight==` in a label was read
-  // as Obsidian shows it (+0.3 KB; 268.2 KB): a plan that
-  // means the same in Obsidian and Leopold, and says so in the note's own
-  // words, comes before the last 15 KB.
-  assert.ok(markdown < 269_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 269 KB budget`);
+  // as Obsidian shows it (+0.3 KB; 268.2 KB), 269 KB until a hostile
+  // note's frontmatter aliases were bounded, a note too large to read told
+  // by its reader and six of the loader's scans made linear instead of
+  // quadratic (a crafted note of a few hundred KB held Obsidian for
+  // seconds to minutes; +1.5 KB; 270.4 KB): a plan that means the same in
+  // Obsidian and Leopold, and says so in the note's own words, and a note
+  // that cannot hang or crash the plugin reading it, come before the last
+  // 15 KB.
+  assert.ok(markdown < 271_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 271 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
@@ -101,8 +106,10 @@ test("the markdown build is the validator alone, under 269 KB gzipped; the full 
   // from 317 KB for labels read as Obsidian shows them (317.8 KB); from
   // 318 KB for an item linking only an address named so (318.2 KB); from
   // 319 KB for a block scalar named by its text and a heading's `%%`
-  // comment hidden as Obsidian shows it (319.0 KB).
-  assert.ok(full < 320_000, `planvault's wasm is ${full} B gzipped, over its 320 KB ceiling`);
+  // comment hidden as Obsidian shows it (319.0 KB); from 320 KB for the
+  // frontmatter's alias bound, notes too large to read and the loader's
+  // linear scans (320.6 KB).
+  assert.ok(full < 321_500, `planvault's wasm is ${full} B gzipped, over its 321.5 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");
