@@ -323,7 +323,9 @@ fn vault_note_signs(text: &str) -> Option<&'static str> {
     knob.then_some("its frontmatter sets a node's `type` or `status`")
 }
 
-fn read_text(path: &Path) -> Result<String, Unreadable> {
+/// A plan file's text (a `PLAN.md`, a JSON plan, a receipt): a regular
+/// file, at most [`NOTE_MAX_BYTES`], UTF-8.
+pub(crate) fn read_text(path: &Path) -> Result<String, Unreadable> {
     let cannot = |e| Unreadable(format!("cannot read {}: {e}", path.display()));
     if !fs::metadata(path).map_err(cannot)?.is_file() {
         return Err(Unreadable(format!(

@@ -7,7 +7,7 @@
 use clap::{Args, Subcommand};
 use planvault_core::engine::trace::JOURNAL_FILE;
 use planvault_core::terminal::escape_controls;
-use planvault_core::vault::{too_large, NOTE_MAX_BYTES, RUN_FILE_MAX_BYTES};
+use planvault_core::vault::{too_large, RUN_FILE_MAX_BYTES};
 use planvault_runner::git::Repo;
 use planvault_runner::native::{read_bounded, NativeHost};
 use planvault_runner::receipt::{self, Check, Receipt, RECEIPT_JSON};
@@ -88,24 +88,10 @@ fn read(path: &Path) -> Result<(PathBuf, Receipt), String> {
             .unwrap_or_default();
         (vault, path.to_path_buf())
     };
-    let is_file = std::fs::metadata(&file).map(|m| m.is_file());
-    let bytes = match is_file {
-        Ok(false) => Err("it is no regular file".to_string()),
-        Ok(true) => read_bounded(&file, NOTE_MAX_BYTES)
-            .map_err(|e| e.to_string())
-            .and_then(|read| {
-                read.map_err(|size| format!("it {}", too_large(size, NOTE_MAX_BYTES)))
-            }),
-        Err(e) => Err(e.to_string()),
-    };
-    let text = bytes
-        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string()))
-        .map_err(|e| {
-            format!(
-                "cannot read {}: {e} (a receipt is written when a run completes, fails or is escalated)",
-                file.display()
-            )
-        })?;
+    // As any plan file is read: a regular file, bounded, UTF-8.
+    let text = crate::input::read_text(&file).map_err(|e| {
+        format!("{e} (a receipt is written when a run completes, fails or is escalated)")
+    })?;
     let receipt =
         Receipt::from_json(&text).map_err(|e| format!("{} is no receipt: {e}", file.display()))?;
     let vault = if vault.as_os_str().is_empty() {
