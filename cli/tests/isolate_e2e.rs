@@ -1187,6 +1187,110 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     assert_eq!(worktrees(&repo), 1);
 }
 
+/// A vault plan's step writes its findings with `write_note`: the note was
+/// left in the run's vault under the git directory, never in the commit,
+/// while what the step's server wrote was. It is in the worktree before
+/// the verifier runs (this verifier requires it) and committed at the
+/// vault's place; a note the server changed there too is left as the
+/// server made it, and said.
+#[test]
+fn notes_a_vault_run_writes_are_verified_and_committed_with_its_work() {
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
+    assert!(server.exists(), "run `npm ci` at the repository's root");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    let real = std::fs::canonicalize(&repo).unwrap();
+    std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
+    std::fs::write(
+        repo.join("plan/fix.md"),
+        "---\ntype: start\nstatus: pending\ntools: [files.write_file, write_note]\n---\n# Fix the library\n\nWrite the fix and what you found.\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("plan/known.md"), "Known issues: none.\n").unwrap();
+    std::fs::write(
+        repo.join("plan/.planvault/config.toml"),
+        format!(
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"grep -rq cause plan/findings && sh tests/check.sh\"\nattempts = 1\n",
+            server.display().to_string(),
+            real.display().to_string()
+        ),
+    )
+    .unwrap();
+    commit(&repo, "plan", "plan");
+    let before = snapshot(&repo);
+    let step = |tool_calls: Vec<llm_stub::ToolCall>, content: &str| Reply {
+        tool_calls,
+        ..reply("Step: Fix the library", content)
+    };
+    let call = |name: &str, path: &str, content: &str| llm_stub::ToolCall {
+        name: name.into(),
+        arguments: serde_json::json!({"path": path, "content": content}),
+    };
+    let stub = Stub::start(
+        Script {
+            replies: vec![
+                Reply {
+                    times: None,
+                    ..step(
+                        vec![
+                            call("files__write_file", "src/lib.txt", "fixed\n"),
+                            call("files__write_file", "plan/clash.md", "the server's\n"),
+                            call("write_note", "findings/today.md", "The cause: a typo.\n"),
+                            call("write_note", "clash.md", "the note's\n"),
+                        ],
+                        "",
+                    )
+                },
+                step(vec![], "Fixed."),
+            ],
+            default: None,
+        },
+        0,
+        None,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+        .args(["run", "--trust-config"])
+        .arg(repo.join("plan"))
+        .args(["--query", "fix", "--endpoint", &stub.base_url()])
+        .args(["--model", "m", "--isolate"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PLANVAULT_API_KEY")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("notes the run wrote, in the worktree for the verifier and the commit: plan/findings/today.md\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: plan/clash.md is not in the commit as the run wrote it: the run's commands or tools changed it in the worktree too"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&repo), before, "the checkout is untouched");
+    let branches = run_branches(&repo);
+    assert_eq!(branches.len(), 1, "{err}");
+    let at = |path: &str| git(&repo, &["show", &format!("{}:{path}", branches[0])]);
+    assert_eq!(at("plan/findings/today.md"), "The cause: a typo.\n");
+    assert_eq!(at("plan/known.md"), "Known issues: none.\n");
+    assert_eq!(at("plan/clash.md"), "the server's\n");
+    assert_eq!(at("src/lib.txt"), "fixed\n");
+    assert!(
+        at("plan/fix.md").contains("status: pending"),
+        "the plan's notes are the run's state, not its work"
+    );
+    let run_vault = repo.join(".git/planvault/runs/plan/vault");
+    assert_eq!(
+        std::fs::read_to_string(run_vault.join("clash.md")).unwrap(),
+        "the note's\n",
+        "the note the commit does not hold is kept"
+    );
+    let verified = receipt_verify(&run_vault);
+    assert!(verified.status.success(), "{}", stderr(&verified));
+}
+
 /// A red team's finding: a writing tool wrote the worktree's `.git` file
 /// to name the checkout's repository, and the run's commit landed on
 /// `main`, its index and branch changed under the person, and every

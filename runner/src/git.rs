@@ -342,6 +342,35 @@ impl Repo {
         self.git(dir, &["status", "--porcelain", "--untracked-files=all"])
     }
 
+    /// Whether one file of a worktree is as its commit has it (or absent
+    /// from both). The path is taken as written, never as a pattern.
+    pub fn unchanged(&self, dir: &Path, rel: &str) -> Result<bool, GitError> {
+        let out = self.git(
+            dir,
+            &[
+                "--literal-pathspecs",
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--",
+                rel,
+            ],
+        )?;
+        Ok(out.trim().is_empty())
+    }
+
+    /// Whether git ignores a file a worktree does not track (so no commit
+    /// takes it), whether it exists yet or not.
+    pub fn ignored(&self, dir: &Path, rel: &str) -> Result<bool, GitError> {
+        // `./` first: a name beginning `:(` is a name, not pathspec magic.
+        let path = format!("./{rel}");
+        match self.git(dir, &["check-ignore", "-q", "--", &path]) {
+            Ok(_) => Ok(true),
+            Err(GitError::Failed { code: 1, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The checkout's untracked files (not ignored), relative to its root.
     pub fn untracked(&self) -> Result<Vec<String>, GitError> {
         let out = self.git(

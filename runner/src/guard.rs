@@ -19,6 +19,7 @@
 //! plan's own vault (`00_plan-trace/learnings/<run-id>.md`).
 
 use crate::git::{GitError, Repo};
+use planvault_core::engine::journal::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -116,6 +117,12 @@ pub enum Step {
     NextAttempt {
         attempt: u32,
     },
+    /// Notes the run's `write_note` wrote in its vault, put in the
+    /// worktree before the verifier ran: repository path → SHA-256 of the
+    /// text put there (a later attempt may write its own over it).
+    NotesCarried {
+        notes: BTreeMap<String, String>,
+    },
     /// The worktree was staged: its tree.
     Staged {
         tree: String,
@@ -138,6 +145,16 @@ pub enum Step {
     Finished {
         outcome: String,
     },
+}
+
+/// What [`Guard::carry_notes`] did: repository paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CarriedNotes {
+    /// In the worktree as the run wrote them.
+    pub carried: Vec<String>,
+    /// Left as the worktree has them, each with why; the run's text stays
+    /// in its vault.
+    pub kept: Vec<(String, String)>,
 }
 
 /// What a receipt is made of, handed to whoever writes it.
@@ -610,6 +627,110 @@ impl Guard {
             })?;
         }
         Ok(changed)
+    }
+
+    /// Put the notes the run wrote in its vault (its `write_note` notes:
+    /// any `.md` that differs from the checkout's as the run took it, but
+    /// the plan's own notes, its trace and dot-folders) at the vault's place
+    /// in the worktree, where the verifier judges them and the commit takes
+    /// them with the rest of the work. A note is written over only where
+    /// the worktree still has it as committed, or as an earlier carry put
+    /// it: one the run's commands or tools changed there too, a protected
+    /// path, a symlink or a path git ignores is left as it is, and said.
+    pub fn carry_notes(
+        &mut self,
+        vault_rel: &str,
+        plan_notes: &[String],
+    ) -> Result<CarriedNotes, GuardError> {
+        let run = self.vault_dir();
+        let base = self.base_dir();
+        if !base.exists() {
+            // A run begun before the checkout's notes were kept beside it:
+            // what it changed cannot be told from what it took.
+            return Ok(CarriedNotes::default());
+        }
+        let wt = self.ensure_worktree()?;
+        let wt = std::fs::canonicalize(&wt).map_err(|e| io_err(&wt, e))?;
+        let mut before = BTreeMap::new();
+        for step in &self.steps {
+            if let Step::NotesCarried { notes } = step {
+                before.extend(notes.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        let mut done = CarriedNotes::default();
+        let mut logged = BTreeMap::new();
+        let trace = planvault_core::engine::trace::TRACE_DIR;
+        for rel in files_under(&run, &[trace])? {
+            if !rel.ends_with(".md")
+                || rel.split('/').any(|c| c.starts_with('.'))
+                || plan_notes.contains(&rel)
+            {
+                continue;
+            }
+            let ours = std::fs::read(run.join(&rel)).map_err(|e| io_err(&run.join(&rel), e))?;
+            if std::fs::read(base.join(&rel)).ok().as_ref() == Some(&ours) {
+                continue;
+            }
+            let path = if vault_rel.is_empty() {
+                rel.clone()
+            } else {
+                format!("{vault_rel}/{rel}")
+            };
+            let hash = sha256_hex(&ours);
+            match self.carry_note(&wt, &path, &ours, before.get(&path))? {
+                Ok(()) => {
+                    done.carried.push(path.clone());
+                    logged.insert(path, hash);
+                }
+                Err(why) => done.kept.push((path, why)),
+            }
+        }
+        if !logged.is_empty() && logged.iter().any(|(k, v)| before.get(k) != Some(v)) {
+            self.log(Step::NotesCarried { notes: logged })?;
+        }
+        Ok(done)
+    }
+
+    /// One note of [`Guard::carry_notes`]: `Err(why)` where it is left.
+    fn carry_note(
+        &self,
+        wt: &Path,
+        path: &str,
+        text: &[u8],
+        carried: Option<&String>,
+    ) -> Result<Result<(), String>, GuardError> {
+        if self.is_protected(path) {
+            return Ok(Err("protected ([guard] protected)".into()));
+        }
+        let target = match crate::native::confine(wt, path)
+            .and_then(|t| crate::native::no_symlink_at(wt, path).map(|()| t))
+        {
+            Ok(target) if target.starts_with(wt) => target,
+            Ok(_) => return Ok(Err("a symlink in the worktree leads elsewhere".into())),
+            Err(e) => return Ok(Err(e.message)),
+        };
+        let now = std::fs::read(&target).ok();
+        if self.repo.ignored(wt, path)? {
+            return Ok(Err("git ignores it, so no commit would hold it".into()));
+        }
+        if now.as_deref() == Some(text) {
+            return Ok(Ok(()));
+        }
+        let ours = now.as_deref().map(sha256_hex);
+        let as_carried = carried.is_some() && ours.as_ref() == carried;
+        if !as_carried && !self.repo.unchanged(wt, path)? {
+            return Ok(Err(
+                "the run's commands or tools changed it in the worktree too".into(),
+            ));
+        }
+        let Ok(text) = std::str::from_utf8(text) else {
+            return Ok(Err("not UTF-8".into()));
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        }
+        crate::native::write_atomic(&target, text).map_err(|e| io_err(&target, e))?;
+        Ok(Ok(()))
     }
 
     /// Run the verifier in the worktree and log its verdict. Without a
@@ -1429,6 +1550,98 @@ mod tests {
         let again = guard.ensure_worktree().unwrap();
         assert!(again.join("work.txt").exists());
         assert_eq!(repo.worktrees().unwrap().len(), 2);
+    }
+
+    /// An isolated vault run's `write_note` notes were left in its vault
+    /// under the git directory, never in the commit, while what its
+    /// commands and servers wrote was. They are carried to the worktree,
+    /// never over what other work changed there, nor out of it.
+    #[test]
+    fn notes_the_run_wrote_are_carried_to_the_worktree_but_never_over_other_work() {
+        let (_dir, repo) = crate::git::tests::repo_with(&[
+            ("tests/check.sh", "exit 0\n"),
+            ("v/plan.md", "---\nstatus: pending\n---\n"),
+            ("v/kept.md", "committed\n"),
+        ]);
+        let config = GuardConfig {
+            protected: vec!["tests/**".into(), "v/locked/**".into()],
+            ..config()
+        };
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, config, "20261202-130501-abcdef").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        let (run, base) = (guard.vault_dir(), guard.base_dir());
+        let put = |dir: &Path, rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for dir in [&run, &base] {
+            put(dir, "plan.md", "---\nstatus: pending\n---\n");
+            put(dir, "kept.md", "committed\n");
+        }
+        put(&run, "plan.md", "---\nstatus: done\n---\n");
+        put(&run, "kept.md", "ours\n");
+        put(&run, "new/deep.md", "new\n");
+        put(&run, "00_plan-trace/trace.md", "trace\n");
+        put(&run, ".hidden/x.md", "hidden\n");
+        put(&run, "locked/x.md", "locked\n");
+        put(&run, "clash.md", "the note's\n");
+        put(&run, "ign.md", "ignored\n");
+        put(&run, "link/x.md", "through\n");
+        // What the run's commands did in the worktree meanwhile.
+        put(&wt, "v/clash.md", "the command's\n");
+        put(&wt, ".gitignore", "v/ign.md\n");
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), wt.join("v/link")).unwrap();
+        let plan_notes = ["plan.md".to_string()];
+
+        let done = guard.carry_notes("v", &plan_notes).unwrap();
+        assert_eq!(done.carried, ["v/kept.md", "v/new/deep.md"]);
+        let kept: Vec<&str> = done.kept.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            kept,
+            ["v/clash.md", "v/ign.md", "v/link/x.md", "v/locked/x.md"]
+        );
+        let why = |path: &str| done.kept.iter().find(|(p, _)| p == path).unwrap().1.clone();
+        assert!(why("v/clash.md").contains("changed it in the worktree too"));
+        assert!(why("v/ign.md").contains("git ignores it"));
+        assert!(
+            why("v/link/x.md").contains("symlink"),
+            "{}",
+            why("v/link/x.md")
+        );
+        assert!(why("v/locked/x.md").contains("protected"));
+        let read = |rel: &str| std::fs::read_to_string(wt.join(rel)).ok();
+        assert_eq!(read("v/kept.md").as_deref(), Some("ours\n"));
+        assert_eq!(read("v/new/deep.md").as_deref(), Some("new\n"));
+        assert_eq!(
+            read("v/plan.md").as_deref(),
+            Some("---\nstatus: pending\n---\n")
+        );
+        assert_eq!(read("v/clash.md").as_deref(), Some("the command's\n"));
+        assert_eq!(read("v/00_plan-trace/trace.md"), None);
+        assert_eq!(read("v/.hidden/x.md"), None);
+        assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+
+        // A later attempt writes over its own carry (the log read again, as
+        // by a resume), never over a command's change since.
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, guard.config.clone(), "unused").unwrap();
+        put(&run, "kept.md", "second\n");
+        put(&run, "new/deep.md", "second\n");
+        put(&wt, "v/new/deep.md", "the command's\n");
+        let done = guard.carry_notes("v", &plan_notes).unwrap();
+        assert_eq!(done.carried, ["v/kept.md"]);
+        assert!(done.kept.iter().any(|(p, _)| p == "v/new/deep.md"));
+        assert_eq!(read("v/kept.md").as_deref(), Some("second\n"));
+        assert_eq!(read("v/new/deep.md").as_deref(), Some("the command's\n"));
+        // A carried note its command then deleted is not written again.
+        std::fs::remove_file(wt.join("v/kept.md")).unwrap();
+        put(&run, "kept.md", "third\n");
+        let done = guard.carry_notes("v", &plan_notes).unwrap();
+        assert!(done.kept.iter().any(|(p, _)| p == "v/kept.md"), "{done:?}");
+        assert_eq!(read("v/kept.md"), None);
     }
 
     /// A protected path is known however it is written (`x/../tests/…`,

@@ -479,6 +479,9 @@ pub fn run(
             let _ = progress;
             let mut g = guard.borrow_mut();
             g.ensure_worktree()?;
+            if matches!(source, PlanSource::Vault(_)) {
+                carry_notes(&mut g, &hooks.vault_rel, &root)?;
+            }
             if g.check_tamper()?.is_some() {
                 drop(g);
                 continue;
@@ -534,6 +537,36 @@ pub fn run(
             &format!("The verifier failed {attempt} time(s); the run's changes were rolled back."),
         );
     }
+}
+
+/// The notes the run's `write_note` wrote in its vault go into the
+/// worktree before the verifier judges it, as its commands' work does:
+/// said on stderr, and those left where the run's own work changed them.
+fn carry_notes(guard: &mut Guard, vault_rel: &str, root: &Path) -> Result<()> {
+    // The plan's notes as the run took them from the checkout: a note a
+    // tool wrote reads as one more (loose) note of the run's copy.
+    let base = guard.base_dir();
+    let plan = crate::input::read_plan(&base, None, crate::input::Enclosing::Itself)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .check()
+        .plan;
+    let plan_notes: Vec<String> = (0..plan.nodes.len())
+        .map(|i| planvault_core::vault::note_file(&plan, i))
+        .collect();
+    let done = guard.carry_notes(vault_rel, &plan_notes)?;
+    if !done.carried.is_empty() {
+        eprintln!(
+            "  notes the run wrote, in the worktree for the verifier and the commit: {}",
+            done.carried.join(", ")
+        );
+    }
+    for (path, why) in &done.kept {
+        eprintln!(
+            "warning: {path} is not in the commit as the run wrote it: {why}; the run's text is in {}",
+            root.join(path.strip_prefix(&format!("{vault_rel}/")).unwrap_or(path)).display()
+        );
+    }
+    Ok(())
 }
 
 /// The learnings note, the escalated receipt, the worktree and branch gone.

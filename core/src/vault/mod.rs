@@ -31,8 +31,8 @@ pub use document::{parse_plan_document, path_graph_from_steps, DOCUMENT_FILE};
 pub use scope::{check_in_folder, check_in_folder_read, in_folder};
 pub use validate::{drop_outside_plan, find_start, validate, StartRule};
 pub use write::{
-    checked_update_status, plan_changed, render_note, run_vault_note, run_vault_notes, save_plan,
-    update_status, ChangedItem,
+    checked_update_status, note_file, plan_changed, render_note, run_vault_note, run_vault_notes,
+    save_plan, update_status, ChangedItem,
 };
 
 use crate::diagnostic::sort_by_position;
