@@ -856,6 +856,7 @@ impl VaultLock {
         for _ in 0..3 {
             if create_with_text(&path, &me).map_err(io)? {
                 sweep_lock_leftovers(&path);
+                sweep_write_leftovers(vault);
                 return Ok(VaultLock { path, text: me });
             }
             let Ok(found) = fs::read_to_string(&path) else {
@@ -973,9 +974,43 @@ fn sweep_lock_leftovers(lock: &Path) {
     }
 }
 
-/// Whether `path` was last modified more than `age` ago.
+/// Removes what writes cut off by a kill left in the vault (the dot-file
+/// [`write_atomic`] renames over its file), once old enough that no write
+/// is still at it: a later write of that file would remove it, but a file
+/// never written again kept it, shown by git and synced by the vault's
+/// sync. The vault's dot-folders and symlinked folders are not entered.
+fn sweep_write_leftovers(vault: &Path) {
+    let mut pending = vec![vault.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if !name.starts_with('.') {
+                    pending.push(entry.path());
+                }
+            } else if name.starts_with('.')
+                && name.ends_with(WRITE_LEFTOVER)
+                && older_than(&entry.path(), LOCK_WRITE_GRACE)
+            {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The end of the name of [`write_atomic`]'s dot-file.
+const WRITE_LEFTOVER: &str = ".planvault-tmp";
+
+/// Whether `path` (not what a symlink there leads to) was last modified
+/// more than `age` ago.
 fn older_than(path: &Path, age: Duration) -> bool {
-    fs::metadata(path)
+    fs::symlink_metadata(path)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|modified| modified.elapsed().ok())
@@ -1089,7 +1124,7 @@ pub fn write_atomic_unless_changed(
     while !name.is_char_boundary(cut) {
         cut -= 1;
     }
-    let tmp = path.with_file_name(format!(".{}.planvault-tmp", &name[..cut]));
+    let tmp = path.with_file_name(format!(".{}{WRITE_LEFTOVER}", &name[..cut]));
     match fs::remove_file(&tmp) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -2747,6 +2782,58 @@ mod tests {
         drop(VaultLock::acquire(dir.path()).unwrap());
         assert!(!old.exists());
         assert!(fresh.exists());
+    }
+
+    /// A kill between a note's temporary write and its rename left the
+    /// dot-file beside the note for good where the note was never written
+    /// again (a finished run's note): the kill-point pass found them, shown
+    /// by `git status` in a vault that is a repository.
+    #[test]
+    fn a_run_takes_away_what_writes_cut_off_by_a_kill_left_in_its_vault() {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = dir.path();
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        let age = |path: &Path| {
+            fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        };
+        let put = |rel: &str| {
+            let path = vault.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "half").unwrap();
+            path
+        };
+        let left = [
+            put(".draft.md.planvault-tmp"),
+            put("deep/er/.review.md.planvault-tmp"),
+            put("00_plan-trace/.trace.md.planvault-tmp"),
+        ];
+        let kept = [
+            // Someone's own files, a dot-folder's, and a write still going on.
+            put("deep/draft.md.planvault-tmp"),
+            put(".obsidian/.workspace.planvault-tmp"),
+            put("deep/.fresh.md.planvault-tmp"),
+        ];
+        for path in left.iter().chain(&kept[..2]) {
+            age(path);
+        }
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside = elsewhere.path().join(".x.md.planvault-tmp");
+        fs::write(&outside, "not the vault's").unwrap();
+        age(&outside);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(elsewhere.path(), vault.join("linked")).unwrap();
+        drop(VaultLock::acquire(vault).unwrap());
+        for path in &left {
+            assert!(!path.exists(), "{}", path.display());
+        }
+        for path in kept.iter().chain([&outside]) {
+            assert!(path.exists(), "{}", path.display());
+        }
     }
 
     /// A streamed reply read to its end (or its error).
