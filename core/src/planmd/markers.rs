@@ -117,9 +117,19 @@ fn parse_item_line(line: &RawLine<'_>, decl: &mut ItemDecl) {
                 saw_dep = true;
                 decl.after_at =
                     Some(line.start + (rest.as_ptr() as usize - line.text.as_ptr() as usize));
+                // Once each, in the order first written: looked up in a
+                // sorted copy, as a list of thousands of numbers would be
+                // searched once per number (a sort is smaller in wasm than
+                // a set).
+                let mut sorted = deps.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                let mut taken = vec![false; sorted.len()];
                 for dep in deps {
-                    if !decl.after.contains(&dep) {
-                        decl.after.push(dep);
+                    if let Ok(k) = sorted.binary_search(&dep) {
+                        if !std::mem::replace(&mut taken[k], true) {
+                            decl.after.push(dep);
+                        }
                     }
                 }
                 rest = after;
@@ -563,6 +573,20 @@ mod tests {
         let d = under(&format!("{lines}@needs k0 k{}\n", keys - 1));
         assert_eq!(d.needs.len(), keys);
         assert_eq!((d.needs[0].as_str(), d.needs_at.len()), ("k0", keys));
+    }
+
+    /// Regression: each number of an `(after: …)` was looked for among
+    /// those before it, so an item after 64,000 others took 14 s to read.
+    #[test]
+    fn a_long_after_list_is_read_in_linear_time() {
+        let deps = 200_000u32;
+        let list: Vec<String> = (1..=deps).chain([1, deps]).map(|d| d.to_string()).collect();
+        let d = parse_item_text(&format!("(after: {}) last", list.join(", ")));
+        assert_eq!(d.after.len(), deps as usize);
+        assert_eq!((d.after[0], d.after[deps as usize - 1]), (1, deps));
+        assert_eq!(d.title, "last");
+        let d = parse_item_text("(after: 3, 1, 3,2, 1) x");
+        assert_eq!(d.after, [3, 1, 2]);
     }
 
     #[test]
