@@ -1211,7 +1211,7 @@ fn notes_a_vault_run_writes_are_verified_and_committed_with_its_work() {
     std::fs::write(
         repo.join("plan/.planvault/config.toml"),
         format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"grep -rq cause plan/findings && sh tests/check.sh\"\nattempts = 1\n",
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"grep -rq cause plan/findings && sh tests/check.sh && test ! -e plan/judged.md\"\nattempts = 1\n",
             server.display().to_string(),
             real.display().to_string()
         ),
@@ -1238,6 +1238,7 @@ fn notes_a_vault_run_writes_are_verified_and_committed_with_its_work() {
                             call("files__write_file", "plan/clash.md", "the server's\n"),
                             call("write_note", "findings/today.md", "The cause: a typo.\n"),
                             call("write_note", "clash.md", "the note's\n"),
+                            call("write_note", "judged.md", "what judges the work\n"),
                         ],
                         "",
                     )
@@ -1268,6 +1269,11 @@ fn notes_a_vault_run_writes_are_verified_and_committed_with_its_work() {
     assert!(
         err.contains("warning: plan/clash.md is not in the commit as the run wrote it: the run's commands or tools changed it in the worktree too"),
         "{err}"
+    );
+    let told = stub.requests()[1].text();
+    assert!(
+        told.contains("plan/judged.md is named by the verifier ([guard] verify)"),
+        "a file the verifier names is refused, as a protected one is: {told}"
     );
     assert_eq!(snapshot(&repo), before, "the checkout is untouched");
     let branches = run_branches(&repo);

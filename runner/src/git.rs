@@ -371,6 +371,15 @@ impl Repo {
         }
     }
 
+    /// Whether git stages a file of a worktree: staged and unstaged again
+    /// (`--dry-run` checks no name), its message where it will not be (a
+    /// name git refuses, such as `GIT~1/`; a file in a submodule).
+    pub fn stageable(&self, dir: &Path, rel: &str) -> Result<(), GitError> {
+        self.git(dir, &["--literal-pathspecs", "add", "--", rel])?;
+        self.git(dir, &["--literal-pathspecs", "reset", "-q", "--", rel])
+            .map(|_| ())
+    }
+
     /// The checkout's untracked files (not ignored), relative to its root.
     pub fn untracked(&self) -> Result<Vec<String>, GitError> {
         let out = self.git(

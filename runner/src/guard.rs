@@ -243,15 +243,21 @@ fn name_match(pattern: &str, name: &str) -> bool {
 /// The files a verifier command names (its words that are files of the
 /// worktree): its script is locked like a protected file.
 pub fn verifier_files(command: &str, worktree: &Path) -> Vec<String> {
+    verifier_words(command)
+        .filter(|w| worktree.join(w).is_file())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The words of a verifier command that could name a file of the
+/// worktree (relative, not an option, not out of it).
+fn verifier_words(command: &str) -> impl Iterator<Item = &str> {
     command
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
         .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
         .map(|w| w.strip_prefix("./").unwrap_or(w))
         .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.starts_with('/'))
         .filter(|w| !w.split('/').any(|c| c == ".."))
-        .filter(|w| worktree.join(w).is_file())
-        .map(str::to_string)
-        .collect()
 }
 
 /// The last `lines` lines of a text.
@@ -607,6 +613,18 @@ impl Guard {
         protected_by(&self.config.protected, rel)
     }
 
+    /// Whether the work may not write a repository path: protected, or
+    /// named by the verifier (locked once it exists, so the run writing
+    /// it would be stopped as tampering).
+    pub fn is_locked(&self, rel: &str) -> bool {
+        self.is_protected(rel)
+            || self
+                .config
+                .verify
+                .as_deref()
+                .is_some_and(|verify| verifier_words(verify).any(|w| w == rel))
+    }
+
     /// The first locked file that changed since the start (by name), or
     /// `None`. A changed file is logged as tampering.
     pub fn check_tamper(&mut self) -> Result<Option<String>, GuardError> {
@@ -692,6 +710,9 @@ impl Guard {
     }
 
     /// One note of [`Guard::carry_notes`]: `Err(why)` where it is left.
+    /// Only a full disk stops the run: anything else about one note (a
+    /// name git refuses, a folder in its place, a path past the system's
+    /// limit) leaves that note in the run's vault, said.
     fn carry_note(
         &self,
         wt: &Path,
@@ -699,26 +720,39 @@ impl Guard {
         text: &[u8],
         carried: Option<&String>,
     ) -> Result<Result<(), String>, GuardError> {
-        if self.is_protected(path) {
-            return Ok(Err("protected ([guard] protected)".into()));
+        if self.is_locked(path) {
+            return Ok(Err(
+                "locked: protected ([guard] protected) or named by the verifier".into(),
+            ));
         }
-        let target = match crate::native::confine(wt, path)
-            .and_then(|t| crate::native::no_symlink_at(wt, path).map(|()| t))
-        {
-            Ok(target) if target.starts_with(wt) => target,
-            Ok(_) => return Ok(Err("a symlink in the worktree leads elsewhere".into())),
-            Err(e) => return Ok(Err(e.message)),
+        let target = match plain_path(wt, path) {
+            Ok(target) => target,
+            Err(why) => return Ok(Err(why)),
         };
-        let now = std::fs::read(&target).ok();
-        if self.repo.ignored(wt, path)? {
-            return Ok(Err("git ignores it, so no commit would hold it".into()));
+        let now = match std::fs::read(&target) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Ok(Err(format!("cannot be read in the worktree: {e}"))),
+        };
+        match self.repo.ignored(wt, path) {
+            Ok(false) => {}
+            Ok(true) => return Ok(Err("git ignores it, so no commit would hold it".into())),
+            Err(e) => return Ok(Err(format!("git cannot take it ({})", git_said(&e)))),
         }
         if now.as_deref() == Some(text) {
             return Ok(Ok(()));
         }
-        let ours = now.as_deref().map(sha256_hex);
-        let as_carried = carried.is_some() && ours.as_ref() == carried;
-        if !as_carried && !self.repo.unchanged(wt, path)? {
+        // Once carried, the run's own only while it holds what was carried
+        // (a command that removed or reverted it had the last word); never
+        // carried, only while git sees it as committed.
+        let ours = match carried {
+            Some(carried) => now.as_deref().map(sha256_hex).as_ref() == Some(carried),
+            None => match self.repo.unchanged(wt, path) {
+                Ok(unchanged) => unchanged,
+                Err(e) => return Ok(Err(format!("git cannot take it ({})", git_said(&e)))),
+            },
+        };
+        if !ours {
             return Ok(Err(
                 "the run's commands or tools changed it in the worktree too".into(),
             ));
@@ -726,10 +760,38 @@ impl Guard {
         let Ok(text) = std::str::from_utf8(text) else {
             return Ok(Err("not UTF-8".into()));
         };
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        // The folders this write makes, outermost last: taken away again
+        // with the note where git will not take it.
+        let made: Vec<&Path> = target
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| !dir.exists())
+            .collect();
+        let written = target
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::native::write_atomic(&target, text));
+        match written {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                return Err(io_err(&target, e))
+            }
+            Err(e) => return Ok(Err(format!("cannot be written in the worktree: {e}"))),
         }
-        crate::native::write_atomic(&target, text).map_err(|e| io_err(&target, e))?;
+        // A name git will not commit (`GIT~1/`, an alias of `.git` on
+        // NTFS, refused everywhere) would fail the commit after the
+        // verifier passed, at every resume: what was there is put back.
+        if let Err(e) = self.repo.stageable(wt, path) {
+            let put_back = match &now {
+                Some(before) => std::fs::write(&target, before),
+                None => std::fs::remove_file(&target),
+            };
+            put_back.map_err(|e| io_err(&target, e))?;
+            for dir in made {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Ok(Err(format!("git will not commit it ({})", git_said(&e))));
+        }
         Ok(Ok(()))
     }
 
@@ -1019,6 +1081,53 @@ impl Guard {
             format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused")
         })
     }
+}
+
+/// What git said, in one line: its message's first, else the error.
+fn git_said(e: &GitError) -> String {
+    match e {
+        GitError::Failed { stderr, .. } if !stderr.trim().is_empty() => {
+            stderr.lines().next().unwrap_or_default().trim().to_string()
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Where `rel` is in the worktree `wt`, each of its folders that exists a
+/// real folder (git takes no file beyond a symlink, and a protected path
+/// could lie where one leads) and the file itself a regular file or none;
+/// `Err(why)` otherwise.
+fn plain_path(wt: &Path, rel: &str) -> Result<PathBuf, String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut at = wt.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        if matches!(*part, "" | "." | "..") {
+            return Err("not a plain path".into());
+        }
+        at.push(part);
+        let last = i + 1 == parts.len();
+        match std::fs::symlink_metadata(&at) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(format!("cannot be read in the worktree: {e}")),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "a symlink stands at {} in the worktree",
+                    parts[..=i].join("/")
+                ))
+            }
+            Ok(meta) if !last && !meta.is_dir() => {
+                return Err(format!(
+                    "{} is a file in the worktree",
+                    parts[..=i].join("/")
+                ))
+            }
+            Ok(meta) if last && !meta.is_file() => {
+                return Err("something other than a file stands there in the worktree".into())
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(wt.join(rel))
 }
 
 /// `path` with its `.` and `..` taken away, and the longest part of it that
@@ -1642,6 +1751,82 @@ mod tests {
         let done = guard.carry_notes("v", &plan_notes).unwrap();
         assert!(done.kept.iter().any(|(p, _)| p == "v/kept.md"), "{done:?}");
         assert_eq!(read("v/kept.md"), None);
+    }
+
+    /// A red-team pass of the carry: a name git refuses (`GIT~1/`, NTFS's
+    /// alias of `.git`) failed the commit after the verifier passed, and a
+    /// symlinked folder in the vault, a folder at the note's path or a path
+    /// past the system's limit failed the carry, each at every resume; a
+    /// file the verifier names was carried and the run stopped as
+    /// tampering; a new note carried, then moved away by a tool, came back.
+    /// Each is left as the worktree has it, said, and the run goes on.
+    #[test]
+    fn a_note_the_worktree_or_git_cannot_take_is_left_and_the_run_goes_on() {
+        let (_dir, repo) = crate::git::tests::repo_with(&[
+            ("tests/check.sh", "exit 0\n"),
+            ("v/plan.md", "---\nstatus: pending\n---\n"),
+        ]);
+        let config = GuardConfig {
+            verify: Some("sh tests/check.sh && grep -q x v/judged.md".into()),
+            ..config()
+        };
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, config, "20261202-130501-abcdef").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        let run = guard.vault_dir();
+        std::fs::create_dir_all(guard.base_dir()).unwrap();
+        let put = |dir: &Path, rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // Within the system's path limit, but not the temporary file the
+        // write goes through beside it.
+        let room = 4095 - wt.join("v").as_os_str().len() - 1 - 5;
+        let mut long = String::new();
+        while long.len() + 5 < room {
+            let name = (room - long.len() - 5).min(200);
+            long.push_str(&"d".repeat(name));
+            long.push('/');
+        }
+        long.push_str("x.md");
+        assert!(wt.join("v").join(&long).as_os_str().len() + ".planvault-tmp".len() > 4095);
+        for rel in [
+            "GIT~1/x.md",
+            "attach/x.md",
+            "dir.md",
+            "judged.md",
+            "new.md",
+            long.as_str(),
+        ] {
+            put(&run, rel, "x\n");
+        }
+        std::os::unix::fs::symlink("../tests", wt.join("v/attach")).unwrap();
+        std::fs::create_dir_all(wt.join("v/dir.md")).unwrap();
+        let done = guard.carry_notes("v", &["plan.md".into()]).unwrap();
+        assert_eq!(done.carried, ["v/new.md"]);
+        let why = |path: &str| {
+            done.kept
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, why)| why.clone())
+                .unwrap_or_else(|| panic!("{path} not kept: {done:?}"))
+        };
+        assert!(why("v/GIT~1/x.md").contains("git will not commit it (error: invalid path"));
+        assert!(why("v/attach/x.md").contains("a symlink stands at v/attach"));
+        assert!(why("v/dir.md").contains("something other than a file"));
+        assert!(why("v/judged.md").contains("named by the verifier"));
+        let said = why(&format!("v/{long}"));
+        assert!(said.contains("cannot be written in the worktree"), "{said}");
+        assert_eq!(done.kept.len(), 5, "{done:?}");
+        assert!(!wt.join("v/GIT~1").exists(), "put back as it was");
+        assert!(!wt.join("tests/x.md").exists(), "never through the link");
+        assert_eq!(guard.check_tamper().unwrap(), None);
+        // Moved away by a tool once carried: not made again.
+        std::fs::rename(wt.join("v/new.md"), wt.join("v/moved.md")).unwrap();
+        let done = guard.carry_notes("v", &["plan.md".into()]).unwrap();
+        assert!(done.carried.is_empty(), "{done:?}");
+        assert!(!wt.join("v/new.md").exists());
     }
 
     /// A protected path is known however it is written (`x/../tests/…`,
