@@ -1077,9 +1077,19 @@ impl Guard {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        self.is_protected(&rel).then(|| {
-            format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused")
-        })
+        self.locked_why(&rel)
+    }
+
+    /// Why the work may not write a repository path ([`Guard::is_locked`]),
+    /// as a tool is told.
+    pub fn locked_why(&self, rel: &str) -> Option<String> {
+        if self.is_protected(rel) {
+            Some(format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused"))
+        } else if self.is_locked(rel) {
+            Some(format!("{rel} is named by the verifier ([guard] verify): the work may not change what judges it; refused"))
+        } else {
+            None
+        }
     }
 }
 
@@ -1816,6 +1826,11 @@ mod tests {
         assert!(why("v/attach/x.md").contains("a symlink stands at v/attach"));
         assert!(why("v/dir.md").contains("something other than a file"));
         assert!(why("v/judged.md").contains("named by the verifier"));
+        let told = guard.refuse_write("v/./judged.md").unwrap_or_default();
+        assert!(
+            told.contains("named by the verifier"),
+            "and a tool's write: {told}"
+        );
         let said = why(&format!("v/{long}"));
         assert!(said.contains("cannot be written in the worktree"), "{said}");
         assert_eq!(done.kept.len(), 5, "{done:?}");

@@ -108,14 +108,7 @@ impl Hooks {
             } else {
                 format!("{vault_rel}/{path}")
             };
-            let guard = g2.borrow();
-            if guard.is_protected(&full) {
-                Some(format!("{full} is protected ([guard] protected): the work may not change what judges it; refused"))
-            } else if guard.is_locked(&full) {
-                Some(format!("{full} is named by the verifier ([guard] verify): the work may not change what judges it; refused"))
-            } else {
-                None
-            }
+            g2.borrow().locked_why(&full)
         })
         .with_mcp_guard(move |tool, arguments| {
             let lower = tool.to_ascii_lowercase();
