@@ -1083,16 +1083,14 @@ fn a_run_killed_at_random_points_resumes_in_its_worktree_and_repeats_no_mutation
     );
 }
 
-/// A vault plan in the repository whose node writes through
-/// server-filesystem, pointed at the checkout: the server is pointed at the
-/// worktree instead, and its write to a protected test is refused.
-#[test]
-fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() {
+/// A repository whose vault plan `plan/` is one step offered
+/// server-filesystem (rooted at the checkout) and `write_note`; `guard`
+/// is its config's `[guard]` table. Committed.
+fn files_server_plan(dir: &Path, guard: &str) -> PathBuf {
     let server =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
     assert!(server.exists(), "run `npm ci` at the repository's root");
-    let dir = tempfile::tempdir().unwrap();
-    let repo = repo(dir.path(), UNGATED, "true\n", "");
+    let repo = repo(dir, UNGATED, "true\n", "");
     let real = std::fs::canonicalize(&repo).unwrap();
     std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
     std::fs::write(
@@ -1103,65 +1101,75 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
     std::fs::write(
         repo.join("plan/.planvault/config.toml"),
         format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"sh tests/check.sh\"\nprotected = [\"tests/**\", \"plan/rules/**\"]\n",
+            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\n{guard}",
             server.display().to_string(),
             real.display().to_string()
         ),
     )
     .unwrap();
     commit(&repo, "plan", "plan");
-    let before = snapshot(&repo);
+    repo
+}
+
+/// A tool call of `name` with a path and a content.
+fn call(name: &str, path: &str, content: &str) -> llm_stub::ToolCall {
+    llm_stub::ToolCall {
+        name: name.into(),
+        arguments: serde_json::json!({"path": path, "content": content}),
+    }
+}
+
+/// A model that makes `calls` in the step's first round, then is done.
+fn one_step_of_calls(calls: Vec<llm_stub::ToolCall>) -> Stub {
     let step = |tool_calls: Vec<llm_stub::ToolCall>, content: &str| Reply {
         tool_calls,
         ..reply("Step: Fix the library", content)
     };
-    let stub = Stub::start(
+    let first = Reply {
+        times: None,
+        ..step(calls, "")
+    };
+    Stub::start(
         Script {
-            replies: vec![
-                Reply {
-                    times: None,
-                    ..step(
-                        vec![
-                            llm_stub::ToolCall {
-                                name: "files__write_file".into(),
-                                arguments: serde_json::json!({"path": "tests/check.sh", "content": "exit 0\n"}),
-                            },
-                            llm_stub::ToolCall {
-                                name: "files__write_file".into(),
-                                arguments: serde_json::json!({"path": "src/lib.txt", "content": "fixed\n"}),
-                            },
-                            llm_stub::ToolCall {
-                                name: "write_note".into(),
-                                arguments: serde_json::json!({"path": "rules/holdout.md", "content": "anything goes"}),
-                            },
-                        ],
-                        "",
-                    )
-                },
-                step(vec![], "Fixed."),
-            ],
+            replies: vec![first, step(vec![], "Fixed.")],
             default: None,
         },
         0,
         None,
     )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
+    .unwrap()
+}
+
+/// `planvault run plan --isolate` of [`files_server_plan`]'s repository.
+fn files_server_plan_run(repo: &Path, stub: &Stub) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planvault"))
         .args(["run", "--trust-config"])
         .arg(repo.join("plan"))
-        .args([
-            "--query",
-            "fix",
-            "--endpoint",
-            &stub.base_url(),
-            "--model",
-            "m",
-            "--isolate",
-        ])
+        .args(["--query", "fix", "--endpoint", &stub.base_url()])
+        .args(["--model", "m", "--isolate"])
         .env_remove("OPENAI_API_KEY")
         .env_remove("PLANVAULT_API_KEY")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// A vault plan in the repository whose node writes through
+/// server-filesystem, pointed at the checkout: the server is pointed at the
+/// worktree instead, and its write to a protected test is refused.
+#[test]
+fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = files_server_plan(
+        dir.path(),
+        "verify = \"sh tests/check.sh\"\nprotected = [\"tests/**\", \"plan/rules/**\"]\n",
+    );
+    let before = snapshot(&repo);
+    let stub = one_step_of_calls(vec![
+        call("files__write_file", "tests/check.sh", "exit 0\n"),
+        call("files__write_file", "src/lib.txt", "fixed\n"),
+        call("write_note", "rules/holdout.md", "anything goes"),
+    ]);
+    let out = files_server_plan_run(&repo, &stub);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     let told = stub.requests()[1].text();
@@ -1195,71 +1203,22 @@ fn an_mcp_filesystem_server_writes_in_the_worktree_and_never_a_protected_path() 
 /// server made it, and said.
 #[test]
 fn notes_a_vault_run_writes_are_verified_and_committed_with_its_work() {
-    let server =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-server-filesystem");
-    assert!(server.exists(), "run `npm ci` at the repository's root");
     let dir = tempfile::tempdir().unwrap();
-    let repo = repo(dir.path(), UNGATED, "true\n", "");
-    let real = std::fs::canonicalize(&repo).unwrap();
-    std::fs::create_dir_all(repo.join("plan/.planvault")).unwrap();
-    std::fs::write(
-        repo.join("plan/fix.md"),
-        "---\ntype: start\nstatus: pending\ntools: [files.write_file, write_note]\n---\n# Fix the library\n\nWrite the fix and what you found.\n",
-    )
-    .unwrap();
+    let repo = files_server_plan(
+        dir.path(),
+        "verify = \"grep -rq cause plan/findings && sh tests/check.sh && test ! -e plan/judged.md\"\nattempts = 1\n",
+    );
     std::fs::write(repo.join("plan/known.md"), "Known issues: none.\n").unwrap();
-    std::fs::write(
-        repo.join("plan/.planvault/config.toml"),
-        format!(
-            "[http]\nattempts = 1\n\n[mcp.servers.files]\ncommand = {:?}\nargs = [{:?}]\n\n[guard]\nverify = \"grep -rq cause plan/findings && sh tests/check.sh && test ! -e plan/judged.md\"\nattempts = 1\n",
-            server.display().to_string(),
-            real.display().to_string()
-        ),
-    )
-    .unwrap();
-    commit(&repo, "plan", "plan");
+    commit(&repo, "plan", "a note");
     let before = snapshot(&repo);
-    let step = |tool_calls: Vec<llm_stub::ToolCall>, content: &str| Reply {
-        tool_calls,
-        ..reply("Step: Fix the library", content)
-    };
-    let call = |name: &str, path: &str, content: &str| llm_stub::ToolCall {
-        name: name.into(),
-        arguments: serde_json::json!({"path": path, "content": content}),
-    };
-    let stub = Stub::start(
-        Script {
-            replies: vec![
-                Reply {
-                    times: None,
-                    ..step(
-                        vec![
-                            call("files__write_file", "src/lib.txt", "fixed\n"),
-                            call("files__write_file", "plan/clash.md", "the server's\n"),
-                            call("write_note", "findings/today.md", "The cause: a typo.\n"),
-                            call("write_note", "clash.md", "the note's\n"),
-                            call("write_note", "judged.md", "what judges the work\n"),
-                        ],
-                        "",
-                    )
-                },
-                step(vec![], "Fixed."),
-            ],
-            default: None,
-        },
-        0,
-        None,
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planvault"))
-        .args(["run", "--trust-config"])
-        .arg(repo.join("plan"))
-        .args(["--query", "fix", "--endpoint", &stub.base_url()])
-        .args(["--model", "m", "--isolate"])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("PLANVAULT_API_KEY")
-        .output()
-        .unwrap();
+    let stub = one_step_of_calls(vec![
+        call("files__write_file", "src/lib.txt", "fixed\n"),
+        call("files__write_file", "plan/clash.md", "the server's\n"),
+        call("write_note", "findings/today.md", "The cause: a typo.\n"),
+        call("write_note", "clash.md", "the note's\n"),
+        call("write_note", "judged.md", "what judges the work\n"),
+    ]);
+    let out = files_server_plan_run(&repo, &stub);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
