@@ -48,6 +48,8 @@ pub enum EditError {
     NewEdgeReadOtherwise,
     #[error("`{key}` would not read back as set from this note's frontmatter (the value is none `{key}` takes, or the block is written in a form YAML would read otherwise once the line is in); set it in the note's text")]
     KnobReadOtherwise { key: String },
+    #[error("setting `{key}` on its line would change the note's other properties too (a key after a bare carriage return on that line, which YAML reads as a line of its own); set it in the note's text")]
+    KnobTakesOthers { key: String },
 }
 
 const BOM: &str = "\u{feff}";
@@ -652,6 +654,27 @@ pub const KNOBS: [&str; 5] = super::frontmatter::KNOWN_KEYS;
 /// (`KnobReadOtherwise`), the note left as it is.
 pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String, EditError> {
     let after = write_knob(text, key, value)?;
+    // Every other property as it was: a key after a bare CR on the knob's
+    // line (a line of its own to YAML) went with the line edit.
+    let others = |text: &str| match frontmatter::split(split_bom(text).1) {
+        Split::Closed(block) => frontmatter::properties(block.yaml).ok().map(|mut v| {
+            // An empty block is no property, as one with the knob alone.
+            if v.is_null() {
+                v = yaml_serde::Value::Mapping(Default::default());
+            }
+            if let Some(map) = v.as_mapping_mut() {
+                map.shift_remove(key);
+            }
+            // (Debug: a `.nan` equals itself there.)
+            format!("{v:?}")
+        }),
+        _ => None,
+    };
+    if let Some(before) = others(text) {
+        if others(&after).as_ref() != Some(&before) {
+            return Err(EditError::KnobTakesOthers { key: key.into() });
+        }
+    }
     let read = |text: &str| {
         let mut diagnostics = Vec::new();
         let parsed =
@@ -767,14 +790,46 @@ fn write_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String
                     !c.trim().is_empty() && !is_comment(c)
                 })
                 .map_or(at + 1, |i| i + 1);
-            let mut replaced: Vec<(usize, Option<String>)> =
-                vec![(at, rendered.map(|l| with_ending(&l, at)))];
+            // A comment on the key's line stays (`status: active # ask Ana`).
+            let comment = line_comment(note.lines[at].content);
+            let mut replaced: Vec<(usize, Option<String>)> = vec![(
+                at,
+                rendered.map(|l| with_ending(&format!("{l}{}", comment.unwrap_or("")), at)),
+            )];
             replaced.extend((at + 1..end).map(|i| (i, None)));
             Ok(note.render(&replaced, &[]))
         }
         (None, Some(line)) => Ok(note.render(&[], &[(close, with_ending(&line, close))])),
         (None, None) => Ok(text.to_string()),
     }
+}
+
+/// The comment a frontmatter line ends with, from the blank before its
+/// `#` (outside quotes, as YAML reads one), or `None`.
+fn line_comment(line: &str) -> Option<&str> {
+    let mut quote = None;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some('"') if c == '\\' && prev != '\\' => {}
+            Some(q) if c == q && (q == '\'' || prev != '\\') => quote = None,
+            Some(_) => {}
+            None if matches!(c, '"' | '\'') && matches!(prev, ' ' | '\t' | ':' | '[' | ',') => {
+                quote = Some(c)
+            }
+            None if c == '#' && matches!(prev, ' ' | '\t') && i > 0 => {
+                let blank = line[..i].trim_end_matches([' ', '\t']).len();
+                return Some(&line[blank..]);
+            }
+            None => {}
+        }
+        prev = if quote == Some('"') && prev == '\\' && c == '\\' {
+            ' '
+        } else {
+            c
+        };
+    }
+    None
 }
 
 fn top_level_key(line: &str) -> Option<&str> {
