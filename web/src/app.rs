@@ -355,37 +355,49 @@ fn OpenProgress() -> impl IntoView {
     }
 }
 
-/// The last change refused because its notes changed outside: what it
-/// would have written, readable and copyable.
+/// The change refused because its notes changed outside, and those queued
+/// after it: what each would have written, readable and copyable.
 #[component]
 fn RejectedChange() -> impl IntoView {
     let state = expect_context::<AppState>();
+    let title = move || {
+        state.rejected.with(|r| {
+            let summaries: Vec<&str> = r.iter().map(|c| c.summary.as_str()).collect();
+            format!("Not written: {}", summaries.join("; "))
+        })
+    };
     view! {
-        <Show when=move || state.rejected.with(Option::is_some)>
+        <Show when=move || state.rejected.with(|r| !r.is_empty())>
             <section class="rejected" aria-labelledby="rejected-title">
-                <h2 id="rejected-title">
-                    {move || state.rejected.with(|r| r.as_ref().map(|c| format!("Not written: {}", c.summary)).unwrap_or_default())}
-                </h2>
-                <p>"The notes changed outside planvault first, so this is what your edit would have written. Copy what you need; the notes on disk were not touched."</p>
+                <h2 id="rejected-title">{title}</h2>
+                <p>"The notes changed outside planvault first, so this is what your edits would have written. Copy what you need; the notes on disk were not touched."</p>
                 {move || {
                     state
                         .rejected
                         .get()
-                        .map(|c| {
-                            c.files
-                                .into_iter()
-                                .filter_map(|f| f.after.map(|t| (f.path, t)))
-                                .map(|(path, text)| {
-                                    let id = format!("rejected-{path}");
-                                    view! {
-                                        <label for=id.clone()>{path}</label>
-                                        <textarea id=id readonly rows="6">{text}</textarea>
-                                    }
-                                })
-                                .collect_view()
+                        .into_iter()
+                        .enumerate()
+                        .flat_map(|(n, c)| {
+                            c.files.into_iter().filter_map(move |f| {
+                                let text = f.after?;
+                                // The first change's fields keep their names
+                                // (`rejected-PATH`); a later one's are numbered.
+                                let id = match n {
+                                    0 => format!("rejected-{}", f.path),
+                                    n => format!("rejected-{}-{}", n + 1, f.path),
+                                };
+                                Some((id, f.path, text))
+                            })
                         })
+                        .map(|(id, path, text)| {
+                            view! {
+                                <label for=id.clone()>{path}</label>
+                                <textarea id=id readonly rows="6">{text}</textarea>
+                            }
+                        })
+                        .collect_view()
                 }}
-                <button on:click=move |_| state.rejected.set(None)>"Dismiss"</button>
+                <button on:click=move |_| state.rejected.set(Vec::new())>"Dismiss"</button>
             </section>
         </Show>
     }

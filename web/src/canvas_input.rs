@@ -69,7 +69,11 @@ impl Surface {
         }
         let (world, hit) = hit_at(screen);
         let additive = ev.shift_key() || ev.ctrl_key() || ev.meta_key();
-        input.update_value(|i| i.gesture = Some(Gesture::press(hit, screen, world, additive)));
+        let loads = state.loads.get_value();
+        input.update_value(|i| {
+            i.gesture = Some(Gesture::press(hit, screen, world, additive));
+            i.gesture_loads = loads;
+        });
     }
 
     /// A move: pinch zoom, the minimap, a drag under way, or hover.
@@ -188,7 +192,22 @@ impl Surface {
         pointer.preview.set(Preview::None);
         pointer.dragging.set(None);
         let additive = ev.shift_key() || ev.ctrl_key() || ev.meta_key();
-        handle_outcome(state, gesture.release(hit), additive);
+        let outcome = gesture.release(hit);
+        // The notes were read again from disk during the drag: the cards it
+        // began on may be other notes now.
+        let reread = input.with_value(|i| i.gesture_loads) != state.loads.get_value();
+        if reread
+            && matches!(
+                outcome,
+                Outcome::Move { .. } | Outcome::Connect { .. } | Outcome::Retarget { .. }
+            )
+        {
+            state.message.set(
+                "The notes changed on disk during the drag, so it did nothing; drag again".into(),
+            );
+            return;
+        }
+        handle_outcome(state, outcome, additive);
     }
 
     /// The browser took the pointer: nothing happens.
@@ -211,13 +230,13 @@ impl Surface {
         let (world, hit) = hit_at(screen_point(&ev));
         let Some(dialog) = state.with_doc(|doc| match hit {
             Hit::Label(e) | Hit::Edge(e) | Hit::EdgeHead(e) => Some(Dialog::Relabel {
-                edge: e,
+                edge: Selection::edge_key(doc, e)?,
                 current: doc.checked.plan.edges[e].label.clone().unwrap_or_default(),
             }),
             // Two clicks on a breakpoint dot toggle it twice; no dialog.
             Hit::Breakpoint(_) => None,
             Hit::Node(i) | Hit::Handle(i) => Some(Dialog::Rename {
-                node: i,
+                node: doc.checked.plan.nodes[i].id.clone(),
                 current: crate::doc::basename(&doc.checked.plan.nodes[i].id).to_string(),
             }),
             Hit::Empty => Some(Dialog::NewNode {
@@ -349,7 +368,15 @@ fn handle_outcome(state: AppState, outcome: Outcome, additive: bool) {
                 crate::on_demand::edit_canvas(state, crate::on_demand::CanvasEdit::Move(moves));
             }
         }
-        Outcome::Connect { from, to } => state.dialog.set(Some(Dialog::NewEdge { from, to })),
+        Outcome::Connect { from, to } => {
+            let ids = state.with_doc(|doc| {
+                let id = |i: usize| doc.checked.plan.nodes[i].id.clone();
+                (id(from), id(to))
+            });
+            if let Some((from, to)) = ids {
+                state.dialog.set(Some(Dialog::NewEdge { from, to }));
+            }
+        }
         Outcome::Retarget { edge, to } => {
             state.run(|doc| commands::retarget_edge(doc, edge, to));
         }

@@ -51,7 +51,7 @@ impl Surface {
                 // A new edge from the focused card: pick its target.
                 let from = state.with_doc(|doc| {
                     let s = state.selection.get_untracked();
-                    s.focus.as_ref().and_then(|id| doc.node_index(id))
+                    s.focus.filter(|id| doc.node_index(id).is_some())
                 });
                 match from.flatten() {
                     Some(from) => state.picker.set(Some(Pick::EdgeFrom(from))),
@@ -200,6 +200,7 @@ pub fn delete_selected(state: AppState) {
     }
     let dialog = state.with_doc(|doc| {
         let node = selection.node_indices(doc).first().copied()?;
+        let id = doc.checked.plan.nodes[node].id.clone();
         let incoming = commands::incoming_edges(doc, node)
             .into_iter()
             .map(|e| {
@@ -211,7 +212,7 @@ pub fn delete_selected(state: AppState) {
                 }
             })
             .collect();
-        Some(Dialog::Delete { node, incoming })
+        Some(Dialog::Delete { node: id, incoming })
     });
     if let Some(Some(dialog)) = dialog {
         state.dialog.set(Some(dialog));

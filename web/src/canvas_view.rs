@@ -19,6 +19,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 #[derive(Default)]
 pub struct Input {
     pub gesture: Option<Gesture>,
+    /// [`crate::state::AppState::loads`] when the gesture began.
+    pub gesture_loads: u64,
     /// Active pointers (for pinch zoom): id → screen point.
     pub pointers: BTreeMap<i32, Point>,
     pub pinch: Option<f64>,

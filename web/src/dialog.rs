@@ -5,7 +5,7 @@
 //! the focus goes back to the canvas.
 
 use crate::commands;
-use crate::state::{AppState, Dialog};
+use crate::state::{AppState, Dialog, Selection};
 use leptos::html::Input;
 use leptos::prelude::*;
 use planvault_layout::Point;
@@ -102,18 +102,15 @@ fn DialogField(label: &'static str, text: RwSignal<String>) -> impl IntoView {
 const CONDITION_LABEL: &str = "Condition label (leave empty for an unconditional edge)";
 
 #[component]
-fn NewEdgeDialog(from: usize, to: usize) -> impl IntoView {
+fn NewEdgeDialog(from: String, to: String) -> impl IntoView {
     let state = expect_context::<AppState>();
     let text = RwSignal::new(String::new());
-    let title = state
-        .with_doc(|d| {
-            let n = &d.checked.plan.nodes;
-            format!("New edge {} → {}", n[from].id, n[to].id)
-        })
-        .unwrap_or_default();
+    let title = format!("New edge {from} → {to}");
     let confirm = Callback::new(move |()| {
         let value = text.get_untracked();
-        state.run(|doc| commands::add_edge(doc, from, to, &value));
+        state.run_on(&[&from, &to], |doc, at| {
+            commands::add_edge(doc, at[0], at[1], &value)
+        });
     });
     view! {
         <DialogFrame title=title ok="OK" confirm=confirm>
@@ -123,12 +120,28 @@ fn NewEdgeDialog(from: usize, to: usize) -> impl IntoView {
 }
 
 #[component]
-fn RelabelDialog(edge: usize, current: String) -> impl IntoView {
+fn RelabelDialog(edge: (String, u32), current: String) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let text = RwSignal::new(current);
+    let text = RwSignal::new(current.clone());
     let confirm = Callback::new(move |()| {
         let value = text.get_untracked();
-        state.run(|doc| commands::relabel_edge(doc, edge, &value));
+        let key = Selection {
+            edge: Some(edge.clone()),
+            ..Selection::default()
+        };
+        state.run(|doc| {
+            // The edge on that line, still labelled as the dialog showed it.
+            let found = key.edge_index(doc).filter(|&e| {
+                doc.checked.plan.edges[e].label.clone().unwrap_or_default() == current
+            });
+            match found {
+                Some(e) => commands::relabel_edge(doc, e, &value).map_err(|e| e.to_string()),
+                None => Err(format!(
+                    "the edge from {} changed in the vault since the dialog opened",
+                    edge.0
+                )),
+            }
+        });
     });
     view! {
         <DialogFrame title="Edit the edge's label".to_string() ok="OK" confirm=confirm>
@@ -158,12 +171,14 @@ fn NewNodeDialog(at: Point) -> impl IntoView {
 }
 
 #[component]
-fn RenameDialog(node: usize, current: String) -> impl IntoView {
+fn RenameDialog(node: String, current: String) -> impl IntoView {
     let state = expect_context::<AppState>();
     let text = RwSignal::new(current);
     let confirm = Callback::new(move |()| {
         let value = text.get_untracked();
-        state.run(|doc| commands::rename_node(doc, node, &value));
+        state.run_on(&[&node], |doc, at| {
+            commands::rename_node(doc, at[0], &value)
+        });
         state.selection.update(|s| s.nodes.clear());
     });
     view! {
@@ -174,13 +189,11 @@ fn RenameDialog(node: usize, current: String) -> impl IntoView {
 }
 
 #[component]
-fn DeleteDialog(node: usize, incoming: Vec<String>) -> impl IntoView {
+fn DeleteDialog(node: String, incoming: Vec<String>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let title = state
-        .with_doc(|d| format!("Delete {}?", d.checked.plan.nodes[node].id))
-        .unwrap_or_default();
+    let title = format!("Delete {node}?");
     let confirm = Callback::new(move |()| {
-        state.run(|doc| commands::delete_node(doc, node));
+        state.run_on(&[&node], |doc, at| commands::delete_node(doc, at[0]));
         state.selection.set(Default::default());
     });
     let list = if incoming.is_empty() {

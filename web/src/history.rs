@@ -3,6 +3,14 @@
 
 use crate::commands::Change;
 
+/// Whether a write came from a new edit, an undo or a redo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Edit,
+    Undo,
+    Redo,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct History {
     undo: Vec<Change>,
@@ -46,19 +54,32 @@ impl History {
         }
     }
 
+    /// A change submitted as `origin` was not written after all: the
+    /// history goes back to before it (changes are reverted newest first).
+    pub fn revert(&mut self, origin: Origin) {
+        match origin {
+            Origin::Edit => {
+                self.undo.pop();
+            }
+            Origin::Undo => {
+                if let Some(c) = self.redo.pop() {
+                    self.undo.push(c);
+                }
+            }
+            Origin::Redo => {
+                if let Some(c) = self.undo.pop() {
+                    self.redo.push(c);
+                }
+            }
+        }
+    }
+
     pub fn undo_summary(&self) -> Option<&str> {
         self.undo.last().map(|c| c.summary.as_str())
     }
 
     pub fn redo_summary(&self) -> Option<&str> {
         self.redo.last().map(|c| c.summary.as_str())
-    }
-
-    /// After a reload from disk the recorded texts may no longer match;
-    /// entries stay, and a stale one fails its compare-before-write.
-    pub fn clear(&mut self) {
-        self.undo.clear();
-        self.redo.clear();
     }
 }
 
@@ -94,5 +115,38 @@ mod tests {
         h.undone();
         h.record(change(7));
         assert!(h.peek_redo().is_none());
+    }
+
+    /// A refused write took the whole history with it, so a note deleted
+    /// before could no longer be brought back. Only what was not written
+    /// goes.
+    #[test]
+    fn a_change_not_written_leaves_the_history_as_before_it() {
+        let mut h = History::default();
+        h.record(change(0));
+        h.record(change(1));
+        h.undone();
+        // An edit, an undo and a redo submitted, then none written.
+        let before = (
+            h.undo_summary().map(str::to_string),
+            h.redo_summary().map(str::to_string),
+        );
+        h.record(change(2));
+        h.undone();
+        h.redone();
+        for origin in [Origin::Redo, Origin::Undo, Origin::Edit] {
+            h.revert(origin);
+        }
+        assert_eq!(h.undo_summary(), Some("c0"));
+        assert_eq!(h.peek_undo().unwrap(), change(0).inverse());
+        assert_eq!(before.0.as_deref(), Some("c0"));
+        // (the redo a new edit cleared is not brought back)
+        assert_eq!(h.redo_summary(), None);
+        // A refused undo: the edit is still there to undo.
+        h.record(change(3));
+        h.undone();
+        h.revert(Origin::Undo);
+        assert_eq!(h.undo_summary(), Some("c3"));
+        assert_eq!(h.redo_summary(), None);
     }
 }

@@ -104,14 +104,24 @@ fn PickerDialog(pick: Pick) -> impl IntoView {
         state.picker.set(None);
         focus_canvas();
     };
+    let title = match &pick {
+        Pick::EdgeFrom(from) => format!("New edge from {from} to…"),
+        Pick::GoTo => "Go to note".to_string(),
+    };
+    let pick = StoredValue::new(pick);
     let choose = move |index: usize| {
         state.picker.set(None);
-        match pick {
+        match pick.get_value() {
             Pick::GoTo => {
                 go_to(state, index);
                 focus_canvas();
             }
-            Pick::EdgeFrom(from) => state.dialog.set(Some(Dialog::NewEdge { from, to: index })),
+            Pick::EdgeFrom(from) => {
+                let to = state.with_doc(|doc| doc.checked.plan.nodes[index].id.clone());
+                if let Some(to) = to {
+                    state.dialog.set(Some(Dialog::NewEdge { from, to }));
+                }
+            }
         }
     };
 
@@ -130,13 +140,6 @@ fn PickerDialog(pick: Pick) -> impl IntoView {
             _ => return,
         }
         e.prevent_default();
-    };
-
-    let title = match pick {
-        Pick::EdgeFrom(from) => state
-            .with_doc(|d| format!("New edge from {} to…", d.checked.plan.nodes[from].id))
-            .unwrap_or_default(),
-        Pick::GoTo => "Go to note".to_string(),
     };
 
     view! {

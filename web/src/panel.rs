@@ -125,14 +125,14 @@ fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
         facts.with(|f| f.as_ref().map(field).unwrap_or_default())
     };
     let body = Memo::new(move |_| facts.with(|f| f.as_ref().map(|f| f.body.clone())));
-    // Typing not yet saved, by node: kept when the note changes under it.
-    let typed: RwSignal<Option<(usize, String)>> = RwSignal::new(None);
+    // Typing not yet saved, by node id: kept when the note changes under it.
+    let typed: RwSignal<Option<(String, String)>> = RwSignal::new(None);
     let outgoing =
         move || facts.with(|f| f.as_ref().map(|f| f.outgoing.clone()).unwrap_or_default());
     let rename = move |_| {
         let current = facts.with_untracked(|f| {
             f.as_ref()
-                .map(|f| (f.index, crate::doc::basename(&f.id).to_string()))
+                .map(|f| (f.id.clone(), crate::doc::basename(&f.id).to_string()))
         });
         if let Some((node, current)) = current {
             state.dialog.set(Some(Dialog::Rename { node, current }));
@@ -174,25 +174,27 @@ fn NodePanel(facts: Memo<Option<NodeFacts>>) -> impl IntoView {
 fn BodyEditor(
     facts: Memo<Option<NodeFacts>>,
     text: String,
-    typed: RwSignal<Option<(usize, String)>>,
+    typed: RwSignal<Option<(String, String)>>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let index = facts.with_untracked(|f| f.as_ref().map(|f| f.index));
+    // By id: a note appearing on disk while the person types moves this
+    // note's place in the plan, and the text would be saved into another.
+    let id = StoredValue::new(facts.with_untracked(|f| f.as_ref().map(|f| f.id.clone())));
     let kept = typed.with_untracked(|t| {
         t.as_ref()
-            .filter(|(node, _)| Some(*node) == index)
+            .filter(|(node, _)| id.with_value(|id| id.as_ref() == Some(node)))
             .map(|(_, draft)| draft.clone())
     });
     let stale = RwSignal::new(kept.as_ref().is_some_and(|draft| *draft != text));
     let draft = RwSignal::new(kept.unwrap_or_else(|| text.clone()));
     let save = move |_| {
-        let Some(index) = index else {
+        let Some(id) = id.get_value() else {
             return;
         };
         let text = draft.get_untracked();
         typed.set(None);
         stale.set(false);
-        state.run(|doc| commands::set_body(doc, index, &text));
+        state.run_on(&[&id], |doc, at| commands::set_body(doc, at[0], &text));
     };
     let note = StoredValue::new(text);
     let discard = move |_| {
@@ -205,8 +207,8 @@ fn BodyEditor(
         <textarea id="node-body" rows="14" prop:value=move || draft.get()
             on:input=move |ev| {
                 let value = event_target_value(&ev);
-                if let Some(index) = index {
-                    typed.set(Some((index, value.clone())));
+                if let Some(id) = id.get_value() {
+                    typed.set(Some((id, value.clone())));
                 }
                 draft.set(value);
             }></textarea>

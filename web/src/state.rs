@@ -188,44 +188,43 @@ impl Selection {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
     /// Label for a new edge (empty = unconditional).
+    ///
+    /// Notes are named by id and edges by [`Selection::edge_key`], never by
+    /// their place in the plan: a note appearing or going on disk while the
+    /// dialog is open moves every later note's place, and the dialog would
+    /// act on another note.
     NewEdge {
-        from: usize,
-        to: usize,
+        from: String,
+        to: String,
     },
     Relabel {
-        edge: usize,
+        edge: (String, u32),
         current: String,
     },
     NewNode {
         at: Point,
     },
     Rename {
-        node: usize,
+        node: String,
         current: String,
     },
     /// Deleting a node: its incoming edges are listed first.
     Delete {
-        node: usize,
+        node: String,
         incoming: Vec<String>,
     },
 }
 
 /// What the note picker is choosing a note for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pick {
     /// "Go to note": centre and select it.
     GoTo,
-    /// The target of a new edge from this node (E on a focused card).
-    EdgeFrom(usize),
+    /// The target of a new edge from this node, by id (E on a focused card).
+    EdgeFrom(String),
 }
 
-/// Whether a write came from a new edit, an undo or a redo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Edit,
-    Undo,
-    Redo,
-}
+pub use crate::history::Origin;
 
 #[derive(Default)]
 pub struct Writer {
@@ -273,12 +272,17 @@ pub struct AppState {
     pub loading: RwSignal<Option<(u32, u32)>>,
     /// A remembered folder that needs a click to be granted again.
     pub reopen: RwSignal<Option<String>>,
-    /// The last change refused because its notes changed outside: the text
-    /// it would have written stays readable, so no typing is ever lost.
-    pub rejected: RwSignal<Option<Change>>,
+    /// The change refused because its notes changed outside, and the ones
+    /// queued after it: the text each would have written stays readable,
+    /// so no typing is ever lost.
+    pub rejected: RwSignal<Vec<Change>>,
     pub vault: StoredValue<Option<VaultDir>, LocalStorage>,
     pub writer: StoredValue<Writer, LocalStorage>,
     pub polling: StoredValue<bool, LocalStorage>,
+    /// Bumped whenever the notes are read again from disk (a poll, a
+    /// reload, an open): a gesture begun before does not act, as the
+    /// notes' places in the plan it holds may name others now.
+    pub loads: StoredValue<u64, LocalStorage>,
     /// How many vault opens were started: the number of the newest.
     opens: StoredValue<u64, LocalStorage>,
     /// How many of those opens have finished, shown or discarded.
@@ -305,7 +309,8 @@ impl AppState {
             minimap: RwSignal::new(true),
             loading: RwSignal::new(None),
             reopen: RwSignal::new(None),
-            rejected: RwSignal::new(None),
+            rejected: RwSignal::new(Vec::new()),
+            loads: StoredValue::new_local(0),
             vault: StoredValue::new_local(None),
             writer: StoredValue::new_local(Writer::default()),
             polling: StoredValue::new_local(true),
@@ -354,6 +359,7 @@ impl AppState {
         self.history.set(History::default());
         self.selection.set(Selection::default());
         let wanted = plan_folder_key(&mode).and_then(|key| storage()?.get_item(&key).ok()?);
+        self.loads.update_value(|n| *n += 1);
         self.open.set(Some(Open::new(VaultDoc::open_read(
             read,
             wanted.as_deref(),
@@ -400,10 +406,10 @@ impl AppState {
             spawn_local(async move {
                 if crate::on_demand::write_queue(state).await.is_err() {
                     // What would have been written stays readable.
-                    let first = state
+                    let queued = state
                         .writer
-                        .with_value(|w| w.queue.front().map(|(change, _)| change.clone()));
-                    state.rejected.set(first);
+                        .with_value(|w| w.queue.iter().map(|(change, _)| change.clone()).collect());
+                    state.rejected.set(queued);
                     state.not_written(
                         "Not saved: the writer could not be loaded (the server may be down or \
                          have a newer planvault: then reload the page). Reloaded the vault from disk."
@@ -450,8 +456,28 @@ impl AppState {
                             left.join(", ")
                         ),
                     };
-                    self.rejected.set(Some(change));
-                    self.not_written(what).await;
+                    // The ones queued after it were made on top of it:
+                    // none is written, each stays readable.
+                    let mut refused = vec![(change, origin)];
+                    self.writer
+                        .update_value(|w| refused.extend(w.queue.drain(..)));
+                    self.history.update(|h| {
+                        for (_, origin) in refused.iter().rev() {
+                            h.revert(*origin);
+                        }
+                    });
+                    self.rejected
+                        .set(refused.into_iter().map(|(change, _)| change).collect());
+                    if let Some(later) = self
+                        .rejected
+                        .with_untracked(|r| r.len().checked_sub(1))
+                        .filter(|n| *n > 0)
+                    {
+                        self.not_written(format!("{what} The {later} edit(s) made after it were not written either; each is shown as it would have been."))
+                            .await;
+                    } else {
+                        self.not_written(what).await;
+                    }
                     return;
                 }
             }
@@ -463,10 +489,12 @@ impl AppState {
     }
 
     /// After a change could not be written: drops the queued ones, shows
-    /// the vault as it is on disk and says `what` happened.
+    /// the vault as it is on disk and says `what` happened. The history
+    /// keeps what was written before: each entry is checked against the
+    /// disk when undone, so an entry a change outside made stale is refused
+    /// then, and the others still undo.
     async fn not_written(&self, what: String) {
         self.writer.update_value(|w| w.queue.clear());
-        self.history.set(History::default());
         self.reload().await;
         self.message.set(what);
         self.writer.update_value(|w| {
@@ -484,6 +512,7 @@ impl AppState {
         match dir.read_all().await {
             Ok(read) => {
                 self.writer.update_value(|w| w.generation += 1);
+                self.loads.update_value(|n| *n += 1);
                 self.open.set(Some(Open::new(self.reopened(read))));
             }
             Err(e) => self.message.set(format!("Could not read the vault: {e}")),
@@ -549,6 +578,7 @@ impl AppState {
         if changed.is_empty() {
             return;
         }
+        self.loads.update_value(|n| *n += 1);
         self.open.set(Some(Open::new(self.reopened(read))));
         // While a run is on, the worker is what writes the notes.
         if self.run.view.with_untracked(|v| v.phase.live()) {
@@ -594,6 +624,7 @@ impl AppState {
         };
         let nodes = doc.checked.plan.nodes.len();
         self.selection.set(Selection::default());
+        self.loads.update_value(|n| *n += 1);
         self.open.set(Some(Open::new(doc)));
         self.fit();
         self.message
@@ -623,6 +654,22 @@ impl AppState {
             Some(Err(e)) => self.message.set(format!("Not done: {e}")),
             None => {}
         }
+    }
+
+    /// [`AppState::run`] on the notes `ids` name in the vault as it is now
+    /// (their places in the plan, in order), or says which is gone.
+    pub fn run_on<E: std::fmt::Display>(
+        &self,
+        ids: &[&str],
+        command: impl FnOnce(&VaultDoc, &[usize]) -> Result<Change, E>,
+    ) {
+        self.run(|doc| {
+            let at: Vec<usize> = ids.iter().filter_map(|id| doc.node_index(id)).collect();
+            match ids.iter().find(|id| doc.node_index(id).is_none()) {
+                Some(gone) => Err(format!("{gone} is no longer in the vault")),
+                None => command(doc, &at).map_err(|e| e.to_string()),
+            }
+        });
     }
 
     /// Like [`AppState::run`] for a command that may change nothing (a move
