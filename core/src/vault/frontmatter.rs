@@ -315,23 +315,33 @@ fn read_knobs_parsed(
             for e in &written {
                 by_name.entry(e.key).or_insert(e);
             }
-            let mut by_value: Option<std::collections::HashMap<Value, u32>> = None;
+            let mut by_value: Option<std::collections::HashMap<Value, &Entry<'_>>> = None;
             for (key, value) in mapping {
                 let Some(key) = key.as_str() else {
                     let text = super::yaml_emit::to_string(&key).unwrap_or_default();
-                    // The key's own line when it is written plainly (`TRUE:`,
+                    // The key's own entry when it is written plainly (`TRUE:`,
                     // `1.5:`); a complex key (`? [a]`) falls back to the block.
-                    let lines = by_value.get_or_insert_with(|| {
-                        let mut lines = std::collections::HashMap::new();
+                    let entries = by_value.get_or_insert_with(|| {
+                        let mut entries = std::collections::HashMap::new();
                         for e in &written {
                             if let Ok(read) = super::yaml_value::from_str(e.key) {
-                                lines.entry(read).or_insert(e.line);
+                                entries.entry(read).or_insert(e);
                             }
                         }
-                        lines
+                        entries
                     });
+                    let entry = entries.get(&key).copied();
+                    // A number, a boolean or null is a property name to
+                    // Obsidian (`2023: 12 books` is the property "2023"), as
+                    // written; no knob has such a name.
+                    if matches!(key, Value::Bool(_) | Value::Number(_) | Value::Null) {
+                        let name = entry
+                            .map_or_else(|| text.trim_end().to_string(), |e| e.key.to_string());
+                        apply(&mut knobs, &name, value, entry, ctx, diagnostics);
+                        continue;
+                    }
                     diagnostics.push(ctx.bad(
-                        ctx.first_line + lines.get(&key).copied().unwrap_or(0),
+                        ctx.first_line + entry.map_or(0, |e| e.line),
                         1,
                         format!("frontmatter key `{}` is not a name", text.trim_end()),
                     ));
@@ -579,7 +589,14 @@ fn apply(
             Value::String(s) => knobs.role = Some(s),
             _ => bad(format!("`role` must be a name, found {}", found())),
         },
-        "max_visits" => match value.as_u64() {
+        // A whole number written with a point or an exponent (`3.0`, `1e1`)
+        // is that number to Obsidian, whose numbers are JavaScript's.
+        "max_visits" => match value.as_u64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= f64::from(u32::MAX))
+                .map(|f| f as u64)
+        }) {
             // Obsidian's YAML 1.2 reads `0b101`, `+0x10` and `+0o7` as
             // text (only `0x10` and `0o7` are numbers), where this reader
             // finds numbers: they are no budget here either.
@@ -845,16 +862,26 @@ mod tests {
         );
     }
 
+    /// A number, a boolean or null is a property name to Obsidian (a
+    /// fidelity pass: `2023: 12 books` made the note unsound); a list or a
+    /// mapping as a key is no name, and is shown as YAML.
     #[test]
-    fn a_key_that_is_not_a_name_is_shown_as_yaml() {
-        let (_, diags) = knobs("1.5: x\n? [a, 'b c']\n: y\n~: z\n");
+    fn a_scalar_key_is_a_name_and_a_collection_key_is_shown_as_yaml() {
+        let (_, diags) = knobs("a: x\n? [a, 'b c']\n: y\n");
         assert_eq!(
             diags,
+            // One line per diagnostic: the key's own line break is escaped.
+            ["n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\\u{a}- b c` is not a name"]
+        );
+        let (k, diags) = knobs("1.5: x\n~: z\n2023: 12 books\nTRUE: yes\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            k.extra,
             [
-                "n.md:2:1: error[bad-frontmatter]: frontmatter key `1.5` is not a name",
-                // One line per diagnostic: the key's own line break is escaped.
-                "n.md:2:1: error[bad-frontmatter]: frontmatter key `- a\\u{a}- b c` is not a name",
-                "n.md:5:1: error[bad-frontmatter]: frontmatter key `null` is not a name",
+                ("1.5".to_string(), "1.5: x".to_string()),
+                ("~".to_string(), "~: z".to_string()),
+                ("2023".to_string(), "2023: 12 books".to_string()),
+                ("TRUE".to_string(), "TRUE: yes".to_string()),
             ]
         );
     }

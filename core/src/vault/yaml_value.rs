@@ -27,21 +27,118 @@ use yaml_serde::{Mapping, Value};
 pub const MAX_VALUES: usize = 100_000;
 
 /// `yaml_serde::from_str::<Value>`, the large integers read as floats, and
-/// refused past [`MAX_VALUES`] values.
+/// refused past [`MAX_VALUES`] values. A block libyaml refuses for a tab
+/// where YAML 1.2 allows one, and Obsidian's reader reads it ([`tabs_as_spaces`]),
+/// is read with those tabs as spaces.
 pub fn from_str(yaml: &str) -> Result<Value, yaml_serde::Error> {
-    let left = Cell::new(MAX_VALUES);
-    Seed { left: &left }.deserialize(yaml_serde::Deserializer::from_str(yaml))
+    let read = |yaml: &str| {
+        let left = Cell::new(MAX_VALUES);
+        Seed { left: &left }.deserialize(yaml_serde::Deserializer::from_str(yaml))
+    };
+    match read(yaml) {
+        Err(refused) => match tabs_as_spaces(yaml) {
+            Some(spaced) => read(&spaced).map_err(|_| refused),
+            None => Err(refused),
+        },
+        read => read,
+    }
+}
+
+/// `yaml` with the tabs YAML 1.2 reads as white space and libyaml refuses
+/// ("a tab character that violates indentation") made spaces: on a line of
+/// white space alone, before a comment, and between a block list's `-` and
+/// its item (`-\tfetch_url`). `None` where there is none. Obsidian's YAML
+/// 1.2 reader reads such a block; a tab is one byte as a space is, so
+/// every position in the block stays where it was.
+pub(crate) fn tabs_as_spaces(yaml: &str) -> Option<String> {
+    if !yaml.contains('\t') {
+        return None;
+    }
+    let mut out = String::with_capacity(yaml.len());
+    let mut changed = false;
+    // The indentation of the line that opened a block scalar (`text: |`)
+    // while in it: its lines are text, a tab in them is the text's (and a
+    // blank line of tabs in it an error to YAML 1.2 too).
+    let mut scalar: Option<usize> = None;
+    for line in yaml.split_inclusive('\n') {
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        let content = line.trim_end_matches(['\r', '\n']);
+        if let Some(parent) = scalar {
+            if content.trim_matches([' ', '\t']).is_empty() || spaces > parent {
+                out.push_str(line);
+                continue;
+            }
+            scalar = None;
+        }
+        if opens_block_scalar(content) {
+            scalar = Some(spaces);
+        }
+        let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let rest = &line[lead..];
+        let blank = rest.trim_end_matches(['\r', '\n']).is_empty();
+        let cut = if blank || rest.starts_with('#') {
+            lead
+        } else if line[spaces..].starts_with("-") {
+            // `-` then white space, a tab in it: the item's separation.
+            let after = &line[spaces + 1..];
+            let gap = after.len() - after.trim_start_matches([' ', '\t']).len();
+            spaces + 1 + gap
+        } else {
+            0
+        };
+        let (head, tail) = line.split_at(cut);
+        if head.contains('\t') && (blank || rest.starts_with('#') || cut > spaces + 1) {
+            changed = true;
+            out.push_str(&head.replace('\t', " "));
+        } else {
+            out.push_str(head);
+        }
+        out.push_str(tail);
+    }
+    changed.then_some(out)
+}
+
+/// Whether a line ends in a block scalar's indicator (`key: |`, `- >-`,
+/// `key: |2 # comment`): its text is on the lines under it.
+fn opens_block_scalar(line: &str) -> bool {
+    let value = match line.find(" #") {
+        Some(at) => &line[..at],
+        None => line,
+    }
+    .trim_end_matches([' ', '\t']);
+    let Some(at) = value.rfind(['|', '>']) else {
+        return false;
+    };
+    let (before, indicator) = value.split_at(at);
+    indicator[1..]
+        .chars()
+        .all(|c| matches!(c, '+' | '-' | '1'..='9'))
+        && indicator.len() <= 3
+        && (before.ends_with([' ', '\t']) || before.trim_start_matches(' ').is_empty())
+        && (before.trim_end().ends_with(':')
+            || before.trim_end().ends_with('-')
+            || before.trim().is_empty())
 }
 
 /// For the `frontmatter` fuzz target: this reader's answer and `Value`'s
-/// own, errors as their messages.
+/// own (read again with [`tabs_as_spaces`] where it refuses the block, as
+/// this reader does), errors as their messages.
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub fn read_both_ways(yaml: &str) -> [Result<Value, String>; 2] {
     [
         from_str(yaml).map_err(|e| e.to_string()),
-        yaml_serde::from_str::<Value>(yaml).map_err(|e| e.to_string()),
+        value_read(yaml).map_err(|e| e.to_string()),
     ]
+}
+
+/// `Value`'s own reading, with this reader's retry of tabs as spaces.
+#[cfg(any(test, fuzzing))]
+fn value_read(yaml: &str) -> Result<Value, yaml_serde::Error> {
+    yaml_serde::from_str::<Value>(yaml).or_else(|refused| match tabs_as_spaces(yaml) {
+        Some(spaced) => yaml_serde::from_str::<Value>(&spaced).map_err(|_| refused),
+        None => Err(refused),
+    })
 }
 
 /// For the `frontmatter` fuzz target: `Value`, which the target cannot name.
@@ -213,6 +310,54 @@ mod tests {
         assert!(from_str(&block(n + 1, 1)).is_err());
     }
 
+    /// A fidelity pass: YAML 1.2 (Obsidian's reader) reads a tab as white
+    /// space on a blank line, before a comment and after a list's `-`;
+    /// libyaml refused such a block as "not valid YAML", so a plan Obsidian
+    /// reads had an error, and `-\tfetch_url` lost its tool.
+    #[test]
+    fn tabs_yaml_1_2_reads_as_white_space_are_read() {
+        for (yaml, read) in [
+            (
+                "status: done\n\t\nrole: writer\n",
+                "{status: done, role: writer}",
+            ),
+            (
+                "status: done\n \t \r\nrole: writer\n",
+                "{status: done, role: writer}",
+            ),
+            (
+                "role: writer\n\t# a comment\n  \t# another\n",
+                "{role: writer}",
+            ),
+            ("role: w # a comment\t\n", "{role: w}"),
+            ("tools:\n-\tfetch_url\n- \tb\n", "{tools: [fetch_url, b]}"),
+            ("tools:\n  -\tc\n", "{tools: [c]}"),
+            ("text: |\n  a\tb\n", "{text: \"a\\tb\\n\"}"),
+        ] {
+            let expected: Value = yaml_serde::from_str(read).unwrap();
+            assert_eq!(from_str(yaml).unwrap(), expected, "{yaml:?}");
+        }
+        // Only where YAML 1.2 allows it: a tab indenting a key, or inside a
+        // value, is refused as before.
+        for yaml in ["a:\n\tb: 1\n", "\ta: 1\n"] {
+            assert!(from_str(yaml).is_err(), "{yaml:?}");
+            assert_eq!(
+                from_str(yaml).unwrap_err().to_string(),
+                yaml_serde::from_str::<Value>(yaml).unwrap_err().to_string()
+            );
+        }
+        assert_eq!(tabs_as_spaces("a: b\tc\n"), None);
+        // In a block scalar a line of tabs is the text's, and YAML 1.2
+        // refuses it too: left for the parser to refuse.
+        for yaml in ["text: |\n  a\n\t\n  b\nc: 1\n", "- >-\n  a\n\t\n  b\n"] {
+            assert_eq!(tabs_as_spaces(yaml), None, "{yaml:?}");
+        }
+        assert!(
+            tabs_as_spaces("text: |\n  a\nb: 1\n\t\n").is_some(),
+            "after it"
+        );
+    }
+
     #[test]
     fn integers_beyond_64_bits_read_as_floats() {
         for (yaml, expected) in [
@@ -251,7 +396,7 @@ mod tests {
             "",
         ] {
             let ours = from_str(yaml).map_err(|e| e.to_string());
-            let theirs = yaml_serde::from_str::<Value>(yaml).map_err(|e| e.to_string());
+            let theirs = value_read(yaml).map_err(|e| e.to_string());
             assert_eq!(ours, theirs, "{yaml:?}");
         }
     }
@@ -319,7 +464,7 @@ mod props {
         fn reads_what_value_reads_but_large_integers(lines in prop::collection::vec(line(), 0..5)) {
             let yaml = lines.join("\n");
             let ours = from_str(&yaml).map_err(|e| e.to_string());
-            let theirs = yaml_serde::from_str::<Value>(&yaml).map_err(|e| e.to_string());
+            let theirs = value_read(&yaml).map_err(|e| e.to_string());
             match &theirs {
                 Err(message) if message.contains(" as u128") || message.contains(" as i128") => {}
                 _ => prop_assert_eq!(ours, theirs, "{:?}", yaml),
