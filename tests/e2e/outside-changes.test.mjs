@@ -173,3 +173,41 @@ test('a knob edit never takes another property of its note, and keeps the line\'
   assert.equal(files['m.md'], vault['m.md'], 'owner and due are still there');
   assert.equal(files['x.md'], '---\nstatus: done   # blocked on legal, ask Ana\n---\n# X\n');
 });
+
+test('a note saved outside while a change of several notes is written is not written over', async () => {
+  // Obsidian saves B.md just as the rename starts writing (after its check).
+  const raceB = () => {
+    const createWritable = FileSystemFileHandle.prototype.createWritable;
+    FileSystemFileHandle.prototype.createWritable = async function (...args) {
+      if (window.__race && this.name !== 'B.md') {
+        window.__race = false;
+        const b = await window.e2eVault.getFileHandle('B.md');
+        const w = await createWritable.call(b);
+        await w.write('# B\n\nSee [[Target]].\n\nTyped in Obsidian just now.\n');
+        await w.close();
+      }
+      return createWritable.apply(this, args);
+    };
+  };
+  const page = await app.open({ width: 1440, height: 900 }, { init: raceB });
+  const vault = {
+    'A.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[Target]]\n',
+    'B.md': '# B\n\nSee [[Target]].\n',
+    'Target.md': '# Target\n',
+  };
+  await openOpfsVault(page, 'outside-race', vault, 3);
+  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  await page.evaluate(() => { window.__race = true; });
+  const at = await page.evaluate(() => window.planvaultTest.nodePoint('Target', 'body'));
+  await page.mouse.dblclick(at.x, at.y);
+  await page.locator('#dialog-input').fill('New Name');
+  await page.keyboard.press('Enter');
+  await idle(page);
+  const files = await readOpfsFolder(page, 'outside-race');
+  assert.deepEqual(
+    files,
+    { ...vault, 'B.md': '# B\n\nSee [[Target]].\n\nTyped in Obsidian just now.\n' },
+    'the save kept, the rename put back whole',
+  );
+  assert.match(await page.locator('footer').textContent(), /B\.md changed outside planvault/);
+});

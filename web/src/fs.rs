@@ -254,7 +254,19 @@ impl VaultDir {
         let mut files: Vec<_> = change.files.iter().collect();
         files.sort_by_key(|f| f.after.is_none());
         for (done, file) in files.iter().enumerate() {
-            if let Err(error) = self.put(&file.path, file.after.as_deref()).await {
+            // Read again just before its write: a change of several notes
+            // writes for a while, and a note saved outside since the check
+            // above is never written over (the rest is put back).
+            let changed = match self.read_exact(&file.path).await {
+                Ok(now) if now == file.before => None,
+                Ok(_) => Some(FsError::Conflict(vec![file.path.clone()])),
+                Err(error) => Some(error),
+            };
+            let written = match changed {
+                Some(error) => Err(error),
+                None => self.put(&file.path, file.after.as_deref()).await,
+            };
+            if let Err(error) = written {
                 let left = self.put_back(&files[..done]).await;
                 return Err(match (error, left.is_empty()) {
                     (error, true) => error,

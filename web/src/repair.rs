@@ -118,6 +118,13 @@ pub fn save(
     opened: &str,
     text: &str,
 ) -> Result<Option<Change>, RepairError> {
+    // A text box gives every line break as `\n`: a note whose lines all
+    // end `\r\n` keeps them, so the edit changes only what was edited.
+    let crlf = opened.matches("\r\n").count();
+    let text = match crlf > 0 && crlf == opened.matches('\n').count() {
+        true => text.replace("\r\n", "\n").replace('\n', "\r\n"),
+        false => text.to_string(),
+    };
     match doc.files.get(file) {
         None => Err(RepairError::Gone(file.to_string())),
         Some(now) if now != opened => Err(RepairError::ChangedSinceOpened(file.to_string())),
@@ -127,7 +134,7 @@ pub fn save(
             files: vec![FileChange {
                 path: file.to_string(),
                 before: Some(opened.to_string()),
-                after: Some(text.to_string()),
+                after: Some(text),
             }],
         })),
     }
@@ -203,6 +210,24 @@ mod tests {
         assert_eq!(unreadable(&doc, 0), None);
         assert_eq!(knobs(&doc, 0), None);
         assert_eq!(problem(&doc, "a.md"), None);
+    }
+
+    /// A red-team pass: the text box gives `\n` for every line break, so
+    /// deleting one `[` of a CRLF note rewrote every line's ending.
+    #[test]
+    fn a_crlf_note_keeps_its_line_breaks_where_it_was_not_edited() {
+        let broken = "\u{feff}---\r\ntype: start\r\nstatus: [done\r\n---\r\n# A\r\n";
+        let doc = doc(&[("a.md", broken)]);
+        let typed = broken.replace("\r\n", "\n").replace("[done", "done");
+        let change = save(&doc, "a.md", broken, &typed).unwrap().unwrap();
+        assert_eq!(
+            change.files[0].after.as_deref(),
+            Some(broken.replace("[done", "done").as_str())
+        );
+        // Opened and saved as it was: nothing to write.
+        assert!(save(&doc, "a.md", broken, &broken.replace("\r\n", "\n"))
+            .unwrap()
+            .is_none());
     }
 
     #[test]

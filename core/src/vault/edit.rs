@@ -665,8 +665,8 @@ pub fn set_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<Stri
             if let Some(map) = v.as_mapping_mut() {
                 map.shift_remove(key);
             }
-            // (Debug: a `.nan` equals itself there.)
-            format!("{v:?}")
+            // (A `.nan` equals itself as a YAML number.)
+            v
         }),
         _ => None,
     };
@@ -945,8 +945,14 @@ pub fn body(text: &str) -> &str {
 /// note's line-ending style, so a textarea's LF never mixes into a CRLF note.
 pub fn replace_body(text: &str, body: &str) -> String {
     let note = Note::parse(text);
-    let nl = note.newline();
     let head_len = text.len() - self::body(text).len();
+    // The body's own line breaks (a note may end its frontmatter's lines
+    // otherwise), else the note's.
+    let nl = match text[head_len..].find('\n') {
+        Some(at) if text[head_len..at + head_len].ends_with('\r') => "\r\n",
+        Some(_) => "\n",
+        None => note.newline(),
+    };
     let mut out = String::with_capacity(head_len + body.len() + 16);
     out.push_str(&text[..head_len]);
     if head_len > note.bom.len() && !out.ends_with('\n') && !body.is_empty() {

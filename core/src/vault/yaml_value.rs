@@ -50,74 +50,73 @@ pub fn from_str(yaml: &str) -> Result<Value, yaml_serde::Error> {
 /// its item (`-\tfetch_url`). `None` where there is none. Obsidian's YAML
 /// 1.2 reader reads such a block; a tab is one byte as a space is, so
 /// every position in the block stays where it was.
+#[cold]
+#[cfg_attr(planvault_size, optimize(size))]
 pub(crate) fn tabs_as_spaces(yaml: &str) -> Option<String> {
-    if !yaml.contains('\t') {
+    let bytes = yaml.as_bytes();
+    if !bytes.contains(&b'\t') {
         return None;
     }
-    let mut out = String::with_capacity(yaml.len());
+    let white = |b: &u8| *b == b' ' || *b == b'\t';
+    let mut out = bytes.to_vec();
     let mut changed = false;
     // The indentation of the line that opened a block scalar (`text: |`)
     // while in it: its lines are text, a tab in them is the text's (and a
     // blank line of tabs in it an error to YAML 1.2 too).
     let mut scalar: Option<usize> = None;
-    for line in yaml.split_inclusive('\n') {
-        let spaces = line.len() - line.trim_start_matches(' ').len();
-        let content = line.trim_end_matches(['\r', '\n']);
-        if let Some(parent) = scalar {
-            if content.trim_matches([' ', '\t']).is_empty() || spaces > parent {
-                out.push_str(line);
-                continue;
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+        let line = &bytes[start..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let spaces = line.iter().take_while(|b| **b == b' ').count();
+        let lead = line.iter().take_while(|b| white(b)).count();
+        let blank = lead == line.len();
+        if !scalar.is_some_and(|parent| blank || spaces > parent) {
+            scalar = opens_block_scalar(line).then_some(spaces);
+            // White space alone, before a comment, or after a list's `-`.
+            let cut = match line.get(lead) {
+                None | Some(b'#') => lead,
+                _ if line.get(spaces) == Some(&b'-') => {
+                    spaces + 1 + line[spaces + 1..].iter().take_while(|b| white(b)).count()
+                }
+                _ => 0,
+            };
+            for b in &mut out[start..start + cut] {
+                if *b == b'\t' {
+                    *b = b' ';
+                    changed = true;
+                }
             }
-            scalar = None;
         }
-        if opens_block_scalar(content) {
-            scalar = Some(spaces);
-        }
-        let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
-        let rest = &line[lead..];
-        let blank = rest.trim_end_matches(['\r', '\n']).is_empty();
-        let cut = if blank || rest.starts_with('#') {
-            lead
-        } else if line[spaces..].starts_with("-") {
-            // `-` then white space, a tab in it: the item's separation.
-            let after = &line[spaces + 1..];
-            let gap = after.len() - after.trim_start_matches([' ', '\t']).len();
-            spaces + 1 + gap
-        } else {
-            0
-        };
-        let (head, tail) = line.split_at(cut);
-        if head.contains('\t') && (blank || rest.starts_with('#') || cut > spaces + 1) {
-            changed = true;
-            out.push_str(&head.replace('\t', " "));
-        } else {
-            out.push_str(head);
-        }
-        out.push_str(tail);
+        start = end + 1;
     }
-    changed.then_some(out)
+    // (Tabs made spaces keep the text UTF-8.)
+    changed.then(|| String::from_utf8(out).ok()).flatten()
 }
 
 /// Whether a line ends in a block scalar's indicator (`key: |`, `- >-`,
 /// `key: |2 # comment`): its text is on the lines under it.
-fn opens_block_scalar(line: &str) -> bool {
-    let value = match line.find(" #") {
+#[cfg_attr(planvault_size, optimize(size))]
+fn opens_block_scalar(line: &[u8]) -> bool {
+    let white = |b: &u8| *b == b' ' || *b == b'\t';
+    let value = match line.windows(2).position(|w| w == b" #") {
         Some(at) => &line[..at],
         None => line,
-    }
-    .trim_end_matches([' ', '\t']);
-    let Some(at) = value.rfind(['|', '>']) else {
+    };
+    let value = &value[..value.len() - value.iter().rev().take_while(|b| white(b)).count()];
+    let Some(at) = value.iter().rposition(|b| *b == b'|' || *b == b'>') else {
         return false;
     };
     let (before, indicator) = value.split_at(at);
-    indicator[1..]
-        .chars()
-        .all(|c| matches!(c, '+' | '-' | '1'..='9'))
-        && indicator.len() <= 3
-        && (before.ends_with([' ', '\t']) || before.trim_start_matches(' ').is_empty())
-        && (before.trim_end().ends_with(':')
-            || before.trim_end().ends_with('-')
-            || before.trim().is_empty())
+    let head = &before[..before.len() - before.iter().rev().take_while(|b| white(b)).count()];
+    let head = &head[head.iter().take_while(|b| white(b)).count()..];
+    indicator.len() <= 3
+        && indicator[1..]
+            .iter()
+            .all(|b| matches!(b, b'+' | b'-' | b'1'..=b'9'))
+        && (head.is_empty()
+            || (before.last().is_some_and(white) && (head.ends_with(b":") || head.ends_with(b"-"))))
 }
 
 /// For the `frontmatter` fuzz target: this reader's answer and `Value`'s
