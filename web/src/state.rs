@@ -405,11 +405,19 @@ impl AppState {
             let state = *self;
             spawn_local(async move {
                 if crate::on_demand::write_queue(state).await.is_err() {
-                    // What would have been written stays readable.
-                    let queued = state
+                    // What would have been written stays readable, and
+                    // leaves the history.
+                    let queued: Vec<(Change, Origin)> = state
                         .writer
-                        .with_value(|w| w.queue.iter().map(|(change, _)| change.clone()).collect());
-                    state.rejected.set(queued);
+                        .with_value(|w| w.queue.iter().cloned().collect());
+                    state.history.update(|h| {
+                        for (_, origin) in queued.iter().rev() {
+                            h.revert(*origin);
+                        }
+                    });
+                    state
+                        .rejected
+                        .set(queued.into_iter().map(|(change, _)| change).collect());
                     state.not_written(
                         "Not saved: the writer could not be loaded (the server may be down or \
                          have a newer planvault: then reload the page). Reloaded the vault from disk."
