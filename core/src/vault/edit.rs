@@ -804,32 +804,19 @@ fn write_knob(text: &str, key: &str, value: Option<&KnobValue>) -> Result<String
     }
 }
 
-/// The comment a frontmatter line ends with, from the blank before its
-/// `#` (outside quotes, as YAML reads one), or `None`.
+/// The comment a frontmatter `key: value` line ends with, from the blank
+/// before its `#` (the value read as the loader reads it, quotes and all),
+/// or `None`.
 fn line_comment(line: &str) -> Option<&str> {
-    let mut quote = None;
-    let mut prev = ' ';
-    for (i, c) in line.char_indices() {
-        match quote {
-            Some('"') if c == '\\' && prev != '\\' => {}
-            Some(q) if c == q && (q == '\'' || prev != '\\') => quote = None,
-            Some(_) => {}
-            None if matches!(c, '"' | '\'') && matches!(prev, ' ' | '\t' | ':' | '[' | ',') => {
-                quote = Some(c)
-            }
-            None if c == '#' && matches!(prev, ' ' | '\t') && i > 0 => {
-                let blank = line[..i].trim_end_matches([' ', '\t']).len();
-                return Some(&line[blank..]);
-            }
-            None => {}
-        }
-        prev = if quote == Some('"') && prev == '\\' && c == '\\' {
-            ' '
-        } else {
-            c
-        };
-    }
-    None
+    let (_, after) = line.split_once(':')?;
+    let value = after.trim_start();
+    let inline = frontmatter::strip_comment(value);
+    let end = match inline.is_empty() {
+        true => 0,
+        false => after.len() - value.len() + inline.len(),
+    };
+    let comment = &after[end..];
+    comment.trim_start().starts_with('#').then_some(comment)
 }
 
 fn top_level_key(line: &str) -> Option<&str> {

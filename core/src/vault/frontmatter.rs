@@ -175,7 +175,7 @@ pub fn entries(yaml: &str) -> Vec<Entry<'_>> {
 }
 
 /// A plain value without its trailing ` # comment`.
-fn strip_comment(value: &str) -> &str {
+pub(super) fn strip_comment(value: &str) -> &str {
     if let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') {
         return match value[1..].find(quote) {
             Some(close) => &value[..close + 2],
