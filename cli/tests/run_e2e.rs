@@ -2363,6 +2363,25 @@ fn a_completed_runs_receipt_verifies_until_its_journal_or_plan_is_edited() {
     assert_eq!(receipt_verify(&vault, &[]).status.code(), Some(0));
 }
 
+/// The example vault run to its end: its folder, the vault, its
+/// receipt's file and the receipt.
+fn example_run_receipt() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    planvault_runner::receipt::Receipt,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = example_vault(dir.path());
+    let stub = Stub::start(loop_script(), 0, None).unwrap();
+    assert!(run_to_end(&vault, &stub, &[]).status.success());
+    let file = vault.join("00_plan-trace/receipt.json");
+    let ran =
+        planvault_runner::receipt::Receipt::from_json(&std::fs::read_to_string(&file).unwrap())
+            .unwrap();
+    (dir, vault, file, ran)
+}
+
 /// Found by a red-team pass: a shipped receipt named `/dev/zero` (read
 /// until the memory ran out) and files outside the repository, whose
 /// hashes `receipt verify` printed; a receipt that is no regular file held
@@ -2372,12 +2391,7 @@ fn a_completed_runs_receipt_verifies_until_its_journal_or_plan_is_edited() {
 #[test]
 fn a_receipt_never_has_files_outside_its_repository_read() {
     use planvault_runner::receipt::{Receipt, ReceiptParts};
-    let dir = tempfile::tempdir().unwrap();
-    let vault = example_vault(dir.path());
-    let stub = Stub::start(loop_script(), 0, None).unwrap();
-    assert!(run_to_end(&vault, &stub, &[]).status.success());
-    let file = vault.join("00_plan-trace/receipt.json");
-    let ran = Receipt::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let (dir, vault, file, ran) = example_run_receipt();
     std::fs::write(dir.path().join("secret.txt"), "hunter2\n").unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), vault.join("link.txt")).unwrap();
     let named = [
@@ -2449,12 +2463,7 @@ fn a_receipt_never_has_files_outside_its_repository_read() {
 #[test]
 fn a_receipt_naming_a_tree_verifies_against_the_commit_that_carries_it() {
     use planvault_runner::receipt::{Receipt, ReceiptParts};
-    let dir = tempfile::tempdir().unwrap();
-    let vault = example_vault(dir.path());
-    let stub = Stub::start(loop_script(), 0, None).unwrap();
-    assert!(run_to_end(&vault, &stub, &[]).status.success());
-    let file = vault.join("00_plan-trace/receipt.json");
-    let ran = Receipt::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let (dir, vault, file, ran) = example_run_receipt();
 
     // What an isolated run does: stage, receipt with the tree, commit.
     let repo = dir.path();
