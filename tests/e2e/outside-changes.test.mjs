@@ -42,10 +42,20 @@ async function pickedUp(page, nodes) {
 
 const idle = (page) => page.evaluate(() => window.planvaultTest.idle());
 
-test('the delete dialog deletes the note it named, after a note appeared on disk', async () => {
-  const page = await app.open({ width: 1440, height: 900 });
-  await openOpfsVault(page, 'outside-delete', VAULT, 3);
+/**
+ * A page with `files` open as the vault `folder` (`nodes` notes drawn),
+ * its own polling off: each test says when the app looks at the disk.
+ * `init` runs in the page before the app.
+ */
+async function openQuiet(folder, files, nodes, init) {
+  const page = await app.open({ width: 1440, height: 900 }, init ? { init } : {});
+  await openOpfsVault(page, folder, files, nodes);
   await page.evaluate(() => window.planvaultTest.setPolling(false));
+  return page;
+}
+
+test('the delete dialog deletes the note it named, after a note appeared on disk', async () => {
+  const page = await openQuiet('outside-delete', VAULT, 3);
   await selectNode(page, 'y');
   await page.getByRole('button', { name: 'Delete…' }).click();
   assert.equal(await page.locator('#dialog-title').textContent(), 'Delete y?');
@@ -60,9 +70,7 @@ test('the delete dialog deletes the note it named, after a note appeared on disk
 });
 
 test('the rename dialog renames the note it named, after a note appeared on disk', async () => {
-  const page = await app.open({ width: 1440, height: 900 });
-  await openOpfsVault(page, 'outside-rename', VAULT, 3);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-rename', VAULT, 3);
   const at = await page.evaluate(() => window.planvaultTest.nodePoint('y', 'body'));
   await page.mouse.dblclick(at.x, at.y);
   await page.locator('#dialog-input').waitFor();
@@ -78,9 +86,7 @@ test('the rename dialog renames the note it named, after a note appeared on disk
 });
 
 test('the rename dialog of a note deleted on disk meanwhile changes nothing and says so', async () => {
-  const page = await app.open({ width: 1440, height: 900 });
-  await openOpfsVault(page, 'outside-gone', VAULT, 3);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-gone', VAULT, 3);
   const at = await page.evaluate(() => window.planvaultTest.nodePoint('y', 'body'));
   await page.mouse.dblclick(at.x, at.y);
   await page.locator('#dialog-input').waitFor();
@@ -96,9 +102,7 @@ test('the rename dialog of a note deleted on disk meanwhile changes nothing and 
 });
 
 test('text typed for a note is saved into that note, after a note appeared on disk', async () => {
-  const page = await app.open({ width: 1440, height: 900 });
-  await openOpfsVault(page, 'outside-body', VAULT, 3);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-body', VAULT, 3);
   await selectNode(page, 'y');
   await page.fill('#node-body', '# Y\n\nNew text typed for Y.\n');
   await saveOutside(page, 'a.md', '# A new note\n');
@@ -120,11 +124,9 @@ test('an edit queued behind a refused one stays readable, and the history keeps 
       return getFile.call(this);
     };
   };
-  const page = await app.open({ width: 1440, height: 900 }, { init: slowDisk });
   const vault = { ...VAULT, 'z.md': '---\nstatus: pending\n---\n# Z\n' };
   vault['m.md'] = vault['m.md'] + '- [[z]]\n';
-  await openOpfsVault(page, 'outside-queue', vault, 4);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-queue', vault, 4, slowDisk);
   // A delete that lands: its undo is all that holds x's text.
   await selectNode(page, 'x');
   await page.getByRole('button', { name: 'Delete…' }).click();
@@ -155,13 +157,11 @@ test('an edit queued behind a refused one stays readable, and the history keeps 
 });
 
 test('a knob edit never takes another property of its note, and keeps the line\'s comment', async () => {
-  const page = await app.open({ width: 1440, height: 900 });
   const vault = {
     'm.md': '---\ntype: start\nstatus: active\rowner: ana\rdue: 2025-01-31\n---\n# M\n\n## Next\n- [[x]]\n',
     'x.md': '---\nstatus: active   # blocked on legal, ask Ana\n---\n# X\n',
   };
-  await openOpfsVault(page, 'outside-knobs', vault, 2);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-knobs', vault, 2);
   await selectNode(page, 'm');
   await page.selectOption('#knob-status', 'done');
   await idle(page);
@@ -189,14 +189,12 @@ test('a note saved outside while a change of several notes is written is not wri
       return createWritable.apply(this, args);
     };
   };
-  const page = await app.open({ width: 1440, height: 900 }, { init: raceB });
   const vault = {
     'A.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[Target]]\n',
     'B.md': '# B\n\nSee [[Target]].\n',
     'Target.md': '# Target\n',
   };
-  await openOpfsVault(page, 'outside-race', vault, 3);
-  await page.evaluate(() => window.planvaultTest.setPolling(false));
+  const page = await openQuiet('outside-race', vault, 3, raceB);
   await page.evaluate(() => { window.__race = true; });
   const at = await page.evaluate(() => window.planvaultTest.nodePoint('Target', 'body'));
   await page.mouse.dblclick(at.x, at.y);
