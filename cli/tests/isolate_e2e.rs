@@ -561,6 +561,26 @@ fn work_that_edits_a_protected_test_is_stopped_as_tampering_and_rolled_back() {
     assert_eq!(status.lines().collect::<Vec<_>>(), lines);
 }
 
+/// A red team's note: work that wrote `.gitattributes` (`eol=crlf`) had
+/// `git add` commit other bytes than the verifier judged, under a receipt
+/// binding that commit. It is stopped as tampering, as a changed test is.
+#[test]
+fn work_that_writes_gitattributes_is_stopped_as_tampering() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _before, _stub, out) = ungated_run(
+        dir.path(),
+        "printf '* text eol=crlf\\n' > .gitattributes\n",
+        "verify = \"sh tests/check.sh\"\nprotected = [\"tests/**\"]\n",
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("tampering") && err.contains("`.gitattributes`"),
+        "{err}"
+    );
+    assert!(run_branches(&repo).is_empty(), "nothing committed");
+}
+
 #[test]
 fn three_failed_verifications_roll_back_and_keep_what_was_learned() {
     let dir = tempfile::tempdir().unwrap();

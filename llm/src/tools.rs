@@ -83,6 +83,36 @@ pub fn safe_path(path: Option<&str>) -> Result<String, String> {
     Ok(norm)
 }
 
+/// A name that reads as what it is: none of the characters that reorder
+/// text (bidirectional controls, with which `report\u{202e}dm.md` shows
+/// as `reportmd.md`) or take no space (`sta\u{200b}rt.md` shows as
+/// `start.md`), in a file list, a trace or a commit. Joiners (U+200C,
+/// U+200D) stay: Persian words and emoji sequences need them.
+pub fn readable_name(path: &str) -> Result<(), String> {
+    let misleading = |c: &char| {
+        matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+    };
+    match path.chars().find(misleading) {
+        Some(c) => Err(format!(
+            "{path:?} holds U+{:04X}, an invisible or direction-changing character that makes the name read as another: write the name without it",
+            c as u32
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Whether a tool may write `path`: never a plan's own note, never the run's
 /// trace folder. Where the file system ignores case (`case_insensitive`),
 /// names are compared so too: `START.md` is then the note `start.md`.
@@ -383,6 +413,27 @@ mod tests {
         assert!(safe_path(None).is_err());
         assert_eq!(safe_path(Some("a/b.md")).unwrap(), "a/b.md");
         assert_eq!(safe_path(Some("a\\b.md")).unwrap(), "a/b.md");
+    }
+
+    #[test]
+    fn a_name_that_reads_as_another_is_refused() {
+        for bad in [
+            "report\u{202e}dm.md",
+            "sta\u{200b}rt.md",
+            "a/\u{2066}b.md",
+            "\u{feff}x.md",
+        ] {
+            let why = readable_name(bad).unwrap_err();
+            assert!(why.contains("U+"), "{why}");
+        }
+        for good in [
+            "start.md",
+            "報告/下書き.md",
+            "می\u{200c}خواهم.md",
+            "👩\u{200d}💻.md",
+        ] {
+            assert_eq!(readable_name(good), Ok(()), "{good}");
+        }
     }
 
     #[test]

@@ -2379,6 +2379,7 @@ impl<'a, H: Host> Driver<'a, H> {
             }
             "write_note" => {
                 let path = tools::safe_path(args["path"].as_str())?;
+                tools::readable_name(&path)?;
                 // A plan folder's run writes in its folder: the rest of the
                 // vault is a person's, not the plan's.
                 let folder = self.files.folder();

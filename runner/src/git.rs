@@ -359,6 +359,30 @@ impl Repo {
         Ok(out.trim().is_empty())
     }
 
+    /// The `.gitattributes` files of a worktree that differ from its
+    /// commit: changed, removed, new, or new and ignored.
+    pub fn changed_attributes(&self, dir: &Path) -> Result<Vec<String>, GitError> {
+        let out = self.git(
+            dir,
+            &[
+                "status",
+                "--porcelain",
+                "-z",
+                "--no-renames",
+                "--ignored",
+                "--untracked-files=all",
+                "--",
+                ":(glob,icase)**/.gitattributes",
+            ],
+        )?;
+        Ok(out
+            .split('\0')
+            .filter_map(|entry| entry.get(3..))
+            .filter(|path| !path.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Whether git ignores a file a worktree does not track (so no commit
     /// takes it), whether it exists yet or not.
     pub fn ignored(&self, dir: &Path, rel: &str) -> Result<bool, GitError> {

@@ -637,6 +637,17 @@ impl Guard {
             .into_iter()
             .find(|n| baseline.get(*n) != now.get(*n))
             .cloned();
+        // A `.gitattributes` anywhere (ignored or not: git reads it all
+        // the same) changes the bytes `git add` commits from the bytes the
+        // verifier judged.
+        let changed = match changed {
+            Some(file) => Some(file),
+            None => self
+                .repo
+                .changed_attributes(&self.worktree())?
+                .into_iter()
+                .next(),
+        };
         if let Some(file) = &changed {
             let attempt = self.attempt();
             self.log(Step::Tampered {
@@ -1058,6 +1069,9 @@ impl Guard {
     /// Why a tool may not write `path` (absolute, or relative to the
     /// worktree): it is protected. `None`: allowed.
     pub fn refuse_write(&self, path: &str) -> Option<String> {
+        if let Err(why) = planvault_llm::tools::readable_name(path) {
+            return Some(why);
+        }
         let wt = self.worktree();
         let wt = std::fs::canonicalize(&wt).unwrap_or(wt);
         let p = Path::new(path);
@@ -1080,17 +1094,34 @@ impl Guard {
         self.locked_why(&rel)
     }
 
-    /// Why the work may not write a repository path ([`Guard::is_locked`]),
-    /// as a tool is told.
+    /// Why the work's tools may not write a repository path, as a tool is
+    /// told: [`Guard::is_locked`], or git's own ([`git_reads`]). (A note
+    /// carried there is refused by git itself, `.git` being no name git
+    /// stages.)
     pub fn locked_why(&self, rel: &str) -> Option<String> {
         if self.is_protected(rel) {
             Some(format!("{rel} is protected ([guard] protected): the work may not change what judges it; refused"))
+        } else if git_reads(rel) {
+            Some(format!("{rel} is part of how git reads and commits the work (`.git/`, `.gitattributes`): the work may not change it; refused"))
         } else if self.is_locked(rel) {
             Some(format!("{rel} is named by the verifier ([guard] verify): the work may not change what judges it; refused"))
         } else {
             None
         }
     }
+}
+
+/// Whether a repository path is git's own (`.git/`, or `GIT~1/`, its
+/// alias on NTFS) or a `.gitattributes`, which decides what bytes `git
+/// add` takes from a file: the work changing it would commit other bytes
+/// than the verifier judged, or run a hook at the guard's commit.
+fn git_reads(rel: &str) -> bool {
+    let mut parts = rel.split('/');
+    let last = parts.next_back().unwrap_or_default();
+    last.eq_ignore_ascii_case(".gitattributes")
+        || parts
+            .chain([last])
+            .any(|part| part.eq_ignore_ascii_case(".git") || part.eq_ignore_ascii_case("git~1"))
 }
 
 /// What git said, in one line: its message's first, else the error.
@@ -1873,6 +1904,60 @@ mod tests {
         assert_eq!(
             guard.check_tamper().unwrap().as_deref(),
             Some("tests/zz.conf")
+        );
+    }
+
+    /// A red team's note: the work wrote `.gitattributes` (`* text
+    /// eol=crlf`, `working-tree-encoding`), so `git add` committed other
+    /// bytes than the verifier judged; a writing MCP tool could reach the
+    /// repository's own `.git/` (a `post-commit` hook runs at the guard's
+    /// commit); and a name holding U+202E reads as another in the commit.
+    /// How git reads the tree is locked as the verifier's files are.
+    #[test]
+    fn git_s_attributes_and_folder_are_locked_and_a_misleading_name_refused() {
+        let (dir, repo) = repo();
+        let mut guard =
+            Guard::open(repo.clone(), "v", false, config(), "20261202-130501-abcdef").unwrap();
+        let wt = guard.ensure_worktree().unwrap();
+        for path in [
+            ".gitattributes",
+            "src/.gitattributes",
+            "src/.GitAttributes",
+            ".git/hooks/post-commit",
+            "src/.git/config",
+        ] {
+            let why = guard.refuse_write(path).unwrap_or_default();
+            assert!(why.contains("how git reads"), "{path}: {why:?}");
+        }
+        let hook = dir.path().join(".git/hooks/post-commit");
+        assert!(guard
+            .refuse_write(&hook.display().to_string())
+            .unwrap_or_default()
+            .contains("how git reads"));
+        let why = guard
+            .refuse_write("v/report\u{202e}dm.md")
+            .unwrap_or_default();
+        assert!(why.contains("U+202E"), "{why:?}");
+        assert!(guard.refuse_write("v/報告 (draft).md").is_none());
+        assert!(guard.refuse_write("src/x.rs").is_none());
+
+        assert_eq!(guard.check_tamper().unwrap(), None);
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(wt.join("src/.gitattributes"), "* text eol=crlf\n").unwrap();
+        assert_eq!(
+            guard.check_tamper().unwrap().as_deref(),
+            Some("src/.gitattributes")
+        );
+        std::fs::remove_file(wt.join("src/.gitattributes")).unwrap();
+        assert_eq!(guard.check_tamper().unwrap(), None);
+        // Hidden from git by an ignore line the work wrote: read by git all
+        // the same, so locked all the same.
+        std::fs::write(wt.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::create_dir_all(wt.join("gen")).unwrap();
+        std::fs::write(wt.join("gen/.gitattributes"), "*.rs ident\n").unwrap();
+        assert_eq!(
+            guard.check_tamper().unwrap().as_deref(),
+            Some("gen/.gitattributes")
         );
     }
 

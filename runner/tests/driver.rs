@@ -1401,6 +1401,44 @@ fn a_write_cut_off_before_its_answer_never_goes_over_a_persons_text_when_resumed
     }
 }
 
+/// A red team's note: `write_note` took `report\u{202e}dm.md`, which a
+/// file list, the trace and a commit show as `reportmd.md`. The model is
+/// told, and nothing is written; a name in Persian (with its joiner) is
+/// written.
+#[test]
+fn a_note_name_that_reads_as_another_is_refused_to_the_model() {
+    let spoof = serde_json::json!({"path": "report\u{202e}dm.md", "content": "x"}).to_string();
+    let persian = serde_json::json!({"path": "می\u{200c}خواهم.md", "content": "y"}).to_string();
+    let scripted = move |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        let told = turns.iter().filter(|m| m["role"] == "tool").count();
+        match (step(c), told) {
+            ("draft", 0) => Reply::tool_call("c1", "write_note", &spoof),
+            ("draft", 1) => Reply::tool_call("c2", "write_note", &persian),
+            _ => good_model(c),
+        }
+    };
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example_writing_notes(), &inbox, scripted);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let errors: Vec<Option<String>> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let refused = errors[0].clone().unwrap_or_default();
+    assert!(refused.contains("U+202E"), "{refused}");
+    assert_eq!(errors[1], None);
+    assert_eq!(host.file("report\u{202e}dm.md"), None);
+    assert_eq!(host.file("می\u{200c}خواهم.md").as_deref(), Some("y"));
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).
