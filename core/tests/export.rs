@@ -135,6 +135,31 @@ fn canvas_is_json_canvas_1_0() {
     }
 }
 
+/// A note macOS stored decomposed (`Cafe\u{301}.md`) is named composed in
+/// its card, as Obsidian keys its path: the canvas opens the note there.
+#[test]
+fn canvas_names_a_decomposed_note_composed() {
+    let files: BTreeMap<String, String> = [
+        (
+            "Cafe\u{301}.md",
+            "---\ntype: start\n---\n# Caf\u{e9}\n\n## Next\n- [[\u{1100}\u{1161}]]\n",
+        ),
+        ("\u{1100}\u{1161}.md", "# K\n"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let plan = check(&PlanSource::Vault(files)).plan;
+    let v: Value = serde_json::from_str(&export::export(&plan, GraphFormat::Canvas)).unwrap();
+    let files: Vec<&str> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["file"].as_str())
+        .collect();
+    assert_eq!(files, ["Caf\u{e9}.md", "\u{ac00}.md"]);
+}
+
 /// A vault from `(note, [links under ## Next])`; the first note is the start.
 fn vault(notes: &[(&str, &[&str])]) -> Plan {
     let files: BTreeMap<String, String> = notes

@@ -1,13 +1,15 @@
 //! `plan.canvas`: node positions in a JSON Canvas 1.0 file that Obsidian's
 //! Canvas opens beside the notes.
 //!
-//! Each note the user placed is a `file` node pointing at the note; the app
-//! reads its `x`/`y` back as a pinned position. Edges are written too, so the
+//! Each note the user placed is a `file` node pointing at the note by its
+//! path as Obsidian keys it (composed: macOS may store a name decomposed);
+//! the app reads its `x`/`y` back as a pinned position. Edges are written too, so the
 //! canvas shows the plan in Obsidian, but they are regenerated from the notes
 //! on every write: the notes stay the source of truth for edges. Everything
 //! else in the file (text cards, groups, links, the user's own edges, unknown
 //! fields) is kept as it was.
 
+use planvault_core::vault::links::composed;
 use planvault_core::{NodeExt, Plan};
 use planvault_layout::Point;
 use serde_json::{json, Value};
@@ -16,12 +18,22 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// Edge ids this app writes start with this, so it only replaces its own.
 const EDGE_PREFIX: &str = "planvault-edge-";
 
-/// Positions by node id (a note's path without `.md`). A file that is not
-/// JSON Canvas yields no positions rather than an error: the layout fills in.
-pub fn positions(text: &str) -> BTreeMap<String, Point> {
+/// A note's path as Obsidian keys it, and so writes it in a card:
+/// composed (NFC), where macOS may have stored the name decomposed.
+fn as_keyed(path: &str) -> String {
+    composed(path).into_owned()
+}
+
+/// Positions by node id of the plan's notes that have a card. A file that
+/// is not JSON Canvas yields no positions rather than an error: the layout
+/// fills in.
+pub fn positions(text: &str, plan: &Plan) -> BTreeMap<String, Point> {
     let Ok(doc) = serde_json::from_str::<Value>(text) else {
         return BTreeMap::new();
     };
+    let ids: HashMap<String, &str> = (0..plan.nodes.len())
+        .map(|i| (as_keyed(&note_file(plan, i)), plan.nodes[i].id.as_str()))
+        .collect();
     let mut out = BTreeMap::new();
     for node in doc["nodes"].as_array().into_iter().flatten() {
         if node["type"] != "file" {
@@ -36,7 +48,7 @@ pub fn positions(text: &str) -> BTreeMap<String, Point> {
         };
         // A note may have several cards (Obsidian's canvas allows it): its
         // first is the one this app places.
-        if let Some(id) = file.strip_suffix(".md") {
+        if let Some(&id) = ids.get(&as_keyed(file)) {
             out.entry(id.to_string()).or_insert(Point { x, y });
         }
     }
@@ -234,7 +246,7 @@ pub fn write(
             .then(|| e.str("file"))
             .flatten()
             .filter(|file| file.ends_with(".md"))
-            .map(str::to_string)
+            .map(as_keyed)
     };
     // The plan's notes this app places (indexed once: a plan of thousands
     // of notes is rewritten on every move), and the ones it forgets. A
@@ -250,7 +262,7 @@ pub fn write(
     let mut plan_files: HashSet<String> = HashSet::new();
     let mut canvas_id = BTreeMap::new();
     for (index, node) in plan.nodes.iter().enumerate() {
-        let file = note_file(plan, index);
+        let file = as_keyed(&note_file(plan, index));
         plan_files.insert(file.clone());
         let Some(p) = positions.get(&node.id) else {
             continue;
@@ -364,7 +376,7 @@ mod tests {
         pos.insert("draft".to_string(), at(10.0, 20.0));
         pos.insert("send".to_string(), at(10.0, 200.0));
         let text = write(None, &plan(), &pos, (220.0, 76.0)).unwrap();
-        assert_eq!(positions(&text), pos);
+        assert_eq!(positions(&text, &plan()), pos);
         assert_eq!(
             text,
             "{\n\t\"nodes\":[\n\
@@ -402,7 +414,7 @@ mod tests {
             \t],\n\t\"edges\":[\n\
             \t\t{\"id\":\"u1\",\"fromNode\":\"t\",\"toNode\":\"c1\"}\n\
             \t]\n}";
-        let mut pos = positions(two);
+        let mut pos = positions(two, &plan());
         assert_eq!(
             pos.get("draft"),
             Some(&at(0.0, 0.0)),
@@ -426,7 +438,10 @@ mod tests {
             text.contains("{\"id\":\"u1\",\"fromNode\":\"t\",\"toNode\":\"c1\"}"),
             "{text}"
         );
-        assert_eq!(positions(&text).get("draft"), Some(&at(50.0, 60.0)));
+        assert_eq!(
+            positions(&text, &plan()).get("draft"),
+            Some(&at(50.0, 60.0))
+        );
     }
 
     /// A card that repeats a key is read by its last value, as Obsidian
@@ -437,7 +452,7 @@ mod tests {
         let repeated = "{\n\t\"nodes\":[\n\
             \t\t{\"id\":\"c1\",\"type\":\"text\",\"type\":\"file\",\"file\":\"send.md\",\"file\":\"draft.md\",\"x\":0,\"y\":0,\"x\":5}\n\
             \t],\n\t\"edges\":[]\n}";
-        let mut pos = positions(repeated);
+        let mut pos = positions(repeated, &plan());
         assert_eq!(pos.get("draft"), Some(&at(5.0, 0.0)));
         assert_eq!(pos.get("send"), None);
         pos.insert("draft".to_string(), at(50.0, 60.0));
@@ -447,7 +462,7 @@ mod tests {
             text.contains("{\"id\":\"c1\",\"type\":\"text\",\"type\":\"file\",\"file\":\"send.md\",\"file\":\"draft.md\",\"x\":0,\"y\":60,\"x\":50}"),
             "{text}"
         );
-        let read = positions(&text);
+        let read = positions(&text, &plan());
         assert_eq!(read.get("draft"), Some(&at(50.0, 60.0)));
         assert_eq!(
             read.get("send"),
@@ -458,8 +473,8 @@ mod tests {
 
     #[test]
     fn a_move_changes_only_the_moved_cards_line() {
-        let mut pos = positions(OBSIDIAN);
-        assert_eq!(pos.len(), 3, "{pos:?}");
+        let mut pos = positions(OBSIDIAN, &plan());
+        assert_eq!(pos.len(), 2, "the plan's notes only: {pos:?}");
         pos.insert("draft".to_string(), at(50.0, 60.0));
         let text = write(Some(OBSIDIAN), &plan(), &pos, (220.0, 76.0)).unwrap();
         let changed: Vec<(&str, &str)> = OBSIDIAN
@@ -532,9 +547,50 @@ mod tests {
         assert!(write(Some("  \n"), &plan(), &pos, (220.0, 76.0)).is_ok());
     }
 
+    /// A note macOS stored decomposed (`Cafe\u{301}.md`, as Korean names
+    /// mostly are there): Obsidian keys its path composed, and writes its
+    /// card so. The card is that note's: read as its place, moved in
+    /// place, never a second card beside it; a new card names it composed.
+    #[test]
+    fn a_decomposed_note_name_is_the_card_obsidian_wrote_composed() {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "Cafe\u{301}.md".to_string(),
+            "---\ntype: start\n---\n# C\n\n## Next\n- go -> [[send]]\n".to_string(),
+        );
+        files.insert("\u{1100}\u{1161}.md".to_string(), "# K\n".to_string());
+        files.insert("send.md".to_string(), "# S\n".to_string());
+        let plan = VaultDoc::new(files).checked.plan;
+        let obsidian = "{\n\t\"nodes\":[\n\
+            \t\t{\"id\":\"c1\",\"type\":\"file\",\"file\":\"Caf\u{e9}.md\",\"x\":10,\"y\":20,\"width\":300,\"height\":100}\n\
+            \t],\n\t\"edges\":[]\n}";
+        let mut pos = positions(obsidian, &plan);
+        assert_eq!(pos.get("Cafe\u{301}"), Some(&at(10.0, 20.0)), "{pos:?}");
+        pos.insert("Cafe\u{301}".to_string(), at(50.0, 60.0));
+        pos.insert("\u{1100}\u{1161}".to_string(), at(0.0, 300.0));
+        pos.insert("send".to_string(), at(0.0, 600.0));
+        let text = write(Some(obsidian), &plan, &pos, (220.0, 76.0)).unwrap();
+        assert!(
+            text.contains(
+                "{\"id\":\"c1\",\"type\":\"file\",\"file\":\"Caf\u{e9}.md\",\"x\":50,\"y\":60,"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Cafe\u{301}"), "no second card: {text}");
+        assert!(
+            text.contains("\"file\":\"\u{ac00}.md\""),
+            "a new card names the note composed: {text}"
+        );
+        assert!(
+            text.contains("\"fromNode\":\"c1\""),
+            "the edge leaves Obsidian's card: {text}"
+        );
+        assert_eq!(positions(&text, &plan), pos);
+    }
+
     #[test]
     fn garbage_yields_no_positions() {
-        assert!(positions("not json").is_empty());
-        assert!(positions("{\"nodes\": 3}").is_empty());
+        assert!(positions("not json", &plan()).is_empty());
+        assert!(positions("{\"nodes\": 3}", &plan()).is_empty());
     }
 }

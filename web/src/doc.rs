@@ -200,7 +200,7 @@ impl VaultDoc {
     ) -> VaultDoc {
         let positions = files
             .get(&canvas_path(&folder))
-            .map(|t| canvas_file::positions(t))
+            .map(|t| canvas_file::positions(t, &checked.plan))
             .unwrap_or_default();
         let plan = &checked.plan;
         let listed = match before {

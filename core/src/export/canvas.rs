@@ -104,7 +104,9 @@ pub fn canvas(plan: &Plan) -> String {
                 text: file
                     .is_none()
                     .then(|| format!("**{}**\n\n{}", plan.nodes[i].title, plan.nodes[i].body)),
-                file: file.map(str::to_string),
+                // Named as Obsidian keys the note's path: composed, where
+                // macOS may have stored it decomposed.
+                file: file.map(|f| crate::vault::links::composed(f).into_owned()),
                 x: x[i],
                 y: y[i],
                 width: WIDTH,

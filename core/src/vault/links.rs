@@ -725,7 +725,7 @@ fn is_ascii_lower(text: &str) -> bool {
 /// name macOS stored decomposed (`Cafe\u{301}.md`) is the note a link typed
 /// `[[Café]]` means. A link's own text is taken as written, as Obsidian
 /// takes it (a decomposed link finds no composed path there).
-pub(crate) fn composed(text: &str) -> Cow<'_, str> {
+pub fn composed(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
