@@ -31,6 +31,11 @@ pub struct Holder {
     /// later process given the same pid (a restarted container counts
     /// from 1 again) is no holder.
     pub started: Option<String>,
+    /// The pid namespace its pid is counted in (`pid:[4026531836]`), as
+    /// `native::pid_namespace` tells it: from another one (a container
+    /// sharing the machine's name and the vault) the pid names some other
+    /// process, so the holder cannot be seen.
+    pub pidns: Option<String>,
 }
 
 impl Holder {
@@ -42,12 +47,18 @@ impl Holder {
             tab: None,
             run: None,
             started: None,
+            pidns: None,
         }
     }
 
     /// This holder, said to have started at `started`.
     pub fn started(self, started: Option<String>) -> Holder {
         Holder { started, ..self }
+    }
+
+    /// This holder, its pid counted in the namespace `pidns`.
+    pub fn in_namespace(self, pidns: Option<String>) -> Holder {
+        Holder { pidns, ..self }
     }
 
     /// A run in a browser tab.
@@ -58,6 +69,7 @@ impl Holder {
             tab: Some(tab.to_string()),
             run: None,
             started: None,
+            pidns: None,
         }
     }
 
@@ -69,6 +81,7 @@ impl Holder {
             tab: None,
             run: Some(workflow_id.to_string()),
             started: None,
+            pidns: None,
         }
     }
 
@@ -85,6 +98,7 @@ impl Holder {
             tab: field("tab"),
             run: field("run"),
             started: field("started"),
+            pidns: field("pidns"),
         }
     }
 
@@ -93,12 +107,15 @@ impl Holder {
         match (&self.tab, &self.run) {
             (Some(tab), _) => format!("host={}\ntab={tab}\n", self.host),
             (None, Some(run)) => format!("host={}\nrun={run}\n", self.host),
-            (None, None) => match &self.started {
-                Some(started) => {
-                    format!("pid={}\nhost={}\nstarted={started}\n", self.pid, self.host)
+            (None, None) => {
+                let mut text = format!("pid={}\nhost={}\n", self.pid, self.host);
+                for (key, value) in [("started", &self.started), ("pidns", &self.pidns)] {
+                    if let Some(value) = value {
+                        text.push_str(&format!("{key}={value}\n"));
+                    }
                 }
-                None => format!("pid={}\nhost={}\n", self.pid, self.host),
-            },
+                text
+            }
         }
     }
 
@@ -211,6 +228,9 @@ mod tests {
         for holder in [
             Holder::process(4242, "build-box"),
             Holder::process(4242, "build-box").started(Some("b00t:1234".into())),
+            Holder::process(4242, "build-box")
+                .started(Some("b00t:1234".into()))
+                .in_namespace(Some("pid:[4026531836]".into())),
             Holder::browser("k3f9"),
         ] {
             assert_eq!(Holder::parse(&holder.render()), holder);

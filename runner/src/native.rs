@@ -852,6 +852,7 @@ impl VaultLock {
         }
         let me = Holder::process(std::process::id(), &host_name())
             .started(process_start(std::process::id()))
+            .in_namespace(pid_namespace())
             .render();
         for _ in 0..3 {
             if create_with_text(&path, &me).map_err(io)? {
@@ -1037,6 +1038,15 @@ pub fn stale(holder: &Holder) -> bool {
     let Ok(pid) = holder.pid.parse::<u32>() else {
         return false;
     };
+    // Its pid counted elsewhere (a container given this machine's name, on
+    // a vault it shares): here that pid is another process, or none.
+    if holder
+        .pidns
+        .as_ref()
+        .is_some_and(|theirs| pid_namespace().as_ref() != Some(theirs))
+    {
+        return false;
+    }
     // A process with its pid that started at another time took the pid
     // after the holder ended (a restarted container counts from 1 again,
     // and its run is then the pid its lock names).
@@ -1059,6 +1069,13 @@ pub fn process_start(pid: u32) -> Option<String> {
     let start = after_name.split_whitespace().nth(19)?;
     let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     Some(format!("{}:{start}", boot.trim()))
+}
+
+/// The pid namespace this process counts pids in (`pid:[4026531836]`;
+/// Linux, `None` elsewhere).
+pub fn pid_namespace() -> Option<String> {
+    let link = fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(link.to_string_lossy().into_owned())
 }
 
 /// This machine's name, as a lock file records it.
@@ -2632,7 +2649,14 @@ mod tests {
             Some(started) => format!("started={started}\n"),
             None => String::new(),
         };
-        assert_eq!(text, format!("pid={me}\nhost={}\n{started}", host_name()));
+        let pidns = match pid_namespace() {
+            Some(ns) => format!("pidns={ns}\n"),
+            None => String::new(),
+        };
+        assert_eq!(
+            text,
+            format!("pid={me}\nhost={}\n{started}{pidns}", host_name())
+        );
         let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
         assert!(
             err.contains(&format!(
@@ -2722,6 +2746,42 @@ mod tests {
         if process_start(1).is_some_and(|s| s != format!("{boot}:0")) {
             drop(VaultLock::acquire(dir.path()).unwrap());
         }
+    }
+
+    /// Two pid namespaces sharing a machine's name and a vault (a
+    /// container run with the host's name on a bind-mounted vault, and a
+    /// run on the host): the container's pid is another process here, or
+    /// none, so each judged the other's live lock stale and both ran. A
+    /// lock from another namespace is never judged stale here.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lock_from_another_pid_namespace_is_never_judged_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let ours = pid_namespace().expect("Linux tells a process's pid namespace");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let lock = |pid: u32, started: &str, ns: &str| {
+            format!(
+                "pid={pid}\nhost={}\nstarted={started}\npidns={ns}\n",
+                host_name()
+            )
+        };
+        let other = "pid:[1]";
+        assert_ne!(ours, other);
+        for text in [lock(dead, "b:1", other), lock(me, "b:1", other)] {
+            fs::write(&path, &text).unwrap();
+            let err = VaultLock::acquire(dir.path()).unwrap_err().to_string();
+            assert!(err.contains("process"), "{text}: {err}");
+        }
+        // From this namespace, judged as before: its process ended.
+        fs::write(&path, lock(dead, "b:1", &ours)).unwrap();
+        drop(VaultLock::acquire(dir.path()).unwrap());
+        let written = fs::read_to_string(&path).unwrap_or_default();
+        assert!(written.is_empty(), "released: {written}");
     }
 
     /// Found by an audit that stopped and raced runs: a run killed between
