@@ -442,7 +442,8 @@ mod tests {
         assert!(writable("draft.md", &notes, false).is_err());
         assert!(writable("00_plan-trace/trace.md", &notes, false).is_err());
         assert!(writable("ideas/new.md", &notes, false).is_ok());
-        // A case-sensitive file system holds DRAFT.md beside draft.md; one
+        // By this rule a case-sensitive file system holds DRAFT.md beside
+        // draft.md (the runner refuses such a twin of any listed note); one
         // that ignores case would overwrite the plan's note.
         assert!(writable("DRAFT.md", &notes, false).is_ok());
         assert!(writable("DRAFT.md", &notes, true).is_err());

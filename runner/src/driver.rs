@@ -35,6 +35,7 @@ use planvault_core::engine::{
     RequestBody, RunConfig, TraceEntry, ORDER_KEY,
 };
 use planvault_core::proposal;
+use planvault_core::vault::links::composed;
 use planvault_core::vault::scope::{IGNORE_FILE, TEMPLATER_SETTINGS, TEMPLATES_SETTINGS};
 use planvault_core::vault::{check_in_folder, in_folder};
 use planvault_core::{Checked, NodeExt, Plan, PlanFormat, Status};
@@ -2311,10 +2312,23 @@ impl<'a, H: Host> Driver<'a, H> {
     /// decomposed is one file, in the terminal and the browser), another
     /// spelling would get past the name checks to a plan's own note. (A
     /// note reached through a symlinked folder, which is never listed, is
-    /// refused too.)
+    /// refused too.) A new note may not take a name that differs from a
+    /// listed one only in case or in how its accents are spelled: Obsidian
+    /// keys both by one path, and on macOS, Windows or a sync to them the
+    /// two are one file, one of them lost.
     async fn written_as_listed(&self, path: &str) -> Result<(), String> {
         if self.host.read(path).await.ok().flatten().is_none() {
-            return Ok(());
+            let listed = self.host.list().await.map_err(|e| e.to_string())?;
+            let folded = |name: &str| composed(name).to_lowercase();
+            let wanted = folded(path);
+            return match listed.iter().find(|l| *l != path && folded(l) == wanted) {
+                Some(twin) => Err(format!(
+                    "{path} would sit beside {twin}, whose name differs from it only in case or in how its accents are spelled: \
+                     Obsidian reads them as one note, and on macOS, Windows or a sync to them they are one file; \
+                     write {twin} itself, or another name"
+                )),
+                None => Ok(()),
+            };
         }
         let listed = self.host.list().await.map_err(|e| e.to_string())?;
         let case_insensitive = self.host.case_insensitive();

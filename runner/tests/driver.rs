@@ -1439,6 +1439,56 @@ fn a_note_name_that_reads_as_another_is_refused_to_the_model() {
     assert_eq!(host.file("می\u{200c}خواهم.md").as_deref(), Some("y"));
 }
 
+/// A red team's note: on a disk where case counts, `write_note` made
+/// `Ideas.md` beside the vault's `ideas.md` (and `Cafe\u{301}.md`, decomposed,
+/// beside `Caf\u{e9}.md`). Obsidian keys both by one path, and on macOS,
+/// Windows or any sync to them the two are one file: one is lost. The
+/// model is told the name the vault has.
+#[test]
+fn a_new_note_whose_name_differs_only_in_case_or_accents_is_refused() {
+    let mut vault = example_writing_notes();
+    vault.insert("ideas.md".into(), "# Ideas\n".into());
+    vault.insert("Caf\u{e9}.md".into(), "# Menu\n".into());
+    let case = serde_json::json!({"path": "Ideas.md", "content": "x"}).to_string();
+    let accent = serde_json::json!({"path": "Cafe\u{301}.md", "content": "y"}).to_string();
+    let fresh = serde_json::json!({"path": "ideas-2.md", "content": "z"}).to_string();
+    let scripted = move |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        let told = turns.iter().filter(|m| m["role"] == "tool").count();
+        match (step(c), told) {
+            ("draft", 0) => Reply::tool_call("c1", "write_note", &case),
+            ("draft", 1) => Reply::tool_call("c2", "write_note", &accent),
+            ("draft", 2) => Reply::tool_call("c3", "write_note", &fresh),
+            _ => good_model(c),
+        }
+    };
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, scripted);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let errors: Vec<Option<String>> = posted(&host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    let said = errors[0].clone().unwrap_or_default();
+    assert!(
+        said.contains("ideas.md") && said.contains("only in case"),
+        "{said}"
+    );
+    let said = errors[1].clone().unwrap_or_default();
+    assert!(said.contains("Caf\u{e9}.md"), "{said}");
+    assert_eq!(errors[2], None);
+    assert_eq!(host.file("Ideas.md"), None);
+    assert_eq!(host.file("Cafe\u{301}.md"), None);
+    assert_eq!(host.file("ideas.md").as_deref(), Some("# Ideas\n"));
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).
@@ -2097,8 +2147,11 @@ fn under_full_autonomy_a_human_node_is_worked_and_judged_like_a_step() {
         .any(|m| matches!(m, FromWorker::Ask { .. })));
 }
 
+/// Where names ignore case, `DRAFT.md` is the plan's `draft.md`; where
+/// they do not, it would be a second note beside it, one with it on macOS,
+/// Windows or a sync to them: refused on both.
 #[test]
-fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case() {
+fn a_tool_cannot_write_a_plan_note_under_its_other_case() {
     let mut files = example();
     files.insert(
         "draft.md".into(),
@@ -2127,12 +2180,8 @@ fn where_names_ignore_case_a_tool_cannot_overwrite_a_plan_note_by_its_other_case
             FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error.is_none()),
             _ => None,
         });
-        assert_eq!(
-            ok,
-            Some(!case_insensitive),
-            "case-insensitive: {case_insensitive}"
-        );
-        assert_eq!(host.file("DRAFT.md").is_some(), !case_insensitive);
+        assert_eq!(ok, Some(false), "case-insensitive: {case_insensitive}");
+        assert_eq!(host.file("DRAFT.md"), None);
     }
 }
 
