@@ -12,8 +12,8 @@
 //! gate (`no-approval-gate`). An MCP tool's nature is known only once its
 //! server lists it: the runner refuses such a call at run time.
 //!
-//! Not part of [`crate::check`]: the npm package does not carry it (its
-//! size budget); the CLI's `validate`, `run` and the runner call it.
+//! Not part of [`crate::check`], since a vault's config may ask too: the
+//! CLI's `validate`, `run`, the runner and the npm package call it.
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{NodeExt, NodeKind, Plan, PlanFormat, SourcePos};
@@ -26,32 +26,42 @@ pub const WRITING_TOOLS: &[&str] = &["write_note"];
 pub fn requested(source: &PlanSource, plan: &Plan) -> Option<SourcePos> {
     match source {
         PlanSource::Vault(files) => requested_in_vault(files, plan),
-        PlanSource::PlanMd { file, text } => {
-            let first_item = plan
-                .nodes
-                .iter()
-                .filter_map(|n| n.pos.as_ref().map(|p| p.line))
-                .min()
-                .unwrap_or(u32::MAX);
-            text.lines()
-                .zip(1..first_item)
-                .find(|(line, _)| line.trim() == "@proposal")
-                .map(|(line, n)| {
-                    let column = line.chars().take_while(|c| c.is_whitespace()).count() as u32 + 1;
-                    SourcePos::new(file.clone(), n, column)
-                })
-        }
-        PlanSource::Generated { file, text, .. } => {
-            let root: serde_json::Value = serde_json::from_str(text).ok()?;
-            if root.get("proposal") != Some(&serde_json::Value::Bool(true)) {
-                return None;
-            }
-            let at = text.find("\"proposal\"").unwrap_or(0);
-            let line = text[..at].matches('\n').count() as u32 + 1;
-            let column = text[..at].rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
-            Some(SourcePos::new(file.clone(), line, column))
-        }
+        PlanSource::PlanMd { file, text } => requested_in_plan_md(file, text, plan),
+        PlanSource::Generated { file, text, .. } => requested_in_generated(file, text),
     }
+}
+
+/// Where a PLAN.md asks for proposal mode: a line `@proposal` before its
+/// first item.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn requested_in_plan_md(file: &str, text: &str, plan: &Plan) -> Option<SourcePos> {
+    let first_item = plan
+        .nodes
+        .iter()
+        .filter_map(|n| n.pos.as_ref().map(|p| p.line))
+        .min()
+        .unwrap_or(u32::MAX);
+    text.lines()
+        .zip(1..first_item)
+        .find(|(line, _)| line.trim() == "@proposal")
+        .map(|(line, n)| {
+            let column = line.chars().take_while(|c| c.is_whitespace()).count() as u32 + 1;
+            SourcePos::new(file.to_string(), n, column)
+        })
+}
+
+/// Where a generated plan asks for proposal mode: `"proposal": true` at the
+/// top of its object.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn requested_in_generated(file: &str, text: &str) -> Option<SourcePos> {
+    let root: serde_json::Value = serde_json::from_str(text).ok()?;
+    if root.get("proposal") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let at = text.find("\"proposal\"").unwrap_or(0);
+    let line = text[..at].matches('\n').count() as u32 + 1;
+    let column = text[..at].rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
+    Some(SourcePos::new(file.to_string(), line, column))
 }
 
 /// Where a vault's start note asks for proposal mode (`proposal: true`).
@@ -63,7 +73,13 @@ pub fn requested_in_vault(
     let NodeExt::Vault(v) = &start.ext else {
         return None;
     };
-    let text = files.get(&v.file)?;
+    requested_in_note(&v.file, files.get(&v.file)?)
+}
+
+/// Where a vault note (`file`, its `text`) asks for proposal mode in its
+/// frontmatter (`proposal: true`): what the plan asks when it is the start.
+#[cfg_attr(planvault_size, optimize(size))]
+pub fn requested_in_note(file: &str, text: &str) -> Option<SourcePos> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let crate::vault::frontmatter::Split::Closed(block) = crate::vault::frontmatter::split(text)
     else {
@@ -73,12 +89,13 @@ pub fn requested_in_vault(
         .into_iter()
         .find(|e| e.key == "proposal" && e.inline_value.trim() == "true")
         // The fence is line 1: the YAML's line 0 is line 2.
-        .map(|e| SourcePos::new(v.file.clone(), e.line + 2, 1))
+        .map(|e| SourcePos::new(file.to_string(), e.line + 2, 1))
 }
 
 /// Whether each node (by index) can run before any approval gate: it is
 /// reached from where the run starts without passing a gate. Gates
 /// themselves are not before approval.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn before_approval(plan: &Plan) -> Vec<bool> {
     let n = plan.nodes.len();
     let mut incoming = vec![false; n];
@@ -112,6 +129,7 @@ pub fn is_gate(plan: &Plan, node: usize) -> bool {
 }
 
 /// How a node would mutate: its command, or a writing tool it may use.
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn mutation(plan: &Plan, node: usize) -> Option<String> {
     let node = &plan.nodes[node];
     if let NodeExt::PlanMd(item) = &node.ext {
@@ -132,6 +150,7 @@ pub fn mutation(plan: &Plan, node: usize) -> Option<String> {
 }
 
 /// How a diagnostic names a node.
+#[cfg_attr(planvault_size, optimize(size))]
 fn name(plan: &Plan, node: usize) -> String {
     let n = &plan.nodes[node];
     match plan.format {
@@ -142,6 +161,7 @@ fn name(plan: &Plan, node: usize) -> String {
 }
 
 /// The first gate reachable from `node` (else the plan's first gate).
+#[cfg_attr(planvault_size, optimize(size))]
 fn gate_after(plan: &Plan, node: usize, out: &[Vec<usize>]) -> Option<usize> {
     let mut seen = vec![false; plan.nodes.len()];
     let mut queue = std::collections::VecDeque::from([node]);
@@ -160,6 +180,7 @@ fn gate_after(plan: &Plan, node: usize, out: &[Vec<usize>]) -> Option<usize> {
 
 /// The proposal-mode rules of a plan that asked for it at `asked` (where
 /// `no-approval-gate` points; the start node when `None`).
+#[cfg_attr(planvault_size, optimize(size))]
 pub fn check(plan: &Plan, asked: Option<&SourcePos>) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let has_gate = (0..plan.nodes.len()).any(|i| is_gate(plan, i));

@@ -4,8 +4,8 @@
 //! vault's config asks for proposal mode instead of the plan. Its
 //! `expected.snap` is the plan and the format's own diagnostics (as
 //! `fixtures.rs` renders them), where the plan asked for proposal mode,
-//! and the proposal-mode diagnostics. Not replayed by the npm package,
-//! which does not carry these rules.
+//! and the proposal-mode diagnostics. The npm package replays those the
+//! plan asks for itself (`npm/test/fixtures.test.mjs`): it reads no config.
 //! `INSTA_UPDATE=always cargo test -p planvault-core --test integration proposal_fixtures::`
 
 use planvault_core::{check, generated, proposal, PlanSource};

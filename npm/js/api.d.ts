@@ -20,8 +20,9 @@ export { Plan, parsePlanMd, updateStatus, validate } from "./planvault_wasm.js";
  * Pass every file; what is not a plan note (`.obsidian/`, `00_plan-trace/`,
  * non-markdown) is skipped, and so is what the vault's settings skip, as the
  * CLI skips it (the templates folder of `.obsidian/templates.json` or
- * Templater's settings, what `.planvaultignore` lists). Throws `invalid-argument` when `files` is not an
- * object of strings.
+ * Templater's settings, what `.planvaultignore` lists). The notes are read once, here: later
+ * changes to `files` change nothing of the plan. Throws `invalid-argument` when `files` is not an
+ * object (or a Map) of strings.
  */
 export declare function parseVault(files: VaultFiles): Plan;
 
@@ -45,7 +46,7 @@ export interface VaultOptions {
  * `.planvaultignore` lists, when `files` holds those files.
  */
 export declare class Vault {
-  /** Throws `invalid-argument` when `files` is not an object of strings or `options` has an unknown key. */
+  /** Throws `invalid-argument` when `files` is not an object (or a Map) of strings or `options` has an unknown key. */
   constructor(files: VaultFiles, options?: VaultOptions);
   /**
    * Add or replace one note (vault-relative path with `.md`). Only that note

@@ -6,6 +6,8 @@
 import * as glue from "./planvault_wasm.js";
 
 const STALE_MESSAGE = "Invalid stale object from previous Wasm instance";
+// What the glue throws for a handle whose free() was called.
+const FREED_MESSAGE = "null pointer passed to rust";
 
 function coded(code, message, cause) {
   const error = new Error(message, cause === undefined ? undefined : { cause });
@@ -41,6 +43,9 @@ function normalise(error) {
   }
   if (error instanceof Error && error.message.startsWith("expected instance of")) {
     return coded("invalid-argument", error.message, error);
+  }
+  if (error instanceof Error && error.message === FREED_MESSAGE) {
+    return coded("invalid-argument", "this object was freed (its free() was called): make it again", error);
   }
   return error;
 }
@@ -86,28 +91,39 @@ export function __useUtf8Writer(makeWriter) {
   utf8Writer = makeWriter;
 }
 
-// `files` (path → note text) written back to back as UTF-8 straight into a
-// room in wasm memory, with the byte length of each path and text in turn:
-// one copy and one call instead of a call across the boundary per note.
-// Checks the argument the way the API promises. Returns [bytes used, lengths].
-function stageFiles(files) {
+// The notes of `files` (an object or a Map of path → note text) as they are
+// now, read once: what is parsed, what is skipped and what columns count
+// from are this one reading, whatever the caller changes later (or a getter
+// changes meanwhile). Checks the argument the way the API promises.
+function readFiles(files) {
+  const isMap = files instanceof Map;
   if (files === null || typeof files !== "object" || Array.isArray(files)) {
-    throw coded("invalid-argument", `invalid argument \`files\`: expected an object of path → note text, got ${describe(files)}`);
+    throw coded("invalid-argument", `invalid argument \`files\`: expected an object (or a Map) of path → note text, got ${describe(files)}`);
   }
-  const paths = Object.keys(files);
-  const count = paths.length;
-  const texts = new Array(count);
-  const lengths = new Uint32Array(count * 2);
-  let units = 0;
-  for (let i = 0; i < count; i++) {
-    const path = paths[i];
-    const text = files[path];
+  const notes = new Map();
+  for (const [path, text] of isMap ? files : Object.entries(files)) {
+    if (typeof path !== "string") {
+      throw coded("invalid-argument", `invalid argument \`files\`: a path is ${describe(path)}, not a string`);
+    }
     if (typeof text !== "string") {
       throw coded("invalid-argument", `invalid argument \`files\`: the note ${JSON.stringify(path)} is ${describe(text)}, not a string`);
     }
-    texts[i] = text;
-    units += path.length + text.length;
+    notes.set(path, text);
   }
+  return notes;
+}
+
+// `notes` (from readFiles) written back to back as UTF-8 straight into a
+// room in wasm memory, with the byte length of each path and text in turn:
+// one copy and one call instead of a call across the boundary per note.
+// Returns [bytes used, lengths].
+function stageFiles(notes) {
+  const paths = [...notes.keys()];
+  const texts = [...notes.values()];
+  const count = paths.length;
+  const lengths = new Uint32Array(count * 2);
+  let units = 0;
+  for (let i = 0; i < count; i++) units += paths[i].length + texts[i].length;
   // One byte per UTF-16 unit fits ASCII, plus some slack; grow when a note
   // needs more. Ask for the room first: that call is the one that replaces
   // an instance lost to an earlier panic, and the memory is that instance's.
@@ -188,8 +204,8 @@ const SETTINGS = [".obsidian/templates.json", ".obsidian/plugins/templater-obsid
 // reads them (the same files and keys; the JSON is read here, where
 // JSON.parse costs the wasm nothing): [the templates folder of Obsidian's
 // Templates, of Templater, the text of .planvaultignore], each or undefined.
-function skipSettings(files) {
-  const text = (path) => (typeof files[path] === "string" ? files[path] : undefined);
+function skipSettings(notes) {
+  const text = (path) => notes.get(path);
   const folder = (path, key) => {
     try {
       const value = JSON.parse(text(path))[key];
@@ -202,14 +218,16 @@ function skipSettings(files) {
 }
 
 export function parseVault(files) {
-  const [used, lengths] = stageFiles(files);
-  const settings = skipSettings(files);
+  const notes = readFiles(files);
+  const [used, lengths] = stageFiles(notes);
+  const settings = skipSettings(notes);
   const plan = guarded(() => glue.parseVaultStaged(used, lengths, ...settings));
-  return remember(plan, (file) => noteText(files[file]));
+  return remember(plan, (file) => noteText(notes.get(file)));
 }
 
 export function parsePlanMd(text, file) {
   expectString("text", text);
+  if (file === null) file = undefined;
   if (file !== undefined) expectString("file", file);
   const plan = guarded(() => glue.parsePlanMd(text, file));
   return remember(plan, (name) => (name === (file ?? "PLAN.md") ? text : undefined));
@@ -243,8 +261,8 @@ export class Vault {
 
   constructor(files, options) {
     this.#folder = planFolder(options);
-    this.#core = this.#open(files);
-    this.#files = new Map(Object.entries(files));
+    this.#files = readFiles(files);
+    this.#core = this.#open(this.#files);
   }
 
   update(path, text) {
@@ -300,12 +318,12 @@ export class Vault {
   }
 
   #rebuild() {
-    this.#core = this.#open(Object.fromEntries(this.#files));
+    this.#core = this.#open(this.#files);
   }
 
-  #open(files) {
-    const [used, lengths] = stageFiles(files);
-    const settings = skipSettings(files);
+  #open(notes) {
+    const [used, lengths] = stageFiles(notes);
+    const settings = skipSettings(notes);
     return guarded(() => glue.VaultCore.fromStaged(used, lengths, this.#folder, ...settings));
   }
 }

@@ -36,9 +36,8 @@ pub fn parse_generated_plan(
         .clone()
         .unwrap_or_else(|| "plan.json".to_owned());
     let options = options.to_core();
-    Ok(PlanHandle::from_parse(generated::parse(
-        &file, &json, &options,
-    )))
+    let asked = planvault_core::proposal::requested_in_generated(&file, &json);
+    Ok(PlanHandle::from_parse(generated::parse(&file, &json, &options)).asked(asked))
 }
 
 /// Options of `parseGeneratedPlan`.
@@ -210,6 +209,11 @@ fn read_string(value: JsValue) -> Result<String, String> {
 }
 
 fn read_strings(value: JsValue) -> Result<Vec<String>, String> {
+    // A string is no list of names (iterating it would give its letters,
+    // and reading them as objects fails with a message that names nothing).
+    if value.is_string() {
+        return Err(invalid_type(&value, "a sequence"));
+    }
     if let Some(array) = value.dyn_ref::<js_sys::Array>() {
         return array.iter().map(read_string).collect();
     }

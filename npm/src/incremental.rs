@@ -47,6 +47,9 @@ struct NoteState {
     declared: Vec<DeclaredEdge>,
     /// Its edges' range in `Plan::edges`.
     edges: Range<usize>,
+    /// Where its frontmatter asks for proposal mode (`proposal: true`): the
+    /// plan's request when it is the start.
+    asks_proposal: Option<SourcePos>,
 }
 
 pub struct IncrementalVault {
@@ -348,9 +351,15 @@ impl IncrementalVault {
     }
 
     /// Parse diagnostics (sorted by position, as `vault::load` sorts them)
-    /// then the graph checks: what `planvault_core::check` gives.
+    /// then the graph checks: what `planvault_core::check` gives; then
+    /// proposal mode's rules where the start note asks for it, as
+    /// `planvault validate` adds them.
     pub fn diagnostics(&mut self) -> &[Diagnostic] {
         if self.cached.is_none() {
+            let asked = self
+                .plan()
+                .start
+                .and_then(|i| self.notes[i].asks_proposal.clone());
             let mut all: Vec<Diagnostic> = self
                 .notes
                 .iter()
@@ -364,6 +373,9 @@ impl IncrementalVault {
                 .get_or_insert_with(|| scope::validate_in_folder(plan, links, folder, skip));
             planvault_core::vault::drop_outside_plan(&mut all, graph, plan);
             all.extend_from_slice(graph);
+            if let Some(asked) = asked {
+                all.extend(planvault_core::proposal::check(plan, Some(&asked)));
+            }
             self.cached = Some(all);
         }
         self.cached.as_deref().unwrap_or_default()
@@ -416,6 +428,7 @@ fn parse(path: &str, text: &str) -> (Node, NoteState) {
             diagnostics,
             declared: parsed.edges,
             edges: 0..0,
+            asks_proposal: planvault_core::proposal::requested_in_note(path, text),
         },
     )
 }

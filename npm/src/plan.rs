@@ -9,8 +9,9 @@
 use crate::error::BindingError;
 use crate::staging::with_staged_files;
 use crate::types::report_to_js;
+use planvault_core::proposal;
 use planvault_core::vault::{self, scope, Detail};
-use planvault_core::{Diagnostic, Plan, Status};
+use planvault_core::{Diagnostic, NodeExt, Plan, SourcePos, Status};
 use wasm_bindgen::prelude::*;
 
 /// A parsed plan and what parsing found. Free it with `free()` (or let the
@@ -19,8 +20,29 @@ use wasm_bindgen::prelude::*;
 pub struct PlanHandle {
     plan: Plan,
     parse_diagnostics: Vec<Diagnostic>,
+    /// Proposal mode's rules, where the plan's text asks for it: after the
+    /// graph's diagnostics, as `planvault validate` prints them.
+    proposal: Vec<Diagnostic>,
     /// Every diagnostic, when the plan was checked whole at parse time.
     all: Option<Vec<Diagnostic>>,
+}
+
+/// Proposal mode's rules for `plan` when its text asks for it (`asked`).
+pub(crate) fn proposal_rules(plan: &Plan, asked: Option<SourcePos>) -> Vec<Diagnostic> {
+    asked.map_or_else(Vec::new, |asked| proposal::check(plan, Some(&asked)))
+}
+
+/// Where a vault plan's start note asks for proposal mode, its text found
+/// by `text_of`.
+pub(crate) fn asked_in_vault<'a>(
+    plan: &Plan,
+    text_of: impl FnOnce(&str) -> Option<&'a str>,
+) -> Option<SourcePos> {
+    let start = plan.nodes.get(plan.start?)?;
+    let NodeExt::Vault(v) = &start.ext else {
+        return None;
+    };
+    proposal::requested_in_note(&v.file, text_of(&v.file)?)
 }
 
 impl PlanHandle {
@@ -28,8 +50,15 @@ impl PlanHandle {
         PlanHandle {
             plan,
             parse_diagnostics,
+            proposal: Vec::new(),
             all: None,
         }
+    }
+
+    /// This plan with proposal mode's rules, where its text asks for it.
+    pub(crate) fn asked(mut self, asked: Option<SourcePos>) -> Self {
+        self.proposal = proposal_rules(&self.plan, asked);
+        self
     }
 
     /// A vault checked whole (its links resolved among notes that are no
@@ -38,6 +67,7 @@ impl PlanHandle {
         PlanHandle {
             plan: checked.plan,
             parse_diagnostics: Vec::new(),
+            proposal: Vec::new(),
             all: Some(checked.diagnostics),
         }
     }
@@ -59,6 +89,7 @@ impl PlanHandle {
         let graph = planvault_core::validate(&self.plan);
         vault::drop_outside_plan(&mut all, &graph, &self.plan);
         all.extend(graph);
+        all.extend_from_slice(&self.proposal);
         all
     }
 }
@@ -113,7 +144,17 @@ pub fn parse_vault_staged(
     // What the settings skip is never read, but its notes stay in the link
     // index (Obsidian opens a template too): checked whole, as the CLI does.
     let checked = with_staged_files(used, lengths, |files| {
-        scope::check_in_folder_with(files.iter().copied(), "", &skip, Detail::Checks, &[])
+        let mut checked =
+            scope::check_in_folder_with(files.iter().copied(), "", &skip, Detail::Checks, &[]);
+        let asked = asked_in_vault(&checked.plan, |file| {
+            files
+                .iter()
+                .find(|(path, _)| *path == file)
+                .map(|(_, text)| *text)
+        });
+        let rules = proposal_rules(&checked.plan, asked);
+        checked.diagnostics.extend(rules);
+        checked
     })?;
     Ok(PlanHandle::checked(checked))
 }
@@ -122,7 +163,9 @@ pub fn parse_vault_staged(
 #[wasm_bindgen(js_name = parsePlanMd)]
 pub fn parse_plan_md(text: String, file: Option<String>) -> PlanHandle {
     let file = file.unwrap_or_else(|| "PLAN.md".to_owned());
-    PlanHandle::from_parse(planvault_core::planmd::parse(&file, &text))
+    let handle = PlanHandle::from_parse(planvault_core::planmd::parse(&file, &text));
+    let asked = proposal::requested_in_plan_md(&file, &text, handle.plan());
+    handle.asked(asked)
 }
 
 /// Every diagnostic about the plan, exactly as `planvault validate --json`

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as planvault from "planvault";
+import * as markdown from "planvault/markdown";
 import { readVault, repoDir } from "./helpers.mjs";
 
 const example = readVault(join(repoDir, "static", "example-vault"));
@@ -114,4 +115,80 @@ test("updateStatus keeps every other property as it read, or refuses with status
 
 test("updateStatus refuses an unknown status with invalid-status", () => {
   assert.throws(() => planvault.updateStatus("# x\n", "finished"), (e) => e.code === "invalid-status" && /finished/.test(e.message));
+});
+
+// A red team's notes, each found against the built package.
+test("files may be a Map, read as the same object would be", () => {
+  for (const build of [planvault, markdown]) {
+    const fromMap = build.validate(build.parseVault(new Map(Object.entries(example))));
+    assert.deepEqual(fromMap, build.validate(build.parseVault(example)));
+    const vault = new build.Vault(new Map(Object.entries(example)));
+    assert.deepEqual(vault.diagnostics(), fromMap.diagnostics);
+  }
+  assert.throws(() => planvault.parseVault(new Map([[1, "x"]])), { code: "invalid-argument" });
+});
+
+test("the notes are read once: a later change to files, or a getter, changes nothing of the plan", () => {
+  const files = { "a.md": "---\ntype: start\n---\n## Next\n- [[missing]]\n" };
+  const plan = planvault.parseVault(files);
+  const columns = () =>
+    planvault
+      .validate(plan)
+      .diagnostics.filter((d) => d.code === "dangling-edge")
+      .map((d) => [d.code, d.column_utf16, d.end_column_utf16]);
+  const before = columns();
+  assert.deepEqual(before, [["dangling-edge", 3, 14]]);
+  files["a.md"] = "---\ntype: start\n---\n## Next\n- \u{1F600}\u{1F600} [[missing]]\n";
+  assert.deepEqual(columns(), before);
+  // A getter that parses another vault while this one is read.
+  let inner;
+  const tricky = { "a.md": "---\ntype: start\n---\n## Next\n- [[b]]\n", "b.md": "# B\n" };
+  Object.defineProperty(tricky, ".planvaultignore", {
+    enumerable: true,
+    get() {
+      inner ??= planvault.parseVault({ "zz.md": "# Z\n" });
+      return "";
+    },
+  });
+  const outer = planvault.parseVault(tricky);
+  assert.deepEqual(outer.nodeIds, ["a", "b"]);
+  assert.deepEqual(planvault.validate(outer).diagnostics, []);
+});
+
+test("parsePlanMd takes a null file as none", () => {
+  const plan = planvault.parsePlanMd("- [ ] a\n", null);
+  assert.deepEqual(planvault.validate(plan), planvault.validate(planvault.parsePlanMd("- [ ] a\n")));
+});
+
+test("proposal mode's rules are the CLI's, in both builds", () => {
+  const files = {
+    "draft.md": "---\ntype: start\nproposal: true\n---\n## Next\n- [[send]]\n",
+    "send.md": "---\ntype: step\ntools: [write_note]\n---\n",
+  };
+  const expected = ["no-approval-gate draft.md:3:1", "mutation-before-approval send.md:1:1"];
+  const shown = (diagnostics) => diagnostics.map((d) => `${d.code} ${d.file}:${d.line}:${d.column}`);
+  for (const build of [planvault, markdown]) {
+    assert.deepEqual(shown(build.validate(build.parseVault(files)).diagnostics), expected);
+    const vault = new build.Vault(files);
+    assert.deepEqual(shown(vault.diagnostics()), expected);
+    // Asked no more: the rules go with the request.
+    vault.update("draft.md", files["draft.md"].replace("proposal: true\n", ""));
+    assert.deepEqual(vault.diagnostics(), []);
+  }
+  const planMd = planvault.validate(planvault.parsePlanMd("@proposal\n- [ ] @tool `touch x`\n"));
+  assert.deepEqual(shown(planMd.diagnostics), ["no-approval-gate PLAN.md:1:1", "mutation-before-approval PLAN.md:2:1"]);
+});
+
+test("every drawing ends in one line break, as the CLI prints it, in every format", () => {
+  const plans = [
+    planvault.parseVault(example),
+    planvault.parsePlanMd("- [ ] a\n"),
+    planvault.parseGeneratedPlan('{"steps":[{"id":"a","title":"A"}]}'),
+  ];
+  for (const plan of plans) {
+    for (const draw of [planvault.toMermaid, planvault.toJsonCanvas, planvault.toGraphJson]) {
+      const text = draw(plan);
+      assert.ok(text.endsWith("\n") && !text.endsWith("\n\n"), `${draw.name}: ${JSON.stringify(text.slice(-3))}`);
+    }
+  }
 });

@@ -72,3 +72,18 @@ test("a Plan from one build is refused by the other's functions, not misread", (
   throwsCode(() => markdown.validate(planvault.parsePlanMd("- [ ] a\n")), "invalid-argument", /Plan/);
   throwsCode(() => planvault.validate(markdown.parsePlanMd("- [ ] a\n")), "invalid-argument", /Plan/);
 });
+
+// A red team's notes on the API's contract, each found against the built
+// package.
+test("a freed Plan or Vault says so, with invalid-argument", () => {
+  const plan = planvault.parseVault({ "a.md": "---\ntype: start\n---\n" });
+  plan.free();
+  throwsCode(() => planvault.validate(plan), "invalid-argument", /freed/);
+  const vault = new planvault.Vault({});
+  vault.free();
+  throwsCode(() => vault.validate(), "invalid-argument", /freed/);
+});
+
+test("a tool list given as one string is refused by name, not as a TypeError", () => {
+  throwsCode(() => planvault.parseGeneratedPlan("[]", { allowedTools: "search" }), "invalid-argument", /expected a sequence/);
+});

@@ -167,3 +167,33 @@ test("generated-plan fixtures: the same diagnostics as the Rust tests, byte for 
     });
   }
 });
+
+// Proposal mode's cases (`core/tests/fixtures/proposal/`): where the plan's
+// own text asks for it, the package adds its rules after everything else,
+// as `planvault validate` does. (A case whose vault config asks is the
+// CLI's alone: the package reads no config.)
+for (const [entry, build] of builds) {
+  test(`proposal fixtures through ${entry}: the same diagnostics as the Rust tests`, async (t) => {
+    for (const { name, dir } of cases("proposal")) {
+      if (existsSync(join(dir, "config.txt"))) continue;
+      if (existsSync(join(dir, "plan.json")) && build.parseGeneratedPlan === undefined) continue;
+      await t.test(name, () => {
+        const snap = readFileSync(join(dir, "expected.snap"), "utf8");
+        const expected = section(snap, "diagnostics:\n")
+          .split("\n")
+          .filter((line) => /^ {2}\S/.test(line))
+          .map((line) => line.slice(2));
+        let plan;
+        if (existsSync(join(dir, "PLAN.md"))) {
+          plan = build.parsePlanMd(readFileSync(join(dir, "PLAN.md"), "utf8"), "PLAN.md");
+        } else if (existsSync(join(dir, "plan.json"))) {
+          plan = build.parseGeneratedPlan(readFileSync(join(dir, "plan.json"), "utf8"), { file: "plan.json" });
+        } else {
+          plan = build.parseVault(readFolder(join(dir, "vault")));
+          assert.deepEqual(new build.Vault(readFolder(join(dir, "vault"))).validate(), build.validate(plan));
+        }
+        assert.deepEqual(build.validate(plan).diagnostics.map(renderHuman), expected);
+      });
+    }
+  });
+}
