@@ -30,6 +30,10 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as the model wrote them (JSON text, maybe invalid).
     pub arguments: String,
+    /// What the server attached to the call for itself, to be sent back
+    /// with it (`extra_content`: Gemini 3's `thought_signature`, without
+    /// which it refuses the next request).
+    pub extra: Option<Value>,
 }
 
 /// One assistant turn.
@@ -37,6 +41,10 @@ pub struct ToolCall {
 pub struct Completion {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
+    /// The model's reasoning as the server gave it apart
+    /// (`reasoning_content`: DeepSeek's thinking mode, which refuses a
+    /// tool-call turn sent back without it).
+    pub reasoning: Option<String>,
 }
 
 /// `BASE/chat/completions` (a trailing slash on the base is dropped).
@@ -68,14 +76,43 @@ pub fn chat_body(model: &str, messages: &[Value], tools: &[Value], stream: bool)
     body
 }
 
-/// The assistant turn that asked for tools, as it goes back into the conversation.
+/// The assistant turn that asked for tools, as it goes back into the
+/// conversation: with what the server attached for itself (a call's
+/// `extra_content`, the turn's `reasoning_content`), only where it did.
 pub fn assistant_turn(completion: &Completion) -> Value {
     let calls: Vec<Value> = completion
         .tool_calls
         .iter()
-        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+        .map(|c| {
+            let mut call = json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}});
+            if let Some(extra) = &c.extra {
+                call["extra_content"] = extra.clone();
+            }
+            call
+        })
         .collect();
-    json!({"role": "assistant", "content": completion.content, "tool_calls": calls})
+    let mut turn = json!({"role": "assistant", "content": completion.content, "tool_calls": calls});
+    if let Some(reasoning) = &completion.reasoning {
+        turn["reasoning_content"] = Value::String(reasoning.clone());
+    }
+    turn
+}
+
+/// A call's `extra_content`, where the server attached one.
+pub(crate) fn extra_content(call: &Value) -> Option<Value> {
+    call.get("extra_content").filter(|v| !v.is_null()).cloned()
+}
+
+/// Calls as the conversation needs them: each with an id (a server that
+/// gave none gets `call_N`, so its result can answer it), none a fragment
+/// that never got a name, arguments or id (a gateway counting from 1).
+pub(crate) fn complete_calls(calls: &mut Vec<ToolCall>) {
+    calls.retain(|c| !(c.id.is_empty() && c.name.is_empty() && c.arguments.is_empty()));
+    for (i, call) in calls.iter_mut().enumerate() {
+        if call.id.is_empty() {
+            call.id = format!("call_{i}");
+        }
+    }
 }
 
 /// A tool's result, answering the call `id`.
@@ -124,14 +161,18 @@ pub fn parse_completion(url: &str, body: &str) -> Result<Completion, LlmError> {
                         .as_str()
                         .unwrap_or_default()
                         .into(),
+                    extra: extra_content(c),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    Ok(Completion {
+    let mut completion = Completion {
         content: message["content"].as_str().unwrap_or_default().to_string(),
         tool_calls,
-    })
+        reasoning: message["reasoning_content"].as_str().map(str::to_string),
+    };
+    complete_calls(&mut completion.tool_calls);
+    Ok(completion)
 }
 
 #[cfg(test)]
@@ -184,7 +225,8 @@ mod tests {
             vec![ToolCall {
                 id: "c1".into(),
                 name: "list_notes".into(),
-                arguments: "{}".into()
+                arguments: "{}".into(),
+                extra: None,
             }]
         );
         assert_eq!(

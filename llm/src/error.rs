@@ -149,6 +149,8 @@ impl LlmError {
                 v["error"]["message"]
                     .as_str()
                     .or_else(|| v["error"].as_str())
+                    // Gemini's OpenAI-compatible endpoint: a list of one.
+                    .or_else(|| v[0]["error"]["message"].as_str())
                     .or_else(|| v["detail"].as_str())
                     .or_else(|| v["detail"][0]["msg"].as_str())
                     .map(str::to_string)
@@ -369,6 +371,13 @@ mod tests {
         assert_eq!(
             message(r#"{"error":{"message":"no such model"}}"#),
             "no such model"
+        );
+        // Gemini's OpenAI-compatible endpoint answers a list of one error.
+        assert_eq!(
+            message(
+                r#"[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}]"#
+            ),
+            "Function call is missing a thought_signature in functionCall parts."
         );
     }
 }

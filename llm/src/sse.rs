@@ -47,6 +47,10 @@ pub struct SseDecoder {
     /// A chat-completion event was read: the reply had begun.
     begun: bool,
     done: bool,
+    /// The server's `index` of each tool call so far, in order of first
+    /// appearance (`None`: a call sent without one): a call's place is
+    /// where its index first came, whatever the server counts from.
+    call_indexes: Vec<Option<u64>>,
 }
 
 impl SseDecoder {
@@ -116,6 +120,7 @@ impl SseDecoder {
                 reason,
             })
         } else if self.done || self.finished {
+            crate::chat::complete_calls(&mut self.completion.tool_calls);
             Ok(self.completion)
         } else if self.begun {
             Err(LlmError::BrokeOff {
@@ -125,6 +130,32 @@ impl SseDecoder {
         } else {
             Err(self.malformed("the stream ended before any event of a reply".into()))
         }
+    }
+
+    /// Where a tool-call fragment goes: the call its `index` named first
+    /// (whatever the server counts from: a gateway counts from 1), or,
+    /// sent without one (Gemini; Ollama before 0.4.7), a new call where it
+    /// has an id of its own or follows another call in its chunk (`place`),
+    /// else the last call. Past [`crate::chat::MAX_TOOL_CALLS`], the last.
+    fn call_slot(&mut self, index: Option<u64>, id: Option<&str>, place: usize) -> usize {
+        let calls = &self.completion.tool_calls;
+        let found = match index {
+            Some(index) => self.call_indexes.iter().position(|&i| i == Some(index)),
+            None => match (calls.last(), id) {
+                (Some(last), Some(id)) if last.id == id => Some(calls.len() - 1),
+                (Some(_), None) if place == 0 => Some(calls.len() - 1),
+                _ => None,
+            },
+        };
+        if let Some(slot) = found {
+            return slot;
+        }
+        if calls.len() >= crate::chat::MAX_TOOL_CALLS {
+            return calls.len() - 1;
+        }
+        self.call_indexes.push(index);
+        self.completion.tool_calls.push(ToolCall::default());
+        self.completion.tool_calls.len() - 1
     }
 
     fn malformed(&self, reason: String) -> LlmError {
@@ -157,6 +188,16 @@ impl SseDecoder {
                 self.has_data = true;
             }
             "event" => self.error_event = value == "error",
+            // llama.cpp's `llama-server` (early 2025) reports a failure as an
+            // `error:` field, then sends `data: [DONE]`: the reply failed.
+            "error" => {
+                self.error_event = true;
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
             _ => {}
         }
         Ok(())
@@ -189,7 +230,8 @@ impl SseDecoder {
             return Err(self.malformed(format!("the stream reported: {message}")));
         }
         if error_event {
-            return Err(self.malformed(format!("the stream reported: {data}")));
+            let message = event["message"].as_str().unwrap_or(&data);
+            return Err(self.malformed(format!("the stream reported: {message}")));
         }
         self.begun = true;
         let choice = &event["choices"][0];
@@ -200,19 +242,23 @@ impl SseDecoder {
             self.completion.content.push_str(text);
             out.push(StreamEvent::Content(text.to_string()));
         }
+        if let Some(reasoning) = choice["delta"]["reasoning_content"].as_str() {
+            self.completion
+                .reasoning
+                .get_or_insert_with(String::new)
+                .push_str(reasoning);
+        }
         if let Some(calls) = choice["delta"]["tool_calls"].as_array() {
-            for call in calls {
-                let index = call["index"]
-                    .as_u64()
-                    .unwrap_or(0)
-                    .min(crate::chat::MAX_TOOL_CALLS as u64 - 1)
-                    as usize;
-                while self.completion.tool_calls.len() <= index {
-                    self.completion.tool_calls.push(ToolCall::default());
-                }
+            for (place, call) in calls.iter().enumerate() {
+                // An empty id or name (DashScope's later chunks) says nothing.
+                let id = call["id"].as_str().filter(|s| !s.is_empty());
+                let index = self.call_slot(call["index"].as_u64(), id, place);
                 let slot = &mut self.completion.tool_calls[index];
-                let id = call["id"].as_str().map(str::to_string);
-                let name = call["function"]["name"].as_str().map(str::to_string);
+                let id = id.map(str::to_string);
+                let name = call["function"]["name"]
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string);
                 let arguments = call["function"]["arguments"].as_str().map(str::to_string);
                 if let Some(id) = &id {
                     slot.id = id.clone();
@@ -224,6 +270,9 @@ impl SseDecoder {
                 }
                 if let Some(arguments) = &arguments {
                     slot.arguments.push_str(arguments);
+                }
+                if let Some(extra) = crate::chat::extra_content(call) {
+                    slot.extra = Some(extra);
                 }
                 out.push(StreamEvent::ToolCall {
                     index,
@@ -334,12 +383,14 @@ mod tests {
                 ToolCall {
                     id: "c1".into(),
                     name: "read_note".into(),
-                    arguments: "{\"path\":1}".into()
+                    arguments: "{\"path\":1}".into(),
+                    extra: None,
                 },
                 ToolCall {
                     id: "c2".into(),
                     name: "list_notes".into(),
-                    arguments: "{}".into()
+                    arguments: "{}".into(),
+                    extra: None,
                 },
             ]
         );
@@ -406,6 +457,70 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What a reply came to, as `tests/replies/*.expected` write it.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn described(result: &Result<Completion, LlmError>) -> String {
+        let mut out = String::new();
+        match result {
+            Err(e) => out.push_str(&format!("error: {e}\n")),
+            Ok(c) => {
+                out.push_str(&format!("content: {:?}\n", c.content));
+                if let Some(reasoning) = &c.reasoning {
+                    out.push_str(&format!("reasoning: {reasoning:?}\n"));
+                }
+                for call in &c.tool_calls {
+                    out.push_str(&format!(
+                        "call: id={:?} name={:?} arguments={:?}\n",
+                        call.id, call.name, call.arguments
+                    ));
+                    if let Some(extra) = &call.extra {
+                        out.push_str(&format!("  extra: {extra}\n"));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every reply under `tests/replies/` (its README says which server
+    /// sends it, and the evidence) decodes as its `.expected` says, in one
+    /// chunk and in chunks of 1, 7 and 64 bytes.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn every_reply_decodes_as_expected() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replies");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".sse").map(str::to_string))
+            .collect();
+        names.sort();
+        assert!(names.len() >= 20, "{names:?}");
+        let update = std::env::var_os("PLANVAULT_UPDATE_REPLIES").is_some();
+        let mut wrong = Vec::new();
+        for name in names {
+            let body = std::fs::read(dir.join(format!("{name}.sse"))).unwrap();
+            let got = described(&decode(&[body.as_slice()]).1);
+            for size in [1, 7, 64] {
+                let chunks: Vec<&[u8]> = body.chunks(size).collect();
+                assert_eq!(
+                    described(&decode(&chunks).1),
+                    got,
+                    "{name} in chunks of {size}"
+                );
+            }
+            let expected_path = dir.join(format!("{name}.expected"));
+            if update {
+                std::fs::write(&expected_path, &got).unwrap();
+            }
+            let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+            if got != expected {
+                wrong.push(format!("{name}:\n--- expected\n{expected}--- got\n{got}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     /// llama.cpp's `llama-server` (0c1e570), recorded: a tool call whose

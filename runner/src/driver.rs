@@ -277,6 +277,10 @@ struct Driver<'a, H: Host> {
     recorded: BTreeMap<String, Answer>,
     /// Tool calls made per `node#visit`, numbering their journal keys.
     tool_counts: BTreeMap<String, u32>,
+    /// Endpoints (base URLs) that refused a streamed request with tools
+    /// (llama.cpp's `llama-server` before it streamed tool calls: "Cannot
+    /// use tools with stream"): asked unstreamed for the rest of the run.
+    unstreamed: BTreeSet<String>,
     /// Notes that appeared during this run (tools wrote them), judged to
     /// leave the plan as it is: what the next new note is judged with.
     tool_notes: BTreeMap<String, String>,
@@ -428,11 +432,12 @@ const OVER_BUDGET: &str = "error: over the prompt budget ([run] max_prompt_bytes
 const TEXT_LEFT_OUT: &str = "[left out: over the prompt budget ([run] max_prompt_bytes)]";
 
 /// Cut what the model wrote in a visit's tool rounds (`conversation` from
-/// `first`: its text beside the calls, each call's arguments), largest
-/// first, until the request `fits`. The calls were made (and journaled) as
-/// written; this is only what the next request shows of them, built the
-/// same way on every resume, so a round too large to send back never stops
-/// the step at each one. Arguments stay JSON: some servers parse them.
+/// `first`: its text beside the calls, its reasoning, each call's
+/// arguments), largest first, until the request `fits`. The calls were
+/// made (and journaled) as written; this is only what the next request
+/// shows of them, built the same way on every resume, so a round too large
+/// to send back never stops the step at each one. Arguments stay JSON:
+/// some servers parse them.
 fn cut_model_turns(conversation: &mut [Value], first: usize, fits: impl Fn(&[Value]) -> bool) {
     let arguments_left_out = |bytes: usize| {
         serde_json::json!({
@@ -440,40 +445,74 @@ fn cut_model_turns(conversation: &mut [Value], first: usize, fits: impl Fn(&[Val
         })
         .to_string()
     };
+    /// A part of an assistant turn that may be cut.
+    #[derive(Clone, Copy)]
+    enum Part {
+        Content,
+        Reasoning,
+        Arguments(usize),
+    }
     while !fits(conversation) {
-        // (turn, None): the text beside the calls; (turn, Some(i)): call i's
-        // arguments; each with its size, where cutting makes it smaller.
-        let mut largest: Option<(usize, Option<usize>, usize)> = None;
-        let mut consider = |turn, call, value: &Value, cut: &str| {
+        let mut largest: Option<(usize, Part, usize)> = None;
+        let mut consider = |turn, part, value: &Value, cut: &str| {
             let size = value.as_str().map_or(0, str::len);
             if size > cut.len() && largest.is_none_or(|(_, _, most)| size > most) {
-                largest = Some((turn, call, size));
+                largest = Some((turn, part, size));
             }
         };
         for (turn, value) in conversation.iter().enumerate().skip(first) {
             if value["role"] != "assistant" {
                 continue;
             }
-            consider(turn, None, &value["content"], TEXT_LEFT_OUT);
+            consider(turn, Part::Content, &value["content"], TEXT_LEFT_OUT);
+            consider(
+                turn,
+                Part::Reasoning,
+                &value["reasoning_content"],
+                TEXT_LEFT_OUT,
+            );
             let calls = value["tool_calls"]
                 .as_array()
                 .map_or(&[][..], Vec::as_slice);
             for (i, call) in calls.iter().enumerate() {
                 let arguments = &call["function"]["arguments"];
                 let size = arguments.as_str().map_or(0, str::len);
-                consider(turn, Some(i), arguments, &arguments_left_out(size));
+                consider(
+                    turn,
+                    Part::Arguments(i),
+                    arguments,
+                    &arguments_left_out(size),
+                );
             }
         }
-        let Some((turn, call, size)) = largest else {
+        let Some((turn, part, size)) = largest else {
             return;
         };
-        match call {
-            None => conversation[turn]["content"] = Value::String(TEXT_LEFT_OUT.into()),
-            Some(i) => {
+        match part {
+            Part::Content => conversation[turn]["content"] = Value::String(TEXT_LEFT_OUT.into()),
+            Part::Reasoning => {
+                conversation[turn]["reasoning_content"] = Value::String(TEXT_LEFT_OUT.into())
+            }
+            Part::Arguments(i) => {
                 conversation[turn]["tool_calls"][i]["function"]["arguments"] =
                     Value::String(arguments_left_out(size))
             }
         }
+    }
+}
+
+/// Whether a server refused a streamed request because it offers tools
+/// (llama.cpp's `llama-server` before it streamed tool calls answers 500
+/// "Cannot use tools with stream"): the same request unstreamed is served.
+fn refuses_streamed_tools(err: &LlmError) -> bool {
+    match err {
+        LlmError::Status {
+            status, message, ..
+        } if (400..600).contains(status) => {
+            let message = message.to_ascii_lowercase();
+            message.contains("tools") && message.contains("stream")
+        }
+        _ => false,
     }
 }
 
@@ -577,6 +616,7 @@ impl<'a, H: Host> Driver<'a, H> {
             catalog: None,
             recorded: BTreeMap::new(),
             tool_counts: BTreeMap::new(),
+            unstreamed: BTreeSet::new(),
             tool_notes: BTreeMap::new(),
             waiting: Vec::new(),
             past_waiting: false,
@@ -2613,7 +2653,8 @@ impl<'a, H: Host> Driver<'a, H> {
         let endpoint = self.endpoint(role)?;
         // A key pasted into a note (or echoed by a command) never travels
         // in a prompt; it goes only as `Authorization`.
-        let body = self.scrubbed_json(&chat_body(&endpoint.model, messages, schemas, true));
+        let mut stream = schemas.is_empty() || !self.unstreamed.contains(&endpoint.base_url);
+        let mut body = self.scrubbed_json(&chat_body(&endpoint.model, messages, schemas, stream));
         // Checked before anything is sent: over budget, the step stays
         // active and the run stops resumably, naming the step's note.
         let limit = self.prompt_limit();
@@ -2644,6 +2685,13 @@ impl<'a, H: Host> Driver<'a, H> {
             });
             match self.attempt(&request.node, &endpoint, &body).await {
                 Ok(completion) => return Ok(completion),
+                Err(err) if stream && !schemas.is_empty() && refuses_streamed_tools(&err) => {
+                    // Asked again at once, unstreamed: not an attempt lost.
+                    self.unstreamed.insert(endpoint.base_url.clone());
+                    stream = false;
+                    body =
+                        self.scrubbed_json(&chat_body(&endpoint.model, messages, schemas, false));
+                }
                 Err(err) if err.retryable() && attempt < attempts => {
                     let wait =
                         backoff_ms(u64::from(policy.base_delay_ms), attempt, err.retry_after())

@@ -418,8 +418,10 @@ impl<H: Host> Driver<'_, H> {
                     id: text(&c["id"]),
                     name: text(&c["name"]),
                     arguments: text(&c["arguments"]),
+                    extra: c.get("extra_content").cloned(),
                 })
                 .collect(),
+            reasoning: v["reasoning_content"].as_str().map(str::to_string),
         })
     }
 
@@ -429,15 +431,27 @@ impl<H: Host> Driver<'_, H> {
         key: String,
         completion: &planvault_llm::Completion,
     ) -> Result<(), Halt> {
+        // What the server attached for itself goes back with the round on
+        // a resume too: Gemini 3 and DeepSeek refuse the request without it.
         let calls: Vec<Value> = completion
             .tool_calls
             .iter()
-            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .map(|c| {
+                let mut call = json!({"id": c.id, "name": c.name, "arguments": c.arguments});
+                if let Some(extra) = &c.extra {
+                    call["extra_content"] = extra.clone();
+                }
+                call
+            })
             .collect();
+        let mut round = json!({"content": completion.content, "tool_calls": calls});
+        if let Some(reasoning) = &completion.reasoning {
+            round["reasoning_content"] = Value::String(reasoning.clone());
+        }
         let entry = JournalEntry {
             key,
             answer: Answer::Invoke {
-                value: Some(json!({"content": completion.content, "tool_calls": calls})),
+                value: Some(round),
                 error: None,
             },
         };

@@ -1489,6 +1489,156 @@ fn a_new_note_whose_name_differs_only_in_case_or_accents_is_refused() {
     assert_eq!(host.file("ideas.md").as_deref(), Some("# Ideas\n"));
 }
 
+/// A red team's note, with two servers' replies (`llm/tests/replies/`):
+/// Gemini 3 attaches `extra_content.google.thought_signature` to a call,
+/// DeepSeek's thinking mode sends `reasoning_content`, and each refuses the
+/// next request unless the tool-call turn carries it back. It came back
+/// neither in the run nor on a resume (served from the journal), so the
+/// step failed at every resume. Both now go back, from the journal too.
+#[test]
+fn what_a_server_attached_to_a_tool_call_goes_back_with_it_on_a_resume_too() {
+    let cases = [
+        (
+            include_str!("../../llm/tests/replies/gemini-3-thought-signature.sse"),
+            "/tool_calls/0/extra_content/google/thought_signature",
+            "CiQBcsjafE7Y2Qw1rXc3pZ0r2u8Yw==",
+        ),
+        (
+            include_str!("../../llm/tests/replies/deepseek-reasoning-then-tool-call.sse"),
+            "/reasoning_content",
+            "I should read the agenda first.",
+        ),
+    ];
+    for (reply, pointer, want) in cases {
+        let mut vault = example();
+        let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [read_note]");
+        vault.insert("draft.md".into(), draft);
+        vault.insert("agenda.md".into(), "# Agenda\n".into());
+        let scripted = move |c: &HttpCall| {
+            let turns = c.body["messages"].as_array().unwrap();
+            match (step(c), turns.iter().any(|m| m["role"] == "tool")) {
+                ("draft", false) => Reply::Stream(vec![reply.to_string()]),
+                _ => good_model(c),
+            }
+        };
+        let sent_back = |host: &MemoryHost| -> Vec<Option<String>> {
+            host.calls
+                .borrow()
+                .iter()
+                .filter_map(|c| {
+                    let turns = c.body["messages"].as_array()?;
+                    let asked = turns.iter().find(|m| m["role"] == "assistant")?;
+                    Some(
+                        asked
+                            .pointer(pointer)
+                            .and_then(|v| v.as_str())
+                            .map(str::to_string),
+                    )
+                })
+                .collect()
+        };
+        // Stopped right after the call, then resumed: the round is served
+        // from the journal.
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(vault, &inbox, scripted);
+        host.respond(|m| match m {
+            FromWorker::Tool { .. } => vec![ToWorker::Stop],
+            _ => vec![],
+        });
+        let stopped = go(&host, &inbox, start(model()));
+        assert!(
+            matches!(stopped, Some(FinishReason::Stopped { .. })),
+            "{stopped:?}"
+        );
+        host.respond(|_| vec![]);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        let asked_first = host
+            .calls
+            .borrow()
+            .iter()
+            .filter(|c| step(c) == "draft")
+            .filter(|c| {
+                !c.body["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m["role"] == "tool")
+            })
+            .count();
+        assert_eq!(
+            asked_first, 1,
+            "the resume is served the round from the journal"
+        );
+        let back = sent_back(&host);
+        assert!(!back.is_empty(), "{pointer}: no request carried the round");
+        assert!(
+            back.iter().all(|v| v.as_deref() == Some(want)),
+            "{pointer}: {back:?}"
+        );
+    }
+}
+
+/// A red team's note: llama.cpp's `llama-server` before it streamed tool
+/// calls answers a streamed request with tools `500 Cannot use tools with
+/// stream` (`examples/server/utils.hpp` @15ae7dd), and the run retried it
+/// until it stopped, "resume later", at every step with tools. The request
+/// is asked again at once unstreamed, and so is every later one with tools.
+#[test]
+fn a_server_that_cannot_stream_tools_is_asked_unstreamed() {
+    let refused =
+        r#"{"error":{"code":500,"message":"Cannot use tools with stream","type":"server_error"}}"#;
+    let scripted = move |c: &HttpCall| {
+        let with_tools = c.body.get("tools").is_some();
+        if with_tools && c.body["stream"] == true {
+            return Reply::Status(500, refused.into(), None);
+        }
+        if !with_tools {
+            return good_model(c);
+        }
+        let turns = c.body["messages"].as_array().unwrap();
+        let message = match turns.iter().any(|m| m["role"] == "tool") {
+            false => {
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_note", "arguments": "{\"path\":\"review.md\"}"}}]})
+            }
+            true => {
+                serde_json::json!({"role": "assistant", "content": "the draft, with the review read"})
+            }
+        };
+        Reply::Json(
+            serde_json::json!({"choices": [{"message": message, "finish_reason": "stop"}]})
+                .to_string(),
+        )
+    };
+    let mut vault = example();
+    let draft = vault["draft.md"].replace("tools: [fetch_url]", "tools: [read_note]");
+    vault.insert("draft.md".into(), draft);
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(vault, &inbox, scripted);
+    assert_eq!(
+        go(&host, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let asked: Vec<(bool, bool)> = host
+        .calls
+        .borrow()
+        .iter()
+        .filter(|c| step(c) == "draft")
+        .map(|c| (c.body["stream"] == true, c.body.get("tools").is_some()))
+        .collect();
+    assert_eq!(
+        asked,
+        [(true, true), (false, true), (false, true)],
+        "{asked:?}"
+    );
+    assert!(host
+        .file("00_plan-trace/draft.visit-1.md")
+        .unwrap()
+        .contains("with the review read"));
+}
+
 /// A write_note refused (a plan note) writes no line ahead: after a resume
 /// the plan note is still no tool's to write (a review found the line ahead
 /// made it the tool's).
