@@ -238,9 +238,18 @@ export function validate(plan) {
   return withUtf16Columns(report, sources.get(plan) ?? (() => undefined));
 }
 
+// Half of a character: it has no UTF-8 form, and would come back as U+FFFD.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function updateStatus(text, status) {
   expectString("text", text);
   expectString("status", status);
+  if (LONE_SURROGATE.test(text)) {
+    throw coded(
+      "invalid-argument",
+      "invalid argument `text`: it holds a lone UTF-16 surrogate (half of a character), which no file can hold; the note would come back with another character in its place, so it is not changed",
+    );
+  }
   return guarded(() => glue.updateStatus(text, status));
 }
 

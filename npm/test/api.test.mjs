@@ -192,3 +192,9 @@ test("every drawing ends in one line break, as the CLI prints it, in every forma
     }
   }
 });
+
+test("updateStatus refuses a note holding half of a character, rather than change it", () => {
+  const note = "---\nstatus: pending\n---\n# A \uD83D note\n";
+  assert.throws(() => planvault.updateStatus(note, "done"), { code: "invalid-argument", message: /lone UTF-16 surrogate/ });
+  assert.equal(planvault.updateStatus("---\nstatus: pending\n---\n# A \u{1F600}\n", "done"), "---\nstatus: done\n---\n# A \u{1F600}\n");
+});

@@ -57,7 +57,7 @@ test("the package exports only the documented API", async () => {
   ]);
 });
 
-test("the markdown build is the validator alone, under 274.5 KB gzipped; the full build stays near its figure", () => {
+test("the markdown build is the validator alone, under 275 KB gzipped; the full build stays near its figure", () => {
   // Measured here from the files themselves, not from what the build wrote.
   const gzipped = (path) => gzipSync(readFileSync(join(npmDir, path)), { level: 9 }).length;
   const markdown = gzipped("pkg/markdown/planvault_wasm_bg.wasm");
@@ -88,10 +88,11 @@ test("the markdown build is the validator alone, under 274.5 KB gzipped; the ful
   // seconds to minutes; +1.5 KB; 270.4 KB): a plan that means the same in
   // Obsidian and Leopold, and says so in the note's own words, and a note
   // that cannot hang or crash the plugin reading it, come before the last
-  // 15 KB. Raised to 274.5 KB when proposal mode's rules came in (+2.3 KB,
-  // 274.0 KB): `no-approval-gate` and `mutation-before-approval` make a
-  // plan unsound, so a plugin must see them as the CLI does.
-  assert.ok(markdown < 274_500, `planvault/markdown's wasm is ${markdown} B gzipped, over the 274.5 KB budget`);
+  // 15 KB. Raised to 275 KB when proposal mode's rules came in (+2.3 KB:
+  // `no-approval-gate` and `mutation-before-approval` make a plan unsound,
+  // so a plugin must see them as the CLI does) and a status write kept the
+  // comment on its line and said why it refused (+0.3 KB; 274.4 KB).
+  assert.ok(markdown < 275_000, `planvault/markdown's wasm is ${markdown} B gzipped, over the 275 KB budget`);
   // The full build has no budget of its own (bench/runs/npm-size.md says what
   // takes its space); this ceiling only catches a change that adds to it
   // unnoticed. Raised from 295 KB when Obsidian's link rules, the plan-folder
@@ -110,9 +111,9 @@ test("the markdown build is the validator alone, under 274.5 KB gzipped; the ful
   // 319 KB for a block scalar named by its text and a heading's `%%`
   // comment hidden as Obsidian shows it (319.0 KB); from 320 KB for the
   // frontmatter's alias bound, notes too large to read and the loader's
-  // linear scans (320.6 KB); from 323 KB for proposal mode's rules (325.2
-  // KB).
-  assert.ok(full < 325_500, `planvault's wasm is ${full} B gzipped, over its 325.5 KB ceiling`);
+  // linear scans (320.6 KB); from 323 KB for proposal mode's rules and a
+  // status write's kept comment (325.6 KB).
+  assert.ok(full < 326_000, `planvault's wasm is ${full} B gzipped, over its 326 KB ceiling`);
   assert.ok(markdown < full - 30_000, `the markdown build (${markdown} B) should leave out the JSON plan parser and the exporters (${full} B with them)`);
   const sizes = JSON.parse(readFileSync(join(npmDir, "pkg", "sizes.json"), "utf8"));
   assert.deepEqual([sizes.wasmGzip, sizes.markdown.wasmGzip], [full, markdown], "sizes.json reports the files as built");

@@ -182,9 +182,12 @@ pub(super) fn strip_comment(value: &str) -> &str {
             None => value.trim_end(),
         };
     }
+    // A `#` where the value would begin is a comment's, whatever follows.
+    if value.starts_with('#') {
+        return "";
+    }
     match value.find(" #").or_else(|| value.find("\t#")) {
         Some(i) => value[..i].trim_end(),
-        None if value.starts_with('#') => "",
         None => value.trim_end(),
     }
 }

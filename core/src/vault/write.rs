@@ -37,8 +37,18 @@ pub fn update_status(text: &str, status: Status) -> String {
             // whole entry becomes one line.
             let first_line = chomp(entry.raw.lines().next().unwrap_or_default());
             if entry.raw.trim_end() == first_line.trim_end() {
-                let at = base + entry.offset + first_line.len();
-                (at, at, format!(" {value}"))
+                // Before a comment on the line, which stays the comment.
+                let comment = key_line_comment(first_line, entry.value_offset - entry.offset);
+                match comment {
+                    Some(_) => {
+                        let at = base + entry.value_offset;
+                        (at, at, format!("{value} "))
+                    }
+                    None => {
+                        let at = base + entry.offset + first_line.len();
+                        (at, at, format!(" {value}"))
+                    }
+                }
             } else {
                 let start = base + entry.offset;
                 (start, start + entry.raw.len(), format!("status: {value}"))
@@ -73,13 +83,11 @@ pub fn checked_update_status(text: &str, status: Status) -> Result<String, Strin
             return Ok(whole);
         }
     }
-    Err(format!(
-        "its `status:` is written in a form planvault cannot change without changing the rest of the frontmatter (an anchor another key uses, a `? status` key); write it as `status: {}`",
-        Status::Pending.as_str()
-    ))
+    Err(why_not_written(text))
 }
 
 /// Whether `after`'s frontmatter is `before`'s with `status` set.
+#[cfg_attr(planvault_size, optimize(size))]
 fn reads_back(before: &str, after: &str, status: Status) -> bool {
     use yaml_serde::Value;
     let properties = |text: &str| -> Option<yaml_serde::Mapping> {
@@ -101,7 +109,19 @@ fn reads_back(before: &str, after: &str, status: Status) -> bool {
     set && old == new
 }
 
-/// `text` with its `status` entry, every line of it, made `status: value`.
+/// The comment on an entry's key line (`# …`), where the value, from byte
+/// `value_start` of the line, is followed by one.
+#[cfg_attr(planvault_size, optimize(size))]
+fn key_line_comment(line: &str, value_start: usize) -> Option<&str> {
+    let value = line.get(value_start..)?;
+    let inline = frontmatter::strip_comment(value);
+    let rest = value.get(inline.len()..)?.trim();
+    rest.starts_with('#').then_some(rest)
+}
+
+/// `text` with its `status` entry, every line of it, made `status: value`
+/// (the comment on its key line kept).
+#[cfg_attr(planvault_size, optimize(size))]
 fn status_entry_as_one_line(text: &str, status: Status) -> Option<String> {
     let (content, bom_len) = strip_bom(text);
     let Split::Closed(block) = frontmatter::split(content) else {
@@ -111,12 +131,41 @@ fn status_entry_as_one_line(text: &str, status: Status) -> Option<String> {
     let entry = entries.iter().find(|e| e.key == "status")?;
     let start = bom_len + block.yaml_offset + entry.offset;
     let end = start + entry.raw.len();
+    let first_line = chomp(entry.raw.lines().next().unwrap_or_default());
+    let comment = key_line_comment(first_line, entry.value_offset - entry.offset)
+        .map(|c| format!(" {c}"))
+        .unwrap_or_default();
     Some(format!(
-        "{}status: {}{}",
+        "{}status: {}{comment}{}",
         &text[..start],
         status.as_str(),
         &text[end..]
     ))
+}
+
+/// Why no write of `status` reads back as it should.
+#[cfg_attr(planvault_size, optimize(size))]
+fn why_not_written(text: &str) -> String {
+    let refused = match frontmatter::split(strip_bom(text).0) {
+        Split::Closed(block) => match frontmatter::properties(block.yaml) {
+            Err(error) => Some(format!(
+                "its frontmatter does not read as YAML ({}): fix it, then its status can be written",
+                error.lines().next().unwrap_or_default()
+            )),
+            Ok(yaml_serde::Value::Mapping(_) | yaml_serde::Value::Null) => None,
+            Ok(_) => Some(
+                "its frontmatter is not a map of properties (`key: value` lines): fix it, then its status can be written"
+                    .to_string(),
+            ),
+        },
+        _ => None,
+    };
+    refused.unwrap_or_else(|| {
+        format!(
+            "its `status:` is written in a form planvault cannot change without changing the rest of the frontmatter (an anchor another key uses, a `? status` key); write it as `status: {}`",
+            Status::Pending.as_str()
+        )
+    })
 }
 
 /// The knobs as frontmatter, defaults left out (except `status`, the resume
@@ -470,6 +519,46 @@ mod tests {
         ] {
             assert_eq!(check(text), Ok(update_status(text, Status::Done)), "{text:?}");
         }
+    }
+
+    /// A red team's notes, read back as Obsidian reads them (eemeli/yaml):
+    /// an empty `status:` with a comment lost its comment (`status: #
+    /// set by the runner` became `status: done`), a comment holding `#`
+    /// twice was half taken for the value, and a value over several lines
+    /// took its key line's comment with it.
+    #[test]
+    fn a_comment_on_the_status_line_stays() {
+        let check = |text: &str| checked_update_status(text, Status::Done);
+        assert_eq!(
+            check("---\nstatus: # set by the runner\nowner: me\n---\n"),
+            Ok("---\nstatus: done # set by the runner\nowner: me\n---\n".to_string())
+        );
+        assert_eq!(
+            check("---\r\nstatus: # pending | active | done # set by the runner\r\n---\r\n"),
+            Ok(
+                "---\r\nstatus: done # pending | active | done # set by the runner\r\n---\r\n"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            check("---\nstatus: |  # the runner's\n  pending\nowner: me\n---\n"),
+            Ok("---\nstatus: done # the runner's\nowner: me\n---\n".to_string())
+        );
+    }
+
+    /// A red team's note: every refusal said "an anchor another key uses, a
+    /// `? status` key", also where the frontmatter did not read at all.
+    #[test]
+    fn a_refusal_says_why() {
+        let why =
+            checked_update_status("---\nowner: me\nowner: you\n---\n", Status::Done).unwrap_err();
+        assert!(why.contains("does not read as YAML"), "{why}");
+        assert!(!why.contains("anchor"), "{why}");
+        let why = checked_update_status("---\n- a\n- b\n---\n", Status::Done).unwrap_err();
+        assert!(why.contains("not a map of properties"), "{why}");
+        let why = checked_update_status("---\nstatus: &s pending\nphase: *s\n---\n", Status::Done)
+            .unwrap_err();
+        assert!(why.contains("an anchor another key uses"), "{why}");
     }
 
     #[test]
