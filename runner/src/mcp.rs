@@ -101,6 +101,176 @@ impl rmcp::ClientHandler for Handler {
 
 type Service = RunningService<RoleClient, Handler>;
 
+/// rmcp's reqwest client, but for one thing: a server that answers a request
+/// with an HTTP error whose JSON-RPC error carries no id (the reference
+/// `everything` server's 400 "No valid session ID provided" after a
+/// restart; the TypeScript SDK's examples answer so) had that error match
+/// nothing waiting, and the call hang until its timeout. Such an error is
+/// the answer to the request the POST carried: it is given that id.
+#[derive(Clone)]
+struct IdMending(reqwest::Client);
+
+impl IdMending {
+    /// The client rmcp's `from_config` builds: no idle connections kept,
+    /// and only same-origin 307 and 308 redirects followed (a POST kept
+    /// whole; the session id and token never sent to another origin), at
+    /// most 10.
+    fn new() -> Result<IdMending, String> {
+        let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+            let keeps_body = matches!(
+                attempt.status(),
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+            );
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if !keeps_body || !same {
+                attempt.stop()
+            } else if attempt.previous().len() > 10 {
+                attempt.error("more than 10 redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(same_origin)
+            .build()
+            .map(IdMending)
+            .map_err(|e| e.to_string())
+    }
+}
+
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+
+type Headers = std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;
+
+fn mend_id(
+    sent: Option<rmcp::model::RequestId>,
+    reply: Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
+) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+    match reply {
+        Ok(StreamableHttpPostResponse::Json(
+            rmcp::model::JsonRpcMessage::Error(mut error),
+            session,
+        )) if error.id.is_none() && sent.is_some() => {
+            error.id = sent;
+            Ok(StreamableHttpPostResponse::Json(
+                rmcp::model::JsonRpcMessage::Error(error),
+                session,
+            ))
+        }
+        other => other,
+    }
+}
+
+fn request_id(message: &rmcp::model::ClientJsonRpcMessage) -> Option<rmcp::model::RequestId> {
+    match message {
+        rmcp::model::JsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
+
+impl StreamableHttpClient for IdMending {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let sent = request_id(&message);
+        let reply = self
+            .0
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await;
+        mend_id(sent, reply)
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let sent = request_id(&message);
+        let reply = self
+            .0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        mend_id(sent, reply)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<
+        futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<
+        futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
 /// A call's latest progress and who hears each new step.
 type Watch<'a> = (&'a Mutex<Option<Step>>, &'a dyn Fn(&Step));
 
@@ -337,7 +507,9 @@ impl Clients {
                     config = config.auth_header(token);
                 }
                 let _guard = self.runtime.enter();
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let client = IdMending::new()
+                    .map_err(|e| format!("MCP server {name}: no HTTP client ({e})"))?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 self.wait(
                     &format!("connecting to MCP server {name}"),
                     LIST_TIMEOUT,
@@ -395,6 +567,16 @@ impl Clients {
             }
             let live = self.live.borrow();
             let live = &live[&server.name];
+            // A server without the tools capability has none to list (the
+            // TypeScript SDK's answers `tools/list` "method not found").
+            let lists_tools = live
+                .service
+                .peer_info()
+                .is_none_or(|info| info.capabilities.tools.is_some());
+            if !lists_tools {
+                catalog.servers.insert(server.name.clone(), Vec::new());
+                continue;
+            }
             let peer = live.service.peer().clone();
             let name = server.name.clone();
             let tools = self
@@ -411,10 +593,18 @@ impl Clients {
                         for _ in 0..crate::mcp_http::MAX_LIST_PAGES {
                             let params =
                                 rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
-                            let page = peer
-                                .list_tools(Some(params))
-                                .await
-                                .map_err(|e| service_error(&e))?;
+                            let page = match peer.list_tools(Some(params)).await {
+                                Ok(page) => page,
+                                // Tools it lists none of, said so.
+                                Err(rmcp::ServiceError::McpError(e))
+                                    if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+                                {
+                                    return Ok(tools)
+                                }
+                                Err(e) => {
+                                    return Err(format!("MCP server {name}: {}", service_error(&e)))
+                                }
+                            };
                             for t in &page.tools {
                                 listed_size += crate::mcp_http::listed_bytes(
                                     &t.name,
@@ -568,9 +758,19 @@ impl Clients {
             &format!("{server}.{tool}"),
             config.timeout,
             async move {
+                let request = rmcp::model::ClientRequest::CallToolRequest(
+                    rmcp::model::CallToolRequest::new(params),
+                );
                 Ok(peer
-                    .call_tool(params)
+                    .send_request(request)
                     .await
+                    .map(|result| match result {
+                        // A result rmcp's types do not take (go-sdk's empty
+                        // file: an embedded resource with no `text`) is read
+                        // as JSON, as the browser's client reads every one.
+                        rmcp::model::ServerResult::CustomResult(raw) => raw.0,
+                        other => serde_json::to_value(&other).unwrap_or_default(),
+                    })
                     .map_err(|e| (service_error(&e), never_reached(&e))))
             },
             Some((&live.progress, progress)),
@@ -625,10 +825,7 @@ impl Clients {
                 return Err(error);
             }
         };
-        crate::mcp_http::call_text(
-            &serde_json::to_value(&result).unwrap_or_default(),
-            &self.secrets,
-        )
+        crate::mcp_http::call_text(&result, &self.secrets)
     }
 
     /// End one server's session (its child is stopped).

@@ -201,9 +201,18 @@ impl Client {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let result = self
+            let result = match self
                 .request(fetch, server, "tools/list", params, LIST_TIMEOUT_MS)
-                .await?;
+                .await
+            {
+                Ok(result) => result,
+                // A server without the tools capability lists none (the
+                // TypeScript SDK answers "method not found"), as in the
+                // terminal.
+                Err(e) if e.ends_with("(JSON-RPC error -32601)") => return Ok(tools),
+                Err(e) if e.starts_with("MCP server ") => return Err(e),
+                Err(e) => return Err(format!("MCP server {}: {e}", server.name)),
+            };
             let listed = result["tools"].as_array().ok_or_else(|| {
                 format!(
                     "MCP server {}: its tools/list reply has no tools",

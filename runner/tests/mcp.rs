@@ -169,6 +169,45 @@ fn over_streamable_http_the_client_does_the_same() {
     lists_calls_reports_errors_and_bounds(&clients);
 }
 
+/// A red team's note: the reference `everything` server, restarted between
+/// two calls, answers the second (its session unknown) HTTP 400 with a
+/// JSON-RPC error that carries no id; that error matched no call waiting,
+/// and the call hung until its timeout, which the journal then kept as the
+/// tool's answer. It is now the call's answer, at once.
+#[test]
+fn an_error_without_an_id_answers_the_call_it_came_for_at_once() {
+    let server = HttpServer::start();
+    let port: u16 = server
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let config = Server {
+        name: "ev".into(),
+        transport: Transport::Http {
+            url: server.url.clone(),
+            token_env: None,
+        },
+        approve: vec![],
+        timeout: Duration::from_secs(20),
+    };
+    let clients = Clients::new(vec![config], vec![], env()).unwrap();
+    clients.list().unwrap();
+    assert!(clients
+        .call("ev", "echo", &json!({"message": "one"}))
+        .is_ok());
+    drop(server);
+    let _again = HttpServer::start_on(port);
+    let err = clients
+        .call("ev", "echo", &json!({"message": "two"}))
+        .unwrap_err();
+    assert!(!err.contains("timed out"), "{err}");
+    assert!(err.contains("No valid session ID"), "{err}");
+}
+
 #[test]
 fn a_child_gets_the_cleaned_environment_and_only_the_names_its_entry_lists() {
     let base = vec![("PATH".to_string(), std::env::var("PATH").unwrap())];
@@ -289,6 +328,61 @@ fn a_tool_list_past_any_real_servers_is_refused_not_held() {
         .parse()
         .unwrap();
     assert_eq!(pages, 4, "read no page past the one that passed 4 MiB");
+}
+
+/// `testkit/mcp-test-server` in one of its modes, as server `name`.
+fn test_server(name: &str, mode: &str) -> Server {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testkit/mcp-test-server/server.cjs");
+    Server {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![script.display().to_string(), mode.into()],
+            env: vec![],
+            cwd: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    }
+}
+
+/// A red team's notes, with what real SDKs send: a server without the
+/// tools capability (the TypeScript SDK's McpServer with no tool answers
+/// `tools/list` -32601) stopped every run, naming no server; go-sdk's empty
+/// file (an embedded resource with no `text`, github-mcp-server's
+/// `get_file_contents`) lost the whole result as "Unexpected response
+/// type".
+#[test]
+fn what_real_sdks_list_and_answer_is_read() {
+    let clients = Clients::new(
+        vec![
+            test_server("docs", "no-tools"),
+            test_server("github", "go-sdk"),
+        ],
+        env(),
+        env(),
+    )
+    .unwrap();
+    let catalog = clients.list().unwrap();
+    assert_eq!(catalog.servers["docs"], vec![], "no tools, no error");
+    let names: Vec<&str> = catalog.servers["github"]
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names, ["get_file_contents"]);
+    let text = clients
+        .call(
+            "github",
+            "get_file_contents",
+            &serde_json::json!({"path": "src/__init__.py"}),
+        )
+        .unwrap();
+    assert!(
+        text.contains("successfully downloaded empty file"),
+        "{text}"
+    );
+    assert!(text.contains("repo://octo/demo/src/__init__.py"), "{text}");
 }
 
 #[test]
@@ -995,6 +1089,51 @@ mod over_fetch {
             "{refused}"
         );
         assert_eq!(*fetch.pages.borrow(), 4);
+    }
+
+    /// A server without the tools capability, as the TypeScript SDK's
+    /// McpServer with no tool answers: `tools/list` is "method not found".
+    struct NoTools;
+
+    impl Fetch for NoTools {
+        type Body = Option<Vec<u8>>;
+        async fn post(
+            &self,
+            _url: &str,
+            _headers: &[(&str, String)],
+            body: &str,
+            _timeout_ms: u32,
+        ) -> Result<(Head, Self::Body), FetchError> {
+            let asked: serde_json::Value = serde_json::from_str(body).unwrap();
+            let reply = match asked["method"].as_str() {
+                Some("initialize") => json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+                    "protocolVersion": asked["params"]["protocolVersion"],
+                    "capabilities": {"resources": {}}, "serverInfo": {"name": "docs", "version": "1"}}}),
+                Some("tools/list") => json!({"jsonrpc": "2.0", "id": asked["id"],
+                    "error": {"code": -32601, "message": "Method not found"}}),
+                _ => json!({"jsonrpc": "2.0", "id": asked["id"], "result": {}}),
+            };
+            let head = Head {
+                status: 200,
+                content_type: "application/json".into(),
+                session_id: None,
+                retry_after: None,
+            };
+            Ok((head, Some(reply.to_string().into_bytes())))
+        }
+        async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
+            Ok(body.take())
+        }
+        async fn sleep(&self, _ms: u32) {}
+    }
+
+    /// A server that lists no tools (no tools capability) stops no run in
+    /// the browser either: its list is empty.
+    #[test]
+    fn a_server_without_tools_lists_none() {
+        let client = Client::new(vec![server("http://127.0.0.1:9/mcp")], retry(1));
+        let catalog = wait(client.list(&NoTools)).unwrap();
+        assert_eq!(catalog.servers["everything"], vec![]);
     }
 
     /// The browser's client redacts a server's token before it cuts the

@@ -8,6 +8,14 @@
 //   node server.cjs endless PAGES_FILE   every tools/list page one tool with a
 //                                       1 MiB description and a next page;
 //                                       the pages served counted in PAGES_FILE
+//   node server.cjs go-sdk               what go-sdk servers send: an empty
+//                                       file as an embedded resource with no
+//                                       `text` (github-mcp-server's
+//                                       get_file_contents; go-sdk's
+//                                       `text,omitempty`)
+//   node server.cjs no-tools             a server without the tools
+//                                       capability: tools/list is -32601, as
+//                                       the TypeScript SDK's McpServer answers
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -18,6 +26,13 @@ const root = flag ? flag.slice('--root='.length) : process.cwd();
 let served = 0;
 
 function tools() {
+  if (mode === 'go-sdk') {
+    return {
+      tools: [
+        { name: 'get_file_contents', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+      ],
+    };
+  }
   if (mode === 'endless') {
     served += 1;
     fs.writeFileSync(rest[0], String(served));
@@ -35,7 +50,15 @@ function tools() {
   };
 }
 
-function call(args) {
+function call(name, args) {
+  if (mode === 'go-sdk') {
+    return {
+      content: [
+        { type: 'text', text: 'successfully downloaded empty file' },
+        { type: 'resource', resource: { uri: 'repo://octo/demo/' + args.path, mimeType: 'text/plain' } },
+      ],
+    };
+  }
   const file = path.resolve(root, args.path);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, args.content);
@@ -52,16 +75,18 @@ process.stdin.on('data', (chunk) => {
     buffer = buffer.slice(at + 1);
     if (!line.trim()) continue;
     const m = JSON.parse(line);
+    const missing = () => send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
     if (m.method === 'initialize') {
       send({ jsonrpc: '2.0', id: m.id, result: {
         protocolVersion: m.params.protocolVersion,
-        capabilities: { tools: {} },
+        capabilities: mode === 'no-tools' ? { resources: {} } : { tools: {} },
         serverInfo: { name: 'planvault-test', version: '1' },
       } });
     } else if (m.method === 'tools/list') {
-      send({ jsonrpc: '2.0', id: m.id, result: tools() });
+      if (mode === 'no-tools') missing();
+      else send({ jsonrpc: '2.0', id: m.id, result: tools() });
     } else if (m.method === 'tools/call') {
-      send({ jsonrpc: '2.0', id: m.id, result: call(m.params.arguments) });
+      send({ jsonrpc: '2.0', id: m.id, result: call(m.params.name, m.params.arguments) });
     } else if (m.id !== undefined) {
       send({ jsonrpc: '2.0', id: m.id, result: {} });
     }
