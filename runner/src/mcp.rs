@@ -541,7 +541,9 @@ impl Clients {
             Err(e) => {
                 let error = match &server.transport {
                     Transport::Stdio { .. } => format!("MCP server {name} did not start: {e}"),
-                    Transport::Http { url, .. } => format!("MCP server {name} at {url}: {e}"),
+                    Transport::Http { url, .. } => {
+                        format!("MCP server {name} at {url}: {e}{}", legacy_sse_hint(url))
+                    }
                 };
                 Err(with_stderr(error, &stderr))
             }
@@ -876,6 +878,17 @@ fn service_error(e: &rmcp::ServiceError) -> String {
         ServiceError::TransportSend(t) => transport_error(&*t.error, e.auth_challenge().is_some()),
         ServiceError::TransportClosed => "the connection closed".into(),
         other => other.to_string(),
+    }
+}
+
+/// What to say of a URL that failed to connect when it looks like a
+/// 2024-11-05 HTTP+SSE server's event stream (`…/sse`), which takes no POST.
+fn legacy_sse_hint(url: &str) -> &'static str {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    if path.trim_end_matches('/').ends_with("/sse") {
+        " (this looks like the `/sse` endpoint of an older HTTP+SSE server, which planvault does not speak: give the server's Streamable HTTP endpoint, often `/mcp`)"
+    } else {
+        ""
     }
 }
 

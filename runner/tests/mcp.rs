@@ -208,6 +208,28 @@ fn an_error_without_an_id_answers_the_call_it_came_for_at_once() {
     assert!(err.contains("No valid session ID"), "{err}");
 }
 
+/// A red team's note: the everything server in its older HTTP+SSE mode
+/// (`…/sse`) answered "the connection failed … is the server running at
+/// its url?", while it ran. The error now says which endpoint to give
+/// (here for a `/sse` URL the server does not serve: the hint is the URL's).
+#[test]
+fn an_older_http_sse_endpoint_is_named_as_such() {
+    let server = HttpServer::start();
+    let url = server.url.replace("/mcp", "/sse");
+    let config = Server {
+        name: "ev".into(),
+        transport: Transport::Http {
+            url,
+            token_env: None,
+        },
+        approve: vec![],
+        timeout: CALL_TIMEOUT,
+    };
+    let clients = Clients::new(vec![config], vec![], env()).unwrap();
+    let err = clients.list().unwrap_err();
+    assert!(err.contains("older HTTP+SSE server"), "{err}");
+}
+
 #[test]
 fn a_child_gets_the_cleaned_environment_and_only_the_names_its_entry_lists() {
     let base = vec![("PATH".to_string(), std::env::var("PATH").unwrap())];
