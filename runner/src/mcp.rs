@@ -148,6 +148,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 type Headers = std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;
+type SseStream = futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>;
 
 fn mend_id(
     sent: Option<rmcp::model::RequestId>,
@@ -186,12 +187,38 @@ impl StreamableHttpClient for IdMending {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let sent = request_id(&message);
-        let reply = self
-            .0
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
-        mend_id(sent, reply)
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -237,10 +264,7 @@ impl StreamableHttpClient for IdMending {
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: Headers,
-    ) -> Result<
-        futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
@@ -254,11 +278,9 @@ impl StreamableHttpClient for IdMending {
         auth_header: Option<String>,
         custom_headers: Headers,
         max_sse_event_size: usize,
-    ) -> Result<
-        futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.0
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let client = &self.0;
+        client
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,

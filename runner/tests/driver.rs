@@ -142,6 +142,17 @@ fn posted(host: &MemoryHost) -> Vec<FromWorker> {
     host.posted.borrow().clone()
 }
 
+/// Each `write_note` call's error (`None`: written), in order.
+fn write_note_errors(host: &MemoryHost) -> Vec<Option<String>> {
+    posted(host)
+        .into_iter()
+        .filter_map(|m| match m {
+            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
+            _ => None,
+        })
+        .collect()
+}
+
 fn finished(host: &MemoryHost) -> (FinishReason, Option<planvault_protocol::RunError>) {
     match host.posted.borrow().last() {
         Some(FromWorker::Finished { reason, error, .. }) => (reason.clone(), error.clone()),
@@ -1424,13 +1435,7 @@ fn a_note_name_that_reads_as_another_is_refused_to_the_model() {
         go(&host, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
-    let errors: Vec<Option<String>> = posted(&host)
-        .into_iter()
-        .filter_map(|m| match m {
-            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
-            _ => None,
-        })
-        .collect();
+    let errors = write_note_errors(&host);
     assert_eq!(errors.len(), 2, "{errors:?}");
     let refused = errors[0].clone().unwrap_or_default();
     assert!(refused.contains("U+202E"), "{refused}");
@@ -1468,13 +1473,7 @@ fn a_new_note_whose_name_differs_only_in_case_or_accents_is_refused() {
         go(&host, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
-    let errors: Vec<Option<String>> = posted(&host)
-        .into_iter()
-        .filter_map(|m| match m {
-            FromWorker::Tool { name, error, .. } if name == "write_note" => Some(error),
-            _ => None,
-        })
-        .collect();
+    let errors = write_note_errors(&host);
     assert_eq!(errors.len(), 3, "{errors:?}");
     let said = errors[0].clone().unwrap_or_default();
     assert!(

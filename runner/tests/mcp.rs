@@ -1056,6 +1056,17 @@ mod over_fetch {
         );
     }
 
+    /// A 200 answer of `reply` as JSON, as a fake server's fetch gives it.
+    fn json_reply(reply: &serde_json::Value) -> (Head, Option<Vec<u8>>) {
+        let head = Head {
+            status: 200,
+            content_type: "application/json".into(),
+            session_id: None,
+            retry_after: None,
+        };
+        (head, Some(reply.to_string().into_bytes()))
+    }
+
     /// A server (here a fetch that answers as one) whose every tools/list
     /// page holds a 1 MiB tool and a next page.
     #[derive(Default)]
@@ -1085,13 +1096,7 @@ mod over_fetch {
                 _ => json!({}),
             };
             let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": result});
-            let head = Head {
-                status: 200,
-                content_type: "application/json".into(),
-                session_id: None,
-                retry_after: None,
-            };
-            Ok((head, Some(reply.to_string().into_bytes())))
+            Ok(json_reply(&reply))
         }
         async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
             Ok(body.take())
@@ -1135,13 +1140,7 @@ mod over_fetch {
                     "error": {"code": -32601, "message": "Method not found"}}),
                 _ => json!({"jsonrpc": "2.0", "id": asked["id"], "result": {}}),
             };
-            let head = Head {
-                status: 200,
-                content_type: "application/json".into(),
-                session_id: None,
-                retry_after: None,
-            };
-            Ok((head, Some(reply.to_string().into_bytes())))
+            Ok(json_reply(&reply))
         }
         async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
             Ok(body.take())
