@@ -1095,7 +1095,8 @@ impl Guard {
     }
 
     /// Why the work's tools may not write a repository path, as a tool is
-    /// told: [`Guard::is_locked`], or git's own ([`git_reads`]). (A note
+    /// told: [`Guard::is_locked`], or git's own (`.git/`, `GIT~1/`, a
+    /// `.gitattributes`). (A note
     /// carried there is refused by git itself, `.git` being no name git
     /// stages.)
     pub fn locked_why(&self, rel: &str) -> Option<String> {
