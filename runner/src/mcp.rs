@@ -152,6 +152,7 @@ type SseStream = futures_core::stream::BoxStream<'static, Result<sse_stream::Sse
 
 fn mend_id(
     sent: Option<rmcp::model::RequestId>,
+    session_attached: bool,
     reply: Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
 ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
     match reply {
@@ -159,6 +160,14 @@ fn mend_id(
             rmcp::model::JsonRpcMessage::Error(mut error),
             session,
         )) if error.id.is_none() && sent.is_some() => {
+            // A session the server no longer knows, said with a 400 (the
+            // `everything` server after a restart) where the spec says 404:
+            // read as the 404, so rmcp makes the session again and sends the
+            // request once more. The server refused it unread, so it was
+            // not made.
+            if session_attached && crate::mcp_http::names_a_session(&error.error.message) {
+                return Err(StreamableHttpError::SessionExpired);
+            }
             error.id = sent;
             Ok(StreamableHttpPostResponse::Json(
                 rmcp::model::JsonRpcMessage::Error(error),
@@ -231,6 +240,7 @@ impl StreamableHttpClient for IdMending {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let sent = request_id(&message);
+        let session_attached = session_id.is_some();
         let reply = self
             .0
             .post_message_with_response_limits(
@@ -242,7 +252,7 @@ impl StreamableHttpClient for IdMending {
                 limits,
             )
             .await;
-        mend_id(sent, reply)
+        mend_id(sent, session_attached, reply)
     }
 
     async fn delete_session(
@@ -998,7 +1008,45 @@ fn line_start_after(text: &str, at: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::line_start_after;
+    use super::*;
+
+    fn idless_error(message: &str) -> rmcp::model::ServerJsonRpcMessage {
+        rmcp::model::JsonRpcMessage::error(
+            rmcp::model::ErrorData::new(rmcp::model::ErrorCode(-32000), message.to_string(), None),
+            None,
+        )
+    }
+
+    #[test]
+    fn an_idless_error_answers_the_request_or_reads_as_a_lost_session() {
+        let sent = Some(rmcp::model::RequestId::Number(7));
+        let mended = |attached, message| {
+            mend_id(
+                sent.clone(),
+                attached,
+                Ok(StreamableHttpPostResponse::Json(
+                    idless_error(message),
+                    None,
+                )),
+            )
+        };
+        let answered = |reply| match reply {
+            Ok(StreamableHttpPostResponse::Json(rmcp::model::JsonRpcMessage::Error(e), _)) => e.id,
+            _ => None,
+        };
+        assert_eq!(
+            answered(mended(true, "Bad Request: Unsupported protocol version")),
+            sent
+        );
+        assert_eq!(
+            answered(mended(false, "Bad Request: No valid session ID provided")),
+            sent
+        );
+        assert!(matches!(
+            mended(true, "Bad Request: No valid session ID provided"),
+            Err(StreamableHttpError::SessionExpired)
+        ));
+    }
 
     #[test]
     fn stderr_is_cut_only_where_a_line_starts() {

@@ -373,8 +373,8 @@ impl Client {
         *next
     }
 
-    /// One request's result; a session the server forgot (HTTP 404) is
-    /// started again once.
+    /// One request's result; a session the server forgot (HTTP 404, or a
+    /// 400 that says so) is started again once.
     async fn request<F: Fetch>(
         &self,
         fetch: &F,
@@ -405,7 +405,7 @@ impl Client {
                 }
                 Err(e) if e == SESSION_GONE => {
                     return Err(format!(
-                        "MCP server {} answered HTTP 404 to {method}",
+                        "MCP server {} did not know the session it had just begun, at {method}",
                         server.name
                     ))
                 }
@@ -498,6 +498,9 @@ impl Client {
                 ));
             }
         }
+        if head.status == 400 && session.id.is_some() && says_session_lost(&text) {
+            return Err(SESSION_GONE.into());
+        }
         if !(200..300).contains(&head.status) {
             let said = String::from_utf8_lossy(&text);
             let said = bound_redacted(said.trim(), 300, server.token.as_slice());
@@ -538,6 +541,23 @@ impl Client {
 }
 
 const SESSION_GONE: &str = "\u{0}session gone";
+
+/// Whether an error's message is about the session ("No valid session ID
+/// provided", "Session not found").
+pub(crate) fn names_a_session(message: &str) -> bool {
+    message.to_ascii_lowercase().contains("session")
+}
+
+/// Whether a 400's body is a JSON-RPC error saying the session is unknown:
+/// the reference `everything` server's answer after a restart, where the
+/// spec says 404. The server refused the request unread.
+fn says_session_lost(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|reply| {
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(names_a_session)
+    })
+}
 
 /// The headers of a POST within `session`.
 fn headers<'a>(server: &McpServer, session: &Session) -> Vec<(&'a str, String)> {
