@@ -349,7 +349,13 @@ impl Clients {
         // one ureq uses. Installed once per process; a second install is a
         // harmless refusal.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        // The sessions run on a thread of their own, so what a server sends
+        // between calls is read as it comes: a ping answered (go-sdk's
+        // keepalive ends a session whose ping goes unanswered), its stderr
+        // and notifications drained (a full pipe would stall the server).
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("planvault-mcp")
             .enable_all()
             .build()?;
         let mut secrets: Vec<String> = Vec::new();

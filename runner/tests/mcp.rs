@@ -414,6 +414,37 @@ fn what_real_sdks_list_and_answer_is_read() {
     assert!(text.contains("repo://octo/demo/src/__init__.py"), "{text}");
 }
 
+/// A red team's note: a server's pings between two calls went unanswered
+/// (the client ran only inside a call), so a go-sdk server with
+/// `KeepAlive` closed its session while the model thought. It was
+/// restarted at the next call, losing its state, and down for the run at
+/// the second time. Pings are now answered whenever they come.
+#[test]
+fn a_servers_pings_between_calls_are_answered_and_its_session_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let mut server = test_server("kept", "keepalive");
+    if let Transport::Stdio { args, .. } = &mut server.transport {
+        args.push(pid_file.display().to_string());
+    }
+    let clients = Clients::new(vec![server], env(), env()).unwrap();
+    clients.list().unwrap();
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    for message in ["one", "two", "three"] {
+        // Longer than the server waits for a ping's answer.
+        std::thread::sleep(Duration::from_millis(1500));
+        let text = clients
+            .call("kept", "echo", &json!({ "message": message }))
+            .unwrap();
+        assert_eq!(text, format!("echo: {message}"));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap(),
+        pid,
+        "the same server all along, never restarted"
+    );
+}
+
 #[test]
 fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
     let mut broken = stdio_server("broken");

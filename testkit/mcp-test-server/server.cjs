@@ -16,6 +16,11 @@
 //   node server.cjs no-tools             a server without the tools
 //                                       capability: tools/list is -32601, as
 //                                       the TypeScript SDK's McpServer answers
+//   node server.cjs keepalive PID_FILE   a session kept alive as go-sdk's
+//                                       `KeepAlive` keeps it: a ping every
+//                                       200 ms once initialized, and the
+//                                       server ends when one goes 1 s
+//                                       unanswered; its pid in PID_FILE
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -32,6 +37,9 @@ function tools() {
         { name: 'get_file_contents', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
       ],
     };
+  }
+  if (mode === 'keepalive') {
+    return { tools: [{ name: 'echo', description: 'Echo a message', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] };
   }
   if (mode === 'endless') {
     served += 1;
@@ -59,6 +67,7 @@ function call(name, args) {
       ],
     };
   }
+  if (mode === 'keepalive') return { content: [{ type: 'text', text: 'echo: ' + args.message }] };
   const file = path.resolve(root, args.path);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, args.content);
@@ -66,6 +75,17 @@ function call(name, args) {
 }
 
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+const unanswered = new Map();
+let pings = 0;
+function keepAlive() {
+  fs.writeFileSync(rest[0], String(process.pid));
+  setInterval(() => {
+    pings += 1;
+    const id = 'keepalive-' + pings;
+    send({ jsonrpc: '2.0', id, method: 'ping' });
+    unanswered.set(id, setTimeout(() => process.exit(0), 1000));
+  }, 200);
+}
 let buffer = '';
 process.stdin.on('data', (chunk) => {
   buffer += chunk;
@@ -75,6 +95,11 @@ process.stdin.on('data', (chunk) => {
     buffer = buffer.slice(at + 1);
     if (!line.trim()) continue;
     const m = JSON.parse(line);
+    if (m.method === undefined) {
+      clearTimeout(unanswered.get(m.id));
+      unanswered.delete(m.id);
+      continue;
+    }
     const missing = () => send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
     if (m.method === 'initialize') {
       send({ jsonrpc: '2.0', id: m.id, result: {
@@ -82,6 +107,8 @@ process.stdin.on('data', (chunk) => {
         capabilities: mode === 'no-tools' ? { resources: {} } : { tools: {} },
         serverInfo: { name: 'planvault-test', version: '1' },
       } });
+    } else if (m.method === 'notifications/initialized') {
+      if (mode === 'keepalive') keepAlive();
     } else if (m.method === 'tools/list') {
       if (mode === 'no-tools') missing();
       else send({ jsonrpc: '2.0', id: m.id, result: tools() });
