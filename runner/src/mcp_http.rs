@@ -756,6 +756,25 @@ fn resource_text(resource: &Value) -> String {
 /// A call's result (MCP's `CallToolResult` as JSON) as the text the model
 /// reads (`Err`: the tool's error), bounded, with `secrets` redacted
 /// before the cut.
+/// A link to a resource the server did not inline, with what the server
+/// says of it: its name and description say what it holds.
+fn resource_link(block: &Value) -> String {
+    let said = |key: &str| block[key].as_str().filter(|s| !s.trim().is_empty());
+    let mut text = String::from("[a resource");
+    if let Some(name) = said("title").or_else(|| said("name")) {
+        text.push_str(&format!(" \"{name}\""));
+    }
+    text.push_str(&format!(": {}", said("uri").unwrap_or_default()));
+    if let Some(mime) = said("mimeType") {
+        text.push_str(&format!(", {mime}"));
+    }
+    text.push(']');
+    if let Some(description) = said("description") {
+        text.push_str(&format!(" {description}"));
+    }
+    text
+}
+
 pub fn call_text(result: &Value, secrets: &[impl AsRef<str>]) -> Result<String, String> {
     let mut parts = Vec::new();
     let content = result["content"].as_array().map_or(&[][..], Vec::as_slice);
@@ -766,7 +785,7 @@ pub fn call_text(result: &Value, secrets: &[impl AsRef<str>]) -> Result<String, 
             "image" => format!("[an image, {mime}]"),
             "audio" => format!("[audio, {mime}]"),
             "resource" => resource_text(&block["resource"]),
-            "resource_link" => format!("[a resource: {}]", block["uri"].as_str().unwrap_or("")),
+            "resource_link" => resource_link(block),
             _ => block.to_string(),
         });
     }
@@ -777,6 +796,9 @@ pub fn call_text(result: &Value, secrets: &[impl AsRef<str>]) -> Result<String, 
     }
     let text = bound_redacted(&parts.join("\n"), RESULT_LIMIT_CHARS, secrets);
     if result["isError"].as_bool() == Some(true) {
+        if text.trim().is_empty() {
+            return Err("the tool reported an error and said nothing more".into());
+        }
         Err(text)
     } else {
         Ok(text)
@@ -853,6 +875,24 @@ mod tests {
         assert_eq!(
             call_text(&resources, &[""; 0]),
             Ok("[a resource: file:///a.txt]\nhello\n[a resource: file:///b.bin, application/zip, 5 bytes]".into())
+        );
+        // As the `everything` server's `get-resource-links` links them: the
+        // name and description say what is there, not the URI alone.
+        let links = json!({"content": [
+            {"type": "resource_link", "uri": "demo://resource/dynamic/text/2",
+             "name": "Text Resource 2", "mimeType": "text/plain",
+             "description": "Resource 2: plaintext resource"},
+            {"type": "resource_link", "uri": "file:///c.txt", "name": ""}
+        ]});
+        assert_eq!(
+            call_text(&links, &[""; 0]),
+            Ok("[a resource \"Text Resource 2\": demo://resource/dynamic/text/2, text/plain] Resource 2: plaintext resource\n[a resource: file:///c.txt]".into())
+        );
+        // An error that says nothing still reads as one.
+        let silent = json!({"content": [], "isError": true});
+        assert_eq!(
+            call_text(&silent, &[""; 0]),
+            Err("the tool reported an error and said nothing more".into())
         );
     }
 

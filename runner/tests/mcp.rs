@@ -143,6 +143,14 @@ fn lists_calls_reports_errors_and_bounds(clients: &Clients) {
         &text[text.len() - 100..]
     );
     assert!(clients.call("ev", "echo", &json!([1])).is_err());
+    // A link to a resource reads with what the server says it is.
+    let links = clients
+        .call("ev", "get-resource-links", &json!({"count": 2}))
+        .unwrap();
+    assert!(
+        links.contains("[a resource \"Text Resource 2\": demo://resource/dynamic/text/2, text/plain] Resource 2: plaintext resource"),
+        "{links}"
+    );
 }
 
 #[test]
@@ -150,7 +158,7 @@ fn over_stdio_the_client_lists_calls_reports_errors_and_bounds_results() {
     let clients = Clients::new(vec![stdio_server("ev")], vec![], env()).unwrap();
     lists_calls_reports_errors_and_bounds(&clients);
     // Arguments that are not an object never reach the server.
-    assert_eq!(clients.calls(), 4);
+    assert_eq!(clients.calls(), 5);
 }
 
 #[test]
