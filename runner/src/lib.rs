@@ -20,6 +20,8 @@ pub mod inbox;
 pub mod lock;
 #[cfg(feature = "native")]
 pub mod mcp;
+#[cfg(feature = "native")]
+mod mcp_child;
 #[cfg(feature = "mcp-http")]
 pub mod mcp_http;
 pub mod memory;

@@ -12,11 +12,12 @@
 //! server error, a refused argument or a server that exits mid-call come
 //! back as the tool's error text, which the model reads.
 
+use crate::mcp_child::{self, ChildStdio};
 use planvault_llm::mcp::{Catalog, McpTool};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -313,6 +314,9 @@ struct Live {
     stderr: Arc<Mutex<String>>,
     /// A child's process id.
     pid: Option<u32>,
+    /// Set when a child's session ended on a message past
+    /// [`mcp_child::LINE_LIMIT`].
+    overflowed: Option<Arc<AtomicBool>>,
 }
 
 /// The configured servers, started on first use and kept for the run.
@@ -475,6 +479,7 @@ impl Clients {
         let handler = Handler::default();
         let progress = handler.latest.clone();
         let mut pid = None;
+        let mut overflowed = None;
         let name = &server.name;
         let service = match &server.transport {
             Transport::Stdio {
@@ -500,11 +505,17 @@ impl Clients {
                 // the process dies with its handle.
                 cmd.kill_on_drop(true);
                 let _guard = self.runtime.enter();
-                let (transport, err) = TokioChildProcess::builder(cmd)
+                let cannot_start = |e| format!("MCP server {name}: cannot start `{command}`: {e}");
+                let mut child = cmd
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| format!("MCP server {name}: cannot start `{command}`: {e}"))?;
+                    .map_err(cannot_start)?;
+                let err = child.stderr.take();
+                let transport = ChildStdio::new(child).map_err(cannot_start)?;
                 pid = transport.id();
+                overflowed = Some(transport.overflowed());
                 if let Some(mut err) = err {
                     let keep = stderr.clone();
                     self.runtime.spawn(async move {
@@ -575,6 +586,7 @@ impl Clients {
                 progress,
                 stderr,
                 pid,
+                overflowed,
             }),
             Err(e) => {
                 let error = match &server.transport {
@@ -840,6 +852,23 @@ impl Clients {
                 return Err(e);
             }
             Ok(Err((e, _))) => {
+                // A message too long to read ended the session, not the
+                // server: it is stopped, and started anew for the next call
+                // (not counted as an exit).
+                if live
+                    .overflowed
+                    .as_ref()
+                    .is_some_and(|o| o.load(Ordering::SeqCst))
+                {
+                    drop(sessions);
+                    if let Some(old) = self.live.borrow_mut().remove(server) {
+                        self.close(old);
+                    }
+                    return Err(format!(
+                        "MCP server {server} answered {server}.{tool} with a message over {} MiB, more than planvault reads; the answer is lost (ask for less, e.g. a part of the file)",
+                        mcp_child::LINE_LIMIT >> 20
+                    ));
+                }
                 // What a server printed says why it exited; a live
                 // server's error speaks for itself.
                 if !live.service.is_transport_closed() {

@@ -453,6 +453,30 @@ fn a_servers_pings_between_calls_are_answered_and_its_session_kept() {
     );
 }
 
+/// A red team's note: a stdio answer over 16 MiB (mcp-server-filesystem
+/// sends a 9 MB file twice, as text and as structured content) was dropped
+/// unread by the line reader, and the call waited out its whole timeout,
+/// which the model then read as the tool's answer. It is an error at once,
+/// as over HTTP, and the server is started anew for the next call.
+#[test]
+fn a_stdio_answer_past_the_line_limit_fails_the_call_at_once() {
+    let mut server = test_server("big", "huge");
+    server.timeout = Duration::from_secs(60);
+    let clients = Clients::new(vec![server], env(), env()).unwrap();
+    clients.list().unwrap();
+    let started = Instant::now();
+    let err = clients
+        .call("big", "echo", &json!({ "message": "x" }))
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(30), "{err}");
+    assert!(err.contains("over 16 MiB"), "{err}");
+    // The next call is made, on a server started anew.
+    let err = clients
+        .call("big", "echo", &json!({ "message": "y" }))
+        .unwrap_err();
+    assert!(err.contains("over 16 MiB"), "{err}");
+}
+
 #[test]
 fn a_server_that_cannot_start_or_is_unknown_is_an_error_naming_it() {
     let mut broken = stdio_server("broken");

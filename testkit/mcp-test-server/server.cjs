@@ -16,6 +16,10 @@
 //   node server.cjs no-tools             a server without the tools
 //                                       capability: tools/list is -32601, as
 //                                       the TypeScript SDK's McpServer answers
+//   node server.cjs huge                 a call's answer one line of 17 MiB
+//                                       (mcp-server-filesystem sends a 9 MB
+//                                       file twice: text and structured),
+//                                       past the 16 MiB a client reads
 //   node server.cjs keepalive PID_FILE   a session kept alive as go-sdk's
 //                                       `KeepAlive` keeps it: a ping every
 //                                       200 ms once initialized, and the
@@ -38,7 +42,7 @@ function tools() {
       ],
     };
   }
-  if (mode === 'keepalive') {
+  if (mode === 'keepalive' || mode === 'huge') {
     return { tools: [{ name: 'echo', description: 'Echo a message', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] };
   }
   if (mode === 'endless') {
@@ -66,6 +70,10 @@ function call(name, args) {
         { type: 'resource', resource: { uri: 'repo://octo/demo/' + args.path, mimeType: 'text/plain' } },
       ],
     };
+  }
+  if (mode === 'huge') {
+    const text = 'x'.repeat(17 << 20);
+    return { content: [{ type: 'text', text }] };
   }
   if (mode === 'keepalive') return { content: [{ type: 'text', text: 'echo: ' + args.message }] };
   const file = path.resolve(root, args.path);
