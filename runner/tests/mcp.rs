@@ -96,6 +96,15 @@ impl HttpServer {
     }
 }
 
+impl HttpServer {
+    /// The port it listens on, to start it again there.
+    pub(crate) fn port(&self) -> u16 {
+        let port = self.url.trim_end_matches("/mcp").rsplit(':').next();
+        port.and_then(|p| p.parse().ok())
+            .expect("a port in the url")
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -187,14 +196,7 @@ fn over_streamable_http_the_client_does_the_same() {
 #[test]
 fn a_session_the_restarted_server_lost_is_made_again_and_the_call_made_there() {
     let server = HttpServer::start();
-    let port: u16 = server
-        .url
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap();
+    let port = server.port();
     let config = Server {
         name: "ev".into(),
         transport: Transport::Http {
@@ -1132,14 +1134,7 @@ mod over_fetch {
     #[test]
     fn a_session_the_restarted_server_lost_is_made_again() {
         let http = HttpServer::start();
-        let port: u16 = http
-            .url
-            .trim_end_matches("/mcp")
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let port = http.port();
         let fetch = Ureq::default();
         let client = Client::new(vec![server(&http.url)], retry(2));
         let sum = || wait(client.call(&fetch, "everything", "get-sum", &json!({"a": 1, "b": 2})));
