@@ -498,11 +498,11 @@ impl Client {
                 ));
             }
         }
-        if head.status == 400 && session.id.is_some() && says_session_lost(&text) {
-            return Err(SESSION_GONE.into());
-        }
         if !(200..300).contains(&head.status) {
             let said = String::from_utf8_lossy(&text);
+            if head.status == 400 && session.id.is_some() && says_session_lost(&said) {
+                return Err(SESSION_GONE.into());
+            }
             let said = bound_redacted(said.trim(), 300, server.token.as_slice());
             return Err(format!(
                 "MCP server {} answered HTTP {}{}",
@@ -551,8 +551,8 @@ pub(crate) fn names_a_session(message: &str) -> bool {
 /// Whether a 400's body is a JSON-RPC error saying the session is unknown:
 /// the reference `everything` server's answer after a restart, where the
 /// spec says 404. The server refused the request unread.
-fn says_session_lost(body: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(body).is_ok_and(|reply| {
+fn says_session_lost(body: &str) -> bool {
+    serde_json::from_str::<Value>(body).is_ok_and(|reply| {
         reply["error"]["message"]
             .as_str()
             .is_some_and(names_a_session)

@@ -439,7 +439,9 @@ pub fn markdown_link(target: &str) -> String {
     let name = basename(target);
     let mut text = String::with_capacity(name.len());
     for c in name.chars() {
-        if matches!(c, '[' | ']' | '\\') {
+        // A `~` too: SilverBullet (and GitHub) read a lone one as the
+        // start of a subscript (a strikethrough) that may take the link.
+        if matches!(c, '[' | ']' | '\\' | '~') {
             text.push('\\');
         }
         text.push(c);

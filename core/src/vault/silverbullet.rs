@@ -3,8 +3,12 @@
 //! planvault reads links as Obsidian does (see [`super::links`]).
 //! SilverBullet (2.x, `plug-api/lib/ref.ts` and `resolve.ts`) reads them
 //! otherwise: a wikilink is a path from the space's root, matched exactly
-//! (case included), and a markdown link is relative to the linking page's
-//! folder (`/` from the root). A plan both apps open therefore means the
+//! (case included, on a file system that tells case apart), and a markdown
+//! link is relative to the linking page's folder (`/` from the root),
+//! decoded as JavaScript's `decodeURI` decodes, its empty path the index
+//! page, one of a single character ignored, and a lone `~` in its text
+//! read as a subscript that may take the link (`plugs/editor/navigate.ts`
+//! and the parser's `Subscript`). A plan both apps open therefore means the
 //! same in both only where the two readings meet. [`check`] reports every
 //! edge whose link SilverBullet would read as another page, or as none,
 //! and the link that reads the same in both; and every `## Next` item an
@@ -16,7 +20,9 @@
 //! with [`link_path`], so a link the app adds reads alike in both.
 
 use super::frontmatter::{self, Split};
-use super::links::{encode_path, find_links, links, LinkForm, LinkIndex, LinkPath, NoteLink};
+use super::links::{
+    composed, encode_path, find_links, links, LinkForm, LinkIndex, LinkPath, NoteLink,
+};
 use super::next::outline_comments_shown;
 use super::note::NOTE_NEXT_LEVELS;
 use super::text::{comment_blocks, strip_bom, LineIndex};
@@ -58,7 +64,9 @@ pub fn is_space_config(text: &str) -> bool {
 /// SilverBullet space, so both apps open `to`: a wikilink's path from the
 /// root (`plans/Send`, what Obsidian's "Absolute path in vault" writes), a
 /// markdown link's with a leading `/` (`/plans/Send`), since SilverBullet
-/// reads one without from the note's folder and `./` not at all.
+/// reads one without from the note's folder and `./` not at all. A name
+/// stored decomposed (macOS) no link serves in both: the path is written
+/// composed, as Obsidian reads it, and [`check`] advises a rename.
 pub fn link_path(index: &LinkIndex<'_>, to: usize, from: usize, form: LinkForm) -> String {
     let path = index.link_path(to, from, LinkPath::Absolute);
     match form {
@@ -74,12 +82,12 @@ pub fn link_path(index: &LinkIndex<'_>, to: usize, from: usize, form: LinkForm) 
 pub(crate) fn opens_target(form: LinkForm, target: &str, file: &str) -> Option<String> {
     let opens = match form {
         LinkForm::Wiki => parse_ref(target),
-        LinkForm::Markdown => parse_ref(&resolve_markdown_link(file, target)),
+        LinkForm::Markdown => markdown_ref(file, target),
     };
     match opens {
         Opens::Path(path) if path.is_empty() => Some(file.to_string()),
         Opens::Path(path) => Some(path),
-        Opens::Invalid => None,
+        _ => None,
     }
 }
 
@@ -91,7 +99,20 @@ enum Opens {
     Path(String),
     /// Nothing: SilverBullet says the link is invalid.
     Invalid,
+    /// The anchor after a `$`, looked up in SilverBullet's index: no page
+    /// by the path.
+    Anchor,
+    /// No link: a `~` in its text pairs with one in its destination, and
+    /// SilverBullet reads what lies between as a subscript.
+    Subscript,
+    /// Nothing: a markdown link's destination of one character, which a
+    /// click ignores ("Empty link").
+    Ignored,
 }
+
+/// The page SilverBullet opens for an empty path: its index page, `index`
+/// unless the server is told another.
+const INDEX_PAGE: &str = "index.md";
 
 /// The diagnostics for `plan`'s edges that SilverBullet reads otherwise.
 /// `files` are the vault's notes (vault-relative path → text), as given to
@@ -122,10 +143,22 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
         }
         let opened = match &opens {
             Opens::Invalid => "cannot read it".to_string(),
+            Opens::Anchor => {
+                "looks up what follows its `$` as an anchor in its index, and opens no page by the path".to_string()
+            }
+            Opens::Subscript => {
+                "reads the `~` in its text and the one in its path as a subscript, not a link".to_string()
+            }
+            Opens::Ignored => {
+                "ignores a click on a link whose destination is one character".to_string()
+            }
             Opens::Path(path) if path.is_empty() => "opens the note the link is in".to_string(),
             Opens::Path(path) if !path.ends_with(".md") => format!(
                 "opens `{path}` as a file, not a page (it takes what follows a name's last dot for a file type)"
             ),
+            Opens::Path(path) if link.form == LinkForm::Markdown && path == INDEX_PAGE && link.text[link.target.clone()].is_empty() => {
+                "opens its index page, `index` (a markdown link with no path does there)".to_string()
+            }
             Opens::Path(path) => {
                 let name = page_name(path);
                 let why = match link.form {
@@ -141,10 +174,17 @@ pub fn check(files: &BTreeMap<String, String>, plan: &Plan) -> Vec<Diagnostic> {
             }
         };
         let fixed = link.to(&target.id);
+        // A name stored decomposed (macOS) is one SilverBullet opens only
+        // as stored, and Obsidian only composed.
+        let decomposed = composed(&target.id) != target.id.as_str();
         let advice = match fixed.as_written().opens(&pos.file) {
-            Opens::Path(path) if path == file => {
+            Opens::Path(path) if path == file && !decomposed => {
                 format!("write `{}`, which both read as `{}`", fixed.text, target.id)
             }
+            _ if decomposed => format!(
+                "no link to `{}` reads the same in both, its name being stored decomposed: rename the note (typing its name again stores it composed)",
+                target.id
+            ),
             _ => format!(
                 "no link to `{}` reads the same in both: rename the note",
                 target.id
@@ -276,14 +316,45 @@ impl<'a> Written<'a> {
                 parse_ref(inner.split('|').next().unwrap_or(inner))
             }
             LinkForm::Markdown => {
-                let url = &self.text[self.target.clone()];
-                match percent_encoding::percent_decode_str(url).decode_utf8() {
-                    Ok(url) => parse_ref(&resolve_markdown_link(file, &url)),
+                if self.subscript() {
+                    return Opens::Subscript;
+                }
+                // The destination as its node holds it: `<>` and `#…`
+                // included, a title not.
+                let after = &self.text[self.target.start..self.text.len() - 1];
+                let destination = after.split([' ', '\t']).next().unwrap_or(after);
+                let bracketed = self.text[..self.target.start].ends_with('<');
+                if !bracketed && destination.encode_utf16().count() <= 1 {
+                    return Opens::Ignored;
+                }
+                match decode_uri(&self.text[self.target.clone()]) {
+                    Some(url) => markdown_ref(file, &url),
                     // `decodeURI` throws, and the click does nothing.
-                    Err(_) => Opens::Invalid,
+                    None => Opens::Invalid,
                 }
             }
         }
+    }
+
+    /// Whether a `~` alone in the link's text is left to pair with one
+    /// alone in its destination: SilverBullet's subscript then takes the
+    /// `](` between them, and there is no link.
+    fn subscript(&self) -> bool {
+        let lone = |text: &str| {
+            let b = text.as_bytes();
+            (0..b.len())
+                .filter(|&i| {
+                    b[i] == b'~'
+                        && (i == 0 || b[i - 1] != b'~')
+                        && b.get(i + 1) != Some(&b'~')
+                        && (i == 0 || b[i - 1] != b'\\')
+                })
+                .count()
+        };
+        let Some(close) = self.text[..self.target.start].rfind("](") else {
+            return false;
+        };
+        lone(&self.text[..close]) % 2 == 1 && lone(&self.text[self.target.clone()]) > 0
     }
 
     /// This link with its target replaced by the path from the root that
@@ -291,7 +362,8 @@ impl<'a> Written<'a> {
     fn to(&self, id: &str) -> Rewritten {
         let target = match self.form {
             LinkForm::Wiki => id.to_string(),
-            LinkForm::Markdown => format!("/{}.md", encode_path(id)),
+            // A `~` escaped, so none pairs with one in the link's text.
+            LinkForm::Markdown => format!("/{}.md", encode_path(id).replace('~', "%7E")),
         };
         let (before, after) = (
             &self.text[..self.target.start],
@@ -303,6 +375,63 @@ impl<'a> Written<'a> {
             target: before.len()..before.len() + target.len(),
         }
     }
+}
+
+/// What a click on a markdown link whose destination decodes to `url`
+/// opens from the note `file`: an empty path is the index page there (a
+/// wikilink's is the note itself).
+fn markdown_ref(file: &str, url: &str) -> Opens {
+    match parse_ref(&resolve_markdown_link(file, url)) {
+        Opens::Path(path) if path.is_empty() => Opens::Path(INDEX_PAGE.to_string()),
+        opens => opens,
+    }
+}
+
+/// JavaScript's `decodeURI`, as SilverBullet decodes a markdown link's
+/// destination: each run of `%XX` decoded as UTF-8, but the escape of a
+/// character it reserves (`;/?:@&=+$,#`) kept as written (`Q%26A` stays
+/// so); `None` where it throws (a `%` without two hex digits after it,
+/// bytes that are not UTF-8).
+fn decode_uri(url: &str) -> Option<String> {
+    let bytes = url.as_bytes();
+    let escaped = |at: usize| -> Option<u8> {
+        let hex = bytes.get(at + 1..at + 3)?;
+        let digit = |b: u8| (b as char).to_digit(16);
+        Some((digit(hex[0])? * 16 + digit(hex[1])?) as u8)
+    };
+    let mut out = String::with_capacity(url.len());
+    let mut at = 0;
+    while let Some(c) = url[at..].chars().next() {
+        if c != '%' {
+            out.push(c);
+            at += c.len_utf8();
+            continue;
+        }
+        let first = escaped(at)?;
+        let len = match first {
+            0..=0x7f => 1,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            _ => return None,
+        };
+        let mut char_bytes = vec![first];
+        for k in 1..len {
+            let next = at + 3 * k;
+            if bytes.get(next) != Some(&b'%') {
+                return None;
+            }
+            char_bytes.push(escaped(next)?);
+        }
+        let decoded = std::str::from_utf8(&char_bytes).ok()?;
+        if b";/?:@&=+$,#".contains(&first) {
+            out.push_str(&url[at..at + 3]);
+        } else {
+            out.push_str(decoded);
+        }
+        at += 3 * len;
+    }
+    Some(out)
 }
 
 /// SilverBullet's `resolveMarkdownLink`: from the root after a `/`, else
@@ -328,17 +457,13 @@ fn resolve_markdown_link(file: &str, url: &str) -> String {
 fn parse_ref(text: &str) -> Opens {
     let text = text.strip_prefix('^').unwrap_or(text);
     // The regex's lookaheads, each over the whole text.
-    let double_extension = text.strip_suffix(".md").is_some_and(|stem| {
-        stem.rsplit_once('.')
-            .is_some_and(|(_, ext)| alphanumeric(ext))
-    });
     let dotted_start = text
         .strip_prefix('/')
         .unwrap_or(text)
         .starts_with(['.', '^']);
     let dot_segment = text.split('/').any(|s| s == "." || s == "..");
     let brackets = text.contains("]]") || text.contains("[[");
-    if double_extension || dotted_start || dot_segment || brackets || text.contains("//") {
+    if double_extension(text) || dotted_start || dot_segment || brackets || text.contains("//") {
         return Opens::Invalid;
     }
     let end = text
@@ -349,10 +474,26 @@ fn parse_ref(text: &str) -> Opens {
         return Opens::Invalid;
     }
     let path = path.strip_prefix('/').unwrap_or(path);
+    // A navigation checks the path again, alone (`coerceAndValidateRef`):
+    // `Plan v1.2.md#Scope` passed the lookahead that ends at the text's end.
+    if double_extension(path) {
+        return Opens::Invalid;
+    }
+    if rest.starts_with('$') {
+        return Opens::Anchor;
+    }
     Opens::Path(if path.is_empty() || has_extension(path) {
         path.to_string()
     } else {
         format!("{path}.md")
+    })
+}
+
+/// `refRegex`'s `(?!.*\.[a-zA-Z0-9]+\.md$)`: a file type before `.md`.
+fn double_extension(text: &str) -> bool {
+    text.strip_suffix(".md").is_some_and(|stem| {
+        stem.rsplit_once('.')
+            .is_some_and(|(_, ext)| alphanumeric(ext))
     })
 }
 
@@ -450,7 +591,13 @@ mod tests {
             ("$100", None),
         ];
         for (text, path) in cases {
-            let expected = path.map_or(Opens::Invalid, |p| Opens::Path(p.to_string()));
+            // A `$anchor` is looked up, not opened by the path.
+            let anchor = text.contains('$') && !text.contains('#');
+            let expected = match path {
+                None => Opens::Invalid,
+                Some(_) if anchor => Opens::Anchor,
+                Some(p) => Opens::Path(p.to_string()),
+            };
             assert_eq!(parse_ref(text), expected, "{text:?}");
         }
     }
@@ -608,5 +755,57 @@ mod tests {
         );
         assert_eq!(opens("[go](./Send.md)", "plans/Review.md"), Opens::Invalid);
         assert_eq!(opens("[go](Send%FF.md)", "Review.md"), Opens::Invalid);
+    }
+
+    /// What a red team's differential run of SilverBullet's own click
+    /// handler (`plugs/editor/navigate.ts`, its parser and `ref.ts`) opened
+    /// where planvault's reading had said otherwise.
+    #[test]
+    fn a_click_opens_what_silverbullet_s_own_handler_opens() {
+        let path = |p: &str| Opens::Path(p.to_string());
+        // `decodeURI`: a reserved character's escape stays as written, a
+        // `%` without two hex digits throws.
+        assert_eq!(opens("[go](Q%26A.md)", "Start.md"), path("Q%26A.md"));
+        assert_eq!(opens("[go](Q%2fA.md)", "Start.md"), path("Q%2fA.md"));
+        assert_eq!(opens("[go](Caf%C3%A9.md)", "Start.md"), path("Café.md"));
+        assert_eq!(opens("[go](<100% done.md>)", "Start.md"), Opens::Invalid);
+        assert_eq!(opens("[go](Caf%C3.md)", "Start.md"), Opens::Invalid);
+        // A destination of one character is ignored; `<>` count.
+        assert_eq!(opens("[go](a)", "Start.md"), Opens::Ignored);
+        assert_eq!(opens("[go](# \"t\")", "plans/Start.md"), Opens::Ignored);
+        assert_eq!(opens("[go](<a>)", "Start.md"), path("a.md"));
+        // A markdown link's empty path is the index page, a wikilink's the
+        // note itself.
+        assert_eq!(opens("[go](#Next)", "Start.md"), path("index.md"));
+        assert_eq!(opens("[[#Next]]", "Start.md"), path(""));
+        // A lone `~` in the text pairs with one in the path.
+        assert_eq!(opens("[a~b](a~b.md)", "Start.md"), Opens::Subscript);
+        assert_eq!(opens("[a\\~b](a~b.md)", "Start.md"), path("a~b.md"));
+        assert_eq!(opens("[a~b](a%7Eb.md)", "Start.md"), path("a~b.md"));
+        assert_eq!(opens("[a~~b](a~b.md)", "Start.md"), path("a~b.md"));
+        // The path is checked again alone, without its heading.
+        assert_eq!(opens("[[Plan v1.2.md#Scope]]", "Start.md"), Opens::Invalid);
+        assert_eq!(opens("[[Plan v1.2#Scope]]", "Start.md"), path("Plan v1.2"));
+        // `$b` is an anchor looked up, not a page.
+        assert_eq!(opens("[[a$b]]", "Start.md"), Opens::Anchor);
+    }
+
+    /// A note whose name is stored decomposed (macOS) is opened by one
+    /// reading only, whatever the link: the advice is to rename it.
+    #[test]
+    fn a_decomposed_name_is_advised_a_rename_not_a_link() {
+        let config = "```space-lua\n```\n";
+        let start = "---\ntype: start\n---\n# Start\n\n## Next\n- [[Caf\u{e9}]]\n";
+        let files = files(&[
+            ("CONFIG.md", config),
+            ("plans/Start.md", start),
+            ("Cafe\u{301}.md", "# Cafe\n"),
+        ]);
+        let plan = crate::check(&crate::PlanSource::Vault(files.clone())).plan;
+        let read = check(&files, &plan);
+        assert_eq!(read.len(), 1, "{read:?}");
+        let message = &read[0].message;
+        assert!(message.contains("rename the note"), "{message}");
+        assert!(!message.contains("which both read as"), "{message}");
     }
 }
