@@ -498,9 +498,13 @@ impl Client {
                 ));
             }
         }
+        // An id-less error saying the session is unknown reads alike
+        // whatever the status, as in the terminal's client (`mcp.rs`'s
+        // `mend_id`).
+        let session_lost = |text: &str| session.id.is_some() && says_session_lost(text);
         if !(200..300).contains(&head.status) {
             let said = String::from_utf8_lossy(&text);
-            if head.status == 400 && session.id.is_some() && says_session_lost(&said) {
+            if session_lost(&said) {
                 return Err(SESSION_GONE.into());
             }
             let said = bound_redacted(said.trim(), 300, server.token.as_slice());
@@ -531,6 +535,7 @@ impl Client {
             Some(found) => found
                 .map(|v| (head, v))
                 .map_err(|e| format!("MCP server {}: {e}", server.name)),
+            None if session_lost(&text) => Err(SESSION_GONE.into()),
             None => Err(format!(
                 "MCP server {}: its reply is not the JSON-RPC response: {}",
                 server.name,
@@ -548,14 +553,16 @@ pub(crate) fn names_a_session(message: &str) -> bool {
     message.to_ascii_lowercase().contains("session")
 }
 
-/// Whether a 400's body is a JSON-RPC error saying the session is unknown:
-/// the reference `everything` server's answer after a restart, where the
-/// spec says 404. The server refused the request unread.
+/// Whether a reply is a JSON-RPC error without an id saying the session is
+/// unknown: the reference `everything` server's 400 after a restart, where
+/// the spec says 404. With no id it answers no request: the server refused
+/// the request unread.
 fn says_session_lost(body: &str) -> bool {
     serde_json::from_str::<Value>(body).is_ok_and(|reply| {
-        reply["error"]["message"]
-            .as_str()
-            .is_some_and(names_a_session)
+        reply["id"].is_null()
+            && reply["error"]["message"]
+                .as_str()
+                .is_some_and(names_a_session)
     })
 }
 
@@ -808,6 +815,23 @@ pub fn call_text(result: &Value, secrets: &[impl AsRef<str>]) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The terminal's rule (`mcp.rs`'s `mend_id`): only an error with no
+    /// id reads as a lost session; one with the request's id answers it.
+    #[test]
+    fn only_an_idless_error_naming_the_session_reads_as_a_lost_one() {
+        let lost = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
+        assert!(says_session_lost(lost));
+        assert!(says_session_lost(&lost.replace(r#""id":null,"#, "")));
+        assert!(!says_session_lost(&lost.replace("null", "3")));
+        assert!(!says_session_lost(&lost.replace(
+            "No valid session ID provided",
+            "Unsupported protocol version"
+        )));
+        assert!(!says_session_lost(
+            "Bad Request: No valid session ID provided"
+        ));
+    }
 
     #[test]
     fn sse_events_are_split_across_chunks() {

@@ -98,10 +98,18 @@ impl HttpServer {
 
 impl HttpServer {
     /// The port it listens on, to start it again there.
-    pub(crate) fn port(&self) -> u16 {
+    fn port(&self) -> u16 {
         let port = self.url.trim_end_matches("/mcp").rsplit(':').next();
         port.and_then(|p| p.parse().ok())
             .expect("a port in the url")
+    }
+
+    /// The server stopped and a new one started where it was: the same
+    /// URL, none of its sessions.
+    pub(crate) fn restarted(self) -> HttpServer {
+        let port = self.port();
+        drop(self);
+        HttpServer::start_on(port)
     }
 }
 
@@ -196,7 +204,6 @@ fn over_streamable_http_the_client_does_the_same() {
 #[test]
 fn a_session_the_restarted_server_lost_is_made_again_and_the_call_made_there() {
     let server = HttpServer::start();
-    let port = server.port();
     let config = Server {
         name: "ev".into(),
         transport: Transport::Http {
@@ -211,8 +218,7 @@ fn a_session_the_restarted_server_lost_is_made_again_and_the_call_made_there() {
     assert!(clients
         .call("ev", "echo", &json!({"message": "one"}))
         .is_ok());
-    drop(server);
-    let _again = HttpServer::start_on(port);
+    let _again = server.restarted();
     let started = Instant::now();
     let text = clients
         .call("ev", "echo", &json!({"message": "two"}))
@@ -1134,14 +1140,12 @@ mod over_fetch {
     #[test]
     fn a_session_the_restarted_server_lost_is_made_again() {
         let http = HttpServer::start();
-        let port = http.port();
         let fetch = Ureq::default();
         let client = Client::new(vec![server(&http.url)], retry(2));
         let sum = || wait(client.call(&fetch, "everything", "get-sum", &json!({"a": 1, "b": 2})));
         wait(client.list(&fetch)).unwrap();
         assert_eq!(sum(), Ok("The sum of 1 and 2 is 3.".to_string()));
-        drop(http);
-        let _again = HttpServer::start_on(port);
+        let _again = http.restarted();
         assert_eq!(sum(), Ok("The sum of 1 and 2 is 3.".to_string()));
         let initializes = fetch
             .posts
@@ -1150,6 +1154,95 @@ mod over_fetch {
             .filter(|p| p.contains("\"initialize\""))
             .count();
         assert_eq!(initializes, 2, "one session, then one more");
+    }
+
+    /// A server that forgets its first session after the list: it answers
+    /// a call there an id-less error with `status`, as the `everything`
+    /// server does with a 400 after a restart.
+    struct ForgetsSession {
+        status: u16,
+        sessions: RefCell<u32>,
+        calls: RefCell<Vec<String>>,
+    }
+
+    impl Fetch for ForgetsSession {
+        type Body = Option<Vec<u8>>;
+        async fn post(
+            &self,
+            _url: &str,
+            headers: &[(&str, String)],
+            body: &str,
+            _timeout_ms: u32,
+        ) -> Result<(Head, Self::Body), FetchError> {
+            let asked: serde_json::Value = serde_json::from_str(body).unwrap();
+            let session = headers
+                .iter()
+                .find(|(name, _)| *name == "Mcp-Session-Id")
+                .map(|(_, id)| id.clone());
+            let (mut head, reply) = match asked["method"].as_str() {
+                Some("initialize") => {
+                    *self.sessions.borrow_mut() += 1;
+                    let (mut head, reply) = json_reply(
+                        &json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"protocolVersion": asked["params"]["protocolVersion"],
+                        "capabilities": {"tools": {}}, "serverInfo": {"name": "f", "version": "1"}}}),
+                    );
+                    head.session_id = Some(format!("s{}", self.sessions.borrow()));
+                    (head, reply)
+                }
+                Some("tools/list") => json_reply(&json!({"jsonrpc": "2.0", "id": asked["id"],
+                    "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}})),
+                Some("tools/call") => {
+                    self.calls
+                        .borrow_mut()
+                        .push(session.clone().unwrap_or_default());
+                    if session.as_deref() == Some("s1") {
+                        let (mut head, reply) = json_reply(&json!({"jsonrpc": "2.0", "id": null,
+                            "error": {"code": -32000, "message": "Session not found"}}));
+                        head.status = self.status;
+                        return Ok((head, reply));
+                    }
+                    json_reply(&json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"content": [{"type": "text", "text": "made"}]}}))
+                }
+                _ => (
+                    Head {
+                        status: 202,
+                        content_type: String::new(),
+                        session_id: None,
+                        retry_after: None,
+                    },
+                    None,
+                ),
+            };
+            if head.session_id.is_none() {
+                head.session_id = session;
+            }
+            Ok((head, reply))
+        }
+        async fn chunk(&self, body: &mut Self::Body) -> Result<Option<Vec<u8>>, FetchError> {
+            Ok(body.take())
+        }
+        async fn sleep(&self, _ms: u32) {}
+    }
+
+    /// The browser's client reads a lost session by the terminal's rule:
+    /// an id-less error naming the session, whatever the HTTP status (rmcp
+    /// hands the terminal's client the JSON of a 200 and of a 400 alike).
+    #[test]
+    fn an_idless_session_error_makes_the_session_again_whatever_its_status() {
+        for status in [200, 400] {
+            let fetch = ForgetsSession {
+                status,
+                sessions: RefCell::new(0),
+                calls: RefCell::new(Vec::new()),
+            };
+            let client = Client::new(vec![server("http://127.0.0.1:9/mcp")], retry(1));
+            wait(client.list(&fetch)).unwrap();
+            let made = wait(client.call(&fetch, "everything", "echo", &json!({})));
+            assert_eq!(made, Ok("made".to_string()), "HTTP {status}");
+            assert_eq!(*fetch.calls.borrow(), ["s1", "s2"], "HTTP {status}");
+        }
     }
 
     /// A 200 answer of `reply` as JSON, as a fake server's fetch gives it.
