@@ -390,6 +390,13 @@ proptest! {
         for id in work_ids(&resumed) {
             prop_assert!(!recorded.contains(&id), "finished work {} ran again", id);
         }
+        // Nothing was edited: no answer served is said to be made from
+        // another text.
+        for effect in &resumed {
+            if let Effect::Trace(t) = effect {
+                prop_assert!(!t.what.contains("was edited after"), "{}", t.what);
+            }
+        }
         prop_assert_eq!(finish(&resumed).reason, f.reason);
     }
 }

@@ -81,9 +81,9 @@ fn arb_value() -> impl Strategy<Value = Value> {
     })
 }
 
-const NAMES: [&str; 16] = [
+const NAMES: [&str; 17] = [
     "key", "kind", "output", "raw", "labels", "exit", "decision", "approved", "choice", "value",
-    "error", "text", "parallel", "prev", "other", "",
+    "error", "text", "parallel", "prev", "from", "other", "",
 ];
 const KINDS: [&str; 9] = [
     "work", "judgment", "command", "human", "invoke", "revision", "order", "Work", "replan",
@@ -94,14 +94,16 @@ const KINDS: [&str; 9] = [
 fn arb_object() -> impl Strategy<Value = String> {
     (
         arb_answer(),
+        proptest::option::of(arb_text()),
         proptest::collection::vec((0..NAMES.len(), arb_value()), 0..4),
         proptest::collection::vec(0..NAMES.len(), 0..2),
         0..KINDS.len() + 3,
     )
-        .prop_map(|(answer, set, drop, kind)| {
+        .prop_map(|(answer, made_from, set, drop, kind)| {
             let entry = JournalEntry {
                 key: "draft#1:work".into(),
                 answer,
+                made_from,
             };
             let Value::Object(mut fields) = serde_json::to_value(&entry).unwrap() else {
                 unreachable!()
@@ -123,8 +125,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
-    fn an_entry_reads_back_as_written(key in arb_text(), answer in arb_answer()) {
-        let entry = JournalEntry { key, answer };
+    fn an_entry_reads_back_as_written(
+        key in arb_text(),
+        answer in arb_answer(),
+        made_from in proptest::option::of(arb_text()),
+    ) {
+        let entry = JournalEntry { key, answer, made_from };
         let line = entry_line(&entry);
         prop_assert_eq!(by_hand(&line), Some(entry.clone()));
         prop_assert_eq!(derived(&line), Some(entry.clone()));

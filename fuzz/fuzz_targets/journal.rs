@@ -63,6 +63,7 @@ fn entry(u: &mut Unstructured) -> Result<JournalEntry> {
     Ok(JournalEntry {
         key: format!("{node}#{visit}:{kind}"),
         answer: answer(u)?,
+        made_from: None,
     })
 }
 
@@ -148,6 +149,7 @@ fn check(data: &[u8]) -> Result<()> {
         answer: Answer::Work {
             output: String::new(),
         },
+        made_from: None,
     });
     let appended = kept.clone() + &entry_line(&next) + "\n";
     let after = Journal::from_jsonl(&appended).expect("an append reads back");

@@ -74,6 +74,7 @@ fn check(data: &[u8]) -> Result<()> {
         journal.entries.push(JournalEntry {
             key: format!("{item}#{attempt}:{kind}"),
             answer: answer(&mut u)?,
+            made_from: None,
         });
     }
     if u.arbitrary()? {
@@ -85,6 +86,7 @@ fn check(data: &[u8]) -> Result<()> {
                 in_a_row: u.arbitrary()?,
                 at_most: u.arbitrary()?,
             },
+            made_from: None,
         };
         journal.entries.insert(at, order);
     }

@@ -931,6 +931,7 @@ impl<'a, H: Host> Driver<'a, H> {
                         in_a_row: self.options.waves_in_a_row,
                         at_most,
                     },
+                    made_from: None,
                 };
                 self.journal(&entry).await?;
                 journal.entries.push(entry);
@@ -2876,6 +2877,7 @@ pub fn waiting_decision(node: &str, answer: Answer) -> JournalEntry {
     JournalEntry {
         key: format!("{node}#0:human"),
         answer,
+        made_from: None,
     }
 }
 

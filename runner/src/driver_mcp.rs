@@ -151,6 +151,7 @@ impl<H: Host> Driver<'_, H> {
                         ),
                         error: None,
                     },
+                    made_from: None,
                 };
                 self.record(pending).await?;
             }
@@ -188,6 +189,7 @@ impl<H: Host> Driver<'_, H> {
                     let entry = JournalEntry {
                         key: approve_key.clone(),
                         answer: super::human_answer(approved, String::new(), None),
+                        made_from: None,
                     };
                     self.record(entry).await?;
                     approved
@@ -454,6 +456,7 @@ impl<H: Host> Driver<'_, H> {
                 value: Some(round),
                 error: None,
             },
+            made_from: None,
         };
         self.record(entry).await
     }
@@ -482,6 +485,7 @@ impl<H: Host> Driver<'_, H> {
                 value: Some(json!({"tool": "write_note", "arguments": args, "pending": "write"})),
                 error: None,
             },
+            made_from: None,
         };
         self.record(ahead).await
     }
@@ -621,6 +625,7 @@ fn answered(key: String, mut value: Value, result: &Result<String, String>) -> J
             value: Some(value),
             error: result.as_ref().err().cloned(),
         },
+        made_from: None,
     }
 }
 

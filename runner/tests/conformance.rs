@@ -441,6 +441,7 @@ fn a_human_gate_asked_or_deferred_ends_the_same_through_both_hosts() {
                 String::new(),
                 Some("send it".into()),
             ),
+            made_from: None,
         }],
         ..Spec::default()
     };

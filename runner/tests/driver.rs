@@ -922,6 +922,71 @@ fn an_edit_saved_while_a_status_is_written_is_kept_and_said_as_it_is() {
     );
 }
 
+/// A person's edit of a note whose answer was journaled before the run
+/// was killed (the note still `active`): the resume keeps the answer, as a
+/// run going on keeps it when the same edit stops it, and says so in the
+/// trace. Before, it said nothing. Unedited, it says nothing either.
+#[test]
+fn a_note_edited_after_its_answer_was_journaled_and_the_run_killed_is_told_on_resume() {
+    let inbox = Inbox::new();
+    let clean = MemoryHost::new(example(), &inbox, good_model);
+    assert_eq!(
+        go(&clean, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    // The write after the draft's answer was journaled: the run dies there.
+    let draft_written = |host: &MemoryHost| {
+        host.writes
+            .borrow()
+            .iter()
+            .enumerate()
+            .filter(|(_, path)| *path == "draft.md")
+            .map(|(i, _)| i)
+            .nth(1)
+            .unwrap()
+    };
+    let killed_at = draft_written(&clean);
+    for edit in [false, true] {
+        let host = MemoryHost::new(example(), &inbox, good_model);
+        host.space_left.set(Some(killed_at));
+        assert!(matches!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Stopped { .. })
+        ));
+        assert!(journal_keys(&host).contains(&"draft#1:work".to_string()));
+        assert_eq!(status_of(&host, "draft.md"), "status: active");
+        let edited = host
+            .file("draft.md")
+            .unwrap()
+            .replace("Write a short", "Write a LONG");
+        assert_ne!(edited, host.file("draft.md").unwrap());
+        if edit {
+            host.files
+                .borrow_mut()
+                .insert("draft.md".into(), edited.clone());
+        }
+        host.space_left.set(None);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        let drafts = host
+            .calls
+            .borrow()
+            .iter()
+            .filter(|c| step(c) == "draft")
+            .count();
+        assert_eq!(drafts, 1, "the journaled answer is kept");
+        let trace = host.file(TRACE_FILE).unwrap();
+        let told = trace.contains("edited after its answer was journaled");
+        assert_eq!(told, edit, "{trace}");
+        if edit {
+            assert!(host.file("draft.md").unwrap().contains("Write a LONG"));
+            assert_eq!(status_of(&host, "draft.md"), "status: done");
+        }
+    }
+}
+
 #[test]
 fn a_note_changed_on_disk_is_never_overwritten_and_the_run_stops_resumably() {
     let inbox = Inbox::new();
@@ -2765,6 +2830,7 @@ fn a_whole_but_unterminated_last_journal_line_is_kept_and_terminated() {
             exit: 0,
             output: "ok".into(),
         },
+        made_from: None,
     };
     let journal = planvault_core::engine::journal::entry_line(&entry);
     let (kept, torn) = planvault_runner::driver::split_torn(&journal);
@@ -2955,6 +3021,7 @@ fn a_journal_key_of_visit_zero_is_no_visit_and_the_resume_goes_on() {
         answer: Answer::Work {
             output: "hand-written".into(),
         },
+        made_from: None,
     };
     files.insert(
         JOURNAL_FILE.into(),

@@ -17,6 +17,7 @@ fn entry() -> impl Strategy<Value = JournalEntry> {
         .prop_map(|(key, exit, output)| JournalEntry {
             key,
             answer: Answer::Command { exit, output },
+            made_from: None,
         })
 }
 
@@ -90,6 +91,7 @@ fn command_or_decision() -> impl Strategy<Value = JournalEntry> {
                     approved,
                     choice: None,
                 },
+                made_from: None,
             }),
     ]
 }

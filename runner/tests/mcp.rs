@@ -698,6 +698,7 @@ fn a_tool_the_config_marks_waits_for_a_persons_approval_under_ask_and_runs_once_
     let approve = |key: &str| JournalEntry {
         key: format!("{key}:approve"),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
+        made_from: None,
     };
     // An approval is of the call it names.
     let (reason, calls) = run(
@@ -808,6 +809,7 @@ fn a_resumed_visit_serves_a_finished_call_from_the_journal_instead_of_repeating_
     let approve = JournalEntry {
         key: "add#1/tool.2:approve".into(),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
+        made_from: None,
     };
     let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
     assert_eq!(reason, Some(FinishReason::Completed));
@@ -1811,6 +1813,7 @@ fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
                 value: Some(value),
                 error: None,
             },
+            made_from: None,
         };
         let entries = [
             invoke(
@@ -1835,6 +1838,7 @@ fn a_journal_without_built_in_calls_resumes_with_its_server_calls_served() {
     let approve = JournalEntry {
         key: "add#1/tool.2:approve".into(),
         answer: planvault_runner::driver::human_answer(true, String::new(), None),
+        made_from: None,
     };
     let (reason, calls) = run(dir.path(), server, &stub, Autonomy::Ask, vec![approve]);
     let journal =

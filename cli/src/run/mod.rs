@@ -709,6 +709,7 @@ pub(crate) fn parse_decision(spec: &str) -> Result<planvault_core::engine::Journ
         planvault_core::engine::JournalEntry {
             key: format!("{}:approve", item.trim()),
             answer,
+            made_from: None,
         }
     } else {
         // The question waiting at that item, whichever visit it is.

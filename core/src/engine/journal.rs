@@ -101,6 +101,34 @@ pub struct JournalEntry {
     pub key: String,
     #[serde(flatten)]
     pub answer: Answer,
+    /// What a work's or a command's answer was made from ([`made_from`]
+    /// of its node as it was asked), so a resume that serves the answer to
+    /// a node edited since can say so. Journals written before have none.
+    #[serde(default, rename = "from", skip_serializing_if = "Option::is_none")]
+    pub made_from: Option<String>,
+}
+
+/// What a node's answer is made from, hashed: its kind, text, tools, role
+/// and markers (a `@tool` command, a generated step's tool and arguments),
+/// not its title (a renamed note asks the same) nor where it leads (a
+/// judgment keeps its labels). Sixteen hex digits, as a run vault's item
+/// fingerprint.
+pub fn made_from(node: &crate::Node) -> String {
+    let declared = match &node.ext {
+        crate::NodeExt::PlanMd(item) => {
+            serde_json::json!([item.command, item.emits, item.scenarios])
+        }
+        crate::NodeExt::Generated(step) => serde_json::json!([step.capability, step.args]),
+        crate::NodeExt::Vault(_) => serde_json::Value::Null,
+    };
+    let text = serde_json::json!([
+        node.kind.as_str(),
+        node.body,
+        node.tools,
+        node.role,
+        declared
+    ]);
+    sha256_hex(text.to_string().as_bytes())[..16].to_string()
 }
 
 impl JournalEntry {
@@ -139,6 +167,7 @@ impl JournalEntry {
         JournalEntry {
             key: self.key.clone(),
             answer,
+            made_from: self.made_from.clone(),
         }
     }
 }
@@ -181,6 +210,7 @@ impl Journal {
         self.entries.push(JournalEntry {
             key: key.into(),
             answer,
+            made_from: None,
         });
     }
 
@@ -342,7 +372,15 @@ pub fn read_line(line: &str) -> Result<(JournalEntry, Option<serde_json::Value>)
         },
         other => return Err(format!("unknown kind `{other}`")),
     };
-    Ok((JournalEntry { key, answer }, fields.remove("prev")))
+    let made_from = maybe_text("from")?;
+    Ok((
+        JournalEntry {
+            key,
+            answer,
+            made_from,
+        },
+        fields.remove("prev"),
+    ))
 }
 
 /// One entry as its journal line (without the newline).
@@ -544,6 +582,7 @@ mod tests {
                 answer: Answer::Work {
                     output: "a draft".into(),
                 },
+                made_from: None,
             },
             JournalEntry {
                 key: "review#1:human".into(),
@@ -552,6 +591,7 @@ mod tests {
                     approved: true,
                     choice: None,
                 },
+                made_from: None,
             },
             JournalEntry {
                 key: "send#1/tool.1:approve".into(),
@@ -560,6 +600,7 @@ mod tests {
                     approved: false,
                     choice: None,
                 },
+                made_from: None,
             },
         ];
         let mut text = String::new();
@@ -682,6 +723,7 @@ mod tests {
                 answer: Answer::Work {
                     output: format!("out {i}"),
                 },
+                made_from: None,
             })
             .collect()
     }

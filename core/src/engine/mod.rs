@@ -441,6 +441,9 @@ pub(crate) struct Shared {
     pub config: RunConfig,
     pub statuses: Vec<Status>,
     recorded: BTreeMap<String, Answer>,
+    /// What each recorded answer was made from, where its entry says
+    /// ([`JournalEntry::made_from`]).
+    made_from: BTreeMap<String, String>,
     /// The recorded journal in arrival order (resume restores counters from it).
     pub recorded_order: Vec<JournalEntry>,
     /// Which of `recorded_order`'s entries this run has read (served or
@@ -480,6 +483,7 @@ impl Shared {
             if answer.kind() == request.body.answer_kind() {
                 let answer = answer.clone();
                 self.mark_read(&request.id);
+                self.tell_if_edited_since(&request);
                 self.inbox.push_back((request, answer, true));
                 return;
             }
@@ -492,6 +496,30 @@ impl Shared {
         self.outstanding
             .insert(request.id.clone(), request.without_messages());
         self.out.push(Effect::Request(request));
+    }
+
+    /// A resume serves an answer to a node edited since it was asked (a
+    /// person's edit after a kill): the answer is kept, as a run going on
+    /// keeps it when the same edit stops it, and the trace says so.
+    fn tell_if_edited_since(&mut self, request: &Request) {
+        let (Some(then), Some(node)) = (
+            self.made_from.get(&request.id),
+            self.node_index(&request.node),
+        ) else {
+            return;
+        };
+        if *then != journal::made_from(&self.plan.nodes[node]) {
+            let what = match self.plan.format {
+                PlanFormat::Vault => "note",
+                PlanFormat::PlanMd => "item",
+                PlanFormat::Generated => "step",
+            };
+            let what = format!(
+                "resumed: the {what} was edited after its answer was journaled; that answer, \
+                 made from the {what} as it was, is kept (start afresh to redo it now)"
+            );
+            self.trace(node, request.visit, what, DecidedBy::Resume, None);
+        }
     }
 
     /// Whether a `done` node's work for this visit may be taken as done on
@@ -552,9 +580,11 @@ impl Shared {
             .collect();
         for key in keys {
             if let Some(answer) = self.recorded.remove(&key) {
-                self.recorded
-                    .entry(renamed(&key).unwrap_or(key))
-                    .or_insert(answer);
+                let new_key = renamed(&key).unwrap_or_else(|| key.clone());
+                if let Some(from) = self.made_from.remove(&key) {
+                    self.made_from.entry(new_key.clone()).or_insert(from);
+                }
+                self.recorded.entry(new_key).or_insert(answer);
             }
         }
         if let Some(node) = self.node_index(&new_id) {
@@ -930,6 +960,17 @@ impl Engine {
             config,
             statuses,
             recorded: recorded.by_key(),
+            // As for answers, a later entry for the same key wins.
+            made_from: recorded
+                .entries
+                .iter()
+                .fold(BTreeMap::new(), |mut made_from, e| {
+                    match &e.made_from {
+                        Some(from) => made_from.insert(e.key.clone(), from.clone()),
+                        None => made_from.remove(&e.key),
+                    };
+                    made_from
+                }),
             recorded_order: recorded.entries.clone(),
             read: ReadOrder::new(&recorded.entries),
             predicates: BTreeMap::new(),
@@ -1012,9 +1053,17 @@ impl Engine {
                             {
                                 labels.clone_from(asked);
                             }
+                            let made_from = match answer {
+                                Answer::Work { .. } | Answer::Command { .. } => self
+                                    .shared
+                                    .node_index(&request.node)
+                                    .map(|i| journal::made_from(&self.shared.plan.nodes[i])),
+                                _ => None,
+                            };
                             self.shared.out.push(Effect::Record(JournalEntry {
                                 key: id,
                                 answer: answer.clone(),
+                                made_from,
                             }));
                             self.shared.inbox.push_back((request, answer, false));
                         }

@@ -1430,6 +1430,7 @@ fn none_asked(s: &mut Shared, id: &str, why: &str) -> String {
     s.emit(Effect::Record(super::JournalEntry {
         key: id.to_string(),
         answer: Answer::Revision { text: text.clone() },
+        made_from: None,
     }));
     text
 }
