@@ -906,6 +906,13 @@ fn a_plan_note_a_tool_rewrote_is_put_back_on_the_worker_and_the_run_goes_on() {
         1,
         "{history}"
     );
+    // The plan's notes read around the call in one activity each way, not
+    // one per note: three events each, in a history Temporal bounds.
+    assert_eq!(
+        history.matches("\"VaultActivities::read_each\"").count(),
+        2,
+        "{history}"
+    );
 }
 
 #[test]

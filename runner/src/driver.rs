@@ -2570,9 +2570,11 @@ impl<'a, H: Host> Driver<'a, H> {
             true => vault_markers(self.files.folder()),
             false => Vec::new(),
         };
-        for path in self.seen.keys().chain(&markers) {
-            if let Ok(text) = self.host.read(path).await {
-                notes.insert(path.clone(), text);
+        let paths: Vec<String> = self.seen.keys().chain(&markers).cloned().collect();
+        let texts = self.host.read_each(&paths).await;
+        for (path, text) in paths.into_iter().zip(texts) {
+            if let Ok(text) = text {
+                notes.insert(path, text);
             }
         }
         notes

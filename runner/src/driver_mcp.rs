@@ -365,8 +365,10 @@ impl<H: Host> Driver<'_, H> {
         let markers = super::vault_markers(self.files.folder());
         let mut made_vault = Vec::new();
         let mut undone = Vec::new();
-        for (path, was) in before {
-            match self.host.read(&path).await {
+        let paths: Vec<String> = before.keys().cloned().collect();
+        let now = self.host.read_each(&paths).await;
+        for ((path, was), now) in before.into_iter().zip(now) {
+            match now {
                 Ok(now) if now == was => continue,
                 // A read that failed (a passing fault) is no sign of a
                 // change; one refused (a link out of the vault now) is.

@@ -152,6 +152,18 @@ pub const ASIDE: &str = ".from-tool";
 /// Why a host that cannot put back a file a tool changed stops the run.
 pub const CANNOT_PUT_BACK: &str = "this runner cannot put back a file a tool changed";
 
+/// [`Host::read_each`] as one [`Host::read`] after another.
+pub async fn read_one_by_one<H: Host + ?Sized>(
+    host: &H,
+    paths: &[String],
+) -> Vec<Result<Option<String>, HostError>> {
+    let mut texts = Vec::with_capacity(paths.len());
+    for path in paths {
+        texts.push(host.read(path).await);
+    }
+    texts
+}
+
 #[allow(async_fn_in_trait)]
 pub trait Host {
     /// A reply body being read.
@@ -161,6 +173,13 @@ pub trait Host {
     async fn list(&self) -> Result<Vec<String>, HostError>;
     /// A file's text; `None` when it does not exist.
     async fn read(&self, path: &str) -> Result<Option<String>, HostError>;
+    /// [`Host::read`] of each of `paths`, in their order. The driver reads
+    /// every note of the plan before and after each call of a tool that
+    /// may write: a host that pays for each read (a Temporal activity, its
+    /// events in the run's bounded history) reads them at once.
+    async fn read_each(&self, paths: &[String]) -> Vec<Result<Option<String>, HostError>> {
+        read_one_by_one(self, paths).await
+    }
     /// Create or replace a file (and its folders).
     async fn write(&self, path: &str, text: &str) -> Result<(), HostError>;
     /// A tool's note (`write_note`), as [`Host::write`] writes, but never

@@ -31,7 +31,7 @@ pub mod receipt;
 pub mod settings;
 
 pub use driver::{run, run_with, Humans, Options};
-pub use host::{Host, HostError, HttpHead, Progress, CANNOT_PUT_BACK};
+pub use host::{read_one_by_one, Host, HostError, HttpHead, Progress, CANNOT_PUT_BACK};
 pub use inbox::Inbox;
 pub use memory::block_on;
 

@@ -151,6 +151,44 @@ pub struct FileIn {
     pub folder: String,
 }
 
+/// Files of the vault, read in one activity ([`VaultActivities::read_each`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FilesIn {
+    pub vault: String,
+    pub paths: Vec<String>,
+}
+
+/// The most text one [`VaultActivities::read_each`] returns (one file
+/// always, whatever its size): Temporal refuses a payload over 2 MB and
+/// warns past 512 KB. The files after it are read by the next activity.
+pub const READ_EACH_BYTES: usize = 256 * 1024;
+
+/// The first of `paths` under `root`, read in order, as many as fit in
+/// `budget` bytes of text (at least one).
+fn read_prefix(
+    root: &Path,
+    paths: &[String],
+    budget: usize,
+) -> Vec<Result<Option<String>, WireHostError>> {
+    let host = NativeHost::new(root);
+    let mut texts = Vec::new();
+    let mut bytes = 0;
+    for path in paths {
+        let text = block_on(host.read(path)).expect("the native host never waits");
+        let size = text
+            .as_ref()
+            .ok()
+            .and_then(Option::as_ref)
+            .map_or(0, String::len);
+        if !texts.is_empty() && bytes + size > budget {
+            break;
+        }
+        bytes += size;
+        texts.push(text.map_err(Into::into));
+    }
+    texts
+}
+
 /// The vault's files, and whether its file system ignores case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Listed {
@@ -439,6 +477,19 @@ impl VaultActivities {
         .await
     }
 
+    /// The first of `paths`, in order, as [`VaultActivities::read`] reads
+    /// each, as many as fit [`READ_EACH_BYTES`] (at least one).
+    #[activity]
+    pub async fn read_each(
+        ctx: ActivityContext,
+        input: FilesIn,
+    ) -> Result<Vec<Result<Option<String>, WireHostError>>, ActivityError> {
+        in_vault(&ctx, &input.vault.clone(), move |root| {
+            read_prefix(root, &input.paths, READ_EACH_BYTES)
+        })
+        .await
+    }
+
     /// Compare-and-swap: the file is replaced only when it is still what
     /// the run last saw (a person's edit since is never overwritten).
     #[activity]
@@ -655,6 +706,40 @@ impl VaultActivities {
 
 #[cfg(test)]
 mod tests {
+    /// A read of many notes stops where its text would pass the budget,
+    /// one note at least, and goes on from there in the next.
+    #[test]
+    fn notes_read_at_once_stay_under_the_budget_and_come_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, size) in [("a.md", 40), ("b.md", 50), ("c.md", 200), ("d.md", 10)] {
+            std::fs::write(dir.path().join(name), "x".repeat(size)).unwrap();
+        }
+        let paths: Vec<String> = ["a.md", "b.md", "gone.md", "c.md", "d.md"]
+            .map(String::from)
+            .to_vec();
+        let sizes = |read: Vec<Result<Option<String>, super::WireHostError>>| {
+            read.into_iter()
+                .map(|t| t.unwrap().map_or(0, |t| t.len()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            sizes(super::read_prefix(dir.path(), &paths, 100)),
+            [40, 50, 0]
+        );
+        assert_eq!(
+            sizes(super::read_prefix(dir.path(), &paths[3..], 100)),
+            [200]
+        );
+        assert_eq!(
+            sizes(super::read_prefix(dir.path(), &paths[4..], 100)),
+            [10]
+        );
+        assert_eq!(
+            sizes(super::read_prefix(dir.path(), &paths, 1000)),
+            [40, 50, 0, 200, 10]
+        );
+    }
+
     use super::*;
 
     #[test]
