@@ -906,13 +906,44 @@ fn a_plan_note_a_tool_rewrote_is_put_back_on_the_worker_and_the_run_goes_on() {
         1,
         "{history}"
     );
-    // The plan's notes read around the call in one activity each way, not
-    // one per note: three events each, in a history Temporal bounds.
+    // The plan's notes read in one activity at the start and each way
+    // around the call (the config on its own), not one per note: three
+    // events each, in a history Temporal bounds.
+    let names = activity_names(&history);
     assert_eq!(
-        history.matches("\"VaultActivities::read_each\"").count(),
-        2,
-        "{history}"
+        names[1..3],
+        ["VaultActivities::list", "VaultActivities::read_each"]
     );
+    let call = names
+        .iter()
+        .position(|n| n == "McpActivities::call")
+        .unwrap();
+    assert_eq!(
+        names[call - 2..call + 4],
+        [
+            "VaultActivities::read",
+            "VaultActivities::read_each",
+            "McpActivities::call",
+            "VaultActivities::read",
+            "VaultActivities::read_each",
+            "VaultActivities::put_back"
+        ],
+        "{names:?}"
+    );
+}
+
+/// The activities of a history ([`workflow_history`]: its JSON first, on
+/// one line), in the order they were scheduled.
+fn activity_names(history: &str) -> Vec<String> {
+    let json = history.lines().next().unwrap_or_default();
+    let history: serde_json::Value = serde_json::from_str(json).unwrap();
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["activityTaskScheduledEventAttributes"]["activityType"]["name"].as_str())
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]

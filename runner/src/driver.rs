@@ -1006,17 +1006,25 @@ impl<'a, H: Host> Driver<'a, H> {
     /// Read the vault, reset or resume, and build the engine.
     async fn prepare(&mut self) -> Result<Engine, RunError> {
         let listed = self.host.list().await.map_err(vault_error)?;
-        let mut files = BTreeMap::new();
+        let mut inside = Vec::new();
         for path in listed
             .iter()
             .filter(|p| planvault_core::vault::is_plan_note(p))
         {
             // Another note's text is never read: only its path can change
             // where a link leads.
-            if !in_folder(path, self.files.folder()) {
-                self.outside.insert(path.clone(), String::new());
-            } else if let Some(text) = self.host.read(path).await.map_err(vault_error)? {
-                files.insert(path.clone(), text);
+            match in_folder(path, self.files.folder()) {
+                true => inside.push(path.clone()),
+                false => {
+                    self.outside.insert(path.clone(), String::new());
+                }
+            }
+        }
+        let mut files = BTreeMap::new();
+        let texts = self.host.read_each(&inside).await;
+        for (path, text) in inside.into_iter().zip(texts) {
+            if let Some(text) = text.map_err(vault_error)? {
+                files.insert(path, text);
             }
         }
         // A vault's settings say what holds no plan notes: the check of a
