@@ -114,21 +114,36 @@ pub struct JournalEntry {
 /// judgment keeps its labels). Sixteen hex digits, as a run vault's item
 /// fingerprint.
 pub fn made_from(node: &crate::Node) -> String {
-    let declared = match &node.ext {
-        crate::NodeExt::PlanMd(item) => {
-            serde_json::json!([item.command, item.emits, item.scenarios])
-        }
-        crate::NodeExt::Generated(step) => serde_json::json!([step.capability, step.args]),
-        crate::NodeExt::Vault(_) => serde_json::Value::Null,
+    // Each part length-first, so no two nodes feed the same bytes: hashed
+    // as fed, without building a JSON value (the run worker's size).
+    let mut hasher = Sha256::new();
+    let mut feed = |part: &str| {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
     };
-    let text = serde_json::json!([
-        node.kind.as_str(),
-        node.body,
-        node.tools,
-        node.role,
-        declared
-    ]);
-    sha256_hex(text.to_string().as_bytes())[..16].to_string()
+    feed(node.kind.as_str());
+    feed(&node.body);
+    feed(&node.tools.len().to_string());
+    node.tools.iter().for_each(|tool| feed(tool));
+    feed(node.role.as_deref().unwrap_or("\0"));
+    match &node.ext {
+        crate::NodeExt::PlanMd(item) => {
+            feed(item.command.as_deref().unwrap_or("\0"));
+            feed(&item.emits.len().to_string());
+            for (key, value) in &item.emits {
+                feed(key);
+                feed(value);
+            }
+            feed(&item.scenarios.len().to_string());
+            item.scenarios.iter().for_each(|scenario| feed(scenario));
+        }
+        crate::NodeExt::Generated(step) => {
+            feed(&step.capability);
+            feed(&step.args.to_string());
+        }
+        crate::NodeExt::Vault(_) => {}
+    }
+    hex(&hasher.finalize())[..16].to_string()
 }
 
 impl JournalEntry {
@@ -573,6 +588,59 @@ pub fn decisions(text: &str) -> Vec<Decision> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A node's text, tools, role and markers make its answer; its title
+    /// (a renamed note) and its place do not.
+    #[test]
+    fn what_an_answer_is_made_from_is_the_nodes_text_and_knobs_not_its_name() {
+        let node = crate::Node {
+            id: "draft".into(),
+            title: "Draft".into(),
+            body: "Write it.".into(),
+            kind: crate::NodeKind::Step,
+            status: crate::Status::Active,
+            tools: vec!["fetch_url".into()],
+            role: None,
+            max_visits: 3,
+            pos: None,
+            ext: crate::NodeExt::Vault(crate::VaultNode::default()),
+        };
+        let same = made_from(&node);
+        assert_eq!(same.len(), 16);
+        let renamed = crate::Node {
+            id: "first-draft".into(),
+            title: "First draft".into(),
+            status: crate::Status::Done,
+            max_visits: 5,
+            ..node.clone()
+        };
+        assert_eq!(made_from(&renamed), same);
+        let edits = [
+            crate::Node {
+                body: "Write it twice.".into(),
+                ..node.clone()
+            },
+            crate::Node {
+                tools: vec![],
+                ..node.clone()
+            },
+            crate::Node {
+                tools: vec!["fetch_url".into(), "write_note".into()],
+                ..node.clone()
+            },
+            crate::Node {
+                role: Some("cheap".into()),
+                ..node.clone()
+            },
+            crate::Node {
+                kind: crate::NodeKind::Human,
+                ..node.clone()
+            },
+        ];
+        for edited in &edits {
+            assert_ne!(made_from(edited), same, "{edited:?}");
+        }
+    }
 
     #[test]
     fn decisions_are_the_human_lines_named_by_the_chain_after_them() {
