@@ -928,61 +928,111 @@ fn an_edit_saved_while_a_status_is_written_is_kept_and_said_as_it_is() {
 /// trace. Before, it said nothing. Unedited, it says nothing either.
 #[test]
 fn a_note_edited_after_its_answer_was_journaled_and_the_run_killed_is_told_on_resume() {
+    killed_after_journaling_then_edited(
+        example,
+        "draft",
+        ("Write a short", "Write a LONG"),
+        |_| {},
+        |host| {
+            let calls = host.calls.borrow();
+            calls.iter().filter(|c| step(c) == "draft").count()
+        },
+        "edited after its answer was journaled",
+    );
+}
+
+#[test]
+fn a_human_note_edited_after_its_decision_was_journaled_and_the_run_killed_is_told_on_resume() {
+    killed_after_journaling_then_edited(
+        human_vault,
+        "review",
+        ("send it or ask", "send it, or ask"),
+        |host| {
+            host.respond(|m| match m {
+                FromWorker::Ask {
+                    request,
+                    ask: AskKind::Human { .. },
+                    ..
+                } => vec![ToWorker::Reply {
+                    request: request.clone(),
+                    reply: PersonReply::Human {
+                        approved: true,
+                        note: String::new(),
+                        choice: Some("send it".into()),
+                    },
+                }],
+                _ => vec![],
+            })
+        },
+        |host| {
+            let asked =
+                |m: &FromWorker| matches!(m, FromWorker::Ask { node, .. } if node == "review");
+            posted(host).iter().filter(|m| asked(m)).count()
+        },
+        "edited after its decision was journaled",
+    );
+}
+
+/// A run of `files` dies at the write of `node`'s `done`, after its answer
+/// was journaled; edited (`edit`) or not, the resume keeps the journaled
+/// answer (`asked` counts the asks, once), keeps the edit and says `told`
+/// in the trace only when the note was edited.
+fn killed_after_journaling_then_edited(
+    files: fn() -> BTreeMap<String, String>,
+    node: &str,
+    edit: (&str, &str),
+    set_up: impl Fn(&MemoryHost),
+    asked: impl Fn(&MemoryHost) -> usize,
+    told: &str,
+) {
     let inbox = Inbox::new();
-    let clean = MemoryHost::new(example(), &inbox, good_model);
+    let note = format!("{node}.md");
+    let clean = MemoryHost::new(files(), &inbox, good_model);
+    set_up(&clean);
     assert_eq!(
         go(&clean, &inbox, start(model())),
         Some(FinishReason::Completed)
     );
-    // The write after the draft's answer was journaled: the run dies there.
-    let draft_written = |host: &MemoryHost| {
-        host.writes
-            .borrow()
-            .iter()
-            .enumerate()
-            .filter(|(_, path)| *path == "draft.md")
-            .map(|(i, _)| i)
-            .nth(1)
-            .unwrap()
-    };
-    let killed_at = draft_written(&clean);
-    for edit in [false, true] {
-        let host = MemoryHost::new(example(), &inbox, good_model);
+    // The write after the answer was journaled: the run dies there.
+    let killed_at = clean
+        .writes
+        .borrow()
+        .iter()
+        .enumerate()
+        .filter(|(_, path)| **path == note)
+        .map(|(i, _)| i)
+        .nth(1)
+        .unwrap();
+    for edited in [false, true] {
+        let host = MemoryHost::new(files(), &inbox, good_model);
+        set_up(&host);
         host.space_left.set(Some(killed_at));
         assert!(matches!(
             go(&host, &inbox, start(model())),
             Some(FinishReason::Stopped { .. })
         ));
-        assert!(journal_keys(&host).contains(&"draft#1:work".to_string()));
-        assert_eq!(status_of(&host, "draft.md"), "status: active");
-        let edited = host
-            .file("draft.md")
-            .unwrap()
-            .replace("Write a short", "Write a LONG");
-        assert_ne!(edited, host.file("draft.md").unwrap());
-        if edit {
-            host.files
-                .borrow_mut()
-                .insert("draft.md".into(), edited.clone());
+        let keys = journal_keys(&host);
+        assert!(
+            keys.iter().any(|k| k.starts_with(&format!("{node}#1:"))),
+            "{keys:?}"
+        );
+        assert_eq!(status_of(&host, &note), "status: active");
+        let text = host.file(&note).unwrap().replace(edit.0, edit.1);
+        assert_ne!(text, host.file(&note).unwrap());
+        if edited {
+            host.files.borrow_mut().insert(note.clone(), text);
         }
         host.space_left.set(None);
         assert_eq!(
             go(&host, &inbox, start(model())),
             Some(FinishReason::Completed)
         );
-        let drafts = host
-            .calls
-            .borrow()
-            .iter()
-            .filter(|c| step(c) == "draft")
-            .count();
-        assert_eq!(drafts, 1, "the journaled answer is kept");
+        assert_eq!(asked(&host), 1, "the journaled answer is kept");
         let trace = host.file(TRACE_FILE).unwrap();
-        let told = trace.contains("edited after its answer was journaled");
-        assert_eq!(told, edit, "{trace}");
-        if edit {
-            assert!(host.file("draft.md").unwrap().contains("Write a LONG"));
-            assert_eq!(status_of(&host, "draft.md"), "status: done");
+        assert_eq!(trace.contains(told), edited, "{trace}");
+        if edited {
+            assert!(host.file(&note).unwrap().contains(edit.1));
+            assert_eq!(status_of(&host, &note), "status: done");
         }
     }
 }

@@ -498,8 +498,9 @@ impl Shared {
         self.out.push(Effect::Request(request));
     }
 
-    /// A resume serves an answer to a node edited since it was asked (a
-    /// person's edit after a kill): the answer is kept, as a run going on
+    /// A resume serves an answer (a model's, a command's or a person's
+    /// decision) to a node edited since it was asked (a person's edit after a
+    /// kill): the answer is kept, as a run going on
     /// keeps it when the same edit stops it, and the trace says so.
     fn tell_if_edited_since(&mut self, request: &Request) {
         let (Some(then), Some(node)) = (
@@ -514,9 +515,15 @@ impl Shared {
                 PlanFormat::PlanMd => "item",
                 PlanFormat::Generated => "step",
             };
+            // A person's decision was made on the question as it was; a
+            // model's answer was made from the note.
+            let (answer, made) = match request.body {
+                RequestBody::Human { .. } => ("decision", "made on"),
+                _ => ("answer", "made from"),
+            };
             let what = format!(
-                "resumed: the {what} was edited after its answer was journaled; that answer, \
-                 made from the {what} as it was, is kept (start afresh to redo it now)"
+                "resumed: the {what} was edited after its {answer} was journaled; that {answer}, \
+                 {made} the {what} as it was, is kept (start afresh to redo it now)"
             );
             self.trace(node, request.visit, what, DecidedBy::Resume, None);
         }
@@ -1054,7 +1061,9 @@ impl Engine {
                                 labels.clone_from(asked);
                             }
                             let made_from = match answer {
-                                Answer::Work { .. } | Answer::Command { .. } => self
+                                Answer::Work { .. }
+                                | Answer::Command { .. }
+                                | Answer::Human { .. } => self
                                     .shared
                                     .node_index(&request.node)
                                     .map(|i| journal::made_from(&self.shared.plan.nodes[i])),
