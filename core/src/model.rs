@@ -252,21 +252,28 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// Where the edge is declared (the `## Next` list item, the `@on` line).
     pub pos: Option<SourcePos>,
-    /// A vault edge's link as written when it is no wikilink (a markdown
-    /// link, `[Send it](Send%20it.md)`), so a message names it as the note
-    /// shows it; `None` for `[[target]]` and in other formats.
+    /// A vault edge's link as written when it says more than `[[target]]`
+    /// (a markdown link, `[Send it](Send%20it.md)`; `[[Send|it]]`,
+    /// `[[Send ]]`), so a message names it as the note shows it; `None` for
+    /// `[[target]]` and in other formats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written: Option<String>,
 }
 
 impl Edge {
-    /// The link as a note shows it, for messages and drawings: a markdown
-    /// link as written, else `[[target]]`.
+    /// The link as a note shows it, for messages and drawings.
     pub fn link_as_written(&self) -> String {
         match &self.written {
             Some(written) => written.clone(),
             None => format!("[[{}]]", self.target),
         }
+    }
+
+    /// Whether the link is a markdown link (`[text](path.md)`): an edit or
+    /// a suggested fix keeps its form. A wikilink ends in `]]`, a markdown
+    /// link (inline, the only kind read as an edge) in `)`.
+    pub fn is_markdown_link(&self) -> bool {
+        self.written.as_deref().is_some_and(|w| !w.ends_with("]]"))
     }
 
     pub fn is_conditional(&self) -> bool {

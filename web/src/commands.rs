@@ -170,9 +170,9 @@ pub fn retarget_edge(doc: &VaultDoc, edge: usize, to: usize) -> Result<Change> {
     let (file, text) = note(doc, from)?;
     // The item keeps its link's form (`edit::retarget_edge`): its path is
     // written for that form.
-    let form = match doc.checked.plan.edges[edge].written {
-        Some(_) => LinkForm::Markdown,
-        None => LinkForm::Wiki,
+    let form = match doc.checked.plan.edges[edge].is_markdown_link() {
+        true => LinkForm::Markdown,
+        false => LinkForm::Wiki,
     };
     let after = edit::retarget_edge(text, line, &doc.link_path(from, to, form))?;
     Ok(Change {
@@ -639,6 +639,30 @@ mod tests {
         assert!(edge(&after, "plans/again", "plans/dock").is_some());
         let read = planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
         assert_eq!(read, []);
+    }
+
+    /// A wikilink with an alias, kept as written for messages, is still a
+    /// wikilink: retargeted, it stays one (its alias named the old note),
+    /// with the path a wikilink takes in a SilverBullet space.
+    #[test]
+    fn a_retargeted_aliased_wikilink_stays_a_wikilink() {
+        let mut files = doc().files;
+        files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
+        files.insert(
+            "plans/again.md".into(),
+            "# Again\n\n## Next\n- go -> [[ship|Ship it]]\n".into(),
+        );
+        files.insert("plans/ship.md".into(), "# Ship\n".into());
+        files.insert("plans/dock.md".into(), "# Dock\n".into());
+        let d = VaultDoc::open(files, Some(""));
+        let go = edge(&d, "plans/again", "plans/ship").unwrap();
+        let dock = d.node_index("plans/dock").unwrap();
+        let after = apply(&d, &retarget_edge(&d, go, dock).unwrap());
+        assert_eq!(
+            after.files["plans/again.md"],
+            "# Again\n\n## Next\n- go -> [[plans/dock]]\n"
+        );
+        assert!(edge(&after, "plans/again", "plans/dock").is_some());
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub struct DeclaredEdge {
     pub label: Option<String>,
     pub kind: EdgeKind,
     pub pos: SourcePos,
-    /// The link as written when it is a markdown link ([`crate::Edge::written`]).
+    /// The link as written when it is more than `[[target]]`
+    /// ([`crate::Edge::written`]).
     pub written: Option<String>,
 }
 
@@ -282,9 +283,18 @@ pub fn parse_note_with(
             Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
             _ => EdgeKind::Unconditional,
         };
+        let written = link_as_written(content, &link);
         let written = match link.form {
-            LinkForm::Wiki => None,
-            LinkForm::Markdown => Some(content[link.start..link.end].to_string()),
+            // `[[target]]` says nothing its target does not.
+            LinkForm::Wiki
+                if written
+                    .strip_prefix("[[")
+                    .and_then(|w| w.strip_suffix("]]"))
+                    == Some(&*link.target) =>
+            {
+                None
+            }
+            _ => Some(written.to_string()),
         };
         edges.push(DeclaredEdge {
             target: link.target.to_string(),
@@ -443,6 +453,12 @@ fn section_has_linked_item(body: &str, at: usize) -> bool {
         .any(|item| super::links::links(&read[item.clone()]).next().is_some())
 }
 
+/// A link as the note shows it: `[[Send ]]`, `[[Send|it]]`, a markdown link
+/// as it stands.
+fn link_as_written<'t>(content: &'t str, link: &NoteLink<'_>) -> &'t str {
+    &content[link.start..link.end]
+}
+
 /// The `malformed-edge` message for an item (`content`: its text without the
 /// marker), quoting it and naming the link as written (`[[target]]`, or a
 /// markdown link as it stands). Off the loader's path: only a warning needs it.
@@ -452,10 +468,7 @@ fn item_message(problem: ItemProblem, content: &str, link: Option<&NoteLink<'_>>
     // A long item is quoted by its start: the message names it, the
     // position finds it.
     let shown = super::frontmatter::shown(&collapse_whitespace(content));
-    let written = link.map_or_else(String::new, |link| match link.form {
-        LinkForm::Wiki => format!("[[{}]]", link.target),
-        LinkForm::Markdown => content[link.start..link.end].to_string(),
-    });
+    let written = link.map_or("", |link| link_as_written(content, link));
     match problem {
         ItemProblem::NoLink if shown.is_empty() => {
             "`## Next` item is empty, so it is not an edge; write `label -> [[note]]` or remove it"

@@ -195,9 +195,9 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                     .filter(|_| !literal);
                 let why = match namesake {
                     Some(inside) => {
-                        let fix = match edge.written {
-                            Some(_) => markdown_link(&composed(name(inside))),
-                            None => format!("[[{}]]", composed(name(inside))),
+                        let fix = match edge.is_markdown_link() {
+                            true => markdown_link(&composed(name(inside))),
+                            false => format!("[[{}]]", composed(name(inside))),
                         };
                         let reason = if !relative && name(outside).to_lowercase() == tail {
                             "a note at the link's path from the vault root comes first"
@@ -231,9 +231,9 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Ambiguous(candidates) => {
                 let names = candidates.iter().map(|&i| name(i));
                 // The fix in the link's own form: a markdown link stays one.
-                let example = match edge.written {
-                    Some(_) => markdown_link(&composed(name(candidates[0]))),
-                    None => format!("[[{}]]", composed(name(candidates[0]))),
+                let example = match edge.is_markdown_link() {
+                    true => markdown_link(&composed(name(candidates[0]))),
+                    false => format!("[[{}]]", composed(name(candidates[0]))),
                 };
                 Diagnostic::error(
                     Code::AmbiguousLink,

@@ -232,9 +232,15 @@ pub fn render_note(plan: &Plan, node: usize) -> String {
                 (Some(to), true) if *to != node => plan.nodes[*to].id.as_str(),
                 _ => edge.target.as_str(),
             };
+            // A link keeps the form its note gave it (an alias, a markdown
+            // link).
+            let link = match &edge.written {
+                Some(written) if !edge.target.is_empty() => written.clone(),
+                _ => format!("[[{target}]]"),
+            };
             match &edge.label {
-                Some(label) => out.push_str(&format!("- {label} -> [[{target}]]\n")),
-                None => out.push_str(&format!("- [[{target}]]\n")),
+                Some(label) => out.push_str(&format!("- {label} -> {link}\n")),
+                None => out.push_str(&format!("- {link}\n")),
             }
         }
     }
