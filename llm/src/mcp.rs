@@ -22,12 +22,21 @@ pub struct McpTool {
     pub description: String,
     /// The tool's JSON Schema for its arguments (an object schema).
     pub input_schema: Value,
-    /// A person approves each call first under `autonomy: ask`: the server
-    /// marks it `destructiveHint: true`, or the vault's config lists it.
+    /// A person approves each call first under `autonomy: ask`: it may
+    /// destroy ([`may_destroy`]), or the vault's config lists it.
     pub ask: bool,
     /// The server marks it `readOnlyHint: true`: it changes nothing, so a
     /// proposal-mode run may call it before a person approves.
     pub read_only: bool,
+}
+
+/// Whether a tool may change or delete what is there, by its server's
+/// `annotations` as MCP defines their defaults: `readOnlyHint` false and
+/// `destructiveHint` true unless the server says otherwise. A tool a server
+/// left unannotated may destroy; one marked read-only, or only additive
+/// (`destructiveHint: false`), may not.
+pub fn may_destroy(read_only_hint: Option<bool>, destructive_hint: Option<bool>) -> bool {
+    !read_only_hint.unwrap_or(false) && destructive_hint.unwrap_or(true)
 }
 
 /// Every configured server's tools, by server name, as listed at run start.

@@ -13,7 +13,7 @@
 //! back as the tool's error text, which the model reads.
 
 use crate::mcp_child::{self, ChildStdio};
-use planvault_llm::mcp::{Catalog, McpTool};
+use planvault_llm::mcp::{may_destroy, Catalog, McpTool};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -687,19 +687,13 @@ impl Clients {
             let tools = tools
                 .into_iter()
                 .map(|t| {
-                    let destructive = t
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.destructive_hint)
-                        .unwrap_or(false);
-                    let read_only = t
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.read_only_hint)
-                        .unwrap_or(false);
+                    let hints = t.annotations.as_ref();
+                    let read_only = hints.and_then(|a| a.read_only_hint);
+                    let destructive = hints.and_then(|a| a.destructive_hint);
                     McpTool {
-                        ask: destructive || server.approve.iter().any(|n| *n == t.name),
-                        read_only,
+                        ask: may_destroy(read_only, destructive)
+                            || server.approve.iter().any(|n| *n == t.name),
+                        read_only: read_only == Some(true),
                         name: t.name.to_string(),
                         description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                         input_schema: Value::Object((*t.input_schema).clone()),

@@ -18,7 +18,7 @@
 //! terminal's rmcp client, and bounded to
 //! [`RESULT_LIMIT_CHARS`].
 
-use planvault_llm::mcp::{bound_redacted, Catalog, McpTool, RESULT_LIMIT_CHARS};
+use planvault_llm::mcp::{bound_redacted, may_destroy, Catalog, McpTool, RESULT_LIMIT_CHARS};
 use planvault_protocol::{McpServer, RetryPolicy};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
@@ -226,7 +226,9 @@ impl Client {
                         server.name
                     ));
                 };
-                let destructive = t["annotations"]["destructiveHint"].as_bool() == Some(true);
+                let hints = &t["annotations"];
+                let read_only = hints["readOnlyHint"].as_bool();
+                let destructive = hints["destructiveHint"].as_bool();
                 let schema = &t["inputSchema"];
                 let description = t["description"].as_str().unwrap_or_default();
                 listed_size += listed_bytes(name, description, schema);
@@ -234,8 +236,9 @@ impl Client {
                     return Err(format!("MCP server {}: {}", server.name, too_large_list()));
                 }
                 tools.push(McpTool {
-                    ask: destructive || server.approve.iter().any(|n| n == name),
-                    read_only: t["annotations"]["readOnlyHint"].as_bool() == Some(true),
+                    ask: may_destroy(read_only, destructive)
+                        || server.approve.iter().any(|n| n == name),
+                    read_only: read_only == Some(true),
                     name: name.to_string(),
                     description: description.to_string(),
                     input_schema: if schema.is_object() {

@@ -392,6 +392,26 @@ fn test_server(name: &str, mode: &str) -> Server {
     }
 }
 
+/// MCP's own defaults for a tool's annotations: a tool is read-only only
+/// where its server says so, and destructive unless it says otherwise. So
+/// under `autonomy: ask` a tool its server left unannotated waits for a
+/// person, as one marked `destructiveHint: true` does; one marked
+/// read-only or only additive does not.
+#[test]
+fn a_tool_waits_under_ask_unless_its_server_marks_it_read_only_or_additive() {
+    let servers = vec![stdio_server("ev"), test_server("plain", "write")];
+    let catalog = Clients::new(servers, env(), env()).unwrap().list().unwrap();
+    let tool = |server: &str, name: &str| catalog.tool(server, name).unwrap().clone();
+    // `readOnlyHint: true`.
+    assert!(!tool("ev", "get-sum").ask && tool("ev", "get-sum").read_only);
+    // `readOnlyHint: false, destructiveHint: false`: it only adds.
+    let gzip = tool("ev", "gzip-file-as-resource");
+    assert!(!gzip.ask && !gzip.read_only);
+    // No annotations at all.
+    let write = tool("plain", "write_file");
+    assert!(write.ask && !write.read_only);
+}
+
 /// A red team's notes, with what real SDKs send: a server without the
 /// tools capability (the TypeScript SDK's McpServer with no tool answers
 /// `tools/list` -32601) stopped every run, naming no server; go-sdk's empty
@@ -1134,6 +1154,32 @@ mod over_fetch {
             posts,
             "a server down is not asked"
         );
+    }
+
+    /// The browser's client reads annotations as the terminal's does
+    /// (MCP's defaults): the `everything` server's tools marked read-only
+    /// or additive are not asked about; an unannotated tool is.
+    #[test]
+    fn a_tool_waits_under_ask_unless_its_server_marks_it_read_only_or_additive() {
+        let http = HttpServer::start();
+        let catalog =
+            wait(Client::new(vec![server(&http.url)], retry(2)).list(&Ureq::default())).unwrap();
+        let everything = |name: &str| catalog.tool("everything", name).unwrap().clone();
+        assert!(!everything("get-sum").ask && everything("get-sum").read_only);
+        let gzip = everything("gzip-file-as-resource");
+        assert!(!gzip.ask && !gzip.read_only);
+        let unannotated = ForgetsSession {
+            status: 200,
+            sessions: RefCell::new(0),
+            calls: RefCell::new(vec![]),
+        };
+        let unlisted = McpServer {
+            approve: vec![],
+            ..server("http://f/mcp")
+        };
+        let catalog = wait(Client::new(vec![unlisted], retry(2)).list(&unannotated)).unwrap();
+        let echo = catalog.servers.values().next().unwrap()[0].clone();
+        assert!(echo.ask && !echo.read_only, "{echo:?}");
     }
 
     /// The browser's client as the terminal's: the `everything` server,
