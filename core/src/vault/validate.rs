@@ -195,10 +195,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
                     .filter(|_| !literal);
                 let why = match namesake {
                     Some(inside) => {
-                        let fix = match edge.is_markdown_link() {
-                            true => markdown_link(&composed(name(inside))),
-                            false => format!("[[{}]]", composed(name(inside))),
-                        };
+                        let fix = relinked(edge, &composed(name(inside)));
                         let reason = if !relative && name(outside).to_lowercase() == tail {
                             "a note at the link's path from the vault root comes first"
                         } else {
@@ -231,10 +228,7 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
             Resolution::Ambiguous(candidates) => {
                 let names = candidates.iter().map(|&i| name(i));
                 // The fix in the link's own form: a markdown link stays one.
-                let example = match edge.is_markdown_link() {
-                    true => markdown_link(&composed(name(candidates[0]))),
-                    false => format!("[[{}]]", composed(name(candidates[0]))),
-                };
+                let example = relinked(edge, &composed(name(candidates[0])));
                 Diagnostic::error(
                     Code::AmbiguousLink,
                     format!(
@@ -275,6 +269,22 @@ fn check_links(plan: &Plan, vault: Option<&Enclosing<'_>>, out: &mut Vec<Diagnos
         d.target = Some(edge.target.clone());
         out.push(d);
     }
+}
+
+/// `edge`'s link as a fix writes it, to `target`: in its own form, a
+/// wikilink keeping its heading and alias (`[[a/send|Send it]]`).
+fn relinked(edge: &crate::Edge, target: &str) -> String {
+    if edge.is_markdown_link() {
+        return markdown_link(target);
+    }
+    let inner = edge
+        .written
+        .as_deref()
+        .and_then(|w| w.strip_prefix("[[")?.strip_suffix("]]"));
+    let rest = inner.map_or("", |inner| {
+        inner.find(['#', '|']).map_or("", |at| &inner[at..])
+    });
+    format!("[[{target}{rest}]]")
 }
 
 /// A link's path as a note's path ends: without `./`, `../`, a leading `/`
