@@ -947,23 +947,7 @@ fn a_human_note_edited_after_its_decision_was_journaled_and_the_run_killed_is_to
         human_vault,
         "review",
         ("send it or ask", "send it, or ask"),
-        |host| {
-            host.respond(|m| match m {
-                FromWorker::Ask {
-                    request,
-                    ask: AskKind::Human { .. },
-                    ..
-                } => vec![ToWorker::Reply {
-                    request: request.clone(),
-                    reply: PersonReply::Human {
-                        approved: true,
-                        note: String::new(),
-                        choice: Some("send it".into()),
-                    },
-                }],
-                _ => vec![],
-            })
-        },
+        approve_review,
         |host| {
             let asked =
                 |m: &FromWorker| matches!(m, FromWorker::Ask { node, .. } if node == "review");

@@ -616,53 +616,37 @@ mod tests {
         }
     }
 
-    /// A markdown item retargeted in a space whose vault writes wikilinks
-    /// keeps its form, with a path SilverBullet reads from the root too.
+    /// An item retargeted in a space whose vault writes wikilinks keeps its
+    /// form, with a path SilverBullet reads from the root too: a markdown
+    /// link stays one, and so does a wikilink with an alias (kept as written
+    /// for messages; the alias named the old note).
     #[test]
-    fn a_retargeted_markdown_item_in_a_silverbullet_space_reads_alike_in_both() {
-        let mut files = doc().files;
-        files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
-        files.insert(
-            "plans/again.md".into(),
-            "# Again\n\n## Next\n- go -> [Ship](ship.md)\n".into(),
-        );
-        files.insert("plans/ship.md".into(), "# Ship\n".into());
-        files.insert("plans/dock.md".into(), "# Dock\n".into());
-        let d = VaultDoc::open(files, Some(""));
-        let go = edge(&d, "plans/again", "plans/ship").unwrap();
-        let dock = d.node_index("plans/dock").unwrap();
-        let after = apply(&d, &retarget_edge(&d, go, dock).unwrap());
-        assert_eq!(
-            after.files["plans/again.md"],
-            "# Again\n\n## Next\n- go -> [dock](/plans/dock.md)\n"
-        );
-        assert!(edge(&after, "plans/again", "plans/dock").is_some());
-        let read = planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
-        assert_eq!(read, []);
-    }
-
-    /// A wikilink with an alias, kept as written for messages, is still a
-    /// wikilink: retargeted, it stays one (its alias named the old note),
-    /// with the path a wikilink takes in a SilverBullet space.
-    #[test]
-    fn a_retargeted_aliased_wikilink_stays_a_wikilink() {
-        let mut files = doc().files;
-        files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
-        files.insert(
-            "plans/again.md".into(),
-            "# Again\n\n## Next\n- go -> [[ship|Ship it]]\n".into(),
-        );
-        files.insert("plans/ship.md".into(), "# Ship\n".into());
-        files.insert("plans/dock.md".into(), "# Dock\n".into());
-        let d = VaultDoc::open(files, Some(""));
-        let go = edge(&d, "plans/again", "plans/ship").unwrap();
-        let dock = d.node_index("plans/dock").unwrap();
-        let after = apply(&d, &retarget_edge(&d, go, dock).unwrap());
-        assert_eq!(
-            after.files["plans/again.md"],
-            "# Again\n\n## Next\n- go -> [[plans/dock]]\n"
-        );
-        assert!(edge(&after, "plans/again", "plans/dock").is_some());
+    fn a_retargeted_item_in_a_silverbullet_space_keeps_its_form_and_reads_alike_in_both() {
+        for (link, retargeted) in [
+            ("[Ship](ship.md)", "[dock](/plans/dock.md)"),
+            ("[[ship|Ship it]]", "[[plans/dock]]"),
+        ] {
+            let mut files = doc().files;
+            files.insert("CONFIG.md".into(), "```space-lua\n```\n".into());
+            files.insert(
+                "plans/again.md".into(),
+                format!("# Again\n\n## Next\n- go -> {link}\n"),
+            );
+            files.insert("plans/ship.md".into(), "# Ship\n".into());
+            files.insert("plans/dock.md".into(), "# Dock\n".into());
+            let d = VaultDoc::open(files, Some(""));
+            let go = edge(&d, "plans/again", "plans/ship").unwrap();
+            let dock = d.node_index("plans/dock").unwrap();
+            let after = apply(&d, &retarget_edge(&d, go, dock).unwrap());
+            assert_eq!(
+                after.files["plans/again.md"],
+                format!("# Again\n\n## Next\n- go -> {retargeted}\n")
+            );
+            assert!(edge(&after, "plans/again", "plans/dock").is_some());
+            let read =
+                planvault_core::vault::silverbullet::check(&after.files, &after.checked.plan);
+            assert_eq!(read, [], "{link}");
+        }
     }
 
     #[test]

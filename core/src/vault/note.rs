@@ -283,7 +283,7 @@ pub fn parse_note_with(
             Some(l) if !l.eq_ignore_ascii_case("next") => EdgeKind::Conditional,
             _ => EdgeKind::Unconditional,
         };
-        let written = link_as_written(content, &link);
+        let written = link_as_written(content, link);
         let written = match link.form {
             // `[[target]]` says nothing its target does not.
             LinkForm::Wiki
