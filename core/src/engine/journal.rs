@@ -103,7 +103,8 @@ pub struct JournalEntry {
     pub answer: Answer,
     /// What a work's or a command's answer, or a person's decision, was
     /// made from ([`made_from`] of its node as it was asked), so a resume
-    /// that serves it to a node edited since can say so. Journals written before have none.
+    /// that serves it to a node edited since can say so. Journals written
+    /// before have none.
     #[serde(default, rename = "from", skip_serializing_if = "Option::is_none")]
     pub made_from: Option<String>,
 }

@@ -499,9 +499,9 @@ impl Shared {
     }
 
     /// A resume serves an answer (a model's, a command's or a person's
-    /// decision) to a node edited since it was asked (a person's edit after a
-    /// kill): the answer is kept, as a run going on
-    /// keeps it when the same edit stops it, and the trace says so.
+    /// decision) to a node edited since it was asked (a person's edit after
+    /// a kill): the answer is kept, as a run going on keeps it when the same
+    /// edit stops it, and the trace says so.
     fn tell_if_edited_since(&mut self, request: &Request) {
         let (Some(then), Some(node)) = (
             self.made_from.get(&request.id),

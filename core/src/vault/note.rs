@@ -460,8 +460,8 @@ fn link_as_written<'t>(content: &'t str, link: &NoteLink<'_>) -> &'t str {
 }
 
 /// The `malformed-edge` message for an item (`content`: its text without the
-/// marker), quoting it and naming the link as written (`[[target]]`, or a
-/// markdown link as it stands). Off the loader's path: only a warning needs it.
+/// marker), quoting it and naming the link as written. Off the loader's
+/// path: only a warning needs it.
 #[cold]
 #[cfg_attr(planvault_size, optimize(size))]
 fn item_message(problem: ItemProblem, content: &str, link: Option<&NoteLink<'_>>) -> String {
