@@ -58,7 +58,9 @@ fn errors_print_compiler_style_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
-        "a.md:8:11: error[dangling-edge]: edge from `a` points at [[c-missing]], which is no note in the vault\n"
+        "a.md:8:11: error[dangling-edge]: edge from `a` points at [[c-missing]], which is no note in the vault\n\
+         a.md:9:13: error[dangling-edge]: edge from `a` points at [[Nope ]], which is no note in the vault\n\
+         a.md:10:14: error[dangling-edge]: edge from `a` points at [[Gone#Part|the part]], which is no note in the vault\n"
     );
 }
 
