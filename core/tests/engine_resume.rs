@@ -254,21 +254,30 @@ fn a_journaled_judgment_keeps_its_branch_when_the_conditions_are_reordered() {
         ]);
         let mut again = Script::new();
         let effects = run(plan, config(), &journal, &mut again);
-        (again.asked_ids(), finish(&effects))
+        (again.asked_ids(), finish(&effects), told_of(&effects))
     };
-    let (asked, done) = reordered(&[("needs revision", "draft"), ("approved", "send")]);
+    let told_edited = |told: &[String]| {
+        told.iter()
+            .find(|what| what.contains("conditions were edited after its judgment"))
+            .cloned()
+    };
+    let (asked, done, told) = reordered(&[("needs revision", "draft"), ("approved", "send")]);
     assert_eq!(asked, Vec::<String>::new(), "nothing runs again");
     assert_eq!(done.reason, finish(&live).reason);
-    // A condition added before it: still the branch the answer chose.
-    let (asked, done) = reordered(&[
+    assert_eq!(told_edited(&told), None, "a reorder judges nothing anew");
+    // A condition added before it: still the branch the answer chose, and
+    // the trace says the new condition was never judged.
+    let (asked, done, told) = reordered(&[
         ("blocked", "draft"),
         ("approved", "send"),
         ("needs revision", "draft"),
     ]);
     assert_eq!(asked, Vec::<String>::new());
     assert_eq!(done.reason, finish(&live).reason);
+    let told = told_edited(&told).expect("an added condition is told");
+    assert!(told.contains("took `approved` and is kept"), "{told}");
     // The chosen condition is gone: the run stops and says why.
-    let (asked, done) = reordered(&[("needs revision", "draft"), ("shipped", "send")]);
+    let (asked, done, _) = reordered(&[("needs revision", "draft"), ("shipped", "send")]);
     assert_eq!(asked, Vec::<String>::new());
     match done.reason {
         FinishReason::Interrupted { node, reason } => {
@@ -280,6 +289,71 @@ fn a_journaled_judgment_keeps_its_branch_when_the_conditions_are_reordered() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A judgment in which none of the conditions held, served after one was
+/// added: the fallback it took is kept and told, for the added condition
+/// was never put to the model.
+#[test]
+fn a_journaled_judgment_that_held_nothing_is_told_when_a_condition_was_added() {
+    let mut script = Script::new().judge("review#1:judge.1", "1. NO\n2. NO");
+    let plan = |conditions: &[(&str, &str)]| {
+        vault(&[
+            ("draft", 3, &[("", "review")]),
+            ("review", 3, conditions),
+            ("send", 3, &[]),
+        ])
+    };
+    let first = [
+        ("approved", "send"),
+        ("needs revision", "draft"),
+        ("", "send"),
+    ];
+    let live = run(plan(&first), config(), &Journal::new(), &mut script);
+    let journal = journal_of(&live);
+    let added = [
+        ("approved", "send"),
+        ("needs revision", "draft"),
+        ("blocked", "draft"),
+        ("", "send"),
+    ];
+    let mut again = Script::new();
+    let effects = run(plan(&added), config(), &journal, &mut again);
+    assert_eq!(
+        again.asked_ids(),
+        Vec::<String>::new(),
+        "nothing judged again"
+    );
+    assert_eq!(finish(&effects).reason, finish(&live).reason);
+    let told = told_of(&effects);
+    assert!(
+        told.iter().any(|what| what.contains(
+            "conditions were edited after its judgment was journaled; that judgment, \
+                 made on the conditions as they were, held none of them and is kept"
+        )),
+        "{told:?}"
+    );
+    // A Temporal run begun before replays without the line.
+    let before = RunConfig {
+        tell_edited_conditions: false,
+        ..config()
+    };
+    let effects = run(plan(&added), before, &journal, &mut Script::new());
+    assert_eq!(finish(&effects).reason, finish(&live).reason);
+    assert!(!told_of(&effects)
+        .iter()
+        .any(|what| what.contains("conditions were edited")));
+}
+
+/// What the trace says, in order.
+fn told_of(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Trace(t) => Some(t.what.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A chain where node i may jump back to an earlier node; the last is terminal.

@@ -126,6 +126,10 @@ pub struct Options {
     /// A feedback item's amendments are written before its note says done
     /// (`RunConfig::amend_first`). Off only for a Temporal run begun before.
     pub amend_first: bool,
+    /// A resume tells of a judgment served to edited conditions
+    /// (`RunConfig::tell_edited_conditions`). Off only for a Temporal run
+    /// begun before.
+    pub tell_edited_conditions: bool,
 }
 
 impl Default for Options {
@@ -145,6 +149,7 @@ impl Default for Options {
             rescue: true,
             waves_in_a_row: true,
             amend_first: true,
+            tell_edited_conditions: true,
         }
     }
 }
@@ -1329,6 +1334,7 @@ impl<'a, H: Host> Driver<'a, H> {
             waves_in_a_row: self.options.waves_in_a_row,
             parallel_at_most: self.start.wave_bound(),
             amend_first: self.options.amend_first,
+            tell_edited_conditions: self.options.tell_edited_conditions,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)

@@ -957,6 +957,64 @@ fn a_human_note_edited_after_its_decision_was_journaled_and_the_run_killed_is_to
     );
 }
 
+/// A judgment is journaled after its note is written `done`: a run killed
+/// there, whose note then gains a condition, resumes on the journaled
+/// judgment (the added condition never judged) and says so.
+#[test]
+fn a_judgment_whose_conditions_were_edited_after_it_was_journaled_and_the_run_killed_is_told_on_resume(
+) {
+    let inbox = Inbox::new();
+    let clean = MemoryHost::new(example(), &inbox, good_model);
+    assert_eq!(
+        go(&clean, &inbox, start(model())),
+        Some(FinishReason::Completed)
+    );
+    let judges = |host: &MemoryHost| {
+        let calls = host.calls.borrow();
+        calls.iter().filter(|c| step(c) == "judge").count()
+    };
+    // The write after the judgment's journal line: the run dies there.
+    let writes = clean.writes.borrow().clone();
+    let output = writes
+        .iter()
+        .position(|path| path == "00_plan-trace/review.visit-1.md")
+        .unwrap();
+    let killed_at = output
+        + 1
+        + writes[output..]
+            .iter()
+            .position(|path| path == JOURNAL_FILE)
+            .unwrap();
+    for edited in [false, true] {
+        let host = MemoryHost::new(example(), &inbox, good_model);
+        host.space_left.set(Some(killed_at));
+        assert!(matches!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Stopped { .. })
+        ));
+        assert!(journal_keys(&host).contains(&"review#1:judge.1".to_string()));
+        assert_eq!(status_of(&host, "send.md"), "status: pending");
+        if edited {
+            let text = host.file("review.md").unwrap().replace(
+                "- approved -> [[send]]",
+                "- blocked on the venue -> [[draft]]\n- approved -> [[send]]",
+            );
+            host.files.borrow_mut().insert("review.md".into(), text);
+        }
+        host.space_left.set(None);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        assert_eq!(judges(&host), 1, "the journaled judgment is kept");
+        assert_eq!(status_of(&host, "send.md"), "status: done");
+        let trace = host.file(TRACE_FILE).unwrap();
+        let told = "conditions were edited after its judgment was journaled; \
+                    that judgment, made on the conditions as they were, took `approved` and is kept";
+        assert_eq!(trace.contains(told), edited, "{trace}");
+    }
+}
+
 /// A run of `files` dies at the write of `node`'s `done`, after its answer
 /// was journaled; edited (`edit`) or not, the resume keeps the journaled
 /// answer (`asked` counts the asks, once), keeps the edit and says `told`

@@ -218,6 +218,9 @@ impl PlanvaultRun {
         // A feedback item's amendments are written before its note says
         // done; a run begun before wrote them after, as it replays.
         options.amend_first = ctx.patched("plan-md-amend-first");
+        // A judgment served to edited conditions is told in the trace; a
+        // run begun before wrote no such line, as it replays.
+        options.tell_edited_conditions = ctx.patched("judgment-edit-told");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

@@ -115,6 +115,10 @@ pub struct RunConfig {
     /// note says done, so a run cut off between the two finds them there.
     /// Off only for a Temporal run begun before, which wrote them after.
     pub amend_first: bool,
+    /// A resume that serves a judgment made on other conditions than the
+    /// note's now says so in the trace. Off only for a Temporal run begun
+    /// before, whose history has no such write.
+    pub tell_edited_conditions: bool,
 }
 
 impl Default for RunConfig {
@@ -132,6 +136,7 @@ impl Default for RunConfig {
             waves_in_a_row: true,
             parallel_at_most: None,
             amend_first: true,
+            tell_edited_conditions: true,
         }
     }
 }

@@ -475,9 +475,15 @@ impl VaultRun {
             // added or removed since): the branch it chose, by its label.
             match grid::parse_grid_labelled(&raw, &judged) {
                 Ok(verdicts) => match verdicts.iter().position(|&held| held) {
-                    None => Ok(vec![false; j.labels.len()]),
+                    None => {
+                        tell_if_conditions_edited(s, &j, &judged, None);
+                        Ok(vec![false; j.labels.len()])
+                    }
                     Some(i) => match j.labels.iter().position(|l| *l == judged[i]) {
-                        Some(now) => Ok((0..j.labels.len()).map(|k| k == now).collect()),
+                        Some(now) => {
+                            tell_if_conditions_edited(s, &j, &judged, Some(&judged[i]));
+                            Ok((0..j.labels.len()).map(|k| k == now).collect())
+                        }
                         None => {
                             let reason = format!(
                                 "the journal's judgment of {} took `{}`, which its `## Next` no longer has: \
@@ -627,4 +633,29 @@ fn fail_node(
         node: s.node_id(node),
         reason,
     });
+}
+
+/// A resume serves a judgment made while the note's conditions said other
+/// than they say now (one added, removed or reworded; a reorder changes
+/// nothing judged): the branch it took (`took`, or none of them) is kept,
+/// as for any answer served to an edited note, and the trace says so,
+/// since a condition added since was never put to the model.
+fn tell_if_conditions_edited(s: &mut Shared, j: &Judging, judged: &[String], took: Option<&str>) {
+    let mut then: Vec<&String> = judged.iter().collect();
+    let mut now: Vec<&String> = j.labels.iter().collect();
+    then.sort_unstable();
+    now.sort_unstable();
+    if then == now || !s.config.tell_edited_conditions {
+        return;
+    }
+    let took = match took {
+        Some(label) => format!("took `{label}`"),
+        None => "held none of them".to_string(),
+    };
+    let what = format!(
+        "resumed: the note's conditions were edited after its judgment was journaled; \
+         that judgment, made on the conditions as they were, {took} and is kept \
+         (start afresh to judge them now)"
+    );
+    s.trace(j.node, j.visit, what, DecidedBy::Resume, None);
 }
