@@ -3,7 +3,8 @@
 
 use crate::engine_support::*;
 use planvault_core::engine::{
-    drive, Answer, Effect, Engine, Event, FinishReason, Journal, Request, RequestBody, RunConfig,
+    drive, journal, renamed_active_note, Answer, Effect, Engine, Event, FinishReason, Journal,
+    JournalEntry, Request, RequestBody, RunConfig,
 };
 use planvault_core::{Plan, Status};
 use proptest::prelude::*;
@@ -473,6 +474,90 @@ proptest! {
         }
         prop_assert_eq!(finish(&resumed).reason, f.reason);
     }
+}
+
+/// The note a run stopped in, renamed since, is found by what its last
+/// answers were made from: not when it was also edited, not from a journal
+/// that never recorded it, not when the note has answers of its own before
+/// them or another note answered after them.
+#[test]
+fn an_active_note_renamed_since_the_stop_is_found_by_what_it_was_made_from() {
+    let mut stopped = draft_review_send();
+    stopped.nodes[0].status = Status::Done;
+    stopped.nodes[1].status = Status::Active;
+    let made = |k: usize| Some(journal::made_from(&stopped.nodes[k]));
+    let entry = |key: &str, made_from: Option<String>| JournalEntry {
+        key: key.into(),
+        answer: Answer::Invoke {
+            value: None,
+            error: None,
+        },
+        made_from,
+    };
+    let entries = vec![
+        entry("draft#1:work", made(0)),
+        entry("review#1/builtin.1", made(1)),
+        entry("review#1/builtin.1", made(1)),
+    ];
+    let critique = renamed(&stopped, 1, "critique");
+    let found = Some(("review".to_string(), "critique".to_string()));
+    assert_eq!(renamed_active_note(&critique, &entries), found);
+    assert_eq!(renamed_active_note(&stopped, &entries), None, "not renamed");
+    let mut edited = critique.clone();
+    edited.nodes[1].body.push_str(" Carefully.");
+    assert_eq!(
+        renamed_active_note(&edited, &entries),
+        None,
+        "renamed and edited"
+    );
+    let older: Vec<JournalEntry> = entries.iter().map(|e| entry(&e.key, None)).collect();
+    assert_eq!(
+        renamed_active_note(&critique, &older),
+        None,
+        "no record of it"
+    );
+    // A resume that adopted them, then stopped: the same again.
+    let mut again = entries.clone();
+    again.push(entry("critique#1/builtin.2", made(1)));
+    assert_eq!(renamed_active_note(&critique, &again), found);
+    let mut before = entries.clone();
+    before.insert(0, entry("critique#1:work", made(1)));
+    assert_eq!(
+        renamed_active_note(&critique, &before),
+        None,
+        "its own before"
+    );
+    let mut other = entries.clone();
+    other.push(entry("draft#2:work", made(0)));
+    assert_eq!(
+        renamed_active_note(&critique, &other),
+        None,
+        "another's after"
+    );
+
+    let mut journal = Journal {
+        entries: [
+            "a#b#1:work",
+            "a#1:work",
+            "a#1/tool.1:approve",
+            "ab#1:work",
+            "run:order",
+        ]
+        .map(|key| entry(key, None))
+        .to_vec(),
+    };
+    journal.rename_note("a", "z");
+    let keys: Vec<&str> = journal.entries.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "a#b#1:work",
+            "z#1:work",
+            "z#1/tool.1:approve",
+            "ab#1:work",
+            "run:order"
+        ]
+    );
 }
 
 /// `plan` with node `k` renamed as Obsidian renames a note: a new id, and

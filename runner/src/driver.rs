@@ -31,8 +31,8 @@ use crate::COMMAND_REFUSED;
 use planvault_core::engine::inert::{inert, inert_body};
 use planvault_core::engine::trace::{self, RunFiles, JOURNAL_FILE, TRACE_FILE};
 use planvault_core::engine::{
-    journal, Answer, Effect, Engine, Event, FinishReason, Journal, JournalEntry, Message, Request,
-    RequestBody, RunConfig, TraceEntry, ORDER_KEY,
+    journal, Answer, DecidedBy, Effect, Engine, Event, FinishReason, Journal, JournalEntry,
+    Message, Request, RequestBody, RunConfig, TraceEntry, ORDER_KEY,
 };
 use planvault_core::proposal;
 use planvault_core::vault::links::composed;
@@ -130,6 +130,11 @@ pub struct Options {
     /// (`RunConfig::tell_edited_conditions`). Off only for a Temporal run
     /// begun before.
     pub tell_edited_conditions: bool,
+    /// The note a stopped run was in, renamed since, keeps its visit's
+    /// answers ([`planvault_core::engine::renamed_active_note`]), and each
+    /// call of a visit records what its note was made from, which that
+    /// rests on. Off only for a Temporal run begun before.
+    pub adopt_renamed_active: bool,
 }
 
 impl Default for Options {
@@ -150,6 +155,7 @@ impl Default for Options {
             waves_in_a_row: true,
             amend_first: true,
             tell_edited_conditions: true,
+            adopt_renamed_active: true,
         }
     }
 }
@@ -1207,6 +1213,16 @@ impl<'a, H: Host> Driver<'a, H> {
             Journal::new()
         };
         self.journal_of_this_folder(&journal, &journal_file)?;
+        // The note the run stopped in, renamed since: its answers are its
+        // own (told in the trace once the resume is marked there).
+        let renamed = if resuming && replay.is_none() && self.options.adopt_renamed_active {
+            planvault_core::engine::renamed_active_note(&self.plan, &journal.entries)
+        } else {
+            None
+        };
+        if let Some((old, new)) = &renamed {
+            journal.rename_note(old, new);
+        }
         if self.plan.format == PlanFormat::PlanMd {
             self.keep_order(&mut journal).await?;
         }
@@ -1316,6 +1332,9 @@ impl<'a, H: Host> Driver<'a, H> {
             if self.trace_exists {
                 self.append(&trace_file, &trace::resume_marker(RESUME_MARKER))
                     .await?;
+            }
+            if let Some((old, new)) = renamed {
+                self.told_renamed(&journal, &old, &new).await?;
             }
         }
         let config = RunConfig {
@@ -1683,6 +1702,43 @@ impl<'a, H: Host> Driver<'a, H> {
         }
         self.host.progress(&Progress::Amended);
         Ok(())
+    }
+
+    /// The trace's word that the note `new`, renamed from `old`, keeps the
+    /// answers the journal holds of it, at the visit they are of.
+    async fn told_renamed(
+        &mut self,
+        journal: &Journal,
+        old: &str,
+        new: &str,
+    ) -> Result<(), RunError> {
+        let Some(node) = self.plan.nodes.iter().find(|n| n.id == new) else {
+            return Ok(());
+        };
+        let visit = journal
+            .entries
+            .iter()
+            .rev()
+            .find(|e| journal::node_of_key(&e.key) == Some(new))
+            .and_then(|e| {
+                e.key[new.len() + 1..]
+                    .split([':', '/'])
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(1);
+        let entry = TraceEntry {
+            seq: 0,
+            node: new.to_string(),
+            title: node.title.clone(),
+            visit,
+            what: planvault_core::engine::renamed_note_told(old, new),
+            decided_by: DecidedBy::Resume,
+            rationale: None,
+            walked: false,
+        };
+        self.trace(entry).await
     }
 
     async fn trace(&mut self, mut entry: TraceEntry) -> Result<(), RunError> {

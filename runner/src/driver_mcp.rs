@@ -17,7 +17,7 @@
 use super::{Driver, Humans};
 use crate::host::{Host, Progress};
 use crate::settings::CONFIG_FILE;
-use planvault_core::engine::{Answer, Autonomy, JournalEntry, Request};
+use planvault_core::engine::{journal, Answer, Autonomy, JournalEntry, Request};
 use planvault_llm::mcp::{self, Grant, Offer};
 use planvault_protocol::{AskKind, ErrorCode, PersonReply, RunError};
 use serde_json::{json, Value};
@@ -604,7 +604,15 @@ impl<H: Host> Driver<'_, H> {
     }
 
     /// Append an entry of the driver's own to the journal and remember it.
-    pub(super) async fn record(&mut self, entry: JournalEntry) -> Result<(), Halt> {
+    /// Journal a visit's call (or a person's approval of one), with what
+    /// its note was made from: a resume finds the visit by it when the
+    /// note was renamed since.
+    pub(super) async fn record(&mut self, mut entry: JournalEntry) -> Result<(), Halt> {
+        if entry.made_from.is_none() && self.options.adopt_renamed_active {
+            let node = journal::node_of_key(&entry.key)
+                .and_then(|id| self.plan.nodes.iter().find(|n| n.id == id));
+            entry.made_from = node.map(journal::made_from);
+        }
         self.journal(&entry).await.map_err(|error| {
             let reason = error.message.clone();
             self.last_error = Some(error);

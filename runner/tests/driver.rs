@@ -1171,6 +1171,130 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
     assert!(!host.file("draft.md").unwrap().contains("\nx"));
 }
 
+/// How many tool answers a model call carries back.
+fn tool_answers_in(call: &HttpCall) -> usize {
+    let turns = call.body["messages"].as_array().unwrap();
+    turns.iter().filter(|m| m["role"] == "tool").count()
+}
+
+/// A run stopped in a note a person then renames (Obsidian moves the file
+/// and rewrites every link to it): the resumed visit is the same visit, its
+/// calls served from the journal under the old name, not made again, and
+/// the trace says so; stopped again, the next resume still serves them. A
+/// note renamed and edited is a new visit: its calls are made again.
+#[test]
+fn a_note_renamed_while_its_run_was_stopped_resumes_its_visit_without_calling_again() {
+    let vault: BTreeMap<String, String> = [
+        (
+            "start.md",
+            "---\ntype: start\n---\n# Start\n\n## Next\n- [[do]]\n",
+        ),
+        (
+            "do.md",
+            "---\ntools: [write_note, fetch_url]\n---\n# Do it\n\nCopy and look.\n",
+        ),
+        (".obsidian/app.json", "{}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    let copier = |c: &HttpCall| {
+        let turns = c.body["messages"].as_array().unwrap();
+        if prompt(c).contains("Step: Start") {
+            return Reply::streamed("started");
+        }
+        match turns.iter().filter(|m| m["role"] == "tool").count() {
+            0 => Reply::tool_call(
+                "c1",
+                "write_note",
+                r#"{"path":"notes/copy.md","content":"a copy"}"#,
+            ),
+            1 => Reply::tool_call("c2", "fetch_url", r#"{"url":"https://wiki.example/a"}"#),
+            2 => Reply::tool_call(
+                "c3",
+                "write_note",
+                r#"{"path":"notes/copy.md","content":"a better copy"}"#,
+            ),
+            _ => Reply::streamed("Copied and looked."),
+        }
+    };
+    let told = "resumed: `do` is now `do it`: its recorded answers are kept";
+    for edited in [false, true] {
+        let inbox = Inbox::new();
+        let host = MemoryHost::new(vault.clone(), &inbox, copier);
+        host.respond(|m| match m {
+            FromWorker::Tool { name, .. } if name == "fetch_url" => vec![ToWorker::Stop],
+            _ => vec![],
+        });
+        assert!(matches!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Stopped { .. })
+        ));
+        assert_eq!(status_of(&host, "do.md"), "status: active");
+        {
+            let mut files = host.files.borrow_mut();
+            let mut note = files.remove("do.md").unwrap();
+            if edited {
+                note = note.replace("Copy and look.", "Copy, then look.");
+            }
+            files.insert("do it.md".into(), note);
+            let start = files["start.md"].replace("[[do]]", "[[do it]]");
+            files.insert("start.md".into(), start);
+        }
+        // Stopped again at the visit's next write (its first is served, or
+        // made again), then resumed to its end.
+        let writes = Rc::new(Cell::new(0));
+        let seen = writes.clone();
+        host.respond(move |m| match m {
+            FromWorker::Tool { name, .. } if name == "write_note" => {
+                seen.set(seen.get() + 1);
+                if seen.get() == 2 {
+                    vec![ToWorker::Stop]
+                } else {
+                    vec![]
+                }
+            }
+            _ => vec![],
+        });
+        let reason = go(&host, &inbox, start(model()));
+        assert!(
+            matches!(reason, Some(FinishReason::Stopped { .. })),
+            "{reason:?}"
+        );
+        // What the stopped resume journaled is under the new name: the
+        // next resume adopts the old name's answers before it all the same.
+        let journal = host.file(JOURNAL_FILE).unwrap();
+        assert!(journal.contains(r#""key":"do it#1/"#), "{journal}");
+        host.respond(|_| vec![]);
+        assert_eq!(
+            go(&host, &inbox, start(model())),
+            Some(FinishReason::Completed)
+        );
+        assert_eq!(status_of(&host, "do it.md"), "status: done");
+        assert_eq!(host.file("notes/copy.md").as_deref(), Some("a better copy"));
+        let fetched = host.fetched.borrow().len();
+        let trace = host.file(TRACE_FILE).unwrap();
+        // Each round of the visit, by the tool answers it carries back.
+        let mut rounds: Vec<usize> = host
+            .calls
+            .borrow()
+            .iter()
+            .filter(|c| !prompt(c).contains("Step: Start"))
+            .map(tool_answers_in)
+            .collect();
+        rounds.sort_unstable();
+        if edited {
+            assert_eq!(fetched, 2, "a new visit fetches again");
+            assert_eq!(rounds[..3], [0, 0, 1], "asked again from its start");
+            assert!(!trace.contains(told), "{trace}");
+        } else {
+            assert_eq!(fetched, 1, "the renamed note's visit is served its fetch");
+            assert_eq!(trace.matches(told).count(), 2, "{trace}");
+            assert_eq!(rounds, [0, 1, 2, 3], "no round asked twice");
+        }
+    }
+}
+
 /// A resumed visit is served the built-in calls that change the vault or
 /// read the network from the journal: `fetch_url` is not fetched again, and
 /// the note `write_note` wrote (now read as a note of the plan) is not

@@ -221,6 +221,10 @@ impl PlanvaultRun {
         // A judgment served to edited conditions is told in the trace; a
         // run begun before wrote no such line, as it replays.
         options.tell_edited_conditions = ctx.patched("judgment-edit-told");
+        // The note a stopped run was in, renamed since, keeps its visit's
+        // answers, and calls record what their note was made from; a run
+        // begun before asked that visit again and recorded no such thing.
+        options.adopt_renamed_active = ctx.patched("renamed-active-note-adopted");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

@@ -109,6 +109,16 @@ pub struct JournalEntry {
     pub made_from: Option<String>,
 }
 
+/// The note a vault run's journal key is of: `draft` in `draft#2:work`,
+/// `draft#2:judge.1`, `draft#2/tool.1` and `draft#2/tool.1:approve` (a
+/// note's name may hold `#`); none for a key of no note (`run:order`).
+pub fn node_of_key(key: &str) -> Option<&str> {
+    let hash = key.rfind('#')?;
+    key[hash + 1..]
+        .starts_with(|c: char| c.is_ascii_digit())
+        .then(|| &key[..hash])
+}
+
 /// What a node's answer is made from, hashed: its kind, text, tools, role
 /// and markers (a `@tool` command, a generated step's tool and arguments),
 /// not its title (a renamed note asks the same) nor where it leads (a
@@ -228,6 +238,16 @@ impl Journal {
             answer,
             made_from: None,
         });
+    }
+
+    /// Every entry of note `old` (`old#2:work`, `old#2/tool.1`, …) as note
+    /// `new`'s: a note renamed since they were recorded.
+    pub fn rename_note(&mut self, old: &str, new: &str) {
+        for entry in &mut self.entries {
+            if node_of_key(&entry.key) == Some(old) {
+                entry.key = format!("{new}{}", &entry.key[old.len()..]);
+            }
+        }
     }
 
     /// The order the run began in ([`Answer::Order`]), when the journal

@@ -25,6 +25,7 @@ mod waves_run;
 
 pub use journal::{Answer, Journal, JournalEntry, JournalError, OrderLine, ORDER_KEY};
 pub use trace::{DecidedBy, TraceEntry};
+pub use vault_run::{renamed_active_note, renamed_note_told};
 
 use crate::model::{Plan, PlanFormat, Status};
 use serde::{Deserialize, Serialize};
@@ -600,8 +601,7 @@ impl Shared {
             }
         }
         if let Some(node) = self.node_index(&new_id) {
-            let what =
-                format!("resumed: `{old_id}` is now `{new_id}`: its recorded answers are kept");
+            let what = vault_run::renamed_note_told(&old_id, &new_id);
             self.trace(node, visit, what, DecidedBy::Resume, None);
         }
         true

@@ -10,8 +10,11 @@
 //! the other branch).
 
 use super::grid::{self, GridError};
+use super::journal::node_of_key;
 use super::prompt;
-use super::{Answer, Autonomy, DecidedBy, FinishReason, Message, Request, RequestBody, Shared};
+use super::{
+    Answer, Autonomy, DecidedBy, FinishReason, JournalEntry, Message, Request, RequestBody, Shared,
+};
 use crate::model::{EdgeKind, NodeKind, Status};
 
 struct Judging {
@@ -617,6 +620,54 @@ pub(crate) fn split_key(key: &str) -> Option<(&str, u32, &str)> {
     let kind = kind.split('.').next().unwrap_or(kind);
     let visit = visit.parse().ok().filter(|&v| v > 0)?;
     Some((id, visit, kind))
+}
+
+/// The note a run stopped in (the active note it resumes at) when a person
+/// renamed it since: Obsidian moves the file and rewrites every link to
+/// it, so the journal holds the visit's answers (its tool calls, its work)
+/// under a name the plan no longer has. Returns that old id, and the
+/// active note's, when
+/// - the journal's last entry of a note the plan no longer has was made
+///   from the active note exactly as it is now ([`made_from`](super::journal::made_from):
+///   its kind, text, tools and role, not its name), and
+/// - the active note has no entry before it, and every entry after it is
+///   the active note's (a resume that adopted them already and stopped).
+///
+/// Then those answers are the active note's ([`rename_note`](super::Journal::rename_note)), as
+/// a finished note's are when a resume walks past it renamed: a resumed
+/// visit makes no call twice. A note deleted, or one renamed and edited,
+/// gives nothing: its visit is asked again, the safe direction.
+pub fn renamed_active_note(
+    plan: &crate::Plan,
+    entries: &[JournalEntry],
+) -> Option<(String, String)> {
+    if plan.format != crate::model::PlanFormat::Vault {
+        return None;
+    }
+    let reached = plan.reached_from(plan.start?);
+    let active = (0..plan.nodes.len())
+        .find(|&i| reached[i] && plan.nodes[i].status == Status::Active)
+        .map(|i| &plan.nodes[i])?;
+    let ids: std::collections::HashSet<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
+    let last = entries
+        .iter()
+        .rposition(|e| node_of_key(&e.key).is_some_and(|id| !ids.contains(id)))?;
+    let old = node_of_key(&entries[last].key)?;
+    let is_active = |e: &JournalEntry| node_of_key(&e.key) == Some(active.id.as_str());
+    let after_only_active = entries[last + 1..]
+        .iter()
+        .all(|e| node_of_key(&e.key).is_none() || is_active(e));
+    let made_from = super::journal::made_from(active);
+    (entries[last].made_from.as_deref() == Some(made_from.as_str())
+        && after_only_active
+        && !entries[..last].iter().any(is_active))
+    .then(|| (old.to_string(), active.id.clone()))
+}
+
+/// What the trace says of a renamed note whose recorded answers a resume
+/// keeps.
+pub fn renamed_note_told(old: &str, new: &str) -> String {
+    format!("resumed: `{old}` is now `{new}`: its recorded answers are kept")
 }
 
 /// Ends the run at `node`: the trace says why, and the finish names it.
