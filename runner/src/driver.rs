@@ -1721,11 +1721,9 @@ impl<'a, H: Host> Driver<'a, H> {
             .rev()
             .find(|e| journal::node_of_key(&e.key) == Some(new))
             .and_then(|e| {
-                e.key[new.len() + 1..]
-                    .split([':', '/'])
-                    .next()?
-                    .parse()
-                    .ok()
+                let rest = &e.key[new.len() + 1..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                rest[..digits].parse().ok()
             })
             .unwrap_or(1);
         let entry = TraceEntry {

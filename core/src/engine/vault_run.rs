@@ -648,10 +648,11 @@ pub fn renamed_active_note(
     let active = (0..plan.nodes.len())
         .find(|&i| reached[i] && plan.nodes[i].status == Status::Active)
         .map(|i| &plan.nodes[i])?;
-    let ids: std::collections::HashSet<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
+    let mut ids: Vec<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
+    ids.sort_unstable();
     let last = entries
         .iter()
-        .rposition(|e| node_of_key(&e.key).is_some_and(|id| !ids.contains(id)))?;
+        .rposition(|e| node_of_key(&e.key).is_some_and(|id| ids.binary_search(&id).is_err()))?;
     let old = node_of_key(&entries[last].key)?;
     let is_active = |e: &JournalEntry| node_of_key(&e.key) == Some(active.id.as_str());
     let after_only_active = entries[last + 1..]
@@ -692,11 +693,10 @@ fn fail_node(
 /// as for any answer served to an edited note, and the trace says so,
 /// since a condition added since was never put to the model.
 fn tell_if_conditions_edited(s: &mut Shared, j: &Judging, judged: &[String], took: Option<&str>) {
-    let mut then: Vec<&String> = judged.iter().collect();
-    let mut now: Vec<&String> = j.labels.iter().collect();
-    then.sort_unstable();
-    now.sort_unstable();
-    if then == now || !s.config.tell_edited_conditions {
+    let within = |a: &[String], b: &[String]| a.iter().all(|label| b.contains(label));
+    let same =
+        judged.len() == j.labels.len() && within(judged, &j.labels) && within(&j.labels, judged);
+    if same || !s.config.tell_edited_conditions {
         return;
     }
     let took = match took {
