@@ -8,6 +8,9 @@
 //! - `Journal::from_jsonl` never panics on any text;
 //! - `journal::decisions` names every human line the kept journal holds,
 //!   reads a torn file as the kept one, and never panics on any text;
+//! - a note renamed since (its entries' `from` that of a note of the
+//!   example, or none), when `renamed_active_note` finds it, changes the
+//!   name of its entries and of no other;
 //! - an engine built on the kept journal, from any mix of statuses, never
 //!   panics, finishes within its step budget, and never asks again for an
 //!   answer the journal holds (no key answered twice).
@@ -60,10 +63,26 @@ fn entry(u: &mut Unstructured) -> Result<JournalEntry> {
     let node = *u.choose(&NODES)?;
     let visit = u.int_in_range(0..=4u32)?;
     let kind = *u.choose(&KINDS)?;
+    // What an answer was made from: one of the example's notes (as a run
+    // records it), or none (an older journal).
+    let made_from = match u.int_in_range(0..=3u8)? {
+        0 => None,
+        k => {
+            static MADE: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+            let made = MADE.get_or_init(|| {
+                let plan = example();
+                plan.nodes
+                    .iter()
+                    .map(planvault_core::engine::journal::made_from)
+                    .collect()
+            });
+            made.get(usize::from(k - 1)).cloned()
+        }
+    };
     Ok(JournalEntry {
         key: format!("{node}#{visit}:{kind}"),
         answer: answer(u)?,
-        made_from: None,
+        made_from,
     })
 }
 
@@ -180,6 +199,26 @@ fn check(data: &[u8]) -> Result<()> {
             Status::Done,
             Status::Failed,
         ])?;
+    }
+    // A note renamed since the journal was written (Obsidian moves it).
+    if u.arbitrary()? {
+        let k = u.choose_index(plan.nodes.len())?;
+        plan.nodes[k].id = "renamed".into();
+    }
+    // A renamed active note found and adopted as a resume does: only its
+    // entries change name, every other stays as it was.
+    let mut journal = journal;
+    if let Some((old, new)) = planvault_core::engine::renamed_active_note(&plan, &journal.entries) {
+        let before = journal.clone();
+        journal.rename_note(&old, &new);
+        for (was, now) in before.entries.iter().zip(&journal.entries) {
+            let node = planvault_core::engine::journal::node_of_key(&was.key);
+            if node == Some(old.as_str()) {
+                assert_eq!(now.key, format!("{new}{}", &was.key[old.len()..]));
+            } else {
+                assert_eq!(now, was);
+            }
+        }
     }
     let replay_only = u.arbitrary()?;
     let config = RunConfig {
