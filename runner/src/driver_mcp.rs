@@ -603,10 +603,10 @@ impl<H: Host> Driver<'_, H> {
         self.recorded.insert(entry.key, entry.answer);
     }
 
-    /// Append an entry of the driver's own to the journal and remember it.
-    /// Journal a visit's call (or a person's approval of one), with what
-    /// its note was made from: a resume finds the visit by it when the
-    /// note was renamed since.
+    /// Append an entry of the driver's own (a visit's call, or a person's
+    /// approval of one) to the journal and remember it, with what its note
+    /// was made from: a resume finds the visit by that when the note was
+    /// renamed since.
     pub(super) async fn record(&mut self, mut entry: JournalEntry) -> Result<(), Halt> {
         if entry.made_from.is_none() && self.options.adopt_renamed_active {
             let node = journal::node_of_key(&entry.key)

@@ -628,15 +628,16 @@ pub(crate) fn split_key(key: &str) -> Option<(&str, u32, &str)> {
 /// under a name the plan no longer has. Returns that old id, and the
 /// active note's, when
 /// - the journal's last entry of a note the plan no longer has was made
-///   from the active note exactly as it is now ([`made_from`](super::journal::made_from):
-///   its kind, text, tools and role, not its name), and
+///   from the active note exactly as it is now (its kind, text, tools and
+///   role, not its name: [`made_from`](super::journal::made_from)), and
 /// - the active note has no entry before it, and every entry after it is
 ///   the active note's (a resume that adopted them already and stopped).
 ///
-/// Then those answers are the active note's ([`rename_note`](super::Journal::rename_note)), as
-/// a finished note's are when a resume walks past it renamed: a resumed
-/// visit makes no call twice. A note deleted, or one renamed and edited,
-/// gives nothing: its visit is asked again, the safe direction.
+/// Then those answers are the active note's
+/// ([`rename_note`](super::Journal::rename_note)), as a finished note's are
+/// when a resume walks past it renamed: a resumed visit makes no call
+/// twice. A note deleted, or one renamed and edited, gives nothing: its
+/// visit is asked again, the safe direction.
 pub fn renamed_active_note(
     plan: &crate::Plan,
     entries: &[JournalEntry],
