@@ -1171,6 +1171,29 @@ fn tools_the_node_declares_run_in_the_vault_and_others_are_refused() {
     assert!(!host.file("draft.md").unwrap().contains("\nx"));
 }
 
+/// A deterministic model of a copying step: the same calls for the same
+/// conversation (a `write_note`, a `fetch_url`, a second `write_note`,
+/// then its answer); a start step before it just answers.
+fn copier(c: &HttpCall) -> Reply {
+    if prompt(c).contains("Step: Start") {
+        return Reply::streamed("started");
+    }
+    match tool_answers_in(c) {
+        0 => Reply::tool_call(
+            "c1",
+            "write_note",
+            r#"{"path":"notes/copy.md","content":"a copy"}"#,
+        ),
+        1 => Reply::tool_call("c2", "fetch_url", r#"{"url":"https://wiki.example/a"}"#),
+        2 => Reply::tool_call(
+            "c3",
+            "write_note",
+            r#"{"path":"notes/copy.md","content":"a better copy"}"#,
+        ),
+        _ => Reply::streamed("Copied and looked."),
+    }
+}
+
 /// How many tool answers a model call carries back.
 fn tool_answers_in(call: &HttpCall) -> usize {
     let turns = call.body["messages"].as_array().unwrap();
@@ -1198,26 +1221,6 @@ fn a_note_renamed_while_its_run_was_stopped_resumes_its_visit_without_calling_ag
     .into_iter()
     .map(|(p, t)| (p.to_string(), t.to_string()))
     .collect();
-    let copier = |c: &HttpCall| {
-        let turns = c.body["messages"].as_array().unwrap();
-        if prompt(c).contains("Step: Start") {
-            return Reply::streamed("started");
-        }
-        match turns.iter().filter(|m| m["role"] == "tool").count() {
-            0 => Reply::tool_call(
-                "c1",
-                "write_note",
-                r#"{"path":"notes/copy.md","content":"a copy"}"#,
-            ),
-            1 => Reply::tool_call("c2", "fetch_url", r#"{"url":"https://wiki.example/a"}"#),
-            2 => Reply::tool_call(
-                "c3",
-                "write_note",
-                r#"{"path":"notes/copy.md","content":"a better copy"}"#,
-            ),
-            _ => Reply::streamed("Copied and looked."),
-        }
-    };
     let told = "resumed: `do` is now `do it`: its recorded answers are kept";
     for edited in [false, true] {
         let inbox = Inbox::new();
@@ -1312,24 +1315,6 @@ fn a_resumed_visit_is_served_its_writes_and_fetches_instead_of_making_them_again
     .map(|(p, t)| (p.to_string(), t.to_string()))
     .collect();
     let inbox = Inbox::new();
-    // The same calls for the same conversation, as a deterministic model.
-    let copier = |c: &HttpCall| {
-        let turns = c.body["messages"].as_array().unwrap();
-        match turns.iter().filter(|m| m["role"] == "tool").count() {
-            0 => Reply::tool_call(
-                "c1",
-                "write_note",
-                r#"{"path":"notes/copy.md","content":"a copy"}"#,
-            ),
-            1 => Reply::tool_call("c2", "fetch_url", r#"{"url":"https://wiki.example/a"}"#),
-            2 => Reply::tool_call(
-                "c3",
-                "write_note",
-                r#"{"path":"notes/copy.md","content":"a better copy"}"#,
-            ),
-            _ => Reply::streamed("Copied and looked."),
-        }
-    };
     let host = MemoryHost::new(vault.clone(), &inbox, copier);
     // Stopped (as a crash would leave it) once both calls were made.
     host.respond(|m| match m {
