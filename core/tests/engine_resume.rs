@@ -621,4 +621,61 @@ proptest! {
             prop_assert_eq!(ended, format!("{:?}", finish(&plain).reason), "cut {}", cut);
         }
     }
+
+    /// A note renamed between runs, the run stopped in it or in another:
+    /// a resume that starts at its active note (the note adopted as the
+    /// runner adopts it, [`renamed_active_note`]) asks for exactly what the
+    /// resume without the rename asks, under the new name, and ends the
+    /// same way: the renamed note's earlier visits count against its
+    /// `max_visits`, its steps against `max_steps`.
+    #[test]
+    fn a_note_renamed_between_runs_changes_nothing_a_resume_at_its_active_note_does(
+        (plan, seed) in arb_plan(),
+        which in any::<prop::sample::Index>(),
+        max_steps in 1u32..20,
+    ) {
+        let answer = oracle(seed);
+        let cfg = RunConfig { max_steps, ..config() };
+        let mut engine = Engine::new(plan.clone(), cfg.clone(), &Journal::new()).unwrap();
+        let live = drive(&mut engine, |r| Event::Answered { id: r.id.clone(), answer: answer(r) });
+        let k = which.index(plan.nodes.len());
+        let (old, new) = (plan.nodes[k].id.clone(), format!("{}-renamed", plan.nodes[k].id));
+        let back = |id: &str| match id.rsplit_once('#') {
+            Some((node, rest)) if node == new => format!("{old}#{rest}"),
+            _ => id.to_string(),
+        };
+        let run = |plan: Plan, journal: &Journal, outputs: &[(String, String)], asked: &mut Vec<String>, back: &dyn Fn(&str) -> String| {
+            let mut engine = Engine::new(plan, cfg.clone(), journal).unwrap();
+            for (node, text) in outputs {
+                engine.set_prior_output(node, text.clone());
+            }
+            drive(&mut engine, |r| {
+                let original = Request { id: back(&r.id), ..r.clone() };
+                asked.push(original.id.clone());
+                Event::Answered { id: r.id.clone(), answer: answer(&original) }
+            })
+        };
+        for cut in 0..=live.len() {
+            let (on_disk, journal, outputs) = crash_after(&plan, &live[..cut]);
+            if !on_disk.nodes.iter().any(|n| n.status == Status::Active) {
+                continue;
+            }
+            let mut asked_plain = Vec::new();
+            let plain = run(on_disk.clone(), &journal, &outputs, &mut asked_plain, &|id| id.to_string());
+            let moved = renamed(&on_disk, k, &new);
+            let mut journal = journal.clone();
+            if let Some((was, is)) = renamed_active_note(&moved, &journal.entries) {
+                journal.rename_note(&was, &is);
+            }
+            let outputs: Vec<(String, String)> = outputs
+                .iter()
+                .map(|(node, text)| (if *node == old { new.clone() } else { node.clone() }, text.clone()))
+                .collect();
+            let mut asked_renamed = Vec::new();
+            let again = run(moved, &journal, &outputs, &mut asked_renamed, &back);
+            prop_assert_eq!(&asked_renamed, &asked_plain, "cut {}", cut);
+            let ended = format!("{:?}", finish(&again).reason).replace(&new, &old);
+            prop_assert_eq!(ended, format!("{:?}", finish(&plain).reason), "cut {}", cut);
+        }
+    }
 }

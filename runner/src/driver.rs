@@ -135,6 +135,10 @@ pub struct Options {
     /// call of a visit records what its note was made from, which that
     /// rests on. Off only for a Temporal run begun before.
     pub adopt_renamed_active: bool,
+    /// A resume at its active note counts a renamed note's earlier visits
+    /// and steps as that note's (`RunConfig::count_renamed_visits`). Off
+    /// only for a Temporal run begun before.
+    pub count_renamed_visits: bool,
 }
 
 impl Default for Options {
@@ -156,6 +160,7 @@ impl Default for Options {
             amend_first: true,
             tell_edited_conditions: true,
             adopt_renamed_active: true,
+            count_renamed_visits: true,
         }
     }
 }
@@ -1354,6 +1359,7 @@ impl<'a, H: Host> Driver<'a, H> {
             parallel_at_most: self.start.wave_bound(),
             amend_first: self.options.amend_first,
             tell_edited_conditions: self.options.tell_edited_conditions,
+            count_renamed_visits: self.options.count_renamed_visits,
             ..RunConfig::default()
         };
         let mut engine = Engine::new(self.plan.clone(), config, &journal)

@@ -1298,6 +1298,63 @@ fn a_note_renamed_while_its_run_was_stopped_resumes_its_visit_without_calling_ag
     }
 }
 
+/// A loop's note renamed while its run was stopped in another note: the
+/// resume starts at the note it stopped in, yet the renamed note's earlier
+/// visits still count against its `max_visits`, so the loop stops where it
+/// would have without the rename (before, they counted afresh and the
+/// renamed note ran three more times).
+#[test]
+fn a_note_renamed_while_its_run_was_stopped_keeps_its_visits_counted() {
+    let revise = |c: &HttpCall| match step(c) {
+        "judge" => Reply::streamed("1. NO - too long\n2. YES - shorten it"),
+        node => Reply::streamed(&format!("the {node} output, in several words")),
+    };
+    let inbox = Inbox::new();
+    let host = MemoryHost::new(example(), &inbox, revise);
+    let reviews = Rc::new(Cell::new(0));
+    let seen = reviews.clone();
+    host.respond(move |m| match m {
+        FromWorker::Visit { node, .. } if node == "review" => {
+            seen.set(seen.get() + 1);
+            if seen.get() == 2 {
+                vec![ToWorker::Stop]
+            } else {
+                vec![]
+            }
+        }
+        _ => vec![],
+    });
+    let reason = go(&host, &inbox, start(model()));
+    assert!(
+        matches!(reason, Some(FinishReason::Stopped { .. })),
+        "{reason:?}"
+    );
+    assert_eq!(status_of(&host, "review.md"), "status: active");
+    {
+        let mut files = host.files.borrow_mut();
+        let draft = files.remove("draft.md").unwrap();
+        files.insert("first draft.md".into(), draft);
+        let review = files["review.md"].replace("[[draft]]", "[[first draft]]");
+        files.insert("review.md".into(), review);
+    }
+    host.respond(|_| vec![]);
+    let reason = go(&host, &inbox, start(model()));
+    assert_eq!(
+        reason,
+        Some(FinishReason::VisitBudget {
+            node: "first draft".into(),
+            max_visits: 3
+        })
+    );
+    let drafts = host
+        .calls
+        .borrow()
+        .iter()
+        .filter(|c| step(c) == "draft")
+        .count();
+    assert_eq!(drafts, 3, "its max_visits of 3, across the rename");
+}
+
 /// A resumed visit is served the built-in calls that change the vault or
 /// read the network from the journal: `fetch_url` is not fetched again, and
 /// the note `write_note` wrote (now read as a note of the plan) is not

@@ -225,6 +225,9 @@ impl PlanvaultRun {
         // answers, and calls record what their note was made from; a run
         // begun before asked that visit again and recorded no such thing.
         options.adopt_renamed_active = ctx.patched("renamed-active-note-adopted");
+        // A resume at its active note counts a renamed note's earlier
+        // visits and steps; a run begun before counted them afresh.
+        options.count_renamed_visits = ctx.patched("renamed-visits-counted");
         let run = run_with(&host, &inbox, start, options);
         let mut run = std::pin::pin!(run);
         let watch = ctx.cancelled();

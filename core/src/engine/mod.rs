@@ -120,6 +120,12 @@ pub struct RunConfig {
     /// note's now says so in the trace. Off only for a Temporal run begun
     /// before, whose history has no such write.
     pub tell_edited_conditions: bool,
+    /// A resume that starts at its active note counts the earlier visits
+    /// and steps of a note renamed since (found by what its answers were
+    /// made from) as that note's, so its `max_visits` and the run's
+    /// `max_steps` hold across the rename. Off only for a Temporal run
+    /// begun before, which counted them afresh.
+    pub count_renamed_visits: bool,
 }
 
 impl Default for RunConfig {
@@ -138,6 +144,7 @@ impl Default for RunConfig {
             parallel_at_most: None,
             amend_first: true,
             tell_edited_conditions: true,
+            count_renamed_visits: true,
         }
     }
 }

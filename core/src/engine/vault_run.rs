@@ -16,6 +16,7 @@ use super::{
     Answer, Autonomy, DecidedBy, FinishReason, JournalEntry, Message, Request, RequestBody, Shared,
 };
 use crate::model::{EdgeKind, NodeKind, Status};
+use std::collections::BTreeMap;
 
 struct Judging {
     node: usize,
@@ -101,9 +102,10 @@ impl VaultRun {
     fn restore_counters(&mut self, s: &mut Shared, active: usize) -> u32 {
         let mut worked = std::collections::BTreeSet::new();
         let mut last_key = None;
+        let renamed = renamed_notes(s);
         for entry in &s.recorded_order {
             if let Some((id, visit, kind)) = split_key(&entry.key) {
-                if let Some(i) = s.node_index(id) {
+                if let Some(i) = s.node_index(id).or_else(|| renamed.get(id).copied()) {
                     self.visits[i] = self.visits[i].max(visit);
                     // A person's decision at a human note is that visit's work.
                     let work = kind == "work" || kind == "human";
@@ -664,6 +666,57 @@ pub fn renamed_active_note(
         && after_only_active
         && !entries[..last].iter().any(is_active))
     .then(|| (old.to_string(), active.id.clone()))
+}
+
+/// The notes a person renamed since the journal recorded them, each with
+/// the plan's node it is now, for a resume that starts at its active note:
+/// it walks past no finished note (where a rename is found by the order
+/// the answers were written in), yet the renamed notes' earlier visits and
+/// steps still count against `max_visits` and `max_steps`. A note whose
+/// journal id the plan no longer has is the plan's node
+/// - that is now made exactly as its last recorded answer was made from
+///   (kind, text, tools and role, not its name), the only such node, and
+/// - that has no entry before that answer (the two never stood side by
+///   side).
+///
+/// A note renamed and edited, or deleted, counts afresh, as before.
+fn renamed_notes(s: &Shared) -> BTreeMap<String, usize> {
+    let mut renamed = BTreeMap::new();
+    if !s.config.count_renamed_visits || s.plan.format != crate::model::PlanFormat::Vault {
+        return renamed;
+    }
+    let entries = &s.recorded_order;
+    let mut olds: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| node_of_key(&e.key))
+        .filter(|id| s.node_index(id).is_none())
+        .collect();
+    if olds.is_empty() {
+        return renamed;
+    }
+    let made: Vec<String> = s.plan.nodes.iter().map(super::journal::made_from).collect();
+    olds.sort_unstable();
+    olds.dedup();
+    for old in olds {
+        let Some(last) = entries
+            .iter()
+            .rposition(|e| node_of_key(&e.key) == Some(old) && e.made_from.is_some())
+        else {
+            continue;
+        };
+        let then = entries[last].made_from.as_deref();
+        let earlier = &entries[..last];
+        let mut now = (0..made.len()).filter(|&i| {
+            Some(made[i].as_str()) == then
+                && !earlier
+                    .iter()
+                    .any(|e| node_of_key(&e.key) == Some(s.plan.nodes[i].id.as_str()))
+        });
+        if let (Some(i), None) = (now.next(), now.next()) {
+            renamed.insert(old.to_string(), i);
+        }
+    }
+    renamed
 }
 
 /// What the trace says of a renamed note whose recorded answers a resume
