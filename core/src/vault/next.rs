@@ -389,6 +389,7 @@ pub const LINK_MARKS: [char; 4] = ['*', '_', '~', '='];
 /// heading mark, a link) is taken as written, and so is one that would
 /// show nothing.
 pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
+    use pulldown_cmark::Options;
     use std::borrow::Cow;
     if !label.contains(['*', '_', '~', '`', '\\', '<', '&', '=']) {
         return Cow::Borrowed(label);
@@ -401,8 +402,10 @@ pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
         true => Cow::Owned(label.replace("==", "~~")),
         false => Cow::Borrowed(label),
     };
-    let mut events =
-        Parser::new_ext(&source, pulldown_cmark::Options::ENABLE_STRIKETHROUGH).peekable();
+    // Obsidian strikes text through between `~~` only: a pair of single
+    // tildes (`~5 min~`) is shown as written, as subscript's marks are here.
+    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_SUBSCRIPT;
+    let mut events = Parser::new_ext(&source, options).peekable();
     if events.next_if_eq(&Event::Start(Tag::Paragraph)).is_none() {
         return Cow::Borrowed(label);
     }
@@ -414,6 +417,9 @@ pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
             }
             Event::Text(text) | Event::Code(text) => shown.push_str(&text),
             Event::SoftBreak | Event::HardBreak => shown.push(' '),
+            Event::Start(Tag::Subscript) | Event::End(TagEnd::Subscript) => {
+                shown.push_str(if highlight { "=" } else { "~" })
+            }
             Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough)
             | Event::End(
                 TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Paragraph,
@@ -745,6 +751,11 @@ mod tests {
             ("==urgent== `a==b`", "urgent a==b"),
             ("a == b and x=y", "a == b and x=y"),
             ("===", "==="),
+            ("\\==\\== shown", "==== shown"),
+            // Struck through between `~~` only: single tildes as written.
+            ("takes ~5 min~ or less", "takes ~5 min~ or less"),
+            ("costs ~$5 or ~$10", "costs ~$5 or ~$10"),
+            ("a ~b~ ~~c~~ *d*", "a ~b~ c d"),
             // Nothing that formats: as written.
             (
                 "2 * 3 > 4 and snake_case_name",
