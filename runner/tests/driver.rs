@@ -1246,19 +1246,10 @@ fn a_note_renamed_while_its_run_was_stopped_resumes_its_visit_without_calling_ag
         }
         // Stopped again at the visit's next write (its first is served, or
         // made again), then resumed to its end.
-        let writes = Rc::new(Cell::new(0));
-        let seen = writes.clone();
-        host.respond(move |m| match m {
-            FromWorker::Tool { name, .. } if name == "write_note" => {
-                seen.set(seen.get() + 1);
-                if seen.get() == 2 {
-                    vec![ToWorker::Stop]
-                } else {
-                    vec![]
-                }
-            }
-            _ => vec![],
-        });
+        stop_at_the_second(
+            &host,
+            |m| matches!(m, FromWorker::Tool { name, .. } if name == "write_note"),
+        );
         let reason = go(&host, &inbox, start(model()));
         assert!(
             matches!(reason, Some(FinishReason::Stopped { .. })),
@@ -1298,6 +1289,19 @@ fn a_note_renamed_while_its_run_was_stopped_resumes_its_visit_without_calling_ag
     }
 }
 
+/// The run is stopped (as a crash would leave it) at the second message
+/// that is `wanted`.
+fn stop_at_the_second(host: &MemoryHost, wanted: impl Fn(&FromWorker) -> bool + 'static) {
+    let mut seen = 0;
+    host.respond(move |m| {
+        seen += usize::from(wanted(m));
+        match seen == 2 && wanted(m) {
+            true => vec![ToWorker::Stop],
+            false => vec![],
+        }
+    });
+}
+
 /// A loop's note renamed while its run was stopped in another note: the
 /// resume starts at the note it stopped in, yet the renamed note's earlier
 /// visits still count against its `max_visits`, so the loop stops where it
@@ -1311,19 +1315,10 @@ fn a_note_renamed_while_its_run_was_stopped_keeps_its_visits_counted() {
     };
     let inbox = Inbox::new();
     let host = MemoryHost::new(example(), &inbox, revise);
-    let reviews = Rc::new(Cell::new(0));
-    let seen = reviews.clone();
-    host.respond(move |m| match m {
-        FromWorker::Visit { node, .. } if node == "review" => {
-            seen.set(seen.get() + 1);
-            if seen.get() == 2 {
-                vec![ToWorker::Stop]
-            } else {
-                vec![]
-            }
-        }
-        _ => vec![],
-    });
+    stop_at_the_second(
+        &host,
+        |m| matches!(m, FromWorker::Visit { node, .. } if node == "review"),
+    );
     let reason = go(&host, &inbox, start(model()));
     assert!(
         matches!(reason, Some(FinishReason::Stopped { .. })),
