@@ -560,6 +560,50 @@ fn an_active_note_renamed_since_the_stop_is_found_by_what_it_was_made_from() {
     );
 }
 
+/// A resume at its active note with a note renamed since, from a journal
+/// (the vault's own, which may come with the vault) naming a hundred
+/// thousand notes the plan lacks: each is looked at once, not against the
+/// whole journal again, and the renamed note's visit still counts.
+#[test]
+fn a_journal_naming_many_missing_notes_still_counts_a_renamed_notes_visits() {
+    let mut stopped = draft_review_send();
+    stopped.nodes[0].status = Status::Done;
+    stopped.nodes[1].status = Status::Active;
+    let mut journal = Journal::new();
+    for i in 0..100_000 {
+        journal.entries.push(JournalEntry {
+            key: format!("gone {i}#1:work"),
+            answer: Answer::Work {
+                output: String::new(),
+            },
+            made_from: Some(format!("{i:016x}")),
+        });
+    }
+    journal.entries.push(JournalEntry {
+        key: "draft#1:work".into(),
+        answer: Answer::Work {
+            output: "the draft".into(),
+        },
+        made_from: Some(journal::made_from(&stopped.nodes[0])),
+    });
+    let moved = renamed(&stopped, 0, "first draft");
+    let mut engine = Engine::new(moved, config(), &journal).unwrap();
+    let effects = drive(&mut engine, |r| Event::Answered {
+        id: r.id.clone(),
+        answer: match &r.body {
+            RequestBody::Judge { .. } => Answer::Judgment {
+                raw: "1. NO\n2. YES - shorter".into(),
+                labels: Vec::new(),
+            },
+            _ => Answer::Work {
+                output: format!("output of {}", r.id),
+            },
+        },
+    });
+    let asked = work_ids(&effects);
+    assert_eq!(asked[..2], ["review#1:work", "first draft#2:work"]);
+}
+
 /// `plan` with node `k` renamed as Obsidian renames a note: a new id, and
 /// every link to it rewritten.
 fn renamed(plan: &Plan, k: usize, new_id: &str) -> Plan {

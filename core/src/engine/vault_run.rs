@@ -675,7 +675,7 @@ pub fn renamed_active_note(
 /// steps still count against `max_visits` and `max_steps`. A note whose
 /// journal id the plan no longer has is the plan's node
 /// - that is now made exactly as its last recorded answer was made from
-///   (kind, text, tools and role, not its name), the only such node, and
+///   (kind, text, tools and role, not its name), the only node so made, and
 /// - that has no entry before that answer (the two never stood side by
 ///   side).
 ///
@@ -686,34 +686,41 @@ fn renamed_notes(s: &Shared) -> BTreeMap<String, usize> {
         return renamed;
     }
     let entries = &s.recorded_order;
-    let mut olds: Vec<&str> = entries
-        .iter()
-        .filter_map(|e| node_of_key(&e.key))
-        .filter(|id| s.node_index(id).is_none())
-        .collect();
-    if olds.is_empty() {
-        return renamed;
-    }
-    let made: Vec<String> = s.plan.nodes.iter().map(super::journal::made_from).collect();
-    olds.sort_unstable();
-    olds.dedup();
-    for old in olds {
-        let Some(last) = entries
-            .iter()
-            .rposition(|e| node_of_key(&e.key) == Some(old) && e.made_from.is_some())
-        else {
+    // One pass, as a journal a vault brings may hold any number of names:
+    // where each name first answers, and where it last recorded what its
+    // note was made from.
+    let (mut first, mut last_made) = (BTreeMap::new(), BTreeMap::new());
+    for (at, entry) in entries.iter().enumerate() {
+        let Some(id) = node_of_key(&entry.key) else {
             continue;
         };
-        let then = entries[last].made_from.as_deref();
-        let earlier = &entries[..last];
-        let mut now = (0..made.len()).filter(|&i| {
-            Some(made[i].as_str()) == then
-                && !earlier
-                    .iter()
-                    .any(|e| node_of_key(&e.key) == Some(s.plan.nodes[i].id.as_str()))
-        });
-        if let (Some(i), None) = (now.next(), now.next()) {
-            renamed.insert(old.to_string(), i);
+        if !first.contains_key(id) {
+            first.insert(id.to_string(), at);
+        }
+        if entry.made_from.is_some() && s.node_index(id).is_none() {
+            last_made.insert(id.to_string(), at);
+        }
+    }
+    if last_made.is_empty() {
+        return renamed;
+    }
+    // The plan's nodes by what they are made from; one made like another
+    // is no one's (`usize::MAX`).
+    let mut made = BTreeMap::new();
+    for (i, node) in s.plan.nodes.iter().enumerate() {
+        let is = made.entry(super::journal::made_from(node)).or_insert(i);
+        if *is != i {
+            *is = usize::MAX;
+        }
+    }
+    for (old, last) in last_made {
+        let then = entries[last].made_from.as_deref().unwrap_or_default();
+        let Some(&i) = made.get(then).filter(|&&i| i != usize::MAX) else {
+            continue;
+        };
+        // The two never stood side by side: the node answered only after.
+        if first.get(&s.plan.nodes[i].id).is_none_or(|&at| at > last) {
+            renamed.insert(old, i);
         }
     }
     renamed
