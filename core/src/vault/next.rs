@@ -417,6 +417,7 @@ pub fn label_as_shown(label: &str) -> std::borrow::Cow<'_, str> {
             }
             Event::Text(text) | Event::Code(text) => shown.push_str(&text),
             Event::SoftBreak | Event::HardBreak => shown.push(' '),
+            // Read for a highlight, every tilde stood for an `=`.
             Event::Start(Tag::Subscript) | Event::End(TagEnd::Subscript) => {
                 shown.push_str(if highlight { "=" } else { "~" })
             }
